@@ -1,0 +1,48 @@
+# ejob build, test and benchmark entry points. `make test` is what CI runs.
+GO        ?= go
+BIN       := bin
+PLUGINBIN := $(BIN)/plugins
+# Every main package under plugins/ and examples/ whose directory is named ejob-*
+# becomes a plugin binary of that name. Built-ins go to bin/plugins/builtin/
+# (not scanned: the ejob binary serves built-ins itself; these are standalone
+# copies for overriding or running alone), examples to bin/plugins/.
+BUILTIN_MAINS := $(shell $(GO) list -f '{{if eq .Name "main"}}{{.Dir}}{{end}}' ./plugins/... 2>/dev/null)
+EXAMPLE_MAINS := $(shell $(GO) list -f '{{if eq .Name "main"}}{{.Dir}}{{end}}' ./examples/... 2>/dev/null | grep '/ejob-[^/]*$$')
+
+.PHONY: all build test lint vet fmt-check imports bench proto demo clean
+
+all: build
+
+build:
+	@mkdir -p $(PLUGINBIN)/builtin
+	$(GO) build -o $(BIN)/ejob ./cmd/ejob
+	@set -e; for d in $(BUILTIN_MAINS); do n=$$(basename $$d); \
+	  case $$n in ejob-*) echo "go build $$n"; $(GO) build -o $(PLUGINBIN)/builtin/$$n $$d;; esac; done
+	@set -e; for d in $(EXAMPLE_MAINS); do n=$$(basename $$d); \
+	  echo "go build $$n"; $(GO) build -o $(PLUGINBIN)/$$n $$d; done
+
+# fmt-check, vet and the import rules fail the build before any test runs.
+lint: fmt-check vet imports
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null; git ls-files --others --exclude-standard '*.go' 2>/dev/null)); \
+	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+imports:
+	$(GO) test -count=1 ./internal/archtest
+
+test: lint build
+	$(GO) test -race -count=1 -timeout 20m ./...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 30m ./...
+
+# Regenerates the committed gRPC stubs (needs Debian's protobuf-compiler).
+proto:
+	bash scripts/gen-proto.sh
+
+clean:
+	rm -rf $(BIN)

@@ -1,0 +1,48 @@
+package spi
+
+import "context"
+
+// ShardingContext is what one item of one execution receives. Its JSON form
+// (see package sdk's helpers and the host) is byte-identical to upstream's
+// Gson output.
+type ShardingContext struct {
+	JobName            string
+	TaskID             string
+	ShardingTotalCount int
+	JobParameter       string
+	ShardingItem       int
+	// ShardingParameter is the item's parameter from
+	// shardingItemParameters, or nil when none is configured.
+	ShardingParameter *string
+}
+
+// ExecuteRequest runs one item of one execution.
+type ExecuteRequest struct {
+	Context ShardingContext
+	// Props are the job's props (script.command.line, http.uri, ...).
+	Props map[string]string
+}
+
+// ExecuteResponse reports a successful item. It is empty today; fields may
+// be added.
+type ExecuteResponse struct{}
+
+// JobExecutor runs the items of a job type (SCRIPT, HTTP, or a type a
+// third party writes).
+//
+// Caller: the kernel's execution pipeline, once per item per execution;
+// Validate once when a job is configured. Concurrency: the items of one
+// execution run concurrently (up to the job's thread-pool size) and many
+// jobs share one executor, so implementations must be safe for concurrent
+// use.
+//
+// Contract: Execute returns nil when the item succeeded and an error when
+// it failed. It must return soon after ctx is cancelled (job timeout,
+// resharding, shutdown), with ctx.Err() or an error wrapping it. A
+// long-running type such as DATAFLOW runs its whole fetch/process loop in
+// one Execute call. Validate returns an error wrapping ErrInvalidConfig that
+// names the offending property.
+type JobExecutor interface {
+	Execute(ctx context.Context, req ExecuteRequest) (ExecuteResponse, error)
+	Validate(ctx context.Context, req ValidatePropsRequest) error
+}
