@@ -46,3 +46,7 @@ proto:
 
 clean:
 	rm -rf $(BIN)
+
+# The main demo (README): see scripts/demo.sh.
+demo:
+	bash scripts/demo.sh

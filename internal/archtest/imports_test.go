@@ -67,17 +67,15 @@ func rules() []rule {
 		"github.com/go-zookeeper/zk",
 	}
 	return []rule{
-		func(p pkg, imp string) string { // spi: standard library only
-			if under(rel(p.ImportPath), "spi") && !under(rel(p.ImportPath), "spi/spitest") && !isStdlib(imp) {
-				return "spi imports the standard library only"
+		func(p pkg, imp string) string { // spi and its sub-packages: standard library and spi only
+			r := rel(p.ImportPath)
+			if !under(r, "spi") || isStdlib(imp) {
+				return ""
 			}
-			return ""
-		},
-		func(p pkg, imp string) string { // spitest: stdlib + spi
-			if under(rel(p.ImportPath), "spi/spitest") && !isStdlib(imp) && !under(rel(imp), "spi") {
-				return "spi/spitest imports the standard library and spi only"
+			if strings.HasPrefix(imp, module) && under(rel(imp), "spi") && r != "spi" {
+				return ""
 			}
-			return ""
+			return "spi imports the standard library only (its sub-packages may also import spi)"
 		},
 		func(p pkg, imp string) string { // core never imports host, transport, plugin machinery
 			r := rel(p.ImportPath)

@@ -1,0 +1,141 @@
+package config
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/ejob-io/ejob/core/config/snakeyaml"
+	"gopkg.in/yaml.v3"
+)
+
+// Marshal writes cfg exactly as upstream writes the config node:
+// `new Yaml(new ElasticJobYamlRepresenter(new DumperOptions())).dumpAsMap(pojo)`
+// (spec §3.2). Keys are in alphabetical order; null strings and empty lists
+// and maps are omitted; booleans and ints are always written; strings are
+// plain unless SnakeYAML would quote them (YAML 1.1 booleans such as `yes`
+// and `on`, numbers, timestamps, `''`, leading indicators such as `*` or
+// `?`, `: ` and ` #`...), and long strings are folded at column 80 as
+// SnakeYAML folds them. yaml.v3's emitter cannot produce this output, so the
+// snakeyaml sub-package ports SnakeYAML's emitter.
+//
+// Marshal does not validate; call Validate first when the config is local.
+func Marshal(cfg *JobConfiguration) ([]byte, error) {
+	if cfg == nil {
+		return nil, fmt.Errorf("marshal job configuration: nil configuration")
+	}
+	type entry struct {
+		key   string
+		value *snakeyaml.Node
+	}
+	var entries []entry
+	add := func(key string, v *snakeyaml.Node) { entries = append(entries, entry{key, v}) }
+	// nullable: Java null when empty, unless the input had ''.
+	nullable := func(key string, v string, bit keySet) {
+		if v != "" || cfg.wire.empty.has(bit) {
+			add(key, snakeyaml.String(v))
+		}
+	}
+	// defaulted: Java "" when unset, omitted only when the input lacked it.
+	defaulted := func(key string, v string, bit keySet) {
+		if v != "" || !cfg.wire.null.has(bit) {
+			add(key, snakeyaml.String(v))
+		}
+	}
+	nullable(KeyCron, cfg.Cron, bitCron)
+	defaulted(KeyDescription, cfg.Description, bitDescription)
+	add(KeyDisabled, snakeyaml.Bool(cfg.Disabled))
+	add(KeyFailover, snakeyaml.Bool(cfg.Failover))
+	nullable(KeyJobErrorHandlerType, cfg.JobErrorHandlerType, bitJobErrorHandlerType)
+	tpKey := KeyJobExecutorThreadPoolSizeProviderType
+	if cfg.LegacyThreadPoolKey {
+		tpKey = KeyJobExecutorServiceHandlerType
+	}
+	nullable(tpKey, cfg.JobExecutorThreadPoolSizeProviderType, bitThreadPool)
+	if len(cfg.JobExtraConfigurations) > 0 {
+		seq := snakeyaml.Sequence()
+		for _, x := range cfg.JobExtraConfigurations {
+			seq.Content = append(seq.Content, x.node())
+		}
+		add(KeyJobExtraConfigurations, seq)
+	}
+	if len(cfg.JobListenerTypes) > 0 {
+		seq := snakeyaml.Sequence()
+		for _, t := range cfg.JobListenerTypes {
+			seq.Content = append(seq.Content, snakeyaml.String(t))
+		}
+		add(KeyJobListenerTypes, seq)
+	}
+	add(KeyJobName, snakeyaml.String(cfg.JobName))
+	defaulted(KeyJobParameter, cfg.JobParameter, bitJobParameter)
+	nullable(KeyJobShardingStrategyType, cfg.JobShardingStrategyType, bitJobShardingStrategyType)
+	nullable(KeyLabel, cfg.Label, bitLabel)
+	add(KeyMaxTimeDiffSeconds, snakeyaml.Int(int64(cfg.MaxTimeDiffSeconds)))
+	add(KeyMisfire, snakeyaml.Bool(cfg.Misfire))
+	add(KeyMonitorExecution, snakeyaml.Bool(cfg.MonitorExecution))
+	add(KeyOverwrite, snakeyaml.Bool(cfg.Overwrite))
+	if len(cfg.Props) > 0 {
+		m := snakeyaml.Mapping()
+		for _, k := range javaPropertiesOrder(cfg.wire.propOrder, cfg.Props) {
+			m.Content = append(m.Content, snakeyaml.String(k), snakeyaml.String(cfg.Props[k]))
+		}
+		add(KeyProps, m)
+	}
+	add(KeyReconcileIntervalMinutes, snakeyaml.Int(int64(cfg.ReconcileIntervalMinutes)))
+	defaulted(KeyShardingItemParameters, cfg.ShardingItemParameters, bitShardingItemParameters)
+	add(KeyShardingTotalCount, snakeyaml.Int(int64(cfg.ShardingTotalCount)))
+	add(KeyStaticSharding, snakeyaml.Bool(cfg.StaticSharding))
+	nullable(KeyTimeZone, cfg.TimeZone, bitTimeZone)
+	for _, kv := range cfg.wire.unknown {
+		add(kv.key, kv.value)
+	}
+	// SnakeYAML sorts JavaBean properties by name (String.compareTo).
+	slices.SortStableFunc(entries, func(a, b entry) int { return javaCompare(a.key, b.key) })
+	root := snakeyaml.Mapping()
+	for _, e := range entries {
+		root.Content = append(root.Content, snakeyaml.String(e.key), e.value)
+	}
+	out, err := snakeyaml.Dump(root)
+	if err != nil {
+		return nil, fmt.Errorf("marshal job configuration %q: %w", cfg.JobName, err)
+	}
+	return out, nil
+}
+
+// javaCompare orders strings as Java's String.compareTo: by UTF-16 code
+// units. It differs from Go's byte order only for supplementary characters.
+func javaCompare(a, b string) int {
+	ua, ub := utf16Units(a), utf16Units(b)
+	return slices.Compare(ua, ub)
+}
+
+func utf16Units(s string) []uint16 {
+	out := make([]uint16, 0, len(s))
+	for _, r := range s {
+		if r >= 0x10000 {
+			r -= 0x10000
+			out = append(out, uint16(0xD800+(r>>10)), uint16(0xDC00+(r&0x3FF)))
+		} else {
+			out = append(out, uint16(r))
+		}
+	}
+	return out
+}
+
+// encodeNode encodes a Go value with yaml.v3 and converts it.
+func encodeNode(v any) (*snakeyaml.Node, error) {
+	var n yaml.Node
+	if err := n.Encode(v); err != nil {
+		return nil, err
+	}
+	return snakeyaml.FromYAML(&n)
+}
+
+// quoteForError shortens a value for an error message.
+func quoteForError(s string) string {
+	const max = 60
+	if len(s) > max {
+		s = s[:max] + "..."
+	}
+	return strings.ReplaceAll(fmt.Sprintf("%q", s), "\\\\", "\\")
+}

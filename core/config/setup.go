@@ -1,0 +1,63 @@
+package config
+
+import (
+	"fmt"
+	"strings"
+)
+
+// RegistryState is what the registry holds for a job when it starts: the
+// job root node `/{job}` and its `config` child.
+type RegistryState struct {
+	RootExists   bool
+	Root         []byte // job class name, when RootExists
+	ConfigExists bool
+	Config       []byte // config YAML, when ConfigExists
+}
+
+// SetUpResult is the outcome of the startup overwrite rule.
+type SetUpResult struct {
+	// Write is true when the caller must persist ConfigData to `config`
+	// and then the job class name to the root node `/{job}`, in that order
+	// (as upstream does).
+	Write bool
+	// ConfigData is Marshal(local) when Write.
+	ConfigData []byte
+	// Config is the configuration the job runs with: the local one when
+	// Write, else the registry's.
+	Config *JobConfiguration
+}
+
+// SetUp applies upstream's ConfigurationService.setUpJobConfiguration
+// (spec §3.4) as a pure function:
+//
+//  1. If the root node exists and holds a non-blank job class name other
+//     than jobClassName, it fails with ErrJobConflict and upstream's text.
+//  2. If `config` does not exist, or local.Overwrite: write the local
+//     configuration (Write=true) and run with it.
+//  3. Otherwise the registry's configuration wins and local is ignored;
+//     an unparsable registry config is an error wrapping ErrMalformed.
+//
+// It does not validate local; do that first.
+func SetUp(jobClassName string, local *JobConfiguration, reg RegistryState) (SetUpResult, error) {
+	if local == nil {
+		return SetUpResult{}, fmt.Errorf("set up job configuration: nil local configuration")
+	}
+	if reg.RootExists {
+		if existing := string(reg.Root); strings.TrimSpace(existing) != "" && existing != jobClassName {
+			return SetUpResult{}, fmt.Errorf("%w: The job '%s' in register center's class is '%s', your job class is '%s'",
+				ErrJobConflict, local.JobName, existing, jobClassName)
+		}
+	}
+	if !reg.ConfigExists || local.Overwrite {
+		data, err := Marshal(local)
+		if err != nil {
+			return SetUpResult{}, fmt.Errorf("set up job configuration %q: %w", local.JobName, err)
+		}
+		return SetUpResult{Write: true, ConfigData: data, Config: local}, nil
+	}
+	remote, err := Unmarshal(reg.Config)
+	if err != nil {
+		return SetUpResult{}, fmt.Errorf("set up job configuration %q: registry config: %w", local.JobName, err)
+	}
+	return SetUpResult{Config: remote}, nil
+}

@@ -1,0 +1,205 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/ejob-io/ejob/spi"
+)
+
+// ValidateOptions plugs checks that live elsewhere into Validate. A nil
+// callback skips its check.
+type ValidateOptions struct {
+	// CheckCron validates a non-empty Cron with its TimeZone (package
+	// core/cron: Quartz syntax, and upstream's "must start with GMT" rule).
+	CheckCron func(expr, timeZone string) error
+	// KnownType reports whether the plugin catalog serves a type name of a
+	// kind (matched case-insensitively). It is asked for non-empty
+	// JobShardingStrategyType (spi.KindSharding),
+	// JobExecutorThreadPoolSizeProviderType (spi.KindThreadPool) and
+	// JobErrorHandlerType (spi.KindErrorHandler). Upstream 3.0.5 silently
+	// falls back to the default for an unknown type; ejob refuses a local
+	// configuration with one.
+	KnownType func(kind spi.Kind, name string) bool
+	// KnownListener reports whether a job listener type exists.
+	KnownListener func(name string) bool
+}
+
+// FieldError is one validation failure. It names the YAML key.
+type FieldError struct {
+	Field string // YAML key, e.g. "shardingTotalCount"
+	Msg   string
+	Err   error // underlying error, if any (e.g. from CheckCron)
+}
+
+func (e *FieldError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("job configuration key %s: %s: %v", e.Field, e.Msg, e.Err)
+	}
+	return fmt.Sprintf("job configuration key %s: %s", e.Field, e.Msg)
+}
+
+// Unwrap returns ErrInvalid and the underlying error.
+func (e *FieldError) Unwrap() []error {
+	if e.Err != nil {
+		return []error{ErrInvalid, e.Err}
+	}
+	return []error{ErrInvalid}
+}
+
+// Validate checks the configuration and returns every problem found, each
+// a *FieldError wrapping ErrInvalid (joined with errors.Join), or nil:
+//
+//   - jobName is a valid ZooKeeper node name and does not contain "@-@"
+//     (the task id is split on it into exactly 5 parts);
+//   - shardingTotalCount > 0;
+//   - the ints fit a Java int (Java cannot load the config otherwise);
+//     maxTimeDiffSeconds < 0 and reconcileIntervalMinutes <= 0 are valid
+//     and disable their feature;
+//   - shardingItemParameters parses as upstream parses it, with every item
+//     in [0, shardingTotalCount) (upstream ignores out-of-range items; ejob
+//     refuses them in a configuration it is about to write);
+//   - cron/timeZone and the plugin types through opts.
+func (c *JobConfiguration) Validate(opts ValidateOptions) error {
+	var errs []error
+	fail := func(field, msg string, err error) {
+		errs = append(errs, &FieldError{Field: field, Msg: msg, Err: err})
+	}
+	if msg := checkNodeName(c.JobName); msg != "" {
+		fail(KeyJobName, msg, nil)
+	}
+	if c.ShardingTotalCount <= 0 {
+		fail(KeyShardingTotalCount, fmt.Sprintf("must be greater than 0, got %d", c.ShardingTotalCount), nil)
+	}
+	for _, f := range []struct {
+		key string
+		v   int
+	}{
+		{KeyShardingTotalCount, c.ShardingTotalCount},
+		{KeyMaxTimeDiffSeconds, c.MaxTimeDiffSeconds},
+		{KeyReconcileIntervalMinutes, c.ReconcileIntervalMinutes},
+	} {
+		if f.v < math.MinInt32 || f.v > math.MaxInt32 {
+			fail(f.key, fmt.Sprintf("%d does not fit a Java int", f.v), nil)
+		}
+	}
+	if params, err := ParseShardingItemParameters(c.ShardingItemParameters); err != nil {
+		fail(KeyShardingItemParameters, "cannot parse", err)
+	} else if c.ShardingTotalCount > 0 {
+		for _, item := range sortedKeys(params) {
+			if item < 0 || item >= c.ShardingTotalCount {
+				fail(KeyShardingItemParameters, fmt.Sprintf("item %d is outside [0, %d)", item, c.ShardingTotalCount), nil)
+			}
+		}
+	}
+	if c.Cron != "" && opts.CheckCron != nil {
+		if err := opts.CheckCron(c.Cron, c.TimeZone); err != nil {
+			fail(KeyCron, fmt.Sprintf("invalid cron %s (time zone %s)", quoteForError(c.Cron), quoteForError(c.TimeZone)), err)
+		}
+	}
+	if opts.KnownType != nil {
+		for _, t := range []struct {
+			key, name string
+			kind      spi.Kind
+		}{
+			{KeyJobShardingStrategyType, c.JobShardingStrategyType, spi.KindSharding},
+			{KeyJobExecutorThreadPoolSizeProviderType, c.JobExecutorThreadPoolSizeProviderType, spi.KindThreadPool},
+			{KeyJobErrorHandlerType, c.JobErrorHandlerType, spi.KindErrorHandler},
+		} {
+			if t.name != "" && !opts.KnownType(t.kind, t.name) {
+				fail(t.key, fmt.Sprintf("unknown %s type %s", t.kind, quoteForError(t.name)), spi.ErrUnknownType)
+			}
+		}
+	}
+	for i, l := range c.JobListenerTypes {
+		switch {
+		case strings.TrimSpace(l) == "":
+			fail(KeyJobListenerTypes, fmt.Sprintf("item %d is empty", i), nil)
+		case opts.KnownListener != nil && !opts.KnownListener(l):
+			fail(KeyJobListenerTypes, fmt.Sprintf("unknown job listener type %s", quoteForError(l)), nil)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// checkNodeName returns why name is not a valid job name, or "".
+// ZooKeeper's PathUtils.validatePath rejects these characters in a path.
+func checkNodeName(name string) string {
+	switch {
+	case name == "":
+		return "must not be empty"
+	case name == "." || name == "..":
+		return fmt.Sprintf("%q is not a valid ZooKeeper node name", name)
+	case strings.Contains(name, "/"):
+		return fmt.Sprintf("%s must not contain '/'", quoteForError(name))
+	case strings.Contains(name, "@-@"):
+		return fmt.Sprintf("%s must not contain \"@-@\" (the task id separator)", quoteForError(name))
+	}
+	for _, r := range name {
+		if r == 0 || (r > 0 && r < 0x20) || (r >= 0x7F && r <= 0x9F) || (r >= 0xD800 && r <= 0xF8FF) || (r >= 0xFFF0 && r <= 0xFFFF) || r == 0xFFFD {
+			return fmt.Sprintf("%s contains the character %U, which ZooKeeper rejects in a path", quoteForError(name), r)
+		}
+	}
+	return ""
+}
+
+// ShardingItemParametersError is upstream's JobConfigurationException for
+// shardingItemParameters; Error returns upstream's exact text.
+type ShardingItemParametersError struct {
+	Text string
+}
+
+func (e *ShardingItemParametersError) Error() string { return e.Text }
+
+// Unwrap returns ErrInvalid.
+func (e *ShardingItemParametersError) Unwrap() error { return ErrInvalid }
+
+// ParseShardingItemParameters parses "0=A,1=B" exactly as upstream's
+// ShardingItemParameters (executors spec §2.2): Java String.split on ","
+// (trailing empty pieces dropped, so "0=a," is valid), each piece trimmed
+// (Java trim: characters <= U+0020) and split on "=" into exactly two
+// parts, the key trimmed and parsed as a Java int, the value trimmed. A
+// later duplicate key wins. An empty string gives an empty map.
+// Errors are *ShardingItemParametersError with upstream's texts.
+func ParseShardingItemParameters(s string) (map[int]string, error) {
+	out := map[int]string{}
+	if s == "" {
+		return out, nil
+	}
+	for _, each := range javaSplit(s, ",") {
+		pair := javaSplit(javaTrim(each), "=")
+		if len(pair) != 2 {
+			return nil, &ShardingItemParametersError{Text: fmt.Sprintf("Sharding item parameters '%s' format error, should be int=xx,int=xx", s)}
+		}
+		item, err := strconv.ParseInt(javaTrim(pair[0]), 10, 32)
+		if err != nil {
+			return nil, &ShardingItemParametersError{Text: fmt.Sprintf("Sharding item parameters key '%s' is not an integer.", pair[0])}
+		}
+		out[int(item)] = javaTrim(pair[1])
+	}
+	return out, nil
+}
+
+// javaSplit is Java's String.split with a literal one-character separator:
+// trailing empty strings are removed.
+func javaSplit(s, sep string) []string {
+	parts := strings.Split(s, sep)
+	for len(parts) > 0 && parts[len(parts)-1] == "" {
+		parts = parts[:len(parts)-1]
+	}
+	return parts
+}
+
+// javaTrim is Java's String.trim: it strips characters <= U+0020.
+func javaTrim(s string) string {
+	return strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
+}
+
+func sortedKeys(m map[int]string) []int {
+	return slices.Sorted(maps.Keys(m))
+}

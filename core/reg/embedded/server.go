@@ -1,0 +1,377 @@
+package embedded
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ejob-io/ejob/core/reg"
+)
+
+// containerOwner is the EphemeralOwner ZooKeeper reports for container nodes
+// (EphemeralType.CONTAINER_EPHEMERAL_OWNER, Long.MIN_VALUE).
+const containerOwner int64 = -1 << 63
+
+// Server is the shared in-process tree. All state is guarded by mu.
+type Server struct {
+	mu       sync.Mutex
+	root     *node
+	zxid     int64
+	nextSess int64
+	sessions map[int64]*session
+	watches  map[watchKey][]*watch
+	now      func() time.Time
+}
+
+// ServerOption configures a Server.
+type ServerOption func(*Server)
+
+// WithClock sets the clock used for ctime/mtime (default time.Now).
+func WithClock(now func() time.Time) ServerOption { return func(s *Server) { s.now = now } }
+
+// NewServer returns an empty tree (only "/").
+func NewServer(opts ...ServerOption) *Server {
+	s := &Server{
+		sessions: make(map[int64]*session),
+		watches:  make(map[watchKey][]*watch),
+		nextSess: 0x100000000,
+		now:      time.Now,
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	s.root = &node{children: make(map[string]*node)}
+	return s
+}
+
+type node struct {
+	data     []byte
+	stat     reg.Stat
+	children map[string]*node
+}
+
+func (n *node) statCopy() reg.Stat {
+	st := n.stat
+	st.NumChildren = int32(len(n.children))
+	st.DataLength = int32(len(n.data))
+	return st
+}
+
+func (n *node) isContainer() bool { return n.stat.EphemeralOwner == containerOwner }
+
+type session struct {
+	id         int64
+	client     *Client
+	ephemerals map[string]struct{}
+	rs         *reg.Session
+}
+
+type watchKind int
+
+const (
+	watchData watchKind = iota
+	watchExist
+	watchChild
+)
+
+type watchKey struct {
+	path string // full server path
+	kind watchKind
+}
+
+type watch struct {
+	sess *session
+	ch   chan reg.WatchEvent
+}
+
+// lookup returns the node at a full path, or nil. Caller holds mu.
+func (s *Server) lookup(path string) *node {
+	n := s.root
+	if path == "/" {
+		return n
+	}
+	for _, el := range strings.Split(path[1:], "/") {
+		n = n.children[el]
+		if n == nil {
+			return nil
+		}
+	}
+	return n
+}
+
+func parentOf(path string) string { return reg.Parent(path) }
+
+// txn collects the effects of one write (or multi) so that a failed multi can
+// be rolled back and events fire only on commit. Caller holds mu.
+type txn struct {
+	s      *Server
+	zxid   int64
+	now    int64
+	undo   []func()
+	events []pendingEvent
+	// parents whose last child went away: container candidates.
+	emptied []string
+}
+
+type pendingEvent struct {
+	key watchKey
+	ev  reg.WatchEventType
+}
+
+func (s *Server) begin() *txn {
+	s.zxid++
+	return &txn{s: s, zxid: s.zxid, now: s.now().UnixMilli()}
+}
+
+func (t *txn) rollback() {
+	for i := len(t.undo) - 1; i >= 0; i-- {
+		t.undo[i]()
+	}
+	t.s.zxid-- // the failed transaction consumed no zxid
+}
+
+// commit fires the watches and deletes emptied containers (each in its own
+// transaction, as ZooKeeper's container manager does).
+func (t *txn) commit() {
+	s := t.s
+	for _, e := range t.events {
+		s.fire(e.key, e.ev)
+	}
+	for _, p := range t.emptied {
+		s.reapContainer(p)
+	}
+}
+
+// reapContainer deletes an empty container that once had children; its
+// commit reaps a parent container emptied in turn.
+func (s *Server) reapContainer(path string) {
+	n := s.lookup(path)
+	if path == "/" || n == nil || !n.isContainer() || len(n.children) > 0 || n.stat.Cversion == 0 {
+		return
+	}
+	t := s.begin()
+	if err := t.delete(path, reg.AnyVersion); err != nil {
+		t.rollback()
+		return
+	}
+	t.commit()
+}
+
+func (t *txn) create(path string, data []byte, mode reg.CreateMode, owner int64) (string, error) {
+	s := t.s
+	pp := parentOf(path)
+	parent := s.lookup(pp)
+	if parent == nil {
+		return "", reg.ErrNoNode
+	}
+	if parent.stat.EphemeralOwner != 0 && !parent.isContainer() {
+		return "", reg.ErrNoChildrenForEphemerals
+	}
+	if mode.IsSequential() {
+		path = fmt.Sprintf("%s%010d", path, parent.stat.Cversion)
+	}
+	name := reg.Base(path)
+	if path == "/" || name == "" {
+		return "", reg.ErrNodeExists
+	}
+	if _, ok := parent.children[name]; ok {
+		return "", reg.ErrNodeExists
+	}
+	n := &node{data: append([]byte(nil), data...), children: make(map[string]*node)}
+	n.stat = reg.Stat{Czxid: t.zxid, Mzxid: t.zxid, Pzxid: t.zxid, Ctime: t.now, Mtime: t.now}
+	switch {
+	case mode == reg.Container:
+		n.stat.EphemeralOwner = containerOwner
+	case mode.IsEphemeral():
+		n.stat.EphemeralOwner = owner
+	}
+	oldC, oldP := parent.stat.Cversion, parent.stat.Pzxid
+	parent.children[name] = n
+	parent.stat.Cversion++
+	parent.stat.Pzxid = t.zxid
+	var sess *session
+	if mode.IsEphemeral() {
+		sess = s.sessions[owner]
+		sess.ephemerals[path] = struct{}{}
+	}
+	t.undo = append(t.undo, func() {
+		delete(parent.children, name)
+		parent.stat.Cversion, parent.stat.Pzxid = oldC, oldP
+		if sess != nil {
+			delete(sess.ephemerals, path)
+		}
+	})
+	t.events = append(t.events,
+		pendingEvent{watchKey{path, watchExist}, reg.EventNodeCreated},
+		pendingEvent{watchKey{pp, watchChild}, reg.EventNodeChildrenChanged})
+	return path, nil
+}
+
+func (t *txn) set(path string, data []byte, version int32) (reg.Stat, error) {
+	n := t.s.lookup(path)
+	if n == nil {
+		return reg.Stat{}, reg.ErrNoNode
+	}
+	if version != reg.AnyVersion && version != n.stat.Version {
+		return reg.Stat{}, reg.ErrBadVersion
+	}
+	old, oldStat := n.data, n.stat
+	n.data = append([]byte(nil), data...)
+	n.stat.Version++
+	n.stat.Mzxid = t.zxid
+	n.stat.Mtime = t.now
+	t.undo = append(t.undo, func() { n.data, n.stat = old, oldStat })
+	t.events = append(t.events,
+		pendingEvent{watchKey{path, watchData}, reg.EventNodeDataChanged},
+		pendingEvent{watchKey{path, watchExist}, reg.EventNodeDataChanged})
+	return n.statCopy(), nil
+}
+
+func (t *txn) delete(path string, version int32) error {
+	s := t.s
+	if path == "/" {
+		return reg.ErrInvalidArgument
+	}
+	n := s.lookup(path)
+	if n == nil {
+		return reg.ErrNoNode
+	}
+	if version != reg.AnyVersion && version != n.stat.Version {
+		return reg.ErrBadVersion
+	}
+	if len(n.children) > 0 {
+		return reg.ErrNotEmpty
+	}
+	pp := parentOf(path)
+	parent := s.lookup(pp)
+	name := reg.Base(path)
+	oldC, oldP := parent.stat.Cversion, parent.stat.Pzxid
+	delete(parent.children, name)
+	parent.stat.Cversion++
+	parent.stat.Pzxid = t.zxid
+	var sess *session
+	if o := n.stat.EphemeralOwner; o != 0 && o != containerOwner {
+		if sess = s.sessions[o]; sess != nil {
+			delete(sess.ephemerals, path)
+		}
+	}
+	t.undo = append(t.undo, func() {
+		parent.children[name] = n
+		parent.stat.Cversion, parent.stat.Pzxid = oldC, oldP
+		if sess != nil {
+			sess.ephemerals[path] = struct{}{}
+		}
+	})
+	t.events = append(t.events,
+		pendingEvent{watchKey{path, watchData}, reg.EventNodeDeleted},
+		pendingEvent{watchKey{path, watchExist}, reg.EventNodeDeleted},
+		pendingEvent{watchKey{path, watchChild}, reg.EventNodeDeleted},
+		pendingEvent{watchKey{pp, watchChild}, reg.EventNodeChildrenChanged})
+	if len(parent.children) == 0 && parent.isContainer() {
+		t.emptied = append(t.emptied, pp)
+	}
+	return nil
+}
+
+func (t *txn) check(path string, version int32) error {
+	n := t.s.lookup(path)
+	if n == nil {
+		return reg.ErrNoNode
+	}
+	if version != reg.AnyVersion && version != n.stat.Version {
+		return reg.ErrBadVersion
+	}
+	return nil
+}
+
+// fire delivers ev to every watch registered under key and removes them.
+func (s *Server) fire(key watchKey, typ reg.WatchEventType) {
+	ws := s.watches[key]
+	if len(ws) == 0 {
+		return
+	}
+	delete(s.watches, key)
+	for _, w := range ws {
+		w.sess.client.deliver(w, reg.WatchEvent{Type: typ, Path: w.sess.client.rel(key.path)})
+	}
+}
+
+func (s *Server) addWatch(sess *session, key watchKey) <-chan reg.WatchEvent {
+	w := &watch{sess: sess, ch: make(chan reg.WatchEvent, 1)}
+	s.watches[key] = append(s.watches[key], w)
+	return w.ch
+}
+
+func (s *Server) newSession(c *Client) *session {
+	s.nextSess++
+	sess := &session{id: s.nextSess, client: c, ephemerals: make(map[string]struct{})}
+	sess.rs = reg.NewSession(sess.id)
+	s.sessions[sess.id] = sess
+	return sess
+}
+
+// endSession ends a session as ZooKeeper does on expiry or close: its own
+// watches end with NotWatching(cause), then its ephemeral nodes are deleted
+// (one transaction) and the resulting events fire for everyone else.
+func (s *Server) endSession(sess *session, cause error) {
+	if _, ok := s.sessions[sess.id]; !ok {
+		return
+	}
+	delete(s.sessions, sess.id)
+	for key, ws := range s.watches {
+		kept := ws[:0]
+		for _, w := range ws {
+			if w.sess == sess {
+				sess.client.deliver(w, reg.WatchEvent{Type: reg.EventNotWatching, Path: sess.client.rel(key.path), Err: cause})
+				continue
+			}
+			kept = append(kept, w)
+		}
+		if len(kept) == 0 {
+			delete(s.watches, key)
+		} else {
+			s.watches[key] = kept
+		}
+	}
+	paths := make([]string, 0, len(sess.ephemerals))
+	for p := range sess.ephemerals {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	if len(paths) > 0 {
+		t := s.begin()
+		for _, p := range paths {
+			_ = t.delete(p, reg.AnyVersion) // ephemerals have no children
+		}
+		t.commit()
+	}
+	sess.rs.End(cause)
+}
+
+// SessionIDs returns the ids of the live sessions (for tests and dumps).
+func (s *Server) SessionIDs() []int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ids := make([]int64, 0, len(s.sessions))
+	for id := range s.sessions {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids
+}
+
+// ExpireSession ends the session with this id as a server-side timeout
+// would. It reports whether the session existed. Its client opens a new
+// session at once (or when resumed, if suspended).
+func (s *Server) ExpireSession(id int64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sess := s.sessions[id]
+	if sess == nil {
+		return false
+	}
+	sess.client.expireLocked(sess)
+	return true
+}

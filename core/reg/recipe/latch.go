@@ -1,0 +1,285 @@
+package recipe
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ejob-io/ejob/core/reg"
+)
+
+// Sentinel errors.
+var (
+	// ErrNotLeader: the caller does not hold the latch or leader node.
+	ErrNotLeader = errors.New("recipe: not the leader")
+	// ErrFenced: a fenced write was rejected because the fence (latch or
+	// leader node) is gone, changed, or belongs to a lost session.
+	ErrFenced = errors.New("recipe: fenced: leadership lost")
+)
+
+// lockName is Curator LeaderLatch's LOCK_NAME; protectedPrefix is Curator's
+// protection-mode prefix ("_c_" + UUID + "-").
+const (
+	lockName        = "latch-"
+	protectedPrefix = "_c_"
+)
+
+// Latch is Curator's LeaderLatch recipe, byte-compatible: each participant
+// creates an ephemeral-sequential node "{path}/_c_{uuid}-latch-{seq}" whose
+// data is its participant id (parents as containers), participants are
+// ordered by the text after the last "latch-", the first one owns the latch,
+// and each other watches its predecessor. A Latch is single-use per
+// Acquire/Release cycle and safe for concurrent use.
+type Latch struct {
+	c    reg.Client
+	path string
+	id   []byte
+
+	mu    sync.Mutex
+	node  string // our full node path, "" if none
+	sess  *reg.Session
+	owner bool
+}
+
+// NewLatch returns a latch at path (e.g. "/job/leader/election/latch") for
+// participant id (ElasticJob uses "").
+func NewLatch(c reg.Client, path, id string) *Latch {
+	return &Latch{c: c, path: path, id: []byte(id)}
+}
+
+// Acquire blocks until this participant owns the latch, ctx ends (its node
+// is then removed), or its session is lost (ErrSessionLost). Acquire on an
+// owned latch returns nil at once.
+func (l *Latch) Acquire(ctx context.Context) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.owner && l.sess != nil && l.sess.Err() == nil {
+		return nil
+	}
+	l.owner = false
+	if l.node == "" || l.sess == nil || l.sess.Err() != nil {
+		if err := l.createNode(ctx); err != nil {
+			return err
+		}
+	}
+	err := l.await(ctx)
+	if err != nil {
+		l.cleanup(ctx)
+	}
+	return err
+}
+
+func (l *Latch) createNode(ctx context.Context) error {
+	sess := l.c.Session()
+	uuid, err := newUUID()
+	if err != nil {
+		return err
+	}
+	prefix := protectedPrefix + uuid + "-"
+	base := reg.Join(l.path, prefix+lockName)
+	for try := 0; ; try++ {
+		p, err := l.c.Create(ctx, base, l.id, reg.EphemeralSequential, reg.WithParentContainers())
+		if err == nil {
+			l.node, l.sess = p, sess
+			return nil
+		}
+		if !errors.Is(err, reg.ErrConnectionLoss) || try >= 3 {
+			return fmt.Errorf("latch %s: create node: %w", l.path, err)
+		}
+		// Curator's protection: the create may have succeeded; look for our UUID.
+		names, lerr := l.c.Children(ctx, l.path)
+		if lerr == nil {
+			for _, n := range names {
+				if strings.HasPrefix(n, prefix) {
+					l.node, l.sess = reg.Join(l.path, n), sess
+					return nil
+				}
+			}
+		}
+	}
+}
+
+// await is Curator's checkLeadership loop.
+func (l *Latch) await(ctx context.Context) error {
+	ours := reg.Base(l.node)
+	for {
+		if err := l.sess.Err(); err != nil {
+			return fmt.Errorf("latch %s: %w", l.path, err)
+		}
+		names, err := l.c.Children(ctx, l.path)
+		if err != nil {
+			return fmt.Errorf("latch %s: list: %w", l.path, err)
+		}
+		SortLatchNodes(names)
+		idx := -1
+		for i, n := range names {
+			if n == ours {
+				idx = i
+				break
+			}
+		}
+		if idx < 0 {
+			// Our node is gone (session expired, or deleted by someone).
+			return fmt.Errorf("latch %s: node %s vanished: %w", l.path, ours, reg.ErrSessionLost)
+		}
+		if idx == 0 {
+			st, ok, err := l.c.Exists(ctx, l.node)
+			if err != nil {
+				return fmt.Errorf("latch %s: %w", l.path, err)
+			}
+			if !ok || st.EphemeralOwner != l.sess.ID() {
+				return fmt.Errorf("latch %s: node %s not owned by %v: %w", l.path, ours, l.sess, reg.ErrSessionLost)
+			}
+			l.owner = true
+			return nil
+		}
+		prev := reg.Join(l.path, names[idx-1])
+		_, _, ch, err := l.c.GetW(ctx, prev)
+		if errors.Is(err, reg.ErrNoNode) {
+			continue // predecessor already gone: re-check
+		}
+		if err != nil {
+			return fmt.Errorf("latch %s: watch %s: %w", l.path, prev, err)
+		}
+		select {
+		case <-ch:
+		case <-l.sess.Done():
+		case <-ctx.Done():
+			return fmt.Errorf("latch %s: %w", l.path, ctx.Err())
+		}
+	}
+}
+
+// cleanup deletes our node after a failed or cancelled Acquire, with a short
+// context detached from the caller's cancellation.
+func (l *Latch) cleanup(ctx context.Context) {
+	if l.node == "" {
+		return
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if l.sess.Err() == nil {
+		_ = l.c.Delete(cctx, l.node, reg.AnyVersion)
+	}
+	l.node, l.sess, l.owner = "", nil, false
+}
+
+// Release gives the latch up (or abandons a pending acquisition): it deletes
+// the participant node. Releasing a latch not held is a no-op.
+func (l *Latch) Release(ctx context.Context) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.node == "" {
+		return nil
+	}
+	node, sess := l.node, l.sess
+	l.node, l.sess, l.owner = "", nil, false
+	if sess.Err() != nil {
+		return nil // the session took the node with it
+	}
+	if err := l.c.Delete(ctx, node, reg.AnyVersion); err != nil && !errors.Is(err, reg.ErrNoNode) {
+		return fmt.Errorf("latch %s: release: %w", l.path, err)
+	}
+	return nil
+}
+
+// IsOwner reports whether this participant holds the latch in a live
+// session. It is a local view; use Fence to make a write depend on it.
+func (l *Latch) IsOwner() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.owner && l.sess != nil && l.sess.Err() == nil
+}
+
+// NodePath returns our participant node's path ("" if none).
+func (l *Latch) NodePath() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.node
+}
+
+// Fence returns a fence on our latch node: writes through FencedMulti then
+// succeed only while we still hold it. ErrNotLeader if we do not own it.
+func (l *Latch) Fence(ctx context.Context) (Fence, error) {
+	l.mu.Lock()
+	node, sess, owner := l.node, l.sess, l.owner
+	l.mu.Unlock()
+	if !owner || sess == nil || sess.Err() != nil {
+		return Fence{}, fmt.Errorf("latch %s: %w", l.path, ErrNotLeader)
+	}
+	return NewFence(ctx, l.c, node)
+}
+
+// SortLatchNodes sorts participant node names as Curator does: by the text
+// after the last "latch-" (the whole name when absent).
+func SortLatchNodes(names []string) {
+	sort.SliceStable(names, func(i, j int) bool { return latchSortKey(names[i]) < latchSortKey(names[j]) })
+}
+
+func latchSortKey(name string) string {
+	if i := strings.LastIndex(name, lockName); i >= 0 {
+		return name[i+len(lockName):]
+	}
+	return name
+}
+
+// newUUID returns a random (version 4) UUID in Java's lower-case dashed form.
+func newUUID() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("uuid: %w", err)
+	}
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16]), nil
+}
+
+// ExecuteInLeader is upstream's executeInLeader: a one-shot latch at
+// latchPath (participant id "") used as a mutex: acquire, run fn, release.
+func ExecuteInLeader(ctx context.Context, c reg.Client, latchPath string, fn func(ctx context.Context) error) error {
+	l := NewLatch(c, latchPath, "")
+	if err := l.Acquire(ctx); err != nil {
+		return err
+	}
+	sctx, cancel := l.sess.Context(ctx)
+	defer cancel()
+	ferr := fn(sctx)
+	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer rcancel()
+	return errors.Join(ferr, l.Release(rctx))
+}
+
+// Elect is ElasticJob's electLeader, generically: under the latch at
+// latchPath, create the ephemeral leaderPath with data unless it exists.
+// It reports whether this client's session now owns leaderPath.
+func Elect(ctx context.Context, c reg.Client, latchPath, leaderPath string, data []byte) (bool, error) {
+	var leader bool
+	err := ExecuteInLeader(ctx, c, latchPath, func(ctx context.Context) error {
+		st, ok, err := c.Exists(ctx, leaderPath)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			_, err = c.Create(ctx, leaderPath, data, reg.Ephemeral, reg.WithParents())
+			if err != nil && !errors.Is(err, reg.ErrNodeExists) {
+				return err
+			}
+			if err == nil {
+				leader = true
+				return nil
+			}
+			st, ok, err = c.Exists(ctx, leaderPath)
+			if err != nil || !ok {
+				return err
+			}
+		}
+		leader = st.EphemeralOwner == c.Session().ID()
+		return nil
+	})
+	return leader, err
+}

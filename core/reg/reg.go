@@ -1,0 +1,280 @@
+package reg
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// AnyVersion matches any version in Set, Delete and version checks.
+const AnyVersion int32 = -1
+
+// Stat is a node's metadata, field for field ZooKeeper's Stat. Times are
+// milliseconds since the Unix epoch as the server's clock saw them.
+type Stat struct {
+	Czxid          int64 // zxid of the create
+	Mzxid          int64 // zxid of the last data change
+	Pzxid          int64 // zxid of the last child change
+	Ctime          int64 // create time, ms since epoch (server clock)
+	Mtime          int64 // last data change time, ms since epoch (server clock)
+	Version        int32 // data version: number of Sets
+	Cversion       int32 // child version: number of child creates and deletes
+	Aversion       int32 // ACL version
+	EphemeralOwner int64 // owning session id for ephemeral nodes, 0 otherwise
+	DataLength     int32
+	NumChildren    int32
+}
+
+// ModTime returns Mtime as a time.Time.
+func (s Stat) ModTime() time.Time { return time.UnixMilli(s.Mtime) }
+
+// CreateTime returns Ctime as a time.Time.
+func (s Stat) CreateTime() time.Time { return time.UnixMilli(s.Ctime) }
+
+// CreateMode is the kind of node Create makes.
+type CreateMode int
+
+// Create modes, as ZooKeeper's CreateMode.
+const (
+	Persistent CreateMode = iota
+	Ephemeral
+	PersistentSequential
+	EphemeralSequential
+	// Container nodes are persistent nodes the server deletes once their
+	// last child is gone (lazily: real ZooKeeper checks periodically, and
+	// only containers that ever had a child).
+	Container
+)
+
+func (m CreateMode) String() string {
+	switch m {
+	case Persistent:
+		return "persistent"
+	case Ephemeral:
+		return "ephemeral"
+	case PersistentSequential:
+		return "persistent-sequential"
+	case EphemeralSequential:
+		return "ephemeral-sequential"
+	case Container:
+		return "container"
+	}
+	return fmt.Sprintf("CreateMode(%d)", int(m))
+}
+
+// IsEphemeral reports whether nodes of this mode die with their session.
+func (m CreateMode) IsEphemeral() bool { return m == Ephemeral || m == EphemeralSequential }
+
+// IsSequential reports whether the server appends a 10-digit counter.
+func (m CreateMode) IsSequential() bool {
+	return m == PersistentSequential || m == EphemeralSequential
+}
+
+// Valid reports whether m is one of the defined modes.
+func (m CreateMode) Valid() bool { return m >= Persistent && m <= Container }
+
+// ParentMode says how Create treats missing ancestors.
+type ParentMode int
+
+const (
+	// NoParents fails with ErrNoNode when the parent is missing (the default).
+	NoParents ParentMode = iota
+	// PersistentParents creates missing ancestors as empty persistent nodes,
+	// like Curator's creatingParentsIfNeeded.
+	PersistentParents
+	// ContainerParents creates missing ancestors as empty container nodes,
+	// like Curator's creatingParentContainersIfNeeded.
+	ContainerParents
+)
+
+// CreateOptions are Create's optional settings.
+type CreateOptions struct {
+	Parents ParentMode
+}
+
+// CreateOption sets a CreateOptions field.
+type CreateOption func(*CreateOptions)
+
+// WithParents creates missing ancestors as persistent nodes.
+func WithParents() CreateOption { return func(o *CreateOptions) { o.Parents = PersistentParents } }
+
+// WithParentContainers creates missing ancestors as container nodes.
+func WithParentContainers() CreateOption {
+	return func(o *CreateOptions) { o.Parents = ContainerParents }
+}
+
+// ApplyCreateOptions folds opts into a CreateOptions (for implementations).
+func ApplyCreateOptions(opts []CreateOption) CreateOptions {
+	var o CreateOptions
+	for _, f := range opts {
+		f(&o)
+	}
+	return o
+}
+
+// Reader reads nodes.
+type Reader interface {
+	// Get returns a node's data and stat. ErrNoNode if absent.
+	Get(ctx context.Context, path string) ([]byte, Stat, error)
+	// Exists returns the stat and true, or a zero Stat and false.
+	Exists(ctx context.Context, path string) (Stat, bool, error)
+	// Children returns the child names (not paths) in the server's order.
+	// ErrNoNode if the node is absent.
+	Children(ctx context.Context, path string) ([]string, error)
+}
+
+// Writer changes nodes.
+type Writer interface {
+	// Create makes a node and returns its path (with the sequence suffix for
+	// sequential modes). ErrNodeExists, ErrNoNode (parent missing and no
+	// parent option), ErrNoChildrenForEphemerals.
+	Create(ctx context.Context, path string, data []byte, mode CreateMode, opts ...CreateOption) (string, error)
+	// Set replaces a node's data if its version is version (AnyVersion: any).
+	Set(ctx context.Context, path string, data []byte, version int32) (Stat, error)
+	// Delete removes a childless node if its version is version (AnyVersion:
+	// any). ErrNoNode, ErrBadVersion, ErrNotEmpty. See DeleteRecursive.
+	Delete(ctx context.Context, path string, version int32) error
+	// Multi applies ops atomically: all or nothing. On failure the error is
+	// a *MultiError (inside an *OpError) naming the first failing op. Ops
+	// create no parents; Container creates are not supported in a multi.
+	Multi(ctx context.Context, ops ...Op) ([]OpResult, error)
+}
+
+// Watcher sets ZooKeeper-style one-shot watches. Each returned channel
+// receives exactly one WatchEvent and is then closed. A watch set in one
+// session ends with EventNotWatching (Err wraps ErrSessionLost or ErrClosed)
+// when that session is lost or the client closes; watches survive a
+// connection loss that keeps the session. The read and the arming of the
+// watch are atomic: no change after the read can be missed.
+type Watcher interface {
+	// GetW is Get plus a data watch (fires on data change or delete).
+	GetW(ctx context.Context, path string) ([]byte, Stat, <-chan WatchEvent, error)
+	// ExistsW is Exists plus a watch: on create if absent, else on data
+	// change or delete.
+	ExistsW(ctx context.Context, path string) (Stat, bool, <-chan WatchEvent, error)
+	// ChildrenW is Children plus a child watch (fires on a child create or
+	// delete, or on the node's delete).
+	ChildrenW(ctx context.Context, path string) ([]string, Stat, <-chan WatchEvent, error)
+}
+
+// Client is a connection to a registry under one namespace. It is safe for
+// concurrent use. Its session may change over its life (see Session and
+// WatchConnection); the Client itself keeps working across sessions.
+type Client interface {
+	Reader
+	Writer
+	Watcher
+	// Session returns the current session. Its Done channel closes when it
+	// is lost; the client then opens a new one by itself, which WatchConnection
+	// reports as StateNewSession.
+	Session() *Session
+	// WatchConnection streams connection-state changes from now on, in order,
+	// without loss, until ctx ends or the client closes (then the channel is
+	// closed). The first event is the current state (Connected or Suspended).
+	WatchConnection(ctx context.Context) <-chan ConnEvent
+	// Namespace returns the namespace this client's paths are relative to.
+	Namespace() string
+	// Close ends the session (deleting its ephemeral nodes) and releases the
+	// connection. Later calls fail with ErrClosed.
+	Close() error
+}
+
+// Expirer is implemented by clients whose session can be expired on demand
+// (tests, fault drills): the server ends the session exactly as on a timeout,
+// and the client then opens a new one.
+type Expirer interface {
+	Expire(ctx context.Context) error
+}
+
+// OpKind is the kind of a transaction operation.
+type OpKind int
+
+// Transaction operation kinds.
+const (
+	OpCheck OpKind = iota + 1
+	OpCreate
+	OpSet
+	OpDelete
+)
+
+func (k OpKind) String() string {
+	switch k {
+	case OpCheck:
+		return "check"
+	case OpCreate:
+		return "create"
+	case OpSet:
+		return "set"
+	case OpDelete:
+		return "delete"
+	}
+	return fmt.Sprintf("OpKind(%d)", int(k))
+}
+
+// Op is one operation of a Multi.
+type Op struct {
+	Kind    OpKind
+	Path    string
+	Data    []byte     // create, set
+	Version int32      // check, set, delete
+	Mode    CreateMode // create
+}
+
+// CheckOp asserts path exists with version (AnyVersion: exists at all).
+func CheckOp(path string, version int32) Op { return Op{Kind: OpCheck, Path: path, Version: version} }
+
+// CreateOp creates path (no parents are created inside a transaction).
+func CreateOp(path string, data []byte, mode CreateMode) Op {
+	return Op{Kind: OpCreate, Path: path, Data: data, Mode: mode}
+}
+
+// SetOp sets path's data if its version matches.
+func SetOp(path string, data []byte, version int32) Op {
+	return Op{Kind: OpSet, Path: path, Data: data, Version: version}
+}
+
+// DeleteOp deletes path if its version matches.
+func DeleteOp(path string, version int32) Op { return Op{Kind: OpDelete, Path: path, Version: version} }
+
+// OpResult is one operation's result in a successful Multi.
+type OpResult struct {
+	Path string // created path (create)
+	Stat Stat   // new stat (set)
+}
+
+// WatchEventType is the kind of a one-shot watch notification.
+type WatchEventType int
+
+// One-shot watch event types, as ZooKeeper's.
+const (
+	EventNodeCreated WatchEventType = iota + 1
+	EventNodeDeleted
+	EventNodeDataChanged
+	EventNodeChildrenChanged
+	// EventNotWatching: the watch ended without a change (session lost or
+	// client closed); Err says why.
+	EventNotWatching
+)
+
+func (t WatchEventType) String() string {
+	switch t {
+	case EventNodeCreated:
+		return "created"
+	case EventNodeDeleted:
+		return "deleted"
+	case EventNodeDataChanged:
+		return "data-changed"
+	case EventNodeChildrenChanged:
+		return "children-changed"
+	case EventNotWatching:
+		return "not-watching"
+	}
+	return fmt.Sprintf("WatchEventType(%d)", int(t))
+}
+
+// WatchEvent is a one-shot watch notification.
+type WatchEvent struct {
+	Type WatchEventType
+	Path string // namespace-relative
+	Err  error  // for EventNotWatching
+}

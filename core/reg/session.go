@@ -1,0 +1,108 @@
+package reg
+
+import (
+	"context"
+	"fmt"
+	"sync"
+)
+
+// Session is one registry session: the lifetime of the ephemeral nodes and
+// watches created through it. Done closes when it is lost (expired by the
+// server, declared lost after a disconnection longer than the session
+// timeout, or closed with its client). A Client opens a new Session by itself
+// after a loss; callers learn of it through Client.Session or
+// WatchConnection and re-create their ephemeral nodes and watches.
+type Session struct {
+	id     int64
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	once   sync.Once
+}
+
+// NewSession returns a live session with the server-assigned id. It is meant
+// for Client implementations; callers get sessions from Client.Session.
+func NewSession(id int64) *Session {
+	// The session's own context is a lifetime, not a request: it has no parent
+	// because it ends only with the session.
+	ctx, cancel := context.WithCancelCause(context.Background())
+	return &Session{id: id, ctx: ctx, cancel: cancel}
+}
+
+// ID returns the server's session id (the EphemeralOwner of its ephemerals).
+func (s *Session) ID() int64 { return s.id }
+
+// Done is closed when the session is lost.
+func (s *Session) Done() <-chan struct{} { return s.ctx.Done() }
+
+// Err is nil while the session lives, then an error wrapping ErrSessionLost
+// (expired or declared lost) or ErrClosed (its client closed).
+func (s *Session) Err() error {
+	if s.ctx.Err() == nil {
+		return nil
+	}
+	return context.Cause(s.ctx)
+}
+
+// End marks the session lost with cause (which should wrap ErrSessionLost or
+// ErrClosed). Only the first call has an effect. For implementations.
+func (s *Session) End(cause error) {
+	s.once.Do(func() { s.cancel(cause) })
+}
+
+// Context derives a context from parent that is also cancelled, with the
+// session's error as cause, when the session is lost: work that must not
+// outlive the session (a leader's duties, a fenced write) runs under it.
+func (s *Session) Context(parent context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(parent)
+	stop := context.AfterFunc(s.ctx, func() { cancel(context.Cause(s.ctx)) })
+	return ctx, func() {
+		stop()
+		cancel(context.Canceled)
+	}
+}
+
+func (s *Session) String() string { return fmt.Sprintf("session 0x%x", s.id) }
+
+// ConnState is a connection-state change, in Curator's terms.
+type ConnState int
+
+const (
+	// StateConnected: the first session of the client is established.
+	StateConnected ConnState = iota + 1
+	// StateSuspended: the connection dropped; the session may survive.
+	// Upstream ElasticJob pauses its jobs here (UNAVAILABLE).
+	StateSuspended
+	// StateReconnected: the connection is back with the same session;
+	// ephemerals and watches are intact.
+	StateReconnected
+	// StateLost: the session is gone (expired, or disconnected longer than
+	// its timeout); Session().Done() is closed.
+	StateLost
+	// StateNewSession: a new session replaced a lost one; Event.Session is
+	// it. Curator reports this as RECONNECTED too; callers re-create
+	// ephemeral nodes and watches.
+	StateNewSession
+)
+
+func (s ConnState) String() string {
+	switch s {
+	case StateConnected:
+		return "connected"
+	case StateSuspended:
+		return "suspended"
+	case StateReconnected:
+		return "reconnected"
+	case StateLost:
+		return "lost"
+	case StateNewSession:
+		return "new-session"
+	}
+	return fmt.Sprintf("ConnState(%d)", int(s))
+}
+
+// ConnEvent is one connection-state change and the session it concerns (the
+// lost one for StateLost, the new one for StateNewSession).
+type ConnEvent struct {
+	State   ConnState
+	Session *Session
+}

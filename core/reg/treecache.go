@@ -1,0 +1,463 @@
+package reg
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// TreeEventType is the kind of a TreeCache event, as CuratorCache's.
+type TreeEventType int
+
+// TreeCache event types.
+const (
+	// NodeAdded: a node appeared (including every node of the initial
+	// load); Data is its data.
+	NodeAdded TreeEventType = iota + 1
+	// NodeUpdated: a node's data was set (its Mzxid changed); Data is the
+	// new data. Changes in quick succession may be coalesced into one.
+	NodeUpdated
+	// NodeDeleted: a node went away; Data is the last data the cache saw.
+	// A deleted subtree yields one event per node, children first.
+	NodeDeleted
+	// TreeInitialized: the initial load is complete (sent once).
+	TreeInitialized
+)
+
+func (t TreeEventType) String() string {
+	switch t {
+	case NodeAdded:
+		return "added"
+	case NodeUpdated:
+		return "updated"
+	case NodeDeleted:
+		return "deleted"
+	case TreeInitialized:
+		return "initialized"
+	}
+	return fmt.Sprintf("TreeEventType(%d)", int(t))
+}
+
+// TreeEvent is one change in a watched subtree.
+type TreeEvent struct {
+	Type TreeEventType
+	Path string // namespace-relative; "" for TreeInitialized
+	Data []byte
+	Stat Stat
+}
+
+// TreeCache mirrors the subtree at a root (the root included) and reports
+// every change as TreeEvents, like Curator's CuratorCache over a job root.
+//
+// It is built from one-shot data and child watches re-armed after each
+// event; because a read arms its watch atomically, and every re-arm re-reads
+// and diffs against the cache, no change is missed: at worst several
+// changes coalesce into one event carrying the latest data. A node deleted
+// and re-created between two reads yields NodeDeleted then NodeAdded (its
+// Czxid changed). After a session loss every watch ends; the cache re-reads
+// the whole subtree in the new session and reports the differences (e.g.
+// NodeDeleted for the old session's ephemerals). Events come from one
+// goroutine, in order.
+type TreeCache struct {
+	c       Client
+	root    string
+	log     hclog.Logger
+	discard bool
+
+	events chan TreeEvent
+	initCh chan struct{}
+
+	mu    sync.RWMutex // guards nodes for readers; written only by Run
+	nodes map[string]*cnode
+}
+
+type cnode struct {
+	data       []byte
+	stat       Stat
+	children   map[string]struct{}
+	dataWatch  bool
+	childWatch bool
+}
+
+// TreeCacheOption configures a TreeCache.
+type TreeCacheOption func(*TreeCache)
+
+// WithTreeLogger sets the logger (default: none).
+func WithTreeLogger(l hclog.Logger) TreeCacheOption { return func(t *TreeCache) { t.log = l } }
+
+// WithoutEvents makes the cache a mirror only: no events are queued, so
+// nobody needs to read Events.
+func WithoutEvents() TreeCacheOption { return func(t *TreeCache) { t.discard = true } }
+
+// NewTreeCache returns a cache of the subtree at root; Run starts it.
+func NewTreeCache(c Client, root string, opts ...TreeCacheOption) *TreeCache {
+	t := &TreeCache{
+		c:      c,
+		root:   root,
+		log:    hclog.NewNullLogger(),
+		events: make(chan TreeEvent),
+		initCh: make(chan struct{}),
+		nodes:  make(map[string]*cnode),
+	}
+	for _, o := range opts {
+		o(t)
+	}
+	return t
+}
+
+// WatchTree runs a TreeCache over root until ctx ends and returns its
+// events; the channel closes once the cache has stopped.
+func WatchTree(ctx context.Context, c Client, root string) (<-chan TreeEvent, error) {
+	if err := ValidatePath(root, false); err != nil {
+		return nil, err
+	}
+	t := NewTreeCache(c, root)
+	go func() { _ = t.Run(ctx) }()
+	return t.Events(), nil
+}
+
+// Events returns the event stream. Unread events queue without bound (the
+// cache never blocks on its reader); the channel closes when Run returns.
+func (t *TreeCache) Events() <-chan TreeEvent { return t.events }
+
+// Initialized is closed once the initial load is complete.
+func (t *TreeCache) Initialized() <-chan struct{} { return t.initCh }
+
+// Get returns the cached data and stat of path.
+func (t *TreeCache) Get(path string) ([]byte, Stat, bool) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	n := t.nodes[path]
+	if n == nil {
+		return nil, Stat{}, false
+	}
+	return slices.Clone(n.data), n.stat, true
+}
+
+// Children returns the cached child names of path, sorted.
+func (t *TreeCache) Children(path string) ([]string, bool) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	n := t.nodes[path]
+	if n == nil {
+		return nil, false
+	}
+	out := make([]string, 0, len(n.children))
+	for c := range n.children {
+		out = append(out, c)
+	}
+	sort.Strings(out)
+	return out, true
+}
+
+type watchKind int
+
+const (
+	wData watchKind = iota
+	wChild
+	wExists
+)
+
+type fired struct {
+	path string
+	kind watchKind
+	node *cnode // incarnation the watch was armed for (nil for exists)
+	ev   WatchEvent
+}
+
+// treeRun is the state of one Run: owned by its goroutine.
+type treeRun struct {
+	*TreeCache
+	ctx        context.Context
+	wg         *sync.WaitGroup
+	fired      chan fired
+	queue      []TreeEvent
+	rootExists bool // an exists watch on the absent root is armed
+}
+
+// Run loads the subtree, then follows it until ctx ends. It returns nil
+// after ctx ends, once every goroutine it started has exited, and closes
+// Events. Registry errors are retried with back-off, never returned.
+func (t *TreeCache) Run(ctx context.Context) error {
+	if err := ValidatePath(t.root, false); err != nil {
+		close(t.events)
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer close(t.events)
+	defer wg.Wait()
+	defer cancel()
+	r := &treeRun{TreeCache: t, ctx: ctx, wg: &wg, fired: make(chan fired)}
+
+	const minBackoff, maxBackoff = 50 * time.Millisecond, 2 * time.Second
+	backoff := minBackoff
+	resync := true
+	var retry <-chan time.Time
+	initialized := false
+	for {
+		if resync && retry == nil {
+			if err := r.refreshData(t.root, true); err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				t.log.Warn("tree cache resync failed; retrying", "root", t.root, "error", err, "backoff", backoff)
+				retry = time.After(backoff)
+				backoff = min(backoff*2, maxBackoff)
+			} else {
+				resync, backoff = false, minBackoff
+				if !initialized {
+					initialized = true
+					r.emit(TreeEvent{Type: TreeInitialized})
+					close(t.initCh)
+				}
+			}
+		}
+		var out chan TreeEvent
+		var head TreeEvent
+		if len(r.queue) > 0 {
+			out, head = t.events, r.queue[0]
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case out <- head:
+			r.queue[0] = TreeEvent{}
+			r.queue = r.queue[1:]
+		case <-retry:
+			retry = nil
+		case f := <-r.fired:
+			if err := r.handle(f); err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				t.log.Debug("tree cache refresh failed; resyncing", "path", f.path, "error", err)
+				resync = true
+			}
+			if f.ev.Type == EventNotWatching {
+				resync = true
+			}
+		}
+	}
+}
+
+func (r *treeRun) emit(ev TreeEvent) {
+	if r.discard {
+		return
+	}
+	r.queue = append(r.queue, ev)
+}
+
+// arm forwards one watch firing to the loop.
+func (r *treeRun) arm(ch <-chan WatchEvent, path string, kind watchKind, n *cnode) {
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		select {
+		case ev, ok := <-ch:
+			if !ok {
+				ev = WatchEvent{Type: EventNotWatching, Path: path, Err: ErrClosed}
+			}
+			select {
+			case r.fired <- fired{path: path, kind: kind, node: n, ev: ev}:
+			case <-r.ctx.Done():
+			}
+		case <-r.ctx.Done():
+		}
+	}()
+}
+
+func (r *treeRun) handle(f fired) error {
+	if f.kind == wExists {
+		r.rootExists = false
+		if f.ev.Type == EventNotWatching {
+			return nil
+		}
+		return r.refreshData(f.path, true)
+	}
+	n := r.nodes[f.path]
+	if n != nil && n == f.node {
+		if f.kind == wData {
+			n.dataWatch = false
+		} else {
+			n.childWatch = false
+		}
+	}
+	if f.ev.Type == EventNotWatching {
+		return nil // the loop resyncs
+	}
+	if n == nil && f.path != r.root && r.nodes[Parent(f.path)] == nil {
+		return nil // a stale watch of a subtree already gone
+	}
+	if f.kind == wChild && f.ev.Type == EventNodeChildrenChanged && n != nil {
+		return r.refreshChildren(f.path, n, false)
+	}
+	return r.refreshData(f.path, false)
+}
+
+// refreshData re-reads path (arming a data watch if none is armed), diffs it
+// against the cache, and lists its children when it is new or deep is set.
+func (r *treeRun) refreshData(path string, deep bool) error {
+	n := r.nodes[path]
+	var (
+		data []byte
+		st   Stat
+		ch   <-chan WatchEvent
+		err  error
+	)
+	if n != nil && n.dataWatch {
+		data, st, err = r.c.Get(r.ctx, path)
+	} else {
+		data, st, ch, err = r.c.GetW(r.ctx, path)
+	}
+	if errors.Is(err, ErrNoNode) {
+		if n != nil {
+			r.removeSubtree(path)
+		}
+		if path == r.root && !r.rootExists {
+			_, ok, ch, err := r.c.ExistsW(r.ctx, path)
+			if err != nil {
+				return err
+			}
+			r.rootExists = true
+			r.arm(ch, path, wExists, nil)
+			if ok {
+				// Created between the two reads: the exists watch fires for
+				// nothing more, so read it now.
+				return r.refreshData(path, true)
+			}
+		}
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if n != nil && st.Czxid != n.stat.Czxid {
+		// Deleted and re-created since we last looked.
+		r.removeSubtree(path)
+		n = nil
+	}
+	isNew := n == nil
+	switch {
+	case isNew:
+		var parent *cnode
+		if path != r.root {
+			if parent = r.nodes[Parent(path)]; parent == nil {
+				return nil // its parent left the cache: a stale read
+			}
+		}
+		n = &cnode{children: make(map[string]struct{})}
+		r.mu.Lock()
+		if parent != nil {
+			parent.children[Base(path)] = struct{}{}
+		}
+		r.nodes[path] = n
+		n.data, n.stat = data, st
+		r.mu.Unlock()
+		r.emit(TreeEvent{Type: NodeAdded, Path: path, Data: data, Stat: st})
+	case st.Mzxid != n.stat.Mzxid:
+		r.mu.Lock()
+		n.data, n.stat = data, st
+		r.mu.Unlock()
+		r.emit(TreeEvent{Type: NodeUpdated, Path: path, Data: data, Stat: st})
+	default:
+		r.mu.Lock()
+		n.stat = st
+		r.mu.Unlock()
+	}
+	if ch != nil {
+		n.dataWatch = true
+		r.arm(ch, path, wData, n)
+	}
+	if isNew || deep || !n.childWatch {
+		return r.refreshChildren(path, n, deep)
+	}
+	return nil
+}
+
+// refreshChildren re-lists path (arming a child watch if none is armed),
+// reads new children (all children when deep) and drops vanished ones.
+func (r *treeRun) refreshChildren(path string, n *cnode, deep bool) error {
+	var (
+		names []string
+		ch    <-chan WatchEvent
+		err   error
+	)
+	if n.childWatch {
+		names, err = r.c.Children(r.ctx, path)
+	} else {
+		names, _, ch, err = r.c.ChildrenW(r.ctx, path)
+	}
+	if errors.Is(err, ErrNoNode) {
+		return r.refreshData(path, false)
+	}
+	if err != nil {
+		return err
+	}
+	if ch != nil {
+		n.childWatch = true
+		r.arm(ch, path, wChild, n)
+	}
+	seen := make(map[string]struct{}, len(names))
+	for _, name := range names {
+		seen[name] = struct{}{}
+	}
+	for name := range n.children {
+		if _, ok := seen[name]; !ok {
+			r.removeSubtree(childPath(path, name))
+		}
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		_, known := n.children[name]
+		if !known {
+			r.mu.Lock()
+			n.children[name] = struct{}{}
+			r.mu.Unlock()
+		}
+		if !known || deep {
+			if err := r.refreshData(childPath(path, name), deep); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// removeSubtree drops path and its descendants, children first, emitting
+// NodeDeleted with the last known data.
+func (r *treeRun) removeSubtree(path string) {
+	n := r.nodes[path]
+	if n == nil {
+		return
+	}
+	names := make([]string, 0, len(n.children))
+	for c := range n.children {
+		names = append(names, c)
+	}
+	sort.Strings(names)
+	for _, c := range names {
+		r.removeSubtree(childPath(path, c))
+	}
+	r.mu.Lock()
+	delete(r.nodes, path)
+	if p := r.nodes[Parent(path)]; p != nil && path != r.root {
+		delete(p.children, Base(path))
+	}
+	r.mu.Unlock()
+	r.emit(TreeEvent{Type: NodeDeleted, Path: path, Data: n.data, Stat: n.stat})
+}
+
+func childPath(parent, name string) string {
+	if parent == "/" {
+		return "/" + name
+	}
+	return parent + "/" + name
+}

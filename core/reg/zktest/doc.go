@@ -1,0 +1,8 @@
+// Package zktest starts real ZooKeeper servers for tests through the
+// project's scripts/zk.sh (which installs Debian's zookeeper package when it
+// is missing): Start for one server per test, Launch for one server shared by
+// a whole test binary (from TestMain), StartEnsemble for three nodes. Servers
+// can be stopped, killed and restarted on the same port and data directory.
+// Nothing is skipped: if ZooKeeper cannot be installed or started the test
+// fails with the script's reason.
+package zktest

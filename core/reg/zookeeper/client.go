@@ -1,0 +1,498 @@
+package zookeeper
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/ejob-io/ejob/core/reg"
+	"github.com/ejob-io/ejob/core/reg/internal/notify"
+)
+
+// Client implements reg.Client (and reg.Expirer) on a go-zookeeper Conn.
+type Client struct {
+	cfg  Config
+	log  hclog.Logger
+	ns   string // "" or "/a/b"
+	acl  []zk.ACL
+	conn *zk.Conn
+	hub  *notify.Hub[reg.ConnEvent]
+	dial func(ctx context.Context, network, addr string) (net.Conn, error)
+
+	closing   chan struct{} // closed by Close
+	closeOnce sync.Once
+	loopDone  chan struct{} // go-zookeeper's loop and our state loop exited
+
+	evMu   sync.Mutex
+	evQ    []stateEvent
+	evWake chan struct{}
+
+	mu        sync.Mutex
+	sess      *reg.Session  // nil until the first session
+	connected bool          // the current session is reachable
+	upCh      chan struct{} // closed while connected; replaced on disconnect
+	creds     sessionCreds  // from the last connect response
+	conns     map[net.Conn]struct{}
+}
+
+var (
+	_ reg.Client  = (*Client)(nil)
+	_ reg.Expirer = (*Client)(nil)
+)
+
+// Connect validates cfg, connects, waits for the first session (up to
+// maxSleepTimeMilliseconds x maxRetries, like upstream's init, or ctx),
+// authenticates the digest and creates the namespace node if needed.
+func Connect(ctx context.Context, cfg Config) (*Client, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	c := &Client{
+		cfg:      cfg,
+		log:      cfg.Logger,
+		hub:      notify.New[reg.ConnEvent](),
+		closing:  make(chan struct{}),
+		loopDone: make(chan struct{}),
+		evWake:   make(chan struct{}, 1),
+		upCh:     make(chan struct{}),
+		conns:    make(map[net.Conn]struct{}),
+		acl:      zk.WorldACL(zk.PermAll),
+	}
+	if cfg.Namespace != "" {
+		c.ns = "/" + cfg.Namespace
+	}
+	if cfg.Digest != "" {
+		c.acl = zk.AuthACL(zk.PermAll) // Curator's CREATOR_ALL_ACL
+	}
+	c.dial = cfg.Dialer
+	if c.dial == nil {
+		d := &net.Dialer{}
+		c.dial = d.DialContext
+	}
+	conn, events, err := zk.Connect(cfg.Servers(), ms(cfg.SessionTimeoutMilliseconds),
+		zk.WithDialer(c.zkDialer),
+		zk.WithLogger(zkLogger{c.log}),
+		zk.WithEventCallback(c.onEvent),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("zookeeper: connect %s: %w", cfg.ServerLists, err)
+	}
+	c.conn = conn
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { // go-zookeeper's own channel: drain it; it closes when its loop exits
+		defer wg.Done()
+		for range events {
+		}
+	}()
+	stateDone := make(chan struct{})
+	go func() {
+		defer wg.Done()
+		defer close(stateDone)
+		c.stateLoop()
+	}()
+	go func() {
+		wg.Wait()
+		close(c.loopDone)
+	}()
+
+	wait := ms(cfg.MaxSleepTimeMilliseconds * max(cfg.MaxRetries, 1))
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	if err := c.waitConnected(wctx); err != nil {
+		_ = c.Close()
+		return nil, fmt.Errorf("zookeeper: no session with %s within %v: %w", cfg.ServerLists, wait, err)
+	}
+	if cfg.Digest != "" {
+		if _, err := call(ctx, c, "auth", "/", true, func() (struct{}, error) {
+			return struct{}{}, c.conn.AddAuth("digest", []byte(cfg.Digest))
+		}); err != nil {
+			_ = c.Close()
+			return nil, fmt.Errorf("zookeeper: digest auth: %w", err)
+		}
+	}
+	if c.ns != "" {
+		if err := c.mkdirs(ctx, c.ns, zk.FlagPersistent); err != nil {
+			_ = c.Close()
+			return nil, fmt.Errorf("zookeeper: create namespace %s: %w", c.ns, err)
+		}
+	}
+	return c, nil
+}
+
+// zkDialer adapts cfg.Dialer to go-zookeeper and sniffs session credentials.
+func (c *Client) zkDialer(network, address string, timeout time.Duration) (net.Conn, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), max(timeout, ms(c.cfg.ConnectionTimeoutMilliseconds)))
+	defer cancel()
+	raw, err := c.dial(ctx, network, address)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.conns[raw] = struct{}{}
+	c.mu.Unlock()
+	return &sniffConn{Conn: raw, addr: address, report: c.setCreds, closeHook: c.forget}, nil
+}
+
+func (c *Client) setCreds(cr sessionCreds) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cr.id != 0 {
+		c.creds = cr
+	}
+}
+
+func (c *Client) forget(conn net.Conn) {
+	c.mu.Lock()
+	delete(c.conns, conn)
+	c.mu.Unlock()
+}
+
+// stateEvent is a go-zookeeper session state with the session id current
+// when it happened.
+type stateEvent struct {
+	state zk.State
+	id    int64
+}
+
+// onEvent is go-zookeeper's callback: it must not block, so it only queues.
+// It runs synchronously after go-zookeeper read the connect response, so
+// the sniffed session id is the one this state belongs to.
+func (c *Client) onEvent(ev zk.Event) {
+	if ev.Type != zk.EventSession {
+		return
+	}
+	c.mu.Lock()
+	id := c.creds.id
+	c.mu.Unlock()
+	c.evMu.Lock()
+	c.evQ = append(c.evQ, stateEvent{ev.State, id})
+	c.evMu.Unlock()
+	select {
+	case c.evWake <- struct{}{}:
+	default:
+	}
+}
+
+// stateLoop owns the session state: it turns go-zookeeper's states into
+// reg.ConnEvents and declares a session lost after a disconnection longer
+// than its negotiated timeout (as Curator does).
+func (c *Client) stateLoop() {
+	var lostTimer *time.Timer
+	var lostC <-chan time.Time
+	stopTimer := func() {
+		if lostTimer != nil {
+			lostTimer.Stop()
+			lostTimer, lostC = nil, nil
+		}
+	}
+	defer stopTimer()
+	for {
+		c.evMu.Lock()
+		q := c.evQ
+		c.evQ = nil
+		c.evMu.Unlock()
+		for _, ev := range q {
+			switch ev.state {
+			case zk.StateHasSession:
+				stopTimer()
+				c.onSession(ev.id)
+			case zk.StateDisconnected, zk.StateConnecting:
+				if c.onDisconnect() {
+					stopTimer()
+					c.mu.Lock()
+					timeout := time.Duration(c.creds.timeoutMs) * time.Millisecond
+					c.mu.Unlock()
+					if timeout <= 0 {
+						timeout = ms(c.cfg.SessionTimeoutMilliseconds)
+					}
+					lostTimer = time.NewTimer(timeout)
+					lostC = lostTimer.C
+				}
+			case zk.StateExpired:
+				stopTimer()
+				c.lose(fmt.Errorf("expired by the server: %w", reg.ErrSessionLost))
+			case zk.StateAuthFailed:
+				c.log.Error("zookeeper authentication failed")
+			}
+		}
+		select {
+		case <-c.evWake:
+		case <-lostC:
+			lostTimer, lostC = nil, nil
+			c.lose(fmt.Errorf("disconnected longer than the session timeout: %w", reg.ErrSessionLost))
+		case <-c.closing:
+			return
+		}
+	}
+}
+
+func (c *Client) onSession(id int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var ev reg.ConnEvent
+	switch {
+	case c.sess == nil:
+		c.sess = reg.NewSession(id)
+		ev = reg.ConnEvent{State: reg.StateConnected, Session: c.sess}
+	case c.sess.ID() == id && c.sess.Err() == nil:
+		if c.connected {
+			return
+		}
+		ev = reg.ConnEvent{State: reg.StateReconnected, Session: c.sess}
+	default:
+		if c.sess.Err() == nil {
+			c.sess.End(fmt.Errorf("%v replaced by session 0x%x: %w", c.sess, id, reg.ErrSessionLost))
+			c.hub.Publish(reg.ConnEvent{State: reg.StateLost, Session: c.sess})
+		}
+		c.sess = reg.NewSession(id)
+		ev = reg.ConnEvent{State: reg.StateNewSession, Session: c.sess}
+	}
+	c.connected = true
+	close(c.upCh)
+	c.log.Debug("zookeeper session", "state", ev.State, "session", fmt.Sprintf("0x%x", id))
+	c.hub.Publish(ev)
+}
+
+// onDisconnect reports whether this is a new suspension.
+func (c *Client) onDisconnect() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.connected || c.isClosing() {
+		return false
+	}
+	c.connected = false
+	c.upCh = make(chan struct{})
+	c.log.Debug("zookeeper connection suspended", "session", c.sess)
+	c.hub.Publish(reg.ConnEvent{State: reg.StateSuspended, Session: c.sess})
+	return true
+}
+
+func (c *Client) lose(cause error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sess == nil || c.sess.Err() != nil || c.isClosing() {
+		return
+	}
+	c.sess.End(fmt.Errorf("%v: %w", c.sess, cause))
+	c.log.Warn("zookeeper session lost", "session", c.sess, "cause", cause)
+	c.hub.Publish(reg.ConnEvent{State: reg.StateLost, Session: c.sess})
+}
+
+func (c *Client) isClosing() bool {
+	select {
+	case <-c.closing:
+		return true
+	default:
+		return false
+	}
+}
+
+// waitConnected blocks until a session is reachable or ctx ends.
+func (c *Client) waitConnected(ctx context.Context) error {
+	c.mu.Lock()
+	up := c.upCh
+	c.mu.Unlock()
+	select {
+	case <-up:
+		return nil
+	case <-c.closing:
+		return reg.ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// call runs one go-zookeeper operation bounded by ctx: each attempt waits
+// for a connection (up to connectionTimeoutMilliseconds) and retryable
+// failures are retried with Curator's ExponentialBackoffRetry while
+// maxRetries allows.
+func call[T any](ctx context.Context, c *Client, op, path string, retry bool, fn func() (T, error)) (T, error) {
+	var zero T
+	for attempt := 0; ; attempt++ {
+		if c.isClosing() {
+			return zero, &reg.OpError{Op: op, Path: path, Err: reg.ErrClosed}
+		}
+		if err := ctx.Err(); err != nil {
+			return zero, &reg.OpError{Op: op, Path: path, Err: err}
+		}
+		v, err := attemptOnce(ctx, c, fn)
+		if err == nil {
+			return v, nil
+		}
+		if errors.Is(err, errCtx) {
+			return zero, &reg.OpError{Op: op, Path: path, Err: ctx.Err()}
+		}
+		if c.isClosing() {
+			return zero, &reg.OpError{Op: op, Path: path, Err: reg.ErrClosed}
+		}
+		err = mapErr(err)
+		if !retry || !retryable(err) || attempt >= c.cfg.MaxRetries {
+			return zero, &reg.OpError{Op: op, Path: path, Err: err}
+		}
+		sleep := c.backoff(attempt)
+		c.log.Debug("zookeeper operation retry", "op", op, "path", path, "attempt", attempt+1, "sleep", sleep, "error", err)
+		t := time.NewTimer(sleep)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return zero, &reg.OpError{Op: op, Path: path, Err: fmt.Errorf("%w (last error: %w)", ctx.Err(), err)}
+		case <-c.closing:
+			t.Stop()
+			return zero, &reg.OpError{Op: op, Path: path, Err: reg.ErrClosed}
+		}
+	}
+}
+
+var errCtx = errors.New("context done")
+
+type result[T any] struct {
+	v   T
+	err error
+}
+
+// attemptOnce waits for a connection (at most connectionTimeoutMilliseconds;
+// not connected then counts as a connection loss) and runs fn. go-zookeeper
+// has no ctx, so fn runs in its own goroutine and is abandoned (it finishes
+// when the server answers or the connection drops) if ctx ends first.
+func attemptOnce[T any](ctx context.Context, c *Client, fn func() (T, error)) (T, error) {
+	var zero T
+	wctx, cancel := context.WithTimeout(ctx, ms(c.cfg.ConnectionTimeoutMilliseconds))
+	err := c.waitConnected(wctx)
+	cancel()
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		return zero, errCtx
+	case errors.Is(err, reg.ErrClosed):
+		return zero, err
+	default:
+		return zero, fmt.Errorf("not connected within %dms: %w", c.cfg.ConnectionTimeoutMilliseconds, zk.ErrConnectionClosed)
+	}
+	ch := make(chan result[T], 1)
+	go func() {
+		v, err := fn()
+		ch <- result[T]{v, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.v, r.err
+	case <-ctx.Done():
+		return zero, errCtx
+	case <-c.closing:
+		return zero, reg.ErrClosed
+	}
+}
+
+// backoff is Curator's ExponentialBackoffRetry.getSleepTimeMs.
+func (c *Client) backoff(retryCount int) time.Duration {
+	n := 1 << (retryCount + 1)
+	sleep := c.cfg.BaseSleepTimeMilliseconds * max(1, rand.IntN(n))
+	return ms(min(sleep, c.cfg.MaxSleepTimeMilliseconds))
+}
+
+func (c *Client) abs(p string) string {
+	if p == "/" && c.ns != "" {
+		return c.ns
+	}
+	return c.ns + p
+}
+
+func (c *Client) rel(full string) string {
+	if c.ns == "" {
+		return full
+	}
+	if full == c.ns {
+		return "/"
+	}
+	return strings.TrimPrefix(full, c.ns)
+}
+
+func invalid(op, path string, err error) error { return &reg.OpError{Op: op, Path: path, Err: err} }
+
+// Namespace implements reg.Client.
+func (c *Client) Namespace() string { return c.cfg.Namespace }
+
+// Session implements reg.Client.
+func (c *Client) Session() *reg.Session {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sess
+}
+
+// WatchConnection implements reg.Client.
+func (c *Client) WatchConnection(ctx context.Context) <-chan reg.ConnEvent {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	first := reg.ConnEvent{State: reg.StateConnected, Session: c.sess}
+	switch {
+	case c.isClosing() || (c.sess != nil && c.sess.Err() != nil):
+		first.State = reg.StateLost
+	case !c.connected:
+		first.State = reg.StateSuspended
+	}
+	return c.hub.Subscribe(ctx, first)
+}
+
+// Expire implements reg.Expirer: a second connection attaches to the current
+// session and closes it, so the server ends it exactly as on a timeout. The
+// client then reports StateLost and, once go-zookeeper has reconnected,
+// StateNewSession.
+func (c *Client) Expire(ctx context.Context) error {
+	if c.isClosing() {
+		return reg.ErrClosed
+	}
+	c.mu.Lock()
+	cr := c.creds
+	c.mu.Unlock()
+	if cr.id == 0 {
+		return errors.New("zookeeper: expire: no session yet")
+	}
+	if err := closeSessionAs(ctx, c.dial, cr); err != nil {
+		return fmt.Errorf("zookeeper: expire session 0x%x: %w", cr.id, err)
+	}
+	return nil
+}
+
+// DropConnection closes the client's TCP connections without ending the
+// session, as a network fault would: the client reports StateSuspended, and
+// go-zookeeper reconnects (StateReconnected) within the session timeout.
+func (c *Client) DropConnection() {
+	c.mu.Lock()
+	conns := make([]net.Conn, 0, len(c.conns))
+	for conn := range c.conns {
+		conns = append(conns, conn)
+	}
+	c.mu.Unlock()
+	for _, conn := range conns {
+		_ = conn.Close()
+	}
+}
+
+// Close implements reg.Client: the session is closed on the server (its
+// ephemerals deleted), and Close returns once every goroutine of the client
+// has exited.
+func (c *Client) Close() error {
+	c.closeOnce.Do(func() {
+		close(c.closing)
+		c.conn.Close()
+		<-c.loopDone
+		c.mu.Lock()
+		if c.sess != nil {
+			c.sess.End(fmt.Errorf("%v closed: %w", c.sess, reg.ErrClosed))
+		}
+		c.mu.Unlock()
+		c.hub.Close()
+	})
+	return nil
+}

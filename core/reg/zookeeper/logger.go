@@ -1,0 +1,22 @@
+package zookeeper
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// zkLogger routes go-zookeeper's Printf logging into hclog: failures at Warn,
+// the connection chatter at Debug.
+type zkLogger struct{ l hclog.Logger }
+
+func (z zkLogger) Printf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	low := strings.ToLower(msg)
+	if strings.Contains(low, "fail") || strings.Contains(low, "error") {
+		z.l.Warn("go-zookeeper: " + msg)
+		return
+	}
+	z.l.Debug("go-zookeeper: " + msg)
+}

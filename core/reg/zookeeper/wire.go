@@ -1,0 +1,166 @@
+package zookeeper
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+)
+
+// sessionCreds is what the server's connect response told us: enough to
+// attach a second connection to the same session (Expire).
+type sessionCreds struct {
+	addr      string
+	id        int64
+	passwd    []byte
+	timeoutMs int32
+}
+
+// sniffConn passes a connection through while parsing the first frame the
+// server sends (the connect response) into sessionCreds.
+type sniffConn struct {
+	net.Conn
+	addr      string
+	report    func(sessionCreds)
+	closeHook func(net.Conn)
+	mu        sync.Mutex
+	buf       []byte
+	done      bool
+}
+
+func (s *sniffConn) Read(p []byte) (int, error) {
+	n, err := s.Conn.Read(p)
+	if n > 0 {
+		s.sniff(p[:n])
+	}
+	return n, err
+}
+
+func (s *sniffConn) Close() error {
+	s.closeHook(s.Conn)
+	return s.Conn.Close()
+}
+
+func (s *sniffConn) sniff(b []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done {
+		return
+	}
+	s.buf = append(s.buf, b...)
+	if len(s.buf) < 4 {
+		return
+	}
+	size := int(binary.BigEndian.Uint32(s.buf))
+	if len(s.buf) < 4+size {
+		return
+	}
+	s.done = true
+	if cr, ok := parseConnectResponse(s.buf[4 : 4+size]); ok {
+		cr.addr = s.addr
+		s.report(cr)
+	}
+	s.buf = nil
+}
+
+// parseConnectResponse decodes jute ConnectResponse: int protocolVersion,
+// int timeOut, long sessionId, buffer passwd.
+func parseConnectResponse(b []byte) (sessionCreds, bool) {
+	if len(b) < 20 {
+		return sessionCreds{}, false
+	}
+	cr := sessionCreds{
+		timeoutMs: int32(binary.BigEndian.Uint32(b[4:])),
+		id:        int64(binary.BigEndian.Uint64(b[8:])),
+	}
+	n := int(int32(binary.BigEndian.Uint32(b[16:])))
+	if n > 0 && len(b) >= 20+n {
+		cr.passwd = append([]byte(nil), b[20:20+n]...)
+	}
+	return cr, true
+}
+
+// closeSessionAs attaches to the session in cr from a second connection and
+// closes it: the server ends the session exactly as on expiry (ephemerals
+// deleted, the original connection dropped; its reconnect is told the
+// session expired). This is Curator's KillSession technique.
+func closeSessionAs(ctx context.Context, dial func(ctx context.Context, network, addr string) (net.Conn, error), cr sessionCreds) error {
+	conn, err := dial(ctx, "tcp", cr.addr)
+	if err != nil {
+		return fmt.Errorf("dial %s: %w", cr.addr, err)
+	}
+	defer conn.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		_ = conn.SetDeadline(dl)
+	} else {
+		_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+	}
+	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Now()) })
+	defer stop()
+
+	// ConnectRequest: int protocolVersion, long lastZxidSeen, int timeOut,
+	// long sessionId, buffer passwd.
+	req := binary.BigEndian.AppendUint32(nil, 0)
+	req = binary.BigEndian.AppendUint64(req, 0)
+	req = binary.BigEndian.AppendUint32(req, uint32(cr.timeoutMs))
+	req = binary.BigEndian.AppendUint64(req, uint64(cr.id))
+	req = binary.BigEndian.AppendUint32(req, uint32(len(cr.passwd)))
+	req = append(req, cr.passwd...)
+	if err := writeFrame(conn, req); err != nil {
+		return fmt.Errorf("send connect: %w", err)
+	}
+	resp, err := readFrame(conn)
+	if err != nil {
+		return fmt.Errorf("read connect response: %w", err)
+	}
+	got, ok := parseConnectResponse(resp)
+	if !ok {
+		return errors.New("malformed connect response")
+	}
+	if got.id == 0 {
+		return nil // already expired
+	}
+	// RequestHeader: int xid, int type (closeSession = -11).
+	closeReq := binary.BigEndian.AppendUint32(nil, 1)
+	closeReq = binary.BigEndian.AppendUint32(closeReq, uint32(0xfffffff5))
+	if err := writeFrame(conn, closeReq); err != nil {
+		return fmt.Errorf("send close: %w", err)
+	}
+	for {
+		// Skip watch notifications (xid -1) until the close reply.
+		f, err := readFrame(conn)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return fmt.Errorf("read close reply: %w", err)
+		}
+		if len(f) >= 4 && int32(binary.BigEndian.Uint32(f)) == 1 {
+			return nil
+		}
+	}
+}
+
+func writeFrame(w io.Writer, body []byte) error {
+	b := binary.BigEndian.AppendUint32(nil, uint32(len(body)))
+	_, err := w.Write(append(b, body...))
+	return err
+}
+
+func readFrame(r io.Reader) ([]byte, error) {
+	var hdr [4]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return nil, err
+	}
+	n := binary.BigEndian.Uint32(hdr[:])
+	if n > 1<<20 {
+		return nil, fmt.Errorf("frame of %d bytes", n)
+	}
+	b := make([]byte, n)
+	_, err := io.ReadFull(r, b)
+	return b, err
+}

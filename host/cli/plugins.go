@@ -1,0 +1,149 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ejob-io/ejob/host/plugins"
+	"github.com/ejob-io/ejob/plugins/builtin"
+	"github.com/ejob-io/ejob/spi"
+)
+
+// catalogFlags are the flags of every command that loads plugins.
+type catalogFlags struct {
+	dir      string
+	lockFile string
+}
+
+func (f *catalogFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.dir, "plugins-dir", os.Getenv("EJOB_PLUGINS_DIR"), "directory of ejob-* plugin binaries (env EJOB_PLUGINS_DIR); empty: built-ins only")
+	cmd.Flags().StringVar(&f.lockFile, "lock-file", "", "plugin lock file (default: ejob-plugins.lock in the plugins directory, if present)")
+}
+
+func (f *catalogFlags) config(e *env) (plugins.Config, error) {
+	b, err := builtinSource()
+	if err != nil {
+		return plugins.Config{}, err
+	}
+	return plugins.Config{Dir: f.dir, LockFile: f.lockFile, Builtin: b, Logger: e.log}, nil
+}
+
+// builtinSource describes the built-in plugin server: this very binary under
+// the hidden builtin-plugins subcommand.
+func builtinSource() (*plugins.Builtin, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("locate the ejob binary to serve built-in plugins: %w", err)
+	}
+	set := builtin.New(builtin.Options{})
+	return &plugins.Builtin{Path: self, Args: []string{builtinPluginsCmd}, Version: builtin.Version, Types: set.Types()}, nil
+}
+
+func newPluginsCmd(e *env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "plugins",
+		Short: "List and pin plugin binaries",
+		Long: `Plugins are executables named ejob-* in the plugins directory. Each serves one
+or more types (kind + type name) that jobs name in their configuration.
+Built-in types are served by the ejob binary itself; a plugin that offers a
+built-in's type name overrides it.`,
+	}
+	cmd.AddCommand(newPluginsListCmd(e), newPluginsLockCmd(e))
+	return cmd
+}
+
+func newPluginsListCmd(e *env) *cobra.Command {
+	var f catalogFlags
+	cmd := &cobra.Command{
+		Use:     "list",
+		Short:   "List every plugin type with its version, binary and checksum",
+		Example: `  ejob plugins list --plugins-dir ./bin/plugins`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := f.config(e)
+			if err != nil {
+				return err
+			}
+			cat, err := plugins.Open(cmd.Context(), cfg)
+			if err != nil {
+				return err
+			}
+			defer cat.Close()
+			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "KIND\tTYPE\tVERSION\tBINARY\tSHA256")
+			for _, kind := range spi.Kinds() {
+				for _, typ := range cat.Types(kind) {
+					bin, err := cat.Provider(kind, typ)
+					if err != nil {
+						return err
+					}
+					path := bin.Path
+					if bin.Builtin {
+						path = "(built-in) " + path
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", kind, typ, bin.Info.PluginVersion, path, bin.SHA256)
+				}
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			for _, s := range cat.Skipped() {
+				fmt.Fprintf(e.stderr, "skipped %s: %v\n", s.Path, s.Reason)
+			}
+			return nil
+		},
+	}
+	f.register(cmd)
+	return cmd
+}
+
+func newPluginsLockCmd(e *env) *cobra.Command {
+	var f catalogFlags
+	cmd := &cobra.Command{
+		Use:   "lock",
+		Short: "Pin every usable plugin binary by SHA-256 in the lock file",
+		Long: `Writes ejob-plugins.lock (sha256sum format) into the plugins directory, or to
+--lock-file. Once the lock file exists, ejob launches only binaries whose
+checksum it lists; re-run this command after installing or upgrading a plugin.`,
+		Example: `  ejob plugins lock --plugins-dir /opt/ejob/plugins`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.dir == "" {
+				return usagef(cmd, "--plugins-dir is required")
+			}
+			target := f.lockFile
+			if target == "" {
+				target = filepath.Join(f.dir, plugins.LockFileName)
+			}
+			cfg, err := f.config(e)
+			if err != nil {
+				return err
+			}
+			cfg.Builtin = nil
+			cfg.IgnoreLock = true
+			cat, err := plugins.Open(cmd.Context(), cfg)
+			if err != nil {
+				return err
+			}
+			defer cat.Close()
+			lock := plugins.Lock{}
+			for _, b := range cat.Binaries() {
+				lock[filepath.Base(b.Path)] = b.SHA256
+			}
+			for _, s := range cat.Skipped() {
+				fmt.Fprintf(e.stderr, "not pinned %s: %v\n", s.Path, s.Reason)
+			}
+			if err := lock.Write(target); err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "pinned %d plugin binaries in %s\n", len(lock), target)
+			return nil
+		},
+	}
+	f.register(cmd)
+	return cmd
+}

@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/spf13/cobra"
+)
+
+// env carries what every command needs: its output streams and logger.
+type env struct {
+	stdout, stderr io.Writer
+	logLevel       string
+	log            hclog.Logger
+}
+
+// Main runs the ejob command line with args (without the program name) and
+// returns the process exit code.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	e := &env{stdout: stdout, stderr: stderr}
+	root := newRoot(e)
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	if err := root.ExecuteContext(ctx); err != nil {
+		var ue usageError
+		if errors.As(err, &ue) {
+			fmt.Fprintf(stderr, "ejob: %v\nRun 'ejob %s --help' for usage.\n", err, ue.cmd)
+			return 2
+		}
+		fmt.Fprintf(stderr, "ejob: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// usageError is a mistake in how a command was called.
+type usageError struct {
+	cmd string
+	err error
+}
+
+func (u usageError) Error() string { return u.err.Error() }
+func (u usageError) Unwrap() error { return u.err }
+
+func usagef(cmd *cobra.Command, format string, args ...any) error {
+	return usageError{cmd: cmd.CommandPath()[len(cmd.Root().Name()):], err: fmt.Errorf(format, args...)}
+}
+
+func newRoot(e *env) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "ejob",
+		Short: "ejob is a distributed, sharded job scheduler compatible with ElasticJob-Lite",
+		Long: `ejob runs cron jobs split into sharding items across many hosts, coordinated
+through ZooKeeper with ElasticJob-Lite's node layout. Every extension point
+(sharding strategies, error handlers, job types, thread-pool sizing) is a
+plugin binary in the plugins directory: drop a binary in, name its type in
+the job's configuration, nothing is recompiled.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			level := hclog.LevelFromString(e.logLevel)
+			if level == hclog.NoLevel {
+				return usagef(cmd, "--log-level %q: want trace, debug, info, warn or error", e.logLevel)
+			}
+			e.log = hclog.New(&hclog.LoggerOptions{Name: "ejob", Level: level, Output: e.stderr})
+			return nil
+		},
+	}
+	root.PersistentFlags().StringVar(&e.logLevel, "log-level", envOr("EJOB_LOG_LEVEL", "info"), "log level: trace, debug, info, warn or error (env EJOB_LOG_LEVEL)")
+	root.AddCommand(newPluginsCmd(e), newShardingCmd(e), newBuiltinPluginsCmd())
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usagef(cmd, "%v", err) })
+	return root
+}
+
+func envOr(key, def string) string {
+	if v, ok := os.LookupEnv(key); ok {
+		return v
+	}
+	return def
+}

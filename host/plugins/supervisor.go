@@ -1,0 +1,246 @@
+package plugins
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/ejob-io/ejob/internal/transport"
+	"github.com/ejob-io/ejob/spi"
+)
+
+// Relaunch backoff: a process that exits within stableAfter of its start
+// (or fails to start) counts as a quick exit; consecutive quick exits double
+// the wait before the next launch, from minBackoff up to maxBackoff. The
+// relaunch after a process that ran stably is immediate.
+const (
+	minBackoff  = 100 * time.Millisecond
+	maxBackoff  = 30 * time.Second
+	stableAfter = 10 * time.Second
+)
+
+// supervisor owns one plugin binary's process: started on first use, shared
+// by every type the binary serves, relaunched after it exits.
+type supervisor struct {
+	cat  *Catalog
+	bin  Binary
+	args []string
+	log  hclog.Logger
+
+	// sem is a one-slot semaphore guarding the fields below; a channel so
+	// that waiting for it honours ctx.
+	sem      chan struct{}
+	proc     *transport.Process
+	started  time.Time
+	lastExit time.Time
+	crashes  int
+	closed   bool
+}
+
+func (c *Catalog) newSupervisor(bin Binary, args []string) *supervisor {
+	s := &supervisor{cat: c, bin: bin, args: args, sem: make(chan struct{}, 1),
+		log: c.log.With("plugin", filepath.Base(bin.Path))}
+	c.sups = append(c.sups, s)
+	return s
+}
+
+func (s *supervisor) acquire(ctx context.Context) error {
+	select {
+	case s.sem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("wait for plugin %s: %w", s.bin.Path, ctx.Err())
+	}
+}
+
+func (s *supervisor) release() { <-s.sem }
+
+func (s *supervisor) backoff() time.Duration {
+	if s.crashes == 0 {
+		return 0
+	}
+	return min(minBackoff<<min(s.crashes-1, 20), maxBackoff)
+}
+
+// process returns the running process, launching it when there is none.
+func (s *supervisor) process(ctx context.Context) (*transport.Process, error) {
+	if err := s.acquire(ctx); err != nil {
+		return nil, err
+	}
+	defer s.release()
+	if s.closed {
+		return nil, fmt.Errorf("%w: plugin catalog is closed", spi.ErrPluginExited)
+	}
+	if s.proc != nil && !s.proc.Exited() {
+		return s.proc, nil
+	}
+	if s.proc != nil {
+		s.noteExitLocked("plugin process exited")
+	}
+	if wait := time.Until(s.lastExit.Add(s.backoff())); wait > 0 {
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("%w: %s is restarting after %d quick exits (next launch in %v): %w",
+				spi.ErrPluginExited, s.bin.Path, s.crashes, wait.Round(time.Millisecond), ctx.Err())
+		}
+	}
+	if !s.bin.Builtin {
+		// Pinning and permissions are verified before every launch: the
+		// file may have been replaced since discovery.
+		if _, err := s.cat.check(s.bin.Path); err != nil {
+			s.crashes++
+			s.lastExit = time.Now()
+			return nil, fmt.Errorf("plugin %s: %w", s.bin.Path, err)
+		}
+	}
+	proc, err := transport.Launch(ctx, s.cat.launchConfig(s.bin.Path, s.args))
+	if err == nil {
+		_, err = proc.Info(ctx)
+		if err != nil {
+			proc.Kill()
+		}
+	}
+	if err != nil {
+		s.crashes++
+		s.lastExit = time.Now()
+		return nil, fmt.Errorf("start plugin %s: %w", s.bin.Path, err)
+	}
+	s.log.Debug("plugin process started", "pid", proc.Pid())
+	s.proc, s.started = proc, time.Now()
+	return proc, nil
+}
+
+// noteExitLocked records that the current process is gone.
+func (s *supervisor) noteExitLocked(msg string) {
+	if time.Since(s.started) < stableAfter {
+		s.crashes++
+	} else {
+		s.crashes = 0
+	}
+	s.lastExit = time.Now()
+	s.log.Warn(msg+"; it will be relaunched on next use", "pid", s.proc.Pid(), "quick_exits", s.crashes)
+	s.proc.Kill()
+	s.proc = nil
+}
+
+// discard drops proc after a call reported it gone, so the next call
+// relaunches even if the exit has not been observed yet.
+func (s *supervisor) discard(proc *transport.Process) {
+	s.sem <- struct{}{}
+	defer s.release()
+	if s.proc == proc {
+		s.noteExitLocked("plugin process went away during a call")
+	}
+}
+
+func (s *supervisor) close() {
+	s.sem <- struct{}{}
+	defer s.release()
+	s.closed = true
+	if s.proc != nil {
+		s.proc.Kill()
+		s.proc = nil
+	}
+}
+
+// caller runs calls for one type name of one binary.
+type caller struct {
+	sup     *supervisor
+	typ     string
+	timeout time.Duration
+}
+
+func (c *Catalog) caller(sup *supervisor, typ string) caller {
+	return caller{sup: sup, typ: typ, timeout: c.cfg.CallTimeout}
+}
+
+// do runs fn against the plugin's connection. With bounded set, the call
+// gets the catalog's CallTimeout unless ctx already ends sooner.
+func (c caller) do(ctx context.Context, bounded bool, fn func(context.Context, *transport.Conn) error) error {
+	if bounded {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.timeout)
+		defer cancel()
+	}
+	proc, err := c.sup.process(ctx)
+	if err != nil {
+		return err
+	}
+	err = fn(ctx, proc.Conn())
+	if err != nil && errors.Is(err, spi.ErrPluginExited) {
+		c.sup.discard(proc)
+	}
+	return err
+}
+
+type shardingProxy struct{ call caller }
+
+func (p shardingProxy) Sharding(ctx context.Context, req spi.ShardingRequest) (spi.ShardingResponse, error) {
+	var resp spi.ShardingResponse
+	err := p.call.do(ctx, true, func(ctx context.Context, conn *transport.Conn) (err error) {
+		resp, err = conn.ShardingStrategy(p.call.typ).Sharding(ctx, req)
+		return err
+	})
+	return resp, err
+}
+
+type errorHandlerProxy struct{ call caller }
+
+func (p errorHandlerProxy) HandleError(ctx context.Context, req spi.HandleErrorRequest) (spi.HandleErrorResponse, error) {
+	var resp spi.HandleErrorResponse
+	err := p.call.do(ctx, true, func(ctx context.Context, conn *transport.Conn) (err error) {
+		resp, err = conn.ErrorHandler(p.call.typ).HandleError(ctx, req)
+		return err
+	})
+	return resp, err
+}
+
+func (p errorHandlerProxy) Validate(ctx context.Context, req spi.ValidatePropsRequest) error {
+	return p.call.do(ctx, true, func(ctx context.Context, conn *transport.Conn) error {
+		return conn.ErrorHandler(p.call.typ).Validate(ctx, req)
+	})
+}
+
+type jobExecutorProxy struct{ call caller }
+
+// Execute is bounded by the caller's ctx (the job's execution timeout), not
+// by CallTimeout: a job may legitimately run for hours.
+func (p jobExecutorProxy) Execute(ctx context.Context, req spi.ExecuteRequest) (spi.ExecuteResponse, error) {
+	var resp spi.ExecuteResponse
+	err := p.call.do(ctx, false, func(ctx context.Context, conn *transport.Conn) (err error) {
+		resp, err = conn.JobExecutor(p.call.typ).Execute(ctx, req)
+		return err
+	})
+	return resp, err
+}
+
+func (p jobExecutorProxy) Validate(ctx context.Context, req spi.ValidatePropsRequest) error {
+	return p.call.do(ctx, true, func(ctx context.Context, conn *transport.Conn) error {
+		return conn.JobExecutor(p.call.typ).Validate(ctx, req)
+	})
+}
+
+type threadPoolProxy struct{ call caller }
+
+func (p threadPoolProxy) PoolSize(ctx context.Context, req spi.PoolSizeRequest) (spi.PoolSizeResponse, error) {
+	var resp spi.PoolSizeResponse
+	err := p.call.do(ctx, true, func(ctx context.Context, conn *transport.Conn) (err error) {
+		resp, err = conn.ThreadPoolSizeProvider(p.call.typ).PoolSize(ctx, req)
+		return err
+	})
+	return resp, err
+}
+
+var (
+	_ spi.ShardingStrategy       = shardingProxy{}
+	_ spi.ErrorHandler           = errorHandlerProxy{}
+	_ spi.JobExecutor            = jobExecutorProxy{}
+	_ spi.ThreadPoolSizeProvider = threadPoolProxy{}
+)

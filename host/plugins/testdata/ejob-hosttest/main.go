@@ -1,0 +1,74 @@
+// Command ejob-hosttest is a plugin used by host/plugins tests. Its
+// behaviour is chosen by the job name of each request:
+//
+//	"hang"   blocks until the call is cancelled
+//	"panic"  panics
+//	"exit"   kills its own process mid-call
+//	"stdout" prints to stdout before answering
+//	"pid"    answers normally; PoolSize returns the process id as Size
+//
+// Any other job name answers normally. It serves sharding type HOSTTEST and
+// thread-pool type HOSTTEST_POOL; built with -ldflags "-X main.typeName=X"
+// it serves X instead of HOSTTEST (to test duplicates and overrides).
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/ejob-io/ejob/sdk"
+	"github.com/ejob-io/ejob/spi"
+)
+
+var typeName = "HOSTTEST"
+
+type strategy struct{}
+
+func behave(ctx context.Context, job string) error {
+	switch job {
+	case "hang":
+		sdk.Logger().Info("hosttest is hanging until cancelled")
+		<-ctx.Done()
+		return ctx.Err()
+	case "panic":
+		panic("hosttest asked to panic")
+	case "exit":
+		os.Exit(3)
+	case "stdout":
+		fmt.Println("this line goes to stdout and must not break the plugin protocol")
+	}
+	return nil
+}
+
+func (strategy) Sharding(ctx context.Context, req spi.ShardingRequest) (spi.ShardingResponse, error) {
+	if err := behave(ctx, req.JobName); err != nil {
+		return spi.ShardingResponse{}, err
+	}
+	resp := spi.ShardingResponse{}
+	for i, id := range req.Instances {
+		a := spi.Assignment{InstanceID: id, Items: []int{}}
+		for item := i; item < req.ShardingTotalCount; item += len(req.Instances) {
+			a.Items = append(a.Items, item)
+		}
+		resp.Assignments = append(resp.Assignments, a)
+	}
+	return resp, nil
+}
+
+type pool struct{}
+
+func (pool) PoolSize(ctx context.Context, req spi.PoolSizeRequest) (spi.PoolSizeResponse, error) {
+	if err := behave(ctx, req.JobName); err != nil {
+		return spi.PoolSizeResponse{}, err
+	}
+	return spi.PoolSizeResponse{Size: os.Getpid()}, nil
+}
+
+func main() {
+	sdk.Serve(sdk.Plugins{
+		Version:     "0.0.1-test",
+		Sharding:    map[string]spi.ShardingStrategy{typeName: strategy{}},
+		ThreadPools: map[string]spi.ThreadPoolSizeProvider{typeName + "_POOL": pool{}},
+	})
+}

@@ -1,0 +1,204 @@
+package transport
+
+import (
+	"context"
+	"fmt"
+
+	"google.golang.org/grpc"
+
+	pb "github.com/ejob-io/ejob/internal/transport/pluginpb"
+	"github.com/ejob-io/ejob/spi"
+)
+
+// Conn is a connected plugin, over any gRPC connection. Its accessors return
+// spi implementations that forward each call, with its ctx (cancellation
+// and deadline cross the process boundary), to the plugin. They do not check
+// that the plugin serves the type; a call for a type it does not serve fails
+// with an error wrapping spi.ErrUnknownType that lists the types it serves.
+//
+// Every error a Conn call returns is mapped in one place (see errors.go):
+//
+//	plugin process gone / connection unavailable -> wraps spi.ErrPluginExited
+//	codes.Unimplemented                          -> wraps spi.ErrUnsupported
+//	codes.InvalidArgument                        -> wraps spi.ErrInvalidConfig
+//	codes.NotFound (unknown type)                -> wraps spi.ErrUnknownType
+//	codes.Canceled / DeadlineExceeded            -> wraps context.Canceled / context.DeadlineExceeded
+//	anything else                                -> the plugin's message
+//
+// each wrapped with the plugin's name, the operation and the type name. The
+// plugin's own error text is kept. A panic inside a plugin method arrives as
+// an error "plugin panicked: <value>"; the plugin keeps serving.
+//
+// A Conn is safe for concurrent use.
+type Conn struct {
+	name   string
+	client pb.PluginClient
+	done   <-chan struct{}
+}
+
+// NewConn returns a Conn over cc. name labels errors (the plugin's name or
+// path). done, if not nil, is closed when the plugin process has exited;
+// calls then fail at once with spi.ErrPluginExited.
+func NewConn(cc grpc.ClientConnInterface, name string, done <-chan struct{}) *Conn {
+	return &Conn{name: name, client: pb.NewPluginClient(cc), done: done}
+}
+
+func (c *Conn) exited() bool {
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// precheck fails fast when the process is known to be gone.
+func (c *Conn) precheck(op, typeName string) error {
+	if c.exited() {
+		return c.wrap(op, typeName, &remoteError{msg: spi.ErrPluginExited.Error(), sentinel: spi.ErrPluginExited})
+	}
+	return nil
+}
+
+func (c *Conn) wrap(op, typeName string, err error) error {
+	if typeName == "" {
+		return fmt.Errorf("plugin %s: %s: %w", c.name, op, err)
+	}
+	return fmt.Errorf("plugin %s: %s %q: %w", c.name, op, typeName, err)
+}
+
+func (c *Conn) fail(ctx context.Context, op, typeName string, err error) error {
+	return c.wrap(op, typeName, fromStatus(ctx, err, c.exited()))
+}
+
+// Info asks the plugin what it serves. It does not check APIVersion
+// (Process.Info does).
+func (c *Conn) Info(ctx context.Context) (spi.Info, error) {
+	if err := c.precheck("info", ""); err != nil {
+		return spi.Info{}, err
+	}
+	resp, err := c.client.Info(ctx, &pb.InfoRequest{})
+	if err != nil {
+		return spi.Info{}, c.fail(ctx, "info", "", err)
+	}
+	return infoFromProto(resp), nil
+}
+
+// ShardingStrategy returns the plugin's sharding strategy typeName.
+func (c *Conn) ShardingStrategy(typeName string) spi.ShardingStrategy {
+	return shardingClient{c: c, typeName: typeName}
+}
+
+// ErrorHandler returns the plugin's error handler typeName.
+func (c *Conn) ErrorHandler(typeName string) spi.ErrorHandler {
+	return errorHandlerClient{c: c, typeName: typeName}
+}
+
+// JobExecutor returns the plugin's job type typeName.
+func (c *Conn) JobExecutor(typeName string) spi.JobExecutor {
+	return jobExecutorClient{c: c, typeName: typeName}
+}
+
+// ThreadPoolSizeProvider returns the plugin's thread-pool size provider
+// typeName.
+func (c *Conn) ThreadPoolSizeProvider(typeName string) spi.ThreadPoolSizeProvider {
+	return threadPoolClient{c: c, typeName: typeName}
+}
+
+type shardingClient struct {
+	c        *Conn
+	typeName string
+}
+
+var _ spi.ShardingStrategy = shardingClient{}
+
+func (s shardingClient) Sharding(ctx context.Context, req spi.ShardingRequest) (spi.ShardingResponse, error) {
+	const op = "sharding"
+	if err := s.c.precheck(op, s.typeName); err != nil {
+		return spi.ShardingResponse{}, err
+	}
+	resp, err := s.c.client.Sharding(ctx, shardingRequestToProto(s.typeName, req))
+	if err != nil {
+		return spi.ShardingResponse{}, s.c.fail(ctx, op, s.typeName, err)
+	}
+	return shardingResponseFromProto(resp), nil
+}
+
+type errorHandlerClient struct {
+	c        *Conn
+	typeName string
+}
+
+var _ spi.ErrorHandler = errorHandlerClient{}
+
+func (h errorHandlerClient) HandleError(ctx context.Context, req spi.HandleErrorRequest) (spi.HandleErrorResponse, error) {
+	const op = "handle error"
+	if err := h.c.precheck(op, h.typeName); err != nil {
+		return spi.HandleErrorResponse{}, err
+	}
+	resp, err := h.c.client.HandleError(ctx, handleErrorRequestToProto(h.typeName, req))
+	if err != nil {
+		return spi.HandleErrorResponse{}, h.c.fail(ctx, op, h.typeName, err)
+	}
+	return handleErrorResponseFromProto(resp), nil
+}
+
+func (h errorHandlerClient) Validate(ctx context.Context, req spi.ValidatePropsRequest) error {
+	const op = "validate error handler"
+	if err := h.c.precheck(op, h.typeName); err != nil {
+		return err
+	}
+	if _, err := h.c.client.ValidateErrorHandler(ctx, validatePropsRequestToProto(h.typeName, req)); err != nil {
+		return h.c.fail(ctx, op, h.typeName, err)
+	}
+	return nil
+}
+
+type jobExecutorClient struct {
+	c        *Conn
+	typeName string
+}
+
+var _ spi.JobExecutor = jobExecutorClient{}
+
+func (j jobExecutorClient) Execute(ctx context.Context, req spi.ExecuteRequest) (spi.ExecuteResponse, error) {
+	const op = "execute"
+	if err := j.c.precheck(op, j.typeName); err != nil {
+		return spi.ExecuteResponse{}, err
+	}
+	resp, err := j.c.client.Execute(ctx, executeRequestToProto(j.typeName, req))
+	if err != nil {
+		return spi.ExecuteResponse{}, j.c.fail(ctx, op, j.typeName, err)
+	}
+	return executeResponseFromProto(resp), nil
+}
+
+func (j jobExecutorClient) Validate(ctx context.Context, req spi.ValidatePropsRequest) error {
+	const op = "validate job type"
+	if err := j.c.precheck(op, j.typeName); err != nil {
+		return err
+	}
+	if _, err := j.c.client.ValidateJobType(ctx, validatePropsRequestToProto(j.typeName, req)); err != nil {
+		return j.c.fail(ctx, op, j.typeName, err)
+	}
+	return nil
+}
+
+type threadPoolClient struct {
+	c        *Conn
+	typeName string
+}
+
+var _ spi.ThreadPoolSizeProvider = threadPoolClient{}
+
+func (t threadPoolClient) PoolSize(ctx context.Context, req spi.PoolSizeRequest) (spi.PoolSizeResponse, error) {
+	const op = "pool size"
+	if err := t.c.precheck(op, t.typeName); err != nil {
+		return spi.PoolSizeResponse{}, err
+	}
+	resp, err := t.c.client.PoolSize(ctx, poolSizeRequestToProto(t.typeName, req))
+	if err != nil {
+		return spi.PoolSizeResponse{}, t.c.fail(ctx, op, t.typeName, err)
+	}
+	return poolSizeResponseFromProto(resp), nil
+}

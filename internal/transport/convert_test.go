@@ -1,0 +1,177 @@
+package transport
+
+import (
+	"reflect"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	pb "github.com/ejob-io/ejob/internal/transport/pluginpb"
+	"github.com/ejob-io/ejob/spi"
+)
+
+// wire marshals and unmarshals m, as the transport does.
+func wire[M proto.Message](t *testing.T, m M) M {
+	t.Helper()
+	b, err := proto.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := m.ProtoReflect().New().Interface().(M)
+	if err := proto.Unmarshal(b, out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func strPtr(s string) *string { return &s }
+
+func TestConvertRoundTrip(t *testing.T) {
+	t.Parallel()
+	// Each case converts an spi value to proto, through the wire, and back.
+	tests := map[string]struct {
+		in   any
+		want any // nil: same as in
+		trip func(*testing.T, any) any
+	}{
+		"info": {
+			in: spi.Info{PluginVersion: "v1", APIVersion: 1, Types: []spi.TypeKey{{Kind: spi.KindSharding, Type: "AVG"}, {Kind: spi.KindJobType, Type: "SCRIPT"}}},
+			trip: func(t *testing.T, v any) any {
+				return infoFromProto(wire(t, infoToProto(v.(spi.Info))))
+			},
+		},
+		"info empty": {
+			in:   spi.Info{},
+			trip: func(t *testing.T, v any) any { return infoFromProto(wire(t, infoToProto(v.(spi.Info)))) },
+		},
+		"sharding request": {
+			in: spi.ShardingRequest{JobName: "j", Instances: []string{"b@-@1", "a@-@2"}, ShardingTotalCount: 1 << 40},
+			trip: func(t *testing.T, v any) any {
+				m := wire(t, shardingRequestToProto("AVG", v.(spi.ShardingRequest)))
+				if m.GetType() != "AVG" {
+					t.Errorf("type = %q", m.GetType())
+				}
+				return shardingRequestFromProto(m)
+			},
+		},
+		"sharding request no instances": {
+			in:   spi.ShardingRequest{JobName: "j", Instances: []string{}, ShardingTotalCount: 3},
+			want: spi.ShardingRequest{JobName: "j", ShardingTotalCount: 3},
+			trip: func(t *testing.T, v any) any {
+				return shardingRequestFromProto(wire(t, shardingRequestToProto("AVG", v.(spi.ShardingRequest))))
+			},
+		},
+		"sharding response": {
+			in: spi.ShardingResponse{Assignments: []spi.Assignment{{InstanceID: "a", Items: []int{0, 2, 4}}, {InstanceID: "b", Items: []int{}}}},
+			trip: func(t *testing.T, v any) any {
+				return shardingResponseFromProto(wire(t, shardingResponseToProto(v.(spi.ShardingResponse))))
+			},
+		},
+		"sharding response nil items become empty": {
+			in:   spi.ShardingResponse{Assignments: []spi.Assignment{{InstanceID: "a"}}},
+			want: spi.ShardingResponse{Assignments: []spi.Assignment{{InstanceID: "a", Items: []int{}}}},
+			trip: func(t *testing.T, v any) any {
+				return shardingResponseFromProto(wire(t, shardingResponseToProto(v.(spi.ShardingResponse))))
+			},
+		},
+		"sharding response empty": {
+			in: spi.ShardingResponse{},
+			trip: func(t *testing.T, v any) any {
+				return shardingResponseFromProto(wire(t, shardingResponseToProto(v.(spi.ShardingResponse))))
+			},
+		},
+		"handle error request": {
+			in: spi.HandleErrorRequest{JobName: "j", InstanceID: "1.2.3.4@-@5", TaskID: "t", ShardingItem: -1,
+				Props: map[string]string{"mail.to": "a@b"}, Error: spi.JobError{Message: "m", Detail: "d\nd"}},
+			trip: func(t *testing.T, v any) any {
+				return handleErrorRequestFromProto(wire(t, handleErrorRequestToProto("LOG", v.(spi.HandleErrorRequest))))
+			},
+		},
+		"handle error request empty props": {
+			in:   spi.HandleErrorRequest{JobName: "j", Props: map[string]string{}},
+			want: spi.HandleErrorRequest{JobName: "j"},
+			trip: func(t *testing.T, v any) any {
+				return handleErrorRequestFromProto(wire(t, handleErrorRequestToProto("LOG", v.(spi.HandleErrorRequest))))
+			},
+		},
+		"handle error response": {
+			in: spi.HandleErrorResponse{Propagate: true},
+			trip: func(t *testing.T, v any) any {
+				return handleErrorResponseFromProto(wire(t, handleErrorResponseToProto(v.(spi.HandleErrorResponse))))
+			},
+		},
+		"validate props request": {
+			in: spi.ValidatePropsRequest{JobName: "j", Props: map[string]string{"a": "", "b": "c"}},
+			trip: func(t *testing.T, v any) any {
+				return validatePropsRequestFromProto(wire(t, validatePropsRequestToProto("X", v.(spi.ValidatePropsRequest))))
+			},
+		},
+		"execute request nil parameter": {
+			in: spi.ExecuteRequest{Context: spi.ShardingContext{JobName: "j", TaskID: "t", ShardingTotalCount: 3, JobParameter: "p", ShardingItem: 2}},
+			trip: func(t *testing.T, v any) any {
+				return executeRequestFromProto(wire(t, executeRequestToProto("SCRIPT", v.(spi.ExecuteRequest))))
+			},
+		},
+		"execute request empty parameter": {
+			in: spi.ExecuteRequest{Context: spi.ShardingContext{JobName: "j", ShardingParameter: strPtr("")}, Props: map[string]string{"k": "v"}},
+			trip: func(t *testing.T, v any) any {
+				return executeRequestFromProto(wire(t, executeRequestToProto("SCRIPT", v.(spi.ExecuteRequest))))
+			},
+		},
+		"execute request parameter": {
+			in: spi.ExecuteRequest{Context: spi.ShardingContext{JobName: "j", ShardingParameter: strPtr("Beijing")}},
+			trip: func(t *testing.T, v any) any {
+				return executeRequestFromProto(wire(t, executeRequestToProto("SCRIPT", v.(spi.ExecuteRequest))))
+			},
+		},
+		"execute response": {
+			in: spi.ExecuteResponse{},
+			trip: func(t *testing.T, v any) any {
+				return executeResponseFromProto(wire(t, executeResponseToProto(v.(spi.ExecuteResponse))))
+			},
+		},
+		"pool size request": {
+			in: spi.PoolSizeRequest{JobName: "j", AvailableCPUs: 64},
+			trip: func(t *testing.T, v any) any {
+				return poolSizeRequestFromProto(wire(t, poolSizeRequestToProto("CPU", v.(spi.PoolSizeRequest))))
+			},
+		},
+		"pool size response": {
+			in: spi.PoolSizeResponse{Size: 7},
+			trip: func(t *testing.T, v any) any {
+				return poolSizeResponseFromProto(wire(t, poolSizeResponseToProto(v.(spi.PoolSizeResponse))))
+			},
+		},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			want := tt.want
+			if want == nil {
+				want = tt.in
+			}
+			if got := tt.trip(t, tt.in); !reflect.DeepEqual(got, want) {
+				t.Errorf("round trip:\n got  %#v\n want %#v", got, want)
+			}
+		})
+	}
+}
+
+// TestShardingParameterPresence checks the wire keeps nil and "" apart.
+func TestShardingParameterPresence(t *testing.T) {
+	t.Parallel()
+	m := wire(t, shardingContextToProto(spi.ShardingContext{}))
+	if m.ShardingParameter != nil {
+		t.Error("nil parameter arrived present")
+	}
+	m = wire(t, shardingContextToProto(spi.ShardingContext{ShardingParameter: strPtr("")}))
+	if m.ShardingParameter == nil || *m.ShardingParameter != "" {
+		t.Error("empty parameter arrived absent")
+	}
+	if got := shardingContextFromProto(nil); got.ShardingParameter != nil {
+		t.Error("nil message gives a parameter")
+	}
+	if got := executeRequestFromProto(&pb.ExecuteRequest{}); !reflect.DeepEqual(got, spi.ExecuteRequest{}) {
+		t.Errorf("empty request = %#v", got)
+	}
+}

@@ -1,0 +1,151 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/ejob-io/ejob/spi"
+)
+
+// Launch errors callers branch on. Each is wrapped in an error that names
+// the plugin executable.
+var (
+	// ErrNotPlugin means the executable is not an ejob plugin: it could not
+	// be executed, exited before the handshake, printed something other than
+	// the handshake, or did not complete the handshake within the start
+	// timeout. Relaunching does not help.
+	ErrNotPlugin = errors.New("not an ejob plugin")
+	// ErrProtocolVersion means the plugin speaks another go-plugin
+	// handshake protocol version than ProtocolVersion (or another go-plugin
+	// core protocol). The plugin must be rebuilt against this ejob release.
+	ErrProtocolVersion = errors.New("plugin protocol version mismatch")
+	// ErrAPIVersion means the plugin's Info reports an spi.APIVersion other
+	// than the host's. The plugin must be rebuilt against this ejob release.
+	ErrAPIVersion = errors.New("plugin API version mismatch")
+)
+
+// This file is the one place where errors cross the process boundary.
+//
+// Plugin side (toStatus), the first match wins:
+//
+//	wraps context.Canceled          -> codes.Canceled
+//	wraps context.DeadlineExceeded  -> codes.DeadlineExceeded
+//	wraps spi.ErrUnknownType        -> codes.NotFound
+//	wraps spi.ErrInvalidConfig      -> codes.InvalidArgument
+//	wraps spi.ErrUnsupported        -> codes.Unimplemented
+//	anything else                   -> codes.Unknown
+//
+// always with the error's full text as the status message. A panic becomes
+// codes.Internal "plugin panicked: <value>" (see recoverInterceptor).
+//
+// Host side (fromStatus):
+//
+//	plugin process known to be gone, codes.Unavailable, or codes.Canceled
+//	while the caller's ctx is live (connection closing)   -> spi.ErrPluginExited
+//	codes.Canceled / DeadlineExceeded, caller's ctx done  -> ctx.Err()
+//	codes.DeadlineExceeded, caller's ctx live (the plugin's own
+//	timeout)                                              -> context.DeadlineExceeded
+//	codes.NotFound                                        -> spi.ErrUnknownType
+//	codes.InvalidArgument                                 -> spi.ErrInvalidConfig
+//	codes.Unimplemented (also: RPC unknown to the plugin) -> spi.ErrUnsupported
+//	anything else                                         -> the message, no sentinel
+//
+// Errors from the plugin keep its message verbatim; Conn wraps them with
+// the plugin's name, the operation and the type name.
+
+// toStatus converts an implementation's error into a gRPC status error.
+func toStatus(err error) error {
+	if err == nil {
+		return nil
+	}
+	// A status error from the implementation's own gRPC clients is not
+	// passed through: its Unavailable would read as "plugin exited".
+	return status.Error(codeOf(err), err.Error())
+}
+
+func codeOf(err error) codes.Code {
+	switch {
+	case errors.Is(err, context.Canceled):
+		return codes.Canceled
+	case errors.Is(err, context.DeadlineExceeded):
+		return codes.DeadlineExceeded
+	case errors.Is(err, spi.ErrUnknownType):
+		return codes.NotFound
+	case errors.Is(err, spi.ErrInvalidConfig):
+		return codes.InvalidArgument
+	case errors.Is(err, spi.ErrUnsupported):
+		return codes.Unimplemented
+	default:
+		return codes.Unknown
+	}
+}
+
+// remoteError is an error that came over the wire: Error is the text to
+// show, Unwrap the sentinel (if any) callers branch on.
+type remoteError struct {
+	msg      string
+	sentinel error
+}
+
+func (e *remoteError) Error() string { return e.msg }
+func (e *remoteError) Unwrap() error { return e.sentinel }
+
+// fromStatus converts the error of a gRPC call into an error wrapping the
+// matching sentinel. ctx is the caller's ctx; exited reports whether the
+// plugin process is known to be gone.
+func fromStatus(ctx context.Context, err error, exited bool) error {
+	if err == nil {
+		return nil
+	}
+	st := status.Convert(err)
+	transportErr := func(sentinel error) error {
+		msg := sentinel.Error()
+		if m := st.Message(); m != "" && !strings.Contains(m, msg) {
+			msg += ": " + m
+		}
+		return &remoteError{msg: msg, sentinel: sentinel}
+	}
+	switch st.Code() {
+	case codes.Canceled, codes.DeadlineExceeded:
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return transportErr(ctxErr)
+		}
+		if st.Code() == codes.Canceled || exited {
+			// Canceled without the caller cancelling: the connection is
+			// closing because the plugin is being killed or has exited.
+			return transportErr(spi.ErrPluginExited)
+		}
+		return &remoteError{msg: st.Message(), sentinel: context.DeadlineExceeded}
+	case codes.Unavailable:
+		return transportErr(spi.ErrPluginExited)
+	}
+	if exited {
+		return transportErr(spi.ErrPluginExited)
+	}
+	switch st.Code() {
+	case codes.NotFound:
+		return &remoteError{msg: st.Message(), sentinel: spi.ErrUnknownType}
+	case codes.InvalidArgument:
+		return &remoteError{msg: st.Message(), sentinel: spi.ErrInvalidConfig}
+	case codes.Unimplemented:
+		return &remoteError{msg: st.Message(), sentinel: spi.ErrUnsupported}
+	default:
+		return &remoteError{msg: st.Message()}
+	}
+}
+
+// startError maps an error from go-plugin's Start (spawn + handshake) to
+// ErrProtocolVersion or ErrNotPlugin, naming the executable. go-plugin
+// reports failures as plain strings, so they are recognised by text.
+func startError(path string, err error) error {
+	msg := err.Error()
+	if strings.Contains(msg, "incompatible API version") || strings.Contains(msg, "incompatible core API version") {
+		return fmt.Errorf("launch plugin %s: %w: %w", path, ErrProtocolVersion, err)
+	}
+	return fmt.Errorf("launch plugin %s: %w: %w", path, ErrNotPlugin, err)
+}

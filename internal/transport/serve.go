@@ -1,0 +1,121 @@
+package transport
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+
+	pb "github.com/ejob-io/ejob/internal/transport/pluginpb"
+)
+
+// ProtocolVersion is go-plugin's handshake protocol version for ejob
+// plugins. It changes only when the gRPC protocol changes incompatibly; a
+// mismatch fails Launch with ErrProtocolVersion.
+const ProtocolVersion = 1
+
+const (
+	magicCookieKey   = "EJOB_PLUGIN_MAGIC_COOKIE"
+	magicCookieValue = "7c1c0a8e-ejob-plugin-5b1e4f0d"
+	// pluginSetName is the single entry of the go-plugin PluginSet.
+	pluginSetName = "ejob"
+	// parentPollInterval is how often a plugin checks that its parent lives.
+	parentPollInterval = 250 * time.Millisecond
+)
+
+// Handshake returns the go-plugin handshake config: ProtocolVersion and the
+// magic cookie EJOB_PLUGIN_MAGIC_COOKIE.
+func Handshake() plugin.HandshakeConfig {
+	return plugin.HandshakeConfig{
+		ProtocolVersion:  ProtocolVersion,
+		MagicCookieKey:   magicCookieKey,
+		MagicCookieValue: magicCookieValue,
+	}
+}
+
+// Logger returns the logger plugin code should use: hclog JSON lines on the
+// process's original stderr, which the host parses and re-levels under the
+// plugin's name. Filtering is left to the host, so the level is Trace.
+func Logger() hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{
+		Level: hclog.Trace,
+		// hclog.DefaultOutput is os.Stderr as it was at init, before
+		// go-plugin's Serve swaps os.Stderr for its stdio pipe.
+		Output:     hclog.DefaultOutput,
+		JSONFormat: true,
+	})
+}
+
+// Serve serves impls over gRPC with go-plugin (AutoMTLS capable) and blocks
+// until the host goes away; sdk.Serve is the public entry point. It installs
+// type routing, panic recovery and the error-to-status mapping, watches the
+// parent process (the plugin exits when its parent dies, even by SIGKILL,
+// within about parentPollInterval), and leaves stray writes to os.Stdout
+// harmless: go-plugin redirects them to a stream the host logs.
+//
+// Invalid impls (see Implementations.Validate) are reported on stderr and
+// the process exits with status 1.
+func Serve(impls Implementations) {
+	logger := Logger()
+	r, err := newRouter(impls)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "ejob plugin: %v\n", err)
+		os.Exit(1)
+	}
+	if os.Getenv(magicCookieKey) == magicCookieValue {
+		// Only when launched by a host; run by hand, go-plugin explains
+		// and exits.
+		go watchParent(logger, os.Getppid(), parentPollInterval)
+	}
+	plugin.Serve(&plugin.ServeConfig{
+		HandshakeConfig: Handshake(),
+		Plugins:         plugin.PluginSet{pluginSetName: &grpcPlugin{router: r}},
+		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
+			opts = append(opts, grpc.ChainUnaryInterceptor(recoverInterceptor(logger)))
+			return grpc.NewServer(opts...)
+		},
+		Logger: logger,
+	})
+}
+
+// watchParent exits the process when its parent changes (the parent died
+// and the process was re-parented). It complements Pdeathsig, which Launch
+// sets on Linux, for hosts that do not set it and for other systems.
+func watchParent(logger hclog.Logger, ppid int, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for range t.C {
+		if now := os.Getppid(); now != ppid {
+			logger.Warn("host process went away; exiting", "parent_pid", ppid, "new_parent_pid", now)
+			os.Exit(1)
+		}
+	}
+}
+
+// grpcPlugin is the one go-plugin plugin of an ejob binary: router is set
+// on the plugin side, name on the host side.
+type grpcPlugin struct {
+	plugin.NetRPCUnsupportedPlugin
+	router *router
+	name   string
+}
+
+var _ plugin.GRPCPlugin = (*grpcPlugin)(nil)
+
+func (p *grpcPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
+	if p.router == nil {
+		return fmt.Errorf("ejob plugin: no implementations")
+	}
+	pb.RegisterPluginServer(s, &server{r: p.router})
+	return nil
+}
+
+// GRPCClient returns a *Conn whose done channel is go-plugin's ctx, which
+// go-plugin cancels when the plugin process exits.
+func (p *grpcPlugin) GRPCClient(ctx context.Context, _ *plugin.GRPCBroker, cc *grpc.ClientConn) (any, error) {
+	return NewConn(cc, p.name, ctx.Done()), nil
+}

@@ -1,0 +1,130 @@
+package transport
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+
+	"github.com/hashicorp/go-hclog"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/ejob-io/ejob/internal/transport/pluginpb"
+	"github.com/ejob-io/ejob/spi"
+)
+
+// server serves one Implementations over the Plugin gRPC service.
+type server struct {
+	pb.UnimplementedPluginServer
+	r *router
+}
+
+var _ pb.PluginServer = (*server)(nil)
+
+// NewServer returns a gRPC server serving impls the way a plugin process
+// does: type routing, error-to-status mapping and panic recovery included.
+// Serve uses it inside go-plugin; sdktest serves it over an in-memory
+// connection. logger receives recovered panics (nil: discard). opts are
+// passed to grpc.NewServer after ejob's own.
+func NewServer(impls Implementations, logger hclog.Logger, opts ...grpc.ServerOption) (*grpc.Server, error) {
+	r, err := newRouter(impls)
+	if err != nil {
+		return nil, err
+	}
+	if logger == nil {
+		logger = hclog.NewNullLogger()
+	}
+	all := append([]grpc.ServerOption{grpc.ChainUnaryInterceptor(recoverInterceptor(logger))}, opts...)
+	s := grpc.NewServer(all...)
+	pb.RegisterPluginServer(s, &server{r: r})
+	return s, nil
+}
+
+// recoverInterceptor turns a panic in a handler into codes.Internal
+// "plugin panicked: <value>", logging the stack; the process keeps serving.
+func recoverInterceptor(logger hclog.Logger) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
+		defer func() {
+			if v := recover(); v != nil {
+				logger.Error("plugin panicked", "method", info.FullMethod, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+				resp, err = nil, status.Errorf(codes.Internal, "plugin panicked: %v", v)
+			}
+		}()
+		return handler(ctx, req)
+	}
+}
+
+func (s *server) Info(context.Context, *pb.InfoRequest) (*pb.InfoResponse, error) {
+	return infoToProto(s.r.info), nil
+}
+
+func (s *server) Sharding(ctx context.Context, req *pb.ShardingRequest) (*pb.ShardingResponse, error) {
+	impl, err := lookup(s.r, s.r.sharding, spi.KindSharding, req.GetType())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	resp, err := impl.Sharding(ctx, shardingRequestFromProto(req))
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return shardingResponseToProto(resp), nil
+}
+
+func (s *server) HandleError(ctx context.Context, req *pb.HandleErrorRequest) (*pb.HandleErrorResponse, error) {
+	impl, err := lookup(s.r, s.r.errorHandlers, spi.KindErrorHandler, req.GetType())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	resp, err := impl.HandleError(ctx, handleErrorRequestFromProto(req))
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return handleErrorResponseToProto(resp), nil
+}
+
+func (s *server) ValidateErrorHandler(ctx context.Context, req *pb.ValidatePropsRequest) (*pb.ValidatePropsResponse, error) {
+	impl, err := lookup(s.r, s.r.errorHandlers, spi.KindErrorHandler, req.GetType())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	if err := impl.Validate(ctx, validatePropsRequestFromProto(req)); err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.ValidatePropsResponse{}, nil
+}
+
+func (s *server) Execute(ctx context.Context, req *pb.ExecuteRequest) (*pb.ExecuteResponse, error) {
+	impl, err := lookup(s.r, s.r.jobTypes, spi.KindJobType, req.GetType())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	resp, err := impl.Execute(ctx, executeRequestFromProto(req))
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return executeResponseToProto(resp), nil
+}
+
+func (s *server) ValidateJobType(ctx context.Context, req *pb.ValidatePropsRequest) (*pb.ValidatePropsResponse, error) {
+	impl, err := lookup(s.r, s.r.jobTypes, spi.KindJobType, req.GetType())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	if err := impl.Validate(ctx, validatePropsRequestFromProto(req)); err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.ValidatePropsResponse{}, nil
+}
+
+func (s *server) PoolSize(ctx context.Context, req *pb.PoolSizeRequest) (*pb.PoolSizeResponse, error) {
+	impl, err := lookup(s.r, s.r.threadPools, spi.KindThreadPool, req.GetType())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	resp, err := impl.PoolSize(ctx, poolSizeRequestFromProto(req))
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return poolSizeResponseToProto(resp), nil
+}

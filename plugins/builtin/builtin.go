@@ -1,0 +1,69 @@
+package builtin
+
+import (
+	"slices"
+
+	errorhandlerbuiltin "github.com/ejob-io/ejob/plugins/errorhandler/builtin"
+	shardingbuiltin "github.com/ejob-io/ejob/plugins/sharding/builtin"
+	threadpoolbuiltin "github.com/ejob-io/ejob/plugins/threadpool/builtin"
+	"github.com/ejob-io/ejob/spi"
+)
+
+// Version is the plugin version the built-in implementations report.
+const Version = "0.1.0-dev"
+
+// Options configures the built-in implementations.
+type Options struct {
+	// Logger receives the LOG error handler's lines at ERROR level;
+	// hclog.Logger (sdk.Logger()) and *slog.Logger fit. Nil means
+	// slog.Default().
+	Logger errorhandlerbuiltin.Logger
+}
+
+// Set holds implementations keyed by canonical type name (the form
+// spi.NormalizeType returns), one map per kind. The maps are the caller's
+// to keep; the implementations are safe for concurrent use.
+type Set struct {
+	Sharding      map[string]spi.ShardingStrategy
+	ErrorHandlers map[string]spi.ErrorHandler
+	// JobTypes is empty today; SCRIPT and HTTP join it in a later release.
+	JobTypes    map[string]spi.JobExecutor
+	ThreadPools map[string]spi.ThreadPoolSizeProvider
+}
+
+// New returns a new instance of every built-in implementation:
+// sharding AVG_ALLOCATION, ODEVITY, ROUND_ROBIN; error handlers LOG, THROW,
+// IGNORE; thread pools CPU, SINGLE_THREAD.
+func New(opts Options) Set {
+	return Set{
+		Sharding:      shardingbuiltin.Strategies(),
+		ErrorHandlers: errorhandlerbuiltin.Handlers(opts.Logger),
+		JobTypes:      map[string]spi.JobExecutor{},
+		ThreadPools:   threadpoolbuiltin.Providers(),
+	}
+}
+
+// Types lists every (kind, type name) in s, sorted by kind in spi.Kinds
+// order and then by name.
+func (s Set) Types() []spi.TypeKey {
+	var keys []spi.TypeKey
+	add := func(kind spi.Kind, names []string) {
+		slices.Sort(names)
+		for _, n := range names {
+			keys = append(keys, spi.TypeKey{Kind: kind, Type: n})
+		}
+	}
+	add(spi.KindSharding, mapKeys(s.Sharding))
+	add(spi.KindErrorHandler, mapKeys(s.ErrorHandlers))
+	add(spi.KindJobType, mapKeys(s.JobTypes))
+	add(spi.KindThreadPool, mapKeys(s.ThreadPools))
+	return keys
+}
+
+func mapKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	return keys
+}

@@ -1,0 +1,93 @@
+package builtin_test
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/ejob-io/ejob/plugins/builtin"
+	"github.com/ejob-io/ejob/spi"
+	"github.com/ejob-io/ejob/spi/spitest"
+)
+
+func TestNewTypes(t *testing.T) {
+	t.Parallel()
+	got := builtin.New(builtin.Options{}).Types()
+	want := []spi.TypeKey{
+		{Kind: spi.KindSharding, Type: "AVG_ALLOCATION"},
+		{Kind: spi.KindSharding, Type: "ODEVITY"},
+		{Kind: spi.KindSharding, Type: "ROUND_ROBIN"},
+		{Kind: spi.KindErrorHandler, Type: "IGNORE"},
+		{Kind: spi.KindErrorHandler, Type: "LOG"},
+		{Kind: spi.KindErrorHandler, Type: "THROW"},
+		{Kind: spi.KindThreadPool, Type: "CPU"},
+		{Kind: spi.KindThreadPool, Type: "SINGLE_THREAD"},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("Types() = %v\nwant %v", got, want)
+	}
+	for _, k := range got {
+		if spi.NormalizeType(k.Type) != k.Type {
+			t.Errorf("type name %q is not normalised", k.Type)
+		}
+	}
+}
+
+func TestNewAreFresh(t *testing.T) {
+	t.Parallel()
+	a, b := builtin.New(builtin.Options{}), builtin.New(builtin.Options{})
+	delete(a.Sharding, "ODEVITY")
+	if b.Sharding["ODEVITY"] == nil {
+		t.Error("maps are shared between calls")
+	}
+}
+
+// TestNewConform runs every built-in through its spitest suite.
+func TestNewConform(t *testing.T) {
+	t.Parallel()
+	set := builtin.New(builtin.Options{Logger: discard{}})
+	for name, s := range set.Sharding {
+		t.Run("sharding/"+name, func(t *testing.T) {
+			t.Parallel()
+			spitest.TestShardingStrategy(t, s)
+		})
+	}
+	for name, h := range set.ErrorHandlers {
+		t.Run("errorhandler/"+name, func(t *testing.T) {
+			t.Parallel()
+			req := spi.HandleErrorRequest{JobName: "test_job", InstanceID: "192.168.1.1@-@1", TaskID: "t", Error: spi.JobError{Message: "boom"}}
+			spitest.TestErrorHandler(t, h, &spitest.ErrorHandlerOptions{
+				ValidProps: []map[string]string{nil, {"k": "v"}},
+				Request:    &req,
+				Propagate:  name == "THROW",
+			})
+		})
+	}
+	for name, p := range set.ThreadPools {
+		t.Run("threadpool/"+name, func(t *testing.T) {
+			t.Parallel()
+			spitest.TestThreadPoolSizeProvider(t, p)
+		})
+	}
+}
+
+func ExampleNew() {
+	set := builtin.New(builtin.Options{})
+	for _, k := range set.Types() {
+		fmt.Println(k.Kind, k.Type)
+	}
+	// Output:
+	// sharding AVG_ALLOCATION
+	// sharding ODEVITY
+	// sharding ROUND_ROBIN
+	// errorhandler IGNORE
+	// errorhandler LOG
+	// errorhandler THROW
+	// threadpool CPU
+	// threadpool SINGLE_THREAD
+}
+
+// discard is a Logger that drops every line.
+type discard struct{}
+
+func (discard) Error(string, ...any) {}

@@ -1,0 +1,20 @@
+// Command ejob-errorhandler-throw is a plugin binary serving the THROW
+// error handler alone (the ejob binary serves all built-ins itself; this
+// standalone copy is for overriding or running alone).
+package main
+
+import (
+	"github.com/ejob-io/ejob/plugins/builtin"
+	errorhandlerbuiltin "github.com/ejob-io/ejob/plugins/errorhandler/builtin"
+	"github.com/ejob-io/ejob/sdk"
+	"github.com/ejob-io/ejob/spi"
+)
+
+func main() {
+	sdk.Serve(sdk.Plugins{
+		Version: builtin.Version,
+		ErrorHandlers: map[string]spi.ErrorHandler{
+			errorhandlerbuiltin.TypeThrow: errorhandlerbuiltin.NewThrow(),
+		},
+	})
+}
