@@ -59,11 +59,11 @@ const (
 // Strings that Java keeps as null when unset (Cron, TimeZone, the three
 // plugin types, Label) are omitted from the YAML when empty. Strings whose
 // Java default is "" (ShardingItemParameters, JobParameter, Description) are
-// always written, as `''` when empty, exactly as Java does.
+// always written, as `”` when empty, exactly as Java does.
 //
 // A value returned by Unmarshal also remembers what the Go fields cannot
 // express, so that Marshal writes it back unchanged: keys that were absent
-// (null in Java), keys that held `''` where Java would omit an empty value,
+// (null in Java), keys that held `”` where Java would omit an empty value,
 // keys this version does not know, and the insertion order of props. Assigning a non-empty value to a
 // field overrides what was remembered for it. Use Equal to compare two
 // configurations by their fields only.

@@ -137,10 +137,16 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Process, error) {
 		return nil, fmt.Errorf("launch plugin %s: %w", cfg.Path, ctx.Err())
 	}
 	if r.err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			// go-plugin's timeout was ctx's deadline: report ctx's error.
+			return nil, fmt.Errorf("launch plugin %s: %w (%v)", cfg.Path, ctxErr, r.err)
+		}
 		return nil, r.err
 	}
 	p.conn, p.pid = r.conn, r.pid
-	if _, err := p.Info(ctx); err != nil {
+	infoCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if _, err := p.Info(infoCtx); err != nil {
 		p.Kill()
 		if errors.Is(err, ErrAPIVersion) {
 			return nil, err

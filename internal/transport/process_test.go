@@ -255,7 +255,7 @@ func TestCallerCancel(t *testing.T) {
 func TestDeadline(t *testing.T) {
 	t.Parallel()
 	p, _ := launch(t, bins.plugin)
-	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Second)
 	defer cancel()
 	done, cancelled := hang(t, ctx, p.Conn())
 	err := <-done
@@ -359,6 +359,7 @@ func TestLaunchErrors(t *testing.T) {
 				p.Kill()
 				t.Fatal("Launch succeeded")
 			}
+			t.Log(err)
 			for _, w := range tt.want {
 				if !errors.Is(err, w) {
 					t.Errorf("err = %v, want %v", err, w)
@@ -382,6 +383,12 @@ func TestLaunchCancelled(t *testing.T) {
 	cancel()
 	if _, err := transport.Launch(ctx, transport.LaunchConfig{Path: bins.plugin}); !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v, want context.Canceled", err)
+	}
+	ctx, cancel = context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	_, err := transport.Launch(ctx, transport.LaunchConfig{Path: bins.sleepScript})
+	if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, transport.ErrNotPlugin) {
+		t.Errorf("err = %v, want context.DeadlineExceeded", err)
 	}
 }
 

@@ -228,7 +228,7 @@ func (e *emitter) chooseScalarStyle(n *Node, a analysis) outStyle {
 }
 
 type analysis struct {
-	empty, multiline                                                bool
+	empty, multiline                                               bool
 	allowFlowPlain, allowBlockPlain, allowSingleQuoted, allowBlock bool
 }
 

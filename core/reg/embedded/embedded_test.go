@@ -1,0 +1,26 @@
+package embedded_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/ejob-io/ejob/core/reg"
+	"github.com/ejob-io/ejob/core/reg/embedded"
+	"github.com/ejob-io/ejob/core/reg/regtest"
+)
+
+func TestSuite(t *testing.T) {
+	srv := embedded.NewServer()
+	regtest.Run(t, regtest.Harness{
+		Connect: func(t testing.TB, ns string) reg.Client {
+			c, err := srv.Connect(ns)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c
+		},
+		Disconnect: func(t testing.TB, c reg.Client) { c.(*embedded.Client).Suspend() },
+		Reconnect:  func(t testing.TB, c reg.Client) { c.(*embedded.Client).Resume() },
+		Wait:       5 * time.Second,
+	})
+}

@@ -1,0 +1,224 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ejob-io/ejob/host/cli"
+)
+
+// exampleBin is the example third-party strategy, built once in TestMain.
+var exampleBin string
+
+// TestMain lets the test binary stand in for the ejob binary: the host
+// launches os.Executable() with the hidden built-in plugin subcommand, and
+// this test binary then serves the built-ins exactly as bin/ejob does.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == "__builtin-plugins" {
+		os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+	}
+	dir, err := os.MkdirTemp("", "ejob-cli-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	exampleBin = filepath.Join(dir, "ejob-sharding-rendezvous")
+	out, err := exec.Command("go", "build", "-o", exampleBin, "github.com/ejob-io/ejob/examples/sharding-rendezvous/ejob-sharding-rendezvous").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "build example: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var out, errb bytes.Buffer
+	code = cli.Main(ctx, args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// instances are deliberately not in runtime order; the runtime order is
+// descending string order: 1.2@-@200, 1.1@-@100, 1.10@-@50 ('@' > '0').
+const instances = "192.168.1.10@-@50,192.168.1.2@-@200,192.168.1.1@-@100"
+
+func TestShardingPreviewMatchesUpstreamVectors(t *testing.T) {
+	t.Parallel()
+	cases := map[string]struct {
+		strategy, job string
+		total         int
+		want          string
+	}{
+		// elasticjob-protocol.md §8.1 runtime example.
+		"avg total 10": {"AVG_ALLOCATION", "any", 10, `{"192.168.1.2@-@200":[0,1,2,9],"192.168.1.1@-@100":[3,4,5],"192.168.1.10@-@50":[6,7,8]}`},
+		// §8.5 runtime examples, total 2.
+		"odevity even hash":         {"ODEVITY", "test_job", 2, `{"192.168.1.2@-@200":[],"192.168.1.1@-@100":[1],"192.168.1.10@-@50":[0]}`},
+		"odevity odd hash":          {"odevity", "myJob", 2, `{"192.168.1.2@-@200":[0],"192.168.1.1@-@100":[1],"192.168.1.10@-@50":[]}`},
+		"round robin offset 2":      {"Round_Robin", "javaSimpleJob", 2, `{"192.168.1.2@-@200":[1],"192.168.1.1@-@100":[],"192.168.1.10@-@50":[0]}`},
+		"round robin MinInt32":      {"ROUND_ROBIN", "polygenelubricants", 3, `{"192.168.1.2@-@200":[2],"192.168.1.1@-@100":[0],"192.168.1.10@-@50":[1]}`},
+		"more instances than items": {"AVG_ALLOCATION", "j", 1, `{"192.168.1.2@-@200":[0],"192.168.1.1@-@100":[],"192.168.1.10@-@50":[]}`},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			code, out, errOut := run(t, "sharding", "preview", "--strategy", c.strategy, "--job", c.job,
+				"--total", fmt.Sprint(c.total), "--instances", instances)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			if got := strings.TrimSpace(out); got != c.want {
+				t.Fatalf("got  %s\nwant %s", got, c.want)
+			}
+			if !json.Valid([]byte(out)) {
+				t.Fatalf("not JSON: %s", out)
+			}
+		})
+	}
+}
+
+func TestShardingPreviewWithThirdPartyPlugin(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	copyFile(t, exampleBin, filepath.Join(dir, "ejob-sharding-rendezvous"))
+	code, out, errOut := run(t, "sharding", "preview", "--plugins-dir", dir, "--strategy", "rendezvous",
+		"--job", "orders", "--total", "12", "--instances", instances)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var got map[string][]int
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	seen := map[int]bool{}
+	for _, items := range got {
+		for _, it := range items {
+			if seen[it] {
+				t.Fatalf("item %d twice: %s", it, out)
+			}
+			seen[it] = true
+		}
+	}
+	if len(got) != 3 || len(seen) != 12 {
+		t.Fatalf("want 3 instances and 12 items: %s", out)
+	}
+}
+
+func TestShardingPreviewErrors(t *testing.T) {
+	t.Parallel()
+	cases := map[string]struct {
+		args     []string
+		wantCode int
+		wantErr  []string
+	}{
+		"unknown strategy": {[]string{"--strategy", "NOPE", "--job", "j", "--total", "2", "--instances", "a"}, 1,
+			[]string{`"NOPE"`, "AVG_ALLOCATION", "ODEVITY", "ROUND_ROBIN"}},
+		"missing job":        {[]string{"--total", "2", "--instances", "a"}, 2, []string{"--job is required"}},
+		"zero total":         {[]string{"--job", "j", "--total", "0", "--instances", "a"}, 2, []string{"--total must be > 0"}},
+		"missing instances":  {[]string{"--job", "j", "--total", "2"}, 2, []string{"--instances is required"}},
+		"empty instance":     {[]string{"--job", "j", "--total", "2", "--instances", "a,,b"}, 2, []string{"empty instance id"}},
+		"bad flag value":     {[]string{"--job", "j", "--total", "two", "--instances", "a"}, 2, []string{"--total"}},
+		"missing plugin dir": {[]string{"--plugins-dir", "/nonexistent/ejob", "--job", "j", "--total", "2", "--instances", "a"}, 1, []string{"/nonexistent/ejob"}},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			code, out, errOut := run(t, append([]string{"sharding", "preview"}, c.args...)...)
+			if code != c.wantCode {
+				t.Fatalf("exit %d, want %d; stderr: %s", code, c.wantCode, errOut)
+			}
+			if out != "" {
+				t.Fatalf("stdout should be empty on error, got %q", out)
+			}
+			for _, w := range c.wantErr {
+				if !strings.Contains(errOut, w) {
+					t.Errorf("stderr %q does not contain %q", errOut, w)
+				}
+			}
+		})
+	}
+}
+
+func TestPluginsListAndLock(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	plugin := filepath.Join(dir, "ejob-sharding-rendezvous")
+	copyFile(t, exampleBin, plugin)
+
+	code, out, errOut := run(t, "plugins", "list", "--plugins-dir", dir)
+	if code != 0 {
+		t.Fatalf("list: exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"KIND", "sharding", "AVG_ALLOCATION", "ROUND_ROBIN", "threadpool", "SINGLE_THREAD",
+		"errorhandler", "THROW", "RENDEZVOUS", "1.0.0", plugin, "(built-in)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("list output lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, errOut = run(t, "plugins", "lock", "--plugins-dir", dir)
+	if code != 0 || !strings.Contains(out, "pinned 1 plugin binaries") {
+		t.Fatalf("lock: exit %d out %q err %q", code, out, errOut)
+	}
+	lock, err := os.ReadFile(filepath.Join(dir, "ejob-plugins.lock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// sha256sum -c verifies the lock file (same format).
+	check := exec.Command("sha256sum", "-c", "ejob-plugins.lock")
+	check.Dir = dir
+	if out, err := check.CombinedOutput(); err != nil {
+		t.Fatalf("sha256sum -c: %v\n%s\nlock:\n%s", err, out, lock)
+	}
+	// Tamper with the binary: list now refuses it, naming the checksum problem.
+	f, err := os.OpenFile(plugin, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write([]byte("tampered"))
+	f.Close()
+	code, out, errOut = run(t, "plugins", "list", "--plugins-dir", dir)
+	if code != 0 {
+		t.Fatalf("list after tampering: exit %d: %s", code, errOut)
+	}
+	if strings.Contains(out, "RENDEZVOUS") || !strings.Contains(errOut, "checksum mismatch") {
+		t.Fatalf("tampered plugin not refused:\nstdout:\n%s\nstderr:\n%s", out, errOut)
+	}
+}
+
+func TestHelpReadsWell(t *testing.T) {
+	t.Parallel()
+	code, out, _ := run(t, "--help")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	for _, want := range []string{"plugins", "sharding", "plugin binary"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("--help lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "__builtin-plugins") {
+		t.Errorf("--help shows the hidden subcommand:\n%s", out)
+	}
+}
+
+func copyFile(t *testing.T, src, dst string) {
+	t.Helper()
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
