@@ -3,8 +3,7 @@ package spi
 import "context"
 
 // ShardingContext is what one item of one execution receives. Its JSON form
-// (see package sdk's helpers and the host) is byte-identical to upstream's
-// Gson output.
+// (package spi/gson) is byte-identical to upstream's Gson output.
 type ShardingContext struct {
 	JobName            string
 	TaskID             string

@@ -23,7 +23,8 @@ type Assignment struct {
 
 // ShardingResponse holds one Assignment per requested instance, in the
 // order of ShardingRequest.Instances unless the strategy says otherwise.
-// An instance that gets no items is present with an empty Items list.
+// An instance that gets no items is present with an empty, non-nil Items
+// list.
 type ShardingResponse struct {
 	Assignments []Assignment
 }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -122,8 +123,57 @@ func utf16Units(s string) []uint16 {
 	return out
 }
 
-// encodeNode encodes a Go value with yaml.v3 and converts it.
+// encodeNode converts a Go value into a node. Maps (sorted keys, as Java
+// sorts bean properties), slices and scalars are converted directly;
+// anything else (structs) goes through yaml.v3, whose encoder cannot
+// represent every string (it emits some that its own parser rejects).
 func encodeNode(v any) (*snakeyaml.Node, error) {
+	switch x := v.(type) {
+	case nil:
+		return snakeyaml.Null(), nil
+	case string:
+		return snakeyaml.String(x), nil
+	case bool:
+		return snakeyaml.Bool(x), nil
+	case int:
+		return snakeyaml.Int(int64(x)), nil
+	case int64:
+		return snakeyaml.Int(x), nil
+	case int32:
+		return snakeyaml.Int(int64(x)), nil
+	case []string:
+		seq := snakeyaml.Sequence()
+		for _, s := range x {
+			seq.Content = append(seq.Content, snakeyaml.String(s))
+		}
+		return seq, nil
+	case []any:
+		seq := snakeyaml.Sequence()
+		for _, item := range x {
+			n, err := encodeNode(item)
+			if err != nil {
+				return nil, err
+			}
+			seq.Content = append(seq.Content, n)
+		}
+		return seq, nil
+	case map[string]string:
+		m := snakeyaml.Mapping()
+		for _, k := range slices.SortedFunc(maps.Keys(x), javaCompare) {
+			m.Content = append(m.Content, snakeyaml.String(k), snakeyaml.String(x[k]))
+		}
+		return m, nil
+	case map[string]any:
+		m := snakeyaml.Mapping()
+		for _, k := range slices.SortedFunc(maps.Keys(x), javaCompare) {
+			n, err := encodeNode(x[k])
+			if err != nil {
+				return nil, fmt.Errorf("key %q: %w", k, err)
+			}
+			m.Content = append(m.Content, snakeyaml.String(k), n)
+		}
+		return m, nil
+	}
 	var n yaml.Node
 	if err := n.Encode(v); err != nil {
 		return nil, err

@@ -54,6 +54,10 @@ func (s *Session) End(cause error) {
 // outlive the session (a leader's duties, a fenced write) runs under it.
 func (s *Session) Context(parent context.Context) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancelCause(parent)
+	if s.ctx.Err() != nil {
+		cancel(context.Cause(s.ctx))
+		return ctx, func() { cancel(context.Canceled) }
+	}
 	stop := context.AfterFunc(s.ctx, func() { cancel(context.Cause(s.ctx)) })
 	return ctx, func() {
 		stop()

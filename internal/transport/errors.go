@@ -45,9 +45,10 @@ var (
 //
 // Host side (fromStatus):
 //
-//	plugin process known to be gone, codes.Unavailable, or codes.Canceled
-//	while the caller's ctx is live (connection closing)   -> spi.ErrPluginExited
 //	codes.Canceled / DeadlineExceeded, caller's ctx done  -> ctx.Err()
+//	codes.Unavailable, codes.Canceled while the caller's
+//	ctx is live (connection closing), or any other code
+//	not listed below once the process is known gone       -> spi.ErrPluginExited
 //	codes.DeadlineExceeded, caller's ctx live (the plugin's own
 //	timeout)                                              -> context.DeadlineExceeded
 //	codes.NotFound                                        -> spi.ErrUnknownType
@@ -123,20 +124,18 @@ func fromStatus(ctx context.Context, err error, exited bool) error {
 		return &remoteError{msg: st.Message(), sentinel: context.DeadlineExceeded}
 	case codes.Unavailable:
 		return transportErr(spi.ErrPluginExited)
-	}
-	if exited {
-		return transportErr(spi.ErrPluginExited)
-	}
-	switch st.Code() {
+	// The plugin's own answers stand even if it exited right after.
 	case codes.NotFound:
 		return &remoteError{msg: st.Message(), sentinel: spi.ErrUnknownType}
 	case codes.InvalidArgument:
 		return &remoteError{msg: st.Message(), sentinel: spi.ErrInvalidConfig}
 	case codes.Unimplemented:
 		return &remoteError{msg: st.Message(), sentinel: spi.ErrUnsupported}
-	default:
-		return &remoteError{msg: st.Message()}
 	}
+	if exited {
+		return transportErr(spi.ErrPluginExited)
+	}
+	return &remoteError{msg: st.Message()}
 }
 
 // startError maps an error from go-plugin's Start (spawn + handshake) to

@@ -67,6 +67,7 @@ func TestFromStatus(t *testing.T) {
 		"caller deadline":       {expired, status.Error(codes.DeadlineExceeded, "context deadline exceeded"), false, context.DeadlineExceeded, "context deadline exceeded"},
 		"plugin's own deadline": {live, status.Error(codes.DeadlineExceeded, "upstream slow: context deadline exceeded"), false, context.DeadlineExceeded, "upstream slow: context deadline exceeded"},
 		"process gone":          {live, status.Error(codes.Unknown, "EOF"), true, spi.ErrPluginExited, "plugin exited: EOF"},
+		"answer, then gone":     {live, status.Error(codes.InvalidArgument, "bad"), true, spi.ErrInvalidConfig, "bad"},
 		"not a status":          {live, errors.New("weird"), false, nil, "weird"},
 	}
 	all := []error{spi.ErrInvalidConfig, spi.ErrUnsupported, spi.ErrUnknownType, spi.ErrPluginExited, context.Canceled, context.DeadlineExceeded}

@@ -48,14 +48,24 @@ func NewServer(opts ...ServerOption) *Server {
 
 type node struct {
 	data     []byte
-	stat     reg.Stat
+	stat     reg.Stat // Cversion unused: see creates
 	children map[string]*node
+	// creates counts child creations. As in ZooKeeper it names sequential
+	// children, and the reported cversion is creates*2 - children (every
+	// child gone was created once and deleted once).
+	creates int32
 }
 
+// statCopy is the stat a client sees. Like ZooKeeper it hides the owner
+// marker of container nodes (EphemeralOwner 0).
 func (n *node) statCopy() reg.Stat {
 	st := n.stat
 	st.NumChildren = int32(len(n.children))
 	st.DataLength = int32(len(n.data))
+	st.Cversion = n.creates*2 - st.NumChildren
+	if st.EphemeralOwner == containerOwner {
+		st.EphemeralOwner = 0
+	}
 	return st
 }
 
@@ -148,7 +158,7 @@ func (t *txn) commit() {
 // commit reaps a parent container emptied in turn.
 func (s *Server) reapContainer(path string) {
 	n := s.lookup(path)
-	if path == "/" || n == nil || !n.isContainer() || len(n.children) > 0 || n.stat.Cversion == 0 {
+	if path == "/" || n == nil || !n.isContainer() || len(n.children) > 0 || n.creates == 0 {
 		return
 	}
 	t := s.begin()
@@ -170,7 +180,7 @@ func (t *txn) create(path string, data []byte, mode reg.CreateMode, owner int64)
 		return "", reg.ErrNoChildrenForEphemerals
 	}
 	if mode.IsSequential() {
-		path = fmt.Sprintf("%s%010d", path, parent.stat.Cversion)
+		path = fmt.Sprintf("%s%010d", path, parent.creates)
 	}
 	name := reg.Base(path)
 	if path == "/" || name == "" {
@@ -187,9 +197,9 @@ func (t *txn) create(path string, data []byte, mode reg.CreateMode, owner int64)
 	case mode.IsEphemeral():
 		n.stat.EphemeralOwner = owner
 	}
-	oldC, oldP := parent.stat.Cversion, parent.stat.Pzxid
+	oldC, oldP := parent.creates, parent.stat.Pzxid
 	parent.children[name] = n
-	parent.stat.Cversion++
+	parent.creates++
 	parent.stat.Pzxid = t.zxid
 	var sess *session
 	if mode.IsEphemeral() {
@@ -198,7 +208,7 @@ func (t *txn) create(path string, data []byte, mode reg.CreateMode, owner int64)
 	}
 	t.undo = append(t.undo, func() {
 		delete(parent.children, name)
-		parent.stat.Cversion, parent.stat.Pzxid = oldC, oldP
+		parent.creates, parent.stat.Pzxid = oldC, oldP
 		if sess != nil {
 			delete(sess.ephemerals, path)
 		}
@@ -247,9 +257,8 @@ func (t *txn) delete(path string, version int32) error {
 	pp := parentOf(path)
 	parent := s.lookup(pp)
 	name := reg.Base(path)
-	oldC, oldP := parent.stat.Cversion, parent.stat.Pzxid
+	oldP := parent.stat.Pzxid
 	delete(parent.children, name)
-	parent.stat.Cversion++
 	parent.stat.Pzxid = t.zxid
 	var sess *session
 	if o := n.stat.EphemeralOwner; o != 0 && o != containerOwner {
@@ -259,7 +268,7 @@ func (t *txn) delete(path string, version int32) error {
 	}
 	t.undo = append(t.undo, func() {
 		parent.children[name] = n
-		parent.stat.Cversion, parent.stat.Pzxid = oldC, oldP
+		parent.stat.Pzxid = oldP
 		if sess != nil {
 			sess.ephemerals[path] = struct{}{}
 		}

@@ -53,62 +53,78 @@ func NewLatch(c reg.Client, path, id string) *Latch {
 }
 
 // Acquire blocks until this participant owns the latch, ctx ends (its node
-// is then removed), or its session is lost (ErrSessionLost). Acquire on an
-// owned latch returns nil at once.
+// is then removed), its session is lost (ErrSessionLost), or Release is
+// called meanwhile (ErrNotLeader). Acquire on an owned latch returns nil at
+// once. Run one Acquire at a time per Latch; IsOwner, Fence and Release may
+// be called concurrently with it.
 func (l *Latch) Acquire(ctx context.Context) error {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if l.owner && l.sess != nil && l.sess.Err() == nil {
+		l.mu.Unlock()
 		return nil
 	}
 	l.owner = false
-	if l.node == "" || l.sess == nil || l.sess.Err() != nil {
-		if err := l.createNode(ctx); err != nil {
+	node, sess := l.node, l.sess
+	l.mu.Unlock()
+	if node == "" || sess == nil || sess.Err() != nil {
+		var err error
+		if node, sess, err = l.createNode(ctx); err != nil {
 			return err
 		}
+		l.mu.Lock()
+		l.node, l.sess = node, sess
+		l.mu.Unlock()
 	}
-	err := l.await(ctx)
+	err := l.await(ctx, node, sess)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err == nil && l.node != node {
+		err = fmt.Errorf("latch %s: released while acquiring: %w", l.path, ErrNotLeader)
+	}
 	if err != nil {
-		l.cleanup(ctx)
+		if l.node == node {
+			l.node, l.sess, l.owner = "", nil, false
+		}
+		l.cleanup(ctx, node, sess)
+		return err
 	}
-	return err
+	l.owner = true
+	return nil
 }
 
-func (l *Latch) createNode(ctx context.Context) error {
+func (l *Latch) createNode(ctx context.Context) (string, *reg.Session, error) {
 	sess := l.c.Session()
 	uuid, err := newUUID()
 	if err != nil {
-		return err
+		return "", nil, err
 	}
 	prefix := protectedPrefix + uuid + "-"
 	base := reg.Join(l.path, prefix+lockName)
 	for try := 0; ; try++ {
 		p, err := l.c.Create(ctx, base, l.id, reg.EphemeralSequential, reg.WithParentContainers())
 		if err == nil {
-			l.node, l.sess = p, sess
-			return nil
+			return p, sess, nil
 		}
 		if !errors.Is(err, reg.ErrConnectionLoss) || try >= 3 {
-			return fmt.Errorf("latch %s: create node: %w", l.path, err)
+			return "", nil, fmt.Errorf("latch %s: create node: %w", l.path, err)
 		}
 		// Curator's protection: the create may have succeeded; look for our UUID.
 		names, lerr := l.c.Children(ctx, l.path)
 		if lerr == nil {
 			for _, n := range names {
 				if strings.HasPrefix(n, prefix) {
-					l.node, l.sess = reg.Join(l.path, n), sess
-					return nil
+					return reg.Join(l.path, n), sess, nil
 				}
 			}
 		}
 	}
 }
 
-// await is Curator's checkLeadership loop.
-func (l *Latch) await(ctx context.Context) error {
-	ours := reg.Base(l.node)
+// await is Curator's checkLeadership loop for our node.
+func (l *Latch) await(ctx context.Context, node string, sess *reg.Session) error {
+	ours := reg.Base(node)
 	for {
-		if err := l.sess.Err(); err != nil {
+		if err := sess.Err(); err != nil {
 			return fmt.Errorf("latch %s: %w", l.path, err)
 		}
 		names, err := l.c.Children(ctx, l.path)
@@ -124,18 +140,23 @@ func (l *Latch) await(ctx context.Context) error {
 			}
 		}
 		if idx < 0 {
-			// Our node is gone (session expired, or deleted by someone).
+			l.mu.Lock()
+			released := l.node != node
+			l.mu.Unlock()
+			if released {
+				return fmt.Errorf("latch %s: released while acquiring: %w", l.path, ErrNotLeader)
+			}
+			// Our node is gone: its session ended, or someone deleted it.
 			return fmt.Errorf("latch %s: node %s vanished: %w", l.path, ours, reg.ErrSessionLost)
 		}
 		if idx == 0 {
-			st, ok, err := l.c.Exists(ctx, l.node)
+			st, ok, err := l.c.Exists(ctx, node)
 			if err != nil {
 				return fmt.Errorf("latch %s: %w", l.path, err)
 			}
-			if !ok || st.EphemeralOwner != l.sess.ID() {
-				return fmt.Errorf("latch %s: node %s not owned by %v: %w", l.path, ours, l.sess, reg.ErrSessionLost)
+			if !ok || st.EphemeralOwner != sess.ID() {
+				return fmt.Errorf("latch %s: node %s not owned by %v: %w", l.path, ours, sess, reg.ErrSessionLost)
 			}
-			l.owner = true
 			return nil
 		}
 		prev := reg.Join(l.path, names[idx-1])
@@ -148,7 +169,7 @@ func (l *Latch) await(ctx context.Context) error {
 		}
 		select {
 		case <-ch:
-		case <-l.sess.Done():
+		case <-sess.Done():
 		case <-ctx.Done():
 			return fmt.Errorf("latch %s: %w", l.path, ctx.Err())
 		}
@@ -157,16 +178,15 @@ func (l *Latch) await(ctx context.Context) error {
 
 // cleanup deletes our node after a failed or cancelled Acquire, with a short
 // context detached from the caller's cancellation.
-func (l *Latch) cleanup(ctx context.Context) {
-	if l.node == "" {
+func (l *Latch) cleanup(ctx context.Context, node string, sess *reg.Session) {
+	if node == "" || sess == nil || sess.Err() != nil {
 		return
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	if l.sess.Err() == nil {
-		_ = l.c.Delete(cctx, l.node, reg.AnyVersion)
+	if err := l.c.Delete(cctx, node, reg.AnyVersion); err != nil {
+		fmt.Println("DEBUG cleanup", err)
 	}
-	l.node, l.sess, l.owner = "", nil, false
 }
 
 // Release gives the latch up (or abandons a pending acquisition): it deletes
@@ -246,7 +266,10 @@ func ExecuteInLeader(ctx context.Context, c reg.Client, latchPath string, fn fun
 	if err := l.Acquire(ctx); err != nil {
 		return err
 	}
-	sctx, cancel := l.sess.Context(ctx)
+	l.mu.Lock()
+	sess := l.sess
+	l.mu.Unlock()
+	sctx, cancel := sess.Context(ctx)
 	defer cancel()
 	ferr := fn(sctx)
 	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)

@@ -445,23 +445,33 @@ func (c *Client) WatchConnection(ctx context.Context) <-chan reg.ConnEvent {
 }
 
 // Expire implements reg.Expirer: a second connection attaches to the current
-// session and closes it, so the server ends it exactly as on a timeout. The
-// client then reports StateLost and, once go-zookeeper has reconnected,
-// StateNewSession.
+// session and closes it, so the server ends it exactly as on a timeout. It
+// returns once the client has seen the loss (StateLost); StateNewSession
+// follows when go-zookeeper has reconnected.
 func (c *Client) Expire(ctx context.Context) error {
 	if c.isClosing() {
 		return reg.ErrClosed
 	}
 	c.mu.Lock()
-	cr := c.creds
+	cr, sess := c.creds, c.sess
 	c.mu.Unlock()
-	if cr.id == 0 {
+	if cr.id == 0 || sess == nil {
 		return errors.New("zookeeper: expire: no session yet")
 	}
 	if err := closeSessionAs(ctx, c.dial, cr); err != nil {
 		return fmt.Errorf("zookeeper: expire session 0x%x: %w", cr.id, err)
 	}
-	return nil
+	if sess.ID() != cr.id {
+		return nil
+	}
+	select {
+	case <-sess.Done():
+		return nil
+	case <-c.closing:
+		return reg.ErrClosed
+	case <-ctx.Done():
+		return fmt.Errorf("zookeeper: expire session 0x%x: waiting for the client to notice: %w", cr.id, ctx.Err())
+	}
 }
 
 // DropConnection closes the client's TCP connections without ending the

@@ -1,0 +1,165 @@
+package config
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/ejob-io/ejob/core/config/snakeyaml"
+)
+
+// pieces random strings are built from: YAML indicators, YAML 1.1 look-alikes,
+// whitespace, line breaks, non-ASCII and non-printable characters.
+var pieces = []string{
+	"a", "b", "Z", "0", "1", "9", " ", "  ", ":", ": ", "#", " #", "-", "- ", "?", "? ", "*", "'", `"`,
+	"\n", "\n\n", "\t", "\r", "!", "@", ",", "[", "]", "{", "}", "%", "&", "|", ">", "=", ".", "`", "\\",
+	"é", "北京", "😀", "\u00a0", "\u2028", "\x01", "\x7f",
+	"yes", "No", "on", "OFF", "true", "null", "~", "1:30", "0x1F", "1_000", "2026-01-01", ".inf", "<<", "---",
+	"abcdefghijkl", "0=a,1=b", "0/5 * * * * ?", "GMT+08:00",
+}
+
+func randString(r *rand.Rand) string {
+	n := r.IntN(4)
+	if r.IntN(4) == 0 {
+		n = r.IntN(60) // long enough to fold at column 80
+	}
+	var b strings.Builder
+	for range n {
+		b.WriteString(pieces[r.IntN(len(pieces))])
+	}
+	return b.String()
+}
+
+func randConfig(r *rand.Rand, extras bool) *JobConfiguration {
+	c := &JobConfiguration{
+		JobName:                               randString(r),
+		Cron:                                  randString(r),
+		TimeZone:                              randString(r),
+		ShardingTotalCount:                    r.IntN(200) - 10,
+		ShardingItemParameters:                randString(r),
+		JobParameter:                          randString(r),
+		MonitorExecution:                      r.IntN(2) == 0,
+		Failover:                              r.IntN(2) == 0,
+		Misfire:                               r.IntN(2) == 0,
+		MaxTimeDiffSeconds:                    int(r.Int32()) * (1 - 2*r.IntN(2)),
+		ReconcileIntervalMinutes:              r.IntN(100) - 5,
+		JobShardingStrategyType:               randString(r),
+		JobExecutorThreadPoolSizeProviderType: randString(r),
+		JobErrorHandlerType:                   randString(r),
+		Description:                           randString(r),
+		Disabled:                              r.IntN(2) == 0,
+		Overwrite:                             r.IntN(2) == 0,
+		Label:                                 randString(r),
+		StaticSharding:                        r.IntN(2) == 0,
+	}
+	for range r.IntN(3) {
+		c.JobListenerTypes = append(c.JobListenerTypes, randString(r))
+	}
+	if n := r.IntN(4); n > 0 {
+		c.Props = map[string]string{}
+		for range n * 3 {
+			c.Props[randString(r)] = randString(r)
+		}
+	}
+	if extras {
+		c.LegacyThreadPoolKey = r.IntN(2) == 0
+		if r.IntN(3) == 0 {
+			x, err := NewExtraConfiguration("!!org.apache.shardingsphere.elasticjob.kernel.tracing.yaml.YamlTracingConfiguration",
+				map[string]any{"type": randString(r), "n": r.IntN(10), "list": []string{randString(r)}, "empty": []string{}})
+			if err != nil {
+				panic(err)
+			}
+			c.JobExtraConfigurations = append(c.JobExtraConfigurations, x)
+		}
+	}
+	return c
+}
+
+// Unmarshal(Marshal(x)) == x for generated configurations, and a parsed
+// configuration is a fixed point of Marshal/Unmarshal.
+func TestPropertyRoundTrip(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range 3000 {
+		gen := randConfig(r, true)
+		out, err := Marshal(gen)
+		if err != nil {
+			t.Fatalf("#%d Marshal: %v", i, err)
+		}
+		back, err := Unmarshal(out)
+		if err != nil {
+			t.Fatalf("#%d Unmarshal: %v\n%s", i, err, out)
+		}
+		if !back.Equal(gen) {
+			t.Fatalf("#%d round trip changed the configuration\n--- yaml\n%s\n--- want %#v\n--- got  %#v", i, out, gen, back)
+		}
+		again, err := Marshal(back)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(again, out) {
+			t.Fatalf("#%d second Marshal differs\n--- first\n%s--- second\n%s", i, out, again)
+		}
+		back2, err := Unmarshal(again)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(back2, back) {
+			t.Fatalf("#%d not a fixed point:\n%#v\n%#v", i, back, back2)
+		}
+	}
+}
+
+// TestAgainstSnakeYAML is a differential test against the real SnakeYAML:
+// Java loads each generated YAML into a JobConfigurationPOJO look-alike and
+// dumps it with ElasticJob's representer rules; the bytes must equal ours.
+// It runs only when EJOB_SNAKEYAML_JAR names a SnakeYAML jar and java and
+// javac are on PATH (e.g. Debian's libyaml-snake-java:
+// EJOB_SNAKEYAML_JAR=/usr/share/java/snakeyaml.jar).
+func TestAgainstSnakeYAML(t *testing.T) {
+	jar := os.Getenv("EJOB_SNAKEYAML_JAR")
+	if jar == "" {
+		t.Skip("EJOB_SNAKEYAML_JAR not set")
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command("javac", "-cp", jar, "-d", dir, filepath.Join("testdata", "oracle", "Oracle.java")).CombinedOutput(); err != nil {
+		t.Fatalf("javac: %v\n%s", err, out)
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	var in bytes.Buffer
+	var want [][]byte
+	for range 2000 {
+		c := randConfig(r, false)
+		for k := range c.Props {
+			// Java loads a !!binary key as a byte[], whose identity hash
+			// makes the Properties order random.
+			if !snakeyaml.IsPrintable(k) {
+				delete(c.Props, k)
+			}
+		}
+		out, err := Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, out)
+		in.Write(out)
+		in.WriteByte(0)
+	}
+	cmd := exec.Command("java", "-cp", jar+string(os.PathListSeparator)+dir, "Oracle", "pojo")
+	cmd.Stdin = &in
+	got, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("java: %v", err)
+	}
+	outs := bytes.Split(got, []byte{0})
+	for i, w := range want {
+		if !bytes.Equal(outs[i], w) {
+			t.Errorf("#%d SnakeYAML writes\n%q\nwe write\n%q", i, outs[i], w)
+		}
+	}
+}
