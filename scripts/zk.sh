@@ -63,9 +63,10 @@ four_letter() {
 	printf '%s' "$reply"
 }
 
-# wait_ready PORT PIDFILE LOG [MODE_RE]: until ruok->imok (and, for ensembles, srvr shows a mode).
+# wait_ready PORT PIDFILE LOG [MODE_RE]: until ruok->imok and srvr shows a serving mode
+# (ruok answers imok before the server accepts sessions).
 wait_ready() {
-	local port=$1 pidf=$2 log=$3 want=${4:-}
+	local port=$1 pidf=$2 log=$3 want=${4:-standalone|leader|follower}
 	local deadline=$((SECONDS + WAIT_SECONDS))
 	while [ $SECONDS -lt $deadline ]; do
 		if ! kill -0 "$(cat "$pidf")" 2>/dev/null; then
@@ -74,7 +75,7 @@ wait_ready() {
 			return 2
 		fi
 		if [ "$(four_letter "$port" ruok)" = imok ]; then
-			if [ -z "$want" ] || four_letter "$port" srvr | grep -Eq "Mode: ($want)"; then
+			if four_letter "$port" srvr | grep -Eq "Mode: ($want)"; then
 				return 0
 			fi
 		fi

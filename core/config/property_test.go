@@ -62,7 +62,7 @@ func randConfig(r *rand.Rand, extras bool) *JobConfiguration {
 	}
 	if n := r.IntN(4); n > 0 {
 		c.Props = map[string]string{}
-		for range n * 3 {
+		for range n * 5 {
 			c.Props[randString(r)] = randString(r)
 		}
 	}
@@ -102,6 +102,12 @@ func TestPropertyRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if len(gen.Props) >= 12 {
+			// From 12 props on, java.util.Properties resizes while it is
+			// filled, which can reorder keys sharing a bin: Java's own
+			// load/dump is then not idempotent, and neither is ours.
+			continue
+		}
 		if !bytes.Equal(again, out) {
 			t.Fatalf("#%d second Marshal differs\n--- first\n%s--- second\n%s", i, out, again)
 		}
@@ -117,7 +123,8 @@ func TestPropertyRoundTrip(t *testing.T) {
 
 // TestAgainstSnakeYAML is a differential test against the real SnakeYAML:
 // Java loads each generated YAML into a JobConfigurationPOJO look-alike and
-// dumps it with ElasticJob's representer rules; the bytes must equal ours.
+// dumps it with ElasticJob's representer rules; the bytes must equal what
+// Marshal(Unmarshal(yaml)) writes.
 // It runs only when EJOB_SNAKEYAML_JAR names a SnakeYAML jar and java and
 // javac are on PATH (e.g. Debian's libyaml-snake-java:
 // EJOB_SNAKEYAML_JAR=/usr/share/java/snakeyaml.jar).
@@ -146,8 +153,17 @@ func TestAgainstSnakeYAML(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want = append(want, out)
 		in.Write(out)
+		// What Java does with it: load, then dump.
+		loaded, err := Unmarshal(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		redumped, err := Marshal(loaded)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, redumped)
 		in.WriteByte(0)
 	}
 	cmd := exec.Command("java", "-cp", jar+string(os.PathListSeparator)+dir, "Oracle", "pojo")

@@ -416,12 +416,9 @@ func (r *treeRun) refreshChildren(path string, n *cnode, deep bool) error {
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		_, known := n.children[name]
-		if !known {
-			r.mu.Lock()
-			n.children[name] = struct{}{}
-			r.mu.Unlock()
-		}
+		// A child joins the cache (and n.children) only once read: one that
+		// vanished before its read is picked up by the next child event.
+		known := r.nodes[childPath(path, name)] != nil
 		if !known || deep {
 			if err := r.refreshData(childPath(path, name), deep); err != nil {
 				return err

@@ -27,6 +27,8 @@ type bins struct {
 	hosttest string // testdata/ejob-hosttest, type HOSTTEST
 	override string // the same, built to serve AVG_ALLOCATION
 	notPlug  string // a Go program that is not a plugin
+	badAPI   string // reports another spi.APIVersion
+	badProto string // another handshake protocol version
 }
 
 var testBins bins // set once in TestMain, read-only afterwards
@@ -42,6 +44,8 @@ func TestMain(m *testing.M) {
 		hosttest: filepath.Join(dir, "ejob-hosttest"),
 		override: filepath.Join(dir, "ejob-override"),
 		notPlug:  filepath.Join(dir, "ejob-notplugin"),
+		badAPI:   filepath.Join(dir, "ejob-badapi"),
+		badProto: filepath.Join(dir, "ejob-badproto"),
 	}
 	notPlugSrc := filepath.Join(dir, "notplugin")
 	_ = os.MkdirAll(notPlugSrc, 0o755)
@@ -51,6 +55,8 @@ func TestMain(m *testing.M) {
 		{"build", "-o", b.ejob, "github.com/ejob-io/ejob/cmd/ejob"},
 		{"build", "-o", b.hosttest, "./testdata/ejob-hosttest"},
 		{"build", "-ldflags", "-X main.typeName=AVG_ALLOCATION", "-o", b.override, "./testdata/ejob-hosttest"},
+		{"build", "-o", b.badAPI, "github.com/ejob-io/ejob/internal/transport/testdata/badapi"},
+		{"build", "-o", b.badProto, "github.com/ejob-io/ejob/internal/transport/testdata/badproto"},
 	}
 	for _, args := range builds {
 		if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
@@ -265,6 +271,12 @@ func TestBadFilesAreSkippedWithTheirOwnReason(t *testing.T) {
 		"not executable": {func() string {
 			return install(t, dir, testBins.hosttest, "ejob-noexec", 0o644)
 		}, "not executable"},
+		"API version mismatch": {func() string {
+			return install(t, dir, testBins.badAPI, "ejob-badapi", 0o755)
+		}, "API version 99"},
+		"protocol version mismatch": {func() string {
+			return install(t, dir, testBins.badProto, "ejob-badproto", 0o755)
+		}, "protocol"},
 	}
 	paths := map[string]string{}
 	for name, c := range cases {

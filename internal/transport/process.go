@@ -223,6 +223,18 @@ type fixedName struct{ hclog.Logger }
 
 func (f fixedName) Named(string) hclog.Logger { return f }
 
+// Info demotes go-plugin's "plugin process exited" for a clean exit to
+// Debug: it is logged on every deliberate Kill, and the host's supervisor
+// already warns about exits it did not ask for. (An unclean exit is logged
+// by go-plugin at Error and passes through unchanged.)
+func (f fixedName) Info(msg string, args ...interface{}) {
+	if msg == "plugin process exited" {
+		f.Logger.Debug(msg, args...)
+		return
+	}
+	f.Logger.Info(msg, args...)
+}
+
 // maxLine bounds a buffered partial line of lineLogger.
 const maxLine = 64 << 10
 

@@ -4,6 +4,8 @@ import (
 	"slices"
 
 	errorhandlerbuiltin "github.com/ejob-io/ejob/plugins/errorhandler/builtin"
+	httpjob "github.com/ejob-io/ejob/plugins/jobtype/http"
+	"github.com/ejob-io/ejob/plugins/jobtype/script"
 	shardingbuiltin "github.com/ejob-io/ejob/plugins/sharding/builtin"
 	threadpoolbuiltin "github.com/ejob-io/ejob/plugins/threadpool/builtin"
 	"github.com/ejob-io/ejob/spi"
@@ -16,6 +18,9 @@ const Version = "0.1.0-dev"
 type Options struct {
 	// Logger receives the LOG error handler's lines at ERROR level;
 	// hclog.Logger (sdk.Logger()) and *slog.Logger fit. Nil means
+	// slog.Default(). If it also has Debug, Info and Warn (hclog.Logger
+	// and *slog.Logger do), the SCRIPT job type logs the scripts' output
+	// and the HTTP job type the responses through it; otherwise they use
 	// slog.Default().
 	Logger errorhandlerbuiltin.Logger
 }
@@ -26,20 +31,37 @@ type Options struct {
 type Set struct {
 	Sharding      map[string]spi.ShardingStrategy
 	ErrorHandlers map[string]spi.ErrorHandler
-	// JobTypes is empty today; SCRIPT and HTTP join it in a later release.
+	// JobTypes holds SCRIPT and HTTP.
 	JobTypes    map[string]spi.JobExecutor
 	ThreadPools map[string]spi.ThreadPoolSizeProvider
 }
 
 // New returns a new instance of every built-in implementation:
 // sharding AVG_ALLOCATION, ODEVITY, ROUND_ROBIN; error handlers LOG, THROW,
-// IGNORE; thread pools CPU, SINGLE_THREAD.
+// IGNORE; job types SCRIPT, HTTP; thread pools CPU, SINGLE_THREAD.
 func New(opts Options) Set {
 	return Set{
 		Sharding:      shardingbuiltin.Strategies(),
 		ErrorHandlers: errorhandlerbuiltin.Handlers(opts.Logger),
-		JobTypes:      map[string]spi.JobExecutor{},
+		JobTypes:      jobTypes(opts.Logger),
 		ThreadPools:   threadpoolbuiltin.Providers(),
+	}
+}
+
+// jobLogger is what the job types log through.
+type jobLogger interface {
+	Debug(msg string, args ...any)
+	Info(msg string, args ...any)
+	Warn(msg string, args ...any)
+}
+
+// jobTypes returns the job types, logging through l when it is a
+// jobLogger (a nil jobLogger makes each use slog.Default()).
+func jobTypes(l errorhandlerbuiltin.Logger) map[string]spi.JobExecutor {
+	jl, _ := l.(jobLogger)
+	return map[string]spi.JobExecutor{
+		script.TypeName:  script.New(jl),
+		httpjob.TypeName: httpjob.New(jl),
 	}
 }
 

@@ -20,6 +20,8 @@ func TestNewTypes(t *testing.T) {
 		{Kind: spi.KindErrorHandler, Type: "IGNORE"},
 		{Kind: spi.KindErrorHandler, Type: "LOG"},
 		{Kind: spi.KindErrorHandler, Type: "THROW"},
+		{Kind: spi.KindJobType, Type: "HTTP"},
+		{Kind: spi.KindJobType, Type: "SCRIPT"},
 		{Kind: spi.KindThreadPool, Type: "CPU"},
 		{Kind: spi.KindThreadPool, Type: "SINGLE_THREAD"},
 	}
@@ -83,6 +85,8 @@ func ExampleNew() {
 	// errorhandler IGNORE
 	// errorhandler LOG
 	// errorhandler THROW
+	// jobtype HTTP
+	// jobtype SCRIPT
 	// threadpool CPU
 	// threadpool SINGLE_THREAD
 }

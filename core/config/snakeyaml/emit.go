@@ -3,6 +3,7 @@ package snakeyaml
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"unicode/utf16"
 )
@@ -320,7 +321,9 @@ func analyzeScalar(s string) analysis {
 		followedByWhitespace = i+2 >= len(rs) || isSpaceOrBreakZ(rs[i+2])
 	}
 	a := analysis{multiline: lineBreaks, allowFlowPlain: true, allowBlockPlain: true, allowSingleQuoted: true, allowBlock: true}
-	if leadingSpace || leadingBreak || trailingSpace || trailingBreak {
+	// SnakeYAML (since 1.2x) also refuses plain style for "0[0-9_]+", which
+	// YAML 1.1 readers could take for an octal number.
+	if leadingSpace || leadingBreak || trailingSpace || trailingBreak || leadingZeroRE.MatchString(s) {
 		a.allowFlowPlain, a.allowBlockPlain = false, false
 	}
 	if trailingSpace {
@@ -343,6 +346,8 @@ func analyzeScalar(s string) analysis {
 	}
 	return a
 }
+
+var leadingZeroRE = regexp.MustCompile(`^0[0-9_]+$`)
 
 func (e *emitter) processScalar(value string, style outStyle, split bool) {
 	u := utf16.Encode([]rune(value))

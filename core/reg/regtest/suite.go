@@ -361,7 +361,7 @@ func (s *suite) testSequential(t *testing.T) {
 		t.Fatalf("ephemeral-sequential owner %x, session %x", st.EphemeralOwner, c.Session().ID())
 	}
 	// The server does not skip a name someone took: NodeExists.
-	str(t)(c.Create(ctx, "/q/n-0000000005", nil, reg.Persistent))
+	str(t)(c.Create(ctx, "/q/n-0000000006", nil, reg.Persistent))
 	_, err = c.Create(ctx, "/q/n-", nil, reg.PersistentSequential)
 	wantErr(t, err, reg.ErrNodeExists)
 }

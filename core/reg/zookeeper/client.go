@@ -80,6 +80,7 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 	}
 	conn, events, err := zk.Connect(cfg.Servers(), ms(cfg.SessionTimeoutMilliseconds),
 		zk.WithDialer(c.zkDialer),
+		zk.WithHostProvider(&hostProvider{}),
 		zk.WithLogger(zkLogger{c.log}),
 		zk.WithEventCallback(c.onEvent),
 	)

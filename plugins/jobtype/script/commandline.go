@@ -34,13 +34,19 @@ var (
 //     sees it) is ErrEmptyCommandLine;
 //   - tokens are separated by the space character only; a run of spaces
 //     separates once; tabs and newlines are ordinary characters;
-//   - '...' and "..." group text, spaces included, and the quotes are
-//     removed; the other quote character inside a group is literal;
-//   - quoted and unquoted text next to each other join into one token
-//     (a''b is ab, --opt="v" is --opt=v);
-//   - an empty group ("" or '') on its own is an empty argument;
+//   - single- and double-quoted groups keep their spaces and lose their
+//     quotes; the other quote character inside a group is literal;
+//   - quoted and unquoted text next to each other join into one token;
+//   - an empty quoted group on its own is an empty argument;
 //   - an unclosed group is ErrUnbalancedQuotes;
 //   - a blank executable (first token) is ErrEmptyExecutable.
+//
+// For example (results in Go syntax, <TAB> a tab character):
+//
+//	a  b<TAB>c        ["a" "b\tc"]
+//	sh -c 'echo a b'  ["sh" "-c" "echo a b"]
+//	--opt="v" a''b    ["--opt=v" "ab"]
+//	x "" y            ["x" "" "y"]
 //
 // There is no escape character: a backslash is literal. ${...} is literal
 // too (upstream parses without a substitution map).

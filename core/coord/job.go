@@ -1,0 +1,405 @@
+package coord
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/ejob-io/ejob/core/config"
+	"github.com/ejob-io/ejob/core/executor"
+	"github.com/ejob-io/ejob/core/reg"
+	"github.com/ejob-io/ejob/spi"
+)
+
+// Sentinel errors callers branch on.
+var (
+	// ErrShutdown: the job was shut down on this instance (Run returned, or
+	// the console removed this instance).
+	ErrShutdown = errors.New("coord: job is shut down on this instance")
+	// ErrNotReady: Run has not completed the startup registration yet.
+	ErrNotReady = errors.New("coord: job not started")
+	// ErrSessionLost: the registry session the job registered under is gone
+	// (or the connection is suspended); nothing was written.
+	ErrSessionLost = errors.New("coord: registry session lost")
+	// ErrItemRunning: RegisterBegin found an item already running on
+	// another instance; nothing was written.
+	ErrItemRunning = errors.New("coord: sharding item already running elsewhere")
+	// ErrTimeDiff: the host clock differs from registry time by more than
+	// maxTimeDiffSeconds.
+	ErrTimeDiff = errors.New("coord: time difference with the registry exceeds maxTimeDiffSeconds")
+)
+
+// Options configure a Job. Client, Config, InstanceID, ServerIP and
+// Strategies are required.
+type Options struct {
+	Client reg.Client
+	// Config is the local configuration; the registry's wins at startup
+	// unless it is absent or Config.Overwrite (spec §3.4).
+	Config *config.JobConfiguration
+	// JobClassName is written to the job root node (the Java class name or
+	// the job type, e.g. "SCRIPT"); startup fails with config.ErrJobConflict
+	// when the root holds another non-blank value.
+	JobClassName string
+	// InstanceID is "ip@-@pid"; ServerIP its IPv4 prefix.
+	InstanceID string
+	ServerIP   string
+	// Strategies resolves a sharding strategy type name (already defaulted
+	// to AVG_ALLOCATION when empty).
+	Strategies func(typeName string) (spi.ShardingStrategy, error)
+	Logger     hclog.Logger
+
+	// OnTrigger asks the scheduler to run the job once now (failover claim,
+	// trigger node). Called from the job's event goroutine: must not block.
+	OnTrigger func()
+	// OnReschedule reports a changed cron or time zone in the config node.
+	OnReschedule func(cron, timeZone string)
+	// OnShutdown reports that the console shut this instance down (its
+	// instance node was deleted by someone else); Run then returns nil.
+	OnShutdown func()
+
+	// PollInterval is the period of upstream's 100 ms busy waits
+	// (default 100 ms).
+	PollInterval time.Duration
+	// ReconcileTick is the period of the reconcile check (default 1 min).
+	ReconcileTick time.Duration
+}
+
+// Job is one job's coordination on one instance. It implements
+// executor.Facade.
+type Job struct {
+	c      reg.Client
+	s      store
+	p      paths
+	local  *config.JobConfiguration
+	class  string
+	id     string
+	ip     string
+	strat  func(string) (spi.ShardingStrategy, error)
+	log    hclog.Logger
+	poll   time.Duration
+	recon  time.Duration
+	onTrig func()
+	onRes  func(string, string)
+	onShut func()
+
+	cache *reg.TreeCache
+
+	cfg      atomic.Pointer[config.JobConfiguration] // latest known config
+	running  atomic.Bool                             // an execution is between RegisterBegin and RegisterCompleted
+	shutdown atomic.Bool
+
+	ready     chan struct{}
+	readyOnce sync.Once
+
+	mu       sync.Mutex
+	sess     *reg.Session  // session the instance is registered under (nil while paused after loss)
+	paused   bool          // connection suspended or session lost, not yet re-registered
+	resumeCh chan struct{} // closed when paused goes false
+}
+
+var _ executor.Facade = (*Job)(nil)
+
+// New checks opts and returns a Job; Run starts it.
+func New(opts Options) (*Job, error) {
+	switch {
+	case opts.Client == nil:
+		return nil, errors.New("coord: nil Client")
+	case opts.Config == nil:
+		return nil, errors.New("coord: nil Config")
+	case opts.Config.JobName == "":
+		return nil, errors.New("coord: empty job name")
+	case opts.InstanceID == "" || opts.ServerIP == "":
+		return nil, errors.New("coord: empty instance id or server IP")
+	case opts.Strategies == nil:
+		return nil, errors.New("coord: nil Strategies")
+	}
+	log := opts.Logger
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	p := paths{root: reg.Join(opts.Config.JobName)}
+	j := &Job{
+		c: opts.Client, s: store{c: opts.Client, p: p}, p: p,
+		local: opts.Config, class: opts.JobClassName, id: opts.InstanceID, ip: opts.ServerIP,
+		strat: opts.Strategies,
+		log:   log.With("job", opts.Config.JobName, "instance", opts.InstanceID),
+		poll:  opts.PollInterval, recon: opts.ReconcileTick,
+		onTrig: opts.OnTrigger, onRes: opts.OnReschedule, onShut: opts.OnShutdown,
+		ready: make(chan struct{}),
+	}
+	if j.poll <= 0 {
+		j.poll = 100 * time.Millisecond
+	}
+	if j.recon <= 0 {
+		j.recon = time.Minute
+	}
+	for _, f := range []*func(){&j.onTrig, &j.onShut} {
+		if *f == nil {
+			*f = func() {}
+		}
+	}
+	if j.onRes == nil {
+		j.onRes = func(string, string) {}
+	}
+	j.resumeCh = make(chan struct{})
+	close(j.resumeCh)
+	return j, nil
+}
+
+// InstanceID returns this instance's id.
+func (j *Job) InstanceID() string { return j.id }
+
+// Ready is closed once Run has registered this instance (spec §5).
+func (j *Job) Ready() <-chan struct{} { return j.ready }
+
+// Paused reports whether executions must not start now: the registry
+// connection is suspended, or the session was lost and this instance is
+// not yet registered again. The returned channel is closed when the pause
+// ends (it is already closed when not paused).
+func (j *Job) Paused() (bool, <-chan struct{}) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.paused, j.resumeCh
+}
+
+func (j *Job) setPaused(p bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if p == j.paused {
+		return
+	}
+	j.paused = p
+	if p {
+		j.resumeCh = make(chan struct{})
+	} else {
+		close(j.resumeCh)
+	}
+}
+
+// session returns the live session this instance is registered under, or
+// ErrSessionLost.
+func (j *Job) session() (*reg.Session, error) {
+	j.mu.Lock()
+	s, paused := j.sess, j.paused
+	j.mu.Unlock()
+	if s == nil || s.Err() != nil || paused || s != j.c.Session() {
+		return nil, ErrSessionLost
+	}
+	return s, nil
+}
+
+// SessionContext returns a context cancelled when the session this instance
+// is registered under is lost (executions should run under it).
+func (j *Job) SessionContext(parent context.Context) (context.Context, context.CancelFunc) {
+	j.mu.Lock()
+	s := j.sess
+	j.mu.Unlock()
+	if s == nil {
+		ctx, cancel := context.WithCancelCause(parent)
+		cancel(ErrSessionLost)
+		return ctx, func() {}
+	}
+	return s.Context(parent)
+}
+
+// IsRunning reports whether an execution is registered as running locally.
+func (j *Job) IsRunning() bool { return j.running.Load() }
+
+// Run registers this instance (startup sequence, spec §5), then follows the
+// job's tree and the connection until ctx ends or the console shuts the
+// instance down. On return every goroutine it started has exited and, on a
+// clean exit, the instance node is gone and leadership released.
+func (j *Job) Run(ctx context.Context) error {
+	if err := j.setUpConfig(ctx); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	j.cache = reg.NewTreeCache(j.c, j.p.root, reg.WithTreeLogger(j.log))
+	conn := j.c.WatchConnection(ctx)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_ = j.cache.Run(ctx)
+	}()
+	err := j.runLoop(ctx, conn)
+	cancel()
+	wg.Wait()
+	for range j.cache.Events() { // drained and closed by Run's exit
+	}
+	j.cleanShutdown()
+	return err
+}
+
+// setUpConfig applies the startup overwrite rule (spec §3.4).
+func (j *Job) setUpConfig(ctx context.Context) error {
+	var st config.RegistryState
+	root, ok, err := j.s.get(ctx, j.p.root)
+	if err != nil {
+		return wrap("read job root", err)
+	}
+	st.RootExists, st.Root = ok, []byte(root)
+	cfgData, ok, err := j.s.get(ctx, j.p.of(nodeConfig))
+	if err != nil {
+		return wrap("read job config", err)
+	}
+	st.ConfigExists, st.Config = ok, []byte(cfgData)
+	res, err := config.SetUp(j.class, j.local, st)
+	if err != nil {
+		return err
+	}
+	if res.Write {
+		if _, err := reg.Persist(ctx, j.c, j.p.of(nodeConfig), res.ConfigData); err != nil {
+			return wrap("write job config", err)
+		}
+		if _, err := reg.Persist(ctx, j.c, j.p.root, []byte(j.class)); err != nil {
+			return wrap("write job root", err)
+		}
+	}
+	j.cfg.Store(res.Config.Clone())
+	return nil
+}
+
+// registerStartUp is SetUpFacade.registerStartUpInfo after the listeners
+// are on: elect, server status, instance node, remove offline servers.
+func (j *Job) registerStartUp(ctx context.Context, enabled bool) error {
+	if _, err := j.electLeader(ctx); err != nil {
+		return wrap("elect leader", err)
+	}
+	status := serverEnabled
+	if !enabled {
+		status = serverDisabled
+	}
+	if _, err := reg.Persist(ctx, j.c, j.p.server(j.ip), []byte(status)); err != nil {
+		return wrap("register server", err)
+	}
+	sess := j.c.Session()
+	if err := j.s.persistEphemeral(ctx, j.p.instance(j.id), instanceYAML(j.id, j.ip)); err != nil {
+		return wrap("register instance", err)
+	}
+	j.mu.Lock()
+	j.sess = sess
+	j.mu.Unlock()
+	if err := j.removeOfflineServers(ctx); err != nil {
+		j.log.Warn("remove offline servers failed", "error", err)
+	}
+	return nil
+}
+
+// removeOfflineServers deletes servers/{ip} with a non-blank value whose IP
+// is the prefix of no instance id (3.0.5, spec §12.7).
+func (j *Job) removeOfflineServers(ctx context.Context) error {
+	ids, err := j.s.children(ctx, j.p.of(nodeInstances))
+	if err != nil || len(ids) == 0 {
+		return err
+	}
+	online := map[string]bool{}
+	for _, id := range ids {
+		online[ipPrefix(id)] = true
+	}
+	ips, err := j.s.children(ctx, j.p.of(nodeServers))
+	if err != nil {
+		return err
+	}
+	for _, ip := range ips {
+		if online[ip] {
+			continue
+		}
+		data, st, err := j.c.Get(ctx, j.p.server(ip))
+		if errors.Is(err, reg.ErrNoNode) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if len(trimSpace(data)) == 0 {
+			continue
+		}
+		if err := j.c.Delete(ctx, j.p.server(ip), st.Version); err != nil &&
+			!errors.Is(err, reg.ErrNoNode) && !errors.Is(err, reg.ErrBadVersion) && !errors.Is(err, reg.ErrNotEmpty) {
+			return err
+		}
+		j.log.Info("removed offline server", "server", ip)
+	}
+	return nil
+}
+
+func trimSpace(b []byte) string { return string(trimBytes(b)) }
+
+func trimBytes(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\n' || b[0] == '\r') {
+		b = b[1:]
+	}
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// cleanShutdown is the graceful shutdown: leader node and instance node of
+// this session are deleted (spec §14). Best effort with a short deadline.
+func (j *Job) cleanShutdown() {
+	j.shutdown.Store(true)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	sess := j.c.Session()
+	if sess.Err() != nil {
+		return
+	}
+	for _, path := range []string{j.p.of(nodeLeaderInstance), j.p.instance(j.id)} {
+		_, st, err := j.c.Get(ctx, path)
+		if err != nil || st.EphemeralOwner != sess.ID() {
+			continue
+		}
+		if err := j.c.Delete(ctx, path, st.Version); err != nil && !errors.Is(err, reg.ErrNoNode) {
+			j.log.Warn("shutdown: delete failed", "path", path, "error", err)
+		}
+	}
+	j.log.Info("job coordination stopped")
+}
+
+// poll waits one poll interval or until ctx ends.
+func (j *Job) sleep(ctx context.Context) error {
+	t := time.NewTimer(j.poll)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case <-t.C:
+		return nil
+	}
+}
+
+// config returns the cached configuration (the tree's latest), else reads
+// it directly.
+func (j *Job) config(ctx context.Context) (*config.JobConfiguration, error) {
+	if c := j.cfg.Load(); c != nil {
+		return c, nil
+	}
+	return j.loadConfig(ctx)
+}
+
+// loadConfig reads the config node directly (load(false)).
+func (j *Job) loadConfig(ctx context.Context) (*config.JobConfiguration, error) {
+	data, ok, err := j.s.get(ctx, j.p.of(nodeConfig))
+	if err != nil {
+		return nil, wrap("read config", err)
+	}
+	if !ok {
+		if c := j.cfg.Load(); c != nil {
+			return c, nil
+		}
+		return nil, fmt.Errorf("read config: %w", reg.ErrNoNode)
+	}
+	c, err := config.Unmarshal([]byte(data))
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}

@@ -1,0 +1,193 @@
+package coord
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/ejob-io/ejob/core/reg"
+)
+
+// Node names relative to the job root (protocol spec §2).
+const (
+	nodeConfig          = "config"
+	nodeServers         = "servers"
+	nodeInstances       = "instances"
+	nodeSharding        = "sharding"
+	nodeTrigger         = "trigger"
+	nodeLeaderInstance  = "leader/election/instance"
+	nodeElectionLatch   = "leader/election/latch"
+	nodeNecessary       = "leader/sharding/necessary"
+	nodeProcessing      = "leader/sharding/processing"
+	nodeFailoverItems   = "leader/failover/items"
+	nodeFailoverLatch   = "leader/failover/latch"
+	nodeSystemTime      = "systemTime/current"
+	instanceIDSeparator = "@-@"
+
+	serverEnabled  = "ENABLED"
+	serverDisabled = "DISABLED"
+)
+
+// paths builds namespace-relative paths under one job root.
+type paths struct{ root string }
+
+func (p paths) of(elem ...string) string {
+	return reg.Join(append([]string{p.root}, elem...)...)
+}
+func (p paths) server(ip string) string   { return p.of(nodeServers, ip) }
+func (p paths) instance(id string) string { return p.of(nodeInstances, id) }
+func (p paths) trigger(id string) string  { return p.of(nodeTrigger, id) }
+func (p paths) item(i int) string         { return p.of(nodeSharding, strconv.Itoa(i)) }
+func (p paths) itemNode(i int, n string) string {
+	return p.of(nodeSharding, strconv.Itoa(i), n)
+}
+func (p paths) failoverItem(i int) string { return p.of(nodeFailoverItems, strconv.Itoa(i)) }
+
+// rel returns path relative to the job root ("" for the root itself), and
+// false when path is outside the job.
+func (p paths) rel(path string) (string, bool) {
+	if path == p.root {
+		return "", true
+	}
+	r, ok := strings.CutPrefix(path, p.root+"/")
+	return r, ok
+}
+
+// instanceYAML is the instance node's value exactly as SnakeYAML writes
+// upstream's JobInstance (keys sorted, nulls omitted; spec §4).
+func instanceYAML(id, ip string) []byte {
+	return []byte("jobInstanceId: " + id + "\nserverIp: " + ip + "\n")
+}
+
+// serverIPOf returns the serverIp of an instance node value, falling back to
+// the id's prefix when the value has none.
+func serverIPOf(id string, data []byte) string {
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "serverIp:"); ok {
+			return strings.Trim(strings.TrimSpace(v), `'"`)
+		}
+	}
+	return ipPrefix(id)
+}
+
+// ipPrefix is the server IP part of an instance id (before the first "@-@").
+func ipPrefix(id string) string {
+	ip, _, _ := strings.Cut(id, instanceIDSeparator)
+	return ip
+}
+
+// store wraps a reg.Client with upstream's JobNodeStorage helpers.
+type store struct {
+	c reg.Client
+	p paths
+}
+
+// get returns the data of path and whether it exists.
+func (s store) get(ctx context.Context, path string) (string, bool, error) {
+	data, _, err := s.c.Get(ctx, path)
+	if errors.Is(err, reg.ErrNoNode) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	return string(data), true, nil
+}
+
+func (s store) exists(ctx context.Context, path string) (bool, error) {
+	_, ok, err := s.c.Exists(ctx, path)
+	return ok, err
+}
+
+// children returns the child names in upstream's order (descending string
+// order); a missing node has none.
+func (s store) children(ctx context.Context, path string) ([]string, error) {
+	names, err := s.c.Children(ctx, path)
+	if errors.Is(err, reg.ErrNoNode) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(names, func(a, b string) int { return strings.Compare(b, a) })
+	return names, nil
+}
+
+// createIfNeeded is createJobNodeIfNeeded: persist "" at path only when the
+// job root exists and path does not.
+func (s store) createIfNeeded(ctx context.Context, path string) error {
+	ok, err := s.exists(ctx, s.p.root)
+	if err != nil || !ok {
+		return err
+	}
+	ok, err = s.exists(ctx, path)
+	if err != nil || ok {
+		return err
+	}
+	_, err = s.c.Create(ctx, path, nil, reg.Persistent, reg.WithParents())
+	if errors.Is(err, reg.ErrNodeExists) {
+		return nil
+	}
+	return err
+}
+
+// persistEphemeral deletes path (recursively) if present, then creates it
+// as an ephemeral node with persistent parents.
+func (s store) persistEphemeral(ctx context.Context, path string, data []byte) error {
+	if err := reg.DeleteRecursive(ctx, s.c, path); err != nil {
+		return err
+	}
+	_, err := s.c.Create(ctx, path, data, reg.Ephemeral, reg.WithParents())
+	return err
+}
+
+// deleteIfValue deletes path when its value is want (versioned, so a node
+// re-written meanwhile by someone else survives). It reports whether it
+// deleted.
+func (s store) deleteIfValue(ctx context.Context, path, want string) (bool, error) {
+	data, st, err := s.c.Get(ctx, path)
+	if errors.Is(err, reg.ErrNoNode) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if string(data) != want {
+		return false, nil
+	}
+	err = s.c.Delete(ctx, path, st.Version)
+	if errors.Is(err, reg.ErrNoNode) || errors.Is(err, reg.ErrBadVersion) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// itemNumbers parses the children of sharding/ (or failover items) as item
+// numbers, keeping the given order and skipping non-numbers.
+func itemNumbers(names []string) []int {
+	out := make([]int, 0, len(names))
+	for _, n := range names {
+		if i, err := strconv.Atoi(n); err == nil && i >= 0 {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+func joinItems(items []int) string {
+	parts := make([]string, len(items))
+	for k, i := range items {
+		parts[k] = strconv.Itoa(i)
+	}
+	return strings.Join(parts, ",")
+}
+
+func wrap(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}

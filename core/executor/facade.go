@@ -1,0 +1,71 @@
+package executor
+
+import (
+	"context"
+
+	"github.com/ejob-io/ejob/core/config"
+)
+
+// ShardingContexts is what one trigger of one job runs on this instance
+// (upstream's ShardingContexts, executors spec §2.2). Listeners receive it;
+// each item gets its own spi.ShardingContext built from it.
+type ShardingContexts struct {
+	// TaskID is jobName@-@items@-@READY@-@instanceId (spec §2.1).
+	TaskID             string
+	JobName            string
+	ShardingTotalCount int
+	// JobParameter is never nil; "" when unset.
+	JobParameter string
+	// Items are this run's items, in run order (ascending from sharding,
+	// or the failover list's order).
+	Items []int
+	// ItemParameters holds only this run's items; an item without a
+	// configured parameter is absent.
+	ItemParameters map[int]string
+}
+
+// Facade is the execution pipeline's view of the coordination layer
+// (upstream's JobFacade): every registry read and write one trigger needs.
+// The kernel's coordination package implements it on a registry; the
+// pipeline never touches the registry itself.
+//
+// Caller: the pipeline, from the trigger loop's worker for the job; one
+// trigger of a job at a time per instance. Every method honours ctx, which
+// is cancelled when the instance's registry session is lost.
+type Facade interface {
+	// Config returns the job's current configuration.
+	Config(ctx context.Context) (*config.JobConfiguration, error)
+	// CheckEnvironment runs the maxTimeDiffSeconds check against registry
+	// time. A non-nil error is reported to the error handler; the trigger
+	// goes on unless the handler asks to propagate.
+	CheckEnvironment(ctx context.Context) error
+	// ShardingContexts returns this instance's items for this trigger. It
+	// may reshard (on the leader) or wait for the leader's resharding; it
+	// returns only failover items when this instance holds some; it drops
+	// disabled items, items taken by failover, and (with
+	// monitorExecution) items running anywhere.
+	ShardingContexts(ctx context.Context) (ShardingContexts, error)
+	// MisfireIfRunning: with monitorExecution, if any of items has a
+	// running node, it sets the misfire flag of all items and returns true.
+	MisfireIfRunning(ctx context.Context, items []int) (bool, error)
+	// RegisterBegin marks the items running (running nodes with
+	// monitorExecution: persistent when failover is on, else ephemeral).
+	// It fails without writing if the instance's session is gone.
+	RegisterBegin(ctx context.Context, sc ShardingContexts) error
+	// RegisterCompleted clears what RegisterBegin wrote, plus the failover
+	// and failovering nodes of the items when failover is on. failed lists
+	// the items whose run failed.
+	RegisterCompleted(ctx context.Context, sc ShardingContexts, failed []int) error
+	// ExecuteMisfired reports misfire enabled && !NeedSharding && any of
+	// items has a misfire flag.
+	ExecuteMisfired(ctx context.Context, items []int) (bool, error)
+	// ClearMisfire deletes the misfire flags of items.
+	ClearMisfire(ctx context.Context, items []int) error
+	// NeedSharding reports whether resharding is pending (the flag node
+	// leader/sharding/necessary exists); a streaming DATAFLOW loop stops
+	// when it does.
+	NeedSharding(ctx context.Context) (bool, error)
+	// FailoverIfNecessary claims crashed items for this instance when it is
+	// idle (the enquiry after a run, protocol spec §10.2).
+	FailoverIfNecessary(ctx context.Context) error
+}
