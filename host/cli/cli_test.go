@@ -222,3 +222,45 @@ func copyFile(t *testing.T, src, dst string) {
 		t.Fatal(err)
 	}
 }
+
+func TestCronPrintsNextFireTimes(t *testing.T) {
+	t.Parallel()
+	cases := map[string]struct {
+		args     []string
+		wantCode int
+		wantOut  string
+		wantErr  string
+	}{
+		"weekday business hours in Shanghai": {
+			args:    []string{"cron", "0 0/15 9-17 ? * MON-FRI", "--tz", "Asia/Shanghai", "--from", "2026-11-21T00:00:00Z", "-n", "3"},
+			wantOut: "2026-11-23T09:00:00+08:00\n2026-11-23T09:15:00+08:00\n2026-11-23T09:30:00+08:00\n",
+		},
+		"GMT offset zone and last day of month": {
+			args:    []string{"cron", "0 30 2 L * ?", "--tz", "GMT+08:00", "--from", "2026-02-01T00:00:00Z", "-n", "2"},
+			wantOut: "2026-02-28T02:30:00+08:00\n2026-03-31T02:30:00+08:00\n",
+		},
+		"past year fires no more": {
+			args: []string{"cron", "0 0 0 1 1 ? 2020", "--tz", "UTC", "--from", "2026-01-01T00:00:00Z"}, wantErr: "fires only 0 more",
+		},
+		"invalid field named": {args: []string{"cron", "0 0 25 * * ?"}, wantCode: 1, wantErr: "hour field"},
+		"unknown zone":        {args: []string{"cron", "0 0 * * * ?", "--tz", "Mars/Olympus"}, wantCode: 1, wantErr: "Mars/Olympus"},
+		"bad --from":          {args: []string{"cron", "0 0 * * * ?", "--from", "yesterday"}, wantCode: 2, wantErr: "RFC 3339"},
+		"unquoted expression": {args: []string{"cron", "0", "0", "*"}, wantCode: 2, wantErr: "exactly one cron expression"},
+		"non-positive count":  {args: []string{"cron", "0 0 * * * ?", "-n", "0"}, wantCode: 2, wantErr: "-n must be > 0"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			code, out, errOut := run(t, c.args...)
+			if code != c.wantCode {
+				t.Fatalf("exit %d, want %d; stderr %s", code, c.wantCode, errOut)
+			}
+			if c.wantOut != "" && out != c.wantOut {
+				t.Fatalf("stdout:\n%s\nwant:\n%s", out, c.wantOut)
+			}
+			if c.wantErr != "" && !strings.Contains(errOut, c.wantErr) {
+				t.Fatalf("stderr %q lacks %q", errOut, c.wantErr)
+			}
+		})
+	}
+}
