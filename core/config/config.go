@@ -312,6 +312,8 @@ func (x ExtraConfiguration) node() *snakeyaml.Node {
 		cp := *x.body
 		n = &cp
 	}
-	n.Tag = x.Tag
+	if x.Tag != "" {
+		n.Tag = x.Tag
+	}
 	return n
 }

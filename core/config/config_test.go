@@ -583,3 +583,19 @@ func TestSemanticsHelpers(t *testing.T) {
 		t.Error("defaults for empty plugin types")
 	}
 }
+
+func TestExtraConfigurationsUntagged(t *testing.T) {
+	t.Parallel()
+	in := "jobExtraConfigurations:\n- 3\n- plain\n- a: 1\njobName: j\n"
+	c, err := Unmarshal([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(out), "disabled: false\nfailover: false\njobExtraConfigurations:\n- 3\n- plain\n- a: 1\njobName: j\n") {
+		t.Errorf("Marshal =\n%s", out)
+	}
+}

@@ -85,7 +85,7 @@ func randConfig(r *rand.Rand, extras bool) *JobConfiguration {
 func TestPropertyRoundTrip(t *testing.T) {
 	t.Parallel()
 	r := rand.New(rand.NewPCG(1, 2))
-	for i := range 3000 {
+	for i := range 2000 {
 		gen := randConfig(r, true)
 		out, err := Marshal(gen)
 		if err != nil {

@@ -307,9 +307,8 @@ func (p fieldParser) extras(v *yaml.Node) ([]ExtraConfiguration, error) {
 		}
 		x := ExtraConfiguration{body: n}
 		if deref(item).Style&yaml.TaggedStyle != 0 {
-			x.Tag = n.Tag
+			x.Tag, n.Tag = n.Tag, ""
 		}
-		n.Tag = ""
 		out = append(out, x)
 	}
 	return out, nil

@@ -67,31 +67,37 @@ type Options struct {
 	PollInterval time.Duration
 	// ReconcileTick is the period of the reconcile check (default 1 min).
 	ReconcileTick time.Duration
+	// ReconcileUnit is the length of one reconcileIntervalMinutes unit
+	// (default 1 min; tests shorten it).
+	ReconcileUnit time.Duration
 }
 
 // Job is one job's coordination on one instance. It implements
 // executor.Facade.
 type Job struct {
-	c      reg.Client
-	s      store
-	p      paths
-	local  *config.JobConfiguration
-	class  string
-	id     string
-	ip     string
-	strat  func(string) (spi.ShardingStrategy, error)
-	log    hclog.Logger
-	poll   time.Duration
-	recon  time.Duration
-	onTrig func()
-	onRes  func(string, string)
-	onShut func()
+	c           reg.Client
+	s           store
+	p           paths
+	local       *config.JobConfiguration
+	class       string
+	id          string
+	ip          string
+	strat       func(string) (spi.ShardingStrategy, error)
+	log         hclog.Logger
+	poll        time.Duration
+	recon       time.Duration
+	reconMinute time.Duration
+	onTrig      func()
+	onRes       func(string, string)
+	onShut      func()
 
 	cache *reg.TreeCache
 
 	cfg      atomic.Pointer[config.JobConfiguration] // latest known config
 	running  atomic.Bool                             // an execution is between RegisterBegin and RegisterCompleted
 	shutdown atomic.Bool
+	// beginSess is the session of the current execution's RegisterBegin.
+	beginSess atomic.Pointer[reg.Session]
 
 	ready     chan struct{}
 	readyOnce sync.Once
@@ -128,7 +134,7 @@ func New(opts Options) (*Job, error) {
 		local: opts.Config, class: opts.JobClassName, id: opts.InstanceID, ip: opts.ServerIP,
 		strat: opts.Strategies,
 		log:   log.With("job", opts.Config.JobName, "instance", opts.InstanceID),
-		poll:  opts.PollInterval, recon: opts.ReconcileTick,
+		poll:  opts.PollInterval, recon: opts.ReconcileTick, reconMinute: opts.ReconcileUnit,
 		onTrig: opts.OnTrigger, onRes: opts.OnReschedule, onShut: opts.OnShutdown,
 		ready: make(chan struct{}),
 	}

@@ -4,25 +4,14 @@ import (
 	"context"
 
 	"github.com/ejob-io/ejob/core/config"
+	"github.com/ejob-io/ejob/core/instance"
 )
 
 // ShardingContexts is what one trigger of one job runs on this instance
-// (upstream's ShardingContexts, executors spec §2.2). Listeners receive it;
-// each item gets its own spi.ShardingContext built from it.
-type ShardingContexts struct {
-	// TaskID is jobName@-@items@-@READY@-@instanceId (spec §2.1).
-	TaskID             string
-	JobName            string
-	ShardingTotalCount int
-	// JobParameter is never nil; "" when unset.
-	JobParameter string
-	// Items are this run's items, in run order (ascending from sharding,
-	// or the failover list's order).
-	Items []int
-	// ItemParameters holds only this run's items; an item without a
-	// configured parameter is absent.
-	ItemParameters map[int]string
-}
+// (upstream's ShardingContexts, executors spec §2.2); listeners receive it
+// and each item's spi.ShardingContext is built from it. It is defined in
+// package instance with the taskId format it depends on.
+type ShardingContexts = instance.ShardingContexts
 
 // Facade is the execution pipeline's view of the coordination layer
 // (upstream's JobFacade): every registry read and write one trigger needs.

@@ -465,6 +465,11 @@ func (c *Client) Expire(ctx context.Context) error {
 	if sess.ID() != cr.id {
 		return nil
 	}
+	// The server closes the session's old connection when the second one
+	// attaches, but not always before that one closes the session; a
+	// connection left open would never hear of the expiry. Drop it, as a
+	// real expiry's client is cut off: the reconnect learns of the expiry.
+	c.DropConnection()
 	select {
 	case <-sess.Done():
 		return nil

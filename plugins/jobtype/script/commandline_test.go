@@ -106,7 +106,7 @@ func TestArgv(t *testing.T) {
 		"double quote inside gets single quotes": {
 			line:      `x 'say "hi"'`,
 			want:      []string{"x", `say "hi"`},
-			wantQuirk: []string{"x", `'say "hi"'`},
+			wantQuirk: []string{"x", `'say "hi'`}, // the trailing quote is stripped, then the rest wrapped
 		},
 		"apostrophe gets double quotes": {
 			line: `x "it's"`, want: []string{"x", "it's"}, wantQuirk: []string{"x", `"it's"`},

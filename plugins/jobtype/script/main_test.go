@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/ejob-io/ejob/plugins/jobtype/script"
@@ -24,9 +26,14 @@ func TestMain(m *testing.M) {
 	if os.Getenv(helperEnv) == "1" {
 		os.Exit(helperMain(os.Args[1:]))
 	}
-	if err := os.Setenv(helperEnv, "1"); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
+	// Under -race a binary sleeps a second at exit unless told not to;
+	// the helpers are the (race-built) test binary.
+	gorace := strings.TrimSpace(os.Getenv("GORACE") + " atexit_sleep_ms=0")
+	for k, v := range map[string]string{helperEnv: "1", "GORACE": gorace} {
+		if err := os.Setenv(k, v); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
 	}
 	os.Exit(m.Run())
 }
@@ -94,4 +101,46 @@ func helperPath(t *testing.T) (path, quoted string) {
 		t.Skipf("test binary path %q contains a quote", path)
 	}
 	return path, "'" + path + "'"
+}
+
+func ptr(s string) *string { return &s }
+
+func containsAll(s string, subs ...string) bool {
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			return false
+		}
+	}
+	return true
+}
+
+// record is one logged line.
+type record struct {
+	level, msg string
+	fields     map[string]any
+}
+
+// recLogger records what it is given; safe for concurrent use.
+type recLogger struct {
+	mu      sync.Mutex
+	records []record
+}
+
+func (l *recLogger) add(level, msg string, args []any) {
+	f := map[string]any{}
+	for i := 0; i+1 < len(args); i += 2 {
+		f[fmt.Sprint(args[i])] = args[i+1]
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.records = append(l.records, record{level: level, msg: msg, fields: f})
+}
+
+func (l *recLogger) Info(msg string, args ...any) { l.add("info", msg, args) }
+func (l *recLogger) Warn(msg string, args ...any) { l.add("warn", msg, args) }
+
+func (l *recLogger) all() []record {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.records)
 }

@@ -56,9 +56,14 @@ type Executor struct {
 	// Logger receives the scripts' output lines; nil means slog.Default().
 	Logger Logger
 	// KillGrace is the time between SIGTERM and SIGKILL when an item's
-	// context ends while its script runs; zero means DefaultKillGrace. It
-	// also bounds how long Execute waits for the script's output to close
-	// after the script exits (a background child may hold it open).
+	// context ends while its script runs; zero means DefaultKillGrace.
+	// Execute returns earlier once the script and everything in its
+	// process group are gone (an orphaned zombie counts as present, so
+	// where PID 1 does not reap orphans, such as a container without an
+	// init, a cancelled item whose script left children takes the whole
+	// grace). KillGrace also bounds how long Execute waits for the
+	// script's output to close after the script exits (a background child
+	// may hold it open).
 	KillGrace time.Duration
 }
 

@@ -19,6 +19,9 @@
 //	parse-error MESSAGE            new CronExpression threw ParseException
 //	runtime-error EXCEPTION        getTimeAfter threw
 //
+// A fires list ends in "hang" when getTimeAfter did not return within
+// HANG_SECONDS (Quartz loops forever on a few odd expressions).
+//
 // The first output line is "# maxYear=<CronExpression.MAX_YEAR>".
 // With the single argument "zones", it instead prints every ID of
 // TimeZone.getAvailableIDs(); with "zone", it reads zone strings from stdin and
@@ -32,8 +35,14 @@ import java.text.SimpleDateFormat;
 import java.time.OffsetDateTime;
 import java.util.Date;
 import java.util.TimeZone;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.FutureTask;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 public final class QuartzOracle {
+    static final long HANG_SECONDS = 3;
+
     public static void main(String[] args) throws Exception {
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         PrintWriter out = new PrintWriter(new java.io.OutputStreamWriter(System.out, StandardCharsets.UTF_8));
@@ -70,7 +79,7 @@ public final class QuartzOracle {
     }
 
     static String eval(String expr, String zone, String from, int n) {
-        org.quartz.CronExpression ce;
+        final org.quartz.CronExpression ce;
         try {
             ce = new org.quartz.CronExpression(expr);
         } catch (ParseException e) {
@@ -82,17 +91,28 @@ public final class QuartzOracle {
         f.setTimeZone(tz);
         StringBuilder sb = new StringBuilder("fires ").append(tz.getID());
         Date d = Date.from(OffsetDateTime.parse(from).toInstant());
-        try {
-            for (int i = 0; i < n; i++) {
-                d = ce.getTimeAfter(d);
-                if (d == null) {
-                    sb.append(" end");
-                    break;
-                }
-                sb.append(' ').append(f.format(d));
+        for (int i = 0; i < n; i++) {
+            final Date after = d;
+            FutureTask<Date> task = new FutureTask<>(() -> ce.getTimeAfter(after));
+            Thread th = new Thread(task);
+            th.setDaemon(true);
+            th.start();
+            try {
+                d = task.get(HANG_SECONDS, TimeUnit.SECONDS);
+            } catch (TimeoutException e) {
+                // Quartz never returns for a few odd expressions; record it.
+                sb.append(" hang");
+                break;
+            } catch (ExecutionException e) {
+                return "runtime-error " + clean(e.getCause().toString());
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
             }
-        } catch (RuntimeException e) {
-            return "runtime-error " + clean(e.toString());
+            if (d == null) {
+                sb.append(" end");
+                break;
+            }
+            sb.append(' ').append(f.format(d));
         }
         return sb.toString();
     }

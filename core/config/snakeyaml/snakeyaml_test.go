@@ -1,0 +1,85 @@
+package snakeyaml
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+)
+
+func TestResolve(t *testing.T) {
+	t.Parallel()
+	tests := map[string]string{
+		"": TagNull, "~": TagNull, "null": TagNull, "Null": TagNull, "nULL": TagStr,
+		"yes": TagBool, "On": TagBool, "OFF": TagBool, "y": TagStr, "n": TagStr, "True": TagBool, "tRUE": TagStr,
+		"0": TagInt, "-12": TagInt, "1_000": TagInt, "0x1F": TagInt, "0b101": TagInt, "017": TagInt, "1:30": TagInt,
+		"09": TagStr, "08": TagStr, "1.5": TagFloat, ".5": TagFloat, ".91_000": TagFloat, "1e5": TagFloat, ".inf": TagFloat, ".NaN": TagFloat,
+		"2026-01-01": TagTimestamp, "2001-12-14t21:59:43.10-05:00": TagTimestamp, "<<": TagMerge,
+		"0=a": TagStr, "10.0.0.1": TagStr, "GMT+08:00": TagStr, "0/5 * * * * ?": TagStr,
+		"yesyesyesyes": TagStr, strings.Repeat("1", 1025): TagStr,
+	}
+	for in, want := range tests {
+		t.Run(in, func(t *testing.T) {
+			t.Parallel()
+			if got := Resolve(in); got != want {
+				t.Errorf("Resolve(%q) = %s, want %s", in, got, want)
+			}
+		})
+	}
+}
+
+// Keys of 123+ characters, empty and multi-line keys are complex keys;
+// empty collections are flow style; nested sequences and mappings indent
+// as SnakeYAML indents them (vector written by SnakeYAML 1.33).
+func TestDumpKeysAndNesting(t *testing.T) {
+	t.Parallel()
+	want, err := os.ReadFile("testdata/keys_and_nesting.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := Mapping(
+		String(strings.Repeat("k", 122)), String("v"),
+		String(strings.Repeat("k", 123)), String("v"),
+		String(""), String("empty"),
+		String("a\nb"), String("ml"),
+		String("list"), Sequence(
+			Mapping(String("x"), Sequence(), String("y"), Mapping(), String("z"), Null()),
+			Sequence(String("p"), String("q")),
+			Mapping(),
+		),
+	)
+	got, err := Dump(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("Dump =\n%s\nwant\n%s", got, want)
+	}
+	var n yaml.Node
+	if err := yaml.Unmarshal(got, &n); err != nil {
+		t.Fatal(err)
+	}
+	back, err := FromYAML(&n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := Dump(back)
+	if err != nil || string(again) != string(got) {
+		t.Errorf("FromYAML/Dump round trip = %q, %v", again, err)
+	}
+}
+
+func TestDumpErrors(t *testing.T) {
+	t.Parallel()
+	for name, n := range map[string]*Node{
+		"nil":             nil,
+		"odd mapping":     Mapping(String("a")),
+		"alias no anchor": Sequence(&Node{Kind: AliasNode}),
+		"unknown kind":    {Kind: 99},
+	} {
+		if _, err := Dump(n); err == nil {
+			t.Errorf("%s: Dump succeeded", name)
+		}
+	}
+}

@@ -1,0 +1,186 @@
+package coord
+
+import (
+	"context"
+	"errors"
+
+	"github.com/ejob-io/ejob/core/reg"
+	"github.com/ejob-io/ejob/core/reg/recipe"
+)
+
+// electLeader is upstream's electLeader: under the Curator latch
+// leader/election/latch, create the ephemeral leader/election/instance
+// with our id unless it exists (spec §6).
+func (j *Job) electLeader(ctx context.Context) (bool, error) {
+	ok, err := recipe.Elect(ctx, j.c, j.p.of(nodeElectionLatch), j.p.of(nodeLeaderInstance), []byte(j.id))
+	if err != nil {
+		return false, wrap("elect leader", err)
+	}
+	if ok {
+		j.log.Info("became leader")
+	}
+	return ok, nil
+}
+
+// isLeader: the leader node holds our id and belongs to our current session.
+func (j *Job) isLeader(ctx context.Context) (bool, error) {
+	if j.shutdown.Load() {
+		return false, nil
+	}
+	data, st, err := j.c.Get(ctx, j.p.of(nodeLeaderInstance))
+	if errors.Is(err, reg.ErrNoNode) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return string(data) == j.id && st.EphemeralOwner == j.c.Session().ID(), nil
+}
+
+func (j *Job) hasLeader(ctx context.Context) (bool, error) {
+	return j.s.exists(ctx, j.p.of(nodeLeaderInstance))
+}
+
+// isLeaderUntilBlock waits while there is no leader but some available
+// server, electing when this server is available (spec §6).
+func (j *Job) isLeaderUntilBlock(ctx context.Context) (bool, error) {
+	for {
+		has, err := j.hasLeader(ctx)
+		if err != nil {
+			return false, err
+		}
+		if has {
+			break
+		}
+		avail, err := j.hasAvailableServers(ctx)
+		if err != nil {
+			return false, err
+		}
+		if !avail {
+			break
+		}
+		j.log.Debug("leader is electing, waiting")
+		if err := j.sleep(ctx); err != nil {
+			return false, err
+		}
+		if !j.shutdown.Load() {
+			if ok, err := j.isAvailableServer(ctx, j.ip); err != nil {
+				return false, err
+			} else if ok {
+				if _, err := j.electLeader(ctx); err != nil {
+					return false, err
+				}
+			}
+		}
+	}
+	return j.isLeader(ctx)
+}
+
+// electIfAvailable is the passive election on leader node deletion.
+func (j *Job) electIfAvailable(ctx context.Context) error {
+	ok, err := j.isAvailableServer(ctx, j.ip)
+	if err != nil || !ok {
+		return err
+	}
+	_, err = j.electLeader(ctx)
+	return err
+}
+
+// onLocalServerEvent: active election when our server is not DISABLED and
+// there is no leader; abdication when it is DISABLED and we lead.
+func (j *Job) onLocalServerEvent(ctx context.Context, ev reg.TreeEvent) error {
+	if string(ev.Data) == serverDisabled {
+		leader, err := j.isLeader(ctx)
+		if err != nil || !leader {
+			return err
+		}
+		j.log.Info("server disabled; abdicating leadership")
+		_, err = j.deleteOwnLeaderNode(ctx)
+		return err
+	}
+	has, err := j.hasLeader(ctx)
+	if err != nil || has {
+		return err
+	}
+	_, err = j.electLeader(ctx)
+	return err
+}
+
+// deleteOwnLeaderNode deletes the leader node if our session owns it.
+func (j *Job) deleteOwnLeaderNode(ctx context.Context) (bool, error) {
+	path := j.p.of(nodeLeaderInstance)
+	data, st, err := j.c.Get(ctx, path)
+	if errors.Is(err, reg.ErrNoNode) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if string(data) != j.id || st.EphemeralOwner != j.c.Session().ID() {
+		return false, nil
+	}
+	err = j.c.Delete(ctx, path, st.Version)
+	if errors.Is(err, reg.ErrNoNode) || errors.Is(err, reg.ErrBadVersion) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// isEnableServer: servers/{ip} is ENABLED; a missing or empty node is
+// re-read up to 10 times (spec §2.1).
+func (j *Job) isEnableServer(ctx context.Context, ip string) (bool, error) {
+	for try := 0; ; try++ {
+		v, ok, err := j.s.get(ctx, j.p.server(ip))
+		if err != nil {
+			return false, err
+		}
+		if ok && v != "" {
+			return v == serverEnabled, nil
+		}
+		if try >= 9 {
+			return false, nil
+		}
+		if err := j.sleep(ctx); err != nil {
+			return false, err
+		}
+	}
+}
+
+// isAvailableServer: enabled, and some instance lives on ip. Upstream uses
+// a string prefix test ("10.0.0.1" matches "10.0.0.12@-@7"); ejob compares
+// the IP part exactly.
+func (j *Job) isAvailableServer(ctx context.Context, ip string) (bool, error) {
+	ok, err := j.isEnableServer(ctx, ip)
+	if err != nil || !ok {
+		return false, err
+	}
+	ids, err := j.s.children(ctx, j.p.of(nodeInstances))
+	if err != nil {
+		return false, err
+	}
+	for _, id := range ids {
+		if ipPrefix(id) == ip {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+func (j *Job) hasAvailableServers(ctx context.Context) (bool, error) {
+	ips, err := j.s.children(ctx, j.p.of(nodeServers))
+	if err != nil {
+		return false, err
+	}
+	for _, ip := range ips {
+		ok, err := j.isAvailableServer(ctx, ip)
+		if err != nil || ok {
+			return ok, err
+		}
+	}
+	return false, nil
+}
+
+// leaderFence fences a write on our ownership of the leader node.
+func (j *Job) leaderFence(ctx context.Context) (recipe.Fence, error) {
+	return recipe.NewFence(ctx, j.c, j.p.of(nodeLeaderInstance))
+}

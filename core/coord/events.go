@@ -1,0 +1,468 @@
+package coord
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ejob-io/ejob/core/config"
+	"github.com/ejob-io/ejob/core/reg"
+)
+
+// loopState is owned by the event goroutine (runLoop).
+type loopState struct {
+	curTotal      int // upstream's JobRegistry.currentShardingTotalCount
+	cron, tz      string
+	lastReconcile time.Time
+}
+
+// runLoop waits for the tree cache, registers the instance, then handles
+// tree events, re-registrations and reconcile ticks on one goroutine (as
+// upstream's ListenerNotify-{job} thread).
+func (j *Job) runLoop(ctx context.Context, conn <-chan reg.ConnEvent) error {
+	events := j.cache.Events()
+	for initialized := false; !initialized; {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-events:
+			if !ok {
+				return nil
+			}
+			// Events of the initial load describe the tree as it was; the
+			// startup sequence below acts on it directly.
+			initialized = ev.Type == reg.TreeInitialized
+		}
+	}
+	j.refreshCachedConfig()
+	cfg, err := j.config(ctx)
+	if err != nil {
+		return err
+	}
+	if err := j.registerStartUp(ctx, !cfg.Disabled); err != nil {
+		return err
+	}
+	st := &loopState{curTotal: cfg.ShardingTotalCount, cron: cfg.Cron, tz: cfg.TimeZone, lastReconcile: time.Now()}
+	j.readyOnce.Do(func() { close(j.ready) })
+	j.log.Info("instance registered", "server", j.ip)
+
+	reregister := make(chan struct{}, 1)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		j.watchConnection(ctx, conn, reregister)
+	}()
+	defer wg.Wait()
+
+	recon := time.NewTicker(j.recon)
+	defer recon.Stop()
+	var retry <-chan time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-events:
+			if !ok {
+				return nil
+			}
+			if j.handleEvent(ctx, ev, st) {
+				j.log.Info("instance shut down from the registry")
+				j.onShut()
+				return nil
+			}
+		case <-reregister:
+			if err := j.reRegister(ctx); err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				j.log.Warn("re-registration failed; retrying", "error", err)
+				retry = time.After(j.poll * 5)
+			}
+		case <-retry:
+			retry = nil
+			select {
+			case reregister <- struct{}{}:
+			default:
+			}
+		case now := <-recon.C:
+			if err := j.reconcile(ctx, st, now); err != nil && ctx.Err() == nil {
+				j.log.Warn("reconcile failed", "error", err)
+			}
+		}
+	}
+}
+
+// watchConnection pauses at once on Suspended/Lost (no new executions) and
+// asks the loop to re-register after a new session (spec §14).
+func (j *Job) watchConnection(ctx context.Context, conn <-chan reg.ConnEvent, reregister chan<- struct{}) {
+	for {
+		var ce reg.ConnEvent
+		var ok bool
+		select {
+		case <-ctx.Done():
+			return
+		case ce, ok = <-conn:
+			if !ok {
+				return
+			}
+		}
+		j.log.Debug("connection state", "state", ce.State, "session", ce.Session)
+		switch ce.State {
+		case reg.StateSuspended:
+			j.log.Warn("registry connection suspended; pausing executions")
+			j.setPaused(true)
+		case reg.StateLost:
+			j.log.Warn("registry session lost; pausing executions")
+			j.mu.Lock()
+			if j.sess == ce.Session {
+				j.sess = nil
+			}
+			j.mu.Unlock()
+			j.setPaused(true)
+		case reg.StateConnected, reg.StateReconnected:
+			j.mu.Lock()
+			same := j.sess != nil && j.sess == ce.Session && ce.Session.Err() == nil
+			j.mu.Unlock()
+			if same {
+				j.log.Info("registry connection back with the same session; resuming")
+				j.setPaused(false)
+				continue
+			}
+			if ce.State == reg.StateConnected {
+				continue
+			}
+			fallthrough
+		case reg.StateNewSession:
+			select {
+			case reregister <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+// reRegister re-creates what the lost session took (spec §14, better than
+// upstream): server status, instance node, clears this instance's stale
+// running nodes, elects if there is no leader, then resumes.
+func (j *Job) reRegister(ctx context.Context) error {
+	if j.shutdown.Load() {
+		return nil
+	}
+	sess := j.c.Session()
+	if sess.Err() != nil {
+		return ErrSessionLost
+	}
+	j.mu.Lock()
+	already := j.sess == sess
+	j.mu.Unlock()
+	if already {
+		j.setPaused(false)
+		return nil
+	}
+	status := serverDisabled
+	if v, ok, err := j.s.get(ctx, j.p.server(j.ip)); err != nil {
+		return err
+	} else if ok && v == serverEnabled {
+		status = serverEnabled
+	}
+	if _, err := reg.Persist(ctx, j.c, j.p.server(j.ip), []byte(status)); err != nil {
+		return wrap("re-register server", err)
+	}
+	if err := j.s.persistEphemeral(ctx, j.p.instance(j.id), instanceYAML(j.id, j.ip)); err != nil {
+		return wrap("re-register instance", err)
+	}
+	if sess != j.c.Session() || sess.Err() != nil {
+		return ErrSessionLost
+	}
+	j.mu.Lock()
+	j.sess = sess
+	j.mu.Unlock()
+	if has, err := j.hasLeader(ctx); err == nil && !has {
+		if ok, err := j.isAvailableServer(ctx, j.ip); err == nil && ok {
+			if _, err := j.electLeader(ctx); err != nil {
+				j.log.Warn("election after new session failed", "error", err)
+			}
+		}
+	}
+	j.log.Info("re-registered in a new registry session; resuming", "session", sess)
+	j.setPaused(false)
+	if err := j.recoverOwnRunning(ctx); err != nil {
+		j.log.Warn("recover running items after new session failed", "error", err)
+	}
+	return nil
+}
+
+// recoverOwnRunning handles running nodes that name this instance: they
+// belong to executions of the lost session, which were cut off. Upstream
+// deletes them on reconnect (losing the interrupted work); ejob queues them
+// for failover when failover is on (unless another instance already did),
+// and deletes them otherwise, so they never block resharding.
+func (j *Job) recoverOwnRunning(ctx context.Context) error {
+	cfg, err := j.config(ctx)
+	if err != nil {
+		return err
+	}
+	names, err := j.s.children(ctx, j.p.of(nodeSharding))
+	if err != nil {
+		return err
+	}
+	flagged := false
+	for _, i := range itemNumbers(names) {
+		v, ok, err := j.s.get(ctx, j.p.itemNode(i, "running"))
+		if err != nil {
+			return err
+		}
+		if !ok || v != j.id {
+			continue
+		}
+		if cfg.Failover {
+			j.log.Info("item was running when the session was lost; queuing it for failover", "item", i)
+			if err := j.setCrashedFailoverFlag(ctx, i, j.id); err != nil {
+				return err
+			}
+			flagged = true
+		}
+		if _, err := j.s.deleteIfValue(ctx, j.p.itemNode(i, "running"), j.id); err != nil {
+			return err
+		}
+	}
+	if flagged {
+		return j.failoverIfNecessary(ctx)
+	}
+	return nil
+}
+
+func (j *Job) refreshCachedConfig() {
+	if j.cache == nil {
+		return
+	}
+	data, _, ok := j.cache.Get(j.p.of(nodeConfig))
+	if !ok {
+		return
+	}
+	if c, err := config.Unmarshal(data); err == nil {
+		j.cfg.Store(c)
+	}
+}
+
+// handleEvent runs upstream's data listeners (spec §13) for one event, in
+// their order. It reports whether the instance was shut down from the
+// registry.
+func (j *Job) handleEvent(ctx context.Context, ev reg.TreeEvent, st *loopState) (shutdown bool) {
+	if j.shutdown.Load() || ev.Type == reg.TreeInitialized {
+		return false
+	}
+	rel, ok := j.p.rel(ev.Path)
+	if !ok {
+		return false
+	}
+	logErr := func(what string, err error) {
+		if err != nil && ctx.Err() == nil {
+			j.log.Warn(what+" failed", "path", ev.Path, "event", ev.Type, "error", err)
+		}
+	}
+	switch {
+	case rel == nodeConfig:
+		logErr("config change", j.onConfigEvent(ctx, ev, st))
+	case rel == nodeLeaderInstance:
+		if ev.Type == reg.NodeDeleted {
+			logErr("election", j.electIfAvailable(ctx))
+		}
+	case strings.HasPrefix(rel, nodeServers+"/"):
+		ip := strings.TrimPrefix(rel, nodeServers+"/")
+		if !isIPv4(ip) {
+			return false
+		}
+		if ip == j.ip {
+			logErr("election", j.onLocalServerEvent(ctx, ev))
+		}
+		logErr("resharding flag", j.serversChanged(ctx))
+	case strings.HasPrefix(rel, nodeInstances+"/"):
+		id := strings.TrimPrefix(rel, nodeInstances+"/")
+		if strings.Contains(id, "/") || ev.Type == reg.NodeUpdated {
+			return false
+		}
+		logErr("resharding flag", j.serversChanged(ctx))
+		if ev.Type == reg.NodeDeleted && id != j.id {
+			logErr("crash failover", j.onInstanceCrashed(ctx, id))
+		}
+		if ev.Type == reg.NodeAdded && id == j.id {
+			logErr("legacy crashed items", j.onOwnInstanceAdded(ctx))
+		}
+		if ev.Type == reg.NodeDeleted && id == j.id {
+			return j.isShutdownByConsole(ctx, ev)
+		}
+	case rel == nodeTrigger+"/"+j.id:
+		if ev.Type == reg.NodeAdded {
+			logErr("trigger", j.onTriggerNode(ctx))
+		}
+	}
+	return false
+}
+
+func isIPv4(s string) bool {
+	a, err := netip.ParseAddr(s)
+	return err == nil && a.Is4()
+}
+
+// onConfigEvent: ShardingTotalCountChanged, FailoverSettingsChanged,
+// MonitorExecutionSettingsChanged and CronSettingChanged listeners.
+func (j *Job) onConfigEvent(ctx context.Context, ev reg.TreeEvent, st *loopState) error {
+	if ev.Type == reg.NodeDeleted {
+		return nil
+	}
+	cfg, err := config.Unmarshal(ev.Data)
+	if err != nil {
+		return err
+	}
+	j.cfg.Store(cfg)
+	var errs []error
+	if st.curTotal != 0 && cfg.ShardingTotalCount != st.curTotal {
+		j.log.Info("shardingTotalCount changed", "from", st.curTotal, "to", cfg.ShardingTotalCount)
+		errs = append(errs, j.setReshardingFlag(ctx))
+	}
+	st.curTotal = cfg.ShardingTotalCount
+	if ev.Type == reg.NodeUpdated && !cfg.Failover {
+		errs = append(errs, j.removeFailoverInfo(ctx))
+	}
+	if ev.Type == reg.NodeUpdated && !cfg.MonitorExecution {
+		for i := 0; i < cfg.ShardingTotalCount; i++ {
+			errs = append(errs, reg.DeleteRecursive(ctx, j.c, j.p.itemNode(i, "running")))
+		}
+	}
+	if ev.Type == reg.NodeUpdated && (cfg.Cron != st.cron || cfg.TimeZone != st.tz) {
+		st.cron, st.tz = cfg.Cron, cfg.TimeZone
+		j.log.Info("cron changed; rescheduling", "cron", cfg.Cron, "timeZone", cfg.TimeZone)
+		j.onRes(cfg.Cron, cfg.TimeZone)
+	}
+	return errors.Join(errs...)
+}
+
+// removeFailoverInfo deletes sharding/*/failover (failover turned off).
+func (j *Job) removeFailoverInfo(ctx context.Context) error {
+	names, err := j.s.children(ctx, j.p.of(nodeSharding))
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		if err := reg.DeleteRecursive(ctx, j.c, j.p.of(nodeSharding, n, "failover")); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// serversChanged is ListenServersChangedJobListener's action.
+func (j *Job) serversChanged(ctx context.Context) error {
+	cfg, err := j.config(ctx)
+	if err != nil {
+		return err
+	}
+	if cfg.StaticSharding {
+		names, err := j.s.children(ctx, j.p.of(nodeSharding))
+		if err != nil || len(names) > 0 {
+			return err
+		}
+	}
+	return j.setReshardingFlag(ctx)
+}
+
+// isShutdownByConsole: our own instance node was deleted, not by a session
+// loss (paused, or a node of an old session) and not re-created since.
+func (j *Job) isShutdownByConsole(ctx context.Context, ev reg.TreeEvent) bool {
+	if paused, _ := j.Paused(); paused {
+		return false
+	}
+	j.mu.Lock()
+	sess := j.sess
+	j.mu.Unlock()
+	if sess == nil || ev.Stat.EphemeralOwner != sess.ID() || sess.Err() != nil {
+		return false
+	}
+	ok, err := j.s.exists(ctx, j.p.instance(j.id))
+	if err != nil || ok {
+		return false
+	}
+	j.shutdown.Store(true)
+	if _, err := j.deleteOwnLeaderNode(ctx); err != nil {
+		j.log.Warn("shutdown: remove leader node failed", "error", err)
+	}
+	return true
+}
+
+// onTriggerNode: delete trigger/{me}; run once unless running (spec §12.2).
+func (j *Job) onTriggerNode(ctx context.Context) error {
+	if err := j.c.Delete(ctx, j.p.trigger(j.id), reg.AnyVersion); err != nil && !errors.Is(err, reg.ErrNoNode) {
+		return err
+	}
+	if j.shutdown.Load() || j.running.Load() {
+		j.log.Info("trigger dropped: job is running")
+		return nil
+	}
+	j.log.Info("triggered from the registry")
+	j.onTrig()
+	return nil
+}
+
+// reconcile is ReconcileService's tick (spec §12.6).
+func (j *Job) reconcile(ctx context.Context, st *loopState, now time.Time) error {
+	cfg, err := j.config(ctx)
+	if err != nil {
+		return err
+	}
+	iv := cfg.ReconcileIntervalMinutes
+	if iv <= 0 || now.Sub(st.lastReconcile) < time.Duration(iv)*j.reconUnit() {
+		return nil
+	}
+	st.lastReconcile = now
+	if ok, err := j.s.exists(ctx, j.p.of(nodeNecessary)); err != nil || ok {
+		return err
+	}
+	offline, err := j.hasShardingInfoInOfflineServers(ctx, cfg.ShardingTotalCount)
+	if err != nil || !offline {
+		return err
+	}
+	if cfg.StaticSharding {
+		names, err := j.s.children(ctx, j.p.of(nodeSharding))
+		if err != nil || len(names) > 0 {
+			return err
+		}
+	}
+	j.log.Warn("job status node has inconsistent value, start reconciling")
+	return j.setReshardingFlag(ctx)
+}
+
+func (j *Job) reconUnit() time.Duration {
+	if j.reconMinute > 0 {
+		return j.reconMinute
+	}
+	return time.Minute
+}
+
+// hasShardingInfoInOfflineServers: some item's instance value is not an
+// instance child (a missing value counts).
+func (j *Job) hasShardingInfoInOfflineServers(ctx context.Context, total int) (bool, error) {
+	ids, err := j.s.children(ctx, j.p.of(nodeInstances))
+	if err != nil {
+		return false, err
+	}
+	online := map[string]bool{}
+	for _, id := range ids {
+		online[id] = true
+	}
+	for i := 0; i < total; i++ {
+		v, _, err := j.s.get(ctx, j.p.itemNode(i, "instance"))
+		if err != nil {
+			return false, err
+		}
+		if !online[v] {
+			return true, nil
+		}
+	}
+	return false, nil
+}

@@ -1,0 +1,297 @@
+package coord
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/ejob-io/ejob/core/config"
+	"github.com/ejob-io/ejob/core/executor"
+	"github.com/ejob-io/ejob/core/reg"
+	"github.com/ejob-io/ejob/core/reg/recipe"
+)
+
+// ErrPaused: the registry connection is suspended or the session was lost
+// and not yet re-registered; executions must not start.
+var ErrPaused = errors.New("coord: paused: registry connection unavailable")
+
+func (j *Job) checkReady() error {
+	select {
+	case <-j.ready:
+	default:
+		return ErrNotReady
+	}
+	if j.shutdown.Load() {
+		return ErrShutdown
+	}
+	return nil
+}
+
+// Config implements executor.Facade: the configuration from the tree
+// cache, else read directly. The result is the caller's copy.
+func (j *Job) Config(ctx context.Context) (*config.JobConfiguration, error) {
+	c, err := j.config(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return c.Clone(), nil
+}
+
+// CheckEnvironment implements executor.Facade (spec §12.8): registry time
+// is the mtime of systemTime/current after touching it.
+func (j *Job) CheckEnvironment(ctx context.Context) error {
+	cfg, err := j.config(ctx)
+	if err != nil {
+		return err
+	}
+	maxDiff, on := cfg.MaxTimeDiff()
+	if !on {
+		return nil
+	}
+	regTime, err := reg.ServerTime(ctx, j.c, j.p.of(nodeSystemTime))
+	if err != nil {
+		return err
+	}
+	diff := time.Since(regTime).Abs()
+	if diff > maxDiff {
+		return fmt.Errorf("%w: Time different between job server and register center exceed '%d' seconds, max time different is '%d' seconds.",
+			ErrTimeDiff, int64(diff/time.Second), cfg.MaxTimeDiffSeconds)
+	}
+	return nil
+}
+
+// ShardingContexts implements executor.Facade (spec §7.3).
+func (j *Job) ShardingContexts(ctx context.Context) (executor.ShardingContexts, error) {
+	if err := j.checkReady(); err != nil {
+		return executor.ShardingContexts{}, err
+	}
+	if paused, _ := j.Paused(); paused {
+		return executor.ShardingContexts{}, ErrPaused
+	}
+	cfg, err := j.config(ctx)
+	if err != nil {
+		return executor.ShardingContexts{}, err
+	}
+	if cfg.Failover {
+		fi, err := j.localFailoverItems(ctx)
+		if err != nil {
+			return executor.ShardingContexts{}, wrap("failover items", err)
+		}
+		if len(fi) > 0 {
+			return j.contexts(ctx, fi)
+		}
+	}
+	if err := j.shardingIfNecessary(ctx); err != nil {
+		return executor.ShardingContexts{}, err
+	}
+	items, err := j.localShardingItems(ctx)
+	if err != nil {
+		return executor.ShardingContexts{}, wrap("local items", err)
+	}
+	if cfg.Failover {
+		takeOff, err := j.itemsWith(ctx, items, "failover")
+		if err != nil {
+			return executor.ShardingContexts{}, err
+		}
+		items = without(items, takeOff)
+	}
+	disabled, err := j.itemsWith(ctx, items, "disabled")
+	if err != nil {
+		return executor.ShardingContexts{}, err
+	}
+	return j.contexts(ctx, without(items, disabled))
+}
+
+// localFailoverItems: items whose failover node names this instance.
+func (j *Job) localFailoverItems(ctx context.Context) ([]int, error) {
+	if j.shutdown.Load() {
+		return nil, nil
+	}
+	return j.itemsWithValue(ctx, "failover", j.id)
+}
+
+// contexts is ExecutionContextService.getJobShardingContext.
+func (j *Job) contexts(ctx context.Context, items []int) (executor.ShardingContexts, error) {
+	cfg, err := j.loadConfig(ctx)
+	if err != nil {
+		return executor.ShardingContexts{}, err
+	}
+	if cfg.MonitorExecution {
+		running, err := j.itemsWith(ctx, items, "running")
+		if err != nil {
+			return executor.ShardingContexts{}, err
+		}
+		items = without(items, running)
+	}
+	params, err := config.ParseShardingItemParameters(cfg.ShardingItemParameters)
+	if err != nil {
+		return executor.ShardingContexts{}, err
+	}
+	sc := executor.ShardingContexts{
+		TaskID:                 fmt.Sprintf("%s@-@%s@-@READY@-@%s", cfg.JobName, joinItems(items), j.id),
+		JobName:                cfg.JobName,
+		ShardingTotalCount:     cfg.ShardingTotalCount,
+		JobParameter:           cfg.JobParameter,
+		Items:                  append([]int{}, items...),
+		ShardingItemParameters: map[int]string{},
+	}
+	for _, i := range items {
+		if p, ok := params[i]; ok {
+			sc.ShardingItemParameters[i] = p
+		}
+	}
+	return sc, nil
+}
+
+// MisfireIfRunning implements executor.Facade.
+func (j *Job) MisfireIfRunning(ctx context.Context, items []int) (bool, error) {
+	cfg, err := j.config(ctx)
+	if err != nil || !cfg.MonitorExecution {
+		return false, err
+	}
+	running, err := j.itemsWith(ctx, items, "running")
+	if err != nil || len(running) == 0 {
+		return false, err
+	}
+	for _, i := range items {
+		if err := j.s.createIfNeeded(ctx, j.p.itemNode(i, "misfire")); err != nil {
+			return true, err
+		}
+	}
+	return true, nil
+}
+
+// RegisterBegin implements executor.Facade. With monitorExecution it
+// creates every item's running node in one transaction fenced on this
+// instance's node in its current session: it writes nothing when the
+// session is gone (ErrSessionLost) or when an item already runs elsewhere
+// (ErrItemRunning). A stale running node of this instance is replaced.
+func (j *Job) RegisterBegin(ctx context.Context, sc executor.ShardingContexts) error {
+	cfg, err := j.config(ctx)
+	if err != nil {
+		return err
+	}
+	sess, err := j.session()
+	if err != nil {
+		return err
+	}
+	if !cfg.MonitorExecution || len(sc.Items) == 0 {
+		j.beginSess.Store(sess)
+		j.running.Store(true)
+		return nil
+	}
+	mode := reg.Ephemeral
+	if cfg.Failover {
+		mode = reg.Persistent
+	}
+	for _, i := range sc.Items {
+		if _, err := j.s.deleteIfValue(ctx, j.p.itemNode(i, "running"), j.id); err != nil {
+			return err
+		}
+	}
+	fence, err := recipe.NewFence(ctx, j.c, j.p.instance(j.id))
+	if err != nil {
+		return fmt.Errorf("register begin: %w (%w)", ErrSessionLost, err)
+	}
+	ops := make([]reg.Op, 0, len(sc.Items))
+	for _, i := range sc.Items {
+		ops = append(ops, reg.CreateOp(j.p.itemNode(i, "running"), []byte(j.id), mode))
+	}
+	if _, err := recipe.FencedMulti(ctx, j.c, fence, ops...); err != nil {
+		var me *reg.MultiError
+		switch {
+		case errors.Is(err, recipe.ErrFenced):
+			return fmt.Errorf("register begin: %w (%w)", ErrSessionLost, err)
+		case errors.As(err, &me) && errors.Is(err, reg.ErrNodeExists):
+			return fmt.Errorf("register begin: %w: %s", ErrItemRunning, me.Op.Path)
+		}
+		return wrap("register begin", err)
+	}
+	j.beginSess.Store(sess)
+	j.running.Store(true)
+	return nil
+}
+
+// RegisterCompleted implements executor.Facade: it deletes the items'
+// running nodes, and with failover their failover and failovering nodes
+// (3.0.5 semantics; failed is not used). Unlike upstream it deletes only
+// nodes that name this instance, and nothing when the session of
+// RegisterBegin was lost meanwhile: the execution was cut off, so its
+// running nodes are left to crash failover (ErrSessionLost is returned).
+func (j *Job) RegisterCompleted(ctx context.Context, sc executor.ShardingContexts, failed []int) error {
+	defer j.running.Store(false)
+	if s := j.beginSess.Swap(nil); s == nil || s.Err() != nil || s != j.c.Session() {
+		return fmt.Errorf("register completed: %w", ErrSessionLost)
+	}
+	cfg, err := j.config(ctx)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, i := range sc.Items {
+		if cfg.MonitorExecution {
+			_, err := j.s.deleteIfValue(ctx, j.p.itemNode(i, "running"), j.id)
+			errs = append(errs, err)
+		}
+		if cfg.Failover {
+			_, err := j.s.deleteIfValue(ctx, j.p.itemNode(i, "failover"), j.id)
+			errs = append(errs, err)
+			_, err = j.s.deleteIfValue(ctx, j.p.itemNode(i, "failovering"), j.id)
+			errs = append(errs, err)
+		}
+	}
+	return wrap("register completed", errors.Join(errs...))
+}
+
+// ExecuteMisfired implements executor.Facade.
+func (j *Job) ExecuteMisfired(ctx context.Context, items []int) (bool, error) {
+	cfg, err := j.config(ctx)
+	if err != nil || !cfg.Misfire {
+		return false, err
+	}
+	if need, err := j.NeedSharding(ctx); err != nil || need {
+		return false, err
+	}
+	mis, err := j.itemsWith(ctx, items, "misfire")
+	return len(mis) > 0, err
+}
+
+// ClearMisfire implements executor.Facade.
+func (j *Job) ClearMisfire(ctx context.Context, items []int) error {
+	for _, i := range items {
+		if err := j.c.Delete(ctx, j.p.itemNode(i, "misfire"), reg.AnyVersion); err != nil && !errors.Is(err, reg.ErrNoNode) {
+			return wrap("clear misfire", err)
+		}
+	}
+	return nil
+}
+
+// SetMisfire creates the misfire flags of items (the scheduler calls it
+// for this instance's items when a fire was missed; spec §11).
+func (j *Job) SetMisfire(ctx context.Context, items []int) error {
+	for _, i := range items {
+		if err := j.s.createIfNeeded(ctx, j.p.itemNode(i, "misfire")); err != nil {
+			return wrap("set misfire", err)
+		}
+	}
+	return nil
+}
+
+// LocalItems returns this instance's assigned items (no resharding), for
+// SetMisfire.
+func (j *Job) LocalItems(ctx context.Context) ([]int, error) { return j.localShardingItems(ctx) }
+
+// NeedSharding implements executor.Facade.
+func (j *Job) NeedSharding(ctx context.Context) (bool, error) {
+	return j.s.exists(ctx, j.p.of(nodeNecessary))
+}
+
+// FailoverIfNecessary implements executor.Facade.
+func (j *Job) FailoverIfNecessary(ctx context.Context) error {
+	cfg, err := j.config(ctx)
+	if err != nil || !cfg.Failover {
+		return err
+	}
+	return j.failoverIfNecessary(ctx)
+}

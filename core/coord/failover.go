@@ -1,0 +1,257 @@
+package coord
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strconv"
+
+	"github.com/ejob-io/ejob/core/reg"
+	"github.com/ejob-io/ejob/core/reg/recipe"
+)
+
+// onInstanceCrashed is JobCrashedJobListener (spec §10.1): instance x's
+// node was deleted.
+func (j *Job) onInstanceCrashed(ctx context.Context, x string) error {
+	cfg, err := j.config(ctx)
+	if err != nil || !cfg.Failover {
+		return err
+	}
+	fo, err := j.itemsWithValue(ctx, "failovering", x)
+	if err != nil {
+		return err
+	}
+	if len(fo) > 0 {
+		for _, i := range fo {
+			j.log.Info("instance crashed during failover; re-flagging item", "crashed", x, "item", i)
+			if err := j.s.createIfNeeded(ctx, j.p.failoverItem(i)); err != nil {
+				return err
+			}
+			if _, err := j.deleteIfValueOrEmpty(ctx, j.p.itemNode(i, "running"), x); err != nil {
+				return err
+			}
+			if err := j.failoverIfNecessary(ctx); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	crashed, err := j.crashedItems(ctx, x)
+	if err != nil {
+		return err
+	}
+	for _, i := range crashed {
+		j.log.Info("instance crashed while running; flagging item for failover", "crashed", x, "item", i)
+		if err := j.setCrashedFailoverFlag(ctx, i, x); err != nil {
+			return err
+		}
+		if err := j.failoverIfNecessary(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// crashedItems: items assigned to x that x was running; none when x's
+// server is not enabled.
+func (j *Job) crashedItems(ctx context.Context, x string) ([]int, error) {
+	if ok, err := j.isEnableServer(ctx, ipPrefix(x)); err != nil || !ok {
+		return nil, err
+	}
+	cfg, err := j.config(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for i := 0; i < cfg.ShardingTotalCount; i++ {
+		owner, _, err := j.s.get(ctx, j.p.itemNode(i, "instance"))
+		if err != nil {
+			return nil, err
+		}
+		if owner != x {
+			continue
+		}
+		if ok, err := j.s.exists(ctx, j.p.itemNode(i, "running")); err != nil {
+			return nil, err
+		} else if ok {
+			out = append(out, i)
+		}
+	}
+	return out, nil
+}
+
+// setCrashedFailoverFlag: unless the item is already taken over, queue it
+// in leader/failover/items and drop the dead owner's running node.
+func (j *Job) setCrashedFailoverFlag(ctx context.Context, i int, x string) error {
+	if ok, err := j.s.exists(ctx, j.p.itemNode(i, "failover")); err != nil || ok {
+		return err
+	}
+	if err := j.s.createIfNeeded(ctx, j.p.failoverItem(i)); err != nil {
+		return err
+	}
+	_, err := j.deleteIfValueOrEmpty(ctx, j.p.itemNode(i, "running"), x)
+	return err
+}
+
+// deleteIfValueOrEmpty deletes path when it names x ("" is what 3.0.0 and
+// 3.0.1 wrote).
+func (j *Job) deleteIfValueOrEmpty(ctx context.Context, path, x string) (bool, error) {
+	ok, err := j.s.deleteIfValue(ctx, path, x)
+	if err != nil || ok {
+		return ok, err
+	}
+	return j.s.deleteIfValue(ctx, path, "")
+}
+
+// itemsWithValue lists items (children of sharding/, ascending) whose
+// node name holds value.
+func (j *Job) itemsWithValue(ctx context.Context, name, value string) ([]int, error) {
+	names, err := j.s.children(ctx, j.p.of(nodeSharding))
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for _, i := range itemNumbers(names) {
+		v, ok, err := j.s.get(ctx, j.p.itemNode(i, name))
+		if err != nil {
+			return nil, err
+		}
+		if ok && v == value {
+			out = append(out, i)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// failoverIfNecessary claims ONE queued crashed item under the Curator
+// latch leader/failover/latch, in a transaction fenced on the latch node,
+// then asks the scheduler to run once (spec §10.2).
+func (j *Job) failoverIfNecessary(ctx context.Context) error {
+	need, err := j.needFailover(ctx)
+	if err != nil || !need {
+		return err
+	}
+	latch := recipe.NewLatch(j.c, j.p.of(nodeFailoverLatch), "")
+	if err := latch.Acquire(ctx); err != nil {
+		return wrap("acquire failover latch", err)
+	}
+	defer func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), j.poll*50)
+		defer cancel()
+		if err := latch.Release(rctx); err != nil {
+			j.log.Warn("release failover latch failed", "error", err)
+		}
+	}()
+	if j.shutdown.Load() {
+		return nil
+	}
+	if need, err = j.needFailover(ctx); err != nil || !need {
+		return err
+	}
+	names, err := j.s.children(ctx, j.p.of(nodeFailoverItems))
+	if err != nil || len(names) == 0 {
+		return err
+	}
+	item, err := strconv.Atoi(names[0])
+	if err != nil {
+		return wrap("failover item "+names[0], err)
+	}
+	fence, err := latch.Fence(ctx)
+	if err != nil {
+		return err
+	}
+	if err := j.s.createIfNeeded(ctx, j.p.item(item)); err != nil {
+		return err
+	}
+	var ops []reg.Op
+	if ok, err := j.s.exists(ctx, j.p.itemNode(item, "failover")); err != nil {
+		return err
+	} else if ok {
+		ops = append(ops, reg.DeleteOp(j.p.itemNode(item, "failover"), reg.AnyVersion))
+	}
+	ops = append(ops, reg.CreateOp(j.p.itemNode(item, "failover"), []byte(j.id), reg.Ephemeral))
+	if ok, err := j.s.exists(ctx, j.p.itemNode(item, "failovering")); err != nil {
+		return err
+	} else if ok {
+		ops = append(ops, reg.SetOp(j.p.itemNode(item, "failovering"), []byte(j.id), reg.AnyVersion))
+	} else {
+		ops = append(ops, reg.CreateOp(j.p.itemNode(item, "failovering"), []byte(j.id), reg.Persistent))
+	}
+	ops = append(ops, reg.DeleteOp(j.p.failoverItem(item), reg.AnyVersion))
+	if _, err := recipe.FencedMulti(ctx, j.c, fence, ops...); err != nil {
+		return wrap("claim failover item "+names[0], err)
+	}
+	j.log.Info("claimed failover item; triggering", "item", item)
+	j.onTrig()
+	return nil
+}
+
+func (j *Job) needFailover(ctx context.Context) (bool, error) {
+	if paused, _ := j.Paused(); paused || j.running.Load() || j.shutdown.Load() {
+		return false, nil
+	}
+	names, err := j.s.children(ctx, j.p.of(nodeFailoverItems))
+	return len(names) > 0, err
+}
+
+// onOwnInstanceAdded is LegacyCrashedRunningItemListener (spec §10.4): when
+// this instance is the only available one, items left running or in
+// failover by instances that are gone are queued for failover.
+func (j *Job) onOwnInstanceAdded(ctx context.Context) error {
+	cfg, err := j.config(ctx)
+	if err != nil || !cfg.Failover || j.shutdown.Load() {
+		return err
+	}
+	avail, err := j.availableInstances(ctx)
+	if err != nil || len(avail) != 1 || avail[0] != j.id {
+		return err
+	}
+	names, err := j.s.children(ctx, j.p.of(nodeSharding))
+	if err != nil {
+		return err
+	}
+	items := itemNumbers(names)
+	slices.Sort(items)
+	done := map[int]bool{}
+	for _, i := range items {
+		v, ok, err := j.s.get(ctx, j.p.itemNode(i, "failovering"))
+		if err != nil {
+			return err
+		}
+		if !ok || v == j.id {
+			continue
+		}
+		j.log.Info("item was in failover by a vanished instance; re-flagging", "item", i, "instance", v)
+		done[i] = true
+		if err := j.s.createIfNeeded(ctx, j.p.failoverItem(i)); err != nil {
+			return err
+		}
+		if err := reg.DeleteRecursive(ctx, j.c, j.p.itemNode(i, "failovering")); err != nil {
+			return err
+		}
+		if err := reg.DeleteRecursive(ctx, j.c, j.p.itemNode(i, "running")); err != nil {
+			return err
+		}
+	}
+	for _, i := range items {
+		if done[i] {
+			continue
+		}
+		v, ok, err := j.s.get(ctx, j.p.itemNode(i, "running"))
+		if err != nil {
+			return err
+		}
+		if !ok || v == j.id {
+			continue
+		}
+		j.log.Info("item was left running by a vanished instance; flagging for failover", "item", i, "instance", v)
+		if err := j.setCrashedFailoverFlag(ctx, i, v); err != nil {
+			return err
+		}
+		if err := reg.DeleteRecursive(ctx, j.c, j.p.itemNode(i, "running")); err != nil && !errors.Is(err, reg.ErrNoNode) {
+			return err
+		}
+	}
+	return j.failoverIfNecessary(ctx)
+}

@@ -1,0 +1,368 @@
+package coord_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/ejob-io/ejob/core/config"
+	"github.com/ejob-io/ejob/core/coord"
+	"github.com/ejob-io/ejob/core/executor"
+	"github.com/ejob-io/ejob/core/reg"
+	"github.com/ejob-io/ejob/core/reg/embedded"
+	shardingbuiltin "github.com/ejob-io/ejob/plugins/sharding/builtin"
+	"github.com/ejob-io/ejob/spi"
+)
+
+const (
+	testJob   = "test_job"
+	testClass = "com.example.TestJob"
+	waitFor   = 10 * time.Second
+	fastPoll  = 10 * time.Millisecond
+)
+
+func avg(string) (spi.ShardingStrategy, error) { return shardingbuiltin.NewAverageAllocation(), nil }
+
+// cluster is several simulated instances of one job on one registry, with
+// the invariant checker: no item is ever executed by two live owners.
+type cluster struct {
+	t       *testing.T
+	connect func(t *testing.T) reg.Client
+	admin   reg.Client
+
+	mu     sync.Mutex
+	owners map[int]claim
+}
+
+type claim struct {
+	id  string
+	ctx context.Context
+}
+
+// instance is one simulated instance: its client, Job, Run goroutine and a
+// minimal execution pipeline (the shape of core/executor's flow).
+type instance struct {
+	cl     *cluster
+	id, ip string
+	c      reg.Client
+	job    *coord.Job
+	cancel context.CancelFunc
+	done   chan error
+
+	triggers    chan struct{}
+	reschedules chan string
+	shutdowns   chan struct{}
+
+	mu   sync.Mutex
+	ran  [][]int // items of each completed run
+	hold chan struct{}
+}
+
+func newEmbeddedCluster(t *testing.T) *cluster {
+	srv := embedded.NewServer()
+	connect := func(t *testing.T) reg.Client {
+		c, err := srv.Connect("ns")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Close() })
+		return c
+	}
+	return newCluster(t, connect)
+}
+
+func newCluster(t *testing.T, connect func(t *testing.T) reg.Client) *cluster {
+	cl := &cluster{t: t, connect: connect, owners: map[int]claim{}}
+	cl.admin = connect(t)
+	return cl
+}
+
+func testConfig(total int) *config.JobConfiguration {
+	cfg := config.New(testJob, total)
+	cfg.Cron = "0/5 * * * * ?"
+	return cfg
+}
+
+func testLogger(t *testing.T, name string) hclog.Logger {
+	level := hclog.Warn
+	if os.Getenv("COORD_DEBUG") != "" {
+		level = hclog.Debug
+	}
+	return hclog.New(&hclog.LoggerOptions{Name: name, Level: level, Output: testWriter{t}})
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(string(p))
+	return len(p), nil
+}
+
+// start starts an instance "ip@-@pid" and waits until it is registered.
+func (cl *cluster) start(ip string, pid int, cfg *config.JobConfiguration) *instance {
+	t := cl.t
+	t.Helper()
+	in := cl.startAsync(ip, pid, cfg, nil)
+	select {
+	case <-in.job.Ready():
+	case err := <-in.done:
+		t.Fatalf("instance %s stopped during startup: %v", in.id, err)
+	case <-time.After(waitFor):
+		t.Fatalf("instance %s not ready", in.id)
+	}
+	return in
+}
+
+func (cl *cluster) startAsync(ip string, pid int, cfg *config.JobConfiguration, c reg.Client) *instance {
+	t := cl.t
+	t.Helper()
+	if c == nil {
+		c = cl.connect(t)
+	}
+	in := &instance{
+		cl: cl, id: ip + "@-@" + strconv.Itoa(pid), ip: ip, c: c,
+		done:        make(chan error, 1),
+		triggers:    make(chan struct{}, 64),
+		reschedules: make(chan string, 16),
+		shutdowns:   make(chan struct{}, 1),
+	}
+	job, err := coord.New(coord.Options{
+		Client: c, Config: cfg, JobClassName: testClass, InstanceID: in.id, ServerIP: ip,
+		Strategies: avg, Logger: testLogger(t, in.id),
+		OnTrigger:    func() { in.triggers <- struct{}{} },
+		OnReschedule: func(cron, tz string) { in.reschedules <- cron + "|" + tz },
+		OnShutdown:   func() { in.shutdowns <- struct{}{} },
+		PollInterval: fastPoll,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.job = job
+	ctx, cancel := context.WithCancel(context.Background())
+	in.cancel = cancel
+	go func() { in.done <- job.Run(ctx) }()
+	t.Cleanup(func() { in.stop() })
+	return in
+}
+
+// stop is a clean shutdown: Run returns after its goroutines exit.
+func (in *instance) stop() {
+	in.cancel()
+	select {
+	case err := <-in.done:
+		if err != nil {
+			in.cl.t.Errorf("instance %s Run: %v", in.id, err)
+		}
+		in.done <- nil
+	case <-time.After(waitFor):
+		in.cl.t.Errorf("instance %s Run did not return", in.id)
+	}
+}
+
+func (cl *cluster) acquire(items []int, id string, ctx context.Context) {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	for _, i := range items {
+		if prev, ok := cl.owners[i]; ok && prev.id != id && prev.ctx.Err() == nil {
+			cl.t.Errorf("INVARIANT: item %d executed by %s while %s still runs it", i, id, prev.id)
+		}
+		cl.owners[i] = claim{id: id, ctx: ctx}
+	}
+}
+
+func (cl *cluster) release(items []int, id string) {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	for _, i := range items {
+		if cl.owners[i].id == id {
+			delete(cl.owners, i)
+		}
+	}
+}
+
+// setHold makes the next runs block until the returned func is called.
+func (in *instance) setHold() (release func()) {
+	ch := make(chan struct{})
+	in.mu.Lock()
+	in.hold = ch
+	in.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			in.mu.Lock()
+			if in.hold == ch {
+				in.hold = nil
+			}
+			in.mu.Unlock()
+			close(ch)
+		})
+	}
+}
+
+// run is one trigger through the pipeline (upstream ElasticJobExecutor's
+// order): it returns the items executed (nil when none or skipped).
+func (in *instance) run(ctx context.Context) ([]int, error) {
+	f := executor.Facade(in.job)
+	if err := f.CheckEnvironment(ctx); err != nil {
+		return nil, err
+	}
+	sc, err := f.ShardingContexts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(sc.Items) == 0 {
+		return nil, f.FailoverIfNecessary(ctx)
+	}
+	if mis, err := f.MisfireIfRunning(ctx, sc.Items); err != nil || mis {
+		return nil, err
+	}
+	if err := in.execute(ctx, sc); err != nil {
+		return nil, err
+	}
+	for {
+		mis, err := f.ExecuteMisfired(ctx, sc.Items)
+		if err != nil {
+			return nil, err
+		}
+		if !mis {
+			break
+		}
+		if err := f.ClearMisfire(ctx, sc.Items); err != nil {
+			return nil, err
+		}
+		if err := in.execute(ctx, sc); err != nil {
+			return nil, err
+		}
+	}
+	return sc.Items, f.FailoverIfNecessary(ctx)
+}
+
+func (in *instance) execute(ctx context.Context, sc executor.ShardingContexts) error {
+	f := executor.Facade(in.job)
+	if err := f.RegisterBegin(ctx, sc); err != nil {
+		return err
+	}
+	sctx, cancel := in.job.SessionContext(ctx)
+	defer cancel()
+	in.cl.acquire(sc.Items, in.id, sctx)
+	in.mu.Lock()
+	hold := in.hold
+	in.mu.Unlock()
+	if hold != nil {
+		select {
+		case <-hold:
+		case <-sctx.Done():
+		}
+	}
+	in.cl.release(sc.Items, in.id)
+	in.mu.Lock()
+	in.ran = append(in.ran, slices.Clone(sc.Items))
+	in.mu.Unlock()
+	return f.RegisterCompleted(context.WithoutCancel(ctx), sc, nil)
+}
+
+// runs returns a copy of the completed runs.
+func (in *instance) runs() [][]int {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return slices.Clone(in.ran)
+}
+
+// ---- tree helpers ----
+
+func jp(elem ...string) string { return reg.Join(append([]string{testJob}, elem...)...) }
+
+func (cl *cluster) get(path string) (string, bool) {
+	cl.t.Helper()
+	data, _, err := cl.admin.Get(context.Background(), path)
+	if errors.Is(err, reg.ErrNoNode) {
+		return "", false
+	}
+	if err != nil {
+		cl.t.Fatalf("get %s: %v", path, err)
+	}
+	return string(data), true
+}
+
+func (cl *cluster) stat(path string) (reg.Stat, bool) {
+	cl.t.Helper()
+	st, ok, err := cl.admin.Exists(context.Background(), path)
+	if err != nil {
+		cl.t.Fatalf("exists %s: %v", path, err)
+	}
+	return st, ok
+}
+
+func (cl *cluster) persist(path, value string) {
+	cl.t.Helper()
+	if _, err := reg.Persist(context.Background(), cl.admin, path, []byte(value)); err != nil {
+		cl.t.Fatalf("persist %s: %v", path, err)
+	}
+}
+
+func (cl *cluster) remove(path string) {
+	cl.t.Helper()
+	if err := reg.DeleteRecursive(context.Background(), cl.admin, path); err != nil {
+		cl.t.Fatalf("delete %s: %v", path, err)
+	}
+}
+
+// assignments returns item -> sharding/{i}/instance for items 0..total-1.
+func (cl *cluster) assignments(total int) map[int]string {
+	out := map[int]string{}
+	for i := 0; i < total; i++ {
+		if v, ok := cl.get(jp("sharding", strconv.Itoa(i), "instance")); ok {
+			out[i] = v
+		}
+	}
+	return out
+}
+
+// eventually polls cond until it holds or the deadline passes.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(waitFor)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond) // bounded polling of observable state
+	}
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func expectAssign(t *testing.T, cl *cluster, total int, want map[string][]int) {
+	t.Helper()
+	got := cl.assignments(total)
+	byOwner := map[string][]int{}
+	for i := 0; i < total; i++ {
+		if v, ok := got[i]; ok {
+			byOwner[v] = append(byOwner[v], i)
+		}
+	}
+	for id, items := range want {
+		if !slices.Equal(byOwner[id], items) {
+			t.Errorf("assignment of %s = %v, want %v (all: %v)", id, byOwner[id], items, got)
+		}
+	}
+	if len(got) != total {
+		t.Errorf("assigned %d items, want %d: %v", len(got), total, got)
+	}
+}
+
+func sorted(items []int) []int { s := slices.Clone(items); slices.Sort(s); return s }
+
+var _ = fmt.Sprint

@@ -1,0 +1,285 @@
+package coord
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/ejob-io/ejob/core/config"
+	"github.com/ejob-io/ejob/core/reg"
+	"github.com/ejob-io/ejob/core/reg/recipe"
+	"github.com/ejob-io/ejob/core/sharding"
+)
+
+// setReshardingFlag creates leader/sharding/necessary, on the leader only
+// (spec §7.1).
+func (j *Job) setReshardingFlag(ctx context.Context) error {
+	leader, err := j.isLeaderUntilBlock(ctx)
+	if err != nil || !leader {
+		return err
+	}
+	return j.s.createIfNeeded(ctx, j.p.of(nodeNecessary))
+}
+
+// availableInstances lists instance ids (descending) whose server is
+// ENABLED, skipping nodes without data (spec §7.2).
+func (j *Job) availableInstances(ctx context.Context) ([]string, error) {
+	ids, err := j.s.children(ctx, j.p.of(nodeInstances))
+	if err != nil {
+		return nil, err
+	}
+	enabled := map[string]bool{}
+	var out []string
+	for _, id := range ids {
+		data, ok, err := j.s.get(ctx, j.p.instance(id))
+		if err != nil {
+			return nil, err
+		}
+		if !ok || data == "" {
+			continue
+		}
+		ip := serverIPOf(id, []byte(data))
+		en, seen := enabled[ip]
+		if !seen {
+			if en, err = j.isEnableServer(ctx, ip); err != nil {
+				return nil, err
+			}
+			enabled[ip] = en
+		}
+		if en {
+			out = append(out, id)
+		}
+	}
+	return out, nil
+}
+
+// hasRunningItems: with monitorExecution, any of items 0..N-1 (N from the
+// cached config) has a running node.
+func (j *Job) hasRunningItems(ctx context.Context) (bool, error) {
+	cfg, err := j.config(ctx)
+	if err != nil || !cfg.MonitorExecution {
+		return false, err
+	}
+	for i := 0; i < cfg.ShardingTotalCount; i++ {
+		ok, err := j.s.exists(ctx, j.p.itemNode(i, "running"))
+		if err != nil || ok {
+			return ok, err
+		}
+	}
+	return false, nil
+}
+
+// shardingIfNecessary is upstream's lazy resharding (spec §7.2): the
+// leader waits until nothing runs, then commits the new assignment, the
+// reset of old assignments and the deletion of the flags in one
+// transaction fenced on its leader node; others wait until it is done.
+func (j *Job) shardingIfNecessary(ctx context.Context) error {
+	instances, err := j.availableInstances(ctx)
+	if err != nil {
+		return err
+	}
+	need, err := j.s.exists(ctx, j.p.of(nodeNecessary))
+	if err != nil || !need || len(instances) == 0 {
+		return err
+	}
+	leader, err := j.isLeaderUntilBlock(ctx)
+	if err != nil {
+		return err
+	}
+	if !leader {
+		return j.waitShardingCompleted(ctx)
+	}
+	for {
+		running, err := j.hasRunningItems(ctx)
+		if err != nil {
+			return err
+		}
+		if !running {
+			break
+		}
+		if err := j.sleep(ctx); err != nil {
+			return err
+		}
+	}
+	cfg, err := j.loadConfig(ctx)
+	if err != nil {
+		return err
+	}
+	fence, err := j.leaderFence(ctx)
+	if errors.Is(err, recipe.ErrNotLeader) {
+		j.log.Info("lost leadership before resharding")
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	j.log.Info("resharding", "shardingTotalCount", cfg.ShardingTotalCount, "instances", instances)
+	if err := j.s.persistEphemeral(ctx, j.p.of(nodeProcessing), nil); err != nil {
+		return wrap("write sharding processing flag", err)
+	}
+	err = j.commitSharding(ctx, fence, cfg, instances)
+	if err != nil {
+		if derr := j.c.Delete(ctx, j.p.of(nodeProcessing), reg.AnyVersion); derr != nil && !errors.Is(derr, reg.ErrNoNode) {
+			j.log.Warn("remove sharding processing flag failed", "error", derr)
+		}
+		return wrap("resharding", err)
+	}
+	return nil
+}
+
+// waitShardingCompleted is the non-leader's busy wait.
+func (j *Job) waitShardingCompleted(ctx context.Context) error {
+	for {
+		leader, err := j.isLeaderUntilBlock(ctx)
+		if err != nil || leader {
+			return err
+		}
+		need, err := j.s.exists(ctx, j.p.of(nodeNecessary))
+		if err != nil {
+			return err
+		}
+		proc, err := j.s.exists(ctx, j.p.of(nodeProcessing))
+		if err != nil {
+			return err
+		}
+		if !need && !proc {
+			return nil
+		}
+		if err := j.sleep(ctx); err != nil {
+			return err
+		}
+	}
+}
+
+func (j *Job) commitSharding(ctx context.Context, fence recipe.Fence, cfg *config.JobConfiguration, instances []string) error {
+	n := cfg.ShardingTotalCount
+	if err := j.s.createIfNeeded(ctx, j.p.of(nodeSharding)); err != nil {
+		return err
+	}
+	var ops []reg.Op
+	names, err := j.s.children(ctx, j.p.of(nodeSharding))
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		i, err := strconv.Atoi(name)
+		if err != nil || i < n {
+			continue
+		}
+		sub, err := j.subtreeDeletes(ctx, j.p.of(nodeSharding, name))
+		if err != nil {
+			return err
+		}
+		ops = append(ops, sub...)
+	}
+	for i := 0; i < n; i++ {
+		ok, err := j.s.exists(ctx, j.p.item(i))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			ops = append(ops, reg.CreateOp(j.p.item(i), nil, reg.Persistent))
+			continue
+		}
+		if ok, err = j.s.exists(ctx, j.p.itemNode(i, "instance")); err != nil {
+			return err
+		} else if ok {
+			ops = append(ops, reg.DeleteOp(j.p.itemNode(i, "instance"), reg.AnyVersion))
+		}
+	}
+	strategy, err := j.strat(cfg.ShardingStrategyType())
+	if err != nil {
+		return fmt.Errorf("sharding strategy %q: %w", cfg.ShardingStrategyType(), err)
+	}
+	result, err := sharding.Shard(ctx, strategy, cfg.JobName, n, instances)
+	if err != nil {
+		return err
+	}
+	for _, a := range result {
+		for _, item := range a.Items {
+			ops = append(ops, reg.CreateOp(j.p.itemNode(item, "instance"), []byte(a.InstanceID), reg.Persistent))
+		}
+	}
+	ops = append(ops,
+		reg.DeleteOp(j.p.of(nodeNecessary), reg.AnyVersion),
+		reg.DeleteOp(j.p.of(nodeProcessing), reg.AnyVersion))
+	if _, err := recipe.FencedMulti(ctx, j.c, fence, ops...); err != nil {
+		return err
+	}
+	j.log.Info("resharding committed", "assignments", fmt.Sprint(result))
+	return nil
+}
+
+// subtreeDeletes returns delete ops for path and everything under it,
+// children first.
+func (j *Job) subtreeDeletes(ctx context.Context, path string) ([]reg.Op, error) {
+	names, err := j.s.children(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	var ops []reg.Op
+	for _, n := range names {
+		sub, err := j.subtreeDeletes(ctx, reg.Join(path, n))
+		if err != nil {
+			return nil, err
+		}
+		ops = append(ops, sub...)
+	}
+	return append(ops, reg.DeleteOp(path, reg.AnyVersion)), nil
+}
+
+// localShardingItems are the items assigned to this instance, ascending
+// (spec §7.3); none when this server is not available.
+func (j *Job) localShardingItems(ctx context.Context) ([]int, error) {
+	if j.shutdown.Load() {
+		return nil, nil
+	}
+	if ok, err := j.isAvailableServer(ctx, j.ip); err != nil || !ok {
+		return nil, err
+	}
+	cfg, err := j.config(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var items []int
+	for i := 0; i < cfg.ShardingTotalCount; i++ {
+		v, _, err := j.s.get(ctx, j.p.itemNode(i, "instance"))
+		if err != nil {
+			return nil, err
+		}
+		if v == j.id {
+			items = append(items, i)
+		}
+	}
+	return items, nil
+}
+
+// itemsWith returns the items among items whose node name exists.
+func (j *Job) itemsWith(ctx context.Context, items []int, name string) ([]int, error) {
+	var out []int
+	for _, i := range items {
+		ok, err := j.s.exists(ctx, j.p.itemNode(i, name))
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, i)
+		}
+	}
+	return out, nil
+}
+
+func without(items, drop []int) []int {
+	if len(drop) == 0 {
+		return items
+	}
+	out := items[:0:0]
+	for _, i := range items {
+		if !slices.Contains(drop, i) {
+			out = append(out, i)
+		}
+	}
+	return out
+}

@@ -1,0 +1,166 @@
+package coord_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/ejob-io/ejob/core/config"
+	"github.com/ejob-io/ejob/core/coord"
+	"github.com/ejob-io/ejob/core/reg"
+)
+
+func TestStartupTree(t *testing.T) {
+	cl := newEmbeddedCluster(t)
+	cfg := testConfig(3)
+	cfg.ShardingItemParameters = "0=A,1=B,2=C"
+	a := cl.start("127.0.0.1", 0, cfg)
+
+	wantCfg, err := config.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := cl.get(jp()); v != testClass {
+		t.Errorf("job root = %q, want %q", v, testClass)
+	}
+	if v, _ := cl.get(jp("config")); v != string(wantCfg) {
+		t.Errorf("config = %q, want %q", v, wantCfg)
+	}
+	if v, _ := cl.get(jp("servers", "127.0.0.1")); v != "ENABLED" {
+		t.Errorf("server = %q", v)
+	}
+	v, _ := cl.get(jp("instances", "127.0.0.1@-@0"))
+	if v != "jobInstanceId: 127.0.0.1@-@0\nserverIp: 127.0.0.1\n" {
+		t.Errorf("instance value = %q", v)
+	}
+	if st, _ := cl.stat(jp("instances", "127.0.0.1@-@0")); st.EphemeralOwner == 0 {
+		t.Error("instance node is not ephemeral")
+	}
+	if v, _ := cl.get(jp("leader", "election", "instance")); v != a.id {
+		t.Errorf("leader = %q", v)
+	}
+	if st, _ := cl.stat(jp("leader", "election", "instance")); st.EphemeralOwner == 0 {
+		t.Error("leader node is not ephemeral")
+	}
+	// The leader flags resharding on its own registration.
+	eventually(t, "necessary flag", func() bool { _, ok := cl.get(jp("leader", "sharding", "necessary")); return ok })
+
+	ctx := ctxT(t)
+	items, err := a.run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equalInts(items, []int{0, 1, 2}) {
+		t.Errorf("items = %v", items)
+	}
+	expectAssign(t, cl, 3, map[string][]int{a.id: {0, 1, 2}})
+	for _, p := range []string{"necessary", "processing"} {
+		if _, ok := cl.get(jp("leader", "sharding", p)); ok {
+			t.Errorf("leader/sharding/%s left", p)
+		}
+	}
+	// taskId format and item parameters (ExecutionContextServiceTest).
+	sc, err := a.job.ShardingContexts(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.TaskID != "test_job@-@0,1,2@-@READY@-@127.0.0.1@-@0" {
+		t.Errorf("taskId = %q", sc.TaskID)
+	}
+	if sc.ShardingItemParameters[1] != "B" || sc.JobParameter != "" || sc.ShardingTotalCount != 3 {
+		t.Errorf("context = %+v", sc)
+	}
+
+	// Clean shutdown removes the instance and leader nodes, keeps the server.
+	a.stop()
+	for _, p := range []string{jp("instances", a.id), jp("leader", "election", "instance")} {
+		if _, ok := cl.get(p); ok {
+			t.Errorf("%s left after shutdown", p)
+		}
+	}
+	if v, _ := cl.get(jp("servers", "127.0.0.1")); v != "ENABLED" {
+		t.Errorf("server after shutdown = %q", v)
+	}
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestStartupJobConflict(t *testing.T) {
+	cl := newEmbeddedCluster(t)
+	cl.persist(jp(), "com.example.Other")
+	in := cl.startAsync("127.0.0.1", 0, testConfig(1), nil)
+	err := <-in.done
+	in.done <- nil
+	if !errors.Is(err, config.ErrJobConflict) {
+		t.Fatalf("Run = %v, want ErrJobConflict", err)
+	}
+}
+
+func TestStartupOverwriteRule(t *testing.T) {
+	cl := newEmbeddedCluster(t)
+	reg0 := testConfig(5)
+	data, _ := config.Marshal(reg0)
+	cl.persist(jp("config"), string(data))
+	local := testConfig(2)
+	a := cl.start("127.0.0.1", 0, local)
+	got, err := a.job.Config(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ShardingTotalCount != 5 {
+		t.Errorf("registry config must win: total = %d", got.ShardingTotalCount)
+	}
+	a.stop()
+	local.Overwrite = true
+	b := cl.start("127.0.0.1", 1, local)
+	got, _ = b.job.Config(ctxT(t))
+	if got.ShardingTotalCount != 2 {
+		t.Errorf("overwrite: total = %d", got.ShardingTotalCount)
+	}
+	if v, _ := cl.get(jp()); v != testClass {
+		t.Errorf("root = %q", v)
+	}
+}
+
+func TestRemoveOfflineServers(t *testing.T) {
+	cl := newEmbeddedCluster(t)
+	cl.persist(jp("servers", "10.0.0.9"), "DISABLED")
+	cl.persist(jp("servers", "10.0.0.8"), "")
+	cl.start("127.0.0.1", 0, testConfig(1))
+	if _, ok := cl.get(jp("servers", "10.0.0.9")); ok {
+		t.Error("offline server with a value not removed (3.0.5)")
+	}
+	if _, ok := cl.get(jp("servers", "10.0.0.8")); !ok {
+		t.Error("offline server with a blank value removed")
+	}
+}
+
+func TestCheckEnvironment(t *testing.T) {
+	cl := newEmbeddedCluster(t)
+	cfg := testConfig(1)
+	cfg.MaxTimeDiffSeconds = 60
+	a := cl.start("127.0.0.1", 0, cfg)
+	if err := a.job.CheckEnvironment(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := cl.get(jp("systemTime", "current")); !ok {
+		t.Error("systemTime/current not written")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := a.job.CheckEnvironment(ctx); err == nil {
+		t.Error("cancelled ctx: want error")
+	}
+	var _ = coord.ErrTimeDiff
+	var _ reg.Stat
+}

@@ -1,0 +1,102 @@
+package executor
+
+import (
+	"context"
+	"time"
+)
+
+// State is a task status of the status trace (upstream's
+// JobStatusTraceEvent.State).
+type State string
+
+// The states the lite pipeline posts.
+const (
+	TaskStaging  State = "TASK_STAGING"
+	TaskRunning  State = "TASK_RUNNING"
+	TaskFinished State = "TASK_FINISHED"
+	TaskError    State = "TASK_ERROR"
+)
+
+// Source is what caused one run of the items (upstream's ExecutionSource,
+// executors spec §1.4).
+type Source int
+
+// The sources. Lite only ever uses NormalTrigger and Misfire; Failover is
+// kept for the wire enum.
+const (
+	NormalTrigger Source = iota
+	Misfire
+	Failover
+)
+
+// String returns upstream's enum name.
+func (s Source) String() string {
+	switch s {
+	case NormalTrigger:
+		return "NORMAL_TRIGGER"
+	case Misfire:
+		return "MISFIRE"
+	case Failover:
+		return "FAILOVER"
+	}
+	return "UNKNOWN"
+}
+
+// StatusEvent is one status-trace event (upstream's JobStatusTraceEvent).
+type StatusEvent struct {
+	JobName    string
+	TaskID     string
+	InstanceID string
+	Source     Source
+	Items      []int
+	State      State
+	// Message is upstream's exact text (executors spec §1.2, §1.3).
+	Message string
+}
+
+// ItemEvent is one per-item execution event (upstream's
+// JobExecutionEvent): posted at start (Complete zero) and at completion.
+type ItemEvent struct {
+	JobName    string
+	TaskID     string
+	InstanceID string
+	Source     Source
+	Item       int
+	Start      time.Time
+	Complete   time.Time
+	Success    bool
+	// FailureCause is the item's error text when it failed.
+	FailureCause string
+}
+
+// Events receives the pipeline's tracing events. The pipeline calls it
+// synchronously, item events from the goroutine running the item, so an
+// implementation must be safe for concurrent use and must not block
+// (buffer and store elsewhere). Embed NopEvents to implement only some.
+type Events interface {
+	// TaskStaging: "Job '<job>' execute begin."
+	TaskStaging(ctx context.Context, ev StatusEvent)
+	// TaskRunning: "" once the items are registered running.
+	TaskRunning(ctx context.Context, ev StatusEvent)
+	// TaskFinished: "" after a clean run, "Sharding item for job '<job>'
+	// is empty." for no items, or the "Previous job ... is still running"
+	// text of the misfire guard.
+	TaskFinished(ctx context.Context, ev StatusEvent)
+	// TaskError: the failed items' messages in Java map form,
+	// "{0=<cause>, 1=<cause>}" (ascending items).
+	TaskError(ctx context.Context, ev StatusEvent)
+	ItemStarted(ctx context.Context, ev ItemEvent)
+	ItemCompleted(ctx context.Context, ev ItemEvent)
+}
+
+// NopEvents ignores every event.
+type NopEvents struct{}
+
+var _ Events = NopEvents{}
+
+func (NopEvents) TaskStaging(context.Context, StatusEvent)  {}
+func (NopEvents) TaskRunning(context.Context, StatusEvent)  {}
+func (NopEvents) TaskFinished(context.Context, StatusEvent) {}
+func (NopEvents) TaskError(context.Context, StatusEvent)    {}
+func (NopEvents) ItemStarted(context.Context, ItemEvent)    {}
+func (NopEvents) ItemCompleted(context.Context, ItemEvent)  {}

@@ -1,0 +1,569 @@
+package executor
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/ejob-io/ejob/core/config"
+	"github.com/ejob-io/ejob/spi"
+)
+
+// Sentinel errors.
+var (
+	// ErrPropagated is wrapped (with the original failure) by the error
+	// Execute returns when the error handler asked to stop the trigger
+	// (HandleErrorResponse.Propagate, upstream's THROW).
+	ErrPropagated = errors.New("error handler stopped the trigger")
+	// ErrExecutionTimeout is the cancellation cause of an execution that
+	// ran past PropExecutionTimeoutSeconds; failed items wrap it.
+	ErrExecutionTimeout = errors.New("execution timeout")
+	// ErrItemPanicked is wrapped by the failure of an item whose runner
+	// panicked.
+	ErrItemPanicked = errors.New("item runner panicked")
+	// ErrMisfireUnsupported is returned by RecordMisfire when the Facade
+	// does not implement MisfireSetter.
+	ErrMisfireUnsupported = errors.New("facade cannot set misfire flags")
+	// ErrInvalidOptions is wrapped by New's errors.
+	ErrInvalidOptions = errors.New("invalid executor options")
+)
+
+// PropExecutionTimeoutSeconds is the job prop (in JobConfiguration.Props,
+// next to the job type's own props) that bounds one execution, i.e. one run
+// of this instance's items (the normal run and each misfire re-run get
+// their own budget): a positive integer of seconds. On expiry the items'
+// ctx is cancelled with cause ErrExecutionTimeout, and every item that had
+// not returned by then counts as failed and is reported to the error
+// handler. Absent, empty or <= 0 means no timeout. Java peers ignore it.
+const PropExecutionTimeoutSeconds = "ejob.execution.timeout.seconds"
+
+// Default type names, used when the configuration leaves them empty.
+const (
+	DefaultErrorHandlerType = "LOG"
+	DefaultThreadPoolType   = "CPU"
+)
+
+// ErrorHandlerLookup resolves an error-handler type name (already
+// normalised with spi.NormalizeType).
+type ErrorHandlerLookup func(ctx context.Context, typ string) (spi.ErrorHandler, error)
+
+// PoolSizeLookup resolves a thread-pool size provider type name (already
+// normalised with spi.NormalizeType).
+type PoolSizeLookup func(ctx context.Context, typ string) (spi.ThreadPoolSizeProvider, error)
+
+// Listener is told before and after each trigger of a job (upstream's
+// ElasticJobListener, executors spec §6). Listeners run in ascending Order
+// (ties keep their configured order); the first error stops the rest and
+// goes to the error handler.
+type Listener interface {
+	BeforeJobExecuted(ctx context.Context, sc ShardingContexts) error
+	AfterJobExecuted(ctx context.Context, sc ShardingContexts) error
+	Order() int
+}
+
+// MisfireSetter is an optional Facade method: set the misfire flag of
+// every local sharding item (upstream's JobTriggerListener.triggerMisfired
+// → executionService.setMisfire(getLocalShardingItems())).
+type MisfireSetter interface {
+	SetMisfire(ctx context.Context) error
+}
+
+// Options configure an Executor.
+type Options struct {
+	// InstanceID is this instance's id (ip@-@pid), for logs and handlers.
+	InstanceID string
+	// Facade does all registry I/O. Required.
+	Facade Facade
+	// Runner runs the items. Required.
+	Runner ItemRunner
+	// ErrorHandlers resolves jobErrorHandlerType. When nil, or when it
+	// fails, failures are logged as the LOG handler would.
+	ErrorHandlers ErrorHandlerLookup
+	// PoolSizes resolves jobExecutorThreadPoolSizeProviderType. When nil,
+	// or when it fails, the size is AvailableCPUs*2 (the CPU provider).
+	PoolSizes PoolSizeLookup
+	// Listeners, in configured order.
+	Listeners []Listener
+	// Events defaults to NopEvents.
+	Events Events
+	// Logger defaults to a null logger.
+	Logger hclog.Logger
+	// AvailableCPUs is passed to the pool-size provider; default
+	// runtime.NumCPU().
+	AvailableCPUs int
+	// CleanupTimeout bounds RegisterCompleted, which runs on a ctx that is
+	// not cancelled with the trigger's (so that a shutdown still clears
+	// the running nodes). Default 10 s.
+	CleanupTimeout time.Duration
+}
+
+// Executor is the pipeline of one job on one instance (upstream's
+// ElasticJobExecutor). Execute must not be called concurrently for one
+// Executor; package trigger guarantees that.
+type Executor struct {
+	jobName string
+	opts    Options
+	log     hclog.Logger
+	events  Events
+
+	mu          sync.Mutex // guards the reloadable state below
+	handlerType string
+	handler     spi.ErrorHandler
+	poolType    string
+	poolSize    int
+}
+
+// New returns the Executor of jobName.
+func New(jobName string, opts Options) (*Executor, error) {
+	if jobName == "" {
+		return nil, fmt.Errorf("executor: %w: empty job name", ErrInvalidOptions)
+	}
+	if opts.Facade == nil || opts.Runner == nil {
+		return nil, fmt.Errorf("executor: job %q: %w: Facade and Runner are required", jobName, ErrInvalidOptions)
+	}
+	if opts.Events == nil {
+		opts.Events = NopEvents{}
+	}
+	if opts.Logger == nil {
+		opts.Logger = hclog.NewNullLogger()
+	}
+	if opts.AvailableCPUs <= 0 {
+		opts.AvailableCPUs = runtime.NumCPU()
+	}
+	if opts.CleanupTimeout <= 0 {
+		opts.CleanupTimeout = 10 * time.Second
+	}
+	opts.Listeners = slices.Clone(opts.Listeners)
+	slices.SortStableFunc(opts.Listeners, func(a, b Listener) int { return cmp.Compare(a.Order(), b.Order()) })
+	return &Executor{
+		jobName: jobName,
+		opts:    opts,
+		log:     opts.Logger.With("job", jobName, "instance_id", opts.InstanceID),
+		events:  opts.Events,
+	}, nil
+}
+
+// JobName returns the job's name.
+func (e *Executor) JobName() string { return e.jobName }
+
+// RecordMisfire sets the misfire flags of the local items, for a fire the
+// trigger loop skipped while this job was running (wire it to
+// trigger.Options.OnMisfire for fires with Scheduled > 0; manual triggers
+// dropped while running set no flag, as upstream).
+func (e *Executor) RecordMisfire(ctx context.Context) error {
+	ms, ok := e.opts.Facade.(MisfireSetter)
+	if !ok {
+		return fmt.Errorf("executor: job %q: %w", e.jobName, ErrMisfireUnsupported)
+	}
+	if err := ms.SetMisfire(ctx); err != nil {
+		return fmt.Errorf("executor: job %q: set misfire: %w", e.jobName, err)
+	}
+	return nil
+}
+
+// run is the state of one trigger.
+type run struct {
+	*Executor
+	cfg      *config.JobConfiguration
+	handler  spi.ErrorHandler
+	poolSize int
+	timeout  time.Duration
+}
+
+// Execute runs one trigger of the job (executors spec §1.2, §1.6). src is
+// the source of the first run (NormalTrigger from the scheduler). It
+// returns nil when the trigger completed, an error wrapping ErrPropagated
+// when the error handler stopped it, or a wrapped Facade error.
+func (e *Executor) Execute(ctx context.Context, src Source) error {
+	f := e.opts.Facade
+	cfg, err := f.Config(ctx)
+	if err != nil {
+		return fmt.Errorf("executor: job %q: load config: %w", e.jobName, err)
+	}
+	handler, poolSize := e.reload(ctx, cfg)
+	r := &run{Executor: e, cfg: cfg, handler: handler, poolSize: poolSize, timeout: e.timeout(cfg)}
+	ctx = withJobConfig(ctx, cfg)
+
+	if cfg.MaxTimeDiffSeconds >= 0 {
+		if err := f.CheckEnvironment(ctx); err != nil {
+			if perr := r.handle(ctx, "", -1, fmt.Errorf("environment check: %w", err)); perr != nil {
+				return perr
+			}
+		}
+	}
+	sc, err := f.ShardingContexts(ctx)
+	if err != nil {
+		return fmt.Errorf("executor: job %q: sharding contexts: %w", e.jobName, err)
+	}
+	e.status(ctx, e.events.TaskStaging, sc, src, TaskStaging, fmt.Sprintf("Job '%s' execute begin.", e.jobName))
+	running, err := f.MisfireIfRunning(ctx, sc.Items)
+	if err != nil {
+		return fmt.Errorf("executor: job %q: misfire if running: %w", e.jobName, err)
+	}
+	if running {
+		e.status(ctx, e.events.TaskFinished, sc, src, TaskFinished, fmt.Sprintf(
+			"Previous job '%s' - shardingItems '%s' is still running, misfired job will start after previous job completed.",
+			e.jobName, javaList(sc.Items)))
+		return nil
+	}
+	if err := r.listeners(ctx, sc, true); err != nil {
+		return err
+	}
+	if err := r.once(ctx, sc, src); err != nil {
+		return err
+	}
+	for {
+		again, err := f.ExecuteMisfired(ctx, sc.Items)
+		if err != nil {
+			return fmt.Errorf("executor: job %q: execute misfired: %w", e.jobName, err)
+		}
+		if !again {
+			break
+		}
+		if err := f.ClearMisfire(ctx, sc.Items); err != nil {
+			return fmt.Errorf("executor: job %q: clear misfire: %w", e.jobName, err)
+		}
+		if err := r.once(ctx, sc, Misfire); err != nil {
+			return err
+		}
+	}
+	if cfg.Failover {
+		if err := f.FailoverIfNecessary(ctx); err != nil {
+			return fmt.Errorf("executor: job %q: failover enquiry: %w", e.jobName, err)
+		}
+	}
+	return r.listeners(ctx, sc, false)
+}
+
+// normType is spi.NormalizeType with a default for empty names. ejob
+// compares normalised names, so an unset type does not rebuild the pool
+// and handler on every trigger (a deliberate difference from 3.0.5, whose
+// "CPU".equals(null) does; ≤3.0.4 behaved like ejob).
+func normType(typ, def string) string {
+	if t := spi.NormalizeType(typ); t != "" {
+		return t
+	}
+	return def
+}
+
+// reload resolves the error handler and pool size when their configured
+// type changed (executors spec §4, §5). Props are not compared: the SPI is
+// stateless and receives the props in every call. A failed lookup is
+// logged and retried at the next trigger.
+func (e *Executor) reload(ctx context.Context, cfg *config.JobConfiguration) (spi.ErrorHandler, int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if ht := normType(cfg.JobErrorHandlerType, DefaultErrorHandlerType); ht != e.handlerType {
+		h, err := e.lookupHandler(ctx, ht)
+		if err != nil {
+			e.log.Warn("cannot resolve error handler; logging failures instead", "type", ht, "error", err)
+			h, ht = logHandler{e.log}, ""
+		}
+		e.handler, e.handlerType = h, ht
+	}
+	if pt := normType(cfg.JobExecutorThreadPoolSizeProviderType, DefaultThreadPoolType); pt != e.poolType {
+		size, err := e.lookupPoolSize(ctx, pt)
+		if err != nil {
+			size = e.opts.AvailableCPUs * 2
+			e.log.Warn("cannot size thread pool; using CPUs*2", "type", pt, "size", size, "error", err)
+			pt = ""
+		}
+		e.poolSize, e.poolType = size, pt
+	}
+	return e.handler, e.poolSize
+}
+
+func (e *Executor) lookupHandler(ctx context.Context, typ string) (spi.ErrorHandler, error) {
+	if e.opts.ErrorHandlers == nil {
+		return logHandler{e.log}, nil
+	}
+	h, err := e.opts.ErrorHandlers(ctx, typ)
+	if err == nil && h == nil {
+		err = fmt.Errorf("%w: error handler %q", spi.ErrUnknownType, typ)
+	}
+	return h, err
+}
+
+func (e *Executor) lookupPoolSize(ctx context.Context, typ string) (int, error) {
+	if e.opts.PoolSizes == nil {
+		return e.opts.AvailableCPUs * 2, nil
+	}
+	p, err := e.opts.PoolSizes(ctx, typ)
+	if err != nil {
+		return 0, err
+	}
+	if p == nil {
+		return 0, fmt.Errorf("%w: thread pool %q", spi.ErrUnknownType, typ)
+	}
+	resp, err := p.PoolSize(ctx, spi.PoolSizeRequest{JobName: e.jobName, AvailableCPUs: e.opts.AvailableCPUs})
+	if err != nil {
+		return 0, fmt.Errorf("pool size %q: %w", typ, err)
+	}
+	if resp.Size < 1 {
+		return 0, fmt.Errorf("pool size %q: invalid size %d", typ, resp.Size)
+	}
+	return resp.Size, nil
+}
+
+func (e *Executor) timeout(cfg *config.JobConfiguration) time.Duration {
+	v, ok := cfg.Props[PropExecutionTimeoutSeconds]
+	if !ok || strings.TrimSpace(v) == "" {
+		return 0
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil {
+		e.log.Warn("ignoring invalid execution timeout prop", "prop", PropExecutionTimeoutSeconds, "value", v)
+		return 0
+	}
+	if n <= 0 {
+		return 0
+	}
+	return time.Duration(n) * time.Second
+}
+
+// handle reports err to the trigger's error handler. It returns an error
+// wrapping ErrPropagated when the handler asks to stop the trigger.
+func (r *run) handle(ctx context.Context, taskID string, item int, err error) error {
+	resp, herr := r.handler.HandleError(ctx, spi.HandleErrorRequest{
+		JobName:      r.jobName,
+		InstanceID:   r.opts.InstanceID,
+		TaskID:       taskID,
+		ShardingItem: item,
+		Props:        r.cfg.Props,
+		Error:        spi.JobError{Message: err.Error(), Detail: detail(err)},
+	})
+	if herr != nil {
+		r.log.Error("error handler failed", "item", item, "task_id", taskID, "job_error", err, "error", herr)
+	}
+	if resp.Propagate {
+		return fmt.Errorf("executor: job %q: %w: %w", r.jobName, ErrPropagated, err)
+	}
+	return nil
+}
+
+// detail lists the error chain, one level per line, outermost first.
+func detail(err error) string {
+	var b strings.Builder
+	for e := errors.Unwrap(err); e != nil; e = errors.Unwrap(e) {
+		fmt.Fprintf(&b, "caused by %T: %v\n", e, e)
+	}
+	return b.String()
+}
+
+func (r *run) listeners(ctx context.Context, sc ShardingContexts, before bool) error {
+	for _, l := range r.opts.Listeners {
+		var err error
+		if before {
+			err = l.BeforeJobExecuted(ctx, sc)
+		} else {
+			err = l.AfterJobExecuted(ctx, sc)
+		}
+		if err != nil {
+			phase := "after"
+			if before {
+				phase = "before"
+			}
+			return r.handle(ctx, "", -1, fmt.Errorf("%s-listener (order %d): %w", phase, l.Order(), err))
+		}
+	}
+	return nil
+}
+
+func (e *Executor) status(ctx context.Context, post func(context.Context, StatusEvent), sc ShardingContexts, src Source, st State, msg string) {
+	post(ctx, StatusEvent{
+		JobName: e.jobName, TaskID: sc.TaskID, InstanceID: e.opts.InstanceID,
+		Source: src, Items: sc.Items, State: st, Message: msg,
+	})
+}
+
+// once runs the items one time (executors spec §1.3).
+func (r *run) once(ctx context.Context, sc ShardingContexts, src Source) error {
+	f := r.opts.Facade
+	if len(sc.Items) == 0 {
+		r.status(ctx, r.events.TaskFinished, sc, src, TaskFinished, fmt.Sprintf("Sharding item for job '%s' is empty.", r.jobName))
+		return nil
+	}
+	if err := f.RegisterBegin(ctx, sc); err != nil {
+		return fmt.Errorf("executor: job %q: register begin: %w", r.jobName, err)
+	}
+	r.status(ctx, r.events.TaskRunning, sc, src, TaskRunning, "")
+
+	failures, perr := r.items(ctx, sc, src)
+
+	failed := slices.Sorted(maps.Keys(failures))
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.opts.CleanupTimeout)
+	defer cancel()
+	if err := f.RegisterCompleted(cctx, sc, failed); err != nil {
+		return errors.Join(perr, fmt.Errorf("executor: job %q: register completed: %w", r.jobName, err))
+	}
+	if len(failures) == 0 {
+		r.status(ctx, r.events.TaskFinished, sc, src, TaskFinished, "")
+	} else {
+		r.status(ctx, r.events.TaskError, sc, src, TaskError, javaMap(failed, failures))
+	}
+	return perr
+}
+
+// items runs every item: one inline, several on at most poolSize
+// goroutines in Items order. It returns the failure text per failed item
+// and the first propagation requested by the error handler. All items run
+// to completion even when the handler propagates: ejob then stops the
+// trigger after the finally step for several items as for one (upstream
+// swallows THROW for several items; executors spec §1.5).
+func (r *run) items(ctx context.Context, sc ShardingContexts, src Source) (map[int]string, error) {
+	ictx, cancel := context.WithCancelCause(ctx)
+	defer cancel(context.Canceled)
+	if r.timeout > 0 {
+		var stop context.CancelFunc
+		ictx, stop = context.WithTimeoutCause(ictx, r.timeout, fmt.Errorf("%w of %s", ErrExecutionTimeout, r.timeout))
+		defer stop()
+	}
+	var (
+		mu       sync.Mutex
+		failures = map[int]string{}
+		perr     error
+	)
+	do := func(item int, ev ItemEvent) {
+		cause, p := r.item(ctx, ictx, sc, item, ev)
+		if cause == "" {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		failures[item] = cause
+		if perr == nil {
+			perr = p
+		}
+	}
+	if len(sc.Items) == 1 {
+		do(sc.Items[0], r.startEvent(sc, src, sc.Items[0]))
+		return failures, perr
+	}
+	// Start events are built on the dispatching goroutine, in order, so
+	// their start time is dispatch time (as upstream).
+	type task struct {
+		item int
+		ev   ItemEvent
+	}
+	tasks := make(chan task, len(sc.Items))
+	for _, item := range sc.Items {
+		tasks <- task{item, r.startEvent(sc, src, item)}
+	}
+	close(tasks)
+	var wg sync.WaitGroup
+	for range min(r.poolSize, len(sc.Items)) {
+		wg.Go(func() {
+			for t := range tasks {
+				do(t.item, t.ev)
+			}
+		})
+	}
+	wg.Wait()
+	return failures, perr
+}
+
+func (r *run) startEvent(sc ShardingContexts, src Source, item int) ItemEvent {
+	return ItemEvent{
+		JobName: r.jobName, TaskID: sc.TaskID, InstanceID: r.opts.InstanceID,
+		Source: src, Item: item, Start: time.Now(),
+	}
+}
+
+// item runs one item (upstream's processItem). ctx is the trigger's, ictx
+// the items' (cancelled on timeout). It returns the failure text ("" on
+// success) and the handler's propagation.
+func (r *run) item(ctx, ictx context.Context, sc ShardingContexts, item int, ev ItemEvent) (string, error) {
+	r.events.ItemStarted(ctx, ev)
+	isc := spi.ShardingContext{
+		JobName:            sc.JobName,
+		TaskID:             sc.TaskID,
+		ShardingTotalCount: sc.ShardingTotalCount,
+		JobParameter:       sc.JobParameter,
+		ShardingItem:       item,
+	}
+	if p, ok := sc.ShardingItemParameters[item]; ok {
+		isc.ShardingParameter = &p
+	}
+	err := r.runItem(ictx, isc)
+	if cause := context.Cause(ictx); errors.Is(cause, ErrExecutionTimeout) && !errors.Is(err, ErrExecutionTimeout) {
+		if err == nil {
+			err = cause
+		} else {
+			err = fmt.Errorf("%w: %w", cause, err)
+		}
+	}
+	ev.Complete = time.Now()
+	if err == nil {
+		ev.Success = true
+		r.events.ItemCompleted(ctx, ev)
+		return "", nil
+	}
+	err = fmt.Errorf("job %q item %d: %w", r.jobName, item, err)
+	ev.FailureCause = err.Error()
+	r.events.ItemCompleted(ctx, ev)
+	return ev.FailureCause, r.handle(ctx, sc.TaskID, item, err)
+}
+
+// runItem calls the runner, turning a panic into an error as upstream
+// catches every Throwable.
+func (r *run) runItem(ctx context.Context, sc spi.ShardingContext) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%w: %v\n%s", ErrItemPanicked, p, debug.Stack())
+		}
+	}()
+	return r.opts.Runner.RunItem(ctx, sc)
+}
+
+// javaList formats items as Java's List/Set toString: "[0, 1]".
+func javaList(items []int) string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, it := range items {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Itoa(it))
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+// javaMap formats failures as Java's Map toString: "{0=a, 1=b}".
+func javaMap(items []int, failures map[int]string) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, it := range items {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Itoa(it))
+		b.WriteByte('=')
+		b.WriteString(failures[it])
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+// logHandler is the fallback when no error handler can be resolved: it
+// logs as the LOG handler does and never propagates.
+type logHandler struct{ log hclog.Logger }
+
+func (h logHandler) HandleError(ctx context.Context, req spi.HandleErrorRequest) (spi.HandleErrorResponse, error) {
+	h.log.Error(fmt.Sprintf("Job '%s' exception occur in job processing", req.JobName),
+		"task_id", req.TaskID, "item", req.ShardingItem, "error", req.Error.Message)
+	return spi.HandleErrorResponse{}, nil
+}
+
+func (logHandler) Validate(context.Context, spi.ValidatePropsRequest) error { return nil }

@@ -1,0 +1,677 @@
+package executor_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/ejob-io/ejob/core/config"
+	"github.com/ejob-io/ejob/core/executor"
+	errorhandlerbuiltin "github.com/ejob-io/ejob/plugins/errorhandler/builtin"
+	threadpoolbuiltin "github.com/ejob-io/ejob/plugins/threadpool/builtin"
+	"github.com/ejob-io/ejob/spi"
+)
+
+// journal records every call the pipeline makes, in order.
+type journal struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (j *journal) add(format string, args ...any) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.lines = append(j.lines, fmt.Sprintf(format, args...))
+}
+
+func (j *journal) get() []string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return slices.Clone(j.lines)
+}
+
+// fakeFacade is an executor.Facade made of function fields over in-memory
+// state; every call is journaled.
+type fakeFacade struct {
+	j   *journal
+	cfg *config.JobConfiguration
+	sc  executor.ShardingContexts
+
+	envErr       error
+	runningGuard bool
+	misfires     atomic.Int32 // ExecuteMisfired answers true this many times
+	needSharding func() bool
+	setMisfire   atomic.Int32
+}
+
+var (
+	_ executor.Facade        = (*fakeFacade)(nil)
+	_ executor.MisfireSetter = (*fakeFacade)(nil)
+)
+
+func (f *fakeFacade) Config(ctx context.Context) (*config.JobConfiguration, error) {
+	f.j.add("Config")
+	return f.cfg, nil
+}
+
+func (f *fakeFacade) CheckEnvironment(ctx context.Context) error {
+	f.j.add("CheckEnvironment")
+	return f.envErr
+}
+
+func (f *fakeFacade) ShardingContexts(ctx context.Context) (executor.ShardingContexts, error) {
+	f.j.add("ShardingContexts")
+	return f.sc, nil
+}
+
+func (f *fakeFacade) MisfireIfRunning(ctx context.Context, items []int) (bool, error) {
+	f.j.add("MisfireIfRunning %v", items)
+	return f.runningGuard, nil
+}
+
+func (f *fakeFacade) RegisterBegin(ctx context.Context, sc executor.ShardingContexts) error {
+	f.j.add("RegisterBegin %v", sc.Items)
+	return nil
+}
+
+func (f *fakeFacade) RegisterCompleted(ctx context.Context, sc executor.ShardingContexts, failed []int) error {
+	f.j.add("RegisterCompleted failed=%v", failed)
+	return nil
+}
+
+func (f *fakeFacade) ExecuteMisfired(ctx context.Context, items []int) (bool, error) {
+	f.j.add("ExecuteMisfired")
+	if f.misfires.Load() > 0 {
+		f.misfires.Add(-1)
+		return true, nil
+	}
+	return false, nil
+}
+
+func (f *fakeFacade) ClearMisfire(ctx context.Context, items []int) error {
+	f.j.add("ClearMisfire %v", items)
+	return nil
+}
+
+func (f *fakeFacade) NeedSharding(ctx context.Context) (bool, error) {
+	f.j.add("NeedSharding")
+	return f.needSharding != nil && f.needSharding(), nil
+}
+
+func (f *fakeFacade) FailoverIfNecessary(ctx context.Context) error {
+	f.j.add("FailoverIfNecessary")
+	return nil
+}
+
+func (f *fakeFacade) SetMisfire(ctx context.Context) error {
+	f.setMisfire.Add(1)
+	return nil
+}
+
+// recEvents journals status events (and item events when items is set).
+type recEvents struct {
+	j     *journal
+	items bool
+}
+
+func (e recEvents) TaskStaging(_ context.Context, ev executor.StatusEvent) { e.status(ev) }
+func (e recEvents) TaskRunning(_ context.Context, ev executor.StatusEvent) { e.status(ev) }
+func (e recEvents) TaskFinished(_ context.Context, ev executor.StatusEvent) {
+	e.status(ev)
+}
+func (e recEvents) TaskError(_ context.Context, ev executor.StatusEvent) { e.status(ev) }
+func (e recEvents) status(ev executor.StatusEvent) {
+	e.j.add("%s %s %q", ev.State, ev.Source, ev.Message)
+}
+func (e recEvents) ItemStarted(_ context.Context, ev executor.ItemEvent) {
+	if e.items {
+		e.j.add("start %d %s", ev.Item, ev.Source)
+	}
+}
+func (e recEvents) ItemCompleted(_ context.Context, ev executor.ItemEvent) {
+	if e.items {
+		e.j.add("complete %d success=%v", ev.Item, ev.Success)
+	}
+}
+
+// recHandler journals each HandleError and delegates to a built-in.
+type recHandler struct {
+	j    *journal
+	next spi.ErrorHandler
+	reqs chan spi.HandleErrorRequest // optional
+}
+
+func (h recHandler) HandleError(ctx context.Context, req spi.HandleErrorRequest) (spi.HandleErrorResponse, error) {
+	h.j.add("HandleError item=%d task=%q", req.ShardingItem, req.TaskID)
+	if h.reqs != nil {
+		h.reqs <- req
+	}
+	return h.next.HandleError(ctx, req)
+}
+
+func (h recHandler) Validate(ctx context.Context, req spi.ValidatePropsRequest) error { return nil }
+
+type listener struct {
+	j      *journal
+	name   string
+	order  int
+	before error
+	after  error
+}
+
+func (l listener) BeforeJobExecuted(ctx context.Context, sc executor.ShardingContexts) error {
+	l.j.add("before %s", l.name)
+	return l.before
+}
+
+func (l listener) AfterJobExecuted(ctx context.Context, sc executor.ShardingContexts) error {
+	l.j.add("after %s", l.name)
+	return l.after
+}
+
+func (l listener) Order() int { return l.order }
+
+type harness struct {
+	j       *journal
+	f       *fakeFacade
+	opts    executor.Options
+	lookups atomic.Int32
+	reqs    chan spi.HandleErrorRequest
+}
+
+func newHarness(items []int, handlerType, poolType string) *harness {
+	h := &harness{j: &journal{}, reqs: make(chan spi.HandleErrorRequest, 100)}
+	cfg := config.New("job", 4)
+	cfg.JobErrorHandlerType = handlerType
+	cfg.JobExecutorThreadPoolSizeProviderType = poolType
+	cfg.Props = map[string]string{}
+	cfg.Misfire = true
+	params := map[int]string{}
+	for _, i := range items {
+		if i == 1 {
+			params[i] = "B"
+		}
+	}
+	h.f = &fakeFacade{j: h.j, cfg: cfg, sc: executor.ShardingContexts{
+		TaskID:             taskID(items),
+		JobName:            "job",
+		ShardingTotalCount: 4,
+		Items:              items,
+		ItemParameters:     params,
+	}}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	handlers := errorhandlerbuiltin.Handlers(quiet)
+	pools := threadpoolbuiltin.Providers()
+	h.opts = executor.Options{
+		InstanceID: "10.0.0.1@-@42",
+		Facade:     h.f,
+		Events:     recEvents{j: h.j},
+		ErrorHandlers: func(ctx context.Context, typ string) (spi.ErrorHandler, error) {
+			h.lookups.Add(1)
+			eh, ok := handlers[typ]
+			if !ok {
+				return nil, fmt.Errorf("%w: %s", spi.ErrUnknownType, typ)
+			}
+			return recHandler{j: h.j, next: eh, reqs: h.reqs}, nil
+		},
+		PoolSizes: func(ctx context.Context, typ string) (spi.ThreadPoolSizeProvider, error) {
+			p, ok := pools[typ]
+			if !ok {
+				return nil, fmt.Errorf("%w: %s", spi.ErrUnknownType, typ)
+			}
+			return p, nil
+		},
+		AvailableCPUs: 4,
+		Runner: executor.SimpleFunc(func(ctx context.Context, sc spi.ShardingContext) error {
+			h.j.add("item %d", sc.ShardingItem)
+			return nil
+		}),
+	}
+	return h
+}
+
+func taskID(items []int) string {
+	s := make([]string, len(items))
+	for i, it := range items {
+		s[i] = fmt.Sprint(it)
+	}
+	return "job@-@" + strings.Join(s, ",") + "@-@READY@-@10.0.0.1@-@42"
+}
+
+func (h *harness) execute(t *testing.T) error {
+	t.Helper()
+	e, err := executor.New("job", h.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e.Execute(t.Context(), executor.NormalTrigger)
+}
+
+func check(t *testing.T, got, want []string) {
+	t.Helper()
+	if !slices.Equal(got, want) {
+		t.Errorf("call sequence mismatch\n got: %s\nwant: %s", strings.Join(got, "\n      "), strings.Join(want, "\n      "))
+	}
+}
+
+const (
+	staging = `TASK_STAGING NORMAL_TRIGGER "Job 'job' execute begin."`
+	running = `TASK_RUNNING NORMAL_TRIGGER ""`
+	done    = `TASK_FINISHED NORMAL_TRIGGER ""`
+)
+
+func failing(h *harness, bad ...int) executor.ItemRunner {
+	return executor.SimpleFunc(func(ctx context.Context, sc spi.ShardingContext) error {
+		h.j.add("item %d", sc.ShardingItem)
+		if slices.Contains(bad, sc.ShardingItem) {
+			return errors.New("boom")
+		}
+		return nil
+	})
+}
+
+func TestNormalRun(t *testing.T) {
+	h := newHarness([]int{0, 1, 2}, "", "SINGLE_THREAD")
+	h.opts.Listeners = []executor.Listener{listener{j: h.j, name: "L"}}
+	h.opts.Events = recEvents{j: h.j, items: true}
+	if err := h.execute(t); err != nil {
+		t.Fatal(err)
+	}
+	check(t, h.j.get(), []string{
+		"Config", "ShardingContexts", staging, "MisfireIfRunning [0 1 2]", "before L",
+		"RegisterBegin [0 1 2]", running,
+		"start 0 NORMAL_TRIGGER", "item 0", "complete 0 success=true",
+		"start 1 NORMAL_TRIGGER", "item 1", "complete 1 success=true",
+		"start 2 NORMAL_TRIGGER", "item 2", "complete 2 success=true",
+		"RegisterCompleted failed=[]", done, "ExecuteMisfired", "after L",
+	})
+}
+
+func TestEmptyItems(t *testing.T) {
+	h := newHarness([]int{}, "", "")
+	h.opts.Listeners = []executor.Listener{listener{j: h.j, name: "L"}}
+	if err := h.execute(t); err != nil {
+		t.Fatal(err)
+	}
+	check(t, h.j.get(), []string{
+		"Config", "ShardingContexts", staging, "MisfireIfRunning []", "before L",
+		`TASK_FINISHED NORMAL_TRIGGER "Sharding item for job 'job' is empty."`,
+		"ExecuteMisfired", "after L",
+	})
+}
+
+func TestMisfireGuard(t *testing.T) {
+	h := newHarness([]int{0, 1}, "", "")
+	h.opts.Listeners = []executor.Listener{listener{j: h.j, name: "L"}}
+	h.f.runningGuard = true
+	if err := h.execute(t); err != nil {
+		t.Fatal(err)
+	}
+	check(t, h.j.get(), []string{
+		"Config", "ShardingContexts", staging, "MisfireIfRunning [0 1]",
+		`TASK_FINISHED NORMAL_TRIGGER "Previous job 'job' - shardingItems '[0, 1]' is still running, misfired job will start after previous job completed."`,
+	})
+}
+
+func TestMisfireLoop(t *testing.T) {
+	h := newHarness([]int{2}, "", "")
+	h.f.misfires.Store(2)
+	if err := h.execute(t); err != nil {
+		t.Fatal(err)
+	}
+	check(t, h.j.get(), []string{
+		"Config", "ShardingContexts", staging, "MisfireIfRunning [2]",
+		"RegisterBegin [2]", running, "item 2", "RegisterCompleted failed=[]", done,
+		"ExecuteMisfired", "ClearMisfire [2]",
+		"RegisterBegin [2]", `TASK_RUNNING MISFIRE ""`, "item 2", "RegisterCompleted failed=[]", `TASK_FINISHED MISFIRE ""`,
+		"ExecuteMisfired", "ClearMisfire [2]",
+		"RegisterBegin [2]", `TASK_RUNNING MISFIRE ""`, "item 2", "RegisterCompleted failed=[]", `TASK_FINISHED MISFIRE ""`,
+		"ExecuteMisfired",
+	})
+}
+
+func TestThrowSingleItem(t *testing.T) {
+	h := newHarness([]int{0}, "throw", "")
+	h.opts.Runner = failing(h, 0)
+	h.opts.Listeners = []executor.Listener{listener{j: h.j, name: "L"}}
+	h.f.cfg.Failover = true
+	err := h.execute(t)
+	if !errors.Is(err, executor.ErrPropagated) {
+		t.Fatalf("Execute = %v, want ErrPropagated", err)
+	}
+	check(t, h.j.get(), []string{
+		"Config", "ShardingContexts", staging, "MisfireIfRunning [0]", "before L",
+		"RegisterBegin [0]", running, "item 0", `HandleError item=0 task="` + taskID([]int{0}) + `"`,
+		"RegisterCompleted failed=[0]", `TASK_ERROR NORMAL_TRIGGER "{0=job \"job\" item 0: boom}"`,
+	})
+}
+
+func TestThrowMultipleItems(t *testing.T) {
+	// ejob's deliberate choice: THROW stops the trigger after every item
+	// and the finally step, for several items as for one.
+	h := newHarness([]int{0, 1, 2}, "THROW", "SINGLE_THREAD")
+	h.opts.Runner = failing(h, 1)
+	h.opts.Listeners = []executor.Listener{listener{j: h.j, name: "L"}}
+	err := h.execute(t)
+	if !errors.Is(err, executor.ErrPropagated) {
+		t.Fatalf("Execute = %v, want ErrPropagated", err)
+	}
+	check(t, h.j.get(), []string{
+		"Config", "ShardingContexts", staging, "MisfireIfRunning [0 1 2]", "before L",
+		"RegisterBegin [0 1 2]", running, "item 0", "item 1", `HandleError item=1 task="` + taskID([]int{0, 1, 2}) + `"`, "item 2",
+		"RegisterCompleted failed=[1]", `TASK_ERROR NORMAL_TRIGGER "{1=job \"job\" item 1: boom}"`,
+	})
+}
+
+func TestLogMultipleItemsCarriesOn(t *testing.T) {
+	h := newHarness([]int{0, 1}, "LOG", "SINGLE_THREAD")
+	h.opts.Runner = failing(h, 0, 1)
+	h.opts.Listeners = []executor.Listener{listener{j: h.j, name: "L"}}
+	if err := h.execute(t); err != nil {
+		t.Fatal(err)
+	}
+	got := h.j.get()
+	want := []string{
+		"Config", "ShardingContexts", staging, "MisfireIfRunning [0 1]", "before L",
+		"RegisterBegin [0 1]", running,
+		"item 0", `HandleError item=0 task="` + taskID([]int{0, 1}) + `"`,
+		"item 1", `HandleError item=1 task="` + taskID([]int{0, 1}) + `"`,
+		"RegisterCompleted failed=[0 1]",
+		`TASK_ERROR NORMAL_TRIGGER "{0=job \"job\" item 0: boom, 1=job \"job\" item 1: boom}"`,
+		"ExecuteMisfired", "after L",
+	}
+	check(t, got, want)
+}
+
+func TestEnvironmentCheck(t *testing.T) {
+	for _, tc := range []struct {
+		handler string
+		want    []string
+		err     bool
+	}{
+		{"LOG", []string{
+			"Config", "CheckEnvironment", `HandleError item=-1 task=""`, "ShardingContexts", staging,
+			"MisfireIfRunning [0]", "RegisterBegin [0]", running, "item 0", "RegisterCompleted failed=[]", done,
+			"ExecuteMisfired",
+		}, false},
+		{"THROW", []string{"Config", "CheckEnvironment", `HandleError item=-1 task=""`}, true},
+	} {
+		t.Run(tc.handler, func(t *testing.T) {
+			h := newHarness([]int{0}, tc.handler, "")
+			h.f.cfg.MaxTimeDiffSeconds = 5
+			h.f.envErr = errors.New("Time different between job server and register center exceed '9' seconds, max time different is '5' seconds.")
+			err := h.execute(t)
+			if (err != nil) != tc.err || (err != nil && !errors.Is(err, executor.ErrPropagated)) {
+				t.Fatalf("Execute = %v", err)
+			}
+			check(t, h.j.get(), tc.want)
+			req := <-h.reqs
+			if req.ShardingItem != -1 || !strings.Contains(req.Error.Message, "exceed '9' seconds") || req.InstanceID != "10.0.0.1@-@42" {
+				t.Errorf("handler request = %+v", req)
+			}
+		})
+	}
+}
+
+func TestListenerFailure(t *testing.T) {
+	for _, tc := range []struct {
+		handler string
+		want    []string
+		err     bool
+	}{
+		// Sorted by order: b (1), then a and c (2, configured order).
+		{"LOG", []string{
+			"Config", "ShardingContexts", staging, "MisfireIfRunning [0]",
+			"before b", "before a", `HandleError item=-1 task=""`,
+			"RegisterBegin [0]", running, "item 0", "RegisterCompleted failed=[]", done,
+			"ExecuteMisfired", "after b", "after a", "after c",
+		}, false},
+		{"THROW", []string{
+			"Config", "ShardingContexts", staging, "MisfireIfRunning [0]",
+			"before b", "before a", `HandleError item=-1 task=""`,
+		}, true},
+	} {
+		t.Run(tc.handler, func(t *testing.T) {
+			h := newHarness([]int{0}, tc.handler, "")
+			h.opts.Listeners = []executor.Listener{
+				listener{j: h.j, name: "a", order: 2, before: errors.New("listener a failed")},
+				listener{j: h.j, name: "c", order: 2},
+				listener{j: h.j, name: "b", order: 1},
+			}
+			err := h.execute(t)
+			if (err != nil) != tc.err {
+				t.Fatalf("Execute = %v", err)
+			}
+			check(t, h.j.get(), tc.want)
+		})
+	}
+}
+
+func TestFailoverEnquiryOnlyWithFailover(t *testing.T) {
+	for _, failover := range []bool{false, true} {
+		h := newHarness([]int{0}, "", "")
+		h.f.cfg.Failover = failover
+		if err := h.execute(t); err != nil {
+			t.Fatal(err)
+		}
+		if got := slices.Contains(h.j.get(), "FailoverIfNecessary"); got != failover {
+			t.Errorf("failover=%v: enquiry called = %v", failover, got)
+		}
+		if l := h.j.get(); l[len(l)-1] != "FailoverIfNecessary" && failover {
+			t.Errorf("enquiry is not last: %v", l)
+		}
+	}
+}
+
+// concurrency runs items that wait until want of them run at once (or a
+// deadline passes) and returns the observed peak and the start order.
+func concurrency(t *testing.T, poolType string, items []int, want int) (int, []int) {
+	t.Helper()
+	h := newHarness(items, "", poolType)
+	var (
+		mu          sync.Mutex
+		cur, peak   int
+		order       []int
+		reached     = make(chan struct{})
+		reachedOnce sync.Once
+	)
+	h.opts.Runner = executor.SimpleFunc(func(ctx context.Context, sc spi.ShardingContext) error {
+		mu.Lock()
+		cur++
+		peak = max(peak, cur)
+		order = append(order, sc.ShardingItem)
+		if cur >= want {
+			reachedOnce.Do(func() { close(reached) })
+		}
+		mu.Unlock()
+		if want > 1 {
+			select {
+			case <-reached:
+			case <-time.After(5 * time.Second):
+				t.Errorf("only %d items ran at once, want %d", peak, want)
+			}
+		}
+		mu.Lock()
+		cur--
+		mu.Unlock()
+		return nil
+	})
+	if err := h.execute(t); err != nil {
+		t.Fatal(err)
+	}
+	return peak, order
+}
+
+func TestPoolSizing(t *testing.T) {
+	t.Run("SINGLE_THREAD", func(t *testing.T) {
+		peak, order := concurrency(t, "SINGLE_THREAD", []int{3, 0, 2, 1}, 1)
+		if peak != 1 || !slices.Equal(order, []int{3, 0, 2, 1}) {
+			t.Errorf("peak %d order %v; want 1 and Items order", peak, order)
+		}
+	})
+	t.Run("CPU", func(t *testing.T) {
+		// AvailableCPUs 4 → pool 8: all 6 items run at once.
+		peak, _ := concurrency(t, "", []int{0, 1, 2, 3, 4, 5}, 6)
+		if peak != 6 {
+			t.Errorf("peak %d, want 6", peak)
+		}
+	})
+	t.Run("bounded", func(t *testing.T) {
+		// AvailableCPUs 4 → pool 8: 20 items never exceed 8.
+		h := newHarness(make([]int, 20), "", "cpu")
+		for i := range h.f.sc.Items {
+			h.f.sc.Items[i] = i
+		}
+		var cur, peak atomic.Int32
+		release := make(chan struct{})
+		var started atomic.Int32
+		h.opts.Runner = executor.SimpleFunc(func(ctx context.Context, sc spi.ShardingContext) error {
+			n := cur.Add(1)
+			for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+			}
+			if started.Add(1) == 8 {
+				close(release)
+			}
+			<-release
+			cur.Add(-1)
+			return nil
+		})
+		if err := h.execute(t); err != nil {
+			t.Fatal(err)
+		}
+		if p := peak.Load(); p != 8 {
+			t.Errorf("peak %d, want 8", p)
+		}
+	})
+}
+
+func TestExecutionTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness([]int{0, 1}, "", "")
+		h.f.cfg.Props[executor.PropExecutionTimeoutSeconds] = "3"
+		var ctxErr atomic.Value
+		h.opts.Runner = executor.SimpleFunc(func(ctx context.Context, sc spi.ShardingContext) error {
+			if sc.ShardingItem == 0 {
+				<-ctx.Done() // honours ctx
+				ctxErr.Store(context.Cause(ctx))
+				return ctx.Err()
+			}
+			time.Sleep(4 * time.Second) // ignores ctx, returns late
+			return nil
+		})
+		start := time.Now()
+		if err := h.execute(t); err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(start); d != 4*time.Second {
+			t.Errorf("trigger took %v, want 4s (waits for the late item)", d)
+		}
+		if c, _ := ctxErr.Load().(error); !errors.Is(c, executor.ErrExecutionTimeout) {
+			t.Errorf("item ctx cause = %v, want ErrExecutionTimeout", c)
+		}
+		close(h.reqs)
+		var items []int
+		for req := range h.reqs {
+			items = append(items, req.ShardingItem)
+			if !strings.Contains(req.Error.Message, "execution timeout of 3s") {
+				t.Errorf("handler told %q", req.Error.Message)
+			}
+		}
+		slices.Sort(items)
+		if !slices.Equal(items, []int{0, 1}) {
+			t.Errorf("handler told about items %v, want [0 1]", items)
+		}
+		if !slices.Contains(h.j.get(), "RegisterCompleted failed=[0 1]") {
+			t.Errorf("journal: %v", h.j.get())
+		}
+	})
+}
+
+func TestShardingContextPerItem(t *testing.T) {
+	h := newHarness([]int{0, 1}, "", "SINGLE_THREAD")
+	h.f.sc.JobParameter = "p=1"
+	var got []spi.ShardingContext
+	h.opts.Runner = executor.SimpleFunc(func(ctx context.Context, sc spi.ShardingContext) error {
+		got = append(got, sc)
+		if executor.JobConfig(ctx) != h.f.cfg {
+			t.Error("JobConfig(ctx) is not the trigger's config")
+		}
+		return nil
+	})
+	if err := h.execute(t); err != nil {
+		t.Fatal(err)
+	}
+	b := "B"
+	want := []spi.ShardingContext{
+		{JobName: "job", TaskID: taskID([]int{0, 1}), ShardingTotalCount: 4, JobParameter: "p=1", ShardingItem: 0},
+		{JobName: "job", TaskID: taskID([]int{0, 1}), ShardingTotalCount: 4, JobParameter: "p=1", ShardingItem: 1, ShardingParameter: &b},
+	}
+	if len(got) != 2 || got[0] != want[0] || got[1].ShardingParameter == nil || *got[1].ShardingParameter != "B" {
+		t.Errorf("sharding contexts = %+v", got)
+	}
+}
+
+func TestPanickingItemFails(t *testing.T) {
+	h := newHarness([]int{0}, "", "")
+	h.opts.Runner = executor.SimpleFunc(func(ctx context.Context, sc spi.ShardingContext) error { panic("oops") })
+	if err := h.execute(t); err != nil {
+		t.Fatal(err)
+	}
+	req := <-h.reqs
+	if !strings.Contains(req.Error.Message, "item runner panicked: oops") {
+		t.Errorf("handler told %q", req.Error.Message)
+	}
+}
+
+func TestReloadOnlyWhenTypeChanges(t *testing.T) {
+	h := newHarness([]int{0}, "", "")
+	e, err := executor.New("job", h.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if err := e.Execute(t.Context(), executor.NormalTrigger); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.f.cfg.JobErrorHandlerType = "log" // same type, other spelling
+	if err := e.Execute(t.Context(), executor.NormalTrigger); err != nil {
+		t.Fatal(err)
+	}
+	if n := h.lookups.Load(); n != 1 {
+		t.Errorf("handler resolved %d times, want 1", n)
+	}
+	h.f.cfg.JobErrorHandlerType = "IGNORE"
+	if err := e.Execute(t.Context(), executor.NormalTrigger); err != nil {
+		t.Fatal(err)
+	}
+	if n := h.lookups.Load(); n != 2 {
+		t.Errorf("handler resolved %d times, want 2", n)
+	}
+}
+
+func TestRecordMisfire(t *testing.T) {
+	h := newHarness([]int{0}, "", "")
+	e, err := executor.New("job", h.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.RecordMisfire(t.Context()); err != nil || h.f.setMisfire.Load() != 1 {
+		t.Fatalf("RecordMisfire = %v, calls %d", err, h.f.setMisfire.Load())
+	}
+}
+
+func TestNewValidates(t *testing.T) {
+	if _, err := executor.New("job", executor.Options{}); !errors.Is(err, executor.ErrInvalidOptions) {
+		t.Fatalf("New without facade = %v", err)
+	}
+}

@@ -1,0 +1,133 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/ejob-io/ejob/core/config"
+	"github.com/ejob-io/ejob/spi"
+)
+
+// ItemRunner runs one sharding item of one execution. It is called from
+// several goroutines at once (one per pool worker) and must return soon
+// after ctx is cancelled (execution timeout, job removal, shutdown).
+type ItemRunner interface {
+	RunItem(ctx context.Context, sc spi.ShardingContext) error
+}
+
+type configKey struct{}
+
+// JobConfig returns the job configuration the current trigger loaded (it
+// is in the ctx the pipeline gives an ItemRunner), or nil outside one.
+// Item runners read props from it rather than from the registry, so a
+// trigger sees one configuration throughout (executors spec §3.2).
+func JobConfig(ctx context.Context) *config.JobConfiguration {
+	cfg, _ := ctx.Value(configKey{}).(*config.JobConfiguration)
+	return cfg
+}
+
+func withJobConfig(ctx context.Context, cfg *config.JobConfiguration) context.Context {
+	return context.WithValue(ctx, configKey{}, cfg)
+}
+
+// SimpleFunc is an in-process SIMPLE job: called once per item.
+type SimpleFunc func(ctx context.Context, sc spi.ShardingContext) error
+
+var _ ItemRunner = SimpleFunc(nil)
+
+// RunItem implements ItemRunner.
+func (f SimpleFunc) RunItem(ctx context.Context, sc spi.ShardingContext) error { return f(ctx, sc) }
+
+// Typed runs items through a job-type SPI implementation (SCRIPT, HTTP, a
+// plugin's type), passing the trigger's props.
+type Typed struct {
+	Executor spi.JobExecutor
+}
+
+var _ ItemRunner = Typed{}
+
+// RunItem implements ItemRunner.
+func (t Typed) RunItem(ctx context.Context, sc spi.ShardingContext) error {
+	var props map[string]string
+	if cfg := JobConfig(ctx); cfg != nil {
+		props = cfg.Props
+	}
+	if _, err := t.Executor.Execute(ctx, spi.ExecuteRequest{Context: sc, Props: props}); err != nil {
+		return fmt.Errorf("execute item %d: %w", sc.ShardingItem, err)
+	}
+	return nil
+}
+
+// PropStreamingProcess is the DATAFLOW prop that turns on streaming.
+const PropStreamingProcess = "streaming.process"
+
+// DataflowJob is an in-process DATAFLOW job (upstream's DataflowJob<T>).
+type DataflowJob[T any] interface {
+	Fetch(ctx context.Context, sc spi.ShardingContext) ([]T, error)
+	Process(ctx context.Context, sc spi.ShardingContext, data []T) error
+}
+
+// ShardingChecker reports pending resharding; Facade satisfies it.
+type ShardingChecker interface {
+	NeedSharding(ctx context.Context) (bool, error)
+}
+
+// Dataflow runs a DataflowJob per item with upstream's semantics
+// (executors spec §3.2): fetch; if data, process; with streaming.process
+// ("true" in any case, Java's Boolean.parseBoolean) fetch again until a
+// fetch is empty, resharding is pending, or ctx is cancelled. Streaming is
+// read from the trigger's configuration (JobConfig), so a config change
+// does not stop a running loop.
+type Dataflow[T any] struct {
+	Job      DataflowJob[T]
+	Sharding ShardingChecker
+}
+
+var _ ItemRunner = Dataflow[int]{}
+
+// NewDataflow returns a Dataflow runner for job.
+func NewDataflow[T any](job DataflowJob[T], sharding ShardingChecker) Dataflow[T] {
+	return Dataflow[T]{Job: job, Sharding: sharding}
+}
+
+// parseJavaBool is Java's Boolean.parseBoolean: "true", ignoring case.
+func parseJavaBool(s string) bool { return strings.EqualFold(s, "true") }
+
+// RunItem implements ItemRunner.
+func (d Dataflow[T]) RunItem(ctx context.Context, sc spi.ShardingContext) error {
+	streaming := false
+	if cfg := JobConfig(ctx); cfg != nil {
+		streaming = parseJavaBool(cfg.Props[PropStreamingProcess])
+	}
+	data, err := d.Job.Fetch(ctx, sc)
+	if err != nil {
+		return fmt.Errorf("dataflow fetch: %w", err)
+	}
+	for len(data) > 0 {
+		if err := d.Job.Process(ctx, sc, data); err != nil {
+			return fmt.Errorf("dataflow process: %w", err)
+		}
+		// Upstream asks needSharding() first even when not streaming; it
+		// cannot change the outcome, so ejob saves the registry read.
+		if !streaming {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("dataflow streaming stopped: %w", context.Cause(ctx))
+		}
+		if d.Sharding != nil {
+			need, err := d.Sharding.NeedSharding(ctx)
+			if err != nil {
+				return fmt.Errorf("dataflow streaming: need sharding: %w", err)
+			}
+			if need {
+				return nil
+			}
+		}
+		if data, err = d.Job.Fetch(ctx, sc); err != nil {
+			return fmt.Errorf("dataflow fetch: %w", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,37 @@
+package trigger
+
+import "time"
+
+// Clock is the scheduler's source of time. The zero Options use the real
+// clock; tests may inject their own or run the real one inside a
+// testing/synctest bubble.
+type Clock interface {
+	Now() time.Time
+	NewTimer(d time.Duration) Timer
+}
+
+// Timer is the part of *time.Timer the scheduler uses. Reset and Stop must
+// have Go 1.23+ time.Timer semantics: no stale value is received after
+// either returns.
+type Timer interface {
+	C() <-chan time.Time
+	Stop() bool
+	Reset(d time.Duration) bool
+}
+
+// RealClock is the wall clock of package time.
+type RealClock struct{}
+
+var _ Clock = RealClock{}
+
+// Now returns time.Now().
+func (RealClock) Now() time.Time { return time.Now() }
+
+// NewTimer returns a time.Timer wrapped as a Timer.
+func (RealClock) NewTimer(d time.Duration) Timer { return realTimer{time.NewTimer(d)} }
+
+type realTimer struct{ t *time.Timer }
+
+func (r realTimer) C() <-chan time.Time        { return r.t.C }
+func (r realTimer) Stop() bool                 { return r.t.Stop() }
+func (r realTimer) Reset(d time.Duration) bool { return r.t.Reset(d) }

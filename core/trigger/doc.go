@@ -1,0 +1,12 @@
+// Package trigger is the process-wide trigger loop: one goroutine owns a
+// timer heap over every job of the process and one time.Timer for the
+// earliest entry, so an idle job costs a heap entry, not a goroutine or a
+// timer (the shape of robfig/cron's run loop).
+//
+// A job runs at most one execution at a time. A fire that comes due while
+// the job's previous execution is still going is not queued: it is reported
+// to the misfire callback once that execution ends, which is what Quartz
+// does with ElasticJob's settings (one worker thread per job,
+// misfireThreshold 1 ms, misfire policy "do nothing", JobTriggerListener;
+// executors spec §1.4, protocol spec §11).
+package trigger

@@ -1,0 +1,573 @@
+package trigger
+
+import (
+	"container/heap"
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// Sentinel errors.
+var (
+	// ErrAlreadyRunning is returned by a second call of Run.
+	ErrAlreadyRunning = errors.New("trigger: scheduler already running")
+	// ErrStopped is returned by queries made after Run has returned.
+	ErrStopped = errors.New("trigger: scheduler stopped")
+)
+
+// Schedule computes fire times. Next returns the first fire time strictly
+// after the given instant, or the zero Time when there is none.
+// *cron.Expression (core/cron) satisfies it.
+type Schedule interface {
+	Next(after time.Time) time.Time
+}
+
+// Fire describes one execution handed to a job's function.
+type Fire struct {
+	// Scheduled is the fire time the schedule asked for; for a TriggerNow
+	// it is the time TriggerNow was called.
+	Scheduled time.Time
+	// Actual is when the scheduler dispatched the fire.
+	Actual time.Time
+	// Manual is true for a TriggerNow.
+	Manual bool
+}
+
+// Func runs one execution of a job. ctx is cancelled when the job is
+// removed or the scheduler stops; Func should return soon after.
+type Func func(ctx context.Context, fire Fire)
+
+// Misfire reports fires a job skipped because its previous execution was
+// still running (or because the loop fell behind by more than one period,
+// or because they came due while the job was paused). Several skipped fires
+// are reported together, after the execution that caused them returns.
+type Misfire struct {
+	// Scheduled counts skipped schedule fires; First and Last are the
+	// scheduled times of the first and last of them.
+	Scheduled   int
+	First, Last time.Time
+	// Manual counts TriggerNow requests dropped because the job was
+	// running (upstream drops them too, without a misfire flag).
+	Manual int
+}
+
+func (m *Misfire) addScheduled(at time.Time) {
+	if m.Scheduled == 0 {
+		m.First = at
+	}
+	m.Scheduled++
+	m.Last = at
+}
+
+func (m Misfire) empty() bool { return m.Scheduled == 0 && m.Manual == 0 }
+
+// MisfireFunc receives a job's misfires. It runs as the job's execution:
+// no fire of that job runs while it does.
+type MisfireFunc func(ctx context.Context, id string, m Misfire)
+
+// Options configure a Scheduler. The zero value is usable.
+type Options struct {
+	// Clock defaults to RealClock.
+	Clock Clock
+	// Logger defaults to a null logger.
+	Logger hclog.Logger
+	// OnMisfire receives misfires; nil drops them (logged at debug).
+	OnMisfire MisfireFunc
+	// MisfireThreshold is how late the next fire time of a job may be,
+	// after a fire was dispatched, before the fires in between count as
+	// misfired and the schedule jumps to the first fire after now (Quartz's
+	// misfireThreshold with policy "do nothing"). Default 1 ms, as
+	// ElasticJob configures Quartz.
+	MisfireThreshold time.Duration
+	// MaxSleep bounds how long the loop sleeps without looking at the clock,
+	// so that a wall-clock jump is noticed. Default 1 minute.
+	MaxSleep time.Duration
+}
+
+// Entry is one job as Snapshot reports it.
+type Entry struct {
+	ID string
+	// Next is the next scheduled fire time; zero when there is none.
+	Next    time.Time
+	Paused  bool
+	Running bool
+}
+
+// Scheduler fires the jobs of one process from a single goroutine. Its
+// methods are safe for concurrent use and never block on the loop: they
+// queue a command that Run applies in order, so they may be called before
+// Run starts.
+type Scheduler struct {
+	clock     Clock
+	log       hclog.Logger
+	onMisfire MisfireFunc
+	threshold time.Duration
+	maxSleep  time.Duration
+
+	mu      sync.Mutex
+	cmds    []command
+	started bool
+	stopped bool
+
+	wake   chan struct{} // capacity 1: commands are queued
+	done   chan *job     // executions that returned
+	exited chan struct{} // closed when Run returns
+
+	// Owned by the Run goroutine.
+	jobs    map[string]*job
+	heap    jobHeap
+	seq     uint64
+	running int
+}
+
+type job struct {
+	id    string
+	seq   uint64
+	sched Schedule
+	fn    Func
+	next  time.Time
+	index int // in the heap; -1 when not scheduled
+
+	paused        bool
+	manualPending bool // TriggerNow while paused
+	removed       bool
+
+	running bool
+	cancel  context.CancelFunc
+	misfire Misfire
+	waiters []chan struct{} // closed when no execution runs
+}
+
+type opKind int
+
+const (
+	opAdd opKind = iota
+	opRemove
+	opReschedule
+	opPause
+	opResume
+	opTriggerNow
+	opSnapshot
+)
+
+type command struct {
+	op     opKind
+	id     string
+	sched  Schedule
+	fn     Func
+	at     time.Time
+	waiter chan struct{}
+	reply  chan []Entry
+}
+
+// New returns a Scheduler; call Run to start it.
+func New(opts Options) *Scheduler {
+	s := &Scheduler{
+		clock:     opts.Clock,
+		log:       opts.Logger,
+		onMisfire: opts.OnMisfire,
+		threshold: opts.MisfireThreshold,
+		maxSleep:  opts.MaxSleep,
+		wake:      make(chan struct{}, 1),
+		done:      make(chan *job),
+		exited:    make(chan struct{}),
+		jobs:      make(map[string]*job),
+	}
+	if s.clock == nil {
+		s.clock = RealClock{}
+	}
+	if s.log == nil {
+		s.log = hclog.NewNullLogger()
+	}
+	if s.threshold <= 0 {
+		s.threshold = time.Millisecond
+	}
+	if s.maxSleep <= 0 {
+		s.maxSleep = time.Minute
+	}
+	return s
+}
+
+// Add schedules fn under id. An existing job with that id is replaced
+// (schedule and function; it is no longer paused); if it is running, the
+// running execution still counts, so the replacement does not overlap it.
+func (s *Scheduler) Add(id string, sched Schedule, fn Func) {
+	s.enqueue(command{op: opAdd, id: id, sched: sched, fn: fn})
+}
+
+// Reschedule gives job id a new schedule, counted from now (as Quartz's
+// rescheduleJob). Unknown ids are ignored.
+func (s *Scheduler) Reschedule(id string, sched Schedule) {
+	s.enqueue(command{op: opReschedule, id: id, sched: sched})
+}
+
+// Remove unschedules job id and cancels the ctx of its running execution,
+// if any. The returned channel is closed once no execution of the job is
+// running (at once when none is, or when the scheduler has stopped).
+func (s *Scheduler) Remove(id string) <-chan struct{} {
+	w := make(chan struct{})
+	if !s.enqueue(command{op: opRemove, id: id, waiter: w}) {
+		close(w)
+	}
+	return w
+}
+
+// Pause stops the fires of job id; a running execution goes on. Fires that
+// come due while paused are reported as a misfire on Resume.
+func (s *Scheduler) Pause(id string) { s.enqueue(command{op: opPause, id: id}) }
+
+// Resume undoes Pause. If fires came due while paused, the schedule jumps
+// to the next fire after now and one misfire is reported ("do nothing").
+func (s *Scheduler) Resume(id string) { s.enqueue(command{op: opResume, id: id}) }
+
+// TriggerNow runs job id once as soon as possible. If the job is running,
+// the request is dropped and reported as a Manual misfire; if it is paused,
+// it runs on Resume.
+func (s *Scheduler) TriggerNow(id string) {
+	s.enqueue(command{op: opTriggerNow, id: id, at: s.clock.Now()})
+}
+
+// Snapshot returns every job, ordered by next fire time (jobs without one
+// last), then by id. It waits for the loop to apply earlier commands.
+func (s *Scheduler) Snapshot(ctx context.Context) ([]Entry, error) {
+	reply := make(chan []Entry, 1)
+	if !s.enqueue(command{op: opSnapshot, reply: reply}) {
+		return nil, ErrStopped
+	}
+	select {
+	case es := <-reply:
+		return es, nil
+	case <-s.exited:
+		return nil, ErrStopped
+	case <-ctx.Done():
+		return nil, fmt.Errorf("trigger: snapshot: %w", ctx.Err())
+	}
+}
+
+func (s *Scheduler) enqueue(c command) bool {
+	s.mu.Lock()
+	if s.stopped {
+		s.mu.Unlock()
+		return false
+	}
+	s.cmds = append(s.cmds, c)
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// Run runs the loop until ctx is done, then cancels running executions and
+// returns nil once every execution and misfire callback has returned.
+func (s *Scheduler) Run(ctx context.Context) error {
+	s.mu.Lock()
+	if s.started {
+		s.mu.Unlock()
+		return ErrAlreadyRunning
+	}
+	s.started = true
+	s.mu.Unlock()
+	defer close(s.exited)
+
+	timer := s.clock.NewTimer(s.maxSleep)
+	defer timer.Stop()
+	for {
+		s.apply(ctx)
+		now := s.clock.Now()
+		s.fireDue(ctx, now)
+
+		d := s.maxSleep
+		if len(s.heap) > 0 {
+			d = min(max(s.heap[0].next.Sub(now), 0), s.maxSleep)
+		}
+		timer.Stop()
+		timer.Reset(d)
+
+		select {
+		case <-ctx.Done():
+			s.shutdown()
+			return nil
+		case <-s.wake:
+		case j := <-s.done:
+			s.finished(ctx, j)
+		case <-timer.C():
+		}
+	}
+}
+
+// shutdown waits for running executions (their ctx derives from Run's, so
+// they are cancelled) and releases every waiter.
+func (s *Scheduler) shutdown() {
+	for s.running > 0 {
+		j := <-s.done
+		j.running = false
+		j.cancel = nil
+		s.running--
+		closeAll(j.waiters)
+		j.waiters = nil
+	}
+	s.mu.Lock()
+	s.stopped = true
+	cmds := s.cmds
+	s.cmds = nil
+	s.mu.Unlock()
+	for _, c := range cmds {
+		if c.waiter != nil {
+			close(c.waiter)
+		}
+	}
+	for _, j := range s.jobs {
+		closeAll(j.waiters)
+	}
+}
+
+func closeAll(ws []chan struct{}) {
+	for _, w := range ws {
+		close(w)
+	}
+}
+
+func (s *Scheduler) apply(ctx context.Context) {
+	s.mu.Lock()
+	cmds := s.cmds
+	s.cmds = nil
+	s.mu.Unlock()
+	for _, c := range cmds {
+		now := s.clock.Now()
+		j := s.jobs[c.id]
+		switch c.op {
+		case opAdd:
+			s.add(c, j, now)
+		case opRemove:
+			s.remove(j, c.waiter)
+		case opReschedule:
+			if j == nil || j.removed {
+				continue
+			}
+			j.sched = c.sched
+			j.next = nextOf(c.sched, now)
+			s.reposition(j)
+		case opPause:
+			if j == nil || j.removed || j.paused {
+				continue
+			}
+			j.paused = true
+			s.unschedule(j)
+		case opResume:
+			s.resume(ctx, j, now)
+		case opTriggerNow:
+			s.triggerNow(ctx, j, c.at, now)
+		case opSnapshot:
+			c.reply <- s.snapshot()
+		}
+	}
+}
+
+func nextOf(sched Schedule, after time.Time) time.Time {
+	if sched == nil {
+		return time.Time{}
+	}
+	return sched.Next(after)
+}
+
+func (s *Scheduler) add(c command, j *job, now time.Time) {
+	if j == nil {
+		j = &job{id: c.id, index: -1}
+		s.jobs[c.id] = j
+	}
+	s.seq++
+	j.seq = s.seq
+	j.sched, j.fn = c.sched, c.fn
+	j.paused, j.removed, j.manualPending = false, false, false
+	j.next = nextOf(c.sched, now)
+	s.reposition(j)
+}
+
+func (s *Scheduler) remove(j *job, w chan struct{}) {
+	if j == nil {
+		close(w)
+		return
+	}
+	s.unschedule(j)
+	j.removed = true
+	if !j.running {
+		delete(s.jobs, j.id)
+		closeAll(j.waiters)
+		close(w)
+		return
+	}
+	j.waiters = append(j.waiters, w)
+	j.cancel()
+}
+
+func (s *Scheduler) resume(ctx context.Context, j *job, now time.Time) {
+	if j == nil || j.removed || !j.paused {
+		return
+	}
+	j.paused = false
+	if !j.next.IsZero() && j.next.Before(now.Add(-s.threshold)) {
+		j.misfire.addScheduled(j.next)
+		j.next = nextOf(j.sched, now)
+	}
+	s.reposition(j)
+	if j.manualPending {
+		j.manualPending = false
+		s.triggerNow(ctx, j, now, now)
+	}
+	if !j.running {
+		s.reportMisfire(ctx, j)
+	}
+}
+
+func (s *Scheduler) triggerNow(ctx context.Context, j *job, at, now time.Time) {
+	switch {
+	case j == nil || j.removed:
+		s.log.Debug("trigger now for unknown job ignored", "job", idOf(j))
+	case j.paused:
+		j.manualPending = true
+	case j.running:
+		j.misfire.Manual++
+	default:
+		s.start(ctx, j, Fire{Scheduled: at, Actual: now, Manual: true})
+	}
+}
+
+func idOf(j *job) string {
+	if j == nil {
+		return ""
+	}
+	return j.id
+}
+
+// reposition puts j where its next time says: in the heap or out of it.
+func (s *Scheduler) reposition(j *job) {
+	if j.paused || j.removed || j.next.IsZero() {
+		s.unschedule(j)
+		return
+	}
+	if j.index >= 0 {
+		heap.Fix(&s.heap, j.index)
+		return
+	}
+	heap.Push(&s.heap, j)
+}
+
+func (s *Scheduler) unschedule(j *job) {
+	if j.index >= 0 {
+		heap.Remove(&s.heap, j.index)
+	}
+}
+
+func (s *Scheduler) fireDue(ctx context.Context, now time.Time) {
+	for len(s.heap) > 0 && !s.heap[0].next.After(now) {
+		j := s.heap[0]
+		at := j.next
+		next := nextOf(j.sched, at)
+		if !next.IsZero() && next.Before(now.Add(-s.threshold)) {
+			// The loop fell behind by more than a period (process
+			// stalled, clock jumped): do nothing, as Quartz.
+			j.misfire.addScheduled(next)
+			next = nextOf(j.sched, now)
+		}
+		j.next = next
+		s.reposition(j)
+		if j.running {
+			j.misfire.addScheduled(at)
+			continue
+		}
+		s.start(ctx, j, Fire{Scheduled: at, Actual: now})
+	}
+}
+
+func (s *Scheduler) start(ctx context.Context, j *job, fire Fire) {
+	fn := j.fn
+	s.spawn(ctx, j, func(jctx context.Context) { fn(jctx, fire) })
+}
+
+func (s *Scheduler) spawn(ctx context.Context, j *job, run func(context.Context)) {
+	jctx, cancel := context.WithCancel(ctx)
+	j.running = true
+	j.cancel = cancel
+	s.running++
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				s.log.Error("job execution panicked", "job", j.id, "panic", fmt.Sprint(r),
+					"stack", strings.TrimSpace(string(debug.Stack())))
+			}
+			cancel()
+			s.done <- j
+		}()
+		run(jctx)
+	}()
+}
+
+func (s *Scheduler) finished(ctx context.Context, j *job) {
+	j.running = false
+	j.cancel = nil
+	s.running--
+	if j.removed {
+		if s.jobs[j.id] == j {
+			delete(s.jobs, j.id)
+		}
+		closeAll(j.waiters)
+		j.waiters = nil
+		return
+	}
+	closeAll(j.waiters)
+	j.waiters = nil
+	s.reportMisfire(ctx, j)
+}
+
+// reportMisfire hands j's pending misfires to OnMisfire as j's next
+// execution; j must not be running.
+func (s *Scheduler) reportMisfire(ctx context.Context, j *job) {
+	if j.misfire.empty() {
+		return
+	}
+	m := j.misfire
+	j.misfire = Misfire{}
+	if s.onMisfire == nil {
+		s.log.Debug("misfire dropped: no misfire callback", "job", j.id,
+			"scheduled", m.Scheduled, "manual", m.Manual)
+		return
+	}
+	on, id := s.onMisfire, j.id
+	s.spawn(ctx, j, func(jctx context.Context) { on(jctx, id, m) })
+}
+
+func (s *Scheduler) snapshot() []Entry {
+	es := make([]Entry, 0, len(s.jobs))
+	for _, j := range s.jobs {
+		if j.removed {
+			continue
+		}
+		e := Entry{ID: j.id, Paused: j.paused, Running: j.running}
+		if !j.paused {
+			e.Next = j.next
+		}
+		es = append(es, e)
+	}
+	slices.SortFunc(es, func(a, b Entry) int {
+		switch {
+		case a.Next.IsZero() != b.Next.IsZero():
+			if a.Next.IsZero() {
+				return 1
+			}
+			return -1
+		case !a.Next.Equal(b.Next):
+			return a.Next.Compare(b.Next)
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return es
+}

@@ -1,0 +1,376 @@
+package trigger_test
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/ejob-io/ejob/core/cron"
+	"github.com/ejob-io/ejob/core/trigger"
+)
+
+var _ trigger.Schedule = (*cron.Expression)(nil)
+
+// every fires at origin + k*period, k >= 1.
+type every struct {
+	origin time.Time
+	period time.Duration
+}
+
+func (e every) Next(after time.Time) time.Time {
+	if after.Before(e.origin) {
+		return e.origin.Add(e.period)
+	}
+	k := after.Sub(e.origin)/e.period + 1
+	return e.origin.Add(k * e.period)
+}
+
+// once fires a single time.
+type once time.Time
+
+func (o once) Next(after time.Time) time.Time {
+	if after.Before(time.Time(o)) {
+		return time.Time(o)
+	}
+	return time.Time{}
+}
+
+type firing struct {
+	id   string
+	fire trigger.Fire
+}
+
+type recorder struct {
+	mu       sync.Mutex
+	fires    []firing
+	misfires map[string][]trigger.Misfire
+}
+
+func (r *recorder) fn(id string) trigger.Func {
+	return func(ctx context.Context, f trigger.Fire) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.fires = append(r.fires, firing{id, f})
+	}
+}
+
+func (r *recorder) onMisfire(ctx context.Context, id string, m trigger.Misfire) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.misfires == nil {
+		r.misfires = map[string][]trigger.Misfire{}
+	}
+	r.misfires[id] = append(r.misfires[id], m)
+}
+
+func (r *recorder) snapshot() []firing {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]firing(nil), r.fires...)
+}
+
+// start runs s in the current synctest bubble and stops it at cleanup.
+func start(t *testing.T, s *trigger.Scheduler) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	errc := make(chan error, 1)
+	go func() { errc <- s.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-errc; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+}
+
+func TestOrderingOfManyJobs(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var r recorder
+		s := trigger.New(trigger.Options{})
+		start(t, s)
+		t0 := time.Now()
+		const n = 200
+		// Job i fires once at t0 + (n-i) ms, so they are added in the
+		// reverse of their firing order; jobs 0 and 1 share an instant.
+		for i := range n {
+			at := t0.Add(time.Duration(n-i) * time.Millisecond)
+			if i == 1 {
+				at = t0.Add(n * time.Millisecond)
+			}
+			s.Add(fmt.Sprint(i), once(at), r.fn(fmt.Sprint(i)))
+		}
+		time.Sleep(time.Second) // fake time: lets every fire happen
+		synctest.Wait()
+		got := r.snapshot()
+		if len(got) != n {
+			t.Fatalf("got %d fires, want %d", len(got), n)
+		}
+		for k := 1; k < n; k++ {
+			if got[k].fire.Scheduled.Before(got[k-1].fire.Scheduled) {
+				t.Fatalf("fire %d (%s at %v) before fire %d (%s at %v)", k, got[k].id,
+					got[k].fire.Scheduled, k-1, got[k-1].id, got[k-1].fire.Scheduled)
+			}
+		}
+		if got[n-1].id != "1" || got[n-2].id != "0" {
+			// Same instant: add order (0 before 1).
+			t.Errorf("last two fires = %s, %s; want 0, 1", got[n-2].id, got[n-1].id)
+		}
+		for _, f := range got {
+			if !f.fire.Actual.Equal(f.fire.Scheduled) {
+				t.Errorf("job %s: actual %v != scheduled %v under fake time", f.id, f.fire.Actual, f.fire.Scheduled)
+			}
+		}
+	})
+}
+
+func TestRescheduleRemovePause(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var r recorder
+		s := trigger.New(trigger.Options{OnMisfire: r.onMisfire})
+		start(t, s)
+		t0 := time.Now()
+		s.Add("a", every{t0, time.Second}, r.fn("a"))
+		s.Add("b", every{t0, time.Second}, r.fn("b"))
+		time.Sleep(2500 * time.Millisecond) // fires at 1s, 2s
+		s.Reschedule("a", every{t0, 10 * time.Second})
+		s.Remove("b")
+		s.Add("c", every{t0, time.Second}, r.fn("c"))
+		s.Pause("c")
+		time.Sleep(5 * time.Second) // now 7.5s
+		synctest.Wait()
+		count := func() map[string]int {
+			m := map[string]int{}
+			for _, f := range r.snapshot() {
+				m[f.id]++
+			}
+			return m
+		}
+		if got := count(); got["a"] != 2 || got["b"] != 2 || got["c"] != 0 {
+			t.Fatalf("fires after reschedule/remove/pause = %v, want a:2 b:2 c:0", got)
+		}
+		es, err := s.Snapshot(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(es) != 2 || es[0].ID != "a" || !es[0].Next.Equal(t0.Add(10*time.Second)) || es[1].ID != "c" || !es[1].Paused {
+			t.Fatalf("snapshot = %+v", es)
+		}
+		s.Resume("c") // fires at 3..7s came due while paused: one misfire
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if got := count(); got["c"] != 1 || got["a"] != 2 {
+			t.Fatalf("fires after resume = %v, want c:1 a:2", got)
+		}
+		r.mu.Lock()
+		ms := r.misfires["c"]
+		r.mu.Unlock()
+		if len(ms) != 1 || ms[0].Scheduled != 1 || !ms[0].First.Equal(t0.Add(3*time.Second)) {
+			t.Fatalf("misfires of c = %+v, want one at 3s", ms)
+		}
+		time.Sleep(2 * time.Second) // a fires at 10s
+		synctest.Wait()
+		if got := count(); got["a"] != 3 || got["c"] != 3 {
+			t.Fatalf("fires = %v, want a:3 c:3", got)
+		}
+	})
+}
+
+func TestNoConcurrentRunsAndMisfireReported(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var (
+			r          recorder
+			cur, peak  atomic.Int32
+			executions atomic.Int32
+		)
+		s := trigger.New(trigger.Options{OnMisfire: r.onMisfire})
+		start(t, s)
+		t0 := time.Now()
+		s.Add("slow", every{t0, time.Second}, func(ctx context.Context, f trigger.Fire) {
+			n := cur.Add(1)
+			if n > peak.Load() {
+				peak.Store(n)
+			}
+			executions.Add(1)
+			time.Sleep(2500 * time.Millisecond) // the job's own work, in fake time
+			cur.Add(-1)
+		})
+		// Runs start at 1s (ends 3.5s; 2s and 3s skipped), 4s (ends 6.5s;
+		// 5s and 6s skipped), 7s ...
+		time.Sleep(6600 * time.Millisecond)
+		synctest.Wait()
+		if p := peak.Load(); p != 1 {
+			t.Fatalf("peak concurrency %d, want 1", p)
+		}
+		if n := executions.Load(); n != 2 {
+			t.Fatalf("executions %d, want 2", n)
+		}
+		r.mu.Lock()
+		ms := append([]trigger.Misfire(nil), r.misfires["slow"]...)
+		r.mu.Unlock()
+		want := []trigger.Misfire{
+			{Scheduled: 2, First: t0.Add(2 * time.Second), Last: t0.Add(3 * time.Second)},
+			{Scheduled: 2, First: t0.Add(5 * time.Second), Last: t0.Add(6 * time.Second)},
+		}
+		if len(ms) != len(want) {
+			t.Fatalf("misfires = %+v, want %+v", ms, want)
+		}
+		for i := range want {
+			if ms[i].Scheduled != want[i].Scheduled || !ms[i].First.Equal(want[i].First) || !ms[i].Last.Equal(want[i].Last) {
+				t.Errorf("misfire %d = %+v, want %+v", i, ms[i], want[i])
+			}
+		}
+	})
+}
+
+func TestTriggerNow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var r recorder
+		release := make(chan struct{})
+		s := trigger.New(trigger.Options{OnMisfire: r.onMisfire})
+		start(t, s)
+		s.Add("job", nil, func(ctx context.Context, f trigger.Fire) {
+			r.fn("job")(ctx, f)
+			<-release
+		})
+		s.TriggerNow("job")
+		synctest.Wait()
+		s.TriggerNow("job") // running: dropped, reported as a manual misfire
+		synctest.Wait()
+		close(release)
+		synctest.Wait()
+		got := r.snapshot()
+		if len(got) != 1 || !got[0].fire.Manual {
+			t.Fatalf("fires = %+v, want one manual", got)
+		}
+		r.mu.Lock()
+		ms := r.misfires["job"]
+		r.mu.Unlock()
+		if len(ms) != 1 || ms[0].Manual != 1 || ms[0].Scheduled != 0 {
+			t.Fatalf("misfires = %+v, want one manual", ms)
+		}
+		s.Pause("job")
+		s.TriggerNow("job") // paused: held until Resume
+		synctest.Wait()
+		if n := len(r.snapshot()); n != 1 {
+			t.Fatalf("paused job ran: %d fires", n)
+		}
+		s.Resume("job")
+		synctest.Wait()
+		if n := len(r.snapshot()); n != 2 {
+			t.Fatalf("resumed job: %d fires, want 2", n)
+		}
+	})
+}
+
+func TestRemoveCancelsRunningExecution(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := trigger.New(trigger.Options{})
+		start(t, s)
+		started := make(chan struct{})
+		var cause atomic.Value
+		s.Add("job", nil, func(ctx context.Context, f trigger.Fire) {
+			close(started)
+			<-ctx.Done()
+			cause.Store(ctx.Err())
+		})
+		s.TriggerNow("job")
+		<-started
+		<-s.Remove("job")
+		if cause.Load() != context.Canceled {
+			t.Fatalf("execution ctx err = %v, want Canceled", cause.Load())
+		}
+		es, err := s.Snapshot(t.Context())
+		if err != nil || len(es) != 0 {
+			t.Fatalf("snapshot after remove = %+v, %v", es, err)
+		}
+	})
+}
+
+func TestStalledLoopDoesNotCatchUp(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var r recorder
+		clk := &jumpClock{}
+		s := trigger.New(trigger.Options{Clock: clk, OnMisfire: r.onMisfire})
+		start(t, s)
+		t0 := time.Now()
+		s.Add("job", every{t0, time.Second}, r.fn("job"))
+		synctest.Wait()
+		clk.skew.Store(int64(10 * time.Second)) // the wall clock jumps 10s
+		time.Sleep(time.Second)                 // the 1s timer fires at "11s"
+		synctest.Wait()
+		got := r.snapshot()
+		if len(got) != 1 {
+			t.Fatalf("fires = %d, want 1 (no catch-up)", len(got))
+		}
+		r.mu.Lock()
+		ms := r.misfires["job"]
+		r.mu.Unlock()
+		if len(ms) != 1 || !ms[0].First.Equal(t0.Add(2*time.Second)) {
+			t.Fatalf("misfires = %+v, want one from 2s", ms)
+		}
+		es, _ := s.Snapshot(t.Context())
+		if !es[0].Next.Equal(t0.Add(12 * time.Second)) {
+			t.Fatalf("next = %v, want 12s", es[0].Next.Sub(t0))
+		}
+	})
+}
+
+// jumpClock is the bubble's clock plus a settable skew.
+type jumpClock struct{ skew atomic.Int64 }
+
+func (c *jumpClock) Now() time.Time { return time.Now().Add(time.Duration(c.skew.Load())) }
+func (c *jumpClock) NewTimer(d time.Duration) trigger.Timer {
+	return trigger.RealClock{}.NewTimer(d)
+}
+
+func TestRunTwiceAndStopped(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := trigger.New(trigger.Options{})
+		ctx, cancel := context.WithCancel(t.Context())
+		errc := make(chan error, 1)
+		go func() { errc <- s.Run(ctx) }()
+		synctest.Wait()
+		if err := s.Run(ctx); err != trigger.ErrAlreadyRunning {
+			t.Fatalf("second Run = %v", err)
+		}
+		cancel()
+		if err := <-errc; err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Snapshot(t.Context()); err != trigger.ErrStopped {
+			t.Fatalf("Snapshot after stop = %v", err)
+		}
+		<-s.Remove("x") // closed at once
+	})
+}
+
+func TestIdleJobsUseNoGoroutines(t *testing.T) {
+	before := runtime.NumGoroutine()
+	s := trigger.New(trigger.Options{})
+	ctx, cancel := context.WithCancel(t.Context())
+	errc := make(chan error, 1)
+	go func() { errc <- s.Run(ctx) }()
+	far := time.Now().Add(time.Hour)
+	for i := range 10_000 {
+		s.Add(fmt.Sprint("job", i), every{far, time.Hour}, func(context.Context, trigger.Fire) {})
+	}
+	es, err := s.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(es) != 10_000 {
+		t.Fatalf("%d jobs scheduled", len(es))
+	}
+	if d := runtime.NumGoroutine() - before; d != 1 {
+		t.Errorf("goroutines grew by %d with 10,000 idle jobs, want 1 (the loop)", d)
+	}
+	cancel()
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+}
