@@ -121,7 +121,26 @@ func (cl *cluster) start(ip string, pid int, cfg *config.JobConfiguration) *inst
 	return in
 }
 
+type optsT = coord.Options
+
+// startAsyncOpts starts an instance with modified options and waits for it.
+func (cl *cluster) startAsyncOpts(ip string, pid int, cfg *config.JobConfiguration, mod func(*optsT)) *instance {
+	cl.t.Helper()
+	in := cl.startWith(ip, pid, cfg, nil, mod)
+	select {
+	case <-in.job.Ready():
+	case <-time.After(waitFor):
+		cl.t.Fatalf("instance %s not ready", in.id)
+	}
+	return in
+}
+
 func (cl *cluster) startAsync(ip string, pid int, cfg *config.JobConfiguration, c reg.Client) *instance {
+	cl.t.Helper()
+	return cl.startWith(ip, pid, cfg, c, nil)
+}
+
+func (cl *cluster) startWith(ip string, pid int, cfg *config.JobConfiguration, c reg.Client, mod func(*optsT)) *instance {
 	t := cl.t
 	t.Helper()
 	if c == nil {
@@ -134,14 +153,18 @@ func (cl *cluster) startAsync(ip string, pid int, cfg *config.JobConfiguration, 
 		reschedules: make(chan string, 16),
 		shutdowns:   make(chan struct{}, 1),
 	}
-	job, err := coord.New(coord.Options{
-		Client: c, Config: cfg, JobClassName: testClass, InstanceID: in.id, ServerIP: ip,
+	opts := coord.Options{
+		Client: c, Config: cfg.Clone(), JobClassName: testClass, InstanceID: in.id, ServerIP: ip,
 		Strategies: avg, Logger: testLogger(t, in.id),
 		OnTrigger:    func() { in.triggers <- struct{}{} },
 		OnReschedule: func(cron, tz string) { in.reschedules <- cron + "|" + tz },
 		OnShutdown:   func() { in.shutdowns <- struct{}{} },
 		PollInterval: fastPoll,
-	})
+	}
+	if mod != nil {
+		mod(&opts)
+	}
+	job, err := coord.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,3 +389,74 @@ func expectAssign(t *testing.T, cl *cluster, total int, want map[string][]int) {
 func sorted(items []int) []int { s := slices.Clone(items); slices.Sort(s); return s }
 
 var _ = fmt.Sprint
+
+func mustMarshal(t *testing.T, cfg *config.JobConfiguration) string {
+	t.Helper()
+	data, err := config.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// autorun runs the pipeline once per OnTrigger until the test ends.
+func (in *instance) autorun(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-in.triggers:
+				if _, err := in.run(ctx); err != nil && ctx.Err() == nil {
+					t.Logf("%s triggered run: %v", in.id, err)
+				}
+			}
+		}
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+}
+
+// ranItem reports whether some completed run of in executed item.
+func (in *instance) ranItem(item int) bool {
+	for _, r := range in.runs() {
+		if slices.Contains(r, item) {
+			return true
+		}
+	}
+	return false
+}
+
+// waitNecessary waits for the resharding flag.
+func (cl *cluster) waitNecessary() {
+	cl.t.Helper()
+	eventually(cl.t, "leader/sharding/necessary", func() bool {
+		_, ok := cl.get(jp("leader", "sharding", "necessary"))
+		return ok
+	})
+}
+
+// runAll runs one trigger on every instance, concurrently (as cron fires).
+func runAll(t *testing.T, ins ...*instance) map[string][]int {
+	t.Helper()
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	out := map[string][]int{}
+	for _, in := range ins {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			items, err := in.run(ctxT(t))
+			if err != nil {
+				t.Errorf("%s run: %v", in.id, err)
+			}
+			mu.Lock()
+			out[in.id] = items
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return out
+}

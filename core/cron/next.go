@@ -7,9 +7,12 @@ package cron
 // all fields (which is where Quartz's DST behaviour comes from: see
 // wallOffset).
 
-// maxIterations bounds the search loop. Quartz has no such bound (it stops at
-// year 2999); real expressions need a few dozen iterations.
-const maxIterations = 1 << 20
+// maxIterations bounds the search loop. Quartz has none: it gives up at year
+// 2999 (the slowest such search, a day-of-week that never matches, takes about
+// 25,000 iterations) but loops forever on a few odd day-of-month expressions
+// (0W, L-30W), where Next instead reports no fire time. Real expressions need
+// a few dozen iterations.
+const maxIterations = 200_000
 
 func (e *Expression) timeAfter(start int64) (int64, bool) {
 	cl := jcal{loc: e.loc}

@@ -47,8 +47,10 @@ func LoadZone(tz string) (*time.Location, error) {
 	switch tz {
 	case "":
 		return time.Local, nil
-	case "UTC", "GMT":
-		return time.FixedZone(tz, 0), nil
+	case "UTC":
+		return time.UTC, nil
+	case "GMT":
+		return time.FixedZone("GMT", 0), nil
 	case "Local":
 		return nil, fmt.Errorf("cron: time zone %q: %w (use \"\" for the local zone)", tz, ErrUnknownZone)
 	}
@@ -65,10 +67,6 @@ func LoadZone(tz string) (*time.Location, error) {
 	loc, err := time.LoadLocation(name)
 	if err != nil {
 		return nil, fmt.Errorf("cron: time zone %q: %w (want an IANA name such as Asia/Shanghai, UTC, or GMT+08:00): %v", tz, ErrUnknownZone, err)
-	}
-	if name != tz {
-		// Keep the name the user wrote, as Java's TimeZone.getID does.
-		return loc, nil
 	}
 	return loc, nil
 }

@@ -485,17 +485,7 @@ func (r *run) startEvent(sc ShardingContexts, src Source, item int) ItemEvent {
 // success) and the handler's propagation.
 func (r *run) item(ctx, ictx context.Context, sc ShardingContexts, item int, ev ItemEvent) (string, error) {
 	r.events.ItemStarted(ctx, ev)
-	isc := spi.ShardingContext{
-		JobName:            sc.JobName,
-		TaskID:             sc.TaskID,
-		ShardingTotalCount: sc.ShardingTotalCount,
-		JobParameter:       sc.JobParameter,
-		ShardingItem:       item,
-	}
-	if p, ok := sc.ShardingItemParameters[item]; ok {
-		isc.ShardingParameter = &p
-	}
-	err := r.runItem(ictx, isc)
+	err := r.runItem(ictx, sc.ShardingContext(item))
 	if cause := context.Cause(ictx); errors.Is(cause, ErrExecutionTimeout) && !errors.Is(err, ErrExecutionTimeout) {
 		if err == nil {
 			err = cause

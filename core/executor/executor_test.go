@@ -202,11 +202,11 @@ func newHarness(items []int, handlerType, poolType string) *harness {
 		}
 	}
 	h.f = &fakeFacade{j: h.j, cfg: cfg, sc: executor.ShardingContexts{
-		TaskID:             taskID(items),
-		JobName:            "job",
-		ShardingTotalCount: 4,
-		Items:              items,
-		ItemParameters:     params,
+		TaskID:                 taskID(items),
+		JobName:                "job",
+		ShardingTotalCount:     4,
+		Items:                  items,
+		ShardingItemParameters: params,
 	}}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	handlers := errorhandlerbuiltin.Handlers(quiet)

@@ -25,7 +25,7 @@ type Facade interface {
 	// Config returns the job's current configuration.
 	Config(ctx context.Context) (*config.JobConfiguration, error)
 	// CheckEnvironment runs the maxTimeDiffSeconds check against registry
-	// time. A non-nil error is reported to the error handler; the trigger
+	// time. The pipeline calls it only when maxTimeDiffSeconds >= 0. A non-nil error is reported to the error handler; the trigger
 	// goes on unless the handler asks to propagate.
 	CheckEnvironment(ctx context.Context) error
 	// ShardingContexts returns this instance's items for this trigger. It
@@ -43,7 +43,9 @@ type Facade interface {
 	RegisterBegin(ctx context.Context, sc ShardingContexts) error
 	// RegisterCompleted clears what RegisterBegin wrote, plus the failover
 	// and failovering nodes of the items when failover is on. failed lists
-	// the items whose run failed.
+	// the items whose run failed. Its ctx is detached from the trigger's
+	// cancellation (bounded by a cleanup timeout) so that shutdown still
+	// clears running nodes.
 	RegisterCompleted(ctx context.Context, sc ShardingContexts, failed []int) error
 	// ExecuteMisfired reports misfire enabled && !NeedSharding && any of
 	// items has a misfire flag.

@@ -116,9 +116,10 @@ func TestOrderingOfManyJobs(t *testing.T) {
 					got[k].fire.Scheduled, k-1, got[k-1].id, got[k-1].fire.Scheduled)
 			}
 		}
-		if got[n-1].id != "1" || got[n-2].id != "0" {
-			// Same instant: add order (0 before 1).
-			t.Errorf("last two fires = %s, %s; want 0, 1", got[n-2].id, got[n-1].id)
+		// Jobs 0 and 1 share the last instant; their callbacks run on
+		// separate goroutines, so only the set is fixed.
+		if last := []string{got[n-2].id, got[n-1].id}; !(last[0] == "0" && last[1] == "1" || last[0] == "1" && last[1] == "0") {
+			t.Errorf("last two fires = %v; want jobs 0 and 1", last)
 		}
 		for _, f := range got {
 			if !f.fire.Actual.Equal(f.fire.Scheduled) {
@@ -350,14 +351,19 @@ func TestRunTwiceAndStopped(t *testing.T) {
 }
 
 func TestIdleJobsUseNoGoroutines(t *testing.T) {
-	before := runtime.NumGoroutine()
 	s := trigger.New(trigger.Options{})
 	ctx, cancel := context.WithCancel(t.Context())
 	errc := make(chan error, 1)
 	go func() { errc <- s.Run(ctx) }()
 	far := time.Now().Add(time.Hour)
-	for i := range 10_000 {
-		s.Add(fmt.Sprint("job", i), every{far, time.Hour}, func(context.Context, trigger.Fire) {})
+	noop := func(context.Context, trigger.Fire) {}
+	s.Add("job0", every{far, time.Hour}, noop)
+	if _, err := s.Snapshot(ctx); err != nil {
+		t.Fatal(err)
+	}
+	before := runtime.NumGoroutine() // the loop is running
+	for i := 1; i < 10_000; i++ {
+		s.Add(fmt.Sprint("job", i), every{far, time.Hour}, noop)
 	}
 	es, err := s.Snapshot(ctx)
 	if err != nil {
@@ -366,8 +372,8 @@ func TestIdleJobsUseNoGoroutines(t *testing.T) {
 	if len(es) != 10_000 {
 		t.Fatalf("%d jobs scheduled", len(es))
 	}
-	if d := runtime.NumGoroutine() - before; d != 1 {
-		t.Errorf("goroutines grew by %d with 10,000 idle jobs, want 1 (the loop)", d)
+	if d := runtime.NumGoroutine() - before; d > 0 {
+		t.Errorf("goroutines grew by %d with 10,000 idle jobs, want 0", d)
 	}
 	cancel()
 	if err := <-errc; err != nil {

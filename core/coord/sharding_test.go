@@ -1,0 +1,191 @@
+package coord_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/ejob-io/ejob/core/reg"
+)
+
+func TestAvgTwoInstancesFourItems(t *testing.T) {
+	cl := newEmbeddedCluster(t)
+	a := cl.start("192.168.1.1", 100, testConfig(4))
+	b := cl.start("192.168.1.2", 200, testConfig(4))
+	cl.waitNecessary()
+	got := runAll(t, a, b)
+	// Descending id order: 192.168.1.2@-@200 first.
+	expectAssign(t, cl, 4, map[string][]int{b.id: {0, 1}, a.id: {2, 3}})
+	if !equalInts(got[b.id], []int{0, 1}) || !equalInts(got[a.id], []int{2, 3}) {
+		t.Errorf("runs = %v", got)
+	}
+}
+
+func TestAvgThreeInstancesTenItems(t *testing.T) {
+	cl := newEmbeddedCluster(t)
+	ins := []*instance{
+		cl.start("192.168.1.1", 100, testConfig(10)),
+		cl.start("192.168.1.2", 200, testConfig(10)),
+		cl.start("192.168.1.10", 50, testConfig(10)),
+	}
+	cl.waitNecessary()
+	runAll(t, ins...)
+	expectAssign(t, cl, 10, map[string][]int{
+		"192.168.1.2@-@200": {0, 1, 2, 9},
+		"192.168.1.1@-@100": {3, 4, 5},
+		"192.168.1.10@-@50": {6, 7, 8},
+	})
+}
+
+func TestJoiningInstanceGetsItemsBeforeNextRun(t *testing.T) {
+	cl := newEmbeddedCluster(t)
+	a := cl.start("192.168.1.1", 100, testConfig(4))
+	cl.waitNecessary()
+	if items, err := a.run(ctxT(t)); err != nil || !equalInts(items, []int{0, 1, 2, 3}) {
+		t.Fatalf("first run = %v, %v", items, err)
+	}
+	b := cl.start("192.168.1.2", 200, testConfig(4))
+	cl.waitNecessary()
+	got := runAll(t, a, b)
+	if !equalInts(got[a.id], []int{2, 3}) || !equalInts(got[b.id], []int{0, 1}) {
+		t.Errorf("runs after join = %v", got)
+	}
+}
+
+// A leaving instance's items are resharded (its items were not running).
+func TestLeavingInstanceItemsResharded(t *testing.T) {
+	cl := newEmbeddedCluster(t)
+	a := cl.start("192.168.1.1", 100, testConfig(4))
+	b := cl.start("192.168.1.2", 200, testConfig(4))
+	cl.waitNecessary()
+	runAll(t, a, b)
+	b.stop()
+	cl.waitNecessary()
+	if items, err := a.run(ctxT(t)); err != nil || !equalInts(items, []int{0, 1, 2, 3}) {
+		t.Fatalf("run after leave = %v, %v", items, err)
+	}
+}
+
+func TestShardingTotalCountChangeReshards(t *testing.T) {
+	cl := newEmbeddedCluster(t)
+	a := cl.start("192.168.1.1", 100, testConfig(4))
+	b := cl.start("192.168.1.2", 200, testConfig(4))
+	cl.waitNecessary()
+	runAll(t, a, b)
+	// Give item 3 extra nodes; it must vanish with the count decrease.
+	cl.persist(jp("sharding", "3", "misfire"), "")
+	cfg := testConfig(3)
+	cl.persist(jp("config"), mustMarshal(t, cfg))
+	cl.waitNecessary()
+	runAll(t, a, b)
+	expectAssign(t, cl, 3, map[string][]int{b.id: {0, 2}, a.id: {1}})
+	if _, ok := cl.get(jp("sharding", "3")); ok {
+		t.Error("sharding/3 not removed after the count dropped to 3")
+	}
+	cfg = testConfig(6)
+	cl.persist(jp("config"), mustMarshal(t, cfg))
+	cl.waitNecessary()
+	runAll(t, a, b)
+	expectAssign(t, cl, 6, map[string][]int{b.id: {0, 1, 2}, a.id: {3, 4, 5}})
+}
+
+func TestDisabledServerGetsNoItemsAndCannotLead(t *testing.T) {
+	cl := newEmbeddedCluster(t)
+	a := cl.start("192.168.1.1", 100, testConfig(4)) // leader
+	b := cl.start("192.168.1.2", 200, testConfig(4))
+	cl.waitNecessary()
+	runAll(t, a, b)
+	// Disable the leader's server: it abdicates, b leads, a gets nothing.
+	cl.persist(jp("servers", "192.168.1.1"), "DISABLED")
+	eventually(t, "leader moved to b", func() bool {
+		v, _ := cl.get(jp("leader", "election", "instance"))
+		return v == b.id
+	})
+	cl.waitNecessary()
+	got := runAll(t, a, b) // a (not leader) waits for b's resharding
+	if len(got[a.id]) != 0 || !equalInts(got[b.id], []int{0, 1, 2, 3}) {
+		t.Errorf("runs = %v", got)
+	}
+	expectAssign(t, cl, 4, map[string][]int{b.id: {0, 1, 2, 3}})
+	// Disabling b too leaves the job without a leader.
+	cl.persist(jp("servers", "192.168.1.2"), "DISABLED")
+	eventually(t, "no leader", func() bool { _, ok := cl.get(jp("leader", "election", "instance")); return !ok })
+	// Re-enabling elects again (active election).
+	cl.persist(jp("servers", "192.168.1.1"), "ENABLED")
+	eventually(t, "a leads again", func() bool {
+		v, _ := cl.get(jp("leader", "election", "instance"))
+		return v == a.id
+	})
+}
+
+func TestStartDisabledAbdicates(t *testing.T) {
+	cl := newEmbeddedCluster(t)
+	cfg := testConfig(2)
+	cfg.Disabled = true
+	a := cl.start("192.168.1.1", 100, cfg)
+	if v, _ := cl.get(jp("servers", "192.168.1.1")); v != "DISABLED" {
+		t.Errorf("server = %q", v)
+	}
+	eventually(t, "leader abdicated", func() bool { _, ok := cl.get(jp("leader", "election", "instance")); return !ok })
+	if items, err := a.run(ctxT(t)); err != nil || len(items) != 0 {
+		t.Errorf("disabled instance ran %v, %v", items, err)
+	}
+	// DisabledJobE2ETest: enabling the server makes the job run.
+	cl.persist(jp("servers", "192.168.1.1"), "ENABLED")
+	eventually(t, "leader", func() bool { v, _ := cl.get(jp("leader", "election", "instance")); return v == a.id })
+	cl.waitNecessary()
+	if items, err := a.run(ctxT(t)); err != nil || !equalInts(items, []int{0, 1}) {
+		t.Errorf("enabled instance ran %v, %v", items, err)
+	}
+}
+
+func TestDisabledItemSkipped(t *testing.T) {
+	cl := newEmbeddedCluster(t)
+	a := cl.start("192.168.1.1", 100, testConfig(3))
+	cl.waitNecessary()
+	a.run(ctxT(t))
+	cl.persist(jp("sharding", "1", "disabled"), "")
+	if items, err := a.run(ctxT(t)); err != nil || !equalInts(items, []int{0, 2}) {
+		t.Errorf("ran %v, %v", items, err)
+	}
+	// The item stays assigned and no resharding is flagged.
+	expectAssign(t, cl, 3, map[string][]int{a.id: {0, 1, 2}})
+	if _, ok := cl.get(jp("leader", "sharding", "necessary")); ok {
+		t.Error("disabling an item flagged resharding")
+	}
+}
+
+func TestStaticShardingKeepsAssignments(t *testing.T) {
+	cl := newEmbeddedCluster(t)
+	cfg := testConfig(4)
+	cfg.StaticSharding = true
+	a := cl.start("192.168.1.1", 100, cfg)
+	cl.waitNecessary()
+	a.run(ctxT(t))
+	b := cl.start("192.168.1.2", 200, cfg)
+	runAll(t, a, b)
+	expectAssign(t, cl, 4, map[string][]int{a.id: {0, 1, 2, 3}})
+	if _, ok := cl.get(jp("leader", "sharding", "necessary")); ok {
+		t.Error("static sharding flagged resharding on join")
+	}
+}
+
+func TestReconcileFlagsOfflineAssignments(t *testing.T) {
+	cl := newEmbeddedCluster(t)
+	cfg := testConfig(2)
+	cfg.ReconcileIntervalMinutes = 1
+	in := cl.startAsyncOpts("192.168.1.1", 100, cfg, func(o *optsT) {
+		o.ReconcileTick = 20 * time.Millisecond
+		o.ReconcileUnit = 50 * time.Millisecond
+	})
+	cl.waitNecessary()
+	in.run(ctxT(t))
+	cl.persist(jp("sharding", "1", "instance"), "10.9.9.9@-@1") // a stale owner, no event
+	cl.waitNecessary()
+	if items, err := in.run(ctxT(t)); err != nil || !equalInts(items, []int{0, 1}) {
+		t.Errorf("ran %v, %v", items, err)
+	}
+}
+
+var _ = context.Background
+var _ reg.Stat
