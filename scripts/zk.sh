@@ -94,7 +94,7 @@ launch() {
 		-Dzookeeper.admin.enableServer=false \
 		-Dznode.container.checkIntervalMs=500 \
 		-Dzookeeper.jmx.log4j.disable=true \
-		-Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
+		-Dorg.slf4j.simpleLogger.defaultLogLevel=${ZK_LOG_LEVEL:-warn} \
 		-cp "$ZK_JAR:$SLF4J_JAR" "$main" "$nd/zoo.cfg" \
 		>"$nd/zk.log" 2>&1 </dev/null &
 	echo $! >"$nd/pid"

@@ -3,6 +3,7 @@ package coord
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/ejob-io/ejob/core/reg"
 	"github.com/ejob-io/ejob/core/reg/recipe"
@@ -82,8 +83,39 @@ func (j *Job) electIfAvailable(ctx context.Context) error {
 	if err != nil || !ok {
 		return err
 	}
-	_, err = j.electLeader(ctx)
-	return err
+	return j.electAndCheck(ctx)
+}
+
+// electAndCheck elects and, when this instance won, flags resharding if
+// some item is assigned to an instance that is not available. Upstream
+// does not (issue #2449): a flag lost with the old leader, or not set
+// because the change was seen before the new leader existed, would leave
+// items on dead or disabled instances until reconcile.
+func (j *Job) electAndCheck(ctx context.Context) error {
+	won, err := j.electLeader(ctx)
+	if err != nil || !won {
+		return err
+	}
+	cfg, err := j.config(ctx)
+	if err != nil {
+		return err
+	}
+	avail, err := j.availableInstances(ctx)
+	if err != nil {
+		return err
+	}
+	stale := false
+	for i := 0; i < cfg.ShardingTotalCount && !stale; i++ {
+		v, _, err := j.s.get(ctx, j.p.itemNode(i, "instance"))
+		if err != nil {
+			return err
+		}
+		stale = !slices.Contains(avail, v)
+	}
+	if !stale {
+		return nil
+	}
+	return j.serversChanged(ctx)
 }
 
 // onLocalServerEvent: active election when our server is not DISABLED and
@@ -102,8 +134,7 @@ func (j *Job) onLocalServerEvent(ctx context.Context, ev reg.TreeEvent) error {
 	if err != nil || has {
 		return err
 	}
-	_, err = j.electLeader(ctx)
-	return err
+	return j.electAndCheck(ctx)
 }
 
 // deleteOwnLeaderNode deletes the leader node if our session owns it.

@@ -70,7 +70,9 @@ func (j *Job) runLoop(ctx context.Context, conn <-chan reg.ConnEvent) error {
 			if !ok {
 				return nil
 			}
-			if j.handleEvent(ctx, ev, st) {
+			shut := j.handleEvent(ctx, ev, st)
+			j.onEv(ev.Path)
+			if shut {
 				j.log.Info("instance shut down from the registry")
 				j.onShut()
 				return nil
@@ -184,7 +186,7 @@ func (j *Job) reRegister(ctx context.Context) error {
 	j.mu.Unlock()
 	if has, err := j.hasLeader(ctx); err == nil && !has {
 		if ok, err := j.isAvailableServer(ctx, j.ip); err == nil && ok {
-			if _, err := j.electLeader(ctx); err != nil {
+			if err := j.electAndCheck(ctx); err != nil {
 				j.log.Warn("election after new session failed", "error", err)
 			}
 		}

@@ -218,7 +218,9 @@ func (j *Job) RegisterBegin(ctx context.Context, sc executor.ShardingContexts) e
 // (3.0.5 semantics; failed is not used). Unlike upstream it deletes only
 // nodes that name this instance, and nothing when the session of
 // RegisterBegin was lost meanwhile: the execution was cut off, so its
-// running nodes are left to crash failover (ErrSessionLost is returned).
+// running nodes are left to crash failover (ErrSessionLost is returned),
+// nor when the job is shutting down with failover on (the items are then
+// failed over by the survivors).
 func (j *Job) RegisterCompleted(ctx context.Context, sc executor.ShardingContexts, failed []int) error {
 	defer j.running.Store(false)
 	if s := j.beginSess.Swap(nil); s == nil || s.Err() != nil || s != j.c.Session() {
@@ -227,6 +229,12 @@ func (j *Job) RegisterCompleted(ctx context.Context, sc executor.ShardingContext
 	cfg, err := j.config(ctx)
 	if err != nil {
 		return err
+	}
+	if j.shutdown.Load() && cfg.Failover && cfg.MonitorExecution {
+		// Cut off by a shutdown: the running nodes stay so that the
+		// survivors fail the items over when the instance node goes.
+		j.log.Info("execution ended during shutdown; leaving its items for failover", "items", sc.Items)
+		return nil
 	}
 	var errs []error
 	for _, i := range sc.Items {

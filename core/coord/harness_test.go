@@ -38,14 +38,19 @@ type cluster struct {
 	connect func(t *testing.T) reg.Client
 	admin   reg.Client
 
-	mu     sync.Mutex
-	owners map[int]claim
+	mu      sync.Mutex
+	owners  map[int]claim
+	members []*instance
+	barrier int
 }
 
 type claim struct {
-	id  string
-	ctx context.Context
+	id   string
+	ctx  context.Context
+	sess *reg.Session
 }
+
+func (c claim) live() bool { return c.ctx.Err() == nil && c.sess.Err() == nil }
 
 // instance is one simulated instance: its client, Job, Run goroutine and a
 // minimal execution pipeline (the shape of core/executor's flow).
@@ -57,13 +62,15 @@ type instance struct {
 	cancel context.CancelFunc
 	done   chan error
 
+	seen        sync.Map // barrier paths seen by the event loop
 	triggers    chan struct{}
 	reschedules chan string
 	shutdowns   chan struct{}
 
 	mu   sync.Mutex
-	ran  [][]int // items of each completed run
-	hold chan struct{}
+	ran   [][]int // items of each completed run
+	hold  chan struct{}
+	runMu sync.Mutex // one trigger at a time per instance (Facade contract)
 }
 
 func newEmbeddedCluster(t *testing.T) *cluster {
@@ -123,6 +130,8 @@ func (cl *cluster) start(ip string, pid int, cfg *config.JobConfiguration) *inst
 
 type optsT = coord.Options
 
+type sessKey struct{}
+
 // startAsyncOpts starts an instance with modified options and waits for it.
 func (cl *cluster) startAsyncOpts(ip string, pid int, cfg *config.JobConfiguration, mod func(*optsT)) *instance {
 	cl.t.Helper()
@@ -159,6 +168,7 @@ func (cl *cluster) startWith(ip string, pid int, cfg *config.JobConfiguration, c
 		OnTrigger:    func() { in.triggers <- struct{}{} },
 		OnReschedule: func(cron, tz string) { in.reschedules <- cron + "|" + tz },
 		OnShutdown:   func() { in.shutdowns <- struct{}{} },
+		OnEvent:      func(p string) { in.seen.Store(p, true) },
 		PollInterval: fastPoll,
 	}
 	if mod != nil {
@@ -169,6 +179,9 @@ func (cl *cluster) startWith(ip string, pid int, cfg *config.JobConfiguration, c
 		t.Fatal(err)
 	}
 	in.job = job
+	cl.mu.Lock()
+	cl.members = append(cl.members, in)
+	cl.mu.Unlock()
 	ctx, cancel := context.WithCancel(context.Background())
 	in.cancel = cancel
 	go func() { in.done <- job.Run(ctx) }()
@@ -190,14 +203,14 @@ func (in *instance) stop() {
 	}
 }
 
-func (cl *cluster) acquire(items []int, id string, ctx context.Context) {
+func (cl *cluster) acquire(items []int, id string, ctx context.Context, sess *reg.Session) {
 	cl.mu.Lock()
 	defer cl.mu.Unlock()
 	for _, i := range items {
-		if prev, ok := cl.owners[i]; ok && prev.id != id && prev.ctx.Err() == nil {
+		if prev, ok := cl.owners[i]; ok && prev.id != id && prev.live() {
 			cl.t.Errorf("INVARIANT: item %d executed by %s while %s still runs it", i, id, prev.id)
 		}
-		cl.owners[i] = claim{id: id, ctx: ctx}
+		cl.owners[i] = claim{id: id, ctx: ctx, sess: sess}
 	}
 }
 
@@ -233,6 +246,14 @@ func (in *instance) setHold() (release func()) {
 // run is one trigger through the pipeline (upstream ElasticJobExecutor's
 // order): it returns the items executed (nil when none or skipped).
 func (in *instance) run(ctx context.Context) ([]int, error) {
+	in.runMu.Lock()
+	defer in.runMu.Unlock()
+	// The execution depends on the session it starts in (context tree:
+	// session -> execution).
+	sess := in.c.Session()
+	ctx, cancel := in.job.SessionContext(ctx)
+	defer cancel()
+	ctx = context.WithValue(ctx, sessKey{}, sess)
 	f := executor.Facade(in.job)
 	if err := f.CheckEnvironment(ctx); err != nil {
 		return nil, err
@@ -273,11 +294,12 @@ func (in *instance) execute(ctx context.Context, sc executor.ShardingContexts) e
 	if err := f.RegisterBegin(ctx, sc); err != nil {
 		return err
 	}
-	sctx, cancel := in.job.SessionContext(ctx)
-	defer cancel()
-	in.cl.acquire(sc.Items, in.id, sctx)
+	sctx := ctx
+	sess, _ := ctx.Value(sessKey{}).(*reg.Session)
+	in.cl.acquire(sc.Items, in.id, sctx, sess)
 	in.mu.Lock()
-	hold := in.hold
+	hold := in.hold // one-shot: only this execution blocks
+	in.hold = nil
 	in.mu.Unlock()
 	if hold != nil {
 		select {
@@ -429,9 +451,43 @@ func (in *instance) ranItem(item int) bool {
 	return false
 }
 
-// waitNecessary waits for the resharding flag.
+// sync waits until every running instance's event loop has handled every
+// event up to now: it writes a marker node and waits until each saw it.
+func (cl *cluster) sync() {
+	cl.t.Helper()
+	cl.mu.Lock()
+	cl.barrier++
+	path := jp("zz-test-barrier-" + strconv.Itoa(cl.barrier))
+	members := slices.Clone(cl.members)
+	cl.mu.Unlock()
+	if _, err := cl.admin.Create(context.Background(), path, nil, reg.Ephemeral); err != nil {
+		cl.t.Fatalf("barrier: %v", err)
+	}
+	for _, in := range members {
+		select {
+		case <-in.done:
+			in.done <- nil
+			continue
+		default:
+		}
+		eventually(cl.t, in.id+" event loop barrier", func() bool {
+			_, ok := in.seen.Load(path)
+			select {
+			case <-in.done:
+				in.done <- nil
+				return true
+			default:
+			}
+			return ok
+		})
+	}
+}
+
+// waitNecessary waits for the resharding flag and for the event loops to
+// be idle (so no stale event re-creates the flag after the next run).
 func (cl *cluster) waitNecessary() {
 	cl.t.Helper()
+	defer cl.sync()
 	eventually(cl.t, "leader/sharding/necessary", func() bool {
 		_, ok := cl.get(jp("leader", "sharding", "necessary"))
 		return ok
@@ -441,6 +497,9 @@ func (cl *cluster) waitNecessary() {
 // runAll runs one trigger on every instance, concurrently (as cron fires).
 func runAll(t *testing.T, ins ...*instance) map[string][]int {
 	t.Helper()
+	if len(ins) > 0 {
+		ins[0].cl.sync()
+	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	out := map[string][]int{}
@@ -451,6 +510,7 @@ func runAll(t *testing.T, ins ...*instance) map[string][]int {
 			items, err := in.run(ctxT(t))
 			if err != nil {
 				t.Errorf("%s run: %v", in.id, err)
+				in.cl.dump()
 			}
 			mu.Lock()
 			out[in.id] = items
@@ -459,4 +519,22 @@ func runAll(t *testing.T, ins ...*instance) map[string][]int {
 	}
 	wg.Wait()
 	return out
+}
+
+// dump logs the job's tree (debugging aid for failures).
+func (cl *cluster) dump() {
+	var walk func(p string)
+	walk = func(p string) {
+		data, st, err := cl.admin.Get(context.Background(), p)
+		if err != nil {
+			return
+		}
+		cl.t.Logf("%s [eph=%x] %q", p, st.EphemeralOwner, data)
+		names, _ := cl.admin.Children(context.Background(), p)
+		slices.Sort(names)
+		for _, n := range names {
+			walk(reg.Join(p, n))
+		}
+	}
+	walk(jp())
 }

@@ -62,11 +62,20 @@ type Options struct {
 	// instance node was deleted by someone else); Run then returns nil.
 	OnShutdown func()
 
+	// OnEvent, if set, observes every tree event after the job handled it
+	// (event goroutine; tests use it as a barrier, hosts for metrics).
+	OnEvent func(path string)
+
 	// PollInterval is the period of upstream's 100 ms busy waits
 	// (default 100 ms).
 	PollInterval time.Duration
 	// ReconcileTick is the period of the reconcile check (default 1 min).
 	ReconcileTick time.Duration
+	// ShutdownGrace bounds how long a clean shutdown waits for the local
+	// execution to end (RegisterCompleted) before deleting the instance
+	// node, so that survivors never fail items over while they still run
+	// here (default 10 s).
+	ShutdownGrace time.Duration
 	// ReconcileUnit is the length of one reconcileIntervalMinutes unit
 	// (default 1 min; tests shorten it).
 	ReconcileUnit time.Duration
@@ -87,9 +96,11 @@ type Job struct {
 	poll        time.Duration
 	recon       time.Duration
 	reconMinute time.Duration
+	grace       time.Duration
 	onTrig      func()
 	onRes       func(string, string)
 	onShut      func()
+	onEv        func(string)
 
 	cache *reg.TreeCache
 
@@ -134,12 +145,15 @@ func New(opts Options) (*Job, error) {
 		local: opts.Config, class: opts.JobClassName, id: opts.InstanceID, ip: opts.ServerIP,
 		strat: opts.Strategies,
 		log:   log.With("job", opts.Config.JobName, "instance", opts.InstanceID),
-		poll:  opts.PollInterval, recon: opts.ReconcileTick, reconMinute: opts.ReconcileUnit,
-		onTrig: opts.OnTrigger, onRes: opts.OnReschedule, onShut: opts.OnShutdown,
+		poll:  opts.PollInterval, recon: opts.ReconcileTick, reconMinute: opts.ReconcileUnit, grace: opts.ShutdownGrace,
+		onTrig: opts.OnTrigger, onRes: opts.OnReschedule, onShut: opts.OnShutdown, onEv: opts.OnEvent,
 		ready: make(chan struct{}),
 	}
 	if j.poll <= 0 {
 		j.poll = 100 * time.Millisecond
+	}
+	if j.grace <= 0 {
+		j.grace = 10 * time.Second
 	}
 	if j.recon <= 0 {
 		j.recon = time.Minute
@@ -148,6 +162,9 @@ func New(opts Options) (*Job, error) {
 		if *f == nil {
 			*f = func() {}
 		}
+	}
+	if j.onEv == nil {
+		j.onEv = func(string) {}
 	}
 	if j.onRes == nil {
 		j.onRes = func(string, string) {}
@@ -213,6 +230,10 @@ func (j *Job) SessionContext(parent context.Context) (context.Context, context.C
 	return s.Context(parent)
 }
 
+// ShuttingDown reports whether the job is shutting down or shut down on
+// this instance: no new execution may start.
+func (j *Job) ShuttingDown() bool { return j.shutdown.Load() }
+
 // IsRunning reports whether an execution is registered as running locally.
 func (j *Job) IsRunning() bool { return j.running.Load() }
 
@@ -235,6 +256,7 @@ func (j *Job) Run(ctx context.Context) error {
 		_ = j.cache.Run(ctx)
 	}()
 	err := j.runLoop(ctx, conn)
+	j.shutdown.Store(true)
 	cancel()
 	wg.Wait()
 	for range j.cache.Events() { // drained and closed by Run's exit
@@ -352,6 +374,14 @@ func trimBytes(b []byte) []byte {
 // this session are deleted (spec §14). Best effort with a short deadline.
 func (j *Job) cleanShutdown() {
 	j.shutdown.Store(true)
+	// Wait for the local execution to end first (bounded).
+	deadline := time.Now().Add(j.grace)
+	for j.running.Load() && time.Now().Before(deadline) {
+		_ = j.sleep(context.Background())
+	}
+	if j.running.Load() {
+		j.log.Warn("shutdown: execution still running after the grace period", "grace", j.grace)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	sess := j.c.Session()

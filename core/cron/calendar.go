@@ -4,7 +4,7 @@ import "time"
 
 // Calendar fields used by the port (a subset of java.util.Calendar's).
 const (
-	cYear = iota
+	cYear  = iota
 	cMonth // 0-based, as java.util.Calendar.MONTH
 	cDay
 	cHour

@@ -138,6 +138,9 @@ var (
 )
 
 func randomExpr(r *rand.Rand) string {
+	if r.IntN(10) == 0 {
+		return chaosExpr(r)
+	}
 	f := []string{
 		randomList(r, 0, 59, nil, 3),
 		randomList(r, 0, 59, nil, 4),
@@ -251,6 +254,25 @@ func randomList(r *rand.Rand, lo, hi int, names []string, spread int) string {
 		parts = append(parts, elem())
 	}
 	return strings.Join(parts, ",")
+}
+
+// chaosExpr is six or seven fields of short random strings over the
+// characters Quartz gives meaning to, to compare what parses.
+func chaosExpr(r *rand.Rand) string {
+	const alphabet = "0123456789012345*/?-,#LW-/,LWJANFEBMONFRISAT"
+	f := make([]string, 6+r.IntN(2))
+	for i := range f {
+		b := make([]byte, 1+r.IntN(5))
+		for j := range b {
+			b[j] = alphabet[r.IntN(len(alphabet))]
+		}
+		f[i] = string(b)
+	}
+	// Keep the day fields plausible now and then so some get past them.
+	if r.IntN(2) == 0 {
+		f[3+2*r.IntN(2)] = "?"
+	}
+	return strings.Join(f, " ")
 }
 
 // mutate damages s a little, to compare what Quartz and this package reject.

@@ -271,26 +271,32 @@ func isLastDayOffset(s string) bool {
 	return i == len(s)
 }
 
-var monthNames = [...]string{"JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"}
+// Month and day names, three letters each, in Quartz's order.
+const (
+	monthNames = "JANFEBMARAPRMAYJUNJULAUGSEPOCTNOVDEC"
+	dayNames   = "SUNMONTUEWEDTHUFRISAT"
+)
 
-var dayNames = [...]string{"SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"}
-
-// monthNumber returns 0..11, or -1 (Quartz's getMonthNumber).
-func monthNumber(s string) int {
-	for i, n := range monthNames {
-		if n == s {
-			return i
+// nameIndex returns the position of the three-letter name s in names, or -1.
+func nameIndex(names, s string) int {
+	if len(s) != 3 {
+		return -1
+	}
+	for i := 0; i+3 <= len(names); i += 3 {
+		if names[i:i+3] == s {
+			return i / 3
 		}
 	}
 	return -1
 }
 
+// monthNumber returns 0..11, or -1 (Quartz's getMonthNumber).
+func monthNumber(s string) int { return nameIndex(monthNames, s) }
+
 // dayNumber returns 1 (SUN)..7 (SAT), or -1 (Quartz's getDayOfWeekNumber).
 func dayNumber(s string) int {
-	for i, n := range dayNames {
-		if n == s {
-			return i + 1
-		}
+	if i := nameIndex(dayNames, s); i >= 0 {
+		return i + 1
 	}
 	return -1
 }

@@ -18,18 +18,30 @@ var ErrUnknownZone = errors.New("unknown time zone")
 // (02:30 -> 03:30 daylight), and a time in a fall-back overlap in the new
 // (standard) offset, i.e. the second occurrence.
 func wallOffset(loc *time.Location, wall int64) int {
-	// Start well before any transition that could matter (offsets are within
-	// +-26h of each other) and walk forward.
-	t := time.Unix(wall-26*3600, 0).In(loc)
-	_, off := t.Zone()
-	_, end := t.ZoneBounds()
-	for !end.IsZero() {
-		_, next := end.Zone()
-		if end.Unix()+int64(next) > wall {
+	// Offsets lie within -12h..+14h, so only transitions in this window can
+	// decide; start before it in the offset then in force and walk forward.
+	const window = 26 * 3600
+	t := wall - window
+	_, off := time.Unix(t, 0).In(loc).Zone()
+	for range 16 {
+		_, end := time.Unix(t, 0).In(loc).ZoneBounds()
+		if end.IsZero() {
+			break // no later transitions
+		}
+		next := end.Unix()
+		if next <= t {
+			// Past the zone's explicit transitions Go computes zones a year at
+			// a time and may report the year boundary as the end of the zone
+			// containing that very instant; step over it.
+			next = t + 1
+		}
+		if next > wall+window {
 			break
 		}
-		off = next
-		_, end = end.ZoneBounds()
+		if _, o := time.Unix(next, 0).In(loc).Zone(); next+int64(o) <= wall {
+			off = o
+		}
+		t = next
 	}
 	return off
 }

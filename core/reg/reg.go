@@ -160,6 +160,11 @@ type Watcher interface {
 // Client is a connection to a registry under one namespace. It is safe for
 // concurrent use. Its session may change over its life (see Session and
 // WatchConnection); the Client itself keeps working across sessions.
+//
+// Every method returns when ctx ends, but like any network request a write
+// already sent may still be applied afterwards (or after an
+// ErrConnectionLoss): recipes that cannot tolerate that use protected node
+// names (see recipe.Latch) or a check in a Multi.
 type Client interface {
 	Reader
 	Writer

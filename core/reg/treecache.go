@@ -183,8 +183,9 @@ type treeRun struct {
 }
 
 // Run loads the subtree, then follows it until ctx ends. It returns nil
-// after ctx ends, once every goroutine it started has exited, and closes
-// Events. Registry errors are retried with back-off, never returned.
+// after ctx ends (or an error wrapping ErrClosed when the client closes),
+// once every goroutine it started has exited, and closes Events. Other
+// registry errors are retried with back-off (a full re-read), never returned.
 func (t *TreeCache) Run(ctx context.Context) error {
 	if err := ValidatePath(t.root, false); err != nil {
 		close(t.events)
@@ -207,6 +208,9 @@ func (t *TreeCache) Run(ctx context.Context) error {
 			if err := r.refreshData(t.root, true); err != nil {
 				if ctx.Err() != nil {
 					return nil
+				}
+				if errors.Is(err, ErrClosed) {
+					return fmt.Errorf("tree cache %s: %w", t.root, err)
 				}
 				t.log.Warn("tree cache resync failed; retrying", "root", t.root, "error", err, "backoff", backoff)
 				retry = time.After(backoff)

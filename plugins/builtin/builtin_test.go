@@ -3,6 +3,7 @@ package builtin_test
 import (
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/ejob-io/ejob/plugins/builtin"
@@ -95,3 +96,39 @@ func ExampleNew() {
 type discard struct{}
 
 func (discard) Error(string, ...any) {}
+
+// lineLogger records Info lines; it has every method of hclog.Logger and
+// *slog.Logger that the built-ins use.
+type lineLogger struct {
+	discard
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *lineLogger) Debug(string, ...any) {}
+func (l *lineLogger) Warn(string, ...any)  {}
+func (l *lineLogger) Info(msg string, _ ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, msg)
+}
+
+// TestJobTypesLogThroughOptionsLogger: a Logger that can also Debug, Info
+// and Warn receives the SCRIPT job type's output lines.
+func TestJobTypesLogThroughOptionsLogger(t *testing.T) {
+	t.Parallel()
+	logger := &lineLogger{}
+	set := builtin.New(builtin.Options{Logger: logger})
+	_, err := set.JobTypes["SCRIPT"].Execute(t.Context(), spi.ExecuteRequest{
+		Context: spi.ShardingContext{JobName: "j"},
+		Props:   map[string]string{"script.command.line": "/bin/sh -c 'echo from-script'"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logger.mu.Lock()
+	defer logger.mu.Unlock()
+	if !slices.Equal(logger.lines, []string{"from-script"}) {
+		t.Errorf("logged %q, want the script's line", logger.lines)
+	}
+}

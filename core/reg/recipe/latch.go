@@ -106,6 +106,10 @@ func (l *Latch) createNode(ctx context.Context) (string, *reg.Session, error) {
 			return p, sess, nil
 		}
 		if !errors.Is(err, reg.ErrConnectionLoss) || try >= 3 {
+			if ctx.Err() != nil || errors.Is(err, reg.ErrConnectionLoss) {
+				// The create may still be applied after we gave up on it.
+				l.deleteProtected(ctx, prefix)
+			}
 			return "", nil, fmt.Errorf("latch %s: create node: %w", l.path, err)
 		}
 		// Curator's protection: the create may have succeeded; look for our UUID.
@@ -116,6 +120,22 @@ func (l *Latch) createNode(ctx context.Context) (string, *reg.Session, error) {
 					return reg.Join(l.path, n), sess, nil
 				}
 			}
+		}
+	}
+}
+
+// deleteProtected removes any node of ours (by its protected prefix) left
+// by an abandoned create, with a short context detached from cancellation.
+func (l *Latch) deleteProtected(ctx context.Context, prefix string) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	names, err := l.c.Children(cctx, l.path)
+	if err != nil {
+		return
+	}
+	for _, n := range names {
+		if strings.HasPrefix(n, prefix) {
+			_ = l.c.Delete(cctx, reg.Join(l.path, n), reg.AnyVersion)
 		}
 	}
 }
@@ -184,9 +204,7 @@ func (l *Latch) cleanup(ctx context.Context, node string, sess *reg.Session) {
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	if err := l.c.Delete(cctx, node, reg.AnyVersion); err != nil {
-		fmt.Println("DEBUG cleanup", err)
-	}
+	_ = l.c.Delete(cctx, node, reg.AnyVersion)
 }
 
 // Release gives the latch up (or abandons a pending acquisition): it deletes

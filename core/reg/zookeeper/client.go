@@ -41,6 +41,7 @@ type Client struct {
 	upCh      chan struct{} // closed while connected; replaced on disconnect
 	creds     sessionCreds  // from the last connect response
 	conns     map[net.Conn]struct{}
+	gate      chan struct{} // non-nil: new connections wait for it to close
 }
 
 var (
@@ -134,6 +135,18 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 func (c *Client) zkDialer(network, address string, timeout time.Duration) (net.Conn, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), max(timeout, ms(c.cfg.ConnectionTimeoutMilliseconds)))
 	defer cancel()
+	c.mu.Lock()
+	gate := c.gate
+	c.mu.Unlock()
+	if gate != nil {
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-c.closing:
+			return nil, reg.ErrClosed
+		}
+	}
 	raw, err := c.dial(ctx, network, address)
 	if err != nil {
 		return nil, err
@@ -446,30 +459,47 @@ func (c *Client) WatchConnection(ctx context.Context) <-chan reg.ConnEvent {
 }
 
 // Expire implements reg.Expirer: a second connection attaches to the current
-// session and closes it, so the server ends it exactly as on a timeout. It
-// returns once the client has seen the loss (StateLost); StateNewSession
-// follows when go-zookeeper has reconnected.
+// session and closes it, so the server ends it exactly as on a timeout
+// (Curator's KillSession technique). The client's own reconnections are held
+// meanwhile, so it cannot re-attach first. Expire returns once the client
+// has seen the loss (StateLost); StateNewSession follows when it has
+// reconnected.
 func (c *Client) Expire(ctx context.Context) error {
 	if c.isClosing() {
 		return reg.ErrClosed
 	}
 	c.mu.Lock()
 	cr, sess := c.creds, c.sess
+	if c.gate != nil {
+		c.mu.Unlock()
+		return errors.New("zookeeper: expire: already expiring")
+	}
+	gate := make(chan struct{})
+	c.gate = gate
 	c.mu.Unlock()
+	release := func() {
+		c.mu.Lock()
+		if c.gate == gate {
+			c.gate = nil
+			close(gate)
+		}
+		c.mu.Unlock()
+	}
+	defer release()
 	if cr.id == 0 || sess == nil {
 		return errors.New("zookeeper: expire: no session yet")
 	}
 	if err := closeSessionAs(ctx, c.dial, cr); err != nil {
 		return fmt.Errorf("zookeeper: expire session 0x%x: %w", cr.id, err)
 	}
+	// The server drops the session's old connection when the second one
+	// attaches, but not always at once; make sure it is gone, so the client
+	// reconnects (once released) and learns of the expiry.
+	c.DropConnection()
+	release()
 	if sess.ID() != cr.id {
 		return nil
 	}
-	// The server closes the session's old connection when the second one
-	// attaches, but not always before that one closes the session; a
-	// connection left open would never hear of the expiry. Drop it, as a
-	// real expiry's client is cut off: the reconnect learns of the expiry.
-	c.DropConnection()
 	select {
 	case <-sess.Done():
 		return nil

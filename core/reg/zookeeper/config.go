@@ -100,12 +100,21 @@ func (c Config) Servers() []string {
 	return out
 }
 
+// FieldError is one invalid Config field (by its upstream key).
+type FieldError struct {
+	Field  string // e.g. "serverLists"
+	Reason string
+}
+
+func (e *FieldError) Error() string { return "zookeeper config: " + e.Field + ": " + e.Reason }
+
 // Validate reports every invalid field, naming it, in one error wrapping
-// reg.ErrInvalidArgument. Zero durations are valid (defaults).
+// reg.ErrInvalidArgument and an errors.Join of *FieldError (use errors.As
+// or walk the join). Zero durations are valid (defaults).
 func (c Config) Validate() error {
 	var errs []error
 	bad := func(field, format string, a ...any) {
-		errs = append(errs, fmt.Errorf("zookeeper config: %s: %s", field, fmt.Sprintf(format, a...)))
+		errs = append(errs, &FieldError{Field: field, Reason: fmt.Sprintf(format, a...)})
 	}
 	servers := c.Servers()
 	if len(servers) == 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"testing"
 	"time"
 
@@ -26,7 +27,20 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	server = srv
+	base := runtime.NumGoroutine()
 	code := m.Run()
+	if code == 0 {
+		// Clients, watches and caches must not leave goroutines behind.
+		deadline := time.Now().Add(10 * time.Second)
+		for runtime.NumGoroutine() > base && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if n := runtime.NumGoroutine(); n > base {
+			buf := make([]byte, 1<<20)
+			fmt.Fprintf(os.Stderr, "goroutine leak: %d > %d\n%s\n", n, base, buf[:runtime.Stack(buf, true)])
+			code = 1
+		}
+	}
 	if err := srv.Close(); err != nil {
 		fmt.Fprintln(os.Stderr, "stop zookeeper:", err)
 	}

@@ -134,9 +134,6 @@ func closeSessionAs(ctx context.Context, dial func(ctx context.Context, network,
 		// Skip watch notifications (xid -1) until the close reply.
 		f, err := readFrame(conn)
 		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
 			return fmt.Errorf("read close reply: %w", err)
 		}
 		if len(f) >= 4 && int32(binary.BigEndian.Uint32(f)) == 1 {

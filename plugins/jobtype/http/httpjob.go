@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -182,7 +183,7 @@ func newTransport(p Params) *http.Transport {
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			c, err := dialer.DialContext(ctx, network, addr)
 			if err != nil {
-				return nil, &connectError{addr: addr, err: err}
+				return nil, &connectError{err: err}
 			}
 			if p.ReadTimeout > 0 {
 				c = &readTimeoutConn{Conn: c, timeout: p.ReadTimeout}
@@ -218,11 +219,10 @@ func readBody(r io.Reader) (string, error) {
 // connectError marks a failure to connect (as opposed to one later in the
 // exchange).
 type connectError struct {
-	addr string
-	err  error
+	err error
 }
 
-func (e *connectError) Error() string { return "connect to " + e.addr + ": " + e.err.Error() }
+func (e *connectError) Error() string { return e.err.Error() }
 func (e *connectError) Unwrap() error { return e.err }
 
 // readTimeoutConn gives every Read a deadline of timeout from its start:
@@ -242,8 +242,15 @@ func (c *readTimeoutConn) Read(b []byte) (int, error) {
 
 // classify turns a request or body error into one that says what failed:
 // ctx's error when ctx ended, a connect failure or timeout, a read
-// timeout, or err as it is.
+// timeout, or err as it is. A connect or read timeout does not wrap the
+// network error: Go's timeout errors match context.DeadlineExceeded, which
+// would make the item look as if the job's own timeout had ended it.
 func classify(ctx context.Context, p Params, err error) error {
+	// The caller's message already names the method and URL.
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		if errors.Is(err, ctxErr) {
 			return err
@@ -252,13 +259,14 @@ func classify(ctx context.Context, p Params, err error) error {
 	}
 	var ce *connectError
 	var ne net.Error
+	isTimeout := errors.As(err, &ne) && ne.Timeout()
 	switch {
-	case errors.As(err, &ce) && errors.As(err, &ne) && ne.Timeout():
-		return fmt.Errorf("connect timed out after %v (%s): %w", p.ConnectTimeout, PropConnectTimeout, err)
+	case errors.As(err, &ce) && isTimeout:
+		return fmt.Errorf("connect timed out after %v (%s): %v", p.ConnectTimeout, PropConnectTimeout, err)
 	case errors.As(err, &ce):
 		return fmt.Errorf("connect failed: %w", err)
-	case errors.Is(err, os.ErrDeadlineExceeded):
-		return fmt.Errorf("read timed out after %v (%s): %w", p.ReadTimeout, PropReadTimeout, err)
+	case isTimeout || errors.Is(err, os.ErrDeadlineExceeded):
+		return fmt.Errorf("read timed out after %v (%s): %v", p.ReadTimeout, PropReadTimeout, err)
 	}
 	return err
 }

@@ -345,7 +345,7 @@ func TestReadTimeout(t *testing.T) {
 		}
 	})
 	srv := httptest.NewServer(mux)
-	defer srv.Close()
+	t.Cleanup(srv.Close)
 	for path, wantErr := range map[string]bool{"/silent": true, "/stall": true, "/trickle": false} {
 		t.Run(path, func(t *testing.T) {
 			t.Parallel()
@@ -406,7 +406,12 @@ func conformance(t *testing.T) *spitest.JobExecutorOptions {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/ok", (&recorder{}).handler(200, "ok"))
 	mux.HandleFunc("/fail", (&recorder{}).handler(500, "boom"))
-	mux.HandleFunc("/block", func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
+	mux.HandleFunc("/block", func(w http.ResponseWriter, r *http.Request) {
+		// The server notices the client going away only once the body is
+		// consumed; then the request's context ends.
+		_, _ = io.ReadAll(r.Body)
+		<-r.Context().Done()
+	})
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	req := func(path string) *spi.ExecuteRequest {

@@ -54,7 +54,9 @@ func TestParseProps(t *testing.T) {
 		},
 		"https and content type": {
 			props: props(httpjob.PropURI, "HTTPS://example.com:8443/x?y=1", httpjob.PropContentType, "application/json; charset=utf-8"),
-			check: func(p httpjob.Params) bool { return p.URL.Host == "example.com:8443" && p.ContentType == "application/json; charset=utf-8" },
+			check: func(p httpjob.Params) bool {
+				return p.URL.Host == "example.com:8443" && p.ContentType == "application/json; charset=utf-8"
+			},
 		},
 		"missing uri":         {props: props(httpjob.PropURI, "<delete>"), mention: "Cannot find HTTP URL, job is not executed."},
 		"empty uri":           {props: props(httpjob.PropURI, ""), mention: "Cannot find HTTP URL, job is not executed."},

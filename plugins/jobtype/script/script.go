@@ -156,7 +156,7 @@ func (e *Executor) Execute(ctx context.Context, req spi.ExecuteRequest) (spi.Exe
 		stopGroup(cmd.Process.Pid, grace, waited)
 		stdout.flush()
 		stderr.flush()
-		return spi.ExecuteResponse{}, fmt.Errorf("%s: stopped, process group %d killed: %w", where, cmd.Process.Pid, ctx.Err())
+		return spi.ExecuteResponse{}, fmt.Errorf("%s: stopped (process group %d signalled): %w", where, cmd.Process.Pid, ctx.Err())
 	}
 	stdout.flush()
 	stderr.flush()

@@ -1,0 +1,214 @@
+package coord_test
+
+import (
+	"context"
+	"strconv"
+	"testing"
+
+	"github.com/ejob-io/ejob/core/config"
+	"github.com/ejob-io/ejob/core/reg"
+)
+
+func failoverConfig(total int) *config.JobConfiguration {
+	cfg := testConfig(total)
+	cfg.Failover = true
+	return cfg
+}
+
+// startHeldRun starts a run of in that blocks in execution, and waits
+// until its running nodes exist.
+func startHeldRun(t *testing.T, cl *cluster, in *instance, items []int) (release func(), done <-chan error) {
+	release, _, done = startHeldRunCtx(t, cl, in, items)
+	return release, done
+}
+
+// startHeldRunCtx also returns interrupt, which cancels the run's ctx.
+func startHeldRunCtx(t *testing.T, cl *cluster, in *instance, items []int) (release, interrupt func(), done <-chan error) {
+	t.Helper()
+	release = in.setHold()
+	ctx, interrupt := context.WithCancel(context.Background())
+	t.Cleanup(interrupt)
+	ch := make(chan error, 1)
+	go func() {
+		_, err := in.run(ctx)
+		ch <- err
+	}()
+	eventually(t, in.id+" running nodes", func() bool {
+		for _, i := range items {
+			v, _ := cl.get(jp("sharding", strconv.Itoa(i), "running"))
+			if v != in.id {
+				return false
+			}
+		}
+		return true
+	})
+	return release, interrupt, ch
+}
+
+// twoRunning starts a and b with failover, shards 4 items (b=[0,1],
+// a=[2,3]) and leaves b executing its items.
+func twoRunning(t *testing.T) (cl *cluster, a, b *instance, interrupt func(), done <-chan error) {
+	cl = newEmbeddedCluster(t)
+	a = cl.start("192.168.1.1", 100, failoverConfig(4))
+	b = cl.start("192.168.1.2", 200, failoverConfig(4))
+	cl.waitNecessary()
+	runAll(t, a, b)
+	release, interrupt, done := startHeldRunCtx(t, cl, b, []int{0, 1})
+	t.Cleanup(release)
+	st, _ := cl.stat(jp("sharding", "0", "running"))
+	if st.EphemeralOwner != 0 {
+		t.Error("running node must be persistent with failover on")
+	}
+	return cl, a, b, interrupt, done
+}
+
+func checkFailedOver(t *testing.T, cl *cluster, a *instance, gone string) {
+	t.Helper()
+	eventually(t, "items 0 and 1 failed over to a", func() bool { return a.ranItem(0) && a.ranItem(1) })
+	eventually(t, "failover nodes cleaned", func() bool {
+		for i := 0; i < 4; i++ {
+			for _, n := range []string{"failover", "failovering"} {
+				if _, ok := cl.get(jp("sharding", strconv.Itoa(i), n)); ok {
+					return false
+				}
+			}
+		}
+		names, _ := cl.admin.Children(context.Background(), jp("leader", "failover", "items"))
+		return len(names) == 0
+	})
+	for i := 0; i < 4; i++ {
+		if v, ok := cl.get(jp("sharding", strconv.Itoa(i), "running")); ok && v == gone {
+			t.Errorf("running node of the departed instance left on item %d", i)
+		}
+	}
+}
+
+func TestFailoverOnCleanShutdown(t *testing.T) {
+	cl, a, b, release, _ := twoRunning(t)
+	defer release()
+	a.autorun(t)
+	stopped := make(chan struct{})
+	go func() { b.stop(); close(stopped) }()
+	// Shutdown interrupts the execution; the instance node goes after it.
+	eventually(t, "b shutting down", b.job.ShuttingDown)
+	if _, ok := cl.get(jp("instances", b.id)); !ok {
+		t.Error("instance node deleted before the execution ended")
+	}
+	release()
+	<-stopped
+	checkFailedOver(t, cl, a, b.id)
+	// The departed instance's items are resharded at the next run (which
+	// may already have happened on a's second failover trigger).
+	cl.sync()
+	if items, err := a.run(ctxT(t)); err != nil || !equalInts(items, []int{0, 1, 2, 3}) {
+		t.Errorf("run after failover = %v, %v", items, err)
+	}
+	expectAssign(t, cl, 4, map[string][]int{a.id: {0, 1, 2, 3}})
+}
+
+func TestFailoverOnLostSession(t *testing.T) {
+	cl, a, b, release, done := twoRunning(t)
+	defer release()
+	a.autorun(t)
+	b.autorun(t)
+	if err := b.c.(reg.Expirer).Expire(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err == nil {
+		t.Error("b's cut-off execution completed without error")
+	}
+	// Someone (a, or b once re-registered) re-runs items 0 and 1.
+	eventually(t, "items 0 and 1 re-run", func() bool {
+		return (a.ranItem(0) || b.ranItem(0)) && (a.ranItem(1) || b.ranItem(1))
+	})
+	eventually(t, "b re-registered", func() bool {
+		st, ok := cl.stat(jp("instances", b.id))
+		return ok && st.EphemeralOwner == b.c.Session().ID()
+	})
+	if paused, _ := b.job.Paused(); paused {
+		t.Error("b still paused after re-registration")
+	}
+	cl.waitNecessary()
+	runAll(t, a, b)
+	expectAssign(t, cl, 4, map[string][]int{b.id: {0, 1}, a.id: {2, 3}})
+}
+
+// The leader dies while it waits to reshard (items still running): the
+// survivor becomes leader and reshards at its next run; the dead leader's
+// processing flag is ephemeral and goes with it.
+func TestLeaderLeavesDuringResharding(t *testing.T) {
+	cl := newEmbeddedCluster(t)
+	a := cl.start("192.168.1.1", 100, testConfig(4)) // leader
+	b := cl.start("192.168.1.2", 200, testConfig(4))
+	cl.waitNecessary()
+	runAll(t, a, b)
+	release, bdone := startHeldRun(t, cl, b, []int{0, 1})
+	c := cl.start("192.168.1.3", 300, testConfig(4)) // join: flag set
+	cl.waitNecessary()
+	adone := make(chan error, 1)
+	go func() { _, err := a.run(context.Background()); adone <- err }()
+	// a is now waiting for b's items; simulate its processing flag too.
+	if _, err := a.c.Create(context.Background(), jp("leader", "sharding", "processing"), nil, reg.Ephemeral); err != nil {
+		t.Fatal(err)
+	}
+	a.cancel()
+	_ = a.c.Close() // the leader crashes
+	<-adone
+	eventually(t, "new leader", func() bool {
+		v, _ := cl.get(jp("leader", "election", "instance"))
+		return v == b.id || v == c.id
+	})
+	if _, ok := cl.get(jp("leader", "sharding", "processing")); ok {
+		t.Error("processing flag survived its leader")
+	}
+	release()
+	if err := <-bdone; err != nil {
+		t.Fatal(err)
+	}
+	cl.waitNecessary()
+	runAll(t, b, c)
+	expectAssign(t, cl, 4, map[string][]int{c.id: {0, 1}, b.id: {2, 3}})
+}
+
+// LegacyCrashedRunningItemListener: a whole-cluster restart leaves
+// persistent running/failovering nodes; the first instance back re-runs
+// them.
+func TestLegacyCrashedRunningItems(t *testing.T) {
+	cl := newEmbeddedCluster(t)
+	data := mustMarshal(t, failoverConfig(3))
+	cl.persist(jp(), testClass)
+	cl.persist(jp("config"), data)
+	for i := 0; i < 3; i++ {
+		cl.persist(jp("sharding", strconv.Itoa(i), "instance"), "10.0.0.9@-@1")
+	}
+	cl.persist(jp("sharding", "0", "running"), "10.0.0.9@-@1")
+	cl.persist(jp("sharding", "1", "failovering"), "10.0.0.8@-@1")
+	cl.persist(jp("sharding", "1", "running"), "10.0.0.8@-@1")
+	in := cl.startWith("192.168.1.1", 100, failoverConfig(3), nil, nil)
+	in.autorun(t)
+	eventually(t, "items 0 and 1 re-run", func() bool { return in.ranItem(0) && in.ranItem(1) })
+	for _, p := range []string{jp("sharding", "0", "running"), jp("sharding", "1", "running"), jp("sharding", "1", "failovering")} {
+		eventually(t, p+" removed", func() bool { _, ok := cl.get(p); return !ok })
+	}
+}
+
+func TestFailoverOffWithoutRunningItems(t *testing.T) {
+	// Items that were not running at crash time are not failed over;
+	// they wait for resharding.
+	cl := newEmbeddedCluster(t)
+	a := cl.start("192.168.1.1", 100, failoverConfig(4))
+	b := cl.start("192.168.1.2", 200, failoverConfig(4))
+	cl.waitNecessary()
+	runAll(t, a, b)
+	b.stop()
+	cl.sync()
+	names, _ := cl.admin.Children(context.Background(), jp("leader", "failover", "items"))
+	if len(names) != 0 {
+		t.Errorf("idle items queued for failover: %v", names)
+	}
+	select {
+	case <-a.triggers:
+		t.Error("a triggered without failover work")
+	default:
+	}
+}

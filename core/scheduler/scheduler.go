@@ -1,0 +1,457 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/ejob-io/ejob/core/config"
+	"github.com/ejob-io/ejob/core/coord"
+	"github.com/ejob-io/ejob/core/cron"
+	"github.com/ejob-io/ejob/core/executor"
+	"github.com/ejob-io/ejob/core/reg"
+	"github.com/ejob-io/ejob/core/trigger"
+	"github.com/ejob-io/ejob/spi"
+)
+
+// Sentinel errors.
+var (
+	// ErrDuplicateJob: a job of that name is already added.
+	ErrDuplicateJob = errors.New("job already added")
+	// ErrNoSuchJob: no job of that name.
+	ErrNoSuchJob = errors.New("no such job")
+	// ErrStopped: the scheduler has shut down.
+	ErrStopped = errors.New("scheduler stopped")
+)
+
+// DefaultDrainTimeout bounds how long shutdown waits for running items.
+const DefaultDrainTimeout = 30 * time.Second
+
+// Plugins resolves extension types by name. The host's plugin catalog
+// implements it out of process; the library API serves the built-ins
+// in-process.
+type Plugins interface {
+	ShardingStrategy(name string) (spi.ShardingStrategy, error)
+	ErrorHandler(name string) (spi.ErrorHandler, error)
+	JobExecutor(name string) (spi.JobExecutor, error)
+	ThreadPoolSizeProvider(name string) (spi.ThreadPoolSizeProvider, error)
+}
+
+// Options configure a Scheduler. Client, InstanceID, ServerIP and Plugins
+// are required.
+type Options struct {
+	Client     reg.Client
+	InstanceID string // ip@-@pid
+	ServerIP   string
+	Plugins    Plugins
+	Logger     hclog.Logger
+	// DrainTimeout bounds the wait for running items at shutdown; then
+	// their ctx is cancelled. Default DefaultDrainTimeout.
+	DrainTimeout time.Duration
+	// AvailableCPUs is passed to thread-pool providers (default: NumCPU).
+	AvailableCPUs int
+	// Events receives execution events (tracing); default none.
+	Events executor.Events
+	// Coord tunes the coordination layer (poll and reconcile periods);
+	// its per-job fields are set by the scheduler.
+	Coord coord.Options
+}
+
+// Job describes one job to run.
+type Job struct {
+	Config *config.JobConfiguration
+	// Type is a job type served by Plugins (SCRIPT, HTTP, ...); used when
+	// Runner is nil.
+	Type string
+	// Runner runs items in-process (SIMPLE and DATAFLOW Go jobs).
+	Runner executor.ItemRunner
+	// ClassName is written to the job root node: upstream writes the job
+	// class; typed jobs write their type. Default: Type, or "ejob.GoJob".
+	ClassName string
+	// Listeners run before and after each trigger.
+	Listeners []executor.Listener
+}
+
+// Scheduler runs jobs on one instance. Add jobs, then Run.
+type Scheduler struct {
+	opts Options
+	log  hclog.Logger
+	trig *trigger.Scheduler
+
+	mu      sync.Mutex
+	jobs    map[string]*runtime
+	runCtx  context.Context // set by Run; jobs added later start under it
+	wg      sync.WaitGroup  // coord goroutines
+	stopped bool
+}
+
+// runtime is one job's wiring.
+type runtime struct {
+	name  string
+	coord *coord.Job
+	exec  *executor.Executor
+	log   hclog.Logger
+	// done is closed when the job's coordination has returned.
+	done chan struct{}
+	// err is its result, readable after done.
+	err error
+}
+
+// New checks opts and returns a Scheduler.
+func New(opts Options) (*Scheduler, error) {
+	switch {
+	case opts.Client == nil:
+		return nil, errors.New("scheduler: nil registry client")
+	case opts.InstanceID == "" || opts.ServerIP == "":
+		return nil, errors.New("scheduler: empty instance id or server IP")
+	case opts.Plugins == nil:
+		return nil, errors.New("scheduler: nil Plugins")
+	}
+	if opts.Logger == nil {
+		opts.Logger = hclog.NewNullLogger()
+	}
+	if opts.DrainTimeout <= 0 {
+		opts.DrainTimeout = DefaultDrainTimeout
+	}
+	s := &Scheduler{opts: opts, log: opts.Logger, jobs: map[string]*runtime{}}
+	s.trig = trigger.New(trigger.Options{Logger: opts.Logger.Named("trigger"), OnMisfire: s.onMisfire})
+	return s, nil
+}
+
+// Validate checks a job's configuration with every type resolved through
+// Plugins and the cron expression parsed. Errors name the field.
+func (s *Scheduler) Validate(cfg *config.JobConfiguration) error {
+	return cfg.Validate(config.ValidateOptions{
+		CheckCron: CheckCron,
+		KnownType: s.knownType,
+	})
+}
+
+// CheckCron parses a cron expression in its time zone.
+func CheckCron(expr, tz string) error {
+	_, err := schedule(expr, tz)
+	return err
+}
+
+func (s *Scheduler) knownType(kind spi.Kind, name string) bool {
+	var err error
+	switch kind {
+	case spi.KindSharding:
+		_, err = s.opts.Plugins.ShardingStrategy(name)
+	case spi.KindErrorHandler:
+		_, err = s.opts.Plugins.ErrorHandler(name)
+	case spi.KindJobType:
+		_, err = s.opts.Plugins.JobExecutor(name)
+	case spi.KindThreadPool:
+		_, err = s.opts.Plugins.ThreadPoolSizeProvider(name)
+	default:
+		return false
+	}
+	return err == nil
+}
+
+// never is the schedule of a one-off job: it fires only when triggered.
+type never struct{}
+
+func (never) Next(time.Time) time.Time { return time.Time{} }
+
+func schedule(expr, tz string) (trigger.Schedule, error) {
+	if expr == "" {
+		return never{}, nil
+	}
+	loc, err := cron.LoadZone(tz)
+	if err != nil {
+		return nil, err
+	}
+	return cron.ParseInLocation(expr, loc)
+}
+
+// Add validates and adds a job. Before Run it is started by Run; after Run
+// has started it starts at once.
+func (s *Scheduler) Add(job Job) error {
+	cfg := job.Config
+	if cfg == nil {
+		return errors.New("scheduler: nil job config")
+	}
+	if err := s.Validate(cfg); err != nil {
+		return fmt.Errorf("job %q: %w", cfg.JobName, err)
+	}
+	runner := job.Runner
+	className := job.ClassName
+	if runner == nil {
+		if job.Type == "" {
+			return fmt.Errorf("job %q: %w: neither a job type nor an in-process runner", cfg.JobName, spi.ErrInvalidConfig)
+		}
+		ex, err := s.opts.Plugins.JobExecutor(job.Type)
+		if err != nil {
+			return fmt.Errorf("job %q: %w", cfg.JobName, err)
+		}
+		vctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err = ex.Validate(vctx, spi.ValidatePropsRequest{JobName: cfg.JobName, Props: cfg.Props})
+		cancel()
+		if err != nil {
+			return fmt.Errorf("job %q: props for job type %s: %w", cfg.JobName, job.Type, err)
+		}
+		runner = executor.Typed{Executor: ex}
+		if className == "" {
+			className = spi.NormalizeType(job.Type)
+		}
+	}
+	if className == "" {
+		className = "ejob.GoJob"
+	}
+	sched, err := schedule(cfg.Cron, cfg.TimeZone)
+	if err != nil {
+		return fmt.Errorf("job %q: %w", cfg.JobName, err)
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped {
+		return ErrStopped
+	}
+	if _, dup := s.jobs[cfg.JobName]; dup {
+		return fmt.Errorf("%w: %q", ErrDuplicateJob, cfg.JobName)
+	}
+	rt := &runtime{name: cfg.JobName, log: s.log.With("job", cfg.JobName, "instance", s.opts.InstanceID), done: make(chan struct{})}
+	co := s.opts.Coord
+	co.Client, co.Config, co.JobClassName = s.opts.Client, cfg.Clone(), className
+	co.InstanceID, co.ServerIP, co.Logger = s.opts.InstanceID, s.opts.ServerIP, s.opts.Logger.Named("coord")
+	co.Strategies = s.opts.Plugins.ShardingStrategy
+	co.OnTrigger = func() { s.trig.TriggerNow(cfg.JobName) }
+	co.OnReschedule = func(expr, tz string) { s.reschedule(rt, expr, tz) }
+	co.OnShutdown = func() {
+		rt.log.Warn("this instance was shut down for the job from the console; the job stops here")
+		s.trig.Remove(cfg.JobName)
+	}
+	cj, err := coord.New(co)
+	if err != nil {
+		return fmt.Errorf("job %q: %w", cfg.JobName, err)
+	}
+	ex, err := executor.New(cfg.JobName, executor.Options{
+		InstanceID:    s.opts.InstanceID,
+		Facade:        cj,
+		Runner:        runner,
+		ErrorHandlers: func(_ context.Context, typ string) (spi.ErrorHandler, error) { return s.opts.Plugins.ErrorHandler(typ) },
+		PoolSizes: func(_ context.Context, typ string) (spi.ThreadPoolSizeProvider, error) {
+			return s.opts.Plugins.ThreadPoolSizeProvider(typ)
+		},
+		Listeners:     job.Listeners,
+		Events:        s.opts.Events,
+		Logger:        s.opts.Logger.Named("executor"),
+		AvailableCPUs: s.opts.AvailableCPUs,
+	})
+	if err != nil {
+		return fmt.Errorf("job %q: %w", cfg.JobName, err)
+	}
+	rt.coord, rt.exec = cj, ex
+	s.jobs[cfg.JobName] = rt
+	s.trig.Add(cfg.JobName, sched, rt.fire)
+	if s.runCtx != nil {
+		s.startLocked(rt)
+	}
+	return nil
+}
+
+func (s *Scheduler) reschedule(rt *runtime, expr, tz string) {
+	sched, err := schedule(expr, tz)
+	if err != nil {
+		rt.log.Error("the registry's config has an invalid cron; keeping the current schedule", "cron", expr, "time_zone", tz, "error", err)
+		return
+	}
+	rt.log.Info("rescheduling", "cron", expr, "time_zone", tz)
+	s.trig.Reschedule(rt.name, sched)
+}
+
+// startLocked runs the job's coordination; once registered it adopts the
+// effective configuration (the registry's wins unless overwrite is set).
+func (s *Scheduler) startLocked(rt *runtime) {
+	ctx := s.runCtx
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer close(rt.done)
+		rt.err = rt.coord.Run(ctx)
+		if rt.err != nil && ctx.Err() == nil {
+			rt.log.Error("job coordination stopped", "error", rt.err)
+			s.trig.Remove(rt.name)
+		}
+	}()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		select {
+		case <-rt.coord.Ready():
+		case <-rt.done:
+			return
+		case <-ctx.Done():
+			return
+		}
+		cfg, err := rt.coord.Config(ctx)
+		if err != nil {
+			rt.log.Warn("cannot read the effective config after startup", "error", err)
+			return
+		}
+		s.reschedule(rt, cfg.Cron, cfg.TimeZone)
+	}()
+}
+
+// fire runs one trigger of the job; called by the trigger loop, never
+// concurrently for one job.
+func (rt *runtime) fire(ctx context.Context, f trigger.Fire) {
+	select {
+	case <-rt.coord.Ready():
+	default:
+		rt.log.Warn("fire skipped: the job is not registered yet", "scheduled", f.Scheduled)
+		return
+	}
+	if paused, _ := rt.coord.Paused(); paused {
+		rt.log.Warn("fire skipped: the registry connection is suspended or its session was lost", "scheduled", f.Scheduled)
+		return
+	}
+	ectx, cancel := rt.coord.SessionContext(ctx)
+	defer cancel()
+	if err := rt.exec.Execute(ectx, executor.NormalTrigger); err != nil {
+		rt.log.Error("execution failed", "scheduled", f.Scheduled, "error", err)
+	}
+}
+
+func (s *Scheduler) onMisfire(ctx context.Context, id string, m trigger.Misfire) {
+	s.mu.Lock()
+	rt := s.jobs[id]
+	s.mu.Unlock()
+	if rt == nil || m.Scheduled == 0 {
+		return
+	}
+	if err := rt.exec.RecordMisfire(ctx); err != nil {
+		rt.log.Warn("cannot record misfire", "skipped_fires", m.Scheduled, "error", err)
+	}
+}
+
+// Trigger runs a job once now on this instance (a running execution makes
+// it a misfire, as upstream).
+func (s *Scheduler) Trigger(name string) error {
+	s.mu.Lock()
+	_, ok := s.jobs[name]
+	s.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("%w: %q", ErrNoSuchJob, name)
+	}
+	s.trig.TriggerNow(name)
+	return nil
+}
+
+// Jobs lists the names of the added jobs.
+func (s *Scheduler) Jobs() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	names := make([]string, 0, len(s.jobs))
+	for n := range s.jobs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Ready blocks until every job added so far has registered with the
+// registry, one of them failed to start, or ctx ends.
+func (s *Scheduler) Ready(ctx context.Context) error {
+	s.mu.Lock()
+	rts := make([]*runtime, 0, len(s.jobs))
+	for _, rt := range s.jobs {
+		rts = append(rts, rt)
+	}
+	s.mu.Unlock()
+	for _, rt := range rts {
+		select {
+		case <-rt.coord.Ready():
+		case <-rt.done:
+			if rt.err != nil {
+				return fmt.Errorf("job %q: %w", rt.name, rt.err)
+			}
+			return fmt.Errorf("job %q stopped before it registered", rt.name)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// Run starts every job and the trigger loop, and blocks until ctx ends.
+// Then it drains: it stops firing, waits up to DrainTimeout for running
+// items, cancels what still runs, and deregisters every job from the
+// registry. It returns after all its goroutines have exited.
+func (s *Scheduler) Run(ctx context.Context) error {
+	coordCtx, stopCoord := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopCoord()
+	trigCtx, stopTrig := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopTrig()
+
+	s.mu.Lock()
+	if s.runCtx != nil || s.stopped {
+		s.mu.Unlock()
+		return errors.New("scheduler: Run called twice")
+	}
+	s.runCtx = coordCtx
+	for _, rt := range s.jobs {
+		s.startLocked(rt)
+	}
+	s.mu.Unlock()
+
+	trigDone := make(chan error, 1)
+	go func() { trigDone <- s.trig.Run(trigCtx) }()
+
+	<-ctx.Done()
+	s.log.Info("shutting down: no new fires; waiting for running items", "drain_timeout", s.opts.DrainTimeout)
+	s.mu.Lock()
+	s.stopped = true
+	names := make([]string, 0, len(s.jobs))
+	for n := range s.jobs {
+		names = append(names, n)
+	}
+	s.mu.Unlock()
+	for _, n := range names {
+		s.trig.Pause(n)
+	}
+	s.drain()
+	stopTrig()
+	err := <-trigDone
+	stopCoord()
+	s.wg.Wait()
+	s.log.Info("shut down")
+	if errors.Is(err, context.Canceled) {
+		err = nil
+	}
+	return err
+}
+
+// drain waits until no execution runs, or DrainTimeout passes.
+func (s *Scheduler) drain() {
+	deadline := time.Now().Add(s.opts.DrainTimeout)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		entries, err := s.trig.Snapshot(ctx)
+		cancel()
+		busy := 0
+		for _, e := range entries {
+			if e.Running {
+				busy++
+			}
+		}
+		if err != nil || busy == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			s.log.Warn("drain timeout: cancelling running items", "running_jobs", busy)
+			return
+		}
+		<-tick.C
+	}
+}

@@ -1,0 +1,312 @@
+package scheduler_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/ejob-io/ejob/core/config"
+	"github.com/ejob-io/ejob/core/executor"
+	"github.com/ejob-io/ejob/core/reg"
+	"github.com/ejob-io/ejob/core/reg/embedded"
+	"github.com/ejob-io/ejob/core/scheduler"
+	"github.com/ejob-io/ejob/plugins/builtin"
+	"github.com/ejob-io/ejob/spi"
+)
+
+// execution is one item run as a job saw it.
+type execution struct {
+	instance   string
+	item       int
+	second     time.Time // the fire's second (start time truncated)
+	start, end time.Time
+}
+
+type recorder struct {
+	mu   sync.Mutex
+	runs []execution
+}
+
+func (r *recorder) runner(instance string, hold time.Duration) executor.SimpleFunc {
+	return func(ctx context.Context, sc spi.ShardingContext) error {
+		start := time.Now()
+		select {
+		case <-time.After(hold): // the job's own work
+		case <-ctx.Done():
+		}
+		r.mu.Lock()
+		r.runs = append(r.runs, execution{instance, sc.ShardingItem, start.Truncate(time.Second), start, time.Now()})
+		r.mu.Unlock()
+		return nil
+	}
+}
+
+func (r *recorder) snapshot() []execution {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]execution(nil), r.runs...)
+}
+
+func plugins() scheduler.Static {
+	set := builtin.New(builtin.Options{Logger: hclog.NewNullLogger()})
+	return scheduler.Static{Sharding: set.Sharding, ErrorHandlers: set.ErrorHandlers, JobTypes: set.JobTypes, ThreadPools: set.ThreadPools}
+}
+
+type instance struct {
+	id     string
+	sched  *scheduler.Scheduler
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func startInstance(t *testing.T, srv *embedded.Server, id string, cfg *config.JobConfiguration, rec *recorder) *instance {
+	t.Helper()
+	client, err := srv.Connect("sched-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close() })
+	s, err := scheduler.New(scheduler.Options{
+		Client: client, InstanceID: id, ServerIP: "127.0.0.1", Plugins: plugins(),
+		Logger:       hclog.New(&hclog.LoggerOptions{Name: id, Level: hclog.Warn}),
+		DrainTimeout: 5 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Add(scheduler.Job{Config: cfg.Clone(), Runner: rec.runner(id, 50*time.Millisecond)}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	in := &instance{id: id, sched: s, cancel: cancel, done: make(chan error, 1)}
+	go func() { in.done <- s.Run(ctx) }()
+	rctx, rcancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer rcancel()
+	if err := s.Ready(rctx); err != nil {
+		t.Fatalf("instance %s not ready: %v", id, err)
+	}
+	t.Cleanup(func() { in.stop(t) })
+	return in
+}
+
+func (in *instance) stop(t *testing.T) {
+	in.cancel()
+	select {
+	case err := <-in.done:
+		if err != nil {
+			t.Errorf("instance %s: Run: %v", in.id, err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Errorf("instance %s did not shut down", in.id)
+	}
+	in.done <- nil // later stops return at once
+}
+
+// assertNoOverlap: with monitorExecution on, no item runs on two instances
+// at once.
+func assertNoOverlap(t *testing.T, runs []execution) {
+	t.Helper()
+	byItem := map[int][]execution{}
+	for _, r := range runs {
+		byItem[r.item] = append(byItem[r.item], r)
+	}
+	for item, rs := range byItem {
+		sort.Slice(rs, func(i, j int) bool { return rs[i].start.Before(rs[j].start) })
+		for i := 1; i < len(rs); i++ {
+			if rs[i].start.Before(rs[i-1].end) && rs[i].instance != rs[i-1].instance {
+				t.Errorf("item %d ran on %s and %s at once", item, rs[i-1].instance, rs[i].instance)
+			}
+		}
+	}
+}
+
+func waitUntil(t *testing.T, what string, d time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond) // bounded polling of observable state
+	}
+}
+
+func TestEveryItemOfEveryTriggerRunsOnceAcrossInstances(t *testing.T) {
+	srv := embedded.NewServer()
+	cfg := config.New("everySecond", 4)
+	cfg.Cron = "* * * * * ?"
+	rec := &recorder{}
+	ids := []string{"127.0.0.1@-@1", "127.0.0.1@-@2", "127.0.0.1@-@3"}
+	for _, id := range ids {
+		startInstance(t, srv, id, cfg, rec)
+	}
+	// Steady state: from the first second in which all four items ran,
+	// observe three more full seconds.
+	var from time.Time
+	waitUntil(t, "a trigger with all items", 20*time.Second, func() bool {
+		per := map[time.Time]int{}
+		for _, r := range rec.snapshot() {
+			per[r.second]++
+		}
+		for sec, n := range per {
+			if n == 4 && (from.IsZero() || sec.Before(from)) {
+				from = sec
+			}
+		}
+		return !from.IsZero()
+	})
+	until := from.Add(4 * time.Second)
+	waitUntil(t, "four more seconds", 20*time.Second, func() bool { return time.Now().After(until.Add(500 * time.Millisecond)) })
+
+	runs := rec.snapshot()
+	assertNoOverlap(t, runs)
+	count := map[time.Time]map[int]int{}
+	owners := map[int]map[string]bool{}
+	for _, r := range runs {
+		if r.second.Before(from) || !r.second.Before(until) {
+			continue
+		}
+		if count[r.second] == nil {
+			count[r.second] = map[int]int{}
+		}
+		count[r.second][r.item]++
+		if owners[r.item] == nil {
+			owners[r.item] = map[string]bool{}
+		}
+		owners[r.item][r.instance] = true
+	}
+	for sec := from; sec.Before(until); sec = sec.Add(time.Second) {
+		for item := 0; item < 4; item++ {
+			if n := count[sec][item]; n != 1 {
+				t.Errorf("second %s: item %d ran %d times, want exactly once", sec.Format("15:04:05"), item, n)
+			}
+		}
+	}
+	// AVG_ALLOCATION over descending ids: @-@3 gets 0,1,3; @-@2 gets 2; @-@1 nothing.
+	want := map[int]string{0: ids[2], 1: ids[2], 2: ids[1], 3: ids[2]}
+	for item, id := range want {
+		if len(owners[item]) != 1 || !owners[item][id] {
+			t.Errorf("item %d ran on %v, want only %s", item, owners[item], id)
+		}
+	}
+}
+
+func TestLeavingInstanceItemsMoveAtNextTrigger(t *testing.T) {
+	srv := embedded.NewServer()
+	cfg := config.New("leaving", 2)
+	cfg.Cron = "* * * * * ?"
+	rec := &recorder{}
+	a := startInstance(t, srv, "127.0.0.1@-@10", cfg, rec)
+	startInstance(t, srv, "127.0.0.1@-@20", cfg, rec)
+	waitUntil(t, "both instances running items", 20*time.Second, func() bool {
+		seen := map[string]bool{}
+		for _, r := range rec.snapshot() {
+			seen[r.instance] = true
+		}
+		return len(seen) == 2
+	})
+	a.stop(t)
+	stopped := time.Now()
+	waitUntil(t, "the survivor to run both items in one trigger", 20*time.Second, func() bool {
+		per := map[time.Time]map[int]bool{}
+		for _, r := range rec.snapshot() {
+			if r.instance != "127.0.0.1@-@20" || r.start.Before(stopped) {
+				continue
+			}
+			if per[r.second] == nil {
+				per[r.second] = map[int]bool{}
+			}
+			per[r.second][r.item] = true
+			if len(per[r.second]) == 2 {
+				return true
+			}
+		}
+		return false
+	})
+	for _, r := range rec.snapshot() {
+		if r.instance == "127.0.0.1@-@10" && r.start.After(stopped) {
+			t.Errorf("stopped instance ran item %d at %s", r.item, r.start)
+		}
+	}
+	assertNoOverlap(t, rec.snapshot())
+}
+
+func TestOneOffJobRunsOnlyWhenTriggered(t *testing.T) {
+	srv := embedded.NewServer()
+	cfg := config.New("oneOff", 3)
+	rec := &recorder{}
+	in := startInstance(t, srv, "127.0.0.1@-@7", cfg, rec)
+	if err := in.sched.Trigger("oneOff"); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the triggered run", 10*time.Second, func() bool { return len(rec.snapshot()) == 3 })
+	items := map[int]bool{}
+	for _, r := range rec.snapshot() {
+		items[r.item] = true
+	}
+	if fmt.Sprint(items) != "map[0:true 1:true 2:true]" {
+		t.Fatalf("items run: %v", items)
+	}
+	if err := in.sched.Trigger("nope"); err == nil {
+		t.Fatal("triggering an unknown job succeeded")
+	}
+}
+
+func TestShutdownDrainsRunningItemsAndDeregisters(t *testing.T) {
+	srv := embedded.NewServer()
+	cfg := config.New("drain", 1)
+	rec := &recorder{}
+	client, err := srv.Connect("sched-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	s, err := scheduler.New(scheduler.Options{Client: client, InstanceID: "127.0.0.1@-@9", ServerIP: "127.0.0.1", Plugins: plugins(), DrainTimeout: 10 * time.Second,
+		Logger: hclog.New(&hclog.LoggerOptions{Name: "drain", Level: hclog.Warn})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan struct{})
+	var once sync.Once
+	slow := executor.SimpleFunc(func(ctx context.Context, sc spi.ShardingContext) error {
+		once.Do(func() { close(started) })
+		return rec.runner("127.0.0.1@-@9", 700*time.Millisecond)(ctx, sc)
+	})
+	if err := s.Add(scheduler.Job{Config: cfg, Runner: slow}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	if err := s.Ready(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s.Trigger("drain")
+	<-started
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	runs := rec.snapshot()
+	if len(runs) != 1 || runs[0].end.Sub(runs[0].start) < 700*time.Millisecond {
+		t.Fatalf("the running item was not allowed to finish: %+v", runs)
+	}
+	// The instance left the registry cleanly.
+	kids, err := client.Children(context.Background(), "/drain/instances")
+	if err != nil && !isNoNode(err) {
+		t.Fatal(err)
+	}
+	if len(kids) != 0 {
+		t.Fatalf("instances left behind: %v", kids)
+	}
+}
+
+func isNoNode(err error) bool { return err != nil && errorsIs(err, reg.ErrNoNode) }
+
+func errorsIs(err, target error) bool { return errors.Is(err, target) }

@@ -1,0 +1,237 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	jobconfig "github.com/ejob-io/ejob/core/config"
+	"github.com/ejob-io/ejob/core/instance"
+	"github.com/ejob-io/ejob/core/reg/zookeeper"
+	"github.com/ejob-io/ejob/spi"
+)
+
+// Sentinel errors.
+var (
+	// ErrInvalidFile is wrapped by every error that Load and Parse return
+	// for a file they could read but not accept (a *FileError).
+	ErrInvalidFile = errors.New("invalid configuration file")
+	// ErrEnvNotSet is wrapped by the problem reported for a ${NAME}
+	// placeholder whose environment variable is unset and has no default.
+	ErrEnvNotSet = errors.New("environment variable not set")
+)
+
+// DefaultDrainTimeout is HostSettings.DrainTimeout when the file does not
+// set drainTimeout.
+const DefaultDrainTimeout = 30 * time.Second
+
+// File is a loaded configuration file. Every field is complete and
+// validated.
+type File struct {
+	// Name is the file name as given to Load or Parse.
+	Name string
+	// Registry is elasticjob.regCenter; nil means the host runs standalone
+	// on the embedded registry.
+	Registry *zookeeper.Config
+	// Jobs holds elasticjob.jobs, sorted by name. There is at least one.
+	Jobs []Job
+	// Host is the ejob section, defaults filled in.
+	Host HostSettings
+	// Tracing is elasticjob.tracing; nil when the section is absent.
+	Tracing *Tracing
+	// Dump is elasticjob.dump; nil when the section is absent.
+	Dump *Dump
+}
+
+// Job returns the job with the given name.
+func (f *File) Job(name string) (Job, bool) {
+	i, ok := slices.BinarySearchFunc(f.Jobs, name, func(j Job, n string) int { return strings.Compare(j.Name, n) })
+	if !ok {
+		return Job{}, false
+	}
+	return f.Jobs[i], true
+}
+
+// Job is one entry of elasticjob.jobs.
+type Job struct {
+	// Name is the job's key under elasticjob.jobs, taken literally.
+	Name string
+	// Type is elasticJobType as written (SCRIPT, HTTP or a plugin's type;
+	// matched case-insensitively by the plugin catalog). It is also the
+	// value of the job's root node in the registry.
+	Type string
+	// Config is the job configuration, with the Java API's defaults for
+	// absent keys (see config.New); Config.JobName == Name.
+	Config *jobconfig.JobConfiguration
+	// BootstrapBeanName is the starter's jobBootstrapBeanName. ejob keeps it
+	// but does not need it: a one-off job is triggered by its name.
+	BootstrapBeanName string
+	// Line is the line of the job's key in the file.
+	Line int
+}
+
+// OneOff reports whether the job has no cron: it runs only when triggered
+// (`ejob trigger`).
+func (j Job) OneOff() bool { return j.Config.Cron == "" }
+
+// HostSettings is the ejob section.
+type HostSettings struct {
+	// PluginsDir is the directory of ejob-* plugin binaries; empty means
+	// built-in types only. Load makes a relative path relative to the
+	// file's directory.
+	PluginsDir string
+	// LockFile pins plugin binaries by SHA-256; empty means
+	// PluginsDir/ejob-plugins.lock when it exists. Relative paths as for
+	// PluginsDir.
+	LockFile string
+	// DrainTimeout is how long the host waits, on SIGTERM, for running
+	// items to finish before it cancels them (default DefaultDrainTimeout;
+	// 0 cancels at once).
+	DrainTimeout time.Duration
+	// LogLevel is trace, debug, info, warn or error (lower case); empty
+	// means the command line's --log-level.
+	LogLevel string
+	// PreferredNetworkInterface is upstream's
+	// elasticjob.preferred.network.interface.
+	PreferredNetworkInterface string
+	// PreferredNetworkIP is upstream's elasticjob.preferred.network.ip: an
+	// address prefix or a regular expression.
+	PreferredNetworkIP string
+}
+
+// IPOptions returns the server-IP selection options: the environment
+// (instance.IPOptionsFromEnv; getenv nil means os.Getenv), overridden by
+// the settings the file makes.
+func (h HostSettings) IPOptions(getenv func(string) string) instance.IPOptions {
+	o := instance.IPOptionsFromEnv(getenv)
+	if h.PreferredNetworkInterface != "" {
+		o.PreferredInterface = h.PreferredNetworkInterface
+	}
+	if h.PreferredNetworkIP != "" {
+		o.PreferredIP = h.PreferredNetworkIP
+	}
+	return o
+}
+
+// Tracing is elasticjob.tracing, kept for the event-tracing service.
+type Tracing struct {
+	// Type is the storage type; "RDB" (the only one) or empty (tracing
+	// off).
+	Type string
+	// DataSource is elasticjob.tracing.dataSource, flattened to dotted
+	// keys in camelCase (driver-class-name becomes driverClassName).
+	DataSource map[string]string
+	// IncludeJobNames and ExcludeJobNames filter the traced jobs; at most
+	// one is non-empty. Neither means every job.
+	IncludeJobNames []string
+	ExcludeJobNames []string
+	// Line is the line of the tracing key.
+	Line int
+}
+
+// Dump is elasticjob.dump: the dump (snapshot) port.
+type Dump struct {
+	// Enabled defaults to true.
+	Enabled bool
+	// Port is the TCP port (0..65535); required when Enabled.
+	Port int
+	// Line is the line of the dump key.
+	Line int
+}
+
+// LoadOptions plugs checks that live elsewhere into Load and Parse.
+type LoadOptions struct {
+	// Getenv looks up environment variables for ${NAME} placeholders; nil
+	// means os.LookupEnv.
+	Getenv func(name string) (value string, ok bool)
+	// KnownType reports whether a type name of a kind exists (the plugin
+	// catalog; matched case-insensitively). It is asked for every job's
+	// elasticJobType (spi.KindJobType) and for non-empty sharding,
+	// thread-pool and error-handler types. nil skips these checks.
+	KnownType func(kind spi.Kind, name string) bool
+	// Types lists the available type names of a kind, for error messages.
+	// Optional.
+	Types func(kind spi.Kind) []string
+	// KnownListener reports whether a job listener type exists. nil skips
+	// the check.
+	KnownListener func(name string) bool
+	// ValidateProps checks a job's props for its job type (kind
+	// spi.KindJobType) and for its error handler (spi.KindErrorHandler,
+	// only when jobErrorHandlerType is set, as upstream). It is called only
+	// for types KnownType accepted. nil skips the check.
+	ValidateProps func(kind spi.Kind, typeName, jobName string, props map[string]string) error
+}
+
+// Load reads and checks the configuration file at path. A relative
+// pluginsDir or lockFile is made relative to the file's directory. It
+// returns a complete File, or an error: a *FileError wrapping
+// ErrInvalidFile when the file is not acceptable, or the read error.
+func Load(path string, opts LoadOptions) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("configuration file: %w", err)
+	}
+	return parse(path, data, opts, filepath.Dir(path))
+}
+
+// Parse checks configuration data; name is used in messages. Paths are
+// kept as written. It returns a complete File or a *FileError wrapping
+// ErrInvalidFile.
+func Parse(name string, data []byte, opts LoadOptions) (*File, error) {
+	return parse(name, data, opts, "")
+}
+
+// Problem is one thing wrong with a file.
+type Problem struct {
+	File string
+	// Line is 1-based; 0 when the problem concerns the whole file.
+	Line int
+	// Msg is the reason, starting with the key path it concerns.
+	Msg string
+	// Err is the underlying error, if any (spi.ErrUnknownType,
+	// ErrEnvNotSet, a cron parse error, ...).
+	Err error
+}
+
+// Error returns "FILE:LINE: reason".
+func (p *Problem) Error() string {
+	if p.Line <= 0 {
+		return fmt.Sprintf("%s: %s", p.File, p.Msg)
+	}
+	return fmt.Sprintf("%s:%d: %s", p.File, p.Line, p.Msg)
+}
+
+// Unwrap returns ErrInvalidFile and the underlying error.
+func (p *Problem) Unwrap() []error {
+	if p.Err != nil {
+		return []error{ErrInvalidFile, p.Err}
+	}
+	return []error{ErrInvalidFile}
+}
+
+// FileError lists every problem found in a file, sorted by line.
+type FileError struct {
+	Problems []*Problem
+}
+
+// Error returns one "FILE:LINE: reason" line per problem.
+func (e *FileError) Error() string {
+	lines := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		lines[i] = p.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Unwrap returns the problems (each wraps ErrInvalidFile).
+func (e *FileError) Unwrap() []error {
+	out := make([]error, len(e.Problems))
+	for i, p := range e.Problems {
+		out[i] = p
+	}
+	return out
+}

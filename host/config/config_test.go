@@ -1,0 +1,632 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	jobconfig "github.com/ejob-io/ejob/core/config"
+	"github.com/ejob-io/ejob/core/reg/zookeeper"
+	"github.com/ejob-io/ejob/spi"
+)
+
+// env is a fixed environment for tests.
+func env(kv ...string) func(string) (string, bool) {
+	m := map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+// catalog stands for the plugin catalog: the built-in types plus SCRIPT and HTTP.
+func catalog() LoadOptions {
+	types := map[spi.Kind][]string{
+		spi.KindJobType:      {"HTTP", "SCRIPT"},
+		spi.KindSharding:     {"AVG_ALLOCATION", "ODEVITY", "ROUND_ROBIN"},
+		spi.KindThreadPool:   {"CPU", "SINGLE_THREAD"},
+		spi.KindErrorHandler: {"IGNORE", "LOG", "THROW"},
+	}
+	return LoadOptions{
+		Getenv: env("ZK_PASSWORD", "s3cret", "DB_PASSWORD", "dbpw"),
+		KnownType: func(k spi.Kind, name string) bool {
+			for _, t := range types[k] {
+				if t == spi.NormalizeType(name) {
+					return true
+				}
+			}
+			return false
+		},
+		Types:         func(k spi.Kind) []string { return types[k] },
+		KnownListener: func(name string) bool { return name == "audit" || name == "metrics" },
+	}
+}
+
+func mustLoad(t *testing.T, path string, opts LoadOptions) *File {
+	t.Helper()
+	f, err := Load(path, opts)
+	if err != nil {
+		t.Fatalf("Load(%s): %v", path, err)
+	}
+	return f
+}
+
+func TestLoadEveryKey(t *testing.T) {
+	t.Parallel()
+	f := mustLoad(t, "testdata/all-keys.yaml", catalog())
+	if len(f.Jobs) != 1 {
+		t.Fatalf("jobs = %d, want 1", len(f.Jobs))
+	}
+	j := f.Jobs[0]
+	c := j.Config
+	for name, tc := range map[string]struct{ got, want any }{
+		"regCenter.serverLists":                     {f.Registry.ServerLists, "zk1:2181,zk2:2181"},
+		"regCenter.namespace":                       {f.Registry.Namespace, "ns/sub"},
+		"regCenter.baseSleepTimeMilliseconds":       {f.Registry.BaseSleepTimeMilliseconds, 500},
+		"regCenter.maxSleepTimeMilliseconds":        {f.Registry.MaxSleepTimeMilliseconds, 4000},
+		"regCenter.maxRetries":                      {f.Registry.MaxRetries, 5},
+		"regCenter.sessionTimeoutMilliseconds":      {f.Registry.SessionTimeoutMilliseconds, 30000},
+		"regCenter.connectionTimeoutMilliseconds":   {f.Registry.ConnectionTimeoutMilliseconds, 7000},
+		"regCenter.digest":                          {f.Registry.Digest, "user:s3cret"},
+		"job.name":                                  {j.Name, "everyKey"},
+		"job.line":                                  {j.Line, 13},
+		"job.elasticJobType":                        {j.Type, "HTTP"},
+		"job.jobBootstrapBeanName":                  {j.BootstrapBeanName, "everyKeyBean"},
+		"job.jobName":                               {c.JobName, "everyKey"},
+		"job.cron":                                  {c.Cron, "0 0/1 * * * ?"},
+		"job.timeZone":                              {c.TimeZone, "GMT+08:00"},
+		"job.shardingTotalCount":                    {c.ShardingTotalCount, 4},
+		"job.shardingItemParameters":                {c.ShardingItemParameters, "0=Beijing,1=Shanghai,2=Guangzhou,3=Shenzhen"},
+		"job.jobParameter":                          {c.JobParameter, "a: b"},
+		"job.monitorExecution":                      {c.MonitorExecution, false},
+		"job.failover":                              {c.Failover, true},
+		"job.misfire":                               {c.Misfire, false},
+		"job.maxTimeDiffSeconds":                    {c.MaxTimeDiffSeconds, 60},
+		"job.reconcileIntervalMinutes":              {c.ReconcileIntervalMinutes, 0},
+		"job.jobShardingStrategyType":               {c.JobShardingStrategyType, "ROUND_ROBIN"},
+		"job.jobExecutorThreadPoolSizeProviderType": {c.JobExecutorThreadPoolSizeProviderType, "SINGLE_THREAD"},
+		"job.legacyThreadPoolKey":                   {c.LegacyThreadPoolKey, false},
+		"job.jobErrorHandlerType":                   {c.JobErrorHandlerType, "THROW"},
+		"job.jobListenerTypes":                      {c.JobListenerTypes, []string{"audit", "metrics"}},
+		"job.description":                           {c.Description, "my desc"},
+		"job.props": {c.Props, map[string]string{
+			"http.uri":                          "https://example.com/run",
+			"http.method":                       "POST",
+			"http.data":                         "x=1",
+			"http.connect.timeout.milliseconds": "1000",
+			"http.read.timeout.milliseconds":    "2000",
+			"http.content.type":                 "application/x-www-form-urlencoded",
+		}},
+		"job.disabled":       {c.Disabled, true},
+		"job.overwrite":      {c.Overwrite, true},
+		"job.staticSharding": {c.StaticSharding, true},
+		"job.label":          {c.Label, "lbl"},
+		"job.oneOff":         {j.OneOff(), false},
+		"tracing.type":       {f.Tracing.Type, "RDB"},
+		"tracing.dataSource": {f.Tracing.DataSource, map[string]string{
+			"url": "jdbc:mysql://db:3306/trace", "driverClassName": "com.mysql.cj.jdbc.Driver", "username": "root", "password": "dbpw",
+		}},
+		"tracing.includeJobNames":        {f.Tracing.IncludeJobNames, []string{"everyKey"}},
+		"tracing.excludeJobNames":        {f.Tracing.ExcludeJobNames, []string(nil)},
+		"dump.enabled":                   {f.Dump.Enabled, false},
+		"dump.port":                      {f.Dump.Port, 9999},
+		"ejob.pluginsDir":                {f.Host.PluginsDir, "/opt/ejob/plugins"},
+		"ejob.lockFile":                  {f.Host.LockFile, "/etc/ejob/plugins.lock"},
+		"ejob.drainTimeout":              {f.Host.DrainTimeout, 90 * time.Second},
+		"ejob.logLevel":                  {f.Host.LogLevel, "debug"},
+		"ejob.preferredNetworkInterface": {f.Host.PreferredNetworkInterface, "eno1"},
+		"ejob.preferredNetworkIp":        {f.Host.PreferredNetworkIP, "192.168.*"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if !reflect.DeepEqual(tc.got, tc.want) {
+				t.Errorf("got %#v, want %#v", tc.got, tc.want)
+			}
+		})
+	}
+	// The config node a Java instance would read, for the fields above.
+	want := jobconfig.New("everyKey", 4)
+	want.Cron, want.TimeZone = "0 0/1 * * * ?", "GMT+08:00"
+	want.ShardingItemParameters, want.JobParameter = "0=Beijing,1=Shanghai,2=Guangzhou,3=Shenzhen", "a: b"
+	want.MonitorExecution, want.Failover, want.Misfire = false, true, false
+	want.MaxTimeDiffSeconds, want.ReconcileIntervalMinutes = 60, 0
+	want.JobShardingStrategyType, want.JobExecutorThreadPoolSizeProviderType, want.JobErrorHandlerType = "ROUND_ROBIN", "SINGLE_THREAD", "THROW"
+	want.JobListenerTypes, want.Description, want.Props = []string{"audit", "metrics"}, "my desc", c.Props
+	want.Disabled, want.Overwrite, want.StaticSharding, want.Label = true, true, true, "lbl"
+	if !c.Equal(want) {
+		t.Errorf("config = %+v\nwant     %+v", c, want)
+	}
+}
+
+// TestEveryKeyInSample keeps all-keys.yaml complete: every key the package
+// knows appears in it.
+func TestEveryKeyInSample(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile("testdata/all-keys.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := [][]string{topKeys(), elasticjobKeys(), regCenterKeys(), jobKeys(), tracingKeys(), dumpKeys(), ejobKeys()}
+	for _, keys := range all {
+		for _, k := range keys {
+			switch k {
+			case keyElasticJobClass, jobconfig.KeyJobExecutorServiceHandlerType, keyEnabled, keyExcludeJobNames:
+				continue // rejected, the other spelling, true by default, or exclusive with includeJobNames
+			}
+			if !regexp.MustCompile(`(?m)^\s*` + k + `:`).Match(data) {
+				t.Errorf("key %s is missing from testdata/all-keys.yaml", k)
+			}
+		}
+	}
+}
+
+// normalized drops what legitimately differs between two spellings of one file.
+func normalized(f *File) *File {
+	cp := *f
+	cp.Name = ""
+	cp.Jobs = nil
+	for _, j := range f.Jobs {
+		j.Line = 0
+		j.Config = j.Config.Clone()
+		cp.Jobs = append(cp.Jobs, j)
+	}
+	if f.Tracing != nil {
+		t := *f.Tracing
+		t.Line = 0
+		cp.Tracing = &t
+	}
+	if f.Dump != nil {
+		d := *f.Dump
+		d.Line = 0
+		cp.Dump = &d
+	}
+	return &cp
+}
+
+func TestKebabCaseEqualsCamelCase(t *testing.T) {
+	t.Parallel()
+	camel := normalized(mustLoad(t, "testdata/all-keys.yaml", catalog()))
+	kebab := normalized(mustLoad(t, "testdata/all-keys-kebab.yaml", catalog()))
+	if !camel.Jobs[0].Config.Equal(kebab.Jobs[0].Config) {
+		t.Errorf("job config differs:\ncamel %+v\nkebab %+v", camel.Jobs[0].Config, kebab.Jobs[0].Config)
+	}
+	camel.Jobs[0].Config, kebab.Jobs[0].Config = nil, nil
+	if !reflect.DeepEqual(camel, kebab) {
+		t.Errorf("files differ:\ncamel %+v\nkebab %+v", camel, kebab)
+	}
+}
+
+func TestStarterExamples(t *testing.T) {
+	t.Parallel()
+	t.Run("typed jobs verbatim", func(t *testing.T) {
+		t.Parallel()
+		f := mustLoad(t, "testdata/starter-typed.yaml", catalog())
+		if got, want := f.Registry, ptr(zookeeper.DefaultConfig("localhost:6181", "elasticjob-springboot")); !reflect.DeepEqual(got, want) {
+			t.Errorf("registry = %+v, want %+v", got, want)
+		}
+		var names []string
+		for _, j := range f.Jobs {
+			names = append(names, fmt.Sprintf("%s:%s:%d:%q:%v", j.Name, j.Type, j.Config.ShardingTotalCount, j.Config.Props["script.command.line"], j.OneOff()))
+		}
+		want := []string{`manualScriptJob:SCRIPT:9:"echo Manual SCRIPT Job: ":true`, `scriptJob:SCRIPT:3:"echo SCRIPT Job: ":false`}
+		if !reflect.DeepEqual(names, want) {
+			t.Errorf("jobs = %q, want %q", names, want)
+		}
+		if j, _ := f.Job("manualScriptJob"); j.BootstrapBeanName != "manualScriptJobBean" {
+			t.Errorf("jobBootstrapBeanName = %q", j.BootstrapBeanName)
+		}
+		if want := (&Tracing{Type: "RDB", ExcludeJobNames: []string{"job-name-1", "job-name-2"}, Line: 18}); !reflect.DeepEqual(f.Tracing, want) {
+			t.Errorf("tracing = %+v, want %+v", f.Tracing, want)
+		}
+		if want := (&Dump{Enabled: true, Port: 9888, Line: 21}); !reflect.DeepEqual(f.Dump, want) {
+			t.Errorf("dump = %+v, want %+v", f.Dump, want)
+		}
+	})
+	t.Run("class-based job rejected, nothing else", func(t *testing.T) {
+		t.Parallel()
+		_, err := Load("testdata/starter.yaml", catalog())
+		want := `testdata/starter.yaml:7: elasticjob.jobs.dataflowJob.elasticJobClass: ejob cannot run the Java class "org.apache.shardingsphere.elasticjob.dataflow.job.DataflowJob": give the job an elasticJobType instead (SCRIPT, HTTP or a plugin's job type; Go code runs as a job-type plugin built with package sdk, or in your own program through the ejob library)`
+		if err == nil || err.Error() != want {
+			t.Errorf("err = %v\nwant  %s", err, want)
+		}
+	})
+	t.Run("properties spelling", func(t *testing.T) {
+		t.Parallel()
+		f := mustLoad(t, "testdata/starter-kebab.yaml", catalog())
+		c := f.Jobs[0].Config
+		if c.ShardingItemParameters != "0=a,1=b,2=c" || c.JobExecutorThreadPoolSizeProviderType != "SINGLE_THREAD" || !c.LegacyThreadPoolKey {
+			t.Errorf("config = %+v", c)
+		}
+	})
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func TestDefaults(t *testing.T) {
+	t.Parallel()
+	f, err := Parse("min.yaml", []byte("elasticjob:\n  jobs:\n    j:\n      elasticJobType: SCRIPT\n      shardingTotalCount: 2\n"), LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Registry != nil || f.Tracing != nil || f.Dump != nil {
+		t.Errorf("registry/tracing/dump = %v/%v/%v, want nil (embedded registry)", f.Registry, f.Tracing, f.Dump)
+	}
+	if want := (HostSettings{DrainTimeout: DefaultDrainTimeout}); f.Host != want {
+		t.Errorf("host = %+v, want %+v", f.Host, want)
+	}
+	want := jobconfig.New("j", 2)
+	if c := f.Jobs[0].Config; !c.Equal(want) || c.LegacyThreadPoolKey {
+		t.Errorf("config = %+v, want the Java API defaults %+v", c, want)
+	}
+	if !f.Jobs[0].OneOff() {
+		t.Error("a job without cron is one-off")
+	}
+}
+
+func TestLoadResolvesRelativePaths(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "ejob.yaml")
+	data := "elasticjob:\n  jobs:\n    j: {elasticJobType: SCRIPT, shardingTotalCount: 1}\nejob:\n  pluginsDir: plugins\n  lockFile: /abs/lock\n"
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f := mustLoad(t, path, LoadOptions{})
+	if f.Host.PluginsDir != filepath.Join(dir, "plugins") || f.Host.LockFile != "/abs/lock" {
+		t.Errorf("host = %+v", f.Host)
+	}
+	p, err := Parse("x.yaml", []byte(data), LoadOptions{})
+	if err != nil || p.Host.PluginsDir != "plugins" {
+		t.Errorf("Parse keeps paths as written: %+v, %v", p, err)
+	}
+	if _, err := Load(filepath.Join(dir, "missing.yaml"), LoadOptions{}); !errors.Is(err, os.ErrNotExist) || errors.Is(err, ErrInvalidFile) {
+		t.Errorf("missing file: %v", err)
+	}
+}
+
+func TestBadFiles(t *testing.T) {
+	t.Parallel()
+	for name, want := range map[string]string{
+		"unknown-key": `
+5: elasticjob.jobs.job1: unknown key "shardingTotalCont" (did you mean "shardingTotalCount"?)
+6: elasticjob.jobs.job1: unknown key "script.command.line" (job-type and error-handler properties go under props)
+8: ejob: unknown key "pluginDir" (did you mean "pluginsDir"?)`,
+		"wrong-type": `
+5: elasticjob.jobs.job1.shardingTotalCount: want an integer, got "three"
+6: elasticjob.jobs.job1.failover: want true or false, got "maybe"
+7: elasticjob.jobs.job1.cron: want a string, got a list
+9: ejob.drainTimeout: want a duration such as 30s or 2m, got "30"`,
+		"duplicate-key": `
+6: elasticjob.jobs.job1: duplicate key "sharding-total-count": "shardingTotalCount" at line 5 is the same key
+9: elasticjob.jobs.job1.props: duplicate key "script.command.line" (first at line 8)
+10: elasticjob.jobs: duplicate key "job1" (first at line 3)`,
+		"unknown-type": `
+4: elasticjob.jobs.job1.elasticJobType: unknown job type "SCRIPTS" (available: HTTP, SCRIPT)
+6: elasticjob.jobs.job1.jobShardingStrategyType: unknown sharding strategy type "ROUND" (available: AVG_ALLOCATION, ODEVITY, ROUND_ROBIN)
+7: elasticjob.jobs.job1.jobExecutorServiceHandlerType: unknown thread pool type "SINGLE" (available: CPU, SINGLE_THREAD)
+8: elasticjob.jobs.job1.jobErrorHandlerType: unknown error handler type "MAIL" (available: IGNORE, LOG, THROW)
+11: elasticjob.jobs.job1.jobListenerTypes: unknown job listener type "nosuch"`,
+		"invalid-cron": `
+5: elasticjob.jobs.job1.cron: invalid cron "0/5 * * * ?": month field: '?' is only allowed in day-of-month and day-of-week`,
+		"bad-time-zone": `
+6: elasticjob.jobs.iana.timeZone: invalid time zone "Asia/Shanghai": ElasticJob accepts only GMT zones such as GMT+08:00 (Java instances refuse other names): unknown time zone
+11: elasticjob.jobs.offset.timeZone: invalid time zone "GMT+25:00": want GMT or GMT+hh:mm / GMT-hh:mm such as GMT+08:00 (hours 0-23, minutes 0-59): unknown time zone`,
+		"bad-sharding-item-parameters": `
+6: elasticjob.jobs.format.shardingItemParameters: cannot parse: Sharding item parameters '0=a,1' format error, should be int=xx,int=xx
+10: elasticjob.jobs.key.shardingItemParameters: cannot parse: Sharding item parameters key 'x' is not an integer.
+14: elasticjob.jobs.range.shardingItemParameters: item 3 is outside [0, 3)`,
+		"missing-sharding-total-count": `
+3: elasticjob.jobs.job1: missing required key shardingTotalCount`,
+		"unset-env": `
+3: elasticjob.regCenter.serverLists: environment variable ZK_SERVERS is not set (write ${ZK_SERVERS:default} to give a default)
+10: elasticjob.jobs.job1.props.script.command.line: environment variable GREETING is not set (write ${GREETING:default} to give a default)`,
+		"java-class": `
+4: elasticjob.jobs.dataflowJob.elasticJobClass: ejob cannot run the Java class "org.apache.shardingsphere.elasticjob.dataflow.job.DataflowJob": give the job an elasticJobType instead (SCRIPT, HTTP or a plugin's job type; Go code runs as a job-type plugin built with package sdk, or in your own program through the ejob library)`,
+		"no-jobs": `
+5: elasticjob.jobs: no jobs: a host without jobs has nothing to run`,
+		"invalid-job-name": `
+3: elasticjob.jobs.a/b: invalid job name: "a/b" must not contain '/'
+6: elasticjob.jobs.x@-@y: invalid job name: "x@-@y" must not contain "@-@" (the task id separator)`,
+		"syntax": `
+2: invalid YAML: did not find expected key`,
+		"registry": `
+2: elasticjob.regCenter: missing required key namespace (remove regCenter to run standalone on the embedded registry)
+3: elasticjob.regCenter.serverLists: "localhost" is not host:port: address localhost: missing port in address
+4: elasticjob.regCenter.maxRetries: must be at most 29 (Curator's limit), got 40
+5: elasticjob.regCenter.digest: must be user:password`,
+		"several": `
+3: elasticjob.dump.port: Port value out of range: 70000
+7: elasticjob.jobs.zeta.shardingTotalCount: must be greater than 0, got 0
+11: elasticjob.jobs.alpha.cron: invalid cron "not a cron": second field: names such as "NOT" are not allowed here
+12: elasticjob.jobs.alpha.misfire: want true or false, got "sometimes"
+15: elasticjob.tracing: [tracing.includeJobNames] and [tracing.excludeJobNames] are mutually exclusive`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			path := "testdata/bad/" + name + ".yaml"
+			opts := catalog()
+			opts.Getenv = env()
+			f, err := Load(path, opts)
+			if f != nil {
+				t.Errorf("Load returned a File with an error: %+v", f)
+			}
+			wantLines := strings.Split(strings.TrimPrefix(want, "\n"), "\n")
+			for i := range wantLines {
+				wantLines[i] = path + ":" + wantLines[i]
+			}
+			if err == nil || err.Error() != strings.Join(wantLines, "\n") {
+				t.Fatalf("error:\n%v\nwant:\n%s", err, strings.Join(wantLines, "\n"))
+			}
+			var fe *FileError
+			if !errors.Is(err, ErrInvalidFile) || !errors.As(err, &fe) || len(fe.Problems) != len(wantLines) {
+				t.Errorf("error %T does not wrap ErrInvalidFile or has the wrong problem count", err)
+			}
+		})
+	}
+}
+
+func TestErrorsAreTyped(t *testing.T) {
+	t.Parallel()
+	opts := catalog()
+	opts.Getenv = env()
+	for name, tc := range map[string]struct {
+		file   string
+		target error
+	}{
+		"unknown type":  {"unknown-type", spi.ErrUnknownType},
+		"unset env":     {"unset-env", ErrEnvNotSet},
+		"sharding item": {"bad-sharding-item-parameters", jobconfig.ErrInvalid},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			_, err := Load("testdata/bad/"+tc.file+".yaml", opts)
+			if !errors.Is(err, tc.target) || !errors.Is(err, ErrInvalidFile) {
+				t.Errorf("errors.Is(%v, %v) = false", err, tc.target)
+			}
+		})
+	}
+}
+
+func TestParseProblems(t *testing.T) {
+	t.Parallel()
+	job := "  jobs:\n    j: {elasticJobType: SCRIPT, shardingTotalCount: 1}\n"
+	for name, tc := range map[string]struct{ data, want string }{
+		"empty file":        {"", "f.yaml:1: no elasticjob section: a host without jobs has nothing to run (add jobs under elasticjob.jobs)"},
+		"no jobs key":       {"elasticjob:\n  regCenter: {serverLists: 'h:1', namespace: n}\n", "f.yaml:1: elasticjob: no jobs: a host without jobs has nothing to run (add jobs under elasticjob.jobs)"},
+		"top-level unknown": {"spring:\n  application: x\nelasticjob:\n" + job, `f.yaml:1: top level: unknown key "spring" (known keys: elasticjob, ejob)`},
+		"misplaced key":     {"elasticjob:\n  pluginsDir: x\n" + job, `f.yaml:2: elasticjob: unknown key "pluginsDir" (it belongs under ejob)`},
+		"two documents":     {"elasticjob:\n" + job + "---\nejob: {}\n", "f.yaml:4: a second YAML document (---): the file must hold one document"},
+		"not a mapping":     {"elasticjob: [1]\n", "f.yaml:1: elasticjob: want a mapping, got a list"},
+		"disabled":          {"elasticjob:\n  enabled: false\n" + job, "f.yaml:2: elasticjob.enabled: false would disable every job; remove the key to run them"},
+		"both job kinds":    {"elasticjob:\n  jobs:\n    j:\n      elasticJobClass: a.B\n      elasticJobType: SCRIPT\n      shardingTotalCount: 1\n", "f.yaml:5: elasticjob.jobs.j: elasticJobClass and elasticJobType are mutually exclusive"},
+		"no type":           {"elasticjob:\n  jobs:\n    j:\n      shardingTotalCount: 1\n", "f.yaml:3: elasticjob.jobs.j: missing required key elasticJobType (available: HTTP, SCRIPT)"},
+		"type as key":       {"elasticjob:\n  jobs:\n    j:\n      type: SCRIPT\n      shardingTotalCount: 1\n", `f.yaml:4: elasticjob.jobs.j: unknown key "type" (did you mean "elasticJobType"?)`},
+		"two thread-pool spellings": {"elasticjob:\n  jobs:\n    j:\n      elasticJobType: SCRIPT\n      shardingTotalCount: 1\n      jobExecutorServiceHandlerType: CPU\n      jobExecutorThreadPoolSizeProviderType: CPU\n",
+			"f.yaml:7: elasticjob.jobs.j: jobExecutorThreadPoolSizeProviderType and jobExecutorServiceHandlerType are two spellings of one key; set only jobExecutorThreadPoolSizeProviderType"},
+		"int out of range":  {"elasticjob:\n  jobs:\n    j: {elasticJobType: SCRIPT, shardingTotalCount: 3000000000}\n", "f.yaml:3: elasticjob.jobs.j.shardingTotalCount: 3000000000 is out of range (a Java int: -2147483648 to 2147483647)"},
+		"list in props":     {"elasticjob:\n  jobs:\n    j:\n      elasticJobType: SCRIPT\n      shardingTotalCount: 1\n      props:\n        email.to: [a, b]\n", "f.yaml:7: elasticjob.jobs.j.props.email.to: want a string, got a list (write a list as one comma-separated string)"},
+		"dump without port": {"elasticjob:\n  dump: {enabled: true}\n" + job, "f.yaml:2: elasticjob.dump: missing required key port (or set enabled: false)"},
+		"tracing type":      {"elasticjob:\n  tracing: {type: MONGO}\n" + job, `f.yaml:2: elasticjob.tracing.type: unknown tracing type "MONGO" (the only one is RDB)`},
+		"log level":         {"elasticjob:\n" + job + "ejob: {logLevel: verbose}\n", `f.yaml:4: ejob.logLevel: want trace, debug, info, warn or error, got "verbose"`},
+		"empty type":        {"elasticjob:\n  jobs:\n    j: {elasticJobType: '', shardingTotalCount: 1}\n", "f.yaml:3: elasticjob.jobs.j.elasticJobType: must not be empty (available: HTTP, SCRIPT)"},
+		"bad placeholder":   {"elasticjob:\n  jobs:\n    j: {elasticJobType: '${X', shardingTotalCount: 1}\n", `f.yaml:3: elasticjob.jobs.j.elasticJobType: unterminated placeholder "${X" (write $${ for a literal ${)`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			f, err := Parse("f.yaml", []byte(tc.data), catalog())
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("error:\n%v\nwant:\n%s\n(file %+v)", err, tc.want, f)
+			}
+		})
+	}
+}
+
+func TestValidateProps(t *testing.T) {
+	t.Parallel()
+	opts := catalog()
+	var calls []string
+	opts.ValidateProps = func(k spi.Kind, typ, job string, props map[string]string) error {
+		calls = append(calls, fmt.Sprintf("%s/%s/%s", k, typ, job))
+		if k == spi.KindErrorHandler && props["email.host"] == "" {
+			return fmt.Errorf("%w: The property `email.host` is required.", spi.ErrInvalidConfig)
+		}
+		return nil
+	}
+	opts.KnownType = func(spi.Kind, string) bool { return true }
+	data := "elasticjob:\n  jobs:\n    j:\n      elasticJobType: SCRIPT\n      shardingTotalCount: 1\n      jobErrorHandlerType: EMAIL\n      props:\n        script.command.line: echo\n        email.host: ''\n"
+	_, err := Parse("f.yaml", []byte(data), opts)
+	want := "f.yaml:9: elasticjob.jobs.j.props: invalid for error handler type EMAIL: invalid config: The property `email.host` is required."
+	if err == nil || err.Error() != want || !errors.Is(err, spi.ErrInvalidConfig) {
+		t.Errorf("error:\n%v\nwant:\n%s", err, want)
+	}
+	if want := []string{"jobtype/SCRIPT/j", "errorhandler/EMAIL/j"}; !reflect.DeepEqual(calls, want) {
+		t.Errorf("calls = %q, want %q", calls, want)
+	}
+}
+
+func TestYAMLFeatures(t *testing.T) {
+	t.Parallel()
+	data := `
+defaults: &defaults
+  elasticJobType: SCRIPT
+  shardingTotalCount: 2
+  failover: yes
+elasticjob:
+  jobs:
+    a:
+      <<: *defaults
+      shardingTotalCount: 5
+    b:
+      <<: *defaults
+      props:
+        streaming.process: On
+        quoted: 'yes'
+        number: 010
+        empty:
+        email: {host: smtp, port: 465}
+`
+	_, err := Parse("f.yaml", []byte(data), LoadOptions{})
+	if err == nil || !strings.Contains(err.Error(), `unknown key "defaults"`) {
+		t.Fatalf("want an unknown-key error for the anchor holder, got %v", err)
+	}
+	data = `
+elasticjob:
+  jobs:
+    a: &defaults
+      elasticJobType: SCRIPT
+      shardingTotalCount: 2
+      failover: yes
+    b:
+      <<: *defaults
+      shardingTotalCount: 5
+      props:
+        streaming.process: On
+        quoted: 'yes'
+        number: 010
+        empty:
+        email: {host: smtp, port: 465}
+`
+	f, err := Parse("f.yaml", []byte(data), LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := f.Job("a")
+	b, _ := f.Job("b")
+	if a.Config.ShardingTotalCount != 2 || !a.Config.Failover || b.Type != "SCRIPT" || b.Config.ShardingTotalCount != 5 || !b.Config.Failover {
+		t.Errorf("merge: a=%+v b=%+v", a.Config, b.Config)
+	}
+	want := map[string]string{"streaming.process": "true", "quoted": "yes", "number": "010", "empty": "", "email.host": "smtp", "email.port": "465"}
+	if !reflect.DeepEqual(b.Config.Props, want) {
+		t.Errorf("props = %q, want %q", b.Config.Props, want)
+	}
+}
+
+func TestAliasExpansionIsBounded(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	b.WriteString("elasticjob:\n  jobs:\n    j:\n      elasticJobType: SCRIPT\n      shardingTotalCount: 1\n      props:\n        l0: &l0 {a: x, b: x, c: x, d: x, e: x, f: x, g: x, h: x, i: x, j: x}\n")
+	for i := 1; i < 9; i++ {
+		fmt.Fprintf(&b, "        l%d: &l%d {a: *l%d, b: *l%d, c: *l%d, d: *l%d, e: *l%d, f: *l%d, g: *l%d, h: *l%d, i: *l%d, j: *l%d}\n", i, i, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1)
+	}
+	_, err := Parse("f.yaml", []byte(b.String()), LoadOptions{})
+	if err == nil || !strings.Contains(err.Error(), "too many nested entries") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestEnvExpansionInFile(t *testing.T) {
+	t.Parallel()
+	data := `
+elasticjob:
+  regCenter:
+    serverLists: ${ZK:localhost:2181}
+    namespace: ${NS}
+  jobs:
+    j:
+      elasticJobType: SCRIPT
+      shardingTotalCount: ${COUNT:3}
+      props:
+        script.command.line: echo $${HOME} ${GREETING} $$ ${EMPTY}
+        email:
+          password: ${MAIL_PW:${FALLBACK_PW:none}}
+`
+	f, err := Parse("f.yaml", []byte(data), LoadOptions{Getenv: env("NS", "prod", "GREETING", "hi", "EMPTY", "", "FALLBACK_PW", "pw")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := f.Jobs[0].Config
+	for name, tc := range map[string]struct{ got, want any }{
+		"default with colon": {f.Registry.ServerLists, "localhost:2181"},
+		"set":                {f.Registry.Namespace, "prod"},
+		"default for an int": {c.ShardingTotalCount, 3},
+		"escape, $$, empty":  {c.Props["script.command.line"], "echo ${HOME} hi $$ "},
+		"nested default":     {c.Props["email.password"], "pw"},
+	} {
+		if !reflect.DeepEqual(tc.got, tc.want) {
+			t.Errorf("%s: got %#v, want %#v", name, tc.got, tc.want)
+		}
+	}
+}
+
+func TestExpand(t *testing.T) {
+	t.Parallel()
+	lookup := env("A", "1", "B", "", "SELF", "${A}")
+	for in, want := range map[string]string{
+		"plain":            "plain",
+		"${A}":             "1",
+		"x${A}y${A}":       "x1y1",
+		"${B:default}":     "",
+		"${C:default}":     "default",
+		"${C:}":            "",
+		"${C:a:b}":         "a:b",
+		"${C:${A}}":        "1",
+		"${C:${D:deep}}":   "deep",
+		"$${A}":            "${A}",
+		"$$${A}":           "$${A}",
+		"$A $$ $":          "$A $$ $",
+		"${SELF}":          "${A}",
+		"${C:{x}}":         "{x}",
+		"cost: $5, ${A}":   "cost: $5, 1",
+		"${C:$${literal}}": "${literal}",
+	} {
+		got, err := expand(in, lookup)
+		if err != nil || got != want {
+			t.Errorf("expand(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for in, want := range map[string]string{
+		"${C}":      "environment variable C is not set (write ${C:default} to give a default)",
+		"${A":       `unterminated placeholder "${A" (write $${ for a literal ${)`,
+		"${}":       `placeholder "${}" has no variable name`,
+		"${:x}":     `placeholder "${:x}" has no variable name`,
+		"${C:${D}}": "environment variable D is not set (write ${D:default} to give a default)",
+	} {
+		if _, err := expand(in, lookup); err == nil || err.Error() != want {
+			t.Errorf("expand(%q) error = %v, want %q", in, err, want)
+		}
+	}
+}
+
+func TestHostIPOptions(t *testing.T) {
+	t.Parallel()
+	getenv := func(k string) string {
+		return map[string]string{"EJOB_PREFERRED_NETWORK_INTERFACE": "eth9", "EJOB_PREFERRED_NETWORK_IP": "10."}[k]
+	}
+	o := HostSettings{PreferredNetworkIP: "192.168.*"}.IPOptions(getenv)
+	if o.PreferredInterface != "eth9" || o.PreferredIP != "192.168.*" {
+		t.Errorf("IPOptions = %+v", o)
+	}
+}
+
+// TestDocExample keeps the complete example of docs/configuration.md
+// loadable: testdata/example.yaml is that example, verbatim.
+func TestDocExample(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile("../../docs/configuration.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	example, err := os.ReadFile("testdata/example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(doc), "```yaml\n"+string(example)+"```") {
+		t.Error("testdata/example.yaml differs from the complete example in docs/configuration.md")
+	}
+	opts := catalog()
+	opts.Getenv = env("ZK_PASSWORD", "pw")
+	f := mustLoad(t, "testdata/example.yaml", opts)
+	var got []string
+	for _, j := range f.Jobs {
+		got = append(got, fmt.Sprintf("%s/%s/oneOff=%v", j.Name, j.Type, j.OneOff()))
+	}
+	want := []string{"cityReport/SCRIPT/oneOff=false", "pingBilling/HTTP/oneOff=false", "rebuildIndex/SCRIPT/oneOff=true"}
+	if !reflect.DeepEqual(got, want) || f.Registry.Digest != "ejob:pw" || f.Host.DrainTimeout != time.Minute {
+		t.Errorf("jobs = %q, registry = %+v, host = %+v", got, f.Registry, f.Host)
+	}
+}

@@ -1,0 +1,384 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// decoder walks the YAML tree and collects problems; it never stops at the
+// first one.
+type decoder struct {
+	file     string
+	lookup   func(string) (string, bool)
+	problems []*Problem
+	// suggested holds the paths of keys that an unknown key was reported
+	// as a likely misspelling of; they are not reported missing too.
+	suggested map[string]bool
+	// budget bounds the nodes visited when flattening maps, so that
+	// aliases cannot make the work exponential.
+	budget int
+}
+
+// missing reports a missing required key unless a misspelling of it was
+// reported already.
+func (d *decoder) missing(line int, path, key, extra string) {
+	if !d.suggested[join(path, key)] {
+		d.report(line, nil, "%s: missing required key %s%s", path, key, extra)
+	}
+}
+
+func (d *decoder) report(line int, err error, format string, args ...any) {
+	d.problems = append(d.problems, &Problem{File: d.file, Line: line, Msg: fmt.Sprintf(format, args...), Err: err})
+}
+
+// entry is one key/value pair of a mapping.
+type entry struct {
+	key   *yaml.Node
+	value *yaml.Node // aliases resolved
+	name  string     // the key as written
+	path  string     // dotted path of the value, e.g. elasticjob.jobs.j.cron
+}
+
+func (e entry) line() int { return e.key.Line }
+
+// resolve follows aliases.
+func resolve(n *yaml.Node) *yaml.Node {
+	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 100; i++ {
+		n = n.Alias
+	}
+	return n
+}
+
+func isNull(n *yaml.Node) bool {
+	return n == nil || (n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null")
+}
+
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		return strconv.Quote(n.Value)
+	}
+	return "nothing"
+}
+
+// pairs returns the entries of the mapping m (null counts as empty), with
+// merge keys (<<) expanded: explicit keys win over merged ones, earlier
+// merged mappings over later ones. Two explicit keys with the same
+// canon(key) are reported as duplicates. ok is false when m is not a
+// mapping (reported).
+func (d *decoder) pairs(m *yaml.Node, path string, canon func(string) string) (out []entry, ok bool) {
+	m = resolve(m)
+	if isNull(m) {
+		return nil, true
+	}
+	if m.Kind != yaml.MappingNode {
+		d.report(m.Line, nil, "%s: want a mapping, got %s", path, describe(m))
+		return nil, false
+	}
+	seen := map[string]*yaml.Node{}
+	var merges []*yaml.Node
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i], m.Content[i+1]
+		if k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge" {
+			merges = append(merges, v)
+			continue
+		}
+		if k.Kind != yaml.ScalarNode {
+			d.report(k.Line, nil, "%s: keys must be strings, got %s", path, describe(k))
+			continue
+		}
+		c := canon(k.Value)
+		if first, dup := seen[c]; dup {
+			if first.Value == k.Value {
+				d.report(k.Line, nil, "%s: duplicate key %q (first at line %d)", path, k.Value, first.Line)
+			} else {
+				d.report(k.Line, nil, "%s: duplicate key %q: %q at line %d is the same key", path, k.Value, first.Value, first.Line)
+			}
+			continue
+		}
+		seen[c] = k
+		out = append(out, entry{key: k, value: resolve(v), name: k.Value, path: join(path, k.Value)})
+	}
+	for _, mv := range merges {
+		mv = resolve(mv)
+		var sources []*yaml.Node
+		switch mv.Kind {
+		case yaml.MappingNode:
+			sources = []*yaml.Node{mv}
+		case yaml.SequenceNode:
+			for _, s := range mv.Content {
+				sources = append(sources, resolve(s))
+			}
+		}
+		for _, src := range sources {
+			if src.Kind != yaml.MappingNode {
+				d.report(src.Line, nil, "%s: a merge key (<<) takes a mapping or a list of mappings, got %s", path, describe(src))
+				continue
+			}
+			sub, ok := d.pairs(src, path, canon)
+			if !ok {
+				continue
+			}
+			for _, e := range sub {
+				c := canon(e.name)
+				if _, dup := seen[c]; dup {
+					continue
+				}
+				seen[c] = e.key
+				out = append(out, e)
+			}
+		}
+	}
+	return out, true
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// section reads a mapping whose keys are known (relaxed binding). It
+// returns the entries by their known spelling; unknown keys are reported.
+func (d *decoder) section(m *yaml.Node, path string, known []string, inJob bool) (map[string]entry, bool) {
+	ps, ok := d.pairs(m, path, relaxed)
+	if !ok {
+		return nil, false
+	}
+	byRelaxed := make(map[string]string, len(known))
+	for _, k := range known {
+		byRelaxed[relaxed(k)] = k
+	}
+	out := make(map[string]entry, len(ps))
+	for _, e := range ps {
+		k, isKnown := byRelaxed[relaxed(e.name)]
+		if !isKnown {
+			where := path
+			if where == "" {
+				where = "top level"
+			}
+			hint, suggested := unknownKeyHint(e.name, known, inJob)
+			if suggested != "" {
+				d.suggested[join(path, suggested)] = true
+			}
+			d.report(e.line(), nil, "%s: unknown key %q%s", where, e.name, hint)
+			continue
+		}
+		e.path = join(path, k)
+		out[k] = e
+	}
+	return out, true
+}
+
+// text returns the text of a scalar value with placeholders expanded.
+// null is ("", true, true). want names the expected type in messages.
+func (d *decoder) text(e entry, want string) (s string, null, ok bool) {
+	v := e.value
+	if isNull(v) {
+		return "", true, true
+	}
+	if v.Kind != yaml.ScalarNode {
+		d.report(v.Line, nil, "%s: want %s, got %s", e.path, want, describe(v))
+		return "", false, false
+	}
+	s, err := expand(v.Value, d.lookup)
+	if err != nil {
+		d.report(v.Line, err, "%s: %v", e.path, err)
+		return "", false, false
+	}
+	return s, false, true
+}
+
+// str reads a string; null is "".
+func (d *decoder) str(e entry) (string, bool) {
+	s, _, ok := d.text(e, "a string")
+	return s, ok
+}
+
+// integer reads a Java int (decimal).
+func (d *decoder) integer(e entry) (int, bool) {
+	s, null, ok := d.text(e, "an integer")
+	if !ok {
+		return 0, false
+	}
+	if null {
+		d.report(e.value.Line, nil, "%s: want an integer, got nothing", e.path)
+		return 0, false
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil {
+		d.report(e.value.Line, nil, "%s: want an integer, got %q", e.path, s)
+		return 0, false
+	}
+	if n < math.MinInt32 || n > math.MaxInt32 {
+		d.report(e.value.Line, nil, "%s: %d is out of range (a Java int: %d to %d)", e.path, n, math.MinInt32, math.MaxInt32)
+		return 0, false
+	}
+	return int(n), true
+}
+
+// boolean reads a boolean as Spring converts one: true/false, yes/no,
+// on/off, 1/0, in any case.
+func (d *decoder) boolean(e entry) (bool, bool) {
+	s, null, ok := d.text(e, "true or false")
+	if !ok {
+		return false, false
+	}
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "true", "yes", "on", "1":
+		return true, true
+	case "false", "no", "off", "0":
+		return false, true
+	}
+	if null {
+		s = "nothing"
+	} else {
+		s = strconv.Quote(s)
+	}
+	d.report(e.value.Line, nil, "%s: want true or false, got %s", e.path, s)
+	return false, false
+}
+
+// duration reads a Go duration such as 30s or 1m30s; "0" is zero.
+func (d *decoder) duration(e entry) (time.Duration, bool) {
+	s, null, ok := d.text(e, "a duration")
+	if !ok {
+		return 0, false
+	}
+	s = strings.TrimSpace(s)
+	if s == "0" {
+		return 0, true
+	}
+	v, err := time.ParseDuration(s)
+	if null || err != nil || v < 0 {
+		d.report(e.value.Line, nil, "%s: want a duration such as 30s or 2m, got %s", e.path, describe(e.value))
+		return 0, false
+	}
+	return v, true
+}
+
+// list reads a list of strings: a YAML sequence of scalars, or one scalar
+// holding a comma-separated list (Spring converts both). Empty items of a
+// comma-separated string are dropped. lines holds each item's line.
+func (d *decoder) list(e entry) (items []string, lines []int, ok bool) {
+	v := e.value
+	if v.Kind == yaml.SequenceNode {
+		ok = true
+		for i, n := range v.Content {
+			n = resolve(n)
+			s, null, iok := d.text(entry{key: e.key, value: n, path: fmt.Sprintf("%s[%d]", e.path, i)}, "a string")
+			if !iok {
+				ok = false
+				continue
+			}
+			if null {
+				s = ""
+			}
+			items = append(items, s)
+			lines = append(lines, n.Line)
+		}
+		return items, lines, ok
+	}
+	s, null, ok := d.text(e, "a list of strings")
+	if !ok || null {
+		return nil, nil, ok
+	}
+	for _, it := range strings.Split(s, ",") {
+		if it = strings.TrimSpace(it); it != "" {
+			items = append(items, it)
+			lines = append(lines, v.Line)
+		}
+	}
+	return items, lines, true
+}
+
+// snakeBool matches the plain scalars SnakeYAML (YAML 1.1) reads as
+// booleans.
+var snakeBool = regexp.MustCompile(`^(?:yes|Yes|YES|true|True|TRUE|on|On|ON|no|No|NO|false|False|FALSE|off|Off|OFF)$`)
+
+// stringMap flattens a mapping of scalars into dotted keys as Spring binds
+// a java.util.Properties: {email: {host: h}} gives email.host=h; null is
+// "". key maps each key segment (props keep theirs, dataSource keys become
+// camelCase). A plain YAML 1.1 boolean (yes, On, ...) becomes "true" or
+// "false", the string Java gets. lines records each key's line.
+func (d *decoder) stringMap(e entry, key func(string) string) (out map[string]string, lines map[string]int, ok bool) {
+	out, lines = map[string]string{}, map[string]int{}
+	ok = d.flatten(e.value, e.path, "", key, out, lines)
+	return out, lines, ok
+}
+
+func (d *decoder) flatten(m *yaml.Node, path, prefix string, key func(string) string, out map[string]string, lines map[string]int) bool {
+	ps, ok := d.pairs(m, path, func(s string) string { return s })
+	if !ok {
+		return false
+	}
+	for _, e := range ps {
+		d.budget--
+		if d.budget < 0 {
+			if d.budget == -1 {
+				d.report(e.line(), nil, "%s: too many nested entries (alias expansion?)", path)
+			}
+			return false
+		}
+		k := prefix + key(e.name)
+		e.path = path + "." + key(e.name)
+		switch v := e.value; {
+		case v.Kind == yaml.MappingNode:
+			if !d.flatten(v, e.path, k+".", key, out, lines) {
+				ok = false
+			}
+			continue
+		case v.Kind == yaml.SequenceNode:
+			d.report(v.Line, nil, "%s: want a string, got a list (write a list as one comma-separated string)", e.path)
+			ok = false
+			continue
+		}
+		s, _, sok := d.text(e, "a string")
+		if !sok {
+			ok = false
+			continue
+		}
+		if e.value.Style&(yaml.TaggedStyle|yaml.SingleQuotedStyle|yaml.DoubleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) == 0 &&
+			snakeBool.MatchString(e.value.Value) {
+			switch strings.ToLower(e.value.Value) {
+			case "yes", "true", "on":
+				s = "true"
+			default:
+				s = "false"
+			}
+		}
+		if first, dup := lines[k]; dup {
+			d.report(e.line(), nil, "%s: duplicate key %q (first at line %d)", path, k, first)
+			ok = false
+			continue
+		}
+		out[k] = s
+		lines[k] = e.line()
+	}
+	return ok
+}
+
+// syntaxLine matches gopkg.in/yaml.v3's syntax errors.
+var syntaxLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// syntax reports a YAML syntax error.
+func (d *decoder) syntax(err error) {
+	msg := err.Error()
+	if m := syntaxLine.FindStringSubmatch(msg); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		d.report(line, err, "invalid YAML: %s", m[2])
+		return
+	}
+	d.report(0, err, "invalid YAML: %s", strings.TrimPrefix(msg, "yaml: "))
+}

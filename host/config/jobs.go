@@ -1,0 +1,311 @@
+package config
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	jobconfig "github.com/ejob-io/ejob/core/config"
+	"github.com/ejob-io/ejob/core/cron"
+	"github.com/ejob-io/ejob/spi"
+)
+
+func (d *decoder) jobs(e entry, opts LoadOptions) []Job {
+	ps, ok := d.pairs(e.value, e.path, func(s string) string { return s })
+	if !ok {
+		return nil
+	}
+	if len(ps) == 0 {
+		d.report(e.line(), nil, "%s: no jobs: a host without jobs has nothing to run", e.path)
+		return nil
+	}
+	out := make([]Job, 0, len(ps))
+	for _, je := range ps {
+		if j, ok := d.job(je, opts); ok {
+			out = append(out, j)
+		}
+	}
+	slices.SortFunc(out, func(a, b Job) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// kindNoun names a kind in messages.
+func kindNoun(k spi.Kind) string {
+	switch k {
+	case spi.KindJobType:
+		return "job type"
+	case spi.KindSharding:
+		return "sharding strategy type"
+	case spi.KindThreadPool:
+		return "thread pool type"
+	case spi.KindErrorHandler:
+		return "error handler type"
+	}
+	return string(k) + " type"
+}
+
+// available returns " (available: A, B)" when opts can list the types.
+func available(opts LoadOptions, k spi.Kind) string {
+	if opts.Types == nil {
+		return ""
+	}
+	ts := opts.Types(k)
+	if len(ts) == 0 {
+		return " (none available)"
+	}
+	return " (available: " + strings.Join(ts, ", ") + ")"
+}
+
+func (d *decoder) job(je entry, opts LoadOptions) (Job, bool) {
+	fs, ok := d.section(je.value, je.path, jobKeys(), true)
+	if !ok {
+		return Job{}, false
+	}
+	start := len(d.problems)
+	cfg := jobconfig.New(je.name, 0)
+	j := Job{Name: je.name, Config: cfg, Line: je.line()}
+	bad := map[string]bool{} // keys already reported
+
+	for _, f := range []struct {
+		key string
+		dst *string
+	}{
+		{keyElasticJobType, &j.Type},
+		{keyJobBootstrapBeanName, &j.BootstrapBeanName},
+		{jobconfig.KeyCron, &cfg.Cron},
+		{jobconfig.KeyTimeZone, &cfg.TimeZone},
+		{jobconfig.KeyShardingItemParameters, &cfg.ShardingItemParameters},
+		{jobconfig.KeyJobParameter, &cfg.JobParameter},
+		{jobconfig.KeyJobShardingStrategyType, &cfg.JobShardingStrategyType},
+		{jobconfig.KeyJobExecutorThreadPoolSizeProviderType, &cfg.JobExecutorThreadPoolSizeProviderType},
+		{jobconfig.KeyJobExecutorServiceHandlerType, &cfg.JobExecutorThreadPoolSizeProviderType},
+		{jobconfig.KeyJobErrorHandlerType, &cfg.JobErrorHandlerType},
+		{jobconfig.KeyDescription, &cfg.Description},
+		{jobconfig.KeyLabel, &cfg.Label},
+	} {
+		if e, ok := fs[f.key]; ok {
+			if *f.dst, ok = d.str(e); !ok {
+				bad[f.key] = true
+			}
+		}
+	}
+	for _, f := range []struct {
+		key string
+		dst *int
+	}{
+		{jobconfig.KeyShardingTotalCount, &cfg.ShardingTotalCount},
+		{jobconfig.KeyMaxTimeDiffSeconds, &cfg.MaxTimeDiffSeconds},
+		{jobconfig.KeyReconcileIntervalMinutes, &cfg.ReconcileIntervalMinutes},
+	} {
+		if e, ok := fs[f.key]; ok {
+			if *f.dst, ok = d.integer(e); !ok {
+				bad[f.key] = true
+			}
+		}
+	}
+	for _, f := range []struct {
+		key string
+		dst *bool
+	}{
+		{jobconfig.KeyMonitorExecution, &cfg.MonitorExecution},
+		{jobconfig.KeyFailover, &cfg.Failover},
+		{jobconfig.KeyMisfire, &cfg.Misfire},
+		{jobconfig.KeyDisabled, &cfg.Disabled},
+		{jobconfig.KeyOverwrite, &cfg.Overwrite},
+		{jobconfig.KeyStaticSharding, &cfg.StaticSharding},
+	} {
+		if e, ok := fs[f.key]; ok {
+			if *f.dst, ok = d.boolean(e); !ok {
+				bad[f.key] = true
+			}
+		}
+	}
+	var listenerLines []int
+	if e, ok := fs[jobconfig.KeyJobListenerTypes]; ok {
+		if cfg.JobListenerTypes, listenerLines, ok = d.list(e); !ok {
+			bad[jobconfig.KeyJobListenerTypes] = true
+		}
+	}
+	var propLines map[string]int
+	if e, ok := fs[jobconfig.KeyProps]; ok {
+		cfg.Props, propLines, _ = d.stringMap(e, func(s string) string { return s })
+	}
+
+	// The thread-pool type has two spellings.
+	if legacy, ok := fs[jobconfig.KeyJobExecutorServiceHandlerType]; ok {
+		if cur, ok := fs[jobconfig.KeyJobExecutorThreadPoolSizeProviderType]; ok {
+			d.report(max(legacy.line(), cur.line()), nil, "%s: %s and %s are two spellings of one key; set only %s",
+				je.path, jobconfig.KeyJobExecutorThreadPoolSizeProviderType, jobconfig.KeyJobExecutorServiceHandlerType,
+				jobconfig.KeyJobExecutorThreadPoolSizeProviderType)
+		} else {
+			cfg.LegacyThreadPoolKey = true
+		}
+	}
+
+	// The job type.
+	class, hasClass := fs[keyElasticJobClass]
+	typ, hasType := fs[keyElasticJobType]
+	switch {
+	case hasClass && hasType:
+		d.report(max(class.line(), typ.line()), nil, "%s: %s and %s are mutually exclusive", je.path, keyElasticJobClass, keyElasticJobType)
+		bad[keyElasticJobType] = true
+	case hasClass:
+		name, _ := d.str(class)
+		d.report(class.line(), nil, "%s: ejob cannot run the Java class %q: give the job an %s instead (SCRIPT, HTTP or a plugin's job type; "+
+			"Go code runs as a job-type plugin built with package sdk, or in your own program through the ejob library)", class.path, name, keyElasticJobType)
+		bad[keyElasticJobType] = true
+	case !hasType:
+		d.missing(je.line(), je.path, keyElasticJobType, available(opts, spi.KindJobType))
+		bad[keyElasticJobType] = true
+	case !bad[keyElasticJobType] && strings.TrimSpace(j.Type) == "":
+		d.report(typ.value.Line, nil, "%s: must not be empty%s", typ.path, available(opts, spi.KindJobType))
+		bad[keyElasticJobType] = true
+	}
+	if _, ok := fs[jobconfig.KeyShardingTotalCount]; !ok {
+		d.missing(je.line(), je.path, jobconfig.KeyShardingTotalCount, "")
+		bad[jobconfig.KeyShardingTotalCount] = true
+	}
+
+	// Plugin types.
+	if opts.KnownType != nil {
+		for _, t := range []struct {
+			keys []string
+			name string
+			kind spi.Kind
+		}{
+			{[]string{keyElasticJobType}, j.Type, spi.KindJobType},
+			{[]string{jobconfig.KeyJobShardingStrategyType}, cfg.JobShardingStrategyType, spi.KindSharding},
+			{[]string{jobconfig.KeyJobExecutorThreadPoolSizeProviderType, jobconfig.KeyJobExecutorServiceHandlerType}, cfg.JobExecutorThreadPoolSizeProviderType, spi.KindThreadPool},
+			{[]string{jobconfig.KeyJobErrorHandlerType}, cfg.JobErrorHandlerType, spi.KindErrorHandler},
+		} {
+			e, ok := fs[t.keys[0]]
+			if !ok && len(t.keys) > 1 {
+				e, ok = fs[t.keys[1]]
+			}
+			if !ok || bad[t.keys[0]] || t.name == "" || opts.KnownType(t.kind, t.name) {
+				continue
+			}
+			d.report(e.value.Line, spi.ErrUnknownType, "%s: unknown %s %q%s", e.path, kindNoun(t.kind), t.name, available(opts, t.kind))
+			bad[t.keys[0]] = true
+		}
+	}
+	if opts.KnownListener != nil {
+		e := fs[jobconfig.KeyJobListenerTypes]
+		for i, l := range cfg.JobListenerTypes {
+			if strings.TrimSpace(l) != "" && !opts.KnownListener(l) {
+				d.report(listenerLines[i], spi.ErrUnknownType, "%s: unknown job listener type %q", e.path, l)
+			}
+		}
+	}
+
+	// Cron and time zone.
+	if e, ok := fs[jobconfig.KeyTimeZone]; ok && !bad[jobconfig.KeyTimeZone] && cfg.TimeZone != "" {
+		if err := checkZone(cfg.TimeZone); err != nil {
+			d.report(e.value.Line, err, "%s: %v", e.path, err)
+		}
+	}
+	if e, ok := fs[jobconfig.KeyCron]; ok && !bad[jobconfig.KeyCron] && cfg.Cron != "" {
+		if err := checkCron(cfg.Cron, cfg.TimeZone); err != nil {
+			d.report(e.value.Line, err, "%s: invalid cron %q: %s", e.path, cfg.Cron, strings.TrimPrefix(err.Error(), fmt.Sprintf("cron %q: ", cfg.Cron)))
+		}
+	}
+
+	// Everything core/config checks: job name, counts, sharding item
+	// parameters, listener items.
+	if err := cfg.Validate(jobconfig.ValidateOptions{}); err != nil {
+		var fes []*jobconfig.FieldError
+		collectFieldErrors(err, &fes)
+		for _, fe := range fes {
+			if bad[fe.Field] {
+				continue
+			}
+			if fe.Field == jobconfig.KeyJobName {
+				d.report(je.line(), fe.Err, "%s: invalid job name: %s", je.path, fe.Msg)
+				continue
+			}
+			line, path := je.line(), je.path+"."+fe.Field
+			if e, ok := fs[fe.Field]; ok {
+				line, path = e.value.Line, e.path
+			}
+			if fe.Err != nil {
+				d.report(line, fe, "%s: %s: %v", path, fe.Msg, fe.Err)
+			} else {
+				d.report(line, fe, "%s: %s", path, fe.Msg)
+			}
+		}
+	}
+
+	// Props, checked by the plugins once the rest of the job is sound.
+	if opts.ValidateProps != nil && len(d.problems) == start {
+		line := je.line()
+		if e, ok := fs[jobconfig.KeyProps]; ok {
+			line = e.line()
+		}
+		props := cfg.Props
+		if props == nil {
+			props = map[string]string{}
+		}
+		for _, t := range []struct {
+			kind spi.Kind
+			name string
+		}{{spi.KindJobType, j.Type}, {spi.KindErrorHandler, cfg.JobErrorHandlerType}} {
+			if t.name == "" {
+				continue
+			}
+			if err := opts.ValidateProps(t.kind, t.name, j.Name, props); err != nil {
+				d.report(propLine(err, propLines, line), err, "%s.%s: invalid for %s %s: %v", je.path, jobconfig.KeyProps, kindNoun(t.kind), t.name, err)
+			}
+		}
+	}
+	return j, len(d.problems) == start
+}
+
+// propLine returns the line of the first prop key the error text quotes
+// (validators name the property, e.g. "The property `email.host` is
+// required."), or def.
+func propLine(err error, lines map[string]int, def int) int {
+	msg := err.Error()
+	best, bestLen := def, 0
+	for k, l := range lines {
+		if len(k) > bestLen && strings.Contains(msg, k) {
+			best, bestLen = l, len(k)
+		}
+	}
+	return best
+}
+
+func collectFieldErrors(err error, out *[]*jobconfig.FieldError) {
+	if fe, ok := err.(*jobconfig.FieldError); ok {
+		*out = append(*out, fe)
+		return
+	}
+	if u, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range u.Unwrap() {
+			collectFieldErrors(e, out)
+		}
+	}
+}
+
+// checkZone applies upstream's rule (a timeZone must start with GMT, or
+// Java instances sharing the namespace refuse the job) and cron.LoadZone.
+func checkZone(tz string) error {
+	if !strings.HasPrefix(tz, "GMT") {
+		return fmt.Errorf("invalid time zone %q: ElasticJob accepts only GMT zones such as GMT+08:00 (Java instances refuse other names): %w", tz, cron.ErrUnknownZone)
+	}
+	if _, err := cron.LoadZone(tz); err != nil {
+		return fmt.Errorf("invalid time zone %q: want GMT or GMT+hh:mm / GMT-hh:mm such as GMT+08:00 (hours 0-23, minutes 0-59): %w", tz, cron.ErrUnknownZone)
+	}
+	return nil
+}
+
+// checkCron parses expr as Quartz does, in its zone (UTC when the zone is
+// invalid; checkZone reports that).
+func checkCron(expr, tz string) error {
+	loc, err := cron.LoadZone(tz)
+	if err != nil {
+		loc = time.UTC
+	}
+	_, err = cron.ParseInLocation(expr, loc)
+	return err
+}

@@ -1,0 +1,207 @@
+package config
+
+import (
+	"fmt"
+	"strings"
+
+	jobconfig "github.com/ejob-io/ejob/core/config"
+)
+
+// Keys of each section, in their camelCase spelling. Spring's relaxed
+// binding makes shardingTotalCount, sharding-total-count and
+// sharding_total_count (any case) the same key; see relaxed.
+const (
+	keyElasticjob = "elasticjob"
+	keyEjob       = "ejob"
+
+	keyEnabled   = "enabled"
+	keyRegCenter = "regCenter"
+	keyJobs      = "jobs"
+	keyTracing   = "tracing"
+	keyDump      = "dump"
+
+	keyServerLists                   = "serverLists"
+	keyNamespace                     = "namespace"
+	keyBaseSleepTimeMilliseconds     = "baseSleepTimeMilliseconds"
+	keyMaxSleepTimeMilliseconds      = "maxSleepTimeMilliseconds"
+	keyMaxRetries                    = "maxRetries"
+	keySessionTimeoutMilliseconds    = "sessionTimeoutMilliseconds"
+	keyConnectionTimeoutMilliseconds = "connectionTimeoutMilliseconds"
+	keyDigest                        = "digest"
+
+	keyElasticJobClass      = "elasticJobClass"
+	keyElasticJobType       = "elasticJobType"
+	keyJobBootstrapBeanName = "jobBootstrapBeanName"
+
+	keyType            = "type"
+	keyDataSource      = "dataSource"
+	keyIncludeJobNames = "includeJobNames"
+	keyExcludeJobNames = "excludeJobNames"
+	keyPort            = "port"
+
+	keyPluginsDir                = "pluginsDir"
+	keyLockFile                  = "lockFile"
+	keyDrainTimeout              = "drainTimeout"
+	keyLogLevel                  = "logLevel"
+	keyPreferredNetworkInterface = "preferredNetworkInterface"
+	keyPreferredNetworkIP        = "preferredNetworkIp"
+)
+
+// The keys of each section. Functions, not variables: there is no
+// package-level mutable state.
+func topKeys() []string {
+	return []string{keyElasticjob, keyEjob}
+}
+
+func elasticjobKeys() []string {
+	return []string{keyEnabled, keyRegCenter, keyJobs, keyTracing, keyDump}
+}
+
+func regCenterKeys() []string {
+	return []string{
+		keyServerLists, keyNamespace, keyBaseSleepTimeMilliseconds, keyMaxSleepTimeMilliseconds,
+		keyMaxRetries, keySessionTimeoutMilliseconds, keyConnectionTimeoutMilliseconds, keyDigest,
+	}
+}
+
+func jobKeys() []string {
+	return []string{
+		keyElasticJobClass, keyElasticJobType, jobconfig.KeyCron, jobconfig.KeyTimeZone, keyJobBootstrapBeanName,
+		jobconfig.KeyShardingTotalCount, jobconfig.KeyShardingItemParameters, jobconfig.KeyJobParameter,
+		jobconfig.KeyMonitorExecution, jobconfig.KeyFailover, jobconfig.KeyMisfire,
+		jobconfig.KeyMaxTimeDiffSeconds, jobconfig.KeyReconcileIntervalMinutes,
+		jobconfig.KeyJobShardingStrategyType, jobconfig.KeyJobExecutorThreadPoolSizeProviderType,
+		jobconfig.KeyJobExecutorServiceHandlerType, jobconfig.KeyJobErrorHandlerType,
+		jobconfig.KeyJobListenerTypes, jobconfig.KeyDescription, jobconfig.KeyProps,
+		jobconfig.KeyDisabled, jobconfig.KeyOverwrite,
+		// Not starter keys: JobConfiguration fields ejob also accepts.
+		jobconfig.KeyStaticSharding, jobconfig.KeyLabel,
+	}
+}
+
+func tracingKeys() []string {
+	return []string{keyType, keyDataSource, keyIncludeJobNames, keyExcludeJobNames}
+}
+
+func dumpKeys() []string {
+	return []string{keyEnabled, keyPort}
+}
+
+func ejobKeys() []string {
+	return []string{
+		keyPluginsDir, keyLockFile, keyDrainTimeout, keyLogLevel,
+		keyPreferredNetworkInterface, keyPreferredNetworkIP,
+	}
+}
+
+// sectionOf tells, for a misplaced key, the section it belongs to.
+func sectionOf(relaxedKey string) string {
+	for _, s := range []struct {
+		path string
+		keys []string
+	}{
+		{"elasticjob", elasticjobKeys()},
+		{"elasticjob.regCenter", regCenterKeys()},
+		{"elasticjob.jobs.<name>", jobKeys()},
+		{"elasticjob.tracing", tracingKeys()},
+		{"ejob", ejobKeys()},
+	} {
+		for _, k := range s.keys {
+			if k != keyType && k != keyEnabled && k != keyPort && relaxed(k) == relaxedKey {
+				return s.path
+			}
+		}
+	}
+	return ""
+}
+
+// relaxed is Spring's relaxed-binding form of a key: lower case, without
+// '-' and '_'.
+func relaxed(key string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '-' || r == '_':
+			return -1
+		case 'A' <= r && r <= 'Z':
+			return r + 'a' - 'A'
+		}
+		return r
+	}, key)
+}
+
+// camel turns kebab-case or snake_case into camelCase and leaves camelCase
+// alone: driver-class-name becomes driverClassName.
+func camel(key string) string {
+	if !strings.ContainsAny(key, "-_") {
+		return key
+	}
+	var b strings.Builder
+	upper := false
+	for _, r := range key {
+		switch {
+		case r == '-' || r == '_':
+			upper = b.Len() > 0
+		case upper && 'a' <= r && r <= 'z':
+			b.WriteRune(r + 'A' - 'a')
+			upper = false
+		default:
+			b.WriteRune(r)
+			upper = false
+		}
+	}
+	return b.String()
+}
+
+// unknownKeyHint returns the end of an "unknown key" message: the closest
+// known key (also returned as suggested), the section the key belongs to,
+// or the known keys.
+func unknownKeyHint(key string, known []string, inJob bool) (hint, suggested string) {
+	rk := relaxed(key)
+	if inJob {
+		switch rk {
+		case "type", "jobtype", "class", "jobclass":
+			return fmt.Sprintf(" (did you mean %q?)", keyElasticJobType), keyElasticJobType
+		}
+	}
+	best, bestDist := "", 0
+	for _, k := range known {
+		d := levenshtein(rk, relaxed(k))
+		if best == "" || d < bestDist {
+			best, bestDist = k, d
+		}
+	}
+	if best != "" && (bestDist <= 2 || bestDist*4 <= len(rk)) {
+		return fmt.Sprintf(" (did you mean %q?)", best), best
+	}
+	if inJob && strings.Contains(key, ".") {
+		return " (job-type and error-handler properties go under props)", ""
+	}
+	if s := sectionOf(rk); s != "" {
+		return fmt.Sprintf(" (it belongs under %s)", s), ""
+	}
+	if len(known) <= 8 {
+		return fmt.Sprintf(" (known keys: %s)", strings.Join(known, ", ")), ""
+	}
+	return "", ""
+}
+
+// levenshtein is the edit distance between two strings, by bytes.
+func levenshtein(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

@@ -1,0 +1,272 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/ejob-io/ejob/core/reg/zookeeper"
+)
+
+// maxFlattenNodes bounds the entries visited when flattening props and
+// dataSource maps.
+const maxFlattenNodes = 100_000
+
+func parse(name string, data []byte, opts LoadOptions, baseDir string) (*File, error) {
+	d := &decoder{file: name, lookup: opts.Getenv, suggested: map[string]bool{}, budget: maxFlattenNodes}
+	if d.lookup == nil {
+		d.lookup = os.LookupEnv
+	}
+	f := d.file1(data, opts, baseDir)
+	if len(d.problems) > 0 {
+		slices.SortStableFunc(d.problems, func(a, b *Problem) int { return a.Line - b.Line })
+		return nil, &FileError{Problems: d.problems}
+	}
+	return f, nil
+}
+
+// file1 decodes the document; the result is only meaningful when no
+// problem was reported.
+func (d *decoder) file1(data []byte, opts LoadOptions, baseDir string) *File {
+	f := &File{Name: d.file, Host: HostSettings{DrainTimeout: DefaultDrainTimeout}}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
+		d.syntax(err)
+		return nil
+	}
+	var extra yaml.Node
+	switch err := dec.Decode(&extra); {
+	case err == nil:
+		d.report(extra.Line, nil, "a second YAML document (---): the file must hold one document")
+		return nil
+	case !errors.Is(err, io.EOF):
+		d.syntax(err)
+		return nil
+	}
+	var root *yaml.Node
+	if len(doc.Content) > 0 {
+		root = resolve(doc.Content[0])
+	}
+	top, ok := d.section(root, "", topKeys(), false)
+	if !ok {
+		return nil
+	}
+	if e, ok := top[keyEjob]; ok {
+		d.host(e, &f.Host, baseDir)
+	}
+	e, ok := top[keyElasticjob]
+	if !ok {
+		d.report(1, nil, "no elasticjob section: a host without jobs has nothing to run (add jobs under elasticjob.jobs)")
+		return f
+	}
+	ej, ok := d.section(e.value, e.path, elasticjobKeys(), false)
+	if !ok {
+		return f
+	}
+	if e, ok := ej[keyEnabled]; ok {
+		if on, ok := d.boolean(e); ok && !on {
+			d.report(e.line(), nil, "%s: false would disable every job; remove the key to run them", e.path)
+		}
+	}
+	if e, ok := ej[keyRegCenter]; ok {
+		f.Registry = d.regCenter(e)
+	}
+	if e, ok := ej[keyTracing]; ok {
+		f.Tracing = d.tracing(e)
+	}
+	if e, ok := ej[keyDump]; ok {
+		f.Dump = d.dump(e)
+	}
+	jobs, ok := ej[keyJobs]
+	if !ok {
+		d.report(e.line(), nil, "%s: no jobs: a host without jobs has nothing to run (add jobs under elasticjob.jobs)", e.path)
+		return f
+	}
+	f.Jobs = d.jobs(jobs, opts)
+	return f
+}
+
+func (d *decoder) regCenter(e entry) *zookeeper.Config {
+	fs, ok := d.section(e.value, e.path, regCenterKeys(), false)
+	if !ok {
+		return nil
+	}
+	cfg := zookeeper.DefaultConfig("", "")
+	bad := map[string]bool{}
+	for _, k := range []struct {
+		key string
+		dst *string
+	}{{keyServerLists, &cfg.ServerLists}, {keyNamespace, &cfg.Namespace}, {keyDigest, &cfg.Digest}} {
+		if fe, ok := fs[k.key]; ok {
+			if *k.dst, ok = d.str(fe); !ok {
+				bad[k.key] = true
+			}
+		}
+	}
+	for _, k := range []struct {
+		key string
+		dst *int
+	}{
+		{keyBaseSleepTimeMilliseconds, &cfg.BaseSleepTimeMilliseconds},
+		{keyMaxSleepTimeMilliseconds, &cfg.MaxSleepTimeMilliseconds},
+		{keyMaxRetries, &cfg.MaxRetries},
+		{keySessionTimeoutMilliseconds, &cfg.SessionTimeoutMilliseconds},
+		{keyConnectionTimeoutMilliseconds, &cfg.ConnectionTimeoutMilliseconds},
+	} {
+		if fe, ok := fs[k.key]; ok {
+			if *k.dst, ok = d.integer(fe); !ok {
+				bad[k.key] = true
+			}
+		}
+	}
+	for _, k := range []struct{ key, val string }{{keyServerLists, cfg.ServerLists}, {keyNamespace, cfg.Namespace}} {
+		if fe, ok := fs[k.key]; !ok {
+			d.missing(e.line(), e.path, k.key, " (remove regCenter to run standalone on the embedded registry)")
+			bad[k.key] = true
+		} else if !bad[k.key] && strings.TrimSpace(k.val) == "" {
+			d.report(fe.value.Line, nil, "%s: must not be empty", fe.path)
+			bad[k.key] = true
+		}
+	}
+	if err := cfg.Validate(); err != nil {
+		for _, ve := range zkFieldErrors(err) {
+			msg := strings.TrimPrefix(ve.Error(), zkErrPrefix)
+			field, reason, _ := strings.Cut(msg, ": ")
+			if bad[field] {
+				continue
+			}
+			line := e.line()
+			if fe, ok := fs[field]; ok {
+				line = fe.value.Line
+			}
+			d.report(line, ve, "%s.%s: %s", e.path, field, reason)
+		}
+	}
+	return &cfg
+}
+
+// zkFieldErrors returns the per-field errors of zookeeper.Config.Validate
+// ("zookeeper config: FIELD: reason"), found in its errors.Join tree.
+func zkFieldErrors(err error) []error {
+	if u, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range u.Unwrap() {
+			out = append(out, zkFieldErrors(e)...)
+		}
+		return out
+	}
+	if strings.HasPrefix(err.Error(), zkErrPrefix) {
+		return []error{err}
+	}
+	return nil
+}
+
+const zkErrPrefix = "zookeeper config: "
+
+func (d *decoder) tracing(e entry) *Tracing {
+	fs, ok := d.section(e.value, e.path, tracingKeys(), false)
+	if !ok {
+		return nil
+	}
+	t := &Tracing{Line: e.line()}
+	if fe, ok := fs[keyType]; ok {
+		if s, ok := d.str(fe); ok {
+			switch {
+			case s == "":
+			case strings.EqualFold(s, "RDB"):
+				t.Type = "RDB"
+			default:
+				d.report(fe.value.Line, nil, "%s: unknown tracing type %q (the only one is RDB)", fe.path, s)
+			}
+		}
+	}
+	if fe, ok := fs[keyDataSource]; ok {
+		t.DataSource, _, _ = d.stringMap(fe, camel)
+	}
+	var incLine int
+	if fe, ok := fs[keyIncludeJobNames]; ok {
+		t.IncludeJobNames, _, _ = d.list(fe)
+		incLine = fe.line()
+	}
+	if fe, ok := fs[keyExcludeJobNames]; ok {
+		t.ExcludeJobNames, _, _ = d.list(fe)
+		if len(t.IncludeJobNames) > 0 && len(t.ExcludeJobNames) > 0 {
+			d.report(max(incLine, fe.line()), nil, "%s: [tracing.includeJobNames] and [tracing.excludeJobNames] are mutually exclusive", e.path)
+		}
+	}
+	return t
+}
+
+func (d *decoder) dump(e entry) *Dump {
+	fs, ok := d.section(e.value, e.path, dumpKeys(), false)
+	if !ok {
+		return nil
+	}
+	out := &Dump{Enabled: true, Line: e.line()}
+	if fe, ok := fs[keyEnabled]; ok {
+		out.Enabled, _ = d.boolean(fe)
+	}
+	fe, hasPort := fs[keyPort]
+	if hasPort {
+		if p, ok := d.integer(fe); ok {
+			if p < 0 || p > 65535 {
+				d.report(fe.value.Line, nil, "%s: Port value out of range: %d", fe.path, p)
+			}
+			out.Port = p
+		}
+	}
+	if out.Enabled && !hasPort {
+		d.missing(e.line(), e.path, keyPort, " (or set enabled: false)")
+	}
+	return out
+}
+
+func (d *decoder) host(e entry, h *HostSettings, baseDir string) {
+	fs, ok := d.section(e.value, e.path, ejobKeys(), false)
+	if !ok {
+		return
+	}
+	for _, k := range []struct {
+		key  string
+		dst  *string
+		path bool
+	}{
+		{keyPluginsDir, &h.PluginsDir, true},
+		{keyLockFile, &h.LockFile, true},
+		{keyPreferredNetworkInterface, &h.PreferredNetworkInterface, false},
+		{keyPreferredNetworkIP, &h.PreferredNetworkIP, false},
+	} {
+		fe, ok := fs[k.key]
+		if !ok {
+			continue
+		}
+		s, ok := d.str(fe)
+		if !ok {
+			continue
+		}
+		if k.path && s != "" && baseDir != "" && !filepath.IsAbs(s) {
+			s = filepath.Join(baseDir, s)
+		}
+		*k.dst = s
+	}
+	if fe, ok := fs[keyDrainTimeout]; ok {
+		h.DrainTimeout, _ = d.duration(fe)
+	}
+	if fe, ok := fs[keyLogLevel]; ok {
+		if s, ok := d.str(fe); ok {
+			switch l := strings.ToLower(strings.TrimSpace(s)); l {
+			case "", "trace", "debug", "info", "warn", "error":
+				h.LogLevel = l
+			default:
+				d.report(fe.value.Line, nil, "%s: want trace, debug, info, warn or error, got %q", fe.path, s)
+			}
+		}
+	}
+}
