@@ -314,8 +314,8 @@ func TestBadFiles(t *testing.T) {
 		"invalid-cron": `
 5: elasticjob.jobs.job1.cron: invalid cron "0/5 * * * ?": month field: '?' is only allowed in day-of-month and day-of-week`,
 		"bad-time-zone": `
-6: elasticjob.jobs.iana.timeZone: invalid time zone "Asia/Shanghai": ElasticJob accepts only GMT zones such as GMT+08:00 (Java instances refuse other names): unknown time zone
-11: elasticjob.jobs.offset.timeZone: invalid time zone "GMT+25:00": want GMT or GMT+hh:mm / GMT-hh:mm such as GMT+08:00 (hours 0-23, minutes 0-59): unknown time zone`,
+6: elasticjob.jobs.iana.timeZone: cron: time zone "Asia/Shangai": unknown time zone (want an IANA name such as Asia/Shanghai, UTC, or GMT+08:00): unknown time zone Asia/Shangai
+11: elasticjob.jobs.offset.timeZone: cron: time zone "GMT+25:00": unknown time zone (want an IANA name such as Asia/Shanghai, UTC, or GMT+08:00): unknown time zone GMT+25:00`,
 		"bad-sharding-item-parameters": `
 6: elasticjob.jobs.format.shardingItemParameters: cannot parse: Sharding item parameters '0=a,1' format error, should be int=xx,int=xx
 10: elasticjob.jobs.key.shardingItemParameters: cannot parse: Sharding item parameters key 'x' is not an integer.
@@ -628,5 +628,20 @@ func TestDocExample(t *testing.T) {
 	want := []string{"cityReport/SCRIPT/oneOff=false", "pingBilling/HTTP/oneOff=false", "rebuildIndex/SCRIPT/oneOff=true"}
 	if !reflect.DeepEqual(got, want) || f.Registry.Digest != "ejob:pw" || f.Host.DrainTimeout != time.Minute {
 		t.Errorf("jobs = %q, registry = %+v, host = %+v", got, f.Registry, f.Host)
+	}
+}
+
+func TestTimeZonesIANAAndGMT(t *testing.T) {
+	t.Parallel()
+	for _, tz := range []string{"Asia/Shanghai", "Europe/London", "UTC", "GMT", "GMT+08:00", "GMT-5"} {
+		data := "elasticjob:\n  jobs:\n    j:\n      elasticJobType: SCRIPT\n      cron: 0 0 2 * * ?\n      timeZone: " + tz + "\n      shardingTotalCount: 1\n"
+		f, err := Parse("tz.yaml", []byte(data), catalog())
+		if err != nil {
+			t.Errorf("timeZone %s: %v", tz, err)
+			continue
+		}
+		if got := f.Jobs[0].Config.TimeZone; got != tz {
+			t.Errorf("timeZone %s parsed as %q", tz, got)
+		}
 	}
 }

@@ -287,16 +287,14 @@ func collectFieldErrors(err error, out *[]*jobconfig.FieldError) {
 	}
 }
 
-// checkZone applies upstream's rule (a timeZone must start with GMT, or
-// Java instances sharing the namespace refuse the job) and cron.LoadZone.
+// checkZone accepts what cron.LoadZone accepts: GMT offsets (GMT+08:00,
+// upstream's only form) and IANA names (Asia/Shanghai, Europe/London), which
+// give DST-correct schedules. Upstream's Java instances refuse non-GMT
+// names, so a namespace shared with Java instances should keep to GMT
+// offsets (docs/configuration.md says so).
 func checkZone(tz string) error {
-	if !strings.HasPrefix(tz, "GMT") {
-		return fmt.Errorf("invalid time zone %q: ElasticJob accepts only GMT zones such as GMT+08:00 (Java instances refuse other names): %w", tz, cron.ErrUnknownZone)
-	}
-	if _, err := cron.LoadZone(tz); err != nil {
-		return fmt.Errorf("invalid time zone %q: want GMT or GMT+hh:mm / GMT-hh:mm such as GMT+08:00 (hours 0-23, minutes 0-59): %w", tz, cron.ErrUnknownZone)
-	}
-	return nil
+	_, err := cron.LoadZone(tz)
+	return err
 }
 
 // checkCron parses expr as Quartz does, in its zone (UTC when the zone is
