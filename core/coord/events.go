@@ -52,12 +52,14 @@ func (j *Job) runLoop(ctx context.Context, conn <-chan reg.ConnEvent) error {
 
 	reregister := make(chan struct{}, 1)
 	var wg sync.WaitGroup
+	defer wg.Wait()
+	wctx, wcancel := context.WithCancel(ctx)
+	defer wcancel() // runs before wg.Wait
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		j.watchConnection(ctx, conn, reregister)
+		j.watchConnection(wctx, conn, reregister)
 	}()
-	defer wg.Wait()
 
 	recon := time.NewTicker(j.recon)
 	defer recon.Stop()

@@ -71,12 +71,18 @@ func parseOracleOutput(text string) (maxYear int, cases []goldenCase, err error)
 	return maxYear, cases, nil
 }
 
+// escapeExpr escapes an expression for the tab-separated case files: tab,
+// newline and backslash, and a leading '#' (which would start a comment).
 func escapeExpr(s string) string {
-	return strings.NewReplacer(`\`, `\\`, "\t", `\t`, "\n", `\n`).Replace(s)
+	s = strings.NewReplacer(`\`, `\\`, "\t", `\t`, "\n", `\n`).Replace(s)
+	if strings.HasPrefix(s, "#") {
+		s = `\` + s
+	}
+	return s
 }
 
 func unescapeExpr(s string) string {
-	return strings.NewReplacer(`\\`, `\`, `\t`, "\t", `\n`, "\n").Replace(s)
+	return strings.NewReplacer(`\\`, `\`, `\t`, "\t", `\n`, "\n", `\#`, "#").Replace(s)
 }
 
 // checkAgainstQuartz compares this package with one Quartz answer and

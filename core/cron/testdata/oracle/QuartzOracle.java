@@ -7,7 +7,8 @@
 //
 //	EXPR <TAB> ZONE <TAB> FROM <TAB> N
 //
-// EXPR is escaped: "\t" for a tab, "\n" for a newline, "\\" for a backslash.
+// EXPR is escaped: "\t" for a tab, "\n" for a newline, "\\" for a backslash,
+// and "\#" for a leading '#' (which would otherwise start a comment).
 // ZONE is passed to java.util.TimeZone.getTimeZone. FROM is an ISO-8601
 // instant with offset (e.g. 2025-03-09T01:00:00-05:00). N is how many
 // successive getTimeAfter results to compute.
@@ -138,6 +139,7 @@ public final class QuartzOracle {
                     case 't': b.append('\t'); break;
                     case 'n': b.append('\n'); break;
                     case '\\': b.append('\\'); break;
+                    case '#': b.append('#'); break;
                     default: b.append('\\').append(d);
                 }
             } else {
