@@ -3,7 +3,6 @@ package coord_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"slices"
 	"strconv"
@@ -67,7 +66,7 @@ type instance struct {
 	reschedules chan string
 	shutdowns   chan struct{}
 
-	mu   sync.Mutex
+	mu    sync.Mutex
 	ran   [][]int // items of each completed run
 	hold  chan struct{}
 	runMu sync.Mutex // one trigger at a time per instance (Facade contract)
@@ -409,8 +408,6 @@ func expectAssign(t *testing.T, cl *cluster, total int, want map[string][]int) {
 }
 
 func sorted(items []int) []int { s := slices.Clone(items); slices.Sort(s); return s }
-
-var _ = fmt.Sprint
 
 func mustMarshal(t *testing.T, cfg *config.JobConfiguration) string {
 	t.Helper()

@@ -1,6 +1,7 @@
 package coord
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -346,7 +347,7 @@ func (j *Job) removeOfflineServers(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if len(trimSpace(data)) == 0 {
+		if len(bytes.TrimSpace(data)) == 0 {
 			continue
 		}
 		if err := j.c.Delete(ctx, j.p.server(ip), st.Version); err != nil &&
@@ -356,18 +357,6 @@ func (j *Job) removeOfflineServers(ctx context.Context) error {
 		j.log.Info("removed offline server", "server", ip)
 	}
 	return nil
-}
-
-func trimSpace(b []byte) string { return string(trimBytes(b)) }
-
-func trimBytes(b []byte) []byte {
-	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\n' || b[0] == '\r') {
-		b = b[1:]
-	}
-	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
-		b = b[:len(b)-1]
-	}
-	return b
 }
 
 // cleanShutdown is the graceful shutdown: leader node and instance node of

@@ -1,11 +1,8 @@
 package coord_test
 
 import (
-	"context"
 	"testing"
 	"time"
-
-	"github.com/ejob-io/ejob/core/reg"
 )
 
 func TestAvgTwoInstancesFourItems(t *testing.T) {
@@ -186,6 +183,3 @@ func TestReconcileFlagsOfflineAssignments(t *testing.T) {
 		t.Errorf("ran %v, %v", items, err)
 	}
 }
-
-var _ = context.Background
-var _ reg.Stat

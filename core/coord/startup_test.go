@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/ejob-io/ejob/core/config"
 	"github.com/ejob-io/ejob/core/coord"
 	"github.com/ejob-io/ejob/core/reg"
+	"github.com/ejob-io/ejob/core/reg/embedded"
 )
 
 func TestStartupTree(t *testing.T) {
@@ -161,6 +163,31 @@ func TestCheckEnvironment(t *testing.T) {
 	if err := a.job.CheckEnvironment(ctx); err == nil {
 		t.Error("cancelled ctx: want error")
 	}
-	var _ = coord.ErrTimeDiff
-	var _ reg.Stat
+}
+
+func TestCheckEnvironmentIntolerable(t *testing.T) {
+	srv := embedded.NewServer(embedded.WithClock(func() time.Time { return time.Now().Add(-time.Hour) }))
+	cl := newCluster(t, func(t *testing.T) reg.Client {
+		c, err := srv.Connect("ns")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Close() })
+		return c
+	})
+	cfg := testConfig(1)
+	cfg.MaxTimeDiffSeconds = 60
+	a := cl.start("127.0.0.1", 0, cfg)
+	if err := a.job.CheckEnvironment(ctxT(t)); !errors.Is(err, coord.ErrTimeDiff) {
+		t.Fatalf("CheckEnvironment = %v, want ErrTimeDiff", err)
+	}
+	cfg.MaxTimeDiffSeconds = -1 // default: no check
+	cl.persist(jp("config"), mustMarshal(t, cfg))
+	eventually(t, "config cached", func() bool {
+		c, _ := a.job.Config(ctxT(t))
+		return c.MaxTimeDiffSeconds == -1
+	})
+	if err := a.job.CheckEnvironment(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
 }

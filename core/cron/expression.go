@@ -32,12 +32,22 @@ func (e *Expression) Location() *time.Location { return e.loc }
 //
 // Next has the signature of robfig/cron's Schedule interface.
 func (e *Expression) Next(after time.Time) time.Time {
-	u, ok := e.timeAfter(after.Unix() + 1)
+	start := after.Unix() + 1
+	if start < minStart {
+		// Quartz keeps its '*' marker (99) in the set of years, so from the
+		// zero Time it would answer year 99. Nothing fires before 1970
+		// unless the year field names such a year, so start at year 100.
+		start = minStart
+	}
+	u, ok := e.timeAfter(start)
 	if !ok {
 		return time.Time{}
 	}
 	return time.Unix(u, 0).In(e.loc)
 }
+
+// minStart is 0100-01-01T00:00:00Z.
+const minStart = -59011459200
 
 // Preview parses expr in the zone tz (see LoadZone) and returns its next n
 // fire times after from, fewer if the expression stops firing. It is what

@@ -184,3 +184,17 @@ func BenchmarkParse(b *testing.B) {
 		}
 	}
 }
+
+func TestNextFromZeroTime(t *testing.T) {
+	t.Parallel()
+	e, err := ParseInLocation("0 0 12 * * ?", time.UTC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := e.Next(time.Time{}), time.Date(1970, 1, 1, 12, 0, 0, 0, time.UTC); !got.Equal(want) {
+		t.Errorf("Next(zero) = %v, want %v", got, want)
+	}
+	if got := e.Next(time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC)); !got.IsZero() {
+		t.Errorf("Next(year 3000) = %v, want the zero time", got)
+	}
+}

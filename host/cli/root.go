@@ -72,7 +72,7 @@ the job's configuration, nothing is recompiled.`,
 		},
 	}
 	root.PersistentFlags().StringVar(&e.logLevel, "log-level", envOr("EJOB_LOG_LEVEL", "info"), "log level: trace, debug, info, warn or error (env EJOB_LOG_LEVEL)")
-	root.AddCommand(newPluginsCmd(e), newShardingCmd(e), newCronCmd(e), newBuiltinPluginsCmd())
+	root.AddCommand(newRunCmd(e), newTriggerCmd(e), newJobsCmd(e), newPluginsCmd(e), newShardingCmd(e), newCronCmd(e), newBuiltinPluginsCmd())
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usagef(cmd, "%v", err) })
 	return root
 }

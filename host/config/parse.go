@@ -3,6 +3,7 @@ package config
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -19,16 +20,47 @@ import (
 const maxFlattenNodes = 100_000
 
 func parse(name string, data []byte, opts LoadOptions, baseDir string) (*File, error) {
-	d := &decoder{file: name, lookup: opts.Getenv, suggested: map[string]bool{}, budget: maxFlattenNodes}
+	d := newDecoder(name, opts)
+	f := d.file1(data, opts, baseDir)
+	if len(d.problems) > 0 {
+		return nil, d.fileError(d.problems)
+	}
+	return f, nil
+}
+
+func newDecoder(name string, opts LoadOptions) *decoder {
+	d := &decoder{file: name, lookup: opts.Getenv, suggested: map[string]bool{}, budget: maxFlattenNodes, hostDone: -1}
 	if d.lookup == nil {
 		d.lookup = os.LookupEnv
 	}
-	f := d.file1(data, opts, baseDir)
-	if len(d.problems) > 0 {
-		slices.SortStableFunc(d.problems, func(a, b *Problem) int { return a.Line - b.Line })
-		return nil, &FileError{Problems: d.problems}
+	return d
+}
+
+func (d *decoder) fileError(problems []*Problem) *FileError {
+	problems = slices.Clone(problems)
+	slices.SortStableFunc(problems, func(a, b *Problem) int { return a.Line - b.Line })
+	return &FileError{Problems: problems}
+}
+
+// LoadHost returns the ejob: host settings of a file even when its other
+// sections have problems, so that a caller can open the plugins directory
+// the file names before validating job types against it (Load). Its error
+// lists only syntax problems and those of the top level and ejob: section.
+func LoadHost(path string, getenv func(string) (string, bool)) (HostSettings, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return HostSettings{}, fmt.Errorf("configuration file: %w", err)
 	}
-	return f, nil
+	opts := LoadOptions{Getenv: getenv}
+	d := newDecoder(path, opts)
+	f := d.file1(data, opts, filepath.Dir(path))
+	if d.hostDone < 0 {
+		return HostSettings{}, d.fileError(d.problems)
+	}
+	if d.hostDone > 0 {
+		return HostSettings{}, d.fileError(d.problems[:d.hostDone])
+	}
+	return f.Host, nil
 }
 
 // file1 decodes the document; the result is only meaningful when no
@@ -61,6 +93,7 @@ func (d *decoder) file1(data []byte, opts LoadOptions, baseDir string) *File {
 	if e, ok := top[keyEjob]; ok {
 		d.host(e, &f.Host, baseDir)
 	}
+	d.hostDone = len(d.problems)
 	e, ok := top[keyElasticjob]
 	if !ok {
 		d.report(1, nil, "no elasticjob section: a host without jobs has nothing to run (add jobs under elasticjob.jobs)")

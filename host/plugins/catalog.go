@@ -270,7 +270,7 @@ func (c *Catalog) probe(ctx context.Context, path string) (*Binary, error) {
 	if err != nil {
 		return nil, err
 	}
-	proc, err := transport.Launch(ctx, c.launchConfig(path, nil))
+	proc, err := transport.Launch(ctx, c.launchConfig(path, nil, false))
 	if err != nil {
 		return nil, err
 	}
@@ -293,11 +293,17 @@ func (c *Catalog) probe(ctx context.Context, path string) (*Binary, error) {
 	return &Binary{Path: path, SHA256: sum, Info: info}, nil
 }
 
-func (c *Catalog) launchConfig(path string, args []string) transport.LaunchConfig {
+// launchConfig: a plugin's logs appear under its file name; the built-in
+// server's under "builtin" (its file is the ejob binary itself).
+func (c *Catalog) launchConfig(path string, args []string, builtin bool) transport.LaunchConfig {
+	name := filepath.Base(path)
+	if builtin {
+		name = "builtin"
+	}
 	return transport.LaunchConfig{
 		Path:         path,
 		Args:         args,
-		Name:         filepath.Base(path),
+		Name:         name,
 		Logger:       c.cfg.Logger,
 		StartTimeout: c.cfg.StartTimeout,
 	}

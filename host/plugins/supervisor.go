@@ -100,7 +100,7 @@ func (s *supervisor) process(ctx context.Context) (*transport.Process, error) {
 			return nil, fmt.Errorf("plugin %s: %w", s.bin.Path, err)
 		}
 	}
-	proc, err := transport.Launch(ctx, s.cat.launchConfig(s.bin.Path, s.args))
+	proc, err := transport.Launch(ctx, s.cat.launchConfig(s.bin.Path, s.args, s.bin.Builtin))
 	if err == nil {
 		_, err = proc.Info(ctx)
 		if err != nil {

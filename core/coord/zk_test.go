@@ -1,0 +1,135 @@
+package coord_test
+
+import (
+	"context"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/ejob-io/ejob/core/reg"
+	"github.com/ejob-io/ejob/core/reg/zktest"
+	"github.com/ejob-io/ejob/core/reg/zookeeper"
+)
+
+// TestZooKeeper runs the key scenarios against a real ZooKeeper started by
+// scripts/zk.sh (one server for all subtests, one namespace each).
+func TestZooKeeper(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real ZooKeeper scenarios skipped in -short mode")
+	}
+	srv := zktest.Start(t, zktest.Options{})
+	var nsSeq atomic.Int32
+	newZKCluster := func(t *testing.T) *cluster {
+		ns := "coord" + strconv.Itoa(int(nsSeq.Add(1)))
+		connect := func(t *testing.T) reg.Client {
+			cfg := zookeeper.DefaultConfig(srv.Addr(), ns)
+			cfg.SessionTimeoutMilliseconds = 2000
+			cfg.ConnectionTimeoutMilliseconds = 2000
+			cfg.BaseSleepTimeMilliseconds = 50
+			cfg.MaxSleepTimeMilliseconds = 200
+			cfg.MaxRetries = 10
+			cfg.Logger = hclog.New(&hclog.LoggerOptions{Name: "zk", Level: hclog.Warn, Output: testWriter{t}})
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			c, err := zookeeper.Connect(ctx, cfg)
+			if err != nil {
+				t.Fatalf("connect: %v", err)
+			}
+			t.Cleanup(func() { _ = c.Close() })
+			return c
+		}
+		return newCluster(t, connect)
+	}
+
+	t.Run("AvgThreeInstancesTenItems", func(t *testing.T) {
+		cl := newZKCluster(t)
+		ins := []*instance{
+			cl.start("192.168.1.1", 100, testConfig(10)),
+			cl.start("192.168.1.2", 200, testConfig(10)),
+			cl.start("192.168.1.10", 50, testConfig(10)),
+		}
+		cl.waitNecessary()
+		runAll(t, ins...)
+		expectAssign(t, cl, 10, map[string][]int{
+			"192.168.1.2@-@200": {0, 1, 2, 9},
+			"192.168.1.1@-@100": {3, 4, 5},
+			"192.168.1.10@-@50": {6, 7, 8},
+		})
+		// The tree as upstream writes it.
+		if v, _ := cl.get(jp("instances", "192.168.1.2@-@200")); v != "jobInstanceId: 192.168.1.2@-@200\nserverIp: 192.168.1.2\n" {
+			t.Errorf("instance value = %q", v)
+		}
+		if st, _ := cl.stat(jp("leader", "election", "instance")); st.EphemeralOwner == 0 {
+			t.Error("leader node not ephemeral")
+		}
+	})
+
+	t.Run("FailoverOnLostSession", func(t *testing.T) {
+		cl := newZKCluster(t)
+		a := cl.start("192.168.1.1", 100, failoverConfig(4))
+		b := cl.start("192.168.1.2", 200, failoverConfig(4))
+		cl.waitNecessary()
+		runAll(t, a, b)
+		release, done := startHeldRun(t, cl, b, []int{0, 1})
+		defer release()
+		a.autorun(t)
+		b.autorun(t)
+		if err := b.c.(reg.Expirer).Expire(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-done; err == nil {
+			t.Error("cut-off execution completed without error")
+		}
+		eventually(t, "items 0 and 1 re-run", func() bool {
+			return (a.ranItem(0) || b.ranItem(0)) && (a.ranItem(1) || b.ranItem(1))
+		})
+		eventually(t, "b re-registered", func() bool {
+			st, ok := cl.stat(jp("instances", b.id))
+			return ok && st.EphemeralOwner == b.c.Session().ID()
+		})
+		cl.waitNecessary()
+		runAll(t, a, b)
+		expectAssign(t, cl, 4, map[string][]int{b.id: {0, 1}, a.id: {2, 3}})
+	})
+
+	t.Run("LeaderCrashReelectsAndReshards", func(t *testing.T) {
+		cl := newZKCluster(t)
+		a := cl.start("192.168.1.1", 100, testConfig(4)) // leader
+		b := cl.start("192.168.1.2", 200, testConfig(4))
+		cl.waitNecessary()
+		runAll(t, a, b)
+		a.cancel()
+		_ = a.c.Close()
+		eventually(t, "b leads", func() bool { v, _ := cl.get(jp("leader", "election", "instance")); return v == b.id })
+		cl.waitNecessary()
+		if items, err := b.run(ctxT(t)); err != nil || !equalInts(items, []int{0, 1, 2, 3}) {
+			t.Errorf("b ran %v, %v", items, err)
+		}
+	})
+
+	t.Run("DisabledServerAndTrigger", func(t *testing.T) {
+		cl := newZKCluster(t)
+		a := cl.start("192.168.1.1", 100, testConfig(2))
+		b := cl.start("192.168.1.2", 200, testConfig(2))
+		cl.waitNecessary()
+		runAll(t, a, b)
+		cl.persist(jp("servers", "192.168.1.1"), "DISABLED")
+		eventually(t, "b leads", func() bool { v, _ := cl.get(jp("leader", "election", "instance")); return v == b.id })
+		cl.waitNecessary()
+		got := runAll(t, a, b)
+		if len(got[a.id]) != 0 || !equalInts(got[b.id], []int{0, 1}) {
+			t.Errorf("runs = %v", got)
+		}
+		cl.triggerAll()
+		for _, in := range []*instance{a, b} {
+			select {
+			case <-in.triggers:
+			case <-time.After(waitFor):
+				t.Fatalf("%s not triggered", in.id)
+			}
+		}
+	})
+}

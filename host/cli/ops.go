@@ -1,0 +1,149 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ejob-io/ejob/core/lifecycle"
+	"github.com/ejob-io/ejob/core/reg"
+	"github.com/ejob-io/ejob/core/reg/zookeeper"
+	hostconfig "github.com/ejob-io/ejob/host/config"
+	"github.com/ejob-io/ejob/spi"
+)
+
+// registryFlags select the registry an operator command talks to: the
+// regCenter of a config file, or flags.
+type registryFlags struct {
+	file      string
+	servers   string
+	namespace string
+	digest    string
+}
+
+func (f *registryFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVarP(&f.file, "config", "c", "", "take the registry from this config file's regCenter")
+	cmd.Flags().StringVar(&f.servers, "zk", "", "ZooKeeper servers host:port[,host:port...] (instead of -c)")
+	cmd.Flags().StringVar(&f.namespace, "namespace", "", "registry namespace (with --zk)")
+	cmd.Flags().StringVar(&f.digest, "digest", "", "ZooKeeper digest user:password (with --zk)")
+}
+
+func (f *registryFlags) connect(ctx context.Context, cmd *cobra.Command, e *env) (reg.Client, error) {
+	var cfg zookeeper.Config
+	switch {
+	case f.file != "" && f.servers != "":
+		return nil, usagef(cmd, "give either -c FILE or --zk, not both")
+	case f.file != "":
+		file, err := hostconfig.Load(f.file, hostconfig.LoadOptions{
+			KnownType:     func(spi.Kind, string) bool { return true },
+			KnownListener: func(string) bool { return true },
+		})
+		if err != nil {
+			return nil, err
+		}
+		if file.Registry == nil {
+			return nil, fmt.Errorf("%s has no regCenter: a standalone host's embedded registry lives inside that host and cannot be reached from another process", f.file)
+		}
+		cfg = *file.Registry
+	case f.servers != "":
+		if f.namespace == "" {
+			return nil, usagef(cmd, "--namespace is required with --zk")
+		}
+		cfg = zookeeper.DefaultConfig(f.servers, f.namespace)
+		cfg.Digest = f.digest
+		// An operator command should fail fast when ZooKeeper is down.
+		cfg.ConnectionTimeoutMilliseconds = 5000
+		cfg.MaxRetries = 1
+	default:
+		return nil, usagef(cmd, "give -c FILE or --zk SERVERS --namespace NS")
+	}
+	cfg.Logger = e.log.Named("zookeeper")
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	c, err := zookeeper.Connect(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect to ZooKeeper %s: %w", cfg.ServerLists, err)
+	}
+	return c, nil
+}
+
+func newTriggerCmd(e *env) *cobra.Command {
+	var rf registryFlags
+	cmd := &cobra.Command{
+		Use:   "trigger JOB",
+		Short: "Run a job once now on every instance",
+		Long: `Asks every live instance of JOB to run it once now, exactly as the ElasticJob
+console's trigger button does (one trigger/{instanceId} node per instance).
+Each instance runs its own items. This is how a one-off job (no cron) runs.
+An instance that is already running the job drops the request.`,
+		Example: `  ejob trigger myJob -c ejob.yaml
+  ejob trigger myJob --zk 127.0.0.1:2181 --namespace demo`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usagef(cmd, "want one job name, got %d arguments", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := rf.connect(cmd.Context(), cmd, e)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			ids, err := lifecycle.TriggerAll(cmd.Context(), c, args[0])
+			if err != nil {
+				return err
+			}
+			if len(ids) == 0 {
+				return fmt.Errorf("job %q has no live instance to trigger", args[0])
+			}
+			fmt.Fprintf(e.stdout, "triggered %s on %d instance(s): %s\n", args[0], len(ids), strings.Join(ids, ", "))
+			return nil
+		},
+	}
+	rf.register(cmd)
+	return cmd
+}
+
+func newJobsCmd(e *env) *cobra.Command {
+	var rf registryFlags
+	cmd := &cobra.Command{
+		Use:   "jobs",
+		Short: "List the jobs of a namespace with cron, items, instances and status",
+		Long: `Lists every job of the namespace with its cron, shardingTotalCount, live
+instances and status, as the ElasticJob console computes it: CRASHED (no
+instance), DISABLED (every server disabled), SHARDING_FLAG (no item assigned,
+or an item assigned to an instance that is gone: resharding is pending), OK.`,
+		Example: `  ejob jobs -c ejob.yaml
+  ejob jobs --zk 127.0.0.1:2181 --namespace demo`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := rf.connect(cmd.Context(), cmd, e)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			briefs, err := lifecycle.Jobs(cmd.Context(), c)
+			if err != nil {
+				return err
+			}
+			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "JOB\tCRON\tITEMS\tINSTANCES\tSTATUS")
+			for _, b := range briefs {
+				cron := b.Cron
+				if cron == "" {
+					cron = "(one-off)"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\n", b.JobName, cron, b.ShardingTotalCount, b.InstanceCount, b.Status)
+			}
+			return tw.Flush()
+		},
+	}
+	rf.register(cmd)
+	return cmd
+}
+
