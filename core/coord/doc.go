@@ -1,7 +1,22 @@
 // Package coord is one job's coordination on one instance, wire-compatible
-// with ElasticJob-Lite 3.0.x on ZooKeeper: the startup registration, leader
-// election, lazy resharding, failover, trigger/shutdown/config reactions and
-// connection-loss handling, and the executor.Facade the execution pipeline
-// uses for every trigger. A Job is driven by Run; its Facade methods may be
-// called from the pipeline's goroutine while Run is running.
+// with ElasticJob-Lite 3.0.x on ZooKeeper (protocol spec §2, §5–§14): the
+// startup registration, leader election, lazy resharding, failover,
+// trigger/shutdown/config reactions, reconcile and connection-loss
+// handling, and the executor.Facade the execution pipeline calls on every
+// trigger.
+//
+// A Job is driven by Run. Run registers the instance, then one event
+// goroutine handles the job subtree's events in order (as upstream's
+// ListenerNotify-{job} thread) while a second one only flips the pause
+// state on connection changes, so executions stop at once on Suspended or
+// session loss. After a new session the event goroutine re-registers the
+// instance and server, re-elects, re-queues the cut-off running items for
+// failover and resumes; the tree cache re-arms its watches by itself.
+//
+// Leader-only writes are fenced: the sharding result, the reset of old
+// assignments and the deletion of the necessary/processing flags commit in
+// one transaction checked against this session's leader node; a failover
+// claim commits in one transaction checked against the Curator latch node;
+// running nodes are created in one transaction checked against this
+// session's instance node and never overwrite another instance's.
 package coord

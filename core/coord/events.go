@@ -133,7 +133,9 @@ func (j *Job) watchConnection(ctx context.Context, conn <-chan reg.ConnEvent, re
 			same := j.sess != nil && j.sess == ce.Session && ce.Session.Err() == nil
 			j.mu.Unlock()
 			if same {
-				j.log.Info("registry connection back with the same session; resuming")
+				if paused, _ := j.Paused(); paused {
+					j.log.Info("registry connection back with the same session; resuming")
+				}
 				j.setPaused(false)
 				continue
 			}

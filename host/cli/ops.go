@@ -146,4 +146,3 @@ or an item assigned to an instance that is gone: resharding is pending), OK.`,
 	rf.register(cmd)
 	return cmd
 }
-
