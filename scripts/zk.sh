@@ -14,7 +14,8 @@
 # Servers listen on 127.0.0.1 only, with 4lw.commands.whitelist=*, the admin server off,
 # and containers checked every 500 ms (znode.container.checkIntervalMs) so tests see
 # empty container nodes reaped quickly. Everything lives in DIR (config, data, logs, pids).
-# Environment: ZK_WAIT_SECONDS (default 60) bounds the wait for readiness.
+# Environment: ZK_WAIT_SECONDS (default 60) bounds the wait for readiness; ZK_LOG_LEVEL
+# (default warn) is the server log level in DIR/zk.log.
 set -euo pipefail
 
 ZK_JAR=/usr/share/java/zookeeper.jar
@@ -264,5 +265,5 @@ case ${1:-} in
 	kill) shift; cmd_kill "$@" ;;
 	addr) shift; addr_of "${1:?usage: zk.sh addr DIR}" ;;
 	curator-classpath) cmd_curator_classpath ;;
-	*) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+	*) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac

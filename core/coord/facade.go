@@ -12,10 +12,6 @@ import (
 	"github.com/ejob-io/ejob/core/reg/recipe"
 )
 
-// ErrPaused: the registry connection is suspended or the session was lost
-// and not yet re-registered; executions must not start.
-var ErrPaused = errors.New("coord: paused: registry connection unavailable")
-
 func (j *Job) checkReady() error {
 	select {
 	case <-j.ready:
@@ -154,12 +150,7 @@ func (j *Job) MisfireIfRunning(ctx context.Context, items []int) (bool, error) {
 	if err != nil || len(running) == 0 {
 		return false, err
 	}
-	for _, i := range items {
-		if err := j.s.createIfNeeded(ctx, j.p.itemNode(i, "misfire")); err != nil {
-			return true, err
-		}
-	}
-	return true, nil
+	return true, j.setMisfire(ctx, items)
 }
 
 // RegisterBegin implements executor.Facade. With monitorExecution it
@@ -275,9 +266,18 @@ func (j *Job) ClearMisfire(ctx context.Context, items []int) error {
 	return nil
 }
 
-// SetMisfire creates the misfire flags of items (the scheduler calls it
-// for this instance's items when a fire was missed; spec §11).
-func (j *Job) SetMisfire(ctx context.Context, items []int) error {
+// SetMisfire implements executor.Facade: it sets the misfire flags of this
+// instance's items (spec §11).
+func (j *Job) SetMisfire(ctx context.Context) error {
+	items, err := j.LocalItems(ctx)
+	if err != nil {
+		return wrap("set misfire", err)
+	}
+	return j.setMisfire(ctx, items)
+}
+
+// setMisfire creates the misfire flags of items.
+func (j *Job) setMisfire(ctx context.Context, items []int) error {
 	for _, i := range items {
 		if err := j.s.createIfNeeded(ctx, j.p.itemNode(i, "misfire")); err != nil {
 			return wrap("set misfire", err)

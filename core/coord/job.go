@@ -30,6 +30,9 @@ var (
 	// ErrItemRunning: RegisterBegin found an item already running on
 	// another instance; nothing was written.
 	ErrItemRunning = errors.New("coord: sharding item already running elsewhere")
+	// ErrPaused: the registry connection is suspended or the session was
+	// lost and not yet re-registered; executions must not start.
+	ErrPaused = errors.New("coord: paused: registry connection unavailable")
 	// ErrTimeDiff: the host clock differs from registry time by more than
 	// maxTimeDiffSeconds.
 	ErrTimeDiff = errors.New("coord: time difference with the registry exceeds maxTimeDiffSeconds")
@@ -317,6 +320,13 @@ func (j *Job) registerStartUp(ctx context.Context, enabled bool) error {
 	j.mu.Unlock()
 	if err := j.removeOfflineServers(ctx); err != nil {
 		j.log.Warn("remove offline servers failed", "error", err)
+	}
+	// The leader's listener would flag resharding when it sees this
+	// instance join, but only asynchronously: a leader that is this very
+	// instance flags it now, so that a fire right after startup already
+	// gets its items (the flag is set on the leader only, as upstream).
+	if err := j.serversChanged(ctx); err != nil {
+		return wrap("flag resharding at startup", err)
 	}
 	return nil
 }

@@ -116,8 +116,7 @@ func TestMisfire(t *testing.T) {
 		t.Error("misfire after ClearMisfire")
 	}
 	// SetMisfire (Quartz misfire path) on local items, consumed by a run.
-	items, _ := a.job.LocalItems(ctx)
-	if err := a.job.SetMisfire(ctx, items); err != nil {
+	if err := a.job.SetMisfire(ctx); err != nil {
 		t.Fatal(err)
 	}
 	a.run(ctx)

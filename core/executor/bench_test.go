@@ -29,6 +29,7 @@ func (nopFacade) RegisterCompleted(context.Context, executor.ShardingContexts, [
 }
 func (nopFacade) ExecuteMisfired(context.Context, []int) (bool, error) { return false, nil }
 func (nopFacade) ClearMisfire(context.Context, []int) error            { return nil }
+func (nopFacade) SetMisfire(context.Context) error                     { return nil }
 func (nopFacade) NeedSharding(context.Context) (bool, error)           { return false, nil }
 func (nopFacade) FailoverIfNecessary(context.Context) error            { return nil }
 

@@ -32,9 +32,6 @@ var (
 	// ErrItemPanicked is wrapped by the failure of an item whose runner
 	// panicked.
 	ErrItemPanicked = errors.New("item runner panicked")
-	// ErrMisfireUnsupported is returned by RecordMisfire when the Facade
-	// does not implement MisfireSetter.
-	ErrMisfireUnsupported = errors.New("facade cannot set misfire flags")
 	// ErrInvalidOptions is wrapped by New's errors.
 	ErrInvalidOptions = errors.New("invalid executor options")
 )
@@ -70,13 +67,6 @@ type Listener interface {
 	BeforeJobExecuted(ctx context.Context, sc ShardingContexts) error
 	AfterJobExecuted(ctx context.Context, sc ShardingContexts) error
 	Order() int
-}
-
-// MisfireSetter is an optional Facade method: set the misfire flag of
-// every local sharding item (upstream's JobTriggerListener.triggerMisfired
-// → executionService.setMisfire(getLocalShardingItems())).
-type MisfireSetter interface {
-	SetMisfire(ctx context.Context) error
 }
 
 // Options configure an Executor.
@@ -162,11 +152,7 @@ func (e *Executor) JobName() string { return e.jobName }
 // trigger.Options.OnMisfire for fires with Scheduled > 0; manual triggers
 // dropped while running set no flag, as upstream).
 func (e *Executor) RecordMisfire(ctx context.Context) error {
-	ms, ok := e.opts.Facade.(MisfireSetter)
-	if !ok {
-		return fmt.Errorf("executor: job %q: %w", e.jobName, ErrMisfireUnsupported)
-	}
-	if err := ms.SetMisfire(ctx); err != nil {
+	if err := e.opts.Facade.SetMisfire(ctx); err != nil {
 		return fmt.Errorf("executor: job %q: set misfire: %w", e.jobName, err)
 	}
 	return nil

@@ -54,8 +54,7 @@ type fakeFacade struct {
 }
 
 var (
-	_ executor.Facade        = (*fakeFacade)(nil)
-	_ executor.MisfireSetter = (*fakeFacade)(nil)
+	_ executor.Facade = (*fakeFacade)(nil)
 )
 
 func (f *fakeFacade) Config(ctx context.Context) (*config.JobConfiguration, error) {

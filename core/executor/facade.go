@@ -50,6 +50,10 @@ type Facade interface {
 	// ExecuteMisfired reports misfire enabled && !NeedSharding && any of
 	// items has a misfire flag.
 	ExecuteMisfired(ctx context.Context, items []int) (bool, error)
+	// SetMisfire sets the misfire flag of every local sharding item, for a
+	// fire the trigger loop skipped while the job was running (upstream's
+	// JobTriggerListener.triggerMisfired).
+	SetMisfire(ctx context.Context) error
 	// ClearMisfire deletes the misfire flags of items.
 	ClearMisfire(ctx context.Context, items []int) error
 	// NeedSharding reports whether resharding is pending (the flag node

@@ -68,8 +68,12 @@ type Job struct {
 	// Type is a job type served by Plugins (SCRIPT, HTTP, ...); used when
 	// Runner is nil.
 	Type string
-	// Runner runs items in-process (SIMPLE and DATAFLOW Go jobs).
+	// Runner runs items in-process (SIMPLE Go jobs).
 	Runner executor.ItemRunner
+	// NewRunner builds an in-process runner that needs the job's
+	// coordination (a DATAFLOW job asks it whether resharding is pending).
+	// Used when Runner is nil.
+	NewRunner func(executor.Facade) executor.ItemRunner
 	// ClassName is written to the job root node: upstream writes the job
 	// class; typed jobs write their type. Default: Type, or "ejob.GoJob".
 	ClassName string
@@ -183,7 +187,7 @@ func (s *Scheduler) Add(job Job) error {
 	}
 	runner := job.Runner
 	className := job.ClassName
-	if runner == nil {
+	if runner == nil && job.NewRunner == nil {
 		if job.Type == "" {
 			return fmt.Errorf("job %q: %w: neither a job type nor an in-process runner", cfg.JobName, spi.ErrInvalidConfig)
 		}
@@ -232,6 +236,9 @@ func (s *Scheduler) Add(job Job) error {
 	cj, err := coord.New(co)
 	if err != nil {
 		return fmt.Errorf("job %q: %w", cfg.JobName, err)
+	}
+	if runner == nil {
+		runner = job.NewRunner(cj)
 	}
 	ex, err := executor.New(cfg.JobName, executor.Options{
 		InstanceID:    s.opts.InstanceID,

@@ -40,10 +40,11 @@ type Latch struct {
 	path string
 	id   []byte
 
-	mu    sync.Mutex
-	node  string // our full node path, "" if none
-	sess  *reg.Session
-	owner bool
+	mu       sync.Mutex
+	node     string // our full node path, "" if none
+	sess     *reg.Session
+	owner    bool
+	released chan struct{} // closed by Release to wake a pending Acquire
 }
 
 // NewLatch returns a latch at path (e.g. "/job/leader/election/latch") for
@@ -65,6 +66,8 @@ func (l *Latch) Acquire(ctx context.Context) error {
 	}
 	l.owner = false
 	node, sess := l.node, l.sess
+	released := make(chan struct{})
+	l.released = released
 	l.mu.Unlock()
 	if node == "" || sess == nil || sess.Err() != nil {
 		var err error
@@ -75,7 +78,7 @@ func (l *Latch) Acquire(ctx context.Context) error {
 		l.node, l.sess = node, sess
 		l.mu.Unlock()
 	}
-	err := l.await(ctx, node, sess)
+	err := l.await(ctx, node, sess, released)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err == nil && l.node != node {
@@ -141,7 +144,7 @@ func (l *Latch) deleteProtected(ctx context.Context, prefix string) {
 }
 
 // await is Curator's checkLeadership loop for our node.
-func (l *Latch) await(ctx context.Context, node string, sess *reg.Session) error {
+func (l *Latch) await(ctx context.Context, node string, sess *reg.Session, released <-chan struct{}) error {
 	ours := reg.Base(node)
 	for {
 		if err := sess.Err(); err != nil {
@@ -190,6 +193,8 @@ func (l *Latch) await(ctx context.Context, node string, sess *reg.Session) error
 		select {
 		case <-ch:
 		case <-sess.Done():
+		case <-released:
+			return fmt.Errorf("latch %s: released while acquiring: %w", l.path, ErrNotLeader)
 		case <-ctx.Done():
 			return fmt.Errorf("latch %s: %w", l.path, ctx.Err())
 		}
@@ -212,6 +217,10 @@ func (l *Latch) cleanup(ctx context.Context, node string, sess *reg.Session) {
 func (l *Latch) Release(ctx context.Context) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.released != nil {
+		close(l.released)
+		l.released = nil
+	}
 	if l.node == "" {
 		return nil
 	}

@@ -1,0 +1,205 @@
+package ejob
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/ejob-io/ejob/core/config"
+	"github.com/ejob-io/ejob/core/executor"
+	"github.com/ejob-io/ejob/core/instance"
+	"github.com/ejob-io/ejob/core/lifecycle"
+	"github.com/ejob-io/ejob/core/reg"
+	"github.com/ejob-io/ejob/core/reg/embedded"
+	"github.com/ejob-io/ejob/core/reg/zookeeper"
+	"github.com/ejob-io/ejob/core/scheduler"
+	"github.com/ejob-io/ejob/plugins/builtin"
+	"github.com/ejob-io/ejob/spi"
+)
+
+// ShardingContext is what one item of one execution receives.
+type ShardingContext = spi.ShardingContext
+
+// JobConfig is a job's configuration, with ElasticJob's keys and defaults.
+type JobConfig = config.JobConfiguration
+
+// NewJobConfig returns a configuration with upstream's defaults. Set Cron
+// for a scheduled job; leave it empty for a one-off job run by Execute.
+func NewJobConfig(name string, shardingTotalCount int) *JobConfig {
+	return config.New(name, shardingTotalCount)
+}
+
+// Registry is a connection to a registry namespace.
+type Registry = reg.Client
+
+// ZooKeeperConfig configures a ZooKeeper registry (ElasticJob's
+// ZookeeperConfiguration keys and defaults).
+type ZooKeeperConfig = zookeeper.Config
+
+// ZooKeeper connects to a ZooKeeper ensemble with upstream's defaults.
+func ZooKeeper(ctx context.Context, serverLists, namespace string) (Registry, error) {
+	return ZooKeeperWith(ctx, zookeeper.DefaultConfig(serverLists, namespace))
+}
+
+// ZooKeeperWith connects with a full configuration.
+func ZooKeeperWith(ctx context.Context, cfg ZooKeeperConfig) (Registry, error) {
+	return zookeeper.Connect(ctx, cfg)
+}
+
+// EmbeddedRegistry returns an in-process registry for one process
+// (standalone: no ZooKeeper needed, nothing shared with other processes).
+func EmbeddedRegistry(namespace string) (Registry, error) {
+	return embedded.NewServer().Connect(namespace)
+}
+
+// DataflowJob fetches data for an item and processes it. With the job prop
+// streaming.process=true, fetch/process repeat until fetch returns nothing,
+// resharding is pending, or the job is stopped.
+type DataflowJob[T any] = executor.DataflowJob[T]
+
+// Plugins resolves extension types by name (the in-process built-ins by
+// default; a host/plugins.Catalog serves plugin binaries).
+type Plugins = scheduler.Plugins
+
+// Option configures a Scheduler.
+type Option func(*options)
+
+type options struct {
+	log     hclog.Logger
+	plugins Plugins
+	drain   time.Duration
+	ip      instance.IPOptions
+}
+
+// WithLogger sets the logger (default: none).
+func WithLogger(l hclog.Logger) Option { return func(o *options) { o.log = l } }
+
+// WithPlugins replaces the in-process built-ins.
+func WithPlugins(p Plugins) Option { return func(o *options) { o.plugins = p } }
+
+// WithDrainTimeout bounds how long Shutdown waits for running items before
+// cancelling them (default 30 s).
+func WithDrainTimeout(d time.Duration) Option { return func(o *options) { o.drain = d } }
+
+// WithPreferredNetwork picks this process's IP (part of its instance id)
+// from a preferred interface name or IP prefix/regex.
+func WithPreferredNetwork(iface, ip string) Option {
+	return func(o *options) { o.ip.PreferredInterface, o.ip.PreferredIP = iface, ip }
+}
+
+// Builtins returns the built-in sharding strategies, error handlers, job
+// types and thread-pool sizes, served in-process.
+func Builtins(log hclog.Logger) Plugins {
+	set := builtin.New(builtin.Options{Logger: log})
+	return scheduler.Static{Sharding: set.Sharding, ErrorHandlers: set.ErrorHandlers, JobTypes: set.JobTypes, ThreadPools: set.ThreadPools}
+}
+
+// Scheduler runs this process's jobs.
+type Scheduler struct {
+	s    *scheduler.Scheduler
+	reg  Registry
+	id   string
+	mu   sync.Mutex
+	stop context.CancelFunc
+	done chan error
+}
+
+// ErrStarted means Start was called twice, or Shutdown before Start.
+var ErrStarted = errors.New("ejob: scheduler already started or not started")
+
+// NewScheduler returns a Scheduler on the registry r.
+func NewScheduler(r Registry, opts ...Option) (*Scheduler, error) {
+	o := options{log: hclog.NewNullLogger()}
+	for _, f := range opts {
+		f(&o)
+	}
+	if o.plugins == nil {
+		o.plugins = Builtins(o.log.Named("builtin"))
+	}
+	id, err := instance.LocalID(o.ip)
+	if err != nil {
+		return nil, fmt.Errorf("ejob: choose this process's instance id: %w", err)
+	}
+	s, err := scheduler.New(scheduler.Options{
+		Client: r, InstanceID: id.String(), ServerIP: id.IP, Plugins: o.plugins,
+		Logger: o.log.With("instance", id.String()), DrainTimeout: o.drain,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Scheduler{s: s, reg: r, id: id.String()}, nil
+}
+
+// InstanceID returns this process's instance id (ip@-@pid).
+func (s *Scheduler) InstanceID() string { return s.id }
+
+// Simple adds a SIMPLE job: fn runs once per item of each execution, with a
+// ctx cancelled on execution timeout, registry session loss and shutdown.
+func (s *Scheduler) Simple(cfg *JobConfig, fn func(ctx context.Context, sc ShardingContext) error) error {
+	return s.s.Add(scheduler.Job{Config: cfg, Runner: executor.SimpleFunc(fn), ClassName: "ejob.SimpleJob"})
+}
+
+// Dataflow adds a DATAFLOW job to s.
+func Dataflow[T any](s *Scheduler, cfg *JobConfig, job DataflowJob[T]) error {
+	return s.s.Add(scheduler.Job{Config: cfg, ClassName: "ejob.DataflowJob",
+		NewRunner: func(f executor.Facade) executor.ItemRunner { return executor.NewDataflow(job, f) }})
+}
+
+// Typed adds a job of a type served by the plugins (SCRIPT, HTTP, ...).
+func (s *Scheduler) Typed(cfg *JobConfig, jobType string) error {
+	return s.s.Add(scheduler.Job{Config: cfg, Type: jobType})
+}
+
+// Start registers the jobs and starts firing them; it returns once every
+// job has registered (or ctx ends). The scheduler runs until Shutdown.
+func (s *Scheduler) Start(ctx context.Context) error {
+	s.mu.Lock()
+	if s.done != nil {
+		s.mu.Unlock()
+		return ErrStarted
+	}
+	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	s.stop, s.done = stop, make(chan error, 1)
+	s.mu.Unlock()
+	go func() { s.done <- s.s.Run(runCtx) }()
+	if err := s.s.Ready(ctx); err != nil {
+		s.Shutdown(context.Background())
+		return err
+	}
+	return nil
+}
+
+// Execute runs a job once now on every process that runs it (upstream's
+// OneOffJobBootstrap.execute): each runs its own items.
+func (s *Scheduler) Execute(ctx context.Context, jobName string) error {
+	ids, err := lifecycle.TriggerAll(ctx, s.reg, jobName)
+	if err == nil && len(ids) == 0 {
+		err = fmt.Errorf("ejob: job %q has no live instance", jobName)
+	}
+	return err
+}
+
+// Shutdown stops firing, waits for running items up to the drain timeout
+// (then cancels them), and leaves the registry; it does not close the
+// registry. If ctx ends first, Shutdown returns ctx's error and the drain
+// goes on in the background.
+func (s *Scheduler) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	stop, done := s.stop, s.done
+	s.mu.Unlock()
+	if done == nil {
+		return ErrStarted
+	}
+	stop()
+	select {
+	case err := <-done:
+		done <- err // later calls return the same result
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("ejob: shutdown: %w", ctx.Err())
+	}
+}

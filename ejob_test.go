@@ -1,0 +1,176 @@
+package ejob_test
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ejob-io/ejob"
+)
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond) // bounded polling of observable state
+	}
+}
+
+type seen struct {
+	mu    sync.Mutex
+	items []int
+}
+
+func (s *seen) add(i int) { s.mu.Lock(); s.items = append(s.items, i); s.mu.Unlock() }
+func (s *seen) get() []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := append([]int(nil), s.items...)
+	sort.Ints(out)
+	return out
+}
+
+func newScheduler(t *testing.T) *ejob.Scheduler {
+	t.Helper()
+	reg, err := ejob.EmbeddedRegistry("lib-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { reg.Close() })
+	s, err := ejob.NewScheduler(reg, ejob.WithDrainTimeout(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestSimpleScheduledJob(t *testing.T) {
+	s := newScheduler(t)
+	cfg := ejob.NewJobConfig("simple", 3)
+	cfg.Cron = "* * * * * ?"
+	cfg.ShardingItemParameters = "0=a,1=b,2=c"
+	var got seen
+	params := map[int]string{}
+	var mu sync.Mutex
+	if err := s.Simple(cfg, func(ctx context.Context, sc ejob.ShardingContext) error {
+		mu.Lock()
+		params[sc.ShardingItem] = *sc.ShardingParameter
+		mu.Unlock()
+		got.add(sc.ShardingItem)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "two triggers", func() bool { return len(got.get()) >= 6 })
+	if err := s.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if fmt.Sprint(params) != "map[0:a 1:b 2:c]" {
+		t.Fatalf("parameters = %v", params)
+	}
+}
+
+// queue is a DATAFLOW job that drains a fixed amount of data per item.
+type queue struct {
+	mu        sync.Mutex
+	left      map[int]int
+	processed map[int]int
+}
+
+func (q *queue) Fetch(_ context.Context, sc ejob.ShardingContext) ([]int, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	n := min(q.left[sc.ShardingItem], 2)
+	q.left[sc.ShardingItem] -= n
+	return make([]int, n), nil
+}
+
+func (q *queue) Process(_ context.Context, sc ejob.ShardingContext, data []int) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.processed[sc.ShardingItem] += len(data)
+	return nil
+}
+
+func (q *queue) total() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	n := 0
+	for _, v := range q.processed {
+		n += v
+	}
+	return n
+}
+
+func TestDataflowStreamingDrainsInOneExecution(t *testing.T) {
+	s := newScheduler(t)
+	cfg := ejob.NewJobConfig("dataflow", 2)
+	cfg.Props = map[string]string{"streaming.process": "TRUE"}
+	q := &queue{left: map[int]int{0: 7, 1: 5}, processed: map[int]int{}}
+	if err := ejob.Dataflow(s, cfg, q); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Shutdown(context.Background())
+	if err := s.Execute(context.Background(), "dataflow"); err != nil {
+		t.Fatal(err)
+	}
+	// One execution streams until fetch returns nothing: 7 + 5 records.
+	waitFor(t, "all records processed", func() bool { return q.total() == 12 })
+}
+
+func TestOneOffJobRunsOnceWhenExecuted(t *testing.T) {
+	s := newScheduler(t)
+	var got seen
+	if err := s.Simple(ejob.NewJobConfig("once", 2), func(ctx context.Context, sc ejob.ShardingContext) error {
+		got.add(sc.ShardingItem)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Execute(context.Background(), "once"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the one-off run", func() bool { return len(got.get()) == 2 })
+	if err := s.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got.get()) != "[0 1]" {
+		t.Fatalf("items = %v, want each once", got.get())
+	}
+	if err := s.Execute(context.Background(), "nope"); err == nil {
+		t.Fatal("executing an unknown job succeeded")
+	}
+}
+
+func TestInvalidConfigIsRejectedNamingTheField(t *testing.T) {
+	s := newScheduler(t)
+	cfg := ejob.NewJobConfig("bad", 2)
+	cfg.Cron = "0 0 25 * * ?"
+	err := s.Simple(cfg, func(context.Context, ejob.ShardingContext) error { return nil })
+	if err == nil {
+		t.Fatal("accepted an invalid cron")
+	}
+	t.Log(err)
+	cfg = ejob.NewJobConfig("bad2", 2)
+	cfg.JobShardingStrategyType = "NOPE"
+	if err := s.Simple(cfg, func(context.Context, ejob.ShardingContext) error { return nil }); err == nil {
+		t.Fatal("accepted an unknown strategy")
+	}
+}
