@@ -2,8 +2,10 @@ package executor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/ejob-io/ejob/core/config"
 	"github.com/ejob-io/ejob/spi"
@@ -39,10 +41,28 @@ var _ ItemRunner = SimpleFunc(nil)
 // RunItem implements ItemRunner.
 func (f SimpleFunc) RunItem(ctx context.Context, sc spi.ShardingContext) error { return f(ctx, sc) }
 
+// ErrResharding is the cancellation cause of a streaming typed item stopped
+// because resharding became pending.
+var ErrResharding = errors.New("resharding pending: streaming stopped")
+
+// DefaultReshardingPoll is how often a streaming typed item checks for
+// pending resharding.
+const DefaultReshardingPoll = time.Second
+
 // Typed runs items through a job-type SPI implementation (SCRIPT, HTTP, a
 // plugin's type), passing the trigger's props.
+//
+// A plugin's DATAFLOW type runs its whole fetch/process loop inside one
+// Execute call, so it cannot ask the registry whether resharding is
+// pending. When Sharding is set and the props turn streaming.process on,
+// Typed polls Sharding every PollInterval during the call and cancels the
+// item's ctx with cause ErrResharding once resharding is pending; an item
+// stopped that way completes normally, as upstream's streaming loop breaks
+// on needSharding() and the item succeeds.
 type Typed struct {
-	Executor spi.JobExecutor
+	Executor     spi.JobExecutor
+	Sharding     ShardingChecker
+	PollInterval time.Duration
 }
 
 var _ ItemRunner = Typed{}
@@ -53,10 +73,50 @@ func (t Typed) RunItem(ctx context.Context, sc spi.ShardingContext) error {
 	if cfg := JobConfig(ctx); cfg != nil {
 		props = cfg.Props
 	}
+	if t.Sharding != nil && parseJavaBool(props[PropStreamingProcess]) {
+		var stop func()
+		ctx, stop = t.stopOnResharding(ctx)
+		defer stop()
+	}
 	if _, err := t.Executor.Execute(ctx, spi.ExecuteRequest{Context: sc, Props: props}); err != nil {
+		if errors.Is(context.Cause(ctx), ErrResharding) {
+			return nil
+		}
 		return fmt.Errorf("execute item %d: %w", sc.ShardingItem, err)
 	}
 	return nil
+}
+
+// stopOnResharding returns a ctx cancelled with ErrResharding once
+// resharding is pending, and a func that ends the watch.
+func (t Typed) stopOnResharding(parent context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	every := t.PollInterval
+	if every <= 0 {
+		every = DefaultReshardingPoll
+	}
+	done := make(chan struct{})
+	go func() {
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				if need, err := t.Sharding.NeedSharding(ctx); err == nil && need {
+					cancel(ErrResharding)
+					return
+				}
+			}
+		}
+	}()
+	return ctx, func() {
+		close(done)
+		cancel(nil)
+	}
 }
 
 // PropStreamingProcess is the DATAFLOW prop that turns on streaming.

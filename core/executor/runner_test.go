@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/ejob-io/ejob/core/executor"
 	"github.com/ejob-io/ejob/spi"
@@ -142,5 +143,54 @@ func TestTypedRunnerGetsProps(t *testing.T) {
 	}
 	if herr := <-h.reqs; herr.ShardingItem != 1 {
 		t.Errorf("handler request = %+v", herr)
+	}
+}
+
+// blockingExec blocks in Execute until its ctx ends, then returns ctx.Err().
+type blockingExec struct{ calls atomic.Int32 }
+
+func (b *blockingExec) Execute(ctx context.Context, _ spi.ExecuteRequest) (spi.ExecuteResponse, error) {
+	b.calls.Add(1)
+	<-ctx.Done()
+	return spi.ExecuteResponse{}, ctx.Err()
+}
+
+func (b *blockingExec) Validate(context.Context, spi.ValidatePropsRequest) error { return nil }
+
+// flagAfter reports resharding pending from its n-th check on.
+type flagAfter struct {
+	n      int32
+	checks atomic.Int32
+}
+
+func (f *flagAfter) NeedSharding(context.Context) (bool, error) {
+	return f.checks.Add(1) >= f.n, nil
+}
+
+func TestTypedStreamingItemStopsOnResharding(t *testing.T) {
+	flag := &flagAfter{n: 3}
+	x := &blockingExec{}
+	r := executor.Typed{Executor: x, Sharding: flag, PollInterval: time.Millisecond}
+	ctx := executor.WithJobConfigForTest(context.Background(), map[string]string{"streaming.process": "True"})
+	if err := r.RunItem(ctx, spi.ShardingContext{JobName: "j", ShardingItem: 0}); err != nil {
+		t.Fatalf("a streaming item stopped for resharding must complete normally, got %v", err)
+	}
+	if flag.checks.Load() < 3 || x.calls.Load() != 1 {
+		t.Fatalf("checks %d, calls %d", flag.checks.Load(), x.calls.Load())
+	}
+}
+
+func TestTypedNonStreamingItemIsNotStoppedByResharding(t *testing.T) {
+	flag := &flagAfter{n: 1}
+	x := &blockingExec{}
+	r := executor.Typed{Executor: x, Sharding: flag, PollInterval: time.Millisecond}
+	ctx, cancel := context.WithTimeout(executor.WithJobConfigForTest(context.Background(), map[string]string{}), 50*time.Millisecond)
+	defer cancel()
+	err := r.RunItem(ctx, spi.ShardingContext{JobName: "j"})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want the item's own deadline", err)
+	}
+	if flag.checks.Load() != 0 {
+		t.Fatalf("a non-streaming item polled resharding %d times", flag.checks.Load())
 	}
 }

@@ -201,7 +201,7 @@ func (s *Scheduler) Add(job Job) error {
 		if err != nil {
 			return fmt.Errorf("job %q: props for job type %s: %w", cfg.JobName, job.Type, err)
 		}
-		runner = executor.Typed{Executor: ex}
+		job.NewRunner = func(f executor.Facade) executor.ItemRunner { return executor.Typed{Executor: ex, Sharding: f} }
 		if className == "" {
 			className = spi.NormalizeType(job.Type)
 		}
