@@ -1,23 +1,112 @@
 #!/usr/bin/env bash
-# The main demo: builds ejob and its plugins, installs the example plugin into
-# a fresh plugins directory, lists what the host discovers, and previews how
-# built-in and third-party strategies shard a job across three instances.
+# The main demo (`make demo`): builds ejob and runs one standalone host (no
+# ZooKeeper: the registry is embedded) with the jobs of
+# examples/demo/standalone.yaml for about 15 seconds:
+#   - cityReport, a SCRIPT job, every 3 s, 3 sharding items: examples/demo/report.sh
+#     prints each item it receives;
+#   - pingBilling, an HTTP job, every 5 s, 2 items: POSTs to a tiny local endpoint
+#     (examples/demo/httpecho) that prints the shardingContext header of each request.
+# Then it stops the host with SIGTERM: no new fires, running items drain, clean exit.
+#
+#   scripts/demo.sh            the job demo above
+#   scripts/demo.sh plugins    the plugin runtime: discover plugins, preview sharding
+# Environment: DEMO_SECONDS (default 15) is how long the host runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-make build
+
+plugins_demo() {
+	make build
+	local dir
+	dir=$(mktemp -d)
+	trap 'rm -rf "$dir"' EXIT
+	cp bin/plugins/ejob-sharding-rendezvous "$dir/"
+	local instances=192.168.1.2@-@200,192.168.1.1@-@100,192.168.1.10@-@50
+	echo
+	echo "== ejob plugins list --plugins-dir $dir"
+	bin/ejob plugins list --plugins-dir "$dir"
+	for s in AVG_ALLOCATION ODEVITY ROUND_ROBIN RENDEZVOUS; do
+		echo
+		echo "== ejob sharding preview --strategy $s --job javaSimpleJob --total 10"
+		bin/ejob sharding preview --plugins-dir "$dir" --strategy "$s" --job javaSimpleJob --total 10 --instances "$instances"
+	done
+	echo
+	echo "== ejob plugins lock, then list again (pinned)"
+	bin/ejob plugins lock --plugins-dir "$dir"
+	bin/ejob plugins list --plugins-dir "$dir" >/dev/null && echo "pinned binaries verified"
+}
+
+if [ "${1:-}" = plugins ]; then
+	plugins_demo
+	exit 0
+fi
+[ $# -eq 0 ] || { echo "usage: $0 [plugins]" >&2; exit 2; }
+
+seconds=${DEMO_SECONDS:-15}
+echo "== building ejob and the demo's HTTP endpoint"
+go build -o bin/ejob ./cmd/ejob
+go build -o bin/demo/httpecho ./examples/demo/httpecho
+
 dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-cp bin/plugins/ejob-sharding-rendezvous "$dir/"
-instances=192.168.1.2@-@200,192.168.1.1@-@100,192.168.1.10@-@50
+echo_pid="" host_pid="" tail_pid=""
+cleanup() {
+	local p
+	for p in $host_pid $echo_pid $tail_pid; do kill "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# The HTTP job's endpoint, on a free port.
+bin/demo/httpecho -addr 127.0.0.1:0 -port-file "$dir/port" &
+echo_pid=$!
+for _ in $(seq 100); do [ -s "$dir/port" ] && break; sleep 0.05; done
+[ -s "$dir/port" ] || { echo "demo: httpecho did not start" >&2; exit 1; }
+port=$(cat "$dir/port")
+
+# What the SCRIPT job's items print.
+: >"$dir/script.out"
+tail -n +1 -f "$dir/script.out" &
+tail_pid=$!
+
+echo "== ejob run -c examples/demo/standalone.yaml   (standalone, for ${seconds}s; endpoint on port $port)"
+sed -n '/^elasticjob:/,$p' examples/demo/standalone.yaml | sed 's/^/   | /'
 echo
-echo "== ejob plugins list --plugins-dir $dir"
-bin/ejob plugins list --plugins-dir "$dir"
-for s in AVG_ALLOCATION ODEVITY ROUND_ROBIN RENDEZVOUS; do
-  echo
-  echo "== ejob sharding preview --strategy $s --job javaSimpleJob --total 10"
-  bin/ejob sharding preview --plugins-dir "$dir" --strategy "$s" --job javaSimpleJob --total 10 --instances "$instances"
+EJOB_DEMO_HTTP_PORT=$port EJOB_DEMO_OUT="$dir/script.out" \
+	bin/ejob run -c examples/demo/standalone.yaml >"$dir/ejob.log" 2>&1 &
+host_pid=$!
+
+# Show the host's own lifecycle lines next to the jobs' output.
+show_host_log() {
+	grep -E 'host started|resharding committed|shutting down|shut down|ERROR|WARN' "$dir/ejob.log" |
+		sed -E 's/^[^ ]+ +\[([A-Z]+)\] +/[ejob] \1 /' >"$dir/host.view" || true
+	if [ -s "$dir/host.view" ]; then
+		tail -n +"$((shown + 1))" "$dir/host.view"
+		shown=$(wc -l <"$dir/host.view")
+	fi
+}
+shown=0
+end=$((SECONDS + seconds))
+while [ $SECONDS -lt $end ]; do
+	if ! kill -0 "$host_pid" 2>/dev/null; then
+		echo "demo: ejob exited early; its log:" >&2
+		cat "$dir/ejob.log" >&2
+		exit 1
+	fi
+	show_host_log
+	sleep 0.2
 done
+
 echo
-echo "== ejob plugins lock, then list again (pinned)"
-bin/ejob plugins lock --plugins-dir "$dir"
-bin/ejob plugins list --plugins-dir "$dir" >/dev/null && echo "pinned binaries verified"
+echo "== SIGTERM: no new fires, running items drain (ejob.drainTimeout), then a clean exit"
+kill -TERM "$host_pid"
+status=0
+wait "$host_pid" || status=$?
+host_pid=""
+show_host_log
+sleep 0.3 # let tail print the last items
+echo "== ejob exited with status $status"
+[ "$status" -eq 0 ] || { cat "$dir/ejob.log" >&2; exit 1; }
+echo
+echo "More: make demo-cluster (three hosts on a local ZooKeeper, kill -9, failover),"
+echo "      make demo-plugins (plugin discovery and sharding previews)."

@@ -188,8 +188,9 @@ func TestEveryItemOfEveryTriggerRunsOnceAcrossInstances(t *testing.T) {
 			}
 		}
 	}
-	// AVG_ALLOCATION over descending ids: @-@3 gets 0,1,3; @-@2 gets 2; @-@1 nothing.
-	want := map[int]string{0: ids[2], 1: ids[2], 2: ids[1], 3: ids[2]}
+	// AVG_ALLOCATION over descending ids [@-@3, @-@2, @-@1], 4 items: one
+	// each, the rest (item 3) to the first: @-@3=[0,3], @-@2=[1], @-@1=[2].
+	want := map[int]string{0: ids[2], 1: ids[1], 2: ids[0], 3: ids[2]}
 	for item, id := range want {
 		if len(owners[item]) != 1 || !owners[item][id] {
 			t.Errorf("item %d ran on %v, want only %s", item, owners[item], id)

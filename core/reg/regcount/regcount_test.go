@@ -1,0 +1,78 @@
+package regcount_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/ejob-io/ejob/core/reg"
+	"github.com/ejob-io/ejob/core/reg/embedded"
+	"github.com/ejob-io/ejob/core/reg/regcount"
+)
+
+func TestCountsEachCallOnceByClass(t *testing.T) {
+	inner, err := embedded.NewServer().Connect("count")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var calls []regcount.Call
+	c := regcount.New(inner, regcount.WithObserver(func(call regcount.Call) {
+		mu.Lock()
+		calls = append(calls, call)
+		mu.Unlock()
+	}))
+	defer c.Close()
+	ctx := context.Background()
+
+	// Writes: a create with parents is one request at this interface.
+	if _, err := c.Create(ctx, "/a/b", []byte("x"), reg.Persistent, reg.WithParents()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Set(ctx, "/a/b", []byte("y"), reg.AnyVersion); err != nil {
+		t.Fatal(err)
+	}
+	// A failed request still counts.
+	if err := c.Delete(ctx, "/missing", reg.AnyVersion); err == nil {
+		t.Fatal("deleting a missing node succeeded")
+	}
+	// Reads.
+	c.Get(ctx, "/a/b")
+	c.Exists(ctx, "/a")
+	c.Children(ctx, "/a")
+	// Watches.
+	c.GetW(ctx, "/a/b")
+	c.ExistsW(ctx, "/a/c")
+	c.ChildrenW(ctx, "/a")
+	// One multi of three ops.
+	if _, err := c.Multi(ctx, reg.CheckOp("/a", reg.AnyVersion), reg.CreateOp("/a/c", nil, reg.Persistent), reg.DeleteOp("/a/c", reg.AnyVersion)); err != nil {
+		t.Fatal(err)
+	}
+	// Not requests.
+	c.Session()
+	c.Namespace()
+
+	got := c.Counts()
+	want := regcount.Counts{Reads: 3, Writes: 3, Multis: 1, Watches: 3}
+	if got != want {
+		t.Fatalf("counts = %+v, want %+v", got, want)
+	}
+	if got.Total() != 10 {
+		t.Fatalf("total = %d, want 10", got.Total())
+	}
+	if d := got.Sub(regcount.Counts{Reads: 1}); d.Reads != 2 || d.Total() != 9 {
+		t.Fatalf("Sub = %+v", d)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(calls) != 10 {
+		t.Fatalf("observer saw %d calls, want 10", len(calls))
+	}
+	last := calls[len(calls)-1]
+	if last.Kind != regcount.Multi || last.Ops != 3 || last.Path != "/a" || last.Method != "Multi" {
+		t.Fatalf("multi call = %+v", last)
+	}
+	if c.Unwrap() != reg.Client(inner) {
+		t.Fatal("Unwrap does not return the wrapped client")
+	}
+}

@@ -1,0 +1,592 @@
+package scheduler_test
+
+// Macro benchmarks of the whole kernel (scheduler + coord + executor +
+// trigger) on the embedded registry and on a real ZooKeeper started by
+// scripts/zk.sh. They measure with the real clock and report their figures
+// with b.ReportMetric; they never fail on a timing. ns/op is the wall time
+// of one iteration of the scenario (one trigger, one resharding, ...), not
+// a figure to compare. docs/benchmarks.md records the figures and how to
+// reproduce them. ZooKeeper variants are skipped with -short.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"runtime"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/ejob-io/ejob/core/config"
+	"github.com/ejob-io/ejob/core/coord"
+	"github.com/ejob-io/ejob/core/executor"
+	"github.com/ejob-io/ejob/core/reg"
+	"github.com/ejob-io/ejob/core/reg/embedded"
+	"github.com/ejob-io/ejob/core/reg/regcount"
+	"github.com/ejob-io/ejob/core/reg/zktest"
+	"github.com/ejob-io/ejob/core/reg/zookeeper"
+	"github.com/ejob-io/ejob/core/scheduler"
+	"github.com/ejob-io/ejob/spi"
+)
+
+// backend opens registry clients in one namespace of one registry.
+type backend struct {
+	name    string
+	connect func(tb testing.TB, ns string) reg.Client
+	// settle is how long request counts must stay unchanged before a
+	// scenario step counts as finished (watch re-arms included).
+	settle time.Duration
+}
+
+func embeddedBackend() backend {
+	srv := embedded.NewServer()
+	return backend{
+		name: "embedded",
+		connect: func(tb testing.TB, ns string) reg.Client {
+			c, err := srv.Connect(ns)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			tb.Cleanup(func() { _ = c.Close() })
+			return c
+		},
+		settle: 100 * time.Millisecond,
+	}
+}
+
+// zkBackend starts a ZooKeeper for b (skipped with -short).
+func zkBackend(b *testing.B) backend {
+	b.Helper()
+	if testing.Short() {
+		b.Skip("real ZooKeeper benchmarks skipped in -short mode")
+	}
+	srv := zktest.Start(b, zktest.Options{})
+	return backend{
+		name: "zookeeper",
+		connect: func(tb testing.TB, ns string) reg.Client {
+			cfg := zookeeper.DefaultConfig(srv.Addr(), ns)
+			cfg.SessionTimeoutMilliseconds = 4000
+			cfg.ConnectionTimeoutMilliseconds = 4000
+			cfg.BaseSleepTimeMilliseconds = 50
+			cfg.MaxSleepTimeMilliseconds = 200
+			cfg.MaxRetries = 10
+			cfg.Logger = hclog.New(&hclog.LoggerOptions{Name: "zk", Level: hclog.Error, Output: os.Stderr})
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			c, err := zookeeper.Connect(ctx, cfg)
+			if err != nil {
+				tb.Fatalf("connect: %v", err)
+			}
+			tb.Cleanup(func() { _ = c.Close() })
+			return c
+		},
+		settle: 250 * time.Millisecond,
+	}
+}
+
+// benchNode is one scheduler (one simulated process) on its own client.
+type benchNode struct {
+	id     string
+	client *regcount.Client
+	sched  *scheduler.Scheduler
+}
+
+// startNode starts a scheduler running jobs on c and waits until every job
+// has registered. It stops (draining) when tb ends.
+func startNode(tb testing.TB, c reg.Client, ip string, pid int, obs func(regcount.Call), jobs ...scheduler.Job) *benchNode {
+	tb.Helper()
+	id := ip + "@-@" + strconv.Itoa(pid)
+	var opts []regcount.Option
+	if obs != nil {
+		opts = append(opts, regcount.WithObserver(obs))
+	}
+	cc := regcount.New(c, opts...)
+	s, err := scheduler.New(scheduler.Options{
+		Client: cc, InstanceID: id, ServerIP: ip, Plugins: plugins(),
+		Logger:       hclog.New(&hclog.LoggerOptions{Name: id, Level: hclog.Error, Output: os.Stderr}),
+		DrainTimeout: 5 * time.Second,
+		// No reconcile ticks inside a measurement.
+		Coord: coord.Options{ReconcileTick: time.Hour},
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, j := range jobs {
+		if err := s.Add(j); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	tb.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				tb.Errorf("%s: Run: %v", id, err)
+			}
+		case <-time.After(60 * time.Second):
+			tb.Errorf("%s did not shut down", id)
+		}
+	})
+	rctx, rcancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer rcancel()
+	if err := s.Ready(rctx); err != nil {
+		tb.Fatalf("%s not ready: %v", id, err)
+	}
+	return &benchNode{id: id, client: cc, sched: s}
+}
+
+// itemLog records item starts.
+type itemLog struct {
+	mu     sync.Mutex
+	starts []time.Time
+	n      atomic.Int64
+}
+
+func (l *itemLog) runner() scheduler.Job {
+	return scheduler.Job{Runner: executor.SimpleFunc(func(ctx context.Context, sc spi.ShardingContext) error {
+		now := time.Now()
+		l.mu.Lock()
+		l.starts = append(l.starts, now)
+		l.mu.Unlock()
+		l.n.Add(1)
+		return nil
+	})}
+}
+
+func (l *itemLog) since(from time.Time) []time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []time.Time
+	for _, s := range l.starts {
+		if !s.Before(from) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// waitFor polls cond (observable state) until it holds or d passes.
+func waitFor(tb testing.TB, what string, d time.Duration, cond func() bool) {
+	tb.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			tb.Fatalf("timed out after %s waiting for %s", d, what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// quiesce waits until the nodes' request counts stop changing for settle
+// (every watch re-armed, every cache re-read), and returns their sum.
+func quiesce(tb testing.TB, settle time.Duration, nodes []*benchNode) regcount.Counts {
+	tb.Helper()
+	sum := func() regcount.Counts {
+		var c regcount.Counts
+		for _, n := range nodes {
+			c = c.Add(n.client.Counts())
+		}
+		return c
+	}
+	last, stable := sum(), time.Now()
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Since(stable) < settle {
+		if time.Now().After(deadline) {
+			tb.Fatal("registry requests never settled")
+		}
+		time.Sleep(settle / 10)
+		if c := sum(); c != last {
+			last, stable = c, time.Now()
+		}
+	}
+	return last
+}
+
+func triggerAll(tb testing.TB, job string, nodes []*benchNode) {
+	tb.Helper()
+	for _, n := range nodes {
+		if err := n.sched.Trigger(job); err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
+
+func percentile(sorted []float64, p float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(p/100*float64(len(sorted)) + 0.5)
+	return sorted[min(max(i-1, 0), len(sorted)-1)]
+}
+
+// backends are the registries each benchmark runs on.
+var backends = []struct {
+	name string
+	mk   func(*testing.B) backend
+}{
+	{"embedded", func(*testing.B) backend { return embeddedBackend() }},
+	{"zookeeper", zkBackend},
+}
+
+// BenchmarkTriggerJitter: 3 instances of a 3-item job whose cron fires
+// every second (failover and monitorExecution on); after the first full
+// trigger it records 10 fires and reports the delay from the scheduled
+// second to each item's start: p50, p99 and max over 30 samples (so p99 is
+// close to the max). The delay includes the trigger loop, the executor and
+// every registry round trip before the item starts (sharding read,
+// running-node transaction).
+func BenchmarkTriggerJitter(b *testing.B) {
+	for _, bk := range backends {
+		b.Run(bk.name, func(b *testing.B) {
+			be := bk.mk(b)
+			const fires, items = 10, 3
+			cfg := config.New("jitter", items)
+			cfg.Cron = "* * * * * ?"
+			cfg.Failover = true
+			log := &itemLog{}
+			var nodes []*benchNode
+			for i := range 3 {
+				job := log.runner()
+				job.Config = cfg.Clone()
+				nodes = append(nodes, startNode(b, be.connect(b, "bench"), "10.0.0."+strconv.Itoa(i+1), 100+i, nil, job))
+			}
+			var p50, p99, worst float64
+			for b.Loop() {
+				// Steady state: from the second after the first full trigger.
+				var from time.Time
+				waitFor(b, "a full trigger", 30*time.Second, func() bool {
+					per := map[time.Time]int{}
+					for _, s := range log.since(time.Time{}) {
+						per[s.Truncate(time.Second)]++
+					}
+					for sec, n := range per {
+						if n == items && (from.IsZero() || sec.Before(from)) {
+							from = sec
+						}
+					}
+					return !from.IsZero()
+				})
+				from = from.Add(time.Second)
+				until := from.Add(fires * time.Second)
+				waitFor(b, "the measured fires", (fires+10)*time.Second, func() bool {
+					return time.Now().After(until.Add(500 * time.Millisecond))
+				})
+				var lat []float64
+				for _, s := range log.since(from) {
+					if s.Before(until) {
+						lat = append(lat, float64(s.Sub(s.Truncate(time.Second)))/float64(time.Millisecond))
+					}
+				}
+				if len(lat) != fires*items {
+					b.Logf("%d item starts in %d fires (want %d)", len(lat), fires, fires*items)
+				}
+				if len(lat) == 0 {
+					b.Fatal("no item started")
+				}
+				sort.Float64s(lat)
+				p50, p99, worst = percentile(lat, 50), percentile(lat, 99), lat[len(lat)-1]
+			}
+			b.ReportMetric(p50, "p50-ms")
+			b.ReportMetric(p99, "p99-ms")
+			b.ReportMetric(worst, "max-ms")
+		})
+	}
+}
+
+// breakdown tallies requests by method and path shape while on.
+type breakdown struct {
+	on    atomic.Bool
+	mu    sync.Mutex
+	calls map[string]int
+}
+
+func (bd *breakdown) observe(c regcount.Call) {
+	if !bd.on.Load() {
+		return
+	}
+	key := c.Method + " " + pathShape(c.Path)
+	if c.Kind == regcount.Multi {
+		key += fmt.Sprintf(" (%d ops)", c.Ops)
+	}
+	bd.mu.Lock()
+	if bd.calls == nil {
+		bd.calls = map[string]int{}
+	}
+	bd.calls[key]++
+	bd.mu.Unlock()
+}
+
+func (bd *breakdown) reset() {
+	bd.mu.Lock()
+	bd.calls = map[string]int{}
+	bd.mu.Unlock()
+}
+
+// lines returns "count  key" lines, most frequent first.
+func (bd *breakdown) lines(div int) []string {
+	bd.mu.Lock()
+	defer bd.mu.Unlock()
+	keys := slices.Collect(maps.Keys(bd.calls))
+	sort.Slice(keys, func(i, j int) bool {
+		if bd.calls[keys[i]] != bd.calls[keys[j]] {
+			return bd.calls[keys[i]] > bd.calls[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	out := make([]string, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, fmt.Sprintf("%6.1f  %s", float64(bd.calls[k])/float64(div), k))
+	}
+	return out
+}
+
+// pathShape replaces item numbers, instance ids and IPs with placeholders.
+func pathShape(p string) string {
+	parts := strings.Split(p, "/")
+	for i, s := range parts {
+		switch {
+		case strings.Contains(s, "@-@"):
+			parts[i] = "{id}"
+		case strings.Count(s, ".") == 3:
+			parts[i] = "{ip}"
+		case strings.HasPrefix(s, "_c_"):
+			parts[i] = "{latch}"
+		default:
+			if _, err := strconv.Atoi(s); err == nil {
+				parts[i] = "{i}"
+			}
+		}
+	}
+	return strings.Join(parts, "/")
+}
+
+// BenchmarkRequestsPerTrigger counts registry requests for one steady-state
+// trigger (sharding done, nothing pending) of a 3-item job with failover
+// and monitorExecution on, on 1 and on 3 instances. One op is one trigger
+// of every instance; the counts include every instance's reactions to the
+// others' writes (tree-cache re-reads and watch re-arms) until the counts
+// settle, divided by the number of instances. Upstream ElasticJob makes
+// about 58 requests for one 3-item trigger. With -v it logs the requests
+// of one trigger by method and path.
+func BenchmarkRequestsPerTrigger(b *testing.B) {
+	for _, bk := range backends {
+		for _, ninst := range []int{1, 3} {
+			b.Run(fmt.Sprintf("%s/instances=%d", bk.name, ninst), func(b *testing.B) {
+				benchRequestsPerTrigger(b, bk.mk(b), ninst)
+			})
+		}
+	}
+}
+
+func benchRequestsPerTrigger(b *testing.B, be backend, ninst int) {
+	const items = 3
+	cfg := config.New("requests", items) // no cron: runs only when triggered
+	cfg.Failover = true
+	cfg.MonitorExecution = true
+	log := &itemLog{}
+	bd := &breakdown{}
+	var nodes []*benchNode
+	for i := range ninst {
+		job := log.runner()
+		job.Config = cfg.Clone()
+		nodes = append(nodes, startNode(b, be.connect(b, "bench"), "10.0.0."+strconv.Itoa(i+1), 100+i, bd.observe, job))
+	}
+	var want int64
+	runOnce := func() {
+		want += items
+		triggerAll(b, "requests", nodes)
+		waitFor(b, "every item to run", 30*time.Second, func() bool { return log.n.Load() >= want })
+	}
+	runOnce() // the first trigger reshards: not measured
+	var total regcount.Counts
+	for b.Loop() {
+		before := quiesce(b, be.settle, nodes)
+		bd.reset()
+		bd.on.Store(true)
+		runOnce()
+		total = total.Add(quiesce(b, be.settle, nodes).Sub(before))
+		bd.on.Store(false)
+	}
+	per := func(v int64) float64 { return float64(v) / float64(b.N) / float64(ninst) }
+	b.ReportMetric(per(total.Reads), "reads/trig/inst")
+	b.ReportMetric(per(total.Writes), "writes/trig/inst")
+	b.ReportMetric(per(total.Multis), "multis/trig/inst")
+	b.ReportMetric(per(total.Watches), "watches/trig/inst")
+	b.ReportMetric(per(total.Total()), "requests/trig/inst")
+	if testing.Verbose() {
+		b.Logf("requests of the last trigger per instance, by method and path:\n%s", strings.Join(bd.lines(ninst), "\n"))
+	}
+}
+
+// BenchmarkReshard1000Items: 10 instances (10 IPs) of a 1,000-item job.
+// Each op sets leader/sharding/necessary (as the leader does when an
+// instance joins or leaves), triggers every instance at once (resharding is
+// lazy: it happens at the next trigger) and measures until an observer sees
+// the flag deleted, which the leader does in the same transaction that
+// commits the new assignment. The 1,000 items then run and the caches
+// settle before the next op (not measured). first-ms is the very first
+// sharding (which also creates the 1,000 sharding/{i} nodes).
+// leader-requests-to-commit counts the leader's requests from setting the
+// flag to seeing the commit (its resharding, plus whatever its tree cache
+// re-read meanwhile).
+func BenchmarkReshard1000Items(b *testing.B) {
+	for _, bk := range backends {
+		b.Run(bk.name, func(b *testing.B) {
+			be := bk.mk(b)
+			const items, ninst = 1000, 10
+			cfg := config.New("reshard", items)
+			cfg.Failover = true
+			log := &itemLog{}
+			var leaderCalls regcount.Counts
+			var nodes []*benchNode
+			for i := range ninst {
+				job := log.runner()
+				job.Config = cfg.Clone()
+				nodes = append(nodes, startNode(b, be.connect(b, "bench"), "10.0.1."+strconv.Itoa(i+1), 200+i, nil, job))
+			}
+			obs := be.connect(b, "bench")
+			ctx := b.Context()
+			const necessary = "/reshard/leader/sharding/necessary"
+			var want int64
+			var leader *benchNode // known after the first sharding
+			reshard := func() time.Duration {
+				var before regcount.Counts
+				if leader != nil {
+					before = leader.client.Counts()
+				}
+				start := time.Now()
+				// Startup already set the flag before the first sharding.
+				if _, err := obs.Create(ctx, necessary, nil, reg.Persistent, reg.WithParents()); err != nil && !errors.Is(err, reg.ErrNodeExists) {
+					b.Fatalf("set the necessary flag: %v", err)
+				}
+				_, ok, ch, err := obs.ExistsW(ctx, necessary)
+				if err != nil {
+					b.Fatal(err)
+				}
+				triggerAll(b, "reshard", nodes)
+				if ok {
+					select {
+					case <-ch:
+					case <-time.After(2 * time.Minute):
+						b.Fatal("resharding did not commit")
+					}
+				}
+				d := time.Since(start)
+				if leader != nil {
+					leaderCalls = leaderCalls.Add(leader.client.Counts().Sub(before))
+				}
+				want += items
+				waitFor(b, "every item to run", 2*time.Minute, func() bool { return log.n.Load() >= want })
+				quiesce(b, be.settle, nodes)
+				return d
+			}
+			first := reshard()
+			leader = nodes[0] // elected first: it started first
+			if v, _, err := obs.Get(ctx, "/reshard/leader/election/instance"); err != nil || string(v) != leader.id {
+				b.Fatalf("leader = %q, %v; want %s", v, err, leader.id)
+			}
+			var total time.Duration
+			for b.Loop() {
+				total += reshard()
+			}
+			b.ReportMetric(float64(first)/float64(time.Millisecond), "first-ms")
+			b.ReportMetric(float64(total)/float64(b.N)/float64(time.Millisecond), "reshard-ms")
+			b.ReportMetric(float64(leaderCalls.Total())/float64(b.N), "leader-requests-to-commit")
+		})
+	}
+}
+
+// BenchmarkIdleJobs: one scheduler on the embedded registry with N idle
+// jobs (a cron that next fires in 2099). It reports the heap in use and the
+// goroutine stacks (runtime.ReadMemStats after GC) and the goroutines per
+// job, all of it: the scheduler, the coordination layer (each job's event
+// loop, connection watcher and tree cache, whose one-shot watches each
+// wait on a goroutine) and the embedded registry's own tree and watches,
+// which a ZooKeeper deployment would keep in the ZooKeeper server instead.
+// setup-s is the time to register all N jobs.
+func BenchmarkIdleJobs(b *testing.B) {
+	for _, n := range []int{1_000, 10_000} {
+		b.Run("jobs="+strconv.Itoa(n), func(b *testing.B) {
+			for b.Loop() {
+				benchIdleJobs(b, n)
+			}
+		})
+	}
+}
+
+func benchIdleJobs(b *testing.B, njobs int) {
+	runtime.GC()
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	g0 := runtime.NumGoroutine()
+
+	srv := embedded.NewServer()
+	c, err := srv.Connect("idle")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	cc := regcount.New(c)
+	s, err := scheduler.New(scheduler.Options{
+		Client: cc, InstanceID: "10.0.2.1@-@1", ServerIP: "10.0.2.1", Plugins: plugins(),
+		Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Error, Output: os.Stderr}),
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	noop := executor.SimpleFunc(func(context.Context, spi.ShardingContext) error { return nil })
+	for i := range njobs {
+		cfg := config.New("idle-"+strconv.Itoa(i), 1)
+		cfg.Cron = "0 0 0 1 1 ? 2099"
+		if err := s.Add(scheduler.Job{Config: cfg, Runner: noop}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	start := time.Now()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	if err := s.Ready(ctx); err != nil {
+		b.Fatal(err)
+	}
+	setup := time.Since(start)
+	// Let every job's startup settle (resharding flags, cache loads).
+	quiesce(b, 500*time.Millisecond, []*benchNode{{client: cc}})
+	var g1 int
+	for range 50 {
+		g := runtime.NumGoroutine()
+		if g == g1 {
+			break
+		}
+		g1 = g
+		time.Sleep(100 * time.Millisecond)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&m1)
+	runtime.KeepAlive(srv)
+	b.StopTimer()
+	heap := float64(int64(m1.HeapInuse)-int64(m0.HeapInuse)) / float64(njobs)
+	stack := float64(int64(m1.StackInuse)-int64(m0.StackInuse)) / float64(njobs)
+	b.ReportMetric(heap, "heap-B/job")
+	b.ReportMetric(stack, "stack-B/job")
+	b.ReportMetric(heap+stack, "B/job")
+	b.ReportMetric(float64(g1-g0)/float64(njobs), "goroutines/job")
+	b.ReportMetric(setup.Seconds(), "setup-s")
+	cancel()
+	if err := <-done; err != nil {
+		b.Fatal(err)
+	}
+	b.StartTimer()
+}
