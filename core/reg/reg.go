@@ -141,7 +141,8 @@ type Writer interface {
 }
 
 // Watcher sets ZooKeeper-style one-shot watches. Each returned channel
-// receives exactly one WatchEvent and is then closed. A watch set in one
+// receives exactly one WatchEvent and is then closed; it is buffered, so
+// delivery never blocks on a receiver that is busy. A watch set in one
 // session ends with EventNotWatching (Err wraps ErrSessionLost or ErrClosed)
 // when that session is lost or the client closes; watches survive a
 // connection loss that keeps the session. The read and the arming of the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"sort"
 
@@ -172,12 +173,22 @@ type fired struct {
 	ev   WatchEvent
 }
 
-// treeRun is the state of one Run: owned by its goroutine.
+// armedWatch is a one-shot watch waiting to fire.
+type armedWatch struct {
+	ch   <-chan WatchEvent
+	path string
+	kind watchKind
+	node *cnode
+}
+
+// treeRun is the state of one Run: owned by its goroutine. The armed
+// watches are selected on by that goroutine itself (reflect.Select), so a
+// cache costs one goroutine however many nodes it watches: an idle job
+// must not park a goroutine per watched node.
 type treeRun struct {
 	*TreeCache
 	ctx        context.Context
-	wg         *sync.WaitGroup
-	fired      chan fired
+	armed      []armedWatch
 	queue      []TreeEvent
 	rootExists bool // an exists watch on the absent root is armed
 }
@@ -192,11 +203,9 @@ func (t *TreeCache) Run(ctx context.Context) error {
 		return err
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
 	defer close(t.events)
-	defer wg.Wait()
 	defer cancel()
-	r := &treeRun{TreeCache: t, ctx: ctx, wg: &wg, fired: make(chan fired)}
+	r := &treeRun{TreeCache: t, ctx: ctx}
 
 	const minBackoff, maxBackoff = 50 * time.Millisecond, 2 * time.Second
 	backoff := minBackoff
@@ -229,15 +238,15 @@ func (t *TreeCache) Run(ctx context.Context) error {
 		if len(r.queue) > 0 {
 			out, head = t.events, r.queue[0]
 		}
-		select {
-		case <-ctx.Done():
+		switch chosen, f := r.wait(out, head, retry); chosen {
+		case waitDone:
 			return nil
-		case out <- head:
+		case waitSent:
 			r.queue[0] = TreeEvent{}
 			r.queue = r.queue[1:]
-		case <-retry:
+		case waitRetry:
 			retry = nil
-		case f := <-r.fired:
+		case waitFired:
 			if err := r.handle(f); err != nil {
 				if ctx.Err() != nil {
 					return nil
@@ -252,6 +261,52 @@ func (t *TreeCache) Run(ctx context.Context) error {
 	}
 }
 
+// What wait returned.
+const (
+	waitDone = iota
+	waitSent
+	waitRetry
+	waitFired
+)
+
+// wait blocks until ctx ends, head is sent on out (when out is not nil),
+// retry fires, or one of the armed watches fires (it is then disarmed and
+// returned).
+func (r *treeRun) wait(out chan TreeEvent, head TreeEvent, retry <-chan time.Time) (int, fired) {
+	const fixed = 3
+	cases := make([]reflect.SelectCase, fixed, fixed+len(r.armed))
+	cases[0] = reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(r.ctx.Done())}
+	cases[1] = reflect.SelectCase{Dir: reflect.SelectSend} // zero Chan: never chosen
+	if out != nil {
+		cases[1].Chan, cases[1].Send = reflect.ValueOf(out), reflect.ValueOf(head)
+	}
+	cases[2] = reflect.SelectCase{Dir: reflect.SelectRecv}
+	if retry != nil {
+		cases[2].Chan = reflect.ValueOf(retry)
+	}
+	for _, w := range r.armed {
+		cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(w.ch)})
+	}
+	i, v, ok := reflect.Select(cases)
+	switch i {
+	case 0:
+		return waitDone, fired{}
+	case 1:
+		return waitSent, fired{}
+	case 2:
+		return waitRetry, fired{}
+	}
+	w := r.armed[i-fixed]
+	r.armed[i-fixed] = r.armed[len(r.armed)-1]
+	r.armed[len(r.armed)-1] = armedWatch{}
+	r.armed = r.armed[:len(r.armed)-1]
+	ev := WatchEvent{Type: EventNotWatching, Path: w.path, Err: ErrClosed}
+	if ok {
+		ev = v.Interface().(WatchEvent)
+	}
+	return waitFired, fired{path: w.path, kind: w.kind, node: w.node, ev: ev}
+}
+
 func (r *treeRun) emit(ev TreeEvent) {
 	if r.discard {
 		return
@@ -259,23 +314,9 @@ func (r *treeRun) emit(ev TreeEvent) {
 	r.queue = append(r.queue, ev)
 }
 
-// arm forwards one watch firing to the loop.
+// arm adds a one-shot watch for the loop to select on.
 func (r *treeRun) arm(ch <-chan WatchEvent, path string, kind watchKind, n *cnode) {
-	r.wg.Add(1)
-	go func() {
-		defer r.wg.Done()
-		select {
-		case ev, ok := <-ch:
-			if !ok {
-				ev = WatchEvent{Type: EventNotWatching, Path: path, Err: ErrClosed}
-			}
-			select {
-			case r.fired <- fired{path: path, kind: kind, node: n, ev: ev}:
-			case <-r.ctx.Done():
-			}
-		case <-r.ctx.Done():
-		}
-	}()
+	r.armed = append(r.armed, armedWatch{ch: ch, path: path, kind: kind, node: n})
 }
 
 func (r *treeRun) handle(f fired) error {
