@@ -134,7 +134,7 @@ func (c *countdown) funcs() sdk.DataflowFuncs[string] {
 			if _, ok := c.left[k]; !ok {
 				c.left[k] = sc.ShardingItem + 1
 			}
-			if c.left[k] == 0 {
+			if c.left[k] <= 0 {
 				return nil, nil
 			}
 			return []string{fmt.Sprintf("%s#%d", k, c.left[k])}, nil
@@ -145,7 +145,11 @@ func (c *countdown) funcs() sdk.DataflowFuncs[string] {
 			}
 			c.mu.Lock()
 			defer c.mu.Unlock()
-			c.left[key(sc, props)]--
+			// Concurrent calls for one item may fetch the same batch;
+			// it is consumed once.
+			if k := key(sc, props); c.left[k] > 0 {
+				c.left[k]--
+			}
 			return nil
 		},
 		Validate: modeValidate,

@@ -21,6 +21,8 @@ type Plugins struct {
 	ErrorHandlers map[string]spi.ErrorHandler
 	JobTypes      map[string]spi.JobExecutor
 	ThreadPools   map[string]spi.ThreadPoolSizeProvider
+	// JobListeners are named in a job's config by jobListenerTypes.
+	JobListeners map[string]spi.JobListener
 }
 
 // Validate reports why p cannot be served: no type at all, an empty type
@@ -44,6 +46,7 @@ func (p Plugins) implementations() transport.Implementations {
 		ErrorHandlers: p.ErrorHandlers,
 		JobTypes:      p.JobTypes,
 		ThreadPools:   p.ThreadPools,
+		JobListeners:  p.JobListeners,
 	}
 }
 

@@ -36,6 +36,7 @@ func Connect(t testing.TB, p sdk.Plugins) *Plugin {
 		ErrorHandlers: p.ErrorHandlers,
 		JobTypes:      p.JobTypes,
 		ThreadPools:   p.ThreadPools,
+		JobListeners:  p.JobListeners,
 	}, nil)
 	if err != nil {
 		t.Fatalf("sdktest: %v", err)
@@ -85,4 +86,9 @@ func (p *Plugin) JobExecutor(typeName string) spi.JobExecutor {
 // through gRPC.
 func (p *Plugin) ThreadPoolSizeProvider(typeName string) spi.ThreadPoolSizeProvider {
 	return p.conn.ThreadPoolSizeProvider(typeName)
+}
+
+// JobListener returns the job listener typeName, through gRPC.
+func (p *Plugin) JobListener(typeName string) spi.JobListener {
+	return p.conn.JobListener(typeName)
 }
