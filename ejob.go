@@ -69,10 +69,11 @@ type Plugins = scheduler.Plugins
 type Option func(*options)
 
 type options struct {
-	log     hclog.Logger
-	plugins Plugins
-	drain   time.Duration
-	ip      instance.IPOptions
+	log       hclog.Logger
+	plugins   Plugins
+	listeners map[string]spi.JobListener
+	drain     time.Duration
+	ip        instance.IPOptions
 }
 
 // WithLogger sets the logger (default: none).
@@ -80,6 +81,37 @@ func WithLogger(l hclog.Logger) Option { return func(o *options) { o.log = l } }
 
 // WithPlugins replaces the in-process built-ins.
 func WithPlugins(p Plugins) Option { return func(o *options) { o.plugins = p } }
+
+// JobListener is a job listener (upstream's ElasticJobListener), named in a
+// job's config by jobListenerTypes; see spi.JobListener.
+type JobListener = spi.JobListener
+
+// WithListener serves an in-process job listener under name, so that jobs
+// naming it in JobConfig.JobListenerTypes (matched case-insensitively) call
+// it. It takes precedence over a listener of the same name in the plugins
+// (the built-ins LOG and LOG_ONCE, or WithPlugins'). A listener whose
+// Describe says DistributeOnce runs once per cluster-wide trigger.
+func WithListener(name string, l JobListener) Option {
+	return func(o *options) {
+		if o.listeners == nil {
+			o.listeners = map[string]spi.JobListener{}
+		}
+		o.listeners[name] = l
+	}
+}
+
+// withListeners layers in-process listeners over a Plugins.
+type withListeners struct {
+	Plugins
+	local scheduler.Static
+}
+
+func (w withListeners) JobListener(name string) (spi.JobListener, error) {
+	if l, err := w.local.JobListener(name); err == nil {
+		return l, nil
+	}
+	return w.Plugins.JobListener(name)
+}
 
 // WithDrainTimeout bounds how long Shutdown waits for running items before
 // cancelling them (default 30 s).
@@ -92,10 +124,12 @@ func WithPreferredNetwork(iface, ip string) Option {
 }
 
 // Builtins returns the built-in sharding strategies, error handlers, job
-// types and thread-pool sizes, served in-process.
+// types, thread-pool sizes and job listeners (LOG, LOG_ONCE), served
+// in-process.
 func Builtins(log hclog.Logger) Plugins {
 	set := builtin.New(builtin.Options{Logger: log})
-	return scheduler.Static{Sharding: set.Sharding, ErrorHandlers: set.ErrorHandlers, JobTypes: set.JobTypes, ThreadPools: set.ThreadPools}
+	return scheduler.Static{Sharding: set.Sharding, ErrorHandlers: set.ErrorHandlers, JobTypes: set.JobTypes,
+		ThreadPools: set.ThreadPools, JobListeners: set.JobListeners}
 }
 
 // Scheduler runs this process's jobs.
@@ -119,6 +153,9 @@ func NewScheduler(r Registry, opts ...Option) (*Scheduler, error) {
 	}
 	if o.plugins == nil {
 		o.plugins = Builtins(o.log.Named("builtin"))
+	}
+	if len(o.listeners) > 0 {
+		o.plugins = withListeners{Plugins: o.plugins, local: scheduler.Static{JobListeners: o.listeners}}
 	}
 	id, err := instance.LocalID(o.ip)
 	if err != nil {

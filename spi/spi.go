@@ -8,6 +8,11 @@ import (
 // APIVersion is the version of these contracts. A plugin reports the
 // version it was built against in Info; the host refuses a plugin whose
 // APIVersion differs from its own.
+//
+// Adding a kind or an RPC is compatible and keeps the version: a plugin
+// built before the job-listener kind (KindJobListener) serves the same
+// RPCs as before and simply does not report that kind. The version changes
+// only when an existing RPC or struct changes meaning.
 const APIVersion = 1
 
 // Kind names an extension point.
@@ -19,11 +24,12 @@ const (
 	KindErrorHandler Kind = "errorhandler"
 	KindJobType      Kind = "jobtype"
 	KindThreadPool   Kind = "threadpool"
+	KindJobListener  Kind = "joblistener"
 )
 
 // Kinds lists every extension point in a stable order.
 func Kinds() []Kind {
-	return []Kind{KindSharding, KindErrorHandler, KindJobType, KindThreadPool}
+	return []Kind{KindSharding, KindErrorHandler, KindJobType, KindThreadPool, KindJobListener}
 }
 
 // Valid reports whether k is one of the known kinds.

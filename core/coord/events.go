@@ -307,6 +307,8 @@ func (j *Job) handleEvent(ctx context.Context, ev reg.TreeEvent, st *loopState) 
 		if ev.Type == reg.NodeAdded {
 			logErr("trigger", j.onTriggerNode(ctx))
 		}
+	case rel == nodeGuaranteeStarted || rel == nodeGuaranteeCompleted:
+		j.onGuaranteeEvent(rel, ev)
 	}
 	return false
 }

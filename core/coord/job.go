@@ -107,6 +107,7 @@ type Job struct {
 	onEv        func(string)
 
 	cache *reg.TreeCache
+	guar  guaranteeWaiters
 
 	cfg      atomic.Pointer[config.JobConfiguration] // latest known config
 	running  atomic.Bool                             // an execution is between RegisterBegin and RegisterCompleted

@@ -44,6 +44,9 @@ func TestZooKeeper(t *testing.T) {
 		return newCluster(t, connect)
 	}
 
+	t.Run("DistributeOnce", func(t *testing.T) { testDistributeOnce(t, newZKCluster(t)) })
+	t.Run("DistributeOnceConcurrent", func(t *testing.T) { testDistributeOnceConcurrent(t, newZKCluster(t)) })
+	t.Run("DistributeOnceTimeout", func(t *testing.T) { testDistributeOnceTimeout(t, newZKCluster(t)) })
 	t.Run("AvgThreeInstancesTenItems", func(t *testing.T) {
 		cl := newZKCluster(t)
 		ins := []*instance{

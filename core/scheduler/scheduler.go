@@ -40,6 +40,8 @@ type Plugins interface {
 	ErrorHandler(name string) (spi.ErrorHandler, error)
 	JobExecutor(name string) (spi.JobExecutor, error)
 	ThreadPoolSizeProvider(name string) (spi.ThreadPoolSizeProvider, error)
+	// JobListener resolves a name of a job's jobListenerTypes.
+	JobListener(name string) (spi.JobListener, error)
 }
 
 // Options configure a Scheduler. Client, InstanceID, ServerIP and Plugins
@@ -77,7 +79,9 @@ type Job struct {
 	// ClassName is written to the job root node: upstream writes the job
 	// class; typed jobs write their type. Default: Type, or "ejob.GoJob".
 	ClassName string
-	// Listeners run before and after each trigger.
+	// Listeners run before and after each trigger, after (in configured
+	// order) the listeners named by Config.JobListenerTypes, which are
+	// resolved through Plugins.JobListener; all are sorted by Order.
 	Listeners []executor.Listener
 }
 
@@ -133,6 +137,10 @@ func (s *Scheduler) Validate(cfg *config.JobConfiguration) error {
 	return cfg.Validate(config.ValidateOptions{
 		CheckCron: CheckCron,
 		KnownType: s.knownType,
+		KnownListener: func(name string) bool {
+			_, err := s.opts.Plugins.JobListener(name)
+			return err == nil
+		},
 	})
 }
 
@@ -209,6 +217,10 @@ func (s *Scheduler) Add(job Job) error {
 	if className == "" {
 		className = "ejob.GoJob"
 	}
+	typed, err := s.describeListeners(cfg)
+	if err != nil {
+		return fmt.Errorf("job %q: %w", cfg.JobName, err)
+	}
 	sched, err := schedule(cfg.Cron, cfg.TimeZone)
 	if err != nil {
 		return fmt.Errorf("job %q: %w", cfg.JobName, err)
@@ -240,6 +252,12 @@ func (s *Scheduler) Add(job Job) error {
 	if runner == nil {
 		runner = job.NewRunner(cj)
 	}
+	listeners := make([]executor.Listener, 0, len(typed)+len(job.Listeners))
+	for _, l := range typed {
+		l.Guarantee = cj
+		listeners = append(listeners, l)
+	}
+	listeners = append(listeners, job.Listeners...)
 	ex, err := executor.New(cfg.JobName, executor.Options{
 		InstanceID:    s.opts.InstanceID,
 		Facade:        cj,
@@ -248,7 +266,7 @@ func (s *Scheduler) Add(job Job) error {
 		PoolSizes: func(_ context.Context, typ string) (spi.ThreadPoolSizeProvider, error) {
 			return s.opts.Plugins.ThreadPoolSizeProvider(typ)
 		},
-		Listeners:     job.Listeners,
+		Listeners:     listeners,
 		Events:        s.opts.Events,
 		Logger:        s.opts.Logger.Named("executor"),
 		AvailableCPUs: s.opts.AvailableCPUs,
@@ -263,6 +281,27 @@ func (s *Scheduler) Add(job Job) error {
 		s.startLocked(rt)
 	}
 	return nil
+}
+
+// describeListeners resolves cfg.JobListenerTypes through Plugins and asks
+// each listener, once, how to call it for this job (executors spec §6: each
+// name is resolved when the scheduler is built).
+func (s *Scheduler) describeListeners(cfg *config.JobConfiguration) ([]executor.SPIListener, error) {
+	out := make([]executor.SPIListener, 0, len(cfg.JobListenerTypes))
+	for _, name := range cfg.JobListenerTypes {
+		l, err := s.opts.Plugins.JobListener(name)
+		if err != nil {
+			return nil, fmt.Errorf("job listener %s: %w", name, err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		desc, err := l.Describe(ctx, spi.ListenerDescribeRequest{JobName: cfg.JobName, Props: cfg.Props})
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("job listener %s: %w", name, err)
+		}
+		out = append(out, executor.SPIListener{Listener: l, Desc: desc})
+	}
+	return out, nil
 }
 
 func (s *Scheduler) reschedule(rt *runtime, expr, tz string) {

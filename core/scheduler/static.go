@@ -17,6 +17,7 @@ type Static struct {
 	ErrorHandlers map[string]spi.ErrorHandler
 	JobTypes      map[string]spi.JobExecutor
 	ThreadPools   map[string]spi.ThreadPoolSizeProvider
+	JobListeners  map[string]spi.JobListener
 }
 
 var _ Plugins = Static{}
@@ -55,4 +56,9 @@ func (s Static) JobExecutor(name string) (spi.JobExecutor, error) {
 // ThreadPoolSizeProvider implements Plugins.
 func (s Static) ThreadPoolSizeProvider(name string) (spi.ThreadPoolSizeProvider, error) {
 	return lookup(spi.KindThreadPool, s.ThreadPools, name)
+}
+
+// JobListener implements Plugins.
+func (s Static) JobListener(name string) (spi.JobListener, error) {
+	return lookup(spi.KindJobListener, s.JobListeners, name)
 }

@@ -28,6 +28,7 @@ func newBuiltinPluginsCmd() *cobra.Command {
 				ErrorHandlers: set.ErrorHandlers,
 				JobTypes:      set.JobTypes,
 				ThreadPools:   set.ThreadPools,
+				JobListeners:  set.JobListeners,
 			})
 		},
 	}

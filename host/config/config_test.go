@@ -32,6 +32,7 @@ func catalog() LoadOptions {
 		spi.KindSharding:     {"AVG_ALLOCATION", "ODEVITY", "ROUND_ROBIN"},
 		spi.KindThreadPool:   {"CPU", "SINGLE_THREAD"},
 		spi.KindErrorHandler: {"IGNORE", "LOG", "THROW"},
+		spi.KindJobListener:  {"audit", "metrics"},
 	}
 	return LoadOptions{
 		Getenv: env("ZK_PASSWORD", "s3cret", "DB_PASSWORD", "dbpw"),
@@ -310,7 +311,7 @@ func TestBadFiles(t *testing.T) {
 6: elasticjob.jobs.job1.jobShardingStrategyType: unknown sharding strategy type "ROUND" (available: AVG_ALLOCATION, ODEVITY, ROUND_ROBIN)
 7: elasticjob.jobs.job1.jobExecutorServiceHandlerType: unknown thread pool type "SINGLE" (available: CPU, SINGLE_THREAD)
 8: elasticjob.jobs.job1.jobErrorHandlerType: unknown error handler type "MAIL" (available: IGNORE, LOG, THROW)
-11: elasticjob.jobs.job1.jobListenerTypes: unknown job listener type "nosuch"`,
+11: elasticjob.jobs.job1.jobListenerTypes: unknown job listener type "nosuch" (available: audit, metrics)`,
 		"invalid-cron": `
 5: elasticjob.jobs.job1.cron: invalid cron "0/5 * * * ?": month field: '?' is only allowed in day-of-month and day-of-week`,
 		"bad-time-zone": `

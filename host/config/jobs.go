@@ -41,6 +41,8 @@ func kindNoun(k spi.Kind) string {
 		return "thread pool type"
 	case spi.KindErrorHandler:
 		return "error handler type"
+	case spi.KindJobListener:
+		return "job listener type"
 	}
 	return string(k) + " type"
 }
@@ -194,7 +196,7 @@ func (d *decoder) job(je entry, opts LoadOptions) (Job, bool) {
 		e := fs[jobconfig.KeyJobListenerTypes]
 		for i, l := range cfg.JobListenerTypes {
 			if strings.TrimSpace(l) != "" && !opts.KnownListener(l) {
-				d.report(listenerLines[i], spi.ErrUnknownType, "%s: unknown job listener type %q", e.path, l)
+				d.report(listenerLines[i], spi.ErrUnknownType, "%s: unknown job listener type %q%s", e.path, l, available(opts, spi.KindJobListener))
 			}
 		}
 	}

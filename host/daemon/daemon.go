@@ -59,9 +59,10 @@ func Load(ctx context.Context, opts Options) (*hostconfig.File, *plugins.Catalog
 		Getenv:    opts.Getenv,
 		KnownType: func(k spi.Kind, name string) bool { _, err := cat.Provider(k, name); return err == nil },
 		Types:     cat.Types,
-		// Job listeners are not served yet: naming one is an error rather
-		// than an option silently ignored.
-		KnownListener: func(string) bool { return false },
+		KnownListener: func(name string) bool {
+			_, err := cat.Provider(spi.KindJobListener, name)
+			return err == nil
+		},
 	})
 	if err != nil {
 		cat.Close()

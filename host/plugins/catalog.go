@@ -397,6 +397,15 @@ func (c *Catalog) ThreadPoolSizeProvider(name string) (spi.ThreadPoolSizeProvide
 	return threadPoolProxy{call: c.caller(sup, name)}, nil
 }
 
+// JobListener returns the job listener registered under name.
+func (c *Catalog) JobListener(name string) (spi.JobListener, error) {
+	sup, err := c.lookup(spi.KindJobListener, name)
+	if err != nil {
+		return nil, err
+	}
+	return jobListenerProxy{call: c.caller(sup, name)}, nil
+}
+
 // Close stops every plugin process the catalog started. It is idempotent.
 func (c *Catalog) Close() error {
 	c.closeOnce.Do(func() {

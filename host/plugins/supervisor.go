@@ -238,7 +238,35 @@ func (p threadPoolProxy) PoolSize(ctx context.Context, req spi.PoolSizeRequest) 
 	return resp, err
 }
 
+// jobListenerProxy bounds every call with CallTimeout: a listener is a
+// notification, not a job. For a distribute-once listener the kernel waits
+// for the other instances around the call, not inside it, so the wait is
+// not bounded by CallTimeout.
+type jobListenerProxy struct{ call caller }
+
+func (p jobListenerProxy) Describe(ctx context.Context, req spi.ListenerDescribeRequest) (spi.ListenerDescription, error) {
+	var resp spi.ListenerDescription
+	err := p.call.do(ctx, true, func(ctx context.Context, conn *transport.Conn) (err error) {
+		resp, err = conn.JobListener(p.call.typ).Describe(ctx, req)
+		return err
+	})
+	return resp, err
+}
+
+func (p jobListenerProxy) BeforeJobExecuted(ctx context.Context, req spi.ListenerRequest) error {
+	return p.call.do(ctx, true, func(ctx context.Context, conn *transport.Conn) error {
+		return conn.JobListener(p.call.typ).BeforeJobExecuted(ctx, req)
+	})
+}
+
+func (p jobListenerProxy) AfterJobExecuted(ctx context.Context, req spi.ListenerRequest) error {
+	return p.call.do(ctx, true, func(ctx context.Context, conn *transport.Conn) error {
+		return conn.JobListener(p.call.typ).AfterJobExecuted(ctx, req)
+	})
+}
+
 var (
+	_ spi.JobListener            = jobListenerProxy{}
 	_ spi.ShardingStrategy       = shardingProxy{}
 	_ spi.ErrorHandler           = errorHandlerProxy{}
 	_ spi.JobExecutor            = jobExecutorProxy{}

@@ -105,6 +105,11 @@ func (c *Conn) ThreadPoolSizeProvider(typeName string) spi.ThreadPoolSizeProvide
 	return threadPoolClient{c: c, typeName: typeName}
 }
 
+// JobListener returns the plugin's job listener typeName.
+func (c *Conn) JobListener(typeName string) spi.JobListener {
+	return jobListenerClient{c: c, typeName: typeName}
+}
+
 type shardingClient struct {
 	c        *Conn
 	typeName string
@@ -201,4 +206,45 @@ func (t threadPoolClient) PoolSize(ctx context.Context, req spi.PoolSizeRequest)
 		return spi.PoolSizeResponse{}, t.c.fail(ctx, op, t.typeName, err)
 	}
 	return poolSizeResponseFromProto(resp), nil
+}
+
+type jobListenerClient struct {
+	c        *Conn
+	typeName string
+}
+
+var _ spi.JobListener = jobListenerClient{}
+
+func (l jobListenerClient) Describe(ctx context.Context, req spi.ListenerDescribeRequest) (spi.ListenerDescription, error) {
+	const op = "describe job listener"
+	if err := l.c.precheck(op, l.typeName); err != nil {
+		return spi.ListenerDescription{}, err
+	}
+	resp, err := l.c.client.DescribeJobListener(ctx, listenerDescribeRequestToProto(l.typeName, req))
+	if err != nil {
+		return spi.ListenerDescription{}, l.c.fail(ctx, op, l.typeName, err)
+	}
+	return listenerDescriptionFromProto(resp), nil
+}
+
+func (l jobListenerClient) BeforeJobExecuted(ctx context.Context, req spi.ListenerRequest) error {
+	const op = "before job executed"
+	if err := l.c.precheck(op, l.typeName); err != nil {
+		return err
+	}
+	if _, err := l.c.client.BeforeJobExecuted(ctx, listenerRequestToProto(l.typeName, req)); err != nil {
+		return l.c.fail(ctx, op, l.typeName, err)
+	}
+	return nil
+}
+
+func (l jobListenerClient) AfterJobExecuted(ctx context.Context, req spi.ListenerRequest) error {
+	const op = "after job executed"
+	if err := l.c.precheck(op, l.typeName); err != nil {
+		return err
+	}
+	if _, err := l.c.client.AfterJobExecuted(ctx, listenerRequestToProto(l.typeName, req)); err != nil {
+		return l.c.fail(ctx, op, l.typeName, err)
+	}
+	return nil
 }

@@ -1,13 +1,15 @@
 package transport
 
 import (
+	"time"
+
 	pb "github.com/ejob-io/ejob/internal/transport/pluginpb"
 	"github.com/ejob-io/ejob/spi"
 )
 
 // Converters between spi structs and their protobuf messages: the only
 // place that knows both shapes. Decoding yields nil for empty slices and
-// maps, except Assignment.Items, which is always non-nil (the contract says
+// maps (ShardingContexts.Items and ShardingItemParameters included), except Assignment.Items, which is always non-nil (the contract says
 // an instance without items has an empty list). ShardingParameter keeps nil
 // and "" apart through proto3 optional.
 
@@ -172,4 +174,86 @@ func propsFromProto(m map[string]string) map[string]string {
 		return nil
 	}
 	return m
+}
+
+func listenerDescribeRequestToProto(typeName string, r spi.ListenerDescribeRequest) *pb.ListenerDescribeRequest {
+	return &pb.ListenerDescribeRequest{Type: typeName, JobName: r.JobName, Props: r.Props}
+}
+
+func listenerDescribeRequestFromProto(m *pb.ListenerDescribeRequest) spi.ListenerDescribeRequest {
+	return spi.ListenerDescribeRequest{JobName: m.GetJobName(), Props: propsFromProto(m.GetProps())}
+}
+
+func listenerDescriptionToProto(d spi.ListenerDescription) *pb.ListenerDescription {
+	return &pb.ListenerDescription{
+		Order:                 int64(d.Order),
+		DistributeOnce:        d.DistributeOnce,
+		StartedTimeoutNanos:   int64(d.StartedTimeout),
+		CompletedTimeoutNanos: int64(d.CompletedTimeout),
+	}
+}
+
+func listenerDescriptionFromProto(m *pb.ListenerDescription) spi.ListenerDescription {
+	return spi.ListenerDescription{
+		Order:            int(m.GetOrder()),
+		DistributeOnce:   m.GetDistributeOnce(),
+		StartedTimeout:   time.Duration(m.GetStartedTimeoutNanos()),
+		CompletedTimeout: time.Duration(m.GetCompletedTimeoutNanos()),
+	}
+}
+
+func shardingContextsToProto(c spi.ShardingContexts) *pb.ShardingContexts {
+	out := &pb.ShardingContexts{
+		TaskId:             c.TaskID,
+		JobName:            c.JobName,
+		ShardingTotalCount: int64(c.ShardingTotalCount),
+		JobParameter:       c.JobParameter,
+	}
+	if len(c.Items) > 0 {
+		out.Items = make([]int64, len(c.Items))
+		for i, it := range c.Items {
+			out.Items[i] = int64(it)
+		}
+	}
+	if len(c.ShardingItemParameters) > 0 {
+		out.ShardingItemParameters = make(map[int64]string, len(c.ShardingItemParameters))
+		for k, v := range c.ShardingItemParameters {
+			out.ShardingItemParameters[int64(k)] = v
+		}
+	}
+	return out
+}
+
+func shardingContextsFromProto(m *pb.ShardingContexts) spi.ShardingContexts {
+	out := spi.ShardingContexts{
+		TaskID:             m.GetTaskId(),
+		JobName:            m.GetJobName(),
+		ShardingTotalCount: int(m.GetShardingTotalCount()),
+		JobParameter:       m.GetJobParameter(),
+	}
+	if n := len(m.GetItems()); n > 0 {
+		out.Items = make([]int, n)
+		for i, it := range m.GetItems() {
+			out.Items[i] = int(it)
+		}
+	}
+	if n := len(m.GetShardingItemParameters()); n > 0 {
+		out.ShardingItemParameters = make(map[int]string, n)
+		for k, v := range m.GetShardingItemParameters() {
+			out.ShardingItemParameters[int(k)] = v
+		}
+	}
+	return out
+}
+
+func listenerRequestToProto(typeName string, r spi.ListenerRequest) *pb.ListenerRequest {
+	return &pb.ListenerRequest{Type: typeName, JobName: r.JobName, Props: r.Props, Contexts: shardingContextsToProto(r.Contexts)}
+}
+
+func listenerRequestFromProto(m *pb.ListenerRequest) spi.ListenerRequest {
+	return spi.ListenerRequest{
+		JobName:  m.GetJobName(),
+		Props:    propsFromProto(m.GetProps()),
+		Contexts: shardingContextsFromProto(m.GetContexts()),
+	}
 }

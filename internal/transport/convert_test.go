@@ -3,6 +3,7 @@ package transport
 import (
 	"reflect"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -142,6 +143,56 @@ func TestConvertRoundTrip(t *testing.T) {
 				return poolSizeResponseFromProto(wire(t, poolSizeResponseToProto(v.(spi.PoolSizeResponse))))
 			},
 		},
+		"listener describe request": {
+			in: spi.ListenerDescribeRequest{JobName: "j", Props: map[string]string{"listener.x": "1"}},
+			trip: func(t *testing.T, v any) any {
+				m := wire(t, listenerDescribeRequestToProto("LOG_ONCE", v.(spi.ListenerDescribeRequest)))
+				if m.GetType() != "LOG_ONCE" {
+					t.Errorf("type = %q", m.GetType())
+				}
+				return listenerDescribeRequestFromProto(m)
+			},
+		},
+		"listener describe request empty props": {
+			in:   spi.ListenerDescribeRequest{JobName: "j", Props: map[string]string{}},
+			want: spi.ListenerDescribeRequest{JobName: "j"},
+			trip: func(t *testing.T, v any) any {
+				return listenerDescribeRequestFromProto(wire(t, listenerDescribeRequestToProto("LOG", v.(spi.ListenerDescribeRequest))))
+			},
+		},
+		"listener description": {
+			in: spi.ListenerDescription{Order: spi.DefaultListenerOrder, DistributeOnce: true, StartedTimeout: 1500 * time.Millisecond, CompletedTimeout: time.Nanosecond},
+			trip: func(t *testing.T, v any) any {
+				return listenerDescriptionFromProto(wire(t, listenerDescriptionToProto(v.(spi.ListenerDescription))))
+			},
+		},
+		"listener description negative order and timeouts": {
+			in: spi.ListenerDescription{Order: -7, StartedTimeout: -1, CompletedTimeout: 0},
+			trip: func(t *testing.T, v any) any {
+				return listenerDescriptionFromProto(wire(t, listenerDescriptionToProto(v.(spi.ListenerDescription))))
+			},
+		},
+		"listener request": {
+			in: spi.ListenerRequest{JobName: "j", Props: map[string]string{"k": "v"}, Contexts: spi.ShardingContexts{
+				TaskID: "j@-@0,2@-@READY@-@1.2.3.4@-@5", JobName: "j", ShardingTotalCount: 3, JobParameter: "p",
+				Items: []int{2, 0}, ShardingItemParameters: map[int]string{0: "a", 2: ""}}},
+			trip: func(t *testing.T, v any) any {
+				m := wire(t, listenerRequestToProto("LOG", v.(spi.ListenerRequest)))
+				if m.GetType() != "LOG" {
+					t.Errorf("type = %q", m.GetType())
+				}
+				return listenerRequestFromProto(m)
+			},
+		},
+		"listener request no items": {
+			in: spi.ListenerRequest{JobName: "j", Contexts: spi.ShardingContexts{TaskID: "j@-@@-@READY@-@1.2.3.4@-@5", JobName: "j",
+				ShardingTotalCount: 3, Items: []int{}, ShardingItemParameters: map[int]string{}}},
+			want: spi.ListenerRequest{JobName: "j", Contexts: spi.ShardingContexts{TaskID: "j@-@@-@READY@-@1.2.3.4@-@5", JobName: "j",
+				ShardingTotalCount: 3}},
+			trip: func(t *testing.T, v any) any {
+				return listenerRequestFromProto(wire(t, listenerRequestToProto("LOG", v.(spi.ListenerRequest))))
+			},
+		},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -173,5 +224,8 @@ func TestShardingParameterPresence(t *testing.T) {
 	}
 	if got := executeRequestFromProto(&pb.ExecuteRequest{}); !reflect.DeepEqual(got, spi.ExecuteRequest{}) {
 		t.Errorf("empty request = %#v", got)
+	}
+	if got := listenerRequestFromProto(&pb.ListenerRequest{}); !reflect.DeepEqual(got, spi.ListenerRequest{}) {
+		t.Errorf("empty listener request = %#v", got)
 	}
 }

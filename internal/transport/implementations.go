@@ -18,6 +18,7 @@ type Implementations struct {
 	ErrorHandlers map[string]spi.ErrorHandler
 	JobTypes      map[string]spi.JobExecutor
 	ThreadPools   map[string]spi.ThreadPoolSizeProvider
+	JobListeners  map[string]spi.JobListener
 }
 
 // Info describes impls: APIVersion is spi.APIVersion and Types are sorted by
@@ -58,6 +59,10 @@ func (i Implementations) names(k spi.Kind) []string {
 		}
 	case spi.KindThreadPool:
 		for n := range i.ThreadPools {
+			out = append(out, n)
+		}
+	case spi.KindJobListener:
+		for n := range i.JobListeners {
 			out = append(out, n)
 		}
 	}
@@ -103,6 +108,8 @@ func (i Implementations) Validate() error {
 				isNil = i.JobTypes[n] == nil
 			case spi.KindThreadPool:
 				isNil = i.ThreadPools[n] == nil
+			case spi.KindJobListener:
+				isNil = i.JobListeners[n] == nil
 			}
 			check(k, n, isNil, seen)
 		}
@@ -123,6 +130,7 @@ type router struct {
 	errorHandlers map[string]spi.ErrorHandler
 	jobTypes      map[string]spi.JobExecutor
 	threadPools   map[string]spi.ThreadPoolSizeProvider
+	jobListeners  map[string]spi.JobListener
 }
 
 func newRouter(impls Implementations) (*router, error) {
@@ -135,6 +143,7 @@ func newRouter(impls Implementations) (*router, error) {
 		errorHandlers: normalized(impls.ErrorHandlers),
 		jobTypes:      normalized(impls.JobTypes),
 		threadPools:   normalized(impls.ThreadPools),
+		jobListeners:  normalized(impls.JobListeners),
 	}, nil
 }
 

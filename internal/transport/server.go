@@ -128,3 +128,37 @@ func (s *server) PoolSize(ctx context.Context, req *pb.PoolSizeRequest) (*pb.Poo
 	}
 	return poolSizeResponseToProto(resp), nil
 }
+
+func (s *server) DescribeJobListener(ctx context.Context, req *pb.ListenerDescribeRequest) (*pb.ListenerDescription, error) {
+	impl, err := lookup(s.r, s.r.jobListeners, spi.KindJobListener, req.GetType())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	resp, err := impl.Describe(ctx, listenerDescribeRequestFromProto(req))
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return listenerDescriptionToProto(resp), nil
+}
+
+func (s *server) BeforeJobExecuted(ctx context.Context, req *pb.ListenerRequest) (*pb.ListenerResponse, error) {
+	impl, err := lookup(s.r, s.r.jobListeners, spi.KindJobListener, req.GetType())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	if err := impl.BeforeJobExecuted(ctx, listenerRequestFromProto(req)); err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.ListenerResponse{}, nil
+}
+
+func (s *server) AfterJobExecuted(ctx context.Context, req *pb.ListenerRequest) (*pb.ListenerResponse, error) {
+	impl, err := lookup(s.r, s.r.jobListeners, spi.KindJobListener, req.GetType())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	if err := impl.AfterJobExecuted(ctx, listenerRequestFromProto(req)); err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.ListenerResponse{}, nil
+}

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	errorhandlerbuiltin "github.com/ejob-io/ejob/plugins/errorhandler/builtin"
+	joblistenerbuiltin "github.com/ejob-io/ejob/plugins/joblistener/builtin"
 	httpjob "github.com/ejob-io/ejob/plugins/jobtype/http"
 	"github.com/ejob-io/ejob/plugins/jobtype/script"
 	shardingbuiltin "github.com/ejob-io/ejob/plugins/sharding/builtin"
@@ -34,18 +35,29 @@ type Set struct {
 	// JobTypes holds SCRIPT and HTTP.
 	JobTypes    map[string]spi.JobExecutor
 	ThreadPools map[string]spi.ThreadPoolSizeProvider
+	// JobListeners holds LOG and LOG_ONCE.
+	JobListeners map[string]spi.JobListener
 }
 
 // New returns a new instance of every built-in implementation:
 // sharding AVG_ALLOCATION, ODEVITY, ROUND_ROBIN; error handlers LOG, THROW,
-// IGNORE; job types SCRIPT, HTTP; thread pools CPU, SINGLE_THREAD.
+// IGNORE; job types SCRIPT, HTTP; thread pools CPU, SINGLE_THREAD; job
+// listeners LOG, LOG_ONCE.
 func New(opts Options) Set {
 	return Set{
 		Sharding:      shardingbuiltin.Strategies(),
 		ErrorHandlers: errorhandlerbuiltin.Handlers(opts.Logger),
 		JobTypes:      jobTypes(opts.Logger),
 		ThreadPools:   threadpoolbuiltin.Providers(),
+		JobListeners:  joblistenerbuiltin.Listeners(listenerLogger(opts.Logger)),
 	}
+}
+
+// listenerLogger returns l when it can log at INFO (hclog.Logger and
+// *slog.Logger can), else nil (slog.Default()).
+func listenerLogger(l errorhandlerbuiltin.Logger) joblistenerbuiltin.Logger {
+	il, _ := l.(joblistenerbuiltin.Logger)
+	return il
 }
 
 // jobLogger is what the job types log through.
@@ -79,6 +91,7 @@ func (s Set) Types() []spi.TypeKey {
 	add(spi.KindErrorHandler, mapKeys(s.ErrorHandlers))
 	add(spi.KindJobType, mapKeys(s.JobTypes))
 	add(spi.KindThreadPool, mapKeys(s.ThreadPools))
+	add(spi.KindJobListener, mapKeys(s.JobListeners))
 	return keys
 }
 

@@ -25,6 +25,8 @@ func TestNewTypes(t *testing.T) {
 		{Kind: spi.KindJobType, Type: "SCRIPT"},
 		{Kind: spi.KindThreadPool, Type: "CPU"},
 		{Kind: spi.KindThreadPool, Type: "SINGLE_THREAD"},
+		{Kind: spi.KindJobListener, Type: "LOG"},
+		{Kind: spi.KindJobListener, Type: "LOG_ONCE"},
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("Types() = %v\nwant %v", got, want)
@@ -90,6 +92,8 @@ func ExampleNew() {
 	// jobtype SCRIPT
 	// threadpool CPU
 	// threadpool SINGLE_THREAD
+	// joblistener LOG
+	// joblistener LOG_ONCE
 }
 
 // discard is a Logger that drops every line.

@@ -25,6 +25,7 @@ func TestNewConformOverGRPC(t *testing.T) {
 		ErrorHandlers: set.ErrorHandlers,
 		JobTypes:      set.JobTypes,
 		ThreadPools:   set.ThreadPools,
+		JobListeners:  set.JobListeners,
 	})
 
 	info, err := p.Info(t.Context())
@@ -58,6 +59,8 @@ func TestNewConformOverGRPC(t *testing.T) {
 			})
 		case spi.KindJobType:
 			t.Run(name, func(t *testing.T) { t.Parallel(); spitest.TestJobExecutor(t, p.JobExecutor(lower), nil) })
+		case spi.KindJobListener:
+			t.Run(name, func(t *testing.T) { t.Parallel(); spitest.TestJobListener(t, p.JobListener(lower), nil) })
 		}
 	}
 }

@@ -906,6 +906,323 @@ func (x *PoolSizeResponse) GetSize() int64 {
 	return 0
 }
 
+type ListenerDescribeRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Type          string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	JobName       string                 `protobuf:"bytes,2,opt,name=job_name,json=jobName,proto3" json:"job_name,omitempty"`
+	Props         map[string]string      `protobuf:"bytes,3,rep,name=props,proto3" json:"props,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListenerDescribeRequest) Reset() {
+	*x = ListenerDescribeRequest{}
+	mi := &file_plugin_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListenerDescribeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListenerDescribeRequest) ProtoMessage() {}
+
+func (x *ListenerDescribeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListenerDescribeRequest.ProtoReflect.Descriptor instead.
+func (*ListenerDescribeRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *ListenerDescribeRequest) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *ListenerDescribeRequest) GetJobName() string {
+	if x != nil {
+		return x.JobName
+	}
+	return ""
+}
+
+func (x *ListenerDescribeRequest) GetProps() map[string]string {
+	if x != nil {
+		return x.Props
+	}
+	return nil
+}
+
+type ListenerDescription struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Order          int64                  `protobuf:"varint,1,opt,name=order,proto3" json:"order,omitempty"`
+	DistributeOnce bool                   `protobuf:"varint,2,opt,name=distribute_once,json=distributeOnce,proto3" json:"distribute_once,omitempty"`
+	// Nanoseconds; <= 0 means no timeout.
+	StartedTimeoutNanos   int64 `protobuf:"varint,3,opt,name=started_timeout_nanos,json=startedTimeoutNanos,proto3" json:"started_timeout_nanos,omitempty"`
+	CompletedTimeoutNanos int64 `protobuf:"varint,4,opt,name=completed_timeout_nanos,json=completedTimeoutNanos,proto3" json:"completed_timeout_nanos,omitempty"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
+}
+
+func (x *ListenerDescription) Reset() {
+	*x = ListenerDescription{}
+	mi := &file_plugin_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListenerDescription) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListenerDescription) ProtoMessage() {}
+
+func (x *ListenerDescription) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListenerDescription.ProtoReflect.Descriptor instead.
+func (*ListenerDescription) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *ListenerDescription) GetOrder() int64 {
+	if x != nil {
+		return x.Order
+	}
+	return 0
+}
+
+func (x *ListenerDescription) GetDistributeOnce() bool {
+	if x != nil {
+		return x.DistributeOnce
+	}
+	return false
+}
+
+func (x *ListenerDescription) GetStartedTimeoutNanos() int64 {
+	if x != nil {
+		return x.StartedTimeoutNanos
+	}
+	return 0
+}
+
+func (x *ListenerDescription) GetCompletedTimeoutNanos() int64 {
+	if x != nil {
+		return x.CompletedTimeoutNanos
+	}
+	return 0
+}
+
+type ShardingContexts struct {
+	state                  protoimpl.MessageState `protogen:"open.v1"`
+	TaskId                 string                 `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	JobName                string                 `protobuf:"bytes,2,opt,name=job_name,json=jobName,proto3" json:"job_name,omitempty"`
+	ShardingTotalCount     int64                  `protobuf:"varint,3,opt,name=sharding_total_count,json=shardingTotalCount,proto3" json:"sharding_total_count,omitempty"`
+	JobParameter           string                 `protobuf:"bytes,4,opt,name=job_parameter,json=jobParameter,proto3" json:"job_parameter,omitempty"`
+	Items                  []int64                `protobuf:"varint,5,rep,packed,name=items,proto3" json:"items,omitempty"`
+	ShardingItemParameters map[int64]string       `protobuf:"bytes,6,rep,name=sharding_item_parameters,json=shardingItemParameters,proto3" json:"sharding_item_parameters,omitempty" protobuf_key:"varint,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
+}
+
+func (x *ShardingContexts) Reset() {
+	*x = ShardingContexts{}
+	mi := &file_plugin_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ShardingContexts) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ShardingContexts) ProtoMessage() {}
+
+func (x *ShardingContexts) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ShardingContexts.ProtoReflect.Descriptor instead.
+func (*ShardingContexts) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *ShardingContexts) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *ShardingContexts) GetJobName() string {
+	if x != nil {
+		return x.JobName
+	}
+	return ""
+}
+
+func (x *ShardingContexts) GetShardingTotalCount() int64 {
+	if x != nil {
+		return x.ShardingTotalCount
+	}
+	return 0
+}
+
+func (x *ShardingContexts) GetJobParameter() string {
+	if x != nil {
+		return x.JobParameter
+	}
+	return ""
+}
+
+func (x *ShardingContexts) GetItems() []int64 {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
+
+func (x *ShardingContexts) GetShardingItemParameters() map[int64]string {
+	if x != nil {
+		return x.ShardingItemParameters
+	}
+	return nil
+}
+
+type ListenerRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Type          string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	JobName       string                 `protobuf:"bytes,2,opt,name=job_name,json=jobName,proto3" json:"job_name,omitempty"`
+	Props         map[string]string      `protobuf:"bytes,3,rep,name=props,proto3" json:"props,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Contexts      *ShardingContexts      `protobuf:"bytes,4,opt,name=contexts,proto3" json:"contexts,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListenerRequest) Reset() {
+	*x = ListenerRequest{}
+	mi := &file_plugin_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListenerRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListenerRequest) ProtoMessage() {}
+
+func (x *ListenerRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListenerRequest.ProtoReflect.Descriptor instead.
+func (*ListenerRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *ListenerRequest) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *ListenerRequest) GetJobName() string {
+	if x != nil {
+		return x.JobName
+	}
+	return ""
+}
+
+func (x *ListenerRequest) GetProps() map[string]string {
+	if x != nil {
+		return x.Props
+	}
+	return nil
+}
+
+func (x *ListenerRequest) GetContexts() *ShardingContexts {
+	if x != nil {
+		return x.Contexts
+	}
+	return nil
+}
+
+type ListenerResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListenerResponse) Reset() {
+	*x = ListenerResponse{}
+	mi := &file_plugin_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListenerResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListenerResponse) ProtoMessage() {}
+
+func (x *ListenerResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListenerResponse.ProtoReflect.Descriptor instead.
+func (*ListenerResponse) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{20}
+}
+
 var File_plugin_proto protoreflect.FileDescriptor
 
 const file_plugin_proto_rawDesc = "" +
@@ -981,7 +1298,40 @@ const file_plugin_proto_rawDesc = "" +
 	"\bjob_name\x18\x02 \x01(\tR\ajobName\x12%\n" +
 	"\x0eavailable_cpus\x18\x03 \x01(\x03R\ravailableCpus\"&\n" +
 	"\x10PoolSizeResponse\x12\x12\n" +
-	"\x04size\x18\x01 \x01(\x03R\x04size2\xd2\x04\n" +
+	"\x04size\x18\x01 \x01(\x03R\x04size\"\xcc\x01\n" +
+	"\x17ListenerDescribeRequest\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\x12\x19\n" +
+	"\bjob_name\x18\x02 \x01(\tR\ajobName\x12H\n" +
+	"\x05props\x18\x03 \x03(\v22.ejob.plugin.v1.ListenerDescribeRequest.PropsEntryR\x05props\x1a8\n" +
+	"\n" +
+	"PropsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xc0\x01\n" +
+	"\x13ListenerDescription\x12\x14\n" +
+	"\x05order\x18\x01 \x01(\x03R\x05order\x12'\n" +
+	"\x0fdistribute_once\x18\x02 \x01(\bR\x0edistributeOnce\x122\n" +
+	"\x15started_timeout_nanos\x18\x03 \x01(\x03R\x13startedTimeoutNanos\x126\n" +
+	"\x17completed_timeout_nanos\x18\x04 \x01(\x03R\x15completedTimeoutNanos\"\xf6\x02\n" +
+	"\x10ShardingContexts\x12\x17\n" +
+	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x19\n" +
+	"\bjob_name\x18\x02 \x01(\tR\ajobName\x120\n" +
+	"\x14sharding_total_count\x18\x03 \x01(\x03R\x12shardingTotalCount\x12#\n" +
+	"\rjob_parameter\x18\x04 \x01(\tR\fjobParameter\x12\x14\n" +
+	"\x05items\x18\x05 \x03(\x03R\x05items\x12v\n" +
+	"\x18sharding_item_parameters\x18\x06 \x03(\v2<.ejob.plugin.v1.ShardingContexts.ShardingItemParametersEntryR\x16shardingItemParameters\x1aI\n" +
+	"\x1bShardingItemParametersEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\x03R\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xfa\x01\n" +
+	"\x0fListenerRequest\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\x12\x19\n" +
+	"\bjob_name\x18\x02 \x01(\tR\ajobName\x12@\n" +
+	"\x05props\x18\x03 \x03(\v2*.ejob.plugin.v1.ListenerRequest.PropsEntryR\x05props\x12<\n" +
+	"\bcontexts\x18\x04 \x01(\v2 .ejob.plugin.v1.ShardingContextsR\bcontexts\x1a8\n" +
+	"\n" +
+	"PropsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x12\n" +
+	"\x10ListenerResponse2\xe6\x06\n" +
 	"\x06Plugin\x12A\n" +
 	"\x04Info\x12\x1b.ejob.plugin.v1.InfoRequest\x1a\x1c.ejob.plugin.v1.InfoResponse\x12M\n" +
 	"\bSharding\x12\x1f.ejob.plugin.v1.ShardingRequest\x1a .ejob.plugin.v1.ShardingResponse\x12V\n" +
@@ -989,7 +1339,10 @@ const file_plugin_proto_rawDesc = "" +
 	"\x14ValidateErrorHandler\x12$.ejob.plugin.v1.ValidatePropsRequest\x1a%.ejob.plugin.v1.ValidatePropsResponse\x12J\n" +
 	"\aExecute\x12\x1e.ejob.plugin.v1.ExecuteRequest\x1a\x1f.ejob.plugin.v1.ExecuteResponse\x12^\n" +
 	"\x0fValidateJobType\x12$.ejob.plugin.v1.ValidatePropsRequest\x1a%.ejob.plugin.v1.ValidatePropsResponse\x12M\n" +
-	"\bPoolSize\x12\x1f.ejob.plugin.v1.PoolSizeRequest\x1a .ejob.plugin.v1.PoolSizeResponseB5Z3github.com/ejob-io/ejob/internal/transport/pluginpbb\x06proto3"
+	"\bPoolSize\x12\x1f.ejob.plugin.v1.PoolSizeRequest\x1a .ejob.plugin.v1.PoolSizeResponse\x12c\n" +
+	"\x13DescribeJobListener\x12'.ejob.plugin.v1.ListenerDescribeRequest\x1a#.ejob.plugin.v1.ListenerDescription\x12V\n" +
+	"\x11BeforeJobExecuted\x12\x1f.ejob.plugin.v1.ListenerRequest\x1a .ejob.plugin.v1.ListenerResponse\x12U\n" +
+	"\x10AfterJobExecuted\x12\x1f.ejob.plugin.v1.ListenerRequest\x1a .ejob.plugin.v1.ListenerResponseB5Z3github.com/ejob-io/ejob/internal/transport/pluginpbb\x06proto3"
 
 var (
 	file_plugin_proto_rawDescOnce sync.Once
@@ -1003,55 +1356,73 @@ func file_plugin_proto_rawDescGZIP() []byte {
 	return file_plugin_proto_rawDescData
 }
 
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_plugin_proto_goTypes = []any{
-	(*InfoRequest)(nil),           // 0: ejob.plugin.v1.InfoRequest
-	(*TypeKey)(nil),               // 1: ejob.plugin.v1.TypeKey
-	(*InfoResponse)(nil),          // 2: ejob.plugin.v1.InfoResponse
-	(*ShardingRequest)(nil),       // 3: ejob.plugin.v1.ShardingRequest
-	(*Assignment)(nil),            // 4: ejob.plugin.v1.Assignment
-	(*ShardingResponse)(nil),      // 5: ejob.plugin.v1.ShardingResponse
-	(*JobError)(nil),              // 6: ejob.plugin.v1.JobError
-	(*HandleErrorRequest)(nil),    // 7: ejob.plugin.v1.HandleErrorRequest
-	(*HandleErrorResponse)(nil),   // 8: ejob.plugin.v1.HandleErrorResponse
-	(*ValidatePropsRequest)(nil),  // 9: ejob.plugin.v1.ValidatePropsRequest
-	(*ValidatePropsResponse)(nil), // 10: ejob.plugin.v1.ValidatePropsResponse
-	(*ShardingContext)(nil),       // 11: ejob.plugin.v1.ShardingContext
-	(*ExecuteRequest)(nil),        // 12: ejob.plugin.v1.ExecuteRequest
-	(*ExecuteResponse)(nil),       // 13: ejob.plugin.v1.ExecuteResponse
-	(*PoolSizeRequest)(nil),       // 14: ejob.plugin.v1.PoolSizeRequest
-	(*PoolSizeResponse)(nil),      // 15: ejob.plugin.v1.PoolSizeResponse
-	nil,                           // 16: ejob.plugin.v1.HandleErrorRequest.PropsEntry
-	nil,                           // 17: ejob.plugin.v1.ValidatePropsRequest.PropsEntry
-	nil,                           // 18: ejob.plugin.v1.ExecuteRequest.PropsEntry
+	(*InfoRequest)(nil),             // 0: ejob.plugin.v1.InfoRequest
+	(*TypeKey)(nil),                 // 1: ejob.plugin.v1.TypeKey
+	(*InfoResponse)(nil),            // 2: ejob.plugin.v1.InfoResponse
+	(*ShardingRequest)(nil),         // 3: ejob.plugin.v1.ShardingRequest
+	(*Assignment)(nil),              // 4: ejob.plugin.v1.Assignment
+	(*ShardingResponse)(nil),        // 5: ejob.plugin.v1.ShardingResponse
+	(*JobError)(nil),                // 6: ejob.plugin.v1.JobError
+	(*HandleErrorRequest)(nil),      // 7: ejob.plugin.v1.HandleErrorRequest
+	(*HandleErrorResponse)(nil),     // 8: ejob.plugin.v1.HandleErrorResponse
+	(*ValidatePropsRequest)(nil),    // 9: ejob.plugin.v1.ValidatePropsRequest
+	(*ValidatePropsResponse)(nil),   // 10: ejob.plugin.v1.ValidatePropsResponse
+	(*ShardingContext)(nil),         // 11: ejob.plugin.v1.ShardingContext
+	(*ExecuteRequest)(nil),          // 12: ejob.plugin.v1.ExecuteRequest
+	(*ExecuteResponse)(nil),         // 13: ejob.plugin.v1.ExecuteResponse
+	(*PoolSizeRequest)(nil),         // 14: ejob.plugin.v1.PoolSizeRequest
+	(*PoolSizeResponse)(nil),        // 15: ejob.plugin.v1.PoolSizeResponse
+	(*ListenerDescribeRequest)(nil), // 16: ejob.plugin.v1.ListenerDescribeRequest
+	(*ListenerDescription)(nil),     // 17: ejob.plugin.v1.ListenerDescription
+	(*ShardingContexts)(nil),        // 18: ejob.plugin.v1.ShardingContexts
+	(*ListenerRequest)(nil),         // 19: ejob.plugin.v1.ListenerRequest
+	(*ListenerResponse)(nil),        // 20: ejob.plugin.v1.ListenerResponse
+	nil,                             // 21: ejob.plugin.v1.HandleErrorRequest.PropsEntry
+	nil,                             // 22: ejob.plugin.v1.ValidatePropsRequest.PropsEntry
+	nil,                             // 23: ejob.plugin.v1.ExecuteRequest.PropsEntry
+	nil,                             // 24: ejob.plugin.v1.ListenerDescribeRequest.PropsEntry
+	nil,                             // 25: ejob.plugin.v1.ShardingContexts.ShardingItemParametersEntry
+	nil,                             // 26: ejob.plugin.v1.ListenerRequest.PropsEntry
 }
 var file_plugin_proto_depIdxs = []int32{
 	1,  // 0: ejob.plugin.v1.InfoResponse.types:type_name -> ejob.plugin.v1.TypeKey
 	4,  // 1: ejob.plugin.v1.ShardingResponse.assignments:type_name -> ejob.plugin.v1.Assignment
-	16, // 2: ejob.plugin.v1.HandleErrorRequest.props:type_name -> ejob.plugin.v1.HandleErrorRequest.PropsEntry
+	21, // 2: ejob.plugin.v1.HandleErrorRequest.props:type_name -> ejob.plugin.v1.HandleErrorRequest.PropsEntry
 	6,  // 3: ejob.plugin.v1.HandleErrorRequest.error:type_name -> ejob.plugin.v1.JobError
-	17, // 4: ejob.plugin.v1.ValidatePropsRequest.props:type_name -> ejob.plugin.v1.ValidatePropsRequest.PropsEntry
+	22, // 4: ejob.plugin.v1.ValidatePropsRequest.props:type_name -> ejob.plugin.v1.ValidatePropsRequest.PropsEntry
 	11, // 5: ejob.plugin.v1.ExecuteRequest.context:type_name -> ejob.plugin.v1.ShardingContext
-	18, // 6: ejob.plugin.v1.ExecuteRequest.props:type_name -> ejob.plugin.v1.ExecuteRequest.PropsEntry
-	0,  // 7: ejob.plugin.v1.Plugin.Info:input_type -> ejob.plugin.v1.InfoRequest
-	3,  // 8: ejob.plugin.v1.Plugin.Sharding:input_type -> ejob.plugin.v1.ShardingRequest
-	7,  // 9: ejob.plugin.v1.Plugin.HandleError:input_type -> ejob.plugin.v1.HandleErrorRequest
-	9,  // 10: ejob.plugin.v1.Plugin.ValidateErrorHandler:input_type -> ejob.plugin.v1.ValidatePropsRequest
-	12, // 11: ejob.plugin.v1.Plugin.Execute:input_type -> ejob.plugin.v1.ExecuteRequest
-	9,  // 12: ejob.plugin.v1.Plugin.ValidateJobType:input_type -> ejob.plugin.v1.ValidatePropsRequest
-	14, // 13: ejob.plugin.v1.Plugin.PoolSize:input_type -> ejob.plugin.v1.PoolSizeRequest
-	2,  // 14: ejob.plugin.v1.Plugin.Info:output_type -> ejob.plugin.v1.InfoResponse
-	5,  // 15: ejob.plugin.v1.Plugin.Sharding:output_type -> ejob.plugin.v1.ShardingResponse
-	8,  // 16: ejob.plugin.v1.Plugin.HandleError:output_type -> ejob.plugin.v1.HandleErrorResponse
-	10, // 17: ejob.plugin.v1.Plugin.ValidateErrorHandler:output_type -> ejob.plugin.v1.ValidatePropsResponse
-	13, // 18: ejob.plugin.v1.Plugin.Execute:output_type -> ejob.plugin.v1.ExecuteResponse
-	10, // 19: ejob.plugin.v1.Plugin.ValidateJobType:output_type -> ejob.plugin.v1.ValidatePropsResponse
-	15, // 20: ejob.plugin.v1.Plugin.PoolSize:output_type -> ejob.plugin.v1.PoolSizeResponse
-	14, // [14:21] is the sub-list for method output_type
-	7,  // [7:14] is the sub-list for method input_type
-	7,  // [7:7] is the sub-list for extension type_name
-	7,  // [7:7] is the sub-list for extension extendee
-	0,  // [0:7] is the sub-list for field type_name
+	23, // 6: ejob.plugin.v1.ExecuteRequest.props:type_name -> ejob.plugin.v1.ExecuteRequest.PropsEntry
+	24, // 7: ejob.plugin.v1.ListenerDescribeRequest.props:type_name -> ejob.plugin.v1.ListenerDescribeRequest.PropsEntry
+	25, // 8: ejob.plugin.v1.ShardingContexts.sharding_item_parameters:type_name -> ejob.plugin.v1.ShardingContexts.ShardingItemParametersEntry
+	26, // 9: ejob.plugin.v1.ListenerRequest.props:type_name -> ejob.plugin.v1.ListenerRequest.PropsEntry
+	18, // 10: ejob.plugin.v1.ListenerRequest.contexts:type_name -> ejob.plugin.v1.ShardingContexts
+	0,  // 11: ejob.plugin.v1.Plugin.Info:input_type -> ejob.plugin.v1.InfoRequest
+	3,  // 12: ejob.plugin.v1.Plugin.Sharding:input_type -> ejob.plugin.v1.ShardingRequest
+	7,  // 13: ejob.plugin.v1.Plugin.HandleError:input_type -> ejob.plugin.v1.HandleErrorRequest
+	9,  // 14: ejob.plugin.v1.Plugin.ValidateErrorHandler:input_type -> ejob.plugin.v1.ValidatePropsRequest
+	12, // 15: ejob.plugin.v1.Plugin.Execute:input_type -> ejob.plugin.v1.ExecuteRequest
+	9,  // 16: ejob.plugin.v1.Plugin.ValidateJobType:input_type -> ejob.plugin.v1.ValidatePropsRequest
+	14, // 17: ejob.plugin.v1.Plugin.PoolSize:input_type -> ejob.plugin.v1.PoolSizeRequest
+	16, // 18: ejob.plugin.v1.Plugin.DescribeJobListener:input_type -> ejob.plugin.v1.ListenerDescribeRequest
+	19, // 19: ejob.plugin.v1.Plugin.BeforeJobExecuted:input_type -> ejob.plugin.v1.ListenerRequest
+	19, // 20: ejob.plugin.v1.Plugin.AfterJobExecuted:input_type -> ejob.plugin.v1.ListenerRequest
+	2,  // 21: ejob.plugin.v1.Plugin.Info:output_type -> ejob.plugin.v1.InfoResponse
+	5,  // 22: ejob.plugin.v1.Plugin.Sharding:output_type -> ejob.plugin.v1.ShardingResponse
+	8,  // 23: ejob.plugin.v1.Plugin.HandleError:output_type -> ejob.plugin.v1.HandleErrorResponse
+	10, // 24: ejob.plugin.v1.Plugin.ValidateErrorHandler:output_type -> ejob.plugin.v1.ValidatePropsResponse
+	13, // 25: ejob.plugin.v1.Plugin.Execute:output_type -> ejob.plugin.v1.ExecuteResponse
+	10, // 26: ejob.plugin.v1.Plugin.ValidateJobType:output_type -> ejob.plugin.v1.ValidatePropsResponse
+	15, // 27: ejob.plugin.v1.Plugin.PoolSize:output_type -> ejob.plugin.v1.PoolSizeResponse
+	17, // 28: ejob.plugin.v1.Plugin.DescribeJobListener:output_type -> ejob.plugin.v1.ListenerDescription
+	20, // 29: ejob.plugin.v1.Plugin.BeforeJobExecuted:output_type -> ejob.plugin.v1.ListenerResponse
+	20, // 30: ejob.plugin.v1.Plugin.AfterJobExecuted:output_type -> ejob.plugin.v1.ListenerResponse
+	21, // [21:31] is the sub-list for method output_type
+	11, // [11:21] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -1066,7 +1437,7 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   19,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -29,6 +29,9 @@ const (
 	Plugin_Execute_FullMethodName              = "/ejob.plugin.v1.Plugin/Execute"
 	Plugin_ValidateJobType_FullMethodName      = "/ejob.plugin.v1.Plugin/ValidateJobType"
 	Plugin_PoolSize_FullMethodName             = "/ejob.plugin.v1.Plugin/PoolSize"
+	Plugin_DescribeJobListener_FullMethodName  = "/ejob.plugin.v1.Plugin/DescribeJobListener"
+	Plugin_BeforeJobExecuted_FullMethodName    = "/ejob.plugin.v1.Plugin/BeforeJobExecuted"
+	Plugin_AfterJobExecuted_FullMethodName     = "/ejob.plugin.v1.Plugin/AfterJobExecuted"
 )
 
 // PluginClient is the client API for Plugin service.
@@ -46,6 +49,9 @@ type PluginClient interface {
 	Execute(ctx context.Context, in *ExecuteRequest, opts ...grpc.CallOption) (*ExecuteResponse, error)
 	ValidateJobType(ctx context.Context, in *ValidatePropsRequest, opts ...grpc.CallOption) (*ValidatePropsResponse, error)
 	PoolSize(ctx context.Context, in *PoolSizeRequest, opts ...grpc.CallOption) (*PoolSizeResponse, error)
+	DescribeJobListener(ctx context.Context, in *ListenerDescribeRequest, opts ...grpc.CallOption) (*ListenerDescription, error)
+	BeforeJobExecuted(ctx context.Context, in *ListenerRequest, opts ...grpc.CallOption) (*ListenerResponse, error)
+	AfterJobExecuted(ctx context.Context, in *ListenerRequest, opts ...grpc.CallOption) (*ListenerResponse, error)
 }
 
 type pluginClient struct {
@@ -126,6 +132,36 @@ func (c *pluginClient) PoolSize(ctx context.Context, in *PoolSizeRequest, opts .
 	return out, nil
 }
 
+func (c *pluginClient) DescribeJobListener(ctx context.Context, in *ListenerDescribeRequest, opts ...grpc.CallOption) (*ListenerDescription, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListenerDescription)
+	err := c.cc.Invoke(ctx, Plugin_DescribeJobListener_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *pluginClient) BeforeJobExecuted(ctx context.Context, in *ListenerRequest, opts ...grpc.CallOption) (*ListenerResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListenerResponse)
+	err := c.cc.Invoke(ctx, Plugin_BeforeJobExecuted_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *pluginClient) AfterJobExecuted(ctx context.Context, in *ListenerRequest, opts ...grpc.CallOption) (*ListenerResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListenerResponse)
+	err := c.cc.Invoke(ctx, Plugin_AfterJobExecuted_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // PluginServer is the server API for Plugin service.
 // All implementations must embed UnimplementedPluginServer
 // for forward compatibility.
@@ -141,6 +177,9 @@ type PluginServer interface {
 	Execute(context.Context, *ExecuteRequest) (*ExecuteResponse, error)
 	ValidateJobType(context.Context, *ValidatePropsRequest) (*ValidatePropsResponse, error)
 	PoolSize(context.Context, *PoolSizeRequest) (*PoolSizeResponse, error)
+	DescribeJobListener(context.Context, *ListenerDescribeRequest) (*ListenerDescription, error)
+	BeforeJobExecuted(context.Context, *ListenerRequest) (*ListenerResponse, error)
+	AfterJobExecuted(context.Context, *ListenerRequest) (*ListenerResponse, error)
 	mustEmbedUnimplementedPluginServer()
 }
 
@@ -171,6 +210,15 @@ func (UnimplementedPluginServer) ValidateJobType(context.Context, *ValidateProps
 }
 func (UnimplementedPluginServer) PoolSize(context.Context, *PoolSizeRequest) (*PoolSizeResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method PoolSize not implemented")
+}
+func (UnimplementedPluginServer) DescribeJobListener(context.Context, *ListenerDescribeRequest) (*ListenerDescription, error) {
+	return nil, status.Error(codes.Unimplemented, "method DescribeJobListener not implemented")
+}
+func (UnimplementedPluginServer) BeforeJobExecuted(context.Context, *ListenerRequest) (*ListenerResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method BeforeJobExecuted not implemented")
+}
+func (UnimplementedPluginServer) AfterJobExecuted(context.Context, *ListenerRequest) (*ListenerResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method AfterJobExecuted not implemented")
 }
 func (UnimplementedPluginServer) mustEmbedUnimplementedPluginServer() {}
 func (UnimplementedPluginServer) testEmbeddedByValue()                {}
@@ -319,6 +367,60 @@ func _Plugin_PoolSize_Handler(srv interface{}, ctx context.Context, dec func(int
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Plugin_DescribeJobListener_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListenerDescribeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).DescribeJobListener(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_DescribeJobListener_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).DescribeJobListener(ctx, req.(*ListenerDescribeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Plugin_BeforeJobExecuted_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListenerRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).BeforeJobExecuted(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_BeforeJobExecuted_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).BeforeJobExecuted(ctx, req.(*ListenerRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Plugin_AfterJobExecuted_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListenerRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).AfterJobExecuted(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_AfterJobExecuted_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).AfterJobExecuted(ctx, req.(*ListenerRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Plugin_ServiceDesc is the grpc.ServiceDesc for Plugin service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -353,6 +455,18 @@ var Plugin_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "PoolSize",
 			Handler:    _Plugin_PoolSize_Handler,
+		},
+		{
+			MethodName: "DescribeJobListener",
+			Handler:    _Plugin_DescribeJobListener_Handler,
+		},
+		{
+			MethodName: "BeforeJobExecuted",
+			Handler:    _Plugin_BeforeJobExecuted_Handler,
+		},
+		{
+			MethodName: "AfterJobExecuted",
+			Handler:    _Plugin_AfterJobExecuted_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -1,0 +1,246 @@
+package coord
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/ejob-io/ejob/core/executor"
+	"github.com/ejob-io/ejob/core/reg"
+	"github.com/ejob-io/ejob/core/reg/recipe"
+)
+
+// Guarantee nodes of the distribute-once listener (protocol spec §15).
+const (
+	nodeGuaranteeStarted        = "guarantee/started"
+	nodeGuaranteeCompleted      = "guarantee/completed"
+	nodeGuaranteeStartedLatch   = "guarantee/started-latch"
+	nodeGuaranteeCompletedLatch = "guarantee/completed-latch"
+)
+
+// guaranteeRecheck is the fallback period at which a waiting instance
+// re-reads the guarantee nodes (a watch ends without an event on session
+// loss). The root's deletion event, or the watch on the instance's own
+// registration, normally wakes it at once.
+const guaranteeRecheck = time.Second
+
+// TimeoutError is the failure of a distribute-once wait that ran past its
+// timeout (upstream's JobSystemException "Job timeout. timeout mills is
+// %s."). The waiting instance removed the guarantee root before returning
+// it.
+type TimeoutError struct {
+	Timeout time.Duration
+}
+
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("Job timeout. timeout mills is %d.", e.Timeout.Milliseconds())
+}
+
+// guaranteePhase is "started" (before-listeners) or "completed"
+// (after-listeners).
+type guaranteePhase struct {
+	root, latch string
+	// all reports whether children registrations complete a round:
+	// == total for started, >= total for completed (as upstream).
+	all func(children, total int) bool
+}
+
+var (
+	phaseStarted = guaranteePhase{root: nodeGuaranteeStarted, latch: nodeGuaranteeStartedLatch,
+		all: func(n, total int) bool { return n == total }}
+	phaseCompleted = guaranteePhase{root: nodeGuaranteeCompleted, latch: nodeGuaranteeCompletedLatch,
+		all: func(n, total int) bool { return n >= total }}
+)
+
+// guaranteeWaiters wakes the instances waiting for a guarantee root to be
+// deleted. The event goroutine closes the channel of a root when it sees
+// the root deleted (upstream's GuaranteeListenerManager).
+type guaranteeWaiters struct {
+	mu sync.Mutex
+	ch map[string]chan struct{}
+}
+
+// wait returns a channel closed at the next deletion of root.
+func (g *guaranteeWaiters) wait(root string) <-chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.ch == nil {
+		g.ch = map[string]chan struct{}{}
+	}
+	c, ok := g.ch[root]
+	if !ok {
+		c = make(chan struct{})
+		g.ch[root] = c
+	}
+	return c
+}
+
+// deleted wakes the waiters of root.
+func (g *guaranteeWaiters) deleted(root string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if c, ok := g.ch[root]; ok {
+		close(c)
+		delete(g.ch, root)
+	}
+}
+
+// onGuaranteeEvent is GuaranteeListenerManager: a deleted started or
+// completed root wakes the local waiters.
+func (j *Job) onGuaranteeEvent(rel string, ev reg.TreeEvent) {
+	if ev.Type == reg.NodeDeleted && (rel == nodeGuaranteeStarted || rel == nodeGuaranteeCompleted) {
+		j.guar.deleted(rel)
+	}
+}
+
+var _ executor.DistributeOnce = (*Job)(nil)
+
+// AtLastStarted is the before half of upstream's
+// AbstractDistributeOnceElasticJobListener (protocol spec §15): it
+// registers guarantee/started/{item} for each of sc's items; the instance
+// that completes the set (shardingTotalCount children, config read from the
+// registry) runs hook inside the latch guarantee/started-latch, re-checking
+// first, then deletes guarantee/started. The others wait until that
+// deletion (woken by the tree cache's event) or timeout (<= 0: no
+// timeout); on timeout they delete guarantee/started and return a
+// *TimeoutError. With no items it returns nil at once.
+//
+// Unlike upstream, no wake-up is lost between the check and the wait: a
+// waiter watches its own registration (read and watch are atomic) besides
+// the tree cache's deletion event, and re-reads that registration after
+// each wake-up, so a stale wake-up does not end its wait early.
+func (j *Job) AtLastStarted(ctx context.Context, sc executor.ShardingContexts, timeout time.Duration, hook func(context.Context) error) error {
+	return j.distributeOnce(ctx, phaseStarted, sc.Items, timeout, hook)
+}
+
+// AtLastCompleted is AtLastStarted for the after-listeners, with
+// guarantee/completed and guarantee/completed-latch; a round is complete
+// with at least shardingTotalCount children.
+func (j *Job) AtLastCompleted(ctx context.Context, sc executor.ShardingContexts, timeout time.Duration, hook func(context.Context) error) error {
+	return j.distributeOnce(ctx, phaseCompleted, sc.Items, timeout, hook)
+}
+
+func (j *Job) distributeOnce(ctx context.Context, ph guaranteePhase, items []int, timeout time.Duration, hook func(context.Context) error) error {
+	if len(items) == 0 {
+		return nil
+	}
+	wake := j.guar.wait(ph.root)
+	if err := j.registerGuarantee(ctx, ph, items); err != nil {
+		return err
+	}
+	var expired <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		expired = t.C
+	}
+	recheck := time.NewTicker(guaranteeRecheck)
+	defer recheck.Stop()
+	own := j.p.of(ph.root, strconv.Itoa(items[0]))
+	for {
+		// Done when our registration is gone: the last instance (or one
+		// that timed out) removed the root. The watch on our own node
+		// catches a root created and removed before the tree cache saw it.
+		_, mine, gone, err := j.c.ExistsW(ctx, own)
+		if err != nil {
+			return wrap("check "+own, err)
+		}
+		if !mine {
+			return nil
+		}
+		all, err := j.isAllGuaranteed(ctx, ph)
+		if err != nil {
+			return err
+		}
+		if all {
+			return j.executeInLeader(ctx, ph, hook)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-expired:
+			if err := reg.DeleteRecursive(context.WithoutCancel(ctx), j.c, j.p.of(ph.root)); err != nil {
+				j.log.Warn("clear guarantee root after timeout failed", "path", ph.root, "error", err)
+			}
+			return &TimeoutError{Timeout: timeout}
+		case <-wake:
+			wake = j.guar.wait(ph.root)
+		case <-gone:
+		case <-recheck.C:
+		}
+	}
+}
+
+// registerGuarantee is registerStart/registerComplete: create
+// {root}/{item} for each item.
+func (j *Job) registerGuarantee(ctx context.Context, ph guaranteePhase, items []int) error {
+	for _, i := range items {
+		if err := j.s.createIfNeeded(ctx, j.p.of(ph.root, strconv.Itoa(i))); err != nil {
+			return wrap("register "+ph.root, err)
+		}
+	}
+	return nil
+}
+
+// isRegistered is isRegisterStartSuccess/isRegisterCompleteSuccess.
+func (j *Job) isRegistered(ctx context.Context, ph guaranteePhase, items []int) (bool, error) {
+	for _, i := range items {
+		ok, err := j.s.exists(ctx, j.p.of(ph.root, strconv.Itoa(i)))
+		if err != nil || !ok {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// isAllGuaranteed is isAllStarted/isAllCompleted: the root exists and its
+// child count completes the round for the config's shardingTotalCount
+// (read from the registry directly, as upstream).
+func (j *Job) isAllGuaranteed(ctx context.Context, ph guaranteePhase) (bool, error) {
+	ok, err := j.s.exists(ctx, j.p.of(ph.root))
+	if err != nil || !ok {
+		return false, err
+	}
+	names, err := j.s.children(ctx, j.p.of(ph.root))
+	if err != nil {
+		return false, err
+	}
+	cfg, err := j.loadConfig(ctx)
+	if err != nil {
+		return false, err
+	}
+	return ph.all(len(names), cfg.ShardingTotalCount), nil
+}
+
+// executeInLeader is executeInLeaderForLastStarted/Completed: under the
+// Curator latch, re-check and run hook; always delete the root afterwards.
+func (j *Job) executeInLeader(ctx context.Context, ph guaranteePhase, hook func(context.Context) error) (err error) {
+	latch := recipe.NewLatch(j.c, j.p.of(ph.latch), "")
+	if err := latch.Acquire(ctx); err != nil {
+		return wrap("acquire "+ph.latch, err)
+	}
+	defer func() {
+		// Cleanup runs even when ctx ended, bounded on its own.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), j.poll*50)
+		defer cancel()
+		if derr := reg.DeleteRecursive(cctx, j.c, j.p.of(ph.root)); derr != nil && !errors.Is(derr, reg.ErrNoNode) {
+			err = errors.Join(err, wrap("clear "+ph.root, derr))
+		}
+		if rerr := latch.Release(cctx); rerr != nil {
+			j.log.Warn("release guarantee latch failed", "path", ph.latch, "error", rerr)
+		}
+	}()
+	all, err := j.isAllGuaranteed(ctx, ph)
+	if err != nil || !all {
+		return err
+	}
+	return hook(ctx)
+}
+
+// clearGuarantee is clearAllStartedInfo/clearAllCompletedInfo.
+func (j *Job) clearGuarantee(ctx context.Context, ph guaranteePhase) error {
+	return reg.DeleteRecursive(ctx, j.c, j.p.of(ph.root))
+}
