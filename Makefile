@@ -9,7 +9,7 @@ PLUGINBIN := $(BIN)/plugins
 BUILTIN_MAINS := $(shell $(GO) list -f '{{if eq .Name "main"}}{{.Dir}}{{end}}' ./plugins/... 2>/dev/null)
 EXAMPLE_MAINS := $(shell $(GO) list -f '{{if eq .Name "main"}}{{.Dir}}{{end}}' ./examples/... 2>/dev/null | grep '/ejob-[^/]*$$')
 
-.PHONY: all build test lint vet fmt-check imports bench proto demo clean
+.PHONY: all build test lint vet fmt-check imports bench proto demo demo-plugins demo-cluster clean
 
 all: build
 
@@ -47,6 +47,16 @@ proto:
 clean:
 	rm -rf $(BIN)
 
-# The main demo (README): see scripts/demo.sh.
+# The main demo (README): a standalone host (no ZooKeeper) running a SCRIPT
+# and an HTTP job for ~15 s; see scripts/demo.sh. demo-plugins is the plugin
+# runtime demo (discovery, sharding previews).
 demo:
 	bash scripts/demo.sh
+
+demo-plugins:
+	bash scripts/demo.sh plugins
+
+# Three hosts on a local ZooKeeper, kill -9 of one, its items moving to the
+# survivors (~40 s); see scripts/demo-cluster.sh.
+demo-cluster:
+	bash scripts/demo-cluster.sh

@@ -109,7 +109,7 @@ echo
 echo "== bin/ejob jobs -c $config"
 bin/ejob jobs -c "$config" | sed 's/^/   /'
 echo
-echo "== kill -9 host-2 (pid ${pid[2]}): its items are not run until its session expires"
+echo "== $(date +%H:%M:%S) kill -9 host-2 (pid ${pid[2]}): its items are not run until its session expires"
 echo "   (sessionTimeoutMilliseconds: 3000), then the leader reshards over host-1 and host-3"
 kill -9 "${pid[2]}"
 wait "${pid[2]}" 2>/dev/null || true

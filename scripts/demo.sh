@@ -16,8 +16,7 @@ cd "$(dirname "$0")/.."
 
 plugins_demo() {
 	make build
-	local dir
-	dir=$(mktemp -d)
+	dir=$(mktemp -d) # global: the EXIT trap runs after this function returns
 	trap 'rm -rf "$dir"' EXIT
 	cp bin/plugins/ejob-sharding-rendezvous "$dir/"
 	local instances=192.168.1.2@-@200,192.168.1.1@-@100,192.168.1.10@-@50

@@ -53,8 +53,10 @@ func Logger() hclog.Logger {
 // Serve serves impls over gRPC with go-plugin (AutoMTLS capable) and blocks
 // until the host goes away; sdk.Serve is the public entry point. It installs
 // type routing, panic recovery and the error-to-status mapping, watches the
-// parent process (the plugin exits when its parent dies, even by SIGKILL,
-// within about parentPollInterval), and leaves stray writes to os.Stdout
+// parent process (the plugin exits when its parent dies, even by SIGKILL:
+// at once through Pdeathsig's SIGTERM on Linux, else within about
+// parentPollInterval; in-flight calls are cancelled first so that what they
+// started stops too), and leaves stray writes to os.Stdout
 // harmless: go-plugin redirects them to a stream the host logs.
 //
 // Invalid impls (see Implementations.Validate) are reported on stderr and
@@ -66,32 +68,34 @@ func Serve(impls Implementations) {
 		fmt.Fprintf(os.Stderr, "ejob plugin: %v\n", err)
 		os.Exit(1)
 	}
+	d := newDrainer(logger)
 	if os.Getenv(magicCookieKey) == magicCookieValue {
 		// Only when launched by a host; run by hand, go-plugin explains
 		// and exits.
-		go watchParent(logger, os.Getppid(), parentPollInterval)
+		d.onSIGTERM()
+		go watchParent(os.Getppid(), parentPollInterval, d.terminate)
 	}
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: Handshake(),
 		Plugins:         plugin.PluginSet{pluginSetName: &grpcPlugin{router: r}},
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
-			opts = append(opts, grpc.ChainUnaryInterceptor(recoverInterceptor(logger)))
+			opts = append(opts, grpc.ChainUnaryInterceptor(d.interceptor(), recoverInterceptor(logger)))
 			return grpc.NewServer(opts...)
 		},
 		Logger: logger,
 	})
 }
 
-// watchParent exits the process when its parent changes (the parent died
-// and the process was re-parented). It complements Pdeathsig, which Launch
-// sets on Linux, for hosts that do not set it and for other systems.
-func watchParent(logger hclog.Logger, ppid int, every time.Duration) {
+// watchParent terminates the process when its parent changes (the parent
+// died and the process was re-parented). It complements Pdeathsig, which
+// Launch sets on Linux, for hosts that do not set it and for other systems.
+func watchParent(ppid int, every time.Duration, terminate func(reason string)) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for range t.C {
 		if now := os.Getppid(); now != ppid {
-			logger.Warn("host process went away; exiting", "parent_pid", ppid, "new_parent_pid", now)
-			os.Exit(1)
+			terminate(fmt.Sprintf("parent %d went away (new parent %d)", ppid, now))
+			return
 		}
 	}
 }

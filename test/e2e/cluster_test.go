@@ -41,10 +41,10 @@ type host struct {
 	err    error // the exit status, set before exited closes
 }
 
-// newCluster writes cfg (text/template-free: the caller formats it with
-// c.runs and the recorder path already in it) and prepares the directory.
-// Hosts are stopped, and orphaned recorder processes waited for, when t
-// ends.
+// newCluster prepares a directory for the config file (see writeConfig),
+// the record file and the host logs. When t ends the hosts are stopped,
+// recorder processes left by killed hosts are waited for (bounded), the
+// host logs are printed if t failed, and the directory is removed.
 func newCluster(t *testing.T) *cluster {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "ejob-e2e-")

@@ -530,11 +530,19 @@ func TestZooKeeperTreeMatchesElasticJob(t *testing.T) {
 	start(idC)
 	matches("between-executions", 15*time.Second)
 
-	// 2. Console: disable item 1 and trigger every instance.
-	disabledAt := time.Now()
+	// 2. Console: disable item 1 and trigger every instance. The node is
+	// written in an odd second, half-way between two fires (the cron fires
+	// on even seconds), and runs are checked from the moment the write
+	// returned: a fire that read the sharding state before the write
+	// committed may legitimately still start item 1.
+	eventually(t, "the first half of an odd second", 3*time.Second, func() bool {
+		now := time.Now()
+		return now.Second()%2 == 1 && now.Nanosecond() < int(500*time.Millisecond)
+	})
 	if _, err := reg.Persist(ctx, obs, jobRoot+"/sharding/1/disabled", nil); err != nil {
 		t.Fatal(err)
 	}
+	disabledAt := time.Now()
 	triggeredAt := time.Now()
 	if _, err := lifecycle.TriggerAll(ctx, obs, jobName); err != nil {
 		t.Fatal(err)
