@@ -54,8 +54,10 @@ func (d *drainer) interceptor() grpc.UnaryServerInterceptor {
 // terminationGrace, and exits the process. It runs once.
 func (d *drainer) terminate(reason string) {
 	d.once.Do(func() {
-		d.log.Warn("host went away; stopping in-flight calls and exiting", "reason", reason)
+		// Cancel before logging: the log goes to the host's pipe, which may
+		// be gone with the host.
 		d.cancel()
+		d.log.Warn("host went away; stopping in-flight calls and exiting", "reason", reason)
 		done := make(chan struct{})
 		go func() {
 			d.calls.Wait()
@@ -71,8 +73,12 @@ func (d *drainer) terminate(reason string) {
 }
 
 // onSIGTERM terminates on SIGTERM, which Launch arranges for the kernel to
-// send when the host dies (Pdeathsig).
+// send when the host dies (Pdeathsig). It also ignores SIGPIPE: once the
+// host is gone, a write to its stdout/stderr pipes must fail with EPIPE, not
+// kill the plugin (Go's default for fds 1 and 2) before it has stopped
+// what its calls started.
 func (d *drainer) onSIGTERM() {
+	signal.Ignore(syscall.SIGPIPE)
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, syscall.SIGTERM)
 	go func() {
