@@ -1,0 +1,506 @@
+package daemon_test
+
+// Benchmarks of a real `ejob run -c FILE` process (standalone, embedded
+// registry) and of the real out-of-process job-type path (the built-in
+// plugin server, `ejob __builtin-plugins`, over go-plugin gRPC). They build
+// their own ejob binary without -race (TestMain's is a race build, which
+// is slower and several times larger), report their figures with
+// b.ReportMetric and never fail on a timing. ns/op is the wall time of one
+// iteration of a scenario, not a figure to compare. docs/benchmarks.md
+// ("Host") records the figures and how to reproduce them.
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/ejob-io/ejob/host/plugins"
+	"github.com/ejob-io/ejob/plugins/builtin"
+	"github.com/ejob-io/ejob/spi"
+)
+
+// builtinPluginsArg is the hidden subcommand under which the ejob binary
+// serves the built-in types (host/cli's builtinPluginsCmd).
+const builtinPluginsArg = "__builtin-plugins"
+
+var (
+	benchBinOnce sync.Once
+	benchBinPath string
+	benchBinErr  error
+)
+
+// benchEjob builds the ejob binary once, without -race, next to TestMain's
+// race build (so TestMain's cleanup removes it).
+func benchEjob(b *testing.B) string {
+	b.Helper()
+	benchBinOnce.Do(func() {
+		benchBinPath = filepath.Join(filepath.Dir(ejobBin), "ejob-bench")
+		out, err := exec.Command("go", "build", "-o", benchBinPath, "github.com/ejob-io/ejob/cmd/ejob").CombinedOutput()
+		if err != nil {
+			benchBinErr = fmt.Errorf("build ejob: %v\n%s", err, out)
+		}
+	})
+	if benchBinErr != nil {
+		b.Fatal(benchBinErr)
+	}
+	return benchBinPath
+}
+
+// lineClock is a process's stderr: it keeps the output and records when
+// (by this process's clock) the first line containing mark arrived.
+type lineClock struct {
+	mark string
+
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	scanned int // bytes of buf already searched for complete lines
+	at      time.Time
+	seen    chan struct{}
+}
+
+func newLineClock(mark string) *lineClock {
+	return &lineClock{mark: mark, seen: make(chan struct{})}
+}
+
+func (l *lineClock) Write(p []byte) (int, error) {
+	now := time.Now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf.Write(p)
+	if !l.at.IsZero() {
+		return len(p), nil
+	}
+	rest := l.buf.Bytes()[l.scanned:]
+	for {
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 {
+			break
+		}
+		if bytes.Contains(rest[:i], []byte(l.mark)) {
+			l.at = now
+			close(l.seen)
+			break
+		}
+		l.scanned += i + 1
+		rest = rest[i+1:]
+	}
+	return len(p), nil
+}
+
+func (l *lineClock) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// benchHost is one running `ejob run -c FILE`.
+type benchHost struct {
+	cmd     *exec.Cmd
+	start   time.Time // just before the process was started
+	started time.Time // when "host started" arrived on its stderr
+	logs    *lineClock
+	exited  chan struct{} // closed when the process has been waited for
+	waitErr error         // Wait's result, once exited is closed
+
+	stopOnce sync.Once
+}
+
+// startHost starts `bin run -c cfg` and waits (up to timeout) for its
+// "host started" line, which it logs once every job has registered.
+func startHost(b *testing.B, bin, cfg string, timeout time.Duration) *benchHost {
+	b.Helper()
+	h := &benchHost{logs: newLineClock("host started"), exited: make(chan struct{})}
+	h.cmd = exec.Command(bin, "run", "-c", cfg)
+	h.cmd.Stdout, h.cmd.Stderr = io.Discard, h.logs
+	h.start = time.Now()
+	if err := h.cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	go func() {
+		h.waitErr = h.cmd.Wait()
+		close(h.exited)
+	}()
+	b.Cleanup(func() { h.stop(b) })
+	select {
+	case <-h.logs.seen:
+		h.logs.mu.Lock()
+		h.started = h.logs.at
+		h.logs.mu.Unlock()
+	case <-h.exited:
+		b.Fatalf("host exited before it started: %v\n%s", h.waitErr, h.logs)
+	case <-time.After(timeout):
+		b.Fatalf("no \"host started\" within %v:\n%s", timeout, h.logs)
+	}
+	return h
+}
+
+// stop sends SIGTERM and waits for the host to drain and exit (SIGKILL
+// after 30 s). It is idempotent.
+func (h *benchHost) stop(b *testing.B) {
+	h.stopOnce.Do(func() {
+		_ = h.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-h.exited:
+			if h.waitErr != nil {
+				b.Errorf("host exit: %v\n%s", h.waitErr, h.logs)
+			}
+		case <-time.After(30 * time.Second):
+			_ = h.cmd.Process.Kill()
+			<-h.exited
+			b.Errorf("host did not exit within 30 s of SIGTERM:\n%s", h.logs)
+		}
+	})
+}
+
+// writeConfig writes a standalone config of njobs jobs named job-0...,
+// each with one item, cron and props, and returns its path.
+func writeConfig(b *testing.B, dir string, njobs int, jobType, cron string, props map[string]string) string {
+	b.Helper()
+	var sb strings.Builder
+	sb.WriteString("elasticjob:\n  jobs:\n")
+	keys := make([]string, 0, len(props))
+	for k := range props {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for i := range njobs {
+		fmt.Fprintf(&sb, "    job-%d:\n      elasticJobType: %s\n      cron: %q\n      shardingTotalCount: 1\n", i, jobType, cron)
+		if len(keys) > 0 {
+			sb.WriteString("      props:\n")
+			for _, k := range keys {
+				fmt.Fprintf(&sb, "        %s: %q\n", k, props[k])
+			}
+		}
+	}
+	sb.WriteString("ejob:\n  drainTimeout: 10s\n")
+	p := filepath.Join(dir, "ejob.yaml")
+	if err := os.WriteFile(p, []byte(sb.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return p
+}
+
+func benchPercentile(sorted []float64, p float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(p/100*float64(len(sorted)) + 0.5)
+	return sorted[min(max(i-1, 0), len(sorted)-1)]
+}
+
+func benchP50(v []float64) float64 {
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	return benchPercentile(s, 50)
+}
+
+func benchMS(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// BenchmarkHostStartToFirstExecution starts `ejob run -c FILE` (standalone)
+// with one 1-item SCRIPT job whose cron fires every second; the script
+// writes the wall-clock time it ran (date +%s%N). One op is 5 host starts;
+// each metric is the p50 over them:
+//
+//   - started-ms: process start to the "host started" line (config loaded,
+//     built-in plugin process launched and asked to validate, embedded
+//     registry up, the job registered and elected);
+//   - fire-to-item-ms: the scheduled fire (the whole second) to the script
+//     running; the first fire also does the job's first sharding, and the
+//     figure includes starting /bin/sh and date;
+//   - start-to-item-ms: process start to the script running, less the
+//     cron wait (host started to the scheduled fire, when positive), which
+//     depends only on where in the second the host happened to start;
+//   - raw-start-to-item-ms and cron-wait-ms: the same without subtracting,
+//     and the wait itself (0–1000 ms, uniform in principle).
+func BenchmarkHostStartToFirstExecution(b *testing.B) {
+	bin := benchEjob(b)
+	const runs = 5
+	var started, fireToItem, startToItem, raw, wait []float64
+	for b.Loop() {
+		for range runs {
+			dir := b.TempDir()
+			out := filepath.Join(dir, "fired.txt")
+			cfg := writeConfig(b, dir, 1, "SCRIPT", "* * * * * ?", map[string]string{
+				"script.command.line": "/bin/sh -c 'date +%s%N >> " + out + "'",
+			})
+			h := startHost(b, bin, cfg, 30*time.Second)
+			item := waitFirstLine(b, out, 5*time.Second, h)
+			h.stop(b)
+
+			fire := item.Truncate(time.Second) // the scheduled fire: item start is well within the second
+			cw := max(fire.Sub(h.started), 0)
+			started = append(started, benchMS(h.started.Sub(h.start)))
+			fireToItem = append(fireToItem, benchMS(item.Sub(fire)))
+			raw = append(raw, benchMS(item.Sub(h.start)))
+			startToItem = append(startToItem, benchMS(item.Sub(h.start)-cw))
+			wait = append(wait, benchMS(cw))
+		}
+	}
+	b.ReportMetric(benchP50(started), "started-ms")
+	b.ReportMetric(benchP50(fireToItem), "fire-to-item-ms")
+	b.ReportMetric(benchP50(startToItem), "start-to-item-ms")
+	b.ReportMetric(benchP50(raw), "raw-start-to-item-ms")
+	b.ReportMetric(benchP50(wait), "cron-wait-ms")
+}
+
+// waitFirstLine waits for the first line of path (a Unix time in ns
+// written by the script) and returns it. Polling only waits: the time
+// measured is the one the script wrote.
+func waitFirstLine(b *testing.B, path string, timeout time.Duration, h *benchHost) time.Time {
+	b.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		data, err := os.ReadFile(path)
+		if err != nil && !os.IsNotExist(err) {
+			b.Fatal(err)
+		}
+		if line, _, ok := bytes.Cut(data, []byte("\n")); ok {
+			ns, err := strconv.ParseInt(string(line), 10, 64)
+			if err != nil {
+				b.Fatalf("script wrote %q: %v", line, err)
+			}
+			return time.Unix(0, ns)
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("no item ran within %v of host start:\n%s", timeout, h.logs)
+		}
+		time.Sleep(5 * time.Millisecond) // bounded polling of the file
+	}
+}
+
+// BenchmarkHostRSS starts one standalone host with N SCRIPT jobs (1 item,
+// cron 0 0 0 1 1 ? 2099, so none fires), waits for "host started" and for
+// the resident sizes to settle, then reports VmRSS from /proc in MiB: the
+// host process (host-MiB, plus its peak VmHWM as host-peak-MiB), the
+// built-in plugin process `ejob __builtin-plugins` (plugin-MiB; all the
+// host's children, in fact: there is one) and their sum (total-MiB).
+// started-s is process start to "host started". Upstream ElasticJob-Lite
+// takes about 90–106 MB per JVM for one job.
+func BenchmarkHostRSS(b *testing.B) {
+	if _, err := os.Stat("/proc/self/status"); err != nil {
+		b.Skip("needs /proc (Linux)")
+	}
+	bin := benchEjob(b)
+	for _, n := range []int{1, 1_000} {
+		b.Run("jobs="+strconv.Itoa(n), func(b *testing.B) {
+			var host, peak, plugin, started float64
+			var children int
+			for b.Loop() {
+				cfg := writeConfig(b, b.TempDir(), n, "SCRIPT", "0 0 0 1 1 ? 2099",
+					map[string]string{"script.command.line": "/bin/true"})
+				h := startHost(b, bin, cfg, 60*time.Second)
+				started = h.started.Sub(h.start).Seconds()
+				pid := h.cmd.Process.Pid
+				hostKB, pluginKB, kids := settledRSS(b, pid)
+				host, plugin, children = benchKiB(hostKB), benchKiB(pluginKB), kids
+				peak = benchKiB(procStatusKB(b, pid, "VmHWM"))
+				h.stop(b)
+			}
+			if children != 1 {
+				b.Logf("%d child processes (want the one plugin process)", children)
+			}
+			b.ReportMetric(host, "host-MiB")
+			b.ReportMetric(peak, "host-peak-MiB")
+			b.ReportMetric(plugin, "plugin-MiB")
+			b.ReportMetric(host+plugin, "total-MiB")
+			b.ReportMetric(started, "started-s")
+		})
+	}
+}
+
+func benchKiB(kb int64) float64 { return float64(kb) / 1024 }
+
+// settledRSS samples the VmRSS of pid and of its children every 250 ms
+// until the total has changed by less than 1% over the last second (at
+// most 15 s), and returns the last sample.
+func settledRSS(b *testing.B, pid int) (hostKB, childKB int64, children int) {
+	b.Helper()
+	var hist []int64
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		hostKB = procStatusKB(b, pid, "VmRSS")
+		childKB, children = 0, 0
+		for _, c := range childPIDs(b, pid) {
+			if kb, ok := tryProcStatusKB(c, "VmRSS"); ok {
+				childKB += kb
+				children++
+			}
+		}
+		hist = append(hist, hostKB+childKB)
+		if n := len(hist); n >= 5 {
+			lo, hi := hist[n-5], hist[n-5]
+			for _, v := range hist[n-5:] {
+				lo, hi = min(lo, v), max(hi, v)
+			}
+			if float64(hi-lo) < 0.01*float64(hi) {
+				return hostKB, childKB, children
+			}
+		}
+		if time.Now().After(deadline) {
+			b.Logf("RSS still changing after 15 s: %v kB", hist[max(len(hist)-5, 0):])
+			return hostKB, childKB, children
+		}
+		time.Sleep(250 * time.Millisecond) // sampling interval
+	}
+}
+
+func procStatusKB(b *testing.B, pid int, field string) int64 {
+	b.Helper()
+	kb, ok := tryProcStatusKB(pid, field)
+	if !ok {
+		b.Fatalf("no %s in /proc/%d/status", field, pid)
+	}
+	return kb
+}
+
+func tryProcStatusKB(pid int, field string) (int64, bool) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0, false
+	}
+	for line := range strings.Lines(string(data)) {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			f := strings.Fields(v) // "12345 kB"
+			if len(f) == 0 {
+				return 0, false
+			}
+			kb, err := strconv.ParseInt(f[0], 10, 64)
+			return kb, err == nil
+		}
+	}
+	return 0, false
+}
+
+// childPIDs lists the processes whose parent is pid.
+func childPIDs(b *testing.B, pid int) []int {
+	b.Helper()
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var out []int
+	for _, e := range ents {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue // gone
+		}
+		// pid (comm) state ppid ...; comm may hold spaces and parentheses.
+		i := bytes.LastIndexByte(stat, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(stat[i+1:]))
+		if len(f) >= 2 && f[1] == strconv.Itoa(pid) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// BenchmarkBuiltinPluginExecute measures the real out-of-process job-type
+// path the host uses: the plugin catalog (host/plugins) calling
+// Execute on the built-in plugin process (`ejob __builtin-plugins`, go-plugin
+// gRPC over a Unix socket with AutoMTLS). Each op runs one item through
+// the plugin and the same work directly in this process, interleaved; the
+// metrics are p50s per item: direct-us, plugin-us, and extra-us = plugin-us
+// − direct-us, the cost per item beyond the command or request itself.
+//
+//   - SCRIPT: /bin/true; direct is exec.Command("/bin/true").Run().
+//   - HTTP: GET to a local httptest server; direct is a plain http.Client
+//     request on a new connection each time (the HTTP job type opens one
+//     per item, as upstream's HttpURLConnection does without keep-alive).
+func BenchmarkBuiltinPluginExecute(b *testing.B) {
+	bin := benchEjob(b)
+	set := builtin.New(builtin.Options{})
+	cat, err := plugins.Open(context.Background(), plugins.Config{
+		Builtin: &plugins.Builtin{Path: bin, Args: []string{builtinPluginsArg}, Version: builtin.Version, Types: set.Types()},
+		Logger:  hclog.New(&hclog.LoggerOptions{Name: "bench", Level: hclog.Error, Output: os.Stderr}),
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = cat.Close() })
+
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, "ok")
+	}))
+	b.Cleanup(srv.Close)
+	plain := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+
+	cases := []struct {
+		typ    string
+		props  map[string]string
+		direct func() error
+	}{
+		{"SCRIPT", map[string]string{"script.command.line": "/bin/true"},
+			func() error { return exec.Command("/bin/true").Run() }},
+		{"HTTP", map[string]string{"http.uri": srv.URL, "http.method": "GET"},
+			func() error {
+				resp, err := plain.Get(srv.URL)
+				if err != nil {
+					return err
+				}
+				_, err = io.Copy(io.Discard, resp.Body)
+				_ = resp.Body.Close()
+				if err == nil && resp.StatusCode != http.StatusOK {
+					err = fmt.Errorf("status %s", resp.Status)
+				}
+				return err
+			}},
+	}
+	for _, c := range cases {
+		b.Run(c.typ, func(b *testing.B) {
+			ex, err := cat.JobExecutor(c.typ)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx := context.Background()
+			req := spi.ExecuteRequest{
+				Context: spi.ShardingContext{JobName: "bench", TaskID: "bench@-@0@-@READY@-@192.0.2.1@-@1", ShardingTotalCount: 1},
+				Props:   c.props,
+			}
+			// The first call launches the plugin process; not measured.
+			if _, err := ex.Execute(ctx, req); err != nil {
+				b.Fatal(err)
+			}
+			var direct, viaPlugin []float64
+			for b.Loop() {
+				t := time.Now()
+				if err := c.direct(); err != nil {
+					b.Fatal(err)
+				}
+				direct = append(direct, benchUS(time.Since(t)))
+				t = time.Now()
+				if _, err := ex.Execute(ctx, req); err != nil {
+					b.Fatal(err)
+				}
+				viaPlugin = append(viaPlugin, benchUS(time.Since(t)))
+			}
+			d, p := benchP50(direct), benchP50(viaPlugin)
+			b.ReportMetric(d, "direct-us")
+			b.ReportMetric(p, "plugin-us")
+			b.ReportMetric(p-d, "extra-us")
+		})
+	}
+}
+
+func benchUS(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
