@@ -13,6 +13,12 @@
 // instance and server, re-elects, re-queues the cut-off running items for
 // failover and resumes; the tree cache re-arms its watches by itself.
 //
+// Executions run under a lease (lease.go): it ends when the session is lost
+// or, while disconnected, presumed expired by the client's clock
+// (Options.ExpiryMargin), cancelling running items before another instance
+// can take them over. Nodes left by gone instances are swept by the leader
+// (stale.go). See docs/guarantees.md.
+//
 // Leader-only writes are fenced: the sharding result, the reset of old
 // assignments and the deletion of the necessary/processing flags commit in
 // one transaction checked against this session's leader node; a failover

@@ -3,6 +3,7 @@ package coord
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/netip"
 
 	"strings"
@@ -49,6 +50,9 @@ func (j *Job) runLoop(ctx context.Context, conn <-chan reg.ConnEvent) error {
 	st := &loopState{curTotal: cfg.ShardingTotalCount, cron: cfg.Cron, tz: cfg.TimeZone, lastReconcile: time.Now()}
 	j.readyOnce.Do(func() { close(j.ready) })
 	j.log.Info("instance registered", "server", j.ip)
+	if err := j.cleanStaleIfLeader(ctx); err != nil && ctx.Err() == nil {
+		j.log.Warn("stale node sweep at startup failed", "error", err)
+	}
 
 	reregister := make(chan struct{}, 1)
 	var wg sync.WaitGroup
@@ -97,19 +101,48 @@ func (j *Job) runLoop(ctx context.Context, conn <-chan reg.ConnEvent) error {
 			if err := j.reconcile(ctx, st, now); err != nil && ctx.Err() == nil {
 				j.log.Warn("reconcile failed", "error", err)
 			}
+			if paused, _ := j.Paused(); !paused {
+				if err := j.cleanStaleIfLeader(ctx); err != nil && ctx.Err() == nil {
+					j.log.Warn("stale node sweep failed", "error", err)
+				}
+			}
 		}
 	}
 }
 
-// watchConnection pauses at once on Suspended/Lost (no new executions) and
-// asks the loop to re-register after a new session (spec §14).
+// watchConnection pauses at once on Suspended/Lost (no new executions),
+// presumes the session expired when the connection stays down until its
+// ExpiryDeadline less the margin (cancelling running items), and asks the
+// loop to re-register after a new session or after a presumed expiry the
+// session survived (spec §14).
 func (j *Job) watchConnection(ctx context.Context, conn <-chan reg.ConnEvent, reregister chan<- struct{}) {
+	var presume *time.Timer
+	var presumeC <-chan time.Time
+	var suspended *reg.Session
+	disarm := func() {
+		if presume != nil {
+			presume.Stop()
+		}
+		presume, presumeC, suspended = nil, nil, nil
+	}
+	defer disarm()
+	ask := func() {
+		select {
+		case reregister <- struct{}{}:
+		default:
+		}
+	}
 	for {
 		var ce reg.ConnEvent
 		var ok bool
 		select {
 		case <-ctx.Done():
 			return
+		case <-presumeC:
+			sess := suspended
+			presume, presumeC = nil, nil
+			j.presumeExpired(sess)
+			continue
 		case ce, ok = <-conn:
 			if !ok {
 				return
@@ -118,43 +151,60 @@ func (j *Job) watchConnection(ctx context.Context, conn <-chan reg.ConnEvent, re
 		j.log.Debug("connection state", "state", ce.State, "session", ce.Session)
 		switch ce.State {
 		case reg.StateSuspended:
-			j.log.Warn("registry connection suspended; pausing executions")
+			j.log.Warn("registry connection suspended; pausing executions (running items continue)")
 			j.setPaused(true)
+			disarm()
+			if ce.Session != nil {
+				suspended = ce.Session
+				if presume = j.presumeTimer(ce.Session); presume != nil {
+					presumeC = presume.C
+				}
+			}
 		case reg.StateLost:
-			j.log.Warn("registry session lost; pausing executions")
+			disarm()
+			j.log.Warn("registry session lost; pausing executions and cancelling running items")
 			j.mu.Lock()
 			if j.sess == ce.Session {
 				j.sess = nil
 			}
+			if j.lease != nil && j.lease.sess == ce.Session {
+				j.lease.end(fmt.Errorf("%w: %w", ErrSessionLost, ce.Session.Err()))
+			}
 			j.mu.Unlock()
 			j.setPaused(true)
 		case reg.StateConnected, reg.StateReconnected:
+			disarm()
 			j.mu.Lock()
 			same := j.sess != nil && j.sess == ce.Session && ce.Session.Err() == nil
+			intact := same && j.lease.live() && j.lease.sess == ce.Session
 			j.mu.Unlock()
-			if same {
+			if intact {
 				if paused, _ := j.Paused(); paused {
 					j.log.Info("registry connection back with the same session; resuming")
 				}
 				j.setPaused(false)
 				continue
 			}
-			if ce.State == reg.StateConnected {
+			if ce.State == reg.StateConnected && !same {
 				continue
 			}
-			fallthrough
+			// A new session, or the same one after its lease was cut by a
+			// presumed expiry: the loop clears what the cut-off execution
+			// left and renews the lease before resuming.
+			ask()
 		case reg.StateNewSession:
-			select {
-			case reregister <- struct{}{}:
-			default:
-			}
+			disarm()
+			ask()
 		}
 	}
 }
 
 // reRegister re-creates what the lost session took (spec §14, better than
 // upstream): server status, instance node, clears this instance's stale
-// running nodes, elects if there is no leader, then resumes.
+// running nodes (before resuming, so no new execution's nodes are taken
+// for stale ones), elects if there is no leader, then resumes. After a
+// presumed expiry that the session survived it only does the clearing and
+// renews the lease.
 func (j *Job) reRegister(ctx context.Context) error {
 	if j.shutdown.Load() {
 		return nil
@@ -165,82 +215,120 @@ func (j *Job) reRegister(ctx context.Context) error {
 	}
 	j.mu.Lock()
 	already := j.sess == sess
+	intact := already && j.lease.live() && j.lease.sess == sess
 	j.mu.Unlock()
-	if already {
+	if intact {
 		j.setPaused(false)
 		return nil
 	}
-	status := serverDisabled
-	if v, ok, err := j.s.get(ctx, j.p.server(j.ip)); err != nil {
-		return err
-	} else if ok && v == serverEnabled {
-		status = serverEnabled
-	}
-	if _, err := reg.Persist(ctx, j.c, j.p.server(j.ip), []byte(status)); err != nil {
-		return wrap("re-register server", err)
-	}
-	if err := j.s.persistEphemeral(ctx, j.p.instance(j.id), instanceYAML(j.id, j.ip)); err != nil {
-		return wrap("re-register instance", err)
-	}
-	if sess != j.c.Session() || sess.Err() != nil {
-		return ErrSessionLost
-	}
-	j.mu.Lock()
-	j.sess = sess
-	j.mu.Unlock()
-	if has, err := j.hasLeader(ctx); err == nil && !has {
-		if ok, err := j.isAvailableServer(ctx, j.ip); err == nil && ok {
-			if err := j.electAndCheck(ctx); err != nil {
-				j.log.Warn("election after new session failed", "error", err)
-			}
+	if !already {
+		status := serverDisabled
+		if v, ok, err := j.s.get(ctx, j.p.server(j.ip)); err != nil {
+			return err
+		} else if ok && v == serverEnabled {
+			status = serverEnabled
+		}
+		if _, err := reg.Persist(ctx, j.c, j.p.server(j.ip), []byte(status)); err != nil {
+			return wrap("re-register server", err)
+		}
+		if err := j.s.persistEphemeral(ctx, j.p.instance(j.id), instanceYAML(j.id, j.ip)); err != nil {
+			return wrap("re-register instance", err)
+		}
+		if sess != j.c.Session() || sess.Err() != nil {
+			return ErrSessionLost
 		}
 	}
-	j.log.Info("re-registered in a new registry session; resuming", "session", sess)
+	j.needRecover.Store(true)
+	flagged, err := j.recoverIfIdle(ctx)
+	if err != nil {
+		j.log.Warn("recover running items after the session interruption failed", "error", err)
+	}
+	j.mu.Lock()
+	j.setLeaseLocked(sess)
+	j.mu.Unlock()
+	if !already {
+		if has, err := j.hasLeader(ctx); err == nil && !has {
+			if ok, err := j.isAvailableServer(ctx, j.ip); err == nil && ok {
+				if err := j.electAndCheck(ctx); err != nil {
+					j.log.Warn("election after new session failed", "error", err)
+				}
+			}
+		}
+		j.log.Info("re-registered in a new registry session; resuming", "session", sess)
+	} else {
+		j.log.Info("registry connection back with the same session after a presumed expiry; resuming", "session", sess)
+	}
 	j.setPaused(false)
-	if err := j.recoverOwnRunning(ctx); err != nil {
-		j.log.Warn("recover running items after new session failed", "error", err)
+	if flagged {
+		if err := j.failoverIfNecessary(ctx); err != nil {
+			j.log.Warn("failover after the session interruption failed", "error", err)
+		}
 	}
 	return nil
 }
 
-// recoverOwnRunning handles running nodes that name this instance: they
-// belong to executions of the lost session, which were cut off. Upstream
-// deletes them on reconnect (losing the interrupted work); ejob queues them
-// for failover when failover is on (unless another instance already did),
-// and deletes them otherwise, so they never block resharding.
-func (j *Job) recoverOwnRunning(ctx context.Context) error {
+// recoverIfIdle clears this instance's leftover running nodes when
+// needRecover is set and no execution runs here; it reports whether items
+// were queued for failover.
+func (j *Job) recoverIfIdle(ctx context.Context) (bool, error) {
+	if !j.needRecover.Load() || j.running.Load() {
+		return false, nil
+	}
+	flagged, err := j.recoverOwnRunning(ctx, nil)
+	if err == nil {
+		j.needRecover.Store(false)
+	}
+	return flagged, err
+}
+
+// recoverOwnRunning handles running nodes that name this instance (of the
+// given items, or of all when items is nil): they belong to executions cut
+// off by a session loss or a presumed one. Upstream deletes them on
+// reconnect (losing the interrupted work); ejob queues them for failover
+// when failover is on (unless another instance already did, or the item is
+// still claimed by this instance's failover node, which re-runs it at its
+// next fire), and deletes them, so they never block resharding. It reports
+// whether items were queued; the caller runs failoverIfNecessary once
+// executions may start.
+func (j *Job) recoverOwnRunning(ctx context.Context, items []int) (bool, error) {
 	cfg, err := j.config(ctx)
 	if err != nil {
-		return err
+		return false, err
 	}
-	names, err := j.s.children(ctx, j.p.of(nodeSharding))
-	if err != nil {
-		return err
+	if items == nil {
+		names, err := j.s.children(ctx, j.p.of(nodeSharding))
+		if err != nil {
+			return false, err
+		}
+		items = itemNumbers(names)
 	}
 	flagged := false
-	for _, i := range itemNumbers(names) {
+	for _, i := range items {
 		v, ok, err := j.s.get(ctx, j.p.itemNode(i, "running"))
 		if err != nil {
-			return err
+			return flagged, err
 		}
 		if !ok || v != j.id {
 			continue
 		}
 		if cfg.Failover {
-			j.log.Info("item was running when the session was lost; queuing it for failover", "item", i)
-			if err := j.setCrashedFailoverFlag(ctx, i, j.id); err != nil {
-				return err
+			fo, _, err := j.s.get(ctx, j.p.itemNode(i, "failover"))
+			if err != nil {
+				return flagged, err
 			}
-			flagged = true
+			if fo != j.id {
+				j.log.Info("item was running when the session was interrupted; queuing it for failover", "item", i)
+				if err := j.setCrashedFailoverFlag(ctx, i, j.id); err != nil {
+					return flagged, err
+				}
+				flagged = true
+			}
 		}
 		if _, err := j.s.deleteIfValue(ctx, j.p.itemNode(i, "running"), j.id); err != nil {
-			return err
+			return flagged, err
 		}
 	}
-	if flagged {
-		return j.failoverIfNecessary(ctx)
-	}
-	return nil
+	return flagged, nil
 }
 
 func (j *Job) refreshCachedConfig() {
@@ -296,6 +384,7 @@ func (j *Job) handleEvent(ctx context.Context, ev reg.TreeEvent, st *loopState) 
 		logErr("resharding flag", j.serversChanged(ctx))
 		if ev.Type == reg.NodeDeleted && id != j.id {
 			logErr("crash failover", j.onInstanceCrashed(ctx, id))
+			logErr("stale node sweep", j.cleanStaleIfLeader(ctx))
 		}
 		if ev.Type == reg.NodeAdded && id == j.id {
 			logErr("legacy crashed items", j.onOwnInstanceAdded(ctx))

@@ -69,6 +69,9 @@ func (j *Job) ShardingContexts(ctx context.Context) (executor.ShardingContexts, 
 	if err != nil {
 		return executor.ShardingContexts{}, err
 	}
+	if _, err := j.recoverIfIdle(ctx); err != nil {
+		j.log.Warn("recover running items of a cut-off execution failed", "error", err)
+	}
 	if cfg.Failover {
 		fi, err := j.localFailoverItems(ctx)
 		if err != nil {
@@ -163,12 +166,12 @@ func (j *Job) RegisterBegin(ctx context.Context, sc executor.ShardingContexts) e
 	if err != nil {
 		return err
 	}
-	sess, err := j.session()
+	_, l, err := j.sessionLease()
 	if err != nil {
 		return err
 	}
 	if !cfg.MonitorExecution || len(sc.Items) == 0 {
-		j.beginSess.Store(sess)
+		j.beginLease.Store(l)
 		j.running.Store(true)
 		return nil
 	}
@@ -199,7 +202,7 @@ func (j *Job) RegisterBegin(ctx context.Context, sc executor.ShardingContexts) e
 		}
 		return wrap("register begin", err)
 	}
-	j.beginSess.Store(sess)
+	j.beginLease.Store(l)
 	j.running.Store(true)
 	return nil
 }
@@ -207,15 +210,33 @@ func (j *Job) RegisterBegin(ctx context.Context, sc executor.ShardingContexts) e
 // RegisterCompleted implements executor.Facade: it deletes the items'
 // running nodes, and with failover their failover and failovering nodes
 // (3.0.5 semantics; failed is not used). Unlike upstream it deletes only
-// nodes that name this instance, and nothing when the session of
-// RegisterBegin was lost meanwhile: the execution was cut off, so its
-// running nodes are left to crash failover (ErrSessionLost is returned),
-// nor when the job is shutting down with failover on (the items are then
-// failed over by the survivors).
+// nodes that name this instance, and treats an execution cut off by a
+// session loss, or by a presumed expiry (its ctx was cancelled), as
+// interrupted: it returns an error wrapping ErrSessionLost and, when this
+// instance is registered again, queues the items for failover (failover
+// on) and deletes their running nodes; otherwise that happens once it is
+// registered again. Nothing is deleted when the job is shutting down with
+// failover on (the items are then failed over by the survivors).
 func (j *Job) RegisterCompleted(ctx context.Context, sc executor.ShardingContexts, failed []int) error {
 	defer j.running.Store(false)
-	if s := j.beginSess.Swap(nil); s == nil || s.Err() != nil || s != j.c.Session() {
-		return fmt.Errorf("register completed: %w", ErrSessionLost)
+	if l := j.beginLease.Swap(nil); !l.live() || l.sess != j.c.Session() {
+		cause := ErrSessionLost
+		if l != nil && context.Cause(l.ctx) != nil {
+			cause = context.Cause(l.ctx)
+		}
+		j.needRecover.Store(true)
+		if _, err := j.session(); err == nil {
+			flagged, rerr := j.recoverOwnRunning(ctx, sc.Items)
+			if rerr != nil {
+				j.log.Warn("recover cut-off items failed; retrying when idle", "items", sc.Items, "error", rerr)
+			}
+			if flagged {
+				// The enquiry after this execution claims them (executor
+				// step 8); the latch makes one instance win.
+				j.log.Info("execution was cut off; its items are queued for failover", "items", sc.Items)
+			}
+		}
+		return fmt.Errorf("register completed: execution cut off: %w", cause)
 	}
 	cfg, err := j.config(ctx)
 	if err != nil {

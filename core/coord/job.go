@@ -83,6 +83,15 @@ type Options struct {
 	// ReconcileUnit is the length of one reconcileIntervalMinutes unit
 	// (default 1 min; tests shorten it).
 	ReconcileUnit time.Duration
+	// ExpiryMargin is how long before the session may expire (its
+	// reg.Session.ExpiryDeadline: last contact with the server plus the
+	// negotiated timeout) the running items' ctx is cancelled while the
+	// connection is down, so job code stops before another instance can
+	// take its items over. It must cover the time job code needs to stop
+	// plus one network round trip. Default: a third of the negotiated
+	// session timeout. A margin at least the timeout cancels at once on
+	// suspension.
+	ExpiryMargin time.Duration
 }
 
 // Job is one job's coordination on one instance. It implements
@@ -112,14 +121,23 @@ type Job struct {
 	cfg      atomic.Pointer[config.JobConfiguration] // latest known config
 	running  atomic.Bool                             // an execution is between RegisterBegin and RegisterCompleted
 	shutdown atomic.Bool
-	// beginSess is the session of the current execution's RegisterBegin.
-	beginSess atomic.Pointer[reg.Session]
+	// beginLease is the lease of the current execution's RegisterBegin.
+	beginLease atomic.Pointer[lease]
+	// needRecover: running nodes of an execution cut off by a session loss
+	// (or presumed loss) may remain under this instance's id; they are
+	// cleared (and queued for failover) as soon as no execution runs here.
+	needRecover atomic.Bool
+	margin      time.Duration
+	// beforeCommit, if set (tests), runs between taking the leader fence
+	// and committing a resharding.
+	beforeCommit func()
 
 	ready     chan struct{}
 	readyOnce sync.Once
 
 	mu       sync.Mutex
 	sess     *reg.Session  // session the instance is registered under (nil while paused after loss)
+	lease    *lease        // lifetime of executions under sess (see lease.go)
 	paused   bool          // connection suspended or session lost, not yet re-registered
 	resumeCh chan struct{} // closed when paused goes false
 }
@@ -151,6 +169,7 @@ func New(opts Options) (*Job, error) {
 		strat: opts.Strategies,
 		log:   log.With("job", opts.Config.JobName, "instance", opts.InstanceID),
 		poll:  opts.PollInterval, recon: opts.ReconcileTick, reconMinute: opts.ReconcileUnit, grace: opts.ShutdownGrace,
+		margin: opts.ExpiryMargin,
 		onTrig: opts.OnTrigger, onRes: opts.OnReschedule, onShut: opts.OnShutdown, onEv: opts.OnEvent,
 		ready: make(chan struct{}),
 	}
@@ -212,27 +231,43 @@ func (j *Job) setPaused(p bool) {
 // session returns the live session this instance is registered under, or
 // ErrSessionLost.
 func (j *Job) session() (*reg.Session, error) {
+	s, _, err := j.sessionLease()
+	return s, err
+}
+
+// sessionLease is session plus the live lease executions start under.
+func (j *Job) sessionLease() (*reg.Session, *lease, error) {
 	j.mu.Lock()
-	s, paused := j.sess, j.paused
+	s, l, paused := j.sess, j.lease, j.paused
 	j.mu.Unlock()
-	if s == nil || s.Err() != nil || paused || s != j.c.Session() {
-		return nil, ErrSessionLost
+	if s == nil || s.Err() != nil || paused || s != j.c.Session() || !l.live() || l.sess != s {
+		return nil, nil, ErrSessionLost
 	}
-	return s, nil
+	return s, l, nil
 }
 
 // SessionContext returns a context cancelled when the session this instance
-// is registered under is lost (executions should run under it).
+// is registered under is lost, or presumed expired by the client's clock
+// while the connection is down (cause ErrSessionPresumedLost; see
+// Options.ExpiryMargin). Executions run under it.
 func (j *Job) SessionContext(parent context.Context) (context.Context, context.CancelFunc) {
 	j.mu.Lock()
-	s := j.sess
+	l := j.lease
 	j.mu.Unlock()
-	if s == nil {
-		ctx, cancel := context.WithCancelCause(parent)
+	ctx, cancel := context.WithCancelCause(parent)
+	if l == nil {
 		cancel(ErrSessionLost)
 		return ctx, func() {}
 	}
-	return s.Context(parent)
+	if l.ctx.Err() != nil {
+		cancel(context.Cause(l.ctx))
+		return ctx, func() {}
+	}
+	stop := context.AfterFunc(l.ctx, func() { cancel(context.Cause(l.ctx)) })
+	return ctx, func() {
+		stop()
+		cancel(context.Canceled)
+	}
 }
 
 // ShuttingDown reports whether the job is shutting down or shut down on
@@ -317,7 +352,7 @@ func (j *Job) registerStartUp(ctx context.Context, enabled bool) error {
 		return wrap("register instance", err)
 	}
 	j.mu.Lock()
-	j.sess = sess
+	j.setLeaseLocked(sess)
 	j.mu.Unlock()
 	if err := j.removeOfflineServers(ctx); err != nil {
 		j.log.Warn("remove offline servers failed", "error", err)

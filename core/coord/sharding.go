@@ -15,12 +15,35 @@ import (
 
 // setReshardingFlag creates leader/sharding/necessary, on the leader only
 // (spec §7.1).
+//
+// The create is fenced on this session's leader node (better than
+// upstream): a deposed leader cannot raise the flag.
 func (j *Job) setReshardingFlag(ctx context.Context) error {
 	leader, err := j.isLeaderUntilBlock(ctx)
 	if err != nil || !leader {
 		return err
 	}
-	return j.s.createIfNeeded(ctx, j.p.of(nodeNecessary))
+	if ok, err := j.s.exists(ctx, j.p.of(nodeNecessary)); err != nil || ok {
+		return err
+	}
+	if ok, err := j.s.exists(ctx, j.p.root); err != nil || !ok {
+		return err
+	}
+	fence, err := j.leaderFence(ctx)
+	if errors.Is(err, recipe.ErrNotLeader) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := j.s.createIfNeeded(ctx, reg.Parent(j.p.of(nodeNecessary))); err != nil {
+		return err
+	}
+	_, err = recipe.FencedMulti(ctx, j.c, fence, reg.CreateOp(j.p.of(nodeNecessary), nil, reg.Persistent))
+	if errors.Is(err, reg.ErrNodeExists) {
+		return nil
+	}
+	return err
 }
 
 // availableInstances lists instance ids (descending) whose server is
@@ -119,10 +142,19 @@ func (j *Job) shardingIfNecessary(ctx context.Context) error {
 	if err := j.s.persistEphemeral(ctx, j.p.of(nodeProcessing), nil); err != nil {
 		return wrap("write sharding processing flag", err)
 	}
+	if j.beforeCommit != nil {
+		j.beforeCommit()
+	}
 	err = j.commitSharding(ctx, fence, cfg, instances)
 	if err != nil {
-		if derr := j.c.Delete(ctx, j.p.of(nodeProcessing), reg.AnyVersion); derr != nil && !errors.Is(derr, reg.ErrNoNode) {
+		// Fenced too: a deposed leader leaves the flag to its successor
+		// (the node is this session's ephemeral and goes with it).
+		if _, derr := recipe.FencedMulti(ctx, j.c, fence, reg.DeleteOp(j.p.of(nodeProcessing), reg.AnyVersion)); derr != nil &&
+			!errors.Is(derr, reg.ErrNoNode) && !errors.Is(derr, recipe.ErrFenced) {
 			j.log.Warn("remove sharding processing flag failed", "error", derr)
+		}
+		if errors.Is(err, recipe.ErrFenced) {
+			j.log.Warn("resharding rejected: leadership lost before the commit", "error", err)
 		}
 		return wrap("resharding", err)
 	}

@@ -46,6 +46,7 @@ func TestStartupTree(t *testing.T) {
 	}
 	// The leader flags resharding on its own registration.
 	eventually(t, "necessary flag", func() bool { _, ok := cl.get(jp("leader", "sharding", "necessary")); return ok })
+	cl.sync() // no startup event still queued re-flags after the run
 
 	ctx := ctxT(t)
 	items, err := a.run(ctx)

@@ -2,13 +2,17 @@ package coord_test
 
 import (
 	"context"
+	"errors"
+	"net"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/ejob-io/ejob/core/coord"
 	"github.com/ejob-io/ejob/core/reg"
 	"github.com/ejob-io/ejob/core/reg/zktest"
 	"github.com/ejob-io/ejob/core/reg/zookeeper"
@@ -96,6 +100,69 @@ func TestZooKeeper(t *testing.T) {
 		cl.waitNecessary()
 		runAll(t, a, b)
 		expectAssign(t, cl, 4, map[string][]int{b.id: {0, 1}, a.id: {2, 3}})
+	})
+
+	// Failover latency is a setting: with sessionTimeoutMilliseconds = S,
+	// the running items of an instance that vanished (its connections cut
+	// and refused, as on kill -9 or a partition) run on an idle survivor
+	// within S + 1 s.
+	t.Run("FailoverWithinSessionTimeout", func(t *testing.T) {
+		const S = 2000 * time.Millisecond
+		cl := newZKCluster(t)
+		a := cl.start("192.168.1.1", 100, failoverConfig(4))
+		var mu sync.Mutex
+		var conns []net.Conn
+		dead := false
+		cfg := zookeeper.DefaultConfig(srv.Addr(), cl.admin.Namespace())
+		cfg.SessionTimeoutMilliseconds = int(S.Milliseconds())
+		cfg.ConnectionTimeoutMilliseconds = 2000
+		cfg.BaseSleepTimeMilliseconds, cfg.MaxSleepTimeMilliseconds, cfg.MaxRetries = 50, 200, 10
+		cfg.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if dead {
+				return nil, errors.New("killed")
+			}
+			var d net.Dialer
+			c, err := d.DialContext(ctx, network, addr)
+			if err == nil {
+				conns = append(conns, c)
+			}
+			return c, err
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		bc, err := zookeeper.Connect(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = bc.Close() })
+		if got := bc.Session().Timeout(); got != S {
+			t.Fatalf("negotiated timeout %v, want %v", got, S)
+		}
+		b := cl.startAsync("192.168.1.2", 200, failoverConfig(4), bc)
+		<-b.job.Ready()
+		cl.waitNecessary()
+		runAll(t, a, b)
+		_, done := startHeldRun(t, cl, b, []int{0, 1})
+		a.autorun(t)
+		before0, before1 := countRuns(a, 0), countRuns(a, 1)
+		mu.Lock()
+		dead = true
+		for _, c := range conns {
+			_ = c.Close()
+		}
+		mu.Unlock()
+		killed := time.Now()
+		if err := <-done; !errors.Is(err, coord.ErrSessionLost) {
+			t.Errorf("b's cut-off run = %v", err)
+		}
+		eventually(t, "a ran b's items", func() bool { return countRuns(a, 0) > before0 && countRuns(a, 1) > before1 })
+		if took := time.Since(killed); took > S+time.Second {
+			t.Errorf("failover took %v, want <= %v", took, S+time.Second)
+		} else {
+			t.Logf("failover took %v (S = %v)", took, S)
+		}
 	})
 
 	t.Run("LeaderCrashReelectsAndReshards", func(t *testing.T) {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // Session is one registry session: the lifetime of the ephemeral nodes and
@@ -17,6 +19,13 @@ type Session struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	once   sync.Once
+
+	// base is the session's creation time (with its monotonic reading);
+	// heard is the last contact with the server as nanoseconds after base,
+	// so LastHeard stays on the monotonic clock.
+	base    time.Time
+	heard   atomic.Int64
+	timeout atomic.Int64 // negotiated timeout in nanoseconds; 0: unknown
 }
 
 // NewSession returns a live session with the server-assigned id. It is meant
@@ -25,7 +34,50 @@ func NewSession(id int64) *Session {
 	// The session's own context is a lifetime, not a request: it has no parent
 	// because it ends only with the session.
 	ctx, cancel := context.WithCancelCause(context.Background())
-	return &Session{id: id, ctx: ctx, cancel: cancel}
+	return &Session{id: id, ctx: ctx, cancel: cancel, base: time.Now()}
+}
+
+// SetTimeout records the session timeout the server negotiated. For
+// implementations.
+func (s *Session) SetTimeout(d time.Duration) { s.timeout.Store(int64(d)) }
+
+// Timeout returns the negotiated session timeout: how long the server keeps
+// the session without hearing from this client. 0 means the registry has
+// none (an embedded registry without a timeout).
+func (s *Session) Timeout() time.Duration { return time.Duration(s.timeout.Load()) }
+
+// Touch records that the client heard from the server in this session at
+// t (a reply, a ping answer, or a connect response renewing it). Earlier
+// times than the last one are ignored. For implementations.
+func (s *Session) Touch(t time.Time) {
+	d := int64(t.Sub(s.base))
+	for {
+		old := s.heard.Load()
+		if d <= old || s.heard.CompareAndSwap(old, d) {
+			return
+		}
+	}
+}
+
+// LastHeard returns when the client last heard from the server in this
+// session (the session's start until then), on the monotonic clock.
+func (s *Session) LastHeard() time.Time { return s.base.Add(time.Duration(s.heard.Load())) }
+
+// ExpiryDeadline returns LastHeard plus Timeout, and false when the timeout
+// is unknown. The server expires a session only after it has heard nothing
+// from the client for the timeout, and it last heard from the client at
+// most one round trip before the client last heard from it, so while the
+// connection is down the server may expire the session from this moment
+// less one round trip on: a client still disconnected then must presume the
+// session expired. Work that must not overlap with a
+// takeover by another instance has to stop before it (see coord's
+// presumed-expiry margin).
+func (s *Session) ExpiryDeadline() (time.Time, bool) {
+	t := s.Timeout()
+	if t <= 0 {
+		return time.Time{}, false
+	}
+	return s.LastHeard().Add(t), true
 }
 
 // ID returns the server's session id (the EphemeralOwner of its ephemerals).
@@ -79,8 +131,9 @@ const (
 	// StateReconnected: the connection is back with the same session;
 	// ephemerals and watches are intact.
 	StateReconnected
-	// StateLost: the session is gone (expired, or disconnected longer than
-	// its timeout); Session().Done() is closed.
+	// StateLost: the session is gone (expired by the server, or the client
+	// has heard nothing from the server for the session timeout, i.e. its
+	// ExpiryDeadline passed while disconnected); Session().Done() is closed.
 	StateLost
 	// StateNewSession: a new session replaced a lost one; Event.Session is
 	// it. Curator reports this as RECONNECTED too; callers re-create

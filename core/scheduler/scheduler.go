@@ -62,7 +62,20 @@ type Options struct {
 	// Coord tunes the coordination layer (poll and reconcile periods);
 	// its per-job fields are set by the scheduler.
 	Coord coord.Options
+	// LateThreshold is how far past its next fire time a job must be for
+	// the watchdog to report it (LateJobs, and a WARN log once per
+	// WatchdogInterval while it stays late). Default DefaultLateThreshold.
+	LateThreshold time.Duration
+	// WatchdogInterval is the watchdog's period (default
+	// DefaultWatchdogInterval).
+	WatchdogInterval time.Duration
 }
+
+// Watchdog defaults.
+const (
+	DefaultLateThreshold    = time.Minute
+	DefaultWatchdogInterval = 30 * time.Second
+)
 
 // Job describes one job to run.
 type Job struct {
@@ -125,6 +138,12 @@ func New(opts Options) (*Scheduler, error) {
 	}
 	if opts.DrainTimeout <= 0 {
 		opts.DrainTimeout = DefaultDrainTimeout
+	}
+	if opts.LateThreshold <= 0 {
+		opts.LateThreshold = DefaultLateThreshold
+	}
+	if opts.WatchdogInterval <= 0 {
+		opts.WatchdogInterval = DefaultWatchdogInterval
 	}
 	s := &Scheduler{opts: opts, log: opts.Logger, jobs: map[string]*runtime{}}
 	s.trig = trigger.New(trigger.Options{Logger: opts.Logger.Named("trigger"), OnMisfire: s.onMisfire})
@@ -451,6 +470,11 @@ func (s *Scheduler) Run(ctx context.Context) error {
 
 	trigDone := make(chan error, 1)
 	go func() { trigDone <- s.trig.Run(trigCtx) }()
+	wdDone := make(chan struct{})
+	go func() {
+		defer close(wdDone)
+		s.watchdog(trigCtx)
+	}()
 
 	<-ctx.Done()
 	s.log.Info("shutting down: no new fires; waiting for running items", "drain_timeout", s.opts.DrainTimeout)
@@ -467,6 +491,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	s.drain()
 	stopTrig()
 	err := <-trigDone
+	<-wdDone
 	stopCoord()
 	s.wg.Wait()
 	s.log.Info("shut down")
@@ -499,5 +524,64 @@ func (s *Scheduler) drain() {
 			return
 		}
 		<-tick.C
+	}
+}
+
+// LateJob is a job whose next fire time passed longer ago than the late
+// threshold: its trigger is held by a long execution, or the loop is
+// stuck. Paused jobs (registry unavailable) have no next fire time and are
+// not reported.
+type LateJob struct {
+	Name      string
+	Scheduled time.Time     // the fire time that has not happened
+	Late      time.Duration // how long ago it was due
+	Running   bool          // an execution of the job is still in progress
+}
+
+// LateJobs returns the jobs whose next fire time is more than threshold
+// (<= 0: Options.LateThreshold) in the past, most late first. For metrics
+// and health checks.
+func (s *Scheduler) LateJobs(ctx context.Context, threshold time.Duration) ([]LateJob, error) {
+	if threshold <= 0 {
+		threshold = s.opts.LateThreshold
+	}
+	entries, err := s.trig.Snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	var out []LateJob
+	for _, e := range entries {
+		if e.Next.IsZero() || e.Paused {
+			continue
+		}
+		if late := now.Sub(e.Next); late > threshold {
+			out = append(out, LateJob{Name: e.ID, Scheduled: e.Next, Late: late, Running: e.Running})
+		}
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].Late > out[b].Late })
+	return out, nil
+}
+
+// watchdog logs late jobs at WARN every WatchdogInterval until ctx ends.
+func (s *Scheduler) watchdog(ctx context.Context) {
+	t := time.NewTicker(s.opts.WatchdogInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		late, err := s.LateJobs(qctx, 0)
+		cancel()
+		if err != nil {
+			continue
+		}
+		for _, l := range late {
+			s.log.Warn("job is late: its fire time passed and it has not fired",
+				"job", l.Name, "scheduled", l.Scheduled, "late", l.Late.Round(time.Millisecond), "running", l.Running)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/ejob-io/ejob/core/reg"
 	"github.com/ejob-io/ejob/core/reg/internal/notify"
@@ -23,6 +24,7 @@ type Client struct {
 	// Guarded by srv.mu.
 	sess      *session
 	suspended bool
+	suspSeq   int // counts Suspends, so a stale expiry timer does nothing
 	closed    bool
 	pending   []pendingDelivery // watch events held while suspended
 }
@@ -111,6 +113,7 @@ func (c *Client) begin(ctx context.Context, op, path string, sequential bool) er
 		c.srv.mu.Unlock()
 		return &reg.OpError{Op: op, Path: path, Err: err}
 	}
+	c.sess.rs.Touch(time.Now())
 	return nil
 }
 
@@ -417,7 +420,22 @@ func (c *Client) Suspend() {
 		return
 	}
 	c.suspended = true
-	c.hub.Publish(reg.ConnEvent{State: reg.StateSuspended, Session: c.sess.rs})
+	c.suspSeq++
+	seq := c.suspSeq
+	sess := c.sess
+	sess.rs.Touch(time.Now())
+	if d := c.srv.timeout; d > 0 {
+		// The server expires the session once it has not heard from the
+		// client for the timeout; the client notices at the same moment.
+		time.AfterFunc(d, func() {
+			c.srv.mu.Lock()
+			defer c.srv.mu.Unlock()
+			if c.suspended && !c.closed && c.suspSeq == seq {
+				c.expireLocked(sess)
+			}
+		})
+	}
+	c.hub.Publish(reg.ConnEvent{State: reg.StateSuspended, Session: sess.rs})
 }
 
 // Resume ends a Suspend: with the same session (StateReconnected, held watch
@@ -442,6 +460,7 @@ func (c *Client) Resume() {
 		c.deliver(p.w, p.ev)
 	}
 	c.pending = nil
+	c.sess.rs.Touch(time.Now())
 	c.hub.Publish(reg.ConnEvent{State: reg.StateReconnected, Session: c.sess.rs})
 }
 

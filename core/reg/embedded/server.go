@@ -23,6 +23,7 @@ type Server struct {
 	sessions map[int64]*session
 	watches  map[watchKey][]*watch
 	now      func() time.Time
+	timeout  time.Duration // session timeout; 0: sessions never time out
 }
 
 // ServerOption configures a Server.
@@ -30,6 +31,14 @@ type ServerOption func(*Server)
 
 // WithClock sets the clock used for ctime/mtime (default time.Now).
 func WithClock(now func() time.Time) ServerOption { return func(s *Server) { s.now = now } }
+
+// WithSessionTimeout gives sessions a timeout, as ZooKeeper's negotiated
+// one: each session reports it (reg.Session.Timeout), and a client
+// suspended for that long (counted from its last contact, the moment of
+// Suspend) has its session expired by the server, which the client reports
+// as StateLost at once (a new session follows on Resume). Default 0: a
+// suspended session lives until Expire or Resume.
+func WithSessionTimeout(d time.Duration) ServerOption { return func(s *Server) { s.timeout = d } }
 
 // NewServer returns an empty tree (only "/").
 func NewServer(opts ...ServerOption) *Server {
@@ -317,6 +326,7 @@ func (s *Server) newSession(c *Client) *session {
 	s.nextSess++
 	sess := &session{id: s.nextSess, client: c, ephemerals: make(map[string]struct{})}
 	sess.rs = reg.NewSession(sess.id)
+	sess.rs.SetTimeout(s.timeout)
 	s.sessions[sess.id] = sess
 	return sess
 }

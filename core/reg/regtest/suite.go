@@ -846,6 +846,20 @@ func (s *suite) testTreeBurst(t *testing.T) {
 				return false
 			}
 		}
+		// The cache may apply the tmp deletions before the recorder has
+		// received their events: wait until the last tmp event of each
+		// path is not an add.
+		tmpAlive := map[string]bool{}
+		for _, ev := range r.events() {
+			if strings.HasSuffix(ev.Path, "/tmp") {
+				tmpAlive[ev.Path] = ev.Type != reg.NodeDeleted
+			}
+		}
+		for _, alive := range tmpAlive {
+			if alive {
+				return false
+			}
+		}
 		return true
 	})
 	last := map[string]int{}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -34,6 +35,8 @@ type Client struct {
 	evMu   sync.Mutex
 	evQ    []stateEvent
 	evWake chan struct{}
+
+	cur atomic.Pointer[reg.Session] // the current session, for heard (lock-free)
 
 	mu        sync.Mutex
 	sess      *reg.Session  // nil until the first session
@@ -154,7 +157,7 @@ func (c *Client) zkDialer(network, address string, timeout time.Duration) (net.C
 	c.mu.Lock()
 	c.conns[raw] = struct{}{}
 	c.mu.Unlock()
-	return &sniffConn{Conn: raw, addr: address, report: c.setCreds, closeHook: c.forget}, nil
+	return &sniffConn{Conn: raw, addr: address, report: c.setCreds, closeHook: c.forget, heard: c.heard}, nil
 }
 
 func (c *Client) setCreds(cr sessionCreds) {
@@ -162,6 +165,17 @@ func (c *Client) setCreds(cr sessionCreds) {
 	defer c.mu.Unlock()
 	if cr.id != 0 {
 		c.creds = cr
+	}
+}
+
+// heard records server contact for session id (every read on a connection
+// of that session): the session's LastHeard, from which its expiry is
+// presumed while disconnected. A session object for id may not exist yet
+// (the connect response is read before the state event): then its creation
+// time stands in.
+func (c *Client) heard(id int64) {
+	if s := c.cur.Load(); s != nil && s.ID() == id {
+		s.Touch(time.Now())
 	}
 }
 
@@ -223,13 +237,19 @@ func (c *Client) stateLoop() {
 			case zk.StateDisconnected, zk.StateConnecting:
 				if c.onDisconnect() {
 					stopTimer()
+					// The session is presumed lost once the server has
+					// not been heard from for the negotiated timeout,
+					// counted from the last contact, not from when the
+					// disconnection was noticed (go-zookeeper notices a
+					// stalled connection only after 2/3 of the timeout).
 					c.mu.Lock()
-					timeout := time.Duration(c.creds.timeoutMs) * time.Millisecond
+					sess := c.sess
 					c.mu.Unlock()
-					if timeout <= 0 {
-						timeout = ms(c.cfg.SessionTimeoutMilliseconds)
+					wait := ms(c.cfg.SessionTimeoutMilliseconds)
+					if dl, ok := sess.ExpiryDeadline(); ok {
+						wait = max(time.Until(dl), 0)
 					}
-					lostTimer = time.NewTimer(timeout)
+					lostTimer = time.NewTimer(wait)
 					lostC = lostTimer.C
 				}
 			case zk.StateExpired:
@@ -243,7 +263,7 @@ func (c *Client) stateLoop() {
 		case <-c.evWake:
 		case <-lostC:
 			lostTimer, lostC = nil, nil
-			c.lose(fmt.Errorf("disconnected longer than the session timeout: %w", reg.ErrSessionLost))
+			c.lose(fmt.Errorf("nothing heard from the server for the session timeout: %w", reg.ErrSessionLost))
 		case <-c.closing:
 			return
 		}
@@ -254,21 +274,32 @@ func (c *Client) onSession(id int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var ev reg.ConnEvent
+	timeout := time.Duration(c.creds.timeoutMs) * time.Millisecond
+	newSession := func() *reg.Session {
+		s := reg.NewSession(id)
+		s.SetTimeout(timeout)
+		c.cur.Store(s)
+		return s
+	}
 	switch {
 	case c.sess == nil:
-		c.sess = reg.NewSession(id)
+		c.sess = newSession()
 		ev = reg.ConnEvent{State: reg.StateConnected, Session: c.sess}
 	case c.sess.ID() == id && c.sess.Err() == nil:
 		if c.connected {
 			return
 		}
+		if timeout > 0 {
+			c.sess.SetTimeout(timeout)
+		}
+		c.sess.Touch(time.Now())
 		ev = reg.ConnEvent{State: reg.StateReconnected, Session: c.sess}
 	default:
 		if c.sess.Err() == nil {
 			c.sess.End(fmt.Errorf("%v replaced by session 0x%x: %w", c.sess, id, reg.ErrSessionLost))
 			c.hub.Publish(reg.ConnEvent{State: reg.StateLost, Session: c.sess})
 		}
-		c.sess = reg.NewSession(id)
+		c.sess = newSession()
 		ev = reg.ConnEvent{State: reg.StateNewSession, Session: c.sess}
 	}
 	c.connected = true

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -27,15 +28,25 @@ type sniffConn struct {
 	addr      string
 	report    func(sessionCreds)
 	closeHook func(net.Conn)
-	mu        sync.Mutex
-	buf       []byte
-	done      bool
+	// heard is called with the connection's session id on every read
+	// after a connect response that established or renewed a session.
+	heard  func(id int64)
+	mu     sync.Mutex
+	buf    []byte
+	done   bool
+	sessID atomic.Int64 // from a valid connect response; 0 before or when expired
 }
 
 func (s *sniffConn) Read(p []byte) (int, error) {
 	n, err := s.Conn.Read(p)
 	if n > 0 {
-		s.sniff(p[:n])
+		if id := s.sessID.Load(); id != 0 {
+			if s.heard != nil {
+				s.heard(id)
+			}
+		} else {
+			s.sniff(p[:n])
+		}
 	}
 	return n, err
 }
@@ -63,6 +74,12 @@ func (s *sniffConn) sniff(b []byte) {
 	if cr, ok := parseConnectResponse(s.buf[4 : 4+size]); ok {
 		cr.addr = s.addr
 		s.report(cr)
+		if cr.id != 0 && cr.timeoutMs > 0 {
+			s.sessID.Store(cr.id)
+			if s.heard != nil {
+				s.heard(cr.id)
+			}
+		}
 	}
 	s.buf = nil
 }
