@@ -60,6 +60,11 @@ type Config struct {
 	CallTimeout time.Duration
 	// StartTimeout bounds spawn + handshake of one process.
 	StartTimeout time.Duration
+	// StopGrace bounds how long a job type's Execute whose ctx ended
+	// (execution timeout, resharding, shutdown, session loss) waits for
+	// the plugin to stop the item; default transport.DefaultStopGrace.
+	// When it passes, the plugin process is killed (see JobExecutor).
+	StopGrace time.Duration
 }
 
 // Binary describes one discovered plugin binary.
@@ -99,6 +104,9 @@ func Open(ctx context.Context, cfg Config) (*Catalog, error) {
 	}
 	if cfg.CallTimeout <= 0 {
 		cfg.CallTimeout = DefaultCallTimeout
+	}
+	if cfg.StopGrace <= 0 {
+		cfg.StopGrace = transport.DefaultStopGrace
 	}
 	if cfg.StartTimeout <= 0 {
 		cfg.StartTimeout = DefaultStartTimeout
@@ -306,6 +314,7 @@ func (c *Catalog) launchConfig(path string, args []string, builtin bool) transpo
 		Name:         name,
 		Logger:       c.cfg.Logger,
 		StartTimeout: c.cfg.StartTimeout,
+		StopGrace:    c.cfg.StopGrace,
 	}
 }
 

@@ -140,6 +140,24 @@ func (s *supervisor) discard(proc *transport.Process) {
 	}
 }
 
+// killStuck kills proc, which did not stop a cancelled execution within
+// the stop grace, and returns once it has exited. The next call relaunches
+// the plugin at once: this is not a crash, so it does not count towards the
+// relaunch backoff.
+func (s *supervisor) killStuck(proc *transport.Process, typ string, sc spi.ShardingContext, err error) {
+	s.log.Error("plugin did not stop a cancelled execution within the stop grace; killing the plugin process "+
+		"(its other calls in flight fail, and it is relaunched on next use)",
+		"job", sc.JobName, "item", sc.ShardingItem, "type", typ, "pid", proc.Pid(),
+		"stop_grace", s.cat.cfg.StopGrace, "error", err)
+	s.sem <- struct{}{}
+	if s.proc == proc {
+		s.proc = nil
+		s.lastExit = time.Now()
+	}
+	s.release()
+	proc.Kill()
+}
+
 func (s *supervisor) close() {
 	s.sem <- struct{}{}
 	defer s.release()
@@ -212,12 +230,29 @@ type jobExecutorProxy struct{ call caller }
 
 // Execute is bounded by the caller's ctx (the job's execution timeout), not
 // by CallTimeout: a job may legitimately run for hours.
+//
+// When ctx ends, Execute returns only once the plugin's Execute has
+// returned, so that the kernel never believes an item stopped while the
+// plugin still runs it. If the plugin does not return within the stop
+// grace (Config.StopGrace), the plugin process is killed, which is the only
+// way to be sure the item stopped, and Execute returns after it is gone
+// with an error wrapping transport.ErrStopTimeout and ctx's error. Every
+// other call in flight on that process then fails with spi.ErrPluginExited,
+// and the next call relaunches it.
 func (p jobExecutorProxy) Execute(ctx context.Context, req spi.ExecuteRequest) (spi.ExecuteResponse, error) {
-	var resp spi.ExecuteResponse
-	err := p.call.do(ctx, false, func(ctx context.Context, conn *transport.Conn) (err error) {
-		resp, err = conn.JobExecutor(p.call.typ).Execute(ctx, req)
-		return err
-	})
+	proc, err := p.call.sup.process(ctx)
+	if err != nil {
+		return spi.ExecuteResponse{}, err
+	}
+	resp, err := proc.Conn().JobExecutor(p.call.typ).Execute(ctx, req)
+	switch {
+	case err == nil:
+	case errors.Is(err, transport.ErrStopTimeout):
+		p.call.sup.killStuck(proc, p.call.typ, req.Context, err)
+		err = fmt.Errorf("%w (plugin process %d killed to stop it)", err, proc.Pid())
+	case errors.Is(err, spi.ErrPluginExited):
+		p.call.sup.discard(proc)
+	}
 	return resp, err
 }
 

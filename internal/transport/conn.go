@@ -2,9 +2,13 @@ package transport
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	pb "github.com/ejob-io/ejob/internal/transport/pluginpb"
 	"github.com/ejob-io/ejob/spi"
@@ -29,18 +33,35 @@ import (
 // plugin's own error text is kept. A panic inside a plugin method arrives as
 // an error "plugin panicked: <value>"; the plugin keeps serving.
 //
+// JobExecutor's Execute is the exception to "cancellation crosses the
+// boundary at once": when its ctx ends, it asks the plugin to stop and
+// returns only once the plugin's Execute has returned, up to the stop grace
+// (see stop.go). Its error then wraps ctx's error and cause, or also
+// ErrStopTimeout when the grace passed first. Every other call returns as
+// soon as its ctx ends: they are short and the host bounds them with a call
+// timeout, and nothing relies on them having stopped in the plugin.
+//
 // A Conn is safe for concurrent use.
 type Conn struct {
-	name   string
-	client pb.PluginClient
-	done   <-chan struct{}
+	name      string
+	client    pb.PluginClient
+	done      <-chan struct{}
+	stopGrace time.Duration
 }
 
 // NewConn returns a Conn over cc. name labels errors (the plugin's name or
 // path). done, if not nil, is closed when the plugin process has exited;
-// calls then fail at once with spi.ErrPluginExited.
+// calls then fail at once with spi.ErrPluginExited. A cancelled Execute
+// waits up to DefaultStopGrace for the plugin to stop.
 func NewConn(cc grpc.ClientConnInterface, name string, done <-chan struct{}) *Conn {
-	return &Conn{name: name, client: pb.NewPluginClient(cc), done: done}
+	return newConn(cc, name, done, 0)
+}
+
+func newConn(cc grpc.ClientConnInterface, name string, done <-chan struct{}, stopGrace time.Duration) *Conn {
+	if stopGrace <= 0 {
+		stopGrace = DefaultStopGrace
+	}
+	return &Conn{name: name, client: pb.NewPluginClient(cc), done: done, stopGrace: stopGrace}
 }
 
 func (c *Conn) exited() bool {
@@ -166,16 +187,102 @@ type jobExecutorClient struct {
 
 var _ spi.JobExecutor = jobExecutorClient{}
 
+// Execute runs the item in the plugin. When ctx ends first, it stops the
+// plugin's Execute and waits for it to return (see stop.go).
 func (j jobExecutorClient) Execute(ctx context.Context, req spi.ExecuteRequest) (spi.ExecuteResponse, error) {
 	const op = "execute"
 	if err := j.c.precheck(op, j.typeName); err != nil {
 		return spi.ExecuteResponse{}, err
 	}
-	resp, err := j.c.client.Execute(ctx, executeRequestToProto(j.typeName, req))
-	if err != nil {
-		return spi.ExecuteResponse{}, j.c.fail(ctx, op, j.typeName, err)
+	if err := ctx.Err(); err != nil {
+		if cause := context.Cause(ctx); cause != err {
+			err = fmt.Errorf("%w: %w", err, cause)
+		}
+		return spi.ExecuteResponse{}, j.c.wrap(op, j.typeName, fmt.Errorf("not started: %w", err))
 	}
-	return executeResponseFromProto(resp), nil
+	m := executeRequestToProto(j.typeName, req)
+	m.ExecutionId = newExecutionID()
+	if dl, ok := ctx.Deadline(); ok {
+		m.DeadlineUnixNanos = dl.UnixNano()
+	}
+	// The RPC keeps ctx's values but not its cancellation or deadline.
+	rpcCtx, cancelRPC := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelRPC()
+	type result struct {
+		resp *pb.ExecuteResponse
+		err  error
+	}
+	results := make(chan result, 1)
+	go func() {
+		resp, err := j.c.client.Execute(rpcCtx, m)
+		results <- result{resp, err}
+	}()
+
+	var r result
+	select {
+	case r = <-results:
+	case <-j.c.done:
+		// The process exited; the RPC ends with the connection, or now.
+		cancelRPC()
+		r = <-results
+	case <-ctx.Done():
+	}
+	if ctx.Err() == nil || r.resp != nil || r.err != nil {
+		if r.err != nil {
+			if status.Code(r.err) == codes.DeadlineExceeded {
+				// The plugin applied ctx's deadline a moment before ctx's
+				// own timer fired here: report it as ctx's.
+				if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
+					<-ctx.Done()
+				}
+			}
+			return spi.ExecuteResponse{}, j.c.fail(ctx, op, j.typeName, r.err)
+		}
+		return executeResponseFromProto(r.resp), nil
+	}
+
+	// ctx ended: ask the plugin to stop, and wait for it within the grace.
+	grace := j.c.stopGrace
+	timer := time.NewTimer(grace)
+	defer timer.Stop()
+	cancelCtx, cancelCancel := context.WithTimeout(context.WithoutCancel(ctx), grace)
+	cancelled := make(chan struct{})
+	go func() {
+		defer close(cancelled)
+		reason := context.Cause(ctx).Error()
+		_, err := j.c.client.Cancel(cancelCtx, &pb.CancelRequest{ExecutionId: m.ExecutionId, Reason: reason,
+			DeadlineExceeded: m.DeadlineUnixNanos != 0 && errors.Is(ctx.Err(), context.DeadlineExceeded)})
+		if status.Code(err) == codes.Unimplemented {
+			// A plugin built before Cancel: cancel the RPC, as it
+			// always was.
+			cancelRPC()
+		}
+	}()
+	defer func() {
+		cancelCancel()
+		<-cancelled
+	}()
+	select {
+	case r := <-results:
+		return spi.ExecuteResponse{}, j.c.wrap(op, j.typeName, j.stopResult(ctx, r.err))
+	case <-j.c.done:
+		cancelRPC()
+		r := <-results
+		return spi.ExecuteResponse{}, j.c.wrap(op, j.typeName, j.stopResult(ctx, r.err))
+	case <-timer.C:
+		cancelRPC()
+		<-results
+		return spi.ExecuteResponse{}, j.c.wrap(op, j.typeName, stopped(ctx, nil, true, grace))
+	}
+}
+
+// stopResult is the error of an Execute stopped after ctx ended, from the
+// RPC's error (nil: the plugin returned success).
+func (j jobExecutorClient) stopResult(ctx context.Context, rpcErr error) error {
+	if rpcErr == nil {
+		return stopped(ctx, nil, false, 0)
+	}
+	return stopped(ctx, fromStatus(ctx, rpcErr, j.c.exited()), false, 0)
 }
 
 func (j jobExecutorClient) Validate(ctx context.Context, req spi.ValidatePropsRequest) error {

@@ -57,7 +57,10 @@ var (
 //	anything else                                         -> the message, no sentinel
 //
 // Errors from the plugin keep its message verbatim; Conn wraps them with
-// the plugin's name, the operation and the type name.
+// the plugin's name, the operation and the type name. A JobExecutor's
+// Execute whose caller's ctx ended is the exception: its error wraps the
+// ctx's error and cause, plus the plugin's own error or ErrStopTimeout
+// (see stop.go).
 
 // toStatus converts an implementation's error into a gRPC status error.
 func toStatus(err error) error {

@@ -39,6 +39,11 @@ type LaunchConfig struct {
 	// StartTimeout bounds spawn + handshake; default DefaultStartTimeout.
 	// Launch's ctx deadline also applies.
 	StartTimeout time.Duration
+	// StopGrace bounds how long a JobExecutor's Execute whose ctx ended
+	// waits for the plugin's Execute to return, so that the caller knows
+	// the item stopped; default DefaultStopGrace. When it passes, Execute
+	// returns an error wrapping ErrStopTimeout (see Conn).
+	StopGrace time.Duration
 }
 
 // Process is one running plugin process. Its methods are safe for
@@ -91,7 +96,7 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Process, error) {
 	cmd.SysProcAttr = sysProcAttr()
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  Handshake(),
-		Plugins:          plugin.PluginSet{pluginSetName: &grpcPlugin{name: name}},
+		Plugins:          plugin.PluginSet{pluginSetName: &grpcPlugin{name: name, stopGrace: cfg.StopGrace}},
 		Cmd:              cmd,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		AutoMTLS:         true,

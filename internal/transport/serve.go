@@ -104,8 +104,9 @@ func watchParent(ppid int, every time.Duration, terminate func(reason string)) {
 // on the plugin side, name on the host side.
 type grpcPlugin struct {
 	plugin.NetRPCUnsupportedPlugin
-	router *router
-	name   string
+	router    *router
+	name      string
+	stopGrace time.Duration
 }
 
 var _ plugin.GRPCPlugin = (*grpcPlugin)(nil)
@@ -114,12 +115,12 @@ func (p *grpcPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
 	if p.router == nil {
 		return fmt.Errorf("ejob plugin: no implementations")
 	}
-	pb.RegisterPluginServer(s, &server{r: p.router})
+	pb.RegisterPluginServer(s, newServerImpl(p.router))
 	return nil
 }
 
 // GRPCClient returns a *Conn whose done channel is go-plugin's ctx, which
 // go-plugin cancels when the plugin process exits.
 func (p *grpcPlugin) GRPCClient(ctx context.Context, _ *plugin.GRPCBroker, cc *grpc.ClientConn) (any, error) {
-	return NewConn(cc, p.name, ctx.Done()), nil
+	return newConn(cc, p.name, ctx.Done(), p.stopGrace), nil
 }

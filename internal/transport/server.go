@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
@@ -17,8 +18,11 @@ import (
 // server serves one Implementations over the Plugin gRPC service.
 type server struct {
 	pb.UnimplementedPluginServer
-	r *router
+	r     *router
+	execs *executions
 }
+
+func newServerImpl(r *router) *server { return &server{r: r, execs: newExecutions()} }
 
 var _ pb.PluginServer = (*server)(nil)
 
@@ -37,7 +41,7 @@ func NewServer(impls Implementations, logger hclog.Logger, opts ...grpc.ServerOp
 	}
 	all := append([]grpc.ServerOption{grpc.ChainUnaryInterceptor(recoverInterceptor(logger))}, opts...)
 	s := grpc.NewServer(all...)
-	pb.RegisterPluginServer(s, &server{r: r})
+	pb.RegisterPluginServer(s, newServerImpl(r))
 	return s, nil
 }
 
@@ -99,11 +103,35 @@ func (s *server) Execute(ctx context.Context, req *pb.ExecuteRequest) (*pb.Execu
 	if err != nil {
 		return nil, toStatus(err)
 	}
+	if id := req.GetExecutionId(); id != "" {
+		// The host stops this call with Cancel(id) and keeps the RPC open
+		// until it returns; the caller's deadline travels in the request.
+		var x execution
+		ctx, x.cancel = context.WithCancelCause(ctx)
+		defer x.cancel(nil)
+		if dl := req.GetDeadlineUnixNanos(); dl != 0 {
+			var cancelDL context.CancelFunc
+			x.deadline = time.Unix(0, dl)
+			ctx, cancelDL = context.WithDeadline(ctx, x.deadline)
+			defer cancelDL()
+		}
+		defer s.execs.start(id, x)()
+	}
 	resp, err := impl.Execute(ctx, executeRequestFromProto(req))
 	if err != nil {
 		return nil, toStatus(err)
 	}
 	return executeResponseToProto(resp), nil
+}
+
+// Cancel cancels the running Execute with the request's execution id (see
+// stop.go). It does not wait for that Execute to return.
+func (s *server) Cancel(_ context.Context, req *pb.CancelRequest) (*pb.CancelResponse, error) {
+	if req.GetExecutionId() == "" {
+		return nil, status.Error(codes.InvalidArgument, "cancel: empty execution id")
+	}
+	running := s.execs.cancel(req.GetExecutionId(), cancelCause(req.GetReason()), req.GetDeadlineExceeded())
+	return &pb.CancelResponse{Running: running}, nil
 }
 
 func (s *server) ValidateJobType(ctx context.Context, req *pb.ValidatePropsRequest) (*pb.ValidatePropsResponse, error) {

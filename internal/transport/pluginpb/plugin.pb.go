@@ -707,12 +707,19 @@ func (x *ShardingContext) GetShardingParameter() string {
 }
 
 type ExecuteRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Type          string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
-	Context       *ShardingContext       `protobuf:"bytes,2,opt,name=context,proto3" json:"context,omitempty"`
-	Props         map[string]string      `protobuf:"bytes,3,rep,name=props,proto3" json:"props,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Type    string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	Context *ShardingContext       `protobuf:"bytes,2,opt,name=context,proto3" json:"context,omitempty"`
+	Props   map[string]string      `protobuf:"bytes,3,rep,name=props,proto3" json:"props,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// Set by hosts that stop executions with Cancel: unique per call. The
+	// Execute RPC then carries no gRPC deadline and is not cancelled by the
+	// host until the plugin has returned (or the host's stop grace passed).
+	ExecutionId string `protobuf:"bytes,4,opt,name=execution_id,json=executionId,proto3" json:"execution_id,omitempty"`
+	// The caller's deadline in Unix nanoseconds (0: none). A plugin applies it
+	// to the call's ctx, since the RPC itself carries no gRPC deadline.
+	DeadlineUnixNanos int64 `protobuf:"varint,5,opt,name=deadline_unix_nanos,json=deadlineUnixNanos,proto3" json:"deadline_unix_nanos,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *ExecuteRequest) Reset() {
@@ -766,6 +773,20 @@ func (x *ExecuteRequest) GetProps() map[string]string {
 	return nil
 }
 
+func (x *ExecuteRequest) GetExecutionId() string {
+	if x != nil {
+		return x.ExecutionId
+	}
+	return ""
+}
+
+func (x *ExecuteRequest) GetDeadlineUnixNanos() int64 {
+	if x != nil {
+		return x.DeadlineUnixNanos
+	}
+	return 0
+}
+
 type ExecuteResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -802,6 +823,117 @@ func (*ExecuteResponse) Descriptor() ([]byte, []int) {
 	return file_plugin_proto_rawDescGZIP(), []int{13}
 }
 
+type CancelRequest struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	ExecutionId string                 `protobuf:"bytes,1,opt,name=execution_id,json=executionId,proto3" json:"execution_id,omitempty"`
+	// Why the host cancelled (its ctx's cause), for the plugin's ctx cause.
+	Reason string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	// The host's ctx ended at its deadline, which the Execute request
+	// carried: the plugin lets the call's own deadline end it (so that its
+	// ctx reports context.DeadlineExceeded) and cancels only as a backstop.
+	DeadlineExceeded bool `protobuf:"varint,3,opt,name=deadline_exceeded,json=deadlineExceeded,proto3" json:"deadline_exceeded,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *CancelRequest) Reset() {
+	*x = CancelRequest{}
+	mi := &file_plugin_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CancelRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CancelRequest) ProtoMessage() {}
+
+func (x *CancelRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CancelRequest.ProtoReflect.Descriptor instead.
+func (*CancelRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *CancelRequest) GetExecutionId() string {
+	if x != nil {
+		return x.ExecutionId
+	}
+	return ""
+}
+
+func (x *CancelRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *CancelRequest) GetDeadlineExceeded() bool {
+	if x != nil {
+		return x.DeadlineExceeded
+	}
+	return false
+}
+
+type CancelResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Whether an Execute with that id was running. A Cancel that arrives
+	// before its Execute is remembered for a while and applied when the
+	// Execute starts.
+	Running       bool `protobuf:"varint,1,opt,name=running,proto3" json:"running,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CancelResponse) Reset() {
+	*x = CancelResponse{}
+	mi := &file_plugin_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CancelResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CancelResponse) ProtoMessage() {}
+
+func (x *CancelResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CancelResponse.ProtoReflect.Descriptor instead.
+func (*CancelResponse) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *CancelResponse) GetRunning() bool {
+	if x != nil {
+		return x.Running
+	}
+	return false
+}
+
 type PoolSizeRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Type          string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
@@ -813,7 +945,7 @@ type PoolSizeRequest struct {
 
 func (x *PoolSizeRequest) Reset() {
 	*x = PoolSizeRequest{}
-	mi := &file_plugin_proto_msgTypes[14]
+	mi := &file_plugin_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -825,7 +957,7 @@ func (x *PoolSizeRequest) String() string {
 func (*PoolSizeRequest) ProtoMessage() {}
 
 func (x *PoolSizeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[14]
+	mi := &file_plugin_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -838,7 +970,7 @@ func (x *PoolSizeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PoolSizeRequest.ProtoReflect.Descriptor instead.
 func (*PoolSizeRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{14}
+	return file_plugin_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *PoolSizeRequest) GetType() string {
@@ -871,7 +1003,7 @@ type PoolSizeResponse struct {
 
 func (x *PoolSizeResponse) Reset() {
 	*x = PoolSizeResponse{}
-	mi := &file_plugin_proto_msgTypes[15]
+	mi := &file_plugin_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -883,7 +1015,7 @@ func (x *PoolSizeResponse) String() string {
 func (*PoolSizeResponse) ProtoMessage() {}
 
 func (x *PoolSizeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[15]
+	mi := &file_plugin_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -896,7 +1028,7 @@ func (x *PoolSizeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PoolSizeResponse.ProtoReflect.Descriptor instead.
 func (*PoolSizeResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{15}
+	return file_plugin_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *PoolSizeResponse) GetSize() int64 {
@@ -917,7 +1049,7 @@ type ListenerDescribeRequest struct {
 
 func (x *ListenerDescribeRequest) Reset() {
 	*x = ListenerDescribeRequest{}
-	mi := &file_plugin_proto_msgTypes[16]
+	mi := &file_plugin_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -929,7 +1061,7 @@ func (x *ListenerDescribeRequest) String() string {
 func (*ListenerDescribeRequest) ProtoMessage() {}
 
 func (x *ListenerDescribeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[16]
+	mi := &file_plugin_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -942,7 +1074,7 @@ func (x *ListenerDescribeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListenerDescribeRequest.ProtoReflect.Descriptor instead.
 func (*ListenerDescribeRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{16}
+	return file_plugin_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ListenerDescribeRequest) GetType() string {
@@ -979,7 +1111,7 @@ type ListenerDescription struct {
 
 func (x *ListenerDescription) Reset() {
 	*x = ListenerDescription{}
-	mi := &file_plugin_proto_msgTypes[17]
+	mi := &file_plugin_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -991,7 +1123,7 @@ func (x *ListenerDescription) String() string {
 func (*ListenerDescription) ProtoMessage() {}
 
 func (x *ListenerDescription) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[17]
+	mi := &file_plugin_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1004,7 +1136,7 @@ func (x *ListenerDescription) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListenerDescription.ProtoReflect.Descriptor instead.
 func (*ListenerDescription) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{17}
+	return file_plugin_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ListenerDescription) GetOrder() int64 {
@@ -1049,7 +1181,7 @@ type ShardingContexts struct {
 
 func (x *ShardingContexts) Reset() {
 	*x = ShardingContexts{}
-	mi := &file_plugin_proto_msgTypes[18]
+	mi := &file_plugin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1061,7 +1193,7 @@ func (x *ShardingContexts) String() string {
 func (*ShardingContexts) ProtoMessage() {}
 
 func (x *ShardingContexts) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[18]
+	mi := &file_plugin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1074,7 +1206,7 @@ func (x *ShardingContexts) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShardingContexts.ProtoReflect.Descriptor instead.
 func (*ShardingContexts) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{18}
+	return file_plugin_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ShardingContexts) GetTaskId() string {
@@ -1131,7 +1263,7 @@ type ListenerRequest struct {
 
 func (x *ListenerRequest) Reset() {
 	*x = ListenerRequest{}
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1143,7 +1275,7 @@ func (x *ListenerRequest) String() string {
 func (*ListenerRequest) ProtoMessage() {}
 
 func (x *ListenerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1156,7 +1288,7 @@ func (x *ListenerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListenerRequest.ProtoReflect.Descriptor instead.
 func (*ListenerRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{19}
+	return file_plugin_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ListenerRequest) GetType() string {
@@ -1195,7 +1327,7 @@ type ListenerResponse struct {
 
 func (x *ListenerResponse) Reset() {
 	*x = ListenerResponse{}
-	mi := &file_plugin_proto_msgTypes[20]
+	mi := &file_plugin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1207,7 +1339,7 @@ func (x *ListenerResponse) String() string {
 func (*ListenerResponse) ProtoMessage() {}
 
 func (x *ListenerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[20]
+	mi := &file_plugin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1220,7 +1352,7 @@ func (x *ListenerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListenerResponse.ProtoReflect.Descriptor instead.
 func (*ListenerResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{20}
+	return file_plugin_proto_rawDescGZIP(), []int{22}
 }
 
 var File_plugin_proto protoreflect.FileDescriptor
@@ -1283,16 +1415,24 @@ const file_plugin_proto_rawDesc = "" +
 	"\rjob_parameter\x18\x04 \x01(\tR\fjobParameter\x12#\n" +
 	"\rsharding_item\x18\x05 \x01(\x03R\fshardingItem\x122\n" +
 	"\x12sharding_parameter\x18\x06 \x01(\tH\x00R\x11shardingParameter\x88\x01\x01B\x15\n" +
-	"\x13_sharding_parameter\"\xda\x01\n" +
+	"\x13_sharding_parameter\"\xad\x02\n" +
 	"\x0eExecuteRequest\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x129\n" +
 	"\acontext\x18\x02 \x01(\v2\x1f.ejob.plugin.v1.ShardingContextR\acontext\x12?\n" +
-	"\x05props\x18\x03 \x03(\v2).ejob.plugin.v1.ExecuteRequest.PropsEntryR\x05props\x1a8\n" +
+	"\x05props\x18\x03 \x03(\v2).ejob.plugin.v1.ExecuteRequest.PropsEntryR\x05props\x12!\n" +
+	"\fexecution_id\x18\x04 \x01(\tR\vexecutionId\x12.\n" +
+	"\x13deadline_unix_nanos\x18\x05 \x01(\x03R\x11deadlineUnixNanos\x1a8\n" +
 	"\n" +
 	"PropsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x11\n" +
-	"\x0fExecuteResponse\"g\n" +
+	"\x0fExecuteResponse\"w\n" +
+	"\rCancelRequest\x12!\n" +
+	"\fexecution_id\x18\x01 \x01(\tR\vexecutionId\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\x12+\n" +
+	"\x11deadline_exceeded\x18\x03 \x01(\bR\x10deadlineExceeded\"*\n" +
+	"\x0eCancelResponse\x12\x18\n" +
+	"\arunning\x18\x01 \x01(\bR\arunning\"g\n" +
 	"\x0fPoolSizeRequest\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x19\n" +
 	"\bjob_name\x18\x02 \x01(\tR\ajobName\x12%\n" +
@@ -1331,13 +1471,14 @@ const file_plugin_proto_rawDesc = "" +
 	"PropsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x12\n" +
-	"\x10ListenerResponse2\xe6\x06\n" +
+	"\x10ListenerResponse2\xaf\a\n" +
 	"\x06Plugin\x12A\n" +
 	"\x04Info\x12\x1b.ejob.plugin.v1.InfoRequest\x1a\x1c.ejob.plugin.v1.InfoResponse\x12M\n" +
 	"\bSharding\x12\x1f.ejob.plugin.v1.ShardingRequest\x1a .ejob.plugin.v1.ShardingResponse\x12V\n" +
 	"\vHandleError\x12\".ejob.plugin.v1.HandleErrorRequest\x1a#.ejob.plugin.v1.HandleErrorResponse\x12c\n" +
 	"\x14ValidateErrorHandler\x12$.ejob.plugin.v1.ValidatePropsRequest\x1a%.ejob.plugin.v1.ValidatePropsResponse\x12J\n" +
-	"\aExecute\x12\x1e.ejob.plugin.v1.ExecuteRequest\x1a\x1f.ejob.plugin.v1.ExecuteResponse\x12^\n" +
+	"\aExecute\x12\x1e.ejob.plugin.v1.ExecuteRequest\x1a\x1f.ejob.plugin.v1.ExecuteResponse\x12G\n" +
+	"\x06Cancel\x12\x1d.ejob.plugin.v1.CancelRequest\x1a\x1e.ejob.plugin.v1.CancelResponse\x12^\n" +
 	"\x0fValidateJobType\x12$.ejob.plugin.v1.ValidatePropsRequest\x1a%.ejob.plugin.v1.ValidatePropsResponse\x12M\n" +
 	"\bPoolSize\x12\x1f.ejob.plugin.v1.PoolSizeRequest\x1a .ejob.plugin.v1.PoolSizeResponse\x12c\n" +
 	"\x13DescribeJobListener\x12'.ejob.plugin.v1.ListenerDescribeRequest\x1a#.ejob.plugin.v1.ListenerDescription\x12V\n" +
@@ -1356,7 +1497,7 @@ func file_plugin_proto_rawDescGZIP() []byte {
 	return file_plugin_proto_rawDescData
 }
 
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_plugin_proto_goTypes = []any{
 	(*InfoRequest)(nil),             // 0: ejob.plugin.v1.InfoRequest
 	(*TypeKey)(nil),                 // 1: ejob.plugin.v1.TypeKey
@@ -1372,54 +1513,58 @@ var file_plugin_proto_goTypes = []any{
 	(*ShardingContext)(nil),         // 11: ejob.plugin.v1.ShardingContext
 	(*ExecuteRequest)(nil),          // 12: ejob.plugin.v1.ExecuteRequest
 	(*ExecuteResponse)(nil),         // 13: ejob.plugin.v1.ExecuteResponse
-	(*PoolSizeRequest)(nil),         // 14: ejob.plugin.v1.PoolSizeRequest
-	(*PoolSizeResponse)(nil),        // 15: ejob.plugin.v1.PoolSizeResponse
-	(*ListenerDescribeRequest)(nil), // 16: ejob.plugin.v1.ListenerDescribeRequest
-	(*ListenerDescription)(nil),     // 17: ejob.plugin.v1.ListenerDescription
-	(*ShardingContexts)(nil),        // 18: ejob.plugin.v1.ShardingContexts
-	(*ListenerRequest)(nil),         // 19: ejob.plugin.v1.ListenerRequest
-	(*ListenerResponse)(nil),        // 20: ejob.plugin.v1.ListenerResponse
-	nil,                             // 21: ejob.plugin.v1.HandleErrorRequest.PropsEntry
-	nil,                             // 22: ejob.plugin.v1.ValidatePropsRequest.PropsEntry
-	nil,                             // 23: ejob.plugin.v1.ExecuteRequest.PropsEntry
-	nil,                             // 24: ejob.plugin.v1.ListenerDescribeRequest.PropsEntry
-	nil,                             // 25: ejob.plugin.v1.ShardingContexts.ShardingItemParametersEntry
-	nil,                             // 26: ejob.plugin.v1.ListenerRequest.PropsEntry
+	(*CancelRequest)(nil),           // 14: ejob.plugin.v1.CancelRequest
+	(*CancelResponse)(nil),          // 15: ejob.plugin.v1.CancelResponse
+	(*PoolSizeRequest)(nil),         // 16: ejob.plugin.v1.PoolSizeRequest
+	(*PoolSizeResponse)(nil),        // 17: ejob.plugin.v1.PoolSizeResponse
+	(*ListenerDescribeRequest)(nil), // 18: ejob.plugin.v1.ListenerDescribeRequest
+	(*ListenerDescription)(nil),     // 19: ejob.plugin.v1.ListenerDescription
+	(*ShardingContexts)(nil),        // 20: ejob.plugin.v1.ShardingContexts
+	(*ListenerRequest)(nil),         // 21: ejob.plugin.v1.ListenerRequest
+	(*ListenerResponse)(nil),        // 22: ejob.plugin.v1.ListenerResponse
+	nil,                             // 23: ejob.plugin.v1.HandleErrorRequest.PropsEntry
+	nil,                             // 24: ejob.plugin.v1.ValidatePropsRequest.PropsEntry
+	nil,                             // 25: ejob.plugin.v1.ExecuteRequest.PropsEntry
+	nil,                             // 26: ejob.plugin.v1.ListenerDescribeRequest.PropsEntry
+	nil,                             // 27: ejob.plugin.v1.ShardingContexts.ShardingItemParametersEntry
+	nil,                             // 28: ejob.plugin.v1.ListenerRequest.PropsEntry
 }
 var file_plugin_proto_depIdxs = []int32{
 	1,  // 0: ejob.plugin.v1.InfoResponse.types:type_name -> ejob.plugin.v1.TypeKey
 	4,  // 1: ejob.plugin.v1.ShardingResponse.assignments:type_name -> ejob.plugin.v1.Assignment
-	21, // 2: ejob.plugin.v1.HandleErrorRequest.props:type_name -> ejob.plugin.v1.HandleErrorRequest.PropsEntry
+	23, // 2: ejob.plugin.v1.HandleErrorRequest.props:type_name -> ejob.plugin.v1.HandleErrorRequest.PropsEntry
 	6,  // 3: ejob.plugin.v1.HandleErrorRequest.error:type_name -> ejob.plugin.v1.JobError
-	22, // 4: ejob.plugin.v1.ValidatePropsRequest.props:type_name -> ejob.plugin.v1.ValidatePropsRequest.PropsEntry
+	24, // 4: ejob.plugin.v1.ValidatePropsRequest.props:type_name -> ejob.plugin.v1.ValidatePropsRequest.PropsEntry
 	11, // 5: ejob.plugin.v1.ExecuteRequest.context:type_name -> ejob.plugin.v1.ShardingContext
-	23, // 6: ejob.plugin.v1.ExecuteRequest.props:type_name -> ejob.plugin.v1.ExecuteRequest.PropsEntry
-	24, // 7: ejob.plugin.v1.ListenerDescribeRequest.props:type_name -> ejob.plugin.v1.ListenerDescribeRequest.PropsEntry
-	25, // 8: ejob.plugin.v1.ShardingContexts.sharding_item_parameters:type_name -> ejob.plugin.v1.ShardingContexts.ShardingItemParametersEntry
-	26, // 9: ejob.plugin.v1.ListenerRequest.props:type_name -> ejob.plugin.v1.ListenerRequest.PropsEntry
-	18, // 10: ejob.plugin.v1.ListenerRequest.contexts:type_name -> ejob.plugin.v1.ShardingContexts
+	25, // 6: ejob.plugin.v1.ExecuteRequest.props:type_name -> ejob.plugin.v1.ExecuteRequest.PropsEntry
+	26, // 7: ejob.plugin.v1.ListenerDescribeRequest.props:type_name -> ejob.plugin.v1.ListenerDescribeRequest.PropsEntry
+	27, // 8: ejob.plugin.v1.ShardingContexts.sharding_item_parameters:type_name -> ejob.plugin.v1.ShardingContexts.ShardingItemParametersEntry
+	28, // 9: ejob.plugin.v1.ListenerRequest.props:type_name -> ejob.plugin.v1.ListenerRequest.PropsEntry
+	20, // 10: ejob.plugin.v1.ListenerRequest.contexts:type_name -> ejob.plugin.v1.ShardingContexts
 	0,  // 11: ejob.plugin.v1.Plugin.Info:input_type -> ejob.plugin.v1.InfoRequest
 	3,  // 12: ejob.plugin.v1.Plugin.Sharding:input_type -> ejob.plugin.v1.ShardingRequest
 	7,  // 13: ejob.plugin.v1.Plugin.HandleError:input_type -> ejob.plugin.v1.HandleErrorRequest
 	9,  // 14: ejob.plugin.v1.Plugin.ValidateErrorHandler:input_type -> ejob.plugin.v1.ValidatePropsRequest
 	12, // 15: ejob.plugin.v1.Plugin.Execute:input_type -> ejob.plugin.v1.ExecuteRequest
-	9,  // 16: ejob.plugin.v1.Plugin.ValidateJobType:input_type -> ejob.plugin.v1.ValidatePropsRequest
-	14, // 17: ejob.plugin.v1.Plugin.PoolSize:input_type -> ejob.plugin.v1.PoolSizeRequest
-	16, // 18: ejob.plugin.v1.Plugin.DescribeJobListener:input_type -> ejob.plugin.v1.ListenerDescribeRequest
-	19, // 19: ejob.plugin.v1.Plugin.BeforeJobExecuted:input_type -> ejob.plugin.v1.ListenerRequest
-	19, // 20: ejob.plugin.v1.Plugin.AfterJobExecuted:input_type -> ejob.plugin.v1.ListenerRequest
-	2,  // 21: ejob.plugin.v1.Plugin.Info:output_type -> ejob.plugin.v1.InfoResponse
-	5,  // 22: ejob.plugin.v1.Plugin.Sharding:output_type -> ejob.plugin.v1.ShardingResponse
-	8,  // 23: ejob.plugin.v1.Plugin.HandleError:output_type -> ejob.plugin.v1.HandleErrorResponse
-	10, // 24: ejob.plugin.v1.Plugin.ValidateErrorHandler:output_type -> ejob.plugin.v1.ValidatePropsResponse
-	13, // 25: ejob.plugin.v1.Plugin.Execute:output_type -> ejob.plugin.v1.ExecuteResponse
-	10, // 26: ejob.plugin.v1.Plugin.ValidateJobType:output_type -> ejob.plugin.v1.ValidatePropsResponse
-	15, // 27: ejob.plugin.v1.Plugin.PoolSize:output_type -> ejob.plugin.v1.PoolSizeResponse
-	17, // 28: ejob.plugin.v1.Plugin.DescribeJobListener:output_type -> ejob.plugin.v1.ListenerDescription
-	20, // 29: ejob.plugin.v1.Plugin.BeforeJobExecuted:output_type -> ejob.plugin.v1.ListenerResponse
-	20, // 30: ejob.plugin.v1.Plugin.AfterJobExecuted:output_type -> ejob.plugin.v1.ListenerResponse
-	21, // [21:31] is the sub-list for method output_type
-	11, // [11:21] is the sub-list for method input_type
+	14, // 16: ejob.plugin.v1.Plugin.Cancel:input_type -> ejob.plugin.v1.CancelRequest
+	9,  // 17: ejob.plugin.v1.Plugin.ValidateJobType:input_type -> ejob.plugin.v1.ValidatePropsRequest
+	16, // 18: ejob.plugin.v1.Plugin.PoolSize:input_type -> ejob.plugin.v1.PoolSizeRequest
+	18, // 19: ejob.plugin.v1.Plugin.DescribeJobListener:input_type -> ejob.plugin.v1.ListenerDescribeRequest
+	21, // 20: ejob.plugin.v1.Plugin.BeforeJobExecuted:input_type -> ejob.plugin.v1.ListenerRequest
+	21, // 21: ejob.plugin.v1.Plugin.AfterJobExecuted:input_type -> ejob.plugin.v1.ListenerRequest
+	2,  // 22: ejob.plugin.v1.Plugin.Info:output_type -> ejob.plugin.v1.InfoResponse
+	5,  // 23: ejob.plugin.v1.Plugin.Sharding:output_type -> ejob.plugin.v1.ShardingResponse
+	8,  // 24: ejob.plugin.v1.Plugin.HandleError:output_type -> ejob.plugin.v1.HandleErrorResponse
+	10, // 25: ejob.plugin.v1.Plugin.ValidateErrorHandler:output_type -> ejob.plugin.v1.ValidatePropsResponse
+	13, // 26: ejob.plugin.v1.Plugin.Execute:output_type -> ejob.plugin.v1.ExecuteResponse
+	15, // 27: ejob.plugin.v1.Plugin.Cancel:output_type -> ejob.plugin.v1.CancelResponse
+	10, // 28: ejob.plugin.v1.Plugin.ValidateJobType:output_type -> ejob.plugin.v1.ValidatePropsResponse
+	17, // 29: ejob.plugin.v1.Plugin.PoolSize:output_type -> ejob.plugin.v1.PoolSizeResponse
+	19, // 30: ejob.plugin.v1.Plugin.DescribeJobListener:output_type -> ejob.plugin.v1.ListenerDescription
+	22, // 31: ejob.plugin.v1.Plugin.BeforeJobExecuted:output_type -> ejob.plugin.v1.ListenerResponse
+	22, // 32: ejob.plugin.v1.Plugin.AfterJobExecuted:output_type -> ejob.plugin.v1.ListenerResponse
+	22, // [22:33] is the sub-list for method output_type
+	11, // [11:22] is the sub-list for method input_type
 	11, // [11:11] is the sub-list for extension type_name
 	11, // [11:11] is the sub-list for extension extendee
 	0,  // [0:11] is the sub-list for field type_name
@@ -1437,7 +1582,7 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   27,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -27,6 +27,7 @@ const (
 	Plugin_HandleError_FullMethodName          = "/ejob.plugin.v1.Plugin/HandleError"
 	Plugin_ValidateErrorHandler_FullMethodName = "/ejob.plugin.v1.Plugin/ValidateErrorHandler"
 	Plugin_Execute_FullMethodName              = "/ejob.plugin.v1.Plugin/Execute"
+	Plugin_Cancel_FullMethodName               = "/ejob.plugin.v1.Plugin/Cancel"
 	Plugin_ValidateJobType_FullMethodName      = "/ejob.plugin.v1.Plugin/ValidateJobType"
 	Plugin_PoolSize_FullMethodName             = "/ejob.plugin.v1.Plugin/PoolSize"
 	Plugin_DescribeJobListener_FullMethodName  = "/ejob.plugin.v1.Plugin/DescribeJobListener"
@@ -47,6 +48,12 @@ type PluginClient interface {
 	HandleError(ctx context.Context, in *HandleErrorRequest, opts ...grpc.CallOption) (*HandleErrorResponse, error)
 	ValidateErrorHandler(ctx context.Context, in *ValidatePropsRequest, opts ...grpc.CallOption) (*ValidatePropsResponse, error)
 	Execute(ctx context.Context, in *ExecuteRequest, opts ...grpc.CallOption) (*ExecuteResponse, error)
+	// Cancel cancels the ctx of the Execute call whose execution_id matches
+	// and returns at once, without waiting for that Execute to return. A host
+	// keeps an Execute RPC open until it returns, so that it knows when what
+	// the plugin started has stopped. Plugins built before Cancel existed
+	// answer Unimplemented; the host then cancels the Execute RPC itself.
+	Cancel(ctx context.Context, in *CancelRequest, opts ...grpc.CallOption) (*CancelResponse, error)
 	ValidateJobType(ctx context.Context, in *ValidatePropsRequest, opts ...grpc.CallOption) (*ValidatePropsResponse, error)
 	PoolSize(ctx context.Context, in *PoolSizeRequest, opts ...grpc.CallOption) (*PoolSizeResponse, error)
 	DescribeJobListener(ctx context.Context, in *ListenerDescribeRequest, opts ...grpc.CallOption) (*ListenerDescription, error)
@@ -106,6 +113,16 @@ func (c *pluginClient) Execute(ctx context.Context, in *ExecuteRequest, opts ...
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ExecuteResponse)
 	err := c.cc.Invoke(ctx, Plugin_Execute_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *pluginClient) Cancel(ctx context.Context, in *CancelRequest, opts ...grpc.CallOption) (*CancelResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CancelResponse)
+	err := c.cc.Invoke(ctx, Plugin_Cancel_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -175,6 +192,12 @@ type PluginServer interface {
 	HandleError(context.Context, *HandleErrorRequest) (*HandleErrorResponse, error)
 	ValidateErrorHandler(context.Context, *ValidatePropsRequest) (*ValidatePropsResponse, error)
 	Execute(context.Context, *ExecuteRequest) (*ExecuteResponse, error)
+	// Cancel cancels the ctx of the Execute call whose execution_id matches
+	// and returns at once, without waiting for that Execute to return. A host
+	// keeps an Execute RPC open until it returns, so that it knows when what
+	// the plugin started has stopped. Plugins built before Cancel existed
+	// answer Unimplemented; the host then cancels the Execute RPC itself.
+	Cancel(context.Context, *CancelRequest) (*CancelResponse, error)
 	ValidateJobType(context.Context, *ValidatePropsRequest) (*ValidatePropsResponse, error)
 	PoolSize(context.Context, *PoolSizeRequest) (*PoolSizeResponse, error)
 	DescribeJobListener(context.Context, *ListenerDescribeRequest) (*ListenerDescription, error)
@@ -204,6 +227,9 @@ func (UnimplementedPluginServer) ValidateErrorHandler(context.Context, *Validate
 }
 func (UnimplementedPluginServer) Execute(context.Context, *ExecuteRequest) (*ExecuteResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Execute not implemented")
+}
+func (UnimplementedPluginServer) Cancel(context.Context, *CancelRequest) (*CancelResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Cancel not implemented")
 }
 func (UnimplementedPluginServer) ValidateJobType(context.Context, *ValidatePropsRequest) (*ValidatePropsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ValidateJobType not implemented")
@@ -331,6 +357,24 @@ func _Plugin_Execute_Handler(srv interface{}, ctx context.Context, dec func(inte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Plugin_Cancel_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CancelRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).Cancel(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_Cancel_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).Cancel(ctx, req.(*CancelRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _Plugin_ValidateJobType_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ValidatePropsRequest)
 	if err := dec(in); err != nil {
@@ -447,6 +491,10 @@ var Plugin_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Execute",
 			Handler:    _Plugin_Execute_Handler,
+		},
+		{
+			MethodName: "Cancel",
+			Handler:    _Plugin_Cancel_Handler,
 		},
 		{
 			MethodName: "ValidateJobType",

@@ -7,8 +7,14 @@
 //	"stdout" prints to stdout before answering
 //	"pid"    answers normally; PoolSize returns the process id as Size
 //
-// Any other job name answers normally. It serves sharding type HOSTTEST and
-// thread-pool type HOSTTEST_POOL; built with -ldflags "-X main.typeName=X"
+// Any other job name answers normally. Its job type HOSTTEST_JOB's Execute
+// also knows
+//
+//	"ignore" touches props["started"] and ignores cancellation: it returns
+//	         only when the process ends
+//
+// It serves sharding type HOSTTEST, thread-pool type HOSTTEST_POOL and job
+// type HOSTTEST_JOB; built with -ldflags "-X main.typeName=X"
 // it serves X instead of HOSTTEST (to test duplicates and overrides).
 package main
 
@@ -65,10 +71,23 @@ func (pool) PoolSize(ctx context.Context, req spi.PoolSizeRequest) (spi.PoolSize
 	return spi.PoolSizeResponse{Size: os.Getpid()}, nil
 }
 
+type job struct{}
+
+func (job) Execute(ctx context.Context, req spi.ExecuteRequest) (spi.ExecuteResponse, error) {
+	if req.Context.JobName == "ignore" {
+		_ = os.WriteFile(req.Props["started"], nil, 0o600)
+		select {}
+	}
+	return spi.ExecuteResponse{}, behave(ctx, req.Context.JobName)
+}
+
+func (job) Validate(context.Context, spi.ValidatePropsRequest) error { return nil }
+
 func main() {
 	sdk.Serve(sdk.Plugins{
 		Version:     "0.0.1-test",
 		Sharding:    map[string]spi.ShardingStrategy{typeName: strategy{}},
 		ThreadPools: map[string]spi.ThreadPoolSizeProvider{typeName + "_POOL": pool{}},
+		JobTypes:    map[string]spi.JobExecutor{typeName + "_JOB": job{}},
 	})
 }

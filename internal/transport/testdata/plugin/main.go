@@ -9,6 +9,12 @@
 //	fail        a plain error
 //	hang        (Execute) touches props["started"], waits for ctx, touches
 //	            props["cancelled"], returns ctx.Err()
+//	slowstop    (Execute) touches props["started"], waits for ctx, takes
+//	            500 ms to stop, then writes "<unix nanos> <ctx.Err()>:
+//	            <context.Cause(ctx)>" to props["returned"] and returns
+//	            ctx.Err()
+//	ignore      (Execute) touches props["started"] and ignores ctx: it
+//	            returns only when the process ends
 //	bench       no output at all
 //	check       (Execute) fails unless sdk.ShardingContextJSON(ctx) equals
 //	            props["want"]
@@ -20,6 +26,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"time"
 
 	"github.com/ejob-io/ejob/sdk"
 	"github.com/ejob-io/ejob/spi"
@@ -112,6 +119,16 @@ func (job) Execute(ctx context.Context, req spi.ExecuteRequest) (spi.ExecuteResp
 		<-ctx.Done()
 		touch(req.Props["cancelled"])
 		return spi.ExecuteResponse{}, ctx.Err()
+	case "slowstop":
+		touch(req.Props["started"])
+		<-ctx.Done()
+		time.Sleep(500 * time.Millisecond) // stopping what it started
+		line := fmt.Sprintf("%d %v: %v", time.Now().UnixNano(), ctx.Err(), context.Cause(ctx))
+		_ = os.WriteFile(req.Props["returned"], []byte(line), 0o600)
+		return spi.ExecuteResponse{}, fmt.Errorf("slowstop stopped: %w", ctx.Err())
+	case "ignore":
+		touch(req.Props["started"])
+		select {}
 	case "check":
 		if got := string(sdk.ShardingContextJSON(req.Context)); got != req.Props["want"] {
 			return spi.ExecuteResponse{}, fmt.Errorf("context mismatch: got %s", got)

@@ -1,0 +1,103 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"net"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/test/bufconn"
+
+	pb "github.com/ejob-io/ejob/internal/transport/pluginpb"
+	"github.com/ejob-io/ejob/spi"
+)
+
+func TestExecutionsEarlyCancel(t *testing.T) {
+	t.Parallel()
+	e := newExecutions()
+	cause := cancelCause("why")
+	if e.cancel("a", cause, false) {
+		t.Fatal("cancel of an unknown id reported running")
+	}
+	ctx, cancel := context.WithCancelCause(t.Context())
+	done := e.start("a", execution{cancel: cancel})
+	if !errors.Is(context.Cause(ctx), context.Canceled) || context.Cause(ctx).Error() != "context canceled by the host: why" {
+		t.Errorf("cause = %v, want the early Cancel's", context.Cause(ctx))
+	}
+	done()
+	ctx, cancel = context.WithCancelCause(t.Context())
+	done = e.start("b", execution{cancel: cancel})
+	if !e.cancel("b", context.Canceled, false) || ctx.Err() == nil {
+		t.Error("cancel of a running id did not cancel it")
+	}
+	done()
+	// A Cancel for the deadline leaves it to the deadline, cancelling only
+	// as a backstop once the deadline passed.
+	ctx, cancel = context.WithCancelCause(t.Context())
+	done = e.start("c", execution{cancel: cancel, deadline: time.Now()})
+	e.cancel("c", context.DeadlineExceeded, true)
+	if ctx.Err() != nil {
+		t.Error("a Cancel for the deadline cancelled at once")
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the deadline backstop did not cancel")
+	}
+	done()
+	if len(e.running) != 0 || len(e.early) != 0 {
+		t.Errorf("left behind: running %v early %v", e.running, e.early)
+	}
+}
+
+// legacyServer is a plugin built before Cancel existed: Execute waits for
+// its ctx, and Cancel is unimplemented.
+type legacyServer struct {
+	pb.UnimplementedPluginServer
+	entered chan struct{}
+}
+
+func (s legacyServer) Execute(ctx context.Context, _ *pb.ExecuteRequest) (*pb.ExecuteResponse, error) {
+	close(s.entered)
+	<-ctx.Done()
+	return nil, toStatus(ctx.Err())
+}
+
+// TestCancelLegacyPlugin: against a plugin without Cancel, a cancelled
+// Execute returns at once (the RPC is cancelled), as before.
+func TestCancelLegacyPlugin(t *testing.T) {
+	t.Parallel()
+	lis := bufconn.Listen(1 << 20)
+	srv := grpc.NewServer()
+	entered := make(chan struct{})
+	pb.RegisterPluginServer(srv, legacyServer{entered: entered})
+	go func() { _ = srv.Serve(lis) }()
+	t.Cleanup(srv.Stop)
+	cc, err := grpc.NewClient("passthrough:///bufconn",
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
+		grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cc.Close() })
+	c := newConn(cc, "legacy", nil, time.Minute)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.JobExecutor("X").Execute(ctx, spi.ExecuteRequest{})
+		done <- err
+	}()
+	<-entered
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) || errors.Is(err, ErrStopTimeout) {
+			t.Errorf("err = %v, want context.Canceled only", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Execute against a legacy plugin did not return after cancel")
+	}
+}
