@@ -17,6 +17,14 @@ func (j *Job) onInstanceCrashed(ctx context.Context, x string) error {
 	if err != nil || !cfg.Failover {
 		return err
 	}
+	// The deletion event may be stale: an instance that re-registered has
+	// its node back, and must not have its running items taken away.
+	if _, back, err := j.c.Exists(ctx, j.p.instance(x)); err != nil || back {
+		if back {
+			j.log.Info("instance node was deleted and is back; not failing its items over", "instance", x)
+		}
+		return err
+	}
 	fo, err := j.itemsWithValue(ctx, "failovering", x)
 	if err != nil {
 		return err

@@ -134,9 +134,23 @@ func (s store) createIfNeeded(ctx context.Context, path string) error {
 	return err
 }
 
-// persistEphemeral deletes path (recursively) if present, then creates it
-// as an ephemeral node with persistent parents.
+// persistEphemeral makes path an ephemeral node of this session holding
+// data, with persistent parents: a node this session already owns is
+// updated in place; any other (a previous session's) is deleted first.
 func (s store) persistEphemeral(ctx context.Context, path string, data []byte) error {
+	// A node this very session already owns is kept (its data updated):
+	// deleting and re-creating it would look, to every other instance,
+	// like this instance crashed and came back, and they would fail over
+	// items it is still running.
+	if cur, st, err := s.c.Get(ctx, path); err == nil && st.EphemeralOwner != 0 && st.EphemeralOwner == s.c.Session().ID() {
+		if string(cur) == string(data) {
+			return nil
+		}
+		_, err := s.c.Set(ctx, path, data, st.Version)
+		return err
+	} else if err != nil && !errors.Is(err, reg.ErrNoNode) {
+		return err
+	}
 	if err := reg.DeleteRecursive(ctx, s.c, path); err != nil {
 		return err
 	}
