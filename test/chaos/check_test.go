@@ -1,0 +1,387 @@
+package chaos
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The invariants, in the order the summary lists them (docs/chaos.md
+// defines each precisely).
+var invariants = []string{"exclusion", "coverage", "failover", "rejoin", "stale-nodes"}
+
+type violations struct{ by map[string][]string }
+
+func (v *violations) add(inv, format string, args ...any) {
+	if v.by == nil {
+		v.by = map[string][]string{}
+	}
+	v.by[inv] = append(v.by[inv], fmt.Sprintf(format, args...))
+}
+
+func (v *violations) report(t *testing.T) {
+	for _, inv := range invariants {
+		list := v.by[inv]
+		if len(list) == 0 {
+			continue
+		}
+		shown := list
+		if len(shown) > 25 {
+			shown = shown[:25]
+		}
+		more := ""
+		if len(list) > len(shown) {
+			more = fmt.Sprintf("\n  ... and %d more", len(list)-len(shown))
+		}
+		t.Errorf("VIOLATION %s: %d\n  %s%s", inv, len(list), strings.Join(shown, "\n  "), more)
+	}
+}
+
+func killPID(pid int) error { return syscall.Kill(pid, syscall.SIGKILL) }
+
+// stats are the figures of one suite run.
+type stats struct {
+	fires, checked map[string]int
+	latencies      []time.Duration // failover: cut-off to the item's next start elsewhere
+	windowed       []string
+	maxWindow      time.Duration
+}
+
+// checkRecovery: after the faults, every host rejoins and fires again
+// (rejoin), then no ZooKeeper node names a dead instance (stale-nodes).
+func (s *suite) checkRecovery(v *violations, faultsEnd time.Time) {
+	for _, h := range s.hosts {
+		if h.stopped != nil {
+			h.thaw()
+		}
+		h.proxy.setMode(modePass)
+		if !h.alive() {
+			s.restart(h)
+		}
+	}
+	// Every dead instance's session has expired after expiry; the check
+	// waits for every live host's runs of both jobs fired after it.
+	expiry := time.Now().Add(sessionTimeout + tick)
+	ok, why := waitFor(40*time.Second, func() (bool, string) { return s.everyHostFired(expiry) })
+	s.rejoinAfter = time.Since(faultsEnd)
+	if !ok {
+		v.add("rejoin", "within 40s of the faults' end (%s): %s", faultsEnd.Format("15:04:05.000"), why)
+	}
+	live := s.livePIDs()
+	var stale []string
+	start := time.Now()
+	ok, _ = waitFor(15*time.Second, func() (bool, string) {
+		var err error
+		stale, err = s.staleNodes(live)
+		if err != nil {
+			return false, err.Error()
+		}
+		return len(stale) == 0, strings.Join(stale, "; ")
+	})
+	s.cleanAfter = time.Since(start)
+	if !ok {
+		v.add("stale-nodes", "15s after every live host fired again (after the dead instances' session timeout), live pids %v, nodes naming dead instances or queued failover remain: %s",
+			keys(live), strings.Join(stale, "; "))
+	}
+}
+
+func keys(m map[int]bool) []int {
+	var out []int
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// excused reports whether fire f of a job with period p falls in a
+// fault's excuse window, and which.
+func (s *suite) excused(f time.Time, p time.Duration) *fault {
+	for _, x := range s.faults {
+		if !f.Before(x.at.Add(-time.Second)) && !f.After(excuseEnd(x, p)) {
+			return x
+		}
+	}
+	return nil
+}
+
+// excuseEnd is the last fire (of a job with period p) a fault excuses: one
+// period and a second after the later of the fault's end plus a host's
+// rejoin time and the expiry of a session it cost (after a full ZooKeeper
+// outage, sessions kept by the restarted server expire one timeout after
+// it serves again).
+func excuseEnd(x *fault, p time.Duration) time.Time {
+	end := maxTime(x.healed.Add(rejoin), x.at.Add(sessionTimeout+tick))
+	if x.zkDown {
+		end = maxTime(end, x.healed.Add(rejoin+sessionTimeout+tick))
+	}
+	return end.Add(p + time.Second)
+}
+
+// lastExcuseEnd is the end of the last fault's excuse window of any job.
+func (s *suite) lastExcuseEnd() time.Time {
+	var end time.Time
+	for _, x := range s.faults {
+		end = maxTime(end, maxTime(excuseEnd(x, jobFOPeriod), excuseEnd(x, jobNoFOPeriod)))
+	}
+	return end
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// checkRuns checks exclusion, coverage and failover on the records.
+func (s *suite) checkRuns(v *violations, runs []*run, from, to time.Time) *stats {
+	st := &stats{fires: map[string]int{}, checked: map[string]int{}}
+	s.checkCoverage(v, st, runs, from, to)
+	s.checkFailover(v, st, runs, to)
+	s.checkExclusion(v, st, runs)
+	return st
+}
+
+// coverage: every item of every fire not excused by a fault started in
+// [fire, fire+period).
+func (s *suite) checkCoverage(v *violations, st *stats, runs []*run, from, to time.Time) {
+	for _, job := range []string{jobFO, jobNoFO} {
+		p := period(job)
+		started := map[int64]map[int]bool{}
+		for _, r := range runs {
+			if r.job != job {
+				continue
+			}
+			f := r.start.Truncate(p).UnixNano()
+			if started[f] == nil {
+				started[f] = map[int]bool{}
+			}
+			started[f][r.item] = true
+		}
+		for f := from.Truncate(p).Add(p); !f.Add(p).After(to); f = f.Add(p) {
+			st.fires[job]++
+			if s.excused(f, p) != nil {
+				continue
+			}
+			st.checked[job]++
+			for i := 0; i < items; i++ {
+				if !started[f.UnixNano()][i] {
+					v.add("coverage", "%s fire %s item %d: no run started in [fire, fire+%v); %s",
+						job, f.Format("15:04:05"), i, p, s.lastRunBefore(runs, job, i, f))
+				}
+			}
+		}
+	}
+}
+
+func (s *suite) lastRunBefore(runs []*run, job string, item int, f time.Time) string {
+	var last *run
+	for _, r := range runs {
+		if r.job == job && r.item == item && r.start.Before(f) {
+			last = r
+		}
+	}
+	if last == nil {
+		return "no earlier run"
+	}
+	return "previous run " + s.describe(last)
+}
+
+func (s *suite) describe(r *run) string {
+	name := "?"
+	if h := s.hostByPID(r.hostPID); h != nil {
+		name = h.name
+	}
+	return fmt.Sprintf("%s(%s)", r, name)
+}
+
+// failover: a run of the failover job cut off before its end (cancelled,
+// or its recorder killed) is followed by a start of the same item on
+// another instance within sessionTimeout + tick + period + rejoin + 2s of
+// the cut (of ZooKeeper's return when the cut fell in a full outage).
+func (s *suite) checkFailover(v *violations, st *stats, runs []*run, to time.Time) {
+	bound := sessionTimeout + tick + jobFOPeriod + rejoin + 2*time.Second
+	for _, r := range runs {
+		if r.job != jobFO || r.kind == 'E' || r.end.After(to.Add(-bound)) {
+			continue
+		}
+		if r.kind == 0 && processAlive(r.recPID) {
+			continue // still running (a frozen recorder would be thawed by now)
+		}
+		base := r.end
+		for _, x := range s.faults {
+			if x.zkDown && !r.end.Before(x.at) && r.end.Before(x.healed.Add(sessionTimeout+tick)) {
+				base = maxTime(base, x.healed)
+			}
+		}
+		var next *run
+		for _, z := range runs {
+			if z.job == r.job && z.item == r.item && z.instance != r.instance && z.start.After(r.start) {
+				next = z
+				break
+			}
+		}
+		if next == nil || next.start.After(base.Add(bound)) {
+			got := "never"
+			if next != nil {
+				got = "only at " + s.describe(next)
+			}
+			v.add("failover", "%s cut off at %s; item not started elsewhere within %v: %s", s.describe(r), r.end.Format("15:04:05.000"), bound, got)
+			continue
+		}
+		st.latencies = append(st.latencies, max(0, next.start.Sub(r.end)))
+	}
+}
+
+// exclusion: no two runs of one item of a job overlap in time (judged on
+// the recorders' heartbeats, so a frozen recorder is not running), except
+// within the window: from a fault that may cost an affected host its
+// session until W after that host can know it (told).
+func (s *suite) checkExclusion(v *violations, st *stats, runs []*run) {
+	type key struct {
+		job  string
+		item int
+	}
+	groups := map[key][]*run{}
+	for _, r := range runs {
+		groups[key{r.job, r.item}] = append(groups[key{r.job, r.item}], r)
+	}
+	w := *flagWindow
+	ks := make([]key, 0, len(groups))
+	for k := range groups {
+		ks = append(ks, k)
+	}
+	sort.Slice(ks, func(i, j int) bool { return ks[i].job+fmt.Sprint(ks[i].item) < ks[j].job+fmt.Sprint(ks[j].item) })
+	for _, k := range ks {
+		g := groups[k]
+		for i := range g {
+			for j := i + 1; j < len(g); j++ {
+				a, b := g[i], g[j]
+				if !b.start.Before(a.end) {
+					continue
+				}
+				for _, sa := range a.segments() {
+					for _, sb := range b.segments() {
+						o1, o2 := maxTime(sa[0], sb[0]), minTime(sa[1], sb[1])
+						if !o1.Before(o2) {
+							continue
+						}
+						if f := s.window(a, b, o1, o2, w); f != nil {
+							d := o2.Sub(o1)
+							st.windowed = append(st.windowed, fmt.Sprintf("%v after %s of %s (told %s): %s and %s",
+								d.Round(time.Millisecond), f.kind, f.target, f.told.Format("15:04:05.000"), s.describe(a), s.describe(b)))
+							st.maxWindow = max(st.maxWindow, d)
+							continue
+						}
+						v.add("exclusion", "%s/%d ran twice at once for %v [%s, %s]: %s and %s; %s",
+							k.job, k.item, o2.Sub(o1).Round(time.Millisecond), o1.Format("15:04:05.000"), o2.Format("15:04:05.000"),
+							s.describe(a), s.describe(b), s.faultBefore(o1))
+					}
+				}
+			}
+		}
+	}
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+// window returns the fault whose window covers the overlap [o1, o2] of a
+// and b: a fault that could cost a's or b's host its session, started
+// before the overlap, with the overlap ending within w after told.
+func (s *suite) window(a, b *run, o1, o2 time.Time, w time.Duration) *fault {
+	for _, f := range s.faults {
+		if f.told.IsZero() || !(f.affected[a.hostPID] || f.affected[b.hostPID]) {
+			continue
+		}
+		if !o1.Before(f.windowFrom) && !o2.After(f.told.Add(w)) {
+			return f
+		}
+	}
+	return nil
+}
+
+func (s *suite) faultBefore(t time.Time) string {
+	var last *fault
+	for _, f := range s.faults {
+		if f.at.Before(t) {
+			last = f
+		}
+	}
+	if last == nil {
+		return "no fault before"
+	}
+	return fmt.Sprintf("last fault before: %s (told %s)", last, last.told.Format("15:04:05.000"))
+}
+
+// summary prints the table of the run.
+func (s *suite) summary(v *violations, st *stats, runs []*run) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n==== chaos summary (%s, %d hosts, session %v, tick %v, window %v) ====\n",
+		map[bool]string{true: "3-node ensemble", false: "standalone ZooKeeper"}[s.ensemble], len(s.hosts), sessionTimeout, tick, *flagWindow)
+	byKind := map[string]int{}
+	for _, f := range s.faults {
+		byKind[f.kind]++
+	}
+	kinds := make([]string, 0, len(byKind))
+	for k := range byKind {
+		kinds = append(kinds, k)
+	}
+	slices.Sort(kinds)
+	fmt.Fprintf(&b, "faults injected: %d\n", len(s.faults))
+	for _, k := range kinds {
+		fmt.Fprintf(&b, "  %-32s %d\n", k, byKind[k])
+	}
+	fmt.Fprintf(&b, "triggers (fires in the checked span / checked, the rest excused by faults):\n")
+	for _, j := range []string{jobFO, jobNoFO} {
+		fmt.Fprintf(&b, "  %-32s %d / %d\n", j, st.fires[j], st.checked[j])
+	}
+	fmt.Fprintf(&b, "item executions (started / ended / cancelled / no end line):\n")
+	for _, j := range []string{jobFO, jobNoFO} {
+		var n, e, c, k int
+		for _, r := range runs {
+			if r.job != j {
+				continue
+			}
+			n++
+			switch r.kind {
+			case 'E':
+				e++
+			case 'C':
+				c++
+			default:
+				k++
+			}
+		}
+		fmt.Fprintf(&b, "  %-32s %d / %d / %d / %d\n", j, n, e, c, k)
+	}
+	fmt.Fprintf(&b, "violations:\n")
+	for _, inv := range invariants {
+		fmt.Fprintf(&b, "  %-32s %d\n", inv, len(v.by[inv]))
+	}
+	var maxLat time.Duration
+	for _, l := range st.latencies {
+		maxLat = max(maxLat, l)
+	}
+	fmt.Fprintf(&b, "failover re-runs: %d, max latency %v (cut-off to the item's start elsewhere)\n", len(st.latencies), maxLat.Round(time.Millisecond))
+	fmt.Fprintf(&b, "overlaps inside the window: %d, longest %v\n", len(st.windowed), st.maxWindow.Round(time.Millisecond))
+	for _, w := range st.windowed {
+		fmt.Fprintf(&b, "  %s\n", w)
+	}
+	fmt.Fprintf(&b, "recovery: every host fired again %v after the faults; tree clean %v later\n",
+		s.rejoinAfter.Round(time.Millisecond), s.cleanAfter.Round(time.Millisecond))
+	fmt.Fprintf(&b, "fault log:\n")
+	for _, f := range s.faults {
+		fmt.Fprintf(&b, "  %s\n", f)
+	}
+	s.t.Log(b.String())
+}

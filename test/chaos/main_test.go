@@ -1,0 +1,66 @@
+package chaos
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// Flags. The suite runs only with -chaos.run (make chaos, make chaos-short):
+// it is not part of make test yet, because it still finds violations (see
+// docs/chaos.md, "Open violations"). Without -chaos.duration the short form
+// runs.
+var (
+	flagRun      = flag.Bool("chaos.run", false, "run the chaos suite (make chaos / make chaos-short)")
+	flagSeed     = flag.Int64("chaos.seed", 0, "seed of the fault schedule (0: derived from the clock; always logged)")
+	flagDuration = flag.Duration("chaos.duration", 0, "long form: inject random faults for this long per ZooKeeper topology (0: the short form)")
+	flagHosts    = flag.Int("chaos.hosts", 3, "number of `ejob run` hosts")
+	flagTopology = flag.String("chaos.topology", "", "long form: standalone, ensemble or both (default both)")
+	flagWindow   = flag.Duration("chaos.window", time.Second, "the tolerated overlap after a host learns its session is gone (see docs/chaos.md)")
+)
+
+// Built once in TestMain.
+var (
+	ejobBin     string
+	recorderBin string
+)
+
+// TestMain builds ejob (without -race, to keep several hosts light on two
+// cores; EJOB_CHAOS_RACE=1 builds it with -race) and the recorder.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	os.Exit(runMain(m))
+}
+
+func runMain(m *testing.M) int {
+	if !*flagRun {
+		return m.Run() // TestChaos skips; nothing to build
+	}
+	dir, err := os.MkdirTemp("", "ejob-chaos-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	ejobBin = filepath.Join(dir, "ejob")
+	recorderBin = filepath.Join(dir, "recorder")
+	race := os.Getenv("EJOB_CHAOS_RACE") == "1"
+	for _, b := range []struct{ out, pkg string }{
+		{ejobBin, "github.com/ejob-io/ejob/cmd/ejob"},
+		{recorderBin, "./testdata/recorder"},
+	} {
+		args := []string{"build", "-o", b.out}
+		if race && b.out == ejobBin {
+			args = append(args, "-race")
+		}
+		if out, err := exec.Command("go", append(args, b.pkg)...).CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "go build %s: %v\n%s", b.pkg, err, out)
+			return 1
+		}
+	}
+	return m.Run()
+}

@@ -1,0 +1,233 @@
+package chaos
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// pollInterval is how often the suite looks at observable state (logs, the
+// record file, ZooKeeper) while waiting on it.
+const pollInterval = 25 * time.Millisecond
+
+// host is one named `ejob run` host: a process, replaced by a new one (a
+// new pid, so a new instance id) after each kill.
+type host struct {
+	name  string
+	cfg   string // its config file: serverLists point at its proxy
+	proxy *proxy
+	dir   string
+
+	gen    int       // incarnations so far
+	cmd    *exec.Cmd // the current process (nil before the first start)
+	log    string
+	exited chan struct{}
+	pids   []int // every pid this host has had, in order
+	// stopped holds the pids frozen by SIGSTOP (host first), nil when running.
+	stopped []int
+}
+
+func (h *host) pid() int { return h.cmd.Process.Pid }
+
+func (h *host) alive() bool {
+	if h.cmd == nil {
+		return false
+	}
+	select {
+	case <-h.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+func (h *host) logText() string {
+	b, _ := os.ReadFile(h.log)
+	return string(b)
+}
+
+// start launches a new incarnation of h and returns at once.
+func (h *host) start() error {
+	h.gen++
+	h.log = filepath.Join(h.dir, fmt.Sprintf("%s.%d.log", h.name, h.gen))
+	f, err := os.Create(h.log)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	cmd := exec.Command(ejobBin, "run", "-c", h.cfg)
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.Dir = h.dir
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	exited := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		close(exited)
+	}()
+	h.cmd, h.exited = cmd, exited
+	h.pids = append(h.pids, cmd.Process.Pid)
+	return nil
+}
+
+// kill9 sends SIGKILL to the host process (not its children: they must
+// die with it, as after a real crash) and waits until it is gone.
+func (h *host) kill9() {
+	if !h.alive() {
+		return
+	}
+	_ = h.cmd.Process.Kill()
+	<-h.exited
+}
+
+// freeze stops the host and all its descendants (plugin process, running
+// scripts) with SIGSTOP, as a paused VM or container would be: the host
+// first, so it starts nothing new, then its descendants until no new one
+// appears.
+func (h *host) freeze() {
+	if !h.alive() || h.stopped != nil {
+		return
+	}
+	root := h.pid()
+	_ = syscall.Kill(root, syscall.SIGSTOP)
+	done := map[int]bool{root: true}
+	h.stopped = []int{root}
+	for round := 0; round < 5; round++ {
+		added := false
+		for _, p := range descendants(root) {
+			if !done[p] {
+				done[p] = true
+				_ = syscall.Kill(p, syscall.SIGSTOP)
+				h.stopped = append(h.stopped, p)
+				added = true
+			}
+		}
+		if !added {
+			break
+		}
+	}
+}
+
+// thaw sends SIGCONT to everything freeze stopped, descendants first.
+func (h *host) thaw() {
+	for i := len(h.stopped) - 1; i >= 0; i-- {
+		_ = syscall.Kill(h.stopped[i], syscall.SIGCONT)
+	}
+	h.stopped = nil
+}
+
+// destroy ends the host and everything under it, for cleanup.
+func (h *host) destroy() {
+	if h.stopped != nil {
+		h.thaw()
+	}
+	if !h.alive() {
+		return
+	}
+	kids := descendants(h.pid())
+	_ = h.cmd.Process.Kill()
+	for _, p := range kids {
+		_ = syscall.Kill(p, syscall.SIGKILL)
+	}
+	<-h.exited
+}
+
+// descendants lists the live descendants of pid, from /proc.
+func descendants(pid int) []int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	children := map[int][]int{}
+	for _, e := range ents {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		pp, ok := ppid(p)
+		if ok {
+			children[pp] = append(children[pp], p)
+		}
+	}
+	var out []int
+	queue := []int{pid}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		for _, c := range children[p] {
+			out = append(out, c)
+			queue = append(queue, c)
+		}
+	}
+	return out
+}
+
+// procStat returns the fields of /proc/pid/stat after the command name.
+func procStat(pid int) ([]string, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return nil, false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		return nil, false
+	}
+	return strings.Fields(string(b[i+2:])), true
+}
+
+func ppid(pid int) (int, bool) {
+	f, ok := procStat(pid)
+	if !ok || len(f) < 2 {
+		return 0, false
+	}
+	p, err := strconv.Atoi(f[1])
+	return p, err == nil
+}
+
+// processAlive reports whether pid exists and is not a zombie.
+func processAlive(pid int) bool {
+	if err := syscall.Kill(pid, 0); err != nil {
+		return !errors.Is(err, syscall.ESRCH)
+	}
+	f, ok := procStat(pid)
+	return ok && len(f) > 0 && f[0] != "Z"
+}
+
+// waitFor polls cond until it holds or timeout passes; it returns cond's
+// last explanation and whether it held.
+func waitFor(timeout time.Duration, cond func() (bool, string)) (bool, string) {
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, why := cond()
+		if ok {
+			return true, ""
+		}
+		if time.Now().After(deadline) {
+			return false, why
+		}
+		time.Sleep(pollInterval) // bounded polling of observable state
+	}
+}
+
+// waitStarted waits for the host's "host started" line.
+func (h *host) waitStarted(t testing.TB, timeout time.Duration) bool {
+	ok, why := waitFor(timeout, func() (bool, string) {
+		if !h.alive() {
+			return false, "exited"
+		}
+		return strings.Contains(h.logText(), "host started"), "no \"host started\" line"
+	})
+	if !ok {
+		t.Errorf("%s (pid %d) did not start within %v: %s", h.name, h.pid(), timeout, why)
+	}
+	return ok
+}
