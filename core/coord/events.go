@@ -67,6 +67,8 @@ func (j *Job) runLoop(ctx context.Context, conn <-chan reg.ConnEvent) error {
 
 	recon := time.NewTicker(j.recon)
 	defer recon.Stop()
+	pump := time.NewTicker(j.failoverTick())
+	defer pump.Stop()
 	var retry <-chan time.Time
 	for {
 		select {
@@ -96,6 +98,10 @@ func (j *Job) runLoop(ctx context.Context, conn <-chan reg.ConnEvent) error {
 			select {
 			case reregister <- struct{}{}:
 			default:
+			}
+		case <-pump.C:
+			if err := j.pumpFailover(ctx); err != nil && ctx.Err() == nil {
+				j.log.Warn("failover claim retry failed", "error", err)
 			}
 		case now := <-recon.C:
 			if err := j.reconcile(ctx, st, now); err != nil && ctx.Err() == nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/ejob-io/ejob/core/reg"
 	"github.com/ejob-io/ejob/core/reg/recipe"
@@ -191,8 +192,78 @@ func (j *Job) failoverIfNecessary(ctx context.Context) error {
 		return wrap("claim failover item "+names[0], err)
 	}
 	j.log.Info("claimed failover item; triggering", "item", item)
-	j.onTrig()
+	j.trigger()
 	return nil
+}
+
+// trigger asks the scheduler to run once now. The request is dropped when
+// the scheduler still runs an execution of the job (the enquiry claims
+// from inside one); pumpFailover then asks again once this instance is
+// idle.
+func (j *Job) trigger() {
+	j.lastTrig.Store(time.Now().UnixNano())
+	j.onTrig()
+}
+
+// failoverTick is the period of pumpFailover.
+func (j *Job) failoverTick() time.Duration { return j.poll * 5 }
+
+// pumpFailover runs on the event loop every failoverTick (better than
+// upstream, whose claims happen only on a crash event and after an
+// execution, so a queued item can wait for a cron fire or forever). While
+// this instance is idle, registered and failover is on, it
+//   - clears the running nodes an execution cut off by a (presumed) session
+//     loss left, queuing them for failover (recoverIfIdle);
+//   - asks the scheduler again to run the items it has claimed
+//     (sharding/i/failover = me) when an earlier trigger was dropped because
+//     an execution was still ending;
+//   - otherwise claims one queued item (leader/failover/items non-empty).
+//
+// It reads the tree cache first, so an idle tick costs no registry call.
+func (j *Job) pumpFailover(ctx context.Context) error {
+	if j.cache == nil || j.shutdown.Load() || j.running.Load() {
+		return nil
+	}
+	if _, err := j.session(); err != nil {
+		return nil // paused or not registered: reRegister resumes first
+	}
+	cfg, err := j.config(ctx)
+	if err != nil || !cfg.Failover {
+		return err
+	}
+	if j.needRecover.Load() {
+		if _, err := j.recoverIfIdle(ctx); err != nil {
+			return err
+		}
+	}
+	if j.claimedInCache() {
+		if time.Since(time.Unix(0, j.lastTrig.Load())) < j.failoverTick() {
+			return nil
+		}
+		fi, err := j.localFailoverItems(ctx)
+		if err != nil || len(fi) == 0 || j.running.Load() {
+			return err
+		}
+		j.log.Info("claimed failover items have not run yet; triggering again", "items", fi)
+		j.trigger()
+		return nil
+	}
+	if names, _ := j.cache.Children(j.p.of(nodeFailoverItems)); len(names) > 0 {
+		return j.failoverIfNecessary(ctx)
+	}
+	return nil
+}
+
+// claimedInCache: the tree cache shows an item whose failover node names
+// this instance.
+func (j *Job) claimedInCache() bool {
+	names, _ := j.cache.Children(j.p.of(nodeSharding))
+	for _, n := range names {
+		if v, _, ok := j.cache.Get(j.p.of(nodeSharding, n, "failover")); ok && string(v) == j.id {
+			return true
+		}
+	}
+	return false
 }
 
 func (j *Job) needFailover(ctx context.Context) (bool, error) {

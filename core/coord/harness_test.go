@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -70,6 +71,14 @@ type instance struct {
 	ran   [][]int // items of each completed run
 	hold  chan struct{}
 	runMu sync.Mutex // one trigger at a time per instance (Facade contract)
+
+	// dropBusy models the real trigger loop: an OnTrigger that arrives
+	// while a run of this instance is in progress is dropped.
+	dropBusy atomic.Bool
+	inRun    atomic.Bool
+	// stubborn: a held execution ignores the cancellation of its ctx (a
+	// script that takes long to stop) and ends only when released.
+	stubborn atomic.Bool
 }
 
 func newEmbeddedCluster(t *testing.T) *cluster {
@@ -164,7 +173,13 @@ func (cl *cluster) startWith(ip string, pid int, cfg *config.JobConfiguration, c
 	opts := coord.Options{
 		Client: c, Config: cfg.Clone(), JobClassName: testClass, InstanceID: in.id, ServerIP: ip,
 		Strategies: avg, Logger: testLogger(t, in.id),
-		OnTrigger:    func() { in.triggers <- struct{}{} },
+		OnTrigger: func() {
+			if in.dropBusy.Load() && in.inRun.Load() {
+				in.cl.t.Logf("%s: trigger dropped (run in progress)", in.id)
+				return
+			}
+			in.triggers <- struct{}{}
+		},
 		OnReschedule: func(cron, tz string) { in.reschedules <- cron + "|" + tz },
 		OnShutdown:   func() { in.shutdowns <- struct{}{} },
 		OnEvent:      func(p string) { in.seen.Store(p, true) },
@@ -247,6 +262,8 @@ func (in *instance) setHold() (release func()) {
 func (in *instance) run(ctx context.Context) ([]int, error) {
 	in.runMu.Lock()
 	defer in.runMu.Unlock()
+	in.inRun.Store(true)
+	defer in.inRun.Store(false)
 	// The execution depends on the session it starts in (context tree:
 	// session -> execution).
 	sess := in.c.Session()
@@ -301,9 +318,13 @@ func (in *instance) execute(ctx context.Context, sc executor.ShardingContexts) e
 	in.hold = nil
 	in.mu.Unlock()
 	if hold != nil {
-		select {
-		case <-hold:
-		case <-sctx.Done():
+		if in.stubborn.Load() {
+			<-hold
+		} else {
+			select {
+			case <-hold:
+			case <-sctx.Done():
+			}
 		}
 	}
 	in.cl.release(sc.Items, in.id)

@@ -127,7 +127,10 @@ type Job struct {
 	// (or presumed loss) may remain under this instance's id; they are
 	// cleared (and queued for failover) as soon as no execution runs here.
 	needRecover atomic.Bool
-	margin      time.Duration
+	// lastTrig is when a failover claim last asked the scheduler to run
+	// (UnixNano); the failover pump spaces its re-triggers by it.
+	lastTrig atomic.Int64
+	margin   time.Duration
 	// beforeCommit, if set (tests), runs between taking the leader fence
 	// and committing a resharding.
 	beforeCommit func()

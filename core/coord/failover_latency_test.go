@@ -1,0 +1,90 @@
+package coord_test
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// The real trigger loop drops an OnTrigger that arrives while the job is
+// still executing, and the failover enquiry at the end of an execution
+// (executor step 8) claims an item and triggers from inside that very
+// execution. The claimed item must still run soon, not only at the
+// claimer's next cron fire (chaos seed 1795262795368076946: a cut-off item
+// restarted only ~15 s later).
+func TestClaimedFailoverItemRunsAfterDroppedTrigger(t *testing.T) {
+	cl, a, b, releaseB, _ := twoRunning(t) // b runs [0,1]
+	defer releaseB()
+	a.dropBusy.Store(true)
+	a.autorun(t)
+	releaseA, doneA := startHeldRun(t, cl, a, []int{2, 3}) // a busy too
+	defer releaseA()
+	stopped := make(chan struct{})
+	go func() { b.stop(); close(stopped) }()
+	eventually(t, "b shutting down", b.job.ShuttingDown)
+	releaseB()
+	<-stopped
+	// b's items are queued; a, busy, cannot claim them yet.
+	eventually(t, "b's items queued for failover", func() bool {
+		names, _ := cl.admin.Children(context.Background(), jp("leader", "failover", "items"))
+		return len(names) == 2
+	})
+	releaseA()
+	if err := <-doneA; err != nil {
+		t.Fatalf("a's run: %v", err)
+	}
+	// a's enquiry claimed one item; its trigger was dropped (a was still
+	// in its run). No cron fire comes in this test.
+	eventually(t, "items 0 and 1 failed over to a", func() bool { return a.ranItem(0) && a.ranItem(1) })
+}
+
+// An execution cut off by a presumed expiry that outlives the instance's
+// re-registration (its script takes long to stop) queues its items for
+// failover only when it finally ends, and returns an error, so no enquiry
+// follows it. Idle instances (the other one, and the instance itself) must
+// still claim and re-run the items promptly (chaos seed
+// 1795262795368076946, zk-outage-long: never re-run before the end).
+func TestCutOffItemsQueuedAfterReRegistrationAreClaimed(t *testing.T) {
+	cl := newTimeoutCluster(t, 5*time.Second)
+	margin := func(o *optsT) { o.ExpiryMargin = 4900 * time.Millisecond } // cancel ~100 ms after suspension
+	a := cl.startAsyncOpts("192.168.1.1", 100, failoverConfig(2), margin)
+	b := cl.startAsyncOpts("192.168.1.2", 200, failoverConfig(2), margin)
+	cl.waitNecessary()
+	runAll(t, a, b)
+	items := []int{}
+	for i, owner := range cl.assignments(2) {
+		if owner == b.id {
+			items = append(items, i)
+		}
+	}
+	b.stubborn.Store(true)
+	release, done := startHeldRun(t, cl, b, items)
+	defer release()
+	a.autorun(t)
+	b.autorun(t)
+	suspender(b).Suspend()
+	eventually(t, "b's lease cut (presumed expiry)", func() bool {
+		ctx, cancel := b.job.SessionContext(context.Background())
+		defer cancel()
+		return ctx.Err() != nil
+	})
+	suspender(b).Resume()
+	eventually(t, "b resumed in the same session", func() bool { p, _ := b.job.Paused(); return !p })
+	cl.sync()
+	release() // the cut-off execution ends only now
+	if err := <-done; err == nil {
+		t.Fatal("cut-off execution completed without error")
+	}
+	before := map[int]int{}
+	for _, i := range items {
+		before[i] = countRuns(a, i) + countRuns(b, i)
+	}
+	eventually(t, "cut-off items re-run", func() bool {
+		for _, i := range items {
+			if countRuns(a, i)+countRuns(b, i) <= before[i] {
+				return false
+			}
+		}
+		return true
+	})
+}
