@@ -381,6 +381,9 @@ func (rt *runtime) fire(ctx context.Context, f trigger.Fire) {
 	}
 	ectx, cancel := rt.coord.SessionContext(ctx)
 	defer cancel()
+	// Out-of-process job types stop at the lease's deadline unless the
+	// host renews it, even while the host itself is paused.
+	ectx = spi.WithLease(ectx, spi.LeaseFunc(rt.coord.ExecutionLease()))
 	if err := rt.exec.Execute(ectx, executor.NormalTrigger); err != nil {
 		rt.log.Error("execution failed", "scheduled", f.Scheduled, "error", err)
 	}

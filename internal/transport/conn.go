@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -41,12 +42,19 @@ import (
 // soon as its ctx ends: they are short and the host bounds them with a call
 // timeout, and nothing relies on them having stopped in the plugin.
 //
+// When Execute's ctx carries an spi.Lease, the plugin stops the call at
+// the lease's deadline unless the Conn renews it (see lease.go), so that an
+// item ends with its session even while the host process is paused; the
+// error then wraps context.Canceled and spi.ErrLeaseExpired.
+//
 // A Conn is safe for concurrent use.
 type Conn struct {
 	name      string
 	client    pb.PluginClient
 	done      <-chan struct{}
 	stopGrace time.Duration
+	log       hclog.Logger // nil: discard
+	leases    leaseRenewer
 }
 
 // NewConn returns a Conn over cc. name labels errors (the plugin's name or
@@ -61,7 +69,9 @@ func newConn(cc grpc.ClientConnInterface, name string, done <-chan struct{}, sto
 	if stopGrace <= 0 {
 		stopGrace = DefaultStopGrace
 	}
-	return &Conn{name: name, client: pb.NewPluginClient(cc), done: done, stopGrace: stopGrace}
+	c := &Conn{name: name, client: pb.NewPluginClient(cc), done: done, stopGrace: stopGrace}
+	c.leases.c = c
+	return c
 }
 
 func (c *Conn) exited() bool {
@@ -205,6 +215,15 @@ func (j jobExecutorClient) Execute(ctx context.Context, req spi.ExecuteRequest) 
 	if dl, ok := ctx.Deadline(); ok {
 		m.DeadlineUnixNanos = dl.UnixNano()
 	}
+	lease, hasLease := spi.LeaseFrom(ctx)
+	if hasLease {
+		l := lease
+		// The plugin stops the call when the lease runs out unless renewed
+		// (see lease.go).
+		ttl, remove := j.c.leases.add(m.ExecutionId, l)
+		defer remove()
+		m.LeaseTtlNanos = int64(ttl)
+	}
 	// The RPC keeps ctx's values but not its cancellation or deadline.
 	rpcCtx, cancelRPC := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelRPC()
@@ -229,6 +248,13 @@ func (j jobExecutorClient) Execute(ctx context.Context, req spi.ExecuteRequest) 
 	}
 	if ctx.Err() == nil || r.resp != nil || r.err != nil {
 		if r.err != nil {
+			if status.Code(r.err) == codes.Canceled && ctx.Err() == nil && m.LeaseTtlNanos != 0 {
+				if dl := lease.Deadline(); !dl.IsZero() && !time.Now().Before(dl) {
+					// The plugin stopped the call at the lease's deadline:
+					// the host did not renew it in time.
+					return spi.ExecuteResponse{}, j.c.wrap(op, j.typeName, fmt.Errorf("%w: %w", context.Canceled, spi.ErrLeaseExpired))
+				}
+			}
 			if status.Code(r.err) == codes.DeadlineExceeded {
 				// The plugin applied ctx's deadline a moment before ctx's
 				// own timer fired here: report it as ctx's.

@@ -96,7 +96,7 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Process, error) {
 	cmd.SysProcAttr = sysProcAttr()
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  Handshake(),
-		Plugins:          plugin.PluginSet{pluginSetName: &grpcPlugin{name: name, stopGrace: cfg.StopGrace}},
+		Plugins:          plugin.PluginSet{pluginSetName: &grpcPlugin{name: name, stopGrace: cfg.StopGrace, logger: logger}},
 		Cmd:              cmd,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		AutoMTLS:         true,

@@ -107,6 +107,7 @@ type grpcPlugin struct {
 	router    *router
 	name      string
 	stopGrace time.Duration
+	logger    hclog.Logger // host side
 }
 
 var _ plugin.GRPCPlugin = (*grpcPlugin)(nil)
@@ -122,5 +123,7 @@ func (p *grpcPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
 // GRPCClient returns a *Conn whose done channel is go-plugin's ctx, which
 // go-plugin cancels when the plugin process exits.
 func (p *grpcPlugin) GRPCClient(ctx context.Context, _ *plugin.GRPCBroker, cc *grpc.ClientConn) (any, error) {
-	return newConn(cc, p.name, ctx.Done(), p.stopGrace), nil
+	c := newConn(cc, p.name, ctx.Done(), p.stopGrace)
+	c.log = p.logger
+	return c, nil
 }

@@ -115,6 +115,12 @@ func (s *server) Execute(ctx context.Context, req *pb.ExecuteRequest) (*pb.Execu
 			ctx, cancelDL = context.WithDeadline(ctx, x.deadline)
 			defer cancelDL()
 		}
+		if ttl := req.GetLeaseTtlNanos(); ttl != 0 {
+			// The host renews the lease with RenewLease while it is alive;
+			// when it stops (paused, frozen), the call ends at the lease.
+			x.lease = startLease(time.Duration(ttl), x.cancel)
+			defer x.lease.stop()
+		}
 		defer s.execs.start(id, x)()
 	}
 	resp, err := impl.Execute(ctx, executeRequestFromProto(req))
@@ -132,6 +138,17 @@ func (s *server) Cancel(_ context.Context, req *pb.CancelRequest) (*pb.CancelRes
 	}
 	running := s.execs.cancel(req.GetExecutionId(), cancelCause(req.GetReason()), req.GetDeadlineExceeded())
 	return &pb.CancelResponse{Running: running}, nil
+}
+
+// RenewLease extends the leases of running Execute calls (see lease.go).
+func (s *server) RenewLease(_ context.Context, req *pb.RenewLeaseRequest) (*pb.RenewLeaseResponse, error) {
+	resp := &pb.RenewLeaseResponse{}
+	for _, r := range req.GetRenewals() {
+		if !s.execs.renew(r.GetExecutionId(), time.Duration(r.GetTtlNanos())) {
+			resp.Unknown = append(resp.Unknown, r.GetExecutionId())
+		}
+	}
+	return resp, nil
 }
 
 func (s *server) ValidateJobType(ctx context.Context, req *pb.ValidatePropsRequest) (*pb.ValidatePropsResponse, error) {

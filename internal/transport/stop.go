@@ -83,11 +83,12 @@ type executions struct {
 	early   map[string]earlyCancel
 }
 
-// execution is a running Execute: its cancel func and its deadline (zero:
-// none).
+// execution is a running Execute: its cancel func, its deadline (zero:
+// none) and its execution lease (nil: none).
 type execution struct {
 	cancel   context.CancelCauseFunc
 	deadline time.Time
+	lease    *leaseTimer // nil: no execution lease
 }
 
 type earlyCancel struct {

@@ -101,3 +101,74 @@ func TestCancelLegacyPlugin(t *testing.T) {
 		t.Fatal("Execute against a legacy plugin did not return after cancel")
 	}
 }
+
+// TestLeaseLegacyPlugin: a plugin without RenewLease ignores the lease; the
+// host stops renewing on that Conn, and the Execute runs on until its ctx
+// ends.
+func TestLeaseLegacyPlugin(t *testing.T) {
+	t.Parallel()
+	lis := bufconn.Listen(1 << 20)
+	srv := grpc.NewServer()
+	entered := make(chan struct{})
+	pb.RegisterPluginServer(srv, legacyServer{entered: entered})
+	go func() { _ = srv.Serve(lis) }()
+	t.Cleanup(srv.Stop)
+	cc, err := grpc.NewClient("passthrough:///bufconn",
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
+		grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cc.Close() })
+	c := newConn(cc, "legacy", nil, time.Minute)
+	ctx, cancel := context.WithCancel(t.Context())
+	ctx = spi.WithLease(ctx, spi.LeaseFunc(func() time.Time { return time.Now().Add(40 * time.Millisecond) }))
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.JobExecutor("X").Execute(ctx, spi.ExecuteRequest{})
+		done <- err
+	}()
+	<-entered
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c.leases.mu.Lock()
+		unsupported := c.leases.unsupported
+		c.leases.mu.Unlock()
+		if unsupported {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the Conn did not notice that the plugin lacks RenewLease")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if ttl, _ := c.leases.add("y", spi.LeaseFunc(time.Now)); ttl != 0 {
+		t.Errorf("a Conn to a legacy plugin sent a lease of %v", ttl)
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v, want context.Canceled", err)
+	}
+}
+
+func TestLeaseTimer(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancelCause(t.Context())
+	lt := startLease(50*time.Millisecond, cancel)
+	for range 5 {
+		time.Sleep(20 * time.Millisecond)
+		if !lt.renew(50 * time.Millisecond) {
+			t.Fatal("renew of a live lease failed")
+		}
+	}
+	if ctx.Err() != nil {
+		t.Fatal("a renewed lease expired")
+	}
+	<-ctx.Done()
+	if !errors.Is(context.Cause(ctx), spi.ErrLeaseExpired) {
+		t.Errorf("cause = %v", context.Cause(ctx))
+	}
+	if lt.renew(time.Minute) {
+		t.Error("renew of an expired lease succeeded")
+	}
+}

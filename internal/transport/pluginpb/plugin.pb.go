@@ -718,8 +718,15 @@ type ExecuteRequest struct {
 	// The caller's deadline in Unix nanoseconds (0: none). A plugin applies it
 	// to the call's ctx, since the RPC itself carries no gRPC deadline.
 	DeadlineUnixNanos int64 `protobuf:"varint,5,opt,name=deadline_unix_nanos,json=deadlineUnixNanos,proto3" json:"deadline_unix_nanos,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// The execution lease, in nanoseconds from when the plugin receives the
+	// request (0: no lease). The plugin cancels the call's ctx when the lease
+	// runs out without a RenewLease extending it, so that an item never
+	// outlives its host's registry session, even while the host process is
+	// paused. Relative, so that clock differences do not matter; the plugin
+	// measures it on its monotonic clock. Needs execution_id.
+	LeaseTtlNanos int64 `protobuf:"varint,6,opt,name=lease_ttl_nanos,json=leaseTtlNanos,proto3" json:"lease_ttl_nanos,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ExecuteRequest) Reset() {
@@ -783,6 +790,13 @@ func (x *ExecuteRequest) GetExecutionId() string {
 func (x *ExecuteRequest) GetDeadlineUnixNanos() int64 {
 	if x != nil {
 		return x.DeadlineUnixNanos
+	}
+	return 0
+}
+
+func (x *ExecuteRequest) GetLeaseTtlNanos() int64 {
+	if x != nil {
+		return x.LeaseTtlNanos
 	}
 	return 0
 }
@@ -934,6 +948,150 @@ func (x *CancelResponse) GetRunning() bool {
 	return false
 }
 
+type LeaseRenewal struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	ExecutionId string                 `protobuf:"bytes,1,opt,name=execution_id,json=executionId,proto3" json:"execution_id,omitempty"`
+	// The new lease, in nanoseconds from when the plugin receives the
+	// request; <= 0 ends the lease now.
+	TtlNanos      int64 `protobuf:"varint,2,opt,name=ttl_nanos,json=ttlNanos,proto3" json:"ttl_nanos,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LeaseRenewal) Reset() {
+	*x = LeaseRenewal{}
+	mi := &file_plugin_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LeaseRenewal) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LeaseRenewal) ProtoMessage() {}
+
+func (x *LeaseRenewal) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LeaseRenewal.ProtoReflect.Descriptor instead.
+func (*LeaseRenewal) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *LeaseRenewal) GetExecutionId() string {
+	if x != nil {
+		return x.ExecutionId
+	}
+	return ""
+}
+
+func (x *LeaseRenewal) GetTtlNanos() int64 {
+	if x != nil {
+		return x.TtlNanos
+	}
+	return 0
+}
+
+type RenewLeaseRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Renewals      []*LeaseRenewal        `protobuf:"bytes,1,rep,name=renewals,proto3" json:"renewals,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RenewLeaseRequest) Reset() {
+	*x = RenewLeaseRequest{}
+	mi := &file_plugin_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RenewLeaseRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RenewLeaseRequest) ProtoMessage() {}
+
+func (x *RenewLeaseRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RenewLeaseRequest.ProtoReflect.Descriptor instead.
+func (*RenewLeaseRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *RenewLeaseRequest) GetRenewals() []*LeaseRenewal {
+	if x != nil {
+		return x.Renewals
+	}
+	return nil
+}
+
+type RenewLeaseResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The ids of renewals whose execution is not running (finished, not yet
+	// started, or its lease already expired).
+	Unknown       []string `protobuf:"bytes,1,rep,name=unknown,proto3" json:"unknown,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RenewLeaseResponse) Reset() {
+	*x = RenewLeaseResponse{}
+	mi := &file_plugin_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RenewLeaseResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RenewLeaseResponse) ProtoMessage() {}
+
+func (x *RenewLeaseResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RenewLeaseResponse.ProtoReflect.Descriptor instead.
+func (*RenewLeaseResponse) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *RenewLeaseResponse) GetUnknown() []string {
+	if x != nil {
+		return x.Unknown
+	}
+	return nil
+}
+
 type PoolSizeRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Type          string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
@@ -945,7 +1103,7 @@ type PoolSizeRequest struct {
 
 func (x *PoolSizeRequest) Reset() {
 	*x = PoolSizeRequest{}
-	mi := &file_plugin_proto_msgTypes[16]
+	mi := &file_plugin_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -957,7 +1115,7 @@ func (x *PoolSizeRequest) String() string {
 func (*PoolSizeRequest) ProtoMessage() {}
 
 func (x *PoolSizeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[16]
+	mi := &file_plugin_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -970,7 +1128,7 @@ func (x *PoolSizeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PoolSizeRequest.ProtoReflect.Descriptor instead.
 func (*PoolSizeRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{16}
+	return file_plugin_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *PoolSizeRequest) GetType() string {
@@ -1003,7 +1161,7 @@ type PoolSizeResponse struct {
 
 func (x *PoolSizeResponse) Reset() {
 	*x = PoolSizeResponse{}
-	mi := &file_plugin_proto_msgTypes[17]
+	mi := &file_plugin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1015,7 +1173,7 @@ func (x *PoolSizeResponse) String() string {
 func (*PoolSizeResponse) ProtoMessage() {}
 
 func (x *PoolSizeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[17]
+	mi := &file_plugin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1028,7 +1186,7 @@ func (x *PoolSizeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PoolSizeResponse.ProtoReflect.Descriptor instead.
 func (*PoolSizeResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{17}
+	return file_plugin_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *PoolSizeResponse) GetSize() int64 {
@@ -1049,7 +1207,7 @@ type ListenerDescribeRequest struct {
 
 func (x *ListenerDescribeRequest) Reset() {
 	*x = ListenerDescribeRequest{}
-	mi := &file_plugin_proto_msgTypes[18]
+	mi := &file_plugin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1061,7 +1219,7 @@ func (x *ListenerDescribeRequest) String() string {
 func (*ListenerDescribeRequest) ProtoMessage() {}
 
 func (x *ListenerDescribeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[18]
+	mi := &file_plugin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1074,7 +1232,7 @@ func (x *ListenerDescribeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListenerDescribeRequest.ProtoReflect.Descriptor instead.
 func (*ListenerDescribeRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{18}
+	return file_plugin_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ListenerDescribeRequest) GetType() string {
@@ -1111,7 +1269,7 @@ type ListenerDescription struct {
 
 func (x *ListenerDescription) Reset() {
 	*x = ListenerDescription{}
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1123,7 +1281,7 @@ func (x *ListenerDescription) String() string {
 func (*ListenerDescription) ProtoMessage() {}
 
 func (x *ListenerDescription) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1136,7 +1294,7 @@ func (x *ListenerDescription) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListenerDescription.ProtoReflect.Descriptor instead.
 func (*ListenerDescription) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{19}
+	return file_plugin_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ListenerDescription) GetOrder() int64 {
@@ -1181,7 +1339,7 @@ type ShardingContexts struct {
 
 func (x *ShardingContexts) Reset() {
 	*x = ShardingContexts{}
-	mi := &file_plugin_proto_msgTypes[20]
+	mi := &file_plugin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1193,7 +1351,7 @@ func (x *ShardingContexts) String() string {
 func (*ShardingContexts) ProtoMessage() {}
 
 func (x *ShardingContexts) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[20]
+	mi := &file_plugin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1206,7 +1364,7 @@ func (x *ShardingContexts) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShardingContexts.ProtoReflect.Descriptor instead.
 func (*ShardingContexts) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{20}
+	return file_plugin_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ShardingContexts) GetTaskId() string {
@@ -1263,7 +1421,7 @@ type ListenerRequest struct {
 
 func (x *ListenerRequest) Reset() {
 	*x = ListenerRequest{}
-	mi := &file_plugin_proto_msgTypes[21]
+	mi := &file_plugin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1275,7 +1433,7 @@ func (x *ListenerRequest) String() string {
 func (*ListenerRequest) ProtoMessage() {}
 
 func (x *ListenerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[21]
+	mi := &file_plugin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1288,7 +1446,7 @@ func (x *ListenerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListenerRequest.ProtoReflect.Descriptor instead.
 func (*ListenerRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{21}
+	return file_plugin_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ListenerRequest) GetType() string {
@@ -1327,7 +1485,7 @@ type ListenerResponse struct {
 
 func (x *ListenerResponse) Reset() {
 	*x = ListenerResponse{}
-	mi := &file_plugin_proto_msgTypes[22]
+	mi := &file_plugin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1339,7 +1497,7 @@ func (x *ListenerResponse) String() string {
 func (*ListenerResponse) ProtoMessage() {}
 
 func (x *ListenerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[22]
+	mi := &file_plugin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1352,7 +1510,7 @@ func (x *ListenerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListenerResponse.ProtoReflect.Descriptor instead.
 func (*ListenerResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{22}
+	return file_plugin_proto_rawDescGZIP(), []int{25}
 }
 
 var File_plugin_proto protoreflect.FileDescriptor
@@ -1415,13 +1573,14 @@ const file_plugin_proto_rawDesc = "" +
 	"\rjob_parameter\x18\x04 \x01(\tR\fjobParameter\x12#\n" +
 	"\rsharding_item\x18\x05 \x01(\x03R\fshardingItem\x122\n" +
 	"\x12sharding_parameter\x18\x06 \x01(\tH\x00R\x11shardingParameter\x88\x01\x01B\x15\n" +
-	"\x13_sharding_parameter\"\xad\x02\n" +
+	"\x13_sharding_parameter\"\xd5\x02\n" +
 	"\x0eExecuteRequest\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x129\n" +
 	"\acontext\x18\x02 \x01(\v2\x1f.ejob.plugin.v1.ShardingContextR\acontext\x12?\n" +
 	"\x05props\x18\x03 \x03(\v2).ejob.plugin.v1.ExecuteRequest.PropsEntryR\x05props\x12!\n" +
 	"\fexecution_id\x18\x04 \x01(\tR\vexecutionId\x12.\n" +
-	"\x13deadline_unix_nanos\x18\x05 \x01(\x03R\x11deadlineUnixNanos\x1a8\n" +
+	"\x13deadline_unix_nanos\x18\x05 \x01(\x03R\x11deadlineUnixNanos\x12&\n" +
+	"\x0flease_ttl_nanos\x18\x06 \x01(\x03R\rleaseTtlNanos\x1a8\n" +
 	"\n" +
 	"PropsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
@@ -1432,7 +1591,14 @@ const file_plugin_proto_rawDesc = "" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12+\n" +
 	"\x11deadline_exceeded\x18\x03 \x01(\bR\x10deadlineExceeded\"*\n" +
 	"\x0eCancelResponse\x12\x18\n" +
-	"\arunning\x18\x01 \x01(\bR\arunning\"g\n" +
+	"\arunning\x18\x01 \x01(\bR\arunning\"N\n" +
+	"\fLeaseRenewal\x12!\n" +
+	"\fexecution_id\x18\x01 \x01(\tR\vexecutionId\x12\x1b\n" +
+	"\tttl_nanos\x18\x02 \x01(\x03R\bttlNanos\"M\n" +
+	"\x11RenewLeaseRequest\x128\n" +
+	"\brenewals\x18\x01 \x03(\v2\x1c.ejob.plugin.v1.LeaseRenewalR\brenewals\".\n" +
+	"\x12RenewLeaseResponse\x12\x18\n" +
+	"\aunknown\x18\x01 \x03(\tR\aunknown\"g\n" +
 	"\x0fPoolSizeRequest\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x19\n" +
 	"\bjob_name\x18\x02 \x01(\tR\ajobName\x12%\n" +
@@ -1471,14 +1637,16 @@ const file_plugin_proto_rawDesc = "" +
 	"PropsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x12\n" +
-	"\x10ListenerResponse2\xaf\a\n" +
+	"\x10ListenerResponse2\x84\b\n" +
 	"\x06Plugin\x12A\n" +
 	"\x04Info\x12\x1b.ejob.plugin.v1.InfoRequest\x1a\x1c.ejob.plugin.v1.InfoResponse\x12M\n" +
 	"\bSharding\x12\x1f.ejob.plugin.v1.ShardingRequest\x1a .ejob.plugin.v1.ShardingResponse\x12V\n" +
 	"\vHandleError\x12\".ejob.plugin.v1.HandleErrorRequest\x1a#.ejob.plugin.v1.HandleErrorResponse\x12c\n" +
 	"\x14ValidateErrorHandler\x12$.ejob.plugin.v1.ValidatePropsRequest\x1a%.ejob.plugin.v1.ValidatePropsResponse\x12J\n" +
 	"\aExecute\x12\x1e.ejob.plugin.v1.ExecuteRequest\x1a\x1f.ejob.plugin.v1.ExecuteResponse\x12G\n" +
-	"\x06Cancel\x12\x1d.ejob.plugin.v1.CancelRequest\x1a\x1e.ejob.plugin.v1.CancelResponse\x12^\n" +
+	"\x06Cancel\x12\x1d.ejob.plugin.v1.CancelRequest\x1a\x1e.ejob.plugin.v1.CancelResponse\x12S\n" +
+	"\n" +
+	"RenewLease\x12!.ejob.plugin.v1.RenewLeaseRequest\x1a\".ejob.plugin.v1.RenewLeaseResponse\x12^\n" +
 	"\x0fValidateJobType\x12$.ejob.plugin.v1.ValidatePropsRequest\x1a%.ejob.plugin.v1.ValidatePropsResponse\x12M\n" +
 	"\bPoolSize\x12\x1f.ejob.plugin.v1.PoolSizeRequest\x1a .ejob.plugin.v1.PoolSizeResponse\x12c\n" +
 	"\x13DescribeJobListener\x12'.ejob.plugin.v1.ListenerDescribeRequest\x1a#.ejob.plugin.v1.ListenerDescription\x12V\n" +
@@ -1497,7 +1665,7 @@ func file_plugin_proto_rawDescGZIP() []byte {
 	return file_plugin_proto_rawDescData
 }
 
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
 var file_plugin_proto_goTypes = []any{
 	(*InfoRequest)(nil),             // 0: ejob.plugin.v1.InfoRequest
 	(*TypeKey)(nil),                 // 1: ejob.plugin.v1.TypeKey
@@ -1515,59 +1683,65 @@ var file_plugin_proto_goTypes = []any{
 	(*ExecuteResponse)(nil),         // 13: ejob.plugin.v1.ExecuteResponse
 	(*CancelRequest)(nil),           // 14: ejob.plugin.v1.CancelRequest
 	(*CancelResponse)(nil),          // 15: ejob.plugin.v1.CancelResponse
-	(*PoolSizeRequest)(nil),         // 16: ejob.plugin.v1.PoolSizeRequest
-	(*PoolSizeResponse)(nil),        // 17: ejob.plugin.v1.PoolSizeResponse
-	(*ListenerDescribeRequest)(nil), // 18: ejob.plugin.v1.ListenerDescribeRequest
-	(*ListenerDescription)(nil),     // 19: ejob.plugin.v1.ListenerDescription
-	(*ShardingContexts)(nil),        // 20: ejob.plugin.v1.ShardingContexts
-	(*ListenerRequest)(nil),         // 21: ejob.plugin.v1.ListenerRequest
-	(*ListenerResponse)(nil),        // 22: ejob.plugin.v1.ListenerResponse
-	nil,                             // 23: ejob.plugin.v1.HandleErrorRequest.PropsEntry
-	nil,                             // 24: ejob.plugin.v1.ValidatePropsRequest.PropsEntry
-	nil,                             // 25: ejob.plugin.v1.ExecuteRequest.PropsEntry
-	nil,                             // 26: ejob.plugin.v1.ListenerDescribeRequest.PropsEntry
-	nil,                             // 27: ejob.plugin.v1.ShardingContexts.ShardingItemParametersEntry
-	nil,                             // 28: ejob.plugin.v1.ListenerRequest.PropsEntry
+	(*LeaseRenewal)(nil),            // 16: ejob.plugin.v1.LeaseRenewal
+	(*RenewLeaseRequest)(nil),       // 17: ejob.plugin.v1.RenewLeaseRequest
+	(*RenewLeaseResponse)(nil),      // 18: ejob.plugin.v1.RenewLeaseResponse
+	(*PoolSizeRequest)(nil),         // 19: ejob.plugin.v1.PoolSizeRequest
+	(*PoolSizeResponse)(nil),        // 20: ejob.plugin.v1.PoolSizeResponse
+	(*ListenerDescribeRequest)(nil), // 21: ejob.plugin.v1.ListenerDescribeRequest
+	(*ListenerDescription)(nil),     // 22: ejob.plugin.v1.ListenerDescription
+	(*ShardingContexts)(nil),        // 23: ejob.plugin.v1.ShardingContexts
+	(*ListenerRequest)(nil),         // 24: ejob.plugin.v1.ListenerRequest
+	(*ListenerResponse)(nil),        // 25: ejob.plugin.v1.ListenerResponse
+	nil,                             // 26: ejob.plugin.v1.HandleErrorRequest.PropsEntry
+	nil,                             // 27: ejob.plugin.v1.ValidatePropsRequest.PropsEntry
+	nil,                             // 28: ejob.plugin.v1.ExecuteRequest.PropsEntry
+	nil,                             // 29: ejob.plugin.v1.ListenerDescribeRequest.PropsEntry
+	nil,                             // 30: ejob.plugin.v1.ShardingContexts.ShardingItemParametersEntry
+	nil,                             // 31: ejob.plugin.v1.ListenerRequest.PropsEntry
 }
 var file_plugin_proto_depIdxs = []int32{
 	1,  // 0: ejob.plugin.v1.InfoResponse.types:type_name -> ejob.plugin.v1.TypeKey
 	4,  // 1: ejob.plugin.v1.ShardingResponse.assignments:type_name -> ejob.plugin.v1.Assignment
-	23, // 2: ejob.plugin.v1.HandleErrorRequest.props:type_name -> ejob.plugin.v1.HandleErrorRequest.PropsEntry
+	26, // 2: ejob.plugin.v1.HandleErrorRequest.props:type_name -> ejob.plugin.v1.HandleErrorRequest.PropsEntry
 	6,  // 3: ejob.plugin.v1.HandleErrorRequest.error:type_name -> ejob.plugin.v1.JobError
-	24, // 4: ejob.plugin.v1.ValidatePropsRequest.props:type_name -> ejob.plugin.v1.ValidatePropsRequest.PropsEntry
+	27, // 4: ejob.plugin.v1.ValidatePropsRequest.props:type_name -> ejob.plugin.v1.ValidatePropsRequest.PropsEntry
 	11, // 5: ejob.plugin.v1.ExecuteRequest.context:type_name -> ejob.plugin.v1.ShardingContext
-	25, // 6: ejob.plugin.v1.ExecuteRequest.props:type_name -> ejob.plugin.v1.ExecuteRequest.PropsEntry
-	26, // 7: ejob.plugin.v1.ListenerDescribeRequest.props:type_name -> ejob.plugin.v1.ListenerDescribeRequest.PropsEntry
-	27, // 8: ejob.plugin.v1.ShardingContexts.sharding_item_parameters:type_name -> ejob.plugin.v1.ShardingContexts.ShardingItemParametersEntry
-	28, // 9: ejob.plugin.v1.ListenerRequest.props:type_name -> ejob.plugin.v1.ListenerRequest.PropsEntry
-	20, // 10: ejob.plugin.v1.ListenerRequest.contexts:type_name -> ejob.plugin.v1.ShardingContexts
-	0,  // 11: ejob.plugin.v1.Plugin.Info:input_type -> ejob.plugin.v1.InfoRequest
-	3,  // 12: ejob.plugin.v1.Plugin.Sharding:input_type -> ejob.plugin.v1.ShardingRequest
-	7,  // 13: ejob.plugin.v1.Plugin.HandleError:input_type -> ejob.plugin.v1.HandleErrorRequest
-	9,  // 14: ejob.plugin.v1.Plugin.ValidateErrorHandler:input_type -> ejob.plugin.v1.ValidatePropsRequest
-	12, // 15: ejob.plugin.v1.Plugin.Execute:input_type -> ejob.plugin.v1.ExecuteRequest
-	14, // 16: ejob.plugin.v1.Plugin.Cancel:input_type -> ejob.plugin.v1.CancelRequest
-	9,  // 17: ejob.plugin.v1.Plugin.ValidateJobType:input_type -> ejob.plugin.v1.ValidatePropsRequest
-	16, // 18: ejob.plugin.v1.Plugin.PoolSize:input_type -> ejob.plugin.v1.PoolSizeRequest
-	18, // 19: ejob.plugin.v1.Plugin.DescribeJobListener:input_type -> ejob.plugin.v1.ListenerDescribeRequest
-	21, // 20: ejob.plugin.v1.Plugin.BeforeJobExecuted:input_type -> ejob.plugin.v1.ListenerRequest
-	21, // 21: ejob.plugin.v1.Plugin.AfterJobExecuted:input_type -> ejob.plugin.v1.ListenerRequest
-	2,  // 22: ejob.plugin.v1.Plugin.Info:output_type -> ejob.plugin.v1.InfoResponse
-	5,  // 23: ejob.plugin.v1.Plugin.Sharding:output_type -> ejob.plugin.v1.ShardingResponse
-	8,  // 24: ejob.plugin.v1.Plugin.HandleError:output_type -> ejob.plugin.v1.HandleErrorResponse
-	10, // 25: ejob.plugin.v1.Plugin.ValidateErrorHandler:output_type -> ejob.plugin.v1.ValidatePropsResponse
-	13, // 26: ejob.plugin.v1.Plugin.Execute:output_type -> ejob.plugin.v1.ExecuteResponse
-	15, // 27: ejob.plugin.v1.Plugin.Cancel:output_type -> ejob.plugin.v1.CancelResponse
-	10, // 28: ejob.plugin.v1.Plugin.ValidateJobType:output_type -> ejob.plugin.v1.ValidatePropsResponse
-	17, // 29: ejob.plugin.v1.Plugin.PoolSize:output_type -> ejob.plugin.v1.PoolSizeResponse
-	19, // 30: ejob.plugin.v1.Plugin.DescribeJobListener:output_type -> ejob.plugin.v1.ListenerDescription
-	22, // 31: ejob.plugin.v1.Plugin.BeforeJobExecuted:output_type -> ejob.plugin.v1.ListenerResponse
-	22, // 32: ejob.plugin.v1.Plugin.AfterJobExecuted:output_type -> ejob.plugin.v1.ListenerResponse
-	22, // [22:33] is the sub-list for method output_type
-	11, // [11:22] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	28, // 6: ejob.plugin.v1.ExecuteRequest.props:type_name -> ejob.plugin.v1.ExecuteRequest.PropsEntry
+	16, // 7: ejob.plugin.v1.RenewLeaseRequest.renewals:type_name -> ejob.plugin.v1.LeaseRenewal
+	29, // 8: ejob.plugin.v1.ListenerDescribeRequest.props:type_name -> ejob.plugin.v1.ListenerDescribeRequest.PropsEntry
+	30, // 9: ejob.plugin.v1.ShardingContexts.sharding_item_parameters:type_name -> ejob.plugin.v1.ShardingContexts.ShardingItemParametersEntry
+	31, // 10: ejob.plugin.v1.ListenerRequest.props:type_name -> ejob.plugin.v1.ListenerRequest.PropsEntry
+	23, // 11: ejob.plugin.v1.ListenerRequest.contexts:type_name -> ejob.plugin.v1.ShardingContexts
+	0,  // 12: ejob.plugin.v1.Plugin.Info:input_type -> ejob.plugin.v1.InfoRequest
+	3,  // 13: ejob.plugin.v1.Plugin.Sharding:input_type -> ejob.plugin.v1.ShardingRequest
+	7,  // 14: ejob.plugin.v1.Plugin.HandleError:input_type -> ejob.plugin.v1.HandleErrorRequest
+	9,  // 15: ejob.plugin.v1.Plugin.ValidateErrorHandler:input_type -> ejob.plugin.v1.ValidatePropsRequest
+	12, // 16: ejob.plugin.v1.Plugin.Execute:input_type -> ejob.plugin.v1.ExecuteRequest
+	14, // 17: ejob.plugin.v1.Plugin.Cancel:input_type -> ejob.plugin.v1.CancelRequest
+	17, // 18: ejob.plugin.v1.Plugin.RenewLease:input_type -> ejob.plugin.v1.RenewLeaseRequest
+	9,  // 19: ejob.plugin.v1.Plugin.ValidateJobType:input_type -> ejob.plugin.v1.ValidatePropsRequest
+	19, // 20: ejob.plugin.v1.Plugin.PoolSize:input_type -> ejob.plugin.v1.PoolSizeRequest
+	21, // 21: ejob.plugin.v1.Plugin.DescribeJobListener:input_type -> ejob.plugin.v1.ListenerDescribeRequest
+	24, // 22: ejob.plugin.v1.Plugin.BeforeJobExecuted:input_type -> ejob.plugin.v1.ListenerRequest
+	24, // 23: ejob.plugin.v1.Plugin.AfterJobExecuted:input_type -> ejob.plugin.v1.ListenerRequest
+	2,  // 24: ejob.plugin.v1.Plugin.Info:output_type -> ejob.plugin.v1.InfoResponse
+	5,  // 25: ejob.plugin.v1.Plugin.Sharding:output_type -> ejob.plugin.v1.ShardingResponse
+	8,  // 26: ejob.plugin.v1.Plugin.HandleError:output_type -> ejob.plugin.v1.HandleErrorResponse
+	10, // 27: ejob.plugin.v1.Plugin.ValidateErrorHandler:output_type -> ejob.plugin.v1.ValidatePropsResponse
+	13, // 28: ejob.plugin.v1.Plugin.Execute:output_type -> ejob.plugin.v1.ExecuteResponse
+	15, // 29: ejob.plugin.v1.Plugin.Cancel:output_type -> ejob.plugin.v1.CancelResponse
+	18, // 30: ejob.plugin.v1.Plugin.RenewLease:output_type -> ejob.plugin.v1.RenewLeaseResponse
+	10, // 31: ejob.plugin.v1.Plugin.ValidateJobType:output_type -> ejob.plugin.v1.ValidatePropsResponse
+	20, // 32: ejob.plugin.v1.Plugin.PoolSize:output_type -> ejob.plugin.v1.PoolSizeResponse
+	22, // 33: ejob.plugin.v1.Plugin.DescribeJobListener:output_type -> ejob.plugin.v1.ListenerDescription
+	25, // 34: ejob.plugin.v1.Plugin.BeforeJobExecuted:output_type -> ejob.plugin.v1.ListenerResponse
+	25, // 35: ejob.plugin.v1.Plugin.AfterJobExecuted:output_type -> ejob.plugin.v1.ListenerResponse
+	24, // [24:36] is the sub-list for method output_type
+	12, // [12:24] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -1582,7 +1756,7 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   29,
+			NumMessages:   32,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -28,6 +28,7 @@ const (
 	Plugin_ValidateErrorHandler_FullMethodName = "/ejob.plugin.v1.Plugin/ValidateErrorHandler"
 	Plugin_Execute_FullMethodName              = "/ejob.plugin.v1.Plugin/Execute"
 	Plugin_Cancel_FullMethodName               = "/ejob.plugin.v1.Plugin/Cancel"
+	Plugin_RenewLease_FullMethodName           = "/ejob.plugin.v1.Plugin/RenewLease"
 	Plugin_ValidateJobType_FullMethodName      = "/ejob.plugin.v1.Plugin/ValidateJobType"
 	Plugin_PoolSize_FullMethodName             = "/ejob.plugin.v1.Plugin/PoolSize"
 	Plugin_DescribeJobListener_FullMethodName  = "/ejob.plugin.v1.Plugin/DescribeJobListener"
@@ -54,6 +55,12 @@ type PluginClient interface {
 	// the plugin started has stopped. Plugins built before Cancel existed
 	// answer Unimplemented; the host then cancels the Execute RPC itself.
 	Cancel(ctx context.Context, in *CancelRequest, opts ...grpc.CallOption) (*CancelResponse, error)
+	// RenewLease extends the execution leases of running Execute calls (see
+	// ExecuteRequest.lease_ttl_nanos): one call per plugin process renews all
+	// of its host's in-flight executions. Plugins built before it answer
+	// Unimplemented; the host then stops renewing (their Execute ignores the
+	// lease).
+	RenewLease(ctx context.Context, in *RenewLeaseRequest, opts ...grpc.CallOption) (*RenewLeaseResponse, error)
 	ValidateJobType(ctx context.Context, in *ValidatePropsRequest, opts ...grpc.CallOption) (*ValidatePropsResponse, error)
 	PoolSize(ctx context.Context, in *PoolSizeRequest, opts ...grpc.CallOption) (*PoolSizeResponse, error)
 	DescribeJobListener(ctx context.Context, in *ListenerDescribeRequest, opts ...grpc.CallOption) (*ListenerDescription, error)
@@ -129,6 +136,16 @@ func (c *pluginClient) Cancel(ctx context.Context, in *CancelRequest, opts ...gr
 	return out, nil
 }
 
+func (c *pluginClient) RenewLease(ctx context.Context, in *RenewLeaseRequest, opts ...grpc.CallOption) (*RenewLeaseResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RenewLeaseResponse)
+	err := c.cc.Invoke(ctx, Plugin_RenewLease_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *pluginClient) ValidateJobType(ctx context.Context, in *ValidatePropsRequest, opts ...grpc.CallOption) (*ValidatePropsResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ValidatePropsResponse)
@@ -198,6 +215,12 @@ type PluginServer interface {
 	// the plugin started has stopped. Plugins built before Cancel existed
 	// answer Unimplemented; the host then cancels the Execute RPC itself.
 	Cancel(context.Context, *CancelRequest) (*CancelResponse, error)
+	// RenewLease extends the execution leases of running Execute calls (see
+	// ExecuteRequest.lease_ttl_nanos): one call per plugin process renews all
+	// of its host's in-flight executions. Plugins built before it answer
+	// Unimplemented; the host then stops renewing (their Execute ignores the
+	// lease).
+	RenewLease(context.Context, *RenewLeaseRequest) (*RenewLeaseResponse, error)
 	ValidateJobType(context.Context, *ValidatePropsRequest) (*ValidatePropsResponse, error)
 	PoolSize(context.Context, *PoolSizeRequest) (*PoolSizeResponse, error)
 	DescribeJobListener(context.Context, *ListenerDescribeRequest) (*ListenerDescription, error)
@@ -230,6 +253,9 @@ func (UnimplementedPluginServer) Execute(context.Context, *ExecuteRequest) (*Exe
 }
 func (UnimplementedPluginServer) Cancel(context.Context, *CancelRequest) (*CancelResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Cancel not implemented")
+}
+func (UnimplementedPluginServer) RenewLease(context.Context, *RenewLeaseRequest) (*RenewLeaseResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RenewLease not implemented")
 }
 func (UnimplementedPluginServer) ValidateJobType(context.Context, *ValidatePropsRequest) (*ValidatePropsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ValidateJobType not implemented")
@@ -375,6 +401,24 @@ func _Plugin_Cancel_Handler(srv interface{}, ctx context.Context, dec func(inter
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Plugin_RenewLease_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RenewLeaseRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).RenewLease(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_RenewLease_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).RenewLease(ctx, req.(*RenewLeaseRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _Plugin_ValidateJobType_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ValidatePropsRequest)
 	if err := dec(in); err != nil {
@@ -495,6 +539,10 @@ var Plugin_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Cancel",
 			Handler:    _Plugin_Cancel_Handler,
+		},
+		{
+			MethodName: "RenewLease",
+			Handler:    _Plugin_RenewLease_Handler,
 		},
 		{
 			MethodName: "ValidateJobType",

@@ -5,6 +5,12 @@
 //	host launch PLUGIN   start it with transport.Launch (Pdeathsig + watcher)
 //	host raw PLUGIN      start it with a bare exec.Cmd that sets only the
 //	                     handshake environment (parent watcher alone)
+//	host lease PLUGIN DIR
+//	                     launch it, then run a "leased" Execute of TEST_JOB
+//	                     (files DIR/started, DIR/cancelled) under an
+//	                     execution lease of 300 ms that the host keeps
+//	                     renewing; a SIGSTOP of this process stops the
+//	                     renewals
 package main
 
 import (
@@ -14,15 +20,22 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"syscall"
+	"time"
 
 	"github.com/ejob-io/ejob/internal/transport"
+	"github.com/ejob-io/ejob/spi"
 )
 
 func main() {
+	if len(os.Args) == 4 && os.Args[1] == "lease" {
+		leased(os.Args[2], os.Args[3])
+		return
+	}
 	if len(os.Args) != 3 {
-		fmt.Fprintln(os.Stderr, "usage: host launch|raw PLUGIN")
+		fmt.Fprintln(os.Stderr, "usage: host launch|raw PLUGIN | host lease PLUGIN DIR")
 		os.Exit(2)
 	}
 	var pid int
@@ -68,6 +81,30 @@ func main() {
 		os.Exit(2)
 	}
 	fmt.Println(pid)
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM)
+	<-sig
+}
+
+// leased runs the "lease" mode: it prints the plugin's pid once the
+// Execute has started and blocks until SIGTERM.
+func leased(pluginPath, dir string) {
+	p, err := transport.Launch(context.Background(), transport.LaunchConfig{Path: pluginPath})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	defer p.Kill()
+	const ttl = 300 * time.Millisecond
+	ctx := spi.WithLease(context.Background(), spi.LeaseFunc(func() time.Time { return time.Now().Add(ttl) }))
+	go func() {
+		_, err := p.Conn().JobExecutor("TEST_JOB").Execute(ctx, spi.ExecuteRequest{
+			Context: spi.ShardingContext{JobName: "leased"},
+			Props:   map[string]string{"started": filepath.Join(dir, "started"), "cancelled": filepath.Join(dir, "cancelled")},
+		})
+		fmt.Fprintln(os.Stderr, "execute returned:", err)
+	}()
+	fmt.Println(p.Pid())
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM)
 	<-sig

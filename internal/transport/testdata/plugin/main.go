@@ -13,6 +13,9 @@
 //	            500 ms to stop, then writes "<unix nanos> <ctx.Err()>:
 //	            <context.Cause(ctx)>" to props["returned"] and returns
 //	            ctx.Err()
+//	leased      (Execute) touches props["started"], waits for ctx, writes
+//	            "<unix nanos> <context.Cause(ctx)>" to props["cancelled"]
+//	            at once and returns ctx.Err()
 //	ignore      (Execute) touches props["started"] and ignores ctx: it
 //	            returns only when the process ends
 //	bench       no output at all
@@ -126,6 +129,12 @@ func (job) Execute(ctx context.Context, req spi.ExecuteRequest) (spi.ExecuteResp
 		line := fmt.Sprintf("%d %v: %v", time.Now().UnixNano(), ctx.Err(), context.Cause(ctx))
 		_ = os.WriteFile(req.Props["returned"], []byte(line), 0o600)
 		return spi.ExecuteResponse{}, fmt.Errorf("slowstop stopped: %w", ctx.Err())
+	case "leased":
+		touch(req.Props["started"])
+		<-ctx.Done()
+		line := fmt.Sprintf("%d %v", time.Now().UnixNano(), context.Cause(ctx))
+		_ = os.WriteFile(req.Props["cancelled"], []byte(line), 0o600)
+		return spi.ExecuteResponse{}, ctx.Err()
 	case "ignore":
 		touch(req.Props["started"])
 		select {}

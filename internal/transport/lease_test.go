@@ -1,0 +1,144 @@
+package transport_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ejob-io/ejob/internal/transport"
+	"github.com/ejob-io/ejob/spi"
+)
+
+const testLease = 300 * time.Millisecond
+
+// leased starts a "leased" Execute under ctx and returns once the plugin
+// has entered it, with the call's result channel and the file the plugin
+// writes when its ctx ends.
+func leased(t *testing.T, ctx context.Context, c *transport.Conn) (<-chan error, string) {
+	t.Helper()
+	dir := t.TempDir()
+	started, cancelled := filepath.Join(dir, "started"), filepath.Join(dir, "cancelled")
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.JobExecutor("TEST_JOB").Execute(ctx, spi.ExecuteRequest{
+			Context: spi.ShardingContext{JobName: "leased"},
+			Props:   map[string]string{"started": started, "cancelled": cancelled},
+		})
+		done <- err
+	}()
+	waitFor(t, 10*time.Second, "Execute to start in the plugin", fileExists(started))
+	return done, cancelled
+}
+
+// TestLeaseExpiresWithoutRenewal: a lease whose deadline never moves (a
+// host that stopped renewing) ends the plugin's Execute at the deadline.
+func TestLeaseExpiresWithoutRenewal(t *testing.T) {
+	t.Parallel()
+	p := launchGrace(t, 0)
+	deadline := time.Now().Add(testLease)
+	ctx := spi.WithLease(t.Context(), spi.LeaseFunc(func() time.Time { return deadline }))
+	done, cancelled := leased(t, ctx, p.Conn())
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) || !errors.Is(err, spi.ErrLeaseExpired) {
+			t.Errorf("err = %v, want context.Canceled and spi.ErrLeaseExpired", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Execute still running 10 s after its lease expired")
+	}
+	at, cause := pluginReturn(t, cancelled)
+	if !strings.Contains(cause, spi.ErrLeaseExpired.Error()) {
+		t.Errorf("plugin's ctx cause = %q, want %q", cause, spi.ErrLeaseExpired)
+	}
+	if at.Before(deadline) || at.After(deadline.Add(200*time.Millisecond)) {
+		t.Errorf("plugin cancelled at deadline%+v, want within 200 ms after it", at.Sub(deadline))
+	}
+}
+
+// TestLeaseRenewedKeepsRunning: while the host renews the lease, the call
+// runs past several lease periods.
+func TestLeaseRenewedKeepsRunning(t *testing.T) {
+	t.Parallel()
+	p := launchGrace(t, 0)
+	ctx, cancel := context.WithCancelCause(t.Context())
+	ctx = spi.WithLease(ctx, spi.LeaseFunc(func() time.Time { return time.Now().Add(testLease) }))
+	done, cancelled := leased(t, ctx, p.Conn())
+	select {
+	case err := <-done:
+		t.Fatalf("renewed execution ended: %v", err)
+	case <-time.After(5 * testLease):
+	}
+	if fileExists(cancelled)() {
+		t.Fatal("the plugin cancelled a renewed execution")
+	}
+	cancel(errors.New("test over"))
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Execute did not return after cancel")
+	}
+	if _, cause := pluginReturn(t, cancelled); strings.Contains(cause, spi.ErrLeaseExpired.Error()) {
+		t.Errorf("cause = %q, want the host's", cause)
+	}
+}
+
+// TestLeaseWithoutDeadline: a lease that knows no deadline is no lease.
+func TestLeaseWithoutDeadline(t *testing.T) {
+	t.Parallel()
+	p := launchGrace(t, 0)
+	ctx, cancel := context.WithCancel(t.Context())
+	ctx = spi.WithLease(ctx, spi.LeaseFunc(func() time.Time { return time.Time{} }))
+	done, cancelled := leased(t, ctx, p.Conn())
+	select {
+	case err := <-done:
+		t.Fatalf("execution without a lease deadline ended: %v", err)
+	case <-time.After(2 * testLease):
+	}
+	cancel()
+	<-done
+	if _, cause := pluginReturn(t, cancelled); strings.Contains(cause, spi.ErrLeaseExpired.Error()) {
+		t.Errorf("cause = %q, want the host's", cause)
+	}
+}
+
+// TestLeaseFrozenHost: a host process stopped with SIGSTOP renews nothing;
+// its plugin, still running, cancels the execution at the lease's deadline
+// while the host is stopped.
+func TestLeaseFrozenHost(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	host := exec.Command(bins.host, "lease", bins.plugin, dir)
+	host.Stderr = os.Stderr
+	if err := host.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = host.Process.Kill(); _ = host.Wait() })
+	started, cancelled := filepath.Join(dir, "started"), filepath.Join(dir, "cancelled")
+	waitFor(t, 20*time.Second, "the host's Execute to start in the plugin", fileExists(started))
+	// Renewed: it runs past several lease periods.
+	time.Sleep(4 * testLease)
+	if fileExists(cancelled)() {
+		t.Fatal("the plugin cancelled an execution its host renews")
+	}
+	if err := host.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	stopped := time.Now()
+	t.Cleanup(func() { _ = host.Process.Signal(syscall.SIGCONT) })
+	waitFor(t, 10*time.Second, "the plugin to cancel the frozen host's execution", fileExists(cancelled))
+	at, cause := pluginReturn(t, cancelled)
+	if !strings.Contains(cause, spi.ErrLeaseExpired.Error()) {
+		t.Errorf("plugin's ctx cause = %q, want %q", cause, spi.ErrLeaseExpired)
+	}
+	// The last renewal went at most one renewal period before the stop,
+	// with a full lease.
+	if d := at.Sub(stopped); d > testLease+200*time.Millisecond {
+		t.Errorf("plugin cancelled %v after the host froze, want about the lease (%v)", d, testLease)
+	}
+}
