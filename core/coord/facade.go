@@ -236,7 +236,10 @@ func (j *Job) RegisterCompleted(ctx context.Context, sc executor.ShardingContext
 				j.log.Info("execution was cut off; its items are queued for failover", "items", sc.Items)
 			}
 		}
-		return fmt.Errorf("register completed: execution cut off: %w", cause)
+		if errors.Is(cause, ErrSessionLost) {
+			return fmt.Errorf("register completed: execution cut off: %w", cause)
+		}
+		return fmt.Errorf("register completed: execution cut off: %w: %w", ErrSessionLost, cause)
 	}
 	cfg, err := j.config(ctx)
 	if err != nil {
