@@ -25,8 +25,7 @@ func (cl *cluster) triggerAll() {
 	}
 }
 
-func TestTriggerRunsOnceOnEveryInstance(t *testing.T) {
-	cl := newEmbeddedCluster(t)
+func scenarioTriggerRunsOnceOnEveryInstance(t *testing.T, cl *cluster) {
 	a := cl.start("192.168.1.1", 100, testConfig(4))
 	b := cl.start("192.168.1.2", 200, testConfig(4))
 	cl.sync()
@@ -72,8 +71,7 @@ func TestTriggerDroppedWhileRunning(t *testing.T) {
 	<-done
 }
 
-func TestMisfire(t *testing.T) {
-	cl := newEmbeddedCluster(t)
+func scenarioMisfire(t *testing.T, cl *cluster) {
 	a := cl.start("192.168.1.1", 100, testConfig(3))
 	cl.waitNecessary()
 	ctx := ctxT(t)
@@ -187,8 +185,7 @@ func TestRegisterBeginFencedAndConditional(t *testing.T) {
 	})
 }
 
-func TestConfigChangeReactions(t *testing.T) {
-	cl := newEmbeddedCluster(t)
+func scenarioConfigChangeReactions(t *testing.T, cl *cluster) {
 	cfg := failoverConfig(2)
 	a := cl.start("192.168.1.1", 100, cfg)
 	cl.waitNecessary()

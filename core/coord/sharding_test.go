@@ -5,8 +5,7 @@ import (
 	"time"
 )
 
-func TestAvgTwoInstancesFourItems(t *testing.T) {
-	cl := newEmbeddedCluster(t)
+func scenarioAvgTwoInstancesFourItems(t *testing.T, cl *cluster) {
 	a := cl.start("192.168.1.1", 100, testConfig(4))
 	b := cl.start("192.168.1.2", 200, testConfig(4))
 	cl.waitNecessary()
@@ -18,8 +17,7 @@ func TestAvgTwoInstancesFourItems(t *testing.T) {
 	}
 }
 
-func TestAvgThreeInstancesTenItems(t *testing.T) {
-	cl := newEmbeddedCluster(t)
+func scenarioAvgThreeInstancesTenItems(t *testing.T, cl *cluster) {
 	ins := []*instance{
 		cl.start("192.168.1.1", 100, testConfig(10)),
 		cl.start("192.168.1.2", 200, testConfig(10)),
@@ -34,8 +32,7 @@ func TestAvgThreeInstancesTenItems(t *testing.T) {
 	})
 }
 
-func TestJoiningInstanceGetsItemsBeforeNextRun(t *testing.T) {
-	cl := newEmbeddedCluster(t)
+func scenarioJoiningInstanceGetsItemsBeforeNextRun(t *testing.T, cl *cluster) {
 	a := cl.start("192.168.1.1", 100, testConfig(4))
 	cl.waitNecessary()
 	if items, err := a.run(ctxT(t)); err != nil || !equalInts(items, []int{0, 1, 2, 3}) {
@@ -50,8 +47,7 @@ func TestJoiningInstanceGetsItemsBeforeNextRun(t *testing.T) {
 }
 
 // A leaving instance's items are resharded (its items were not running).
-func TestLeavingInstanceItemsResharded(t *testing.T) {
-	cl := newEmbeddedCluster(t)
+func scenarioLeavingInstanceItemsResharded(t *testing.T, cl *cluster) {
 	a := cl.start("192.168.1.1", 100, testConfig(4))
 	b := cl.start("192.168.1.2", 200, testConfig(4))
 	cl.waitNecessary()
@@ -63,8 +59,7 @@ func TestLeavingInstanceItemsResharded(t *testing.T) {
 	}
 }
 
-func TestShardingTotalCountChangeReshards(t *testing.T) {
-	cl := newEmbeddedCluster(t)
+func scenarioShardingTotalCountChangeReshards(t *testing.T, cl *cluster) {
 	a := cl.start("192.168.1.1", 100, testConfig(4))
 	b := cl.start("192.168.1.2", 200, testConfig(4))
 	cl.waitNecessary()
@@ -86,8 +81,7 @@ func TestShardingTotalCountChangeReshards(t *testing.T) {
 	expectAssign(t, cl, 6, map[string][]int{b.id: {0, 1, 2}, a.id: {3, 4, 5}})
 }
 
-func TestDisabledServerGetsNoItemsAndCannotLead(t *testing.T) {
-	cl := newEmbeddedCluster(t)
+func scenarioDisabledServerGetsNoItemsAndCannotLead(t *testing.T, cl *cluster) {
 	a := cl.start("192.168.1.1", 100, testConfig(4)) // leader
 	b := cl.start("192.168.1.2", 200, testConfig(4))
 	cl.waitNecessary()
@@ -115,8 +109,7 @@ func TestDisabledServerGetsNoItemsAndCannotLead(t *testing.T) {
 	})
 }
 
-func TestStartDisabledAbdicates(t *testing.T) {
-	cl := newEmbeddedCluster(t)
+func scenarioStartDisabledAbdicates(t *testing.T, cl *cluster) {
 	cfg := testConfig(2)
 	cfg.Disabled = true
 	a := cl.start("192.168.1.1", 100, cfg)
@@ -136,8 +129,7 @@ func TestStartDisabledAbdicates(t *testing.T) {
 	}
 }
 
-func TestDisabledItemSkipped(t *testing.T) {
-	cl := newEmbeddedCluster(t)
+func scenarioDisabledItemSkipped(t *testing.T, cl *cluster) {
 	a := cl.start("192.168.1.1", 100, testConfig(3))
 	cl.waitNecessary()
 	a.run(ctxT(t))
@@ -152,8 +144,7 @@ func TestDisabledItemSkipped(t *testing.T) {
 	}
 }
 
-func TestStaticShardingKeepsAssignments(t *testing.T) {
-	cl := newEmbeddedCluster(t)
+func scenarioStaticShardingKeepsAssignments(t *testing.T, cl *cluster) {
 	cfg := testConfig(4)
 	cfg.StaticSharding = true
 	a := cl.start("192.168.1.1", 100, cfg)
@@ -167,8 +158,7 @@ func TestStaticShardingKeepsAssignments(t *testing.T) {
 	}
 }
 
-func TestReconcileFlagsOfflineAssignments(t *testing.T) {
-	cl := newEmbeddedCluster(t)
+func scenarioReconcileFlagsOfflineAssignments(t *testing.T, cl *cluster) {
 	cfg := testConfig(2)
 	cfg.ReconcileIntervalMinutes = 1
 	in := cl.startAsyncOpts("192.168.1.1", 100, cfg, func(o *optsT) {

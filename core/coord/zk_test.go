@@ -48,10 +48,13 @@ func TestZooKeeper(t *testing.T) {
 		return newCluster(t, connect)
 	}
 
+	for name, run := range scenarios() {
+		t.Run(name, func(t *testing.T) { run(t, newZKCluster(t)) })
+	}
 	t.Run("DistributeOnce", func(t *testing.T) { testDistributeOnce(t, newZKCluster(t)) })
 	t.Run("DistributeOnceConcurrent", func(t *testing.T) { testDistributeOnceConcurrent(t, newZKCluster(t)) })
 	t.Run("DistributeOnceTimeout", func(t *testing.T) { testDistributeOnceTimeout(t, newZKCluster(t)) })
-	t.Run("AvgThreeInstancesTenItems", func(t *testing.T) {
+	t.Run("TreeValuesAfterAvgThreeInstancesTenItems", func(t *testing.T) {
 		cl := newZKCluster(t)
 		ins := []*instance{
 			cl.start("192.168.1.1", 100, testConfig(10)),
