@@ -11,7 +11,7 @@
 //	s, _ := ejob.NewScheduler(reg)
 //	cfg := ejob.NewJobConfig("hello", 3)
 //	cfg.Cron = "0/5 * * * * ?"
-//	s.Simple(cfg, func(ctx context.Context, sc ejob.ShardingContext) error {
+//	s.Simple(ctx, cfg, func(ctx context.Context, sc ejob.ShardingContext) error {
 //		fmt.Println("item", sc.ShardingItem)
 //		return nil
 //	})

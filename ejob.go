@@ -176,19 +176,22 @@ func (s *Scheduler) InstanceID() string { return s.id }
 
 // Simple adds a SIMPLE job: fn runs once per item of each execution, with a
 // ctx cancelled on execution timeout, registry session loss and shutdown.
-func (s *Scheduler) Simple(cfg *JobConfig, fn func(ctx context.Context, sc ShardingContext) error) error {
-	return s.s.Add(scheduler.Job{Config: cfg, Runner: executor.SimpleFunc(fn), ClassName: "ejob.SimpleJob"})
+// ctx bounds the checks of the job's configuration (plugin calls when
+// WithPlugins serves types out of process).
+func (s *Scheduler) Simple(ctx context.Context, cfg *JobConfig, fn func(ctx context.Context, sc ShardingContext) error) error {
+	return s.s.Add(ctx, scheduler.Job{Config: cfg, Runner: executor.SimpleFunc(fn), ClassName: "ejob.SimpleJob"})
 }
 
-// Dataflow adds a DATAFLOW job to s.
-func Dataflow[T any](s *Scheduler, cfg *JobConfig, job DataflowJob[T]) error {
-	return s.s.Add(scheduler.Job{Config: cfg, ClassName: "ejob.DataflowJob",
+// Dataflow adds a DATAFLOW job to s; ctx as for Simple.
+func Dataflow[T any](ctx context.Context, s *Scheduler, cfg *JobConfig, job DataflowJob[T]) error {
+	return s.s.Add(ctx, scheduler.Job{Config: cfg, ClassName: "ejob.DataflowJob",
 		NewRunner: func(f executor.Facade) executor.ItemRunner { return executor.NewDataflow(job, f) }})
 }
 
-// Typed adds a job of a type served by the plugins (SCRIPT, HTTP, ...).
-func (s *Scheduler) Typed(cfg *JobConfig, jobType string) error {
-	return s.s.Add(scheduler.Job{Config: cfg, Type: jobType})
+// Typed adds a job of a type served by the plugins (SCRIPT, HTTP, ...); ctx
+// bounds the validation of its props by the job type.
+func (s *Scheduler) Typed(ctx context.Context, cfg *JobConfig, jobType string) error {
+	return s.s.Add(ctx, scheduler.Job{Config: cfg, Type: jobType})
 }
 
 // Start registers the jobs and starts firing them; it returns once every

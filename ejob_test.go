@@ -36,6 +36,13 @@ func (s *seen) get() []int {
 	return out
 }
 
+// ctxOf returns a ctx that ends with the test.
+func ctxOf(t *testing.T) context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	return ctx
+}
+
 func newScheduler(t *testing.T) *ejob.Scheduler {
 	t.Helper()
 	reg, err := ejob.EmbeddedRegistry("lib-test")
@@ -58,7 +65,7 @@ func TestSimpleScheduledJob(t *testing.T) {
 	var got seen
 	params := map[int]string{}
 	var mu sync.Mutex
-	if err := s.Simple(cfg, func(ctx context.Context, sc ejob.ShardingContext) error {
+	if err := s.Simple(ctxOf(t), cfg, func(ctx context.Context, sc ejob.ShardingContext) error {
 		mu.Lock()
 		params[sc.ShardingItem] = *sc.ShardingParameter
 		mu.Unlock()
@@ -118,7 +125,7 @@ func TestDataflowStreamingDrainsInOneExecution(t *testing.T) {
 	cfg := ejob.NewJobConfig("dataflow", 2)
 	cfg.Props = map[string]string{"streaming.process": "TRUE"}
 	q := &queue{left: map[int]int{0: 7, 1: 5}, processed: map[int]int{}}
-	if err := ejob.Dataflow(s, cfg, q); err != nil {
+	if err := ejob.Dataflow(ctxOf(t), s, cfg, q); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Start(context.Background()); err != nil {
@@ -135,7 +142,7 @@ func TestDataflowStreamingDrainsInOneExecution(t *testing.T) {
 func TestOneOffJobRunsOnceWhenExecuted(t *testing.T) {
 	s := newScheduler(t)
 	var got seen
-	if err := s.Simple(ejob.NewJobConfig("once", 2), func(ctx context.Context, sc ejob.ShardingContext) error {
+	if err := s.Simple(ctxOf(t), ejob.NewJobConfig("once", 2), func(ctx context.Context, sc ejob.ShardingContext) error {
 		got.add(sc.ShardingItem)
 		return nil
 	}); err != nil {
@@ -163,14 +170,14 @@ func TestInvalidConfigIsRejectedNamingTheField(t *testing.T) {
 	s := newScheduler(t)
 	cfg := ejob.NewJobConfig("bad", 2)
 	cfg.Cron = "0 0 25 * * ?"
-	err := s.Simple(cfg, func(context.Context, ejob.ShardingContext) error { return nil })
+	err := s.Simple(ctxOf(t), cfg, func(context.Context, ejob.ShardingContext) error { return nil })
 	if err == nil {
 		t.Fatal("accepted an invalid cron")
 	}
 	t.Log(err)
 	cfg = ejob.NewJobConfig("bad2", 2)
 	cfg.JobShardingStrategyType = "NOPE"
-	if err := s.Simple(cfg, func(context.Context, ejob.ShardingContext) error { return nil }); err == nil {
+	if err := s.Simple(ctxOf(t), cfg, func(context.Context, ejob.ShardingContext) error { return nil }); err == nil {
 		t.Fatal("accepted an unknown strategy")
 	}
 }

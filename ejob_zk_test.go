@@ -27,7 +27,7 @@ func TestSimpleJobOnZooKeeper(t *testing.T) {
 	cfg := ejob.NewJobConfig("zkSimple", 2)
 	cfg.Cron = "* * * * * ?"
 	var got seen
-	if err := s.Simple(cfg, func(ctx context.Context, sc ejob.ShardingContext) error {
+	if err := s.Simple(ctxOf(t), cfg, func(ctx context.Context, sc ejob.ShardingContext) error {
 		got.add(sc.ShardingItem)
 		return nil
 	}); err != nil {

@@ -61,13 +61,13 @@ func TestInProcessListeners(t *testing.T) {
 	}
 	bad := ejob.NewJobConfig("bad", 1)
 	bad.JobListenerTypes = []string{"NOPE"}
-	if err := s.Simple(bad, func(context.Context, ejob.ShardingContext) error { return nil }); err == nil ||
+	if err := s.Simple(ctxOf(t), bad, func(context.Context, ejob.ShardingContext) error { return nil }); err == nil ||
 		!strings.Contains(err.Error(), "NOPE") {
 		t.Fatalf("unknown listener accepted: %v", err)
 	}
 	cfg := ejob.NewJobConfig("listened", 2)
 	cfg.JobListenerTypes = []string{"common", "ONCE", "log", "LOG_ONCE"}
-	if err := s.Simple(cfg, func(context.Context, ejob.ShardingContext) error { return nil }); err != nil {
+	if err := s.Simple(ctxOf(t), cfg, func(context.Context, ejob.ShardingContext) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Start(context.Background()); err != nil {

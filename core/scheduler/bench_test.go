@@ -121,7 +121,7 @@ func startNode(tb testing.TB, c reg.Client, ip string, pid int, obs func(regcoun
 		tb.Fatal(err)
 	}
 	for _, j := range jobs {
-		if err := s.Add(j); err != nil {
+		if err := s.Add(context.Background(), j); err != nil {
 			tb.Fatal(err)
 		}
 	}
@@ -574,7 +574,7 @@ func benchIdleJobs(b *testing.B, njobs int) {
 	for i := range njobs {
 		cfg := config.New("idle-"+strconv.Itoa(i), 1)
 		cfg.Cron = "0 0 0 1 1 ? 2099"
-		if err := s.Add(scheduler.Job{Config: cfg, Runner: noop}); err != nil {
+		if err := s.Add(context.Background(), scheduler.Job{Config: cfg, Runner: noop}); err != nil {
 			b.Fatal(err)
 		}
 	}

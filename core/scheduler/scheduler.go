@@ -202,9 +202,10 @@ func schedule(expr, tz string) (trigger.Schedule, error) {
 	return cron.ParseInLocation(expr, loc)
 }
 
-// Add validates and adds a job. Before Run it is started by Run; after Run
+// Add validates and adds a job; ctx bounds the plugin calls that check it
+// (props validation, listener descriptions). Before Run it is started by Run; after Run
 // has started it starts at once.
-func (s *Scheduler) Add(job Job) error {
+func (s *Scheduler) Add(ctx context.Context, job Job) error {
 	cfg := job.Config
 	if cfg == nil {
 		return errors.New("scheduler: nil job config")
@@ -222,7 +223,7 @@ func (s *Scheduler) Add(job Job) error {
 		if err != nil {
 			return fmt.Errorf("job %q: %w", cfg.JobName, err)
 		}
-		vctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		vctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		err = ex.Validate(vctx, spi.ValidatePropsRequest{JobName: cfg.JobName, Props: cfg.Props})
 		cancel()
 		if err != nil {
@@ -236,7 +237,7 @@ func (s *Scheduler) Add(job Job) error {
 	if className == "" {
 		className = "ejob.GoJob"
 	}
-	typed, err := s.describeListeners(cfg)
+	typed, err := s.describeListeners(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("job %q: %w", cfg.JobName, err)
 	}
@@ -305,15 +306,15 @@ func (s *Scheduler) Add(job Job) error {
 // describeListeners resolves cfg.JobListenerTypes through Plugins and asks
 // each listener, once, how to call it for this job (executors spec §6: each
 // name is resolved when the scheduler is built).
-func (s *Scheduler) describeListeners(cfg *config.JobConfiguration) ([]executor.SPIListener, error) {
+func (s *Scheduler) describeListeners(ctx context.Context, cfg *config.JobConfiguration) ([]executor.SPIListener, error) {
 	out := make([]executor.SPIListener, 0, len(cfg.JobListenerTypes))
 	for _, name := range cfg.JobListenerTypes {
 		l, err := s.opts.Plugins.JobListener(name)
 		if err != nil {
 			return nil, fmt.Errorf("job listener %s: %w", name, err)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		desc, err := l.Describe(ctx, spi.ListenerDescribeRequest{JobName: cfg.JobName, Props: cfg.Props})
+		dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		desc, err := l.Describe(dctx, spi.ListenerDescribeRequest{JobName: cfg.JobName, Props: cfg.Props})
 		cancel()
 		if err != nil {
 			return nil, fmt.Errorf("job listener %s: %w", name, err)

@@ -80,7 +80,7 @@ func startInstance(t *testing.T, srv *embedded.Server, id string, cfg *config.Jo
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Add(scheduler.Job{Config: cfg.Clone(), Runner: rec.runner(id, 50*time.Millisecond)}); err != nil {
+	if err := s.Add(context.Background(), scheduler.Job{Config: cfg.Clone(), Runner: rec.runner(id, 50*time.Millisecond)}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -279,7 +279,7 @@ func TestShutdownDrainsRunningItemsAndDeregisters(t *testing.T) {
 		once.Do(func() { close(started) })
 		return rec.runner("127.0.0.1@-@9", 700*time.Millisecond)(ctx, sc)
 	})
-	if err := s.Add(scheduler.Job{Config: cfg, Runner: slow}); err != nil {
+	if err := s.Add(context.Background(), scheduler.Job{Config: cfg, Runner: slow}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

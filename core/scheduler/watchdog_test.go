@@ -47,7 +47,7 @@ func TestLateJobsHealthyJobNotLate(t *testing.T) {
 		}
 		return nil
 	}
-	if err := s.Add(scheduler.Job{Config: cfg, Runner: executor.SimpleFunc(runner)}); err != nil {
+	if err := s.Add(context.Background(), scheduler.Job{Config: cfg, Runner: executor.SimpleFunc(runner)}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

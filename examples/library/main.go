@@ -31,11 +31,11 @@ func main() {
 	}
 	hello := ejob.NewJobConfig("hello", 3)
 	hello.Cron, hello.ShardingItemParameters = "0/2 * * * * ?", "0=Beijing,1=Shanghai,2=Guangzhou"
-	must(s.Simple(hello, func(ctx context.Context, sc ejob.ShardingContext) error {
+	must(s.Simple(ctx, hello, func(ctx context.Context, sc ejob.ShardingContext) error {
 		fmt.Printf("%s item %d (%s) on %s\n", sc.JobName, sc.ShardingItem, *sc.ShardingParameter, s.InstanceID())
 		return nil
 	}))
-	must(s.Simple(ejob.NewJobConfig("once", 1), func(ctx context.Context, sc ejob.ShardingContext) error {
+	must(s.Simple(ctx, ejob.NewJobConfig("once", 1), func(ctx context.Context, sc ejob.ShardingContext) error {
 		fmt.Println("one-off job ran")
 		return nil
 	}))

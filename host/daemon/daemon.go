@@ -126,7 +126,7 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	for _, j := range file.Jobs {
-		if err := s.Add(scheduler.Job{Config: j.Config, Type: j.Type}); err != nil {
+		if err := s.Add(ctx, scheduler.Job{Config: j.Config, Type: j.Type}); err != nil {
 			return fmt.Errorf("%s:%d: %w", file.Name, j.Line, err)
 		}
 	}

@@ -474,7 +474,7 @@ func TestZooKeeperTreeMatchesElasticJob(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Add(scheduler.Job{Config: cfg.Clone(), Runner: ctl.runner(id), ClassName: "peer.PeerMain$JavaSimpleJob"}); err != nil {
+		if err := s.Add(context.Background(), scheduler.Job{Config: cfg.Clone(), Runner: ctl.runner(id), ClassName: "peer.PeerMain$JavaSimpleJob"}); err != nil {
 			t.Fatal(err)
 		}
 		rctx, cancel := context.WithCancel(context.Background())
