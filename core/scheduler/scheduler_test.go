@@ -146,16 +146,24 @@ func TestEveryItemOfEveryTriggerRunsOnceAcrossInstances(t *testing.T) {
 	for _, id := range ids {
 		startInstance(t, srv, id, cfg, rec)
 	}
-	// Steady state: from the first second in which all four items ran,
-	// observe three more full seconds.
+	// AVG_ALLOCATION over descending ids [@-@3, @-@2, @-@1], 4 items: one
+	// each, the rest (item 3) to the first: @-@3=[0,3], @-@2=[1], @-@1=[2].
+	want := map[int]string{0: ids[2], 1: ids[1], 2: ids[0], 3: ids[2]}
+	// Steady state: the first second whose trigger ran all four items, each
+	// on its owner in the three-instance assignment (earlier triggers may
+	// have run while instances were still joining). Then observe four more
+	// seconds: the assignment must hold and every item run exactly once.
 	var from time.Time
-	waitUntil(t, "a trigger with all items", 20*time.Second, func() bool {
-		per := map[time.Time]int{}
+	waitUntil(t, "a trigger with all items on their owners", 20*time.Second, func() bool {
+		per := map[time.Time]map[int]string{}
 		for _, r := range rec.snapshot() {
-			per[r.second]++
+			if per[r.second] == nil {
+				per[r.second] = map[int]string{}
+			}
+			per[r.second][r.item] = r.instance
 		}
-		for sec, n := range per {
-			if n == 4 && (from.IsZero() || sec.Before(from)) {
+		for sec, items := range per {
+			if fmt.Sprint(items) == fmt.Sprint(want) && (from.IsZero() || sec.Before(from)) {
 				from = sec
 			}
 		}
@@ -188,9 +196,6 @@ func TestEveryItemOfEveryTriggerRunsOnceAcrossInstances(t *testing.T) {
 			}
 		}
 	}
-	// AVG_ALLOCATION over descending ids [@-@3, @-@2, @-@1], 4 items: one
-	// each, the rest (item 3) to the first: @-@3=[0,3], @-@2=[1], @-@1=[2].
-	want := map[int]string{0: ids[2], 1: ids[1], 2: ids[0], 3: ids[2]}
 	for item, id := range want {
 		if len(owners[item]) != 1 || !owners[item][id] {
 			t.Errorf("item %d ran on %v, want only %s", item, owners[item], id)
