@@ -5,11 +5,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/ejob-io/ejob/internal/proctest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -73,24 +73,6 @@ func readRecords(t *testing.T, path string) []shardingContext {
 	return out
 }
 
-// syncBuffer collects a process's output safely.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestStandaloneHostRunsScriptJobAndDrainsOnSIGTERM(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "runs.txt")
@@ -110,7 +92,7 @@ ejob:
 `, script)), 0o644)
 
 	cmd := exec.Command(ejobBin, "run", "-c", cfg)
-	logs := &syncBuffer{}
+	logs := &proctest.Buffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package daemon_test
 
 import (
+	"github.com/ejob-io/ejob/internal/proctest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,7 +29,7 @@ func TestConfigWithJobListeners(t *testing.T) {
         script.command.line: "true"
         listener.log-once.started-timeout-milliseconds: "5000"
 `), 0o644)
-	var out syncBuffer
+	var out proctest.Buffer
 	cmd := exec.Command(ejobBin, "run", "-c", good)
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {

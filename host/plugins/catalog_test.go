@@ -1,15 +1,14 @@
 package plugins_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ejob-io/ejob/internal/proctest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -93,27 +92,9 @@ func install(t *testing.T, dir, src, name string, mode os.FileMode) string {
 	return dst
 }
 
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.String()
-}
-
-func open(t *testing.T, dir string, mod func(*plugins.Config)) (*plugins.Catalog, *syncBuffer) {
+func open(t *testing.T, dir string, mod func(*plugins.Config)) (*plugins.Catalog, *proctest.Buffer) {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &proctest.Buffer{}
 	cfg := plugins.Config{
 		Dir:    dir,
 		Logger: hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Debug}),

@@ -1,14 +1,13 @@
 package transport_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
+	"github.com/ejob-io/ejob/internal/proctest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -66,29 +65,11 @@ func run(m *testing.M) int {
 	return m.Run()
 }
 
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // launch starts path with a host logger writing to the returned buffer and
 // kills the process at cleanup.
-func launch(t testing.TB, path string) (*transport.Process, *syncBuffer) {
+func launch(t testing.TB, path string) (*transport.Process, *proctest.Buffer) {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &proctest.Buffer{}
 	p, err := transport.Launch(context.Background(), transport.LaunchConfig{
 		Path:   path,
 		Name:   "testplugin",

@@ -1,0 +1,30 @@
+// Package proctest holds what tests that drive real processes share: a
+// goroutine-safe buffer for a process's (or logger's) output. Examples keep
+// their own copies, since they may import public packages only.
+package proctest
+
+import (
+	"bytes"
+	"sync"
+)
+
+// Buffer is an io.Writer safe for concurrent use, for collecting output
+// that other goroutines write while a test reads it.
+type Buffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+// Write appends p.
+func (b *Buffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// String returns everything written so far.
+func (b *Buffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
