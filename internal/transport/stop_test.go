@@ -60,12 +60,22 @@ func pluginReturn(t *testing.T, path string) (time.Time, string) {
 	if err != nil {
 		t.Fatalf("the host's Execute returned before the plugin's: %v", err)
 	}
-	ns, rest, _ := strings.Cut(string(b), " ")
-	n, err := strconv.ParseInt(ns, 10, 64)
-	if err != nil {
-		t.Fatalf("bad return record %q", b)
+	// The file exists, so the plugin is returning; its record may still be
+	// being written (create, then write): wait briefly for it.
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		ns, rest, _ := strings.Cut(string(b), " ")
+		if n, err := strconv.ParseInt(ns, 10, 64); err == nil && rest != "" {
+			return time.Unix(0, n), rest
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("bad return record %q", b)
+		}
+		time.Sleep(5 * time.Millisecond) // bounded polling of the record file
+		if b, err = os.ReadFile(path); err != nil {
+			t.Fatal(err)
+		}
 	}
-	return time.Unix(0, n), rest
 }
 
 func TestCancelWaitsForPluginStop(t *testing.T) {
