@@ -137,8 +137,11 @@ func (j *Job) onLocalServerEvent(ctx context.Context, ev reg.TreeEvent) error {
 	return j.electAndCheck(ctx)
 }
 
-// deleteOwnLeaderNode deletes the leader node if our session owns it.
+// deleteOwnLeaderNode deletes the leader node if our session owns it,
+// after this instance's leader writes in flight (leaderWrites).
 func (j *Job) deleteOwnLeaderNode(ctx context.Context) (bool, error) {
+	j.leaderWrites.Lock()
+	defer j.leaderWrites.Unlock()
 	path := j.p.of(nodeLeaderInstance)
 	data, st, err := j.c.Get(ctx, path)
 	if errors.Is(err, reg.ErrNoNode) {

@@ -107,7 +107,9 @@ func testConfig(total int) *config.JobConfiguration {
 }
 
 func testLogger(t *testing.T, name string) hclog.Logger {
-	level := hclog.Warn
+	// Info: a failing test shows the kernel's decisions (test logs are
+	// printed only for failed tests).
+	level := hclog.Info
 	if os.Getenv("COORD_DEBUG") != "" {
 		level = hclog.Debug
 	}

@@ -131,6 +131,17 @@ type Job struct {
 	// (UnixNano); the failover pump spaces its re-triggers by it.
 	lastTrig atomic.Int64
 	margin   time.Duration
+	// leaderWrites orders this instance's deletion of its own leader node
+	// after its leader writes in flight: a fenced leader write holds it
+	// shared from taking the fence to its commit, the deletion holds it
+	// exclusively. ZooKeeper's multi checks only a node's data version, so
+	// a leader node deleted and re-created by another instance's election
+	// between our fence and our commit (version 0 both times) would pass
+	// the check. The owner is the only one that deletes a live leader node
+	// (abdication, console shutdown, graceful shutdown; ElasticJob does the
+	// same), so waiting here closes that gap; only a manual deletion of the
+	// node remains undetectable.
+	leaderWrites sync.RWMutex
 	// beforeCommit, if set (tests), runs between taking the leader fence
 	// and committing a resharding.
 	beforeCommit func()
@@ -426,13 +437,12 @@ func (j *Job) cleanShutdown() {
 	if sess.Err() != nil {
 		return
 	}
-	for _, path := range []string{j.p.of(nodeLeaderInstance), j.p.instance(j.id)} {
-		_, st, err := j.c.Get(ctx, path)
-		if err != nil || st.EphemeralOwner != sess.ID() {
-			continue
-		}
-		if err := j.c.Delete(ctx, path, st.Version); err != nil && !errors.Is(err, reg.ErrNoNode) {
-			j.log.Warn("shutdown: delete failed", "path", path, "error", err)
+	if _, err := j.deleteOwnLeaderNode(ctx); err != nil {
+		j.log.Warn("shutdown: delete failed", "path", j.p.of(nodeLeaderInstance), "error", err)
+	}
+	if _, st, err := j.c.Get(ctx, j.p.instance(j.id)); err == nil && st.EphemeralOwner == sess.ID() {
+		if err := j.c.Delete(ctx, j.p.instance(j.id), st.Version); err != nil && !errors.Is(err, reg.ErrNoNode) {
+			j.log.Warn("shutdown: delete failed", "path", j.p.instance(j.id), "error", err)
 		}
 	}
 	j.log.Info("job coordination stopped")

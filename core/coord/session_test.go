@@ -250,3 +250,39 @@ func TestStaleNodesOfGoneInstancesCleared(t *testing.T) {
 	}
 	eventually(t, "items 0 and 1 re-run by a", func() bool { return countRuns(a, 0) >= 2 && countRuns(a, 1) >= 2 })
 }
+
+// A leader that gives up its leader node while its resharding is between
+// fence and commit (here: its server is disabled, so it abdicates) deletes
+// the node only after the commit. Otherwise another instance could elect
+// and re-create the node with the same data version in the meantime, and
+// the stale commit would pass the fence (ZooKeeper's multi checks only
+// the version).
+func TestAbdicationWaitsForFencedCommit(t *testing.T) {
+	cl := newEmbeddedCluster(t)
+	a := cl.start("192.168.1.1", 100, testConfig(4)) // leader
+	b := cl.start("192.168.1.2", 200, testConfig(4))
+	cl.waitNecessary()
+	if v, _ := cl.get(jp("leader", "election", "instance")); v != a.id {
+		t.Fatalf("leader = %q", v)
+	}
+	coord.SetBeforeCommit(a.job, func() {
+		cl.persist(jp("servers", a.ip), "DISABLED")
+		// a's event loop sees the event and would abdicate now; b would
+		// elect at once. Give them time to (wrongly) do so.
+		time.Sleep(20 * fastPoll)
+		if v, _ := cl.get(jp("leader", "election", "instance")); v != a.id {
+			t.Errorf("leader node changed to %q while a's resharding was between fence and commit", v)
+		}
+	})
+	if _, err := a.run(ctxT(t)); err != nil {
+		t.Fatalf("a's resharding while still the leader: %v", err)
+	}
+	coord.SetBeforeCommit(a.job, nil)
+	if got := cl.assignments(4); len(got) != 4 {
+		t.Fatalf("assignments after a's commit = %v", got)
+	}
+	eventually(t, "a abdicated after its commit and b leads", func() bool {
+		v, _ := cl.get(jp("leader", "election", "instance"))
+		return v == b.id
+	})
+}

@@ -29,6 +29,8 @@ func (j *Job) setReshardingFlag(ctx context.Context) error {
 	if ok, err := j.s.exists(ctx, j.p.root); err != nil || !ok {
 		return err
 	}
+	j.leaderWrites.RLock()
+	defer j.leaderWrites.RUnlock()
 	fence, err := j.leaderFence(ctx)
 	if errors.Is(err, recipe.ErrNotLeader) {
 		return nil
@@ -130,6 +132,8 @@ func (j *Job) shardingIfNecessary(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	j.leaderWrites.RLock()
+	defer j.leaderWrites.RUnlock()
 	fence, err := j.leaderFence(ctx)
 	if errors.Is(err, recipe.ErrNotLeader) {
 		j.log.Info("lost leadership before resharding")

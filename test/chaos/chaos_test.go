@@ -105,7 +105,15 @@ func newSuite(t *testing.T, ensemble bool, seed int64, nHosts int) *suite {
 		t.Fatal(err)
 	}
 	s.dir = dir
-	t.Cleanup(func() { _ = os.RemoveAll(dir) }) // runs last
+	t.Cleanup(func() { // runs last
+		if t.Failed() {
+			// Keep the evidence: every host incarnation's full log, the
+			// records and the configs (the tails printed above are short).
+			t.Logf("chaos run directory kept for inspection: %s", dir)
+			return
+		}
+		_ = os.RemoveAll(dir)
+	})
 	if ensemble {
 		s.zk = zktest.StartEnsemble(t, zktest.Options{Tick: tick})
 	} else {
