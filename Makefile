@@ -34,8 +34,14 @@ vet:
 imports:
 	$(GO) test -count=1 ./internal/archtest
 
+# The chaos suite's short form runs last, on its own (go test ./... skips it:
+# it needs -chaos.run), so its timing is not judged while other packages
+# load both cores. CHAOS_SEED fixes its fault schedule (docs/chaos.md).
+CHAOS_SEED ?= 3
+
 test: lint build
 	$(GO) test -race -count=1 -timeout 20m ./...
+	$(GO) test -count=1 -timeout 10m ./test/chaos -run TestChaos -chaos.run -chaos.seed=$(CHAOS_SEED)
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 30m ./...
@@ -74,6 +80,7 @@ chaos:
 	  -chaos.seed=$(SEED) -chaos.duration=$(DURATION) -chaos.topology=$(TOPOLOGY)
 
 # The short form of the chaos suite (standalone ZooKeeper, each fault once,
-# about 90 s). Not yet part of `make test`: see docs/chaos.md.
+# about 90 s); `make test` runs it with CHAOS_SEED. SEED=0 (the default here)
+# derives the schedule from the clock; the seed is always logged.
 chaos-short:
 	$(GO) test ./test/chaos -run TestChaos -count=1 -v -timeout 20m -chaos.run -chaos.seed=$(SEED)

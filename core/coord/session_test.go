@@ -286,3 +286,29 @@ func TestAbdicationWaitsForFencedCommit(t *testing.T) {
 		return v == b.id
 	})
 }
+
+// An instance that joins while the leader is resharding (its event finds
+// the flag still up, so it raises nothing) is not lost when the commit
+// deletes the flag: the leader compares membership after its commit and
+// flags resharding again, so the newcomer gets items at the next trigger.
+func TestMembershipChangeDuringReshardingFlagsAgain(t *testing.T) {
+	cl := newEmbeddedCluster(t)
+	a := cl.start("192.168.1.1", 100, testConfig(4)) // leader
+	b := cl.start("192.168.1.2", 200, testConfig(4))
+	cl.waitNecessary()
+	var c *instance
+	coord.SetBeforeCommit(a.job, func() {
+		c = cl.start("192.168.1.3", 300, testConfig(4))
+		cl.sync() // a's event loop has seen c's instance node (flag still up)
+	})
+	if _, err := a.run(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	coord.SetBeforeCommit(a.job, nil)
+	expectAssign(t, cl, 4, map[string][]int{b.id: {0, 1}, a.id: {2, 3}})
+	if _, ok := cl.get(jp("leader", "sharding", "necessary")); !ok {
+		t.Fatal("resharding not flagged again after an instance joined during the resharding")
+	}
+	runAll(t, a, b, c)
+	expectAssign(t, cl, 4, map[string][]int{c.id: {0, 3}, b.id: {1}, a.id: {2}})
+}

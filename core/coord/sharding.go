@@ -128,23 +128,41 @@ func (j *Job) shardingIfNecessary(ctx context.Context) error {
 			return err
 		}
 	}
+	// Membership is read again after the wait (upstream uses the list read
+	// before it): instances that joined or left meanwhile are part of this
+	// assignment.
+	if instances, err = j.availableInstances(ctx); err != nil || len(instances) == 0 {
+		return err
+	}
 	cfg, err := j.loadConfig(ctx)
 	if err != nil {
 		return err
 	}
+	committed, err := j.commitReshard(ctx, cfg, instances)
+	if err != nil || !committed {
+		return err
+	}
+	return j.reshardAgainIfChanged(ctx, cfg, instances)
+}
+
+// commitReshard writes the processing flag and commits the assignment of
+// cfg's items to instances, fenced on the leader node (and ordered before
+// any deletion of it by this instance, see leaderWrites). It reports
+// whether the assignment was committed.
+func (j *Job) commitReshard(ctx context.Context, cfg *config.JobConfiguration, instances []string) (bool, error) {
 	j.leaderWrites.RLock()
 	defer j.leaderWrites.RUnlock()
 	fence, err := j.leaderFence(ctx)
 	if errors.Is(err, recipe.ErrNotLeader) {
 		j.log.Info("lost leadership before resharding")
-		return nil
+		return false, nil
 	}
 	if err != nil {
-		return err
+		return false, err
 	}
 	j.log.Info("resharding", "shardingTotalCount", cfg.ShardingTotalCount, "instances", instances)
 	if err := j.s.persistEphemeral(ctx, j.p.of(nodeProcessing), nil); err != nil {
-		return wrap("write sharding processing flag", err)
+		return false, wrap("write sharding processing flag", err)
 	}
 	if j.beforeCommit != nil {
 		j.beforeCommit()
@@ -160,9 +178,35 @@ func (j *Job) shardingIfNecessary(ctx context.Context) error {
 		if errors.Is(err, recipe.ErrFenced) {
 			j.log.Warn("resharding rejected: leadership lost before the commit", "error", err)
 		}
-		return wrap("resharding", err)
+		return false, wrap("resharding", err)
 	}
-	return nil
+	return true, nil
+}
+
+// reshardAgainIfChanged raises the resharding flag again when membership
+// or the total count changed between the reads behind a committed
+// assignment and its commit. Such a change's event found the flag still
+// up, so it set nothing, and the commit has just deleted the flag: without
+// this the change would wait for some later event (upstream loses it the
+// same way; found by the chaos suite: an instance that died while the
+// leader waited for running items kept its items, so they were not run,
+// until the next membership change).
+func (j *Job) reshardAgainIfChanged(ctx context.Context, cfg *config.JobConfiguration, instances []string) error {
+	now, err := j.availableInstances(ctx)
+	if err != nil {
+		return err
+	}
+	cur, err := j.loadConfig(ctx)
+	if err != nil {
+		return err
+	}
+	if slices.Equal(now, instances) && cur.ShardingTotalCount == cfg.ShardingTotalCount {
+		return nil
+	}
+	j.log.Info("membership or sharding total count changed during resharding; resharding again at the next trigger",
+		"committed_instances", instances, "instances", now,
+		"committed_total", cfg.ShardingTotalCount, "total", cur.ShardingTotalCount)
+	return j.setReshardingFlag(ctx)
 }
 
 // waitShardingCompleted is the non-leader's busy wait.

@@ -589,13 +589,13 @@ func longKinds(ensemble bool) []string {
 	return append(k, "zk-restart")
 }
 
-// TestChaos is the chaos suite. Without flags it is the short form (one
-// standalone ZooKeeper, the fixed shortSchedule, ~70 s); with
+// TestChaos is the chaos suite. With -chaos.run alone it is the short form
+// (one standalone ZooKeeper, the fixed shortSchedule, ~80-90 s); with
 // -chaos.duration it injects random faults for that long on a standalone
 // server and then on a 3-node ensemble (-chaos.topology picks one).
 func TestChaos(t *testing.T) {
 	if !*flagRun {
-		t.Skip("the chaos suite runs with -chaos.run: make chaos (long form) or make chaos-short")
+		t.Skip("the chaos suite runs with -chaos.run: make test and make chaos-short (short form), make chaos (long form)")
 	}
 	seed := *flagSeed
 	if seed == 0 {

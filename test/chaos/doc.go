@@ -8,9 +8,12 @@
 // connections, ZooKeeper restarts, member loss and full outages), then
 // checks the invariants described in docs/chaos.md.
 //
-// Plain `go test ./test/chaos/` runs the short form (one standalone server,
-// one fixed round of every fault, about a minute). `make chaos` runs the
-// long form: `go test ./test/chaos -run TestChaos -chaos.seed=N
-// -chaos.duration=5m -v` (both topologies, random faults for the
-// duration). The package has no non-test code.
+// The suite runs only with -chaos.run, so `go test ./...` (where it would
+// compete for the CPU with every other package) skips it. `make test` runs
+// the short form on its own afterwards with a fixed seed (one standalone
+// server, one round of every fault, about 90 s); `make chaos-short` runs it
+// with any seed; `make chaos` runs the long form: `go test ./test/chaos -run
+// TestChaos -chaos.run -chaos.seed=N -chaos.duration=5m -v` (both
+// topologies, random faults for the duration). The package has no non-test
+// code.
 package chaos
