@@ -93,3 +93,49 @@ func TestCutOffItemsQueuedAfterReRegistrationAreClaimed(t *testing.T) {
 		return true
 	})
 }
+
+// A fire that comes while this instance runs failover items sets the
+// misfire flags of its own items, but that execution's catch-up re-runs
+// only the failover items (upstream semantics). The own items must run
+// right after it, not wait for the next fire (found by the chaos suite:
+// the instance was killed before its next fire and the fire was lost).
+func TestOwnItemsMisfiredDuringFailoverRunRunAfterIt(t *testing.T) {
+	cl, a, b, releaseB, _ := twoRunning(t) // b runs [0,1]; a owns [2,3]
+	defer releaseB()
+	stopped := make(chan struct{})
+	go func() { b.stop(); close(stopped) }()
+	eventually(t, "b shutting down", b.job.ShuttingDown)
+	releaseB()
+	<-stopped
+	eventually(t, "a claimed b's items", func() bool {
+		v0, _ := cl.get(jp("sharding", "0", "failover"))
+		v1, _ := cl.get(jp("sharding", "1", "failover"))
+		return v0 == a.id && v1 == a.id
+	})
+	// The first claim's trigger starts the failover execution; the trigger
+	// loop drops the others while it runs.
+	releaseA, doneA := startHeldRun(t, cl, a, []int{0, 1})
+	defer releaseA()
+	for len(a.triggers) > 0 {
+		<-a.triggers
+	}
+	a.dropBusy.Store(true)
+	a.autorun(t)
+	before2, before3 := countRuns(a, 2), countRuns(a, 3)
+	// A fire of a's own items arrives while it runs the failover items.
+	if err := a.job.SetMisfire(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	releaseA()
+	if err := <-doneA; err != nil {
+		t.Fatalf("a's failover execution: %v", err)
+	}
+	eventually(t, "a's own items run after the failover execution", func() bool {
+		return countRuns(a, 2) > before2 && countRuns(a, 3) > before3
+	})
+	for _, i := range []string{"2", "3"} {
+		if _, ok := cl.get(jp("sharding", i, "misfire")); ok {
+			t.Errorf("misfire flag of item %s still set after its catch-up run", i)
+		}
+	}
+}

@@ -130,7 +130,10 @@ type Job struct {
 	// lastTrig is when a failover claim last asked the scheduler to run
 	// (UnixNano); the failover pump spaces its re-triggers by it.
 	lastTrig atomic.Int64
-	margin   time.Duration
+	// misfireSeen is when the failover pump first saw own items with a
+	// pending misfire while idle (UnixNano; 0: none seen).
+	misfireSeen atomic.Int64
+	margin      time.Duration
 	// leaderWrites orders this instance's deletion of its own leader node
 	// after its leader writes in flight: a fenced leader write holds it
 	// shared from taking the fence to its commit, the deletion holds it

@@ -148,20 +148,17 @@ func (s *suite) checkRuns(v *violations, runs []*run, from, to time.Time) *stats
 }
 
 // coverage: every item of every fire not excused by a fault started in
-// [fire, fire+period).
+// [fire, fire+period), or, when the item was still running at the fire (a
+// misfire: the fire is served by one catch-up run after the current one),
+// started again after the fire within the running one's end + period + 1 s.
 func (s *suite) checkCoverage(v *violations, st *stats, runs []*run, from, to time.Time) {
 	for _, job := range []string{jobFO, jobNoFO} {
 		p := period(job)
-		started := map[int64]map[int]bool{}
+		byItem := map[int][]*run{} // in start order, as runs are
 		for _, r := range runs {
-			if r.job != job {
-				continue
+			if r.job == job {
+				byItem[r.item] = append(byItem[r.item], r)
 			}
-			f := r.start.Truncate(p).UnixNano()
-			if started[f] == nil {
-				started[f] = map[int]bool{}
-			}
-			started[f][r.item] = true
 		}
 		for f := from.Truncate(p).Add(p); !f.Add(p).After(to); f = f.Add(p) {
 			st.fires[job]++
@@ -170,13 +167,38 @@ func (s *suite) checkCoverage(v *violations, st *stats, runs []*run, from, to ti
 			}
 			st.checked[job]++
 			for i := 0; i < items; i++ {
-				if !started[f.UnixNano()][i] {
-					v.add("coverage", "%s fire %s item %d: no run started in [fire, fire+%v); %s",
-						job, f.Format("15:04:05"), i, p, s.lastRunBefore(runs, job, i, f))
+				if why := covered(byItem[i], f, p); why != "" {
+					v.add("coverage", "%s fire %s item %d: %s; %s",
+						job, f.Format("15:04:05"), i, why, s.lastRunBefore(runs, job, i, f))
 				}
 			}
 		}
 	}
+}
+
+// covered reports "" when fire f (period p) of an item with these runs
+// (in start order) is served, or why not.
+func covered(runs []*run, f time.Time, p time.Duration) string {
+	var busy *run // a run of the item in progress at the fire
+	for _, r := range runs {
+		if !r.start.Before(f) && r.start.Before(f.Add(p)) {
+			return ""
+		}
+		if r.start.Before(f) && r.end.After(f) {
+			busy = r
+		}
+	}
+	if busy == nil {
+		return fmt.Sprintf("no run started in [fire, fire+%v)", p)
+	}
+	limit := busy.end.Add(p + time.Second)
+	for _, r := range runs {
+		if !r.start.Before(f) && !r.start.After(limit) {
+			return ""
+		}
+	}
+	return fmt.Sprintf("still running at the fire (%s until %s), and no run started after it by %s",
+		busy.instance, busy.end.Format("15:04:05.000"), limit.Format("15:04:05.000"))
 }
 
 func (s *suite) lastRunBefore(runs []*run, job string, item int, f time.Time) string {
