@@ -78,9 +78,11 @@ func (j *Job) ShardingContexts(ctx context.Context) (executor.ShardingContexts, 
 			return executor.ShardingContexts{}, wrap("failover items", err)
 		}
 		if len(fi) > 0 {
+			j.ranFailover.Store(true)
 			return j.contexts(ctx, fi)
 		}
 	}
+	j.ranFailover.Store(false)
 	if err := j.shardingIfNecessary(ctx); err != nil {
 		return executor.ShardingContexts{}, err
 	}

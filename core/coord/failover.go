@@ -251,7 +251,7 @@ func (j *Job) pumpFailover(ctx context.Context) error {
 	if names, _ := j.cache.Children(j.p.of(nodeFailoverItems)); len(names) > 0 {
 		return j.failoverIfNecessary(ctx)
 	}
-	if cfg.Misfire {
+	if cfg.Misfire && j.ranFailover.Load() {
 		return j.runPendingMisfires(ctx)
 	}
 	return nil
@@ -263,7 +263,10 @@ func (j *Job) pumpFailover(ctx context.Context) error {
 // instance's items would wait for the next fire, and be lost if the
 // instance died meanwhile (found by the chaos suite). Flags seen on two
 // idle ticks in a row, on items no instance runs, are cleared and the
-// scheduler is asked to run once; the run is the catch-up.
+// scheduler is asked to run once; the run is the catch-up. After a regular
+// execution a missed fire keeps upstream's timing (flags written when the
+// run ends, served by the next fire's catch-up), as the ElasticJob console
+// and Java peers see it.
 func (j *Job) runPendingMisfires(ctx context.Context) error {
 	items := j.misfiredInCache()
 	if len(items) == 0 {

@@ -133,6 +133,9 @@ type Job struct {
 	// misfireSeen is when the failover pump first saw own items with a
 	// pending misfire while idle (UnixNano; 0: none seen).
 	misfireSeen atomic.Int64
+	// ranFailover: the last sharding contexts handed out were failover
+	// items (the pump then serves own items' pending misfires).
+	ranFailover atomic.Bool
 	margin      time.Duration
 	// leaderWrites orders this instance's deletion of its own leader node
 	// after its leader writes in flight: a fenced leader write holds it
