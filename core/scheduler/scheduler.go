@@ -69,6 +69,10 @@ type Options struct {
 	// WatchdogInterval is the watchdog's period (default
 	// DefaultWatchdogInterval).
 	WatchdogInterval time.Duration
+	// Clock is the trigger loop's clock, also the watchdog's (default
+	// trigger.RealClock). Tests use one whose timers never fire to model a
+	// trigger loop that stopped firing.
+	Clock trigger.Clock
 }
 
 // Watchdog defaults.
@@ -145,8 +149,11 @@ func New(opts Options) (*Scheduler, error) {
 	if opts.WatchdogInterval <= 0 {
 		opts.WatchdogInterval = DefaultWatchdogInterval
 	}
+	if opts.Clock == nil {
+		opts.Clock = trigger.RealClock{}
+	}
 	s := &Scheduler{opts: opts, log: opts.Logger, jobs: map[string]*runtime{}}
-	s.trig = trigger.New(trigger.Options{Logger: opts.Logger.Named("trigger"), OnMisfire: s.onMisfire})
+	s.trig = trigger.New(trigger.Options{Clock: opts.Clock, Logger: opts.Logger.Named("trigger"), OnMisfire: s.onMisfire})
 	return s, nil
 }
 
@@ -553,7 +560,7 @@ func (s *Scheduler) LateJobs(ctx context.Context, threshold time.Duration) ([]La
 	if err != nil {
 		return nil, err
 	}
-	now := time.Now()
+	now := s.opts.Clock.Now()
 	var out []LateJob
 	for _, e := range entries {
 		if e.Next.IsZero() || e.Paused {

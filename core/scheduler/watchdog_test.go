@@ -2,6 +2,7 @@ package scheduler_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +12,8 @@ import (
 	"github.com/ejob-io/ejob/core/executor"
 	"github.com/ejob-io/ejob/core/reg/embedded"
 	"github.com/ejob-io/ejob/core/scheduler"
+	"github.com/ejob-io/ejob/core/trigger"
+	"github.com/ejob-io/ejob/internal/proctest"
 	"github.com/ejob-io/ejob/spi"
 )
 
@@ -69,5 +72,65 @@ func TestLateJobsHealthyJobNotLate(t *testing.T) {
 		if len(late) != 0 {
 			t.Fatalf("healthy job reported late: %+v", late)
 		}
+	}
+}
+
+// stalledClock is the wall clock, but its timers never fire: the trigger
+// loop does not wake up for a job's next fire time, as a loop that stopped
+// firing (the case the watchdog exists for).
+type stalledClock struct{}
+
+func (stalledClock) Now() time.Time { return time.Now() }
+func (stalledClock) NewTimer(time.Duration) trigger.Timer {
+	return &stalledTimer{c: make(chan time.Time)}
+}
+
+type stalledTimer struct{ c chan time.Time }
+
+func (t *stalledTimer) C() <-chan time.Time      { return t.c }
+func (t *stalledTimer) Stop() bool               { return true }
+func (t *stalledTimer) Reset(time.Duration) bool { return true }
+
+// A job whose next fire time passes without the trigger loop firing it is
+// logged at WARN by the watchdog, with the job's name and how late it is.
+// (The watchdog's own query wakes the loop, which then fires the job: the
+// report comes once per stall.)
+func TestWatchdogReportsJobThatDoesNotFire(t *testing.T) {
+	srv := embedded.NewServer()
+	client, err := srv.Connect("watchdog")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close() })
+	var logs proctest.Buffer
+	s, err := scheduler.New(scheduler.Options{
+		Client: client, InstanceID: "127.0.0.1@-@1", ServerIP: "127.0.0.1", Plugins: plugins(),
+		Logger:        hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Warn}),
+		DrainTimeout:  time.Second,
+		LateThreshold: 300 * time.Millisecond, WatchdogInterval: 1500 * time.Millisecond,
+		Clock: stalledClock{},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.New("stuck_job", 1)
+	cfg.Cron = "* * * * * ?"
+	runner := func(ctx context.Context, sc spi.ShardingContext) error { return nil }
+	if err := s.Add(context.Background(), scheduler.Job{Config: cfg, Runner: executor.SimpleFunc(runner)}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(logs.String(), "job is late") && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if out := logs.String(); !strings.Contains(out, "job is late") || !strings.Contains(out, "job=stuck_job") {
+		t.Fatalf("watchdog log has no WARN naming the late job:\n%s", out)
 	}
 }
