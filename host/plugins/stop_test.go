@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -30,8 +31,9 @@ func processGone(pid int) bool {
 
 // TestStopTimeoutKillsAndRelaunches: a plugin that ignores cancellation
 // fails the Execute with ErrStopTimeout after the stop grace; the
-// supervisor has killed its process by then, logged it at ERROR naming the
-// job and item, and the next call relaunches the plugin.
+// supervisor has killed its process by then, and the process it had
+// started in its own process group (as SCRIPT does), logged it at ERROR
+// naming the job and item, and the next call relaunches the plugin.
 func TestStopTimeoutKillsAndRelaunches(t *testing.T) {
 	dir := t.TempDir()
 	install(t, dir, testBins.hosttest, "ejob-hosttest", 0o755)
@@ -46,16 +48,26 @@ func TestStopTimeoutKillsAndRelaunches(t *testing.T) {
 		t.Fatal(err)
 	}
 	started := filepath.Join(t.TempDir(), "started")
+	childFile := filepath.Join(t.TempDir(), "child")
 	ctx, cancel := context.WithCancel(ctxT(t, 30*time.Second))
 	errc := make(chan error, 1)
 	go func() {
 		_, err := exec.Execute(ctx, spi.ExecuteRequest{
 			Context: spi.ShardingContext{JobName: "ignore", ShardingItem: 7},
-			Props:   map[string]string{"started": started},
+			Props:   map[string]string{"started": started, "child": childFile},
 		})
 		errc <- err
 	}()
 	waitFor(t, "Execute to start in the plugin", func() bool { _, err := os.Stat(started); return err == nil })
+	b, err := os.ReadFile(childFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	child, err := strconv.Atoi(string(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(child, syscall.SIGKILL) })
 	cancel()
 	err = <-errc
 	if !errors.Is(err, transport.ErrStopTimeout) || !errors.Is(err, context.Canceled) {
@@ -64,6 +76,9 @@ func TestStopTimeoutKillsAndRelaunches(t *testing.T) {
 	if !processGone(pid) {
 		t.Errorf("plugin process %d still runs after Execute returned", pid)
 	}
+	// The kill of the child's group is sent before Execute returns; its
+	// exit (and the reaping by init) follows.
+	waitFor(t, "the stuck plugin's child process to be gone", func() bool { return processGone(child) })
 	log := logs.String()
 	for _, want := range []string{"[ERROR]", "did not stop a cancelled execution", "job=ignore", "item=7", "plugin=ejob-hosttest", "pid=" + strconv.Itoa(pid)} {
 		if !strings.Contains(log, want) {

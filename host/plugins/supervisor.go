@@ -141,7 +141,8 @@ func (s *supervisor) discard(proc *transport.Process) {
 }
 
 // killStuck kills proc, which did not stop a cancelled execution within
-// the stop grace, and returns once it has exited. The next call relaunches
+// the stop grace, and the processes it had started, and returns once it
+// has exited. The next call relaunches
 // the plugin at once: this is not a crash, so it does not count towards the
 // relaunch backoff.
 func (s *supervisor) killStuck(proc *transport.Process, typ string, sc spi.ShardingContext, err error) {
@@ -155,8 +156,19 @@ func (s *supervisor) killStuck(proc *transport.Process, typ string, sc spi.Shard
 		s.lastExit = time.Now()
 	}
 	s.release()
+	// What the plugin started for its executions (SCRIPT: a process group
+	// per script) would outlive it and keep running the item.
+	// They go first: go-plugin's Kill asks the plugin to exit and waits up
+	// to 2 s before it forces it.
+	if below := descendants(proc.Pid()); len(below) > 0 {
+		killAll(below)
+		s.log.Warn("killed the processes the stuck plugin had started", "job", sc.JobName, "item", sc.ShardingItem, "count", len(below))
+	}
 	proc.Kill()
 }
+
+// proc is one process below a plugin process.
+type proc struct{ pid, pgid int }
 
 func (s *supervisor) close() {
 	s.sem <- struct{}{}

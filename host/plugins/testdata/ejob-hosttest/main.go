@@ -11,7 +11,9 @@
 // also knows
 //
 //	"ignore" touches props["started"] and ignores cancellation: it returns
-//	         only when the process ends
+//	         only when the process ends. With props["child"] it first starts
+//	         `sleep 600` as the leader of its own process group (as SCRIPT
+//	         runs scripts) and writes its pid to that file.
 //
 // It serves sharding type HOSTTEST, thread-pool type HOSTTEST_POOL and job
 // type HOSTTEST_JOB; built with -ldflags "-X main.typeName=X"
@@ -22,6 +24,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
+	"strconv"
+	"syscall"
 
 	"github.com/ejob-io/ejob/sdk"
 	"github.com/ejob-io/ejob/spi"
@@ -75,6 +80,16 @@ type job struct{}
 
 func (job) Execute(ctx context.Context, req spi.ExecuteRequest) (spi.ExecuteResponse, error) {
 	if req.Context.JobName == "ignore" {
+		if f := req.Props["child"]; f != "" {
+			cmd := exec.Command("sleep", "600")
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			if err := cmd.Start(); err != nil {
+				return spi.ExecuteResponse{}, err
+			}
+			if err := os.WriteFile(f, []byte(strconv.Itoa(cmd.Process.Pid)), 0o600); err != nil {
+				return spi.ExecuteResponse{}, err
+			}
+		}
 		_ = os.WriteFile(req.Props["started"], nil, 0o600)
 		select {}
 	}
