@@ -191,16 +191,24 @@ func TestRegisterBeginRefusedWhileSuspended(t *testing.T) {
 	suspender(a).Resume()
 }
 
-// A leader whose session expires between taking its fence and committing
-// a resharding has its commit rejected; the survivor reshards.
-func TestDeposedLeaderReshardingRejected(t *testing.T) {
+// leaderAndOther starts a (the leader) and b on a 4-item job, with
+// resharding pending.
+func leaderAndOther(t *testing.T) (*cluster, *instance, *instance) {
+	t.Helper()
 	cl := newEmbeddedCluster(t)
-	a := cl.start("192.168.1.1", 100, testConfig(4)) // leader
+	a := cl.start("192.168.1.1", 100, testConfig(4))
 	b := cl.start("192.168.1.2", 200, testConfig(4))
 	cl.waitNecessary()
 	if v, _ := cl.get(jp("leader", "election", "instance")); v != a.id {
-		t.Fatalf("leader = %q", v)
+		t.Fatalf("leader = %q, want %s", v, a.id)
 	}
+	return cl, a, b
+}
+
+// A leader whose session expires between taking its fence and committing
+// a resharding has its commit rejected; the survivor reshards.
+func TestDeposedLeaderReshardingRejected(t *testing.T) {
+	cl, a, b := leaderAndOther(t)
 	coord.SetBeforeCommit(a.job, func() {
 		if err := a.c.(reg.Expirer).Expire(context.Background()); err != nil {
 			t.Error(err)
@@ -258,13 +266,7 @@ func TestStaleNodesOfGoneInstancesCleared(t *testing.T) {
 // the stale commit would pass the fence (ZooKeeper's multi checks only
 // the version).
 func TestAbdicationWaitsForFencedCommit(t *testing.T) {
-	cl := newEmbeddedCluster(t)
-	a := cl.start("192.168.1.1", 100, testConfig(4)) // leader
-	b := cl.start("192.168.1.2", 200, testConfig(4))
-	cl.waitNecessary()
-	if v, _ := cl.get(jp("leader", "election", "instance")); v != a.id {
-		t.Fatalf("leader = %q", v)
-	}
+	cl, a, b := leaderAndOther(t)
 	coord.SetBeforeCommit(a.job, func() {
 		cl.persist(jp("servers", a.ip), "DISABLED")
 		// a's event loop sees the event and would abdicate now; b would
@@ -292,10 +294,7 @@ func TestAbdicationWaitsForFencedCommit(t *testing.T) {
 // deletes the flag: the leader compares membership after its commit and
 // flags resharding again, so the newcomer gets items at the next trigger.
 func TestMembershipChangeDuringReshardingFlagsAgain(t *testing.T) {
-	cl := newEmbeddedCluster(t)
-	a := cl.start("192.168.1.1", 100, testConfig(4)) // leader
-	b := cl.start("192.168.1.2", 200, testConfig(4))
-	cl.waitNecessary()
+	cl, a, b := leaderAndOther(t)
 	var c *instance
 	coord.SetBeforeCommit(a.job, func() {
 		c = cl.start("192.168.1.3", 300, testConfig(4))

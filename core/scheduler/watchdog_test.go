@@ -17,24 +17,34 @@ import (
 	"github.com/ejob-io/ejob/spi"
 )
 
-// The trigger loop advances a busy job's next fire time (the missed fire
-// becomes a misfire), so a healthy job, even one held by a long execution,
-// is never reported late; LateJobs answers without error.
-func TestLateJobsHealthyJobNotLate(t *testing.T) {
-	srv := embedded.NewServer()
-	client, err := srv.Connect("watchdog")
+// watchdogScheduler is a scheduler on an embedded registry, its options
+// adjusted by mod.
+func watchdogScheduler(t *testing.T, mod func(*scheduler.Options)) *scheduler.Scheduler {
+	t.Helper()
+	client, err := embedded.NewServer().Connect("watchdog")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { client.Close() })
-	s, err := scheduler.New(scheduler.Options{
+	opts := scheduler.Options{
 		Client: client, InstanceID: "127.0.0.1@-@1", ServerIP: "127.0.0.1", Plugins: plugins(),
 		Logger: hclog.NewNullLogger(), DrainTimeout: time.Second,
-		LateThreshold: 300 * time.Millisecond, WatchdogInterval: 100 * time.Millisecond,
-	})
+	}
+	mod(&opts)
+	s, err := scheduler.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s
+}
+
+// The trigger loop advances a busy job's next fire time (the missed fire
+// becomes a misfire), so a healthy job, even one held by a long execution,
+// is never reported late; LateJobs answers without error.
+func TestLateJobsHealthyJobNotLate(t *testing.T) {
+	s := watchdogScheduler(t, func(o *scheduler.Options) {
+		o.LateThreshold, o.WatchdogInterval = 300*time.Millisecond, 100*time.Millisecond
+	})
 	cfg := config.New("late_job", 1)
 	cfg.Cron = "* * * * * ?"
 	started := make(chan struct{}, 1)
@@ -96,23 +106,12 @@ func (t *stalledTimer) Reset(time.Duration) bool { return true }
 // (The watchdog's own query wakes the loop, which then fires the job: the
 // report comes once per stall.)
 func TestWatchdogReportsJobThatDoesNotFire(t *testing.T) {
-	srv := embedded.NewServer()
-	client, err := srv.Connect("watchdog")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { client.Close() })
 	var logs proctest.Buffer
-	s, err := scheduler.New(scheduler.Options{
-		Client: client, InstanceID: "127.0.0.1@-@1", ServerIP: "127.0.0.1", Plugins: plugins(),
-		Logger:        hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Warn}),
-		DrainTimeout:  time.Second,
-		LateThreshold: 300 * time.Millisecond, WatchdogInterval: 1500 * time.Millisecond,
-		Clock: stalledClock{},
+	s := watchdogScheduler(t, func(o *scheduler.Options) {
+		o.Logger = hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Warn})
+		o.LateThreshold, o.WatchdogInterval = 300*time.Millisecond, 1500*time.Millisecond
+		o.Clock = stalledClock{}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	cfg := config.New("stuck_job", 1)
 	cfg.Cron = "* * * * * ?"
 	runner := func(ctx context.Context, sc spi.ShardingContext) error { return nil }

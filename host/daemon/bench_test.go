@@ -30,6 +30,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/ejob-io/ejob/host/plugins"
+	"github.com/ejob-io/ejob/internal/proctree"
 	"github.com/ejob-io/ejob/plugins/builtin"
 	"github.com/ejob-io/ejob/spi"
 )
@@ -389,29 +390,9 @@ func tryProcStatusKB(pid int, field string) (int64, bool) {
 // childPIDs lists the processes whose parent is pid.
 func childPIDs(b *testing.B, pid int) []int {
 	b.Helper()
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		b.Fatal(err)
-	}
 	var out []int
-	for _, e := range ents {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue // gone
-		}
-		// pid (comm) state ppid ...; comm may hold spaces and parentheses.
-		i := bytes.LastIndexByte(stat, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(stat[i+1:]))
-		if len(f) >= 2 && f[1] == strconv.Itoa(pid) {
-			out = append(out, p)
-		}
+	for _, p := range proctree.Children(pid) {
+		out = append(out, p.PID)
 	}
 	return out
 }

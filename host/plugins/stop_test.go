@@ -13,21 +13,10 @@ import (
 	"time"
 
 	"github.com/ejob-io/ejob/host/plugins"
+	"github.com/ejob-io/ejob/internal/proctree"
 	"github.com/ejob-io/ejob/internal/transport"
 	"github.com/ejob-io/ejob/spi"
 )
-
-// processGone reports whether pid no longer runs (absent, or a zombie
-// nobody has reaped yet).
-func processGone(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	s := string(b) // pid (comm) state ...; comm may contain spaces
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || s[i+2] == 'Z'
-}
 
 // TestStopTimeoutKillsAndRelaunches: a plugin that ignores cancellation
 // fails the Execute with ErrStopTimeout after the stop grace; the
@@ -73,12 +62,12 @@ func TestStopTimeoutKillsAndRelaunches(t *testing.T) {
 	if !errors.Is(err, transport.ErrStopTimeout) || !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want ErrStopTimeout and context.Canceled", err)
 	}
-	if !processGone(pid) {
+	if !proctree.Gone(pid) {
 		t.Errorf("plugin process %d still runs after Execute returned", pid)
 	}
 	// The kill of the child's group is sent before Execute returns; its
 	// exit (and the reaping by init) follows.
-	waitFor(t, "the stuck plugin's child process to be gone", func() bool { return processGone(child) })
+	waitFor(t, "the stuck plugin's child process to be gone", func() bool { return proctree.Gone(child) })
 	log := logs.String()
 	for _, want := range []string{"[ERROR]", "did not stop a cancelled execution", "job=ignore", "item=7", "plugin=ejob-hosttest", "pid=" + strconv.Itoa(pid)} {
 		if !strings.Contains(log, want) {
@@ -138,7 +127,7 @@ while :; do sleep 0.05; done
 	cancel()
 	err = <-errc
 	took := time.Since(cancelled)
-	if !processGone(pid) {
+	if !proctree.Gone(pid) {
 		t.Errorf("script %d still runs after Execute returned", pid)
 	}
 	if _, serr := os.Stat(stopped); serr != nil {

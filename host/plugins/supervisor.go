@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/ejob-io/ejob/internal/proctree"
 	"github.com/ejob-io/ejob/internal/transport"
 	"github.com/ejob-io/ejob/spi"
 )
@@ -160,15 +161,12 @@ func (s *supervisor) killStuck(proc *transport.Process, typ string, sc spi.Shard
 	// per script) would outlive it and keep running the item.
 	// They go first: go-plugin's Kill asks the plugin to exit and waits up
 	// to 2 s before it forces it.
-	if below := descendants(proc.Pid()); len(below) > 0 {
+	if below := proctree.Descendants(proc.Pid()); len(below) > 0 {
 		killAll(below)
 		s.log.Warn("killed the processes the stuck plugin had started", "job", sc.JobName, "item", sc.ShardingItem, "count", len(below))
 	}
 	proc.Kill()
 }
-
-// proc is one process below a plugin process.
-type proc struct{ pid, pgid int }
 
 func (s *supervisor) close() {
 	s.sem <- struct{}{}

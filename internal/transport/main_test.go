@@ -3,13 +3,13 @@ package transport_test
 import (
 	"context"
 	"fmt"
-	"github.com/ejob-io/ejob/internal/proctest"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/ejob-io/ejob/internal/proctest"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -99,17 +99,4 @@ func fileExists(path string) func() bool {
 		_, err := os.Stat(path)
 		return err == nil
 	}
-}
-
-// processGone reports whether pid no longer runs (absent, or a zombie
-// nobody has reaped yet).
-func processGone(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	// Format: pid (comm) state ...; comm may contain spaces.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || s[i+2] == 'Z'
 }

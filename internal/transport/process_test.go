@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ejob-io/ejob/internal/proctree"
 	"github.com/ejob-io/ejob/internal/transport"
 	"github.com/ejob-io/ejob/spi"
 	"github.com/ejob-io/ejob/spi/gson"
@@ -305,7 +306,7 @@ func TestKill(t *testing.T) {
 	default:
 		t.Fatal("Done() not closed after Kill returned")
 	}
-	waitFor(t, 5*time.Second, "the plugin process to disappear", func() bool { return processGone(pid) })
+	waitFor(t, 5*time.Second, "the plugin process to disappear", func() bool { return proctree.Gone(pid) })
 	if _, err := p.Info(t.Context()); !errors.Is(err, spi.ErrPluginExited) {
 		t.Errorf("Info after Kill: %v", err)
 	}
@@ -424,14 +425,14 @@ func TestNoOrphans(t *testing.T) {
 				t.Fatal("host did not report its plugin's pid")
 			}
 			t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
-			if processGone(pid) {
+			if proctree.Gone(pid) {
 				t.Fatal("plugin not running before the host is killed")
 			}
 			if err := host.Process.Signal(syscall.SIGKILL); err != nil {
 				t.Fatal(err)
 			}
 			_ = host.Wait()
-			waitFor(t, 10*time.Second, "the orphaned plugin to exit", func() bool { return processGone(pid) })
+			waitFor(t, 10*time.Second, "the orphaned plugin to exit", func() bool { return proctree.Gone(pid) })
 		})
 	}
 }

@@ -1,17 +1,16 @@
 package chaos
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ejob-io/ejob/internal/proctree"
 )
 
 // pollInterval is how often the suite looks at observable state (logs, the
@@ -141,66 +140,17 @@ func (h *host) destroy() {
 	<-h.exited
 }
 
-// descendants lists the live descendants of pid, from /proc.
+// descendants lists the pids below pid, from /proc.
 func descendants(pid int) []int {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	children := map[int][]int{}
-	for _, e := range ents {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		pp, ok := ppid(p)
-		if ok {
-			children[pp] = append(children[pp], p)
-		}
-	}
 	var out []int
-	queue := []int{pid}
-	for len(queue) > 0 {
-		p := queue[0]
-		queue = queue[1:]
-		for _, c := range children[p] {
-			out = append(out, c)
-			queue = append(queue, c)
-		}
+	for _, p := range proctree.Descendants(pid) {
+		out = append(out, p.PID)
 	}
 	return out
 }
 
-// procStat returns the fields of /proc/pid/stat after the command name.
-func procStat(pid int) ([]string, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return nil, false
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 || i+2 >= len(b) {
-		return nil, false
-	}
-	return strings.Fields(string(b[i+2:])), true
-}
-
-func ppid(pid int) (int, bool) {
-	f, ok := procStat(pid)
-	if !ok || len(f) < 2 {
-		return 0, false
-	}
-	p, err := strconv.Atoi(f[1])
-	return p, err == nil
-}
-
 // processAlive reports whether pid exists and is not a zombie.
-func processAlive(pid int) bool {
-	if err := syscall.Kill(pid, 0); err != nil {
-		return !errors.Is(err, syscall.ESRCH)
-	}
-	f, ok := procStat(pid)
-	return ok && len(f) > 0 && f[0] != "Z"
-}
+func processAlive(pid int) bool { return !proctree.Gone(pid) }
 
 // waitFor polls cond until it holds or timeout passes; it returns cond's
 // last explanation and whether it held.

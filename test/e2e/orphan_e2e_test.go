@@ -1,14 +1,12 @@
 package e2e
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"os"
-	"strconv"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ejob-io/ejob/internal/proctree"
 )
 
 // TestKilledHostLeavesNoScriptRunning: when a host dies by SIGKILL while a
@@ -63,23 +61,6 @@ func TestKilledHostLeavesNoScriptRunning(t *testing.T) {
 	}
 }
 
-// scriptAlive reports whether pid still exists (a zombie counts as gone:
-// it runs nothing).
-func scriptAlive(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	if err != nil {
-		return !errors.Is(err, syscall.ESRCH)
-	}
-	// Exists: is it a zombie waiting for its parent?
-	return !isZombie(pid)
-}
-
-func isZombie(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	// pid (comm) state ...: comm may hold spaces and parentheses.
-	i := bytes.LastIndexByte(b, ')')
-	return i >= 0 && i+2 < len(b) && b[i+2] == 'Z'
-}
+// scriptAlive reports whether pid still runs (a zombie counts as gone: it
+// runs nothing).
+func scriptAlive(pid int) bool { return !proctree.Gone(pid) }

@@ -1,0 +1,22 @@
+//go:build unix
+
+package plugins
+
+import (
+	"syscall"
+
+	"github.com/ejob-io/ejob/internal/proctree"
+)
+
+// killAll sends SIGKILL to each process and to its process group when it
+// leads one of its own (a script and whatever it started), never to this
+// host's group.
+func killAll(ps []proctree.Proc) {
+	own := syscall.Getpgrp()
+	for _, p := range ps {
+		if p.PGID == p.PID && p.PGID != own {
+			_ = syscall.Kill(-p.PGID, syscall.SIGKILL)
+		}
+		_ = syscall.Kill(p.PID, syscall.SIGKILL)
+	}
+}
