@@ -191,6 +191,7 @@ func (j *Job) failoverIfNecessary(ctx context.Context) error {
 	if _, err := recipe.FencedMulti(ctx, j.c, fence, ops...); err != nil {
 		return wrap("claim failover item "+names[0], err)
 	}
+	j.rememberClaim(item)
 	j.log.Info("claimed failover item; triggering", "item", item)
 	j.trigger()
 	return nil

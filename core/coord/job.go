@@ -136,7 +136,11 @@ type Job struct {
 	// ranFailover: the last sharding contexts handed out were failover
 	// items (the pump then serves own items' pending misfires).
 	ranFailover atomic.Bool
-	margin      time.Duration
+	// claims are the items this process claimed for failover and has not
+	// seen completed (see localFailoverItems).
+	claimsMu sync.Mutex
+	claims   map[int]bool
+	margin   time.Duration
 	// leaderWrites orders this instance's deletion of its own leader node
 	// after its leader writes in flight: a fenced leader write holds it
 	// shared from taking the fence to its commit, the deletion holds it

@@ -101,6 +101,7 @@ func (j *Job) hasRunningItems(ctx context.Context) (bool, error) {
 // reset of old assignments and the deletion of the flags in one
 // transaction fenced on its leader node; others wait until it is done.
 func (j *Job) shardingIfNecessary(ctx context.Context) error {
+	j.log.Info("XX sIN start")
 	instances, err := j.availableInstances(ctx)
 	if err != nil {
 		return err
@@ -109,7 +110,9 @@ func (j *Job) shardingIfNecessary(ctx context.Context) error {
 	if err != nil || !need || len(instances) == 0 {
 		return err
 	}
+	j.log.Info("XX sIN before leader check")
 	leader, err := j.isLeaderUntilBlock(ctx)
+	j.log.Info("XX sIN after leader check")
 	if err != nil {
 		return err
 	}
@@ -254,16 +257,18 @@ func (j *Job) commitSharding(ctx context.Context, fence recipe.Fence, cfg *confi
 		}
 		ops = append(ops, sub...)
 	}
+	// Which items exist comes from the listing above (one read, not one
+	// per item).
+	existing := make(map[string]bool, len(names))
+	for _, name := range names {
+		existing[name] = true
+	}
 	for i := 0; i < n; i++ {
-		ok, err := j.s.exists(ctx, j.p.item(i))
-		if err != nil {
-			return err
-		}
-		if !ok {
+		if !existing[strconv.Itoa(i)] {
 			ops = append(ops, reg.CreateOp(j.p.item(i), nil, reg.Persistent))
 			continue
 		}
-		if ok, err = j.s.exists(ctx, j.p.itemNode(i, "instance")); err != nil {
+		if ok, err := j.s.exists(ctx, j.p.itemNode(i, "instance")); err != nil {
 			return err
 		} else if ok {
 			ops = append(ops, reg.DeleteOp(j.p.itemNode(i, "instance"), reg.AnyVersion))

@@ -181,14 +181,24 @@ type armedWatch struct {
 	node *cnode
 }
 
-// treeRun is the state of one Run: owned by its goroutine. The armed
-// watches are selected on by that goroutine itself (reflect.Select), so a
-// cache costs one goroutine however many nodes it watches: an idle job
-// must not park a goroutine per watched node.
+// maxSelected bounds the watches a Run selects on itself. reflect.Select
+// costs O(cases) per call (it locks every channel), so a tree of thousands
+// of nodes (a 1,000-item job) made every event cost thousands of channel
+// locks: 10 such caches on 2 cores took ~75% of the CPU and slowed the
+// registry round trips of a resharding twentyfold. Watches beyond the bound
+// get a goroutine each that forwards the event to one shared channel.
+const maxSelected = 64
+
+// treeRun is the state of one Run: owned by its goroutine. Up to
+// maxSelected armed watches are selected on by that goroutine itself
+// (reflect.Select), so a small tree (an idle job's) costs one goroutine
+// however many nodes it watches; the others are forwarded to fwd.
 type treeRun struct {
 	*TreeCache
 	ctx        context.Context
 	armed      []armedWatch
+	fwd        chan fired     // events of forwarded watches
+	fwds       sync.WaitGroup // the forwarding goroutines
 	queue      []TreeEvent
 	rootExists bool // an exists watch on the absent root is armed
 }
@@ -204,8 +214,9 @@ func (t *TreeCache) Run(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer close(t.events)
+	r := &treeRun{TreeCache: t, ctx: ctx, fwd: make(chan fired)}
+	defer r.fwds.Wait() // after cancel: forwarders end with ctx
 	defer cancel()
-	r := &treeRun{TreeCache: t, ctx: ctx}
 
 	const minBackoff, maxBackoff = 50 * time.Millisecond, 2 * time.Second
 	backoff := minBackoff
@@ -273,7 +284,7 @@ const (
 // retry fires, or one of the armed watches fires (it is then disarmed and
 // returned).
 func (r *treeRun) wait(out chan TreeEvent, head TreeEvent, retry <-chan time.Time) (int, fired) {
-	const fixed = 3
+	const fixed = 4
 	cases := make([]reflect.SelectCase, fixed, fixed+len(r.armed))
 	cases[0] = reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(r.ctx.Done())}
 	cases[1] = reflect.SelectCase{Dir: reflect.SelectSend} // zero Chan: never chosen
@@ -284,6 +295,7 @@ func (r *treeRun) wait(out chan TreeEvent, head TreeEvent, retry <-chan time.Tim
 	if retry != nil {
 		cases[2].Chan = reflect.ValueOf(retry)
 	}
+	cases[3] = reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(r.fwd)}
 	for _, w := range r.armed {
 		cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(w.ch)})
 	}
@@ -295,6 +307,8 @@ func (r *treeRun) wait(out chan TreeEvent, head TreeEvent, retry <-chan time.Tim
 		return waitSent, fired{}
 	case 2:
 		return waitRetry, fired{}
+	case 3:
+		return waitFired, v.Interface().(fired)
 	}
 	w := r.armed[i-fixed]
 	r.armed[i-fixed] = r.armed[len(r.armed)-1]
@@ -314,9 +328,30 @@ func (r *treeRun) emit(ev TreeEvent) {
 	r.queue = append(r.queue, ev)
 }
 
-// arm adds a one-shot watch for the loop to select on.
+// arm adds a one-shot watch for the loop to select on, or, beyond
+// maxSelected, a goroutine that forwards its event.
 func (r *treeRun) arm(ch <-chan WatchEvent, path string, kind watchKind, n *cnode) {
-	r.armed = append(r.armed, armedWatch{ch: ch, path: path, kind: kind, node: n})
+	if len(r.armed) < maxSelected {
+		r.armed = append(r.armed, armedWatch{ch: ch, path: path, kind: kind, node: n})
+		return
+	}
+	r.fwds.Add(1)
+	go func() {
+		defer r.fwds.Done()
+		f := fired{path: path, kind: kind, node: n, ev: WatchEvent{Type: EventNotWatching, Path: path, Err: ErrClosed}}
+		select {
+		case ev, ok := <-ch:
+			if ok {
+				f.ev = ev
+			}
+		case <-r.ctx.Done():
+			return
+		}
+		select {
+		case r.fwd <- f:
+		case <-r.ctx.Done():
+		}
+	}()
 }
 
 func (r *treeRun) handle(f fired) error {

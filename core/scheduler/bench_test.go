@@ -102,6 +102,15 @@ type benchNode struct {
 
 // startNode starts a scheduler running jobs on c and waits until every job
 // has registered. It stops (draining) when tb ends.
+// benchLogLevel is Error, or the level EJOB_BENCH_LOG names (info, debug)
+// to see what the nodes do during a benchmark.
+func benchLogLevel() hclog.Level {
+	if l := hclog.LevelFromString(os.Getenv("EJOB_BENCH_LOG")); l != hclog.NoLevel {
+		return l
+	}
+	return hclog.Error
+}
+
 func startNode(tb testing.TB, c reg.Client, ip string, pid int, obs func(regcount.Call), jobs ...scheduler.Job) *benchNode {
 	tb.Helper()
 	id := ip + "@-@" + strconv.Itoa(pid)
@@ -112,7 +121,7 @@ func startNode(tb testing.TB, c reg.Client, ip string, pid int, obs func(regcoun
 	cc := regcount.New(c, opts...)
 	s, err := scheduler.New(scheduler.Options{
 		Client: cc, InstanceID: id, ServerIP: ip, Plugins: plugins(),
-		Logger:       hclog.New(&hclog.LoggerOptions{Name: id, Level: hclog.Error, Output: os.Stderr}),
+		Logger:       hclog.New(&hclog.LoggerOptions{Name: id, Level: benchLogLevel(), Output: os.Stderr}),
 		DrainTimeout: 5 * time.Second,
 		// No reconcile ticks inside a measurement.
 		Coord: coord.Options{ReconcileTick: time.Hour},

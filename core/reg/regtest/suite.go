@@ -60,6 +60,7 @@ func Run(t *testing.T, h Harness) {
 		"Watches":               s.testWatches,
 		"TreeCacheSnapshot":     s.testTreeSnapshot,
 		"TreeCacheBurst":        s.testTreeBurst,
+		"TreeCacheLarge":        s.testTreeLarge,
 		"TreeCacheSubtree":      s.testTreeSubtree,
 		"TreeCacheSessionLoss":  s.testTreeSessionLoss,
 		"Upstream/Query":        s.testUpstreamQuery,
@@ -792,6 +793,50 @@ func (s *suite) testTreeSnapshot(t *testing.T) {
 // testTreeBurst checks that under a burst of writes from another client the
 // cache reports, per path, an in-order subsequence of the writes that ends
 // with the final state.
+// A tree with more watches than a cache selects on itself (the rest are
+// forwarded by goroutines) still sees every change: each node of 150
+// (about 300 watches) is updated, then every other one deleted.
+func (s *suite) testTreeLarge(t *testing.T) {
+	ctx := ctxFor(t)
+	ns := namespace(t)
+	c := s.client(t, ns)
+	w := s.client(t, ns)
+	const n = 150
+	for i := range n {
+		str(t)(w.Create(ctx, fmt.Sprintf("/big/n%03d", i), []byte("0"), reg.Persistent, reg.WithParents()))
+	}
+	r := startTree(t, c, "/big")
+	<-r.tc.Initialized()
+	for i := range n {
+		if _, err := w.Set(ctx, fmt.Sprintf("/big/n%03d", i), []byte("1"), reg.AnyVersion); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.eventually(t, "every update", func() bool {
+		for i := range n {
+			if d, _, ok := r.tc.Get(fmt.Sprintf("/big/n%03d", i)); !ok || string(d) != "1" {
+				return false
+			}
+		}
+		return true
+	})
+	for i := 0; i < n; i += 2 {
+		if err := w.Delete(ctx, fmt.Sprintf("/big/n%03d", i), reg.AnyVersion); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.eventually(t, "every deletion", func() bool {
+		names, _ := r.tc.Children("/big")
+		return len(names) == n/2
+	})
+	for i := range n {
+		_, _, ok := r.tc.Get(fmt.Sprintf("/big/n%03d", i))
+		if ok != (i%2 == 1) {
+			t.Fatalf("node %d cached = %v after deleting the even ones", i, ok)
+		}
+	}
+}
+
 func (s *suite) testTreeBurst(t *testing.T) {
 	ctx := ctxFor(t)
 	ns := namespace(t)
