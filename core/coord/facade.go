@@ -61,7 +61,6 @@ func (j *Job) CheckEnvironment(ctx context.Context) error {
 
 // ShardingContexts implements executor.Facade (spec §7.3).
 func (j *Job) ShardingContexts(ctx context.Context) (executor.ShardingContexts, error) {
-	j.log.Info("XX SC start")
 	if err := j.checkReady(); err != nil {
 		return executor.ShardingContexts{}, err
 	}
@@ -86,11 +85,9 @@ func (j *Job) ShardingContexts(ctx context.Context) (executor.ShardingContexts, 
 		}
 	}
 	j.ranFailover.Store(false)
-	j.log.Info("XX SC before shardingIfNecessary")
 	if err := j.shardingIfNecessary(ctx); err != nil {
 		return executor.ShardingContexts{}, err
 	}
-	j.log.Info("XX SC after shardingIfNecessary")
 	items, err := j.localShardingItems(ctx)
 	if err != nil {
 		return executor.ShardingContexts{}, wrap("local items", err)

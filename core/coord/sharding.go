@@ -101,7 +101,6 @@ func (j *Job) hasRunningItems(ctx context.Context) (bool, error) {
 // reset of old assignments and the deletion of the flags in one
 // transaction fenced on its leader node; others wait until it is done.
 func (j *Job) shardingIfNecessary(ctx context.Context) error {
-	j.log.Info("XX sIN start")
 	instances, err := j.availableInstances(ctx)
 	if err != nil {
 		return err
@@ -110,9 +109,7 @@ func (j *Job) shardingIfNecessary(ctx context.Context) error {
 	if err != nil || !need || len(instances) == 0 {
 		return err
 	}
-	j.log.Info("XX sIN before leader check")
 	leader, err := j.isLeaderUntilBlock(ctx)
-	j.log.Info("XX sIN after leader check")
 	if err != nil {
 		return err
 	}
