@@ -17,9 +17,10 @@ import (
 	"github.com/ejob-io/ejob/spi"
 )
 
-// watchdogScheduler is a scheduler on an embedded registry, its options
-// adjusted by mod.
-func watchdogScheduler(t *testing.T, mod func(*scheduler.Options)) *scheduler.Scheduler {
+// runWatchdogJob runs a scheduler on an embedded registry, its options
+// adjusted by mod, with one job (cfg, runner) until the test ends.
+func runWatchdogJob(t *testing.T, mod func(*scheduler.Options), cfg *config.JobConfiguration,
+	runner func(context.Context, spi.ShardingContext) error) *scheduler.Scheduler {
 	t.Helper()
 	client, err := embedded.NewServer().Connect("watchdog")
 	if err != nil {
@@ -35,6 +36,16 @@ func watchdogScheduler(t *testing.T, mod func(*scheduler.Options)) *scheduler.Sc
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := s.Add(context.Background(), scheduler.Job{Config: cfg, Runner: executor.SimpleFunc(runner)}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
 	return s
 }
 
@@ -42,13 +53,11 @@ func watchdogScheduler(t *testing.T, mod func(*scheduler.Options)) *scheduler.Sc
 // becomes a misfire), so a healthy job, even one held by a long execution,
 // is never reported late; LateJobs answers without error.
 func TestLateJobsHealthyJobNotLate(t *testing.T) {
-	s := watchdogScheduler(t, func(o *scheduler.Options) {
-		o.LateThreshold, o.WatchdogInterval = 300*time.Millisecond, 100*time.Millisecond
-	})
 	cfg := config.New("late_job", 1)
 	cfg.Cron = "* * * * * ?"
 	started := make(chan struct{}, 1)
 	release := make(chan struct{})
+	defer close(release) // before the scheduler stops (t.Cleanup)
 	runner := func(ctx context.Context, sc spi.ShardingContext) error {
 		select {
 		case started <- struct{}{}:
@@ -60,17 +69,9 @@ func TestLateJobsHealthyJobNotLate(t *testing.T) {
 		}
 		return nil
 	}
-	if err := s.Add(context.Background(), scheduler.Job{Config: cfg, Runner: executor.SimpleFunc(runner)}); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx) }()
-	defer func() {
-		close(release)
-		cancel()
-		<-done
-	}()
+	s := runWatchdogJob(t, func(o *scheduler.Options) {
+		o.LateThreshold, o.WatchdogInterval = 300*time.Millisecond, 100*time.Millisecond
+	}, cfg, runner)
 	<-started
 	qctx, qcancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer qcancel()
@@ -107,24 +108,13 @@ func (t *stalledTimer) Reset(time.Duration) bool { return true }
 // report comes once per stall.)
 func TestWatchdogReportsJobThatDoesNotFire(t *testing.T) {
 	var logs proctest.Buffer
-	s := watchdogScheduler(t, func(o *scheduler.Options) {
+	cfg := config.New("stuck_job", 1)
+	cfg.Cron = "* * * * * ?"
+	runWatchdogJob(t, func(o *scheduler.Options) {
 		o.Logger = hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Warn})
 		o.LateThreshold, o.WatchdogInterval = 300*time.Millisecond, 1500*time.Millisecond
 		o.Clock = stalledClock{}
-	})
-	cfg := config.New("stuck_job", 1)
-	cfg.Cron = "* * * * * ?"
-	runner := func(ctx context.Context, sc spi.ShardingContext) error { return nil }
-	if err := s.Add(context.Background(), scheduler.Job{Config: cfg, Runner: executor.SimpleFunc(runner)}); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx) }()
-	defer func() {
-		cancel()
-		<-done
-	}()
+	}, cfg, func(context.Context, spi.ShardingContext) error { return nil })
 	deadline := time.Now().Add(10 * time.Second)
 	for !strings.Contains(logs.String(), "job is late") && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
