@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"os/exec"
+	"strings"
 	"time"
 
 	"github.com/ejob-io/ejob/spi"
@@ -140,6 +142,7 @@ func (e *Executor) Execute(ctx context.Context, req spi.ExecuteRequest) (spi.Exe
 	stderr := newLineLogger(logger.Warn, sc.JobName, sc.ShardingItem, "stderr", true)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin = nil // the null device: the script reads EOF, as upstream closes stdin at once
+	cmd.Env = scriptEnv(os.Environ())
 	cmd.Stdout = stdout
 	cmd.Stderr = stderr
 	cmd.WaitDelay = grace
@@ -211,4 +214,23 @@ func stopGroup(pgid int, grace time.Duration, waited <-chan error) {
 			return
 		}
 	}
+}
+
+// scriptEnv is the plugin process's environment without the variables the
+// ejob host's go-plugin handshake sets for the plugin itself (its magic
+// cookie, protocol versions, AutoMTLS client certificate, port range and
+// socket directory): they are the plugin's, not the script's.
+func scriptEnv(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		switch name {
+		case "EJOB_PLUGIN_MAGIC_COOKIE", "PLUGIN_PROTOCOL_VERSIONS", "PLUGIN_CLIENT_CERT",
+			"PLUGIN_MIN_PORT", "PLUGIN_MAX_PORT", "PLUGIN_UNIX_SOCKET_DIR", "PLUGIN_UNIX_SOCKET_GROUP",
+			"PLUGIN_MULTIPLEX_GRPC":
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
 }

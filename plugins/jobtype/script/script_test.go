@@ -379,3 +379,34 @@ func TestPrecancelledDoesNotStart(t *testing.T) {
 		t.Errorf("the script ran under a cancelled context")
 	}
 }
+
+// TestHandshakeEnvNotPassedOn: the variables the host's go-plugin handshake
+// sets for the plugin process do not reach scripts; the rest does.
+func TestHandshakeEnvNotPassedOn(t *testing.T) {
+	t.Setenv("EJOB_PLUGIN_MAGIC_COOKIE", "cookie")
+	t.Setenv("PLUGIN_CLIENT_CERT", "cert")
+	t.Setenv("PLUGIN_PROTOCOL_VERSIONS", "1")
+	t.Setenv("EJOB_SCRIPT_ENV_KEPT", "kept")
+	dir := t.TempDir()
+	out := filepath.Join(dir, "env")
+	sh := filepath.Join(dir, "env.sh")
+	if err := os.WriteFile(sh, []byte("#!/bin/sh\nenv > "+out+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(t, script.New(&recLogger{}), sh, spi.ShardingContext{JobName: "env_job"}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := string(b)
+	for _, gone := range []string{"EJOB_PLUGIN_MAGIC_COOKIE=", "PLUGIN_CLIENT_CERT=", "PLUGIN_PROTOCOL_VERSIONS="} {
+		if strings.Contains(env, gone) {
+			t.Errorf("script environment has %s...:\n%s", gone, env)
+		}
+	}
+	if !strings.Contains(env, "EJOB_SCRIPT_ENV_KEPT=kept") {
+		t.Errorf("script environment lost an ordinary variable:\n%s", env)
+	}
+}
