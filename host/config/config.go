@@ -92,6 +92,11 @@ type HostSettings struct {
 	// items to finish before it cancels them (default DefaultDrainTimeout;
 	// 0 cancels at once).
 	DrainTimeout time.Duration
+	// PluginStopGrace bounds how long a job-type plugin may take to stop
+	// an item after its ctx ended before the host kills the plugin process
+	// (and what it started); 0 means the plugin catalog's default
+	// (transport.DefaultStopGrace, 10 s).
+	PluginStopGrace time.Duration
 	// LogLevel is trace, debug, info, warn or error (lower case); empty
 	// means the command line's --log-level.
 	LogLevel string

@@ -120,6 +120,7 @@ func TestLoadEveryKey(t *testing.T) {
 		"ejob.pluginsDir":                {f.Host.PluginsDir, "/opt/ejob/plugins"},
 		"ejob.lockFile":                  {f.Host.LockFile, "/etc/ejob/plugins.lock"},
 		"ejob.drainTimeout":              {f.Host.DrainTimeout, 90 * time.Second},
+		"ejob.pluginStopGrace":           {f.Host.PluginStopGrace, 15 * time.Second},
 		"ejob.logLevel":                  {f.Host.LogLevel, "debug"},
 		"ejob.preferredNetworkInterface": {f.Host.PreferredNetworkInterface, "eno1"},
 		"ejob.preferredNetworkIp":        {f.Host.PreferredNetworkIP, "192.168.*"},

@@ -42,6 +42,7 @@ const (
 	keyPluginsDir                = "pluginsDir"
 	keyLockFile                  = "lockFile"
 	keyDrainTimeout              = "drainTimeout"
+	keyPluginStopGrace           = "pluginStopGrace"
 	keyLogLevel                  = "logLevel"
 	keyPreferredNetworkInterface = "preferredNetworkInterface"
 	keyPreferredNetworkIP        = "preferredNetworkIp"
@@ -89,7 +90,7 @@ func dumpKeys() []string {
 
 func ejobKeys() []string {
 	return []string{
-		keyPluginsDir, keyLockFile, keyDrainTimeout, keyLogLevel,
+		keyPluginsDir, keyLockFile, keyDrainTimeout, keyPluginStopGrace, keyLogLevel,
 		keyPreferredNetworkInterface, keyPreferredNetworkIP,
 	}
 }

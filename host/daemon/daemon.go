@@ -51,7 +51,9 @@ func Load(ctx context.Context, opts Options) (*hostconfig.File, *plugins.Catalog
 	if dir == "" {
 		dir = host.PluginsDir
 	}
-	cat, err := plugins.Open(ctx, plugins.Config{Dir: dir, LockFile: lock, Builtin: opts.Builtin, Logger: opts.Logger})
+	cat, err := plugins.Open(ctx, plugins.Config{
+		Dir: dir, LockFile: lock, Builtin: opts.Builtin, Logger: opts.Logger, StopGrace: host.PluginStopGrace,
+	})
 	if err != nil {
 		return nil, nil, err
 	}
