@@ -142,10 +142,10 @@ func (s *supervisor) discard(proc *transport.Process) {
 }
 
 // killStuck kills proc, which did not stop a cancelled execution within
-// the stop grace, and the processes it had started, and returns once it
-// has exited. The next call relaunches
-// the plugin at once: this is not a crash, so it does not count towards the
-// relaunch backoff.
+// the stop grace, and the processes it had started (other calls' scripts
+// too: those calls fail with the process), and returns once it has exited.
+// The next call relaunches the plugin at once: this is not a crash, so it
+// does not count towards the relaunch backoff.
 func (s *supervisor) killStuck(proc *transport.Process, typ string, sc spi.ShardingContext, err error) {
 	s.log.Error("plugin did not stop a cancelled execution within the stop grace; killing the plugin process "+
 		"(its other calls in flight fail, and it is relaunched on next use)",
@@ -158,7 +158,7 @@ func (s *supervisor) killStuck(proc *transport.Process, typ string, sc spi.Shard
 	}
 	s.release()
 	// What the plugin started for its executions (SCRIPT: a process group
-	// per script) would outlive it and keep running the item.
+	// per script) would outlive it and keep running items nobody tracks.
 	// They go first: go-plugin's Kill asks the plugin to exit and waits up
 	// to 2 s before it forces it.
 	if below := proctree.Descendants(proc.Pid()); len(below) > 0 {
