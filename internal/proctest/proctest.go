@@ -1,10 +1,13 @@
 // Package proctest holds what tests that drive real processes share: a
-// goroutine-safe buffer for a process's (or logger's) output. Examples keep
+// goroutine-safe buffer for a process's (or logger's) output, and building
+// the binaries they run. Examples keep
 // their own copies, since they may import public packages only.
 package proctest
 
 import (
 	"bytes"
+	"fmt"
+	"os/exec"
 	"sync"
 )
 
@@ -27,4 +30,17 @@ func (b *Buffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// GoBuild builds the Go package pkg into the executable out (with -race
+// when race is set); the error carries the compiler's output.
+func GoBuild(out, pkg string, race bool) error {
+	args := []string{"build", "-o", out}
+	if race {
+		args = append(args, "-race")
+	}
+	if msg, err := exec.Command("go", append(args, pkg)...).CombinedOutput(); err != nil {
+		return fmt.Errorf("go build %s: %w\n%s", pkg, err, msg)
+	}
+	return nil
 }

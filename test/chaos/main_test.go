@@ -4,10 +4,11 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/ejob-io/ejob/internal/proctest"
 )
 
 // Flags. The suite runs only with -chaos.run (make test runs the short form
@@ -47,19 +48,13 @@ func runMain(m *testing.M) int {
 	defer os.RemoveAll(dir)
 	ejobBin = filepath.Join(dir, "ejob")
 	recorderBin = filepath.Join(dir, "recorder")
-	race := os.Getenv("EJOB_CHAOS_RACE") == "1"
-	for _, b := range []struct{ out, pkg string }{
-		{ejobBin, "github.com/ejob-io/ejob/cmd/ejob"},
-		{recorderBin, "./testdata/recorder"},
-	} {
-		args := []string{"build", "-o", b.out}
-		if race && b.out == ejobBin {
-			args = append(args, "-race")
-		}
-		if out, err := exec.Command("go", append(args, b.pkg)...).CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "go build %s: %v\n%s", b.pkg, err, out)
-			return 1
-		}
+	if err := proctest.GoBuild(ejobBin, "github.com/ejob-io/ejob/cmd/ejob", os.Getenv("EJOB_CHAOS_RACE") == "1"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := proctest.GoBuild(recorderBin, "github.com/ejob-io/ejob/test/recorder", false); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
 	}
 	return m.Run()
 }

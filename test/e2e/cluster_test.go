@@ -295,24 +295,28 @@ func (c *cluster) records() []itemRun {
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
 	for sc.Scan() {
+		// test/recorder's lines: "S ns pid json", "H ns pid" (heartbeat),
+		// "E ns pid" (normal end), "C ns pid signal" (cancelled).
 		f := strings.SplitN(sc.Text(), " ", 4)
-		if len(f) != 4 {
+		if len(f) < 3 {
 			c.t.Fatalf("bad record line %q", sc.Text())
 		}
 		ns, err1 := strconv.ParseInt(f[1], 10, 64)
 		pid, err2 := strconv.Atoi(f[2])
-		var ctx struct {
-			JobName      string `json:"jobName"`
-			TaskID       string `json:"taskId"`
-			ShardingItem int    `json:"shardingItem"`
-		}
-		err3 := json.Unmarshal([]byte(f[3]), &ctx)
-		if err1 != nil || err2 != nil || err3 != nil {
+		if err1 != nil || err2 != nil {
 			c.t.Fatalf("bad record line %q", sc.Text())
 		}
 		at := time.Unix(0, ns)
 		switch f[0] {
 		case "S":
+			var ctx struct {
+				JobName      string `json:"jobName"`
+				TaskID       string `json:"taskId"`
+				ShardingItem int    `json:"shardingItem"`
+			}
+			if len(f) != 4 || json.Unmarshal([]byte(f[3]), &ctx) != nil {
+				c.t.Fatalf("bad record line %q", sc.Text())
+			}
 			// taskId = job@-@items@-@READY@-@ip@-@pid
 			parts := strings.Split(ctx.TaskID, instance.Separator)
 			if len(parts) != 5 {
@@ -330,6 +334,8 @@ func (c *cluster) records() []itemRun {
 			if r := byPID[pid]; r != nil {
 				r.end = at
 			}
+		case "H", "C":
+			// Heartbeats and cancellations: a cancelled item has not ended.
 		default:
 			c.t.Fatalf("bad record line %q", sc.Text())
 		}

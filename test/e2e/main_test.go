@@ -3,17 +3,17 @@ package e2e
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
 	"github.com/ejob-io/ejob/core/reg/zktest"
+	"github.com/ejob-io/ejob/internal/proctest"
 )
 
 // Built and started once in TestMain.
 var (
 	ejobBin     string // the ejob binary
-	recorderBin string // testdata/recorder, the SCRIPT program
+	recorderBin string // test/recorder, the SCRIPT program
 	zk          *zktest.Server
 )
 
@@ -35,19 +35,13 @@ func run(m *testing.M) int {
 	defer os.RemoveAll(dir)
 	ejobBin = filepath.Join(dir, "ejob")
 	recorderBin = filepath.Join(dir, "recorder")
-	race := os.Getenv("EJOB_E2E_RACE") == "1"
-	for _, b := range []struct{ out, pkg string }{
-		{ejobBin, "github.com/ejob-io/ejob/cmd/ejob"},
-		{recorderBin, "./testdata/recorder"},
-	} {
-		args := []string{"build", "-o", b.out}
-		if race && b.out == ejobBin {
-			args = append(args, "-race")
-		}
-		if out, err := exec.Command("go", append(args, b.pkg)...).CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "go build %s: %v\n%s", b.pkg, err, out)
-			return 1
-		}
+	if err := proctest.GoBuild(ejobBin, "github.com/ejob-io/ejob/cmd/ejob", os.Getenv("EJOB_E2E_RACE") == "1"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := proctest.GoBuild(recorderBin, "github.com/ejob-io/ejob/test/recorder", false); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
 	}
 	zk, err = zktest.Launch(zktest.Options{Tick: zktest.DefaultTick})
 	if err != nil {

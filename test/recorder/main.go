@@ -1,6 +1,6 @@
-// Command recorder is the SCRIPT program of the chaos suite. Its command
-// line is `recorder OUT`, to which ejob appends the item's sharding context
-// JSON. It appends one line per event to OUT, each line one write(2) on a
+// Command recorder is the SCRIPT program of the chaos suite (test/chaos)
+// and the end-to-end tests (test/e2e). Its command line is `recorder OUT`,
+// to which ejob appends the item's sharding context JSON. It appends one line per event to OUT, each line one write(2) on a
 // file opened with O_APPEND followed by fsync, so lines of concurrent items
 // never interleave and every line written survives the recorder (or its
 // host) being killed right after:
