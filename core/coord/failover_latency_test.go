@@ -3,7 +3,6 @@ package coord_test
 import (
 	"context"
 	"testing"
-	"time"
 )
 
 // The real trigger loop drops an OnTrigger that arrives while the job is
@@ -45,18 +44,7 @@ func TestClaimedFailoverItemRunsAfterDroppedTrigger(t *testing.T) {
 // still claim and re-run the items promptly (chaos seed
 // 1795262795368076946, zk-outage-long: never re-run before the end).
 func TestCutOffItemsQueuedAfterReRegistrationAreClaimed(t *testing.T) {
-	cl := newTimeoutCluster(t, 5*time.Second)
-	margin := func(o *optsT) { o.ExpiryMargin = 4900 * time.Millisecond } // cancel ~100 ms after suspension
-	a := cl.startAsyncOpts("192.168.1.1", 100, failoverConfig(2), margin)
-	b := cl.startAsyncOpts("192.168.1.2", 200, failoverConfig(2), margin)
-	cl.waitNecessary()
-	runAll(t, a, b)
-	items := []int{}
-	for i, owner := range cl.assignments(2) {
-		if owner == b.id {
-			items = append(items, i)
-		}
-	}
+	cl, a, b, items := presumedExpiryPair(t)
 	b.stubborn.Store(true)
 	release, done := startHeldRun(t, cl, b, items)
 	defer release()

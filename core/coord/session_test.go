@@ -109,22 +109,30 @@ func TestPresumedExpiryCancelsBeforeServerExpiry(t *testing.T) {
 	})
 }
 
-// A presumed expiry the session survives (connection back in the margin):
-// the cut-off items are queued for failover and run again (at least once),
-// and the instance resumes in the same session.
-func TestPresumedExpirySessionSurvives(t *testing.T) {
-	cl := newTimeoutCluster(t, 5*time.Second)
-	margin := func(o *optsT) { o.ExpiryMargin = 4900 * time.Millisecond } // cancel ~100 ms after suspension
-	a := cl.startAsyncOpts("192.168.1.1", 100, failoverConfig(2), margin)
-	b := cl.startAsyncOpts("192.168.1.2", 200, failoverConfig(2), margin)
+// presumedExpiryPair starts a and b on a 2-item failover job with a 5 s
+// session timeout and a presumed-expiry margin that cancels executions
+// ~100 ms after a suspension, shards, and returns b's items.
+func presumedExpiryPair(t *testing.T) (cl *cluster, a, b *instance, items []int) {
+	t.Helper()
+	cl = newTimeoutCluster(t, 5*time.Second)
+	margin := func(o *optsT) { o.ExpiryMargin = 4900 * time.Millisecond }
+	a = cl.startAsyncOpts("192.168.1.1", 100, failoverConfig(2), margin)
+	b = cl.startAsyncOpts("192.168.1.2", 200, failoverConfig(2), margin)
 	cl.waitNecessary()
 	runAll(t, a, b)
-	items := []int{}
 	for i, owner := range cl.assignments(2) {
 		if owner == b.id {
 			items = append(items, i)
 		}
 	}
+	return cl, a, b, items
+}
+
+// A presumed expiry the session survives (connection back in the margin):
+// the cut-off items are queued for failover and run again (at least once),
+// and the instance resumes in the same session.
+func TestPresumedExpirySessionSurvives(t *testing.T) {
+	cl, a, b, items := presumedExpiryPair(t)
 	_, done := startHeldRun(t, cl, b, items)
 	a.autorun(t)
 	b.autorun(t)

@@ -33,7 +33,6 @@ import (
 	"github.com/ejob-io/ejob/core/reg/embedded"
 	"github.com/ejob-io/ejob/core/reg/regcount"
 	"github.com/ejob-io/ejob/core/reg/zktest"
-	"github.com/ejob-io/ejob/core/reg/zookeeper"
 	"github.com/ejob-io/ejob/core/scheduler"
 	"github.com/ejob-io/ejob/spi"
 )
@@ -73,21 +72,7 @@ func zkBackend(b *testing.B) backend {
 	return backend{
 		name: "zookeeper",
 		connect: func(tb testing.TB, ns string) reg.Client {
-			cfg := zookeeper.DefaultConfig(srv.Addr(), ns)
-			cfg.SessionTimeoutMilliseconds = 4000
-			cfg.ConnectionTimeoutMilliseconds = 4000
-			cfg.BaseSleepTimeMilliseconds = 50
-			cfg.MaxSleepTimeMilliseconds = 200
-			cfg.MaxRetries = 10
-			cfg.Logger = hclog.New(&hclog.LoggerOptions{Name: "zk", Level: hclog.Error, Output: os.Stderr})
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			defer cancel()
-			c, err := zookeeper.Connect(ctx, cfg)
-			if err != nil {
-				tb.Fatalf("connect: %v", err)
-			}
-			tb.Cleanup(func() { _ = c.Close() })
-			return c
+			return zkConnect(tb, srv, ns, 4*time.Second, nil)
 		},
 		settle: 250 * time.Millisecond,
 	}
