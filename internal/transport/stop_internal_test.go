@@ -66,10 +66,10 @@ func (s legacyServer) Execute(ctx context.Context, _ *pb.ExecuteRequest) (*pb.Ex
 	return nil, toStatus(ctx.Err())
 }
 
-// TestCancelLegacyPlugin: against a plugin without Cancel, a cancelled
-// Execute returns at once (the RPC is cancelled), as before.
-func TestCancelLegacyPlugin(t *testing.T) {
-	t.Parallel()
+// legacyConn serves legacyServer in memory and returns a Conn to it and
+// the channel closed when its Execute is entered.
+func legacyConn(t *testing.T) (*Conn, <-chan struct{}) {
+	t.Helper()
 	lis := bufconn.Listen(1 << 20)
 	srv := grpc.NewServer()
 	entered := make(chan struct{})
@@ -83,7 +83,14 @@ func TestCancelLegacyPlugin(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cc.Close() })
-	c := newConn(cc, "legacy", nil, time.Minute)
+	return newConn(cc, "legacy", nil, time.Minute), entered
+}
+
+// TestCancelLegacyPlugin: against a plugin without Cancel, a cancelled
+// Execute returns at once (the RPC is cancelled), as before.
+func TestCancelLegacyPlugin(t *testing.T) {
+	t.Parallel()
+	c, entered := legacyConn(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() {
@@ -107,20 +114,7 @@ func TestCancelLegacyPlugin(t *testing.T) {
 // ends.
 func TestLeaseLegacyPlugin(t *testing.T) {
 	t.Parallel()
-	lis := bufconn.Listen(1 << 20)
-	srv := grpc.NewServer()
-	entered := make(chan struct{})
-	pb.RegisterPluginServer(srv, legacyServer{entered: entered})
-	go func() { _ = srv.Serve(lis) }()
-	t.Cleanup(srv.Stop)
-	cc, err := grpc.NewClient("passthrough:///bufconn",
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cc.Close() })
-	c := newConn(cc, "legacy", nil, time.Minute)
+	c, entered := legacyConn(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	ctx = spi.WithLease(ctx, spi.LeaseFunc(func() time.Time { return time.Now().Add(40 * time.Millisecond) }))
 	done := make(chan error, 1)
