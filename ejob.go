@@ -114,7 +114,7 @@ func (w withListeners) JobListener(name string) (spi.JobListener, error) {
 }
 
 // WithDrainTimeout bounds how long Shutdown waits for running items before
-// cancelling them (default 30 s).
+// cancelling them (default 30 s); 0 cancels them at once.
 func WithDrainTimeout(d time.Duration) Option { return func(o *options) { o.drain = d } }
 
 // WithPreferredNetwork picks this process's IP (part of its instance id)
@@ -147,7 +147,7 @@ var ErrStarted = errors.New("ejob: scheduler already started or not started")
 
 // NewScheduler returns a Scheduler on the registry r.
 func NewScheduler(r Registry, opts ...Option) (*Scheduler, error) {
-	o := options{log: hclog.NewNullLogger()}
+	o := options{log: hclog.NewNullLogger(), drain: scheduler.DefaultDrainTimeout}
 	for _, f := range opts {
 		f(&o)
 	}

@@ -53,7 +53,8 @@ type Options struct {
 	Plugins    Plugins
 	Logger     hclog.Logger
 	// DrainTimeout bounds the wait for running items at shutdown; then
-	// their ctx is cancelled. Default DefaultDrainTimeout.
+	// their ctx is cancelled. It is taken literally: 0 (or less) cancels
+	// running items at once. DefaultDrainTimeout is the usual value.
 	DrainTimeout time.Duration
 	// AvailableCPUs is passed to thread-pool providers (default: NumCPU).
 	AvailableCPUs int
@@ -140,9 +141,7 @@ func New(opts Options) (*Scheduler, error) {
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
 	}
-	if opts.DrainTimeout <= 0 {
-		opts.DrainTimeout = DefaultDrainTimeout
-	}
+	opts.DrainTimeout = max(opts.DrainTimeout, 0)
 	if opts.LateThreshold <= 0 {
 		opts.LateThreshold = DefaultLateThreshold
 	}
@@ -512,7 +511,8 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	return err
 }
 
-// drain waits until no execution runs, or DrainTimeout passes.
+// drain waits until no execution runs, or DrainTimeout passes (at once
+// when it is 0).
 func (s *Scheduler) drain() {
 	deadline := time.Now().Add(s.opts.DrainTimeout)
 	tick := time.NewTicker(20 * time.Millisecond)

@@ -12,6 +12,7 @@ import (
 	jobconfig "github.com/ejob-io/ejob/core/config"
 	"github.com/ejob-io/ejob/core/instance"
 	"github.com/ejob-io/ejob/core/reg/zookeeper"
+	"github.com/ejob-io/ejob/core/scheduler"
 	"github.com/ejob-io/ejob/spi"
 )
 
@@ -26,8 +27,8 @@ var (
 )
 
 // DefaultDrainTimeout is HostSettings.DrainTimeout when the file does not
-// set drainTimeout.
-const DefaultDrainTimeout = 30 * time.Second
+// set drainTimeout (the scheduler's default).
+const DefaultDrainTimeout = scheduler.DefaultDrainTimeout
 
 // File is a loaded configuration file. Every field is complete and
 // validated.
