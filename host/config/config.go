@@ -24,6 +24,10 @@ var (
 	// ErrEnvNotSet is wrapped by the problem reported for a ${NAME}
 	// placeholder whose environment variable is unset and has no default.
 	ErrEnvNotSet = errors.New("environment variable not set")
+	// ErrNotSupported is wrapped by the problem reported for a section
+	// that ejob does not implement yet (elasticjob.tracing,
+	// elasticjob.dump): it is refused rather than silently ignored.
+	ErrNotSupported = errors.New("not supported yet")
 )
 
 // DefaultDrainTimeout is HostSettings.DrainTimeout when the file does not
@@ -42,10 +46,6 @@ type File struct {
 	Jobs []Job
 	// Host is the ejob section, defaults filled in.
 	Host HostSettings
-	// Tracing is elasticjob.tracing; nil when the section is absent.
-	Tracing *Tracing
-	// Dump is elasticjob.dump; nil when the section is absent.
-	Dump *Dump
 }
 
 // Job returns the job with the given name.
@@ -121,32 +121,6 @@ func (h HostSettings) IPOptions(getenv func(string) string) instance.IPOptions {
 		o.PreferredIP = h.PreferredNetworkIP
 	}
 	return o
-}
-
-// Tracing is elasticjob.tracing, kept for the event-tracing service.
-type Tracing struct {
-	// Type is the storage type; "RDB" (the only one) or empty (tracing
-	// off).
-	Type string
-	// DataSource is elasticjob.tracing.dataSource, flattened to dotted
-	// keys in camelCase (driver-class-name becomes driverClassName).
-	DataSource map[string]string
-	// IncludeJobNames and ExcludeJobNames filter the traced jobs; at most
-	// one is non-empty. Neither means every job.
-	IncludeJobNames []string
-	ExcludeJobNames []string
-	// Line is the line of the tracing key.
-	Line int
-}
-
-// Dump is elasticjob.dump: the dump (snapshot) port.
-type Dump struct {
-	// Enabled defaults to true.
-	Enabled bool
-	// Port is the TCP port (0..65535); required when Enabled.
-	Port int
-	// Line is the line of the dump key.
-	Line int
 }
 
 // LoadOptions plugs checks that live elsewhere into Load and Parse.

@@ -33,12 +33,6 @@ const (
 	keyElasticJobType       = "elasticJobType"
 	keyJobBootstrapBeanName = "jobBootstrapBeanName"
 
-	keyType            = "type"
-	keyDataSource      = "dataSource"
-	keyIncludeJobNames = "includeJobNames"
-	keyExcludeJobNames = "excludeJobNames"
-	keyPort            = "port"
-
 	keyPluginsDir                = "pluginsDir"
 	keyLockFile                  = "lockFile"
 	keyDrainTimeout              = "drainTimeout"
@@ -80,14 +74,6 @@ func jobKeys() []string {
 	}
 }
 
-func tracingKeys() []string {
-	return []string{keyType, keyDataSource, keyIncludeJobNames, keyExcludeJobNames}
-}
-
-func dumpKeys() []string {
-	return []string{keyEnabled, keyPort}
-}
-
 func ejobKeys() []string {
 	return []string{
 		keyPluginsDir, keyLockFile, keyDrainTimeout, keyPluginStopGrace, keyLogLevel,
@@ -104,11 +90,10 @@ func sectionOf(relaxedKey string) string {
 		{"elasticjob", elasticjobKeys()},
 		{"elasticjob.regCenter", regCenterKeys()},
 		{"elasticjob.jobs.<name>", jobKeys()},
-		{"elasticjob.tracing", tracingKeys()},
 		{"ejob", ejobKeys()},
 	} {
 		for _, k := range s.keys {
-			if k != keyType && k != keyEnabled && k != keyPort && relaxed(k) == relaxedKey {
+			if k != keyEnabled && relaxed(k) == relaxedKey {
 				return s.path
 			}
 		}
@@ -128,29 +113,6 @@ func relaxed(key string) string {
 		}
 		return r
 	}, key)
-}
-
-// camel turns kebab-case or snake_case into camelCase and leaves camelCase
-// alone: driver-class-name becomes driverClassName.
-func camel(key string) string {
-	if !strings.ContainsAny(key, "-_") {
-		return key
-	}
-	var b strings.Builder
-	upper := false
-	for _, r := range key {
-		switch {
-		case r == '-' || r == '_':
-			upper = b.Len() > 0
-		case upper && 'a' <= r && r <= 'z':
-			b.WriteRune(r + 'A' - 'a')
-			upper = false
-		default:
-			b.WriteRune(r)
-			upper = false
-		}
-	}
-	return b.String()
 }
 
 // unknownKeyHint returns the end of an "unknown key" message: the closest

@@ -111,11 +111,15 @@ func (d *decoder) file1(data []byte, opts LoadOptions, baseDir string) *File {
 	if e, ok := ej[keyRegCenter]; ok {
 		f.Registry = d.regCenter(e)
 	}
-	if e, ok := ej[keyTracing]; ok {
-		f.Tracing = d.tracing(e)
-	}
-	if e, ok := ej[keyDump]; ok {
-		f.Dump = d.dump(e)
+	// Sections of the starter that nothing in ejob reads yet are refused,
+	// not accepted and ignored.
+	for _, ns := range []struct{ key, what string }{
+		{keyTracing, "ejob does not record execution events yet"},
+		{keyDump, "ejob does not serve the dump port yet"},
+	} {
+		if e, ok := ej[ns.key]; ok {
+			d.report(e.line(), ErrNotSupported, "%s: not supported yet: %s, and it refuses settings it would ignore; remove the section", e.path, ns.what)
+		}
 	}
 	jobs, ok := ej[keyJobs]
 	if !ok {
@@ -202,64 +206,6 @@ func zkFieldErrors(err error) []error {
 }
 
 const zkErrPrefix = "zookeeper config: "
-
-func (d *decoder) tracing(e entry) *Tracing {
-	fs, ok := d.section(e.value, e.path, tracingKeys(), false)
-	if !ok {
-		return nil
-	}
-	t := &Tracing{Line: e.line()}
-	if fe, ok := fs[keyType]; ok {
-		if s, ok := d.str(fe); ok {
-			switch {
-			case s == "":
-			case strings.EqualFold(s, "RDB"):
-				t.Type = "RDB"
-			default:
-				d.report(fe.value.Line, nil, "%s: unknown tracing type %q (the only one is RDB)", fe.path, s)
-			}
-		}
-	}
-	if fe, ok := fs[keyDataSource]; ok {
-		t.DataSource, _, _ = d.stringMap(fe, camel)
-	}
-	var incLine int
-	if fe, ok := fs[keyIncludeJobNames]; ok {
-		t.IncludeJobNames, _, _ = d.list(fe)
-		incLine = fe.line()
-	}
-	if fe, ok := fs[keyExcludeJobNames]; ok {
-		t.ExcludeJobNames, _, _ = d.list(fe)
-		if len(t.IncludeJobNames) > 0 && len(t.ExcludeJobNames) > 0 {
-			d.report(max(incLine, fe.line()), nil, "%s: [tracing.includeJobNames] and [tracing.excludeJobNames] are mutually exclusive", e.path)
-		}
-	}
-	return t
-}
-
-func (d *decoder) dump(e entry) *Dump {
-	fs, ok := d.section(e.value, e.path, dumpKeys(), false)
-	if !ok {
-		return nil
-	}
-	out := &Dump{Enabled: true, Line: e.line()}
-	if fe, ok := fs[keyEnabled]; ok {
-		out.Enabled, _ = d.boolean(fe)
-	}
-	fe, hasPort := fs[keyPort]
-	if hasPort {
-		if p, ok := d.integer(fe); ok {
-			if p < 0 || p > 65535 {
-				d.report(fe.value.Line, nil, "%s: Port value out of range: %d", fe.path, p)
-			}
-			out.Port = p
-		}
-	}
-	if out.Enabled && !hasPort {
-		d.missing(e.line(), e.path, keyPort, " (or set enabled: false)")
-	}
-	return out
-}
 
 func (d *decoder) host(e entry, h *HostSettings, baseDir string) {
 	fs, ok := d.section(e.value, e.path, ejobKeys(), false)
