@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -77,6 +78,7 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Process, error) {
 	if logger == nil {
 		logger = hclog.NewNullLogger()
 	}
+	level := logger.GetLevel()
 	logger = fixedName{logger.Named(name)}
 	timeout := cfg.StartTimeout
 	if timeout <= 0 {
@@ -94,12 +96,20 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Process, error) {
 
 	cmd := exec.Command(cfg.Path, cfg.Args...)
 	cmd.SysProcAttr = sysProcAttr()
+	// The plugin logs at the host's level (see Logger), so that it does
+	// not write lines the host would drop. Set last, so that it wins over
+	// the host's own environment.
+	cmd.Env = os.Environ()
+	if hclog.LevelFromString(level.String()) != hclog.NoLevel {
+		cmd.Env = append(cmd.Env, LogLevelEnv+"="+level.String())
+	}
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  Handshake(),
 		Plugins:          plugin.PluginSet{pluginSetName: &grpcPlugin{name: name, stopGrace: cfg.StopGrace, logger: logger}},
 		Cmd:              cmd,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		AutoMTLS:         true,
+		SkipHostEnv:      true, // cmd.Env holds it already
 		StartTimeout:     timeout,
 		Logger:           logger,
 		SyncStdout:       &lineLogger{log: logger, msg: "plugin wrote to stdout", level: hclog.Warn},

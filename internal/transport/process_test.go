@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"io"
 	"io/fs"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/ejob-io/ejob/internal/proctree"
 	"github.com/ejob-io/ejob/internal/transport"
@@ -333,6 +336,27 @@ func TestStrayOutputIsLogged(t *testing.T) {
 	}
 	if n := strings.Count(logs.String(), "stdout noise from sharding"); n > 50 {
 		t.Errorf("%d stdout lines logged for 50 calls", n)
+	}
+}
+
+// TestPluginLogsAtTheHostsLevel: the host passes its log level to the
+// plugin process (LogLevelEnv), whose sdk.Logger uses it.
+func TestPluginLogsAtTheHostsLevel(t *testing.T) {
+	t.Parallel()
+	for _, level := range []hclog.Level{hclog.Warn, hclog.Debug} {
+		t.Run(level.String(), func(t *testing.T) {
+			t.Parallel()
+			p, err := transport.Launch(t.Context(), transport.LaunchConfig{Path: bins.plugin,
+				Logger: hclog.New(&hclog.LoggerOptions{Output: io.Discard, Level: level})})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Kill()
+			_, err = p.Conn().JobExecutor("TEST_JOB").Execute(t.Context(), spi.ExecuteRequest{Context: spi.ShardingContext{JobName: "loglevel"}})
+			if want := "plugin log level " + level.String(); err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("Execute: %v, want an error saying %q", err, want)
+			}
+		})
 	}
 }
 

@@ -37,12 +37,23 @@ func Handshake() plugin.HandshakeConfig {
 	}
 }
 
+// LogLevelEnv names the environment variable in which the host passes its
+// log level (trace, debug, info, warn, error or off) to the plugins it
+// launches.
+const LogLevelEnv = "EJOB_PLUGIN_LOG_LEVEL"
+
 // Logger returns the logger plugin code should use: hclog JSON lines on the
 // process's original stderr, which the host parses and re-levels under the
-// plugin's name. Filtering is left to the host, so the level is Trace.
+// plugin's name. Its level is the host's (LogLevelEnv), so that a plugin
+// does not format lines the host would drop; Trace when the variable is
+// unset or invalid (the host filters then).
 func Logger() hclog.Logger {
+	level := hclog.LevelFromString(os.Getenv(LogLevelEnv))
+	if level == hclog.NoLevel {
+		level = hclog.Trace
+	}
 	return hclog.New(&hclog.LoggerOptions{
-		Level: hclog.Trace,
+		Level: level,
 		// hclog.DefaultOutput is os.Stderr as it was at init, before
 		// go-plugin's Serve swaps os.Stderr for its stdio pipe.
 		Output:     hclog.DefaultOutput,

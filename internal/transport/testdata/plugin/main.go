@@ -21,6 +21,8 @@
 //	bench       no output at all
 //	check       (Execute) fails unless sdk.ShardingContextJSON(ctx) equals
 //	            props["want"]
+//	loglevel    (Execute) fails with "plugin log level <level>", the level
+//	            of a logger sdk.Logger returns
 package main
 
 import (
@@ -138,6 +140,8 @@ func (job) Execute(ctx context.Context, req spi.ExecuteRequest) (spi.ExecuteResp
 	case "ignore":
 		touch(req.Props["started"])
 		select {}
+	case "loglevel":
+		return spi.ExecuteResponse{}, fmt.Errorf("plugin log level %s", sdk.Logger().GetLevel())
 	case "check":
 		if got := string(sdk.ShardingContextJSON(req.Context)); got != req.Props["want"] {
 			return spi.ExecuteResponse{}, fmt.Errorf("context mismatch: got %s", got)
