@@ -19,9 +19,17 @@ type catalogFlags struct {
 	lockFile string
 }
 
-func (f *catalogFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.dir, "plugins-dir", os.Getenv("EJOB_PLUGINS_DIR"), "directory of ejob-* plugin binaries (env EJOB_PLUGINS_DIR); empty: built-ins only")
-	cmd.Flags().StringVar(&f.lockFile, "lock-file", "", "plugin lock file (default: ejob-plugins.lock in the plugins directory, if present)")
+// register adds the flags to cmd. With overridesFile, they override the
+// config file's ejob.pluginsDir and ejob.lockFile (ejob run).
+func (f *catalogFlags) register(cmd *cobra.Command, overridesFile bool) {
+	dirUsage := "directory of ejob-* plugin binaries (env " + pluginsDirEnv + "); empty: built-ins only"
+	lockUsage := "plugin lock file (default: ejob-plugins.lock in the plugins directory, if present)"
+	if overridesFile {
+		dirUsage = "directory of ejob-* plugin binaries (env " + pluginsDirEnv + "); overrides ejob.pluginsDir of the file"
+		lockUsage = "plugin lock file; overrides ejob.lockFile of the file"
+	}
+	cmd.Flags().StringVar(&f.dir, "plugins-dir", os.Getenv(pluginsDirEnv), dirUsage)
+	cmd.Flags().StringVar(&f.lockFile, "lock-file", "", lockUsage)
 }
 
 func (f *catalogFlags) config(e *env) (plugins.Config, error) {
@@ -97,7 +105,7 @@ func newPluginsListCmd(e *env) *cobra.Command {
 			return nil
 		},
 	}
-	f.register(cmd)
+	f.register(cmd, false)
 	return cmd
 }
 
@@ -144,6 +152,6 @@ checksum it lists; re-run this command after installing or upgrading a plugin.`,
 			return nil
 		},
 	}
-	f.register(cmd)
+	f.register(cmd, false)
 	return cmd
 }

@@ -15,7 +15,10 @@ import (
 type env struct {
 	stdout, stderr io.Writer
 	logLevel       string
-	log            hclog.Logger
+	// logLevelFixed: --log-level or EJOB_LOG_LEVEL chose the level, so a
+	// config file's ejob.logLevel does not change it.
+	logLevelFixed bool
+	log           hclog.Logger
 }
 
 // Main runs the ejob command line with args (without the program name) and
@@ -67,15 +70,24 @@ the job's configuration, nothing is recompiled.`,
 			if level == hclog.NoLevel {
 				return usagef(cmd, "--log-level %q: want trace, debug, info, warn or error", e.logLevel)
 			}
+			_, inEnv := os.LookupEnv(logLevelEnv)
+			e.logLevelFixed = inEnv || cmd.Flags().Changed("log-level")
 			e.log = hclog.New(&hclog.LoggerOptions{Name: "ejob", Level: level, Output: e.stderr})
 			return nil
 		},
 	}
-	root.PersistentFlags().StringVar(&e.logLevel, "log-level", envOr("EJOB_LOG_LEVEL", "info"), "log level: trace, debug, info, warn or error (env EJOB_LOG_LEVEL)")
+	root.PersistentFlags().StringVar(&e.logLevel, "log-level", envOr(logLevelEnv, "info"),
+		"log level: trace, debug, info, warn or error (env "+logLevelEnv+"; overrides ejob.logLevel of a config file)")
 	root.AddCommand(newRunCmd(e), newTriggerCmd(e), newJobsCmd(e), newPluginsCmd(e), newShardingCmd(e), newCronCmd(e), newBuiltinPluginsCmd())
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usagef(cmd, "%v", err) })
 	return root
 }
+
+// The environment variables that give flags their defaults.
+const (
+	logLevelEnv   = "EJOB_LOG_LEVEL"
+	pluginsDirEnv = "EJOB_PLUGINS_DIR"
+)
 
 func envOr(key, def string) string {
 	if v, ok := os.LookupEnv(key); ok {

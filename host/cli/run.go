@@ -8,8 +8,8 @@ import (
 
 func newRunCmd(e *env) *cobra.Command {
 	var (
-		file       string
-		pluginsDir string
+		file string
+		cf   catalogFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "run -c FILE",
@@ -22,7 +22,11 @@ without one it runs standalone on an embedded registry.
 
 A bad file fails before anything starts, naming the file, line and reason.
 On SIGTERM/SIGINT the host stops firing, waits for running items up to
-ejob.drainTimeout, then leaves the registry cleanly.`,
+ejob.drainTimeout, then leaves the registry cleanly.
+
+The command line wins over the environment, which wins over the file:
+--plugins-dir (or EJOB_PLUGINS_DIR) over ejob.pluginsDir, --lock-file over
+ejob.lockFile, --log-level (or EJOB_LOG_LEVEL) over ejob.logLevel.`,
 		Example: `  ejob run -c ejob.yaml
   ejob run -c ejob.yaml --plugins-dir ./bin/plugins`,
 		Args: cobra.NoArgs,
@@ -35,11 +39,12 @@ ejob.drainTimeout, then leaves the registry cleanly.`,
 				return err
 			}
 			return daemon.Run(cmd.Context(), daemon.Options{
-				ConfigFile: file, PluginsDir: pluginsDir, Builtin: b, Logger: e.log,
+				ConfigFile: file, PluginsDir: cf.dir, LockFile: cf.lockFile, Builtin: b,
+				Logger: e.log, LogLevelFixed: e.logLevelFixed,
 			})
 		},
 	}
 	cmd.Flags().StringVarP(&file, "config", "c", "", "config file (YAML)")
-	cmd.Flags().StringVar(&pluginsDir, "plugins-dir", "", "plugins directory (overrides ejob.pluginsDir in the file)")
+	cf.register(cmd, true)
 	return cmd
 }

@@ -82,7 +82,7 @@ that gets no items maps to [].`,
 			return err
 		},
 	}
-	f.register(cmd)
+	f.register(cmd, false)
 	cmd.Flags().StringVar(&strategy, "strategy", "AVG_ALLOCATION", "sharding strategy type (case-insensitive)")
 	cmd.Flags().StringVar(&job, "job", "", "job name (name-based strategies hash it)")
 	cmd.Flags().IntVar(&total, "total", 0, "shardingTotalCount: number of items")

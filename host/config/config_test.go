@@ -660,3 +660,19 @@ func TestLoadHostDespiteProblemsElsewhere(t *testing.T) {
 		t.Fatalf("a problem in the ejob section: err = %v, want it reported with its line", err)
 	}
 }
+
+// TestEveryHostSettingIsParsed fails when a field of HostSettings is not
+// read from the file: all-keys.yaml sets every ejob: key to a value other
+// than its default, so every field must differ from the defaults. (The
+// daemon's TestEveryHostSettingIsConsumed checks that each is used.)
+func TestEveryHostSettingIsParsed(t *testing.T) {
+	t.Parallel()
+	f := mustLoad(t, "testdata/all-keys.yaml", catalog())
+	defaults := HostSettings{DrainTimeout: DefaultDrainTimeout}
+	got, def := reflect.ValueOf(f.Host), reflect.ValueOf(defaults)
+	for i := range got.NumField() {
+		if got.Field(i).Equal(def.Field(i)) {
+			t.Errorf("HostSettings.%s is not read from testdata/all-keys.yaml: still %v", got.Type().Field(i).Name, got.Field(i))
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -26,6 +27,11 @@ type Options struct {
 	ConfigFile string
 	// PluginsDir overrides the file's ejob.pluginsDir when non-empty.
 	PluginsDir string
+	// LockFile overrides the file's ejob.lockFile when non-empty.
+	LockFile string
+	// LogLevelFixed says the command line or the environment chose
+	// Logger's level: the file's ejob.logLevel then does not change it.
+	LogLevelFixed bool
 	// Builtin serves the built-in types (the ejob binary itself).
 	Builtin *plugins.Builtin
 	// Logger is the host logger.
@@ -37,25 +43,78 @@ type Options struct {
 	Ready func(instanceID string)
 }
 
+// plan is what the host does with its settings: the file's ejob: section
+// with the command line's overrides. Every field of
+// hostconfig.HostSettings must change it (TestEveryHostSettingIsConsumed),
+// so that no setting is parsed and then ignored.
+type plan struct {
+	// catalog opens the plugin catalog (directory, lock file, stop grace).
+	catalog plugins.Config
+	// drain is the scheduler's drain timeout.
+	drain time.Duration
+	// level is the host logger's level; hclog.NoLevel keeps it.
+	level hclog.Level
+	// ip selects this host's IP, part of its instance id.
+	ip instance.IPOptions
+}
+
+func newPlan(h hostconfig.HostSettings, opts Options) plan {
+	p := plan{
+		catalog: plugins.Config{Dir: h.PluginsDir, LockFile: h.LockFile, StopGrace: h.PluginStopGrace,
+			Builtin: opts.Builtin, Logger: opts.Logger},
+		drain: h.DrainTimeout,
+		level: hclog.NoLevel,
+		ip:    h.IPOptions(opts.getenv),
+	}
+	if opts.PluginsDir != "" {
+		p.catalog.Dir = opts.PluginsDir
+	}
+	if opts.LockFile != "" {
+		p.catalog.LockFile = opts.LockFile
+	}
+	if !opts.LogLevelFixed && h.LogLevel != "" {
+		p.level = hclog.LevelFromString(h.LogLevel)
+	}
+	return p
+}
+
+// getenv looks k up with Getenv, or in the process environment.
+func (opts Options) getenv(k string) string {
+	if opts.Getenv != nil {
+		v, _ := opts.Getenv(k)
+		return v
+	}
+	return os.Getenv(k)
+}
+
 // Load reads and validates the config file against the plugin catalog.
 // The catalog is opened with the file's plugins directory (or the
-// override) and returned open; the caller closes it.
+// override) and returned open; the caller closes it. The file's log level
+// is applied to opts.Logger first, unless opts.LogLevelFixed.
 func Load(ctx context.Context, opts Options) (*hostconfig.File, *plugins.Catalog, error) {
+	file, cat, _, err := load(ctx, opts)
+	return file, cat, err
+}
+
+func load(ctx context.Context, opts Options) (*hostconfig.File, *plugins.Catalog, plan, error) {
+	if opts.Logger == nil {
+		opts.Logger = hclog.NewNullLogger()
+	}
 	// The host settings name the plugins directory the job types are
 	// checked against; then the whole file is checked at once.
 	host, err := hostconfig.LoadHost(opts.ConfigFile, opts.Getenv)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, plan{}, err
 	}
-	dir, lock := opts.PluginsDir, host.LockFile
-	if dir == "" {
-		dir = host.PluginsDir
+	p := newPlan(host, opts)
+	if p.level != hclog.NoLevel {
+		// Before the catalog starts plugin processes: they take the
+		// host's level at launch.
+		opts.Logger.SetLevel(p.level)
 	}
-	cat, err := plugins.Open(ctx, plugins.Config{
-		Dir: dir, LockFile: lock, Builtin: opts.Builtin, Logger: opts.Logger, StopGrace: host.PluginStopGrace,
-	})
+	cat, err := plugins.Open(ctx, p.catalog)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, plan{}, err
 	}
 	file, err := hostconfig.Load(opts.ConfigFile, hostconfig.LoadOptions{
 		Getenv:    opts.Getenv,
@@ -68,12 +127,9 @@ func Load(ctx context.Context, opts Options) (*hostconfig.File, *plugins.Catalog
 	})
 	if err != nil {
 		cat.Close()
-		return nil, nil, err
+		return nil, nil, plan{}, err
 	}
-	if opts.PluginsDir != "" {
-		file.Host.PluginsDir = opts.PluginsDir
-	}
-	return file, cat, nil
+	return file, cat, p, nil
 }
 
 // Connect opens the file's registry: ZooKeeper when it has a regCenter,
@@ -98,19 +154,12 @@ func Run(ctx context.Context, opts Options) error {
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
 	}
-	getenv := func(k string) string {
-		if opts.Getenv != nil {
-			v, _ := opts.Getenv(k)
-			return v
-		}
-		return os.Getenv(k)
-	}
-	file, cat, err := Load(ctx, opts)
+	file, cat, p, err := load(ctx, opts)
 	if err != nil {
 		return err
 	}
 	defer cat.Close()
-	id, err := instance.LocalID(file.Host.IPOptions(getenv))
+	id, err := instance.LocalID(p.ip)
 	if err != nil {
 		return fmt.Errorf("choose this host's instance id: %w", err)
 	}
@@ -122,7 +171,7 @@ func Run(ctx context.Context, opts Options) error {
 	defer client.Close()
 	s, err := scheduler.New(scheduler.Options{
 		Client: client, InstanceID: id.String(), ServerIP: id.IP,
-		Plugins: cat, Logger: log, DrainTimeout: file.Host.DrainTimeout,
+		Plugins: cat, Logger: log, DrainTimeout: p.drain,
 	})
 	if err != nil {
 		return err

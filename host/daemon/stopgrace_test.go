@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -19,17 +18,7 @@ import (
 // given up on after the configured 300 ms, not the default 10 s.
 func TestPluginStopGraceFromConfig(t *testing.T) {
 	dir := t.TempDir()
-	pluginDir := filepath.Join(dir, "plugins")
-	if err := os.Mkdir(pluginDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(pluginDir, "ejob-hosttest")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/ejob-io/ejob/host/plugins/testdata/ejob-hosttest").CombinedOutput(); err != nil {
-		t.Fatalf("build the test plugin: %v\n%s", err, out)
-	}
-	if err := os.Chmod(bin, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	pluginDir := hostTestPlugins(t)
 	cfg := filepath.Join(dir, "host.yaml")
 	if err := os.WriteFile(cfg, []byte(`elasticjob:
   jobs:

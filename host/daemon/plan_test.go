@@ -1,0 +1,62 @@
+package daemon
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	hostconfig "github.com/ejob-io/ejob/host/config"
+)
+
+// TestEveryHostSettingIsConsumed fails when a field of the host settings
+// (the file's ejob: section) is parsed but changes nothing the host does:
+// each field, set alone, must change the host's plan. host/config's
+// TestEveryHostSettingIsParsed checks the other half (each field is read
+// from the file).
+func TestEveryHostSettingIsConsumed(t *testing.T) {
+	t.Parallel()
+	opts := Options{Getenv: func(string) (string, bool) { return "", false }}
+	base := newPlan(hostconfig.HostSettings{}, opts)
+	// A value the plan can tell from the zero value, where "x" is not
+	// one.
+	samples := map[string]any{"LogLevel": "warn"}
+	typ := reflect.TypeFor[hostconfig.HostSettings]()
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		t.Run(f.Name, func(t *testing.T) {
+			var h hostconfig.HostSettings
+			v := reflect.ValueOf(&h).Elem().Field(i)
+			switch {
+			case samples[f.Name] != nil:
+				v.Set(reflect.ValueOf(samples[f.Name]))
+			case v.Type() == reflect.TypeFor[time.Duration]():
+				v.SetInt(int64(7 * time.Second))
+			case v.Kind() == reflect.String:
+				v.SetString("x")
+			default:
+				t.Fatalf("give HostSettings.%s (%s) a sample value in this test", f.Name, v.Type())
+			}
+			if reflect.DeepEqual(newPlan(h, opts), base) {
+				t.Errorf("HostSettings.%s is parsed but never consumed: the host's plan does not depend on it", f.Name)
+			}
+		})
+	}
+}
+
+// TestCommandLineOverridesTheFile: --plugins-dir and --lock-file (or
+// EJOB_PLUGINS_DIR) win over the file, and a level chosen on the command
+// line or in the environment over ejob.logLevel.
+func TestCommandLineOverridesTheFile(t *testing.T) {
+	t.Parallel()
+	h := hostconfig.HostSettings{PluginsDir: "/file/plugins", LockFile: "/file/lock", LogLevel: "error"}
+	p := newPlan(h, Options{PluginsDir: "/flag/plugins", LockFile: "/flag/lock", LogLevelFixed: true})
+	if p.catalog.Dir != "/flag/plugins" || p.catalog.LockFile != "/flag/lock" || p.level != hclog.NoLevel {
+		t.Errorf("plan = %+v, want the command line's directory and lock file, and the logger's level kept", p)
+	}
+	p = newPlan(h, Options{})
+	if p.catalog.Dir != "/file/plugins" || p.catalog.LockFile != "/file/lock" || p.level != hclog.Error {
+		t.Errorf("plan = %+v, want the file's directory, lock file and level", p)
+	}
+}
