@@ -1,15 +1,13 @@
 package embedded_test
 
 import (
-	"fmt"
-	"os"
-	"runtime"
 	"testing"
 	"time"
 
 	"github.com/ejob-io/ejob/core/reg"
 	"github.com/ejob-io/ejob/core/reg/embedded"
 	"github.com/ejob-io/ejob/core/reg/regtest"
+	"github.com/ejob-io/ejob/internal/testkit"
 )
 
 func TestSuite(t *testing.T) {
@@ -30,19 +28,4 @@ func TestSuite(t *testing.T) {
 
 // TestMain fails the binary if goroutines outlive the tests (clients closed,
 // caches stopped, subscriptions ended).
-func TestMain(m *testing.M) {
-	base := runtime.NumGoroutine()
-	code := m.Run()
-	if code == 0 {
-		deadline := time.Now().Add(5 * time.Second)
-		for runtime.NumGoroutine() > base && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-		}
-		if n := runtime.NumGoroutine(); n > base {
-			buf := make([]byte, 1<<20)
-			fmt.Fprintf(os.Stderr, "goroutine leak: %d > %d\n%s\n", n, base, buf[:runtime.Stack(buf, true)])
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testkit.Main(m) }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"runtime"
 	"testing"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/ejob-io/ejob/core/reg/regtest"
 	"github.com/ejob-io/ejob/core/reg/zktest"
 	"github.com/ejob-io/ejob/core/reg/zookeeper"
+	"github.com/ejob-io/ejob/internal/testkit"
 )
 
 // server is the ZooKeeper shared by the whole test binary (started in
@@ -27,20 +27,8 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	server = srv
-	base := runtime.NumGoroutine()
-	code := m.Run()
-	if code == 0 {
-		// Clients, watches and caches must not leave goroutines behind.
-		deadline := time.Now().Add(10 * time.Second)
-		for runtime.NumGoroutine() > base && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-		}
-		if n := runtime.NumGoroutine(); n > base {
-			buf := make([]byte, 1<<20)
-			fmt.Fprintf(os.Stderr, "goroutine leak: %d > %d\n%s\n", n, base, buf[:runtime.Stack(buf, true)])
-			code = 1
-		}
-	}
+	// Clients, watches and caches must not leave goroutines behind.
+	code := testkit.Run(m)
 	if err := srv.Close(); err != nil {
 		fmt.Fprintln(os.Stderr, "stop zookeeper:", err)
 	}

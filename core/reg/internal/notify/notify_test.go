@@ -3,7 +3,12 @@ package notify
 import (
 	"context"
 	"testing"
+	"testing/synctest"
+
+	"github.com/ejob-io/ejob/internal/testkit"
 )
+
+func TestMain(m *testing.M) { testkit.Main(m) }
 
 func TestHubOrderAndSlowSubscriber(t *testing.T) {
 	h := New[int]()
@@ -36,13 +41,28 @@ func TestHubOrderAndSlowSubscriber(t *testing.T) {
 	}
 }
 
+// TestHubCancel: a subscriber gets what was published before its ctx ended,
+// then its channel closes and its goroutine ends.
 func TestHubCancel(t *testing.T) {
-	h := New[string]()
-	defer h.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	ch := h.Subscribe(ctx)
-	h.Publish("a")
-	cancel()
-	for range ch { // drains and closes after cancel
-	}
+	synctest.Test(t, func(t *testing.T) {
+		h := New[string]()
+		defer h.Close()
+		ctx, cancel := context.WithCancel(t.Context())
+		ch := h.Subscribe(ctx)
+		h.Publish("a")
+		if v := <-ch; v != "a" {
+			t.Fatalf("got %q, want a", v)
+		}
+		cancel()
+		synctest.Wait() // the subscription's goroutine has seen the cancel
+		select {
+		case v, ok := <-ch:
+			if ok {
+				t.Fatalf("got %q after cancel, want the channel closed", v)
+			}
+		default:
+			t.Fatal("channel still open after cancel")
+		}
+		h.Publish("b") // no subscriber left: must not block or panic
+	})
 }
