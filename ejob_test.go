@@ -9,18 +9,11 @@ import (
 	"time"
 
 	"github.com/ejob-io/ejob"
+	"github.com/ejob-io/ejob/internal/testkit"
 )
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond) // bounded polling of observable state
-	}
-}
+// TestMain fails the binary if a scheduler leaves goroutines behind.
+func TestMain(m *testing.M) { testkit.Main(m) }
 
 type seen struct {
 	mu    sync.Mutex
@@ -77,7 +70,7 @@ func TestSimpleScheduledJob(t *testing.T) {
 	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "two triggers", func() bool { return len(got.get()) >= 6 })
+	testkit.Eventually(t, 20*time.Second, "two triggers", func() bool { return len(got.get()) >= 6 })
 	if err := s.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +129,7 @@ func TestDataflowStreamingDrainsInOneExecution(t *testing.T) {
 		t.Fatal(err)
 	}
 	// One execution streams until fetch returns nothing: 7 + 5 records.
-	waitFor(t, "all records processed", func() bool { return q.total() == 12 })
+	testkit.Eventually(t, 20*time.Second, "all records processed", func() bool { return q.total() == 12 })
 }
 
 func TestOneOffJobRunsOnceWhenExecuted(t *testing.T) {
@@ -154,7 +147,7 @@ func TestOneOffJobRunsOnceWhenExecuted(t *testing.T) {
 	if err := s.Execute(context.Background(), "once"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the one-off run", func() bool { return len(got.get()) == 2 })
+	testkit.Eventually(t, 20*time.Second, "the one-off run", func() bool { return len(got.get()) == 2 })
 	if err := s.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}

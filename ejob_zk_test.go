@@ -7,6 +7,7 @@ import (
 
 	"github.com/ejob-io/ejob"
 	"github.com/ejob-io/ejob/core/reg/zktest"
+	"github.com/ejob-io/ejob/internal/testkit"
 )
 
 // TestSimpleJobOnZooKeeper runs the library on a real ZooKeeper and checks
@@ -36,7 +37,7 @@ func TestSimpleJobOnZooKeeper(t *testing.T) {
 	if err := s.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "two items run", func() bool { return len(got.get()) >= 2 })
+	testkit.Eventually(t, 20*time.Second, "two items run", func() bool { return len(got.get()) >= 2 })
 	owner, _, err := reg.Get(ctx, "/zkSimple/sharding/0/instance")
 	if err != nil || string(owner) != s.InstanceID() {
 		t.Fatalf("sharding/0/instance = %q, %v; want %s", owner, err, s.InstanceID())

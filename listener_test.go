@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ejob-io/ejob"
+	"github.com/ejob-io/ejob/internal/testkit"
 	"github.com/ejob-io/ejob/spi"
 )
 
@@ -76,7 +77,7 @@ func TestInProcessListeners(t *testing.T) {
 	if err := s.Execute(context.Background(), "listened"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the listeners", func() bool { return strings.HasSuffix(once.get(), "after") && strings.HasSuffix(common.get(), "after") })
+	testkit.Eventually(t, 20*time.Second, "the listeners", func() bool { return strings.HasSuffix(once.get(), "after") && strings.HasSuffix(common.get(), "after") })
 	if err := s.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}

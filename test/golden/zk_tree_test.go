@@ -24,6 +24,7 @@ import (
 	"github.com/ejob-io/ejob/core/reg/zktest"
 	"github.com/ejob-io/ejob/core/reg/zookeeper"
 	"github.com/ejob-io/ejob/core/scheduler"
+	"github.com/ejob-io/ejob/internal/testkit"
 	"github.com/ejob-io/ejob/plugins/builtin"
 	"github.com/ejob-io/ejob/spi"
 )
@@ -391,17 +392,6 @@ type node struct {
 	done   chan error
 }
 
-func eventually(t *testing.T, what string, d time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(20 * time.Millisecond) // bounded polling of observable state
-	}
-}
-
 // TestZooKeeperTreeMatchesElasticJob runs the spec's cluster on a real
 // ZooKeeper (three instances, failover on, triggers, a disabled item, a
 // console trigger, a misfire, a crash with failover and resharding) and
@@ -535,7 +525,7 @@ func TestZooKeeperTreeMatchesElasticJob(t *testing.T) {
 	// on even seconds), and runs are checked from the moment the write
 	// returned: a fire that read the sharding state before the write
 	// committed may legitimately still start item 1.
-	eventually(t, "the first half of an odd second", 3*time.Second, func() bool {
+	testkit.Eventually(t, 3*time.Second, "the first half of an odd second", func() bool {
 		now := time.Now()
 		return now.Second()%2 == 1 && now.Nanosecond() < int(500*time.Millisecond)
 	})
@@ -547,7 +537,7 @@ func TestZooKeeperTreeMatchesElasticJob(t *testing.T) {
 	if _, err := lifecycle.TriggerAll(ctx, obs, jobName); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the triggered items 0 and 2", 10*time.Second, func() bool {
+	testkit.Eventually(t, 10*time.Second, "the triggered items 0 and 2", func() bool {
 		got := map[int]bool{}
 		for _, r := range ctl.runsSince(triggeredAt) {
 			got[r.item] = true
@@ -571,11 +561,11 @@ func TestZooKeeperTreeMatchesElasticJob(t *testing.T) {
 	ctl.mu.Lock()
 	ctl.gate = gate1
 	ctl.mu.Unlock()
-	eventually(t, "three held items", 10*time.Second, func() bool { return ctl.heldCount() == 3 })
+	testkit.Eventually(t, 10*time.Second, "three held items", func() bool { return ctl.heldCount() == 3 })
 	heldAt := time.Now()
 	// The cron fires on even seconds: wait until one has passed (observed on
 	// the clock, the cron's own input).
-	eventually(t, "a fire during the held run", 5*time.Second, func() bool {
+	testkit.Eventually(t, 5*time.Second, "a fire during the held run", func() bool {
 		return time.Now().After(heldAt.Truncate(2 * time.Second).Add(2*time.Second + 200*time.Millisecond))
 	})
 	gate := make(chan struct{})
@@ -583,7 +573,7 @@ func TestZooKeeperTreeMatchesElasticJob(t *testing.T) {
 	ctl.gate = gate
 	ctl.mu.Unlock()
 	close(gate1)
-	eventually(t, "the next run held on every item", 10*time.Second, func() bool {
+	testkit.Eventually(t, 10*time.Second, "the next run held on every item", func() bool {
 		return len(ctl.runsSince(heldAt)) >= 3 && ctl.heldCount() == 3
 	})
 	matches("running-and-misfire", 10*time.Second)
@@ -598,7 +588,7 @@ func TestZooKeeperTreeMatchesElasticJob(t *testing.T) {
 	crashedAt := time.Now()
 	_ = b.client.Close()
 	go b.cancel()
-	eventually(t, "leader/failover/items/1", 10*time.Second, func() bool {
+	testkit.Eventually(t, 10*time.Second, "leader/failover/items/1", func() bool {
 		_, ok, err := obs.Exists(ctx, jobRoot+"/leader/failover/items/1")
 		return err == nil && ok
 	})
@@ -607,7 +597,7 @@ func TestZooKeeperTreeMatchesElasticJob(t *testing.T) {
 	ctl.mu.Unlock()
 	close(gate)
 	var claimer string
-	eventually(t, "the failover run of item 1", 15*time.Second, func() bool {
+	testkit.Eventually(t, 15*time.Second, "the failover run of item 1", func() bool {
 		for _, r := range ctl.runsSince(crashedAt) {
 			if r.item == 1 && r.id != idB {
 				claimer = r.id

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ejob-io/ejob/internal/testkit"
 	"github.com/ejob-io/ejob/plugins/jobtype/script"
 	"github.com/ejob-io/ejob/spi"
 )
@@ -244,18 +245,6 @@ func processGone(pid int) bool {
 	return len(fields) > 0 && (fields[0] == "Z" || fields[0] == "X")
 }
 
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, within time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", within, what)
-		}
-		time.Sleep(10 * time.Millisecond) // bounded polling of external state
-	}
-}
-
 // TestCancelKillsProcessGroup starts a script whose child spawns a
 // grandchild sleep 300, cancels the item, and checks that Execute returns
 // promptly with context.Canceled and that both processes are gone. With
@@ -279,7 +268,7 @@ func TestCancelKillsProcessGroup(t *testing.T) {
 			go func() { done <- execLine(ctx, e, "sh -c '"+body+"'") }()
 
 			var pids []int
-			waitFor(t, "the pid file", 10*time.Second, func() bool {
+			testkit.Eventually(t, 10*time.Second, "the pid file", func() bool {
 				b, err := os.ReadFile(pidFile)
 				if err != nil {
 					return false
@@ -309,7 +298,7 @@ func TestCancelKillsProcessGroup(t *testing.T) {
 				t.Fatal("Execute still running 10s after cancel")
 			}
 			for _, pid := range pids {
-				waitFor(t, fmt.Sprintf("pid %d to be gone", pid), 5*time.Second, func() bool { return processGone(pid) })
+				testkit.Eventually(t, 5*time.Second, fmt.Sprintf("pid %d to be gone", pid), func() bool { return processGone(pid) })
 			}
 		})
 	}
