@@ -24,7 +24,7 @@ var (
 	ErrJobConflict = errors.New("job conflict with register center")
 )
 
-// YAML keys of the config node (spec §3.1).
+// YAML keys of the config node (spec §3.1). JobKeys describes each.
 const (
 	KeyJobName                               = "jobName"
 	KeyCron                                  = "cron"
@@ -54,7 +54,9 @@ const (
 )
 
 // JobConfiguration is one job's configuration, field for field the
-// upstream JobConfigurationPOJO (spec §3.1).
+// upstream JobConfigurationPOJO (spec §3.1). Each field but
+// LegacyThreadPoolKey is a key of JobKeys, which says how it is read,
+// written, defaulted and validated.
 //
 // Strings that Java keeps as null when unset (Cron, TimeZone, the three
 // plugin types, Label) are omitted from the YAML when empty. Strings whose
@@ -123,10 +125,10 @@ type JobConfiguration struct {
 
 // wireState is what a parsed config remembers beyond its fields.
 type wireState struct {
-	null      keySet   // always-written strings that were absent (Java null)
-	empty     keySet   // omit-when-empty strings that were present as ''
-	unknown   []rawKV  // keys this version does not know, in input order
-	propOrder []string // props keys in input order (Java insertion order)
+	null    keySet              // writeUnlessAbsent strings that were absent (Java null)
+	empty   keySet              // writeUnlessNull strings that were present as ''
+	unknown []rawKV             // keys this version does not know, in input order
+	order   map[string][]string // a map key's entries in input order (Java insertion order), by key name
 }
 
 type rawKV struct {
@@ -134,19 +136,10 @@ type rawKV struct {
 	value *snakeyaml.Node
 }
 
-type keySet uint16
+// keySet is a set of keys: bit i stands for JobKeys()[i].
+type keySet uint64
 
-const (
-	bitCron keySet = 1 << iota
-	bitTimeZone
-	bitShardingItemParameters
-	bitJobParameter
-	bitJobShardingStrategyType
-	bitThreadPool
-	bitJobErrorHandlerType
-	bitDescription
-	bitLabel
-)
+func keyBit(i int) keySet { return 1 << i }
 
 func (s keySet) has(b keySet) bool { return s&b != 0 }
 
@@ -158,14 +151,12 @@ func (s keySet) has(b keySet) bool { return s&b != 0 }
 // Unmarshal uses different defaults for absent keys (false, false, -1, 0),
 // as Java's YAML loader does; see Unmarshal.
 func New(jobName string, shardingTotalCount int) *JobConfiguration {
-	return &JobConfiguration{
-		JobName:                  jobName,
-		ShardingTotalCount:       shardingTotalCount,
-		MonitorExecution:         true,
-		Misfire:                  true,
-		MaxTimeDiffSeconds:       -1,
-		ReconcileIntervalMinutes: 10,
+	c := &JobConfiguration{}
+	for _, k := range JobKeys() {
+		k.set(c, k.def)
 	}
+	c.JobName, c.ShardingTotalCount = jobName, shardingTotalCount
+	return c
 }
 
 // Default plugin type names used when the configured type is empty.
@@ -234,7 +225,7 @@ func (c *JobConfiguration) Clone() *JobConfiguration {
 	out.JobExtraConfigurations = slices.Clone(c.JobExtraConfigurations)
 	out.Props = maps.Clone(c.Props)
 	out.wire.unknown = slices.Clone(c.wire.unknown)
-	out.wire.propOrder = slices.Clone(c.wire.propOrder)
+	out.wire.order = maps.Clone(c.wire.order) // its slices are never modified
 	return &out
 }
 

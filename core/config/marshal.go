@@ -30,65 +30,17 @@ func Marshal(cfg *JobConfiguration) ([]byte, error) {
 		value *snakeyaml.Node
 	}
 	var entries []entry
-	add := func(key string, v *snakeyaml.Node) { entries = append(entries, entry{key, v}) }
-	// nullable: Java null when empty, unless the input had ''.
-	nullable := func(key string, v string, bit keySet) {
-		if v != "" || cfg.wire.empty.has(bit) {
-			add(key, snakeyaml.String(v))
+	for i, k := range JobKeys() {
+		name := k.Name
+		if k.Legacy != "" && cfg.LegacyThreadPoolKey {
+			name = k.Legacy
+		}
+		if v := k.node(cfg, keyBit(i)); v != nil {
+			entries = append(entries, entry{name, v})
 		}
 	}
-	// defaulted: Java "" when unset, omitted only when the input lacked it.
-	defaulted := func(key string, v string, bit keySet) {
-		if v != "" || !cfg.wire.null.has(bit) {
-			add(key, snakeyaml.String(v))
-		}
-	}
-	nullable(KeyCron, cfg.Cron, bitCron)
-	defaulted(KeyDescription, cfg.Description, bitDescription)
-	add(KeyDisabled, snakeyaml.Bool(cfg.Disabled))
-	add(KeyFailover, snakeyaml.Bool(cfg.Failover))
-	nullable(KeyJobErrorHandlerType, cfg.JobErrorHandlerType, bitJobErrorHandlerType)
-	tpKey := KeyJobExecutorThreadPoolSizeProviderType
-	if cfg.LegacyThreadPoolKey {
-		tpKey = KeyJobExecutorServiceHandlerType
-	}
-	nullable(tpKey, cfg.JobExecutorThreadPoolSizeProviderType, bitThreadPool)
-	if len(cfg.JobExtraConfigurations) > 0 {
-		seq := snakeyaml.Sequence()
-		for _, x := range cfg.JobExtraConfigurations {
-			seq.Content = append(seq.Content, x.node())
-		}
-		add(KeyJobExtraConfigurations, seq)
-	}
-	if len(cfg.JobListenerTypes) > 0 {
-		seq := snakeyaml.Sequence()
-		for _, t := range cfg.JobListenerTypes {
-			seq.Content = append(seq.Content, snakeyaml.String(t))
-		}
-		add(KeyJobListenerTypes, seq)
-	}
-	add(KeyJobName, snakeyaml.String(cfg.JobName))
-	defaulted(KeyJobParameter, cfg.JobParameter, bitJobParameter)
-	nullable(KeyJobShardingStrategyType, cfg.JobShardingStrategyType, bitJobShardingStrategyType)
-	nullable(KeyLabel, cfg.Label, bitLabel)
-	add(KeyMaxTimeDiffSeconds, snakeyaml.Int(int64(cfg.MaxTimeDiffSeconds)))
-	add(KeyMisfire, snakeyaml.Bool(cfg.Misfire))
-	add(KeyMonitorExecution, snakeyaml.Bool(cfg.MonitorExecution))
-	add(KeyOverwrite, snakeyaml.Bool(cfg.Overwrite))
-	if len(cfg.Props) > 0 {
-		m := snakeyaml.Mapping()
-		for _, k := range javaPropertiesOrder(cfg.wire.propOrder, cfg.Props) {
-			m.Content = append(m.Content, snakeyaml.String(k), snakeyaml.String(cfg.Props[k]))
-		}
-		add(KeyProps, m)
-	}
-	add(KeyReconcileIntervalMinutes, snakeyaml.Int(int64(cfg.ReconcileIntervalMinutes)))
-	defaulted(KeyShardingItemParameters, cfg.ShardingItemParameters, bitShardingItemParameters)
-	add(KeyShardingTotalCount, snakeyaml.Int(int64(cfg.ShardingTotalCount)))
-	add(KeyStaticSharding, snakeyaml.Bool(cfg.StaticSharding))
-	nullable(KeyTimeZone, cfg.TimeZone, bitTimeZone)
 	for _, kv := range cfg.wire.unknown {
-		add(kv.key, kv.value)
+		entries = append(entries, entry{kv.key, kv.value})
 	}
 	// SnakeYAML sorts JavaBean properties by name (String.compareTo).
 	slices.SortStableFunc(entries, func(a, b entry) int { return javaCompare(a.key, b.key) })
@@ -101,6 +53,57 @@ func Marshal(cfg *JobConfiguration) ([]byte, error) {
 		return nil, fmt.Errorf("marshal job configuration %q: %w", cfg.JobName, err)
 	}
 	return out, nil
+}
+
+// node returns the value of key k (whose bit is bit) as Marshal writes it,
+// or nil when it is omitted.
+func (k JobKey) node(cfg *JobConfiguration, bit keySet) *snakeyaml.Node {
+	switch v := k.field(cfg).(type) {
+	case *string:
+		switch k.write {
+		case writeUnlessNull: // Java null when empty, unless the input had ''
+			if *v == "" && !cfg.wire.empty.has(bit) {
+				return nil
+			}
+		case writeUnlessAbsent: // Java "" when unset, omitted only when the input lacked it
+			if *v == "" && cfg.wire.null.has(bit) {
+				return nil
+			}
+		}
+		return snakeyaml.String(*v)
+	case *int:
+		return snakeyaml.Int(int64(*v))
+	case *bool:
+		return snakeyaml.Bool(*v)
+	case *[]string:
+		if len(*v) == 0 {
+			return nil
+		}
+		seq := snakeyaml.Sequence()
+		for _, t := range *v {
+			seq.Content = append(seq.Content, snakeyaml.String(t))
+		}
+		return seq
+	case *map[string]string:
+		if len(*v) == 0 {
+			return nil
+		}
+		m := snakeyaml.Mapping()
+		for _, key := range javaPropertiesOrder(cfg.wire.order[k.Name], *v) {
+			m.Content = append(m.Content, snakeyaml.String(key), snakeyaml.String((*v)[key]))
+		}
+		return m
+	case *[]ExtraConfiguration:
+		if len(*v) == 0 {
+			return nil
+		}
+		seq := snakeyaml.Sequence()
+		for _, x := range *v {
+			seq.Content = append(seq.Content, x.node())
+		}
+		return seq
+	}
+	return nil
 }
 
 // javaCompare orders strings as Java's String.compareTo: by UTF-16 code

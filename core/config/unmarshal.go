@@ -37,8 +37,20 @@ func Unmarshal(data []byte) (*JobConfiguration, error) {
 	if root.Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("%w: line %d: the document is not a mapping", ErrMalformed, root.Line)
 	}
-	cfg := &JobConfiguration{MaxTimeDiffSeconds: -1}
-	cfg.wire.null = bitShardingItemParameters | bitJobParameter | bitDescription
+	keys := JobKeys()
+	cfg := &JobConfiguration{}
+	legacy := -1 // the key with two spellings
+	for i, k := range keys {
+		k.set(cfg, k.absent)
+		if k.write == writeUnlessAbsent {
+			cfg.wire.null |= keyBit(i)
+		}
+		if k.Legacy != "" {
+			legacy = i
+		}
+	}
+	// The two spellings of the thread-pool key are read first and
+	// reconciled at the end.
 	var (
 		newTP, legacyTP       *string
 		newTPLine, legacyLine int
@@ -51,85 +63,82 @@ func Unmarshal(data []byte) (*JobConfiguration, error) {
 		key := kn.Value
 		p := fieldParser{key: key, line: v.Line}
 		var err error
-		switch key {
-		case KeyJobName:
-			cfg.JobName, _, err = p.str(v)
-		case KeyCron:
-			err = p.nullable(v, &cfg.Cron, &cfg.wire, bitCron)
-		case KeyTimeZone:
-			err = p.nullable(v, &cfg.TimeZone, &cfg.wire, bitTimeZone)
-		case KeyJobShardingStrategyType:
-			err = p.nullable(v, &cfg.JobShardingStrategyType, &cfg.wire, bitJobShardingStrategyType)
-		case KeyJobErrorHandlerType:
-			err = p.nullable(v, &cfg.JobErrorHandlerType, &cfg.wire, bitJobErrorHandlerType)
-		case KeyLabel:
-			err = p.nullable(v, &cfg.Label, &cfg.wire, bitLabel)
-		case KeyJobExecutorThreadPoolSizeProviderType, KeyJobExecutorServiceHandlerType:
-			var s string
-			var null bool
-			s, null, err = p.str(v)
-			if err == nil && !null {
-				if key == KeyJobExecutorServiceHandlerType {
-					legacyTP, legacyLine = &s, v.Line
-				} else {
-					newTP, newTPLine = &s, v.Line
-				}
-			}
-		case KeyShardingItemParameters:
-			err = p.defaulted(v, &cfg.ShardingItemParameters, &cfg.wire, bitShardingItemParameters)
-		case KeyJobParameter:
-			err = p.defaulted(v, &cfg.JobParameter, &cfg.wire, bitJobParameter)
-		case KeyDescription:
-			err = p.defaulted(v, &cfg.Description, &cfg.wire, bitDescription)
-		case KeyShardingTotalCount:
-			cfg.ShardingTotalCount, err = p.int(v)
-		case KeyMaxTimeDiffSeconds:
-			cfg.MaxTimeDiffSeconds, err = p.int(v)
-		case KeyReconcileIntervalMinutes:
-			cfg.ReconcileIntervalMinutes, err = p.int(v)
-		case KeyMonitorExecution:
-			cfg.MonitorExecution, err = p.bool(v)
-		case KeyFailover:
-			cfg.Failover, err = p.bool(v)
-		case KeyMisfire:
-			cfg.Misfire, err = p.bool(v)
-		case KeyDisabled:
-			cfg.Disabled, err = p.bool(v)
-		case KeyOverwrite:
-			cfg.Overwrite, err = p.bool(v)
-		case KeyStaticSharding:
-			cfg.StaticSharding, err = p.bool(v)
-		case KeyJobListenerTypes:
-			cfg.JobListenerTypes, err = p.strings(v)
-		case KeyProps:
-			cfg.Props, cfg.wire.propOrder, err = p.props(v)
-		case KeyJobExtraConfigurations:
-			cfg.JobExtraConfigurations, err = p.extras(v)
-		default:
+		switch ki := lookupJobKey(keys, key); {
+		case ki < 0:
 			var n *snakeyaml.Node
 			n, err = snakeyaml.FromYAML(root.Content[i+1])
 			if err == nil {
 				cfg.wire.unknown = setUnknown(cfg.wire.unknown, key, n)
 			}
+		case ki == legacy:
+			var s string
+			var null bool
+			s, null, err = p.str(v)
+			if err == nil && !null {
+				if key == keys[ki].Legacy {
+					legacyTP, legacyLine = &s, v.Line
+				} else {
+					newTP, newTPLine = &s, v.Line
+				}
+			}
+		default:
+			err = p.read(v, cfg, keys[ki], keyBit(ki))
 		}
 		if err != nil {
 			return nil, err
 		}
 	}
+	if legacy < 0 {
+		return cfg, nil
+	}
+	k := keys[legacy]
+	tp := k.field(cfg).(*string)
 	switch {
 	case newTP != nil && legacyTP != nil && *newTP != *legacyTP:
 		return nil, fmt.Errorf("%w: line %d: key %q (%s) contradicts key %q (line %d: %s)", ErrMalformed,
-			legacyLine, KeyJobExecutorServiceHandlerType, quoteForError(*legacyTP), KeyJobExecutorThreadPoolSizeProviderType, newTPLine, quoteForError(*newTP))
+			legacyLine, k.Legacy, quoteForError(*legacyTP), k.Name, newTPLine, quoteForError(*newTP))
 	case newTP != nil:
-		cfg.JobExecutorThreadPoolSizeProviderType = *newTP
+		*tp = *newTP
 	case legacyTP != nil:
-		cfg.JobExecutorThreadPoolSizeProviderType = *legacyTP
+		*tp = *legacyTP
 		cfg.LegacyThreadPoolKey = true
 	}
-	if cfg.JobExecutorThreadPoolSizeProviderType == "" && (newTP != nil || legacyTP != nil) {
-		cfg.wire.empty |= bitThreadPool
+	if *tp == "" && (newTP != nil || legacyTP != nil) {
+		cfg.wire.empty |= keyBit(legacy)
 	}
 	return cfg, nil
+}
+
+// read reads the value v of key k into cfg; bit is k's bit.
+func (p fieldParser) read(v *yaml.Node, cfg *JobConfiguration, k JobKey, bit keySet) error {
+	var err error
+	switch dst := k.field(cfg).(type) {
+	case *string:
+		switch k.write {
+		case writeUnlessNull:
+			err = p.nullable(v, dst, &cfg.wire, bit)
+		case writeUnlessAbsent:
+			err = p.defaulted(v, dst, &cfg.wire, bit)
+		default:
+			*dst, _, err = p.str(v)
+		}
+	case *int:
+		*dst, err = p.int(v)
+	case *bool:
+		*dst, err = p.bool(v)
+	case *[]string:
+		*dst, err = p.strings(v)
+	case *map[string]string:
+		var order []string
+		*dst, order, err = p.props(v)
+		if cfg.wire.order == nil {
+			cfg.wire.order = map[string][]string{}
+		}
+		cfg.wire.order[k.Name] = order
+	case *[]ExtraConfiguration:
+		*dst, err = p.extras(v)
+	}
+	return err
 }
 
 func setUnknown(list []rawKV, key string, n *snakeyaml.Node) []rawKV {

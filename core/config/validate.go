@@ -53,41 +53,40 @@ func (e *FieldError) Unwrap() []error {
 }
 
 // Validate checks the configuration and returns every problem found, each
-// a *FieldError wrapping ErrInvalid (joined with errors.Join), or nil:
+// a *FieldError wrapping ErrInvalid (joined with errors.Join), or nil. In
+// this order:
 //
-//   - jobName is a valid ZooKeeper node name and does not contain "@-@"
-//     (the task id is split on it into exactly 5 parts);
-//   - shardingTotalCount > 0;
+//   - each key's own check in JobKeys: jobName is a valid ZooKeeper node
+//     name and does not contain "@-@" (the task id is split on it into
+//     exactly 5 parts); shardingTotalCount > 0;
 //   - the ints fit a Java int (Java cannot load the config otherwise);
 //     maxTimeDiffSeconds < 0 and reconcileIntervalMinutes <= 0 are valid
 //     and disable their feature;
 //   - shardingItemParameters parses as upstream parses it, with every item
 //     in [0, shardingTotalCount) (upstream ignores out-of-range items; ejob
 //     refuses them in a configuration it is about to write);
-//   - cron/timeZone and the plugin types through opts.
+//   - cron/timeZone through opts;
+//   - the plugin types of the keys with a JobKey.Plugin kind through opts,
+//     and no empty job listener type.
 func (c *JobConfiguration) Validate(opts ValidateOptions) error {
 	var errs []error
 	fail := func(field, msg string, err error) {
 		errs = append(errs, &FieldError{Field: field, Msg: msg, Err: err})
 	}
-	if msg := checkNodeName(c.JobName); msg != "" {
-		fail(KeyJobName, msg, nil)
-	}
-	if c.ShardingTotalCount <= 0 {
-		fail(KeyShardingTotalCount, fmt.Sprintf("must be greater than 0, got %d", c.ShardingTotalCount), nil)
-	}
-	for _, f := range []struct {
-		key string
-		v   int
-	}{
-		{KeyShardingTotalCount, c.ShardingTotalCount},
-		{KeyMaxTimeDiffSeconds, c.MaxTimeDiffSeconds},
-		{KeyReconcileIntervalMinutes, c.ReconcileIntervalMinutes},
-	} {
-		if f.v < math.MinInt32 || f.v > math.MaxInt32 {
-			fail(f.key, fmt.Sprintf("%d does not fit a Java int", f.v), nil)
+	keys := JobKeys()
+	for _, k := range keys {
+		if k.check != nil {
+			if msg := k.check(c); msg != "" {
+				fail(k.Name, msg, nil)
+			}
 		}
 	}
+	for _, k := range keys {
+		if p, ok := k.field(c).(*int); ok && (*p < math.MinInt32 || *p > math.MaxInt32) {
+			fail(k.Name, fmt.Sprintf("%d does not fit a Java int", *p), nil)
+		}
+	}
+	// Rules across keys.
 	if params, err := ParseShardingItemParameters(c.ShardingItemParameters); err != nil {
 		fail(KeyShardingItemParameters, "cannot parse", err)
 	} else if c.ShardingTotalCount > 0 {
@@ -102,26 +101,25 @@ func (c *JobConfiguration) Validate(opts ValidateOptions) error {
 			fail(KeyCron, fmt.Sprintf("invalid cron %s (time zone %s)", quoteForError(c.Cron), quoteForError(c.TimeZone)), err)
 		}
 	}
-	if opts.KnownType != nil {
-		for _, t := range []struct {
-			key, name string
-			kind      spi.Kind
-		}{
-			{KeyJobShardingStrategyType, c.JobShardingStrategyType, spi.KindSharding},
-			{KeyJobExecutorThreadPoolSizeProviderType, c.JobExecutorThreadPoolSizeProviderType, spi.KindThreadPool},
-			{KeyJobErrorHandlerType, c.JobErrorHandlerType, spi.KindErrorHandler},
-		} {
-			if t.name != "" && !opts.KnownType(t.kind, t.name) {
-				fail(t.key, fmt.Sprintf("unknown %s type %s", t.kind, quoteForError(t.name)), spi.ErrUnknownType)
-			}
+	// Plugin types.
+	for _, k := range keys {
+		if k.Plugin == "" {
+			continue
 		}
-	}
-	for i, l := range c.JobListenerTypes {
-		switch {
-		case strings.TrimSpace(l) == "":
-			fail(KeyJobListenerTypes, fmt.Sprintf("item %d is empty", i), nil)
-		case opts.KnownListener != nil && !opts.KnownListener(l):
-			fail(KeyJobListenerTypes, fmt.Sprintf("unknown job listener type %s", quoteForError(l)), nil)
+		switch p := k.field(c).(type) {
+		case *string:
+			if *p != "" && opts.KnownType != nil && !opts.KnownType(k.Plugin, *p) {
+				fail(k.Name, fmt.Sprintf("unknown %s type %s", k.Plugin, quoteForError(*p)), spi.ErrUnknownType)
+			}
+		case *[]string: // job listeners (see JobKey.Plugin)
+			for i, l := range *p {
+				switch {
+				case strings.TrimSpace(l) == "":
+					fail(k.Name, fmt.Sprintf("item %d is empty", i), nil)
+				case opts.KnownListener != nil && !opts.KnownListener(l):
+					fail(k.Name, fmt.Sprintf("unknown job listener type %s", quoteForError(l)), nil)
+				}
+			}
 		}
 	}
 	return errors.Join(errs...)
