@@ -72,74 +72,28 @@ func (d *decoder) job(je entry, opts LoadOptions) (Job, bool) {
 	for _, f := range []struct {
 		key string
 		dst *string
-	}{
-		{keyElasticJobType, &j.Type},
-		{keyJobBootstrapBeanName, &j.BootstrapBeanName},
-		{jobconfig.KeyCron, &cfg.Cron},
-		{jobconfig.KeyTimeZone, &cfg.TimeZone},
-		{jobconfig.KeyShardingItemParameters, &cfg.ShardingItemParameters},
-		{jobconfig.KeyJobParameter, &cfg.JobParameter},
-		{jobconfig.KeyJobShardingStrategyType, &cfg.JobShardingStrategyType},
-		{jobconfig.KeyJobExecutorThreadPoolSizeProviderType, &cfg.JobExecutorThreadPoolSizeProviderType},
-		{jobconfig.KeyJobExecutorServiceHandlerType, &cfg.JobExecutorThreadPoolSizeProviderType},
-		{jobconfig.KeyJobErrorHandlerType, &cfg.JobErrorHandlerType},
-		{jobconfig.KeyDescription, &cfg.Description},
-		{jobconfig.KeyLabel, &cfg.Label},
-	} {
+	}{{keyElasticJobType, &j.Type}, {keyJobBootstrapBeanName, &j.BootstrapBeanName}} {
 		if e, ok := fs[f.key]; ok {
 			if *f.dst, ok = d.str(e); !ok {
 				bad[f.key] = true
 			}
 		}
 	}
-	for _, f := range []struct {
-		key string
-		dst *int
-	}{
-		{jobconfig.KeyShardingTotalCount, &cfg.ShardingTotalCount},
-		{jobconfig.KeyMaxTimeDiffSeconds, &cfg.MaxTimeDiffSeconds},
-		{jobconfig.KeyReconcileIntervalMinutes, &cfg.ReconcileIntervalMinutes},
-	} {
-		if e, ok := fs[f.key]; ok {
-			if *f.dst, ok = d.integer(e); !ok {
-				bad[f.key] = true
-			}
-		}
-	}
-	for _, f := range []struct {
-		key string
-		dst *bool
-	}{
-		{jobconfig.KeyMonitorExecution, &cfg.MonitorExecution},
-		{jobconfig.KeyFailover, &cfg.Failover},
-		{jobconfig.KeyMisfire, &cfg.Misfire},
-		{jobconfig.KeyDisabled, &cfg.Disabled},
-		{jobconfig.KeyOverwrite, &cfg.Overwrite},
-		{jobconfig.KeyStaticSharding, &cfg.StaticSharding},
-	} {
-		if e, ok := fs[f.key]; ok {
-			if *f.dst, ok = d.boolean(e); !ok {
-				bad[f.key] = true
-			}
-		}
-	}
-	var listenerLines []int
-	if e, ok := fs[jobconfig.KeyJobListenerTypes]; ok {
-		if cfg.JobListenerTypes, listenerLines, ok = d.list(e); !ok {
-			bad[jobconfig.KeyJobListenerTypes] = true
-		}
-	}
-	var propLines map[string]int
-	if e, ok := fs[jobconfig.KeyProps]; ok {
-		cfg.Props, propLines, _ = d.stringMap(e, func(s string) string { return s })
-	}
+	keys := fileJobKeys()
+	lines := d.jobValues(fs, cfg, keys, bad)
 
-	// The thread-pool type has two spellings.
-	if legacy, ok := fs[jobconfig.KeyJobExecutorServiceHandlerType]; ok {
-		if cur, ok := fs[jobconfig.KeyJobExecutorThreadPoolSizeProviderType]; ok {
+	// A key with two spellings (the thread-pool type).
+	for _, k := range keys {
+		if k.Legacy == "" {
+			continue
+		}
+		legacy, ok := fs[k.Legacy]
+		if !ok {
+			continue
+		}
+		if cur, ok := fs[k.Name]; ok {
 			d.report(max(legacy.line(), cur.line()), nil, "%s: %s and %s are two spellings of one key; set only %s",
-				je.path, jobconfig.KeyJobExecutorThreadPoolSizeProviderType, jobconfig.KeyJobExecutorServiceHandlerType,
-				jobconfig.KeyJobExecutorThreadPoolSizeProviderType)
+				je.path, k.Name, k.Legacy, k.Name)
 		} else {
 			cfg.LegacyThreadPoolKey = true
 		}
@@ -164,39 +118,39 @@ func (d *decoder) job(je entry, opts LoadOptions) (Job, bool) {
 		d.report(typ.value.Line, nil, "%s: must not be empty%s", typ.path, available(opts, spi.KindJobType))
 		bad[keyElasticJobType] = true
 	}
-	if _, ok := fs[jobconfig.KeyShardingTotalCount]; !ok {
-		d.missing(je.line(), je.path, jobconfig.KeyShardingTotalCount, "")
-		bad[jobconfig.KeyShardingTotalCount] = true
-	}
-
-	// Plugin types.
-	if opts.KnownType != nil {
-		for _, t := range []struct {
-			keys []string
-			name string
-			kind spi.Kind
-		}{
-			{[]string{keyElasticJobType}, j.Type, spi.KindJobType},
-			{[]string{jobconfig.KeyJobShardingStrategyType}, cfg.JobShardingStrategyType, spi.KindSharding},
-			{[]string{jobconfig.KeyJobExecutorThreadPoolSizeProviderType, jobconfig.KeyJobExecutorServiceHandlerType}, cfg.JobExecutorThreadPoolSizeProviderType, spi.KindThreadPool},
-			{[]string{jobconfig.KeyJobErrorHandlerType}, cfg.JobErrorHandlerType, spi.KindErrorHandler},
-		} {
-			e, ok := fs[t.keys[0]]
-			if !ok && len(t.keys) > 1 {
-				e, ok = fs[t.keys[1]]
-			}
-			if !ok || bad[t.keys[0]] || t.name == "" || opts.KnownType(t.kind, t.name) {
-				continue
-			}
-			d.report(e.value.Line, spi.ErrUnknownType, "%s: unknown %s %q%s", e.path, kindNoun(t.kind), t.name, available(opts, t.kind))
-			bad[t.keys[0]] = true
+	for _, k := range keys {
+		if _, ok := lookupJobKey(fs, k); k.Required && !ok {
+			d.missing(je.line(), je.path, k.Name, "")
+			bad[k.Name] = true
 		}
 	}
-	if opts.KnownListener != nil {
-		e := fs[jobconfig.KeyJobListenerTypes]
-		for i, l := range cfg.JobListenerTypes {
-			if strings.TrimSpace(l) != "" && !opts.KnownListener(l) {
-				d.report(listenerLines[i], spi.ErrUnknownType, "%s: unknown job listener type %q%s", e.path, l, available(opts, spi.KindJobListener))
+
+	// Plugin types: the job type, then the keys that name plugins.
+	checkType := func(e entry, key string, kind spi.Kind, name string) {
+		known := knownType(opts, kind)
+		if known == nil || bad[key] || name == "" || known(name) {
+			return
+		}
+		d.report(e.value.Line, spi.ErrUnknownType, "%s: unknown %s %q%s", e.path, kindNoun(kind), name, available(opts, kind))
+		bad[key] = true
+	}
+	if e, ok := fs[keyElasticJobType]; ok {
+		checkType(e, keyElasticJobType, spi.KindJobType, j.Type)
+	}
+	for _, k := range keys {
+		e, ok := lookupJobKey(fs, k)
+		if k.Plugin == "" || !ok {
+			continue
+		}
+		switch v := k.Field(cfg).(type) {
+		case *string:
+			checkType(e, k.Name, k.Plugin, *v)
+		case *[]string:
+			known := knownType(opts, k.Plugin)
+			for i, name := range *v {
+				if known != nil && strings.TrimSpace(name) != "" && !known(name) {
+					d.report(lines.items[k.Name][i], spi.ErrUnknownType, "%s: unknown %s %q%s", e.path, kindNoun(k.Plugin), name, available(opts, k.Plugin))
+				}
 			}
 		}
 	}
@@ -244,6 +198,7 @@ func (d *decoder) job(je entry, opts LoadOptions) (Job, bool) {
 		if e, ok := fs[jobconfig.KeyProps]; ok {
 			line = e.line()
 		}
+		propLines := lines.entries[jobconfig.KeyProps]
 		props := cfg.Props
 		if props == nil {
 			props = map[string]string{}
@@ -261,6 +216,83 @@ func (d *decoder) job(je entry, opts LoadOptions) (Job, bool) {
 		}
 	}
 	return j, len(d.problems) == start
+}
+
+// jobLines holds where the items of list keys and the entries of map keys
+// are, by key name.
+type jobLines struct {
+	items   map[string][]int
+	entries map[string]map[string]int
+}
+
+// jobValues decodes into cfg the values of keys found in fs, and marks the
+// spelling of each unusable one in bad. Strings come first, then ints,
+// bools, lists and maps: the problems of one line (a flow mapping) are
+// reported in that order.
+func (d *decoder) jobValues(fs map[string]entry, cfg *jobconfig.JobConfiguration, keys []jobconfig.JobKey, bad map[string]bool) jobLines {
+	lines := jobLines{items: map[string][]int{}, entries: map[string]map[string]int{}}
+	rank := func(k jobconfig.JobKey) int {
+		switch k.Field(cfg).(type) {
+		case *string:
+			return 0
+		case *int:
+			return 1
+		case *bool:
+			return 2
+		case *[]string:
+			return 3
+		}
+		return 4
+	}
+	keys = slices.Clone(keys)
+	slices.SortStableFunc(keys, func(a, b jobconfig.JobKey) int { return rank(a) - rank(b) })
+	for _, k := range keys {
+		for _, name := range []string{k.Name, k.Legacy} {
+			e, ok := fs[name]
+			if name == "" || !ok {
+				continue
+			}
+			switch v := k.Field(cfg).(type) {
+			case *string:
+				*v, ok = d.str(e)
+			case *int:
+				*v, ok = d.integer(e)
+			case *bool:
+				*v, ok = d.boolean(e)
+			case *[]string:
+				*v, lines.items[k.Name], ok = d.list(e)
+			case *map[string]string:
+				*v, lines.entries[k.Name], ok = d.stringMap(e, func(s string) string { return s })
+			default:
+				panic(fmt.Sprintf("job key %s: the file cannot hold a %T", k.Name, v))
+			}
+			if !ok {
+				bad[name] = true
+			}
+		}
+	}
+	return lines
+}
+
+// lookupJobKey returns the entry of k in fs, under either spelling.
+func lookupJobKey(fs map[string]entry, k jobconfig.JobKey) (entry, bool) {
+	e, ok := fs[k.Name]
+	if !ok && k.Legacy != "" {
+		e, ok = fs[k.Legacy]
+	}
+	return e, ok
+}
+
+// knownType returns the check of type names of a kind that opts has, or
+// nil: KnownListener for job listeners, KnownType for the others.
+func knownType(opts LoadOptions, kind spi.Kind) func(string) bool {
+	if kind == spi.KindJobListener {
+		return opts.KnownListener
+	}
+	if opts.KnownType == nil {
+		return nil
+	}
+	return func(name string) bool { return opts.KnownType(kind, name) }
 }
 
 // propLine returns the line of the first prop key the error text quotes

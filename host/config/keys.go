@@ -59,19 +59,51 @@ func regCenterKeys() []string {
 	}
 }
 
-func jobKeys() []string {
-	return []string{
-		keyElasticJobClass, keyElasticJobType, jobconfig.KeyCron, jobconfig.KeyTimeZone, keyJobBootstrapBeanName,
-		jobconfig.KeyShardingTotalCount, jobconfig.KeyShardingItemParameters, jobconfig.KeyJobParameter,
-		jobconfig.KeyMonitorExecution, jobconfig.KeyFailover, jobconfig.KeyMisfire,
-		jobconfig.KeyMaxTimeDiffSeconds, jobconfig.KeyReconcileIntervalMinutes,
-		jobconfig.KeyJobShardingStrategyType, jobconfig.KeyJobExecutorThreadPoolSizeProviderType,
-		jobconfig.KeyJobExecutorServiceHandlerType, jobconfig.KeyJobErrorHandlerType,
-		jobconfig.KeyJobListenerTypes, jobconfig.KeyDescription, jobconfig.KeyProps,
-		jobconfig.KeyDisabled, jobconfig.KeyOverwrite,
-		// Not starter keys: JobConfiguration fields ejob also accepts.
-		jobconfig.KeyStaticSharding, jobconfig.KeyLabel,
+// fileOnlyJobKey is a key of a job in the file that is not a key of the
+// registry's config node (core/config's JobKeys): it configures the host
+// and is never written to the registry. Its type, default and doc are
+// those of docs/configuration.md's job-key table.
+type fileOnlyJobKey struct {
+	name, typ, def, doc string
+}
+
+// fileOnlyJobKeys lists the starter's job keys that core/config's JobKeys
+// does not have. They come first in a job's keys and in the doc's table.
+func fileOnlyJobKeys() []fileOnlyJobKey {
+	return []fileOnlyJobKey{
+		{keyElasticJobClass, "string", "—", "**refused**; see below"},
+		{keyElasticJobType, "string", "required", "the job type: `SCRIPT`, `HTTP`, or a type served by a plugin in `pluginsDir`. " +
+			"Matched case-insensitively. Written to the job's root node."},
+		{keyJobBootstrapBeanName, "string", "none", "the starter's bean name. Accepted for compatibility and kept, " +
+			"but ejob does not need it: a one-off job is triggered by its name."},
 	}
+}
+
+// fileJobKeys returns the keys of core/config's JobKeys that a job of the
+// file may set.
+func fileJobKeys() []jobconfig.JobKey {
+	var out []jobconfig.JobKey
+	for _, k := range jobconfig.JobKeys() {
+		if k.InFile {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// jobKeys returns every spelling a job of the file accepts.
+func jobKeys() []string {
+	var out []string
+	for _, k := range fileOnlyJobKeys() {
+		out = append(out, k.name)
+	}
+	for _, k := range fileJobKeys() {
+		out = append(out, k.Name)
+		if k.Legacy != "" {
+			out = append(out, k.Legacy)
+		}
+	}
+	return out
 }
 
 func ejobKeys() []string {
