@@ -74,15 +74,30 @@ func TestJobKeysDoc(t *testing.T) {
 		"run go test ./host/config -run TestJobKeysDoc -update", docFile)
 }
 
+// kebab is the kebab-case form of a camelCase key: shardingTotalCount
+// becomes sharding-total-count.
+func kebab(key string) string {
+	var b strings.Builder
+	for _, r := range key {
+		if 'A' <= r && r <= 'Z' {
+			b.WriteByte('-')
+			r += 'a' - 'A'
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
 // Every key of core/config's JobKeys that a job of the file may set, in
-// every spelling, reaches the job's configuration.
+// each of its spellings and their kebab-case forms, reaches the job's
+// configuration.
 func TestEveryJobKeyDecoded(t *testing.T) {
 	t.Parallel()
 	valid := map[string]string{ // string values that must pass validation
 		"cron": "0 0/1 * * * ?", "timeZone": "UTC", "shardingItemParameters": "0=a",
 	}
 	for _, k := range fileJobKeys() {
-		for _, name := range []string{k.Name, k.Legacy} {
+		for _, name := range []string{k.Name, kebab(k.Name), k.Legacy, kebab(k.Legacy)} {
 			if name == "" {
 				continue
 			}
