@@ -62,11 +62,12 @@ const (
 	// writeAlways: always written (jobName).
 	writeAlways stringRule = iota
 	// writeUnlessNull: Java's default is null, so an empty value is
-	// omitted, unless the parsed input held ” (the wireState.empty bit).
+	// omitted, unless the parsed input held an empty quoted string (the
+	// wireState.empty bit).
 	writeUnlessNull
 	// writeUnlessAbsent: Java's default is "", so an empty value is
-	// written as ”, unless the parsed input lacked the key or held null
-	// (the wireState.null bit).
+	// written (as an empty quoted string), unless the parsed input lacked
+	// the key or held null (the wireState.null bit).
 	writeUnlessAbsent
 )
 

@@ -43,6 +43,9 @@ func TestJobKeysCoverTheStruct(t *testing.T) {
 		}
 		if k.Legacy != "" {
 			legacy++
+			if _, ok := k.Field(&c).(*string); !ok || k.write != writeUnlessNull {
+				t.Errorf("key %s: Unmarshal reads a key with two spellings as a string written unless null", k.Name)
+			}
 		}
 		if strings.TrimSpace(k.Doc) == "" || strings.Contains(k.Doc, "\n") || strings.Contains(k.Doc, "|") {
 			t.Errorf("key %s: Doc must be one line of Markdown without '|': %q", k.Name, k.Doc)
