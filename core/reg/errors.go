@@ -3,6 +3,7 @@ package reg
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Sentinel errors. Implementations wrap them (with the operation and the path)
@@ -44,7 +45,11 @@ type OpError struct {
 	Err  error
 }
 
-func (e *OpError) Error() string { return fmt.Sprintf("reg: %s %s: %v", e.Op, e.Path, e.Err) }
+// Error says "reg:" once: "reg: get /j: not authorized (zk: ...)", not
+// "reg: get /j: reg: not authorized".
+func (e *OpError) Error() string {
+	return fmt.Sprintf("reg: %s %s: %s", e.Op, e.Path, strings.TrimPrefix(e.Err.Error(), "reg: "))
+}
 
 // Unwrap returns the cause.
 func (e *OpError) Unwrap() error { return e.Err }

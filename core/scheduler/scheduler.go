@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -434,7 +436,8 @@ func (s *Scheduler) Jobs() []string {
 }
 
 // Ready blocks until every job added so far has registered with the
-// registry, one of them failed to start, or ctx ends.
+// registry or failed to start, or ctx ends. It returns nil when every job
+// registered, a *StartError naming each job that failed, or ctx's error.
 func (s *Scheduler) Ready(ctx context.Context) error {
 	s.mu.Lock()
 	rts := make([]*runtime, 0, len(s.jobs))
@@ -442,19 +445,64 @@ func (s *Scheduler) Ready(ctx context.Context) error {
 		rts = append(rts, rt)
 	}
 	s.mu.Unlock()
+	slices.SortFunc(rts, func(a, b *runtime) int { return strings.Compare(a.name, b.name) })
+	se := &StartError{Jobs: len(rts)}
 	for _, rt := range rts {
 		select {
 		case <-rt.coord.Ready():
 		case <-rt.done:
-			if rt.err != nil {
-				return fmt.Errorf("job %q: %w", rt.name, rt.err)
+			err := rt.err
+			if err == nil {
+				err = errors.New("stopped before it registered")
 			}
-			return fmt.Errorf("job %q stopped before it registered", rt.name)
+			se.Failed = append(se.Failed, JobFailure{Job: rt.name, Err: err})
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	}
+	if len(se.Failed) > 0 {
+		return se
+	}
 	return nil
+}
+
+// StartError is Ready's error: the jobs that failed to start.
+type StartError struct {
+	// Jobs is how many jobs the scheduler has.
+	Jobs int
+	// Failed lists the jobs that failed, sorted by name.
+	Failed []JobFailure
+}
+
+// JobFailure is one job that failed to start, and why.
+type JobFailure struct {
+	Job string
+	Err error
+}
+
+// All reports whether no job started.
+func (e *StartError) All() bool { return len(e.Failed) == e.Jobs }
+
+func (e *StartError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d of %d jobs failed to start", len(e.Failed), e.Jobs)
+	for i, f := range e.Failed {
+		sep := "; "
+		if i == 0 {
+			sep = ": "
+		}
+		fmt.Fprintf(&b, "%sjob %q: %v", sep, f.Job, f.Err)
+	}
+	return b.String()
+}
+
+// Unwrap returns each job's error.
+func (e *StartError) Unwrap() []error {
+	out := make([]error, len(e.Failed))
+	for i, f := range e.Failed {
+		out[i] = f.Err
+	}
+	return out
 }
 
 // Run starts every job and the trigger loop, and blocks until ctx ends.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -362,6 +363,51 @@ func TestZeroDrainTimeoutCancelsAtOnce(t *testing.T) {
 	}
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestReadyNamesEveryJobThatFailed: Ready waits for every job and names
+// each one that failed to start (here: its root node holds another job
+// type), so that a host can tell "some" from "none".
+func TestReadyNamesEveryJobThatFailed(t *testing.T) {
+	srv := embedded.NewServer()
+	client, err := srv.Connect("sched-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	for _, j := range []string{"clash1", "clash2"} {
+		if _, err := client.Create(context.Background(), "/"+j, []byte("SOMETHING_ELSE"), reg.Persistent); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := scheduler.New(scheduler.Options{Client: client, InstanceID: "127.0.0.1@-@9", ServerIP: "127.0.0.1", Plugins: plugins(),
+		Logger: hclog.NewNullLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range []string{"clash2", "fine", "clash1"} {
+		if err := s.Add(context.Background(), scheduler.Job{Config: config.New(j, 1), Runner: (&recorder{}).runner("x", 0)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	err = s.Ready(context.Background())
+	var se *scheduler.StartError
+	if !errors.As(err, &se) {
+		t.Fatalf("Ready: %v, want a *StartError", err)
+	}
+	if se.Jobs != 3 || len(se.Failed) != 2 || se.Failed[0].Job != "clash1" || se.Failed[1].Job != "clash2" || se.All() {
+		t.Fatalf("StartError = %+v, want clash1 and clash2 of 3 jobs", se)
+	}
+	if !errors.Is(err, config.ErrJobConflict) {
+		t.Errorf("errors.Is(err, ErrJobConflict) = false: %v", err)
+	}
+	if want := `2 of 3 jobs failed to start: job "clash1": `; !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("err = %q, want it to start with %q", err, want)
 	}
 }
 

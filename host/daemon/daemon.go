@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -181,17 +182,43 @@ func Run(ctx context.Context, opts Options) error {
 			return fmt.Errorf("%s:%d: %w", file.Name, j.Line, err)
 		}
 	}
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
 	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx) }()
+	go func() { done <- s.Run(runCtx) }()
+	started := len(file.Jobs)
 	if err := s.Ready(ctx); err != nil && ctx.Err() == nil {
-		log.Error("a job failed to start", "error", err)
-	} else if ctx.Err() == nil {
-		log.Info("host started", "jobs", len(file.Jobs), "registry", registryName(file))
+		var se *scheduler.StartError
+		if !errors.As(err, &se) || se.All() {
+			// A host without a job is not a healthy host: stop, and say
+			// why, so that a supervisor sees the failure.
+			stop()
+			<-done
+			return fmt.Errorf("no job could start: %w%s", err, startHint(err, file))
+		}
+		for _, f := range se.Failed {
+			log.Error("job failed to start; the host runs the others", "job", f.Job, "error", f.Err)
+		}
+		started -= len(se.Failed)
+	}
+	if ctx.Err() == nil {
+		log.Info("host started", "jobs", started, "registry", registryName(file))
 		if opts.Ready != nil {
 			opts.Ready(id.String())
 		}
 	}
 	return <-done
+}
+
+// startHint explains the start errors whose cause is in the file.
+func startHint(err error, file *hostconfig.File) string {
+	if errors.Is(err, reg.ErrNoAuth) && file.Registry != nil {
+		if file.Registry.Digest == "" {
+			return " (the namespace's nodes belong to a ZooKeeper digest identity: set elasticjob.regCenter.digest to it)"
+		}
+		return " (the namespace's nodes belong to another ZooKeeper digest identity: check elasticjob.regCenter.digest)"
+	}
+	return ""
 }
 
 func registryName(f *hostconfig.File) string {
