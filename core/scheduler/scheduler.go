@@ -116,6 +116,10 @@ type Scheduler struct {
 	runCtx  context.Context // set by Run; jobs added later start under it
 	wg      sync.WaitGroup  // coord goroutines
 	stopped bool
+
+	// abort is closed by Abort: the drain ends at once.
+	abort     chan struct{}
+	abortOnce sync.Once
 }
 
 // runtime is one job's wiring.
@@ -153,7 +157,7 @@ func New(opts Options) (*Scheduler, error) {
 	if opts.Clock == nil {
 		opts.Clock = trigger.RealClock{}
 	}
-	s := &Scheduler{opts: opts, log: opts.Logger, jobs: map[string]*runtime{}}
+	s := &Scheduler{opts: opts, log: opts.Logger, jobs: map[string]*runtime{}, abort: make(chan struct{})}
 	s.trig = trigger.New(trigger.Options{Clock: opts.Clock, Logger: opts.Logger.Named("trigger"), OnMisfire: s.onMisfire})
 	return s, nil
 }
@@ -582,9 +586,21 @@ func (s *Scheduler) drain() {
 			s.log.Warn("drain timeout: cancelling running items", "running_jobs", busy)
 			return
 		}
-		<-tick.C
+		select {
+		case <-tick.C:
+		case <-s.abort:
+			s.log.Warn("drain aborted: cancelling running items", "running_jobs", busy)
+			return
+		}
 	}
 }
+
+// Abort ends the shutdown's wait for running items at once, as if
+// DrainTimeout had passed: they are cancelled, then the jobs leave the
+// registry as usual. An operator's second SIGTERM calls it. It may be
+// called at any time, more than once, from any goroutine; before Run's ctx
+// ends it only makes the coming drain end at once.
+func (s *Scheduler) Abort() { s.abortOnce.Do(func() { close(s.abort) }) }
 
 // LateJob is a job whose next fire time passed longer ago than the late
 // threshold: its trigger is held by a long execution, or the loop is

@@ -314,55 +314,69 @@ func TestShutdownDrainsRunningItemsAndDeregisters(t *testing.T) {
 	}
 }
 
-// TestZeroDrainTimeoutCancelsAtOnce: DrainTimeout 0 is taken literally
-// (the config file's `drainTimeout: 0`): shutdown cancels the running item
-// instead of waiting for it. The item would otherwise hold for a minute.
-func TestZeroDrainTimeoutCancelsAtOnce(t *testing.T) {
-	srv := embedded.NewServer()
-	client, err := srv.Connect("sched-test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	s, err := scheduler.New(scheduler.Options{Client: client, InstanceID: "127.0.0.1@-@9", ServerIP: "127.0.0.1", Plugins: plugins(),
-		DrainTimeout: 0, Logger: hclog.New(&hclog.LoggerOptions{Name: "nodrain", Level: hclog.Warn})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	started := make(chan struct{})
-	cancelled := make(chan error, 1)
-	var once sync.Once
-	hold := executor.SimpleFunc(func(ctx context.Context, sc spi.ShardingContext) error {
-		once.Do(func() { close(started) })
-		select {
-		case <-ctx.Done():
-			cancelled <- context.Cause(ctx)
-			return ctx.Err()
-		case <-time.After(time.Minute):
-			return nil
-		}
-	})
-	if err := s.Add(context.Background(), scheduler.Job{Config: config.New("nodrain", 1), Runner: hold}); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx) }()
-	if err := s.Ready(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Trigger("nodrain"); err != nil {
-		t.Fatal(err)
-	}
-	<-started
-	cancel()
-	select {
-	case <-cancelled:
-	case <-time.After(20 * time.Second): // well under the default drain (30 s) and the item's minute
-		t.Fatal("the running item was not cancelled at shutdown with DrainTimeout 0")
-	}
-	if err := <-done; err != nil {
-		t.Fatal(err)
+// TestShutdownCancelsAtOnce: DrainTimeout 0 is taken literally (the config
+// file's `drainTimeout: 0`), and Abort (an operator's second SIGTERM) ends
+// a long drain: either way shutdown cancels the running item instead of
+// waiting for it. The item would otherwise hold for a minute.
+func TestShutdownCancelsAtOnce(t *testing.T) {
+	for name, tc := range map[string]struct {
+		drain time.Duration
+		abort bool
+	}{
+		"drain timeout 0": {drain: 0},
+		"abort the drain": {drain: time.Hour, abort: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := embedded.NewServer()
+			client, err := srv.Connect("sched-test")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer client.Close()
+			s, err := scheduler.New(scheduler.Options{Client: client, InstanceID: "127.0.0.1@-@9", ServerIP: "127.0.0.1", Plugins: plugins(),
+				DrainTimeout: tc.drain, Logger: hclog.New(&hclog.LoggerOptions{Name: "nodrain", Level: hclog.Warn})})
+			if err != nil {
+				t.Fatal(err)
+			}
+			started := make(chan struct{})
+			cancelled := make(chan error, 1)
+			var once sync.Once
+			hold := executor.SimpleFunc(func(ctx context.Context, sc spi.ShardingContext) error {
+				once.Do(func() { close(started) })
+				select {
+				case <-ctx.Done():
+					cancelled <- context.Cause(ctx)
+					return ctx.Err()
+				case <-time.After(time.Minute):
+					return nil
+				}
+			})
+			if err := s.Add(context.Background(), scheduler.Job{Config: config.New("nodrain", 1), Runner: hold}); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- s.Run(ctx) }()
+			if err := s.Ready(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Trigger("nodrain"); err != nil {
+				t.Fatal(err)
+			}
+			<-started
+			cancel()
+			if tc.abort {
+				s.Abort()
+			}
+			select {
+			case <-cancelled:
+			case <-time.After(20 * time.Second): // well under the drain and the item's minute
+				t.Fatal("the running item was not cancelled at shutdown")
+			}
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }
 

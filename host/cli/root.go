@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/cobra"
@@ -19,12 +21,45 @@ type env struct {
 	// config file's ejob.logLevel does not change it.
 	logLevelFixed bool
 	log           hclog.Logger
+	// abort is closed by a second SIGINT or SIGTERM.
+	abort <-chan struct{}
+}
+
+// onSignals returns a ctx that ends at the first SIGINT or SIGTERM and a
+// channel closed at the second; stop releases the signals.
+func onSignals(parent context.Context) (ctx context.Context, abort <-chan struct{}, stop func()) {
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancelCause(parent)
+	aborted, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		select {
+		case s := <-sig:
+			cancel(fmt.Errorf("%w: %v", context.Canceled, s))
+		case <-finished:
+			return
+		}
+		select {
+		case <-sig:
+			close(aborted)
+		case <-finished:
+		}
+	}()
+	return ctx, aborted, func() {
+		signal.Stop(sig)
+		close(finished)
+		cancel(nil)
+	}
 }
 
 // Main runs the ejob command line with args (without the program name) and
-// returns the process exit code.
+// returns the process exit code. The first SIGINT or SIGTERM ends ctx (a
+// host drains); a second one aborts the drain (running items are
+// cancelled at once).
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	e := &env{stdout: stdout, stderr: stderr}
+	ctx, abort, stop := onSignals(ctx)
+	defer stop()
+	e := &env{stdout: stdout, stderr: stderr, abort: abort}
 	root := newRoot(e)
 	root.SetArgs(args)
 	root.SetOut(stdout)

@@ -22,7 +22,9 @@ without one it runs standalone on an embedded registry.
 
 A bad file fails before anything starts, naming the file, line and reason.
 On SIGTERM/SIGINT the host stops firing, waits for running items up to
-ejob.drainTimeout, then leaves the registry cleanly.
+ejob.drainTimeout, then leaves the registry cleanly. A second SIGTERM/SIGINT
+during that wait cancels the running items at once (their process groups
+are killed) and the host leaves the registry as cleanly.
 
 The command line wins over the environment, which wins over the file:
 --plugins-dir (or EJOB_PLUGINS_DIR) over ejob.pluginsDir, --lock-file over
@@ -40,7 +42,7 @@ ejob.lockFile, --log-level (or EJOB_LOG_LEVEL) over ejob.logLevel.`,
 			}
 			return daemon.Run(cmd.Context(), daemon.Options{
 				ConfigFile: file, PluginsDir: cf.dir, LockFile: cf.lockFile, Builtin: b,
-				Logger: e.log, LogLevelFixed: e.logLevelFixed,
+				Logger: e.log, LogLevelFixed: e.logLevelFixed, Abort: e.abort,
 			})
 		},
 	}

@@ -40,6 +40,10 @@ type Options struct {
 	// Getenv resolves ${VAR} in the file and the EJOB_* settings; nil:
 	// the process environment.
 	Getenv func(string) (string, bool)
+	// Abort, when closed after ctx ended, ends the drain at once: running
+	// items are cancelled, then the host leaves the registry (an
+	// operator's second SIGTERM).
+	Abort <-chan struct{}
 	// Ready, when set, is called once every job has registered.
 	Ready func(instanceID string)
 }
@@ -186,6 +190,18 @@ func Run(ctx context.Context, opts Options) error {
 	defer stop()
 	done := make(chan error, 1)
 	go func() { done <- s.Run(runCtx) }()
+	if opts.Abort != nil {
+		finished := make(chan struct{})
+		defer close(finished)
+		go func() {
+			select {
+			case <-opts.Abort:
+				log.Warn("second signal: cancelling running items now")
+				s.Abort()
+			case <-finished:
+			}
+		}()
+	}
 	started := len(file.Jobs)
 	if err := s.Ready(ctx); err != nil && ctx.Err() == nil {
 		var se *scheduler.StartError

@@ -1,0 +1,87 @@
+package daemon_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ejob-io/ejob/internal/proctest"
+	"github.com/ejob-io/ejob/internal/proctree"
+	"github.com/ejob-io/ejob/internal/testkit"
+)
+
+// TestSecondSignalStopsAtOnce: the first SIGTERM makes the host wait for
+// its running item (drainTimeout 5m); a second one cancels it at once: the
+// script's process is gone and the host exits cleanly long before the drain
+// timeout.
+func TestSecondSignalStopsAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pid")
+	script := filepath.Join(dir, "hold.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\necho $$ > "+pidFile+".tmp && mv "+pidFile+".tmp "+pidFile+"\nexec sleep 300\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "ejob.yaml")
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(`elasticjob:
+  jobs:
+    hold:
+      elasticJobType: SCRIPT
+      cron: "* * * * * ?"
+      shardingTotalCount: 1
+      props:
+        script.command.line: %s
+ejob:
+  drainTimeout: 5m
+`, script)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(ejobBin, "run", "-c", cfg)
+	logs := &proctest.Buffer{}
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer cmd.Process.Kill()
+
+	var pid int
+	testkit.Eventually(t, 30*time.Second, "the script to start", func() bool {
+		b, err := os.ReadFile(pidFile)
+		if err != nil {
+			return false
+		}
+		pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil
+	})
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Eventually(t, 30*time.Second, "the drain to start", func() bool { return strings.Contains(logs.String(), "waiting for running items") })
+	if proctree.Gone(pid) {
+		t.Fatalf("the first SIGTERM stopped the running script; it must drain:\n%s", logs)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("host exit: %v\n%s", err, logs)
+		}
+	case <-time.After(60 * time.Second): // far below the 5 m drain
+		t.Fatalf("the host still drains after a second SIGTERM:\n%s", logs)
+	}
+	testkit.Eventually(t, 10*time.Second, fmt.Sprintf("script process %d to be gone", pid), func() bool { return proctree.Gone(pid) })
+	for _, want := range []string{"second signal: cancelling running items now", "shut down"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("host output lacks %q:\n%s", want, logs)
+		}
+	}
+}
