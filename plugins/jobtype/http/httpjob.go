@@ -15,6 +15,7 @@ import (
 
 	"github.com/ejob-io/ejob/spi"
 	"github.com/ejob-io/ejob/spi/gson"
+	"github.com/ejob-io/ejob/spi/redact"
 )
 
 // TypeName is the job type this package implements. Lookups are
@@ -75,7 +76,7 @@ type StatusError struct {
 	Status string
 	// Location is the Location header of a 3xx response that was not
 	// followed (a redirect to another protocol, which the JDK does not
-	// follow either).
+	// follow either), masked as redact.URLString masks it.
 	Location string
 	// Body is the start of the response body (at most 4 KiB, newlines
 	// removed).
@@ -118,7 +119,9 @@ func (e *Executor) Execute(ctx context.Context, req spi.ExecuteRequest) (spi.Exe
 		return spi.ExecuteResponse{}, err
 	}
 	sc := req.Context
-	where := fmt.Sprintf("httpjob: job %q item %d: %s %s", sc.JobName, sc.ShardingItem, p.Method, p.URL.Redacted())
+	// The URL's user info and query values are secrets as often as not
+	// (tokens, signatures): they never reach a log or an error.
+	where := fmt.Sprintf("httpjob: job %q item %d: %s %s", sc.JobName, sc.ShardingItem, p.Method, redact.URL(p.URL))
 	if err := ctx.Err(); err != nil {
 		return spi.ExecuteResponse{}, fmt.Errorf("%s: not sent: %w", where, err)
 	}
@@ -166,7 +169,7 @@ func (e *Executor) Execute(ctx context.Context, req spi.ExecuteRequest) (spi.Exe
 	logger.Warn("HTTP job executed with response code "+fmt.Sprint(resp.StatusCode), fields...)
 	se := &StatusError{Code: resp.StatusCode, Status: resp.Status, Body: snippet}
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
-		se.Location = resp.Header.Get("Location")
+		se.Location = redact.URLString(resp.Header.Get("Location"))
 	}
 	return spi.ExecuteResponse{}, fmt.Errorf("%s: %w", where, se)
 }

@@ -323,6 +323,50 @@ func TestConnectRefused(t *testing.T) {
 	}
 }
 
+// TestSecretsStayOut: the URL's user info and query values (tokens,
+// signatures) appear in no error and no log line, whether the request
+// failed to connect, got an error status or a redirect to elsewhere.
+func TestSecretsStayOut(t *testing.T) {
+	t.Parallel()
+	const secret = "S3CR3T"
+	mux := http.NewServeMux()
+	mux.HandleFunc("/fail", func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "no", http.StatusInternalServerError) })
+	mux.HandleFunc("/away", func(w http.ResponseWriter, _ *http.Request) {
+		http.Redirect(w, nil, "https://elsewhere.example/cb?access_token="+secret, http.StatusFound)
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().String()
+	ln.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	for _, uri := range []string{
+		"http://u:" + secret + "@" + closed + "/x?token=" + secret,
+		"http://" + host + "/fail?access_token=" + secret + "&sign=" + secret,
+		"http://" + secret + "@" + host + "/away?key=" + secret,
+	} {
+		log := &recLogger{}
+		err := execute(t.Context(), httpjob.New(log), testContext, map[string]string{httpjob.PropURI: uri, httpjob.PropMethod: "GET"})
+		if err == nil {
+			t.Fatalf("%s: succeeded", uri)
+		}
+		if strings.Contains(err.Error(), secret) {
+			t.Errorf("the error shows the secret: %v", err)
+		}
+		if !strings.Contains(err.Error(), "***") {
+			t.Errorf("the error does not show where the masked URL is: %v", err)
+		}
+		for _, r := range log.all() {
+			if line := fmt.Sprint(r); strings.Contains(line, secret) {
+				t.Errorf("a log line shows the secret: %s", line)
+			}
+		}
+	}
+}
+
 // TestReadTimeout: the read timeout ends a request whose server does not
 // answer (upstream's assertProcessWithIOException) or stalls in the body,
 // while a slow body whose every chunk arrives within the timeout
