@@ -170,6 +170,9 @@ type Problem struct {
 	File string
 	// Line is 1-based; 0 when the problem concerns the whole file.
 	Line int
+	// Column is 1-based; 0 when only the line is known (every problem
+	// but YAML syntax errors).
+	Column int
 	// Msg is the reason, starting with the key path it concerns.
 	Msg string
 	// Err is the underlying error, if any (spi.ErrUnknownType,
@@ -177,10 +180,13 @@ type Problem struct {
 	Err error
 }
 
-// Error returns "FILE:LINE: reason".
+// Error returns "FILE:LINE: reason", or "FILE:LINE:COLUMN: reason".
 func (p *Problem) Error() string {
-	if p.Line <= 0 {
+	switch {
+	case p.Line <= 0:
 		return fmt.Sprintf("%s: %s", p.File, p.Msg)
+	case p.Column > 0:
+		return fmt.Sprintf("%s:%d:%d: %s", p.File, p.Line, p.Column, p.Msg)
 	}
 	return fmt.Sprintf("%s:%d: %s", p.File, p.Line, p.Msg)
 }

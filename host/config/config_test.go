@@ -291,6 +291,28 @@ func TestLoadResolvesRelativePaths(t *testing.T) {
 	}
 }
 
+// TestSyntaxErrorPosition: a YAML syntax error is reported at the line and
+// column of the offending character, not at the line of the mapping it is
+// in (which is all gopkg.in/yaml.v3 says).
+func TestSyntaxErrorPosition(t *testing.T) {
+	t.Parallel()
+	head := "elasticjob:\n  jobs:\n    j:\n      elasticJobType: SCRIPT\n"
+	for name, tc := range map[string]struct{ text, want string }{
+		"tab":           {head + "\tshardingTotalCount: 1\n", "f.yaml:5:1: invalid YAML: found a tab character that violates indentation"},
+		"indentation":   {head + "     shardingTotalCount: 1\n", "f.yaml:5:6: invalid YAML: did not find expected key"},
+		"open quote":    {head + "      cron: \"0 * * * * ?\n      shardingTotalCount: 1\n", "f.yaml:5:13: invalid YAML: found unexpected end of stream"},
+		"open sequence": {"elasticjob:\n  jobs:\n    j:\n      jobListenerTypes: [a\n      shardingTotalCount: 1\n", "f.yaml:5:7: invalid YAML: did not find expected ',' or ']'"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			_, err := Parse("f.yaml", []byte(tc.text), LoadOptions{})
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("err = %v\nwant  %s", err, tc.want)
+			}
+		})
+	}
+}
+
 func TestBadFiles(t *testing.T) {
 	t.Parallel()
 	for name, want := range map[string]string{
@@ -335,7 +357,7 @@ func TestBadFiles(t *testing.T) {
 3: elasticjob.jobs.a/b: invalid job name: "a/b" must not contain '/'
 6: elasticjob.jobs.x@-@y: invalid job name: "x@-@y" must not contain "@-@" (the task id separator)`,
 		"syntax": `
-2: invalid YAML: did not find expected key`,
+5:6: invalid YAML: did not find expected key`,
 		"registry": `
 2: elasticjob.regCenter: missing required key namespace (remove regCenter to run standalone on the embedded registry)
 3: elasticjob.regCenter.serverLists: "localhost" is not host:port: address localhost: missing port in address

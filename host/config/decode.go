@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -8,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	goyaml "github.com/goccy/go-yaml"
+	goyamlparser "github.com/goccy/go-yaml/parser"
 	"gopkg.in/yaml.v3"
 )
 
@@ -375,13 +378,20 @@ func (d *decoder) flatten(m *yaml.Node, path, prefix string, key func(string) st
 // syntaxLine matches gopkg.in/yaml.v3's syntax errors.
 var syntaxLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
-// syntax reports a YAML syntax error.
-func (d *decoder) syntax(err error) {
-	msg := err.Error()
-	if m := syntaxLine.FindStringSubmatch(msg); m != nil {
-		line, _ := strconv.Atoi(m[1])
-		d.report(line, err, "invalid YAML: %s", m[2])
-		return
+// syntax reports err, gopkg.in/yaml.v3's syntax error in data. yaml.v3
+// names the line of the construct the error is in (the mapping that began
+// lines earlier), never the column; github.com/goccy/go-yaml's parser
+// names the offending token's line and column, so it says where the error
+// is, and yaml.v3 (which decides what ejob accepts) says what it is.
+func (d *decoder) syntax(data []byte, err error) {
+	p := &Problem{File: d.file, Msg: "invalid YAML: " + strings.TrimPrefix(err.Error(), "yaml: "), Err: err}
+	if m := syntaxLine.FindStringSubmatch(err.Error()); m != nil {
+		p.Line, _ = strconv.Atoi(m[1])
+		p.Msg = "invalid YAML: " + m[2]
 	}
-	d.report(0, err, "invalid YAML: %s", strings.TrimPrefix(msg, "yaml: "))
+	var se *goyaml.SyntaxError
+	if _, perr := goyamlparser.ParseBytes(data, 0); errors.As(perr, &se) && se.Token != nil && se.Token.Position != nil {
+		p.Line, p.Column = se.Token.Position.Line, se.Token.Position.Column
+	}
+	d.problems = append(d.problems, p)
 }

@@ -70,7 +70,7 @@ func (d *decoder) file1(data []byte, opts LoadOptions, baseDir string) *File {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
-		d.syntax(err)
+		d.syntax(data, err)
 		return nil
 	}
 	var extra yaml.Node
@@ -79,7 +79,7 @@ func (d *decoder) file1(data []byte, opts LoadOptions, baseDir string) *File {
 		d.report(extra.Line, nil, "a second YAML document (---): the file must hold one document")
 		return nil
 	case !errors.Is(err, io.EOF):
-		d.syntax(err)
+		d.syntax(data, err)
 		return nil
 	}
 	var root *yaml.Node
