@@ -510,6 +510,7 @@ func TestValidate(t *testing.T) {
 		"negatives are valid": {func(c *JobConfiguration) { c.MaxTimeDiffSeconds = -7; c.ReconcileIntervalMinutes = -1 }, nil, nil},
 		"bad parameters":      {func(c *JobConfiguration) { c.ShardingItemParameters = "0=a,x" }, []string{KeyShardingItemParameters}, nil},
 		"item out of range":   {func(c *JobConfiguration) { c.ShardingItemParameters = "0=a,3=b,-1=c" }, []string{KeyShardingItemParameters, KeyShardingItemParameters}, nil},
+		"duplicate item":      {func(c *JobConfiguration) { c.ShardingItemParameters = "0=a,1=b,0=c,0=d" }, []string{KeyShardingItemParameters}, nil},
 		"bad cron":            {func(c *JobConfiguration) { c.Cron = "nope" }, []string{KeyCron}, errCron},
 		"unknown strategy":    {func(c *JobConfiguration) { c.JobShardingStrategyType = "MAGIC" }, []string{KeyJobShardingStrategyType}, spi.ErrUnknownType},
 		"known any case":      {func(c *JobConfiguration) { c.JobShardingStrategyType = "avg_allocation"; c.JobErrorHandlerType = "log" }, nil, nil},

@@ -104,7 +104,7 @@ func JobKeys() []JobKey {
 	}, {
 		Name: KeyShardingItemParameters, InFile: true, write: writeUnlessAbsent,
 		field: func(c *JobConfiguration) any { return &c.ShardingItemParameters },
-		Doc:   "`0=Beijing,1=Shanghai`: a parameter for each item. Keys must be integers in [0, shardingTotalCount).",
+		Doc:   "`0=Beijing,1=Shanghai`: a parameter for each item. Keys must be integers in [0, shardingTotalCount), each given once.",
 	}, {
 		Name: KeyJobParameter, InFile: true, write: writeUnlessAbsent,
 		field: func(c *JobConfiguration) any { return &c.JobParameter },

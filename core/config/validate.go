@@ -87,11 +87,17 @@ func (c *JobConfiguration) Validate(opts ValidateOptions) error {
 		}
 	}
 	// Rules across keys.
-	if params, err := ParseShardingItemParameters(c.ShardingItemParameters); err != nil {
+	if params, dups, err := parseShardingItemParameters(c.ShardingItemParameters); err != nil {
 		fail(KeyShardingItemParameters, "cannot parse", err)
-	} else if c.ShardingTotalCount > 0 {
+	} else {
+		// Upstream keeps the last of two parameters for one item; in a
+		// configuration about to be written, that is a mistake.
+		for _, item := range dups {
+			fail(KeyShardingItemParameters, fmt.Sprintf("item %d is given more than once (upstream would keep the last, %s)",
+				item, quoteForError(params[item])), nil)
+		}
 		for _, item := range sortedKeys(params) {
-			if item < 0 || item >= c.ShardingTotalCount {
+			if c.ShardingTotalCount > 0 && (item < 0 || item >= c.ShardingTotalCount) {
 				fail(KeyShardingItemParameters, fmt.Sprintf("item %d is outside [0, %d)", item, c.ShardingTotalCount), nil)
 			}
 		}
@@ -165,22 +171,33 @@ func (e *ShardingItemParametersError) Unwrap() error { return ErrInvalid }
 // later duplicate key wins. An empty string gives an empty map.
 // Errors are *ShardingItemParametersError with upstream's texts.
 func ParseShardingItemParameters(s string) (map[int]string, error) {
-	out := map[int]string{}
+	out, _, err := parseShardingItemParameters(s)
+	return out, err
+}
+
+// parseShardingItemParameters is ParseShardingItemParameters that also
+// returns the items given more than once, in order of their second
+// appearance.
+func parseShardingItemParameters(s string) (out map[int]string, dups []int, err error) {
+	out = map[int]string{}
 	if s == "" {
-		return out, nil
+		return out, nil, nil
 	}
 	for _, each := range javaSplit(s, ",") {
 		pair := javaSplit(javaTrim(each), "=")
 		if len(pair) != 2 {
-			return nil, &ShardingItemParametersError{Text: fmt.Sprintf("Sharding item parameters '%s' format error, should be int=xx,int=xx", s)}
+			return nil, nil, &ShardingItemParametersError{Text: fmt.Sprintf("Sharding item parameters '%s' format error, should be int=xx,int=xx", s)}
 		}
 		item, err := strconv.ParseInt(javaTrim(pair[0]), 10, 32)
 		if err != nil {
-			return nil, &ShardingItemParametersError{Text: fmt.Sprintf("Sharding item parameters key '%s' is not an integer.", pair[0])}
+			return nil, nil, &ShardingItemParametersError{Text: fmt.Sprintf("Sharding item parameters key '%s' is not an integer.", pair[0])}
+		}
+		if _, seen := out[int(item)]; seen && !slices.Contains(dups, int(item)) {
+			dups = append(dups, int(item))
 		}
 		out[int(item)] = javaTrim(pair[1])
 	}
-	return out, nil
+	return out, dups, nil
 }
 
 // javaSplit is Java's String.split with a literal one-character separator:

@@ -343,7 +343,8 @@ func TestBadFiles(t *testing.T) {
 		"bad-sharding-item-parameters": `
 6: elasticjob.jobs.format.shardingItemParameters: cannot parse: Sharding item parameters '0=a,1' format error, should be int=xx,int=xx
 10: elasticjob.jobs.key.shardingItemParameters: cannot parse: Sharding item parameters key 'x' is not an integer.
-14: elasticjob.jobs.range.shardingItemParameters: item 3 is outside [0, 3)`,
+14: elasticjob.jobs.range.shardingItemParameters: item 3 is outside [0, 3)
+18: elasticjob.jobs.twice.shardingItemParameters: item 0 is given more than once (upstream would keep the last, "c")`,
 		"missing-sharding-total-count": `
 3: elasticjob.jobs.job1: missing required key shardingTotalCount`,
 		"unset-env": `
