@@ -82,7 +82,7 @@ func (t Typed) RunItem(ctx context.Context, sc spi.ShardingContext) error {
 		if errors.Is(context.Cause(ctx), ErrResharding) {
 			return nil
 		}
-		return fmt.Errorf("execute item %d: %w", sc.ShardingItem, err)
+		return err // the pipeline names the job and item; the transport, the plugin and type
 	}
 	return nil
 }

@@ -141,8 +141,10 @@ func TestTypedRunnerGetsProps(t *testing.T) {
 	if req.Props["script.command.line"] != "echo hi" || req.Context.ShardingItem != 1 || *req.Context.ShardingParameter != "B" {
 		t.Errorf("request = %+v", req)
 	}
-	if herr := <-h.reqs; herr.ShardingItem != 1 {
-		t.Errorf("handler request = %+v", herr)
+	// The handler hears each fact once: the job and item from the
+	// pipeline, then the job type's own error.
+	if herr := <-h.reqs; herr.ShardingItem != 1 || herr.Error.Message != `job "job" item 1: exit 1` {
+		t.Errorf("handler request = %+v, want item 1 with message %q", herr, `job "job" item 1: exit 1`)
 	}
 }
 
