@@ -112,6 +112,11 @@ func Open(ctx context.Context, cfg Config) (*Catalog, error) {
 		cfg.StartTimeout = DefaultStartTimeout
 	}
 	c := &Catalog{cfg: cfg, log: cfg.Logger.Named("plugins"), byType: map[spi.TypeKey]*supervisor{}}
+	if cfg.Dir != "" {
+		if err := checkDir(cfg.Dir); err != nil {
+			return nil, err
+		}
+	}
 	if err := c.loadLock(); err != nil {
 		return nil, err
 	}
@@ -143,7 +148,11 @@ func (c *Catalog) loadLock() error {
 	switch {
 	case err == nil:
 		c.lock = lock
-		return nil
+		fi, err := os.Stat(path)
+		if err != nil {
+			return fmt.Errorf("plugin lock file: %w", err)
+		}
+		return checkTrusted("lock file", path, fi)
 	case errors.Is(err, fs.ErrNotExist) && !explicit:
 		return nil
 	default:
@@ -200,6 +209,11 @@ func (c *Catalog) candidates() ([]string, error) {
 // check refuses files that must not be launched: not regular, not
 // executable, empty, group/world-writable, or not matching the lock file.
 func (c *Catalog) check(path string) (string, error) {
+	if lst, err := os.Lstat(path); err == nil && lst.Mode()&os.ModeSymlink != 0 {
+		if err := checkLink(c.cfg.Dir, path); err != nil {
+			return "", err
+		}
+	}
 	st, err := os.Stat(path)
 	if err != nil {
 		return "", fmt.Errorf("stat: %w", err)
@@ -212,8 +226,9 @@ func (c *Catalog) check(path string) (string, error) {
 		return "", fmt.Errorf("not executable (mode %v)", mode.Perm())
 	case st.Size() == 0:
 		return "", fmt.Errorf("empty file (0 bytes)")
-	case mode.Perm()&0o022 != 0:
-		return "", fmt.Errorf("refused: group- or world-writable (mode %v); run chmod go-w on it", mode.Perm())
+	}
+	if err := checkTrusted("plugin", path, st); err != nil {
+		return "", err
 	}
 	sum, err := FileSHA256(path)
 	if err != nil {

@@ -33,6 +33,15 @@ type bins struct {
 var testBins bins // set once in TestMain, read-only afterwards
 
 func TestMain(m *testing.M) {
+	if dir := os.Getenv(lockChildEnv); dir != "" {
+		// TestLockFileModeFollowsUmask's child: write a lock file under
+		// the umask its shell set, and nothing else.
+		if err := (plugins.Lock{"ejob-x": strings.Repeat("0", 64)}).Write(filepath.Join(dir, plugins.LockFileName)); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	dir, err := os.MkdirTemp("", "ejob-host-plugins-test")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -485,4 +494,93 @@ func TestCloseStopsPluginProcesses(t *testing.T) {
 	if _, err := poolPid(t, cat, "normal"); !errors.Is(err, spi.ErrPluginExited) {
 		t.Fatalf("call after Close: %v, want ErrPluginExited", err)
 	}
+}
+
+// lockChildEnv makes the test binary a child that only writes a lock file.
+const lockChildEnv = "EJOB_TEST_WRITE_LOCK_IN"
+
+// TestLockFileModeFollowsUmask: the lock file is written 0644 less the
+// umask (a umask of 077 gives 0600), never wider.
+func TestLockFileModeFollowsUmask(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command("sh", "-c", `umask 077 && exec "$0"`, os.Args[0])
+	cmd.Env = append(os.Environ(), lockChildEnv+"="+dir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	st, err := os.Stat(filepath.Join(dir, plugins.LockFileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := st.Mode().Perm(); got != 0o600 {
+		t.Errorf("lock file mode %v under umask 077, want 0600", got)
+	}
+}
+
+// TestUntrustedFilesAreRefused: a plugins directory or lock file others
+// could write, a binary another non-root user owns, and a symlink leaving
+// the directory are refused, each with the fix in the message.
+func TestUntrustedFilesAreRefused(t *testing.T) {
+	t.Run("world-writable directory", func(t *testing.T) {
+		dir := t.TempDir()
+		if err := os.Chmod(dir, 0o777); err != nil {
+			t.Fatal(err)
+		}
+		_, err := plugins.Open(t.Context(), plugins.Config{Dir: dir})
+		if err == nil || !strings.Contains(err.Error(), "plugins directory "+dir+" is group- or world-writable") ||
+			!strings.Contains(err.Error(), "run chmod go-w "+dir) {
+			t.Fatalf("Open = %v, want a refusal naming the directory and the chmod", err)
+		}
+	})
+	t.Run("group-writable lock file", func(t *testing.T) {
+		dir := t.TempDir()
+		lock := filepath.Join(dir, plugins.LockFileName)
+		if err := (plugins.Lock{}).Write(lock); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(lock, 0o664); err != nil {
+			t.Fatal(err)
+		}
+		_, err := plugins.Open(t.Context(), plugins.Config{Dir: dir})
+		if err == nil || !strings.Contains(err.Error(), "lock file "+lock+" is group- or world-writable") {
+			t.Fatalf("Open = %v, want a refusal naming the lock file", err)
+		}
+	})
+	t.Run("binaries", func(t *testing.T) {
+		dir := t.TempDir()
+		elsewhere := t.TempDir()
+		install(t, dir, testBins.hosttest, "ejob-good", 0o755)
+		outside := install(t, elsewhere, testBins.override, "ejob-outside", 0o755)
+		link := filepath.Join(dir, "ejob-link")
+		if err := os.Symlink(outside, link); err != nil {
+			t.Fatal(err)
+		}
+		// A link to a file inside the directory is trusted like its
+		// target (not named ejob-*, so not scanned itself).
+		install(t, dir, testBins.override, "override.bin", 0o755)
+		inside := filepath.Join(dir, "ejob-alias")
+		if err := os.Symlink("override.bin", inside); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{link: "outside the plugins directory; copy the binary into " + dir}
+		if os.Getuid() == 0 { // only root can give a file away
+			foreign := install(t, dir, testBins.override, "ejob-foreign", 0o755)
+			if err := os.Chown(foreign, 54321, 54321); err != nil {
+				t.Fatal(err)
+			}
+			want[foreign] = "is owned by uid 54321, neither root nor this user"
+		}
+		cat, _ := open(t, dir, nil)
+		for path, msg := range want {
+			if reason := skippedReason(cat, path); reason == nil || !strings.Contains(reason.Error(), msg) {
+				t.Errorf("%s: reason %v, want it to say %q", path, reason, msg)
+			}
+		}
+		if reason := skippedReason(cat, inside); reason != nil {
+			t.Errorf("a link inside the directory was refused: %v", reason)
+		}
+		if _, err := cat.ShardingStrategy("HOSTTEST"); err != nil {
+			t.Fatalf("the trusted plugin was not loaded: %v", err)
+		}
+	})
 }

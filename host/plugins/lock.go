@@ -3,6 +3,7 @@ package plugins
 import (
 	"bufio"
 	"bytes"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -62,7 +63,8 @@ func ReadLock(path string) (Lock, error) {
 	return lock, nil
 }
 
-// Write writes the lock file atomically (temp file + rename).
+// Write writes the lock file atomically (temp file + rename), with mode 0644
+// less the umask.
 func (l Lock) Write(path string) error {
 	names := make([]string, 0, len(l))
 	for name := range l {
@@ -74,16 +76,17 @@ func (l Lock) Write(path string) error {
 	for _, name := range names {
 		fmt.Fprintf(&buf, "%s  %s\n", l[name], name)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".ejob-plugins.lock.*")
+	// Mode 0644 less the umask (os.CreateTemp would make it 0600, and a
+	// Chmod would ignore the umask), never group- or world-writable.
+	var rnd [8]byte
+	_, _ = rand.Read(rnd[:]) // never fails (crypto/rand doc)
+	tmp, err := os.OpenFile(filepath.Join(filepath.Dir(path), ".ejob-plugins.lock."+hex.EncodeToString(rnd[:])),
+		os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return fmt.Errorf("write plugin lock file: %w", err)
 	}
 	defer os.Remove(tmp.Name())
 	if _, err := tmp.Write(buf.Bytes()); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write plugin lock file: %w", err)
-	}
-	if err := tmp.Chmod(0o644); err != nil {
 		tmp.Close()
 		return fmt.Errorf("write plugin lock file: %w", err)
 	}
