@@ -12,8 +12,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/ejob-io/ejob/internal/proctest"
 )
 
 var ejobBin string // built once in TestMain
@@ -92,16 +90,7 @@ ejob:
   drainTimeout: 10s
 `, script)), 0o644)
 
-	cmd := exec.Command(ejobBin, "run", "-c", cfg)
-	logs := &proctest.Buffer{}
-	cmd.Stdout, cmd.Stderr = logs, logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() { cmd.Process.Kill() })
-
+	h := runHost(t, nil, "run", "-c", cfg)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		recs := readRecords(t, out)
@@ -121,23 +110,14 @@ ejob:
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("only %d item runs recorded; host output:\n%s", len(recs), logs)
+			t.Fatalf("only %d item runs recorded; host output:\n%s", len(recs), h.logs)
 		}
 		time.Sleep(50 * time.Millisecond) // bounded polling of the record file
 	}
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Fatalf("host exit: %v\n%s", err, logs)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatalf("host did not exit after SIGTERM:\n%s", logs)
-	}
+	h.signal(syscall.SIGTERM)
+	logs := h.waitExit(30 * time.Second)
 	for _, want := range []string{"running standalone on the embedded registry", "shutting down", "shut down"} {
-		if !strings.Contains(logs.String(), want) {
+		if !strings.Contains(logs, want) {
 			t.Errorf("host output lacks %q", want)
 		}
 	}

@@ -1,6 +1,7 @@
 package daemon_test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ejob-io/ejob/internal/proctest"
+	"github.com/ejob-io/ejob/internal/testkit"
 )
 
 // hostTestPlugins builds host/plugins' test plugin (job type HOSTTEST_JOB)
@@ -60,40 +62,66 @@ ejob:
 	}
 }
 
+// host is a running `ejob` process of a test.
+type host struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	logs   *proctest.Buffer
+	exited chan error
+}
+
+// runHost starts ejob with args (env nil: this process's environment);
+// it is killed when the test ends.
+func runHost(t *testing.T, env []string, args ...string) *host {
+	t.Helper()
+	h := &host{t: t, cmd: exec.Command(ejobBin, args...), logs: &proctest.Buffer{}, exited: make(chan error, 1)}
+	h.cmd.Env = env
+	h.cmd.Stdout, h.cmd.Stderr = h.logs, h.logs
+	if err := h.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { h.exited <- h.cmd.Wait() }()
+	t.Cleanup(func() { h.cmd.Process.Kill() })
+	return h
+}
+
+// waitLog waits until the host has logged want.
+func (h *host) waitLog(want string) {
+	h.t.Helper()
+	testkit.Eventually(h.t, 30*time.Second, fmt.Sprintf("%q in the host's output", want), func() bool {
+		return strings.Contains(h.logs.String(), want)
+	})
+}
+
+// signal sends sig to the host.
+func (h *host) signal(sig os.Signal) {
+	h.t.Helper()
+	if err := h.cmd.Process.Signal(sig); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// waitExit waits up to within for the host to exit with status 0 and
+// returns its output.
+func (h *host) waitExit(within time.Duration) string {
+	h.t.Helper()
+	select {
+	case err := <-h.exited:
+		if err != nil {
+			h.t.Fatalf("host exit: %v\n%s", err, h.logs)
+		}
+	case <-time.After(within):
+		h.t.Fatalf("host did not exit within %v:\n%s", within, h.logs)
+	}
+	return h.logs.String()
+}
+
 // runUntilStarted runs ejob with args until it logs "host started", then
 // stops it with SIGTERM and returns its output once it has exited cleanly.
 func runUntilStarted(t *testing.T, env []string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(ejobBin, args...)
-	cmd.Env = env
-	logs := &proctest.Buffer{}
-	cmd.Stdout, cmd.Stderr = logs, logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	defer cmd.Process.Kill()
-	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(logs.String(), "host started"); {
-		select {
-		case err := <-exited:
-			t.Fatalf("ejob exited before it started (%v):\n%s", err, logs)
-		case <-time.After(20 * time.Millisecond): // bounded polling of the host's output
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no \"host started\" within 30 s:\n%s", logs)
-		}
-	}
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Fatalf("host exit: %v\n%s", err, logs)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatalf("host did not exit after SIGTERM:\n%s", logs)
-	}
-	return logs.String()
+	h := runHost(t, env, args...)
+	h.waitLog("host started")
+	h.signal(syscall.SIGTERM)
+	return h.waitExit(30 * time.Second)
 }

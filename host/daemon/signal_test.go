@@ -3,7 +3,6 @@ package daemon_test
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -11,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ejob-io/ejob/internal/proctest"
 	"github.com/ejob-io/ejob/internal/proctree"
 	"github.com/ejob-io/ejob/internal/testkit"
 )
@@ -41,15 +39,7 @@ ejob:
 `, script)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(ejobBin, "run", "-c", cfg)
-	logs := &proctest.Buffer{}
-	cmd.Stdout, cmd.Stderr = logs, logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	defer cmd.Process.Kill()
+	h := runHost(t, nil, "run", "-c", cfg)
 
 	var pid int
 	testkit.Eventually(t, 30*time.Second, "the script to start", func() bool {
@@ -60,27 +50,16 @@ ejob:
 		pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
 		return err == nil
 	})
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	testkit.Eventually(t, 30*time.Second, "the drain to start", func() bool { return strings.Contains(logs.String(), "waiting for running items") })
+	h.signal(syscall.SIGTERM)
+	h.waitLog("waiting for running items")
 	if proctree.Gone(pid) {
-		t.Fatalf("the first SIGTERM stopped the running script; it must drain:\n%s", logs)
+		t.Fatalf("the first SIGTERM stopped the running script; it must drain:\n%s", h.logs)
 	}
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Fatalf("host exit: %v\n%s", err, logs)
-		}
-	case <-time.After(60 * time.Second): // far below the 5 m drain
-		t.Fatalf("the host still drains after a second SIGTERM:\n%s", logs)
-	}
+	h.signal(syscall.SIGTERM)
+	logs := h.waitExit(60 * time.Second) // far below the 5 m drain
 	testkit.Eventually(t, 10*time.Second, fmt.Sprintf("script process %d to be gone", pid), func() bool { return proctree.Gone(pid) })
 	for _, want := range []string{"second signal: cancelling running items now", "shut down"} {
-		if !strings.Contains(logs.String(), want) {
+		if !strings.Contains(logs, want) {
 			t.Errorf("host output lacks %q:\n%s", want, logs)
 		}
 	}
