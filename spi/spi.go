@@ -27,9 +27,15 @@ const (
 	KindJobListener  Kind = "joblistener"
 )
 
-// Kinds lists every extension point in a stable order.
+// Kinds lists every extension point in a stable order (that of Plugins'
+// fields).
 func Kinds() []Kind {
-	return []Kind{KindSharding, KindErrorHandler, KindJobType, KindThreadPool, KindJobListener}
+	sets := Plugins{}.kinds()
+	kinds := make([]Kind, len(sets))
+	for i, s := range sets {
+		kinds[i] = s.kind()
+	}
+	return kinds
 }
 
 // Valid reports whether k is one of the known kinds.
