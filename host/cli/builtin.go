@@ -21,15 +21,7 @@ func newBuiltinPluginsCmd() *cobra.Command {
 		// logs through sdk.Logger to stderr for the host to re-level.
 		PersistentPreRunE: func(*cobra.Command, []string) error { return nil },
 		Run: func(*cobra.Command, []string) {
-			set := builtin.New(builtin.Options{Logger: sdk.Logger()})
-			sdk.Serve(sdk.Plugins{
-				Version:       builtin.Version,
-				Sharding:      set.Sharding,
-				ErrorHandlers: set.ErrorHandlers,
-				JobTypes:      set.JobTypes,
-				ThreadPools:   set.ThreadPools,
-				JobListeners:  set.JobListeners,
-			})
+			sdk.Serve(builtin.New(builtin.Options{Logger: sdk.Logger()}))
 		},
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc"
 
 	pb "github.com/ejob-io/ejob/internal/transport/pluginpb"
+	"github.com/ejob-io/ejob/spi"
 )
 
 // ProtocolVersion is go-plugin's handshake protocol version for ejob
@@ -61,7 +62,7 @@ func Logger() hclog.Logger {
 	})
 }
 
-// Serve serves impls over gRPC with go-plugin (AutoMTLS capable) and blocks
+// Serve serves p over gRPC with go-plugin (AutoMTLS capable) and blocks
 // until the host goes away; sdk.Serve is the public entry point. It installs
 // type routing, panic recovery and the error-to-status mapping, watches the
 // parent process (the plugin exits when its parent dies, even by SIGKILL:
@@ -70,11 +71,11 @@ func Logger() hclog.Logger {
 // started stops too), and leaves stray writes to os.Stdout
 // harmless: go-plugin redirects them to a stream the host logs.
 //
-// Invalid impls (see Implementations.Validate) are reported on stderr and
-// the process exits with status 1.
-func Serve(impls Implementations) {
+// An invalid p (see spi.Plugins.Validate) is reported on stderr and the
+// process exits with status 1.
+func Serve(p spi.Plugins) {
 	logger := Logger()
-	r, err := newRouter(impls)
+	srv, err := newServerImpl(p)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "ejob plugin: %v\n", err)
 		os.Exit(1)
@@ -88,7 +89,7 @@ func Serve(impls Implementations) {
 	}
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: Handshake(),
-		Plugins:         plugin.PluginSet{pluginSetName: &grpcPlugin{router: r}},
+		Plugins:         plugin.PluginSet{pluginSetName: &grpcPlugin{server: srv}},
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
 			opts = append(opts, grpc.ChainUnaryInterceptor(d.interceptor(), recoverInterceptor(logger)))
 			return grpc.NewServer(opts...)
@@ -111,11 +112,11 @@ func watchParent(ppid int, every time.Duration, terminate func(reason string)) {
 	}
 }
 
-// grpcPlugin is the one go-plugin plugin of an ejob binary: router is set
+// grpcPlugin is the one go-plugin plugin of an ejob binary: server is set
 // on the plugin side, name on the host side.
 type grpcPlugin struct {
 	plugin.NetRPCUnsupportedPlugin
-	router    *router
+	server    *server
 	name      string
 	stopGrace time.Duration
 	logger    hclog.Logger // host side
@@ -124,10 +125,10 @@ type grpcPlugin struct {
 var _ plugin.GRPCPlugin = (*grpcPlugin)(nil)
 
 func (p *grpcPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
-	if p.router == nil {
+	if p.server == nil {
 		return fmt.Errorf("ejob plugin: no implementations")
 	}
-	pb.RegisterPluginServer(s, newServerImpl(p.router))
+	pb.RegisterPluginServer(s, p.server)
 	return nil
 }
 

@@ -15,24 +15,31 @@ import (
 	"github.com/ejob-io/ejob/spi"
 )
 
-// server serves one Implementations over the Plugin gRPC service.
+// server serves one plugin set over the Plugin gRPC service.
 type server struct {
 	pb.UnimplementedPluginServer
-	r     *router
-	execs *executions
+	plugins spi.Plugins
+	execs   *executions
 }
 
-func newServerImpl(r *router) *server { return &server{r: r, execs: newExecutions()} }
+// newServerImpl checks p (spi.Plugins.Validate) and serves it.
+func newServerImpl(p spi.Plugins) (*server, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	return &server{plugins: p, execs: newExecutions()}, nil
+}
 
 var _ pb.PluginServer = (*server)(nil)
 
-// NewServer returns a gRPC server serving impls the way a plugin process
+// NewServer returns a gRPC server serving p the way a plugin process
 // does: type routing, error-to-status mapping and panic recovery included.
 // Serve uses it inside go-plugin; sdktest serves it over an in-memory
 // connection. logger receives recovered panics (nil: discard). opts are
-// passed to grpc.NewServer after ejob's own.
-func NewServer(impls Implementations, logger hclog.Logger, opts ...grpc.ServerOption) (*grpc.Server, error) {
-	r, err := newRouter(impls)
+// passed to grpc.NewServer after ejob's own. An invalid p (see
+// spi.Plugins.Validate) is an error wrapping spi.ErrInvalidConfig.
+func NewServer(p spi.Plugins, logger hclog.Logger, opts ...grpc.ServerOption) (*grpc.Server, error) {
+	impl, err := newServerImpl(p)
 	if err != nil {
 		return nil, err
 	}
@@ -41,7 +48,7 @@ func NewServer(impls Implementations, logger hclog.Logger, opts ...grpc.ServerOp
 	}
 	all := append([]grpc.ServerOption{grpc.ChainUnaryInterceptor(recoverInterceptor(logger))}, opts...)
 	s := grpc.NewServer(all...)
-	pb.RegisterPluginServer(s, newServerImpl(r))
+	pb.RegisterPluginServer(s, impl)
 	return s, nil
 }
 
@@ -59,53 +66,55 @@ func recoverInterceptor(logger hclog.Logger) grpc.UnaryServerInterceptor {
 	}
 }
 
+// handle serves one call: it resolves the request's type name to an
+// implementation of interface I, calls method on it and converts the
+// response (toProto) or the error (toStatus).
+func handle[I, Req, Resp, PResp any](ctx context.Context, s *server, typeName string,
+	method func(I, context.Context, Req) (Resp, error), req Req, toProto func(Resp) *PResp,
+) (*PResp, error) {
+	impl, err := spi.Resolve[I](s.plugins, typeName)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	resp, err := method(impl, ctx, req)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return toProto(resp), nil
+}
+
+// noResponse adapts a method that returns only an error to handle.
+func noResponse[I, Req any](method func(I, context.Context, Req) error) func(I, context.Context, Req) (struct{}, error) {
+	return func(impl I, ctx context.Context, req Req) (struct{}, error) {
+		return struct{}{}, method(impl, ctx, req)
+	}
+}
+
+// empty is the toProto of a response without fields.
+func empty[PResp any](struct{}) *PResp { return new(PResp) }
+
 func (s *server) Info(context.Context, *pb.InfoRequest) (*pb.InfoResponse, error) {
-	return infoToProto(s.r.info), nil
+	return infoToProto(s.plugins.Info()), nil
 }
 
 func (s *server) Sharding(ctx context.Context, req *pb.ShardingRequest) (*pb.ShardingResponse, error) {
-	impl, err := lookup(s.r, s.r.sharding, spi.KindSharding, req.GetType())
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	resp, err := impl.Sharding(ctx, shardingRequestFromProto(req))
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	return shardingResponseToProto(resp), nil
+	return handle(ctx, s, req.GetType(), spi.ShardingStrategy.Sharding, shardingRequestFromProto(req), shardingResponseToProto)
 }
 
 func (s *server) HandleError(ctx context.Context, req *pb.HandleErrorRequest) (*pb.HandleErrorResponse, error) {
-	impl, err := lookup(s.r, s.r.errorHandlers, spi.KindErrorHandler, req.GetType())
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	resp, err := impl.HandleError(ctx, handleErrorRequestFromProto(req))
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	return handleErrorResponseToProto(resp), nil
+	return handle(ctx, s, req.GetType(), spi.ErrorHandler.HandleError, handleErrorRequestFromProto(req), handleErrorResponseToProto)
 }
 
 func (s *server) ValidateErrorHandler(ctx context.Context, req *pb.ValidatePropsRequest) (*pb.ValidatePropsResponse, error) {
-	impl, err := lookup(s.r, s.r.errorHandlers, spi.KindErrorHandler, req.GetType())
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	if err := impl.Validate(ctx, validatePropsRequestFromProto(req)); err != nil {
-		return nil, toStatus(err)
-	}
-	return &pb.ValidatePropsResponse{}, nil
+	return handle(ctx, s, req.GetType(), noResponse(spi.ErrorHandler.Validate), validatePropsRequestFromProto(req), empty[pb.ValidatePropsResponse])
 }
 
+// Execute runs the item. When the request carries an execution id (every
+// host of this protocol sends one), the host stops the call with Cancel
+// and keeps the RPC open until it returns; the caller's deadline and the
+// execution lease travel in the request (see stop.go and lease.go).
 func (s *server) Execute(ctx context.Context, req *pb.ExecuteRequest) (*pb.ExecuteResponse, error) {
-	impl, err := lookup(s.r, s.r.jobTypes, spi.KindJobType, req.GetType())
-	if err != nil {
-		return nil, toStatus(err)
-	}
 	if id := req.GetExecutionId(); id != "" {
-		// The host stops this call with Cancel(id) and keeps the RPC open
-		// until it returns; the caller's deadline travels in the request.
 		var x execution
 		ctx, x.cancel = context.WithCancelCause(ctx)
 		defer x.cancel(nil)
@@ -123,11 +132,7 @@ func (s *server) Execute(ctx context.Context, req *pb.ExecuteRequest) (*pb.Execu
 		}
 		defer s.execs.start(id, x)()
 	}
-	resp, err := impl.Execute(ctx, executeRequestFromProto(req))
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	return executeResponseToProto(resp), nil
+	return handle(ctx, s, req.GetType(), spi.JobExecutor.Execute, executeRequestFromProto(req), executeResponseToProto)
 }
 
 // Cancel cancels the running Execute with the request's execution id (see
@@ -152,58 +157,21 @@ func (s *server) RenewLease(_ context.Context, req *pb.RenewLeaseRequest) (*pb.R
 }
 
 func (s *server) ValidateJobType(ctx context.Context, req *pb.ValidatePropsRequest) (*pb.ValidatePropsResponse, error) {
-	impl, err := lookup(s.r, s.r.jobTypes, spi.KindJobType, req.GetType())
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	if err := impl.Validate(ctx, validatePropsRequestFromProto(req)); err != nil {
-		return nil, toStatus(err)
-	}
-	return &pb.ValidatePropsResponse{}, nil
+	return handle(ctx, s, req.GetType(), noResponse(spi.JobExecutor.Validate), validatePropsRequestFromProto(req), empty[pb.ValidatePropsResponse])
 }
 
 func (s *server) PoolSize(ctx context.Context, req *pb.PoolSizeRequest) (*pb.PoolSizeResponse, error) {
-	impl, err := lookup(s.r, s.r.threadPools, spi.KindThreadPool, req.GetType())
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	resp, err := impl.PoolSize(ctx, poolSizeRequestFromProto(req))
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	return poolSizeResponseToProto(resp), nil
+	return handle(ctx, s, req.GetType(), spi.ThreadPoolSizeProvider.PoolSize, poolSizeRequestFromProto(req), poolSizeResponseToProto)
 }
 
 func (s *server) DescribeJobListener(ctx context.Context, req *pb.ListenerDescribeRequest) (*pb.ListenerDescription, error) {
-	impl, err := lookup(s.r, s.r.jobListeners, spi.KindJobListener, req.GetType())
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	resp, err := impl.Describe(ctx, listenerDescribeRequestFromProto(req))
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	return listenerDescriptionToProto(resp), nil
+	return handle(ctx, s, req.GetType(), spi.JobListener.Describe, listenerDescribeRequestFromProto(req), listenerDescriptionToProto)
 }
 
 func (s *server) BeforeJobExecuted(ctx context.Context, req *pb.ListenerRequest) (*pb.ListenerResponse, error) {
-	impl, err := lookup(s.r, s.r.jobListeners, spi.KindJobListener, req.GetType())
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	if err := impl.BeforeJobExecuted(ctx, listenerRequestFromProto(req)); err != nil {
-		return nil, toStatus(err)
-	}
-	return &pb.ListenerResponse{}, nil
+	return handle(ctx, s, req.GetType(), noResponse(spi.JobListener.BeforeJobExecuted), listenerRequestFromProto(req), empty[pb.ListenerResponse])
 }
 
 func (s *server) AfterJobExecuted(ctx context.Context, req *pb.ListenerRequest) (*pb.ListenerResponse, error) {
-	impl, err := lookup(s.r, s.r.jobListeners, spi.KindJobListener, req.GetType())
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	if err := impl.AfterJobExecuted(ctx, listenerRequestFromProto(req)); err != nil {
-		return nil, toStatus(err)
-	}
-	return &pb.ListenerResponse{}, nil
+	return handle(ctx, s, req.GetType(), noResponse(spi.JobListener.AfterJobExecuted), listenerRequestFromProto(req), empty[pb.ListenerResponse])
 }

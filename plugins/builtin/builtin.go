@@ -1,8 +1,6 @@
 package builtin
 
 import (
-	"slices"
-
 	errorhandlerbuiltin "github.com/ejob-io/ejob/plugins/errorhandler/builtin"
 	joblistenerbuiltin "github.com/ejob-io/ejob/plugins/joblistener/builtin"
 	httpjob "github.com/ejob-io/ejob/plugins/jobtype/http"
@@ -26,25 +24,15 @@ type Options struct {
 	Logger errorhandlerbuiltin.Logger
 }
 
-// Set holds implementations keyed by canonical type name (the form
-// spi.NormalizeType returns), one map per kind. The maps are the caller's
-// to keep; the implementations are safe for concurrent use.
-type Set struct {
-	Sharding      map[string]spi.ShardingStrategy
-	ErrorHandlers map[string]spi.ErrorHandler
-	// JobTypes holds SCRIPT and HTTP.
-	JobTypes    map[string]spi.JobExecutor
-	ThreadPools map[string]spi.ThreadPoolSizeProvider
-	// JobListeners holds LOG and LOG_ONCE.
-	JobListeners map[string]spi.JobListener
-}
-
-// New returns a new instance of every built-in implementation:
-// sharding AVG_ALLOCATION, ODEVITY, ROUND_ROBIN; error handlers LOG, THROW,
-// IGNORE; job types SCRIPT, HTTP; thread pools CPU, SINGLE_THREAD; job
-// listeners LOG, LOG_ONCE.
-func New(opts Options) Set {
-	return Set{
+// New returns a new instance of every built-in implementation, as one
+// plugin set of Version: sharding AVG_ALLOCATION, ODEVITY, ROUND_ROBIN;
+// error handlers LOG, THROW, IGNORE; job types SCRIPT, HTTP; thread pools
+// CPU, SINGLE_THREAD; job listeners LOG, LOG_ONCE. Type names are in their
+// canonical spelling (spi.NormalizeType). The maps are the caller's to keep;
+// the implementations are safe for concurrent use.
+func New(opts Options) spi.Plugins {
+	return spi.Plugins{
+		Version:       Version,
 		Sharding:      shardingbuiltin.Strategies(),
 		ErrorHandlers: errorhandlerbuiltin.Handlers(opts.Logger),
 		JobTypes:      jobTypes(opts.Logger),
@@ -75,30 +63,4 @@ func jobTypes(l errorhandlerbuiltin.Logger) map[string]spi.JobExecutor {
 		script.TypeName:  script.New(jl),
 		httpjob.TypeName: httpjob.New(jl),
 	}
-}
-
-// Types lists every (kind, type name) in s, sorted by kind in spi.Kinds
-// order and then by name.
-func (s Set) Types() []spi.TypeKey {
-	var keys []spi.TypeKey
-	add := func(kind spi.Kind, names []string) {
-		slices.Sort(names)
-		for _, n := range names {
-			keys = append(keys, spi.TypeKey{Kind: kind, Type: n})
-		}
-	}
-	add(spi.KindSharding, mapKeys(s.Sharding))
-	add(spi.KindErrorHandler, mapKeys(s.ErrorHandlers))
-	add(spi.KindJobType, mapKeys(s.JobTypes))
-	add(spi.KindThreadPool, mapKeys(s.ThreadPools))
-	add(spi.KindJobListener, mapKeys(s.JobListeners))
-	return keys
-}
-
-func mapKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	return keys
 }

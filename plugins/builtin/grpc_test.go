@@ -19,14 +19,7 @@ import (
 func TestNewConformOverGRPC(t *testing.T) {
 	t.Parallel()
 	set := builtin.New(builtin.Options{Logger: discard{}})
-	p := sdktest.Connect(t, sdk.Plugins{
-		Version:       builtin.Version,
-		Sharding:      set.Sharding,
-		ErrorHandlers: set.ErrorHandlers,
-		JobTypes:      set.JobTypes,
-		ThreadPools:   set.ThreadPools,
-		JobListeners:  set.JobListeners,
-	})
+	p := sdktest.Connect(t, set)
 
 	info, err := p.Info(t.Context())
 	if err != nil {

@@ -27,17 +27,7 @@ type Plugin struct {
 // t.Cleanup.
 func Connect(t testing.TB, p sdk.Plugins) *Plugin {
 	t.Helper()
-	if err := p.Validate(); err != nil {
-		t.Fatalf("sdktest: %v", err)
-	}
-	srv, err := transport.NewServer(transport.Implementations{
-		PluginVersion: p.Version,
-		Sharding:      p.Sharding,
-		ErrorHandlers: p.ErrorHandlers,
-		JobTypes:      p.JobTypes,
-		ThreadPools:   p.ThreadPools,
-		JobListeners:  p.JobListeners,
-	}, nil)
+	srv, err := transport.NewServer(p, nil)
 	if err != nil {
 		t.Fatalf("sdktest: %v", err)
 	}
