@@ -61,8 +61,9 @@ func EmbeddedRegistry(namespace string) (Registry, error) {
 // resharding is pending, or the job is stopped.
 type DataflowJob[T any] = executor.DataflowJob[T]
 
-// Plugins resolves extension types by name (the in-process built-ins by
-// default; a host/plugins.Catalog serves plugin binaries).
+// Plugins resolves extension types by kind and name: an spi.Plugins (such
+// as Builtins, the default) serves them in-process, a host/plugins.Catalog
+// serves plugin binaries.
 type Plugins = scheduler.Plugins
 
 // Option configures a Scheduler.
@@ -71,7 +72,7 @@ type Option func(*options)
 type options struct {
 	log       hclog.Logger
 	plugins   Plugins
-	listeners map[string]spi.JobListener
+	listeners spi.Plugins // only JobListeners
 	drain     time.Duration
 	ip        instance.IPOptions
 }
@@ -93,24 +94,24 @@ type JobListener = spi.JobListener
 // Describe says DistributeOnce runs once per cluster-wide trigger.
 func WithListener(name string, l JobListener) Option {
 	return func(o *options) {
-		if o.listeners == nil {
-			o.listeners = map[string]spi.JobListener{}
+		if o.listeners.JobListeners == nil {
+			o.listeners.JobListeners = map[string]spi.JobListener{}
 		}
-		o.listeners[name] = l
+		o.listeners.JobListeners[name] = l
 	}
 }
 
-// withListeners layers in-process listeners over a Plugins.
-type withListeners struct {
+// layered resolves types in local first, then in Plugins.
+type layered struct {
 	Plugins
-	local scheduler.Static
+	local spi.Plugins
 }
 
-func (w withListeners) JobListener(name string) (spi.JobListener, error) {
-	if l, err := w.local.JobListener(name); err == nil {
-		return l, nil
+func (l layered) Lookup(kind spi.Kind, name string) (any, error) {
+	if impl, err := l.local.Lookup(kind, name); err == nil {
+		return impl, nil
 	}
-	return w.Plugins.JobListener(name)
+	return l.Plugins.Lookup(kind, name)
 }
 
 // WithDrainTimeout bounds how long Shutdown waits for running items before
@@ -127,9 +128,7 @@ func WithPreferredNetwork(iface, ip string) Option {
 // types, thread-pool sizes and job listeners (LOG, LOG_ONCE), served
 // in-process.
 func Builtins(log hclog.Logger) Plugins {
-	set := builtin.New(builtin.Options{Logger: log})
-	return scheduler.Static{Sharding: set.Sharding, ErrorHandlers: set.ErrorHandlers, JobTypes: set.JobTypes,
-		ThreadPools: set.ThreadPools, JobListeners: set.JobListeners}
+	return builtin.New(builtin.Options{Logger: log})
 }
 
 // Scheduler runs this process's jobs.
@@ -154,8 +153,8 @@ func NewScheduler(r Registry, opts ...Option) (*Scheduler, error) {
 	if o.plugins == nil {
 		o.plugins = Builtins(o.log.Named("builtin"))
 	}
-	if len(o.listeners) > 0 {
-		o.plugins = withListeners{Plugins: o.plugins, local: scheduler.Static{JobListeners: o.listeners}}
+	if len(o.listeners.JobListeners) > 0 {
+		o.plugins = layered{Plugins: o.plugins, local: o.listeners}
 	}
 	id, err := instance.LocalID(o.ip)
 	if err != nil {

@@ -34,17 +34,11 @@ var (
 // DefaultDrainTimeout bounds how long shutdown waits for running items.
 const DefaultDrainTimeout = 30 * time.Second
 
-// Plugins resolves extension types by name. The host's plugin catalog
-// implements it out of process; the library API serves the built-ins
-// in-process.
-type Plugins interface {
-	ShardingStrategy(name string) (spi.ShardingStrategy, error)
-	ErrorHandler(name string) (spi.ErrorHandler, error)
-	JobExecutor(name string) (spi.JobExecutor, error)
-	ThreadPoolSizeProvider(name string) (spi.ThreadPoolSizeProvider, error)
-	// JobListener resolves a name of a job's jobListenerTypes.
-	JobListener(name string) (spi.JobListener, error)
-}
+// Plugins resolves extension types by kind and name: an spi.Plugins
+// serves them in-process (Go programs embedding ejob, tests), the host's
+// plugin catalog out of process. The scheduler resolves every type with
+// spi.Resolve.
+type Plugins = spi.Resolver
 
 // Options configure a Scheduler. Client, InstanceID, ServerIP and Plugins
 // are required.
@@ -101,7 +95,7 @@ type Job struct {
 	ClassName string
 	// Listeners run before and after each trigger, after (in configured
 	// order) the listeners named by Config.JobListenerTypes, which are
-	// resolved through Plugins.JobListener; all are sorted by Order.
+	// resolved through Plugins; all are sorted by Order.
 	Listeners []executor.Listener
 }
 
@@ -169,7 +163,7 @@ func (s *Scheduler) Validate(cfg *config.JobConfiguration) error {
 		CheckCron: CheckCron,
 		KnownType: s.knownType,
 		KnownListener: func(name string) bool {
-			_, err := s.opts.Plugins.JobListener(name)
+			_, err := s.opts.Plugins.Lookup(spi.KindJobListener, name)
 			return err == nil
 		},
 	})
@@ -182,19 +176,7 @@ func CheckCron(expr, tz string) error {
 }
 
 func (s *Scheduler) knownType(kind spi.Kind, name string) bool {
-	var err error
-	switch kind {
-	case spi.KindSharding:
-		_, err = s.opts.Plugins.ShardingStrategy(name)
-	case spi.KindErrorHandler:
-		_, err = s.opts.Plugins.ErrorHandler(name)
-	case spi.KindJobType:
-		_, err = s.opts.Plugins.JobExecutor(name)
-	case spi.KindThreadPool:
-		_, err = s.opts.Plugins.ThreadPoolSizeProvider(name)
-	default:
-		return false
-	}
+	_, err := s.opts.Plugins.Lookup(kind, name)
 	return err == nil
 }
 
@@ -231,7 +213,7 @@ func (s *Scheduler) Add(ctx context.Context, job Job) error {
 		if job.Type == "" {
 			return fmt.Errorf("job %q: %w: neither a job type nor an in-process runner", cfg.JobName, spi.ErrInvalidConfig)
 		}
-		ex, err := s.opts.Plugins.JobExecutor(job.Type)
+		ex, err := spi.Resolve[spi.JobExecutor](s.opts.Plugins, job.Type)
 		if err != nil {
 			return fmt.Errorf("job %q: %w", cfg.JobName, err)
 		}
@@ -270,7 +252,9 @@ func (s *Scheduler) Add(ctx context.Context, job Job) error {
 	co := s.opts.Coord
 	co.Client, co.Config, co.JobClassName = s.opts.Client, cfg.Clone(), className
 	co.InstanceID, co.ServerIP, co.Logger = s.opts.InstanceID, s.opts.ServerIP, s.opts.Logger.Named("coord")
-	co.Strategies = s.opts.Plugins.ShardingStrategy
+	co.Strategies = func(name string) (spi.ShardingStrategy, error) {
+		return spi.Resolve[spi.ShardingStrategy](s.opts.Plugins, name)
+	}
 	co.OnTrigger = func() { s.trig.TriggerNow(cfg.JobName) }
 	co.OnReschedule = func(expr, tz string) { s.reschedule(rt, expr, tz) }
 	co.OnShutdown = func() {
@@ -291,12 +275,14 @@ func (s *Scheduler) Add(ctx context.Context, job Job) error {
 	}
 	listeners = append(listeners, job.Listeners...)
 	ex, err := executor.New(cfg.JobName, executor.Options{
-		InstanceID:    s.opts.InstanceID,
-		Facade:        cj,
-		Runner:        runner,
-		ErrorHandlers: func(_ context.Context, typ string) (spi.ErrorHandler, error) { return s.opts.Plugins.ErrorHandler(typ) },
+		InstanceID: s.opts.InstanceID,
+		Facade:     cj,
+		Runner:     runner,
+		ErrorHandlers: func(_ context.Context, typ string) (spi.ErrorHandler, error) {
+			return spi.Resolve[spi.ErrorHandler](s.opts.Plugins, typ)
+		},
 		PoolSizes: func(_ context.Context, typ string) (spi.ThreadPoolSizeProvider, error) {
-			return s.opts.Plugins.ThreadPoolSizeProvider(typ)
+			return spi.Resolve[spi.ThreadPoolSizeProvider](s.opts.Plugins, typ)
 		},
 		Listeners:     listeners,
 		Events:        s.opts.Events,
@@ -321,7 +307,7 @@ func (s *Scheduler) Add(ctx context.Context, job Job) error {
 func (s *Scheduler) describeListeners(ctx context.Context, cfg *config.JobConfiguration) ([]executor.SPIListener, error) {
 	out := make([]executor.SPIListener, 0, len(cfg.JobListenerTypes))
 	for _, name := range cfg.JobListenerTypes {
-		l, err := s.opts.Plugins.JobListener(name)
+		l, err := spi.Resolve[spi.JobListener](s.opts.Plugins, name)
 		if err != nil {
 			return nil, fmt.Errorf("job listener %s: %w", name, err)
 		}

@@ -54,10 +54,7 @@ func (r *recorder) snapshot() []execution {
 	return append([]execution(nil), r.runs...)
 }
 
-func plugins() scheduler.Static {
-	set := builtin.New(builtin.Options{Logger: hclog.NewNullLogger()})
-	return scheduler.Static{Sharding: set.Sharding, ErrorHandlers: set.ErrorHandlers, JobTypes: set.JobTypes, ThreadPools: set.ThreadPools}
-}
+func plugins() spi.Plugins { return builtin.New(builtin.Options{Logger: hclog.NewNullLogger()}) }
 
 type instance struct {
 	id     string

@@ -66,7 +66,7 @@ that gets no items maps to [].`,
 				return err
 			}
 			defer cat.Close()
-			s, err := cat.ShardingStrategy(strategy)
+			s, err := spi.Resolve[spi.ShardingStrategy](cat, strategy)
 			if err != nil {
 				return err
 			}

@@ -450,7 +450,7 @@ func BenchmarkBuiltinPluginExecute(b *testing.B) {
 	}
 	for _, c := range cases {
 		b.Run(c.typ, func(b *testing.B) {
-			ex, err := cat.JobExecutor(c.typ)
+			ex, err := spi.Resolve[spi.JobExecutor](cat, c.typ)
 			if err != nil {
 				b.Fatal(err)
 			}

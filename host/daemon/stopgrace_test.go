@@ -39,7 +39,7 @@ ejob:
 		t.Fatal(err)
 	}
 	defer cat.Close()
-	exec, err := cat.JobExecutor("HOSTTEST_JOB")
+	exec, err := spi.Resolve[spi.JobExecutor](cat, "HOSTTEST_JOB")
 	if err != nil {
 		t.Fatal(err)
 	}

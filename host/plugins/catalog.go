@@ -385,50 +385,24 @@ func (c *Catalog) lookup(kind spi.Kind, name string) (*supervisor, error) {
 	return nil, fmt.Errorf("%w: no %s type %q (available: %s; searched the built-ins and %s)", spi.ErrUnknownType, kind, name, avail, where)
 }
 
-// ShardingStrategy returns the strategy registered under name.
-func (c *Catalog) ShardingStrategy(name string) (spi.ShardingStrategy, error) {
-	sup, err := c.lookup(spi.KindSharding, name)
+// Lookup implements spi.Resolver: it returns a client of the type of kind
+// registered under name (matched case-insensitively) whose calls run on
+// the process of the binary that serves it (started on first use,
+// relaunched after it exits). Every call is bounded by CallTimeout except
+// a job type's Execute, which is bounded by its ctx (the job's execution
+// timeout) and, once that ends, by the stop grace: a plugin that does not
+// stop the item within it is killed. An unknown name is an error wrapping
+// spi.ErrUnknownType that lists the available types and where the catalog
+// looked.
+func (c *Catalog) Lookup(kind spi.Kind, name string) (any, error) {
+	sup, err := c.lookup(kind, name)
 	if err != nil {
 		return nil, err
 	}
-	return shardingProxy{call: c.caller(sup, name)}, nil
+	return transport.NewClient(sup, kind, name)
 }
 
-// ErrorHandler returns the error handler registered under name.
-func (c *Catalog) ErrorHandler(name string) (spi.ErrorHandler, error) {
-	sup, err := c.lookup(spi.KindErrorHandler, name)
-	if err != nil {
-		return nil, err
-	}
-	return errorHandlerProxy{call: c.caller(sup, name)}, nil
-}
-
-// JobExecutor returns the job type registered under name.
-func (c *Catalog) JobExecutor(name string) (spi.JobExecutor, error) {
-	sup, err := c.lookup(spi.KindJobType, name)
-	if err != nil {
-		return nil, err
-	}
-	return jobExecutorProxy{call: c.caller(sup, name)}, nil
-}
-
-// ThreadPoolSizeProvider returns the provider registered under name.
-func (c *Catalog) ThreadPoolSizeProvider(name string) (spi.ThreadPoolSizeProvider, error) {
-	sup, err := c.lookup(spi.KindThreadPool, name)
-	if err != nil {
-		return nil, err
-	}
-	return threadPoolProxy{call: c.caller(sup, name)}, nil
-}
-
-// JobListener returns the job listener registered under name.
-func (c *Catalog) JobListener(name string) (spi.JobListener, error) {
-	sup, err := c.lookup(spi.KindJobListener, name)
-	if err != nil {
-		return nil, err
-	}
-	return jobListenerProxy{call: c.caller(sup, name)}, nil
-}
+var _ spi.Resolver = (*Catalog)(nil)
 
 // Close stops every plugin process the catalog started. It is idempotent.
 func (c *Catalog) Close() error {

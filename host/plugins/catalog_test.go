@@ -129,7 +129,7 @@ func ctxT(t *testing.T, d time.Duration) context.Context {
 
 func poolPid(t *testing.T, cat *plugins.Catalog, job string) (int, error) {
 	t.Helper()
-	p, err := cat.ThreadPoolSizeProvider("hosttest_pool")
+	p, err := spi.Resolve[spi.ThreadPoolSizeProvider](cat, "hosttest_pool")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestCatalogIndexesBuiltinsAndPlugins(t *testing.T) {
 	if bin.Path != path || bin.Builtin || bin.Info.PluginVersion != "0.0.1-test" || len(bin.SHA256) != 64 {
 		t.Fatalf("provider = %+v", bin)
 	}
-	s, err := cat.ShardingStrategy("hosttest") // case-insensitive
+	s, err := spi.Resolve[spi.ShardingStrategy](cat, "hosttest") // case-insensitive
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +164,7 @@ func TestCatalogIndexesBuiltinsAndPlugins(t *testing.T) {
 		t.Fatalf("assignments = %v", resp.Assignments)
 	}
 	// The built-in is served out of process by the ejob binary.
-	avg, err := cat.ShardingStrategy("avg_allocation")
+	avg, err := spi.Resolve[spi.ShardingStrategy](cat, "avg_allocation")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +181,7 @@ func TestUnknownTypeListsAvailableAndDirectory(t *testing.T) {
 	dir := t.TempDir()
 	install(t, dir, testBins.hosttest, "ejob-hosttest", 0o755)
 	cat, _ := open(t, dir, nil)
-	_, err := cat.ShardingStrategy("NOPE")
+	_, err := spi.Resolve[spi.ShardingStrategy](cat, "NOPE")
 	if !errors.Is(err, spi.ErrUnknownType) {
 		t.Fatalf("err = %v, want ErrUnknownType", err)
 	}
@@ -220,7 +220,7 @@ func TestPluginOverridesBuiltin(t *testing.T) {
 		t.Fatalf("no override log line naming %s:\n%s", path, logs)
 	}
 	// The override answers (round-robin), not the built-in (AVG: [0 1] [2]).
-	s, _ := cat.ShardingStrategy("AVG_ALLOCATION")
+	s, _ := spi.Resolve[spi.ShardingStrategy](cat, "AVG_ALLOCATION")
 	resp, err := s.Sharding(ctxT(t, 20*time.Second), spi.ShardingRequest{JobName: "j", Instances: []string{"x", "y"}, ShardingTotalCount: 3})
 	if err != nil {
 		t.Fatal(err)
@@ -297,7 +297,7 @@ func TestBadFilesAreSkippedWithTheirOwnReason(t *testing.T) {
 	if len(skipped) != len(cases) {
 		t.Fatalf("skipped %d files, want %d: %v", len(skipped), len(cases), skipped)
 	}
-	if _, err := cat.ShardingStrategy("HOSTTEST"); err != nil {
+	if _, err := spi.Resolve[spi.ShardingStrategy](cat, "HOSTTEST"); err != nil {
 		t.Fatalf("the good plugin was not loaded: %v", err)
 	}
 }
@@ -315,7 +315,7 @@ func TestLockFilePinsBinaries(t *testing.T) {
 	unlisted := install(t, dir, testBins.override, "ejob-unlisted", 0o755)
 
 	cat, _ := open(t, dir, nil)
-	if _, err := cat.ShardingStrategy("HOSTTEST"); err != nil {
+	if _, err := spi.Resolve[spi.ShardingStrategy](cat, "HOSTTEST"); err != nil {
 		t.Fatalf("pinned binary not loaded: %v", err)
 	}
 	if reason := skippedReason(cat, unlisted); !errors.Is(reason, plugins.ErrChecksum) || !strings.Contains(reason.Error(), "not listed") {
@@ -385,7 +385,7 @@ func TestPluginKilledMidCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, _ := cat.ThreadPoolSizeProvider("HOSTTEST_POOL")
+	p, _ := spi.Resolve[spi.ThreadPoolSizeProvider](cat, "HOSTTEST_POOL")
 	errc := make(chan error, 1)
 	go func() {
 		_, err := p.PoolSize(ctxT(t, 30*time.Second), spi.PoolSizeRequest{JobName: "hang"})
@@ -427,7 +427,7 @@ func TestHungPluginFailsAtDeadlineAndHostStaysResponsive(t *testing.T) {
 	if _, err := poolPid(t, cat, "normal"); err != nil {
 		t.Fatal(err)
 	}
-	p, _ := cat.ThreadPoolSizeProvider("HOSTTEST_POOL")
+	p, _ := spi.Resolve[spi.ThreadPoolSizeProvider](cat, "HOSTTEST_POOL")
 	errc := make(chan error, 1)
 	go func() {
 		_, err := p.PoolSize(context.Background(), spi.PoolSizeRequest{JobName: "hang"})
@@ -437,7 +437,7 @@ func TestHungPluginFailsAtDeadlineAndHostStaysResponsive(t *testing.T) {
 	if _, err := poolPid(t, cat, "normal"); err != nil {
 		t.Fatalf("same plugin while another call hangs: %v", err)
 	}
-	cpu, _ := cat.ThreadPoolSizeProvider("CPU")
+	cpu, _ := spi.Resolve[spi.ThreadPoolSizeProvider](cat, "CPU")
 	if _, err := cpu.PoolSize(ctxT(t, 20*time.Second), spi.PoolSizeRequest{JobName: "j", AvailableCPUs: 2}); err != nil {
 		t.Fatalf("built-in while a plugin hangs: %v", err)
 	}

@@ -20,7 +20,7 @@ func TestCatalogServesJobListeners(t *testing.T) {
 	if got := strings.Join(cat.Types(spi.KindJobListener), ","); got != "LOG,LOG_ONCE" {
 		t.Fatalf("job listener types = %s", got)
 	}
-	l, err := cat.JobListener("log_once")
+	l, err := spi.Resolve[spi.JobListener](cat, "log_once")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,10 +37,10 @@ func TestCatalogServesJobListeners(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The sharding strategy LOG does not exist: kinds are separate.
-	if _, err := cat.ShardingStrategy("LOG"); !errors.Is(err, spi.ErrUnknownType) {
+	if _, err := spi.Resolve[spi.ShardingStrategy](cat, "LOG"); !errors.Is(err, spi.ErrUnknownType) {
 		t.Errorf("sharding LOG: %v", err)
 	}
-	_, err = cat.JobListener("NOPE")
+	_, err = spi.Resolve[spi.JobListener](cat, "NOPE")
 	if !errors.Is(err, spi.ErrUnknownType) || !strings.Contains(err.Error(), "LOG, LOG_ONCE") || !strings.Contains(err.Error(), "joblistener") {
 		t.Errorf("unknown listener: %v", err)
 	}

@@ -32,7 +32,7 @@ func TestStopTimeoutKillsAndRelaunches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exec, err := cat.JobExecutor("hosttest_job")
+	exec, err := spi.Resolve[spi.JobExecutor](cat, "hosttest_job")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestScriptStopsBeforeExecuteReturns(t *testing.T) {
 	cat, _ := open(t, t.TempDir(), func(c *plugins.Config) {
 		c.Builtin.Types = append(c.Builtin.Types, spi.TypeKey{Kind: spi.KindJobType, Type: "SCRIPT"})
 	})
-	exec, err := cat.JobExecutor("SCRIPT")
+	exec, err := spi.Resolve[spi.JobExecutor](cat, "SCRIPT")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -146,11 +147,10 @@ func (s *supervisor) discard(proc *transport.Process) {
 // too: those calls fail with the process), and returns once it has exited.
 // The next call relaunches the plugin at once: this is not a crash, so it
 // does not count towards the relaunch backoff.
-func (s *supervisor) killStuck(proc *transport.Process, typ string, sc spi.ShardingContext, err error) {
+func (s *supervisor) killStuck(proc *transport.Process, call transport.Call, err error) {
 	s.log.Error("plugin did not stop a cancelled execution within the stop grace; killing the plugin process "+
 		"(its other calls in flight fail, and it is relaunched on next use)",
-		"job", sc.JobName, "item", sc.ShardingItem, "type", typ, "pid", proc.Pid(),
-		"stop_grace", s.cat.cfg.StopGrace, "error", err)
+		slices.Concat(call.Attrs, []any{"type", call.Type, "pid", proc.Pid(), "stop_grace", s.cat.cfg.StopGrace, "error", err})...)
 	s.sem <- struct{}{}
 	if s.proc == proc {
 		s.proc = nil
@@ -163,7 +163,7 @@ func (s *supervisor) killStuck(proc *transport.Process, typ string, sc spi.Shard
 	// to 2 s before it forces it.
 	if below := proctree.Descendants(proc.Pid()); len(below) > 0 {
 		killAll(below)
-		s.log.Warn("killed the processes the stuck plugin had started", "job", sc.JobName, "item", sc.ShardingItem, "count", len(below))
+		s.log.Warn("killed the processes the stuck plugin had started", slices.Concat(call.Attrs, []any{"count", len(below)})...)
 	}
 	proc.Kill()
 }
@@ -178,142 +178,40 @@ func (s *supervisor) close() {
 	}
 }
 
-// caller runs calls for one type name of one binary.
-type caller struct {
-	sup     *supervisor
-	typ     string
-	timeout time.Duration
-}
-
-func (c *Catalog) caller(sup *supervisor, typ string) caller {
-	return caller{sup: sup, typ: typ, timeout: c.cfg.CallTimeout}
-}
-
-// do runs fn against the plugin's connection. With bounded set, the call
-// gets the catalog's CallTimeout unless ctx already ends sooner.
-func (c caller) do(ctx context.Context, bounded bool, fn func(context.Context, *transport.Conn) error) error {
-	if bounded {
+// Call implements transport.Connector: the one call path of every type the
+// binary serves. It runs fn on the current process, launching it if there
+// is none. A short call gets the catalog's CallTimeout unless ctx already
+// ends sooner; a long one (a job type's Execute) is bounded by ctx alone,
+// since a job may legitimately run for hours.
+//
+// An error wrapping spi.ErrPluginExited drops the process, so that the next
+// call relaunches it. An error wrapping transport.ErrStopTimeout (an
+// Execute whose ctx ended and that the plugin did not stop within the stop
+// grace) kills the process, the only way to be sure the item stopped, and
+// Call returns once it is gone: the kernel never believes an item stopped
+// while the plugin still runs it. Every other call in flight on that
+// process then fails with spi.ErrPluginExited, and the next call relaunches
+// it.
+func (s *supervisor) Call(ctx context.Context, call transport.Call, fn func(context.Context, *transport.Conn) error) error {
+	if !call.Long {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.timeout)
+		ctx, cancel = context.WithTimeout(ctx, s.cat.cfg.CallTimeout)
 		defer cancel()
 	}
-	proc, err := c.sup.process(ctx)
+	proc, err := s.process(ctx)
 	if err != nil {
 		return err
 	}
 	err = fn(ctx, proc.Conn())
-	if err != nil && errors.Is(err, spi.ErrPluginExited) {
-		c.sup.discard(proc)
+	switch {
+	case err == nil:
+	case errors.Is(err, transport.ErrStopTimeout):
+		s.killStuck(proc, call, err)
+		err = fmt.Errorf("%w (plugin process %d killed to stop it)", err, proc.Pid())
+	case errors.Is(err, spi.ErrPluginExited):
+		s.discard(proc)
 	}
 	return err
 }
 
-type shardingProxy struct{ call caller }
-
-func (p shardingProxy) Sharding(ctx context.Context, req spi.ShardingRequest) (spi.ShardingResponse, error) {
-	var resp spi.ShardingResponse
-	err := p.call.do(ctx, true, func(ctx context.Context, conn *transport.Conn) (err error) {
-		resp, err = conn.ShardingStrategy(p.call.typ).Sharding(ctx, req)
-		return err
-	})
-	return resp, err
-}
-
-type errorHandlerProxy struct{ call caller }
-
-func (p errorHandlerProxy) HandleError(ctx context.Context, req spi.HandleErrorRequest) (spi.HandleErrorResponse, error) {
-	var resp spi.HandleErrorResponse
-	err := p.call.do(ctx, true, func(ctx context.Context, conn *transport.Conn) (err error) {
-		resp, err = conn.ErrorHandler(p.call.typ).HandleError(ctx, req)
-		return err
-	})
-	return resp, err
-}
-
-func (p errorHandlerProxy) Validate(ctx context.Context, req spi.ValidatePropsRequest) error {
-	return p.call.do(ctx, true, func(ctx context.Context, conn *transport.Conn) error {
-		return conn.ErrorHandler(p.call.typ).Validate(ctx, req)
-	})
-}
-
-type jobExecutorProxy struct{ call caller }
-
-// Execute is bounded by the caller's ctx (the job's execution timeout), not
-// by CallTimeout: a job may legitimately run for hours.
-//
-// When ctx ends, Execute returns only once the plugin's Execute has
-// returned, so that the kernel never believes an item stopped while the
-// plugin still runs it. If the plugin does not return within the stop
-// grace (Config.StopGrace), the plugin process is killed, which is the only
-// way to be sure the item stopped, and Execute returns after it is gone
-// with an error wrapping transport.ErrStopTimeout and ctx's error. Every
-// other call in flight on that process then fails with spi.ErrPluginExited,
-// and the next call relaunches it.
-func (p jobExecutorProxy) Execute(ctx context.Context, req spi.ExecuteRequest) (spi.ExecuteResponse, error) {
-	proc, err := p.call.sup.process(ctx)
-	if err != nil {
-		return spi.ExecuteResponse{}, err
-	}
-	resp, err := proc.Conn().JobExecutor(p.call.typ).Execute(ctx, req)
-	switch {
-	case err == nil:
-	case errors.Is(err, transport.ErrStopTimeout):
-		p.call.sup.killStuck(proc, p.call.typ, req.Context, err)
-		err = fmt.Errorf("%w (plugin process %d killed to stop it)", err, proc.Pid())
-	case errors.Is(err, spi.ErrPluginExited):
-		p.call.sup.discard(proc)
-	}
-	return resp, err
-}
-
-func (p jobExecutorProxy) Validate(ctx context.Context, req spi.ValidatePropsRequest) error {
-	return p.call.do(ctx, true, func(ctx context.Context, conn *transport.Conn) error {
-		return conn.JobExecutor(p.call.typ).Validate(ctx, req)
-	})
-}
-
-type threadPoolProxy struct{ call caller }
-
-func (p threadPoolProxy) PoolSize(ctx context.Context, req spi.PoolSizeRequest) (spi.PoolSizeResponse, error) {
-	var resp spi.PoolSizeResponse
-	err := p.call.do(ctx, true, func(ctx context.Context, conn *transport.Conn) (err error) {
-		resp, err = conn.ThreadPoolSizeProvider(p.call.typ).PoolSize(ctx, req)
-		return err
-	})
-	return resp, err
-}
-
-// jobListenerProxy bounds every call with CallTimeout: a listener is a
-// notification, not a job. For a distribute-once listener the kernel waits
-// for the other instances around the call, not inside it, so the wait is
-// not bounded by CallTimeout.
-type jobListenerProxy struct{ call caller }
-
-func (p jobListenerProxy) Describe(ctx context.Context, req spi.ListenerDescribeRequest) (spi.ListenerDescription, error) {
-	var resp spi.ListenerDescription
-	err := p.call.do(ctx, true, func(ctx context.Context, conn *transport.Conn) (err error) {
-		resp, err = conn.JobListener(p.call.typ).Describe(ctx, req)
-		return err
-	})
-	return resp, err
-}
-
-func (p jobListenerProxy) BeforeJobExecuted(ctx context.Context, req spi.ListenerRequest) error {
-	return p.call.do(ctx, true, func(ctx context.Context, conn *transport.Conn) error {
-		return conn.JobListener(p.call.typ).BeforeJobExecuted(ctx, req)
-	})
-}
-
-func (p jobListenerProxy) AfterJobExecuted(ctx context.Context, req spi.ListenerRequest) error {
-	return p.call.do(ctx, true, func(ctx context.Context, conn *transport.Conn) error {
-		return conn.JobListener(p.call.typ).AfterJobExecuted(ctx, req)
-	})
-}
-
-var (
-	_ spi.JobListener            = jobListenerProxy{}
-	_ spi.ShardingStrategy       = shardingProxy{}
-	_ spi.ErrorHandler           = errorHandlerProxy{}
-	_ spi.JobExecutor            = jobExecutorProxy{}
-	_ spi.ThreadPoolSizeProvider = threadPoolProxy{}
-)
+var _ transport.Connector = (*supervisor)(nil)

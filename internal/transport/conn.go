@@ -115,91 +115,18 @@ func (c *Conn) Info(ctx context.Context) (spi.Info, error) {
 	return infoFromProto(resp), nil
 }
 
-// ShardingStrategy returns the plugin's sharding strategy typeName.
-func (c *Conn) ShardingStrategy(typeName string) spi.ShardingStrategy {
-	return shardingClient{c: c, typeName: typeName}
+// Call implements Connector: it runs fn on c.
+func (c *Conn) Call(ctx context.Context, _ Call, fn func(context.Context, *Conn) error) error {
+	return fn(ctx, c)
 }
 
-// ErrorHandler returns the plugin's error handler typeName.
-func (c *Conn) ErrorHandler(typeName string) spi.ErrorHandler {
-	return errorHandlerClient{c: c, typeName: typeName}
-}
-
-// JobExecutor returns the plugin's job type typeName.
-func (c *Conn) JobExecutor(typeName string) spi.JobExecutor {
-	return jobExecutorClient{c: c, typeName: typeName}
-}
-
-// ThreadPoolSizeProvider returns the plugin's thread-pool size provider
-// typeName.
-func (c *Conn) ThreadPoolSizeProvider(typeName string) spi.ThreadPoolSizeProvider {
-	return threadPoolClient{c: c, typeName: typeName}
-}
-
-// JobListener returns the plugin's job listener typeName.
-func (c *Conn) JobListener(typeName string) spi.JobListener {
-	return jobListenerClient{c: c, typeName: typeName}
-}
-
-type shardingClient struct {
-	c        *Conn
-	typeName string
-}
-
-var _ spi.ShardingStrategy = shardingClient{}
-
-func (s shardingClient) Sharding(ctx context.Context, req spi.ShardingRequest) (spi.ShardingResponse, error) {
-	const op = "sharding"
-	if err := s.c.precheck(op, s.typeName); err != nil {
-		return spi.ShardingResponse{}, err
-	}
-	resp, err := s.c.client.Sharding(ctx, shardingRequestToProto(s.typeName, req))
-	if err != nil {
-		return spi.ShardingResponse{}, s.c.fail(ctx, op, s.typeName, err)
-	}
-	return shardingResponseFromProto(resp), nil
-}
-
-type errorHandlerClient struct {
-	c        *Conn
-	typeName string
-}
-
-var _ spi.ErrorHandler = errorHandlerClient{}
-
-func (h errorHandlerClient) HandleError(ctx context.Context, req spi.HandleErrorRequest) (spi.HandleErrorResponse, error) {
-	const op = "handle error"
-	if err := h.c.precheck(op, h.typeName); err != nil {
-		return spi.HandleErrorResponse{}, err
-	}
-	resp, err := h.c.client.HandleError(ctx, handleErrorRequestToProto(h.typeName, req))
-	if err != nil {
-		return spi.HandleErrorResponse{}, h.c.fail(ctx, op, h.typeName, err)
-	}
-	return handleErrorResponseFromProto(resp), nil
-}
-
-func (h errorHandlerClient) Validate(ctx context.Context, req spi.ValidatePropsRequest) error {
-	const op = "validate error handler"
-	if err := h.c.precheck(op, h.typeName); err != nil {
-		return err
-	}
-	if _, err := h.c.client.ValidateErrorHandler(ctx, validatePropsRequestToProto(h.typeName, req)); err != nil {
-		return h.c.fail(ctx, op, h.typeName, err)
-	}
-	return nil
-}
-
-type jobExecutorClient struct {
-	c        *Conn
-	typeName string
-}
-
-var _ spi.JobExecutor = jobExecutorClient{}
-
-// Execute runs the item in the plugin. When ctx ends first, it stops the
+// execute runs the item in the plugin. When ctx ends first, it stops the
 // plugin's Execute and waits for it to return (see stop.go).
-func (j jobExecutorClient) Execute(ctx context.Context, req spi.ExecuteRequest) (spi.ExecuteResponse, error) {
+func (c *Conn) execute(ctx context.Context, typeName string, req spi.ExecuteRequest) (spi.ExecuteResponse, error) {
+	j := struct {
+		c        *Conn
+		typeName string
+	}{c, typeName}
 	const op = "execute"
 	if err := j.c.precheck(op, j.typeName); err != nil {
 		return spi.ExecuteResponse{}, err
@@ -290,11 +217,11 @@ func (j jobExecutorClient) Execute(ctx context.Context, req spi.ExecuteRequest) 
 	}()
 	select {
 	case r := <-results:
-		return spi.ExecuteResponse{}, j.c.wrap(op, j.typeName, j.stopResult(ctx, r.err))
+		return spi.ExecuteResponse{}, j.c.wrap(op, j.typeName, c.stopResult(ctx, r.err))
 	case <-j.c.done:
 		cancelRPC()
 		r := <-results
-		return spi.ExecuteResponse{}, j.c.wrap(op, j.typeName, j.stopResult(ctx, r.err))
+		return spi.ExecuteResponse{}, j.c.wrap(op, j.typeName, c.stopResult(ctx, r.err))
 	case <-timer.C:
 		cancelRPC()
 		<-results
@@ -304,80 +231,9 @@ func (j jobExecutorClient) Execute(ctx context.Context, req spi.ExecuteRequest) 
 
 // stopResult is the error of an Execute stopped after ctx ended, from the
 // RPC's error (nil: the plugin returned success).
-func (j jobExecutorClient) stopResult(ctx context.Context, rpcErr error) error {
+func (c *Conn) stopResult(ctx context.Context, rpcErr error) error {
 	if rpcErr == nil {
 		return stopped(ctx, nil, false, 0)
 	}
-	return stopped(ctx, fromStatus(ctx, rpcErr, j.c.exited()), false, 0)
-}
-
-func (j jobExecutorClient) Validate(ctx context.Context, req spi.ValidatePropsRequest) error {
-	const op = "validate job type"
-	if err := j.c.precheck(op, j.typeName); err != nil {
-		return err
-	}
-	if _, err := j.c.client.ValidateJobType(ctx, validatePropsRequestToProto(j.typeName, req)); err != nil {
-		return j.c.fail(ctx, op, j.typeName, err)
-	}
-	return nil
-}
-
-type threadPoolClient struct {
-	c        *Conn
-	typeName string
-}
-
-var _ spi.ThreadPoolSizeProvider = threadPoolClient{}
-
-func (t threadPoolClient) PoolSize(ctx context.Context, req spi.PoolSizeRequest) (spi.PoolSizeResponse, error) {
-	const op = "pool size"
-	if err := t.c.precheck(op, t.typeName); err != nil {
-		return spi.PoolSizeResponse{}, err
-	}
-	resp, err := t.c.client.PoolSize(ctx, poolSizeRequestToProto(t.typeName, req))
-	if err != nil {
-		return spi.PoolSizeResponse{}, t.c.fail(ctx, op, t.typeName, err)
-	}
-	return poolSizeResponseFromProto(resp), nil
-}
-
-type jobListenerClient struct {
-	c        *Conn
-	typeName string
-}
-
-var _ spi.JobListener = jobListenerClient{}
-
-func (l jobListenerClient) Describe(ctx context.Context, req spi.ListenerDescribeRequest) (spi.ListenerDescription, error) {
-	const op = "describe job listener"
-	if err := l.c.precheck(op, l.typeName); err != nil {
-		return spi.ListenerDescription{}, err
-	}
-	resp, err := l.c.client.DescribeJobListener(ctx, listenerDescribeRequestToProto(l.typeName, req))
-	if err != nil {
-		return spi.ListenerDescription{}, l.c.fail(ctx, op, l.typeName, err)
-	}
-	return listenerDescriptionFromProto(resp), nil
-}
-
-func (l jobListenerClient) BeforeJobExecuted(ctx context.Context, req spi.ListenerRequest) error {
-	const op = "before job executed"
-	if err := l.c.precheck(op, l.typeName); err != nil {
-		return err
-	}
-	if _, err := l.c.client.BeforeJobExecuted(ctx, listenerRequestToProto(l.typeName, req)); err != nil {
-		return l.c.fail(ctx, op, l.typeName, err)
-	}
-	return nil
-}
-
-func (l jobListenerClient) AfterJobExecuted(ctx context.Context, req spi.ListenerRequest) error {
-	const op = "after job executed"
-	if err := l.c.precheck(op, l.typeName); err != nil {
-		return err
-	}
-	if _, err := l.c.client.AfterJobExecuted(ctx, listenerRequestToProto(l.typeName, req)); err != nil {
-		return l.c.fail(ctx, op, l.typeName, err)
-	}
-	return nil
+	return stopped(ctx, fromStatus(ctx, rpcErr, c.exited()), false, 0)
 }

@@ -452,8 +452,7 @@ func TestZooKeeperTreeMatchesElasticJob(t *testing.T) {
 	cfg.Failover = true
 	cfg.Overwrite = true
 	cfg.ShardingItemParameters = "0=A,1=B,2=C"
-	set := builtin.New(builtin.Options{Logger: hclog.NewNullLogger()})
-	plugins := scheduler.Static{Sharding: set.Sharding, ErrorHandlers: set.ErrorHandlers, JobTypes: set.JobTypes, ThreadPools: set.ThreadPools}
+	plugins := builtin.New(builtin.Options{Logger: hclog.NewNullLogger()})
 	ctl := &control{}
 	start := func(id string) *node {
 		c := connect()
