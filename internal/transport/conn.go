@@ -2,24 +2,21 @@ package transport
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	pb "github.com/ejob-io/ejob/internal/transport/pluginpb"
 	"github.com/ejob-io/ejob/spi"
 )
 
-// Conn is a connected plugin, over any gRPC connection. Its accessors return
-// spi implementations that forward each call, with its ctx (cancellation
-// and deadline cross the process boundary), to the plugin. They do not check
-// that the plugin serves the type; a call for a type it does not serve fails
-// with an error wrapping spi.ErrUnknownType that lists the types it serves.
+// Conn is a connected plugin, over any gRPC connection. Its accessors (and
+// NewClient) return spi implementations that forward each call, with its
+// ctx (cancellation and deadline cross the process boundary), to the
+// plugin. They do not check that the plugin serves the type; a call for a
+// type it does not serve fails with an error wrapping spi.ErrUnknownType
+// that lists the types it serves.
 //
 // Every error a Conn call returns is mapped in one place (see errors.go):
 //
@@ -53,7 +50,6 @@ type Conn struct {
 	client    pb.PluginClient
 	done      <-chan struct{}
 	stopGrace time.Duration
-	log       hclog.Logger // nil: discard
 	leases    leaseRenewer
 }
 
@@ -118,122 +114,4 @@ func (c *Conn) Info(ctx context.Context) (spi.Info, error) {
 // Call implements Connector: it runs fn on c.
 func (c *Conn) Call(ctx context.Context, _ Call, fn func(context.Context, *Conn) error) error {
 	return fn(ctx, c)
-}
-
-// execute runs the item in the plugin. When ctx ends first, it stops the
-// plugin's Execute and waits for it to return (see stop.go).
-func (c *Conn) execute(ctx context.Context, typeName string, req spi.ExecuteRequest) (spi.ExecuteResponse, error) {
-	j := struct {
-		c        *Conn
-		typeName string
-	}{c, typeName}
-	const op = "execute"
-	if err := j.c.precheck(op, j.typeName); err != nil {
-		return spi.ExecuteResponse{}, err
-	}
-	if err := ctx.Err(); err != nil {
-		if cause := context.Cause(ctx); cause != err {
-			err = fmt.Errorf("%w: %w", err, cause)
-		}
-		return spi.ExecuteResponse{}, j.c.wrap(op, j.typeName, fmt.Errorf("not started: %w", err))
-	}
-	m := executeRequestToProto(j.typeName, req)
-	m.ExecutionId = newExecutionID()
-	if dl, ok := ctx.Deadline(); ok {
-		m.DeadlineUnixNanos = dl.UnixNano()
-	}
-	lease, hasLease := spi.LeaseFrom(ctx)
-	if hasLease {
-		l := lease
-		// The plugin stops the call when the lease runs out unless renewed
-		// (see lease.go).
-		ttl, remove := j.c.leases.add(m.ExecutionId, l)
-		defer remove()
-		m.LeaseTtlNanos = int64(ttl)
-	}
-	// The RPC keeps ctx's values but not its cancellation or deadline.
-	rpcCtx, cancelRPC := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancelRPC()
-	type result struct {
-		resp *pb.ExecuteResponse
-		err  error
-	}
-	results := make(chan result, 1)
-	go func() {
-		resp, err := j.c.client.Execute(rpcCtx, m)
-		results <- result{resp, err}
-	}()
-
-	var r result
-	select {
-	case r = <-results:
-	case <-j.c.done:
-		// The process exited; the RPC ends with the connection, or now.
-		cancelRPC()
-		r = <-results
-	case <-ctx.Done():
-	}
-	if ctx.Err() == nil || r.resp != nil || r.err != nil {
-		if r.err != nil {
-			if status.Code(r.err) == codes.Canceled && ctx.Err() == nil && m.LeaseTtlNanos != 0 {
-				if dl := lease.Deadline(); !dl.IsZero() && !time.Now().Before(dl) {
-					// The plugin stopped the call at the lease's deadline:
-					// the host did not renew it in time.
-					return spi.ExecuteResponse{}, j.c.wrap(op, j.typeName, fmt.Errorf("%w: %w", context.Canceled, spi.ErrLeaseExpired))
-				}
-			}
-			if status.Code(r.err) == codes.DeadlineExceeded {
-				// The plugin applied ctx's deadline a moment before ctx's
-				// own timer fired here: report it as ctx's.
-				if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
-					<-ctx.Done()
-				}
-			}
-			return spi.ExecuteResponse{}, j.c.fail(ctx, op, j.typeName, r.err)
-		}
-		return executeResponseFromProto(r.resp), nil
-	}
-
-	// ctx ended: ask the plugin to stop, and wait for it within the grace.
-	grace := j.c.stopGrace
-	timer := time.NewTimer(grace)
-	defer timer.Stop()
-	cancelCtx, cancelCancel := context.WithTimeout(context.WithoutCancel(ctx), grace)
-	cancelled := make(chan struct{})
-	go func() {
-		defer close(cancelled)
-		reason := context.Cause(ctx).Error()
-		_, err := j.c.client.Cancel(cancelCtx, &pb.CancelRequest{ExecutionId: m.ExecutionId, Reason: reason,
-			DeadlineExceeded: m.DeadlineUnixNanos != 0 && errors.Is(ctx.Err(), context.DeadlineExceeded)})
-		if status.Code(err) == codes.Unimplemented {
-			// A plugin built before Cancel: cancel the RPC, as it
-			// always was.
-			cancelRPC()
-		}
-	}()
-	defer func() {
-		cancelCancel()
-		<-cancelled
-	}()
-	select {
-	case r := <-results:
-		return spi.ExecuteResponse{}, j.c.wrap(op, j.typeName, c.stopResult(ctx, r.err))
-	case <-j.c.done:
-		cancelRPC()
-		r := <-results
-		return spi.ExecuteResponse{}, j.c.wrap(op, j.typeName, c.stopResult(ctx, r.err))
-	case <-timer.C:
-		cancelRPC()
-		<-results
-		return spi.ExecuteResponse{}, j.c.wrap(op, j.typeName, stopped(ctx, nil, true, grace))
-	}
-}
-
-// stopResult is the error of an Execute stopped after ctx ended, from the
-// RPC's error (nil: the plugin returned success).
-func (c *Conn) stopResult(ctx context.Context, rpcErr error) error {
-	if rpcErr == nil {
-		return stopped(ctx, nil, false, 0)
-	}
-	return stopped(ctx, fromStatus(ctx, rpcErr, c.exited()), false, 0)
 }

@@ -142,12 +142,14 @@ func fromStatus(ctx context.Context, err error, exited bool) error {
 }
 
 // startError maps an error from go-plugin's Start (spawn + handshake) to
-// ErrProtocolVersion or ErrNotPlugin, naming the executable. go-plugin
+// ErrProtocolVersion (saying which version the host speaks) or
+// ErrNotPlugin, naming the executable. go-plugin
 // reports failures as plain strings, so they are recognised by text.
 func startError(path string, err error) error {
 	msg := err.Error()
 	if strings.Contains(msg, "incompatible API version") || strings.Contains(msg, "incompatible core API version") {
-		return fmt.Errorf("launch plugin %s: %w: %w", path, ErrProtocolVersion, err)
+		return fmt.Errorf("launch plugin %s: %w: %w (this host speaks ejob plugin protocol version %d; rebuild the plugin against this ejob release)",
+			path, ErrProtocolVersion, err, ProtocolVersion)
 	}
 	return fmt.Errorf("launch plugin %s: %w: %w", path, ErrNotPlugin, err)
 }

@@ -101,8 +101,12 @@ func TestStartError(t *testing.T) {
 		if !errors.Is(err, want) {
 			t.Errorf("%q -> %v, want %v", msg, err, want)
 		}
-		if got := err.Error(); got != "launch plugin /p/ejob-x: "+want.Error()+": "+msg {
-			t.Errorf("message %q", got)
+		wantMsg := "launch plugin /p/ejob-x: " + want.Error() + ": " + msg
+		if want == ErrProtocolVersion {
+			wantMsg += fmt.Sprintf(" (this host speaks ejob plugin protocol version %d; rebuild the plugin against this ejob release)", ProtocolVersion)
+		}
+		if got := err.Error(); got != wantMsg {
+			t.Errorf("message %q, want %q", got, wantMsg)
 		}
 	}
 }

@@ -5,10 +5,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
 	pb "github.com/ejob-io/ejob/internal/transport/pluginpb"
 	"github.com/ejob-io/ejob/spi"
 )
@@ -36,9 +32,9 @@ import (
 // its monotonic clock, so clock differences between the processes do not
 // matter; the plugin's deadline is later than the host's by one transit
 // time (well under a millisecond here), which the presumed-expiry margin
-// covers. A plugin built before RenewLease answers it Unimplemented: the
-// host stops renewing on that Conn (its Execute ignores the lease, the old
-// behaviour) and logs it once.
+// covers. Every plugin of this protocol version serves RenewLease (an older
+// one is refused at the handshake, see ProtocolVersion); a failed renewal
+// is tried again the next period, which the lease's several periods cover.
 
 const (
 	leaseMinPeriod = 5 * time.Millisecond
@@ -101,11 +97,9 @@ func (e *executions) renew(id string, ttl time.Duration) bool {
 type leaseRenewer struct {
 	c *Conn
 
-	mu          sync.Mutex
-	leases      map[string]spi.Lease
-	running     bool // the renewal goroutine runs
-	unsupported bool // the plugin answered RenewLease Unimplemented
-	logOnce     sync.Once
+	mu      sync.Mutex
+	leases  map[string]spi.Lease
+	running bool // the renewal goroutine runs
 }
 
 // ttl returns the lease's remaining time to send, and false when l knows
@@ -128,9 +122,6 @@ func (r *leaseRenewer) add(id string, l spi.Lease) (ttl time.Duration, remove fu
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.unsupported {
-		return 0, func() {}
-	}
 	if r.leases == nil {
 		r.leases = map[string]spi.Lease{}
 	}
@@ -151,8 +142,8 @@ func period(ttl time.Duration) time.Duration {
 	return min(max(ttl/4, leaseMinPeriod), leaseMaxPeriod)
 }
 
-// loop renews the registered leases until none is left or the plugin
-// turns out not to support RenewLease.
+// loop renews the registered leases until none is left or the process
+// has exited.
 func (r *leaseRenewer) loop(next time.Duration) {
 	timer := time.NewTimer(next)
 	defer timer.Stop()
@@ -185,27 +176,11 @@ func (r *leaseRenewer) loop(next time.Duration) {
 		next = period(shortest)
 		if len(req.Renewals) > 0 {
 			ctx, cancel := context.WithTimeout(context.Background(), max(next, 100*time.Millisecond))
-			_, err := r.c.client.RenewLease(ctx, req)
+			// An error (a slow or busy plugin): try again next period; the
+			// lease covers several periods.
+			_, _ = r.c.client.RenewLease(ctx, req)
 			cancel()
-			if status.Code(err) == codes.Unimplemented {
-				r.mu.Lock()
-				r.unsupported, r.running = true, false
-				r.mu.Unlock()
-				r.logOnce.Do(func() {
-					r.c.logger().Warn("plugin does not support execution leases (built before RenewLease): its executions are not bounded by the session while the host is paused")
-				})
-				return
-			}
-			// Other errors (a slow or busy plugin): try again next period;
-			// the lease covers several periods.
 		}
 		timer.Reset(next)
 	}
-}
-
-func (c *Conn) logger() hclog.Logger {
-	if c.log == nil {
-		return hclog.NewNullLogger()
-	}
-	return c.log
 }

@@ -105,7 +105,7 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Process, error) {
 	}
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  Handshake(),
-		Plugins:          plugin.PluginSet{pluginSetName: &grpcPlugin{name: name, stopGrace: cfg.StopGrace, logger: logger}},
+		Plugins:          plugin.PluginSet{pluginSetName: &grpcPlugin{name: name, stopGrace: cfg.StopGrace}},
 		Cmd:              cmd,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		AutoMTLS:         true,

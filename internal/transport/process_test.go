@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os/exec"
@@ -364,8 +365,10 @@ func TestLaunchErrors(t *testing.T) {
 	t.Parallel()
 	tests := map[string]struct {
 		path    *string
+		args    []string
 		timeout time.Duration
 		want    []error
+		wantMsg []string
 	}{
 		"plain Go program": {path: &bins.notPlugin, want: []error{transport.ErrNotPlugin}},
 		"shell script":     {path: &bins.garbageScript, want: []error{transport.ErrNotPlugin}},
@@ -373,13 +376,17 @@ func TestLaunchErrors(t *testing.T) {
 		"zero-byte file":   {path: &bins.empty, want: []error{transport.ErrNotPlugin}},
 		"missing file":     {path: &bins.notExists, want: []error{transport.ErrNotPlugin, fs.ErrNotExist}},
 		"protocol version": {path: &bins.badProto, want: []error{transport.ErrProtocolVersion}},
-		"API version":      {path: &bins.badAPI, want: []error{transport.ErrAPIVersion}},
+		// A plugin of protocol version 1 may lack Cancel and RenewLease,
+		// which the host relies on: it is refused, saying so.
+		"previous protocol version": {path: &bins.badProto, args: []string{"1"}, want: []error{transport.ErrProtocolVersion},
+			wantMsg: []string{"Plugin version: 1", fmt.Sprintf("this host speaks ejob plugin protocol version %d; rebuild the plugin", transport.ProtocolVersion)}},
+		"API version": {path: &bins.badAPI, want: []error{transport.ErrAPIVersion}},
 	}
 	sentinels := []error{transport.ErrNotPlugin, transport.ErrProtocolVersion, transport.ErrAPIVersion}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			p, err := transport.Launch(t.Context(), transport.LaunchConfig{Path: *tt.path, StartTimeout: tt.timeout})
+			p, err := transport.Launch(t.Context(), transport.LaunchConfig{Path: *tt.path, Args: tt.args, StartTimeout: tt.timeout})
 			if err == nil {
 				p.Kill()
 				t.Fatal("Launch succeeded")
@@ -397,6 +404,11 @@ func TestLaunchErrors(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), *tt.path) {
 				t.Errorf("error %q does not name the binary", err)
+			}
+			for _, w := range tt.wantMsg {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
 			}
 		})
 	}

@@ -15,9 +15,13 @@ import (
 )
 
 // ProtocolVersion is go-plugin's handshake protocol version for ejob
-// plugins. It changes only when the gRPC protocol changes incompatibly; a
+// plugins. It changes when the gRPC protocol changes incompatibly; a
 // mismatch fails Launch with ErrProtocolVersion.
-const ProtocolVersion = 1
+//
+// Version 2: a host stops a cancelled Execute with Cancel and renews its
+// execution lease with RenewLease, and relies on both (see stop.go and
+// lease.go); version 1 plugins, which may lack them, are refused.
+const ProtocolVersion = 2
 
 const (
 	magicCookieKey   = "EJOB_PLUGIN_MAGIC_COOKIE"
@@ -119,7 +123,6 @@ type grpcPlugin struct {
 	server    *server
 	name      string
 	stopGrace time.Duration
-	logger    hclog.Logger // host side
 }
 
 var _ plugin.GRPCPlugin = (*grpcPlugin)(nil)
@@ -135,7 +138,5 @@ func (p *grpcPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
 // GRPCClient returns a *Conn whose done channel is go-plugin's ctx, which
 // go-plugin cancels when the plugin process exits.
 func (p *grpcPlugin) GRPCClient(ctx context.Context, _ *plugin.GRPCBroker, cc *grpc.ClientConn) (any, error) {
-	c := newConn(cc, p.name, ctx.Done(), p.stopGrace)
-	c.log = p.logger
-	return c, nil
+	return newConn(cc, p.name, ctx.Done(), p.stopGrace), nil
 }

@@ -35,8 +35,12 @@ import (
 //     still be running the item, and only killing its process makes sure it
 //     stops (host/plugins does).
 //
-// A plugin built before Cancel existed answers it Unimplemented; the RPC is
-// then cancelled at once, the old behaviour.
+// Every plugin of this protocol version serves Cancel; a plugin built
+// before it existed (protocol version 1) is refused at the handshake (see
+// ProtocolVersion). A Cancel that fails (the plugin busy or gone) leaves
+// the execution to the grace of step 4. In execute.go, startExecution does
+// step 1, waitOrStop waits for the RPC or for ctx to end, and stop does
+// steps 2 to 4.
 
 // DefaultStopGrace is how long a cancelled Execute waits for the plugin's
 // Execute to return when LaunchConfig.StopGrace is zero. It covers the

@@ -1,9 +1,12 @@
 // Command badproto is an ejob plugin built for another handshake protocol
-// version.
+// version: the one given as its argument, default ProtocolVersion+98.
 package main
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"strconv"
 
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
@@ -26,6 +29,14 @@ func (grpcPlugin) GRPCClient(context.Context, *plugin.GRPCBroker, *grpc.ClientCo
 func main() {
 	hs := transport.Handshake()
 	hs.ProtocolVersion = transport.ProtocolVersion + 98
+	if len(os.Args) > 1 {
+		v, err := strconv.Atoi(os.Args[1])
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "badproto: protocol version:", err)
+			os.Exit(2)
+		}
+		hs.ProtocolVersion = uint(v)
+	}
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: hs,
 		Plugins:         plugin.PluginSet{"ejob": grpcPlugin{}},
