@@ -446,6 +446,31 @@ func TestHungPluginFailsAtDeadlineAndHostStaysResponsive(t *testing.T) {
 	}
 }
 
+// TestExecuteIsNotBoundedByCallTimeout: a job type's Execute runs as long
+// as its own ctx allows, past the catalog's CallTimeout (which bounds every
+// other call).
+func TestExecuteIsNotBoundedByCallTimeout(t *testing.T) {
+	dir := t.TempDir()
+	install(t, dir, testBins.hosttest, "ejob-hosttest", 0o755)
+	const callTimeout = 200 * time.Millisecond
+	cat, _ := open(t, dir, func(c *plugins.Config) { c.CallTimeout = callTimeout })
+	exec, err := spi.Resolve[spi.JobExecutor](cat, "HOSTTEST_JOB")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The job "hang" runs until its ctx ends; the test ends it well after
+	// the call timeout, with a cause of its own.
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	over := errors.New("the test ended the execution")
+	stop := time.AfterFunc(5*callTimeout, func() { cancel(over) })
+	defer stop.Stop()
+	_, err = exec.Execute(ctx, spi.ExecuteRequest{Context: spi.ShardingContext{JobName: "hang"}})
+	if !errors.Is(err, context.Canceled) || !errors.Is(err, over) || errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Execute = %v, want it ended by the test's cancellation, not by the call timeout", err)
+	}
+}
+
 func TestPanicIsAnErrorAndProcessSurvives(t *testing.T) {
 	dir := t.TempDir()
 	install(t, dir, testBins.hosttest, "ejob-hosttest", 0o755)
