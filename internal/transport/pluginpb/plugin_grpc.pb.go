@@ -52,14 +52,13 @@ type PluginClient interface {
 	// Cancel cancels the ctx of the Execute call whose execution_id matches
 	// and returns at once, without waiting for that Execute to return. A host
 	// keeps an Execute RPC open until it returns, so that it knows when what
-	// the plugin started has stopped. Plugins built before Cancel existed
-	// answer Unimplemented; the host then cancels the Execute RPC itself.
+	// the plugin started has stopped. Every plugin of handshake protocol
+	// version 2 serves it.
 	Cancel(ctx context.Context, in *CancelRequest, opts ...grpc.CallOption) (*CancelResponse, error)
 	// RenewLease extends the execution leases of running Execute calls (see
 	// ExecuteRequest.lease_ttl_nanos): one call per plugin process renews all
-	// of its host's in-flight executions. Plugins built before it answer
-	// Unimplemented; the host then stops renewing (their Execute ignores the
-	// lease).
+	// of its host's in-flight executions. Every plugin of handshake protocol
+	// version 2 serves it.
 	RenewLease(ctx context.Context, in *RenewLeaseRequest, opts ...grpc.CallOption) (*RenewLeaseResponse, error)
 	ValidateJobType(ctx context.Context, in *ValidatePropsRequest, opts ...grpc.CallOption) (*ValidatePropsResponse, error)
 	PoolSize(ctx context.Context, in *PoolSizeRequest, opts ...grpc.CallOption) (*PoolSizeResponse, error)
@@ -212,14 +211,13 @@ type PluginServer interface {
 	// Cancel cancels the ctx of the Execute call whose execution_id matches
 	// and returns at once, without waiting for that Execute to return. A host
 	// keeps an Execute RPC open until it returns, so that it knows when what
-	// the plugin started has stopped. Plugins built before Cancel existed
-	// answer Unimplemented; the host then cancels the Execute RPC itself.
+	// the plugin started has stopped. Every plugin of handshake protocol
+	// version 2 serves it.
 	Cancel(context.Context, *CancelRequest) (*CancelResponse, error)
 	// RenewLease extends the execution leases of running Execute calls (see
 	// ExecuteRequest.lease_ttl_nanos): one call per plugin process renews all
-	// of its host's in-flight executions. Plugins built before it answer
-	// Unimplemented; the host then stops renewing (their Execute ignores the
-	// lease).
+	// of its host's in-flight executions. Every plugin of handshake protocol
+	// version 2 serves it.
 	RenewLease(context.Context, *RenewLeaseRequest) (*RenewLeaseResponse, error)
 	ValidateJobType(context.Context, *ValidatePropsRequest) (*ValidatePropsResponse, error)
 	PoolSize(context.Context, *PoolSizeRequest) (*PoolSizeResponse, error)
