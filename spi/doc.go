@@ -1,7 +1,9 @@
 // Package spi holds ejob's extension contracts: one small interface per
 // extension point (sharding strategy, error handler, job executor, thread-pool
-// size provider), plain request/response structs, and the sentinel errors
-// callers branch on.
+// size provider, job listener), plain request/response structs, the sentinel
+// errors callers branch on, and Plugins, the one type of a set of
+// implementations by kind and type name (what a plugin serves, what the
+// built-ins are, what the kernel resolves types in through Resolver).
 //
 // The same interfaces are implemented in-process (Go programs embedding ejob,
 // tests) and out of process (plugin binaries served through package sdk and

@@ -63,7 +63,7 @@ type Config struct {
 	// StopGrace bounds how long a job type's Execute whose ctx ended
 	// (execution timeout, resharding, shutdown, session loss) waits for
 	// the plugin to stop the item; default transport.DefaultStopGrace.
-	// When it passes, the plugin process is killed (see JobExecutor).
+	// When it passes, the plugin process is killed (see Lookup).
 	StopGrace time.Duration
 }
 

@@ -2,7 +2,8 @@
 // `ejob-*` executables in the plugins directory, checks them (permissions,
 // optional SHA-256 pinning, handshake, Info), indexes the types they serve
 // by kind and case-insensitive type name, and hands the kernel spi
-// implementations that start one long-lived process per binary on first
-// use, relaunch it with backoff after it exits, and put a deadline on every
-// call.
+// implementations (Catalog.Lookup, an spi.Resolver) whose calls all run
+// through one supervisor per binary: it starts one long-lived process on
+// first use, relaunches it with backoff after it exits, and puts a deadline
+// on every call.
 package plugins
