@@ -604,7 +604,7 @@ func TestUntrustedFilesAreRefused(t *testing.T) {
 		if reason := skippedReason(cat, inside); reason != nil {
 			t.Errorf("a link inside the directory was refused: %v", reason)
 		}
-		if _, err := cat.ShardingStrategy("HOSTTEST"); err != nil {
+		if _, err := spi.Resolve[spi.ShardingStrategy](cat, "HOSTTEST"); err != nil {
 			t.Fatalf("the trusted plugin was not loaded: %v", err)
 		}
 	})
