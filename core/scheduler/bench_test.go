@@ -34,6 +34,7 @@ import (
 	"github.com/ejob-io/ejob/core/reg/regcount"
 	"github.com/ejob-io/ejob/core/reg/zktest"
 	"github.com/ejob-io/ejob/core/scheduler"
+	"github.com/ejob-io/ejob/internal/testkit"
 	"github.com/ejob-io/ejob/spi"
 )
 
@@ -176,18 +177,6 @@ func (l *itemLog) since(from time.Time) []time.Time {
 	return out
 }
 
-// waitFor polls cond (observable state) until it holds or d passes.
-func waitFor(tb testing.TB, what string, d time.Duration, cond func() bool) {
-	tb.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			tb.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // quiesce waits until the nodes' request counts stop changing for settle
 // (every watch re-armed, every cache re-read), and returns their sum.
 func quiesce(tb testing.TB, settle time.Duration, nodes []*benchNode) regcount.Counts {
@@ -265,7 +254,7 @@ func BenchmarkTriggerJitter(b *testing.B) {
 			for b.Loop() {
 				// Steady state: from the second after the first full trigger.
 				var from time.Time
-				waitFor(b, "a full trigger", 30*time.Second, func() bool {
+				testkit.Eventually(b, 30*time.Second, "a full trigger", func() bool {
 					per := map[time.Time]int{}
 					for _, s := range log.since(time.Time{}) {
 						per[s.Truncate(time.Second)]++
@@ -279,7 +268,7 @@ func BenchmarkTriggerJitter(b *testing.B) {
 				})
 				from = from.Add(time.Second)
 				until := from.Add(fires * time.Second)
-				waitFor(b, "the measured fires", (fires+10)*time.Second, func() bool {
+				testkit.Eventually(b, (fires+10)*time.Second, "the measured fires", func() bool {
 					return time.Now().After(until.Add(500 * time.Millisecond))
 				})
 				var lat []float64
@@ -421,7 +410,7 @@ func benchRequestsPerTrigger(b *testing.B, be backend, ninst int) {
 		want += items
 		firstStart.Store(nil)
 		triggerAll(b, "requests", nodes)
-		waitFor(b, "every item to run", 30*time.Second, func() bool { return log.n.Load() >= want })
+		testkit.Eventually(b, 30*time.Second, "every item to run", func() bool { return log.n.Load() >= want })
 	}
 	runOnce() // the first trigger reshards: not measured
 	var total, toStart regcount.Counts
@@ -506,7 +495,7 @@ func BenchmarkReshard1000Items(b *testing.B) {
 					leaderCalls = leaderCalls.Add(leader.client.Counts().Sub(before))
 				}
 				want += items
-				waitFor(b, "every item to run", 2*time.Minute, func() bool { return log.n.Load() >= want })
+				testkit.Eventually(b, 2*time.Minute, "every item to run", func() bool { return log.n.Load() >= want })
 				quiesce(b, be.settle, nodes)
 				return d
 			}

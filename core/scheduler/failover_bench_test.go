@@ -24,6 +24,7 @@ import (
 	"github.com/ejob-io/ejob/core/reg/zktest"
 	"github.com/ejob-io/ejob/core/reg/zookeeper"
 	"github.com/ejob-io/ejob/core/scheduler"
+	"github.com/ejob-io/ejob/internal/testkit"
 	"github.com/ejob-io/ejob/spi"
 )
 
@@ -173,7 +174,7 @@ func failoverOnce(b *testing.B, srv *zktest.Server, ns string, session time.Dura
 		case <-time.After(time.Second):
 		}
 	}
-	waitFor(b, "the survivor's own item", 10*time.Second, func() bool {
+	testkit.Eventually(b, 10*time.Second, "the survivor's own item", func() bool {
 		for {
 			select {
 			case s := <-survivorStarts:
@@ -246,7 +247,7 @@ func BenchmarkResumeAfterZooKeeperRestart(b *testing.B) {
 			var resume, down, reconnect time.Duration
 			kept := 0
 			for b.Loop() {
-				waitFor(b, "an item to fire", 10*time.Second, func() bool { return len(log.since(time.Now().Add(-1500*time.Millisecond))) > 0 })
+				testkit.Eventually(b, 10*time.Second, "an item to fire", func() bool { return len(log.since(time.Now().Add(-1500*time.Millisecond))) > 0 })
 				before := c.Session().ID()
 				stop := time.Now()
 				if err := srv.Stop(); err != nil {
@@ -259,7 +260,7 @@ func BenchmarkResumeAfterZooKeeperRestart(b *testing.B) {
 				back := time.Now()
 				down += back.Sub(stop)
 				var first time.Time
-				waitFor(b, "an item after the restart", 30*time.Second, func() bool {
+				testkit.Eventually(b, 30*time.Second, "an item after the restart", func() bool {
 					// The server may serve a moment before zk.sh sees it:
 					// count any start since it was stopped.
 					s := log.since(stop)

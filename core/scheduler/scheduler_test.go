@@ -17,6 +17,7 @@ import (
 	"github.com/ejob-io/ejob/core/reg"
 	"github.com/ejob-io/ejob/core/reg/embedded"
 	"github.com/ejob-io/ejob/core/scheduler"
+	"github.com/ejob-io/ejob/internal/testkit"
 	"github.com/ejob-io/ejob/plugins/builtin"
 	"github.com/ejob-io/ejob/spi"
 )
@@ -124,17 +125,6 @@ func assertNoOverlap(t *testing.T, runs []execution) {
 	}
 }
 
-func waitUntil(t *testing.T, what string, d time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond) // bounded polling of observable state
-	}
-}
-
 func TestEveryItemOfEveryTriggerRunsOnceAcrossInstances(t *testing.T) {
 	srv := embedded.NewServer()
 	cfg := config.New("everySecond", 4)
@@ -152,7 +142,7 @@ func TestEveryItemOfEveryTriggerRunsOnceAcrossInstances(t *testing.T) {
 	// have run while instances were still joining). Then observe four more
 	// seconds: the assignment must hold and every item run exactly once.
 	var from time.Time
-	waitUntil(t, "a trigger with all items on their owners", 20*time.Second, func() bool {
+	testkit.Eventually(t, 20*time.Second, "a trigger with all items on their owners", func() bool {
 		per := map[time.Time]map[int]string{}
 		for _, r := range rec.snapshot() {
 			if per[r.second] == nil {
@@ -168,7 +158,7 @@ func TestEveryItemOfEveryTriggerRunsOnceAcrossInstances(t *testing.T) {
 		return !from.IsZero()
 	})
 	until := from.Add(4 * time.Second)
-	waitUntil(t, "four more seconds", 20*time.Second, func() bool { return time.Now().After(until.Add(500 * time.Millisecond)) })
+	testkit.Eventually(t, 20*time.Second, "four more seconds", func() bool { return time.Now().After(until.Add(500 * time.Millisecond)) })
 
 	runs := rec.snapshot()
 	assertNoOverlap(t, runs)
@@ -208,7 +198,7 @@ func TestLeavingInstanceItemsMoveAtNextTrigger(t *testing.T) {
 	rec := &recorder{}
 	a := startInstance(t, srv, "127.0.0.1@-@10", cfg, rec)
 	startInstance(t, srv, "127.0.0.1@-@20", cfg, rec)
-	waitUntil(t, "both instances running items", 20*time.Second, func() bool {
+	testkit.Eventually(t, 20*time.Second, "both instances running items", func() bool {
 		seen := map[string]bool{}
 		for _, r := range rec.snapshot() {
 			seen[r.instance] = true
@@ -217,7 +207,7 @@ func TestLeavingInstanceItemsMoveAtNextTrigger(t *testing.T) {
 	})
 	a.stop(t)
 	stopped := time.Now()
-	waitUntil(t, "the survivor to run both items in one trigger", 20*time.Second, func() bool {
+	testkit.Eventually(t, 20*time.Second, "the survivor to run both items in one trigger", func() bool {
 		per := map[time.Time]map[int]bool{}
 		for _, r := range rec.snapshot() {
 			if r.instance != "127.0.0.1@-@20" || r.start.Before(stopped) {
@@ -249,7 +239,7 @@ func TestOneOffJobRunsOnlyWhenTriggered(t *testing.T) {
 	if err := in.sched.Trigger("oneOff"); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, "the triggered run", 10*time.Second, func() bool { return len(rec.snapshot()) == 3 })
+	testkit.Eventually(t, 10*time.Second, "the triggered run", func() bool { return len(rec.snapshot()) == 3 })
 	items := map[int]bool{}
 	for _, r := range rec.snapshot() {
 		items[r.item] = true
