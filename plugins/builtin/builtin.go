@@ -3,7 +3,13 @@ package builtin
 import (
 	"slices"
 
+	"github.com/ejob-io/ejob/plugins/errorhandler/alert"
 	errorhandlerbuiltin "github.com/ejob-io/ejob/plugins/errorhandler/builtin"
+	"github.com/ejob-io/ejob/plugins/errorhandler/dingtalk"
+	"github.com/ejob-io/ejob/plugins/errorhandler/email"
+	"github.com/ejob-io/ejob/plugins/errorhandler/slack"
+	"github.com/ejob-io/ejob/plugins/errorhandler/webhook"
+	"github.com/ejob-io/ejob/plugins/errorhandler/wechat"
 	joblistenerbuiltin "github.com/ejob-io/ejob/plugins/joblistener/builtin"
 	httpjob "github.com/ejob-io/ejob/plugins/jobtype/http"
 	"github.com/ejob-io/ejob/plugins/jobtype/script"
@@ -20,9 +26,9 @@ type Options struct {
 	// Logger receives the LOG error handler's lines at ERROR level;
 	// hclog.Logger (sdk.Logger()) and *slog.Logger fit. Nil means
 	// slog.Default(). If it also has Debug, Info and Warn (hclog.Logger
-	// and *slog.Logger do), the SCRIPT job type logs the scripts' output
-	// and the HTTP job type the responses through it; otherwise they use
-	// slog.Default().
+	// and *slog.Logger do), the SCRIPT job type logs the scripts' output,
+	// the HTTP job type the responses and the alerting error handlers
+	// their sends through it; otherwise they use slog.Default().
 	Logger errorhandlerbuiltin.Logger
 }
 
@@ -41,12 +47,12 @@ type Set struct {
 
 // New returns a new instance of every built-in implementation:
 // sharding AVG_ALLOCATION, ODEVITY, ROUND_ROBIN; error handlers LOG, THROW,
-// IGNORE; job types SCRIPT, HTTP; thread pools CPU, SINGLE_THREAD; job
+// IGNORE, EMAIL, WECHAT, DINGTALK, SLACK, WEBHOOK; job types SCRIPT, HTTP; thread pools CPU, SINGLE_THREAD; job
 // listeners LOG, LOG_ONCE.
 func New(opts Options) Set {
 	return Set{
 		Sharding:      shardingbuiltin.Strategies(),
-		ErrorHandlers: errorhandlerbuiltin.Handlers(opts.Logger),
+		ErrorHandlers: errorHandlers(opts.Logger),
 		JobTypes:      jobTypes(opts.Logger),
 		ThreadPools:   threadpoolbuiltin.Providers(),
 		JobListeners:  joblistenerbuiltin.Listeners(listenerLogger(opts.Logger)),
@@ -58,6 +64,20 @@ func New(opts Options) Set {
 func listenerLogger(l errorhandlerbuiltin.Logger) joblistenerbuiltin.Logger {
 	il, _ := l.(joblistenerbuiltin.Logger)
 	return il
+}
+
+// errorHandlers returns LOG, THROW, IGNORE and the alerting handlers, which
+// log through l when it is an alert.Logger (else slog.Default()).
+func errorHandlers(l errorhandlerbuiltin.Logger) map[string]spi.ErrorHandler {
+	al, _ := l.(alert.Logger)
+	opts := alert.Options{Logger: al}
+	m := errorhandlerbuiltin.Handlers(l)
+	m[email.TypeName] = email.New(opts)
+	m[wechat.TypeName] = wechat.New(opts)
+	m[dingtalk.TypeName] = dingtalk.New(opts)
+	m[slack.TypeName] = slack.New(opts)
+	m[webhook.TypeName] = webhook.New(opts)
+	return m
 }
 
 // jobLogger is what the job types log through.
