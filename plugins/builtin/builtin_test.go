@@ -7,8 +7,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 

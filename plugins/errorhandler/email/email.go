@@ -223,9 +223,11 @@ func (s *sender) options(ctx context.Context) []gomail.Option {
 		// certificate is not verified.
 		tlsConfig.InsecureSkipVerify = true
 	}
+	// go-mail's own per-command deadline stays behind the alert's, which
+	// closes the connection (see dialer) and so names the real cause.
 	timeout := alert.DefaultTimeout
 	if dl, ok := ctx.Deadline(); ok {
-		timeout = time.Until(dl)
+		timeout = time.Until(dl) + time.Second
 	}
 	policy := gomail.NoTLS
 	switch s.c.startTLS {
