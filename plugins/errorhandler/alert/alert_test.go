@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ejob-io/ejob/plugins/errorhandler/alert"
+	"github.com/ejob-io/ejob/plugins/errorhandler/alert/alerttest"
 	"github.com/ejob-io/ejob/spi"
 )
 
@@ -135,11 +136,11 @@ func TestMasker(t *testing.T) {
 func TestRedactURL(t *testing.T) {
 	t.Parallel()
 	tests := map[string]string{
-		"https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=693a91f6-7xxx": "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=***",
-		"https://oapi.dingtalk.com/robot/send?access_token=abc&x=1":          "https://oapi.dingtalk.com/robot/send?access_token=***&x=***",
+		"https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=693a91f6-7xxx":  "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=***",
+		"https://oapi.dingtalk.com/robot/send?access_token=abc&x=1":           "https://oapi.dingtalk.com/robot/send?access_token=***&x=***",
 		"https://hooks.slack.com/services/T000/B000/XXXXXXXXXXXXXXXXXXXXXXXX": "https://hooks.slack.com/services/T000/B000/***",
-		"http://u:p@127.0.0.1:8080/hook#f":                                   "http://***@127.0.0.1:8080/hook#***",
-		"%zz": "(a URL that does not parse)",
+		"http://u:p@127.0.0.1:8080/hook#f":                                    "http://***@127.0.0.1:8080/hook#***",
+		"%zz":                                                                 "(a URL that does not parse)",
 	}
 	for in, want := range tests {
 		if got := alert.RedactURL(in); got != want {
@@ -148,34 +149,12 @@ func TestRedactURL(t *testing.T) {
 	}
 }
 
-// recorder is a Logger that keeps every line with its arguments.
-type recorder struct {
-	mu    sync.Mutex
-	lines []string
-}
-
-func (r *recorder) add(level, msg string, args []any) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.lines = append(r.lines, fmt.Sprintf("%s %s %v", level, msg, args))
-}
-func (r *recorder) Debug(msg string, args ...any) { r.add("DEBUG", msg, args) }
-func (r *recorder) Info(msg string, args ...any)  { r.add("INFO", msg, args) }
-func (r *recorder) Warn(msg string, args ...any)  { r.add("WARN", msg, args) }
-func (r *recorder) Error(msg string, args ...any) { r.add("ERROR", msg, args) }
-
-func (r *recorder) text() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return strings.Join(r.lines, "\n")
-}
-
 // funcSender is a Sender made of a function: the collaborator the queue
 // tests control (block, fail, panic).
 type funcSender func(ctx context.Context, m alert.Message) error
 
 func (f funcSender) Send(ctx context.Context, m alert.Message) error { return f(ctx, m) }
-func (funcSender) Target() string                                  { return "test-target" }
+func (funcSender) Target() string                                    { return "test-target" }
 
 func testChannel(send funcSender) alert.Channel {
 	return alert.Channel{
@@ -201,7 +180,7 @@ func TestQueue(t *testing.T) {
 	started, release := make(chan struct{}, 10), make(chan struct{})
 	var mu sync.Mutex
 	var sent []alert.Message
-	log := &recorder{}
+	log := &alerttest.Logger{}
 	h := alert.New(testChannel(func(ctx context.Context, m alert.Message) error {
 		started <- struct{}{}
 		<-release
@@ -239,8 +218,8 @@ func TestQueue(t *testing.T) {
 	if len(sent) != 2 {
 		t.Fatalf("sent %d alerts, want 2", len(sent))
 	}
-	if !strings.Contains(log.text(), "WARN An exception has occurred in Job 'j' but the test alert queue is full") {
-		t.Errorf("no WARN line for the drop:\n%s", log.text())
+	if !strings.Contains(log.Text(), "WARN An exception has occurred in Job 'j' but the test alert queue is full") {
+		t.Errorf("no WARN line for the drop:\n%s", log.Text())
 	}
 }
 
@@ -269,7 +248,7 @@ func TestRetries(t *testing.T) {
 			t.Parallel()
 			var mu sync.Mutex
 			attempts := 0
-			log := &recorder{}
+			log := &alerttest.Logger{}
 			h := alert.New(testChannel(func(ctx context.Context, m alert.Message) error {
 				mu.Lock()
 				attempts++
@@ -284,8 +263,8 @@ func TestRetries(t *testing.T) {
 			if attempts != tc.wantAttempts {
 				t.Errorf("%d attempts, want %d", attempts, tc.wantAttempts)
 			}
-			if want := fmt.Sprintf("attempts %d", tc.wantAttempts); !strings.Contains(log.text(), want) {
-				t.Errorf("log lacks %q:\n%s", want, log.text())
+			if want := fmt.Sprintf("attempts %d", tc.wantAttempts); !strings.Contains(log.Text(), want) {
+				t.Errorf("log lacks %q:\n%s", want, log.Text())
 			}
 		})
 	}
@@ -294,7 +273,7 @@ func TestRetries(t *testing.T) {
 // TestDeadlineStopsRetries: retries never outlive alert.timeoutSeconds.
 func TestDeadlineStopsRetries(t *testing.T) {
 	t.Parallel()
-	log := &recorder{}
+	log := &alerttest.Logger{}
 	h := alert.New(testChannel(func(ctx context.Context, m alert.Message) error {
 		<-ctx.Done()
 		return alert.Transient(ctx.Err())
@@ -313,7 +292,7 @@ func TestDeadlineStopsRetries(t *testing.T) {
 // HandleError return the config error (nothing is queued), and log it.
 func TestInvalidPropsAtRuntime(t *testing.T) {
 	t.Parallel()
-	log := &recorder{}
+	log := &alerttest.Logger{}
 	h := alert.New(testChannel(func(context.Context, alert.Message) error { panic("not sent") }), alert.Options{Logger: log})
 	_, err := h.HandleError(t.Context(), failure("j", map[string]string{"test.secret": "hunter2-hunter2"}))
 	if !errors.Is(err, spi.ErrInvalidConfig) || !strings.Contains(err.Error(), "The property `test.to` is required.") {
@@ -322,7 +301,46 @@ func TestInvalidPropsAtRuntime(t *testing.T) {
 	if err := h.Validate(t.Context(), spi.ValidatePropsRequest{Props: map[string]string{"test.to": "x", "alert.suppressSeconds": "x"}}); !errors.Is(err, spi.ErrInvalidConfig) {
 		t.Errorf("Validate = %v", err)
 	}
-	if !strings.Contains(log.text(), "ERROR An exception has occurred in Job 'j' but no test alert can be sent: invalid props") || strings.Contains(log.text(), "hunter2") {
-		t.Errorf("log:\n%s", log.text())
+	if !strings.Contains(log.Text(), "ERROR An exception has occurred in Job 'j' but no test alert can be sent: invalid props") || strings.Contains(log.Text(), "hunter2") {
+		t.Errorf("log:\n%s", log.Text())
+	}
+}
+
+// TestDroppedAlertIsCounted: an alert dropped by a full queue is counted
+// in the job's digest at the end of its window.
+func TestDroppedAlertIsCounted(t *testing.T) {
+	t.Parallel()
+	started, release := make(chan struct{}, 10), make(chan struct{})
+	sent := make(chan alert.Message, 10)
+	h := alert.New(testChannel(func(ctx context.Context, m alert.Message) error {
+		started <- struct{}{}
+		<-release
+		sent <- m
+		return nil
+	}), alert.Options{Logger: &alerttest.Logger{}, QueueSize: 1, Workers: 1})
+	props := map[string]string{"test.to": "x", "alert.suppressSeconds": "1"}
+	for _, job := range []string{"a", "b", "c"} {
+		if _, err := h.HandleError(t.Context(), failure(job, props)); err != nil {
+			t.Fatal(err)
+		}
+		if job == "a" {
+			<-started
+		}
+	}
+	close(release)
+	got := map[string]alert.Message{}
+	for len(got) < 3 {
+		select {
+		case m := <-sent:
+			got[m.JobName+fmt.Sprint(m.Digest)] = m
+		case <-time.After(30 * time.Second):
+			t.Fatalf("got %v", got)
+		}
+	}
+	if d, ok := got["ctrue"]; !ok || d.Suppressed != 1 {
+		t.Errorf("digest for the dropped alert: %+v (all: %v)", d, got)
+	}
+	if h.Dropped() != 1 {
+		t.Errorf("Dropped() = %d", h.Dropped())
 	}
 }

@@ -3,7 +3,6 @@ package email_test
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"io"
 	"maps"
 	"mime"
@@ -11,11 +10,11 @@ import (
 	"net/mail"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/ejob-io/ejob/plugins/errorhandler/alert"
+	"github.com/ejob-io/ejob/plugins/errorhandler/alert/alerttest"
 	"github.com/ejob-io/ejob/plugins/errorhandler/email"
 	"github.com/ejob-io/ejob/spi"
 	"github.com/ejob-io/ejob/spi/spitest"
@@ -27,28 +26,6 @@ const (
 )
 
 var t0 = time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
-
-// recorder is a Logger that keeps every line with its arguments.
-type recorder struct {
-	mu    sync.Mutex
-	lines []string
-}
-
-func (r *recorder) add(level, msg string, args []any) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.lines = append(r.lines, fmt.Sprintf("%s %s %v", level, msg, args))
-}
-func (r *recorder) Debug(msg string, args ...any) { r.add("DEBUG", msg, args) }
-func (r *recorder) Info(msg string, args ...any)  { r.add("INFO", msg, args) }
-func (r *recorder) Warn(msg string, args ...any)  { r.add("WARN", msg, args) }
-func (r *recorder) Error(msg string, args ...any) { r.add("ERROR", msg, args) }
-
-func (r *recorder) text() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return strings.Join(r.lines, "\n")
-}
 
 func props(s *smtpServer, extra map[string]string) map[string]string {
 	p := map[string]string{
@@ -89,7 +66,7 @@ func TestSend(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			srv := startSMTP(t, tc.mode, user, password)
-			log := &recorder{}
+			log := &alerttest.Logger{}
 			h := email.New(alert.Options{Logger: log, Now: func() time.Time { return t0 }})
 			resp, err := h.HandleError(t.Context(), failure(props(srv, tc.props)))
 			if err != nil || resp.Propagate {
@@ -100,11 +77,11 @@ func TestSend(t *testing.T) {
 			}
 			msgs := srv.messages()
 			if len(msgs) != 1 {
-				t.Fatalf("server got %d messages; log:\n%s", len(msgs), log.text())
+				t.Fatalf("server got %d messages; log:\n%s", len(msgs), log.Text())
 			}
 			checkMessage(t, msgs[0], tc.wantTLS)
-			if !strings.Contains(log.text(), "INFO An exception has occurred in Job 'orders', an email has been sent successfully.") {
-				t.Errorf("no success line:\n%s", log.text())
+			if !strings.Contains(log.Text(), "INFO An exception has occurred in Job 'orders', an email has been sent successfully.") {
+				t.Errorf("no success line:\n%s", log.Text())
 			}
 		})
 	}
@@ -212,7 +189,7 @@ func TestSendFailures(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			log := &recorder{}
+			log := &alerttest.Logger{}
 			h := email.New(alert.Options{Logger: log})
 			p := tc.props(t)
 			start := time.Now()
@@ -229,7 +206,7 @@ func TestSendFailures(t *testing.T) {
 			if d, limit := time.Since(start), 10*time.Second; d > limit {
 				t.Errorf("the failure took %v to be logged (deadline %s s)", d, p["alert.timeoutSeconds"])
 			}
-			out := log.text()
+			out := log.Text()
 			if !strings.Contains(out, "ERROR An exception has occurred in Job 'orders' but failed to send email") || !strings.Contains(out, tc.wantErr) {
 				t.Errorf("log lacks the failure with %q:\n%s", tc.wantErr, out)
 			}
@@ -259,7 +236,7 @@ func TestSecretsNeverLogged(t *testing.T) {
 	t.Parallel()
 	s := startSMTP(t, smtpPlain, user, "the right one")
 	s.authReply = func(u, p string) string { return "no such user " + u + " with password " + p }
-	log := &recorder{}
+	log := &alerttest.Logger{}
 	h := email.New(alert.Options{Logger: log})
 	p := props(s, map[string]string{"email.useSsl": "false", "email.debug": "true"})
 	if _, err := h.HandleError(t.Context(), failure(p)); err != nil {
@@ -270,7 +247,7 @@ func TestSecretsNeverLogged(t *testing.T) {
 	}
 	p["alert.test"] = "true"
 	_, err := h.HandleError(t.Context(), failure(p))
-	out := log.text() + "\n" + err.Error()
+	out := log.Text() + "\n" + err.Error()
 	if !strings.Contains(out, "DEBUG smtp") || !strings.Contains(out, "with password ***") {
 		t.Fatalf("expected debug lines and the masked refusal:\n%s", out)
 	}
@@ -311,7 +288,7 @@ func TestValidate(t *testing.T) {
 		"startTls with ssl":  {with("email.startTls", "mandatory"), "applies only when `email.useSsl` is false"},
 		"bad suppress":       {with("alert.suppressSeconds", "soon"), "The property `alert.suppressSeconds` should be integer."},
 	}
-	h := email.New(alert.Options{Logger: &recorder{}})
+	h := email.New(alert.Options{Logger: &alerttest.Logger{}})
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -343,7 +320,7 @@ func TestValidate(t *testing.T) {
 func TestNoAuth(t *testing.T) {
 	t.Parallel()
 	s := startSMTP(t, smtpPlain, "", "")
-	h := email.New(alert.Options{Logger: &recorder{}})
+	h := email.New(alert.Options{Logger: &alerttest.Logger{}})
 	p := props(s, map[string]string{"email.useSsl": "false", "email.username": "", "email.password": "", "alert.test": "true"})
 	if _, err := h.HandleError(t.Context(), failure(p)); err != nil {
 		t.Fatal(err)
@@ -366,7 +343,7 @@ func TestConform(t *testing.T) {
 	s := startSMTP(t, smtpPlain, user, password)
 	p := props(s, map[string]string{"email.useSsl": "false"})
 	req := failure(p)
-	h := email.New(alert.Options{Logger: &recorder{}})
+	h := email.New(alert.Options{Logger: &alerttest.Logger{}})
 	spitest.TestErrorHandler(t, h, &spitest.ErrorHandlerOptions{
 		ValidProps:   []map[string]string{p},
 		InvalidProps: map[string]map[string]string{"none": nil, "no to": {"email.host": "h", "email.port": "25", "email.username": "", "email.password": "", "email.from": "a@b.c"}},
