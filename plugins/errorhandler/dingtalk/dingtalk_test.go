@@ -31,7 +31,7 @@ func TestSignVector(t *testing.T) {
 	}
 	for in, want := range map[string]string{
 		"https://oapi.dingtalk.com/robot/send?access_token=x": "https://oapi.dingtalk.com/robot/send?access_token=x&timestamp=1700000000000&sign=WXHf7JYFeYGoLy9GNKGBbO5xkO549s2AEq7MjeJHUDg%3D",
-		"http://127.0.0.1/robot":                             "http://127.0.0.1/robot?timestamp=1700000000000&sign=WXHf7JYFeYGoLy9GNKGBbO5xkO549s2AEq7MjeJHUDg%3D",
+		"http://127.0.0.1/robot":                              "http://127.0.0.1/robot?timestamp=1700000000000&sign=WXHf7JYFeYGoLy9GNKGBbO5xkO549s2AEq7MjeJHUDg%3D",
 	} {
 		if got := dingtalk.SignedURL(in, "mocked_secret", 1700000000000); got != want {
 			t.Errorf("SignedURL(%s) = %s, want %s", in, got, want)
