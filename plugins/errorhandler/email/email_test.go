@@ -27,7 +27,7 @@ const (
 
 var t0 = time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
 
-func props(s *smtpServer, extra map[string]string) map[string]string {
+func props(s *alerttest.SMTPServer, extra map[string]string) map[string]string {
 	p := map[string]string{
 		"email.host": s.Host, "email.port": s.Port, "email.username": user, "email.password": password,
 		"email.from": "ejob <ejob@example.com>", "email.to": "ops@example.com, dev@example.com",
@@ -47,25 +47,25 @@ func failure(p map[string]string) spi.HandleErrorRequest {
 }
 
 // TestSend sends through a real SMTP server in each TLS mode, with AUTH,
-// and parses what the server received.
+// and parses what the server alerttest.Mail.
 func TestSend(t *testing.T) {
 	t.Parallel()
 	tests := map[string]struct {
-		mode    smtpMode
+		mode    alerttest.SMTPMode
 		props   map[string]string
 		wantTLS bool
 	}{
-		"plain":                  {mode: smtpPlain, props: map[string]string{"email.useSsl": "false"}},
-		"plain, startTls off":    {mode: smtpStartTLS, props: map[string]string{"email.useSsl": "false", "email.startTls": "off"}},
-		"implicit TLS (default)": {mode: smtpImplicit, props: map[string]string{"email.ssl.trust": "127.0.0.1"}, wantTLS: true},
-		"STARTTLS mandatory":     {mode: smtpStartTLS, props: map[string]string{"email.useSsl": "false", "email.startTls": "mandatory", "email.ssl.trust": "*"}, wantTLS: true},
-		"STARTTLS opportunistic": {mode: smtpStartTLS, props: map[string]string{"email.useSsl": "false", "email.startTls": "Opportunistic", "email.ssl.trust": "*"}, wantTLS: true},
-		"opportunistic, none":    {mode: smtpPlain, props: map[string]string{"email.useSsl": "false", "email.startTls": "opportunistic"}},
+		"plain":                  {mode: alerttest.SMTPPlain, props: map[string]string{"email.useSsl": "false"}},
+		"plain, startTls off":    {mode: alerttest.SMTPStartTLS, props: map[string]string{"email.useSsl": "false", "email.startTls": "off"}},
+		"implicit TLS (default)": {mode: alerttest.SMTPImplicit, props: map[string]string{"email.ssl.trust": "127.0.0.1"}, wantTLS: true},
+		"STARTTLS mandatory":     {mode: alerttest.SMTPStartTLS, props: map[string]string{"email.useSsl": "false", "email.startTls": "mandatory", "email.ssl.trust": "*"}, wantTLS: true},
+		"STARTTLS opportunistic": {mode: alerttest.SMTPStartTLS, props: map[string]string{"email.useSsl": "false", "email.startTls": "Opportunistic", "email.ssl.trust": "*"}, wantTLS: true},
+		"opportunistic, none":    {mode: alerttest.SMTPPlain, props: map[string]string{"email.useSsl": "false", "email.startTls": "opportunistic"}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			srv := startSMTP(t, tc.mode, user, password)
+			srv := alerttest.NewSMTPServer(t, tc.mode, user, password)
 			log := &alerttest.Logger{}
 			h := email.New(alert.Options{Logger: log, Now: func() time.Time { return t0 }})
 			resp, err := h.HandleError(t.Context(), failure(props(srv, tc.props)))
@@ -75,7 +75,7 @@ func TestSend(t *testing.T) {
 			if err := h.Wait(t.Context()); err != nil {
 				t.Fatal(err)
 			}
-			msgs := srv.messages()
+			msgs := srv.Messages()
 			if len(msgs) != 1 {
 				t.Fatalf("server got %d messages; log:\n%s", len(msgs), log.Text())
 			}
@@ -87,7 +87,7 @@ func TestSend(t *testing.T) {
 	}
 }
 
-func checkMessage(t *testing.T, got received, wantTLS bool) {
+func checkMessage(t *testing.T, got alerttest.Mail, wantTLS bool) {
 	t.Helper()
 	if got.User != user || got.TLS != wantTLS {
 		t.Errorf("AUTH user %q, TLS %t; want %q, %t", got.User, got.TLS, user, wantTLS)
@@ -167,23 +167,23 @@ func TestSendFailures(t *testing.T) {
 		wantAttempts int
 	}{
 		"wrong password": {props: func(t *testing.T) map[string]string {
-			s := startSMTP(t, smtpPlain, user, "another password")
+			s := alerttest.NewSMTPServer(t, alerttest.SMTPPlain, user, "another password")
 			return props(s, map[string]string{"email.useSsl": "false"})
 		}, wantErr: `535 "5.7.8 Authentication failed"`, wantAttempts: 1},
 		"untrusted certificate": {props: func(t *testing.T) map[string]string {
-			s := startSMTP(t, smtpImplicit, user, password)
+			s := alerttest.NewSMTPServer(t, alerttest.SMTPImplicit, user, password)
 			return props(s, nil)
 		}, wantErr: "certificate", wantAttempts: 1},
 		"STARTTLS mandatory, not offered": {props: func(t *testing.T) map[string]string {
-			s := startSMTP(t, smtpPlain, user, password)
+			s := alerttest.NewSMTPServer(t, alerttest.SMTPPlain, user, password)
 			return props(s, map[string]string{"email.useSsl": "false", "email.startTls": "mandatory"})
 		}, wantErr: "does not support STARTTLS", wantAttempts: 1},
 		"server down": {props: func(t *testing.T) map[string]string {
-			return props(&smtpServer{Host: "127.0.0.1", Port: closedPort(t)}, map[string]string{"email.useSsl": "false", "alert.timeoutSeconds": "2"})
+			return props(&alerttest.SMTPServer{Host: "127.0.0.1", Port: alerttest.ClosedPort(t)}, map[string]string{"email.useSsl": "false", "alert.timeoutSeconds": "2"})
 		}, wantErr: "connection refused", wantAttempts: 2},
 		"server hangs": {props: func(t *testing.T) map[string]string {
-			host, port := hangingServer(t)
-			return props(&smtpServer{Host: host, Port: port}, map[string]string{"email.useSsl": "false", "alert.timeoutSeconds": "1"})
+			host, port := alerttest.HangingServer(t)
+			return props(&alerttest.SMTPServer{Host: host, Port: port}, map[string]string{"email.useSsl": "false", "alert.timeoutSeconds": "1"})
 		}, wantErr: "gave up at the deadline, alert.timeoutSeconds=", wantAttempts: 1},
 	}
 	for name, tc := range tests {
@@ -234,8 +234,8 @@ func TestSendFailures(t *testing.T) {
 // line or error.
 func TestSecretsNeverLogged(t *testing.T) {
 	t.Parallel()
-	s := startSMTP(t, smtpPlain, user, "the right one")
-	s.authReply = func(u, p string) string { return "no such user " + u + " with password " + p }
+	s := alerttest.NewSMTPServer(t, alerttest.SMTPPlain, user, "the right one")
+	s.SetAuthReply(func(u, p string) string { return "no such user " + u + " with password " + p })
 	log := &alerttest.Logger{}
 	h := email.New(alert.Options{Logger: log})
 	p := props(s, map[string]string{"email.useSsl": "false", "email.debug": "true"})
@@ -262,7 +262,7 @@ func TestSecretsNeverLogged(t *testing.T) {
 // upstream has one.
 func TestValidate(t *testing.T) {
 	t.Parallel()
-	valid := props(&smtpServer{Host: "smtp.example.com", Port: "465"}, nil)
+	valid := props(&alerttest.SMTPServer{Host: "smtp.example.com", Port: "465"}, nil)
 	without := func(k string) map[string]string { p := maps.Clone(valid); delete(p, k); return p }
 	with := func(k, v string) map[string]string { p := maps.Clone(valid); p[k] = v; return p }
 	tests := map[string]struct {
@@ -319,13 +319,13 @@ func TestValidate(t *testing.T) {
 // TestNoAuth: with username and password empty, no AUTH is attempted.
 func TestNoAuth(t *testing.T) {
 	t.Parallel()
-	s := startSMTP(t, smtpPlain, "", "")
+	s := alerttest.NewSMTPServer(t, alerttest.SMTPPlain, "", "")
 	h := email.New(alert.Options{Logger: &alerttest.Logger{}})
 	p := props(s, map[string]string{"email.useSsl": "false", "email.username": "", "email.password": "", "alert.test": "true"})
 	if _, err := h.HandleError(t.Context(), failure(p)); err != nil {
 		t.Fatal(err)
 	}
-	msgs := s.messages()
+	msgs := s.Messages()
 	if len(msgs) != 1 || msgs[0].User != "" {
 		t.Fatalf("got %+v", msgs)
 	}
@@ -340,7 +340,7 @@ func TestNoAuth(t *testing.T) {
 
 func TestConform(t *testing.T) {
 	t.Parallel()
-	s := startSMTP(t, smtpPlain, user, password)
+	s := alerttest.NewSMTPServer(t, alerttest.SMTPPlain, user, password)
 	p := props(s, map[string]string{"email.useSsl": "false"})
 	req := failure(p)
 	h := email.New(alert.Options{Logger: &alerttest.Logger{}})
@@ -352,7 +352,7 @@ func TestConform(t *testing.T) {
 	if err := h.Wait(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if len(s.messages()) == 0 {
+	if len(s.Messages()) == 0 {
 		t.Error("no message reached the server")
 	}
 }

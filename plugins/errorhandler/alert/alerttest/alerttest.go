@@ -1,7 +1,8 @@
 // Package alerttest holds what the alerting handlers' tests share: a
-// Logger that records every line, and Receiver, a real local HTTP server
-// that records the requests it gets and answers as a test scripts it
-// (status, body, delay). It imports the standard library only.
+// Logger that records every line; Receiver, a real local HTTP server that
+// records the requests it gets and answers as a test scripts it (status,
+// body, delay); and SMTPServer, a real SMTP server (emersion/go-smtp) in
+// plain, STARTTLS or implicit-TLS mode with AUTH PLAIN.
 package alerttest
 
 import (

@@ -1,4 +1,4 @@
-package email_test
+package alerttest
 
 import (
 	"crypto/ecdsa"
@@ -19,8 +19,8 @@ import (
 	"github.com/emersion/go-smtp"
 )
 
-// received is one message as the SMTP server got it.
-type received struct {
+// Mail is one message as an SMTPServer got it.
+type Mail struct {
 	User string   // the AUTH PLAIN user, "" without AUTH
 	TLS  bool     // the session was encrypted (implicit TLS or STARTTLS)
 	From string   // MAIL FROM
@@ -28,34 +28,41 @@ type received struct {
 	Data []byte
 }
 
-// smtpServer is a real SMTP server (emersion/go-smtp) on 127.0.0.1, with
+// SMTPServer is a real SMTP server (emersion/go-smtp) on 127.0.0.1, with
 // AUTH PLAIN for one user when user is set.
-type smtpServer struct {
+type SMTPServer struct {
 	Host, Port string
 	user, pass string
-	// authReply, when set, is the 535 text a wrong password gets.
-	authReply func(user, pass string) string
-
-	mu   sync.Mutex
-	msgs []received
+	mu         sync.Mutex
+	msgs       []Mail
+	authReply  func(user, pass string) string
 }
 
-type smtpMode int
+// SetAuthReply makes a wrong password get the 535 text reply(user, pass)
+// (a server that quotes what it was sent).
+func (s *SMTPServer) SetAuthReply(reply func(user, pass string) string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.authReply = reply
+}
+
+// SMTPMode is how an SMTPServer offers TLS.
+type SMTPMode int
 
 const (
-	smtpPlain    smtpMode = iota // no TLS offered
-	smtpStartTLS                 // STARTTLS offered
-	smtpImplicit                 // TLS from the first byte
+	SMTPPlain    SMTPMode = iota // no TLS offered
+	SMTPStartTLS                 // STARTTLS offered
+	SMTPImplicit                 // TLS from the first byte
 )
 
-// startSMTP starts a server in mode, requiring AUTH as user/pass when user
+// NewSMTPServer starts a server in mode, requiring AUTH as user/pass when user
 // is not empty. It stops at the end of the test.
-func startSMTP(t *testing.T, mode smtpMode, user, pass string) *smtpServer {
+func NewSMTPServer(t testing.TB, mode SMTPMode, user, pass string) *SMTPServer {
 	t.Helper()
-	s := &smtpServer{user: user, pass: pass}
+	s := &SMTPServer{user: user, pass: pass}
 	srv := smtp.NewServer(smtp.BackendFunc(func(c *smtp.Conn) (smtp.Session, error) {
 		_, isTLS := c.TLSConnectionState()
-		return &session{srv: s, tls: isTLS, conn: c}, nil
+		return &smtpSession{srv: s, tls: isTLS, conn: c}, nil
 	}))
 	srv.Domain = "localhost"
 	srv.AllowInsecureAuth = true
@@ -65,11 +72,11 @@ func startSMTP(t *testing.T, mode smtpMode, user, pass string) *smtpServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := &tls.Config{Certificates: []tls.Certificate{selfSigned(t)}}
+	cfg := &tls.Config{Certificates: []tls.Certificate{SelfSigned(t)}}
 	switch mode {
-	case smtpStartTLS:
+	case SMTPStartTLS:
 		srv.TLSConfig = cfg
-	case smtpImplicit:
+	case SMTPImplicit:
 		l = tls.NewListener(l, cfg)
 	}
 	go srv.Serve(l)
@@ -78,27 +85,30 @@ func startSMTP(t *testing.T, mode smtpMode, user, pass string) *smtpServer {
 	return s
 }
 
-func (s *smtpServer) messages() []received {
+func (s *SMTPServer) Messages() []Mail {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]received(nil), s.msgs...)
+	return append([]Mail(nil), s.msgs...)
 }
 
-type session struct {
-	srv  *smtpServer
+type smtpSession struct {
+	srv  *SMTPServer
 	conn *smtp.Conn
 	tls  bool
 	user string
-	cur  received
+	cur  Mail
 }
 
-func (s *session) AuthMechanisms() []string { return []string{sasl.Plain} }
+func (s *smtpSession) AuthMechanisms() []string { return []string{sasl.Plain} }
 
-func (s *session) Auth(mech string) (sasl.Server, error) {
+func (s *smtpSession) Auth(mech string) (sasl.Server, error) {
 	return sasl.NewPlainServer(func(identity, username, password string) error {
 		if username != s.srv.user || password != s.srv.pass {
-			if s.srv.authReply != nil {
-				return &smtp.SMTPError{Code: 535, EnhancedCode: smtp.EnhancedCode{5, 7, 8}, Message: s.srv.authReply(username, password)}
+			s.srv.mu.Lock()
+			reply := s.srv.authReply
+			s.srv.mu.Unlock()
+			if reply != nil {
+				return &smtp.SMTPError{Code: 535, EnhancedCode: smtp.EnhancedCode{5, 7, 8}, Message: reply(username, password)}
 			}
 			return smtp.ErrAuthFailed
 		}
@@ -107,21 +117,21 @@ func (s *session) Auth(mech string) (sasl.Server, error) {
 	}), nil
 }
 
-func (s *session) Mail(from string, _ *smtp.MailOptions) error {
+func (s *smtpSession) Mail(from string, _ *smtp.MailOptions) error {
 	if s.srv.user != "" && s.user == "" {
 		return smtp.ErrAuthRequired
 	}
 	_, isTLS := s.conn.TLSConnectionState()
-	s.cur = received{User: s.user, TLS: s.tls || isTLS, From: from}
+	s.cur = Mail{User: s.user, TLS: s.tls || isTLS, From: from}
 	return nil
 }
 
-func (s *session) Rcpt(to string, _ *smtp.RcptOptions) error {
+func (s *smtpSession) Rcpt(to string, _ *smtp.RcptOptions) error {
 	s.cur.To = append(s.cur.To, to)
 	return nil
 }
 
-func (s *session) Data(r io.Reader) error {
+func (s *smtpSession) Data(r io.Reader) error {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return err
@@ -133,17 +143,17 @@ func (s *session) Data(r io.Reader) error {
 	return nil
 }
 
-func (s *session) Reset()        { s.cur = received{} }
-func (s *session) Logout() error { return nil }
+func (s *smtpSession) Reset()        { s.cur = Mail{} }
+func (s *smtpSession) Logout() error { return nil }
 
 type discardLog struct{}
 
 func (discardLog) Printf(string, ...any) {}
 func (discardLog) Println(...any)        {}
 
-// selfSigned returns a certificate for 127.0.0.1 and localhost that no
+// SelfSigned returns a certificate for 127.0.0.1 and localhost that no
 // system trusts.
-func selfSigned(t *testing.T) tls.Certificate {
+func SelfSigned(t testing.TB) tls.Certificate {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -166,9 +176,9 @@ func selfSigned(t *testing.T) tls.Certificate {
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
 }
 
-// hangingServer accepts connections and never answers: an SMTP server
+// HangingServer accepts connections and never answers: an SMTP server
 // that hangs before its greeting.
-func hangingServer(t *testing.T) (host, port string) {
+func HangingServer(t testing.TB) (host, port string) {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -199,8 +209,8 @@ func hangingServer(t *testing.T) (host, port string) {
 	return host, port
 }
 
-// closedPort returns a port on 127.0.0.1 that nobody listens on.
-func closedPort(t *testing.T) string {
+// ClosedPort returns a port on 127.0.0.1 that nobody listens on.
+func ClosedPort(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
