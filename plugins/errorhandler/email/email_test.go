@@ -222,6 +222,7 @@ func TestSendFailures(t *testing.T) {
 			// The same through test mode: the error comes back to the caller.
 			p["alert.test"] = "true"
 			_, err = h.HandleError(t.Context(), failure(p))
+			t.Logf("test-mode error: %v", err)
 			if !errors.Is(err, alert.ErrSendFailed) || !strings.Contains(err.Error(), tc.wantErr) || strings.Contains(err.Error(), password) {
 				t.Errorf("test-mode error = %v, want ErrSendFailed with %q", err, tc.wantErr)
 			}
