@@ -23,7 +23,10 @@ type HandleErrorRequest struct {
 	// tied to one item.
 	ShardingItem int
 	// Props are the job's props (error handlers read their settings,
-	// such as mail or webhook addresses, from them).
+	// such as mail or webhook addresses, from them). By convention,
+	// alert.test=true (set by `ejob alert test` for one call) asks a
+	// handler that sends alerts to send this one at once and return the
+	// send's error, so that the caller learns whether it was delivered.
 	Props map[string]string
 	Error JobError
 }

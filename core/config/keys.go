@@ -145,7 +145,7 @@ func JobKeys() []JobKey {
 		Name: KeyJobErrorHandlerType, InFile: true, write: writeUnlessNull, Plugin: spi.KindErrorHandler,
 		unset: "`" + DefaultErrorHandlerType + "`",
 		field: func(c *JobConfiguration) any { return &c.JobErrorHandlerType },
-		Doc:   "error handler: `LOG`, `THROW`, `IGNORE`, or a plugin's type such as `EMAIL`, `WECHAT` or `DINGTALK`",
+		Doc:   "error handler: `LOG`, `THROW`, `IGNORE`, `EMAIL`, `WECHAT`, `DINGTALK`, `SLACK`, `WEBHOOK` ([alerting.md](alerting.md)), or a plugin's type",
 	}, {
 		Name: KeyJobListenerTypes, InFile: true, Plugin: spi.KindJobListener,
 		field: func(c *JobConfiguration) any { return &c.JobListenerTypes },

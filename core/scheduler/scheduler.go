@@ -231,6 +231,20 @@ func (s *Scheduler) Add(ctx context.Context, job Job) error {
 	if className == "" {
 		className = "ejob.GoJob"
 	}
+	// As upstream, an error handler's props are checked only when the
+	// type is set.
+	if ht := strings.TrimSpace(cfg.JobErrorHandlerType); ht != "" {
+		h, err := spi.Resolve[spi.ErrorHandler](s.opts.Plugins, ht)
+		if err != nil {
+			return fmt.Errorf("job %q: %w", cfg.JobName, err)
+		}
+		vctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		err = h.Validate(vctx, spi.ValidatePropsRequest{JobName: cfg.JobName, Props: cfg.Props})
+		cancel()
+		if err != nil {
+			return fmt.Errorf("job %q: props for error handler %s: %w", cfg.JobName, ht, err)
+		}
+	}
 	typed, err := s.describeListeners(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("job %q: %w", cfg.JobName, err)

@@ -129,12 +129,36 @@ func load(ctx context.Context, opts Options) (*hostconfig.File, *plugins.Catalog
 			_, err := cat.Provider(spi.KindJobListener, name)
 			return err == nil
 		},
+		ValidateProps: func(kind spi.Kind, typ, job string, props map[string]string) error {
+			return validateProps(ctx, cat, kind, typ, job, props)
+		},
 	})
 	if err != nil {
 		cat.Close()
 		return nil, nil, plan{}, err
 	}
 	return file, cat, p, nil
+}
+
+// validateProps asks the job type or error handler typ whether props suit
+// it, so that a bad prop is reported with its file and line.
+func validateProps(ctx context.Context, cat *plugins.Catalog, kind spi.Kind, typ, job string, props map[string]string) error {
+	req := spi.ValidatePropsRequest{JobName: job, Props: props}
+	switch kind {
+	case spi.KindJobType:
+		ex, err := spi.Resolve[spi.JobExecutor](cat, typ)
+		if err != nil {
+			return err
+		}
+		return ex.Validate(ctx, req)
+	case spi.KindErrorHandler:
+		h, err := spi.Resolve[spi.ErrorHandler](cat, typ)
+		if err != nil {
+			return err
+		}
+		return h.Validate(ctx, req)
+	}
+	return nil
 }
 
 // Connect opens the file's registry: ZooKeeper when it has a regCenter,

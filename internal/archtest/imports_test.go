@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os/exec"
+	"path"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -59,6 +61,11 @@ func isStdlib(importPath string) bool {
 // rule reports a violation message for a package's direct import, or "".
 type rule func(p pkg, imp string) string
 
+// sharedPluginLibs are the libraries the plugins of one kind share; a plugin
+// library under the same kind directory may import them. They are plugin
+// libraries themselves, so they import spi only.
+var sharedPluginLibs = []string{"plugins/errorhandler/alert"}
+
 func rules() []rule {
 	forbiddenInCore := []string{
 		"github.com/hashicorp/go-plugin",
@@ -107,7 +114,7 @@ func rules() []rule {
 			}
 			return ""
 		},
-		func(p pkg, imp string) string { // plugin libraries import spi; mains and the built-in aggregator may also import sdk / plugins
+		func(p pkg, imp string) string { // plugin libraries import spi (and their kind's shared library); mains and the built-in aggregator may also import sdk / plugins
 			r := rel(p.ImportPath)
 			if !under(r, "plugins") || !strings.HasPrefix(imp, module) {
 				return ""
@@ -116,12 +123,14 @@ func rules() []rule {
 			switch {
 			case under(ri, "spi"):
 				return ""
+			case slices.Contains(sharedPluginLibs, ri) && under(r, path.Dir(ri)) && !under(r, ri):
+				return ""
 			case p.Name == "main" && (under(ri, "sdk") || under(ri, "plugins")):
 				return ""
 			case under(r, "plugins/builtin") && under(ri, "plugins"):
 				return ""
 			}
-			return "plugin libraries import spi only (mains may import sdk)"
+			return "plugin libraries import spi only, plus their kind's shared library (mains may import sdk)"
 		},
 		func(p pkg, imp string) string { // examples use public packages only
 			if under(rel(p.ImportPath), "examples") && strings.HasPrefix(imp, module) && under(rel(imp), "internal") {
@@ -172,6 +181,10 @@ func TestRulesCatchViolations(t *testing.T) {
 		{pkg{ImportPath: module + "/plugins/sharding/avg", Name: "avg"}, module + "/sdk"},
 		{pkg{ImportPath: module + "/examples/x", Name: "main"}, module + "/internal/transport"},
 		{pkg{ImportPath: module + "/core/util", Name: "util"}, "fmt"},
+		{pkg{ImportPath: module + "/plugins/errorhandler/email", Name: "email"}, module + "/plugins/errorhandler/webhook"},
+		{pkg{ImportPath: module + "/plugins/jobtype/http", Name: "httpjob"}, module + "/plugins/errorhandler/alert"},
+		{pkg{ImportPath: module + "/plugins/errorhandler/alert", Name: "alert"}, module + "/plugins/errorhandler/builtin"},
+		{pkg{ImportPath: module + "/plugins/errorhandler/alert", Name: "alert"}, module + "/sdk"},
 	}
 	for _, b := range bad {
 		fired := false
@@ -192,6 +205,7 @@ func TestRulesCatchViolations(t *testing.T) {
 		{pkg{ImportPath: module + "/plugins/sharding/avg/cmd/ejob-x", Name: "main"}, module + "/sdk"},
 		{pkg{ImportPath: module + "/sdk", Name: "sdk"}, module + "/internal/transport"},
 		{pkg{ImportPath: module + "/host", Name: "host"}, module + "/core/reg"},
+		{pkg{ImportPath: module + "/plugins/errorhandler/email", Name: "email"}, module + "/plugins/errorhandler/alert"},
 	}
 	for _, g := range good {
 		for _, r := range rules() {

@@ -1,7 +1,13 @@
 package builtin
 
 import (
+	"github.com/ejob-io/ejob/plugins/errorhandler/alert"
 	errorhandlerbuiltin "github.com/ejob-io/ejob/plugins/errorhandler/builtin"
+	"github.com/ejob-io/ejob/plugins/errorhandler/dingtalk"
+	"github.com/ejob-io/ejob/plugins/errorhandler/email"
+	"github.com/ejob-io/ejob/plugins/errorhandler/slack"
+	"github.com/ejob-io/ejob/plugins/errorhandler/webhook"
+	"github.com/ejob-io/ejob/plugins/errorhandler/wechat"
 	joblistenerbuiltin "github.com/ejob-io/ejob/plugins/joblistener/builtin"
 	httpjob "github.com/ejob-io/ejob/plugins/jobtype/http"
 	"github.com/ejob-io/ejob/plugins/jobtype/script"
@@ -18,15 +24,16 @@ type Options struct {
 	// Logger receives the LOG error handler's lines at ERROR level;
 	// hclog.Logger (sdk.Logger()) and *slog.Logger fit. Nil means
 	// slog.Default(). If it also has Debug, Info and Warn (hclog.Logger
-	// and *slog.Logger do), the SCRIPT job type logs the scripts' output
-	// and the HTTP job type the responses through it; otherwise they use
-	// slog.Default().
+	// and *slog.Logger do), the SCRIPT job type logs the scripts' output,
+	// the HTTP job type the responses and the alerting error handlers
+	// their sends through it; otherwise they use slog.Default().
 	Logger errorhandlerbuiltin.Logger
 }
 
 // New returns a new instance of every built-in implementation, as one
 // plugin set of Version: sharding AVG_ALLOCATION, ODEVITY, ROUND_ROBIN;
-// error handlers LOG, THROW, IGNORE; job types SCRIPT, HTTP; thread pools
+// error handlers LOG, THROW, IGNORE, EMAIL, WECHAT, DINGTALK, SLACK,
+// WEBHOOK; job types SCRIPT, HTTP; thread pools
 // CPU, SINGLE_THREAD; job listeners LOG, LOG_ONCE. Type names are in their
 // canonical spelling (spi.NormalizeType). The maps are the caller's to keep;
 // the implementations are safe for concurrent use.
@@ -34,7 +41,7 @@ func New(opts Options) spi.Plugins {
 	return spi.Plugins{
 		Version:       Version,
 		Sharding:      shardingbuiltin.Strategies(),
-		ErrorHandlers: errorhandlerbuiltin.Handlers(opts.Logger),
+		ErrorHandlers: errorHandlers(opts.Logger),
 		JobTypes:      jobTypes(opts.Logger),
 		ThreadPools:   threadpoolbuiltin.Providers(),
 		JobListeners:  joblistenerbuiltin.Listeners(listenerLogger(opts.Logger)),
@@ -63,4 +70,18 @@ func jobTypes(l errorhandlerbuiltin.Logger) map[string]spi.JobExecutor {
 		script.TypeName:  script.New(jl),
 		httpjob.TypeName: httpjob.New(jl),
 	}
+}
+
+// errorHandlers returns LOG, THROW, IGNORE and the alerting handlers, which
+// log through l when it is an alert.Logger (else slog.Default()).
+func errorHandlers(l errorhandlerbuiltin.Logger) map[string]spi.ErrorHandler {
+	al, _ := l.(alert.Logger)
+	opts := alert.Options{Logger: al}
+	m := errorhandlerbuiltin.Handlers(l)
+	m[email.TypeName] = email.New(opts)
+	m[wechat.TypeName] = wechat.New(opts)
+	m[dingtalk.TypeName] = dingtalk.New(opts)
+	m[slack.TypeName] = slack.New(opts)
+	m[webhook.TypeName] = webhook.New(opts)
+	return m
 }

@@ -19,6 +19,7 @@ import (
 func TestNewConformOverGRPC(t *testing.T) {
 	t.Parallel()
 	set := builtin.New(builtin.Options{Logger: discard{}})
+	waitForAlerts(t, set)
 	p := sdktest.Connect(t, set)
 
 	info, err := p.Info(t.Context())
@@ -38,12 +39,7 @@ func TestNewConformOverGRPC(t *testing.T) {
 		case spi.KindErrorHandler:
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
-				req := spi.HandleErrorRequest{JobName: "test_job", InstanceID: "192.168.1.1@-@1", TaskID: "t", Error: spi.JobError{Message: "boom", Detail: "d"}}
-				spitest.TestErrorHandler(t, p.ErrorHandler(lower), &spitest.ErrorHandlerOptions{
-					ValidProps: []map[string]string{nil, {"k": "v"}},
-					Request:    &req,
-					Propagate:  k.Type == "THROW",
-				})
+				spitest.TestErrorHandler(t, p.ErrorHandler(lower), errorHandlerOptions(t, k.Type))
 			})
 		case spi.KindThreadPool:
 			t.Run(name, func(t *testing.T) {

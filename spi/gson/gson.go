@@ -31,6 +31,12 @@ func ShardingContext(c spi.ShardingContext) []byte {
 	return append(b, '}')
 }
 
+// String returns s as a JSON string literal (quotes included), escaped as
+// Gson's JsonWriter does in HTML-safe mode (see ShardingContext). Error
+// handlers use it to build upstream's WeCom and DingTalk payloads byte for
+// byte.
+func String(s string) []byte { return appendString(make([]byte, 0, len(s)+2), s) }
+
 const hexDigits = "0123456789abcdef"
 
 // appendString appends s as a JSON string escaped like Gson's JsonWriter in

@@ -120,3 +120,10 @@ func ExampleShardingContext() {
 	fmt.Println(string(out))
 	// Output: {"jobName":"myJob","taskId":"t","shardingTotalCount":3,"jobParameter":"a\u003db","shardingItem":0,"shardingParameter":"A"}
 }
+
+// ExampleString shows the upstream WeCom payload's content string: the
+// spec's example (executors spec §5.3), with ' escaped as \u0027.
+func ExampleString() {
+	fmt.Println(string(gson.String("Job 'test_job' exception occur in job processing, caused by java.lang.RuntimeException: test\n\tat ...\n")))
+	// Output: "Job \u0027test_job\u0027 exception occur in job processing, caused by java.lang.RuntimeException: test\n\tat ...\n"
+}

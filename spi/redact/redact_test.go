@@ -16,6 +16,7 @@ func TestURL(t *testing.T) {
 		"https://t0ken@example.com/":        "https://***@example.com/",
 		"https://oapi.dingtalk.com/robot/send?access_token=abc&timestamp=1&sign=xyz": "https://oapi.dingtalk.com/robot/send?access_token=***&timestamp=***&sign=***",
 		"https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=693a91f6":              "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=***",
+		"https://hooks.slack.com/services/T000/B000/XXXXXXXXXXXXXXXXXXXXXXXX":        "https://hooks.slack.com/services/T000/B000/***",
 		"http://h/p?token=s3cret&flag":                                               "http://h/p?token=***&flag",
 		"https://h/cb#access_token=s3cret":                                           "https://h/cb#***",
 	} {

@@ -1,0 +1,50 @@
+package scheduler_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/ejob-io/ejob/core/config"
+	"github.com/ejob-io/ejob/core/reg/embedded"
+	"github.com/ejob-io/ejob/core/scheduler"
+	"github.com/ejob-io/ejob/spi"
+)
+
+// TestAddValidatesErrorHandlerProps: as upstream, a job's error-handler
+// props are checked when the job is configured, and only when
+// jobErrorHandlerType is set.
+func TestAddValidatesErrorHandlerProps(t *testing.T) {
+	t.Parallel()
+	client, err := embedded.NewServer().Connect("props-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close() })
+	s, err := scheduler.New(scheduler.Options{Client: client, InstanceID: "127.0.0.1@-@1", ServerIP: "127.0.0.1",
+		Plugins: plugins(), Logger: hclog.NewNullLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{}
+	add := func(name, handler string, props map[string]string) error {
+		cfg := config.New(name, 1)
+		cfg.JobErrorHandlerType, cfg.Props = handler, props
+		return s.Add(context.Background(), scheduler.Job{Config: cfg, Runner: rec.runner("i", 0)})
+	}
+	bad := map[string]string{"email.host": "smtp.example.com", "email.port": "0"}
+	err = add("mail", "email", bad)
+	if !errors.Is(err, spi.ErrInvalidConfig) || !strings.Contains(err.Error(), `job "mail": props for error handler email:`) ||
+		!strings.Contains(err.Error(), "The property `email.port` should be positive.") {
+		t.Errorf("Add = %v", err)
+	}
+	if err := add("logged", "", bad); err != nil {
+		t.Errorf("Add without an error handler type = %v (props must not be checked)", err)
+	}
+	if err := add("hook", "WEBHOOK", map[string]string{"webhook.url": "http://127.0.0.1:9/hook"}); err != nil {
+		t.Errorf("Add with valid props = %v", err)
+	}
+}

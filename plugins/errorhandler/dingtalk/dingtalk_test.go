@@ -1,0 +1,154 @@
+package dingtalk_test
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ejob-io/ejob/plugins/errorhandler/alert"
+	"github.com/ejob-io/ejob/plugins/errorhandler/alert/alerttest"
+	"github.com/ejob-io/ejob/plugins/errorhandler/dingtalk"
+	"github.com/ejob-io/ejob/spi"
+)
+
+const (
+	token  = "0123456789abcdef-access-token"
+	secret = "SEC-mocked-dingtalk-secret-0001"
+)
+
+var t0 = time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+
+// TestSignVector is the executors spec's §5.4 example.
+func TestSignVector(t *testing.T) {
+	t.Parallel()
+	if got, want := dingtalk.Sign("mocked_secret", 1700000000000), "WXHf7JYFeYGoLy9GNKGBbO5xkO549s2AEq7MjeJHUDg%3D"; got != want {
+		t.Errorf("Sign = %s, want %s", got, want)
+	}
+	for in, want := range map[string]string{
+		"https://oapi.dingtalk.com/robot/send?access_token=x": "https://oapi.dingtalk.com/robot/send?access_token=x&timestamp=1700000000000&sign=WXHf7JYFeYGoLy9GNKGBbO5xkO549s2AEq7MjeJHUDg%3D",
+		"http://127.0.0.1/robot":                              "http://127.0.0.1/robot?timestamp=1700000000000&sign=WXHf7JYFeYGoLy9GNKGBbO5xkO549s2AEq7MjeJHUDg%3D",
+	} {
+		if got := dingtalk.SignedURL(in, "mocked_secret", 1700000000000); got != want {
+			t.Errorf("SignedURL(%s) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+func failure(props map[string]string) spi.HandleErrorRequest {
+	return spi.HandleErrorRequest{JobName: "orders", InstanceID: "10.0.0.5@-@4242", ShardingItem: 2, Props: props,
+		Error: spi.JobError{Message: "boom <x> & 'y' = z"}}
+}
+
+// wantBody is upstream's payload: keyword, then the text, Gson-escaped.
+const wantBody = `{"msgtype":"text","text":{"content":"[ejob alert] Job \u0027orders\u0027 exception occur in job processing, caused by boom \u003cx\u003e \u0026 \u0027y\u0027 \u003d z\n\nJob:      orders\nInstance: 10.0.0.5@-@4242\nItem:     2\nTime:     2026-11-23T10:00:00Z\n"}}`
+
+// checkSign verifies a request's timestamp and sign as DingTalk does,
+// computed here from the spec's formula.
+func checkSign(t *testing.T, r alerttest.Request) {
+	t.Helper()
+	q := r.URL.Query()
+	ts := q.Get("timestamp")
+	if ts != strconv.FormatInt(t0.UnixMilli(), 10) {
+		t.Errorf("timestamp %q, want the send time in ms", ts)
+	}
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write([]byte(ts + "\n" + secret))
+	if want := base64.StdEncoding.EncodeToString(mac.Sum(nil)); q.Get("sign") != want {
+		t.Errorf("sign %q, want %q", q.Get("sign"), want)
+	}
+	if q.Get("access_token") != token {
+		t.Errorf("access_token %q", q.Get("access_token"))
+	}
+}
+
+func TestSend(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		resp     alerttest.Response
+		props    map[string]string
+		wantErr  string
+		unsigned bool
+	}{
+		"signed, errcode 0": {resp: alerttest.Response{Body: `{"errcode":0,"errmsg":"ok"}`}},
+		"unsigned":          {resp: alerttest.Response{Body: `{"errcode":0,"errmsg":"ok"}`}, props: map[string]string{"dingtalk.secret": ""}, unsigned: true},
+		"keyword missing":   {resp: alerttest.Response{Body: `{"errcode":310000,"errmsg":"keywords not in content"}`}, wantErr: "errcode 310000: keywords not in content"},
+		"non-200":           {resp: alerttest.Response{Status: 403, Body: "forbidden"}, wantErr: "unexpected http response status: 403 Forbidden: forbidden"},
+		"not JSON":          {resp: alerttest.Response{Body: "oops"}, wantErr: "response is not a JSON object: oops"},
+		"send too fast":     {resp: alerttest.Response{Body: `{"errcode":130101,"errmsg":"send too fast"}`}, props: map[string]string{"alert.timeoutSeconds": "2"}, wantErr: "errcode 130101: send too fast"},
+		"slow": {resp: alerttest.Response{Delay: time.Minute}, props: map[string]string{"dingtalk.readTimeoutMilliseconds": "200", "alert.timeoutSeconds": "1"},
+			wantErr: "timeout awaiting response headers"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			rc := alerttest.NewReceiver(t, alerttest.Always(tc.resp))
+			log := &alerttest.Logger{}
+			h := dingtalk.New(alert.Options{Logger: log, Now: func() time.Time { return t0 }})
+			props := map[string]string{"dingtalk.webhook": rc.URL + "/robot/send?access_token=" + token, "dingtalk.keyword": "[ejob alert] ",
+				"dingtalk.secret": secret, "alert.suppressSeconds": "0"}
+			for k, v := range tc.props {
+				props[k] = v
+			}
+			if _, err := h.HandleError(t.Context(), failure(props)); err != nil {
+				t.Fatal(err)
+			}
+			if err := h.Wait(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			reqs := rc.Requests()
+			if len(reqs) == 0 {
+				t.Fatalf("no request; log:\n%s", log.Text())
+			}
+			r := reqs[0]
+			if string(r.Body) != wantBody {
+				t.Errorf("body\n%s\nwant\n%s", r.Body, wantBody)
+			}
+			if tc.unsigned {
+				if r.URL.RawQuery != "access_token="+token {
+					t.Errorf("unsigned query %q", r.URL.RawQuery)
+				}
+			} else {
+				checkSign(t, r)
+			}
+			out := log.Text()
+			if tc.wantErr == "" && !strings.Contains(out, "INFO An exception has occurred in Job 'orders', a dingtalk message has been sent successfully.") ||
+				tc.wantErr != "" && (!strings.Contains(out, "ERROR An exception has occurred in Job 'orders' but failed to send dingtalk message") || !strings.Contains(out, tc.wantErr)) {
+				t.Errorf("log, want %q:\n%s", tc.wantErr, out)
+			}
+			for _, s := range []string{token, secret} {
+				if strings.Contains(out, s) {
+					t.Errorf("%q is in the log:\n%s", s, out)
+				}
+			}
+		})
+	}
+}
+
+func TestValidate(t *testing.T) {
+	t.Parallel()
+	h := dingtalk.New(alert.Options{Logger: &alerttest.Logger{}})
+	url := "https://oapi.dingtalk.com/robot/send?access_token=" + token
+	tests := map[string]struct {
+		props map[string]string
+		want  string
+	}{
+		"no webhook":         {map[string]string{"dingtalk.secret": secret}, "The property `dingtalk.webhook` is required."},
+		"webhook not a URL":  {map[string]string{"dingtalk.webhook": "ftp://x/?access_token=" + token}, "The property `dingtalk.webhook` should be an absolute http or https URL."},
+		"connect not number": {map[string]string{"dingtalk.webhook": url, "dingtalk.connectTimeoutMilliseconds": "x"}, "The property `dingtalk.connectTimeoutMilliseconds` should be integer."},
+		"read negative":      {map[string]string{"dingtalk.webhook": url, "dingtalk.readTimeoutMilliseconds": "-5"}, "The property `dingtalk.readTimeoutMilliseconds` should be positive."},
+	}
+	for name, tc := range tests {
+		err := h.Validate(t.Context(), spi.ValidatePropsRequest{Props: tc.props})
+		if !errors.Is(err, spi.ErrInvalidConfig) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), token) {
+			t.Errorf("%s: Validate = %v, want %q", name, err, tc.want)
+		}
+	}
+	if err := h.Validate(t.Context(), spi.ValidatePropsRequest{Props: map[string]string{"dingtalk.webhook": url}}); err != nil {
+		t.Errorf("Validate(webhook only) = %v", err)
+	}
+}

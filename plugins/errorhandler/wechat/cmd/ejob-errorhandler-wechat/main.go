@@ -1,0 +1,22 @@
+// Command ejob-errorhandler-wechat is a plugin binary serving the WECHAT error
+// handler alone (the ejob binary serves all built-ins itself; this
+// standalone copy is for overriding or running alone). It logs through the
+// sdk logger, which the host re-levels under the plugin's name.
+package main
+
+import (
+	"github.com/ejob-io/ejob/plugins/builtin"
+	"github.com/ejob-io/ejob/plugins/errorhandler/alert"
+	"github.com/ejob-io/ejob/plugins/errorhandler/wechat"
+	"github.com/ejob-io/ejob/sdk"
+	"github.com/ejob-io/ejob/spi"
+)
+
+func main() {
+	sdk.Serve(sdk.Plugins{
+		Version: builtin.Version,
+		ErrorHandlers: map[string]spi.ErrorHandler{
+			wechat.TypeName: wechat.New(alert.Options{Logger: sdk.Logger()}),
+		},
+	})
+}
