@@ -392,10 +392,17 @@ func (rt *runtime) fire(ctx context.Context, f trigger.Fire) {
 	// Out-of-process job types stop at the lease's deadline unless the
 	// host renews it, even while the host itself is paused.
 	ectx = spi.WithLease(ectx, spi.LeaseFunc(rt.coord.ExecutionLease()))
-	if err := rt.exec.Execute(ectx, executor.NormalTrigger); err != nil {
+	if err := rt.exec.Execute(ectx, executor.NormalTrigger, missedFires{f}); err != nil {
 		rt.log.Error("execution failed", "scheduled", f.Scheduled, "error", err)
 	}
 }
+
+// missedFires is a trigger.Fire as the executor sees it.
+type missedFires struct{ f trigger.Fire }
+
+func (m missedFires) Skipped() <-chan struct{} { return m.f.Skipped() }
+
+func (m missedFires) TakeMissed(final bool) int { return m.f.TakeMissed(final).Scheduled }
 
 func (s *Scheduler) onMisfire(ctx context.Context, id string, m trigger.Misfire) {
 	s.mu.Lock()
