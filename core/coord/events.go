@@ -387,9 +387,15 @@ func (j *Job) handleEvent(ctx context.Context, ev reg.TreeEvent, st *loopState) 
 		if strings.Contains(id, "/") || ev.Type == reg.NodeUpdated {
 			return false
 		}
-		logErr("resharding flag", j.serversChanged(ctx))
+		// Crash handling first (upstream flags resharding first): the
+		// items of the dead instance with a pending misfire (no running
+		// node, so resharding does not wait for them) are queued for
+		// failover before a resharding can give them to a live owner.
 		if ev.Type == reg.NodeDeleted && id != j.id {
 			logErr("crash failover", j.onInstanceCrashed(ctx, id))
+		}
+		logErr("resharding flag", j.serversChanged(ctx))
+		if ev.Type == reg.NodeDeleted && id != j.id {
 			logErr("stale node sweep", j.cleanStaleIfLeader(ctx))
 		}
 		if ev.Type == reg.NodeAdded && id == j.id {

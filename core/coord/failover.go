@@ -26,6 +26,20 @@ func (j *Job) onInstanceCrashed(ctx context.Context, x string) error {
 		}
 		return err
 	}
+	if err := j.failOverCrashedRunning(ctx, x); err != nil {
+		return err
+	}
+	queued, err := j.queueMisfiresOf(ctx, x)
+	if err != nil || !queued {
+		return err
+	}
+	return j.failoverIfNecessary(ctx)
+}
+
+// failOverCrashedRunning is upstream's JobCrashedJobListener action: the
+// items x was failing over, else the items x was running, are queued for
+// failover.
+func (j *Job) failOverCrashedRunning(ctx context.Context, x string) error {
 	fo, err := j.itemsWithValue(ctx, "failovering", x)
 	if err != nil {
 		return err
@@ -59,6 +73,74 @@ func (j *Job) onInstanceCrashed(ctx context.Context, x string) error {
 		}
 	}
 	return nil
+}
+
+// queueMisfiresOf hands the pending misfires of the items assigned to x,
+// an instance that is gone, to failover (better than upstream, where the
+// flag waits for the item's next owner to run its next fire first, and is
+// lost if the next owner's misfire loop never sees it): a fire that found
+// such an item running set its flag, and x died before its catch-up run.
+// It reports whether an item was queued.
+func (j *Job) queueMisfiresOf(ctx context.Context, x string) (bool, error) {
+	cfg, err := j.config(ctx)
+	if err != nil {
+		return false, err
+	}
+	queued := false
+	for i := 0; i < cfg.ShardingTotalCount; i++ {
+		owner, _, err := j.s.get(ctx, j.p.itemNode(i, "instance"))
+		if err != nil {
+			return queued, err
+		}
+		if owner != x {
+			continue
+		}
+		q, err := j.queueMisfire(ctx, i, x)
+		if err != nil {
+			return queued, err
+		}
+		queued = queued || q
+	}
+	return queued, nil
+}
+
+// queueMisfire hands the misfire flag of item i, left by its owner x that
+// is gone, to failover: leader/failover/items/i is created and the flag
+// deleted in one transaction, so that one instance wins and the claimer's
+// run serves the missed fire. When the item is already queued, only the
+// flag goes (the queued run serves it); when it runs or is claimed, the
+// flag stays for that execution's misfire loop. It reports whether the item
+// was queued.
+func (j *Job) queueMisfire(ctx context.Context, i int, x string) (bool, error) {
+	for _, n := range []string{"running", "failover"} {
+		if ok, err := j.s.exists(ctx, j.p.itemNode(i, n)); err != nil || ok {
+			return false, err
+		}
+	}
+	if ok, err := j.s.exists(ctx, j.p.itemNode(i, "misfire")); err != nil || !ok {
+		return false, err
+	}
+	if err := j.s.createIfNeeded(ctx, j.p.of(nodeFailoverItems)); err != nil {
+		return false, err
+	}
+	_, err := j.c.Multi(ctx,
+		reg.CreateOp(j.p.failoverItem(i), nil, reg.Persistent),
+		reg.DeleteOp(j.p.itemNode(i, "misfire"), reg.AnyVersion))
+	var me *reg.MultiError
+	switch {
+	case err == nil:
+		j.log.Info("owner of an item with a missed fire is gone; queuing the item for failover", "item", i, "owner", x)
+		return true, nil
+	case errors.As(err, &me) && me.Index == 0 && errors.Is(err, reg.ErrNodeExists):
+		// Already queued: that run serves the missed fire too.
+		if err := j.c.Delete(ctx, j.p.itemNode(i, "misfire"), reg.AnyVersion); err != nil && !errors.Is(err, reg.ErrNoNode) {
+			return false, wrap("clear misfire", err)
+		}
+		return false, nil
+	case errors.As(err, &me) && me.Index == 1 && errors.Is(err, reg.ErrNoNode):
+		return false, nil // another instance handed it over first
+	}
+	return false, wrap("queue misfired item", err)
 }
 
 // crashedItems: items assigned to x that x was running; none when x's
