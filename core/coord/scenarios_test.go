@@ -19,6 +19,8 @@ func scenarios() map[string]func(*testing.T, *cluster) {
 		"TriggerRunsOnceOnEveryInstance":         scenarioTriggerRunsOnceOnEveryInstance,
 		"Misfire":                                scenarioMisfire,
 		"ConfigChangeReactions":                  scenarioConfigChangeReactions,
+		"MissedFireRunsRightAfterTheRun":         scenarioMissedFireRunsRightAfterTheRun,
+		"DeadOwnersMissedFireFailsOver":          scenarioDeadOwnersMissedFireFailsOver,
 	}
 }
 

@@ -1,0 +1,245 @@
+package coord_test
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/ejob-io/ejob/core/config"
+	"github.com/ejob-io/ejob/core/coord"
+	"github.com/ejob-io/ejob/core/executor"
+	"github.com/ejob-io/ejob/core/reg"
+	"github.com/ejob-io/ejob/core/scheduler"
+	"github.com/ejob-io/ejob/core/trigger"
+	"github.com/ejob-io/ejob/plugins/builtin"
+	"github.com/ejob-io/ejob/spi"
+)
+
+// A fire that finds its item still running (misfire on, monitorExecution
+// on) sets the item's misfire flag while the run goes on, and the item runs
+// again as soon as that run ends, before any later fire: the trigger's
+// misfire loop serves it (issue 18: the catch-up waited for the next fire,
+// and was lost when the instance died first). The whole pipeline runs:
+// trigger loop (on a clock the test moves), executor, coordination.
+func scenarioMissedFireRunsRightAfterTheRun(t *testing.T, cl *cluster) {
+	cfg := config.New(testJob, 1)
+	cfg.Cron = "* * * * * ?"
+	cfg.Misfire, cfg.MonitorExecution = true, true
+	clk := newManualClock(time.Date(2030, 1, 1, 0, 0, 0, 500_000_000, time.UTC))
+	rec := &sourceRecorder{}
+	release := make(chan struct{})
+	var once sync.Once
+	defer once.Do(func() { close(release) }) // before the scheduler stops
+	held := make(chan struct{}, 1)
+	runner := executor.SimpleFunc(func(ctx context.Context, sc spi.ShardingContext) error {
+		if len(rec.sources()) == 1 { // the first run is held
+			held <- struct{}{}
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+		}
+		return nil
+	})
+	var seen sync.Map // paths the job's event loop handled
+	set := builtin.New(builtin.Options{Logger: hclog.NewNullLogger()})
+	s, err := scheduler.New(scheduler.Options{
+		Client: cl.connect(t), InstanceID: "192.168.1.1@-@100", ServerIP: "192.168.1.1",
+		Plugins: scheduler.Static{Sharding: set.Sharding, ErrorHandlers: set.ErrorHandlers, ThreadPools: set.ThreadPools},
+		Logger:  testLogger(t, "scheduler"), Events: rec, Clock: clk, DrainTimeout: time.Second,
+		Coord: coord.Options{PollInterval: fastPoll, OnEvent: func(p string) { seen.Store(p, true) }},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Add(ctxT(t), scheduler.Job{Config: cfg, Runner: runner}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("scheduler Run: %v", err)
+		}
+	})
+	if err := s.Ready(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	// Let the event loop handle the events of the startup (its own
+	// registration flags resharding): a resharding pending after the first
+	// run would rightly hold the catch-up back (upstream semantics).
+	barrier := jp("zz-test-barrier")
+	if _, err := cl.admin.Create(ctxT(t), barrier, nil, reg.Ephemeral); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the event loop idle", func() bool { _, ok := seen.Load(barrier); return ok })
+	clk.advance(t, time.Date(2030, 1, 1, 0, 0, 1, 0, time.UTC)) // the fire of 00:00:01
+	select {
+	case <-held:
+	case <-time.After(waitFor):
+		t.Fatal("the first run did not start")
+	}
+	clk.advance(t, time.Date(2030, 1, 1, 0, 0, 2, 0, time.UTC)) // finds item 0 running
+	eventually(t, "the misfire flag set while item 0 runs", func() bool {
+		_, ok := cl.get(jp("sharding", "0", "misfire"))
+		return ok
+	})
+	once.Do(func() { close(release) })
+	// The clock stays at 00:00:02: no later fire comes.
+	eventually(t, "item 0 run again right after", func() bool { return len(rec.sources()) == 2 })
+	if got := rec.sources(); !slices.Equal(got, []executor.Source{executor.NormalTrigger, executor.Misfire}) {
+		t.Errorf("runs of item 0 by source = %v, want the fire then its catch-up", got)
+	}
+	eventually(t, "the misfire flag cleared", func() bool {
+		_, ok := cl.get(jp("sharding", "0", "misfire"))
+		return !ok
+	})
+}
+
+// An instance whose items carry a misfire flag (a fire found them running;
+// the run ended) and that dies before its catch-up run: with failover on,
+// the items are queued for failover and run at once on a survivor, and the
+// flags are consumed (issue 18: the leader's stale sweep deleted them and
+// the missed fire was lost).
+func scenarioDeadOwnersMissedFireFailsOver(t *testing.T, cl *cluster) {
+	a := cl.start("192.168.1.1", 100, failoverConfig(4)) // the leader
+	b := cl.start("192.168.1.2", 200, failoverConfig(4))
+	cl.waitNecessary()
+	runAll(t, a, b)
+	expectAssign(t, cl, 4, map[string][]int{b.id: {0, 1}, a.id: {2, 3}})
+	if err := b.job.SetMisfire(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	before0, before1 := countRuns(a, 0), countRuns(a, 1)
+	a.autorun(t)
+	// b dies: its session ends without a clean shutdown.
+	_ = b.c.Close()
+	b.cancel()
+	eventually(t, "b's missed fire run on a", func() bool { return countRuns(a, 0) > before0 && countRuns(a, 1) > before1 })
+	eventually(t, "misfire flags and failover nodes consumed", func() bool {
+		for _, i := range []string{"0", "1"} {
+			for _, n := range []string{"misfire", "failover", "failovering"} {
+				if _, ok := cl.get(jp("sharding", i, n)); ok {
+					return false
+				}
+			}
+		}
+		names, _ := cl.admin.Children(context.Background(), jp("leader", "failover", "items"))
+		return len(names) == 0
+	})
+}
+
+// sourceRecorder records the source of each item start (executor events).
+type sourceRecorder struct {
+	executor.NopEvents
+	mu  sync.Mutex
+	src []executor.Source
+}
+
+func (r *sourceRecorder) ItemStarted(_ context.Context, ev executor.ItemEvent) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.src = append(r.src, ev.Source)
+}
+
+func (r *sourceRecorder) sources() []executor.Source {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.src)
+}
+
+// manualClock is a trigger.Clock that moves only when the test sets it.
+type manualClock struct {
+	mu     sync.Mutex
+	now    time.Time
+	timers []*manualTimer
+}
+
+func newManualClock(now time.Time) *manualClock { return &manualClock{now: now} }
+
+func (c *manualClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *manualClock) NewTimer(d time.Duration) trigger.Timer {
+	t := &manualTimer{c: c, ch: make(chan time.Time, 1)}
+	t.Reset(d)
+	c.mu.Lock()
+	c.timers = append(c.timers, t)
+	c.mu.Unlock()
+	return t
+}
+
+// advance waits until a timer is armed for now or earlier (a timer is armed
+// relative to the clock's time when Reset is called: moving the clock
+// before the trigger loop re-arms its timer would delay the fire by a
+// period), then moves the clock to now and fires the timers due.
+func (c *manualClock) advance(t *testing.T, now time.Time) {
+	t.Helper()
+	eventually(t, "a timer armed for "+now.Format(time.TimeOnly), func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		for _, tm := range c.timers {
+			if tm.active && !tm.at.After(now) {
+				return true
+			}
+		}
+		return false
+	})
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = now
+	for _, tm := range c.timers {
+		tm.fireIfDueLocked()
+	}
+}
+
+type manualTimer struct {
+	c      *manualClock
+	ch     chan time.Time
+	at     time.Time
+	active bool
+}
+
+func (t *manualTimer) C() <-chan time.Time { return t.ch }
+
+func (t *manualTimer) Stop() bool {
+	t.c.mu.Lock()
+	defer t.c.mu.Unlock()
+	was := t.active
+	t.active = false
+	t.drain()
+	return was
+}
+
+func (t *manualTimer) Reset(d time.Duration) bool {
+	t.c.mu.Lock()
+	defer t.c.mu.Unlock()
+	was := t.active
+	t.drain()
+	t.at, t.active = t.c.now.Add(d), true
+	t.fireIfDueLocked()
+	return was
+}
+
+func (t *manualTimer) drain() {
+	select {
+	case <-t.ch:
+	default:
+	}
+}
+
+func (t *manualTimer) fireIfDueLocked() {
+	if t.active && !t.at.After(t.c.now) {
+		t.active = false
+		t.ch <- t.c.now
+	}
+}
