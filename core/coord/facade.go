@@ -81,7 +81,8 @@ func (j *Job) ShardingContexts(ctx context.Context) (executor.ShardingContexts, 
 		}
 		if len(fi) > 0 {
 			j.ranFailover.Store(true)
-			return j.contexts(ctx, fi)
+			sc, _, err := j.contexts(ctx, fi)
+			return sc, err
 		}
 	}
 	j.ranFailover.Store(false)
@@ -92,9 +93,9 @@ func (j *Job) ShardingContexts(ctx context.Context) (executor.ShardingContexts, 
 	if err != nil {
 		return executor.ShardingContexts{}, wrap("local items", err)
 	}
+	var takeOff []int
 	if cfg.Failover {
-		takeOff, err := j.itemsWith(ctx, items, "failover")
-		if err != nil {
+		if takeOff, err = j.itemsWith(ctx, items, "failover"); err != nil {
 			return executor.ShardingContexts{}, err
 		}
 		items = without(items, takeOff)
@@ -103,7 +104,30 @@ func (j *Job) ShardingContexts(ctx context.Context) (executor.ShardingContexts, 
 	if err != nil {
 		return executor.ShardingContexts{}, err
 	}
-	return j.contexts(ctx, without(items, disabled))
+	sc, running, err := j.contexts(ctx, without(items, disabled))
+	if err != nil {
+		return sc, err
+	}
+	if len(takeOff) > 0 && cfg.MonitorExecution {
+		r, err := j.itemsWith(ctx, takeOff, "running")
+		if err != nil {
+			return executor.ShardingContexts{}, err
+		}
+		running = append(running, r...)
+	}
+	if len(running) == 0 {
+		return sc, nil
+	}
+	// Own items running elsewhere (a failover run on another instance, or
+	// the node of an instance that is gone): upstream skips them silently
+	// and this trigger is lost for them. Their misfire flags make the
+	// instance running them catch it up right after (its misfire loop),
+	// or the crash handling hand them to failover (queueMisfire).
+	if err := j.setMisfire(ctx, running); err != nil {
+		return executor.ShardingContexts{}, err
+	}
+	j.log.Info("items running elsewhere at this trigger; their misfire flags are set", "items", running)
+	return sc, nil
 }
 
 // localFailoverItems: items whose failover node names this instance. Only
@@ -172,22 +196,24 @@ func (j *Job) forgetClaims(items ...int) {
 	}
 }
 
-// contexts is ExecutionContextService.getJobShardingContext.
-func (j *Job) contexts(ctx context.Context, items []int) (executor.ShardingContexts, error) {
+// contexts is ExecutionContextService.getJobShardingContext; it also
+// returns the items it dropped because they run (monitorExecution).
+func (j *Job) contexts(ctx context.Context, items []int) (executor.ShardingContexts, []int, error) {
 	cfg, err := j.loadConfig(ctx)
 	if err != nil {
-		return executor.ShardingContexts{}, err
+		return executor.ShardingContexts{}, nil, err
 	}
+	var running []int
 	if cfg.MonitorExecution {
-		running, err := j.itemsWith(ctx, items, "running")
+		running, err = j.itemsWith(ctx, items, "running")
 		if err != nil {
-			return executor.ShardingContexts{}, err
+			return executor.ShardingContexts{}, nil, err
 		}
 		items = without(items, running)
 	}
 	params, err := config.ParseShardingItemParameters(cfg.ShardingItemParameters)
 	if err != nil {
-		return executor.ShardingContexts{}, err
+		return executor.ShardingContexts{}, nil, err
 	}
 	sc := executor.ShardingContexts{
 		TaskID:                 fmt.Sprintf("%s@-@%s@-@READY@-@%s", cfg.JobName, joinItems(items), j.id),
@@ -202,7 +228,7 @@ func (j *Job) contexts(ctx context.Context, items []int) (executor.ShardingConte
 			sc.ShardingItemParameters[i] = p
 		}
 	}
-	return sc, nil
+	return sc, running, nil
 }
 
 // MisfireIfRunning implements executor.Facade.

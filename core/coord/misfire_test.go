@@ -243,3 +243,39 @@ func (t *manualTimer) fireIfDueLocked() {
 		t.ch <- t.c.now
 	}
 }
+
+// A fire that finds an item of this instance running on another instance
+// (here a failover run) sets the item's misfire flag, so that the instance
+// running it runs it again right after (upstream skips the item silently,
+// and the fire is lost for it).
+func scenarioOwnItemRunningElsewhereCaughtUp(t *testing.T, cl *cluster) {
+	a := cl.start("192.168.1.1", 100, failoverConfig(4))
+	b := cl.start("192.168.1.2", 200, failoverConfig(4))
+	cl.waitNecessary()
+	runAll(t, a, b)
+	expectAssign(t, cl, 4, map[string][]int{b.id: {0, 1}, a.id: {2, 3}})
+	// b has taken a's item 2 over (as after a cut-off) and runs it.
+	cl.persist(jp("sharding", "2", "failover"), b.id)
+	cl.persist(jp("sharding", "2", "failovering"), b.id)
+	cl.sync()
+	release, done := startHeldRun(t, cl, b, []int{2})
+	defer release()
+	before := countRuns(b, 2)
+	// a's fire: item 2 is b's to run now; a runs item 3 only.
+	if items, err := a.run(ctxT(t)); err != nil || !equalInts(items, []int{3}) {
+		t.Fatalf("a ran %v, %v; want [3]", items, err)
+	}
+	if _, ok := cl.get(jp("sharding", "2", "misfire")); !ok {
+		t.Fatal("the fire that found item 2 running elsewhere set no misfire flag")
+	}
+	release()
+	if err := <-done; err != nil {
+		t.Fatalf("b's run: %v", err)
+	}
+	if got := countRuns(b, 2); got != before+2 {
+		t.Errorf("b ran item 2 %d times, want 2 (its failover run, then the catch-up of a's fire)", got-before)
+	}
+	if _, ok := cl.get(jp("sharding", "2", "misfire")); ok {
+		t.Error("misfire flag of item 2 not consumed")
+	}
+}

@@ -21,6 +21,7 @@ func scenarios() map[string]func(*testing.T, *cluster) {
 		"ConfigChangeReactions":                  scenarioConfigChangeReactions,
 		"MissedFireRunsRightAfterTheRun":         scenarioMissedFireRunsRightAfterTheRun,
 		"DeadOwnersMissedFireFailsOver":          scenarioDeadOwnersMissedFireFailsOver,
+		"OwnItemRunningElsewhereCaughtUp":        scenarioOwnItemRunningElsewhereCaughtUp,
 	}
 }
 
