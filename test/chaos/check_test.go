@@ -58,10 +58,10 @@ type stats struct {
 	// excusedBy counts the excused pairs by fault kind; beyond the pairs
 	// whose due time is past the records' end.
 	fires, checked, itemFires, itemChecked, beyond map[string]int
-	excusedBy                                     map[string]int
-	latencies      []time.Duration // failover: cut-off to the item's next start elsewhere
-	windowed       []string
-	maxWindow      time.Duration
+	excusedBy                                      map[string]int
+	latencies                                      []time.Duration // failover: cut-off to the item's next start elsewhere
+	windowed                                       []string
+	maxWindow                                      time.Duration
 }
 
 // checkRecovery: after the faults, every host rejoins and fires again
