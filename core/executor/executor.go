@@ -197,6 +197,11 @@ func (e *Executor) Execute(ctx context.Context, src Source, missed MissedFires) 
 	handler, poolSize := e.reload(ctx, cfg)
 	r := &run{Executor: e, cfg: cfg, handler: handler, poolSize: poolSize, timeout: e.timeout(cfg)}
 	ctx = withJobConfig(ctx, cfg)
+	// Fires skipped from now on set the flags of the items this instance
+	// owns when they come (a pending resharding may move items while the
+	// trigger waits for it).
+	stopRecording := r.recordSkips(ctx, missed)
+	defer stopRecording()
 
 	if cfg.MaxTimeDiffSeconds >= 0 {
 		if err := f.CheckEnvironment(ctx); err != nil {
@@ -223,7 +228,8 @@ func (e *Executor) Execute(ctx context.Context, src Source, missed MissedFires) 
 	if err := r.listeners(ctx, sc, true); err != nil {
 		return err
 	}
-	unrecorded, err := r.onceRecording(ctx, sc, src, missed)
+	err = r.once(ctx, sc, src)
+	unrecorded := stopRecording()
 	if err != nil {
 		return err
 	}
@@ -238,20 +244,22 @@ func (e *Executor) Execute(ctx context.Context, src Source, missed MissedFires) 
 	return r.listeners(ctx, sc, false)
 }
 
-// onceRecording is once while a goroutine sets the misfire flags each time
-// the trigger loop skips a fire. It returns after that goroutine, so no
-// flag is written after the misfire loop has looked at them, and reports
-// whether a skipped fire could not be recorded (the loop records it).
-func (r *run) onceRecording(ctx context.Context, sc ShardingContexts, src Source, missed MissedFires) (unrecorded bool, err error) {
+// recordSkips starts a goroutine that sets the misfire flags each time the
+// trigger loop skips a fire. The returned stop ends it and waits for it, so
+// no flag is written after the misfire loop has looked at them; it reports
+// whether a skipped fire could not be recorded (the loop records it), and
+// may be called again (it then does nothing).
+func (r *run) recordSkips(ctx context.Context, missed MissedFires) (stop func() (unrecorded bool)) {
 	if missed == nil || missed.Skipped() == nil {
-		return false, r.once(ctx, sc, src)
+		return func() bool { return false }
 	}
-	stop, done := make(chan struct{}), make(chan struct{})
+	quit, done := make(chan struct{}), make(chan struct{})
+	var unrecorded bool
 	go func() {
 		defer close(done)
 		for {
 			select {
-			case <-stop:
+			case <-quit:
 				return
 			case <-ctx.Done():
 				return
@@ -262,10 +270,21 @@ func (r *run) onceRecording(ctx context.Context, sc ShardingContexts, src Source
 			}
 		}
 	}()
+	var once sync.Once
+	return func() bool {
+		once.Do(func() {
+			close(quit)
+			<-done
+		})
+		return unrecorded
+	}
+}
+
+// onceRecording is once while skipped fires are recorded (recordSkips).
+func (r *run) onceRecording(ctx context.Context, sc ShardingContexts, src Source, missed MissedFires) (unrecorded bool, err error) {
+	stop := r.recordSkips(ctx, missed)
 	err = r.once(ctx, sc, src)
-	close(stop)
-	<-done
-	return unrecorded, err
+	return stop(), err
 }
 
 // recordMisfire sets the local items' misfire flags for skipped fires; it

@@ -52,6 +52,7 @@ type fakeFacade struct {
 	needSharding func() bool
 	setMisfire   atomic.Int32
 	offMisfire   bool // ExecuteMisfired answers false (misfire off)
+	onContexts   func()
 }
 
 var (
@@ -70,6 +71,9 @@ func (f *fakeFacade) CheckEnvironment(ctx context.Context) error {
 
 func (f *fakeFacade) ShardingContexts(ctx context.Context) (executor.ShardingContexts, error) {
 	f.j.add("ShardingContexts")
+	if f.onContexts != nil {
+		f.onContexts()
+	}
 	return f.sc, nil
 }
 
@@ -433,6 +437,32 @@ func TestSkippedFireCaughtUpInTheSameTrigger(t *testing.T) {
 				t.Error("the trigger loop was not told that the trigger takes no more missed fires")
 			}
 		})
+	}
+}
+
+// A fire skipped while the trigger waits in ShardingContexts (for a
+// resharding) flags the items at once, while this instance still owns
+// them, not once the run is over.
+func TestSkippedFireWhileWaitingForContextsRecordedAtOnce(t *testing.T) {
+	h := newHarness([]int{0}, "", "")
+	m := newFakeMissed()
+	h.f.onContexts = func() {
+		m.skip(true)
+		deadline := time.Now().Add(10 * time.Second)
+		for h.f.setMisfire.Load() == 0 && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond) // bounded wait on observable state
+		}
+	}
+	e, err := executor.New("job", h.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Execute(t.Context(), executor.NormalTrigger, m); err != nil {
+		t.Fatal(err)
+	}
+	got := h.j.get()
+	if i := slices.Index(got, "SetMisfire"); i < 0 || i > slices.Index(got, "MisfireIfRunning [0]") {
+		t.Errorf("the fire skipped during ShardingContexts was not recorded before the run: %v", got)
 	}
 }
 
