@@ -80,18 +80,24 @@ func (j *Job) ShardingContexts(ctx context.Context) (executor.ShardingContexts, 
 			return executor.ShardingContexts{}, wrap("failover items", err)
 		}
 		if len(fi) > 0 {
-			j.ranFailover.Store(true)
+			// This execution runs failover items only: a pending catch-up
+			// of own items waits for the next one (their flags back).
+			if err := j.handOverCatchUp(ctx, nil); err != nil {
+				return executor.ShardingContexts{}, err
+			}
 			sc, _, err := j.contexts(ctx, fi)
 			return sc, err
 		}
 	}
-	j.ranFailover.Store(false)
 	if err := j.shardingIfNecessary(ctx); err != nil {
 		return executor.ShardingContexts{}, err
 	}
 	items, err := j.localShardingItems(ctx)
 	if err != nil {
 		return executor.ShardingContexts{}, wrap("local items", err)
+	}
+	if err := j.handOverCatchUp(ctx, items); err != nil {
+		return executor.ShardingContexts{}, err
 	}
 	var takeOff []int
 	if cfg.Failover {

@@ -279,10 +279,10 @@ func (j *Job) failoverIfNecessary(ctx context.Context) error {
 	return nil
 }
 
-// trigger asks the scheduler to run once now. The request is dropped when
-// the scheduler still runs an execution of the job (the enquiry claims
-// from inside one); pumpFailover then asks again once this instance is
-// idle.
+// trigger asks the scheduler to run once now, or right after the
+// execution of the job in progress (the enquiry claims from inside one);
+// should a scheduler drop the request instead, pumpFailover asks again
+// once this instance is idle.
 func (j *Job) trigger() {
 	j.lastTrig.Store(time.Now().UnixNano())
 	j.onTrig()
@@ -294,62 +294,72 @@ func (j *Job) failoverTick() time.Duration { return j.poll * 5 }
 // pumpFailover runs on the event loop every failoverTick (better than
 // upstream, whose claims happen only on a crash event and after an
 // execution, so a queued item can wait for a cron fire or forever). While
-// this instance is idle, registered and failover is on, it
-//   - clears the running nodes an execution cut off by a (presumed) session
-//     loss left, queuing them for failover (recoverIfIdle);
-//   - asks the scheduler again to run the items it has claimed
-//     (sharding/i/failover = me) when an earlier trigger was dropped because
-//     an execution was still ending;
-//   - otherwise claims one queued item (leader/failover/items non-empty).
+// this instance is idle and registered, it
+//   - with failover on, clears the running nodes an execution cut off by a
+//     (presumed) session loss left, queuing them for failover
+//     (recoverIfIdle);
+//   - with failover on, asks the scheduler again to run the items it has
+//     claimed (sharding/i/failover = me) when an earlier trigger was
+//     dropped, or else claims one queued item (leader/failover/items
+//     non-empty);
+//   - otherwise, with misfire on, runs its own items whose missed fire no
+//     execution served (runPendingMisfires).
 //
 // It reads the tree cache first, so an idle tick costs no registry call.
 func (j *Job) pumpFailover(ctx context.Context) error {
-	if j.cache == nil || j.shutdown.Load() || j.running.Load() {
+	if j.cache == nil || j.shutdown.Load() {
+		return nil
+	}
+	if j.running.Load() {
+		j.misfireSeen.Store(0)
 		return nil
 	}
 	if _, err := j.session(); err != nil {
 		return nil // paused or not registered: reRegister resumes first
 	}
 	cfg, err := j.config(ctx)
-	if err != nil || !cfg.Failover {
+	if err != nil {
 		return err
 	}
-	if j.needRecover.Load() {
-		if _, err := j.recoverIfIdle(ctx); err != nil {
-			return err
+	if cfg.Failover {
+		if j.needRecover.Load() {
+			if _, err := j.recoverIfIdle(ctx); err != nil {
+				return err
+			}
 		}
-	}
-	if j.claimedInCache() {
-		if time.Since(time.Unix(0, j.lastTrig.Load())) < j.failoverTick() {
+		if j.claimedInCache() {
+			if time.Since(time.Unix(0, j.lastTrig.Load())) < j.failoverTick() {
+				return nil
+			}
+			fi, err := j.localFailoverItems(ctx)
+			if err != nil || len(fi) == 0 || j.running.Load() {
+				return err
+			}
+			j.log.Info("claimed failover items have not run yet; triggering again", "items", fi)
+			j.trigger()
 			return nil
 		}
-		fi, err := j.localFailoverItems(ctx)
-		if err != nil || len(fi) == 0 || j.running.Load() {
-			return err
+		if names, _ := j.cache.Children(j.p.of(nodeFailoverItems)); len(names) > 0 {
+			return j.failoverIfNecessary(ctx)
 		}
-		j.log.Info("claimed failover items have not run yet; triggering again", "items", fi)
-		j.trigger()
-		return nil
 	}
-	if names, _ := j.cache.Children(j.p.of(nodeFailoverItems)); len(names) > 0 {
-		return j.failoverIfNecessary(ctx)
-	}
-	if cfg.Misfire && j.ranFailover.Load() {
+	if cfg.Misfire {
 		return j.runPendingMisfires(ctx)
 	}
 	return nil
 }
 
-// runPendingMisfires serves own items whose fire was missed while an
-// execution of failover items ran here: that execution's catch-up re-runs
-// only its own (failover) items (upstream semantics), so the flags of this
-// instance's items would wait for the next fire, and be lost if the
-// instance died meanwhile (found by the chaos suite). Flags seen on two
-// idle ticks in a row, on items no instance runs, are cleared and the
-// scheduler is asked to run once; the run is the catch-up. After a regular
-// execution a missed fire keeps upstream's timing (flags written when the
-// run ends, served by the next fire's catch-up), as the ElasticJob console
-// and Java peers see it.
+// runPendingMisfires serves own items with a misfire flag that no
+// execution serves: the trigger's misfire loop re-runs only that trigger's
+// items, so flags wait for the next fire (upstream semantics), and are lost
+// if the instance dies meanwhile (found by the chaos suite), when they were
+// set on this instance's items during an execution of failover items, when
+// a resharding gave this instance items flagged by their previous owner, or
+// when a fire found them running on another instance as it ended. Flags
+// seen on two idle ticks in a row, on items no instance runs, are cleared
+// and the scheduler is asked to run once; the run is the catch-up. Should
+// a pending resharding move some of them away first, that run sets their
+// flags again for their new owner (handOverCatchUp).
 func (j *Job) runPendingMisfires(ctx context.Context) error {
 	items := j.misfiredInCache()
 	if len(items) == 0 {
@@ -377,12 +387,32 @@ func (j *Job) runPendingMisfires(ctx context.Context) error {
 	if running, err := j.itemsWith(ctx, pending, "running"); err != nil || len(running) > 0 {
 		return err
 	}
+	j.catchUpMu.Lock()
+	j.catchUp = pending
+	j.catchUpMu.Unlock()
 	if err := j.ClearMisfire(ctx, pending); err != nil {
 		return err
 	}
-	j.log.Info("fire missed while another execution ran here; running the items now", "items", pending)
+	j.log.Info("fire missed and not yet caught up; running the items now", "items", pending)
 	j.trigger()
 	return nil
+}
+
+// handOverCatchUp is called by the next execution once it knows its items
+// (after any resharding): the items runPendingMisfires cleared the flags of
+// and that are no longer this instance's get their flags back, for their
+// new owner to serve.
+func (j *Job) handOverCatchUp(ctx context.Context, own []int) error {
+	j.catchUpMu.Lock()
+	items := j.catchUp
+	j.catchUp = nil
+	j.catchUpMu.Unlock()
+	moved := without(items, own)
+	if len(moved) == 0 {
+		return nil
+	}
+	j.log.Info("items whose missed fire was to be caught up here moved away; flagging them for their new owner", "items", moved)
+	return j.setMisfire(ctx, moved)
 }
 
 // misfiredInCache: the tree cache shows this instance's own items

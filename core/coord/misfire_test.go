@@ -279,3 +279,37 @@ func scenarioOwnItemRunningElsewhereCaughtUp(t *testing.T, cl *cluster) {
 		t.Error("misfire flag of item 2 not consumed")
 	}
 }
+
+// Flags on this instance's items that no execution serves (here set while
+// it is idle) are served at once by a run the pump asks for, not at the
+// next fire; should a resharding move some of those items away before that
+// run, it hands their flags back to the new owner, which runs them.
+func scenarioPendingMisfireRunAtOnceAndHandedOver(t *testing.T, cl *cluster) {
+	a := cl.start("192.168.1.1", 100, testConfig(4)) // the leader; failover off
+	b := cl.start("192.168.1.2", 200, testConfig(4))
+	cl.waitNecessary()
+	runAll(t, a, b)
+	expectAssign(t, cl, 4, map[string][]int{b.id: {0, 1}, a.id: {2, 3}})
+	for len(a.triggers) > 0 {
+		<-a.triggers
+	}
+	if err := a.job.SetMisfire(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-a.triggers: // the pump's catch-up; it cleared the flags
+	case <-time.After(waitFor):
+		t.Fatal("no catch-up asked for the pending misfire")
+	}
+	// c joins before that run starts: the run reshards, and item 3 moves.
+	c := cl.start("192.168.1.3", 300, testConfig(4))
+	cl.waitNecessary()
+	b.autorun(t)
+	c.autorun(t)
+	before := countRuns(c, 3)
+	if items, err := a.run(ctxT(t)); err != nil || !equalInts(items, []int{2}) {
+		t.Fatalf("a's catch-up ran %v, %v; want [2] (item 3 moved to c)", items, err)
+	}
+	expectAssign(t, cl, 4, map[string][]int{c.id: {0, 3}, b.id: {1}, a.id: {2}})
+	eventually(t, "c ran the missed fire of item 3", func() bool { return countRuns(c, 3) > before })
+}

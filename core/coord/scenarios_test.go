@@ -22,6 +22,7 @@ func scenarios() map[string]func(*testing.T, *cluster) {
 		"MissedFireRunsRightAfterTheRun":         scenarioMissedFireRunsRightAfterTheRun,
 		"DeadOwnersMissedFireFailsOver":          scenarioDeadOwnersMissedFireFailsOver,
 		"OwnItemRunningElsewhereCaughtUp":        scenarioOwnItemRunningElsewhereCaughtUp,
+		"PendingMisfireRunAtOnceAndHandedOver":   scenarioPendingMisfireRunAtOnceAndHandedOver,
 	}
 }
 

@@ -266,7 +266,10 @@ func (s *Scheduler) Add(ctx context.Context, job Job) error {
 	co.Client, co.Config, co.JobClassName = s.opts.Client, cfg.Clone(), className
 	co.InstanceID, co.ServerIP, co.Logger = s.opts.InstanceID, s.opts.ServerIP, s.opts.Logger.Named("coord")
 	co.Strategies = s.opts.Plugins.ShardingStrategy
-	co.OnTrigger = func() { s.trig.TriggerNow(cfg.JobName) }
+	// A coordination trigger (failover claim, catch-up, trigger node) that
+	// comes while the job runs starts right after it, as Quartz's one-shot
+	// triggerJob does upstream.
+	co.OnTrigger = func() { s.trig.TriggerSoon(cfg.JobName) }
 	co.OnReschedule = func(expr, tz string) { s.reschedule(rt, expr, tz) }
 	co.OnShutdown = func() {
 		rt.log.Warn("this instance was shut down for the job from the console; the job stops here")

@@ -234,7 +234,10 @@ type job struct {
 	// deferred is the first schedule fire that came due after the running
 	// execution's final TakeMissed; it starts when that execution returns.
 	deferred time.Time
-	waiters  []chan struct{} // closed when no execution runs
+	// soon is the time of a TriggerSoon that came while the job ran
+	// (zero: none); it starts when the running execution returns.
+	soon    time.Time
+	waiters []chan struct{} // closed when no execution runs
 }
 
 type opKind int
@@ -246,6 +249,7 @@ const (
 	opPause
 	opResume
 	opTriggerNow
+	opTriggerSoon
 	opSnapshot
 )
 
@@ -324,6 +328,15 @@ func (s *Scheduler) Resume(id string) { s.enqueue(command{op: opResume, id: id})
 // it runs on Resume.
 func (s *Scheduler) TriggerNow(id string) {
 	s.enqueue(command{op: opTriggerNow, id: id, at: s.clock.Now()})
+}
+
+// TriggerSoon runs job id once as soon as possible: now when it is idle,
+// else right after its running execution returns (several requests while
+// it runs collapse into one run; a schedule fire deferred to that moment
+// serves them too), which is what Quartz does with ElasticJob's one-shot
+// triggerJob (failover claims). If it is paused, it runs on Resume.
+func (s *Scheduler) TriggerSoon(id string) {
+	s.enqueue(command{op: opTriggerSoon, id: id, at: s.clock.Now()})
 }
 
 // Snapshot returns every job, ordered by next fire time (jobs without one
@@ -458,6 +471,14 @@ func (s *Scheduler) apply(ctx context.Context) {
 		case opResume:
 			s.resume(ctx, j, now)
 		case opTriggerNow:
+			s.triggerNow(ctx, j, c.at, now)
+		case opTriggerSoon:
+			if j != nil && !j.removed && j.running && !j.paused {
+				if j.soon.IsZero() {
+					j.soon = c.at
+				}
+				continue
+			}
 			s.triggerNow(ctx, j, c.at, now)
 		case opSnapshot:
 			c.reply <- s.snapshot()
@@ -618,8 +639,8 @@ func (s *Scheduler) finished(ctx context.Context, j *job) {
 	j.cancel = nil
 	j.misfire.merge(j.exec.leftover())
 	j.exec = nil
-	deferred := j.deferred
-	j.deferred = time.Time{}
+	deferred, soon := j.deferred, j.soon
+	j.deferred, j.soon = time.Time{}, time.Time{}
 	s.running--
 	if j.removed {
 		if s.jobs[j.id] == j {
@@ -631,13 +652,19 @@ func (s *Scheduler) finished(ctx context.Context, j *job) {
 	}
 	closeAll(j.waiters)
 	j.waiters = nil
-	if !deferred.IsZero() {
-		if !j.paused {
-			// Misfires pending, if any, are reported when this fire returns.
-			s.start(ctx, j, Fire{Scheduled: deferred, Actual: s.clock.Now()})
-			return
+	if j.paused {
+		if !deferred.IsZero() {
+			j.misfire.addScheduled(deferred)
 		}
-		j.misfire.addScheduled(deferred)
+		j.manualPending = j.manualPending || !soon.IsZero()
+	} else if !deferred.IsZero() || !soon.IsZero() {
+		// Misfires pending, if any, are reported when this fire returns.
+		fire := Fire{Scheduled: deferred, Actual: s.clock.Now()}
+		if deferred.IsZero() {
+			fire.Scheduled, fire.Manual = soon, true
+		}
+		s.start(ctx, j, fire)
+		return
 	}
 	s.reportMisfire(ctx, j)
 }

@@ -443,3 +443,44 @@ func TestExecutionTakesMissedFires(t *testing.T) {
 		}
 	})
 }
+
+// TriggerSoon runs an idle job at once; while the job runs, requests
+// collapse into one run right after it returns (Quartz's one-shot trigger),
+// where TriggerNow would be dropped.
+func TestTriggerSoon(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var r recorder
+		release := make(chan struct{})
+		s := trigger.New(trigger.Options{OnMisfire: r.onMisfire})
+		start(t, s)
+		var n atomic.Int32
+		s.Add("job", nil, func(ctx context.Context, f trigger.Fire) {
+			r.fn("job")(ctx, f)
+			if n.Add(1) == 1 {
+				<-release
+			}
+		})
+		t0 := time.Now()
+		s.TriggerSoon("job") // idle: runs now
+		synctest.Wait()
+		time.Sleep(time.Second)
+		s.TriggerSoon("job") // running: after it
+		s.TriggerSoon("job") // collapses into the same run
+		synctest.Wait()
+		time.Sleep(time.Second)
+		close(release)
+		synctest.Wait()
+		got := r.snapshot()
+		if len(got) != 2 {
+			t.Fatalf("fires = %+v, want 2", got)
+		}
+		if f := got[1].fire; !f.Manual || f.Scheduled.Sub(t0) != time.Second || f.Actual.Sub(t0) != 2*time.Second {
+			t.Errorf("second fire = %+v, want manual, requested at 1s, started at 2s when the first returned", f)
+		}
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if ms := r.misfires["job"]; len(ms) != 0 {
+			t.Errorf("misfires = %+v, want none", ms)
+		}
+	})
+}
