@@ -176,8 +176,10 @@ func (s *suite) serveBy(job string, p time.Duration, runs []*run, i int, f time.
 	d := due{by: f.Add(startMargin), rule: "its run"}
 	if sp, ok := s.timeline.pending(job, f.Add(-200*time.Millisecond), f.Add(eventMargin)); ok {
 		// The fire's executions wait for the resharding (which waits for
-		// running items) before they run anything.
-		d.by, d.rule = maxTime(d.by, sp.to.Add(reshardMargin)), "its run after the pending resharding"
+		// running items) before they run anything; a host busy at the fire
+		// flagged the items it owned then, and a new owner's pump runs
+		// those it got.
+		d.by, d.rule = maxTime(d.by, sp.to.Add(pumpMargin)), "its run after the pending resharding"
 	}
 	var busy *run // a run of the item in progress at the fire
 	for _, r := range runs {
