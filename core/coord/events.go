@@ -410,6 +410,10 @@ func (j *Job) handleEvent(ctx context.Context, ev reg.TreeEvent, st *loopState) 
 		}
 	case rel == nodeGuaranteeStarted || rel == nodeGuaranteeCompleted:
 		j.onGuaranteeEvent(rel, ev)
+	case rel == nodeNecessary:
+		if ev.Type == reg.NodeDeleted {
+			logErr("misfire after resharding", j.misfireAfterResharding(ctx))
+		}
 	}
 	return false
 }

@@ -388,13 +388,59 @@ func (j *Job) ClearMisfire(ctx context.Context, items []int) error {
 }
 
 // SetMisfire implements executor.Facade: it sets the misfire flags of this
-// instance's items (spec §11).
+// instance's items (spec §11). While a resharding is pending, the fire
+// that was missed would have run the items this instance owns once it
+// commits: the items it gains then are flagged too (the event loop sees
+// the resharding flag go; misfireAfterResharding). Upstream flags the
+// items owned when the busy thread frees.
 func (j *Job) SetMisfire(ctx context.Context) error {
 	items, err := j.LocalItems(ctx)
 	if err != nil {
 		return wrap("set misfire", err)
 	}
-	return j.setMisfire(ctx, items)
+	if err := j.setMisfire(ctx, items); err != nil {
+		return err
+	}
+	if need, err := j.NeedSharding(ctx); err != nil {
+		return wrap("set misfire", err)
+	} else if need && j.cache != nil {
+		j.misfireMu.Lock()
+		if j.misfireBefore == nil {
+			j.misfireBefore = []int{}
+		}
+		j.misfireBefore = append(j.misfireBefore, items...)
+		j.misfireMu.Unlock()
+	}
+	return nil
+}
+
+// misfireAfterResharding flags the items gained by the resharding that was
+// pending when a fire was missed (see SetMisfire), once it is no longer
+// pending.
+func (j *Job) misfireAfterResharding(ctx context.Context) error {
+	j.misfireMu.Lock()
+	before := j.misfireBefore
+	j.misfireBefore = nil
+	j.misfireMu.Unlock()
+	if before == nil {
+		return nil
+	}
+	if need, err := j.NeedSharding(ctx); err != nil || need {
+		j.misfireMu.Lock() // pending again: wait for that one
+		j.misfireBefore = append(before, j.misfireBefore...)
+		j.misfireMu.Unlock()
+		return err
+	}
+	items, err := j.LocalItems(ctx)
+	if err != nil {
+		return err
+	}
+	gained := without(items, before)
+	if len(gained) == 0 {
+		return nil
+	}
+	j.log.Info("a fire missed while a resharding was pending; flagging the items it gave this instance", "items", gained)
+	return j.setMisfire(ctx, gained)
 }
 
 // setMisfire creates the misfire flags of items.

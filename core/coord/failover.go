@@ -343,6 +343,17 @@ func (j *Job) pumpFailover(ctx context.Context) error {
 			return j.failoverIfNecessary(ctx)
 		}
 	}
+	j.misfireMu.Lock()
+	deferred := j.misfireBefore != nil
+	j.misfireMu.Unlock()
+	if deferred {
+		// The flag's deletion event may have been missed (coalesced).
+		if _, _, pending := j.cache.Get(j.p.of(nodeNecessary)); !pending {
+			if err := j.misfireAfterResharding(ctx); err != nil {
+				return err
+			}
+		}
+	}
 	if cfg.Misfire {
 		return j.runPendingMisfires(ctx)
 	}

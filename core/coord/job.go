@@ -136,6 +136,11 @@ type Job struct {
 	// misfireSeen is when the pump first saw own items with a pending
 	// misfire while idle (UnixNano; 0: none seen).
 	misfireSeen atomic.Int64
+	// misfireBefore: a fire was missed while a resharding was pending;
+	// these were this instance's items then (nil: none). The items the
+	// resharding gives it are flagged once it commits (SetMisfire).
+	misfireMu     sync.Mutex
+	misfireBefore []int
 	// catchUp are the items whose flags runPendingMisfires cleared for the
 	// run it triggered (see handOverCatchUp).
 	catchUpMu sync.Mutex

@@ -313,3 +313,28 @@ func scenarioPendingMisfireRunAtOnceAndHandedOver(t *testing.T, cl *cluster) {
 	expectAssign(t, cl, 4, map[string][]int{c.id: {0, 3}, b.id: {1}, a.id: {2}})
 	eventually(t, "c ran the missed fire of item 3", func() bool { return countRuns(c, 3) > before })
 }
+
+// A fire missed while a resharding is pending would have run the items the
+// instance owns once it commits: the items that resharding gives it are
+// flagged too, and run at once (chaos: the new owner was busy at the fire,
+// the old one lost the item at the resharding, and the fire was lost).
+func scenarioMissedFireDuringReshardingFlagsGainedItems(t *testing.T, cl *cluster) {
+	a := cl.start("192.168.1.9", 100, testConfig(4)) // the leader
+	b := cl.start("192.168.1.5", 200, testConfig(4))
+	cl.waitNecessary()
+	runAll(t, a, b)
+	expectAssign(t, cl, 4, map[string][]int{a.id: {0, 1}, b.id: {2, 3}})
+	c := cl.start("192.168.1.1", 300, testConfig(4))
+	cl.waitNecessary()
+	// b skipped a fire (it was busy) while the resharding was pending.
+	if err := b.job.SetMisfire(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	b.autorun(t)
+	if _, err := a.run(ctxT(t)); err != nil { // the leader reshards
+		t.Fatal(err)
+	}
+	// b lost both items it flagged, and gained item 1.
+	expectAssign(t, cl, 4, map[string][]int{a.id: {0, 3}, b.id: {1}, c.id: {2}})
+	eventually(t, "b ran item 1, which the resharding gave it", func() bool { return countRuns(b, 1) > 0 })
+}

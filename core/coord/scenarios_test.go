@@ -23,6 +23,7 @@ func scenarios() map[string]func(*testing.T, *cluster) {
 		"DeadOwnersMissedFireFailsOver":          scenarioDeadOwnersMissedFireFailsOver,
 		"OwnItemRunningElsewhereCaughtUp":        scenarioOwnItemRunningElsewhereCaughtUp,
 		"PendingMisfireRunAtOnceAndHandedOver":   scenarioPendingMisfireRunAtOnceAndHandedOver,
+		"MissedFireDuringReshardingFlagsGained":  scenarioMissedFireDuringReshardingFlagsGainedItems,
 	}
 }
 
