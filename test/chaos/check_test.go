@@ -170,9 +170,39 @@ type due struct {
 	hosts []string
 }
 
-// serveBy works out the due of fire f of item i of job (period p). runs
-// are the job's runs, in start order.
-func (s *suite) serveBy(job string, p time.Duration, runs []*run, i int, f time.Time) due {
+// jobRuns are one job's runs, indexed for the coverage check (a soak run
+// has tens of thousands).
+type jobRuns struct {
+	byItem map[int][]*run    // in start order
+	byHost map[string][]*run // in start order
+}
+
+func (s *suite) indexRuns(job string, runs []*run) jobRuns {
+	jr := jobRuns{byItem: map[int][]*run{}, byHost: map[string][]*run{}}
+	for _, r := range runs {
+		if r.job == job {
+			jr.byItem[r.item] = append(jr.byItem[r.item], r)
+			h := s.hostOf(r.hostPID)
+			jr.byHost[h] = append(jr.byHost[h], r)
+		}
+	}
+	return jr
+}
+
+// maxRun bounds how long before f a run in progress at f can have started
+// (the longest item runs 3.5 s; a frozen one a few seconds more).
+const maxRun = time.Minute
+
+// startedBetween are the runs of list (in start order) that started in
+// [from, to).
+func startedBetween(list []*run, from, to time.Time) []*run {
+	lo := sort.Search(len(list), func(k int) bool { return !list[k].start.Before(from) })
+	hi := sort.Search(len(list), func(k int) bool { return !list[k].start.Before(to) })
+	return list[lo:max(lo, hi)]
+}
+
+// serveBy works out the due of fire f of item i of job (period p).
+func (s *suite) serveBy(job string, p time.Duration, jr jobRuns, i int, f time.Time) due {
 	d := due{by: f.Add(startMargin), rule: "its run"}
 	if sp, ok := s.timeline.pending(job, f.Add(-200*time.Millisecond), f.Add(eventMargin)); ok {
 		// The fire's executions wait for the resharding (which waits for
@@ -182,8 +212,8 @@ func (s *suite) serveBy(job string, p time.Duration, runs []*run, i int, f time.
 		d.by, d.rule = maxTime(d.by, sp.to.Add(pumpMargin)), "its run after the pending resharding"
 	}
 	var busy *run // a run of the item in progress at the fire
-	for _, r := range runs {
-		if r.item == i && r.start.Before(f) && r.end.After(f) {
+	for _, r := range startedBetween(jr.byItem[i], f.Add(-maxRun), f) {
+		if r.end.After(f) {
 			busy = r
 		}
 	}
@@ -196,7 +226,7 @@ func (s *suite) serveBy(job string, p time.Duration, runs []*run, i int, f time.
 	case owner != "":
 		// The owner busy with other items (failover items): its own
 		// items' catch-up follows that execution.
-		if end, ok := busyUntil(runs, owner, s, f); ok {
+		if end, ok := busyUntil(jr.byHost[owner], f); ok {
 			d = s.catchUp(job, p, d, end, pumpMargin, "the catch-up after the owner's execution in progress at the fire")
 		}
 	}
@@ -222,12 +252,13 @@ func (s *suite) catchUp(job string, p time.Duration, d due, end time.Time, margi
 	return due{by: maxTime(d.by, by), rule: rule, hosts: d.hosts}
 }
 
-// busyUntil: when host h ran items of the job at f, the end of that
-// execution (its runs and the catch-up runs chained right after them).
-func busyUntil(runs []*run, h string, s *suite, f time.Time) (time.Time, bool) {
+// busyUntil: when a host whose runs of the job are hostRuns (in start
+// order) ran items at f, the end of that execution (its runs and the
+// catch-up runs chained right after them).
+func busyUntil(hostRuns []*run, f time.Time) (time.Time, bool) {
 	var end time.Time
-	for _, r := range runs {
-		if r.start.Before(f) && r.end.After(f) && s.hostOf(r.hostPID) == h {
+	for _, r := range startedBetween(hostRuns, f.Add(-maxRun), f) {
+		if r.end.After(f) {
 			end = maxTime(end, r.end)
 		}
 	}
@@ -236,8 +267,8 @@ func busyUntil(runs []*run, h string, s *suite, f time.Time) (time.Time, bool) {
 	}
 	for grown := true; grown; {
 		grown = false
-		for _, r := range runs {
-			if s.hostOf(r.hostPID) == h && r.start.After(f) && !r.start.After(end.Add(300*time.Millisecond)) && r.end.After(end) {
+		for _, r := range startedBetween(hostRuns, f, end.Add(300*time.Millisecond+time.Nanosecond)) {
+			if r.end.After(end) {
 				end, grown = r.end, true
 			}
 		}
@@ -279,14 +310,7 @@ func (s *suite) excuse(f time.Time, d due) *fault {
 func (s *suite) checkCoverage(v *violations, st *stats, runs []*run, from, to, recordsEnd time.Time) {
 	for _, job := range []string{jobFO, jobNoFO} {
 		p := period(job)
-		var jr []*run
-		byItem := map[int][]*run{} // in start order, as runs are
-		for _, r := range runs {
-			if r.job == job {
-				jr = append(jr, r)
-				byItem[r.item] = append(byItem[r.item], r)
-			}
-		}
+		jr := s.indexRuns(job, runs)
 		for f := from.Truncate(p).Add(p); !f.Add(p).After(to); f = f.Add(p) {
 			st.fires[job]++
 			all := true
@@ -305,7 +329,7 @@ func (s *suite) checkCoverage(v *violations, st *stats, runs []*run, from, to, r
 					continue
 				}
 				st.itemChecked[job]++
-				if !startedIn(byItem[i], f, deadline) {
+				if len(startedBetween(jr.byItem[i], f, deadline.Add(time.Nanosecond))) == 0 {
 					v.add("coverage", "%s fire %s item %d: no run started in [fire, %s] (due: %s by %s; hosts %v); %s",
 						job, f.Format("15:04:05"), i, deadline.Format("15:04:05.000"), d.rule,
 						d.by.Format("15:04:05.000"), d.hosts, s.lastRunBefore(runs, job, i, f))
@@ -316,16 +340,6 @@ func (s *suite) checkCoverage(v *violations, st *stats, runs []*run, from, to, r
 			}
 		}
 	}
-}
-
-// startedIn: one of runs (in start order) started in [from, to].
-func startedIn(runs []*run, from, to time.Time) bool {
-	for _, r := range runs {
-		if !r.start.Before(from) && !r.start.After(to) {
-			return true
-		}
-	}
-	return false
 }
 
 func (s *suite) lastRunBefore(runs []*run, job string, item int, f time.Time) string {
@@ -440,7 +454,7 @@ func (s *suite) checkExclusion(v *violations, st *stats, runs []*run) {
 			for j := i + 1; j < len(g); j++ {
 				a, b := g[i], g[j]
 				if !b.start.Before(a.end) {
-					continue
+					break // g is in start order: no later run overlaps a
 				}
 				for _, sa := range a.segments() {
 					for _, sb := range b.segments() {
