@@ -100,8 +100,8 @@ func (j *Job) runLoop(ctx context.Context, conn <-chan reg.ConnEvent) error {
 			default:
 			}
 		case <-pump.C:
-			if err := j.pumpFailover(ctx); err != nil && ctx.Err() == nil {
-				j.log.Warn("failover claim retry failed", "error", err)
+			if err := j.pump(ctx); err != nil && ctx.Err() == nil {
+				j.log.Warn("failover and misfire pump failed", "error", err)
 			}
 		case now := <-recon.C:
 			if err := j.reconcile(ctx, st, now); err != nil && ctx.Err() == nil {

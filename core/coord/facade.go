@@ -403,7 +403,7 @@ func (j *Job) SetMisfire(ctx context.Context) error {
 	}
 	if need, err := j.NeedSharding(ctx); err != nil {
 		return wrap("set misfire", err)
-	} else if need && j.cache != nil {
+	} else if need {
 		j.misfireMu.Lock()
 		if j.misfireBefore == nil {
 			j.misfireBefore = []int{}

@@ -281,17 +281,17 @@ func (j *Job) failoverIfNecessary(ctx context.Context) error {
 
 // trigger asks the scheduler to run once now, or right after the
 // execution of the job in progress (the enquiry claims from inside one);
-// should a scheduler drop the request instead, pumpFailover asks again
+// should a scheduler drop the request instead, pump asks again
 // once this instance is idle.
 func (j *Job) trigger() {
 	j.lastTrig.Store(time.Now().UnixNano())
 	j.onTrig()
 }
 
-// failoverTick is the period of pumpFailover.
+// failoverTick is the period of pump.
 func (j *Job) failoverTick() time.Duration { return j.poll * 5 }
 
-// pumpFailover runs on the event loop every failoverTick (better than
+// pump runs on the event loop every failoverTick (better than
 // upstream, whose claims happen only on a crash event and after an
 // execution, so a queued item can wait for a cron fire or forever). While
 // this instance is idle and registered, it
@@ -306,7 +306,7 @@ func (j *Job) failoverTick() time.Duration { return j.poll * 5 }
 //     execution served (runPendingMisfires).
 //
 // It reads the tree cache first, so an idle tick costs no registry call.
-func (j *Job) pumpFailover(ctx context.Context) error {
+func (j *Job) pump(ctx context.Context) error {
 	if j.cache == nil || j.shutdown.Load() {
 		return nil
 	}
