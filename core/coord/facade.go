@@ -74,23 +74,34 @@ func (j *Job) ShardingContexts(ctx context.Context) (executor.ShardingContexts, 
 	if _, err := j.recoverIfIdle(ctx); err != nil {
 		j.log.Warn("recover running items of a cut-off execution failed", "error", err)
 	}
-	if cfg.Failover {
-		fi, err := j.localFailoverItems(ctx)
-		if err != nil {
-			return executor.ShardingContexts{}, wrap("failover items", err)
-		}
-		if len(fi) > 0 {
-			// This execution runs failover items only: a pending catch-up
-			// of own items waits for the next one (their flags back).
-			if err := j.handOverCatchUp(ctx, nil); err != nil {
-				return executor.ShardingContexts{}, err
+	for {
+		if cfg.Failover {
+			fi, err := j.localFailoverItems(ctx)
+			if err != nil {
+				return executor.ShardingContexts{}, wrap("failover items", err)
 			}
-			sc, _, err := j.contexts(ctx, fi)
-			return sc, err
+			if len(fi) > 0 {
+				// This execution runs failover items only: a pending catch-up
+				// of own items waits for the next one (their flags back).
+				if err := j.handOverCatchUp(ctx, nil); err != nil {
+					return executor.ShardingContexts{}, err
+				}
+				sc, _, err := j.contexts(ctx, fi)
+				return sc, err
+			}
 		}
-	}
-	if err := j.shardingIfNecessary(ctx); err != nil {
-		return executor.ShardingContexts{}, err
+		// A non-leader waits here until the leader reshards, which it does
+		// at its next execution. Items this instance claims for failover
+		// meanwhile run now instead (upstream waits, and a claimed item
+		// waited for a busy leader's next fire: chaos seed 11).
+		err := j.shardingIfNecessary(ctx)
+		if errors.Is(err, errClaimedWhileWaiting) {
+			continue
+		}
+		if err != nil {
+			return executor.ShardingContexts{}, err
+		}
+		break
 	}
 	items, err := j.localShardingItems(ctx)
 	if err != nil {
@@ -181,6 +192,18 @@ func (j *Job) localFailoverItems(ctx context.Context) ([]int, error) {
 		}
 	}
 	return out, nil
+}
+
+// errClaimedWhileWaiting: an execution waiting for the leader's resharding
+// stops waiting because this instance claimed failover items meanwhile.
+var errClaimedWhileWaiting = errors.New("coord: failover items claimed while waiting for resharding")
+
+// hasClaims reports whether this process claimed failover items it has not
+// seen completed.
+func (j *Job) hasClaims() bool {
+	j.claimsMu.Lock()
+	defer j.claimsMu.Unlock()
+	return len(j.claims) > 0
 }
 
 // rememberClaim records an item this process claimed for failover.

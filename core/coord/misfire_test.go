@@ -338,3 +338,43 @@ func scenarioMissedFireDuringReshardingFlagsGainedItems(t *testing.T, cl *cluste
 	expectAssign(t, cl, 4, map[string][]int{a.id: {0, 3}, b.id: {1}, c.id: {2}})
 	eventually(t, "b ran item 1, which the resharding gave it", func() bool { return countRuns(b, 1) > 0 })
 }
+
+// An execution that waits for the leader's resharding (the leader reshards
+// at its next execution) runs the items its instance claims for failover
+// meanwhile, instead of holding them back until the resharding (chaos seed
+// 11: a claimed item waited 8 s for a busy leader's next fire).
+func scenarioClaimWhileWaitingForReshardingRuns(t *testing.T, cl *cluster) {
+	a := cl.start("192.168.1.1", 100, failoverConfig(4)) // the leader
+	b := cl.start("192.168.1.2", 200, failoverConfig(4))
+	cl.waitNecessary()
+	runAll(t, a, b)
+	expectAssign(t, cl, 4, map[string][]int{b.id: {0, 1}, a.id: {2, 3}})
+	releaseA, doneA := startHeldRun(t, cl, a, []int{2, 3}) // the leader is busy
+	defer func() {
+		releaseA()
+		<-doneA
+	}()
+	cl.persist(jp("leader", "sharding", "necessary"), "") // pending until a's next execution
+	cl.sync()
+	type result struct {
+		items []int
+		err   error
+	}
+	res := make(chan result, 1)
+	go func() {
+		items, err := b.run(ctxT(t)) // waits for the resharding
+		res <- result{items, err}
+	}()
+	cl.persist(jp("leader", "failover", "items", "1"), "") // an item queued for failover
+	select {
+	case r := <-res:
+		if r.err != nil || !equalInts(r.items, []int{1}) {
+			t.Fatalf("b's execution ran %v, %v; want the claimed item [1]", r.items, r.err)
+		}
+	case <-time.After(waitFor):
+		t.Fatal("b's execution still waits for the resharding though it claimed item 1")
+	}
+	if _, ok := cl.get(jp("leader", "sharding", "necessary")); !ok {
+		t.Error("the resharding was done meanwhile; the test shows nothing")
+	}
+}

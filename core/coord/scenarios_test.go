@@ -24,6 +24,7 @@ func scenarios() map[string]func(*testing.T, *cluster) {
 		"OwnItemRunningElsewhereCaughtUp":        scenarioOwnItemRunningElsewhereCaughtUp,
 		"PendingMisfireRunAtOnceAndHandedOver":   scenarioPendingMisfireRunAtOnceAndHandedOver,
 		"MissedFireDuringReshardingFlagsGained":  scenarioMissedFireDuringReshardingFlagsGainedItems,
+		"ClaimWhileWaitingForReshardingRuns":     scenarioClaimWhileWaitingForReshardingRuns,
 	}
 }
 
