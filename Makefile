@@ -71,7 +71,7 @@ demo-cluster:
 # on a standalone ZooKeeper, then on a 3-node ensemble (TOPOLOGY=standalone or
 # ensemble for one), checked against the suite's invariants. SEED replays a
 # schedule (0: from the clock; the seed is always printed). The short form
-# runs in `make test`.
+# runs in `make test`. DURATION=60m is the soak form (docs/chaos.md).
 SEED     ?= 0
 DURATION ?= 5m
 TOPOLOGY ?= both

@@ -100,8 +100,8 @@ func (j *Job) runLoop(ctx context.Context, conn <-chan reg.ConnEvent) error {
 			default:
 			}
 		case <-pump.C:
-			if err := j.pumpFailover(ctx); err != nil && ctx.Err() == nil {
-				j.log.Warn("failover claim retry failed", "error", err)
+			if err := j.pump(ctx); err != nil && ctx.Err() == nil {
+				j.log.Warn("failover and misfire pump failed", "error", err)
 			}
 		case now := <-recon.C:
 			if err := j.reconcile(ctx, st, now); err != nil && ctx.Err() == nil {
@@ -387,9 +387,15 @@ func (j *Job) handleEvent(ctx context.Context, ev reg.TreeEvent, st *loopState) 
 		if strings.Contains(id, "/") || ev.Type == reg.NodeUpdated {
 			return false
 		}
-		logErr("resharding flag", j.serversChanged(ctx))
+		// Crash handling first (upstream flags resharding first): the
+		// items of the dead instance with a pending misfire (no running
+		// node, so resharding does not wait for them) are queued for
+		// failover before a resharding can give them to a live owner.
 		if ev.Type == reg.NodeDeleted && id != j.id {
 			logErr("crash failover", j.onInstanceCrashed(ctx, id))
+		}
+		logErr("resharding flag", j.serversChanged(ctx))
+		if ev.Type == reg.NodeDeleted && id != j.id {
 			logErr("stale node sweep", j.cleanStaleIfLeader(ctx))
 		}
 		if ev.Type == reg.NodeAdded && id == j.id {
@@ -404,6 +410,10 @@ func (j *Job) handleEvent(ctx context.Context, ev reg.TreeEvent, st *loopState) 
 		}
 	case rel == nodeGuaranteeStarted || rel == nodeGuaranteeCompleted:
 		j.onGuaranteeEvent(rel, ev)
+	case rel == nodeNecessary:
+		if ev.Type == reg.NodeDeleted {
+			logErr("misfire after resharding", j.misfireAfterResharding(ctx))
+		}
 	}
 	return false
 }

@@ -74,27 +74,45 @@ func (j *Job) ShardingContexts(ctx context.Context) (executor.ShardingContexts, 
 	if _, err := j.recoverIfIdle(ctx); err != nil {
 		j.log.Warn("recover running items of a cut-off execution failed", "error", err)
 	}
-	if cfg.Failover {
-		fi, err := j.localFailoverItems(ctx)
+	for {
+		if cfg.Failover {
+			fi, err := j.localFailoverItems(ctx)
+			if err != nil {
+				return executor.ShardingContexts{}, wrap("failover items", err)
+			}
+			if len(fi) > 0 {
+				// This execution runs failover items only: a pending catch-up
+				// of own items waits for the next one (their flags back).
+				if err := j.handOverCatchUp(ctx, nil); err != nil {
+					return executor.ShardingContexts{}, err
+				}
+				sc, _, err := j.contexts(ctx, fi)
+				return sc, err
+			}
+		}
+		// A non-leader waits here until the leader reshards, which it does
+		// at its next execution. Items this instance claims for failover
+		// meanwhile run now instead (upstream waits, and a claimed item
+		// waited for a busy leader's next fire: chaos seed 11).
+		err := j.shardingIfNecessary(ctx)
+		if errors.Is(err, errClaimedWhileWaiting) {
+			continue
+		}
 		if err != nil {
-			return executor.ShardingContexts{}, wrap("failover items", err)
+			return executor.ShardingContexts{}, err
 		}
-		if len(fi) > 0 {
-			j.ranFailover.Store(true)
-			return j.contexts(ctx, fi)
-		}
-	}
-	j.ranFailover.Store(false)
-	if err := j.shardingIfNecessary(ctx); err != nil {
-		return executor.ShardingContexts{}, err
+		break
 	}
 	items, err := j.localShardingItems(ctx)
 	if err != nil {
 		return executor.ShardingContexts{}, wrap("local items", err)
 	}
+	if err := j.handOverCatchUp(ctx, items); err != nil {
+		return executor.ShardingContexts{}, err
+	}
+	var takeOff []int
 	if cfg.Failover {
-		takeOff, err := j.itemsWith(ctx, items, "failover")
-		if err != nil {
+		if takeOff, err = j.itemsWith(ctx, items, "failover"); err != nil {
 			return executor.ShardingContexts{}, err
 		}
 		items = without(items, takeOff)
@@ -103,7 +121,30 @@ func (j *Job) ShardingContexts(ctx context.Context) (executor.ShardingContexts, 
 	if err != nil {
 		return executor.ShardingContexts{}, err
 	}
-	return j.contexts(ctx, without(items, disabled))
+	sc, running, err := j.contexts(ctx, without(items, disabled))
+	if err != nil {
+		return sc, err
+	}
+	if len(takeOff) > 0 && cfg.MonitorExecution {
+		r, err := j.itemsWith(ctx, takeOff, "running")
+		if err != nil {
+			return executor.ShardingContexts{}, err
+		}
+		running = append(running, r...)
+	}
+	if len(running) == 0 {
+		return sc, nil
+	}
+	// Own items running elsewhere (a failover run on another instance, or
+	// the node of an instance that is gone): upstream skips them silently
+	// and this trigger is lost for them. Their misfire flags make the
+	// instance running them catch it up right after (its misfire loop),
+	// or the crash handling hand them to failover (queueMisfire).
+	if err := j.setMisfire(ctx, running); err != nil {
+		return executor.ShardingContexts{}, err
+	}
+	j.log.Info("items running elsewhere at this trigger; their misfire flags are set", "items", running)
+	return sc, nil
 }
 
 // localFailoverItems: items whose failover node names this instance. Only
@@ -153,6 +194,18 @@ func (j *Job) localFailoverItems(ctx context.Context) ([]int, error) {
 	return out, nil
 }
 
+// errClaimedWhileWaiting: an execution waiting for the leader's resharding
+// stops waiting because this instance claimed failover items meanwhile.
+var errClaimedWhileWaiting = errors.New("coord: failover items claimed while waiting for resharding")
+
+// hasClaims reports whether this process claimed failover items it has not
+// seen completed.
+func (j *Job) hasClaims() bool {
+	j.claimsMu.Lock()
+	defer j.claimsMu.Unlock()
+	return len(j.claims) > 0
+}
+
 // rememberClaim records an item this process claimed for failover.
 func (j *Job) rememberClaim(i int) {
 	j.claimsMu.Lock()
@@ -172,22 +225,24 @@ func (j *Job) forgetClaims(items ...int) {
 	}
 }
 
-// contexts is ExecutionContextService.getJobShardingContext.
-func (j *Job) contexts(ctx context.Context, items []int) (executor.ShardingContexts, error) {
+// contexts is ExecutionContextService.getJobShardingContext; it also
+// returns the items it dropped because they run (monitorExecution).
+func (j *Job) contexts(ctx context.Context, items []int) (executor.ShardingContexts, []int, error) {
 	cfg, err := j.loadConfig(ctx)
 	if err != nil {
-		return executor.ShardingContexts{}, err
+		return executor.ShardingContexts{}, nil, err
 	}
+	var running []int
 	if cfg.MonitorExecution {
-		running, err := j.itemsWith(ctx, items, "running")
+		running, err = j.itemsWith(ctx, items, "running")
 		if err != nil {
-			return executor.ShardingContexts{}, err
+			return executor.ShardingContexts{}, nil, err
 		}
 		items = without(items, running)
 	}
 	params, err := config.ParseShardingItemParameters(cfg.ShardingItemParameters)
 	if err != nil {
-		return executor.ShardingContexts{}, err
+		return executor.ShardingContexts{}, nil, err
 	}
 	sc := executor.ShardingContexts{
 		TaskID:                 fmt.Sprintf("%s@-@%s@-@READY@-@%s", cfg.JobName, joinItems(items), j.id),
@@ -202,7 +257,7 @@ func (j *Job) contexts(ctx context.Context, items []int) (executor.ShardingConte
 			sc.ShardingItemParameters[i] = p
 		}
 	}
-	return sc, nil
+	return sc, running, nil
 }
 
 // MisfireIfRunning implements executor.Facade.
@@ -356,13 +411,59 @@ func (j *Job) ClearMisfire(ctx context.Context, items []int) error {
 }
 
 // SetMisfire implements executor.Facade: it sets the misfire flags of this
-// instance's items (spec §11).
+// instance's items (spec §11). While a resharding is pending, the fire
+// that was missed would have run the items this instance owns once it
+// commits: the items it gains then are flagged too (the event loop sees
+// the resharding flag go; misfireAfterResharding). Upstream flags the
+// items owned when the busy thread frees.
 func (j *Job) SetMisfire(ctx context.Context) error {
 	items, err := j.LocalItems(ctx)
 	if err != nil {
 		return wrap("set misfire", err)
 	}
-	return j.setMisfire(ctx, items)
+	if err := j.setMisfire(ctx, items); err != nil {
+		return err
+	}
+	if need, err := j.NeedSharding(ctx); err != nil {
+		return wrap("set misfire", err)
+	} else if need {
+		j.misfireMu.Lock()
+		if j.misfireBefore == nil {
+			j.misfireBefore = []int{}
+		}
+		j.misfireBefore = append(j.misfireBefore, items...)
+		j.misfireMu.Unlock()
+	}
+	return nil
+}
+
+// misfireAfterResharding flags the items gained by the resharding that was
+// pending when a fire was missed (see SetMisfire), once it is no longer
+// pending.
+func (j *Job) misfireAfterResharding(ctx context.Context) error {
+	j.misfireMu.Lock()
+	before := j.misfireBefore
+	j.misfireBefore = nil
+	j.misfireMu.Unlock()
+	if before == nil {
+		return nil
+	}
+	if need, err := j.NeedSharding(ctx); err != nil || need {
+		j.misfireMu.Lock() // pending again: wait for that one
+		j.misfireBefore = append(before, j.misfireBefore...)
+		j.misfireMu.Unlock()
+		return err
+	}
+	items, err := j.LocalItems(ctx)
+	if err != nil {
+		return err
+	}
+	gained := without(items, before)
+	if len(gained) == 0 {
+		return nil
+	}
+	j.log.Info("a fire missed while a resharding was pending; flagging the items it gave this instance", "items", gained)
+	return j.setMisfire(ctx, gained)
 }
 
 // setMisfire creates the misfire flags of items.

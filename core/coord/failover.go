@@ -26,6 +26,20 @@ func (j *Job) onInstanceCrashed(ctx context.Context, x string) error {
 		}
 		return err
 	}
+	if err := j.failOverCrashedRunning(ctx, x); err != nil {
+		return err
+	}
+	queued, err := j.queueMisfiresOf(ctx, x)
+	if err != nil || !queued {
+		return err
+	}
+	return j.failoverIfNecessary(ctx)
+}
+
+// failOverCrashedRunning is upstream's JobCrashedJobListener action: the
+// items x was failing over, else the items x was running, are queued for
+// failover.
+func (j *Job) failOverCrashedRunning(ctx context.Context, x string) error {
 	fo, err := j.itemsWithValue(ctx, "failovering", x)
 	if err != nil {
 		return err
@@ -59,6 +73,74 @@ func (j *Job) onInstanceCrashed(ctx context.Context, x string) error {
 		}
 	}
 	return nil
+}
+
+// queueMisfiresOf hands the pending misfires of the items assigned to x,
+// an instance that is gone, to failover (better than upstream, where the
+// flag waits for the item's next owner to run its next fire first, and is
+// lost if the next owner's misfire loop never sees it): a fire that found
+// such an item running set its flag, and x died before its catch-up run.
+// It reports whether an item was queued.
+func (j *Job) queueMisfiresOf(ctx context.Context, x string) (bool, error) {
+	cfg, err := j.config(ctx)
+	if err != nil {
+		return false, err
+	}
+	queued := false
+	for i := 0; i < cfg.ShardingTotalCount; i++ {
+		owner, _, err := j.s.get(ctx, j.p.itemNode(i, "instance"))
+		if err != nil {
+			return queued, err
+		}
+		if owner != x {
+			continue
+		}
+		q, err := j.queueMisfire(ctx, i, x)
+		if err != nil {
+			return queued, err
+		}
+		queued = queued || q
+	}
+	return queued, nil
+}
+
+// queueMisfire hands the misfire flag of item i, left by its owner x that
+// is gone, to failover: leader/failover/items/i is created and the flag
+// deleted in one transaction, so that one instance wins and the claimer's
+// run serves the missed fire. When the item is already queued, only the
+// flag goes (the queued run serves it); when it runs or is claimed, the
+// flag stays for that execution's misfire loop. It reports whether the item
+// was queued.
+func (j *Job) queueMisfire(ctx context.Context, i int, x string) (bool, error) {
+	for _, n := range []string{"running", "failover"} {
+		if ok, err := j.s.exists(ctx, j.p.itemNode(i, n)); err != nil || ok {
+			return false, err
+		}
+	}
+	if ok, err := j.s.exists(ctx, j.p.itemNode(i, "misfire")); err != nil || !ok {
+		return false, err
+	}
+	if err := j.s.createIfNeeded(ctx, j.p.of(nodeFailoverItems)); err != nil {
+		return false, err
+	}
+	_, err := j.c.Multi(ctx,
+		reg.CreateOp(j.p.failoverItem(i), nil, reg.Persistent),
+		reg.DeleteOp(j.p.itemNode(i, "misfire"), reg.AnyVersion))
+	var me *reg.MultiError
+	switch {
+	case err == nil:
+		j.log.Info("owner of an item with a missed fire is gone; queuing the item for failover", "item", i, "owner", x)
+		return true, nil
+	case errors.As(err, &me) && me.Index == 0 && errors.Is(err, reg.ErrNodeExists):
+		// Already queued: that run serves the missed fire too.
+		if err := j.c.Delete(ctx, j.p.itemNode(i, "misfire"), reg.AnyVersion); err != nil && !errors.Is(err, reg.ErrNoNode) {
+			return false, wrap("clear misfire", err)
+		}
+		return false, nil
+	case errors.As(err, &me) && me.Index == 1 && errors.Is(err, reg.ErrNoNode):
+		return false, nil // another instance handed it over first
+	}
+	return false, wrap("queue misfired item", err)
 }
 
 // crashedItems: items assigned to x that x was running; none when x's
@@ -197,77 +279,98 @@ func (j *Job) failoverIfNecessary(ctx context.Context) error {
 	return nil
 }
 
-// trigger asks the scheduler to run once now. The request is dropped when
-// the scheduler still runs an execution of the job (the enquiry claims
-// from inside one); pumpFailover then asks again once this instance is
-// idle.
+// trigger asks the scheduler to run once now, or right after the
+// execution of the job in progress (the enquiry claims from inside one);
+// should a scheduler drop the request instead, pump asks again
+// once this instance is idle.
 func (j *Job) trigger() {
 	j.lastTrig.Store(time.Now().UnixNano())
 	j.onTrig()
 }
 
-// failoverTick is the period of pumpFailover.
+// failoverTick is the period of pump.
 func (j *Job) failoverTick() time.Duration { return j.poll * 5 }
 
-// pumpFailover runs on the event loop every failoverTick (better than
+// pump runs on the event loop every failoverTick (better than
 // upstream, whose claims happen only on a crash event and after an
 // execution, so a queued item can wait for a cron fire or forever). While
-// this instance is idle, registered and failover is on, it
-//   - clears the running nodes an execution cut off by a (presumed) session
-//     loss left, queuing them for failover (recoverIfIdle);
-//   - asks the scheduler again to run the items it has claimed
-//     (sharding/i/failover = me) when an earlier trigger was dropped because
-//     an execution was still ending;
-//   - otherwise claims one queued item (leader/failover/items non-empty).
+// this instance is idle and registered, it
+//   - with failover on, clears the running nodes an execution cut off by a
+//     (presumed) session loss left, queuing them for failover
+//     (recoverIfIdle);
+//   - with failover on, asks the scheduler again to run the items it has
+//     claimed (sharding/i/failover = me) when an earlier trigger was
+//     dropped, or else claims one queued item (leader/failover/items
+//     non-empty);
+//   - otherwise, with misfire on, runs its own items whose missed fire no
+//     execution served (runPendingMisfires).
 //
 // It reads the tree cache first, so an idle tick costs no registry call.
-func (j *Job) pumpFailover(ctx context.Context) error {
-	if j.cache == nil || j.shutdown.Load() || j.running.Load() {
+func (j *Job) pump(ctx context.Context) error {
+	if j.cache == nil || j.shutdown.Load() {
+		return nil
+	}
+	if j.running.Load() {
+		j.misfireSeen.Store(0)
 		return nil
 	}
 	if _, err := j.session(); err != nil {
 		return nil // paused or not registered: reRegister resumes first
 	}
 	cfg, err := j.config(ctx)
-	if err != nil || !cfg.Failover {
+	if err != nil {
 		return err
 	}
-	if j.needRecover.Load() {
-		if _, err := j.recoverIfIdle(ctx); err != nil {
-			return err
+	if cfg.Failover {
+		if j.needRecover.Load() {
+			if _, err := j.recoverIfIdle(ctx); err != nil {
+				return err
+			}
 		}
-	}
-	if j.claimedInCache() {
-		if time.Since(time.Unix(0, j.lastTrig.Load())) < j.failoverTick() {
+		if j.claimedInCache() {
+			if time.Since(time.Unix(0, j.lastTrig.Load())) < j.failoverTick() {
+				return nil
+			}
+			fi, err := j.localFailoverItems(ctx)
+			if err != nil || len(fi) == 0 || j.running.Load() {
+				return err
+			}
+			j.log.Info("claimed failover items have not run yet; triggering again", "items", fi)
+			j.trigger()
 			return nil
 		}
-		fi, err := j.localFailoverItems(ctx)
-		if err != nil || len(fi) == 0 || j.running.Load() {
-			return err
+		if names, _ := j.cache.Children(j.p.of(nodeFailoverItems)); len(names) > 0 {
+			return j.failoverIfNecessary(ctx)
 		}
-		j.log.Info("claimed failover items have not run yet; triggering again", "items", fi)
-		j.trigger()
-		return nil
 	}
-	if names, _ := j.cache.Children(j.p.of(nodeFailoverItems)); len(names) > 0 {
-		return j.failoverIfNecessary(ctx)
+	j.misfireMu.Lock()
+	deferred := j.misfireBefore != nil
+	j.misfireMu.Unlock()
+	if deferred {
+		// The flag's deletion event may have been missed (coalesced).
+		if _, _, pending := j.cache.Get(j.p.of(nodeNecessary)); !pending {
+			if err := j.misfireAfterResharding(ctx); err != nil {
+				return err
+			}
+		}
 	}
-	if cfg.Misfire && j.ranFailover.Load() {
+	if cfg.Misfire {
 		return j.runPendingMisfires(ctx)
 	}
 	return nil
 }
 
-// runPendingMisfires serves own items whose fire was missed while an
-// execution of failover items ran here: that execution's catch-up re-runs
-// only its own (failover) items (upstream semantics), so the flags of this
-// instance's items would wait for the next fire, and be lost if the
-// instance died meanwhile (found by the chaos suite). Flags seen on two
-// idle ticks in a row, on items no instance runs, are cleared and the
-// scheduler is asked to run once; the run is the catch-up. After a regular
-// execution a missed fire keeps upstream's timing (flags written when the
-// run ends, served by the next fire's catch-up), as the ElasticJob console
-// and Java peers see it.
+// runPendingMisfires serves own items with a misfire flag that no
+// execution serves: the trigger's misfire loop re-runs only that trigger's
+// items, so flags wait for the next fire (upstream semantics), and are lost
+// if the instance dies meanwhile (found by the chaos suite), when they were
+// set on this instance's items during an execution of failover items, when
+// a resharding gave this instance items flagged by their previous owner, or
+// when a fire found them running on another instance as it ended. Flags
+// seen on two idle ticks in a row, on items no instance runs, are cleared
+// and the scheduler is asked to run once; the run is the catch-up. Should
+// a pending resharding move some of them away first, that run sets their
+// flags again for their new owner (handOverCatchUp).
 func (j *Job) runPendingMisfires(ctx context.Context) error {
 	items := j.misfiredInCache()
 	if len(items) == 0 {
@@ -295,12 +398,32 @@ func (j *Job) runPendingMisfires(ctx context.Context) error {
 	if running, err := j.itemsWith(ctx, pending, "running"); err != nil || len(running) > 0 {
 		return err
 	}
+	j.catchUpMu.Lock()
+	j.catchUp = pending
+	j.catchUpMu.Unlock()
 	if err := j.ClearMisfire(ctx, pending); err != nil {
 		return err
 	}
-	j.log.Info("fire missed while another execution ran here; running the items now", "items", pending)
+	j.log.Info("fire missed and not yet caught up; running the items now", "items", pending)
 	j.trigger()
 	return nil
+}
+
+// handOverCatchUp is called by the next execution once it knows its items
+// (after any resharding): the items runPendingMisfires cleared the flags of
+// and that are no longer this instance's get their flags back, for their
+// new owner to serve.
+func (j *Job) handOverCatchUp(ctx context.Context, own []int) error {
+	j.catchUpMu.Lock()
+	items := j.catchUp
+	j.catchUp = nil
+	j.catchUpMu.Unlock()
+	moved := without(items, own)
+	if len(moved) == 0 {
+		return nil
+	}
+	j.log.Info("items whose missed fire was to be caught up here moved away; flagging them for their new owner", "items", moved)
+	return j.setMisfire(ctx, moved)
 }
 
 // misfiredInCache: the tree cache shows this instance's own items

@@ -58,7 +58,10 @@ type Options struct {
 	Logger     hclog.Logger
 
 	// OnTrigger asks the scheduler to run the job once now (failover claim,
-	// trigger node). Called from the job's event goroutine: must not block.
+	// catch-up of a missed fire, trigger node), or right after an
+	// execution in progress (core/scheduler does; a scheduler that drops
+	// it is asked again for claims). Called from the job's event
+	// goroutine: must not block.
 	OnTrigger func()
 	// OnReschedule reports a changed cron or time zone in the config node.
 	OnReschedule func(cron, timeZone string)
@@ -130,12 +133,18 @@ type Job struct {
 	// lastTrig is when a failover claim last asked the scheduler to run
 	// (UnixNano); the failover pump spaces its re-triggers by it.
 	lastTrig atomic.Int64
-	// misfireSeen is when the failover pump first saw own items with a
-	// pending misfire while idle (UnixNano; 0: none seen).
+	// misfireSeen is when the pump first saw own items with a pending
+	// misfire while idle (UnixNano; 0: none seen).
 	misfireSeen atomic.Int64
-	// ranFailover: the last sharding contexts handed out were failover
-	// items (the pump then serves own items' pending misfires).
-	ranFailover atomic.Bool
+	// misfireBefore: a fire was missed while a resharding was pending;
+	// these were this instance's items then (nil: none). The items the
+	// resharding gives it are flagged once it commits (SetMisfire).
+	misfireMu     sync.Mutex
+	misfireBefore []int
+	// catchUp are the items whose flags runPendingMisfires cleared for the
+	// run it triggered (see handOverCatchUp).
+	catchUpMu sync.Mutex
+	catchUp   []int
 	// claims are the items this process claimed for failover and has not
 	// seen completed (see localFailoverItems).
 	claimsMu sync.Mutex

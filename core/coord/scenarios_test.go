@@ -19,6 +19,12 @@ func scenarios() map[string]func(*testing.T, *cluster) {
 		"TriggerRunsOnceOnEveryInstance":         scenarioTriggerRunsOnceOnEveryInstance,
 		"Misfire":                                scenarioMisfire,
 		"ConfigChangeReactions":                  scenarioConfigChangeReactions,
+		"MissedFireRunsRightAfterTheRun":         scenarioMissedFireRunsRightAfterTheRun,
+		"DeadOwnersMissedFireFailsOver":          scenarioDeadOwnersMissedFireFailsOver,
+		"OwnItemRunningElsewhereCaughtUp":        scenarioOwnItemRunningElsewhereCaughtUp,
+		"PendingMisfireRunAtOnceAndHandedOver":   scenarioPendingMisfireRunAtOnceAndHandedOver,
+		"MissedFireDuringReshardingFlagsGained":  scenarioMissedFireDuringReshardingFlagsGainedItems,
+		"ClaimWhileWaitingForReshardingRuns":     scenarioClaimWhileWaitingForReshardingRuns,
 	}
 }
 

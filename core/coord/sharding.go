@@ -216,6 +216,9 @@ func (j *Job) waitShardingCompleted(ctx context.Context) error {
 		if err != nil || leader {
 			return err
 		}
+		if j.hasClaims() {
+			return errClaimedWhileWaiting
+		}
 		need, err := j.s.exists(ctx, j.p.of(nodeNecessary))
 		if err != nil {
 			return err

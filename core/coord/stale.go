@@ -20,7 +20,10 @@ import (
 // the node was read: running nodes are only created fenced on the creator's
 // instance node, so the creator's session has ended since. Items of failed
 // running or failovering nodes are queued for failover when failover is on.
-// Misfire flags of items whose owner is gone are dropped too. Nodes naming
+// The misfire flag of an item whose owner is gone (a fire found the item
+// running and the owner died before its catch-up run) queues the item for
+// failover when failover is on (queueMisfire), and is dropped otherwise, as
+// is the flag of an unassigned item. Nodes naming
 // this instance are left to recoverOwnRunning, and empty values (3.0.0-1)
 // are not judged. The leader runs it at startup, on reconcile ticks and
 // after an instance crash.
@@ -96,9 +99,15 @@ func (j *Job) cleanStale(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			if dead, err := isDead(owner); err != nil {
+			dead, err := isDead(owner)
+			switch {
+			case err != nil:
 				return err
-			} else if dead || owner == "" {
+			case dead && cfg.Failover:
+				q, err := j.queueMisfire(ctx, i, owner)
+				flagged = flagged || q
+				errs = append(errs, err)
+			case dead || owner == "":
 				j.log.Info("removing the misfire flag of an item whose owner is gone", "item", i, "owner", owner)
 				if err := j.c.Delete(ctx, j.p.itemNode(i, "misfire"), reg.AnyVersion); err != nil && !errors.Is(err, reg.ErrNoNode) {
 					errs = append(errs, err)

@@ -57,7 +57,7 @@ func BenchmarkTrigger(b *testing.B) {
 			ctx := b.Context()
 			b.ReportAllocs()
 			for b.Loop() {
-				if err := e.Execute(ctx, executor.NormalTrigger); err != nil {
+				if err := e.Execute(ctx, executor.NormalTrigger, nil); err != nil {
 					b.Fatal(err)
 				}
 			}

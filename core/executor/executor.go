@@ -148,14 +148,26 @@ func New(jobName string, opts Options) (*Executor, error) {
 func (e *Executor) JobName() string { return e.jobName }
 
 // RecordMisfire sets the misfire flags of the local items, for a fire the
-// trigger loop skipped while this job was running (wire it to
-// trigger.Options.OnMisfire for fires with Scheduled > 0; manual triggers
-// dropped while running set no flag, as upstream).
+// trigger loop skipped while this job was running and that no execution
+// took (wire it to trigger.Options.OnMisfire for fires with Scheduled > 0;
+// manual triggers dropped while running set no flag, as upstream).
 func (e *Executor) RecordMisfire(ctx context.Context) error {
 	if err := e.opts.Facade.SetMisfire(ctx); err != nil {
 		return fmt.Errorf("executor: job %q: set misfire: %w", e.jobName, err)
 	}
 	return nil
+}
+
+// MissedFires tells an execution about the fires its trigger loop skips
+// while it runs (core/scheduler adapts trigger.Fire to it).
+type MissedFires interface {
+	// Skipped receives (coalesced) when a fire is skipped.
+	Skipped() <-chan struct{}
+	// TakeMissed returns how many fires were skipped since the last call
+	// and forgets them (the execution serves them). With final set, the
+	// loop skips no fire afterwards: one that comes due before the
+	// execution returns starts right after it.
+	TakeMissed(final bool) int
 }
 
 // run is the state of one trigger.
@@ -168,10 +180,15 @@ type run struct {
 }
 
 // Execute runs one trigger of the job (executors spec §1.2, §1.6). src is
-// the source of the first run (NormalTrigger from the scheduler). It
+// the source of the first run (NormalTrigger from the scheduler). missed,
+// when not nil, reports the fires the trigger loop skips while this
+// trigger runs: each sets the misfire flags of the local items at once
+// (upstream's JobTriggerListener.triggerMisfired; the flags outlive this
+// instance), and the misfire loop after the run serves them with one
+// catch-up run of the items right away, in this trigger (see catchUp). It
 // returns nil when the trigger completed, an error wrapping ErrPropagated
 // when the error handler stopped it, or a wrapped Facade error.
-func (e *Executor) Execute(ctx context.Context, src Source) error {
+func (e *Executor) Execute(ctx context.Context, src Source, missed MissedFires) error {
 	f := e.opts.Facade
 	cfg, err := f.Config(ctx)
 	if err != nil {
@@ -180,6 +197,11 @@ func (e *Executor) Execute(ctx context.Context, src Source) error {
 	handler, poolSize := e.reload(ctx, cfg)
 	r := &run{Executor: e, cfg: cfg, handler: handler, poolSize: poolSize, timeout: e.timeout(cfg)}
 	ctx = withJobConfig(ctx, cfg)
+	// Fires skipped from now on set the flags of the items this instance
+	// owns when they come (a pending resharding may move items while the
+	// trigger waits for it).
+	stopRecording := r.recordSkips(ctx, missed)
+	defer stopRecording()
 
 	if cfg.MaxTimeDiffSeconds >= 0 {
 		if err := f.CheckEnvironment(ctx); err != nil {
@@ -206,23 +228,13 @@ func (e *Executor) Execute(ctx context.Context, src Source) error {
 	if err := r.listeners(ctx, sc, true); err != nil {
 		return err
 	}
-	if err := r.once(ctx, sc, src); err != nil {
+	err = r.once(ctx, sc, src)
+	unrecorded := stopRecording()
+	if err != nil {
 		return err
 	}
-	for {
-		again, err := f.ExecuteMisfired(ctx, sc.Items)
-		if err != nil {
-			return fmt.Errorf("executor: job %q: execute misfired: %w", e.jobName, err)
-		}
-		if !again {
-			break
-		}
-		if err := f.ClearMisfire(ctx, sc.Items); err != nil {
-			return fmt.Errorf("executor: job %q: clear misfire: %w", e.jobName, err)
-		}
-		if err := r.once(ctx, sc, Misfire); err != nil {
-			return err
-		}
+	if err := r.catchUp(ctx, sc, missed, unrecorded); err != nil {
+		return err
 	}
 	if cfg.Failover {
 		if err := f.FailoverIfNecessary(ctx); err != nil {
@@ -230,6 +242,103 @@ func (e *Executor) Execute(ctx context.Context, src Source) error {
 		}
 	}
 	return r.listeners(ctx, sc, false)
+}
+
+// recordSkips starts a goroutine that sets the misfire flags each time the
+// trigger loop skips a fire. The returned stop ends it and waits for it, so
+// no flag is written after the misfire loop has looked at them; it reports
+// whether a skipped fire could not be recorded (the loop records it), and
+// may be called again (it then does nothing).
+func (r *run) recordSkips(ctx context.Context, missed MissedFires) (stop func() (unrecorded bool)) {
+	if missed == nil || missed.Skipped() == nil {
+		return func() bool { return false }
+	}
+	quit, done := make(chan struct{}), make(chan struct{})
+	var unrecorded bool
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-quit:
+				return
+			case <-ctx.Done():
+				return
+			case <-missed.Skipped():
+				if missed.TakeMissed(false) > 0 && !r.recordMisfire(ctx) {
+					unrecorded = true
+				}
+			}
+		}
+	}()
+	var once sync.Once
+	return func() bool {
+		once.Do(func() {
+			close(quit)
+			<-done
+		})
+		return unrecorded
+	}
+}
+
+// onceRecording is once while skipped fires are recorded (recordSkips).
+func (r *run) onceRecording(ctx context.Context, sc ShardingContexts, src Source, missed MissedFires) (unrecorded bool, err error) {
+	stop := r.recordSkips(ctx, missed)
+	err = r.once(ctx, sc, src)
+	return stop(), err
+}
+
+// recordMisfire sets the local items' misfire flags for skipped fires; it
+// reports whether it did.
+func (r *run) recordMisfire(ctx context.Context) bool {
+	if err := r.RecordMisfire(ctx); err != nil {
+		if ctx.Err() == nil {
+			r.log.Warn("cannot record a fire skipped while the job ran", "error", err)
+		}
+		return false
+	}
+	return true
+}
+
+// catchUp is the misfire loop (executors spec §1.2 step 8): while misfire
+// is on, no resharding is pending and one of the items has a misfire flag,
+// the flags are cleared and the items run again with source Misfire, so
+// fires missed while they ran collapse into one catch-up run right after.
+// Fires the trigger loop skipped and that were not yet recorded (one that
+// came as a run ended, or whose recording failed) set the flags before each
+// check. Once the loop ends, the trigger loop is told to skip no more fires
+// of this trigger (a fire due before it returns starts right after), so no
+// fire is left waiting for the next one; with misfire off the fires it
+// skips stay misfires (recorded, never re-run).
+func (r *run) catchUp(ctx context.Context, sc ShardingContexts, missed MissedFires, unrecorded bool) error {
+	f := r.opts.Facade
+	final := false
+	for {
+		if missed != nil && (missed.TakeMissed(false) > 0 || unrecorded) {
+			r.recordMisfire(ctx)
+		}
+		again, err := f.ExecuteMisfired(ctx, sc.Items)
+		if err != nil {
+			return fmt.Errorf("executor: job %q: execute misfired: %w", r.jobName, err)
+		}
+		if !again && missed != nil && r.cfg.Misfire && !final {
+			final = true
+			if missed.TakeMissed(true) > 0 {
+				r.recordMisfire(ctx)
+				if again, err = f.ExecuteMisfired(ctx, sc.Items); err != nil {
+					return fmt.Errorf("executor: job %q: execute misfired: %w", r.jobName, err)
+				}
+			}
+		}
+		if !again {
+			return nil
+		}
+		if err := f.ClearMisfire(ctx, sc.Items); err != nil {
+			return fmt.Errorf("executor: job %q: clear misfire: %w", r.jobName, err)
+		}
+		if unrecorded, err = r.onceRecording(ctx, sc, Misfire, missed); err != nil {
+			return err
+		}
+	}
 }
 
 // normType is spi.NormalizeType with a default for empty names. ejob

@@ -51,6 +51,8 @@ type fakeFacade struct {
 	misfires     atomic.Int32 // ExecuteMisfired answers true this many times
 	needSharding func() bool
 	setMisfire   atomic.Int32
+	offMisfire   bool // ExecuteMisfired answers false (misfire off)
+	onContexts   func()
 }
 
 var (
@@ -69,6 +71,9 @@ func (f *fakeFacade) CheckEnvironment(ctx context.Context) error {
 
 func (f *fakeFacade) ShardingContexts(ctx context.Context) (executor.ShardingContexts, error) {
 	f.j.add("ShardingContexts")
+	if f.onContexts != nil {
+		f.onContexts()
+	}
 	return f.sc, nil
 }
 
@@ -89,6 +94,9 @@ func (f *fakeFacade) RegisterCompleted(ctx context.Context, sc executor.Sharding
 
 func (f *fakeFacade) ExecuteMisfired(ctx context.Context, items []int) (bool, error) {
 	f.j.add("ExecuteMisfired")
+	if f.offMisfire {
+		return false, nil
+	}
 	if f.misfires.Load() > 0 {
 		f.misfires.Add(-1)
 		return true, nil
@@ -111,8 +119,11 @@ func (f *fakeFacade) FailoverIfNecessary(ctx context.Context) error {
 	return nil
 }
 
+// SetMisfire flags the items: the next ExecuteMisfired answers true.
 func (f *fakeFacade) SetMisfire(ctx context.Context) error {
+	f.j.add("SetMisfire")
 	f.setMisfire.Add(1)
+	f.misfires.Store(1)
 	return nil
 }
 
@@ -252,7 +263,7 @@ func (h *harness) execute(t *testing.T) error {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return e.Execute(t.Context(), executor.NormalTrigger)
+	return e.Execute(t.Context(), executor.NormalTrigger, nil)
 }
 
 func check(t *testing.T, got, want []string) {
@@ -336,6 +347,152 @@ func TestMisfireLoop(t *testing.T) {
 		"RegisterBegin [2]", `TASK_RUNNING MISFIRE ""`, "item 2", "RegisterCompleted failed=[]", `TASK_FINISHED MISFIRE ""`,
 		"ExecuteMisfired",
 	})
+}
+
+// fakeMissed is a trigger loop's view for one execution: skip models a
+// fire skipped while the execution runs.
+type fakeMissed struct {
+	ch    chan struct{}
+	mu    sync.Mutex
+	n     int
+	final bool
+}
+
+func newFakeMissed() *fakeMissed { return &fakeMissed{ch: make(chan struct{}, 1)} }
+
+func (m *fakeMissed) Skipped() <-chan struct{} { return m.ch }
+
+func (m *fakeMissed) TakeMissed(final bool) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := m.n
+	m.n = 0
+	m.final = m.final || final
+	return n
+}
+
+// skip counts a skipped fire; notify tells the execution at once (a fire
+// skipped as the run ends may be seen only by its next TakeMissed).
+func (m *fakeMissed) skip(notify bool) {
+	m.mu.Lock()
+	m.n++
+	m.mu.Unlock()
+	if notify {
+		m.ch <- struct{}{}
+	}
+}
+
+func (m *fakeMissed) isFinal() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.final
+}
+
+// A fire skipped while the items run sets the misfire flags at once (while
+// they still run), and the trigger's misfire loop runs them again right
+// after, in the same trigger; then the trigger loop is told that no more
+// fires are to be skipped.
+func TestSkippedFireCaughtUpInTheSameTrigger(t *testing.T) {
+	for _, notify := range []bool{true, false} {
+		t.Run(fmt.Sprintf("notified=%v", notify), func(t *testing.T) {
+			h := newHarness([]int{0}, "", "")
+			h.opts.Listeners = []executor.Listener{listener{j: h.j, name: "L"}}
+			m := newFakeMissed()
+			var first atomic.Bool
+			h.opts.Runner = executor.SimpleFunc(func(ctx context.Context, sc spi.ShardingContext) error {
+				h.j.add("item %d", sc.ShardingItem)
+				if first.CompareAndSwap(false, true) {
+					m.skip(notify)
+					if notify { // the flag is written while the item runs
+						deadline := time.Now().Add(10 * time.Second)
+						for h.f.setMisfire.Load() == 0 {
+							if time.Now().After(deadline) {
+								return errors.New("misfire flag not recorded while running")
+							}
+							time.Sleep(time.Millisecond) // bounded wait on observable state
+						}
+					}
+				}
+				return nil
+			})
+			e, err := executor.New("job", h.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := e.Execute(t.Context(), executor.NormalTrigger, m); err != nil {
+				t.Fatal(err)
+			}
+			want := []string{"Config", "ShardingContexts", staging, "MisfireIfRunning [0]", "before L",
+				"RegisterBegin [0]", running, "item 0"}
+			if notify {
+				want = append(want, "SetMisfire", "RegisterCompleted failed=[]", done)
+			} else {
+				want = append(want, "RegisterCompleted failed=[]", done, "SetMisfire")
+			}
+			want = append(want, "ExecuteMisfired", "ClearMisfire [0]",
+				"RegisterBegin [0]", `TASK_RUNNING MISFIRE ""`, "item 0", "RegisterCompleted failed=[]", `TASK_FINISHED MISFIRE ""`,
+				"ExecuteMisfired", "after L")
+			check(t, h.j.get(), want)
+			if !m.isFinal() {
+				t.Error("the trigger loop was not told that the trigger takes no more missed fires")
+			}
+		})
+	}
+}
+
+// A fire skipped while the trigger waits in ShardingContexts (for a
+// resharding) flags the items at once, while this instance still owns
+// them, not once the run is over.
+func TestSkippedFireWhileWaitingForContextsRecordedAtOnce(t *testing.T) {
+	h := newHarness([]int{0}, "", "")
+	m := newFakeMissed()
+	h.f.onContexts = func() {
+		m.skip(true)
+		deadline := time.Now().Add(10 * time.Second)
+		for h.f.setMisfire.Load() == 0 && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond) // bounded wait on observable state
+		}
+	}
+	e, err := executor.New("job", h.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Execute(t.Context(), executor.NormalTrigger, m); err != nil {
+		t.Fatal(err)
+	}
+	got := h.j.get()
+	if i := slices.Index(got, "SetMisfire"); i < 0 || i > slices.Index(got, "MisfireIfRunning [0]") {
+		t.Errorf("the fire skipped during ShardingContexts was not recorded before the run: %v", got)
+	}
+}
+
+// With misfire off the skipped fires are recorded (as upstream) but not
+// re-run, and the trigger loop keeps skipping fires until the end.
+func TestSkippedFireWithMisfireOff(t *testing.T) {
+	h := newHarness([]int{0}, "", "")
+	h.f.cfg.Misfire = false
+	m := newFakeMissed()
+	h.opts.Runner = executor.SimpleFunc(func(ctx context.Context, sc spi.ShardingContext) error {
+		h.j.add("item %d", sc.ShardingItem)
+		m.skip(false)
+		return nil
+	})
+	h.f.misfires.Store(0)
+	e, err := executor.New("job", h.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The fake answers ExecuteMisfired by its flags; misfire off means
+	// the Facade answers false whatever the flags.
+	h.f.offMisfire = true
+	if err := e.Execute(t.Context(), executor.NormalTrigger, m); err != nil {
+		t.Fatal(err)
+	}
+	check(t, h.j.get(), []string{"Config", "ShardingContexts", staging, "MisfireIfRunning [0]",
+		"RegisterBegin [0]", running, "item 0", "RegisterCompleted failed=[]", done, "SetMisfire", "ExecuteMisfired"})
+	if m.isFinal() {
+		t.Error("final take with misfire off")
+	}
 }
 
 func TestThrowSingleItem(t *testing.T) {
@@ -638,19 +795,19 @@ func TestReloadOnlyWhenTypeChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 3 {
-		if err := e.Execute(t.Context(), executor.NormalTrigger); err != nil {
+		if err := e.Execute(t.Context(), executor.NormalTrigger, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
 	h.f.cfg.JobErrorHandlerType = "log" // same type, other spelling
-	if err := e.Execute(t.Context(), executor.NormalTrigger); err != nil {
+	if err := e.Execute(t.Context(), executor.NormalTrigger, nil); err != nil {
 		t.Fatal(err)
 	}
 	if n := h.lookups.Load(); n != 1 {
 		t.Errorf("handler resolved %d times, want 1", n)
 	}
 	h.f.cfg.JobErrorHandlerType = "IGNORE"
-	if err := e.Execute(t.Context(), executor.NormalTrigger); err != nil {
+	if err := e.Execute(t.Context(), executor.NormalTrigger, nil); err != nil {
 		t.Fatal(err)
 	}
 	if n := h.lookups.Load(); n != 2 {

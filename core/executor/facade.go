@@ -52,7 +52,8 @@ type Facade interface {
 	ExecuteMisfired(ctx context.Context, items []int) (bool, error)
 	// SetMisfire sets the misfire flag of every local sharding item, for a
 	// fire the trigger loop skipped while the job was running (upstream's
-	// JobTriggerListener.triggerMisfired).
+	// JobTriggerListener.triggerMisfired). The pipeline may call it while
+	// the trigger's items run, concurrently with RegisterCompleted.
 	SetMisfire(ctx context.Context) error
 	// ClearMisfire deletes the misfire flags of items.
 	ClearMisfire(ctx context.Context, items []int) error

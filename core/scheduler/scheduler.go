@@ -269,7 +269,10 @@ func (s *Scheduler) Add(ctx context.Context, job Job) error {
 	co.Strategies = func(name string) (spi.ShardingStrategy, error) {
 		return spi.Resolve[spi.ShardingStrategy](s.opts.Plugins, name)
 	}
-	co.OnTrigger = func() { s.trig.TriggerNow(cfg.JobName) }
+	// A coordination trigger (failover claim, catch-up, trigger node) that
+	// comes while the job runs starts right after it, as Quartz's one-shot
+	// triggerJob does upstream.
+	co.OnTrigger = func() { s.trig.TriggerSoon(cfg.JobName) }
 	co.OnReschedule = func(expr, tz string) { s.reschedule(rt, expr, tz) }
 	co.OnShutdown = func() {
 		rt.log.Warn("this instance was shut down for the job from the console; the job stops here")
@@ -397,10 +400,17 @@ func (rt *runtime) fire(ctx context.Context, f trigger.Fire) {
 	// Out-of-process job types stop at the lease's deadline unless the
 	// host renews it, even while the host itself is paused.
 	ectx = spi.WithLease(ectx, spi.LeaseFunc(rt.coord.ExecutionLease()))
-	if err := rt.exec.Execute(ectx, executor.NormalTrigger); err != nil {
+	if err := rt.exec.Execute(ectx, executor.NormalTrigger, missedFires{f}); err != nil {
 		rt.log.Error("execution failed", "scheduled", f.Scheduled, "error", err)
 	}
 }
+
+// missedFires is a trigger.Fire as the executor sees it.
+type missedFires struct{ f trigger.Fire }
+
+func (m missedFires) Skipped() <-chan struct{} { return m.f.Skipped() }
+
+func (m missedFires) TakeMissed(final bool) int { return m.f.TakeMissed(final).Scheduled }
 
 func (s *Scheduler) onMisfire(ctx context.Context, id string, m trigger.Misfire) {
 	s.mu.Lock()

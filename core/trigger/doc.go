@@ -4,9 +4,12 @@
 // timer (the shape of robfig/cron's run loop).
 //
 // A job runs at most one execution at a time. A fire that comes due while
-// the job's previous execution is still going is not queued: it is reported
-// to the misfire callback once that execution ends, which is what Quartz
-// does with ElasticJob's settings (one worker thread per job,
-// misfireThreshold 1 ms, misfire policy "do nothing", JobTriggerListener;
-// executors spec §1.4, protocol spec §11).
+// the job's previous execution is still going is not queued: the execution
+// is told at once (Fire.Skipped) and may take it to serve it itself before
+// it returns (Fire.TakeMissed: ElasticJob's misfire loop re-runs the items
+// right after the execution); what it does not take is reported to the
+// misfire callback once it ends, which is what Quartz does with
+// ElasticJob's settings (one worker thread per job, misfireThreshold 1 ms,
+// misfire policy "do nothing", JobTriggerListener; executors spec §1.4,
+// protocol spec §11).
 package trigger

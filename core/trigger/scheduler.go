@@ -38,6 +38,81 @@ type Fire struct {
 	Actual time.Time
 	// Manual is true for a TriggerNow.
 	Manual bool
+
+	exec *execution
+}
+
+// Skipped receives (coalesced: one value for any number of fires) when a
+// schedule fire of the job comes due while this execution runs and is
+// skipped. It is nil for a Fire the scheduler did not dispatch.
+func (f Fire) Skipped() <-chan struct{} {
+	if f.exec == nil {
+		return nil
+	}
+	return f.exec.notify
+}
+
+// TakeMissed returns the schedule fires skipped so far because this
+// execution runs, and forgets them: they are the execution's to serve (a
+// catch-up run before it returns, ElasticJob's misfire loop), so they are
+// not reported to OnMisfire. Fires not taken are reported once the
+// execution returns, as before.
+//
+// With final set, no fire is skipped from then on: the first schedule fire
+// that comes due before the execution returns starts as soon as it
+// returns (later ones in that span are skipped into it). An execution calls
+// it with final once it will not look at missed fires again, so that none
+// is left waiting for the next fire.
+func (f Fire) TakeMissed(final bool) Misfire {
+	if f.exec == nil {
+		return Misfire{}
+	}
+	e := f.exec
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	m := e.missed
+	e.missed = Misfire{}
+	if final {
+		e.final = true
+	}
+	return m
+}
+
+// execution is what the loop shares with one running execution of a job.
+type execution struct {
+	notify chan struct{} // capacity 1: a fire was skipped
+
+	mu     sync.Mutex
+	missed Misfire // skipped schedule fires not yet taken
+	final  bool    // TakeMissed(true) was called: fires are deferred, not skipped
+}
+
+func newExecution() *execution { return &execution{notify: make(chan struct{}, 1)} }
+
+// skip records a schedule fire at that came due while the execution runs.
+// It reports false when the execution asked for no more skips (the fire is
+// then deferred until it returns).
+func (e *execution) skip(at time.Time) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.final {
+		return false
+	}
+	e.missed.addScheduled(at)
+	select {
+	case e.notify <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// leftover returns the skipped fires the execution did not take.
+func (e *execution) leftover() Misfire {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	m := e.missed
+	e.missed = Misfire{}
+	return m
 }
 
 // Func runs one execution of a job. ctx is cancelled when the job is
@@ -47,7 +122,8 @@ type Func func(ctx context.Context, fire Fire)
 // Misfire reports fires a job skipped because its previous execution was
 // still running (or because the loop fell behind by more than one period,
 // or because they came due while the job was paused). Several skipped fires
-// are reported together, after the execution that caused them returns.
+// are reported together, after the execution that caused them returns,
+// except those the execution took itself (Fire.TakeMissed).
 type Misfire struct {
 	// Scheduled counts skipped schedule fires; First and Last are the
 	// scheduled times of the first and last of them.
@@ -67,6 +143,18 @@ func (m *Misfire) addScheduled(at time.Time) {
 }
 
 func (m Misfire) empty() bool { return m.Scheduled == 0 && m.Manual == 0 }
+
+// merge adds o's fires to m (o's come after m's).
+func (m *Misfire) merge(o Misfire) {
+	if o.Scheduled > 0 {
+		if m.Scheduled == 0 {
+			m.First = o.First
+		}
+		m.Scheduled += o.Scheduled
+		m.Last = o.Last
+	}
+	m.Manual += o.Manual
+}
 
 // MisfireFunc receives a job's misfires. It runs as the job's execution:
 // no fire of that job runs while it does.
@@ -141,7 +229,14 @@ type job struct {
 
 	running bool
 	cancel  context.CancelFunc
+	exec    *execution // of the running execution
 	misfire Misfire
+	// deferred is the first schedule fire that came due after the running
+	// execution's final TakeMissed; it starts when that execution returns.
+	deferred time.Time
+	// soon is the time of a TriggerSoon that came while the job ran
+	// (zero: none); it starts when the running execution returns.
+	soon    time.Time
 	waiters []chan struct{} // closed when no execution runs
 }
 
@@ -154,6 +249,7 @@ const (
 	opPause
 	opResume
 	opTriggerNow
+	opTriggerSoon
 	opSnapshot
 )
 
@@ -234,6 +330,15 @@ func (s *Scheduler) TriggerNow(id string) {
 	s.enqueue(command{op: opTriggerNow, id: id, at: s.clock.Now()})
 }
 
+// TriggerSoon runs job id once as soon as possible: now when it is idle,
+// else right after its running execution returns (several requests while
+// it runs collapse into one run; a schedule fire deferred to that moment
+// serves them too), which is what Quartz does with ElasticJob's one-shot
+// triggerJob (failover claims). If it is paused, it runs on Resume.
+func (s *Scheduler) TriggerSoon(id string) {
+	s.enqueue(command{op: opTriggerSoon, id: id, at: s.clock.Now()})
+}
+
 // Snapshot returns every job, ordered by next fire time (jobs without one
 // last), then by id. It waits for the loop to apply earlier commands.
 func (s *Scheduler) Snapshot(ctx context.Context) ([]Entry, error) {
@@ -311,6 +416,7 @@ func (s *Scheduler) shutdown() {
 		j := <-s.done
 		j.running = false
 		j.cancel = nil
+		j.exec = nil
 		s.running--
 		closeAll(j.waiters)
 		j.waiters = nil
@@ -365,6 +471,14 @@ func (s *Scheduler) apply(ctx context.Context) {
 		case opResume:
 			s.resume(ctx, j, now)
 		case opTriggerNow:
+			s.triggerNow(ctx, j, c.at, now)
+		case opTriggerSoon:
+			if j != nil && !j.removed && j.running && !j.paused {
+				if j.soon.IsZero() {
+					j.soon = c.at
+				}
+				continue
+			}
 			s.triggerNow(ctx, j, c.at, now)
 		case opSnapshot:
 			c.reply <- s.snapshot()
@@ -481,7 +595,9 @@ func (s *Scheduler) fireDue(ctx context.Context, now time.Time) {
 		j.next = next
 		s.reposition(j)
 		if j.running {
-			j.misfire.addScheduled(at)
+			if !j.exec.skip(at) && j.deferred.IsZero() {
+				j.deferred = at
+			}
 			continue
 		}
 		s.start(ctx, j, Fire{Scheduled: at, Actual: now})
@@ -490,13 +606,20 @@ func (s *Scheduler) fireDue(ctx context.Context, now time.Time) {
 
 func (s *Scheduler) start(ctx context.Context, j *job, fire Fire) {
 	fn := j.fn
-	s.spawn(ctx, j, func(jctx context.Context) { fn(jctx, fire) })
+	s.spawn(ctx, j, func(jctx context.Context, e *execution) {
+		fire.exec = e
+		fn(jctx, fire)
+	})
 }
 
-func (s *Scheduler) spawn(ctx context.Context, j *job, run func(context.Context)) {
+// spawn starts run as j's execution; run receives the state the loop
+// shares with it.
+func (s *Scheduler) spawn(ctx context.Context, j *job, run func(context.Context, *execution)) {
 	jctx, cancel := context.WithCancel(ctx)
+	e := newExecution()
 	j.running = true
 	j.cancel = cancel
+	j.exec = e
 	s.running++
 	go func() {
 		defer func() {
@@ -507,13 +630,17 @@ func (s *Scheduler) spawn(ctx context.Context, j *job, run func(context.Context)
 			cancel()
 			s.done <- j
 		}()
-		run(jctx)
+		run(jctx, e)
 	}()
 }
 
 func (s *Scheduler) finished(ctx context.Context, j *job) {
 	j.running = false
 	j.cancel = nil
+	j.misfire.merge(j.exec.leftover())
+	j.exec = nil
+	deferred, soon := j.deferred, j.soon
+	j.deferred, j.soon = time.Time{}, time.Time{}
 	s.running--
 	if j.removed {
 		if s.jobs[j.id] == j {
@@ -525,6 +652,20 @@ func (s *Scheduler) finished(ctx context.Context, j *job) {
 	}
 	closeAll(j.waiters)
 	j.waiters = nil
+	if j.paused {
+		if !deferred.IsZero() {
+			j.misfire.addScheduled(deferred)
+		}
+		j.manualPending = j.manualPending || !soon.IsZero()
+	} else if !deferred.IsZero() || !soon.IsZero() {
+		// Misfires pending, if any, are reported when this fire returns.
+		fire := Fire{Scheduled: deferred, Actual: s.clock.Now()}
+		if deferred.IsZero() {
+			fire.Scheduled, fire.Manual = soon, true
+		}
+		s.start(ctx, j, fire)
+		return
+	}
 	s.reportMisfire(ctx, j)
 }
 
@@ -542,7 +683,7 @@ func (s *Scheduler) reportMisfire(ctx context.Context, j *job) {
 		return
 	}
 	on, id := s.onMisfire, j.id
-	s.spawn(ctx, j, func(jctx context.Context) { on(jctx, id, m) })
+	s.spawn(ctx, j, func(jctx context.Context, _ *execution) { on(jctx, id, m) })
 }
 
 func (s *Scheduler) snapshot() []Entry {

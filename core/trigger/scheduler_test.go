@@ -380,3 +380,107 @@ func TestIdleJobsUseNoGoroutines(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// An execution learns of the fires skipped while it runs (Skipped), takes
+// them to serve itself (TakeMissed: they are not reported to OnMisfire),
+// and after its final take a fire that comes due before it returns is not
+// skipped but starts as soon as it returns.
+func TestExecutionTakesMissedFires(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var r recorder
+		s := trigger.New(trigger.Options{OnMisfire: r.onMisfire})
+		start(t, s)
+		t0 := time.Now()
+		var (
+			mu       sync.Mutex
+			notified time.Time
+			taken    []trigger.Misfire
+		)
+		s.Add("job", every{t0, time.Second}, func(ctx context.Context, f trigger.Fire) {
+			r.fn("job")(ctx, f)
+			if !f.Scheduled.Equal(t0.Add(time.Second)) {
+				return // the later fires return at once
+			}
+			<-f.Skipped() // the fire at 2s
+			mu.Lock()
+			notified = time.Now()
+			mu.Unlock()
+			time.Sleep(1500 * time.Millisecond) // until 3.5s: 3s skipped too
+			m := f.TakeMissed(false)
+			last := f.TakeMissed(true)
+			mu.Lock()
+			taken = append(taken, m, last)
+			mu.Unlock()
+			time.Sleep(time.Second) // until 4.5s: the fire at 4s is deferred
+		})
+		time.Sleep(5200 * time.Millisecond)
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		if !notified.Equal(t0.Add(2 * time.Second)) {
+			t.Errorf("told of the skipped fire at %v, want at 2s", notified.Sub(t0))
+		}
+		want := trigger.Misfire{Scheduled: 2, First: t0.Add(2 * time.Second), Last: t0.Add(3 * time.Second)}
+		if len(taken) != 2 || taken[0].Scheduled != want.Scheduled || !taken[0].First.Equal(want.First) ||
+			!taken[0].Last.Equal(want.Last) || taken[1].Scheduled != 0 {
+			t.Errorf("taken = %+v, want %+v then none", taken, want)
+		}
+		got := r.snapshot()
+		wantFires := [][2]time.Duration{{time.Second, time.Second}, {4 * time.Second, 4500 * time.Millisecond}, {5 * time.Second, 5 * time.Second}}
+		if len(got) != len(wantFires) {
+			t.Fatalf("fires = %+v, want %v (scheduled, actual)", got, wantFires)
+		}
+		for i, w := range wantFires {
+			if got[i].fire.Scheduled.Sub(t0) != w[0] || got[i].fire.Actual.Sub(t0) != w[1] {
+				t.Errorf("fire %d: scheduled %v, actual %v; want %v, %v", i,
+					got[i].fire.Scheduled.Sub(t0), got[i].fire.Actual.Sub(t0), w[0], w[1])
+			}
+		}
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if ms := r.misfires["job"]; len(ms) != 0 {
+			t.Errorf("misfires reported = %+v, want none (the execution took them)", ms)
+		}
+	})
+}
+
+// TriggerSoon runs an idle job at once; while the job runs, requests
+// collapse into one run right after it returns (Quartz's one-shot trigger),
+// where TriggerNow would be dropped.
+func TestTriggerSoon(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var r recorder
+		release := make(chan struct{})
+		s := trigger.New(trigger.Options{OnMisfire: r.onMisfire})
+		start(t, s)
+		var n atomic.Int32
+		s.Add("job", nil, func(ctx context.Context, f trigger.Fire) {
+			r.fn("job")(ctx, f)
+			if n.Add(1) == 1 {
+				<-release
+			}
+		})
+		t0 := time.Now()
+		s.TriggerSoon("job") // idle: runs now
+		synctest.Wait()
+		time.Sleep(time.Second)
+		s.TriggerSoon("job") // running: after it
+		s.TriggerSoon("job") // collapses into the same run
+		synctest.Wait()
+		time.Sleep(time.Second)
+		close(release)
+		synctest.Wait()
+		got := r.snapshot()
+		if len(got) != 2 {
+			t.Fatalf("fires = %+v, want 2", got)
+		}
+		if f := got[1].fire; !f.Manual || f.Scheduled.Sub(t0) != time.Second || f.Actual.Sub(t0) != 2*time.Second {
+			t.Errorf("second fire = %+v, want manual, requested at 1s, started at 2s when the first returned", f)
+		}
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if ms := r.misfires["job"]; len(ms) != 0 {
+			t.Errorf("misfires = %+v, want none", ms)
+		}
+	})
+}

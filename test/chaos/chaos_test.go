@@ -68,7 +68,22 @@ type fault struct {
 	affected   map[int]bool // host pids that may lose their session
 	note       string
 	zkDown     bool // a full ZooKeeper outage
+	// What coverage excuses (see excuse): the hosts the fault kept from
+	// serving their items (every host when global), from began (at, or
+	// the fault's first kill) - 1 s until recovered + eventMargin. recovered is when they serve them again or
+	// the cluster has handed them to others: the later of the sessions
+	// the fault cost expiring (the crash events flag resharding) and the
+	// hosts being back (restarted or thawed hosts registered, connections
+	// back).
+	hosts     []string
+	global    bool
+	began     time.Time
+	recovered time.Time
 }
+
+// lostSession is when a session last heard from at cut has expired on the
+// server (within a tick of the timeout).
+func lostSession(cut time.Time) time.Time { return cut.Add(sessionTimeout + tick) }
 
 func (f *fault) String() string {
 	s := fmt.Sprintf("%-30s %-6s %s +%v", f.kind, f.target, f.at.Format("15:04:05.000"), f.healed.Sub(f.at).Round(time.Millisecond))
@@ -87,6 +102,8 @@ type suite struct {
 	ns       string
 	dir      string
 	runsPath string
+	runLog   *runLog
+	timeline *timeline
 	hosts    []*host
 	faults   []*fault
 	began    time.Time
@@ -121,6 +138,7 @@ func newSuite(t *testing.T, ensemble bool, seed int64, nHosts int) *suite {
 	}
 	s.ns = fmt.Sprintf("chaos-%s-%d", notNameChars.ReplaceAllString(t.Name(), "_"), time.Now().UnixNano())
 	s.runsPath = filepath.Join(dir, "runs.txt")
+	s.runLog = newRunLog(s.runsPath)
 	t.Cleanup(s.cleanup)
 	for i := 1; i <= nHosts; i++ {
 		p, err := newProxy(strings.Split(s.zk.Addr(), ","))
@@ -177,7 +195,7 @@ func (s *suite) cleanup() {
 		h.destroy()
 		h.proxy.close()
 	}
-	if runs, _, err := readRuns(s.runsPath); err == nil {
+	if runs, _, err := s.runLog.read(); err == nil {
 		for _, r := range runs {
 			if r.kind == 0 && processAlive(r.recPID) {
 				if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", r.recPID)); err == nil && strings.Contains(string(b), recorderBin) {
@@ -243,7 +261,7 @@ func (s *suite) hostByPID(pid int) *host {
 }
 
 func (s *suite) runs() []*run {
-	runs, _, err := readRuns(s.runsPath)
+	runs, _, err := s.runLog.read()
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -272,6 +290,9 @@ func (s *suite) restart(h *host) {
 
 // record appends f to the fault log.
 func (s *suite) record(f *fault) {
+	if f.began.IsZero() {
+		f.began = f.at
+	}
 	s.faults = append(s.faults, f)
 	s.logf("fault %s", f)
 }
@@ -281,11 +302,12 @@ func (s *suite) record(f *fault) {
 // faultKill: kill -9 of a random host, restarted after hold.
 func (s *suite) faultKill() {
 	h := s.pick()
-	f := &fault{kind: "kill", target: h.name, at: time.Now()}
+	f := &fault{kind: "kill", target: h.name, at: time.Now(), hosts: []string{h.name}}
 	h.kill9()
 	sleep(s.between(500*time.Millisecond, 3*time.Second))
 	s.restart(h)
 	f.healed = time.Now()
+	f.recovered = maxTime(lostSession(f.at), f.healed.Add(rejoin))
 	s.record(f)
 }
 
@@ -310,11 +332,12 @@ func (s *suite) faultKillLeader() {
 	if h == nil {
 		h, note = s.pick(), "no leader found; random host"
 	}
-	f := &fault{kind: "kill-leader", target: h.name, at: time.Now(), note: note}
+	f := &fault{kind: "kill-leader", target: h.name, at: time.Now(), note: note, hosts: []string{h.name}}
 	h.kill9()
 	sleep(s.between(500*time.Millisecond, 3*time.Second))
 	s.restart(h)
 	f.healed = time.Now()
+	f.recovered = maxTime(lostSession(f.at), f.healed.Add(rejoin))
 	s.record(f)
 }
 
@@ -335,7 +358,8 @@ func (s *suite) faultKillLeaderResharding() {
 			break
 		}
 	}
-	f := &fault{kind: "kill-leader-during-resharding", target: lh.name, at: time.Now()}
+	f := &fault{kind: "kill-leader-during-resharding", target: lh.name, at: time.Now(), hosts: []string{lh.name, other.name}}
+	otherAt := f.at
 	other.kill9()
 	if err := other.start(); err != nil {
 		s.t.Fatal(err)
@@ -361,6 +385,8 @@ func (s *suite) faultKillLeaderResharding() {
 	sleep(s.between(500*time.Millisecond, 2*time.Second))
 	s.restart(lh)
 	f.healed = time.Now()
+	f.recovered = maxTime(maxTime(lostSession(otherAt), lostSession(f.at)), f.healed.Add(rejoin))
+	f.began = otherAt
 	s.record(f)
 }
 
@@ -392,8 +418,9 @@ func (s *suite) faultKillDuringFailover() {
 		s.faultKill()
 		return
 	}
-	f := &fault{kind: "kill-during-failover", target: x.name, at: time.Now()}
+	f := &fault{kind: "kill-during-failover", target: x.name, at: time.Now(), hosts: []string{x.name}}
 	x.kill9()
+	lastKill := f.at
 	var y *host
 	waitFor(sessionTimeout+8*time.Second, func() (bool, string) {
 		for _, z := range s.runs() {
@@ -407,7 +434,9 @@ func (s *suite) faultKillDuringFailover() {
 		return false, "no takeover yet"
 	})
 	if y != nil {
+		lastKill = time.Now()
 		y.kill9()
+		f.hosts = append(f.hosts, y.name)
 		f.note = fmt.Sprintf("item %d taken over by %s after %v, killed too", r.item, y.name, time.Since(f.at).Round(time.Millisecond))
 		f.target += "+" + y.name
 	} else {
@@ -419,6 +448,7 @@ func (s *suite) faultKillDuringFailover() {
 		s.restart(y)
 	}
 	f.healed = time.Now()
+	f.recovered = maxTime(lostSession(lastKill), f.healed.Add(rejoin))
 	s.record(f)
 }
 
@@ -430,13 +460,14 @@ func (s *suite) faultPause() {
 	if h == nil {
 		h = s.pick()
 	}
-	f := &fault{kind: "sigstop", target: h.name, at: time.Now(), affected: map[int]bool{h.pid(): true}}
+	f := &fault{kind: "sigstop", target: h.name, at: time.Now(), affected: map[int]bool{h.pid(): true}, hosts: []string{h.name}}
 	h.freeze()
 	sleep(sessionTimeout + s.between(time.Second, 3*time.Second))
 	f.told = time.Now()
 	f.windowFrom = f.told
 	h.thaw()
 	f.healed = time.Now()
+	f.recovered = maxTime(lostSession(f.at), f.healed.Add(rejoin))
 	s.record(f)
 }
 
@@ -448,7 +479,7 @@ func (s *suite) faultPauseHost() {
 	if h == nil {
 		h = s.pick()
 	}
-	f := &fault{kind: "sigstop-host-only", target: h.name, at: time.Now(), affected: map[int]bool{h.pid(): true}}
+	f := &fault{kind: "sigstop-host-only", target: h.name, at: time.Now(), affected: map[int]bool{h.pid(): true}, hosts: []string{h.name}}
 	_ = syscall.Kill(h.pid(), syscall.SIGSTOP)
 	h.stopped = []int{h.pid()}
 	sleep(sessionTimeout + s.between(time.Second, 3*time.Second))
@@ -456,6 +487,7 @@ func (s *suite) faultPauseHost() {
 	f.windowFrom = f.told
 	h.thaw()
 	f.healed = time.Now()
+	f.recovered = maxTime(lostSession(f.at), f.healed.Add(rejoin))
 	s.record(f)
 }
 
@@ -470,7 +502,7 @@ func (s *suite) faultPartition(mode proxyMode, long bool) {
 	if long {
 		hold = sessionTimeout + s.between(time.Second, 3*time.Second)
 	}
-	f := &fault{kind: "partition-" + mode.String(), target: h.name, at: time.Now(), affected: map[int]bool{h.pid(): true}}
+	f := &fault{kind: "partition-" + mode.String(), target: h.name, at: time.Now(), affected: map[int]bool{h.pid(): true}, hosts: []string{h.name}}
 	if !long {
 		f.kind += "-short"
 	}
@@ -479,6 +511,10 @@ func (s *suite) faultPartition(mode proxyMode, long bool) {
 	h.proxy.setMode(modePass)
 	f.healed = time.Now()
 	f.told, f.windowFrom = f.at.Add(sessionTimeout), f.at
+	f.recovered = f.healed.Add(rejoin)
+	if long {
+		f.recovered = maxTime(lostSession(f.at), f.recovered)
+	}
 	s.record(f)
 }
 
@@ -487,7 +523,7 @@ func (s *suite) faultPartition(mode proxyMode, long bool) {
 // (kill -9, start after more than a session timeout), zk-member-loss (one
 // ensemble member killed, started again after a while).
 func (s *suite) faultZK(kind string) {
-	f := &fault{kind: kind, target: "zk", at: time.Now(), affected: s.allPIDs(), zkDown: true}
+	f := &fault{kind: kind, target: "zk", at: time.Now(), affected: s.allPIDs(), zkDown: true, global: true}
 	var err error
 	switch kind {
 	case "zk-restart":
@@ -533,6 +569,12 @@ func (s *suite) faultZK(kind string) {
 		s.t.Fatalf("%s: %v", kind, err)
 	}
 	f.healed = time.Now()
+	// Sessions the restarted server kept expire one timeout after it
+	// serves again; a lost member's clients move to another member.
+	f.recovered = f.healed.Add(rejoin + sessionTimeout + tick)
+	if !f.zkDown {
+		f.recovered = lostSession(f.at).Add(rejoin)
+	}
 	if f.zkDown {
 		out := f.healed.Sub(f.at)
 		f.note += fmt.Sprintf("outage %v, %s the session timeout", out.Round(time.Millisecond),
@@ -618,6 +660,7 @@ func TestChaos(t *testing.T) {
 func runSuite(t *testing.T, ensemble bool, seed int64, nHosts int, duration time.Duration) {
 	s := newSuite(t, ensemble, seed, nHosts)
 	s.startAll()
+	s.watchTimeline()
 	s.logf("%d hosts started (zk %s, ensemble %v, session timeout %v, tick %v)", nHosts, s.zk.Addr(), ensemble, sessionTimeout, tick)
 	// Warm up: every host runs items of both jobs.
 	if ok, why := waitFor(20*time.Second, func() (bool, string) { return s.everyHostFired(s.began) }); !ok {
@@ -645,11 +688,12 @@ func runSuite(t *testing.T, ensemble bool, seed int64, nHosts int, duration time
 	v := &violations{}
 	s.checkRecovery(v, faultsEnd)
 	// Observe a steady span after the last fault's excuse window (see
-	// excused), then leave the last triggers' runs time to be recorded.
+	// excuse), then leave the last triggers' runs time to be recorded.
 	sleep(time.Until(s.lastExcuseEnd().Add(steady + period(jobFO))))
+	recordsEnd := time.Now()
 	runs := s.runs()
-	checkTo := time.Now().Add(-period(jobFO) - time.Second)
-	st := s.checkRuns(v, runs, checkFrom, checkTo)
+	checkTo := recordsEnd.Add(-period(jobFO) - time.Second)
+	st := s.checkRuns(v, runs, checkFrom, checkTo, recordsEnd)
 	s.summary(v, st, runs)
 	v.report(t)
 }

@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -43,12 +44,24 @@ func (v *violations) report(t *testing.T) {
 
 func killPID(pid int) error { return syscall.Kill(pid, syscall.SIGKILL) }
 
+func percent(n, of int) string {
+	if of == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f%%", 100*float64(n)/float64(of))
+}
+
 // stats are the figures of one suite run.
 type stats struct {
-	fires, checked map[string]int
-	latencies      []time.Duration // failover: cut-off to the item's next start elsewhere
-	windowed       []string
-	maxWindow      time.Duration
+	// fires in the checked span per job, and those whose every item was
+	// checked; itemFires and itemChecked count (fire, item) pairs;
+	// excusedBy counts the excused pairs by fault kind; beyond the pairs
+	// whose due time is past the records' end.
+	fires, checked, itemFires, itemChecked, beyond map[string]int
+	excusedBy                                      map[string]int
+	latencies                                      []time.Duration // failover: cut-off to the item's next start elsewhere
+	windowed                                       []string
+	maxWindow                                      time.Duration
 }
 
 // checkRecovery: after the faults, every host rejoins and fires again
@@ -98,35 +111,11 @@ func keys(m map[int]bool) []int {
 	return out
 }
 
-// excused reports whether fire f of a job with period p falls in a
-// fault's excuse window, and which.
-func (s *suite) excused(f time.Time, p time.Duration) *fault {
-	for _, x := range s.faults {
-		if !f.Before(x.at.Add(-time.Second)) && !f.After(excuseEnd(x, p)) {
-			return x
-		}
-	}
-	return nil
-}
-
-// excuseEnd is the last fire (of a job with period p) a fault excuses: one
-// period and a second after the later of the fault's end plus a host's
-// rejoin time and the expiry of a session it cost (after a full ZooKeeper
-// outage, sessions kept by the restarted server expire one timeout after
-// it serves again).
-func excuseEnd(x *fault, p time.Duration) time.Time {
-	end := maxTime(x.healed.Add(rejoin), x.at.Add(sessionTimeout+tick))
-	if x.zkDown {
-		end = maxTime(end, x.healed.Add(rejoin+sessionTimeout+tick))
-	}
-	return end.Add(p + time.Second)
-}
-
-// lastExcuseEnd is the end of the last fault's excuse window of any job.
+// lastExcuseEnd is the end of the last fault's excuse window.
 func (s *suite) lastExcuseEnd() time.Time {
 	var end time.Time
 	for _, x := range s.faults {
-		end = maxTime(end, maxTime(excuseEnd(x, jobFOPeriod), excuseEnd(x, jobNoFOPeriod)))
+		end = maxTime(end, x.recovered.Add(eventMargin))
 	}
 	return end
 }
@@ -139,66 +128,218 @@ func maxTime(a, b time.Time) time.Time {
 }
 
 // checkRuns checks exclusion, coverage and failover on the records.
-func (s *suite) checkRuns(v *violations, runs []*run, from, to time.Time) *stats {
-	st := &stats{fires: map[string]int{}, checked: map[string]int{}}
-	s.checkCoverage(v, st, runs, from, to)
+func (s *suite) checkRuns(v *violations, runs []*run, from, to, recordsEnd time.Time) *stats {
+	st := &stats{fires: map[string]int{}, checked: map[string]int{}, itemFires: map[string]int{},
+		itemChecked: map[string]int{}, excusedBy: map[string]int{}, beyond: map[string]int{}}
+	s.checkCoverage(v, st, runs, from, to, recordsEnd)
 	s.checkFailover(v, st, runs, to)
 	s.checkExclusion(v, st, runs)
 	return st
 }
 
-// coverage: every item of every fire not excused by a fault started in
-// [fire, fire+period), or, when the item was still running at the fire (a
-// misfire: the fire is served by one catch-up run after the current one),
-// started again after the fire within the running one's end + period + 1 s.
-func (s *suite) checkCoverage(v *violations, st *stats, runs []*run, from, to time.Time) {
-	for _, job := range []string{jobFO, jobNoFO} {
-		p := period(job)
-		byItem := map[int][]*run{} // in start order, as runs are
-		for _, r := range runs {
-			if r.job == job {
-				byItem[r.item] = append(byItem[r.item], r)
-			}
-		}
-		for f := from.Truncate(p).Add(p); !f.Add(p).After(to); f = f.Add(p) {
-			st.fires[job]++
-			if s.excused(f, p) != nil {
-				continue
-			}
-			st.checked[job]++
-			for i := 0; i < items; i++ {
-				if why := covered(byItem[i], f, p); why != "" {
-					v.add("coverage", "%s fire %s item %d: %s; %s",
-						job, f.Format("15:04:05"), i, why, s.lastRunBefore(runs, job, i, f))
-				}
-			}
-		}
-	}
+// Margins of the coverage check (docs/chaos.md, Invariants).
+const (
+	// startMargin: a fire's runs start within this of the fire (the
+	// trigger loop, the registry reads, the plugin call and the script's
+	// start, on a loaded machine).
+	startMargin = time.Second
+	// eventMargin: a crash event or a resharding flag reaches every host
+	// within this.
+	eventMargin = 500 * time.Millisecond
+	// catchUpMargin: a fire that found its item running is served by a
+	// catch-up run starting within this of that run's end (in the same
+	// trigger, right after).
+	catchUpMargin = time.Second
+	// pumpMargin: a fire that found the item's owner busy with other
+	// items (failover items) is served within this of that execution's
+	// end (the failover pump's two 500 ms ticks, then a trigger).
+	pumpMargin = 2 * time.Second
+	// reshardMargin: executions held back by a pending resharding start
+	// within this of its commit (the non-leaders poll every 100 ms).
+	reshardMargin = time.Second
+)
+
+// due is how one fire of one item must be served: by a run of the item
+// that starts in [fire, max(fire+period, by)]; by is when the service was
+// due at the latest, rule says why, hosts are the hosts that had to serve
+// it (its owners until then, and the host of the run in progress at the
+// fire).
+type due struct {
+	by    time.Time
+	rule  string
+	hosts []string
 }
 
-// covered reports "" when fire f (period p) of an item with these runs
-// (in start order) is served, or why not.
-func covered(runs []*run, f time.Time, p time.Duration) string {
-	var busy *run // a run of the item in progress at the fire
+// jobRuns are one job's runs, indexed for the coverage check (a soak run
+// has tens of thousands).
+type jobRuns struct {
+	byItem map[int][]*run    // in start order
+	byHost map[string][]*run // in start order
+}
+
+func (s *suite) indexRuns(job string, runs []*run) jobRuns {
+	jr := jobRuns{byItem: map[int][]*run{}, byHost: map[string][]*run{}}
 	for _, r := range runs {
-		if !r.start.Before(f) && r.start.Before(f.Add(p)) {
-			return ""
+		if r.job == job {
+			jr.byItem[r.item] = append(jr.byItem[r.item], r)
+			h := s.hostOf(r.hostPID)
+			jr.byHost[h] = append(jr.byHost[h], r)
 		}
-		if r.start.Before(f) && r.end.After(f) {
+	}
+	return jr
+}
+
+// maxRun bounds how long before f a run in progress at f can have started
+// (the longest item runs 3.5 s; a frozen one a few seconds more).
+const maxRun = time.Minute
+
+// startedBetween are the runs of list (in start order) that started in
+// [from, to).
+func startedBetween(list []*run, from, to time.Time) []*run {
+	lo := sort.Search(len(list), func(k int) bool { return !list[k].start.Before(from) })
+	hi := sort.Search(len(list), func(k int) bool { return !list[k].start.Before(to) })
+	return list[lo:max(lo, hi)]
+}
+
+// serveBy works out the due of fire f of item i of job (period p).
+func (s *suite) serveBy(job string, p time.Duration, jr jobRuns, i int, f time.Time) due {
+	d := due{by: f.Add(startMargin), rule: "its run"}
+	if sp, ok := s.timeline.pending(job, f.Add(-200*time.Millisecond), f.Add(eventMargin)); ok {
+		// The fire's executions wait for the resharding (which waits for
+		// running items) before they run anything; a host busy at the fire
+		// flagged the items it owned then, and a new owner's pump runs
+		// those it got.
+		d.by, d.rule = maxTime(d.by, sp.to.Add(pumpMargin)), "its run after the pending resharding"
+	}
+	var busy *run // a run of the item in progress at the fire
+	for _, r := range startedBetween(jr.byItem[i], f.Add(-maxRun), f) {
+		if r.end.After(f) {
 			busy = r
 		}
 	}
-	if busy == nil {
-		return fmt.Sprintf("no run started in [fire, fire+%v)", p)
-	}
-	limit := busy.end.Add(p + time.Second)
-	for _, r := range runs {
-		if !r.start.Before(f) && !r.start.After(limit) {
-			return ""
+	owner := s.hostOf(pidOf(s.timeline.ownerAt(job, i, f)))
+	switch {
+	case busy != nil:
+		// A misfire: one catch-up run right after the running one.
+		d = s.catchUp(job, p, d, busy.end, catchUpMargin, "the catch-up after the run in progress at the fire")
+		d.hosts = append(d.hosts, s.hostOf(busy.hostPID))
+	case owner != "":
+		// The owner busy with other items (failover items): its own
+		// items' catch-up follows that execution.
+		if end, ok := busyUntil(jr.byHost[owner], f); ok {
+			d = s.catchUp(job, p, d, end, pumpMargin, "the catch-up after the owner's execution in progress at the fire")
 		}
 	}
-	return fmt.Sprintf("still running at the fire (%s until %s), and no run started after it by %s",
-		busy.instance, busy.end.Format("15:04:05.000"), limit.Format("15:04:05.000"))
+	for _, id := range s.timeline.ownersIn(job, i, f, d.by) {
+		if h := s.hostOf(pidOf(id)); h != "" && !slices.Contains(d.hosts, h) {
+			d.hosts = append(d.hosts, h)
+		}
+	}
+	return d
+}
+
+// catchUp is the due of a misfire whose busy execution ended at end: within
+// margin of it, unless a resharding was pending then (upstream's misfire
+// loop waits for it: the next fire after it runs the items, on their new
+// owners).
+func (s *suite) catchUp(job string, p time.Duration, d due, end time.Time, margin time.Duration, rule string) due {
+	by := end.Add(margin)
+	if sp, ok := s.timeline.pending(job, end.Add(-200*time.Millisecond), end.Add(eventMargin)); ok {
+		next := end.Truncate(p).Add(p)
+		by = maxTime(next.Add(startMargin), sp.to.Add(reshardMargin))
+		rule += " (held back by a pending resharding)"
+	}
+	return due{by: maxTime(d.by, by), rule: rule, hosts: d.hosts}
+}
+
+// busyUntil: when a host whose runs of the job are hostRuns (in start
+// order) ran items at f, the end of that execution (its runs and the
+// catch-up runs chained right after them).
+func busyUntil(hostRuns []*run, f time.Time) (time.Time, bool) {
+	var end time.Time
+	for _, r := range startedBetween(hostRuns, f.Add(-maxRun), f) {
+		if r.end.After(f) {
+			end = maxTime(end, r.end)
+		}
+	}
+	if end.IsZero() {
+		return end, false
+	}
+	for grown := true; grown; {
+		grown = false
+		for _, r := range startedBetween(hostRuns, f, end.Add(300*time.Millisecond+time.Nanosecond)) {
+			if r.end.After(end) {
+				end, grown = r.end, true
+			}
+		}
+	}
+	return end, true
+}
+
+// hostOf is the name of the host whose incarnation had pid ("" if none).
+func (s *suite) hostOf(pid int) string {
+	if h := s.hostByPID(pid); h != nil {
+		return h.name
+	}
+	return ""
+}
+
+// excuse returns the fault that kept fire d (of a fire at f) from being
+// served: a full ZooKeeper fault, or one that hit a host that had to serve
+// it, between the fire and its due time.
+func (s *suite) excuse(f time.Time, d due) *fault {
+	for _, x := range s.faults {
+		if x.began.After(d.by) || x.recovered.Add(eventMargin).Before(f) {
+			continue
+		}
+		if x.global {
+			return x
+		}
+		for _, h := range x.hosts {
+			if slices.Contains(d.hosts, h) {
+				return x
+			}
+		}
+	}
+	return nil
+}
+
+// coverage: every fire of every item is served (see due), unless a fault
+// excuses it (see excuse). Fires whose due time is after the records' end
+// are not judged.
+func (s *suite) checkCoverage(v *violations, st *stats, runs []*run, from, to, recordsEnd time.Time) {
+	for _, job := range []string{jobFO, jobNoFO} {
+		p := period(job)
+		jr := s.indexRuns(job, runs)
+		for f := from.Truncate(p).Add(p); !f.Add(p).After(to); f = f.Add(p) {
+			st.fires[job]++
+			all := true
+			for i := 0; i < items; i++ {
+				d := s.serveBy(job, p, jr, i, f)
+				deadline := maxTime(f.Add(p), d.by)
+				if deadline.After(recordsEnd) {
+					st.beyond[job]++
+					all = false
+					continue
+				}
+				st.itemFires[job]++
+				if x := s.excuse(f, d); x != nil {
+					st.excusedBy[x.kind]++
+					all = false
+					continue
+				}
+				st.itemChecked[job]++
+				if len(startedBetween(jr.byItem[i], f, deadline.Add(time.Nanosecond))) == 0 {
+					v.add("coverage", "%s fire %s item %d: no run started in [fire, %s] (due: %s by %s; hosts %v); %s",
+						job, f.Format("15:04:05"), i, deadline.Format("15:04:05.000"), d.rule,
+						d.by.Format("15:04:05.000"), d.hosts, s.lastRunBefore(runs, job, i, f))
+				}
+			}
+			if all {
+				st.checked[job]++
+			}
+		}
+	}
 }
 
 func (s *suite) lastRunBefore(runs []*run, job string, item int, f time.Time) string {
@@ -313,7 +454,7 @@ func (s *suite) checkExclusion(v *violations, st *stats, runs []*run) {
 			for j := i + 1; j < len(g); j++ {
 				a, b := g[i], g[j]
 				if !b.start.Before(a.end) {
-					continue
+					break // g is in start order: no later run overlaps a
 				}
 				for _, sa := range a.segments() {
 					for _, sb := range b.segments() {
@@ -391,10 +532,16 @@ func (s *suite) summary(v *violations, st *stats, runs []*run) {
 	for _, k := range kinds {
 		fmt.Fprintf(&b, "  %-32s %d\n", k, byKind[k])
 	}
-	fmt.Fprintf(&b, "triggers (fires in the checked span / checked, the rest excused by faults):\n")
+	fmt.Fprintf(&b, "coverage: fires checked / in the checked span (every item checked); fire-items checked / judged:\n")
 	for _, j := range []string{jobFO, jobNoFO} {
-		fmt.Fprintf(&b, "  %-32s %d / %d\n", j, st.fires[j], st.checked[j])
+		fmt.Fprintf(&b, "  %-32s %d / %d fires; %d / %d fire-items (%s)\n", j, st.checked[j], st.fires[j],
+			st.itemChecked[j], st.itemFires[j], percent(st.itemChecked[j], st.itemFires[j]))
 	}
+	var excused []string
+	for _, k := range slices.Sorted(maps.Keys(st.excusedBy)) {
+		excused = append(excused, fmt.Sprintf("%s %d", k, st.excusedBy[k]))
+	}
+	fmt.Fprintf(&b, "  fire-items excused by fault kind: %s\n", strings.Join(excused, ", "))
 	fmt.Fprintf(&b, "item executions (started / ended / cancelled / no end line):\n")
 	for _, j := range []string{jobFO, jobNoFO} {
 		var n, e, c, k int

@@ -1,0 +1,380 @@
+package coord_test
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/ejob-io/ejob/core/config"
+	"github.com/ejob-io/ejob/core/coord"
+	"github.com/ejob-io/ejob/core/executor"
+	"github.com/ejob-io/ejob/core/reg"
+	"github.com/ejob-io/ejob/core/scheduler"
+	"github.com/ejob-io/ejob/core/trigger"
+	"github.com/ejob-io/ejob/plugins/builtin"
+	"github.com/ejob-io/ejob/spi"
+)
+
+// A fire that finds its item still running (misfire on, monitorExecution
+// on) sets the item's misfire flag while the run goes on, and the item runs
+// again as soon as that run ends, before any later fire: the trigger's
+// misfire loop serves it (issue 18: the catch-up waited for the next fire,
+// and was lost when the instance died first). The whole pipeline runs:
+// trigger loop (on a clock the test moves), executor, coordination.
+func scenarioMissedFireRunsRightAfterTheRun(t *testing.T, cl *cluster) {
+	cfg := config.New(testJob, 1)
+	cfg.Cron = "* * * * * ?"
+	cfg.Misfire, cfg.MonitorExecution = true, true
+	clk := newManualClock(time.Date(2030, 1, 1, 0, 0, 0, 500_000_000, time.UTC))
+	rec := &sourceRecorder{}
+	release := make(chan struct{})
+	var once sync.Once
+	defer once.Do(func() { close(release) }) // before the scheduler stops
+	held := make(chan struct{}, 1)
+	runner := executor.SimpleFunc(func(ctx context.Context, sc spi.ShardingContext) error {
+		if len(rec.sources()) == 1 { // the first run is held
+			held <- struct{}{}
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+		}
+		return nil
+	})
+	var seen sync.Map // paths the job's event loop handled
+	set := builtin.New(builtin.Options{Logger: hclog.NewNullLogger()})
+	s, err := scheduler.New(scheduler.Options{
+		Client: cl.connect(t), InstanceID: "192.168.1.1@-@100", ServerIP: "192.168.1.1",
+		Plugins: set,
+		Logger:  testLogger(t, "scheduler"), Events: rec, Clock: clk, DrainTimeout: time.Second,
+		Coord: coord.Options{PollInterval: fastPoll, OnEvent: func(p string) { seen.Store(p, true) }},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Add(ctxT(t), scheduler.Job{Config: cfg, Runner: runner}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("scheduler Run: %v", err)
+		}
+	})
+	if err := s.Ready(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	// Let the event loop handle the events of the startup (its own
+	// registration flags resharding): a resharding pending after the first
+	// run would rightly hold the catch-up back (upstream semantics).
+	barrier := jp("zz-test-barrier")
+	if _, err := cl.admin.Create(ctxT(t), barrier, nil, reg.Ephemeral); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the event loop idle", func() bool { _, ok := seen.Load(barrier); return ok })
+	clk.advance(t, time.Date(2030, 1, 1, 0, 0, 1, 0, time.UTC)) // the fire of 00:00:01
+	select {
+	case <-held:
+	case <-time.After(waitFor):
+		t.Fatal("the first run did not start")
+	}
+	clk.advance(t, time.Date(2030, 1, 1, 0, 0, 2, 0, time.UTC)) // finds item 0 running
+	eventually(t, "the misfire flag set while item 0 runs", func() bool {
+		_, ok := cl.get(jp("sharding", "0", "misfire"))
+		return ok
+	})
+	once.Do(func() { close(release) })
+	// The clock stays at 00:00:02: no later fire comes.
+	eventually(t, "item 0 run again right after", func() bool { return len(rec.sources()) == 2 })
+	if got := rec.sources(); !slices.Equal(got, []executor.Source{executor.NormalTrigger, executor.Misfire}) {
+		t.Errorf("runs of item 0 by source = %v, want the fire then its catch-up", got)
+	}
+	eventually(t, "the misfire flag cleared", func() bool {
+		_, ok := cl.get(jp("sharding", "0", "misfire"))
+		return !ok
+	})
+}
+
+// An instance whose items carry a misfire flag (a fire found them running;
+// the run ended) and that dies before its catch-up run: with failover on,
+// the items are queued for failover and run at once on a survivor, and the
+// flags are consumed (issue 18: the leader's stale sweep deleted them and
+// the missed fire was lost).
+func scenarioDeadOwnersMissedFireFailsOver(t *testing.T, cl *cluster) {
+	a := cl.start("192.168.1.1", 100, failoverConfig(4)) // the leader
+	b := cl.start("192.168.1.2", 200, failoverConfig(4))
+	cl.waitNecessary()
+	runAll(t, a, b)
+	expectAssign(t, cl, 4, map[string][]int{b.id: {0, 1}, a.id: {2, 3}})
+	if err := b.job.SetMisfire(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	before0, before1 := countRuns(a, 0), countRuns(a, 1)
+	a.autorun(t)
+	// b dies: its session ends without a clean shutdown.
+	_ = b.c.Close()
+	b.cancel()
+	eventually(t, "b's missed fire run on a", func() bool { return countRuns(a, 0) > before0 && countRuns(a, 1) > before1 })
+	eventually(t, "misfire flags and failover nodes consumed", func() bool {
+		for _, i := range []string{"0", "1"} {
+			for _, n := range []string{"misfire", "failover", "failovering"} {
+				if _, ok := cl.get(jp("sharding", i, n)); ok {
+					return false
+				}
+			}
+		}
+		names, _ := cl.admin.Children(context.Background(), jp("leader", "failover", "items"))
+		return len(names) == 0
+	})
+}
+
+// sourceRecorder records the source of each item start (executor events).
+type sourceRecorder struct {
+	executor.NopEvents
+	mu  sync.Mutex
+	src []executor.Source
+}
+
+func (r *sourceRecorder) ItemStarted(_ context.Context, ev executor.ItemEvent) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.src = append(r.src, ev.Source)
+}
+
+func (r *sourceRecorder) sources() []executor.Source {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.src)
+}
+
+// manualClock is a trigger.Clock that moves only when the test sets it.
+type manualClock struct {
+	mu     sync.Mutex
+	now    time.Time
+	timers []*manualTimer
+}
+
+func newManualClock(now time.Time) *manualClock { return &manualClock{now: now} }
+
+func (c *manualClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *manualClock) NewTimer(d time.Duration) trigger.Timer {
+	t := &manualTimer{c: c, ch: make(chan time.Time, 1)}
+	t.Reset(d)
+	c.mu.Lock()
+	c.timers = append(c.timers, t)
+	c.mu.Unlock()
+	return t
+}
+
+// advance waits until a timer is armed for now or earlier (a timer is armed
+// relative to the clock's time when Reset is called: moving the clock
+// before the trigger loop re-arms its timer would delay the fire by a
+// period), then moves the clock to now and fires the timers due.
+func (c *manualClock) advance(t *testing.T, now time.Time) {
+	t.Helper()
+	eventually(t, "a timer armed for "+now.Format(time.TimeOnly), func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		for _, tm := range c.timers {
+			if tm.active && !tm.at.After(now) {
+				return true
+			}
+		}
+		return false
+	})
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = now
+	for _, tm := range c.timers {
+		tm.fireIfDueLocked()
+	}
+}
+
+type manualTimer struct {
+	c      *manualClock
+	ch     chan time.Time
+	at     time.Time
+	active bool
+}
+
+func (t *manualTimer) C() <-chan time.Time { return t.ch }
+
+func (t *manualTimer) Stop() bool {
+	t.c.mu.Lock()
+	defer t.c.mu.Unlock()
+	was := t.active
+	t.active = false
+	t.drain()
+	return was
+}
+
+func (t *manualTimer) Reset(d time.Duration) bool {
+	t.c.mu.Lock()
+	defer t.c.mu.Unlock()
+	was := t.active
+	t.drain()
+	t.at, t.active = t.c.now.Add(d), true
+	t.fireIfDueLocked()
+	return was
+}
+
+func (t *manualTimer) drain() {
+	select {
+	case <-t.ch:
+	default:
+	}
+}
+
+func (t *manualTimer) fireIfDueLocked() {
+	if t.active && !t.at.After(t.c.now) {
+		t.active = false
+		t.ch <- t.c.now
+	}
+}
+
+// A fire that finds an item of this instance running on another instance
+// (here a failover run) sets the item's misfire flag, so that the instance
+// running it runs it again right after (upstream skips the item silently,
+// and the fire is lost for it).
+func scenarioOwnItemRunningElsewhereCaughtUp(t *testing.T, cl *cluster) {
+	a := cl.start("192.168.1.1", 100, failoverConfig(4))
+	b := cl.start("192.168.1.2", 200, failoverConfig(4))
+	cl.waitNecessary()
+	runAll(t, a, b)
+	expectAssign(t, cl, 4, map[string][]int{b.id: {0, 1}, a.id: {2, 3}})
+	// b has taken a's item 2 over (as after a cut-off) and runs it.
+	cl.persist(jp("sharding", "2", "failover"), b.id)
+	cl.persist(jp("sharding", "2", "failovering"), b.id)
+	cl.sync()
+	release, done := startHeldRun(t, cl, b, []int{2})
+	defer release()
+	before := countRuns(b, 2)
+	// a's fire: item 2 is b's to run now; a runs item 3 only.
+	if items, err := a.run(ctxT(t)); err != nil || !equalInts(items, []int{3}) {
+		t.Fatalf("a ran %v, %v; want [3]", items, err)
+	}
+	if _, ok := cl.get(jp("sharding", "2", "misfire")); !ok {
+		t.Fatal("the fire that found item 2 running elsewhere set no misfire flag")
+	}
+	release()
+	if err := <-done; err != nil {
+		t.Fatalf("b's run: %v", err)
+	}
+	if got := countRuns(b, 2); got != before+2 {
+		t.Errorf("b ran item 2 %d times, want 2 (its failover run, then the catch-up of a's fire)", got-before)
+	}
+	if _, ok := cl.get(jp("sharding", "2", "misfire")); ok {
+		t.Error("misfire flag of item 2 not consumed")
+	}
+}
+
+// Flags on this instance's items that no execution serves (here set while
+// it is idle) are served at once by a run the pump asks for, not at the
+// next fire; should a resharding move some of those items away before that
+// run, it hands their flags back to the new owner, which runs them.
+func scenarioPendingMisfireRunAtOnceAndHandedOver(t *testing.T, cl *cluster) {
+	a := cl.start("192.168.1.1", 100, testConfig(4)) // the leader; failover off
+	b := cl.start("192.168.1.2", 200, testConfig(4))
+	cl.waitNecessary()
+	runAll(t, a, b)
+	expectAssign(t, cl, 4, map[string][]int{b.id: {0, 1}, a.id: {2, 3}})
+	for len(a.triggers) > 0 {
+		<-a.triggers
+	}
+	if err := a.job.SetMisfire(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-a.triggers: // the pump's catch-up; it cleared the flags
+	case <-time.After(waitFor):
+		t.Fatal("no catch-up asked for the pending misfire")
+	}
+	// c joins before that run starts: the run reshards, and item 3 moves.
+	c := cl.start("192.168.1.3", 300, testConfig(4))
+	cl.waitNecessary()
+	b.autorun(t)
+	c.autorun(t)
+	before := countRuns(c, 3)
+	if items, err := a.run(ctxT(t)); err != nil || !equalInts(items, []int{2}) {
+		t.Fatalf("a's catch-up ran %v, %v; want [2] (item 3 moved to c)", items, err)
+	}
+	expectAssign(t, cl, 4, map[string][]int{c.id: {0, 3}, b.id: {1}, a.id: {2}})
+	eventually(t, "c ran the missed fire of item 3", func() bool { return countRuns(c, 3) > before })
+}
+
+// A fire missed while a resharding is pending would have run the items the
+// instance owns once it commits: the items that resharding gives it are
+// flagged too, and run at once (chaos: the new owner was busy at the fire,
+// the old one lost the item at the resharding, and the fire was lost).
+func scenarioMissedFireDuringReshardingFlagsGainedItems(t *testing.T, cl *cluster) {
+	a := cl.start("192.168.1.9", 100, testConfig(4)) // the leader
+	b := cl.start("192.168.1.5", 200, testConfig(4))
+	cl.waitNecessary()
+	runAll(t, a, b)
+	expectAssign(t, cl, 4, map[string][]int{a.id: {0, 1}, b.id: {2, 3}})
+	c := cl.start("192.168.1.1", 300, testConfig(4))
+	cl.waitNecessary()
+	// b skipped a fire (it was busy) while the resharding was pending.
+	if err := b.job.SetMisfire(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	b.autorun(t)
+	if _, err := a.run(ctxT(t)); err != nil { // the leader reshards
+		t.Fatal(err)
+	}
+	// b lost both items it flagged, and gained item 1.
+	expectAssign(t, cl, 4, map[string][]int{a.id: {0, 3}, b.id: {1}, c.id: {2}})
+	eventually(t, "b ran item 1, which the resharding gave it", func() bool { return countRuns(b, 1) > 0 })
+}
+
+// An execution that waits for the leader's resharding (the leader reshards
+// at its next execution) runs the items its instance claims for failover
+// meanwhile, instead of holding them back until the resharding (chaos seed
+// 11: a claimed item waited 8 s for a busy leader's next fire).
+func scenarioClaimWhileWaitingForReshardingRuns(t *testing.T, cl *cluster) {
+	a := cl.start("192.168.1.1", 100, failoverConfig(4)) // the leader
+	b := cl.start("192.168.1.2", 200, failoverConfig(4))
+	cl.waitNecessary()
+	runAll(t, a, b)
+	expectAssign(t, cl, 4, map[string][]int{b.id: {0, 1}, a.id: {2, 3}})
+	releaseA, doneA := startHeldRun(t, cl, a, []int{2, 3}) // the leader is busy
+	defer func() {
+		releaseA()
+		<-doneA
+	}()
+	cl.persist(jp("leader", "sharding", "necessary"), "") // pending until a's next execution
+	cl.sync()
+	type result struct {
+		items []int
+		err   error
+	}
+	res := make(chan result, 1)
+	go func() {
+		items, err := b.run(ctxT(t)) // waits for the resharding
+		res <- result{items, err}
+	}()
+	cl.persist(jp("leader", "failover", "items", "1"), "") // an item queued for failover
+	select {
+	case r := <-res:
+		if r.err != nil || !equalInts(r.items, []int{1}) {
+			t.Fatalf("b's execution ran %v, %v; want the claimed item [1]", r.items, r.err)
+		}
+	case <-time.After(waitFor):
+		t.Fatal("b's execution still waits for the resharding though it claimed item 1")
+	}
+	if _, ok := cl.get(jp("leader", "sharding", "necessary")); !ok {
+		t.Error("the resharding was done meanwhile; the test shows nothing")
+	}
+}

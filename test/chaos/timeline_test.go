@@ -1,0 +1,171 @@
+package chaos
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ejob-io/ejob/core/reg"
+	"github.com/ejob-io/ejob/core/reg/zookeeper"
+)
+
+// timeline is what the suite's observer saw of each job's tree, as it
+// happened: who owned each item (sharding/{i}/instance) and when resharding
+// was pending (leader/sharding/necessary). The coverage check reads it to
+// know which host had to serve a fire and when a pending resharding held
+// executions back. It follows the tree through a tree cache on its own
+// connection, straight to ZooKeeper (no proxy): only full ZooKeeper faults
+// reach it, and their fires are excused anyway; after such a fault the
+// cache reads the tree again and reports what changed.
+type timeline struct {
+	mu        sync.Mutex
+	owners    map[string]map[int][]ownerChange // job -> item -> changes, in time order
+	necessary map[string][]span                // job -> pending resharding spans
+	open      map[string]time.Time             // job -> start of a span not yet closed
+}
+
+type ownerChange struct {
+	at       time.Time
+	instance string
+}
+
+// span is [from, to]; a zero to is still open.
+type span struct{ from, to time.Time }
+
+// watchTimeline starts following the namespace; it stops at the test's
+// cleanup.
+func (s *suite) watchTimeline() {
+	tl := &timeline{owners: map[string]map[int][]ownerChange{}, necessary: map[string][]span{}, open: map[string]time.Time{}}
+	s.timeline = tl
+	ctx, cancel := context.WithCancel(context.Background())
+	cfg := zookeeper.DefaultConfig(s.zk.Addr(), s.ns)
+	cfg.SessionTimeoutMilliseconds = 4000
+	cfg.ConnectionTimeoutMilliseconds = 2000
+	cfg.BaseSleepTimeMilliseconds = 100
+	cfg.MaxSleepTimeMilliseconds = 300
+	cctx, ccancel := context.WithTimeout(ctx, 20*time.Second)
+	c, err := zookeeper.Connect(cctx, cfg)
+	ccancel()
+	if err != nil {
+		cancel()
+		s.t.Fatalf("observer: %v", err)
+	}
+	cache := reg.NewTreeCache(c, "/")
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		_ = cache.Run(ctx)
+	}()
+	go func() {
+		defer wg.Done()
+		for ev := range cache.Events() {
+			tl.add(ev, time.Now())
+		}
+	}()
+	s.t.Cleanup(func() {
+		cancel()
+		wg.Wait()
+		_ = c.Close()
+	})
+	select {
+	case <-cache.Initialized():
+	case <-time.After(20 * time.Second):
+		s.t.Fatal("observer: tree cache not initialized")
+	}
+}
+
+// add records one event seen at now. A node's creation time (Ctime) and a
+// value's modification time (Mtime) are ZooKeeper's, on this machine's
+// clock; a deletion is dated when seen.
+func (tl *timeline) add(ev reg.TreeEvent, now time.Time) {
+	parts := strings.Split(strings.TrimPrefix(ev.Path, "/"), "/")
+	if len(parts) < 2 {
+		return
+	}
+	job := parts[0]
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	switch {
+	case len(parts) == 4 && parts[1] == "sharding" && parts[3] == "instance" && ev.Type != reg.NodeDeleted:
+		i, err := strconv.Atoi(parts[2])
+		if err != nil {
+			return
+		}
+		if tl.owners[job] == nil {
+			tl.owners[job] = map[int][]ownerChange{}
+		}
+		at := ev.Stat.ModTime()
+		if ev.Stat.Mtime == 0 || at.After(now) {
+			at = now
+		}
+		tl.owners[job][i] = append(tl.owners[job][i], ownerChange{at: at, instance: string(ev.Data)})
+	case strings.Join(parts[1:], "/") == "leader/sharding/necessary":
+		switch ev.Type {
+		case reg.NodeAdded:
+			from := ev.Stat.CreateTime()
+			if ev.Stat.Ctime == 0 || from.After(now) {
+				from = now
+			}
+			tl.open[job] = from
+		case reg.NodeDeleted:
+			if from, ok := tl.open[job]; ok {
+				tl.necessary[job] = append(tl.necessary[job], span{from, now})
+				delete(tl.open, job)
+			}
+		}
+	}
+}
+
+// ownerAt is the instance item i of job was assigned to at t ("" when
+// unknown).
+func (tl *timeline) ownerAt(job string, i int, t time.Time) string {
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	id := ""
+	for _, c := range tl.owners[job][i] {
+		if c.at.After(t) {
+			break
+		}
+		id = c.instance
+	}
+	return id
+}
+
+// ownersIn are the instances item i was assigned to at some moment of
+// [from, to].
+func (tl *timeline) ownersIn(job string, i int, from, to time.Time) []string {
+	out := []string{tl.ownerAt(job, i, from)}
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	for _, c := range tl.owners[job][i] {
+		if c.at.After(from) && !c.at.After(to) && !slices.Contains(out, c.instance) {
+			out = append(out, c.instance)
+		}
+	}
+	return out
+}
+
+// pending returns the span of pending resharding of job that overlaps
+// [from, to], if any (an open span ends at the far future).
+func (tl *timeline) pending(job string, from, to time.Time) (span, bool) {
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	spans := slices.Clone(tl.necessary[job])
+	if f, ok := tl.open[job]; ok {
+		spans = append(spans, span{f, time.Time{}})
+	}
+	for _, sp := range spans {
+		end := sp.to
+		if end.IsZero() {
+			end = time.Unix(1<<40, 0)
+		}
+		if !sp.from.After(to) && !end.Before(from) {
+			return span{sp.from, end}, true
+		}
+	}
+	return span{}, false
+}
