@@ -162,7 +162,7 @@ func (s *supervisor) killStuck(proc *transport.Process, call transport.Call, err
 	// They go first: go-plugin's Kill asks the plugin to exit and waits up
 	// to 2 s before it forces it.
 	if below := proctree.Descendants(proc.Pid()); len(below) > 0 {
-		killAll(below)
+		proctree.Kill(below)
 		s.log.Warn("killed the processes the stuck plugin had started", slices.Concat(call.Attrs, []any{"count", len(below)})...)
 	}
 	proc.Kill()

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ejob-io/ejob/internal/testkit"
 	"github.com/ejob-io/ejob/internal/transport"
 	"github.com/ejob-io/ejob/spi"
 )
@@ -32,7 +33,7 @@ func leased(t *testing.T, ctx context.Context, c *transport.Conn) (<-chan error,
 		})
 		done <- err
 	}()
-	waitFor(t, 10*time.Second, "Execute to start in the plugin", fileExists(started))
+	testkit.Eventually(t, 10*time.Second, "Execute to start in the plugin", fileExists(started))
 	return done, cancelled
 }
 
@@ -120,7 +121,7 @@ func TestLeaseFrozenHost(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = host.Process.Kill(); _ = host.Wait() })
 	started, cancelled := filepath.Join(dir, "started"), filepath.Join(dir, "cancelled")
-	waitFor(t, 20*time.Second, "the host's Execute to start in the plugin", fileExists(started))
+	testkit.Eventually(t, 20*time.Second, "the host's Execute to start in the plugin", fileExists(started))
 	// Renewed: it runs past several lease periods.
 	time.Sleep(4 * testLease)
 	if fileExists(cancelled)() {
@@ -131,7 +132,7 @@ func TestLeaseFrozenHost(t *testing.T) {
 	}
 	stopped := time.Now()
 	t.Cleanup(func() { _ = host.Process.Signal(syscall.SIGCONT) })
-	waitFor(t, 10*time.Second, "the plugin to cancel the frozen host's execution", fileExists(cancelled))
+	testkit.Eventually(t, 10*time.Second, "the plugin to cancel the frozen host's execution", fileExists(cancelled))
 	at, cause := pluginReturn(t, cancelled)
 	if !strings.Contains(cause, spi.ErrLeaseExpired.Error()) {
 		t.Errorf("plugin's ctx cause = %q, want %q", cause, spi.ErrLeaseExpired)
