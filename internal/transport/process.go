@@ -51,7 +51,6 @@ type LaunchConfig struct {
 // Process is one running plugin process. Its methods are safe for
 // concurrent use.
 type Process struct {
-	path   string
 	client *plugin.Client
 	runner *procRunner // set by go-plugin's Start (RunnerFunc)
 	conn   *Conn
@@ -78,6 +77,24 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Process, error) {
 	if cfg.Path == "" {
 		return nil, errors.New("launch plugin: empty path")
 	}
+	p, err := launch(ctx, cfg)
+	if err != nil {
+		return nil, &LaunchError{Path: cfg.Path, Err: err}
+	}
+	return p, nil
+}
+
+// LaunchError is Launch's error: it names the executable once, Err says
+// what went wrong.
+type LaunchError struct {
+	Path string
+	Err  error
+}
+
+func (e *LaunchError) Error() string { return "launch plugin " + e.Path + ": " + e.Err.Error() }
+func (e *LaunchError) Unwrap() error { return e.Err }
+
+func launch(ctx context.Context, cfg LaunchConfig) (*Process, error) {
 	name := cfg.Name
 	if name == "" {
 		name = filepath.Base(cfg.Path)
@@ -95,16 +112,16 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Process, error) {
 		timeout = time.Until(dl)
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("launch plugin %s: %w", cfg.Path, err)
+		return nil, err
 	}
 	if timeout <= 0 {
-		return nil, fmt.Errorf("launch plugin %s: %w", cfg.Path, context.DeadlineExceeded)
+		return nil, context.DeadlineExceeded
 	}
 	if err := checkExecutable(cfg.Path); err != nil {
-		return nil, fmt.Errorf("launch plugin %s: %w", cfg.Path, err)
+		return nil, err
 	}
 
-	p := &Process{path: cfg.Path}
+	p := &Process{}
 	logger = fixedName{Logger: logger.Named(name), p: p}
 	// The plugin logs at the host's level (see Logger), so that it does
 	// not write lines the host would drop. Set last, so that it wins over
@@ -156,12 +173,12 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Process, error) {
 				p.Kill()
 			}
 		}()
-		return nil, fmt.Errorf("launch plugin %s: %w", cfg.Path, ctx.Err())
+		return nil, ctx.Err()
 	}
 	if r.err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			// The start timeout was ctx's deadline: report ctx's error.
-			return nil, fmt.Errorf("launch plugin %s: %w (%v)", cfg.Path, ctxErr, r.err)
+			return nil, fmt.Errorf("%w (%v)", ctxErr, r.err)
 		}
 		return nil, r.err
 	}
@@ -170,10 +187,7 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Process, error) {
 	defer cancel()
 	if _, err := p.Info(infoCtx); err != nil {
 		p.Kill()
-		if errors.Is(err, ErrAPIVersion) {
-			return nil, err
-		}
-		return nil, fmt.Errorf("launch plugin %s: %w", cfg.Path, err)
+		return nil, err
 	}
 	return p, nil
 }
@@ -188,18 +202,18 @@ func (p *Process) start(timeout time.Duration) (*Conn, error) {
 			err = fmt.Errorf("%w: %w", ErrNotPlugin, err)
 		}
 		p.client.Kill()
-		return nil, fmt.Errorf("launch plugin %s: %w", p.path, err)
+		return nil, err
 	}
 	p.runner.serving.Store(true)
 	rpc, err := p.client.Client()
 	if err != nil {
 		p.Kill()
-		return nil, fmt.Errorf("launch plugin %s: connect: %w", p.path, err)
+		return nil, fmt.Errorf("connect: %w", err)
 	}
 	raw, err := rpc.Dispense(pluginSetName)
 	if err != nil {
 		p.Kill()
-		return nil, fmt.Errorf("launch plugin %s: %w: %w", p.path, ErrNotPlugin, err)
+		return nil, fmt.Errorf("%w: %w", ErrNotPlugin, err)
 	}
 	return raw.(*Conn), nil
 }
@@ -215,8 +229,8 @@ func (p *Process) Info(ctx context.Context) (spi.Info, error) {
 		return spi.Info{}, err
 	}
 	if info.APIVersion != spi.APIVersion {
-		return spi.Info{}, fmt.Errorf("plugin %s reports API version %d, host speaks %d: %w",
-			p.path, info.APIVersion, spi.APIVersion, ErrAPIVersion)
+		return spi.Info{}, fmt.Errorf("%w: the plugin reports API version %d, this host speaks %d; rebuild the plugin against this ejob release",
+			ErrAPIVersion, info.APIVersion, spi.APIVersion)
 	}
 	return info, nil
 }

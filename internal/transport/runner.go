@@ -261,10 +261,7 @@ func (r *procRunner) startFailure(gpErr error, timeout time.Duration) error {
 		return err
 	}
 	r.kill("") // should go-plugin not have
-	select {
-	case <-r.exited:
-	case <-time.After(pipeGrace):
-	}
+	<-r.done   // exited, and its stderr read to the end (or given up)
 	out := r.stdout.printed()
 	var reason string
 	switch {

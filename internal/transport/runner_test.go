@@ -132,6 +132,10 @@ func TestKillStoppedPlugin(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
+	testkit.Eventually(t, 10*time.Second, "the plugin to be stopped", func() bool {
+		st, err := proctree.Stat(pid)
+		return err == nil && st.State == 'T'
+	})
 	p.Kill()
 	if !proctree.Gone(pid) {
 		t.Errorf("plugin %d still runs after Kill returned", pid)
