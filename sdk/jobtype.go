@@ -84,7 +84,7 @@ type DataflowFuncs[T any] struct {
 
 // DataflowJobType returns a job type that runs upstream's DATAFLOW loop for
 // each item inside one Execute call, so an execution costs one RPC per
-// item however many batches it handles (executors spec §3.2):
+// item however many batches it handles:
 //
 //   - without streaming: fetch once; process the batch if it is not empty;
 //   - with streaming (PropStreamingProcess "true", any case): fetch and

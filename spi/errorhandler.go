@@ -34,7 +34,7 @@ type HandleErrorRequest struct {
 // HandleErrorResponse says what the kernel does after the handler ran.
 type HandleErrorResponse struct {
 	// Propagate asks the kernel to stop the current trigger with the
-	// error, as upstream's THROW handler does (executors spec §1.5). The
+	// error, as upstream's THROW handler does. The
 	// cron schedule itself keeps running.
 	Propagate bool
 }

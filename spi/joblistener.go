@@ -12,10 +12,10 @@ import (
 const DefaultListenerOrder = math.MaxInt32
 
 // ShardingContexts is what one trigger of a job runs on one instance
-// (upstream's ShardingContexts, executors spec §2.2): the data listeners
+// (upstream's ShardingContexts): the data listeners
 // receive.
 type ShardingContexts struct {
-	// TaskID is jobName@-@items@-@READY@-@ip@-@pid (executors spec §2.1).
+	// TaskID is jobName@-@items@-@READY@-@ip@-@pid.
 	TaskID             string
 	JobName            string
 	ShardingTotalCount int
@@ -47,7 +47,7 @@ type ListenerDescription struct {
 	// AbstractDistributeOnceElasticJobListener: BeforeJobExecuted runs once
 	// per cluster-wide trigger, on the last instance to start, and
 	// AfterJobExecuted once, on the last instance to complete (the
-	// guarantee/started and guarantee/completed nodes, protocol spec §15).
+	// guarantee/started and guarantee/completed nodes of the registry).
 	DistributeOnce bool
 	// StartedTimeout and CompletedTimeout bound how long an instance that
 	// is not the last waits for the last one (distribute-once only). On

@@ -15,8 +15,9 @@ import (
 	"github.com/ejob-io/ejob/host/cli"
 )
 
-// exampleBin is the example third-party strategy, built once in TestMain.
-var exampleBin string
+// exampleBin is the example third-party strategy and brokenBin a plugin
+// that breaks two contracts (testdata/ejob-broken), built once in TestMain.
+var exampleBin, brokenBin string
 
 // TestMain lets the test binary stand in for the ejob binary: the host
 // launches os.Executable() with the hidden built-in plugin subcommand, and
@@ -31,10 +32,15 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	exampleBin = filepath.Join(dir, "ejob-sharding-rendezvous")
-	out, err := exec.Command("go", "build", "-o", exampleBin, "github.com/ejob-io/ejob/examples/sharding-rendezvous/ejob-sharding-rendezvous").CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "build example: %v\n%s", err, out)
-		os.Exit(1)
+	brokenBin = filepath.Join(dir, "ejob-broken")
+	for bin, pkg := range map[string]string{
+		exampleBin: "github.com/ejob-io/ejob/examples/sharding-rendezvous/ejob-sharding-rendezvous",
+		brokenBin:  "./testdata/ejob-broken",
+	} {
+		if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", pkg, err, out)
+			os.Exit(1)
+		}
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
@@ -193,6 +199,43 @@ func TestPluginsListAndLock(t *testing.T) {
 	}
 	if strings.Contains(out, "RENDEZVOUS") || !strings.Contains(errOut, "checksum mismatch") {
 		t.Fatalf("tampered plugin not refused:\nstdout:\n%s\nstderr:\n%s", out, errOut)
+	}
+}
+
+// TestPluginsCheck: `ejob plugins check DIR` runs the suites through the
+// real transport: a conforming plugin's checks pass; the contract breaks of
+// a broken one fail, each naming its check and case; a file that is not a
+// plugin fails too; the exit status is 1.
+func TestPluginsCheck(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	copyFile(t, exampleBin, filepath.Join(dir, "ejob-sharding-rendezvous"))
+	copyFile(t, brokenBin, filepath.Join(dir, "ejob-broken"))
+	if err := os.WriteFile(filepath.Join(dir, "ejob-garbage"), []byte("#!/bin/sh\necho garbage\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := run(t, "plugins", "check", dir)
+	if code != 1 || !strings.Contains(errOut, "contract breaks found") {
+		t.Errorf("exit %d, stderr %q; want 1 and contract breaks found", code, errOut)
+	}
+	for _, want := range []string{
+		"sharding RENDEZVOUS\n    ok    items_assigned_exactly_once\n",
+		"    ok    duplicate_instances_is_invalid_config\n",
+		"sharding BROKEN_SHARDING\n",
+		"    FAIL  duplicate_instances_is_invalid_config: case ",
+		"errorhandler BROKEN_HANDLER\n",
+		"    FAIL  validate_errors_wrap_invalid_config: case empty_props: Validate(map[]) returned",
+		"broken.address is required; its errors must wrap spi.ErrInvalidConfig",
+		"    skip  handle_error: no ErrorHandlerOptions.Request given",
+		"ejob-garbage\n    FAIL  not a usable plugin: not a valid ejob plugin: it printed \"garbage\"",
+		"3 types in 2 binaries: ",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Count(out, "FAIL") != 3 {
+		t.Errorf("want exactly 3 FAIL lines:\n%s", out)
 	}
 }
 

@@ -54,13 +54,13 @@ func builtinSource() (*plugins.Builtin, error) {
 func newPluginsCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "plugins",
-		Short: "List and pin plugin binaries",
+		Short: "List, pin and check plugin binaries",
 		Long: `Plugins are executables named ejob-* in the plugins directory. Each serves one
 or more types (kind + type name) that jobs name in their configuration.
 Built-in types are served by the ejob binary itself; a plugin that offers a
 built-in's type name overrides it.`,
 	}
-	cmd.AddCommand(newPluginsListCmd(e), newPluginsLockCmd(e))
+	cmd.AddCommand(newPluginsListCmd(e), newPluginsLockCmd(e), newPluginsCheckCmd(e))
 	return cmd
 }
 

@@ -76,6 +76,7 @@ func runHost(t *testing.T, env []string, args ...string) *host {
 	t.Helper()
 	h := &host{t: t, cmd: exec.Command(ejobBin, args...), logs: &proctest.Buffer{}, exited: make(chan error, 1)}
 	h.cmd.Env = env
+	h.cmd.SysProcAttr = hostProcAttr() // a group of its own: see groupsignal_test.go
 	h.cmd.Stdout, h.cmd.Stderr = h.logs, h.logs
 	if err := h.cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -294,6 +294,9 @@ func (c *Catalog) probe(ctx context.Context, path string) (*Binary, error) {
 		return nil, err
 	}
 	proc, err := transport.Launch(ctx, c.launchConfig(path, nil, false))
+	if le := (*transport.LaunchError)(nil); errors.As(err, &le) {
+		return nil, le.Err // Skipped names the path
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/ejob-io/ejob/internal/proctest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +15,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/ejob-io/ejob/host/plugins"
+	"github.com/ejob-io/ejob/internal/proctest"
+	"github.com/ejob-io/ejob/internal/testkit"
 	"github.com/ejob-io/ejob/spi"
 )
 
@@ -28,6 +29,7 @@ type bins struct {
 	notPlug  string // a Go program that is not a plugin
 	badAPI   string // reports another spi.APIVersion
 	badProto string // another handshake protocol version
+	silent   string // a Go program that never prints anything
 }
 
 var testBins bins // set once in TestMain, read-only afterwards
@@ -54,6 +56,7 @@ func TestMain(m *testing.M) {
 		notPlug:  filepath.Join(dir, "ejob-notplugin"),
 		badAPI:   filepath.Join(dir, "ejob-badapi"),
 		badProto: filepath.Join(dir, "ejob-badproto"),
+		silent:   filepath.Join(dir, "ejob-silent"),
 	}
 	notPlugSrc := filepath.Join(dir, "notplugin")
 	_ = os.MkdirAll(notPlugSrc, 0o755)
@@ -65,6 +68,7 @@ func TestMain(m *testing.M) {
 		{"build", "-ldflags", "-X main.typeName=AVG_ALLOCATION", "-o", b.override, "./testdata/ejob-hosttest"},
 		{"build", "-o", b.badAPI, "github.com/ejob-io/ejob/internal/transport/testdata/badapi"},
 		{"build", "-o", b.badProto, "github.com/ejob-io/ejob/internal/transport/testdata/badproto"},
+		{"build", "-o", b.silent, "github.com/ejob-io/ejob/internal/transport/testdata/silent"},
 	}
 	for _, args := range builds {
 		if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
@@ -79,7 +83,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	testBins = b
-	code := m.Run()
+	code := testkit.Run(m)
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -248,10 +252,10 @@ func TestBadFilesAreSkippedWithTheirOwnReason(t *testing.T) {
 			os.WriteFile(p, []byte("#!/bin/sh\necho not a plugin\n"), 0o755)
 			os.Chmod(p, 0o755)
 			return p
-		}, "not an ejob plugin"},
+		}, "not a valid ejob plugin"},
 		"non-plugin executable": {func() string {
 			return install(t, dir, testBins.notPlug, "ejob-notplugin", 0o755)
-		}, "not an ejob plugin"},
+		}, "not a valid ejob plugin"},
 		"world-writable": {func() string {
 			return install(t, dir, testBins.hosttest, "ejob-ww", 0o757)
 		}, "group- or world-writable"},
@@ -391,7 +395,7 @@ func TestPluginKilledMidCall(t *testing.T) {
 		_, err := p.PoolSize(ctxT(t, 30*time.Second), spi.PoolSizeRequest{JobName: "hang"})
 		errc <- err
 	}()
-	waitFor(t, "the plugin to report the hanging call", func() bool {
+	testkit.Eventually(t, 20*time.Second, "the plugin to report the hanging call", func() bool {
 		return strings.Contains(logs.String(), "hosttest is hanging until cancelled")
 	})
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
@@ -406,17 +410,6 @@ func TestPluginKilledMidCall(t *testing.T) {
 	}
 	if again == pid {
 		t.Fatal("not relaunched")
-	}
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond) // bounded polling of observable state
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ejob-io/ejob/host/plugins"
 	"github.com/ejob-io/ejob/internal/proctree"
+	"github.com/ejob-io/ejob/internal/testkit"
 	"github.com/ejob-io/ejob/internal/transport"
 	"github.com/ejob-io/ejob/spi"
 )
@@ -47,7 +48,7 @@ func TestStopTimeoutKillsAndRelaunches(t *testing.T) {
 		})
 		errc <- err
 	}()
-	waitFor(t, "Execute to start in the plugin", func() bool { _, err := os.Stat(started); return err == nil })
+	testkit.Eventually(t, 20*time.Second, "Execute to start in the plugin", func() bool { _, err := os.Stat(started); return err == nil })
 	b, err := os.ReadFile(childFile)
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +68,7 @@ func TestStopTimeoutKillsAndRelaunches(t *testing.T) {
 	}
 	// The kill of the child's group is sent before Execute returns; its
 	// exit (and the reaping by init) follows.
-	waitFor(t, "the stuck plugin's child process to be gone", func() bool { return proctree.Gone(child) })
+	testkit.Eventually(t, 20*time.Second, "the stuck plugin's child process to be gone", func() bool { return proctree.Gone(child) })
 	log := logs.String()
 	for _, want := range []string{"[ERROR]", "did not stop a cancelled execution", "job=ignore", "item=7", "plugin=ejob-hosttest", "pid=" + strconv.Itoa(pid)} {
 		if !strings.Contains(log, want) {
@@ -115,7 +116,7 @@ while :; do sleep 0.05; done
 		errc <- err
 	}()
 	var pid int
-	waitFor(t, "the script to start", func() bool {
+	testkit.Eventually(t, 20*time.Second, "the script to start", func() bool {
 		b, err := os.ReadFile(pidFile)
 		if err != nil {
 			return false

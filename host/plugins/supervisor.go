@@ -103,16 +103,10 @@ func (s *supervisor) process(ctx context.Context) (*transport.Process, error) {
 		}
 	}
 	proc, err := transport.Launch(ctx, s.cat.launchConfig(s.bin.Path, s.args, s.bin.Builtin))
-	if err == nil {
-		_, err = proc.Info(ctx)
-		if err != nil {
-			proc.Kill()
-		}
-	}
 	if err != nil {
 		s.crashes++
 		s.lastExit = time.Now()
-		return nil, fmt.Errorf("start plugin %s: %w", s.bin.Path, err)
+		return nil, err // it names the binary
 	}
 	s.log.Debug("plugin process started", "pid", proc.Pid())
 	s.proc, s.started = proc, time.Now()
@@ -162,7 +156,7 @@ func (s *supervisor) killStuck(proc *transport.Process, call transport.Call, err
 	// They go first: go-plugin's Kill asks the plugin to exit and waits up
 	// to 2 s before it forces it.
 	if below := proctree.Descendants(proc.Pid()); len(below) > 0 {
-		killAll(below)
+		proctree.Kill(below)
 		s.log.Warn("killed the processes the stuck plugin had started", slices.Concat(call.Attrs, []any{"count", len(below)})...)
 	}
 	proc.Kill()

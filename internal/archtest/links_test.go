@@ -54,3 +54,32 @@ func TestDocLinksStayInTheRepository(t *testing.T) {
 		}
 	}
 }
+
+// TestDocsCiteNoSpec: user docs (README.md, docs/*.md, examples' READMEs)
+// and the godoc of the packages plugin authors import (spi, sdk) cite no
+// "spec §N": the ElasticJob specs ejob was built from are not part of the
+// repository, so a reader cannot follow such a reference.
+func TestDocsCiteNoSpec(t *testing.T) {
+	root := filepath.Join("..", "..")
+	var files []string
+	for _, glob := range []string{"README.md", "docs/*.md", "examples/*/README.md", "spi/*.go", "sdk/*.go"} {
+		m, err := filepath.Glob(filepath.Join(root, glob))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, m...)
+	}
+	cite := regexp.MustCompile(`(?i)spec\b[^.\n]{0,20}§|§\s*\d`)
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(data), "\n") {
+			if cite.MatchString(line) {
+				name, _ := filepath.Rel(root, f)
+				t.Errorf("%s:%d cites a spec readers do not have: %s", name, i+1, strings.TrimSpace(line))
+			}
+		}
+	}
+}

@@ -1,8 +1,9 @@
 // Package proctree reads the process tree from Linux's /proc: a process's
-// parent, process group and state, and the processes below a given one.
-// The host uses it to kill what a stuck plugin started; tests use it to
-// find and check the processes their hosts and plugins run. On other
-// systems every lookup reports that nothing is known.
+// parent, process group and state, and the processes below a given one,
+// and kills what it found (Kill). The host uses it to kill what a stopped
+// or stuck plugin started; tests use it to find and check the processes
+// their hosts and plugins run. On other systems every lookup reports that
+// nothing is known.
 package proctree
 
 import (

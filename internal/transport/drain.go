@@ -2,13 +2,17 @@ package transport
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 )
 
@@ -57,6 +61,7 @@ func (d *drainer) terminate(reason string) {
 		// Cancel before logging: the log goes to the host's pipe, which may
 		// be gone with the host.
 		d.cancel()
+		removeSocketDir()
 		d.log.Warn("host went away; stopping in-flight calls and exiting", "reason", reason)
 		done := make(chan struct{})
 		go func() {
@@ -72,17 +77,40 @@ func (d *drainer) terminate(reason string) {
 	})
 }
 
-// onSIGTERM terminates on SIGTERM, which Launch arranges for the kernel to
-// send when the host dies (Pdeathsig). It also ignores SIGPIPE: once the
-// host is gone, a write to its stdout/stderr pipes must fail with EPIPE, not
-// kill the plugin (Go's default for fds 1 and 2) before it has stopped
-// what its calls started.
-func (d *drainer) onSIGTERM() {
+// onSignals handles SIGTERM and SIGINT. A plugin stops when its host
+// tells it to or dies, never on a signal meant for the host: a group-wide
+// SIGTERM (systemd's KillMode=control-group, `timeout`, `kill -- -PGID`)
+// or a terminal's SIGINT must let the host drain its running items through
+// the plugin. So a signal is obeyed only when the parent has changed, which
+// is how the SIGTERM that Launch arranges for the kernel to send when the
+// host dies (Pdeathsig) arrives: the kernel re-parents the plugin before it
+// signals it. Any other is logged and ignored.
+//
+// It also ignores SIGPIPE: once the host is gone, a write to its
+// stdout/stderr pipes must fail with EPIPE, not kill the plugin (Go's
+// default for fds 1 and 2) before it has stopped what its calls started.
+func (d *drainer) onSignals(ppid int) {
 	signal.Ignore(syscall.SIGPIPE)
 	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, syscall.SIGTERM)
+	signal.Notify(ch, syscall.SIGTERM, syscall.SIGINT)
 	go func() {
-		<-ch
-		d.terminate("SIGTERM")
+		for sig := range ch {
+			if now := os.Getppid(); now != ppid {
+				d.terminate(fmt.Sprintf("%v; parent %d went away (new parent %d)", sig, ppid, now))
+				return
+			}
+			d.log.Info("ignoring the signal: an ejob plugin stops when its host tells it to or exits", "signal", sig.String())
+		}
 	}()
+}
+
+// removeSocketDir removes the directory the host made for this process's
+// go-plugin socket (PLUGIN_UNIX_SOCKET_DIR), once the host is gone: the
+// host removes it after a plugin exits, but a host that died cannot. Only
+// a directory go-plugin made for this one process is removed (its name
+// starts with "plugin-dir").
+func removeSocketDir() {
+	if dir := os.Getenv(plugin.EnvUnixSocketDir); dir != "" && strings.HasPrefix(filepath.Base(dir), "plugin-dir") {
+		_ = os.RemoveAll(dir)
+	}
 }

@@ -3,7 +3,6 @@ package transport
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 
 	"google.golang.org/grpc/codes"
@@ -16,10 +15,11 @@ import (
 // the plugin executable.
 var (
 	// ErrNotPlugin means the executable is not an ejob plugin: it could not
-	// be executed, exited before the handshake, printed something other than
-	// the handshake, or did not complete the handshake within the start
-	// timeout. Relaunching does not help.
-	ErrNotPlugin = errors.New("not an ejob plugin")
+	// be executed, is a native executable not built with the SDK, exited
+	// before the handshake, printed something other than an ejob plugin's
+	// handshake, or did not complete the handshake within the start
+	// timeout. The error says which. Relaunching does not help.
+	ErrNotPlugin = errors.New("not a valid ejob plugin")
 	// ErrProtocolVersion means the plugin speaks another go-plugin
 	// handshake protocol version than ProtocolVersion (or another go-plugin
 	// core protocol). The plugin must be rebuilt against this ejob release.
@@ -139,17 +139,4 @@ func fromStatus(ctx context.Context, err error, exited bool) error {
 		return transportErr(spi.ErrPluginExited)
 	}
 	return &remoteError{msg: st.Message()}
-}
-
-// startError maps an error from go-plugin's Start (spawn + handshake) to
-// ErrProtocolVersion (saying which version the host speaks) or
-// ErrNotPlugin, naming the executable. go-plugin
-// reports failures as plain strings, so they are recognised by text.
-func startError(path string, err error) error {
-	msg := err.Error()
-	if strings.Contains(msg, "incompatible API version") || strings.Contains(msg, "incompatible core API version") {
-		return fmt.Errorf("launch plugin %s: %w: %w (this host speaks ejob plugin protocol version %d; rebuild the plugin against this ejob release)",
-			path, ErrProtocolVersion, err, ProtocolVersion)
-	}
-	return fmt.Errorf("launch plugin %s: %w: %w", path, ErrNotPlugin, err)
 }

@@ -86,27 +86,3 @@ func TestFromStatus(t *testing.T) {
 		})
 	}
 }
-
-func TestStartError(t *testing.T) {
-	t.Parallel()
-	tests := map[string]error{
-		"Unrecognized remote plugin message: hello":                                      ErrNotPlugin,
-		"plugin exited before we could connect":                                          ErrNotPlugin,
-		"timeout while waiting for plugin to start":                                      ErrNotPlugin,
-		"incompatible API version with plugin. Plugin version: 99, Client versions: [1]": ErrProtocolVersion,
-		"incompatible core API version with plugin. Plugin version: 2, Core version: 1":  ErrProtocolVersion,
-	}
-	for msg, want := range tests {
-		err := startError("/p/ejob-x", errors.New(msg))
-		if !errors.Is(err, want) {
-			t.Errorf("%q -> %v, want %v", msg, err, want)
-		}
-		wantMsg := "launch plugin /p/ejob-x: " + want.Error() + ": " + msg
-		if want == ErrProtocolVersion {
-			wantMsg += fmt.Sprintf(" (this host speaks ejob plugin protocol version %d; rebuild the plugin against this ejob release)", ProtocolVersion)
-		}
-		if got := err.Error(); got != wantMsg {
-			t.Errorf("message %q, want %q", got, wantMsg)
-		}
-	}
-}

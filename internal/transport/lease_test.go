@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ejob-io/ejob/internal/testkit"
 	"github.com/ejob-io/ejob/internal/transport"
 	"github.com/ejob-io/ejob/spi"
 )
@@ -32,7 +33,7 @@ func leased(t *testing.T, ctx context.Context, c *transport.Conn) (<-chan error,
 		})
 		done <- err
 	}()
-	waitFor(t, 10*time.Second, "Execute to start in the plugin", fileExists(started))
+	testkit.Eventually(t, 10*time.Second, "Execute to start in the plugin", fileExists(started))
 	return done, cancelled
 }
 
@@ -107,10 +108,11 @@ func TestLeaseWithoutDeadline(t *testing.T) {
 	}
 }
 
-// TestLeaseFrozenHost: a host process stopped with SIGSTOP renews nothing;
-// its plugin, still running, cancels the execution at the lease's deadline
-// while the host is stopped.
-func TestLeaseFrozenHost(t *testing.T) {
+// TestLeaseFrozenHostProcess: a real host process stopped with SIGSTOP
+// renews nothing; its plugin process, still running, cancels the
+// execution on its own, with cause spi.ErrLeaseExpired, while the host is
+// stopped. (TestLeaseFrozenHost checks the timing on synctest's clock.)
+func TestLeaseFrozenHostProcess(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	host := exec.Command(bins.host, "lease", bins.plugin, dir)
@@ -120,25 +122,13 @@ func TestLeaseFrozenHost(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = host.Process.Kill(); _ = host.Wait() })
 	started, cancelled := filepath.Join(dir, "started"), filepath.Join(dir, "cancelled")
-	waitFor(t, 20*time.Second, "the host's Execute to start in the plugin", fileExists(started))
-	// Renewed: it runs past several lease periods.
-	time.Sleep(4 * testLease)
-	if fileExists(cancelled)() {
-		t.Fatal("the plugin cancelled an execution its host renews")
-	}
+	testkit.Eventually(t, 20*time.Second, "the host's Execute to start in the plugin", fileExists(started))
 	if err := host.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	stopped := time.Now()
 	t.Cleanup(func() { _ = host.Process.Signal(syscall.SIGCONT) })
-	waitFor(t, 10*time.Second, "the plugin to cancel the frozen host's execution", fileExists(cancelled))
-	at, cause := pluginReturn(t, cancelled)
-	if !strings.Contains(cause, spi.ErrLeaseExpired.Error()) {
+	testkit.Eventually(t, 10*time.Second, "the plugin to cancel the frozen host's execution", fileExists(cancelled))
+	if _, cause := pluginReturn(t, cancelled); !strings.Contains(cause, spi.ErrLeaseExpired.Error()) {
 		t.Errorf("plugin's ctx cause = %q, want %q", cause, spi.ErrLeaseExpired)
-	}
-	// The last renewal went at most one renewal period before the stop,
-	// with a full lease.
-	if d := at.Sub(stopped); d > testLease+200*time.Millisecond {
-		t.Errorf("plugin cancelled %v after the host froze, want about the lease (%v)", d, testLease)
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
+	"github.com/hashicorp/go-plugin/runner"
 
 	"github.com/ejob-io/ejob/spi"
 )
@@ -50,26 +51,50 @@ type LaunchConfig struct {
 // Process is one running plugin process. Its methods are safe for
 // concurrent use.
 type Process struct {
-	path   string
 	client *plugin.Client
+	runner *procRunner // set by go-plugin's Start (RunnerFunc)
 	conn   *Conn
-	pid    int
 	kill   sync.Once
 }
 
+// exitGrace bounds Kill's request to the plugin to exit: go-plugin waits
+// 2 s for the exit after the request, but the request itself waits for a
+// plugin that does not read it (a stopped process).
+const exitGrace = 3 * time.Second
+
 // Launch starts the plugin at cfg.Path, completes the go-plugin handshake
-// (gRPC, AutoMTLS on) and checks its Info. Errors name the executable and
-// wrap ErrNotPlugin (not executable, exits or prints something else than
-// the handshake, no handshake within the start timeout), ErrProtocolVersion
-// (another handshake protocol version) or ErrAPIVersion (another
-// spi.APIVersion), or ctx's error.
+// (gRPC, AutoMTLS on) and checks its Info. Errors are one line naming the
+// executable and wrap ErrNotPlugin (saying why: not executable, a native
+// executable not built with the SDK, it exited or printed something else
+// than the handshake, or printed nothing within the start timeout),
+// ErrProtocolVersion (another handshake protocol version) or ErrAPIVersion
+// (another spi.APIVersion), or ctx's error.
 //
-// On Linux the plugin gets SIGKILL when the host dies; on every system the
-// plugin exits by itself when its parent goes away (see Serve).
+// The plugin runs in a process group of its own (see runner.go). On Linux
+// it gets SIGTERM when the host dies; on every system it exits by itself
+// when its parent goes away (see Serve).
 func Launch(ctx context.Context, cfg LaunchConfig) (*Process, error) {
 	if cfg.Path == "" {
 		return nil, errors.New("launch plugin: empty path")
 	}
+	p, err := launch(ctx, cfg)
+	if err != nil {
+		return nil, &LaunchError{Path: cfg.Path, Err: err}
+	}
+	return p, nil
+}
+
+// LaunchError is Launch's error: it names the executable once, Err says
+// what went wrong.
+type LaunchError struct {
+	Path string
+	Err  error
+}
+
+func (e *LaunchError) Error() string { return "launch plugin " + e.Path + ": " + e.Err.Error() }
+func (e *LaunchError) Unwrap() error { return e.Err }
+
+func launch(ctx context.Context, cfg LaunchConfig) (*Process, error) {
 	name := cfg.Name
 	if name == "" {
 		name = filepath.Base(cfg.Path)
@@ -79,7 +104,6 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Process, error) {
 		logger = hclog.NewNullLogger()
 	}
 	level := logger.GetLevel()
-	logger = fixedName{logger.Named(name)}
 	timeout := cfg.StartTimeout
 	if timeout <= 0 {
 		timeout = DefaultStartTimeout
@@ -88,38 +112,42 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Process, error) {
 		timeout = time.Until(dl)
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("launch plugin %s: %w", cfg.Path, err)
+		return nil, err
 	}
 	if timeout <= 0 {
-		return nil, fmt.Errorf("launch plugin %s: %w", cfg.Path, context.DeadlineExceeded)
+		return nil, context.DeadlineExceeded
+	}
+	if err := checkExecutable(cfg.Path); err != nil {
+		return nil, err
 	}
 
-	cmd := exec.Command(cfg.Path, cfg.Args...)
-	cmd.SysProcAttr = sysProcAttr()
+	p := &Process{}
+	logger = fixedName{Logger: logger.Named(name), p: p}
 	// The plugin logs at the host's level (see Logger), so that it does
 	// not write lines the host would drop. Set last, so that it wins over
-	// the host's own environment.
-	cmd.Env = os.Environ()
+	// the host's own environment; go-plugin's variables follow.
+	env := os.Environ()
 	if hclog.LevelFromString(level.String()) != hclog.NoLevel {
-		cmd.Env = append(cmd.Env, LogLevelEnv+"="+level.String())
+		env = append(env, LogLevelEnv+"="+level.String())
 	}
-	client := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  Handshake(),
-		Plugins:          plugin.PluginSet{pluginSetName: &grpcPlugin{name: name, stopGrace: cfg.StopGrace}},
-		Cmd:              cmd,
+	p.client = plugin.NewClient(&plugin.ClientConfig{
+		HandshakeConfig: Handshake(),
+		Plugins:         plugin.PluginSet{pluginSetName: &grpcPlugin{name: name, stopGrace: cfg.StopGrace}},
+		RunnerFunc: func(_ hclog.Logger, cmd *exec.Cmd, socketDir string) (runner.Runner, error) {
+			p.runner = newRunner(logger, cfg.Path, cfg.Args, env, cmd, socketDir)
+			return p.runner, nil
+		},
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		AutoMTLS:         true,
-		SkipHostEnv:      true, // cmd.Env holds it already
+		SkipHostEnv:      true, // env holds it already
 		StartTimeout:     timeout,
 		Logger:           logger,
 		SyncStdout:       &lineLogger{log: logger, msg: "plugin wrote to stdout", level: hclog.Warn},
 		SyncStderr:       &lineLogger{log: logger, msg: "plugin wrote to stderr", level: hclog.Info},
 	})
-	p := &Process{path: cfg.Path, client: client}
 
 	type result struct {
 		conn *Conn
-		pid  int
 		err  error
 	}
 	started := make(chan result, 1)
@@ -129,14 +157,10 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Process, error) {
 		// keep it alive until the plugin is gone; the thread is then
 		// discarded, never reused.
 		runtime.LockOSThread()
-		conn, err := p.start()
-		pid := 0
-		if cmd.Process != nil {
-			pid = cmd.Process.Pid
-		}
-		started <- result{conn: conn, pid: pid, err: err}
-		if err == nil {
-			<-conn.done
+		conn, err := p.start(timeout)
+		started <- result{conn: conn, err: err}
+		if p.runner != nil {
+			<-p.runner.exited
 		}
 	}()
 
@@ -146,47 +170,50 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Process, error) {
 	case <-ctx.Done():
 		go func() {
 			if r := <-started; r.err == nil {
-				client.Kill()
+				p.Kill()
 			}
 		}()
-		return nil, fmt.Errorf("launch plugin %s: %w", cfg.Path, ctx.Err())
+		return nil, ctx.Err()
 	}
 	if r.err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
-			// go-plugin's timeout was ctx's deadline: report ctx's error.
-			return nil, fmt.Errorf("launch plugin %s: %w (%v)", cfg.Path, ctxErr, r.err)
+			// The start timeout was ctx's deadline: report ctx's error.
+			return nil, fmt.Errorf("%w (%v)", ctxErr, r.err)
 		}
 		return nil, r.err
 	}
-	p.conn, p.pid = r.conn, r.pid
+	p.conn = r.conn
 	infoCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	if _, err := p.Info(infoCtx); err != nil {
 		p.Kill()
-		if errors.Is(err, ErrAPIVersion) {
-			return nil, err
-		}
-		return nil, fmt.Errorf("launch plugin %s: %w", cfg.Path, err)
+		return nil, err
 	}
 	return p, nil
 }
 
-// start spawns the process, handshakes and dials. On error the process is
-// gone.
-func (p *Process) start() (*Conn, error) {
+// start spawns the process, handshakes and dials. On error the process and
+// everything it started are gone.
+func (p *Process) start(timeout time.Duration) (*Conn, error) {
 	if _, err := p.client.Start(); err != nil {
+		if p.runner != nil {
+			err = p.runner.startFailure(err, timeout)
+		} else {
+			err = fmt.Errorf("%w: %w", ErrNotPlugin, err)
+		}
 		p.client.Kill()
-		return nil, startError(p.path, err)
+		return nil, err
 	}
+	p.runner.serving.Store(true)
 	rpc, err := p.client.Client()
 	if err != nil {
-		p.client.Kill()
-		return nil, fmt.Errorf("launch plugin %s: connect: %w", p.path, err)
+		p.Kill()
+		return nil, fmt.Errorf("connect: %w", err)
 	}
 	raw, err := rpc.Dispense(pluginSetName)
 	if err != nil {
-		p.client.Kill()
-		return nil, fmt.Errorf("launch plugin %s: %w: %w", p.path, ErrNotPlugin, err)
+		p.Kill()
+		return nil, fmt.Errorf("%w: %w", ErrNotPlugin, err)
 	}
 	return raw.(*Conn), nil
 }
@@ -202,8 +229,8 @@ func (p *Process) Info(ctx context.Context) (spi.Info, error) {
 		return spi.Info{}, err
 	}
 	if info.APIVersion != spi.APIVersion {
-		return spi.Info{}, fmt.Errorf("plugin %s reports API version %d, host speaks %d: %w",
-			p.path, info.APIVersion, spi.APIVersion, ErrAPIVersion)
+		return spi.Info{}, fmt.Errorf("%w: the plugin reports API version %d, this host speaks %d; rebuild the plugin against this ejob release",
+			ErrAPIVersion, info.APIVersion, spi.APIVersion)
 	}
 	return info, nil
 }
@@ -221,27 +248,76 @@ func (p *Process) Exited() bool {
 // Done is closed when the process has exited.
 func (p *Process) Done() <-chan struct{} { return p.conn.done }
 
-// Pid is the process id.
-func (p *Process) Pid() int { return p.pid }
+// Pid is the process id. The process leads a process group of the same
+// id.
+func (p *Process) Pid() int { return p.runner.pid }
 
-// Kill stops the process: a graceful shutdown request, then SIGKILL after
-// two seconds. It returns when the process has exited and is idempotent;
-// calls in progress fail with spi.ErrPluginExited.
+// Kill stops the process: a request to exit, then, if it has not exited 2 s
+// later (or the request is stuck for exitGrace), SIGKILL to the process,
+// its process group and every process below it. It returns once the
+// process has exited and its output pipes and socket are gone (what it
+// started outside its group may keep its pipes open for pipeGrace, after
+// which they are given up), and is idempotent; calls in progress fail with
+// spi.ErrPluginExited.
 func (p *Process) Kill() {
-	p.kill.Do(p.client.Kill)
+	p.kill.Do(func() {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			p.client.Kill()
+		}()
+		t := time.NewTimer(exitGrace)
+		defer t.Stop()
+		select {
+		case <-done:
+		case <-t.C:
+			p.runner.kill(fmt.Sprintf("it did not take the request to exit within %v", exitGrace))
+			<-done
+		}
+		<-p.runner.done
+	})
 }
 
 // fixedName keeps every go-plugin message under the one name Launch chose:
 // go-plugin appends the executable's base name with Named, which would
-// nest the plugin's lines one level deeper.
-type fixedName struct{ hclog.Logger }
+// nest the plugin's lines one level deeper. It also tones down go-plugin's
+// messages that the host says better itself (see Info, Warn, Error).
+type fixedName struct {
+	hclog.Logger
+	p *Process
+}
 
 func (f fixedName) Named(string) hclog.Logger { return f }
+
+// serving reports whether the plugin completed its start.
+func (f fixedName) serving() bool { return f.p.runner != nil && f.p.runner.serving.Load() }
+
+// Warn demotes go-plugin's "plugin failed to exit gracefully" to Debug: it
+// precedes every forced kill, of a failed start too, and the runner warns
+// when it kills a plugin that was serving.
+func (f fixedName) Warn(msg string, args ...interface{}) {
+	if msg == "plugin failed to exit gracefully" {
+		f.Logger.Debug(msg, args...)
+		return
+	}
+	f.Logger.Warn(msg, args...)
+}
+
+// Error demotes go-plugin's "plugin process exited" with an error to
+// Debug while the plugin had not completed its start: Launch's error says
+// why it did not.
+func (f fixedName) Error(msg string, args ...interface{}) {
+	if msg == "plugin process exited" && !f.serving() {
+		f.Logger.Debug(msg, args...)
+		return
+	}
+	f.Logger.Error(msg, args...)
+}
 
 // Info demotes go-plugin's "plugin process exited" for a clean exit to
 // Debug: it is logged on every deliberate Kill, and the host's supervisor
 // already warns about exits it did not ask for. (An unclean exit is logged
-// by go-plugin at Error and passes through unchanged.)
+// by go-plugin at Error, see Error.)
 func (f fixedName) Info(msg string, args ...interface{}) {
 	if msg == "plugin process exited" {
 		f.Logger.Debug(msg, args...)

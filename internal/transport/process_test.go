@@ -19,6 +19,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/ejob-io/ejob/internal/proctree"
+	"github.com/ejob-io/ejob/internal/testkit"
 	"github.com/ejob-io/ejob/internal/transport"
 	"github.com/ejob-io/ejob/spi"
 	"github.com/ejob-io/ejob/spi/gson"
@@ -237,7 +238,7 @@ func hang(t *testing.T, ctx context.Context, c *transport.Conn) (<-chan error, s
 		})
 		done <- err
 	}()
-	waitFor(t, 10*time.Second, "Execute to start in the plugin", fileExists(started))
+	testkit.Eventually(t, 10*time.Second, "Execute to start in the plugin", fileExists(started))
 	return done, cancelled
 }
 
@@ -251,7 +252,7 @@ func TestCallerCancel(t *testing.T) {
 	if !errors.Is(err, context.Canceled) || errors.Is(err, spi.ErrPluginExited) {
 		t.Fatalf("err = %v, want context.Canceled only", err)
 	}
-	waitFor(t, 10*time.Second, "the plugin to observe ctx.Done()", fileExists(cancelled))
+	testkit.Eventually(t, 10*time.Second, "the plugin to observe ctx.Done()", fileExists(cancelled))
 	if _, err := p.Conn().ThreadPoolSizeProvider("TEST_POOL").PoolSize(t.Context(), spi.PoolSizeRequest{JobName: "2"}); err != nil {
 		t.Errorf("call after cancel: %v", err)
 	}
@@ -267,7 +268,7 @@ func TestDeadline(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, spi.ErrPluginExited) {
 		t.Fatalf("err = %v, want context.DeadlineExceeded", err)
 	}
-	waitFor(t, 10*time.Second, "the plugin to observe the deadline", fileExists(cancelled))
+	testkit.Eventually(t, 10*time.Second, "the plugin to observe the deadline", fileExists(cancelled))
 }
 
 func TestPluginKilledMidCall(t *testing.T) {
@@ -310,7 +311,7 @@ func TestKill(t *testing.T) {
 	default:
 		t.Fatal("Done() not closed after Kill returned")
 	}
-	waitFor(t, 5*time.Second, "the plugin process to disappear", func() bool { return proctree.Gone(pid) })
+	testkit.Eventually(t, 5*time.Second, "the plugin process to disappear", func() bool { return proctree.Gone(pid) })
 	if _, err := p.Info(t.Context()); !errors.Is(err, spi.ErrPluginExited) {
 		t.Errorf("Info after Kill: %v", err)
 	}
@@ -333,7 +334,7 @@ func TestStrayOutputIsLogged(t *testing.T) {
 		`[WARN]  host.testplugin: called: @module=testplugin job=noisy method=sharding`,
 	}
 	for _, w := range want {
-		waitFor(t, 10*time.Second, "host log line "+w, func() bool { return strings.Contains(logs.String(), w) })
+		testkit.Eventually(t, 10*time.Second, "host log line "+w, func() bool { return strings.Contains(logs.String(), w) })
 	}
 	if n := strings.Count(logs.String(), "stdout noise from sharding"); n > 50 {
 		t.Errorf("%d stdout lines logged for 50 calls", n)
@@ -379,7 +380,7 @@ func TestLaunchErrors(t *testing.T) {
 		// A plugin of protocol version 1 may lack Cancel and RenewLease,
 		// which the host relies on: it is refused, saying so.
 		"previous protocol version": {path: &bins.badProto, args: []string{"1"}, want: []error{transport.ErrProtocolVersion},
-			wantMsg: []string{"Plugin version: 1", fmt.Sprintf("this host speaks ejob plugin protocol version %d; rebuild the plugin", transport.ProtocolVersion)}},
+			wantMsg: []string{`it speaks ejob plugin protocol version "1"`, fmt.Sprintf("this host speaks ejob plugin protocol version %d; rebuild the plugin", transport.ProtocolVersion)}},
 		"API version": {path: &bins.badAPI, want: []error{transport.ErrAPIVersion}},
 	}
 	sentinels := []error{transport.ErrNotPlugin, transport.ErrProtocolVersion, transport.ErrAPIVersion}
@@ -468,7 +469,7 @@ func TestNoOrphans(t *testing.T) {
 				t.Fatal(err)
 			}
 			_ = host.Wait()
-			waitFor(t, 10*time.Second, "the orphaned plugin to exit", func() bool { return proctree.Gone(pid) })
+			testkit.Eventually(t, 10*time.Second, "the orphaned plugin to exit", func() bool { return proctree.Gone(pid) })
 		})
 	}
 }

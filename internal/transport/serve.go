@@ -72,8 +72,10 @@ func Logger() hclog.Logger {
 // parent process (the plugin exits when its parent dies, even by SIGKILL:
 // at once through Pdeathsig's SIGTERM on Linux, else within about
 // parentPollInterval; in-flight calls are cancelled first so that what they
-// started stops too), and leaves stray writes to os.Stdout
-// harmless: go-plugin redirects them to a stream the host logs.
+// started stops too), ignores SIGTERM and SIGINT otherwise (they are meant
+// for the host, which drains through its plugins; see drainer.onSignals),
+// and leaves stray writes to os.Stdout harmless: go-plugin redirects them
+// to a stream the host logs.
 //
 // An invalid p (see spi.Plugins.Validate) is reported on stderr and the
 // process exits with status 1.
@@ -88,8 +90,9 @@ func Serve(p spi.Plugins) {
 	if os.Getenv(magicCookieKey) == magicCookieValue {
 		// Only when launched by a host; run by hand, go-plugin explains
 		// and exits.
-		d.onSIGTERM()
-		go watchParent(os.Getppid(), parentPollInterval, d.terminate)
+		ppid := os.Getppid()
+		d.onSignals(ppid)
+		go watchParent(ppid, parentPollInterval, d.terminate)
 	}
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: Handshake(),

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"testing"
 	"time"
-
-	"github.com/ejob-io/ejob/spi"
 )
 
 func TestExecutionsEarlyCancel(t *testing.T) {
@@ -44,27 +42,5 @@ func TestExecutionsEarlyCancel(t *testing.T) {
 	done()
 	if len(e.running) != 0 || len(e.early) != 0 {
 		t.Errorf("left behind: running %v early %v", e.running, e.early)
-	}
-}
-
-func TestLeaseTimer(t *testing.T) {
-	t.Parallel()
-	ctx, cancel := context.WithCancelCause(t.Context())
-	lt := startLease(50*time.Millisecond, cancel)
-	for range 5 {
-		time.Sleep(20 * time.Millisecond)
-		if !lt.renew(50 * time.Millisecond) {
-			t.Fatal("renew of a live lease failed")
-		}
-	}
-	if ctx.Err() != nil {
-		t.Fatal("a renewed lease expired")
-	}
-	<-ctx.Done()
-	if !errors.Is(context.Cause(ctx), spi.ErrLeaseExpired) {
-		t.Errorf("cause = %v", context.Cause(ctx))
-	}
-	if lt.renew(time.Minute) {
-		t.Error("renew of an expired lease succeeded")
 	}
 }

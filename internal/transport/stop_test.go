@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/ejob-io/ejob/internal/testkit"
 	"github.com/ejob-io/ejob/internal/transport"
 	"github.com/ejob-io/ejob/spi"
 )
@@ -47,7 +48,7 @@ func slowStop(t *testing.T, ctx context.Context, c *transport.Conn) (<-chan erro
 		})
 		done <- err
 	}()
-	waitFor(t, 10*time.Second, "Execute to start in the plugin", fileExists(started))
+	testkit.Eventually(t, 10*time.Second, "Execute to start in the plugin", fileExists(started))
 	return done, returned
 }
 
@@ -143,7 +144,7 @@ func TestStopTimeout(t *testing.T) {
 		})
 		done <- err
 	}()
-	waitFor(t, 10*time.Second, "Execute to start in the plugin", fileExists(started))
+	testkit.Eventually(t, 10*time.Second, "Execute to start in the plugin", fileExists(started))
 	cancelled := time.Now()
 	cancel()
 	var err error

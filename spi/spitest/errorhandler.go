@@ -41,6 +41,9 @@ func TestErrorHandler(t *testing.T, h spi.ErrorHandler, opts *ErrorHandlerOption
 //   - validate_accepts_valid_props: Validate accepts each of opts.ValidProps;
 //   - validate_rejects_invalid_props: Validate rejects each of
 //     opts.InvalidProps with an error wrapping spi.ErrInvalidConfig;
+//   - validate_errors_wrap_invalid_config: Validate of no props, empty
+//     props and an unknown property answers nil or an error wrapping
+//     spi.ErrInvalidConfig, never another error (needs no options);
 //   - handle_error: HandleError handles opts.Request, and variants of it
 //     reported outside an execution (no task id, item -1), without error
 //     and with the expected Propagate;
@@ -57,6 +60,9 @@ func ErrorHandlerChecks(opts *ErrorHandlerOptions) []Check[spi.ErrorHandler] {
 		}},
 		{Name: "validate_rejects_invalid_props", Run: func(ctx context.Context, h spi.ErrorHandler) error {
 			return validateRejects(ctx, h.Validate, o.InvalidProps, "ErrorHandlerOptions.InvalidProps")
+		}},
+		{Name: "validate_errors_wrap_invalid_config", Run: func(ctx context.Context, h spi.ErrorHandler) error {
+			return errorsWrapInvalidConfig(ctx, "Validate", h.Validate)
 		}},
 		{Name: "handle_error", Run: func(ctx context.Context, h spi.ErrorHandler) error {
 			if o.Request == nil {
@@ -158,6 +164,31 @@ func validateRejects(ctx context.Context, validate validateFunc, props map[strin
 		err := validate(ctx, spi.ValidatePropsRequest{JobName: "test_job", Props: p})
 		if !errors.Is(err, spi.ErrInvalidConfig) {
 			return caseErr(name, "Validate(%v) returned %v, want an error wrapping spi.ErrInvalidConfig", p, err)
+		}
+	}
+	return nil
+}
+
+// contractProps are the props errorsWrapInvalidConfig passes: none, empty,
+// and a property no type knows.
+func contractProps() map[string]map[string]string {
+	return map[string]map[string]string{
+		"nil_props":        nil,
+		"empty_props":      {},
+		"unknown_property": {"ejob.spitest.unknown": "?"},
+	}
+}
+
+// errorsWrapInvalidConfig calls validate (Validate, or a listener's
+// Describe) with each of contractProps and requires nil or an error
+// wrapping spi.ErrInvalidConfig: the host tells a job's wrong config from
+// a broken plugin by that sentinel.
+func errorsWrapInvalidConfig(ctx context.Context, method string, validate validateFunc) error {
+	props := contractProps()
+	for _, name := range sortedKeys(props) {
+		p := props[name]
+		if err := validate(ctx, spi.ValidatePropsRequest{JobName: "test_job", Props: p}); err != nil && !errors.Is(err, spi.ErrInvalidConfig) {
+			return caseErr(name, "%s(%v) returned %v; its errors must wrap spi.ErrInvalidConfig", method, p, err)
 		}
 	}
 	return nil

@@ -47,8 +47,9 @@ func TestJobExecutor(t *testing.T, e spi.JobExecutor, opts *JobExecutorOptions) 
 // JobExecutorChecks returns the conformance checks of the spi.JobExecutor
 // contract:
 //
-//   - validate_accepts_valid_props / validate_rejects_invalid_props: as for
-//     error handlers, with spi.ErrInvalidConfig for rejected props;
+//   - validate_accepts_valid_props / validate_rejects_invalid_props /
+//     validate_errors_wrap_invalid_config: as for error handlers, with
+//     spi.ErrInvalidConfig for rejected props;
 //   - execute_succeeds: opts.Succeed returns no error;
 //   - execute_fails: opts.Fail returns an error;
 //   - execute_precancelled: opts.Blocking under an already-cancelled ctx
@@ -82,6 +83,9 @@ func JobExecutorChecks(opts *JobExecutorOptions) []Check[spi.JobExecutor] {
 		}},
 		{Name: "validate_rejects_invalid_props", Run: func(ctx context.Context, e spi.JobExecutor) error {
 			return validateRejects(ctx, e.Validate, o.InvalidProps, "JobExecutorOptions.InvalidProps")
+		}},
+		{Name: "validate_errors_wrap_invalid_config", Run: func(ctx context.Context, e spi.JobExecutor) error {
+			return errorsWrapInvalidConfig(ctx, "Validate", e.Validate)
 		}},
 		{Name: "execute_succeeds", Run: func(ctx context.Context, e spi.JobExecutor) error {
 			if o.Succeed == nil {

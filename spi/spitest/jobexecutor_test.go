@@ -21,6 +21,7 @@ type refExecutor struct {
 	alwaysCanceled bool
 	noopIfDone     bool
 	invert         bool
+	plainInvalid   bool // Validate's errors do not wrap spi.ErrInvalidConfig
 }
 
 var _ spi.JobExecutor = (*refExecutor)(nil)
@@ -58,6 +59,9 @@ func (e *refExecutor) Validate(ctx context.Context, req spi.ValidatePropsRequest
 	case "ok", "fail", "block":
 		return nil
 	}
+	if e.plainInvalid {
+		return fmt.Errorf("property `mode` is %q", req.Props["mode"])
+	}
 	return fmt.Errorf("property `mode` is %q: %w", req.Props["mode"], spi.ErrInvalidConfig)
 }
 
@@ -87,13 +91,7 @@ func TestJobExecutorSuitePassesReference(t *testing.T) {
 
 func TestJobExecutorSuiteSkipsWithoutOptions(t *testing.T) {
 	t.Parallel()
-	for _, c := range spitest.JobExecutorChecks(nil) {
-		err := c.Run(t.Context(), &refExecutor{})
-		var skip *spitest.SkipError
-		if !errors.As(err, &skip) || skip.Reason == "" {
-			t.Errorf("check %s with nil options: got %v, want a skip with a reason", c.Name, err)
-		}
-	}
+	expectSkipsWithoutOptions[spi.JobExecutor](t, &refExecutor{}, spitest.JobExecutorChecks(nil), "validate_errors_wrap_invalid_config")
 }
 
 func TestJobExecutorChecksCatchBrokenImplementations(t *testing.T) {
@@ -113,6 +111,7 @@ func TestJobExecutorChecksCatchBrokenImplementations(t *testing.T) {
 		"cancel_error_unwrapped":        {impl: &refExecutor{plainCancelErr: true}, wantFails: "execute_cancelled"},
 		"deadline_reported_as_cancel":   {impl: &refExecutor{alwaysCanceled: true}, wantFails: "execute_deadline"},
 		"succeeds_when_already_done":    {impl: &refExecutor{noopIfDone: true}, wantFails: "execute_precancelled"},
+		"plain_validate_error":          {impl: &refExecutor{plainInvalid: true}, wantFails: "validate_errors_wrap_invalid_config"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -61,6 +61,9 @@ func ListenerContexts() map[string]spi.ShardingContexts {
 //     answers opts.Want for the first;
 //   - describe_rejects_invalid_props: Describe rejects each of
 //     opts.InvalidProps with an error wrapping spi.ErrInvalidConfig;
+//   - describe_errors_wrap_invalid_config: Describe of no props, empty
+//     props and an unknown property answers a description or an error
+//     wrapping spi.ErrInvalidConfig, never another error;
 //   - before_and_after: BeforeJobExecuted then AfterJobExecuted succeed for
 //     each of ListenerContexts, with the first valid props;
 //   - concurrent_calls: many goroutines calling Describe, BeforeJobExecuted
@@ -119,6 +122,12 @@ func JobListenerChecks(opts *JobListenerOptions) []Check[spi.JobListener] {
 				}
 			}
 			return nil
+		}},
+		{Name: "describe_errors_wrap_invalid_config", Run: func(ctx context.Context, l spi.JobListener) error {
+			return errorsWrapInvalidConfig(ctx, "Describe", func(ctx context.Context, req spi.ValidatePropsRequest) error {
+				_, err := describe(ctx, l, req.Props)
+				return err
+			})
 		}},
 		{Name: "before_and_after", Run: func(ctx context.Context, l spi.JobListener) error {
 			if o.NoCalls {

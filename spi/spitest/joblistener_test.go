@@ -65,6 +65,13 @@ func TestJobListenerChecksCatchBrokenImplementations(t *testing.T) {
 		}
 		return nil
 	}
+	plain := refListener()
+	plain.describe = func(r spi.ListenerDescribeRequest) (spi.ListenerDescription, error) {
+		if _, ok := r.Props["ejob.spitest.unknown"]; ok {
+			return spi.ListenerDescription{}, errors.New("unknown property")
+		}
+		return refListener().describe(r)
+	}
 	opts := &spitest.JobListenerOptions{InvalidProps: map[string]map[string]string{"bad": {"bad": "x"}}}
 	tests := map[string]struct {
 		impl      spi.JobListener
@@ -73,6 +80,7 @@ func TestJobListenerChecksCatchBrokenImplementations(t *testing.T) {
 		"accepts_invalid_props": {accepting, "describe_rejects_invalid_props"},
 		"nondeterministic":      {flaky, "describe_accepts_valid_props"},
 		"fails_without_items":   {failing, "before_and_after"},
+		"plain_describe_error":  {plain, "describe_errors_wrap_invalid_config"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -2,6 +2,7 @@ package spitest_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -212,6 +213,51 @@ func expectAllChecksPass[T any](t *testing.T, impl T, checks []spitest.Check[T])
 				t.Errorf("check %s failed on the reference implementation: %v", c.Name, err)
 			}
 		}
+	}
+}
+
+// expectSkipsWithoutOptions runs checks built without options: each must
+// skip with a reason, except those named in run, which must pass.
+func expectSkipsWithoutOptions[T any](t *testing.T, impl T, checks []spitest.Check[T], run ...string) {
+	t.Helper()
+	for _, c := range checks {
+		err := c.Run(t.Context(), impl)
+		if slices.Contains(run, c.Name) {
+			if err != nil {
+				t.Errorf("check %s with nil options: %v, want it to run and pass", c.Name, err)
+			}
+			continue
+		}
+		var skip *spitest.SkipError
+		if !errors.As(err, &skip) || skip.Reason == "" {
+			t.Errorf("check %s with nil options: got %v, want a skip with a reason", c.Name, err)
+		}
+	}
+}
+
+// TestRun: Run reports each check's outcome in order, outside package
+// testing.
+func TestRun(t *testing.T) {
+	t.Parallel()
+	checks := []spitest.Check[int]{
+		{Name: "passes", Run: func(context.Context, int) error { return nil }},
+		{Name: "skips", Run: func(context.Context, int) error { return spitest.Skip("no options") }},
+		{Name: "fails", Run: func(context.Context, int) error { return errors.New("case x: broken") }},
+		{Name: "has_a_deadline", Run: func(ctx context.Context, _ int) error {
+			if _, ok := ctx.Deadline(); !ok {
+				return errors.New("no deadline")
+			}
+			return nil
+		}},
+	}
+	rs := spitest.Run(t.Context(), 0, checks)
+	var got []string
+	for _, r := range rs {
+		got = append(got, fmt.Sprintf("%s:%t/%t/%t", r.Name, r.Passed(), r.Skipped(), r.Failed()))
+	}
+	want := []string{"passes:true/false/false", "skips:false/true/false", "fails:false/false/true", "has_a_deadline:true/false/false"}
+	if !slices.Equal(got, want) {
+		t.Errorf("Run = %v, want %v", got, want)
 	}
 }
 
