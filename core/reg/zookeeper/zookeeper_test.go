@@ -117,10 +117,12 @@ func TestDigest(t *testing.T) {
 // TestServerRestart: a server restart within the session timeout keeps the
 // session (Suspended, then Reconnected) and its ephemeral nodes.
 func TestServerRestart(t *testing.T) {
-	srv := zktest.Start(t, zktest.Options{})
+	// A 1 s tick allows a 20 s session: the restart (a JVM start, several
+	// seconds on a loaded 2-core machine) must stay within it.
+	srv := zktest.Start(t, zktest.Options{Tick: time.Second})
 	ctx := context.Background()
 	cfg := testConfig(t, srv.Addr(), "restart")
-	cfg.SessionTimeoutMilliseconds = 4000 // the most 20 ticks allow
+	cfg.SessionTimeoutMilliseconds = 20000 // the most 20 ticks allow
 	c := connect(t, cfg)
 	events := c.WatchConnection(ctx)
 	expectState(t, events, reg.StateConnected)
