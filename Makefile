@@ -55,7 +55,8 @@ clean:
 
 # The main demo (README): a standalone host (no ZooKeeper) running a SCRIPT
 # and an HTTP job for ~15 s; see scripts/demo.sh. demo-plugins is the plugin
-# runtime demo (discovery, sharding previews).
+# runtime demo: it builds bin/ejob and one example plugin (nothing else), then
+# lists, previews, checks and pins with an explanation of each step.
 demo:
 	bash scripts/demo.sh
 

@@ -76,7 +76,8 @@ func checkCatalog(ctx context.Context, cat *plugins.Catalog, w io.Writer) error 
 					fmt.Fprintf(w, "    skip  %s: %s\n", r.Name, strings.TrimPrefix(r.Err.Error(), "skipped: "))
 				default:
 					failed++
-					fmt.Fprintf(w, "    FAIL  %s: %v\n", r.Name, r.Err)
+					// A check may report several cases, one per line.
+					fmt.Fprintf(w, "    FAIL  %s: %s\n", r.Name, strings.ReplaceAll(r.Err.Error(), "\n", "\n          "))
 				}
 			}
 		}

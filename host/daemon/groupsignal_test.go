@@ -3,17 +3,14 @@
 package daemon_test
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/ejob-io/ejob/internal/proctree"
-	"github.com/ejob-io/ejob/internal/testkit"
 )
 
 // hostProcAttr starts a test's host in a process group of its own, as a
@@ -36,39 +33,13 @@ func hostProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: 
 func TestGroupSIGTERMDrains(t *testing.T) {
 	for _, mode := range []string{"process group", "control group"} {
 		t.Run(mode, func(t *testing.T) {
-			dir := t.TempDir()
-			pidFile, done := filepath.Join(dir, "pid"), filepath.Join(dir, "done")
-			script := filepath.Join(dir, "work.sh")
+			done := filepath.Join(t.TempDir(), "done")
 			// About 3 s of work in short steps; a SIGTERM ends only the
 			// current step's sleep.
-			if err := os.WriteFile(script, []byte(`#!/bin/sh
-trap 'echo "work.sh: SIGTERM received, finishing" >&2' TERM
-echo $$ > `+pidFile+`.tmp && mv `+pidFile+`.tmp `+pidFile+`
+			h, pid := runScriptJob(t, `trap 'echo "job.sh: SIGTERM received, finishing" >&2' TERM
 i=0
 while [ $i -lt 30 ]; do sleep 0.1; i=$((i+1)); done
-echo finished > `+done+`
-`), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			cfg := filepath.Join(dir, "ejob.yaml")
-			if err := os.WriteFile(cfg, []byte(fmt.Sprintf(`elasticjob:
-  jobs:
-    work:
-      elasticJobType: SCRIPT
-      cron: "0/1 * * * * ?"
-      shardingTotalCount: 1
-      props:
-        script.command.line: %s
-ejob:
-  drainTimeout: 1m
-`, script)), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			h := runHost(t, nil, "run", "-c", cfg)
-			testkit.Eventually(t, 30*time.Second, "the script to start", func() bool {
-				_, err := os.Stat(pidFile)
-				return err == nil
-			})
+echo finished > `+done+"\n", "1m")
 			host := h.cmd.Process.Pid
 			switch mode {
 			case "process group":
@@ -98,19 +69,9 @@ ejob:
 					t.Errorf("host output lacks %q:\n%s", want, logs)
 				}
 			}
-			pid, _ := strconv.Atoi(readTrim(t, pidFile))
 			if !proctree.Gone(pid) {
 				t.Errorf("script %d still runs after the host exited", pid)
 			}
 		})
 	}
-}
-
-func readTrim(t *testing.T, path string) string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.TrimSpace(string(b))
 }

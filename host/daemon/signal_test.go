@@ -19,37 +19,7 @@ import (
 // script's process is gone and the host exits cleanly long before the drain
 // timeout.
 func TestSecondSignalStopsAtOnce(t *testing.T) {
-	dir := t.TempDir()
-	pidFile := filepath.Join(dir, "pid")
-	script := filepath.Join(dir, "hold.sh")
-	if err := os.WriteFile(script, []byte("#!/bin/sh\necho $$ > "+pidFile+".tmp && mv "+pidFile+".tmp "+pidFile+"\nexec sleep 300\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cfg := filepath.Join(dir, "ejob.yaml")
-	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(`elasticjob:
-  jobs:
-    hold:
-      elasticJobType: SCRIPT
-      cron: "* * * * * ?"
-      shardingTotalCount: 1
-      props:
-        script.command.line: %s
-ejob:
-  drainTimeout: 5m
-`, script)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	h := runHost(t, nil, "run", "-c", cfg)
-
-	var pid int
-	testkit.Eventually(t, 30*time.Second, "the script to start", func() bool {
-		b, err := os.ReadFile(pidFile)
-		if err != nil {
-			return false
-		}
-		pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
-		return err == nil
-	})
+	h, pid := runScriptJob(t, "exec sleep 300\n", "5m")
 	h.signal(syscall.SIGTERM)
 	h.waitLog("waiting for running items")
 	if proctree.Gone(pid) {
@@ -63,4 +33,44 @@ ejob:
 			t.Errorf("host output lacks %q:\n%s", want, logs)
 		}
 	}
+}
+
+// runScriptJob runs `ejob run` on a config with one SCRIPT job of one item
+// fired every second, whose script is body after a line recording its pid,
+// with the given ejob.drainTimeout. It returns once the script runs, with
+// the script's pid.
+func runScriptJob(t *testing.T, body, drainTimeout string) (*host, int) {
+	t.Helper()
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pid")
+	script := filepath.Join(dir, "job.sh")
+	prologue := "#!/bin/sh\necho $$ > " + pidFile + ".tmp && mv " + pidFile + ".tmp " + pidFile + "\n"
+	if err := os.WriteFile(script, []byte(prologue+body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "ejob.yaml")
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(`elasticjob:
+  jobs:
+    job:
+      elasticJobType: SCRIPT
+      cron: "* * * * * ?"
+      shardingTotalCount: 1
+      props:
+        script.command.line: %s
+ejob:
+  drainTimeout: %s
+`, script, drainTimeout)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := runHost(t, nil, "run", "-c", cfg)
+	var pid int
+	testkit.Eventually(t, 30*time.Second, "the script to start", func() bool {
+		b, err := os.ReadFile(pidFile)
+		if err != nil {
+			return false
+		}
+		pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil
+	})
+	return h, pid
 }

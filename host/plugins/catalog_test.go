@@ -16,6 +16,7 @@ import (
 
 	"github.com/ejob-io/ejob/host/plugins"
 	"github.com/ejob-io/ejob/internal/proctest"
+	"github.com/ejob-io/ejob/internal/proctree"
 	"github.com/ejob-io/ejob/internal/testkit"
 	"github.com/ejob-io/ejob/spi"
 )
@@ -502,12 +503,8 @@ func TestCloseStopsPluginProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	cat.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for syscall.Kill(pid, 0) == nil {
-		if time.Now().After(deadline) {
-			t.Fatalf("plugin %d still running after Close", pid)
-		}
-		time.Sleep(20 * time.Millisecond) // bounded polling of process state
+	if !proctree.Gone(pid) {
+		t.Fatalf("plugin %d still running after Close returned", pid)
 	}
 	if _, err := poolPid(t, cat, "normal"); !errors.Is(err, spi.ErrPluginExited) {
 		t.Fatalf("call after Close: %v, want ErrPluginExited", err)

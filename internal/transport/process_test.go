@@ -438,38 +438,47 @@ func TestNoOrphans(t *testing.T) {
 	for _, mode := range []string{"launch", "raw"} {
 		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
-			host := exec.Command(bins.host, mode, bins.plugin)
-			out, err := host.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := host.Start(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = host.Process.Kill(); _ = host.Wait() })
-			lines := make(chan string, 1)
-			go func() {
-				line, _ := bufio.NewReader(out).ReadString('\n')
-				lines <- strings.TrimSpace(line)
-			}()
-			var pid int
-			select {
-			case line := <-lines:
-				if pid, err = strconv.Atoi(line); err != nil {
-					t.Fatalf("host printed %q, not a pid", line)
-				}
-			case <-time.After(20 * time.Second):
-				t.Fatal("host did not report its plugin's pid")
-			}
-			t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
-			if proctree.Gone(pid) {
-				t.Fatal("plugin not running before the host is killed")
-			}
-			if err := host.Process.Signal(syscall.SIGKILL); err != nil {
-				t.Fatal(err)
-			}
-			_ = host.Wait()
+			pid := killHost(t, mode)
 			testkit.Eventually(t, 10*time.Second, "the orphaned plugin to exit", func() bool { return proctree.Gone(pid) })
 		})
 	}
+}
+
+// killHost starts testdata/host in mode with the test plugin, waits for
+// the plugin's pid, kills the host with SIGKILL and returns the pid; the
+// plugin is killed when the test ends.
+func killHost(t *testing.T, mode string) int {
+	t.Helper()
+	host := exec.Command(bins.host, mode, bins.plugin)
+	out, err := host.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := host.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = host.Process.Kill(); _ = host.Wait() })
+	lines := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(out).ReadString('\n')
+		lines <- strings.TrimSpace(line)
+	}()
+	var pid int
+	select {
+	case line := <-lines:
+		if pid, err = strconv.Atoi(line); err != nil {
+			t.Fatalf("host printed %q, not a pid", line)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("host did not report its plugin's pid")
+	}
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	if proctree.Gone(pid) {
+		t.Fatal("plugin not running before the host is killed")
+	}
+	if err := host.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = host.Wait()
+	return pid
 }

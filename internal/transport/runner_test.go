@@ -1,10 +1,8 @@
 package transport_test
 
 import (
-	"bufio"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -223,25 +221,7 @@ func TestSocketFilesRemoved(t *testing.T) {
 	}
 	empty("a refused start")
 
-	host := exec.Command(bins.host, "launch", bins.plugin)
-	out, err := host.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := host.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = host.Process.Kill(); _ = host.Wait() })
-	line, _ := bufio.NewReader(out).ReadString('\n')
-	pid, err := strconv.Atoi(strings.TrimSpace(line))
-	if err != nil {
-		t.Fatalf("host printed %q, not a pid", line)
-	}
-	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
-	if err := host.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = host.Wait()
+	pid := killHost(t, "launch")
 	testkit.Eventually(t, 10*time.Second, "the orphaned plugin to exit", func() bool { return proctree.Gone(pid) })
 	empty("the host's death")
 }

@@ -57,26 +57,24 @@ func slowStop(t *testing.T, ctx context.Context, c *transport.Conn) (<-chan erro
 // before the plugin's.
 func pluginReturn(t *testing.T, path string) (time.Time, string) {
 	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
+	if _, err := os.Stat(path); err != nil {
 		t.Fatalf("the host's Execute returned before the plugin's: %v", err)
 	}
 	// The file exists, so the plugin is returning; its record may still be
 	// being written (create, then write): wait briefly for it.
-	deadline := time.Now().Add(2 * time.Second)
-	for {
-		ns, rest, _ := strings.Cut(string(b), " ")
-		if n, err := strconv.ParseInt(ns, 10, 64); err == nil && rest != "" {
-			return time.Unix(0, n), rest
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("bad return record %q", b)
-		}
-		time.Sleep(5 * time.Millisecond) // bounded polling of the record file
-		if b, err = os.ReadFile(path); err != nil {
+	var at time.Time
+	var rest string
+	testkit.Eventually(t, 2*time.Second, "a complete return record in "+path, func() bool {
+		b, err := os.ReadFile(path)
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
+		ns, r, _ := strings.Cut(string(b), " ")
+		n, err := strconv.ParseInt(ns, 10, 64)
+		at, rest = time.Unix(0, n), r
+		return err == nil && r != ""
+	})
+	return at, rest
 }
 
 func TestCancelWaitsForPluginStop(t *testing.T) {
