@@ -158,7 +158,8 @@ cmd_start() {
 	install_zk
 	mkdir -p "$d"; d=$(cd "$d" && pwd)
 	if running "$d"; then addr_of "$d"; return 0; fi
-	local attempt port
+	local attempt port fresh=1
+	[ -f "$d/zoo.cfg" ] && fresh=0 # a restart keeps its port and data
 	for attempt in 1 2 3 4 5; do
 		if [ -f "$d/zoo.cfg" ]; then
 			port=$(cfg_port "$d")  # restart: same port and data
@@ -173,9 +174,11 @@ cmd_start() {
 			return 0
 		fi
 		kill -9 "$(cat "$d/pid")" 2>/dev/null || true
-		# A fresh directory whose port was taken meanwhile: pick another.
-		if grep -q 'Address already in use' "$d/zk.log" 2>/dev/null && [ ! -d "$d/data/version-2" ]; then
-			rm -f "$d/zoo.cfg"
+		# A fresh directory whose port was taken between the pick and the
+		# bind (the server may have created its data directory already):
+		# start over on another port.
+		if grep -q 'Address already in use' "$d/zk.log" 2>/dev/null && [ "$fresh" = 1 ]; then
+			rm -rf "$d/zoo.cfg" "$d/data"
 			continue
 		fi
 		if grep -q 'Address already in use' "$d/zk.log" 2>/dev/null; then
