@@ -417,24 +417,32 @@ func (j *Job) ClearMisfire(ctx context.Context, items []int) error {
 // the resharding flag go; misfireAfterResharding). Upstream flags the
 // items owned when the busy thread frees.
 func (j *Job) SetMisfire(ctx context.Context) error {
-	items, err := j.LocalItems(ctx)
+	// The pending resharding is looked at first, and the deferral
+	// registered before the items are read: a commit in between then gives
+	// either the items after it, or all of them once it is seen.
+	need, err := j.NeedSharding(ctx)
 	if err != nil {
 		return wrap("set misfire", err)
 	}
-	if err := j.setMisfire(ctx, items); err != nil {
-		return err
-	}
-	if need, err := j.NeedSharding(ctx); err != nil {
-		return wrap("set misfire", err)
-	} else if need {
+	if need {
 		j.misfireMu.Lock()
 		if j.misfireBefore == nil {
 			j.misfireBefore = []int{}
 		}
-		j.misfireBefore = append(j.misfireBefore, items...)
 		j.misfireMu.Unlock()
 	}
-	return nil
+	items, err := j.LocalItems(ctx)
+	if err != nil {
+		return wrap("set misfire", err)
+	}
+	if need {
+		j.misfireMu.Lock()
+		if j.misfireBefore != nil {
+			j.misfireBefore = append(j.misfireBefore, items...)
+		}
+		j.misfireMu.Unlock()
+	}
+	return j.setMisfire(ctx, items)
 }
 
 // misfireAfterResharding flags the items gained by the resharding that was
