@@ -2,6 +2,7 @@ package coord_test
 
 import (
 	"context"
+	"github.com/ejob-io/ejob/internal/testkit"
 	"testing"
 )
 
@@ -20,11 +21,11 @@ func TestClaimedFailoverItemRunsAfterDroppedTrigger(t *testing.T) {
 	defer releaseA()
 	stopped := make(chan struct{})
 	go func() { b.stop(); close(stopped) }()
-	eventually(t, "b shutting down", b.job.ShuttingDown)
+	testkit.Eventually(t, waitFor, "b shutting down", b.job.ShuttingDown)
 	releaseB()
 	<-stopped
 	// b's items are queued; a, busy, cannot claim them yet.
-	eventually(t, "b's items queued for failover", func() bool {
+	testkit.Eventually(t, waitFor, "b's items queued for failover", func() bool {
 		names, _ := cl.admin.Children(context.Background(), jp("leader", "failover", "items"))
 		return len(names) == 2
 	})
@@ -34,7 +35,7 @@ func TestClaimedFailoverItemRunsAfterDroppedTrigger(t *testing.T) {
 	}
 	// a's enquiry claimed one item; its trigger was dropped (a was still
 	// in its run). No cron fire comes in this test.
-	eventually(t, "items 0 and 1 failed over to a", func() bool { return a.ranItem(0) && a.ranItem(1) })
+	testkit.Eventually(t, waitFor, "items 0 and 1 failed over to a", func() bool { return a.ranItem(0) && a.ranItem(1) })
 }
 
 // An execution cut off by a presumed expiry that outlives the instance's
@@ -51,13 +52,13 @@ func TestCutOffItemsQueuedAfterReRegistrationAreClaimed(t *testing.T) {
 	a.autorun(t)
 	b.autorun(t)
 	suspender(b).Suspend()
-	eventually(t, "b's lease cut (presumed expiry)", func() bool {
+	testkit.Eventually(t, waitFor, "b's lease cut (presumed expiry)", func() bool {
 		ctx, cancel := b.job.SessionContext(context.Background())
 		defer cancel()
 		return ctx.Err() != nil
 	})
 	suspender(b).Resume()
-	eventually(t, "b resumed in the same session", func() bool { p, _ := b.job.Paused(); return !p })
+	testkit.Eventually(t, waitFor, "b resumed in the same session", func() bool { p, _ := b.job.Paused(); return !p })
 	cl.sync()
 	// Counted before the release: once the cut-off execution has queued
 	// its items, an idle instance may claim and re-run them before this
@@ -72,7 +73,7 @@ func TestCutOffItemsQueuedAfterReRegistrationAreClaimed(t *testing.T) {
 	if err := <-done; err == nil {
 		t.Fatal("cut-off execution completed without error")
 	}
-	eventually(t, "cut-off items re-run", func() bool {
+	testkit.Eventually(t, waitFor, "cut-off items re-run", func() bool {
 		for _, i := range items {
 			if countRuns(a, i)+countRuns(b, i) < before[i]+2 {
 				return false
@@ -92,10 +93,10 @@ func TestOwnItemsMisfiredDuringFailoverRunRunAfterIt(t *testing.T) {
 	defer releaseB()
 	stopped := make(chan struct{})
 	go func() { b.stop(); close(stopped) }()
-	eventually(t, "b shutting down", b.job.ShuttingDown)
+	testkit.Eventually(t, waitFor, "b shutting down", b.job.ShuttingDown)
 	releaseB()
 	<-stopped
-	eventually(t, "a claimed b's items", func() bool {
+	testkit.Eventually(t, waitFor, "a claimed b's items", func() bool {
 		v0, _ := cl.get(jp("sharding", "0", "failover"))
 		v1, _ := cl.get(jp("sharding", "1", "failover"))
 		return v0 == a.id && v1 == a.id
@@ -118,7 +119,7 @@ func TestOwnItemsMisfiredDuringFailoverRunRunAfterIt(t *testing.T) {
 	if err := <-doneA; err != nil {
 		t.Fatalf("a's failover execution: %v", err)
 	}
-	eventually(t, "a's own items run after the failover execution", func() bool {
+	testkit.Eventually(t, waitFor, "a's own items run after the failover execution", func() bool {
 		return countRuns(a, 2) > before2 && countRuns(a, 3) > before3
 	})
 	for _, i := range []string{"2", "3"} {

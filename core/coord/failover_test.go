@@ -7,6 +7,7 @@ import (
 
 	"github.com/ejob-io/ejob/core/config"
 	"github.com/ejob-io/ejob/core/reg"
+	"github.com/ejob-io/ejob/internal/testkit"
 )
 
 func failoverConfig(total int) *config.JobConfiguration {
@@ -33,7 +34,7 @@ func startHeldRunCtx(t *testing.T, cl *cluster, in *instance, items []int) (rele
 		_, err := in.run(ctx)
 		ch <- err
 	}()
-	eventually(t, in.id+" running nodes", func() bool {
+	testkit.Eventually(t, waitFor, in.id+" running nodes", func() bool {
 		for _, i := range items {
 			v, _ := cl.get(jp("sharding", strconv.Itoa(i), "running"))
 			if v != in.id {
@@ -64,8 +65,8 @@ func twoRunning(t *testing.T) (cl *cluster, a, b *instance, interrupt func(), do
 
 func checkFailedOver(t *testing.T, cl *cluster, a *instance, gone string) {
 	t.Helper()
-	eventually(t, "items 0 and 1 failed over to a", func() bool { return a.ranItem(0) && a.ranItem(1) })
-	eventually(t, "failover nodes cleaned", func() bool {
+	testkit.Eventually(t, waitFor, "items 0 and 1 failed over to a", func() bool { return a.ranItem(0) && a.ranItem(1) })
+	testkit.Eventually(t, waitFor, "failover nodes cleaned", func() bool {
 		for i := 0; i < 4; i++ {
 			for _, n := range []string{"failover", "failovering"} {
 				if _, ok := cl.get(jp("sharding", strconv.Itoa(i), n)); ok {
@@ -90,7 +91,7 @@ func TestFailoverOnCleanShutdown(t *testing.T) {
 	stopped := make(chan struct{})
 	go func() { b.stop(); close(stopped) }()
 	// Shutdown interrupts the execution; the instance node goes after it.
-	eventually(t, "b shutting down", b.job.ShuttingDown)
+	testkit.Eventually(t, waitFor, "b shutting down", b.job.ShuttingDown)
 	if _, ok := cl.get(jp("instances", b.id)); !ok {
 		t.Error("instance node deleted before the execution ended")
 	}
@@ -118,19 +119,19 @@ func TestFailoverOnLostSession(t *testing.T) {
 		t.Error("b's cut-off execution completed without error")
 	}
 	// Someone (a, or b once re-registered) re-runs items 0 and 1.
-	eventually(t, "items 0 and 1 re-run", func() bool {
+	testkit.Eventually(t, waitFor, "items 0 and 1 re-run", func() bool {
 		return (a.ranItem(0) || b.ranItem(0)) && (a.ranItem(1) || b.ranItem(1))
 	})
-	eventually(t, "b re-registered", func() bool {
+	testkit.Eventually(t, waitFor, "b re-registered", func() bool {
 		st, ok := cl.stat(jp("instances", b.id))
 		return ok && st.EphemeralOwner == b.c.Session().ID()
 	})
 	// The instance node is written before b resumes (re-registration then
 	// clears leftovers and elects), so resuming may follow a moment later.
-	eventually(t, "b resumed after re-registration", func() bool { p, _ := b.job.Paused(); return !p })
+	testkit.Eventually(t, waitFor, "b resumed after re-registration", func() bool { p, _ := b.job.Paused(); return !p })
 	// b's return flags resharding; a run triggered by the failover claims
 	// may already have consumed the flag, giving b its items back.
-	eventually(t, "resharding flagged or done", func() bool {
+	testkit.Eventually(t, waitFor, "resharding flagged or done", func() bool {
 		if _, ok := cl.get(jp("leader", "sharding", "necessary")); ok {
 			return true
 		}
@@ -163,7 +164,7 @@ func TestLeaderLeavesDuringResharding(t *testing.T) {
 	a.cancel()
 	_ = a.c.Close() // the leader crashes
 	<-adone
-	eventually(t, "new leader", func() bool {
+	testkit.Eventually(t, waitFor, "new leader", func() bool {
 		v, _ := cl.get(jp("leader", "election", "instance"))
 		return v == b.id || v == c.id
 	})
@@ -195,9 +196,9 @@ func TestLegacyCrashedRunningItems(t *testing.T) {
 	cl.persist(jp("sharding", "1", "running"), "10.0.0.8@-@1")
 	in := cl.startWith("192.168.1.1", 100, failoverConfig(3), nil, nil)
 	in.autorun(t)
-	eventually(t, "items 0 and 1 re-run", func() bool { return in.ranItem(0) && in.ranItem(1) })
+	testkit.Eventually(t, waitFor, "items 0 and 1 re-run", func() bool { return in.ranItem(0) && in.ranItem(1) })
 	for _, p := range []string{jp("sharding", "0", "running"), jp("sharding", "1", "running"), jp("sharding", "1", "failovering")} {
-		eventually(t, p+" removed", func() bool { _, ok := cl.get(p); return !ok })
+		testkit.Eventually(t, waitFor, p+" removed", func() bool { _, ok := cl.get(p); return !ok })
 	}
 }
 

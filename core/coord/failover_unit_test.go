@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ejob-io/ejob/core/executor"
+	"github.com/ejob-io/ejob/internal/testkit"
 )
 
 // FailoverServiceTest.assertFailoverLeaderExecutionCallbackIfNecessary and
@@ -101,8 +102,8 @@ func TestCrashDuringFailover(t *testing.T) {
 	cl.persist(jp("sharding", "3", "failovering"), b.id)
 	cl.persist(jp("sharding", "3", "running"), b.id)
 	b.stop()
-	eventually(t, "item 3 re-run by a", func() bool { return a.ranItem(3) })
-	eventually(t, "failover state cleaned", func() bool {
+	testkit.Eventually(t, waitFor, "item 3 re-run by a", func() bool { return a.ranItem(3) })
+	testkit.Eventually(t, waitFor, "failover state cleaned", func() bool {
 		_, f1 := cl.get(jp("sharding", "3", "failovering"))
 		_, f2 := cl.get(jp("sharding", "3", "running"))
 		return !f1 && !f2

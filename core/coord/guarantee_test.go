@@ -9,6 +9,7 @@ import (
 
 	"github.com/ejob-io/ejob/core/coord"
 	"github.com/ejob-io/ejob/core/executor"
+	"github.com/ejob-io/ejob/internal/testkit"
 )
 
 func onceContexts(in *instance, total int, items ...int) executor.ShardingContexts {
@@ -68,7 +69,7 @@ func testDistributeOnce(t *testing.T, cl *cluster) {
 			for i := range 2 {
 				wg.Go(func() { errs[i] = ph.at(ins[i].job)(ctxT(t), onceContexts(ins[i], 3, i), 0, h.hook(ins[i].id)) })
 			}
-			eventually(t, "first two registered", func() bool {
+			testkit.Eventually(t, waitFor, "first two registered", func() bool {
 				_, a := cl.get(jp(ph.root, "0"))
 				_, b := cl.get(jp(ph.root, "1"))
 				return a && b
@@ -187,7 +188,7 @@ func TestDistributeOnceEmbedded(t *testing.T) {
 		go func() {
 			done <- in.job.AtLastStarted(ctx, onceContexts(in, 3, 0), time.Hour, func(context.Context) error { return nil })
 		}()
-		eventually(t, "registered", func() bool { _, ok := cl.get(jp("guarantee/started", "0")); return ok })
+		testkit.Eventually(t, waitFor, "registered", func() bool { _, ok := cl.get(jp("guarantee/started", "0")); return ok })
 		cancel()
 		if err := <-done; !errors.Is(err, context.Canceled) {
 			t.Errorf("err = %v, want context.Canceled", err)

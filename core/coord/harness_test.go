@@ -18,6 +18,7 @@ import (
 	"github.com/ejob-io/ejob/core/executor"
 	"github.com/ejob-io/ejob/core/reg"
 	"github.com/ejob-io/ejob/core/reg/embedded"
+	"github.com/ejob-io/ejob/internal/testkit"
 	shardingbuiltin "github.com/ejob-io/ejob/plugins/sharding/builtin"
 	"github.com/ejob-io/ejob/spi"
 )
@@ -394,17 +395,6 @@ func (cl *cluster) assignments(total int) map[int]string {
 }
 
 // eventually polls cond until it holds or the deadline passes.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(waitFor)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond) // bounded polling of observable state
-	}
-}
-
 func ctxT(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)
@@ -490,7 +480,7 @@ func (cl *cluster) sync() {
 			continue
 		default:
 		}
-		eventually(cl.t, in.id+" event loop barrier", func() bool {
+		testkit.Eventually(cl.t, waitFor, in.id+" event loop barrier", func() bool {
 			_, ok := in.seen.Load(path)
 			select {
 			case <-in.done:
@@ -508,7 +498,7 @@ func (cl *cluster) sync() {
 func (cl *cluster) waitNecessary() {
 	cl.t.Helper()
 	defer cl.sync()
-	eventually(cl.t, "leader/sharding/necessary", func() bool {
+	testkit.Eventually(cl.t, waitFor, "leader/sharding/necessary", func() bool {
 		_, ok := cl.get(jp("leader", "sharding", "necessary"))
 		return ok
 	})

@@ -15,6 +15,7 @@ import (
 	"github.com/ejob-io/ejob/core/reg"
 	"github.com/ejob-io/ejob/core/scheduler"
 	"github.com/ejob-io/ejob/core/trigger"
+	"github.com/ejob-io/ejob/internal/testkit"
 	"github.com/ejob-io/ejob/plugins/builtin"
 	"github.com/ejob-io/ejob/spi"
 )
@@ -78,7 +79,7 @@ func scenarioMissedFireRunsRightAfterTheRun(t *testing.T, cl *cluster) {
 	if _, err := cl.admin.Create(ctxT(t), barrier, nil, reg.Ephemeral); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the event loop idle", func() bool { _, ok := seen.Load(barrier); return ok })
+	testkit.Eventually(t, waitFor, "the event loop idle", func() bool { _, ok := seen.Load(barrier); return ok })
 	clk.advance(t, time.Date(2030, 1, 1, 0, 0, 1, 0, time.UTC)) // the fire of 00:00:01
 	select {
 	case <-held:
@@ -86,17 +87,17 @@ func scenarioMissedFireRunsRightAfterTheRun(t *testing.T, cl *cluster) {
 		t.Fatal("the first run did not start")
 	}
 	clk.advance(t, time.Date(2030, 1, 1, 0, 0, 2, 0, time.UTC)) // finds item 0 running
-	eventually(t, "the misfire flag set while item 0 runs", func() bool {
+	testkit.Eventually(t, waitFor, "the misfire flag set while item 0 runs", func() bool {
 		_, ok := cl.get(jp("sharding", "0", "misfire"))
 		return ok
 	})
 	once.Do(func() { close(release) })
 	// The clock stays at 00:00:02: no later fire comes.
-	eventually(t, "item 0 run again right after", func() bool { return len(rec.sources()) == 2 })
+	testkit.Eventually(t, waitFor, "item 0 run again right after", func() bool { return len(rec.sources()) == 2 })
 	if got := rec.sources(); !slices.Equal(got, []executor.Source{executor.NormalTrigger, executor.Misfire}) {
 		t.Errorf("runs of item 0 by source = %v, want the fire then its catch-up", got)
 	}
-	eventually(t, "the misfire flag cleared", func() bool {
+	testkit.Eventually(t, waitFor, "the misfire flag cleared", func() bool {
 		_, ok := cl.get(jp("sharding", "0", "misfire"))
 		return !ok
 	})
@@ -121,8 +122,8 @@ func scenarioDeadOwnersMissedFireFailsOver(t *testing.T, cl *cluster) {
 	// b dies: its session ends without a clean shutdown.
 	_ = b.c.Close()
 	b.cancel()
-	eventually(t, "b's missed fire run on a", func() bool { return countRuns(a, 0) > before0 && countRuns(a, 1) > before1 })
-	eventually(t, "misfire flags and failover nodes consumed", func() bool {
+	testkit.Eventually(t, waitFor, "b's missed fire run on a", func() bool { return countRuns(a, 0) > before0 && countRuns(a, 1) > before1 })
+	testkit.Eventually(t, waitFor, "misfire flags and failover nodes consumed", func() bool {
 		for _, i := range []string{"0", "1"} {
 			for _, n := range []string{"misfire", "failover", "failovering"} {
 				if _, ok := cl.get(jp("sharding", i, n)); ok {
@@ -184,7 +185,7 @@ func (c *manualClock) NewTimer(d time.Duration) trigger.Timer {
 // period), then moves the clock to now and fires the timers due.
 func (c *manualClock) advance(t *testing.T, now time.Time) {
 	t.Helper()
-	eventually(t, "a timer armed for "+now.Format(time.TimeOnly), func() bool {
+	testkit.Eventually(t, waitFor, "a timer armed for "+now.Format(time.TimeOnly), func() bool {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		for _, tm := range c.timers {
@@ -311,7 +312,7 @@ func scenarioPendingMisfireRunAtOnceAndHandedOver(t *testing.T, cl *cluster) {
 		t.Fatalf("a's catch-up ran %v, %v; want [2] (item 3 moved to c)", items, err)
 	}
 	expectAssign(t, cl, 4, map[string][]int{c.id: {0, 3}, b.id: {1}, a.id: {2}})
-	eventually(t, "c ran the missed fire of item 3", func() bool { return countRuns(c, 3) > before })
+	testkit.Eventually(t, waitFor, "c ran the missed fire of item 3", func() bool { return countRuns(c, 3) > before })
 }
 
 // A fire missed while a resharding is pending would have run the items the
@@ -336,7 +337,7 @@ func scenarioMissedFireDuringReshardingFlagsGainedItems(t *testing.T, cl *cluste
 	}
 	// b lost both items it flagged, and gained item 1.
 	expectAssign(t, cl, 4, map[string][]int{a.id: {0, 3}, b.id: {1}, c.id: {2}})
-	eventually(t, "b ran item 1, which the resharding gave it", func() bool { return countRuns(b, 1) > 0 })
+	testkit.Eventually(t, waitFor, "b ran item 1, which the resharding gave it", func() bool { return countRuns(b, 1) > 0 })
 }
 
 // An execution that waits for the leader's resharding (the leader reshards

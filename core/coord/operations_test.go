@@ -10,6 +10,7 @@ import (
 	"github.com/ejob-io/ejob/core/executor"
 	"github.com/ejob-io/ejob/core/reg"
 	"github.com/ejob-io/ejob/core/reg/embedded"
+	"github.com/ejob-io/ejob/internal/testkit"
 )
 
 // triggerAll is upstream's InstanceService.triggerAllInstances.
@@ -36,7 +37,7 @@ func scenarioTriggerRunsOnceOnEveryInstance(t *testing.T, cl *cluster) {
 		case <-time.After(waitFor):
 			t.Fatalf("%s not triggered", in.id)
 		}
-		eventually(t, "trigger node of "+in.id+" deleted", func() bool { _, ok := cl.get(jp("trigger", in.id)); return !ok })
+		testkit.Eventually(t, waitFor, "trigger node of "+in.id+" deleted", func() bool { _, ok := cl.get(jp("trigger", in.id)); return !ok })
 	}
 	cl.sync()
 	for _, in := range []*instance{a, b} {
@@ -60,7 +61,7 @@ func TestTriggerDroppedWhileRunning(t *testing.T) {
 	cl.waitNecessary()
 	release, done := startHeldRun(t, cl, a, []int{0, 1})
 	cl.triggerAll()
-	eventually(t, "trigger node deleted", func() bool { _, ok := cl.get(jp("trigger", a.id)); return !ok })
+	testkit.Eventually(t, waitFor, "trigger node deleted", func() bool { _, ok := cl.get(jp("trigger", a.id)); return !ok })
 	cl.sync()
 	select {
 	case <-a.triggers:
@@ -120,7 +121,7 @@ func scenarioMisfire(t *testing.T, cl *cluster) {
 	}
 	a.autorun(t)
 	a.run(ctx)
-	eventually(t, "the missed fire run", func() bool { return len(a.runs()) >= 3 }) // first run, run + misfire re-run
+	testkit.Eventually(t, waitFor, "the missed fire run", func() bool { return len(a.runs()) >= 3 }) // first run, run + misfire re-run
 	if _, ok := cl.get(jp("sharding", "0", "misfire")); ok {
 		t.Error("misfire flag not consumed")
 	}
@@ -152,7 +153,7 @@ func TestRegisterBeginFencedAndConditional(t *testing.T) {
 	// A suspended connection pauses: no execution starts, nothing written.
 	ec := a.c.(*embedded.Client)
 	ec.Suspend()
-	eventually(t, "paused", func() bool { p, _ := a.job.Paused(); return p })
+	testkit.Eventually(t, waitFor, "paused", func() bool { p, _ := a.job.Paused(); return p })
 	if _, err := f.ShardingContexts(ctx); !errors.Is(err, coord.ErrPaused) {
 		t.Errorf("ShardingContexts while suspended = %v", err)
 	}
@@ -160,7 +161,7 @@ func TestRegisterBeginFencedAndConditional(t *testing.T) {
 		t.Errorf("RegisterBegin while suspended = %v", err)
 	}
 	ec.Resume()
-	eventually(t, "resumed", func() bool { p, _ := a.job.Paused(); return !p })
+	testkit.Eventually(t, waitFor, "resumed", func() bool { p, _ := a.job.Paused(); return !p })
 	if err := f.RegisterBegin(ctx, sc); err != nil {
 		t.Fatal(err)
 	}
@@ -178,8 +179,8 @@ func TestRegisterBeginFencedAndConditional(t *testing.T) {
 	// The single instance re-registers and re-runs its cut-off items
 	// (LegacyCrashedRunningItemListener-style recovery).
 	a.autorun(t)
-	eventually(t, "items re-run after new session", func() bool { return a.ranItem(0) && a.ranItem(1) })
-	eventually(t, "leader again", func() bool {
+	testkit.Eventually(t, waitFor, "items re-run after new session", func() bool { return a.ranItem(0) && a.ranItem(1) })
+	testkit.Eventually(t, waitFor, "leader again", func() bool {
 		st, ok := cl.stat(jp("leader", "election", "instance"))
 		return ok && st.EphemeralOwner == a.c.Session().ID()
 	})
@@ -210,11 +211,11 @@ func scenarioConfigChangeReactions(t *testing.T, cl *cluster) {
 	cl.persist(jp("sharding", "0", "running"), "x")
 	cfg.Failover = false
 	cl.persist(jp("config"), mustMarshal(t, cfg))
-	eventually(t, "failover removed", func() bool { _, ok := cl.get(jp("sharding", "0", "failover")); return !ok })
+	testkit.Eventually(t, waitFor, "failover removed", func() bool { _, ok := cl.get(jp("sharding", "0", "failover")); return !ok })
 	// monitorExecution off -> running nodes deleted.
 	cfg.MonitorExecution = false
 	cl.persist(jp("config"), mustMarshal(t, cfg))
-	eventually(t, "running removed", func() bool { _, ok := cl.get(jp("sharding", "0", "running")); return !ok })
+	testkit.Eventually(t, waitFor, "running removed", func() bool { _, ok := cl.get(jp("sharding", "0", "running")); return !ok })
 }
 
 func TestConsoleShutdown(t *testing.T) {
@@ -232,7 +233,7 @@ func TestConsoleShutdown(t *testing.T) {
 		t.Errorf("Run after console shutdown = %v", err)
 	}
 	a.done <- nil
-	eventually(t, "b leads", func() bool { v, _ := cl.get(jp("leader", "election", "instance")); return v == b.id })
+	testkit.Eventually(t, waitFor, "b leads", func() bool { v, _ := cl.get(jp("leader", "election", "instance")); return v == b.id })
 	if _, ok := cl.get(jp("instances", a.id)); ok {
 		t.Error("shut-down instance re-registered")
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/ejob-io/ejob/core/reg"
 	"github.com/ejob-io/ejob/core/reg/embedded"
 	"github.com/ejob-io/ejob/core/reg/recipe"
+	"github.com/ejob-io/ejob/internal/testkit"
 )
 
 func newTimeoutCluster(t *testing.T, timeout time.Duration) *cluster {
@@ -49,7 +50,7 @@ func TestSuspendedPausesNewRunsButRunningItemsContinue(t *testing.T) {
 	runAll(t, a)
 	release, done := startHeldRun(t, cl, a, []int{0, 1})
 	suspender(a).Suspend()
-	eventually(t, "paused", func() bool { p, _ := a.job.Paused(); return p })
+	testkit.Eventually(t, waitFor, "paused", func() bool { p, _ := a.job.Paused(); return p })
 	if _, err := a.job.ShardingContexts(ctxT(t)); !errors.Is(err, coord.ErrPaused) {
 		t.Errorf("ShardingContexts while suspended = %v, want ErrPaused", err)
 	}
@@ -59,7 +60,7 @@ func TestSuspendedPausesNewRunsButRunningItemsContinue(t *testing.T) {
 	default:
 	}
 	suspender(a).Resume()
-	eventually(t, "resumed", func() bool { p, _ := a.job.Paused(); return !p })
+	testkit.Eventually(t, waitFor, "resumed", func() bool { p, _ := a.job.Paused(); return !p })
 	release()
 	if err := <-done; err != nil {
 		t.Fatalf("execution after resume: %v", err)
@@ -98,11 +99,11 @@ func TestPresumedExpiryCancelsBeforeServerExpiry(t *testing.T) {
 		t.Errorf("cancelled %v after the expiry deadline", -time.Until(dl))
 	}
 	<-sess.Done() // the server expires it meanwhile
-	eventually(t, "a took items 0 and 1 over", func() bool {
+	testkit.Eventually(t, waitFor, "a took items 0 and 1 over", func() bool {
 		return countRuns(a, 0) > before0 && countRuns(a, 1) > before1
 	})
 	suspender(b).Resume()
-	eventually(t, "b re-registered in its new session", func() bool {
+	testkit.Eventually(t, waitFor, "b re-registered in its new session", func() bool {
 		st, ok := cl.stat(jp("instances", b.id))
 		p, _ := b.job.Paused()
 		return ok && st.EphemeralOwner == b.c.Session().ID() && !p
@@ -145,7 +146,7 @@ func TestPresumedExpirySessionSurvives(t *testing.T) {
 	if b.c.Session() != sess || sess.Err() != nil {
 		t.Fatal("session did not survive")
 	}
-	eventually(t, "cut-off items re-run", func() bool {
+	testkit.Eventually(t, waitFor, "cut-off items re-run", func() bool {
 		for _, i := range items {
 			if countRuns(a, i)+countRuns(b, i) < 2 { // the first run plus a re-run
 				return false
@@ -153,8 +154,8 @@ func TestPresumedExpirySessionSurvives(t *testing.T) {
 		}
 		return true
 	})
-	eventually(t, "b resumed", func() bool { p, _ := b.job.Paused(); return !p })
-	eventually(t, "no running nodes left", func() bool {
+	testkit.Eventually(t, waitFor, "b resumed", func() bool { p, _ := b.job.Paused(); return !p })
+	testkit.Eventually(t, waitFor, "no running nodes left", func() bool {
 		for _, i := range items {
 			if _, ok := cl.get(jp("sharding", strconv.Itoa(i), "running")); ok {
 				return false
@@ -191,7 +192,7 @@ func TestRegisterBeginRefusedWhileSuspended(t *testing.T) {
 	cl.waitNecessary()
 	runAll(t, a)
 	suspender(a).Suspend()
-	eventually(t, "paused", func() bool { p, _ := a.job.Paused(); return p })
+	testkit.Eventually(t, waitFor, "paused", func() bool { p, _ := a.job.Paused(); return p })
 	sc := executor.ShardingContexts{JobName: testJob, ShardingTotalCount: 2, Items: []int{0, 1}}
 	if err := a.job.RegisterBegin(ctxT(t), sc); !errors.Is(err, coord.ErrSessionLost) {
 		t.Fatalf("RegisterBegin while suspended = %v", err)
@@ -233,8 +234,8 @@ func TestDeposedLeaderReshardingRejected(t *testing.T) {
 	}
 	coord.SetBeforeCommit(a.job, nil)
 	// The new leader (b, or a in its new session) reshards.
-	eventually(t, "a new leader", func() bool { v, _ := cl.get(jp("leader", "election", "instance")); return v != "" })
-	eventually(t, "a re-registered", func() bool { p, _ := a.job.Paused(); return !p })
+	testkit.Eventually(t, waitFor, "a new leader", func() bool { v, _ := cl.get(jp("leader", "election", "instance")); return v != "" })
+	testkit.Eventually(t, waitFor, "a re-registered", func() bool { p, _ := a.job.Paused(); return !p })
 	cl.waitNecessary()
 	runAll(t, a, b)
 	expectAssign(t, cl, 4, map[string][]int{b.id: {0, 1}, a.id: {2, 3}})
@@ -259,12 +260,12 @@ func TestStaleNodesOfGoneInstancesCleared(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range [][]string{{"0", "running"}, {"1", "failovering"}, {"2", "failover"}, {"2", "misfire"}} {
-		eventually(t, "stale "+p[0]+"/"+p[1]+" gone", func() bool {
+		testkit.Eventually(t, waitFor, "stale "+p[0]+"/"+p[1]+" gone", func() bool {
 			v, ok := cl.get(jp("sharding", p[0], p[1]))
 			return !ok || v == a.id
 		})
 	}
-	eventually(t, "items 0 and 1 re-run by a", func() bool { return countRuns(a, 0) >= 2 && countRuns(a, 1) >= 2 })
+	testkit.Eventually(t, waitFor, "items 0 and 1 re-run by a", func() bool { return countRuns(a, 0) >= 2 && countRuns(a, 1) >= 2 })
 }
 
 // A leader that gives up its leader node while its resharding is between
@@ -291,7 +292,7 @@ func TestAbdicationWaitsForFencedCommit(t *testing.T) {
 	if got := cl.assignments(4); len(got) != 4 {
 		t.Fatalf("assignments after a's commit = %v", got)
 	}
-	eventually(t, "a abdicated after its commit and b leads", func() bool {
+	testkit.Eventually(t, waitFor, "a abdicated after its commit and b leads", func() bool {
 		v, _ := cl.get(jp("leader", "election", "instance"))
 		return v == b.id
 	})

@@ -1,6 +1,7 @@
 package coord_test
 
 import (
+	"github.com/ejob-io/ejob/internal/testkit"
 	"testing"
 	"time"
 )
@@ -88,7 +89,7 @@ func scenarioDisabledServerGetsNoItemsAndCannotLead(t *testing.T, cl *cluster) {
 	runAll(t, a, b)
 	// Disable the leader's server: it abdicates, b leads, a gets nothing.
 	cl.persist(jp("servers", "192.168.1.1"), "DISABLED")
-	eventually(t, "leader moved to b", func() bool {
+	testkit.Eventually(t, waitFor, "leader moved to b", func() bool {
 		v, _ := cl.get(jp("leader", "election", "instance"))
 		return v == b.id
 	})
@@ -100,10 +101,10 @@ func scenarioDisabledServerGetsNoItemsAndCannotLead(t *testing.T, cl *cluster) {
 	expectAssign(t, cl, 4, map[string][]int{b.id: {0, 1, 2, 3}})
 	// Disabling b too leaves the job without a leader.
 	cl.persist(jp("servers", "192.168.1.2"), "DISABLED")
-	eventually(t, "no leader", func() bool { _, ok := cl.get(jp("leader", "election", "instance")); return !ok })
+	testkit.Eventually(t, waitFor, "no leader", func() bool { _, ok := cl.get(jp("leader", "election", "instance")); return !ok })
 	// Re-enabling elects again (active election).
 	cl.persist(jp("servers", "192.168.1.1"), "ENABLED")
-	eventually(t, "a leads again", func() bool {
+	testkit.Eventually(t, waitFor, "a leads again", func() bool {
 		v, _ := cl.get(jp("leader", "election", "instance"))
 		return v == a.id
 	})
@@ -116,13 +117,13 @@ func scenarioStartDisabledAbdicates(t *testing.T, cl *cluster) {
 	if v, _ := cl.get(jp("servers", "192.168.1.1")); v != "DISABLED" {
 		t.Errorf("server = %q", v)
 	}
-	eventually(t, "leader abdicated", func() bool { _, ok := cl.get(jp("leader", "election", "instance")); return !ok })
+	testkit.Eventually(t, waitFor, "leader abdicated", func() bool { _, ok := cl.get(jp("leader", "election", "instance")); return !ok })
 	if items, err := a.run(ctxT(t)); err != nil || len(items) != 0 {
 		t.Errorf("disabled instance ran %v, %v", items, err)
 	}
 	// DisabledJobE2ETest: enabling the server makes the job run.
 	cl.persist(jp("servers", "192.168.1.1"), "ENABLED")
-	eventually(t, "leader", func() bool { v, _ := cl.get(jp("leader", "election", "instance")); return v == a.id })
+	testkit.Eventually(t, waitFor, "leader", func() bool { v, _ := cl.get(jp("leader", "election", "instance")); return v == a.id })
 	cl.waitNecessary()
 	if items, err := a.run(ctxT(t)); err != nil || !equalInts(items, []int{0, 1}) {
 		t.Errorf("enabled instance ran %v, %v", items, err)

@@ -10,6 +10,7 @@ import (
 	"github.com/ejob-io/ejob/core/coord"
 	"github.com/ejob-io/ejob/core/reg"
 	"github.com/ejob-io/ejob/core/reg/embedded"
+	"github.com/ejob-io/ejob/internal/testkit"
 )
 
 func TestStartupTree(t *testing.T) {
@@ -45,7 +46,7 @@ func TestStartupTree(t *testing.T) {
 		t.Error("leader node is not ephemeral")
 	}
 	// The leader flags resharding on its own registration.
-	eventually(t, "necessary flag", func() bool { _, ok := cl.get(jp("leader", "sharding", "necessary")); return ok })
+	testkit.Eventually(t, waitFor, "necessary flag", func() bool { _, ok := cl.get(jp("leader", "sharding", "necessary")); return ok })
 	cl.sync() // no startup event still queued re-flags after the run
 
 	ctx := ctxT(t)
@@ -184,7 +185,7 @@ func TestCheckEnvironmentIntolerable(t *testing.T) {
 	}
 	cfg.MaxTimeDiffSeconds = -1 // default: no check
 	cl.persist(jp("config"), mustMarshal(t, cfg))
-	eventually(t, "config cached", func() bool {
+	testkit.Eventually(t, waitFor, "config cached", func() bool {
 		c, _ := a.job.Config(ctxT(t))
 		return c.MaxTimeDiffSeconds == -1
 	})

@@ -16,6 +16,7 @@ import (
 	"github.com/ejob-io/ejob/core/reg"
 	"github.com/ejob-io/ejob/core/reg/zktest"
 	"github.com/ejob-io/ejob/core/reg/zookeeper"
+	"github.com/ejob-io/ejob/internal/testkit"
 )
 
 // TestZooKeeper runs the key scenarios against a real ZooKeeper started by
@@ -93,10 +94,10 @@ func TestZooKeeper(t *testing.T) {
 		if err := <-done; err == nil {
 			t.Error("cut-off execution completed without error")
 		}
-		eventually(t, "items 0 and 1 re-run", func() bool {
+		testkit.Eventually(t, waitFor, "items 0 and 1 re-run", func() bool {
 			return (a.ranItem(0) || b.ranItem(0)) && (a.ranItem(1) || b.ranItem(1))
 		})
-		eventually(t, "b re-registered", func() bool {
+		testkit.Eventually(t, waitFor, "b re-registered", func() bool {
 			st, ok := cl.stat(jp("instances", b.id))
 			return ok && st.EphemeralOwner == b.c.Session().ID()
 		})
@@ -163,7 +164,7 @@ func TestZooKeeper(t *testing.T) {
 		if err := <-done; !errors.Is(err, coord.ErrSessionLost) && !errors.Is(err, reg.ErrConnectionLoss) {
 			t.Errorf("b's cut-off run = %v", err)
 		}
-		eventually(t, "a ran b's items", func() bool { return countRuns(a, 0) > before0 && countRuns(a, 1) > before1 })
+		testkit.Eventually(t, waitFor, "a ran b's items", func() bool { return countRuns(a, 0) > before0 && countRuns(a, 1) > before1 })
 		if took := time.Since(killed); took > S+time.Second {
 			t.Errorf("failover took %v, want <= %v", took, S+time.Second)
 		} else {
@@ -179,7 +180,7 @@ func TestZooKeeper(t *testing.T) {
 		runAll(t, a, b)
 		a.cancel()
 		_ = a.c.Close()
-		eventually(t, "b leads", func() bool { v, _ := cl.get(jp("leader", "election", "instance")); return v == b.id })
+		testkit.Eventually(t, waitFor, "b leads", func() bool { v, _ := cl.get(jp("leader", "election", "instance")); return v == b.id })
 		cl.waitNecessary()
 		if items, err := b.run(ctxT(t)); err != nil || !equalInts(items, []int{0, 1, 2, 3}) {
 			t.Errorf("b ran %v, %v", items, err)
@@ -193,7 +194,7 @@ func TestZooKeeper(t *testing.T) {
 		cl.waitNecessary()
 		runAll(t, a, b)
 		cl.persist(jp("servers", "192.168.1.1"), "DISABLED")
-		eventually(t, "b leads", func() bool { v, _ := cl.get(jp("leader", "election", "instance")); return v == b.id })
+		testkit.Eventually(t, waitFor, "b leads", func() bool { v, _ := cl.get(jp("leader", "election", "instance")); return v == b.id })
 		cl.waitNecessary()
 		got := runAll(t, a, b)
 		if len(got[a.id]) != 0 || !equalInts(got[b.id], []int{0, 1}) {
