@@ -568,6 +568,22 @@ func (s *suite) faultZK(kind string) {
 	if err != nil {
 		s.t.Fatalf("%s: %v", kind, err)
 	}
+	// Started is not serving: a server restarted after kill -9 replays its
+	// log and may answer new sessions only seconds later (13 s once, in a
+	// loaded soak run). The fault lasts until a fresh session is served.
+	started := time.Now()
+	if ok, why := waitFor(60*time.Second, func() (bool, string) {
+		ok, err := s.exists("/" + jobFO)
+		if err != nil {
+			return false, err.Error()
+		}
+		return ok, "no job node"
+	}); !ok {
+		s.t.Fatalf("%s: ZooKeeper does not serve 60 s after it started again: %s", kind, why)
+	}
+	if d := time.Since(started); d > time.Second {
+		f.note += fmt.Sprintf("serving %v after it started; ", d.Round(time.Millisecond))
+	}
 	f.healed = time.Now()
 	// Sessions the restarted server kept expire one timeout after it
 	// serves again. A lost member may be the quorum's leader: then no
