@@ -49,15 +49,16 @@ func (e *Expression) Next(after time.Time) time.Time {
 // minStart is 0100-01-01T00:00:00Z.
 const minStart = -59011459200
 
-// Preview parses expr in the zone tz (see LoadZone) and returns its next n
-// fire times after from, fewer if the expression stops firing. It is what
-// `ejob cron EXPR --tz ZONE --from TIME -n N` prints.
+// Preview parses expr, of any kind (see ParseSchedule), in the zone tz (see
+// LoadZone) and returns its next n fire times after from, fewer if the
+// expression stops firing. It is what `ejob cron EXPR --tz ZONE --from TIME
+// -n N` prints.
 func Preview(expr, tz string, from time.Time, n int) ([]time.Time, error) {
 	loc, err := LoadZone(tz)
 	if err != nil {
 		return nil, err
 	}
-	e, err := ParseInLocation(expr, loc)
+	e, err := ParseSchedule(expr, loc)
 	if err != nil {
 		return nil, err
 	}

@@ -12,21 +12,33 @@ import (
 // return; test for it with errors.Is.
 var ErrInvalidExpression = errors.New("invalid cron expression")
 
-// ParseError describes why an expression was rejected. Field is the field the
-// parser was in ("second", "minute", "hour", "day-of-month", "month",
-// "day-of-week", "year"), or "" when the problem is the expression as a whole.
+// ParseError describes why an expression was rejected. Kind is the syntax it
+// was read in and Why the reason for that choice ("6 fields", "starts with
+// @"); ParseSchedule sets Why, Parse and ParseInLocation (Quartz only) leave
+// it empty. Field is the field the parser was in ("second", "minute",
+// "hour", "day-of-month", "month", "day-of-week", "year"), or "" when the
+// problem is the expression as a whole.
 type ParseError struct {
 	Expr   string
+	Kind   Kind
+	Why    string
 	Field  string
-	Value  string // the comma-separated element being parsed, when known
+	Value  string // the comma-separated element (Quartz) or field (crontab) being parsed, when known
 	Reason string
 }
 
+// Error reads `cron "EXPR": [read as KIND (WHY): ][FIELD field: ]REASON`.
 func (e *ParseError) Error() string {
-	if e.Field == "" {
-		return fmt.Sprintf("cron %q: %s", e.Expr, e.Reason)
+	var b strings.Builder
+	fmt.Fprintf(&b, "cron %q: ", e.Expr)
+	if e.Why != "" {
+		fmt.Fprintf(&b, "read as %s (%s): ", e.Kind.article(), e.Why)
 	}
-	return fmt.Sprintf("cron %q: %s field: %s", e.Expr, e.Field, e.Reason)
+	if e.Field != "" {
+		fmt.Fprintf(&b, "%s field: ", e.Field)
+	}
+	b.WriteString(e.Reason)
+	return b.String()
 }
 
 // Unwrap makes errors.Is(err, ErrInvalidExpression) true.
