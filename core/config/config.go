@@ -75,7 +75,10 @@ const (
 // loader rejects unknown keys, so it is never written here.
 type JobConfiguration struct {
 	JobName string
-	// Cron is a Quartz cron expression; empty means a one-off job.
+	// Cron is a Quartz cron expression (6 or 7 fields), a standard 5-field
+	// crontab or a descriptor such as @hourly or @every 90s (see
+	// docs/cron.md); empty means a one-off job. Only the Quartz kind can be
+	// read by Java ElasticJob instances.
 	Cron string
 	// TimeZone of Cron, e.g. "GMT+08:00"; empty means the host's zone.
 	TimeZone           string

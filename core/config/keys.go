@@ -83,7 +83,8 @@ func JobKeys() []JobKey {
 	}, {
 		Name: KeyCron, InFile: true, write: writeUnlessNull,
 		field: func(c *JobConfiguration) any { return &c.Cron },
-		Doc: "Quartz cron expression, seconds first (`0/5 * * * * ?`); see [cron.md](cron.md). " +
+		Doc: "Quartz cron expression, seconds first (`0/5 * * * * ?`), or a standard 5-field crontab (`*/5 * * * *`) " +
+			"or descriptor (`@hourly`, `@every 90s`), which Java ElasticJob instances cannot read; see [cron.md](cron.md). " +
 			"Leave it out (or empty) for a **one-off** job, run on demand with `ejob trigger`.",
 	}, {
 		Name: KeyTimeZone, InFile: true, write: writeUnlessNull, unset: "host zone",

@@ -16,7 +16,7 @@ import (
 // callback skips its check.
 type ValidateOptions struct {
 	// CheckCron validates a non-empty Cron with its TimeZone (package
-	// core/cron: Quartz syntax, and upstream's "must start with GMT" rule).
+	// core/cron: Quartz, standard crontab or descriptor syntax).
 	CheckCron func(expr, timeZone string) error
 	// KnownType reports whether the plugin catalog serves a type name of a
 	// kind (matched case-insensitively). It is asked for non-empty

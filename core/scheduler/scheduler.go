@@ -169,7 +169,8 @@ func (s *Scheduler) Validate(cfg *config.JobConfiguration) error {
 	})
 }
 
-// CheckCron parses a cron expression in its time zone.
+// CheckCron parses a cron string of any kind (Quartz, crontab or
+// descriptor; see cron.ParseSchedule) in its time zone.
 func CheckCron(expr, tz string) error {
 	_, err := schedule(expr, tz)
 	return err
@@ -193,7 +194,7 @@ func schedule(expr, tz string) (trigger.Schedule, error) {
 	if err != nil {
 		return nil, err
 	}
-	return cron.ParseInLocation(expr, loc)
+	return cron.ParseSchedule(expr, loc)
 }
 
 // Add validates and adds a job; ctx bounds the plugin calls that check it

@@ -285,11 +285,26 @@ func TestCronPrintsNextFireTimes(t *testing.T) {
 		"past year fires no more": {
 			args: []string{"cron", "0 0 0 1 1 ? 2020", "--tz", "UTC", "--from", "2026-01-01T00:00:00Z"}, wantErr: "fires only 0 more",
 		},
-		"invalid field named": {args: []string{"cron", "0 0 25 * * ?"}, wantCode: 1, wantErr: "hour field"},
-		"unknown zone":        {args: []string{"cron", "0 0 * * * ?", "--tz", "Mars/Olympus"}, wantCode: 1, wantErr: "Mars/Olympus"},
-		"bad --from":          {args: []string{"cron", "0 0 * * * ?", "--from", "yesterday"}, wantCode: 2, wantErr: "RFC 3339"},
-		"unquoted expression": {args: []string{"cron", "0", "0", "*"}, wantCode: 2, wantErr: "exactly one cron expression"},
-		"non-positive count":  {args: []string{"cron", "0 0 * * * ?", "-n", "0"}, wantCode: 2, wantErr: "-n must be > 0"},
+		"every 90s": {
+			args:    []string{"cron", "@every 90s", "--from", "2026-01-01T00:00:00Z", "-n", "5"},
+			wantOut: "2026-01-01T00:01:30Z\n2026-01-01T00:03:00Z\n2026-01-01T00:04:30Z\n2026-01-01T00:06:00Z\n2026-01-01T00:07:30Z\n",
+		},
+		"crontab across spring forward in New York": {
+			args:    []string{"cron", "30 2 * * *", "--tz", "America/New_York", "--from", "2025-03-08T00:00:00-05:00", "-n", "2"},
+			wantOut: "2025-03-08T02:30:00-05:00\n2025-03-10T02:30:00-04:00\n",
+		},
+		"descriptor in Berlin": {
+			args:    []string{"cron", "@monthly", "--tz", "Europe/Berlin", "--from", "2026-01-15T00:00:00Z", "-n", "2"},
+			wantOut: "2026-02-01T00:00:00+01:00\n2026-03-01T00:00:00+01:00\n",
+		},
+		"six stars is a Quartz error": {args: []string{"cron", "* * * * * *"}, wantCode: 1, wantErr: "read as Quartz (6 fields): specifying both a day-of-month and a day-of-week"},
+		"question mark in a crontab":  {args: []string{"cron", "0/5 * * * ?"}, wantCode: 1, wantErr: "read as a standard crontab (5 fields): day-of-week field: '?' is Quartz syntax"},
+		"every zero":                  {args: []string{"cron", "@every 0s"}, wantCode: 1, wantErr: "read as a descriptor (starts with @): @every needs a positive"},
+		"invalid field named":         {args: []string{"cron", "0 0 25 * * ?"}, wantCode: 1, wantErr: "hour field"},
+		"unknown zone":                {args: []string{"cron", "0 0 * * * ?", "--tz", "Mars/Olympus"}, wantCode: 1, wantErr: "Mars/Olympus"},
+		"bad --from":                  {args: []string{"cron", "0 0 * * * ?", "--from", "yesterday"}, wantCode: 2, wantErr: "RFC 3339"},
+		"unquoted expression":         {args: []string{"cron", "0", "0", "*"}, wantCode: 2, wantErr: "exactly one cron expression"},
+		"non-positive count":          {args: []string{"cron", "0 0 * * * ?", "-n", "0"}, wantCode: 2, wantErr: "-n must be > 0"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -305,5 +320,36 @@ func TestCronPrintsNextFireTimes(t *testing.T) {
 				t.Fatalf("stderr %q lacks %q", errOut, c.wantErr)
 			}
 		})
+	}
+}
+
+// `ejob cron '@every 90s' -n 5` counts from now: five times 90 s apart,
+// the first 90 s after the current second.
+func TestCronEveryFromNow(t *testing.T) {
+	t.Parallel()
+	before := time.Now().Truncate(time.Second)
+	code, out, errOut := run(t, "cron", "@every 90s", "-n", "5")
+	after := time.Now()
+	if code != 0 {
+		t.Fatalf("exit %d; stderr %s", code, errOut)
+	}
+	lines := strings.Fields(out)
+	if len(lines) != 5 {
+		t.Fatalf("stdout %q: want 5 lines", out)
+	}
+	var prev time.Time
+	for i, l := range lines {
+		got, err := time.Parse(time.RFC3339, l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i > 0 && got.Sub(prev) != 90*time.Second {
+			t.Errorf("line %d = %s, %v after the line before, want 90s", i, l, got.Sub(prev))
+		}
+		prev = got
+		lo := before.Add(time.Duration(i+1) * 90 * time.Second)
+		if got.Before(lo) || got.After(after.Add(time.Duration(i+1)*90*time.Second)) {
+			t.Errorf("line %d = %s, want %d×90s after the command started (%s)", i, l, i+1, before.Format(time.RFC3339))
+		}
 	}
 }

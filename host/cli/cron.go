@@ -17,14 +17,26 @@ func newCronCmd(e *env) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "cron EXPR",
-		Short: "Print the next fire times of a Quartz cron expression",
-		Long: `Parses EXPR with Quartz's syntax, as ElasticJob jobs write it (seconds field,
-optional year, ?, L, W, LW, #, names), and prints its next fire times, one
-RFC 3339 timestamp per line. The times equal Quartz's, DST transitions
-included. An invalid expression exits non-zero with an error naming the field.`,
+		Short: "Print the next fire times of a cron expression (Quartz, crontab or @descriptor)",
+		Long: `Parses EXPR as a job's cron is parsed and prints its next fire times, one RFC 3339
+timestamp per line. The syntax follows from the shape:
+
+  6 or 7 fields       Quartz, as ElasticJob jobs write it (seconds field, optional
+                      year, ?, L, W, LW, #, names); the times equal Quartz's, DST
+                      transitions included
+  5 fields            a standard crontab (minute hour day-of-month month
+                      day-of-week), parsed by robfig/cron/v3
+  starts with @       a descriptor: @yearly @annually @monthly @weekly @daily
+                      @midnight @hourly, or @every <Go duration> (whole seconds)
+
+Only Quartz expressions can be read by Java ElasticJob instances. An invalid
+expression exits non-zero with an error saying which syntax was assumed and naming
+the field. @every counts from --from (default: now).`,
 		Example: `  ejob cron '0 0/15 9-17 ? * MON-FRI'
   ejob cron '0 30 2 L * ?' --tz GMT+08:00 -n 3
-  ejob cron '0 0 12 ? * 6#3' --tz Europe/London --from 2026-01-01T00:00:00Z`,
+  ejob cron '0 0 12 ? * 6#3' --tz Europe/London --from 2026-01-01T00:00:00Z
+  ejob cron '*/5 * * * *' --tz America/New_York
+  ejob cron '@every 90s' -n 5`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usagef(cmd, "want exactly one cron expression (quote it), got %d arguments", len(args))

@@ -336,7 +336,10 @@ func TestBadFiles(t *testing.T) {
 8: elasticjob.jobs.job1.jobErrorHandlerType: unknown error handler type "MAIL" (available: IGNORE, LOG, THROW)
 11: elasticjob.jobs.job1.jobListenerTypes: unknown job listener type "nosuch" (available: audit, metrics)`,
 		"invalid-cron": `
-5: elasticjob.jobs.job1.cron: invalid cron "0/5 * * * ?": month field: '?' is only allowed in day-of-month and day-of-week`,
+5: elasticjob.jobs.job1.cron: invalid cron "0/5 * * * ?": read as a standard crontab (5 fields): day-of-week field: '?' is Quartz syntax; in a 5-field crontab write '*' (a Quartz expression has 6 or 7 fields, seconds first)
+9: elasticjob.jobs.quartz.cron: invalid cron "* * * * * *": read as Quartz (6 fields): specifying both a day-of-month and a day-of-week is not supported; use '?' in one of them
+13: elasticjob.jobs.every.cron: invalid cron "@every 0s": read as a descriptor (starts with @): @every needs a positive whole number of seconds (fire times are whole seconds), got 0s
+17: elasticjob.jobs.crontab.cron: invalid cron "0 0 * * 7": read as a standard crontab (5 fields): day-of-week field: end of range (7) above maximum (6): 7`,
 		"bad-time-zone": `
 6: elasticjob.jobs.iana.timeZone: cron: time zone "Asia/Shangai": unknown time zone (want an IANA name such as Asia/Shanghai, UTC, or GMT+08:00): unknown time zone Asia/Shangai
 11: elasticjob.jobs.offset.timeZone: cron: time zone "GMT+25:00": unknown time zone (want an IANA name such as Asia/Shanghai, UTC, or GMT+08:00): unknown time zone GMT+25:00`,
@@ -367,7 +370,7 @@ func TestBadFiles(t *testing.T) {
 		"several": `
 2: elasticjob.dump: not supported yet: ejob does not serve the dump port yet, and it refuses settings it would ignore; remove the section
 7: elasticjob.jobs.zeta.shardingTotalCount: must be greater than 0, got 0
-11: elasticjob.jobs.alpha.cron: invalid cron "not a cron": second field: names such as "NOT" are not allowed here
+11: elasticjob.jobs.alpha.cron: invalid cron "not a cron": 3 fields fit no syntax: want 5 (crontab: minute hour day-of-month month day-of-week), 6 or 7 (Quartz: second minute hour day-of-month month day-of-week [year]), or a descriptor (@hourly, @daily, @every 90s, ...)
 12: elasticjob.jobs.alpha.misfire: want true or false, got "sometimes"
 13: elasticjob.tracing: not supported yet: ejob does not record execution events yet, and it refuses settings it would ignore; remove the section`,
 	} {

@@ -331,13 +331,14 @@ func checkZone(tz string) error {
 	return err
 }
 
-// checkCron parses expr as Quartz does, in its zone (UTC when the zone is
+// checkCron parses expr as the scheduler does (Quartz, crontab or
+// descriptor: cron.ParseSchedule), in its zone (UTC when the zone is
 // invalid; checkZone reports that).
 func checkCron(expr, tz string) error {
 	loc, err := cron.LoadZone(tz)
 	if err != nil {
 		loc = time.UTC
 	}
-	_, err = cron.ParseInLocation(expr, loc)
+	_, err = cron.ParseSchedule(expr, loc)
 	return err
 }
