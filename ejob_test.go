@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -78,6 +79,34 @@ func TestSimpleScheduledJob(t *testing.T) {
 	defer mu.Unlock()
 	if fmt.Sprint(params) != "map[0:a 1:b 2:c]" {
 		t.Fatalf("parameters = %v", params)
+	}
+}
+
+// A job scheduled with a robfig/cron descriptor runs through the public
+// API like a Quartz one; a descriptor robfig would round up is refused.
+func TestEveryDescriptorJob(t *testing.T) {
+	s := newScheduler(t)
+	cfg := ejob.NewJobConfig("every", 2)
+	cfg.Cron = "@every 1s"
+	var got seen
+	if err := s.Simple(ctxOf(t), cfg, func(ctx context.Context, sc ejob.ShardingContext) error {
+		got.add(sc.ShardingItem)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	bad := ejob.NewJobConfig("everyZero", 1)
+	bad.Cron = "@every 0s"
+	err := s.Simple(ctxOf(t), bad, func(context.Context, ejob.ShardingContext) error { return nil })
+	if err == nil || !strings.Contains(err.Error(), "read as a descriptor") {
+		t.Fatalf("@every 0s: error %v, want one saying it was read as a descriptor", err)
+	}
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Eventually(t, 20*time.Second, "two triggers", func() bool { return len(got.get()) >= 4 })
+	if err := s.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -25,33 +25,69 @@ import (
 // again as soon as that run ends, before any later fire: the trigger's
 // misfire loop serves it (issue 18: the catch-up waited for the next fire,
 // and was lost when the instance died first). The whole pipeline runs:
-// trigger loop (on a clock the test moves), executor, coordination.
-func scenarioMissedFireRunsRightAfterTheRun(t *testing.T, cl *cluster) {
-	cfg := config.New(testJob, 1)
-	cfg.Cron = "* * * * * ?"
-	cfg.Misfire, cfg.MonitorExecution = true, true
-	clk := newManualClock(time.Date(2030, 1, 1, 0, 0, 0, 500_000_000, time.UTC))
-	rec := &sourceRecorder{}
-	release := make(chan struct{})
-	var once sync.Once
-	defer once.Do(func() { close(release) }) // before the scheduler stops
-	held := make(chan struct{}, 1)
-	runner := executor.SimpleFunc(func(ctx context.Context, sc spi.ShardingContext) error {
-		if len(rec.sources()) == 1 { // the first run is held
-			held <- struct{}{}
-			select {
-			case <-release:
-			case <-ctx.Done():
+// trigger loop (on a clock the test moves), executor, coordination. The
+// same holds for every kind of cron: missedFireScenario returns the
+// scenario for a cron whose first two fires after the clock's start
+// (2030-01-01T00:00:00.5Z) are first and second.
+func missedFireScenario(cron string, first, second time.Time) func(*testing.T, *cluster) {
+	return func(t *testing.T, cl *cluster) {
+		cfg := config.New(testJob, 1)
+		cfg.Cron = cron
+		cfg.Misfire, cfg.MonitorExecution = true, true
+		clk := newManualClock(time.Date(2030, 1, 1, 0, 0, 0, 500_000_000, time.UTC))
+		rec := &sourceRecorder{}
+		release := make(chan struct{})
+		var once sync.Once
+		defer once.Do(func() { close(release) }) // before the scheduler stops
+		held := make(chan struct{}, 1)
+		runner := executor.SimpleFunc(func(ctx context.Context, sc spi.ShardingContext) error {
+			if len(rec.sources()) == 1 { // the first run is held
+				held <- struct{}{}
+				select {
+				case <-release:
+				case <-ctx.Done():
+				}
 			}
+			return nil
+		})
+		startOnClock(t, cl, cfg, clk, rec, runner)
+		clk.advance(t, first)
+		select {
+		case <-held:
+		case <-time.After(waitFor):
+			t.Fatal("the first run did not start")
 		}
-		return nil
-	})
+		clk.advance(t, second) // finds item 0 running
+		testkit.Eventually(t, waitFor, "the misfire flag set while item 0 runs", func() bool {
+			_, ok := cl.get(jp("sharding", "0", "misfire"))
+			return ok
+		})
+		once.Do(func() { close(release) })
+		// The clock stays at the second fire: no later fire comes.
+		testkit.Eventually(t, waitFor, "item 0 run again right after", func() bool { return len(rec.sources()) == 2 })
+		if got := rec.sources(); !slices.Equal(got, []executor.Source{executor.NormalTrigger, executor.Misfire}) {
+			t.Errorf("runs of item 0 by source = %v, want the fire then its catch-up", got)
+		}
+		testkit.Eventually(t, waitFor, "the misfire flag cleared", func() bool {
+			_, ok := cl.get(jp("sharding", "0", "misfire"))
+			return !ok
+		})
+	}
+}
+
+// startOnClock runs a scheduler with the job (cfg, runner) on the cluster's
+// registry and the clock clk until the test ends, and returns once its
+// event loop has handled the events of the startup (its own registration
+// flags resharding: a resharding still pending after a first run would
+// rightly hold a catch-up back, upstream semantics).
+func startOnClock(t *testing.T, cl *cluster, cfg *config.JobConfiguration, clk *manualClock, events executor.Events, runner executor.ItemRunner) *scheduler.Scheduler {
+	t.Helper()
 	var seen sync.Map // paths the job's event loop handled
 	set := builtin.New(builtin.Options{Logger: hclog.NewNullLogger()})
 	s, err := scheduler.New(scheduler.Options{
 		Client: cl.connect(t), InstanceID: "192.168.1.1@-@100", ServerIP: "192.168.1.1",
 		Plugins: set,
-		Logger:  testLogger(t, "scheduler"), Events: rec, Clock: clk, DrainTimeout: time.Second,
+		Logger:  testLogger(t, "scheduler"), Events: events, Clock: clk, DrainTimeout: time.Second,
 		Coord: coord.Options{PollInterval: fastPoll, OnEvent: func(p string) { seen.Store(p, true) }},
 	})
 	if err != nil {
@@ -72,35 +108,12 @@ func scenarioMissedFireRunsRightAfterTheRun(t *testing.T, cl *cluster) {
 	if err := s.Ready(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
-	// Let the event loop handle the events of the startup (its own
-	// registration flags resharding): a resharding pending after the first
-	// run would rightly hold the catch-up back (upstream semantics).
 	barrier := jp("zz-test-barrier")
 	if _, err := cl.admin.Create(ctxT(t), barrier, nil, reg.Ephemeral); err != nil {
 		t.Fatal(err)
 	}
 	testkit.Eventually(t, waitFor, "the event loop idle", func() bool { _, ok := seen.Load(barrier); return ok })
-	clk.advance(t, time.Date(2030, 1, 1, 0, 0, 1, 0, time.UTC)) // the fire of 00:00:01
-	select {
-	case <-held:
-	case <-time.After(waitFor):
-		t.Fatal("the first run did not start")
-	}
-	clk.advance(t, time.Date(2030, 1, 1, 0, 0, 2, 0, time.UTC)) // finds item 0 running
-	testkit.Eventually(t, waitFor, "the misfire flag set while item 0 runs", func() bool {
-		_, ok := cl.get(jp("sharding", "0", "misfire"))
-		return ok
-	})
-	once.Do(func() { close(release) })
-	// The clock stays at 00:00:02: no later fire comes.
-	testkit.Eventually(t, waitFor, "item 0 run again right after", func() bool { return len(rec.sources()) == 2 })
-	if got := rec.sources(); !slices.Equal(got, []executor.Source{executor.NormalTrigger, executor.Misfire}) {
-		t.Errorf("runs of item 0 by source = %v, want the fire then its catch-up", got)
-	}
-	testkit.Eventually(t, waitFor, "the misfire flag cleared", func() bool {
-		_, ok := cl.get(jp("sharding", "0", "misfire"))
-		return !ok
-	})
+	return s
 }
 
 // An instance whose items carry a misfire flag (a fire found them running;
@@ -201,6 +214,25 @@ func (c *manualClock) advance(t *testing.T, now time.Time) {
 	for _, tm := range c.timers {
 		tm.fireIfDueLocked()
 	}
+}
+
+// awaitArmed waits until the armed timer is set for exactly at (and none
+// for earlier): the trigger loop has taken in a schedule whose next fire
+// is at.
+func (c *manualClock) awaitArmed(t *testing.T, at time.Time) {
+	t.Helper()
+	testkit.Eventually(t, waitFor, "a timer armed for "+at.Format(time.TimeOnly), func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		found := false
+		for _, tm := range c.timers {
+			if tm.active && tm.at.Before(at) {
+				return false
+			}
+			found = found || (tm.active && tm.at.Equal(at))
+		}
+		return found
+	})
 }
 
 type manualTimer struct {

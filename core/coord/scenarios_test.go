@@ -1,6 +1,12 @@
 package coord_test
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
+
+// at is 2030-01-01T00:MM:SSZ, a time of the scenarios' manual clocks.
+func at(minute, second int) time.Time { return time.Date(2030, 1, 1, 0, minute, second, 0, time.UTC) }
 
 // scenarios are the kernel scenarios run both on the embedded registry
 // (TestScenarios) and on a real ZooKeeper (TestZooKeeper).
@@ -19,7 +25,9 @@ func scenarios() map[string]func(*testing.T, *cluster) {
 		"TriggerRunsOnceOnEveryInstance":         scenarioTriggerRunsOnceOnEveryInstance,
 		"Misfire":                                scenarioMisfire,
 		"ConfigChangeReactions":                  scenarioConfigChangeReactions,
-		"MissedFireRunsRightAfterTheRun":         scenarioMissedFireRunsRightAfterTheRun,
+		"MissedFireRunsRightAfterTheRun":         missedFireScenario("* * * * * ?", at(0, 1), at(0, 2)),
+		"MissedFireRunsRightAfterTheRunCrontab":  missedFireScenario("* * * * *", at(1, 0), at(2, 0)),
+		"MissedFireRunsRightAfterTheRunEvery":    missedFireScenario("@every 1s", at(0, 1), at(0, 2)),
 		"DeadOwnersMissedFireFailsOver":          scenarioDeadOwnersMissedFireFailsOver,
 		"OwnItemRunningElsewhereCaughtUp":        scenarioOwnItemRunningElsewhereCaughtUp,
 		"PendingMisfireRunAtOnceAndHandedOver":   scenarioPendingMisfireRunAtOnceAndHandedOver,

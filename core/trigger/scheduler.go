@@ -24,7 +24,8 @@ var (
 
 // Schedule computes fire times. Next returns the first fire time strictly
 // after the given instant, or the zero Time when there is none.
-// *cron.Expression (core/cron) satisfies it.
+// core/cron's Schedule (a Quartz expression, a crontab or a descriptor)
+// satisfies it.
 type Schedule interface {
 	Next(after time.Time) time.Time
 }

@@ -14,7 +14,10 @@ import (
 	"github.com/ejob-io/ejob/core/trigger"
 )
 
-var _ trigger.Schedule = (*cron.Expression)(nil)
+var (
+	_ trigger.Schedule = (*cron.Expression)(nil)
+	_ trigger.Schedule = cron.Schedule(nil) // every kind of cron: Quartz, crontab, descriptor
+)
 
 // every fires at origin + k*period, k >= 1.
 type every struct {
