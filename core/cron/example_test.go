@@ -48,3 +48,25 @@ func ExampleParse_error() {
 	// Output:
 	// cron "0 0 25 * * ?": hour field: value 25 out of range 0-23
 }
+
+func ExampleParseSchedule() {
+	loc, err := cron.LoadZone("Europe/Berlin")
+	if err != nil {
+		panic(err)
+	}
+	from := time.Date(2026, 1, 2, 12, 0, 0, 0, loc) // a Friday
+	for _, expr := range []string{"0 30 9 ? * MON-FRI", "30 9 * * 1-5", "@every 90s"} {
+		s, err := cron.ParseSchedule(expr, loc)
+		if err != nil {
+			panic(err)
+		}
+		fmt.Printf("%-20s %-10s %s\n", expr, s.Kind(), s.Next(from).Format("Mon 15:04:05"))
+	}
+	_, err = cron.ParseSchedule("* * * * * *", loc)
+	fmt.Println(err)
+	// Output:
+	// 0 30 9 ? * MON-FRI   Quartz     Mon 09:30:00
+	// 30 9 * * 1-5         crontab    Mon 09:30:00
+	// @every 90s           descriptor Fri 12:01:30
+	// cron "* * * * * *": read as Quartz (6 fields): specifying both a day-of-month and a day-of-week is not supported; use '?' in one of them
+}

@@ -138,6 +138,9 @@ func TestStandardDST(t *testing.T) {
 		"@daily keeps midnight": {
 			"@daily", "America/New_York", "2025-11-01T12:00:00-04:00",
 			[]string{"2025-11-02T00:00:00-04:00", "2025-11-03T00:00:00-05:00"}},
+		"@daily where midnight does not exist: the day is skipped": {
+			"@daily", "America/Havana", "2025-03-08T12:00:00-05:00",
+			[]string{"2025-03-10T00:00:00-04:00", "2025-03-11T00:00:00-04:00"}},
 		"@every is a fixed interval across fall back": {
 			"@every 1h", "America/New_York", "2025-11-02T00:30:00-04:00",
 			[]string{"2025-11-02T01:30:00-04:00", "2025-11-02T01:30:00-05:00", "2025-11-02T02:30:00-05:00"}},
