@@ -121,7 +121,7 @@ func ParseSchedule(expr string, loc *time.Location) (Schedule, error) {
 		return nil, &ParseError{Expr: expr, Kind: KindOf(expr),
 			Reason: fmt.Sprintf("a %s prefix is not supported: set the job's timeZone instead", f[0][:strings.IndexByte(f[0], '=')+1])}
 	}
-	switch kind := KindOf(expr); kind {
+	switch KindOf(expr) {
 	case KindDescriptor:
 		return parseDescriptor(expr, f, loc)
 	case KindCrontab:
