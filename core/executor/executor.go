@@ -447,11 +447,20 @@ func (r *run) handle(ctx context.Context, taskID string, item int, err error) er
 	return nil
 }
 
-// detail lists the error chain, one level per line, outermost first.
+// detail lists the error chain, one level per line, outermost first. Each
+// line says what its level adds: a wrapper's text ends with its cause's
+// (fmt.Errorf("...: %w")), which the next line shows, so that suffix is cut
+// and every fact appears once.
 func detail(err error) string {
 	var b strings.Builder
 	for e := errors.Unwrap(err); e != nil; e = errors.Unwrap(e) {
-		fmt.Fprintf(&b, "caused by %T: %v\n", e, e)
+		msg := e.Error()
+		if inner := errors.Unwrap(e); inner != nil {
+			if own, ok := strings.CutSuffix(msg, inner.Error()); ok {
+				msg = strings.TrimSuffix(own, ": ")
+			}
+		}
+		fmt.Fprintf(&b, "caused by %T: %s\n", e, msg)
 	}
 	return b.String()
 }

@@ -13,3 +13,6 @@ func WithJobConfigForTest(ctx context.Context, props map[string]string) context.
 	cfg.Props = props
 	return withJobConfig(ctx, cfg)
 }
+
+// Detail is detail, the error chain the error handler receives.
+var Detail = detail

@@ -41,7 +41,7 @@ Exits 1 when a check failed or a file is not a usable plugin.`,
 		Example: `  ejob plugins check ./bin`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cat, err := plugins.Open(cmd.Context(), plugins.Config{Dir: args[0], LockFile: lockFile, Logger: e.log})
+			cat, err := plugins.Open(cmd.Context(), plugins.Config{Dir: args[0], LockFile: lockFile, Logger: e.log, SkipsReported: true})
 			if err != nil {
 				return err
 			}

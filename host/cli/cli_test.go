@@ -237,6 +237,18 @@ func TestPluginsCheck(t *testing.T) {
 	if strings.Count(out, "FAIL") != 3 {
 		t.Errorf("want exactly 3 FAIL lines:\n%s", out)
 	}
+	if n := strings.Count(out+errOut, "ejob-garbage"); n != 1 {
+		t.Errorf("the garbage binary is reported %d times, want once:\nstdout:\n%s\nstderr:\n%s", n, out, errOut)
+	}
+
+	// list reports a skipped entry once too (its own line, no WARN besides).
+	code, out, errOut = run(t, "plugins", "list", "--plugins-dir", dir)
+	if code != 0 {
+		t.Fatalf("list: exit %d: %s", code, errOut)
+	}
+	if n := strings.Count(out+errOut, "ejob-garbage"); n != 1 || !strings.Contains(errOut, "skipped "+filepath.Join(dir, "ejob-garbage")) {
+		t.Errorf("list reports the garbage binary %d times, want one \"skipped\" line:\nstdout:\n%s\nstderr:\n%s", n, out, errOut)
+	}
 }
 
 func TestHelpReadsWell(t *testing.T) {

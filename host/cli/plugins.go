@@ -76,6 +76,7 @@ func newPluginsListCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			cfg.SkipsReported = true // printed below
 			cat, err := plugins.Open(cmd.Context(), cfg)
 			if err != nil {
 				return err
@@ -131,6 +132,7 @@ checksum it lists; re-run this command after installing or upgrading a plugin.`,
 			if err != nil {
 				return err
 			}
+			cfg.SkipsReported = true // printed below
 			cfg.Builtin = nil
 			cfg.IgnoreLock = true
 			cat, err := plugins.Open(cmd.Context(), cfg)

@@ -54,6 +54,10 @@ type Config struct {
 	Builtin *Builtin
 	// Logger receives catalog logs and the plugins' re-levelled logs.
 	Logger hclog.Logger
+	// SkipsReported means the caller prints Skipped() itself (the plugins
+	// list, lock and check commands), so skipped entries are not logged
+	// as well: each is said once.
+	SkipsReported bool
 	// CallTimeout bounds every call whose ctx has no earlier deadline,
 	// except JobExecutor.Execute, which is bounded by the job's own
 	// execution timeout (the caller's ctx).
@@ -266,7 +270,9 @@ func (c *Catalog) scan(ctx context.Context) error {
 	for i, path := range paths {
 		if reasons[i] != nil {
 			c.skipped = append(c.skipped, Skipped{Path: path, Reason: reasons[i]})
-			c.log.Warn("skipping plugins directory entry", "path", path, "reason", reasons[i])
+			if !c.cfg.SkipsReported {
+				c.log.Warn("skipping plugins directory entry", "path", path, "reason", reasons[i])
+			}
 			continue
 		}
 		bin := *found[i]

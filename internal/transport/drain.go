@@ -73,6 +73,7 @@ func (d *drainer) terminate(reason string) {
 		case <-time.After(terminationGrace):
 			d.log.Error("in-flight calls did not stop within the grace period; exiting anyway", "grace", terminationGrace)
 		}
+		stopDescendants(d.log)
 		os.Exit(1)
 	})
 }

@@ -432,7 +432,8 @@ func TestLaunchCancelled(t *testing.T) {
 
 // TestNoOrphans kills a host with SIGKILL and checks that its plugin
 // follows, both through Launch (Pdeathsig and the parent watcher) and with
-// a bare exec (the parent watcher alone).
+// a bare exec (the parent watcher alone), and that a process the plugin
+// started in a session of its own (setsid) goes with it.
 func TestNoOrphans(t *testing.T) {
 	t.Parallel()
 	for _, mode := range []string{"launch", "raw"} {
@@ -442,14 +443,22 @@ func TestNoOrphans(t *testing.T) {
 			testkit.Eventually(t, 10*time.Second, "the orphaned plugin to exit", func() bool { return proctree.Gone(pid) })
 		})
 	}
+	t.Run("setsid child", func(t *testing.T) {
+		t.Parallel()
+		pidFile := filepath.Join(t.TempDir(), "child")
+		pid := killHost(t, "launch", pidFile)
+		child := childPid(t, pidFile)
+		testkit.Eventually(t, 10*time.Second, "the orphaned plugin to exit", func() bool { return proctree.Gone(pid) })
+		testkit.Eventually(t, 10*time.Second, "the plugin's setsid child to be gone", func() bool { return proctree.Gone(child) })
+	})
 }
 
-// killHost starts testdata/host in mode with the test plugin, waits for
-// the plugin's pid, kills the host with SIGKILL and returns the pid; the
-// plugin is killed when the test ends.
-func killHost(t *testing.T, mode string) int {
+// killHost starts testdata/host in mode with the test plugin (and extra
+// arguments), waits for the plugin's pid, kills the host with SIGKILL and
+// returns the pid; the plugin is killed when the test ends.
+func killHost(t *testing.T, mode string, extra ...string) int {
 	t.Helper()
-	host := exec.Command(bins.host, mode, bins.plugin)
+	host := exec.Command(bins.host, append([]string{mode, bins.plugin}, extra...)...)
 	out, err := host.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

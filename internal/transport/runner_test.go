@@ -16,6 +16,7 @@ import (
 	"github.com/ejob-io/ejob/internal/proctree"
 	"github.com/ejob-io/ejob/internal/testkit"
 	"github.com/ejob-io/ejob/internal/transport"
+	"github.com/ejob-io/ejob/spi"
 )
 
 // childPid reads the pid a wrapper script wrote to the file.
@@ -224,4 +225,27 @@ func TestSocketFilesRemoved(t *testing.T) {
 	pid := killHost(t, "launch")
 	testkit.Eventually(t, 10*time.Second, "the orphaned plugin to exit", func() bool { return proctree.Gone(pid) })
 	empty("the host's death")
+}
+
+// TestNothingSurvivesThePlugin: a process the plugin started in a session
+// of its own (out of the process group the host kills) is gone once the
+// host has stopped the plugin.
+func TestNothingSurvivesThePlugin(t *testing.T) {
+	t.Parallel()
+	p, logs := launch(t, bins.plugin)
+	pidFile := filepath.Join(t.TempDir(), "child")
+	if _, err := p.Conn().JobExecutor("TEST_JOB").Execute(t.Context(), spi.ExecuteRequest{
+		Context: spi.ShardingContext{JobName: "daemon"}, Props: map[string]string{"pidfile": pidFile},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	child := childPid(t, pidFile)
+	if st, err := proctree.Stat(child); err != nil || st.PGID == p.Pid() {
+		t.Fatalf("the daemon child %d: %+v, %v; want it running outside the plugin's group", child, st, err)
+	}
+	p.Kill()
+	testkit.Eventually(t, 10*time.Second, "the plugin's setsid child to be gone", func() bool { return proctree.Gone(child) })
+	if !strings.Contains(logs.String(), "killing processes the plugin started") {
+		t.Errorf("the plugin did not say what it killed:\n%s", logs.String())
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
+	"github.com/ejob-io/ejob/internal/proctree"
 	pb "github.com/ejob-io/ejob/internal/transport/pluginpb"
 	"github.com/ejob-io/ejob/spi"
 )
@@ -103,6 +104,31 @@ func Serve(p spi.Plugins) {
 		},
 		Logger: logger,
 	})
+	// The host asked the plugin to stop (go-plugin returns from Serve).
+	stopDescendants(logger)
+}
+
+// stopDescendants kills every process this plugin started that is still
+// running, with the process groups they lead, before the plugin exits. The
+// host kills the plugin's process group once the plugin has exited, but a
+// process that left the group (setsid, as daemonising programs do) would
+// outlive it; found through /proc while the plugin is alive, it is still
+// below the plugin. Only a process that was already re-parented (a double
+// fork) escapes; docs/plugins.md says so.
+func stopDescendants(log hclog.Logger) {
+	var left []proctree.Proc
+	var pids []int
+	for _, p := range proctree.Descendants(os.Getpid()) {
+		if p.State != 'Z' { // exited, not yet reaped
+			left = append(left, p)
+			pids = append(pids, p.PID)
+		}
+	}
+	if len(left) == 0 {
+		return
+	}
+	log.Warn("killing processes the plugin started that still run at its exit", "pids", pids)
+	proctree.Kill(left)
 }
 
 // watchParent terminates the process when its parent changes (the parent

@@ -121,7 +121,7 @@ func (e *Executor) Execute(ctx context.Context, req spi.ExecuteRequest) (spi.Exe
 	sc := req.Context
 	// The URL's user info and query values are secrets as often as not
 	// (tokens, signatures): they never reach a log or an error.
-	where := fmt.Sprintf("httpjob: job %q item %d: %s %s", sc.JobName, sc.ShardingItem, p.Method, redact.URL(p.URL))
+	where := fmt.Sprintf("httpjob: %s %s", p.Method, redact.URL(p.URL)) // the host adds job and item
 	if err := ctx.Err(); err != nil {
 		return spi.ExecuteResponse{}, fmt.Errorf("%s: not sent: %w", where, err)
 	}

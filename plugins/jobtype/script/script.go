@@ -125,7 +125,9 @@ func (e *Executor) Execute(ctx context.Context, req spi.ExecuteRequest) (spi.Exe
 	if err != nil {
 		return spi.ExecuteResponse{}, err
 	}
-	where := fmt.Sprintf("script: job %q item %d", sc.JobName, sc.ShardingItem)
+	// The host wraps the error with the job and item; saying them here
+	// again would repeat them in every failure line.
+	const where = "script"
 	if err := ctx.Err(); err != nil {
 		return spi.ExecuteResponse{}, fmt.Errorf("%s not started: %w", where, err)
 	}

@@ -2,7 +2,10 @@
 // blocks until killed. Used to check that plugins do not outlive a host
 // killed by SIGKILL.
 //
-//	host launch PLUGIN   start it with transport.Launch (Pdeathsig + watcher)
+//	host launch PLUGIN [PIDFILE]
+//	                     start it with transport.Launch (Pdeathsig + watcher);
+//	                     with PIDFILE, first run a "daemon" Execute of
+//	                     TEST_JOB (a setsid child whose pid goes to PIDFILE)
 //	host raw PLUGIN      start it with a bare exec.Cmd that sets only the
 //	                     handshake environment (parent watcher alone)
 //	host lease PLUGIN DIR
@@ -34,8 +37,8 @@ func main() {
 		leased(os.Args[2], os.Args[3])
 		return
 	}
-	if len(os.Args) != 3 {
-		fmt.Fprintln(os.Stderr, "usage: host launch|raw PLUGIN | host lease PLUGIN DIR")
+	if len(os.Args) != 3 && !(len(os.Args) == 4 && os.Args[1] == "launch") {
+		fmt.Fprintln(os.Stderr, "usage: host launch PLUGIN [PIDFILE] | host raw PLUGIN | host lease PLUGIN DIR")
 		os.Exit(2)
 	}
 	var pid int
@@ -47,6 +50,14 @@ func main() {
 			os.Exit(1)
 		}
 		pid = p.Pid()
+		if len(os.Args) == 4 {
+			if _, err := p.Conn().JobExecutor("TEST_JOB").Execute(context.Background(), spi.ExecuteRequest{
+				Context: spi.ShardingContext{JobName: "daemon"}, Props: map[string]string{"pidfile": os.Args[3]},
+			}); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+		}
 	case "raw":
 		hs := transport.Handshake()
 		cmd := exec.Command(os.Args[2])

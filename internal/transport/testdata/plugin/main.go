@@ -18,6 +18,8 @@
 //	            at once and returns ctx.Err()
 //	ignore      (Execute) touches props["started"] and ignores ctx: it
 //	            returns only when the process ends
+//	daemon      (Execute) starts `sleep 300` in a session of its own
+//	            (setsid), writes its pid to props["pidfile"] and returns
 //	bench       no output at all
 //	check       (Execute) fails unless sdk.ShardingContextJSON(ctx) equals
 //	            props["want"]
@@ -30,7 +32,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/ejob-io/ejob/sdk"
@@ -140,6 +144,16 @@ func (job) Execute(ctx context.Context, req spi.ExecuteRequest) (spi.ExecuteResp
 	case "ignore":
 		touch(req.Props["started"])
 		select {}
+	case "daemon":
+		// A child that leaves the plugin's process group and session, as
+		// a daemonising program does, and outlives the call.
+		cmd := exec.Command("sleep", "300")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := cmd.Start(); err != nil {
+			return spi.ExecuteResponse{}, err
+		}
+		go func() { _ = cmd.Wait() }()
+		_ = os.WriteFile(req.Props["pidfile"], []byte(strconv.Itoa(cmd.Process.Pid)), 0o600)
 	case "loglevel":
 		return spi.ExecuteResponse{}, fmt.Errorf("plugin log level %s", sdk.Logger().GetLevel())
 	case "check":
