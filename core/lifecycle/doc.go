@@ -1,6 +1,11 @@
-// Package lifecycle is the operations API against a registry, as upstream's
-// lifecycle module and console use it: trigger a job on every instance,
-// and summarise jobs (cron, sharding total, instances, status). It reads and
-// writes the registry only, so it works for jobs run by ejob and by Java
-// ElasticJob alike.
+// Package lifecycle is the operations API on a registry, call for call
+// upstream's lifecycle module (executors spec §8), which ElasticJob's
+// console is built on: configuration (GetConfig, UpdateConfig,
+// RemoveConfig), operations (TriggerAll, Disable, Enable, Shutdown,
+// Remove, Dump), sharding (DisableItem, EnableItem) and statistics (Jobs,
+// Job, JobsOfServer, Servers, Sharding and the totals). Each call makes
+// the registry changes upstream's makes, so running instances, ejob's and
+// Java ElasticJob's alike, obey it; the domain objects carry the console's
+// JSON field names. Where upstream writes blindly, these calls check first
+// and return ErrNotFound or ErrInvalid without writing anything.
 package lifecycle

@@ -1,0 +1,115 @@
+package lifecycle
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/ejob-io/ejob/core/node"
+	"github.com/ejob-io/ejob/core/reg"
+)
+
+// ServersTotalCount is upstream's getServersTotalCount: the number of
+// distinct servers/{ip} names over all top-level nodes.
+func ServersTotalCount(ctx context.Context, c reg.Client) (int, error) {
+	jobs, err := serverTree(ctx, c)
+	if err != nil {
+		return 0, err
+	}
+	ips := map[string]bool{}
+	for _, j := range jobs {
+		for _, s := range j.servers {
+			ips[s.ip] = true
+		}
+	}
+	return len(ips), nil
+}
+
+// Servers is upstream's getAllServersBriefInfo: one brief per server IP
+// found under any job's servers node, sorted by IP. As upstream, an
+// instance counts for a server only when its id's IP (the part before
+// "@-@") names a server node of this job or of one that comes before it
+// in upstream's walk (job names descending).
+func Servers(ctx context.Context, c reg.Client) ([]ServerBrief, error) {
+	jobs, err := serverTree(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	type acc struct {
+		jobs, instances map[string]bool
+		disabled        int
+	}
+	byIP := map[string]*acc{}
+	// Upstream walks the jobs in getChildrenKeys order: names descending.
+	for _, j := range slices.Backward(jobs) {
+		for _, s := range j.servers {
+			a := byIP[s.ip]
+			if a == nil {
+				a = &acc{jobs: map[string]bool{}, instances: map[string]bool{}}
+				byIP[s.ip] = a
+			}
+			if strings.EqualFold(s.value, node.ServerDisabled) {
+				a.disabled++
+			}
+			a.jobs[j.name] = true
+		}
+		for _, id := range j.instances {
+			if a := byIP[serverOf(id)]; a != nil {
+				a.instances[id] = true
+			}
+		}
+	}
+	out := make([]ServerBrief, 0, len(byIP))
+	for _, ip := range slices.Sorted(maps.Keys(byIP)) {
+		a := byIP[ip]
+		b := ServerBrief{ServerIP: ip, Instances: slices.Sorted(maps.Keys(a.instances)),
+			JobNames: slices.Sorted(maps.Keys(a.jobs)), DisabledJobsNum: a.disabled}
+		b.InstancesNum, b.JobsNum = len(b.Instances), len(b.JobNames)
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+type serverNode struct{ ip, value string }
+
+type jobServers struct {
+	name      string
+	servers   []serverNode
+	instances []string
+}
+
+// serverTree reads every top-level node's servers (with their values) and
+// instances, in job-name order.
+func serverTree(ctx context.Context, c reg.Client) ([]jobServers, error) {
+	names, err := children(ctx, c, "/")
+	if err != nil {
+		return nil, fmt.Errorf("list jobs: %w", err)
+	}
+	out := make([]jobServers, len(names))
+	err = eachJob(ctx, names, func(ctx context.Context, i int, name string) error {
+		j := node.New(name)
+		js := jobServers{name: name}
+		ips, err := children(ctx, c, j.Servers())
+		if err != nil {
+			return fmt.Errorf("job %q: list servers: %w", name, err)
+		}
+		for _, ip := range ips {
+			v, _, err := get(ctx, c, j.Server(ip))
+			if err != nil {
+				return fmt.Errorf("job %q: read server %s: %w", name, ip, err)
+			}
+			js.servers = append(js.servers, serverNode{ip: ip, value: string(v)})
+		}
+		if js.instances, err = children(ctx, c, j.Instances()); err != nil {
+			return fmt.Errorf("job %q: list instances: %w", name, err)
+		}
+		out[i] = js
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
