@@ -119,7 +119,9 @@ type Job struct {
 	onEv        func(string)
 
 	cache *reg.TreeCache
-	guar  guaranteeWaiters
+	// liveCache is cache while Run runs, for other goroutines (Cache).
+	liveCache atomic.Pointer[reg.TreeCache]
+	guar      guaranteeWaiters
 
 	cfg      atomic.Pointer[config.JobConfiguration] // latest known config
 	running  atomic.Bool                             // an execution is between RegisterBegin and RegisterCompleted
@@ -307,6 +309,12 @@ func (j *Job) SessionContext(parent context.Context) (context.Context, context.C
 // this instance: no new execution may start.
 func (j *Job) ShuttingDown() bool { return j.shutdown.Load() }
 
+// Cache returns the cache of the job's subtree (/{job}) this instance
+// keeps while the job runs here (upstream's regCenter cache of the job,
+// which the dump port compares the registry with), or nil before Run and
+// once the job is shut down here.
+func (j *Job) Cache() *reg.TreeCache { return j.liveCache.Load() }
+
 // IsRunning reports whether an execution is registered as running locally.
 func (j *Job) IsRunning() bool { return j.running.Load() }
 
@@ -321,6 +329,7 @@ func (j *Job) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	j.cache = reg.NewTreeCache(j.c, j.p.root, reg.WithTreeLogger(j.log))
+	j.liveCache.Store(j.cache)
 	conn := j.c.WatchConnection(ctx)
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -330,6 +339,7 @@ func (j *Job) Run(ctx context.Context) error {
 	}()
 	err := j.runLoop(ctx, conn)
 	j.shutdown.Store(true)
+	j.liveCache.Store(nil)
 	cancel()
 	wg.Wait()
 	for range j.cache.Events() { // drained and closed by Run's exit

@@ -438,6 +438,20 @@ func (s *Scheduler) Trigger(name string) error {
 	return nil
 }
 
+// JobCache returns the cache of a job's subtree that this instance keeps
+// while it runs the job (see coord.Job.Cache), and false when it does not
+// run the job (unknown, not started yet, or shut down here).
+func (s *Scheduler) JobCache(name string) (*reg.TreeCache, bool) {
+	s.mu.Lock()
+	rt := s.jobs[name]
+	s.mu.Unlock()
+	if rt == nil {
+		return nil, false
+	}
+	c := rt.coord.Cache()
+	return c, c != nil
+}
+
 // Jobs lists the names of the added jobs.
 func (s *Scheduler) Jobs() []string {
 	s.mu.Lock()
