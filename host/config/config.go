@@ -25,8 +25,8 @@ var (
 	// placeholder whose environment variable is unset and has no default.
 	ErrEnvNotSet = errors.New("environment variable not set")
 	// ErrNotSupported is wrapped by the problem reported for a section
-	// that ejob does not implement yet (elasticjob.tracing,
-	// elasticjob.dump): it is refused rather than silently ignored.
+	// that ejob does not implement yet (elasticjob.tracing): it is refused
+	// rather than silently ignored.
 	ErrNotSupported = errors.New("not supported yet")
 )
 
@@ -79,7 +79,8 @@ type Job struct {
 // (`ejob trigger`).
 func (j Job) OneOff() bool { return j.Config.Cron == "" }
 
-// HostSettings is the ejob section.
+// HostSettings is the ejob section, and the starter's settings of the
+// host rather than of a job (elasticjob.dump).
 type HostSettings struct {
 	// PluginsDir is the directory of ejob-* plugin binaries; empty means
 	// built-in types only. Load makes a relative path relative to the
@@ -107,6 +108,11 @@ type HostSettings struct {
 	// PreferredNetworkIP is upstream's elasticjob.preferred.network.ip: an
 	// address prefix or a regular expression.
 	PreferredNetworkIP string
+	// DumpPort is elasticjob.dump.port: the TCP port, on every interface,
+	// of the dump service (`echo dump@JOB | nc HOST PORT`, executors spec
+	// §9); 0 picks a free port, which the host logs. nil: no dump service
+	// (no elasticjob.dump section, or enabled: false).
+	DumpPort *int
 }
 
 // IPOptions returns the server-IP selection options: the environment

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -151,11 +152,11 @@ func TestEveryKeyInSample(t *testing.T) {
 	for _, k := range fileOnlyJobKeys() {
 		fileOnly = append(fileOnly, k.name)
 	}
-	all := [][]string{topKeys(), elasticjobKeys(), regCenterKeys(), fileOnly, ejobKeys()}
+	all := [][]string{topKeys(), elasticjobKeys(), regCenterKeys(), dumpKeys(), fileOnly, ejobKeys()}
 	for _, keys := range all {
 		for _, k := range keys {
 			switch k {
-			case keyElasticJobClass, keyEnabled, keyTracing, keyDump:
+			case keyElasticJobClass, keyEnabled, keyTracing:
 				continue // rejected, true by default, or not supported yet
 			}
 			if !regexp.MustCompile(`(?m)^\s*` + k + `:`).Match(data) {
@@ -193,11 +194,10 @@ func TestKebabCaseEqualsCamelCase(t *testing.T) {
 
 func TestStarterExamples(t *testing.T) {
 	t.Parallel()
-	t.Run("typed jobs verbatim: only tracing and dump refused", func(t *testing.T) {
+	t.Run("typed jobs verbatim: only tracing refused", func(t *testing.T) {
 		t.Parallel()
 		_, err := Load("testdata/starter-typed.yaml", catalog())
-		want := "testdata/starter-typed.yaml:18: elasticjob.tracing: not supported yet: ejob does not record execution events yet, and it refuses settings it would ignore; remove the section\n" +
-			"testdata/starter-typed.yaml:21: elasticjob.dump: not supported yet: ejob does not serve the dump port yet, and it refuses settings it would ignore; remove the section"
+		want := "testdata/starter-typed.yaml:18: elasticjob.tracing: not supported yet: ejob does not record execution events yet, and it refuses settings it would ignore; remove the section"
 		if err == nil || err.Error() != want || !errors.Is(err, ErrNotSupported) {
 			t.Fatalf("err = %v\nwant  %s", err, want)
 		}
@@ -208,11 +208,15 @@ func TestStarterExamples(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// The file without the sections ejob does not support yet.
-		data, _, _ = bytes.Cut(data, []byte("  tracing:"))
-		f, err := Parse("starter-typed.yaml", data, catalog())
+		// The file without the section ejob does not support yet.
+		before, after, _ := bytes.Cut(data, []byte("  tracing:"))
+		_, dump, _ := bytes.Cut(after, []byte("\n  dump:"))
+		f, err := Parse("starter-typed.yaml", append(before, append([]byte("  dump:"), dump...)...), catalog())
 		if err != nil {
 			t.Fatal(err)
+		}
+		if f.Host.DumpPort == nil || *f.Host.DumpPort != 9888 {
+			t.Errorf("dump port = %v, want 9888", f.Host.DumpPort)
 		}
 		if got, want := f.Registry, ptr(zookeeper.DefaultConfig("localhost:6181", "elasticjob-springboot")); !reflect.DeepEqual(got, want) {
 			t.Errorf("registry = %+v, want %+v", got, want)
@@ -368,7 +372,7 @@ func TestBadFiles(t *testing.T) {
 4: elasticjob.regCenter.maxRetries: must be at most 29 (Curator's limit), got 40
 5: elasticjob.regCenter.digest: must be user:password`,
 		"several": `
-2: elasticjob.dump: not supported yet: ejob does not serve the dump port yet, and it refuses settings it would ignore; remove the section
+3: elasticjob.dump.port: Port value out of range: 70000 (want 0 to 65535; 0 picks a free port)
 7: elasticjob.jobs.zeta.shardingTotalCount: must be greater than 0, got 0
 11: elasticjob.jobs.alpha.cron: invalid cron "not a cron": 3 fields fit no syntax: want 5 (crontab: minute hour day-of-month month day-of-week), 6 or 7 (Quartz: second minute hour day-of-month month day-of-week [year]), or a descriptor (@hourly, @daily, @every 90s, ...)
 12: elasticjob.jobs.alpha.misfire: want true or false, got "sometimes"
@@ -436,13 +440,15 @@ func TestParseProblems(t *testing.T) {
 		"type as key":       {"elasticjob:\n  jobs:\n    j:\n      type: SCRIPT\n      shardingTotalCount: 1\n", `f.yaml:4: elasticjob.jobs.j: unknown key "type" (did you mean "elasticJobType"?)`},
 		"two thread-pool spellings": {"elasticjob:\n  jobs:\n    j:\n      elasticJobType: SCRIPT\n      shardingTotalCount: 1\n      jobExecutorServiceHandlerType: CPU\n      jobExecutorThreadPoolSizeProviderType: CPU\n",
 			"f.yaml:7: elasticjob.jobs.j: jobExecutorThreadPoolSizeProviderType and jobExecutorServiceHandlerType are two spellings of one key; set only jobExecutorThreadPoolSizeProviderType"},
-		"int out of range": {"elasticjob:\n  jobs:\n    j: {elasticJobType: SCRIPT, shardingTotalCount: 3000000000}\n", "f.yaml:3: elasticjob.jobs.j.shardingTotalCount: 3000000000 is out of range (a Java int: -2147483648 to 2147483647)"},
-		"list in props":    {"elasticjob:\n  jobs:\n    j:\n      elasticJobType: SCRIPT\n      shardingTotalCount: 1\n      props:\n        email.to: [a, b]\n", "f.yaml:7: elasticjob.jobs.j.props.email.to: want a string, got a list (write a list as one comma-separated string)"},
-		"dump":             {"elasticjob:\n  dump: {enabled: false}\n" + job, "f.yaml:2: elasticjob.dump: not supported yet: ejob does not serve the dump port yet, and it refuses settings it would ignore; remove the section"},
-		"tracing":          {"elasticjob:\n  tracing: {type: RDB}\n" + job, "f.yaml:2: elasticjob.tracing: not supported yet: ejob does not record execution events yet, and it refuses settings it would ignore; remove the section"},
-		"log level":        {"elasticjob:\n" + job + "ejob: {logLevel: verbose}\n", `f.yaml:4: ejob.logLevel: want trace, debug, info, warn or error, got "verbose"`},
-		"empty type":       {"elasticjob:\n  jobs:\n    j: {elasticJobType: '', shardingTotalCount: 1}\n", "f.yaml:3: elasticjob.jobs.j.elasticJobType: must not be empty (available: HTTP, SCRIPT)"},
-		"bad placeholder":  {"elasticjob:\n  jobs:\n    j: {elasticJobType: '${X', shardingTotalCount: 1}\n", `f.yaml:3: elasticjob.jobs.j.elasticJobType: unterminated placeholder "${X" (write $${ for a literal ${)`},
+		"int out of range":  {"elasticjob:\n  jobs:\n    j: {elasticJobType: SCRIPT, shardingTotalCount: 3000000000}\n", "f.yaml:3: elasticjob.jobs.j.shardingTotalCount: 3000000000 is out of range (a Java int: -2147483648 to 2147483647)"},
+		"list in props":     {"elasticjob:\n  jobs:\n    j:\n      elasticJobType: SCRIPT\n      shardingTotalCount: 1\n      props:\n        email.to: [a, b]\n", "f.yaml:7: elasticjob.jobs.j.props.email.to: want a string, got a list (write a list as one comma-separated string)"},
+		"dump without port": {"elasticjob:\n  dump: {enabled: true}\n" + job, "f.yaml:2: elasticjob.dump: missing required key port (or enabled: false, or remove the section)"},
+		"dump port":         {"elasticjob:\n  dump: {port: -1}\n" + job, "f.yaml:2: elasticjob.dump.port: Port value out of range: -1 (want 0 to 65535; 0 picks a free port)"},
+		"dump key":          {"elasticjob:\n  dump: {prot: 1}\n" + job, `f.yaml:2: elasticjob.dump: unknown key "prot" (did you mean "port"?)`},
+		"tracing":           {"elasticjob:\n  tracing: {type: RDB}\n" + job, "f.yaml:2: elasticjob.tracing: not supported yet: ejob does not record execution events yet, and it refuses settings it would ignore; remove the section"},
+		"log level":         {"elasticjob:\n" + job + "ejob: {logLevel: verbose}\n", `f.yaml:4: ejob.logLevel: want trace, debug, info, warn or error, got "verbose"`},
+		"empty type":        {"elasticjob:\n  jobs:\n    j: {elasticJobType: '', shardingTotalCount: 1}\n", "f.yaml:3: elasticjob.jobs.j.elasticJobType: must not be empty (available: HTTP, SCRIPT)"},
+		"bad placeholder":   {"elasticjob:\n  jobs:\n    j: {elasticJobType: '${X', shardingTotalCount: 1}\n", `f.yaml:3: elasticjob.jobs.j.elasticJobType: unterminated placeholder "${X" (write $${ for a literal ${)`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -704,6 +710,34 @@ func TestEveryHostSettingIsParsed(t *testing.T) {
 	for i := range got.NumField() {
 		if got.Field(i).Equal(def.Field(i)) {
 			t.Errorf("HostSettings.%s is not read from testdata/all-keys.yaml: still %v", got.Type().Field(i).Name, got.Field(i))
+		}
+	}
+}
+
+// elasticjob.dump as the starter binds it: the service runs when port is
+// set and enabled is not false.
+func TestDumpSection(t *testing.T) {
+	t.Parallel()
+	job := "  jobs:\n    j: {elasticJobType: SCRIPT, shardingTotalCount: 1}\n"
+	for data, want := range map[string]string{
+		"":                                       "<nil>",
+		"  dump: {port: 9888}\n":                 "9888",
+		"  dump: {port: 0}\n":                    "0",
+		"  dump: {port: 9888, enabled: false}\n": "<nil>",
+		"  dump: {enabled: false}\n":             "<nil>",
+		"  dump:\n    port: ${DUMP_PORT:7}\n":    "7",
+	} {
+		f, err := Parse("f.yaml", []byte("elasticjob:\n"+data+job), catalog())
+		if err != nil {
+			t.Errorf("%q: %v", data, err)
+			continue
+		}
+		got := "<nil>"
+		if f.Host.DumpPort != nil {
+			got = strconv.Itoa(*f.Host.DumpPort)
+		}
+		if got != want {
+			t.Errorf("%q: dump port %s, want %s", data, got, want)
 		}
 	}
 }

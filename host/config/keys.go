@@ -29,6 +29,8 @@ const (
 	keyConnectionTimeoutMilliseconds = "connectionTimeoutMilliseconds"
 	keyDigest                        = "digest"
 
+	keyPort = "port"
+
 	keyElasticJobClass      = "elasticJobClass"
 	keyElasticJobType       = "elasticJobType"
 	keyJobBootstrapBeanName = "jobBootstrapBeanName"
@@ -51,6 +53,8 @@ func topKeys() []string {
 func elasticjobKeys() []string {
 	return []string{keyEnabled, keyRegCenter, keyJobs, keyTracing, keyDump}
 }
+
+func dumpKeys() []string { return []string{keyPort, keyEnabled} }
 
 func regCenterKeys() []string {
 	return []string{
@@ -121,6 +125,7 @@ func sectionOf(relaxedKey string) string {
 	}{
 		{"elasticjob", elasticjobKeys()},
 		{"elasticjob.regCenter", regCenterKeys()},
+		{"elasticjob.dump", dumpKeys()},
 		{"elasticjob.jobs.<name>", jobKeys()},
 		{"ejob", ejobKeys()},
 	} {

@@ -111,11 +111,13 @@ func (d *decoder) file1(data []byte, opts LoadOptions, baseDir string) *File {
 	if e, ok := ej[keyRegCenter]; ok {
 		f.Registry = d.regCenter(e)
 	}
+	if e, ok := ej[keyDump]; ok {
+		f.Host.DumpPort = d.dump(e)
+	}
 	// Sections of the starter that nothing in ejob reads yet are refused,
 	// not accepted and ignored.
 	for _, ns := range []struct{ key, what string }{
 		{keyTracing, "ejob does not record execution events yet"},
-		{keyDump, "ejob does not serve the dump port yet"},
 	} {
 		if e, ok := ej[ns.key]; ok {
 			d.report(e.line(), ErrNotSupported, "%s: not supported yet: %s, and it refuses settings it would ignore; remove the section", e.path, ns.what)
@@ -128,6 +130,41 @@ func (d *decoder) file1(data []byte, opts LoadOptions, baseDir string) *File {
 	}
 	f.Jobs = d.jobs(jobs, opts)
 	return f
+}
+
+// dump reads elasticjob.dump as the starter does: the service runs when
+// port is set and enabled is not false. A section that would serve nothing
+// while enabled (no port) is refused rather than ignored.
+func (d *decoder) dump(e entry) *int {
+	fs, ok := d.section(e.value, e.path, dumpKeys(), false)
+	if !ok {
+		return nil
+	}
+	enabled := true
+	if fe, ok := fs[keyEnabled]; ok {
+		if enabled, ok = d.boolean(fe); !ok {
+			return nil
+		}
+	}
+	fe, ok := fs[keyPort]
+	if !ok {
+		if enabled {
+			d.missing(e.line(), e.path, keyPort, " (or enabled: false, or remove the section)")
+		}
+		return nil
+	}
+	port, ok := d.integer(fe)
+	if !ok {
+		return nil
+	}
+	if port < 0 || port > 65535 {
+		d.report(fe.value.Line, nil, "%s: Port value out of range: %d (want 0 to 65535; 0 picks a free port)", fe.path, port)
+		return nil
+	}
+	if !enabled {
+		return nil
+	}
+	return &port
 }
 
 func (d *decoder) regCenter(e entry) *zookeeper.Config {

@@ -15,6 +15,7 @@ import (
 	"github.com/ejob-io/ejob/core/reg/zookeeper"
 	"github.com/ejob-io/ejob/core/scheduler"
 	hostconfig "github.com/ejob-io/ejob/host/config"
+	"github.com/ejob-io/ejob/host/dump"
 	"github.com/ejob-io/ejob/host/plugins"
 	"github.com/ejob-io/ejob/spi"
 )
@@ -61,15 +62,18 @@ type plan struct {
 	level hclog.Level
 	// ip selects this host's IP, part of its instance id.
 	ip instance.IPOptions
+	// dumpPort is the dump service's port; nil: none.
+	dumpPort *int
 }
 
 func newPlan(h hostconfig.HostSettings, opts Options) plan {
 	p := plan{
 		catalog: plugins.Config{Dir: h.PluginsDir, LockFile: h.LockFile, StopGrace: h.PluginStopGrace,
 			Builtin: opts.Builtin, Logger: opts.Logger},
-		drain: h.DrainTimeout,
-		level: hclog.NoLevel,
-		ip:    h.IPOptions(opts.getenv),
+		drain:    h.DrainTimeout,
+		level:    hclog.NoLevel,
+		ip:       h.IPOptions(opts.getenv),
+		dumpPort: h.DumpPort,
 	}
 	if opts.PluginsDir != "" {
 		p.catalog.Dir = opts.PluginsDir
@@ -212,6 +216,10 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
+	if p.dumpPort != nil {
+		dumpDone := serveDump(runCtx, *p.dumpPort, client, s, log)
+		defer func() { stop(); <-dumpDone }()
+	}
 	done := make(chan error, 1)
 	go func() { done <- s.Run(runCtx) }()
 	if opts.Abort != nil {
@@ -248,6 +256,32 @@ func Run(ctx context.Context, opts Options) error {
 		}
 	}
 	return <-done
+}
+
+// serveDump opens the dump port (elasticjob.dump.port) and serves it until
+// ctx ends; the returned channel closes when it has stopped. As upstream,
+// a port that cannot be opened is logged and the host runs on without it.
+func serveDump(ctx context.Context, port int, c reg.Client, s *scheduler.Scheduler, log hclog.Logger) <-chan struct{} {
+	done := make(chan struct{})
+	srv, err := dump.Listen(port, dump.Options{Client: c, Logger: log.Named("dump"),
+		Caches: func(job string) (dump.Cache, bool) {
+			if cache, ok := s.JobCache(job); ok {
+				return cache, true
+			}
+			return nil, false
+		}})
+	if err != nil {
+		log.Error("the dump port cannot be opened; running without it", "port", port, "error", err)
+		close(done)
+		return done
+	}
+	go func() {
+		defer close(done)
+		if err := srv.Run(ctx); err != nil {
+			log.Error("the dump port stopped", "error", err)
+		}
+	}()
+	return done
 }
 
 // startHint explains the start errors whose cause is in the file.

@@ -21,7 +21,8 @@ func TestEveryHostSettingIsConsumed(t *testing.T) {
 	base := newPlan(hostconfig.HostSettings{}, opts)
 	// A value the plan can tell from the zero value, where "x" is not
 	// one.
-	samples := map[string]any{"LogLevel": "warn"}
+	port := 9888
+	samples := map[string]any{"LogLevel": "warn", "DumpPort": &port}
 	typ := reflect.TypeFor[hostconfig.HostSettings]()
 	for i := range typ.NumField() {
 		f := typ.Field(i)
