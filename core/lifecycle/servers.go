@@ -113,3 +113,54 @@ func serverTree(ctx context.Context, c reg.Client) ([]jobServers, error) {
 	}
 	return out, nil
 }
+
+// JobServer is one server of a job: its servers/{ip} node and the job's
+// live instances on that IP.
+type JobServer struct {
+	ServerIP string `json:"serverIp"`
+	// Status is the server node's value, ENABLED or DISABLED; "" when the
+	// IP has live instances but no server node (not written yet).
+	Status string `json:"status"`
+	// Instances are the job's instance ids on this IP, sorted.
+	Instances []string `json:"instances"`
+}
+
+// JobServers lists a job's servers, sorted by IP: every servers/{ip} node,
+// plus the IP of every live instance. ErrJobNotFound without a config node.
+func JobServers(ctx context.Context, c reg.Client, jobName string) ([]JobServer, error) {
+	j := node.New(jobName)
+	if err := mustExist(ctx, c, j); err != nil {
+		return nil, err
+	}
+	byIP := map[string]*JobServer{}
+	at := func(ip string) *JobServer {
+		if byIP[ip] == nil {
+			byIP[ip] = &JobServer{ServerIP: ip, Instances: []string{}}
+		}
+		return byIP[ip]
+	}
+	ips, err := children(ctx, c, j.Servers())
+	if err != nil {
+		return nil, fmt.Errorf("job %q: list servers: %w", jobName, err)
+	}
+	for _, ip := range ips {
+		v, _, err := get(ctx, c, j.Server(ip))
+		if err != nil {
+			return nil, fmt.Errorf("job %q: read server %s: %w", jobName, ip, err)
+		}
+		at(ip).Status = string(v)
+	}
+	ids, err := children(ctx, c, j.Instances())
+	if err != nil {
+		return nil, fmt.Errorf("job %q: list instances: %w", jobName, err)
+	}
+	for _, id := range ids {
+		s := at(serverOf(id))
+		s.Instances = append(s.Instances, id)
+	}
+	out := make([]JobServer, 0, len(byIP))
+	for _, ip := range slices.Sorted(maps.Keys(byIP)) {
+		out = append(out, *byIP[ip])
+	}
+	return out, nil
+}

@@ -263,3 +263,21 @@ func cut(id string) (string, string, bool) {
 	}
 	return id, "", false
 }
+
+func TestJobServers(t *testing.T) {
+	registries(t, func(t *testing.T, c reg.Client) {
+		job(t, c, "j", []string{"10.0.0.1@-@1", "10.0.0.1@-@2", "10.0.0.9@-@9"}, map[string]string{"10.0.0.1": "ENABLED", "10.0.0.2": "DISABLED"}, nil)
+		got, err := lifecycle.JobServers(ctxOf(t), c, "j")
+		if err != nil {
+			t.Fatal(err)
+		}
+		eq(t, "JobServers", got, []lifecycle.JobServer{
+			{ServerIP: "10.0.0.1", Status: "ENABLED", Instances: []string{"10.0.0.1@-@1", "10.0.0.1@-@2"}},
+			{ServerIP: "10.0.0.2", Status: "DISABLED", Instances: []string{}},
+			{ServerIP: "10.0.0.9", Instances: []string{"10.0.0.9@-@9"}},
+		})
+		if _, err := lifecycle.JobServers(ctxOf(t), c, "nope"); !errors.Is(err, lifecycle.ErrJobNotFound) {
+			t.Errorf("JobServers of an unknown job: %v", err)
+		}
+	})
+}

@@ -2,7 +2,10 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -71,8 +74,59 @@ func (f *registryFlags) connect(ctx context.Context, cmd *cobra.Command, e *env)
 	return c, nil
 }
 
+// opsFlags are the flags every operator command shares: the registry and
+// --json.
+type opsFlags struct {
+	registryFlags
+	json bool
+}
+
+func (f *opsFlags) register(cmd *cobra.Command) {
+	f.registryFlags.register(cmd)
+	cmd.Flags().BoolVar(&f.json, "json", false, "print JSON (the ElasticJob console's field names) instead of a table")
+}
+
+// run connects to the registry, calls fn and closes the connection.
+func (f *opsFlags) run(cmd *cobra.Command, e *env, fn func(ctx context.Context, c reg.Client) error) error {
+	c, err := f.connect(cmd.Context(), cmd, e)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return fn(cmd.Context(), c)
+}
+
+// print writes v as indented JSON when --json is set, else calls human.
+func (f *opsFlags) print(e *env, v any, human func(w io.Writer) error) error {
+	if f.json {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	}
+	return human(e.stdout)
+}
+
+// table writes rows under a header, aligned.
+func table(w io.Writer, header string, rows [][]string) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, header)
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	}
+	return tw.Flush()
+}
+
+func exactArgs(n int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usagef(cmd, "want %s, got %d arguments", what, len(args))
+		}
+		return nil
+	}
+}
+
 func newTriggerCmd(e *env) *cobra.Command {
-	var rf registryFlags
+	var f opsFlags
 	cmd := &cobra.Command{
 		Use:   "trigger JOB",
 		Short: "Run a job once now on every instance",
@@ -82,35 +136,29 @@ Each instance runs its own items. This is how a one-off job (no cron) runs.
 An instance that is already running the job drops the request.`,
 		Example: `  ejob trigger myJob -c ejob.yaml
   ejob trigger myJob --zk 127.0.0.1:2181 --namespace demo`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return usagef(cmd, "want one job name, got %d arguments", len(args))
-			}
-			return nil
-		},
+		Args: exactArgs(1, "one job name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := rf.connect(cmd.Context(), cmd, e)
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			ids, err := lifecycle.TriggerAll(cmd.Context(), c, args[0])
-			if err != nil {
-				return err
-			}
-			if len(ids) == 0 {
-				return fmt.Errorf("job %q has no live instance to trigger", args[0])
-			}
-			fmt.Fprintf(e.stdout, "triggered %s on %d instance(s): %s\n", args[0], len(ids), strings.Join(ids, ", "))
-			return nil
+			return f.run(cmd, e, func(ctx context.Context, c reg.Client) error {
+				ids, err := lifecycle.TriggerAll(ctx, c, args[0])
+				if err != nil {
+					return err
+				}
+				if len(ids) == 0 {
+					return fmt.Errorf("job %q has no live instance to trigger", args[0])
+				}
+				return f.print(e, ids, func(w io.Writer) error {
+					_, err := fmt.Fprintf(w, "triggered %s on %d instance(s): %s\n", args[0], len(ids), strings.Join(ids, ", "))
+					return err
+				})
+			})
 		},
 	}
-	rf.register(cmd)
+	f.register(cmd)
 	return cmd
 }
 
 func newJobsCmd(e *env) *cobra.Command {
-	var rf registryFlags
+	var f opsFlags
 	cmd := &cobra.Command{
 		Use:   "jobs",
 		Short: "List the jobs of a namespace with cron, items, instances and status",
@@ -119,30 +167,31 @@ instances and status, as the ElasticJob console computes it: CRASHED (no
 instance), DISABLED (every server disabled), SHARDING_FLAG (no item assigned,
 or an item assigned to an instance that is gone: resharding is pending), OK.`,
 		Example: `  ejob jobs -c ejob.yaml
-  ejob jobs --zk 127.0.0.1:2181 --namespace demo`,
+  ejob jobs --zk 127.0.0.1:2181 --namespace demo --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := rf.connect(cmd.Context(), cmd, e)
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			briefs, err := lifecycle.Jobs(cmd.Context(), c)
-			if err != nil {
-				return err
-			}
-			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "JOB\tCRON\tITEMS\tINSTANCES\tSTATUS")
-			for _, b := range briefs {
-				cron := b.Cron
-				if cron == "" {
-					cron = "(one-off)"
+			return f.run(cmd, e, func(ctx context.Context, c reg.Client) error {
+				briefs, err := lifecycle.Jobs(ctx, c)
+				if err != nil {
+					return err
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\n", b.JobName, cron, b.ShardingTotalCount, b.InstanceCount, b.Status)
-			}
-			return tw.Flush()
+				return f.print(e, briefs, func(w io.Writer) error {
+					rows := make([][]string, len(briefs))
+					for i, b := range briefs {
+						rows[i] = []string{b.JobName, cronText(b.Cron), strconv.Itoa(b.ShardingTotalCount), strconv.Itoa(b.InstanceCount), string(b.Status)}
+					}
+					return table(w, "JOB\tCRON\tITEMS\tINSTANCES\tSTATUS", rows)
+				})
+			})
 		},
 	}
-	rf.register(cmd)
+	f.register(cmd)
 	return cmd
+}
+
+func cronText(cron string) string {
+	if cron == "" {
+		return "(one-off)"
+	}
+	return cron
 }

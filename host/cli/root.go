@@ -11,6 +11,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/cobra"
+
+	"github.com/ejob-io/ejob/core/lifecycle"
 )
 
 // env carries what every command needs: its output streams and logger.
@@ -68,12 +70,39 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		var ue usageError
 		if errors.As(err, &ue) {
 			fmt.Fprintf(stderr, "ejob: %v\nRun 'ejob %s --help' for usage.\n", err, ue.cmd)
-			return 2
+			return ExitUsage
 		}
 		fmt.Fprintf(stderr, "ejob: %v\n", err)
-		return 1
+		return exitCode(err)
 	}
-	return 0
+	return ExitOK
+}
+
+// Exit codes of the ejob command (docs/cli.md).
+const (
+	// ExitOK: the command did what was asked.
+	ExitOK = 0
+	// ExitFailure: anything else went wrong (the registry unreachable, a
+	// job that could not start, ...).
+	ExitFailure = 1
+	// ExitUsage: the command was called wrongly (flags, arguments).
+	ExitUsage = 2
+	// ExitNotFound: the job, server or instance named does not exist.
+	ExitNotFound = 3
+	// ExitRefused: the request was refused and nothing was written: an
+	// invalid value (a bad cron, shardingTotalCount < 1, an item out of
+	// range) or a configuration changed by someone else meanwhile.
+	ExitRefused = 4
+)
+
+func exitCode(err error) int {
+	switch {
+	case errors.Is(err, lifecycle.ErrNotFound):
+		return ExitNotFound
+	case errors.Is(err, lifecycle.ErrInvalid), errors.Is(err, lifecycle.ErrConflict):
+		return ExitRefused
+	}
+	return ExitFailure
 }
 
 // usageError is a mistake in how a command was called.
@@ -113,7 +142,9 @@ the job's configuration, nothing is recompiled.`,
 	}
 	root.PersistentFlags().StringVar(&e.logLevel, "log-level", envOr(logLevelEnv, "info"),
 		"log level: trace, debug, info, warn or error (env "+logLevelEnv+"; overrides ejob.logLevel of a config file)")
-	root.AddCommand(newRunCmd(e), newTriggerCmd(e), newJobsCmd(e), newPluginsCmd(e), newShardingCmd(e), newCronCmd(e), newAlertCmd(e), newBuiltinPluginsCmd())
+	root.AddCommand(newRunCmd(e), newTriggerCmd(e), newJobsCmd(e), newJobCmd(e), newServersCmd(e),
+		newSwitchCmd(e, true), newSwitchCmd(e, false), newShutdownCmd(e, false), newShutdownCmd(e, true), newDumpCmd(e),
+		newPluginsCmd(e), newShardingCmd(e), newCronCmd(e), newAlertCmd(e), newBuiltinPluginsCmd())
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usagef(cmd, "%v", err) })
 	return root
 }

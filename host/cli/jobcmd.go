@@ -1,0 +1,403 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ejob-io/ejob/core/config"
+	"github.com/ejob-io/ejob/core/cron"
+	"github.com/ejob-io/ejob/core/lifecycle"
+	"github.com/ejob-io/ejob/core/reg"
+)
+
+func newJobCmd(e *env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "job",
+		Short: "Show, change or delete one job of a namespace",
+		Long: `Commands on one job's registry entry, for jobs run by ejob or by Java
+ElasticJob alike: show it, change its configuration (validated before anything
+is written; the running instances pick the change up at once), or delete it.`,
+	}
+	cmd.AddCommand(newJobShowCmd(e), newJobSetCmd(e), newJobEditCmd(e), newJobDeleteCmd(e))
+	return cmd
+}
+
+// jobView is what `ejob job show` prints.
+type jobView struct {
+	Status        lifecycle.Status         `json:"status"`
+	Config        lifecycle.ConfigJSON     `json:"config"`
+	ConfigVersion int32                    `json:"configVersion"`
+	NextFireTimes []time.Time              `json:"nextFireTimes"`
+	CronError     string                   `json:"cronError,omitempty"`
+	Sharding      []lifecycle.ShardingInfo `json:"sharding"`
+	Servers       []lifecycle.JobServer    `json:"servers"`
+	yaml          []byte
+}
+
+func newJobShowCmd(e *env) *cobra.Command {
+	var (
+		f     opsFlags
+		fires int
+	)
+	cmd := &cobra.Command{
+		Use:   "show JOB",
+		Short: "Show a job: status, configuration, next fire times, sharding, instances",
+		Long: `Shows JOB's status (as 'ejob jobs'), its configuration as stored in the
+registry (the YAML of its config node), its next fire times computed from its
+cron and time zone, its sharding items (owner, status, failover) and its
+servers with their live instances.`,
+		Example: `  ejob job show myJob -c ejob.yaml
+  ejob job show myJob --zk 127.0.0.1:2181 --namespace demo --json`,
+		Args: exactArgs(1, "one job name"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return f.run(cmd, e, func(ctx context.Context, c reg.Client) error {
+				v, err := showJob(ctx, c, args[0], fires)
+				if err != nil {
+					return err
+				}
+				return f.print(e, v, func(w io.Writer) error { return v.write(w, args[0]) })
+			})
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().IntVarP(&fires, "fires", "n", 5, "how many next fire times to show")
+	return cmd
+}
+
+func showJob(ctx context.Context, c reg.Client, job string, fires int) (*jobView, error) {
+	stored, err := lifecycle.GetConfig(ctx, c, job)
+	if err != nil {
+		return nil, err
+	}
+	brief, err := lifecycle.Job(ctx, c, job)
+	if err != nil {
+		return nil, err
+	}
+	v := &jobView{Status: brief.Status, Config: lifecycle.ToConfigJSON(stored.Config), ConfigVersion: stored.Version}
+	if v.yaml, err = config.Marshal(stored.Config); err != nil {
+		return nil, err
+	}
+	if cfg := stored.Config; cfg.Cron != "" {
+		if v.NextFireTimes, err = cron.Preview(cfg.Cron, cfg.TimeZone, time.Now(), fires); err != nil {
+			v.CronError = err.Error()
+		}
+	}
+	if v.NextFireTimes == nil {
+		v.NextFireTimes = []time.Time{}
+	}
+	if v.Sharding, err = lifecycle.Sharding(ctx, c, job); err != nil {
+		return nil, err
+	}
+	if v.Servers, err = lifecycle.JobServers(ctx, c, job); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+func (v *jobView) write(w io.Writer, job string) error {
+	fmt.Fprintf(w, "Job:     %s\nStatus:  %s\n", job, v.Status)
+	zone := v.Config.TimeZone
+	if zone == "" {
+		zone = "host zone"
+	}
+	switch {
+	case v.Config.Cron == "":
+		fmt.Fprintln(w, "Cron:    none: a one-off job, run by 'ejob trigger'")
+	case v.CronError != "":
+		fmt.Fprintf(w, "Cron:    %s (%s): invalid here: %s\n", v.Config.Cron, zone, v.CronError)
+	default:
+		fmt.Fprintf(w, "Cron:    %s (%s)\nNext:   ", v.Config.Cron, zone)
+		for i, t := range v.NextFireTimes {
+			sep := " "
+			if i > 0 {
+				sep = "\n         "
+			}
+			fmt.Fprintf(w, "%s%s", sep, t.Format(time.RFC3339))
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "\nConfiguration (config node, version %d):\n", v.ConfigVersion)
+	for line := range strings.SplitSeq(strings.TrimRight(string(v.yaml), "\n"), "\n") {
+		fmt.Fprintf(w, "  %s\n", line)
+	}
+	fmt.Fprintln(w, "\nSharding:")
+	rows := make([][]string, len(v.Sharding))
+	for i, s := range v.Sharding {
+		fo := ""
+		if s.Failover {
+			fo = "yes"
+		}
+		rows[i] = []string{strconv.Itoa(s.Item), string(s.Status), orDash(s.InstanceID), orDash(s.ServerIP), fo}
+	}
+	if err := table(w, "ITEM\tSTATUS\tINSTANCE\tSERVER\tFAILOVER", rows); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "\nServers:")
+	rows = rows[:0]
+	for _, s := range v.Servers {
+		rows = append(rows, []string{s.ServerIP, orDash(s.Status), orDash(strings.Join(s.Instances, ", "))})
+	}
+	return table(w, "SERVER\tSTATUS\tINSTANCES", rows)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func newJobSetCmd(e *env) *cobra.Command {
+	var f opsFlags
+	cmd := &cobra.Command{
+		Use:   "set JOB KEY=VALUE...",
+		Short: "Change keys of a job's configuration in the registry",
+		Long: `Changes keys of JOB's configuration (its config node) and writes it back, as the
+ElasticJob console's edit form does. The running instances pick the change up
+without a restart: a new cron or timeZone reschedules them, a new
+shardingTotalCount reshards, props apply from the next fire.
+
+  KEY=VALUE         a key of the config node (docs/configuration.md): cron,
+                    shardingTotalCount, failover, description, ...; an empty
+                    VALUE clears a string; jobListenerTypes takes a,b,c
+  props.NAME=VALUE  set one property
+  props.NAME-       remove one property
+
+The whole configuration is validated first (the cron in its time zone,
+shardingTotalCount > 0, shardingItemParameters within the items, ...), and
+nothing is written unless it is valid (exit status 4). The write is
+conditional: if someone changed the configuration meanwhile, nothing is
+written (exit status 4); run the command again.`,
+		Example: `  ejob job set myJob cron='0 0/10 * * * ?' -c ejob.yaml
+  ejob job set myJob shardingTotalCount=6 'shardingItemParameters=' -c ejob.yaml
+  ejob job set myJob props.script.command.line='/opt/run.sh --fast' props.old.key- -c ejob.yaml`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) < 2 {
+				return usagef(cmd, "want a job name and at least one KEY=VALUE")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return f.run(cmd, e, func(ctx context.Context, c reg.Client) error {
+				stored, err := lifecycle.GetConfig(ctx, c, args[0])
+				if err != nil {
+					return err
+				}
+				cfg := stored.Config.Clone()
+				if err := lifecycle.SetConfigKeys(cfg, args[1:]...); err != nil {
+					return err
+				}
+				return writeConfig(ctx, c, e, &f, stored, cfg)
+			})
+		},
+	}
+	f.register(cmd)
+	return cmd
+}
+
+// writeConfig writes cfg over stored unless nothing changed, and reports.
+func writeConfig(ctx context.Context, c reg.Client, e *env, f *opsFlags, stored lifecycle.StoredConfig, cfg *config.JobConfiguration) error {
+	before, err := config.Marshal(stored.Config)
+	if err != nil {
+		return err
+	}
+	after, err := config.Marshal(cfg)
+	if err != nil {
+		return err
+	}
+	changed := !bytes.Equal(before, after)
+	if changed {
+		if err := lifecycle.UpdateConfig(ctx, c, cfg, lifecycle.IfVersion(stored.Version)); err != nil {
+			return err
+		}
+	}
+	return f.print(e, map[string]any{"jobName": cfg.JobName, "changed": changed, "config": lifecycle.ToConfigJSON(cfg)}, func(w io.Writer) error {
+		if !changed {
+			_, err := fmt.Fprintf(w, "%s: no change\n", cfg.JobName)
+			return err
+		}
+		fmt.Fprintf(w, "updated %s:\n", cfg.JobName)
+		for _, d := range lineDiff(string(before), string(after)) {
+			fmt.Fprintf(w, "  %s\n", d)
+		}
+		return nil
+	})
+}
+
+// lineDiff lists the lines only in a ("- ") and only in b ("+ ").
+func lineDiff(a, b string) []string {
+	in := func(s string) map[string]bool {
+		m := map[string]bool{}
+		for l := range strings.SplitSeq(s, "\n") {
+			m[l] = true
+		}
+		return m
+	}
+	ina, inb := in(a), in(b)
+	var out []string
+	for l := range strings.SplitSeq(a, "\n") {
+		if !inb[l] {
+			out = append(out, "- "+l)
+		}
+	}
+	for l := range strings.SplitSeq(b, "\n") {
+		if !ina[l] {
+			out = append(out, "+ "+l)
+		}
+	}
+	return out
+}
+
+func newJobEditCmd(e *env) *cobra.Command {
+	var f opsFlags
+	cmd := &cobra.Command{
+		Use:   "edit JOB",
+		Short: "Edit a job's configuration YAML in $EDITOR",
+		Long: `Opens JOB's configuration (the YAML of its config node) in $VISUAL or $EDITOR
+(default vi). When the editor exits, the file is read back: unchanged, nothing
+is written; otherwise it must parse, keep the job name and validate (as 'ejob
+job set'), and it is written only if nobody changed the configuration in the
+meantime. A refused edit is kept in a file whose path is printed, so it is not
+lost (exit status 4).`,
+		Example: `  ejob job edit myJob -c ejob.yaml
+  EDITOR='code --wait' ejob job edit myJob --zk 127.0.0.1:2181 --namespace demo`,
+		Args: exactArgs(1, "one job name"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return f.run(cmd, e, func(ctx context.Context, c reg.Client) error {
+				stored, err := lifecycle.GetConfig(ctx, c, args[0])
+				if err != nil {
+					return err
+				}
+				before, err := config.Marshal(stored.Config)
+				if err != nil {
+					return err
+				}
+				file, err := os.CreateTemp("", "ejob-"+strings.ReplaceAll(args[0], string(os.PathSeparator), "_")+"-*.yaml")
+				if err != nil {
+					return err
+				}
+				path := file.Name()
+				_, err = file.Write(before)
+				if cerr := file.Close(); err == nil {
+					err = cerr
+				}
+				if err != nil {
+					return err
+				}
+				keep := false
+				defer func() {
+					if !keep {
+						_ = os.Remove(path)
+					}
+				}()
+				if err := runEditor(ctx, e, path); err != nil {
+					return err
+				}
+				after, err := os.ReadFile(path)
+				if err != nil {
+					return err
+				}
+				if bytes.Equal(before, after) {
+					return f.print(e, map[string]any{"jobName": args[0], "changed": false}, func(w io.Writer) error {
+						_, err := fmt.Fprintf(w, "%s: no change\n", args[0])
+						return err
+					})
+				}
+				cfg, err := editedConfig(args[0], after)
+				if err == nil {
+					err = writeConfig(ctx, c, e, &f, stored, cfg)
+				}
+				if err != nil && (errors.Is(err, lifecycle.ErrInvalid) || errors.Is(err, lifecycle.ErrConflict)) {
+					keep = true
+					return fmt.Errorf("%w\nnothing was written; your edit is kept in %s", err, path)
+				}
+				return err
+			})
+		},
+	}
+	f.register(cmd)
+	return cmd
+}
+
+func editedConfig(job string, data []byte) (*config.JobConfiguration, error) {
+	cfg, err := config.Unmarshal(data)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", lifecycle.ErrInvalid, err)
+	}
+	if cfg.JobName != job {
+		return nil, fmt.Errorf("%w: jobName is %q: the job name cannot be changed (it is %q)", lifecycle.ErrInvalid, cfg.JobName, job)
+	}
+	if err := lifecycle.ValidateConfig(cfg); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// runEditor runs $VISUAL or $EDITOR (default vi) on path through sh, so
+// that an editor with arguments ("code --wait") works, on the terminal.
+func runEditor(ctx context.Context, e *env, path string) error {
+	editor := os.Getenv("VISUAL")
+	if editor == "" {
+		editor = os.Getenv("EDITOR")
+	}
+	if editor == "" {
+		editor = "vi"
+	}
+	cmd := exec.CommandContext(ctx, "sh", "-c", editor+` "$1"`, "ejob-editor", path)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, e.stderr, e.stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("editor %q: %w; nothing was written", editor, err)
+	}
+	return nil
+}
+
+func newJobDeleteCmd(e *env) *cobra.Command {
+	var (
+		f     opsFlags
+		force bool
+	)
+	cmd := &cobra.Command{
+		Use:   "delete JOB",
+		Short: "Delete a job from the registry (its whole subtree)",
+		Long: `Deletes /JOB and everything under it (configuration, servers, sharding,
+leader), as the ElasticJob console's remove-job action (upstream's
+removeJobConfiguration): nothing of the job is left in the namespace. A job
+that still has live instances is refused (exit status 4) unless --force: shut
+it down first ('ejob shutdown JOB'), or its hosts would run on without a
+registry entry and write a new one at their next start.`,
+		Example: `  ejob shutdown myJob -c ejob.yaml && ejob job delete myJob -c ejob.yaml`,
+		Args:    exactArgs(1, "one job name"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return f.run(cmd, e, func(ctx context.Context, c reg.Client) error {
+				brief, err := lifecycle.Job(ctx, c, args[0])
+				if err != nil && !errors.Is(err, lifecycle.ErrJobNotFound) {
+					return err
+				}
+				if brief.InstanceCount > 0 && !force {
+					return fmt.Errorf("%w: job %q has %d live instance(s) (%s): shut it down first ('ejob shutdown %s'), or pass --force",
+						lifecycle.ErrInvalid, args[0], brief.InstanceCount, strings.Join(brief.Instances, ", "), args[0])
+				}
+				if err := lifecycle.RemoveConfig(ctx, c, args[0]); err != nil {
+					return err
+				}
+				return f.print(e, map[string]any{"jobName": args[0], "deleted": true}, func(w io.Writer) error {
+					_, err := fmt.Fprintf(w, "deleted job %s\n", args[0])
+					return err
+				})
+			})
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().BoolVar(&force, "force", false, "delete even while instances run the job")
+	return cmd
+}
