@@ -268,4 +268,3 @@ A host answers only for a job it runs: an empty reply exits with status 3.`,
 	cmd.Flags().DurationVar(&timeout, "timeout", 30*time.Second, "give up after this long")
 	return cmd
 }
-
