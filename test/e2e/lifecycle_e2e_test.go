@@ -290,4 +290,3 @@ func dumpFrom(t *testing.T, port int, job string) string {
 	}
 	return out.String()
 }
-
