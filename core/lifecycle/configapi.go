@@ -24,7 +24,7 @@ type StoredConfig struct {
 
 // GetConfig is upstream's getJobConfiguration: the job's config node
 // parsed; ErrJobNotFound when it is absent (upstream returns null).
-func GetConfig(ctx context.Context, c reg.Client, jobName string) (StoredConfig, error) {
+func GetConfig(ctx context.Context, c Reader, jobName string) (StoredConfig, error) {
 	cfg, st, err := readConfig(ctx, c, node.New(jobName))
 	if err != nil {
 		return StoredConfig{}, err

@@ -234,7 +234,7 @@ func Remove(ctx context.Context, c reg.Client, jobName, serverIP string) ([]Targ
 }
 
 // mustExist returns ErrJobNotFound when the job has no config node.
-func mustExist(ctx context.Context, c reg.Client, j node.Job) error {
+func mustExist(ctx context.Context, c Reader, j node.Job) error {
 	ok, err := exists(ctx, c, j.Config())
 	if err != nil {
 		return fmt.Errorf("job %q: %w", j.Name(), err)

@@ -8,12 +8,11 @@ import (
 	"strings"
 
 	"github.com/ejob-io/ejob/core/node"
-	"github.com/ejob-io/ejob/core/reg"
 )
 
 // ServersTotalCount is upstream's getServersTotalCount: the number of
 // distinct servers/{ip} names over all top-level nodes.
-func ServersTotalCount(ctx context.Context, c reg.Client) (int, error) {
+func ServersTotalCount(ctx context.Context, c Reader) (int, error) {
 	jobs, err := serverTree(ctx, c)
 	if err != nil {
 		return 0, err
@@ -32,7 +31,7 @@ func ServersTotalCount(ctx context.Context, c reg.Client) (int, error) {
 // instance counts for a server only when its id's IP (the part before
 // "@-@") names a server node of this job or of one that comes before it
 // in upstream's walk (job names descending).
-func Servers(ctx context.Context, c reg.Client) ([]ServerBrief, error) {
+func Servers(ctx context.Context, c Reader) ([]ServerBrief, error) {
 	jobs, err := serverTree(ctx, c)
 	if err != nil {
 		return nil, err
@@ -82,7 +81,7 @@ type jobServers struct {
 
 // serverTree reads every top-level node's servers (with their values) and
 // instances, in job-name order.
-func serverTree(ctx context.Context, c reg.Client) ([]jobServers, error) {
+func serverTree(ctx context.Context, c Reader) ([]jobServers, error) {
 	names, err := children(ctx, c, "/")
 	if err != nil {
 		return nil, fmt.Errorf("list jobs: %w", err)
@@ -127,7 +126,7 @@ type JobServer struct {
 
 // JobServers lists a job's servers, sorted by IP: every servers/{ip} node,
 // plus the IP of every live instance. ErrJobNotFound without a config node.
-func JobServers(ctx context.Context, c reg.Client, jobName string) ([]JobServer, error) {
+func JobServers(ctx context.Context, c Reader, jobName string) ([]JobServer, error) {
 	j := node.New(jobName)
 	if err := mustExist(ctx, c, j); err != nil {
 		return nil, err

@@ -38,7 +38,7 @@ func EnableItem(ctx context.Context, c reg.Client, jobName string, item int) err
 	return nil
 }
 
-func checkItem(ctx context.Context, c reg.Client, j node.Job, item int) error {
+func checkItem(ctx context.Context, c Reader, j node.Job, item int) error {
 	cfg, _, err := readConfig(ctx, c, j)
 	if err != nil {
 		return err
@@ -55,7 +55,7 @@ func checkItem(ctx context.Context, c reg.Client, j node.Job, item int) error {
 // RUNNING when .../running exists, else SHARDING_FLAG when the owner named
 // by .../instance is not a live instance, else PENDING. ErrJobNotFound when
 // the job has no config node (upstream returns an empty list).
-func Sharding(ctx context.Context, c reg.Client, jobName string) ([]ShardingInfo, error) {
+func Sharding(ctx context.Context, c Reader, jobName string) ([]ShardingInfo, error) {
 	j := node.New(jobName)
 	if err := mustExist(ctx, c, j); err != nil {
 		return nil, fmt.Errorf("sharding: %w", err)
@@ -83,7 +83,7 @@ func Sharding(ctx context.Context, c reg.Client, jobName string) ([]ShardingInfo
 	return out, nil
 }
 
-func shardingInfo(ctx context.Context, c reg.Client, j node.Job, item int) (ShardingInfo, error) {
+func shardingInfo(ctx context.Context, c Reader, j node.Job, item int) (ShardingInfo, error) {
 	info := ShardingInfo{Item: item}
 	owner, _, err := get(ctx, c, j.ShardingInstance(item))
 	if err != nil {

@@ -15,6 +15,15 @@ import (
 	"github.com/ejob-io/ejob/core/reg"
 )
 
+// Reader is what the read-only calls need: a reg.Client, or a view of one
+// with the same semantics (a cache of the namespace that a long-running
+// server keeps, for instance).
+type Reader interface {
+	reg.Reader
+	// Namespace names the namespace in messages.
+	Namespace() string
+}
+
 // Parallelism bounds how many jobs the namespace-wide calls (Jobs,
 // JobsOfServer, Servers, ...) read at once. Their requests are pipelined
 // on the registry connection, so a namespace of 1,000 jobs costs a few
@@ -23,7 +32,7 @@ const Parallelism = 32
 
 // JobsTotalCount is upstream's getJobsTotalCount: the number of top-level
 // nodes of the namespace, jobs or not.
-func JobsTotalCount(ctx context.Context, c reg.Client) (int, error) {
+func JobsTotalCount(ctx context.Context, c Reader) (int, error) {
 	names, err := children(ctx, c, "/")
 	if err != nil {
 		return 0, fmt.Errorf("count jobs: %w", err)
@@ -33,7 +42,7 @@ func JobsTotalCount(ctx context.Context, c reg.Client) (int, error) {
 
 // Jobs is upstream's getAllJobsBriefInfo: the brief of every top-level node
 // with a config node, sorted by job name.
-func Jobs(ctx context.Context, c reg.Client) ([]JobBrief, error) {
+func Jobs(ctx context.Context, c Reader) ([]JobBrief, error) {
 	names, err := children(ctx, c, "/")
 	if err != nil {
 		return nil, fmt.Errorf("list jobs: %w", err)
@@ -61,7 +70,7 @@ func Jobs(ctx context.Context, c reg.Client) ([]JobBrief, error) {
 // instances; DISABLED when every servers/{ip} value is exactly DISABLED
 // (vacuously true without server nodes); SHARDING_FLAG when no item has
 // an owner, or an owner is not a live instance; else OK.
-func Job(ctx context.Context, c reg.Client, jobName string) (JobBrief, error) {
+func Job(ctx context.Context, c Reader, jobName string) (JobBrief, error) {
 	j := node.New(jobName)
 	cfg, _, err := readConfig(ctx, c, j)
 	if err != nil {
@@ -83,7 +92,7 @@ func Job(ctx context.Context, c reg.Client, jobName string) (JobBrief, error) {
 // node's value is DISABLED in any case, else OK), InstanceCount and
 // Instances (the job's instances whose id starts with ip@-@). Sorted by
 // job name; ErrServerNotFound when no job has the server.
-func JobsOfServer(ctx context.Context, c reg.Client, ip string) ([]JobBrief, error) {
+func JobsOfServer(ctx context.Context, c Reader, ip string) ([]JobBrief, error) {
 	names, err := children(ctx, c, "/")
 	if err != nil {
 		return nil, fmt.Errorf("list jobs: %w", err)
@@ -122,7 +131,7 @@ func JobsOfServer(ctx context.Context, c reg.Client, ip string) ([]JobBrief, err
 	return out, nil
 }
 
-func status(ctx context.Context, c reg.Client, j node.Job, instances []string) (Status, error) {
+func status(ctx context.Context, c Reader, j node.Job, instances []string) (Status, error) {
 	if len(instances) == 0 {
 		return StatusCrashed, nil
 	}
@@ -171,7 +180,7 @@ func status(ctx context.Context, c reg.Client, j node.Job, instances []string) (
 
 // readConfig reads and parses a job's config node: ErrJobNotFound when it
 // is absent.
-func readConfig(ctx context.Context, c reg.Client, j node.Job) (*config.JobConfiguration, reg.Stat, error) {
+func readConfig(ctx context.Context, c Reader, j node.Job) (*config.JobConfiguration, reg.Stat, error) {
 	data, st, err := c.Get(ctx, j.Config())
 	if errors.Is(err, reg.ErrNoNode) {
 		return nil, reg.Stat{}, fmt.Errorf("%w: %q in namespace %q", ErrJobNotFound, j.Name(), c.Namespace())
@@ -217,7 +226,7 @@ func compact(briefs []*JobBrief) []JobBrief {
 }
 
 // children lists a node's children sorted; an absent node has none.
-func children(ctx context.Context, c reg.Client, path string) ([]string, error) {
+func children(ctx context.Context, c Reader, path string) ([]string, error) {
 	names, err := c.Children(ctx, path)
 	if errors.Is(err, reg.ErrNoNode) {
 		return nil, nil
@@ -230,7 +239,7 @@ func children(ctx context.Context, c reg.Client, path string) ([]string, error) 
 }
 
 // get reads a node; an absent node is (nil, false, nil).
-func get(ctx context.Context, c reg.Client, path string) ([]byte, bool, error) {
+func get(ctx context.Context, c Reader, path string) ([]byte, bool, error) {
 	v, _, err := c.Get(ctx, path)
 	if errors.Is(err, reg.ErrNoNode) {
 		return nil, false, nil
@@ -242,7 +251,7 @@ func get(ctx context.Context, c reg.Client, path string) ([]byte, bool, error) {
 }
 
 // exists reports whether a node exists.
-func exists(ctx context.Context, c reg.Client, path string) (bool, error) {
+func exists(ctx context.Context, c Reader, path string) (bool, error) {
 	_, ok, err := c.Exists(ctx, path)
 	return ok, err
 }
