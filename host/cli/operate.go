@@ -47,21 +47,13 @@ refused and nothing is written (exit status 3 or 4; see docs/cli.md).`, verb, va
   ejob %[1]s myJob --server 192.168.1.10 -c ejob.yaml
   ejob %[1]s myJob --item 2 --zk 127.0.0.1:2181 --namespace demo`, verb),
 		Args: func(cmd *cobra.Command, args []string) error {
-			switch {
-			case len(args) > 1:
-				return usagef(cmd, "want at most one job name, got %d arguments", len(args))
-			case len(args) == 0 && server == "":
-				return usagef(cmd, "give a job, --server IP, or both")
-			case cmd.Flags().Changed("item") && (len(args) == 0 || server != ""):
+			if cmd.Flags().Changed("item") && (len(args) == 0 || server != "") {
 				return usagef(cmd, "--item needs a job and goes without --server")
 			}
-			return nil
+			return jobOrServer(cmd, args, server)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			job := ""
-			if len(args) == 1 {
-				job = args[0]
-			}
+			job := optionalJob(args)
 			return f.run(cmd, e, func(ctx context.Context, c reg.Client) error {
 				if cmd.Flags().Changed("item") {
 					op := lifecycle.DisableItem
@@ -103,6 +95,25 @@ refused and nothing is written (exit status 3 or 4; see docs/cli.md).`, verb, va
 	return cmd
 }
 
+// jobOrServer checks the arguments of `CMD [JOB] [--server IP]`.
+func jobOrServer(cmd *cobra.Command, args []string, server string) error {
+	switch {
+	case len(args) > 1:
+		return usagef(cmd, "want at most one job name, got %d arguments", len(args))
+	case len(args) == 0 && server == "":
+		return usagef(cmd, "give a job, --server IP, or both")
+	}
+	return nil
+}
+
+// optionalJob is the job argument of `CMD [JOB]`, or "".
+func optionalJob(args []string) string {
+	if len(args) == 1 {
+		return args[0]
+	}
+	return ""
+}
+
 // newShutdownCmd is `ejob shutdown` (remove false) or `ejob remove`.
 func newShutdownCmd(e *env, remove bool) *cobra.Command {
 	var (
@@ -132,20 +143,9 @@ job delete JOB' removes the whole job.`
 An unknown job or server is refused and nothing is written (exit status 3).`, verb),
 		Example: fmt.Sprintf(`  ejob %[1]s myJob --server 192.168.1.10 -c ejob.yaml
   ejob %[1]s --server 192.168.1.10 --zk 127.0.0.1:2181 --namespace demo`, verb),
-		Args: func(cmd *cobra.Command, args []string) error {
-			switch {
-			case len(args) > 1:
-				return usagef(cmd, "want at most one job name, got %d arguments", len(args))
-			case len(args) == 0 && server == "":
-				return usagef(cmd, "give a job, --server IP, or both")
-			}
-			return nil
-		},
+		Args: func(cmd *cobra.Command, args []string) error { return jobOrServer(cmd, args, server) },
 		RunE: func(cmd *cobra.Command, args []string) error {
-			job := ""
-			if len(args) == 1 {
-				job = args[0]
-			}
+			job := optionalJob(args)
 			return f.run(cmd, e, func(ctx context.Context, c reg.Client) error {
 				op := lifecycle.Shutdown
 				if remove {
