@@ -9,7 +9,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/ejob-io/ejob/core/config"
-	"github.com/ejob-io/ejob/core/reg/embedded"
 	"github.com/ejob-io/ejob/core/scheduler"
 	"github.com/ejob-io/ejob/spi"
 )
@@ -19,16 +18,7 @@ import (
 // jobErrorHandlerType is set.
 func TestAddValidatesErrorHandlerProps(t *testing.T) {
 	t.Parallel()
-	client, err := embedded.NewServer().Connect("props-test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { client.Close() })
-	s, err := scheduler.New(scheduler.Options{Client: client, InstanceID: "127.0.0.1@-@1", ServerIP: "127.0.0.1",
-		Plugins: plugins(), Logger: hclog.NewNullLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, _ := standalone(t, plugins(), hclog.NewNullLogger())
 	rec := &recorder{}
 	add := func(name, handler string, props map[string]string) error {
 		cfg := config.New(name, 1)
@@ -36,7 +26,7 @@ func TestAddValidatesErrorHandlerProps(t *testing.T) {
 		return s.Add(context.Background(), scheduler.Job{Config: cfg, Runner: rec.runner("i", 0)})
 	}
 	bad := map[string]string{"email.host": "smtp.example.com", "email.port": "0"}
-	err = add("mail", "email", bad)
+	err := add("mail", "email", bad)
 	if !errors.Is(err, spi.ErrInvalidConfig) || !strings.Contains(err.Error(), `job "mail": props for error handler email:`) ||
 		!strings.Contains(err.Error(), "The property `email.port` should be positive.") {
 		t.Errorf("Add = %v", err)

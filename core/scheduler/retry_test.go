@@ -13,11 +13,28 @@ import (
 
 	"github.com/ejob-io/ejob/core/config"
 	"github.com/ejob-io/ejob/core/executor"
+	"github.com/ejob-io/ejob/core/reg"
 	"github.com/ejob-io/ejob/core/reg/embedded"
 	"github.com/ejob-io/ejob/core/scheduler"
 	"github.com/ejob-io/ejob/internal/testkit"
 	"github.com/ejob-io/ejob/spi"
 )
+
+// standalone returns a scheduler of one instance on a fresh embedded
+// registry, and its registry client.
+func standalone(t *testing.T, p spi.Plugins, log hclog.Logger) (*scheduler.Scheduler, reg.Client) {
+	t.Helper()
+	client, err := embedded.NewServer().Connect("standalone-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close() })
+	s, err := scheduler.New(scheduler.Options{Client: client, InstanceID: "127.0.0.1@-@1", ServerIP: "127.0.0.1", Plugins: p, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, client
+}
 
 // told is an error handler that keeps what it is told.
 type told struct {
@@ -45,19 +62,10 @@ func (h *told) get() []spi.HandleErrorRequest {
 // hears nothing; one whose item always fails is reported once, with the
 // number of tries, and the registry records it as completed.
 func TestRetryThroughTheScheduler(t *testing.T) {
-	client, err := embedded.NewServer().Connect("retry-test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { client.Close() })
 	p := plugins()
 	handler := &told{}
 	p.ErrorHandlers["TOLD"] = handler
-	s, err := scheduler.New(scheduler.Options{Client: client, InstanceID: "127.0.0.1@-@1", ServerIP: "127.0.0.1",
-		Plugins: p, Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Warn})})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, client := standalone(t, p, hclog.New(&hclog.LoggerOptions{Level: hclog.Warn}))
 	runs := map[string]*atomic.Int32{"flaky": {}, "broken": {}}
 	// A warm-up trigger first: the instance's own registration events may
 	// flag a resharding during the first one, and a pending resharding
@@ -144,16 +152,7 @@ func TestRetryThroughTheScheduler(t *testing.T) {
 // and the prop, and nothing of the job is started or written.
 func TestAddRefusesBadRetryProps(t *testing.T) {
 	t.Parallel()
-	client, err := embedded.NewServer().Connect("retry-props-test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { client.Close() })
-	s, err := scheduler.New(scheduler.Options{Client: client, InstanceID: "127.0.0.1@-@1", ServerIP: "127.0.0.1",
-		Plugins: plugins(), Logger: hclog.NewNullLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, _ := standalone(t, plugins(), hclog.NewNullLogger())
 	for _, tc := range []struct {
 		job   string
 		props map[string]string
