@@ -52,7 +52,7 @@ func TestParseRetry(t *testing.T) {
 			if def := (Retry{DefaultRetryMax, DefaultRetryBackoff, DefaultRetryBackoffMax}); got != def {
 				t.Errorf("ParseRetry gave %+v with an error, want the defaults", got)
 			}
-			if msgs := strings.Split(err.Error(), "\n"); strings.Join(msgs, "\n") != strings.Join(tc.errs, "\n") {
+			if err.Error() != strings.Join(tc.errs, "\n") {
 				t.Errorf("errors:\n%v\nwant:\n%s", err, strings.Join(tc.errs, "\n"))
 			}
 			// Validate reports each problem as a FieldError of props.

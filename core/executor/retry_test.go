@@ -45,8 +45,8 @@ func (tr *tries) times() []time.Duration {
 	return tr.at
 }
 
-func retryProps(h *harness, max, backoff, backoffMax string) {
-	h.f.cfg.Props[config.PropRetryMax] = max
+func retryProps(h *harness, retries, backoff, backoffMax string) {
+	h.f.cfg.Props[config.PropRetryMax] = retries
 	h.f.cfg.Props[config.PropRetryBackoff] = backoff
 	h.f.cfg.Props[config.PropRetryBackoffMax] = backoffMax
 }

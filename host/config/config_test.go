@@ -436,13 +436,12 @@ func TestParseProblems(t *testing.T) {
 		"int out of range": {"elasticjob:\n  jobs:\n    j: {elasticJobType: SCRIPT, shardingTotalCount: 3000000000}\n", "f.yaml:3: elasticjob.jobs.j.shardingTotalCount: 3000000000 is out of range (a Java int: -2147483648 to 2147483647)"},
 		"list in props":    {"elasticjob:\n  jobs:\n    j:\n      elasticJobType: SCRIPT\n      shardingTotalCount: 1\n      props:\n        email.to: [a, b]\n", "f.yaml:7: elasticjob.jobs.j.props.email.to: want a string, got a list (write a list as one comma-separated string)"},
 		"retry prop":       {"elasticjob:\n  jobs:\n    j:\n      elasticJobType: SCRIPT\n      shardingTotalCount: 1\n      props:\n        script.command.line: echo\n        ejob.retry.max: -1\n", `f.yaml:8: elasticjob.jobs.j.props.ejob.retry.max: want an integer from 0 to 2147483647, got "-1"`},
-		"retry props nested": {"elasticjob:\n  jobs:\n    j:\n      elasticJobType: SCRIPT\n      shardingTotalCount: 1\n      props:\n        ejob:\n          retry: {backoff: 2s, backoffMax: 1s}\n",
-			"f.yaml:8: elasticjob.jobs.j.props.ejob.retry.backoffMax: 1s is less than ejob.retry.backoff (2s)"},
-		"dump":            {"elasticjob:\n  dump: {enabled: false}\n" + job, "f.yaml:2: elasticjob.dump: not supported yet: ejob does not serve the dump port yet, and it refuses settings it would ignore; remove the section"},
-		"tracing":         {"elasticjob:\n  tracing: {type: RDB}\n" + job, "f.yaml:2: elasticjob.tracing: not supported yet: ejob does not record execution events yet, and it refuses settings it would ignore; remove the section"},
-		"log level":       {"elasticjob:\n" + job + "ejob: {logLevel: verbose}\n", `f.yaml:4: ejob.logLevel: want trace, debug, info, warn or error, got "verbose"`},
-		"empty type":      {"elasticjob:\n  jobs:\n    j: {elasticJobType: '', shardingTotalCount: 1}\n", "f.yaml:3: elasticjob.jobs.j.elasticJobType: must not be empty (available: HTTP, SCRIPT)"},
-		"bad placeholder": {"elasticjob:\n  jobs:\n    j: {elasticJobType: '${X', shardingTotalCount: 1}\n", `f.yaml:3: elasticjob.jobs.j.elasticJobType: unterminated placeholder "${X" (write $${ for a literal ${)`},
+		"retry nested":     {"elasticjob:\n  jobs:\n    j:\n      elasticJobType: SCRIPT\n      shardingTotalCount: 1\n      props:\n        ejob:\n          retry: {backoff: 2s, backoffMax: 1s}\n", "f.yaml:8: elasticjob.jobs.j.props.ejob.retry.backoffMax: 1s is less than ejob.retry.backoff (2s)"},
+		"dump":             {"elasticjob:\n  dump: {enabled: false}\n" + job, "f.yaml:2: elasticjob.dump: not supported yet: ejob does not serve the dump port yet, and it refuses settings it would ignore; remove the section"},
+		"tracing":          {"elasticjob:\n  tracing: {type: RDB}\n" + job, "f.yaml:2: elasticjob.tracing: not supported yet: ejob does not record execution events yet, and it refuses settings it would ignore; remove the section"},
+		"log level":        {"elasticjob:\n" + job + "ejob: {logLevel: verbose}\n", `f.yaml:4: ejob.logLevel: want trace, debug, info, warn or error, got "verbose"`},
+		"empty type":       {"elasticjob:\n  jobs:\n    j: {elasticJobType: '', shardingTotalCount: 1}\n", "f.yaml:3: elasticjob.jobs.j.elasticJobType: must not be empty (available: HTTP, SCRIPT)"},
+		"bad placeholder":  {"elasticjob:\n  jobs:\n    j: {elasticJobType: '${X', shardingTotalCount: 1}\n", `f.yaml:3: elasticjob.jobs.j.elasticJobType: unterminated placeholder "${X" (write $${ for a literal ${)`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
