@@ -29,6 +29,12 @@ type HandleErrorRequest struct {
 	// send's error, so that the caller learns whether it was delivered.
 	Props map[string]string
 	Error JobError
+	// Tries is how many times the failed item ran before this report: 1
+	// without retry, up to 1 + the job prop ejob.retry.max with it (fewer
+	// when a shutdown, session loss, execution timeout or pending
+	// resharding stopped the retries). 0 when the failure is not tied to
+	// one item, or from a host that predates the field.
+	Tries int
 }
 
 // HandleErrorResponse says what the kernel does after the handler ran.

@@ -33,11 +33,14 @@ type ValidateOptions struct {
 // FieldError is one validation failure. It names the YAML key.
 type FieldError struct {
 	Field string // YAML key, e.g. "shardingTotalCount"
-	Msg   string
-	Err   error // underlying error, if any (e.g. from CheckCron)
+	Msg   string // may be empty when Err says it all (a *PropError)
+	Err   error  // underlying error, if any (e.g. from CheckCron)
 }
 
 func (e *FieldError) Error() string {
+	if e.Msg == "" && e.Err != nil {
+		return fmt.Sprintf("job configuration key %s: %v", e.Field, e.Err)
+	}
 	if e.Err != nil {
 		return fmt.Sprintf("job configuration key %s: %s: %v", e.Field, e.Msg, e.Err)
 	}
@@ -66,6 +69,8 @@ func (e *FieldError) Unwrap() []error {
 //     in [0, shardingTotalCount) (upstream ignores out-of-range items; ejob
 //     refuses them in a configuration it is about to write);
 //   - cron/timeZone through opts;
+//   - ejob's own props (ParseRetry), each problem a FieldError of props
+//     whose Err is a *PropError naming the prop;
 //   - the plugin types of the keys with a JobKey.Plugin kind through opts,
 //     and no empty job listener type.
 func (c *JobConfiguration) Validate(opts ValidateOptions) error {
@@ -106,6 +111,10 @@ func (c *JobConfiguration) Validate(opts ValidateOptions) error {
 		if err := opts.CheckCron(c.Cron, c.TimeZone); err != nil {
 			fail(KeyCron, fmt.Sprintf("invalid cron %s (time zone %s)", quoteForError(c.Cron), quoteForError(c.TimeZone)), err)
 		}
+	}
+	_, perrs := parseRetry(c.Props)
+	for _, err := range perrs {
+		fail(KeyProps, "", err)
 	}
 	// Plugin types.
 	for _, k := range keys {

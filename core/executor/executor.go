@@ -34,6 +34,13 @@ var (
 	ErrItemPanicked = errors.New("item runner panicked")
 	// ErrInvalidOptions is wrapped by New's errors.
 	ErrInvalidOptions = errors.New("invalid executor options")
+	// ErrRetryStopped is wrapped by the failure of an item whose retries
+	// stopped before the last one (config.PropRetryMax): its ctx ended
+	// during a backoff wait (execution timeout, shutdown, session loss),
+	// or resharding became pending.
+	ErrRetryStopped = errors.New("retry stopped")
+
+	errReshardingPending = errors.New("resharding pending")
 )
 
 // PropExecutionTimeoutSeconds is the job prop (in JobConfiguration.Props,
@@ -177,6 +184,7 @@ type run struct {
 	handler  spi.ErrorHandler
 	poolSize int
 	timeout  time.Duration
+	retry    config.Retry
 }
 
 // Execute runs one trigger of the job (executors spec §1.2, §1.6). src is
@@ -195,7 +203,7 @@ func (e *Executor) Execute(ctx context.Context, src Source, missed MissedFires) 
 		return fmt.Errorf("executor: job %q: load config: %w", e.jobName, err)
 	}
 	handler, poolSize := e.reload(ctx, cfg)
-	r := &run{Executor: e, cfg: cfg, handler: handler, poolSize: poolSize, timeout: e.timeout(cfg)}
+	r := &run{Executor: e, cfg: cfg, handler: handler, poolSize: poolSize, timeout: e.timeout(cfg), retry: e.retryPolicy(cfg)}
 	ctx = withJobConfig(ctx, cfg)
 	// Fires skipped from now on set the flags of the items this instance
 	// owns when they come (a pending resharding may move items while the
@@ -427,9 +435,26 @@ func (e *Executor) timeout(cfg *config.JobConfiguration) time.Duration {
 	return time.Duration(n) * time.Second
 }
 
+// retryPolicy reads the retry props. A configuration checked by
+// config.Validate has valid ones; one written by another tool may not,
+// and then its items are not retried.
+func (e *Executor) retryPolicy(cfg *config.JobConfiguration) config.Retry {
+	r, err := config.ParseRetry(cfg.Props)
+	if err != nil {
+		e.log.Warn("ignoring invalid retry props: failed items are not retried", "error", err)
+		return config.Retry{}
+	}
+	return r
+}
+
 // handle reports err to the trigger's error handler. It returns an error
 // wrapping ErrPropagated when the handler asks to stop the trigger.
 func (r *run) handle(ctx context.Context, taskID string, item int, err error) error {
+	return r.handleTries(ctx, taskID, item, 0, err)
+}
+
+// handleTries is handle for an item that ran tries times.
+func (r *run) handleTries(ctx context.Context, taskID string, item, tries int, err error) error {
 	resp, herr := r.handler.HandleError(ctx, spi.HandleErrorRequest{
 		JobName:      r.jobName,
 		InstanceID:   r.opts.InstanceID,
@@ -437,6 +462,7 @@ func (r *run) handle(ctx context.Context, taskID string, item int, err error) er
 		ShardingItem: item,
 		Props:        r.cfg.Props,
 		Error:        spi.JobError{Message: err.Error(), Detail: detail(err)},
+		Tries:        tries,
 	})
 	if herr != nil {
 		r.log.Error("error handler failed", "item", item, "task_id", taskID, "job_error", err, "error", herr)
@@ -584,12 +610,15 @@ func (r *run) startEvent(sc ShardingContexts, src Source, item int) ItemEvent {
 	}
 }
 
-// item runs one item (upstream's processItem). ctx is the trigger's, ictx
-// the items' (cancelled on timeout). It returns the failure text ("" on
-// success) and the handler's propagation.
+// item runs one item (upstream's processItem), retrying it in place as
+// the retry props say. ctx is the trigger's, ictx the items' (cancelled on
+// timeout, shutdown and session loss, which also end a backoff wait). It
+// returns the failure text ("" on success) and the handler's propagation.
+// The handler is told once, about the last try; events cover the item as
+// a whole, not each try.
 func (r *run) item(ctx, ictx context.Context, sc ShardingContexts, item int, ev ItemEvent) (string, error) {
 	r.events.ItemStarted(ctx, ev)
-	err := r.runItem(ictx, sc.ShardingContext(item))
+	tries, err := r.tryItem(ictx, sc, item)
 	if cause := context.Cause(ictx); errors.Is(cause, ErrExecutionTimeout) && !errors.Is(err, ErrExecutionTimeout) {
 		if err == nil {
 			err = cause
@@ -603,10 +632,68 @@ func (r *run) item(ctx, ictx context.Context, sc ShardingContexts, item int, ev 
 		r.events.ItemCompleted(ctx, ev)
 		return "", nil
 	}
-	err = fmt.Errorf("job %q item %d: %w", r.jobName, item, err)
+	if r.retry.Max > 0 {
+		err = fmt.Errorf("job %q item %d (try %d of %d): %w", r.jobName, item, tries, r.retry.Max+1, err)
+	} else {
+		err = fmt.Errorf("job %q item %d: %w", r.jobName, item, err)
+	}
 	ev.FailureCause = err.Error()
 	r.events.ItemCompleted(ctx, ev)
-	return ev.FailureCause, r.handle(ctx, sc.TaskID, item, err)
+	return ev.FailureCause, r.handleTries(ctx, sc.TaskID, item, tries, err)
+}
+
+// tryItem runs the item up to 1+retry.Max times, until a try succeeds. It
+// returns how many tries ran and the last one's error, which wraps
+// ErrRetryStopped when a wait before a retry was cut short.
+func (r *run) tryItem(ctx context.Context, sc ShardingContexts, item int) (int, error) {
+	tries := r.retry.Max + 1
+	for try := 1; ; try++ {
+		err := r.runItem(ctx, sc.ShardingContext(item))
+		if err == nil || try == tries {
+			return try, err
+		}
+		if ctx.Err() != nil { // the runner was stopped: no retry to announce
+			return try, fmt.Errorf("%w (%w: %w)", err, ErrRetryStopped, context.Cause(ctx))
+		}
+		delay := r.retry.Delay(try)
+		r.log.Warn(fmt.Sprintf("item %d failed (try %d of %d); retrying in %s", item, try, tries, delay),
+			"item", item, "try", try, "tries", tries, "backoff", delay, "error", err)
+		if stop := r.backoff(ctx, delay); stop != nil {
+			r.log.Warn(fmt.Sprintf("item %d: retry stopped after try %d of %d", item, try, tries),
+				"item", item, "try", try, "tries", tries, "reason", stop)
+			return try, fmt.Errorf("%w (%w: %w)", err, ErrRetryStopped, stop)
+		}
+	}
+}
+
+// backoff waits d before a retry. It returns nil when the retry may run,
+// or why it may not: the cause of ctx's end, or errReshardingPending when
+// resharding is pending (checked at once, every DefaultReshardingPoll and
+// at the end: a retry would hold up the resharding, which waits for
+// running items, and the item may belong to another instance after it).
+func (r *run) backoff(ctx context.Context, d time.Duration) error {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	poll := time.NewTicker(DefaultReshardingPoll)
+	defer poll.Stop()
+	for elapsed := false; ; {
+		if need, err := r.opts.Facade.NeedSharding(ctx); err == nil && need {
+			return errReshardingPending
+		}
+		if elapsed {
+			if ctx.Err() != nil { // ended as the wait did
+				return context.Cause(ctx)
+			}
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-timer.C:
+			elapsed = true
+		case <-poll.C:
+		}
+	}
 }
 
 // runItem calls the runner, turning a panic into an error as upstream

@@ -9,7 +9,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/ejob-io/ejob/core/config"
-	"github.com/ejob-io/ejob/core/reg/embedded"
 	"github.com/ejob-io/ejob/core/scheduler"
 	"github.com/ejob-io/ejob/spi"
 )
@@ -19,16 +18,7 @@ import (
 // jobErrorHandlerType is set.
 func TestAddValidatesErrorHandlerProps(t *testing.T) {
 	t.Parallel()
-	client, err := embedded.NewServer().Connect("props-test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { client.Close() })
-	s, err := scheduler.New(scheduler.Options{Client: client, InstanceID: "127.0.0.1@-@1", ServerIP: "127.0.0.1",
-		Plugins: plugins(), Logger: hclog.NewNullLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, _ := standalone(t, plugins(), hclog.NewNullLogger())
 	rec := &recorder{}
 	add := func(name, handler string, props map[string]string) error {
 		cfg := config.New(name, 1)
@@ -36,10 +26,37 @@ func TestAddValidatesErrorHandlerProps(t *testing.T) {
 		return s.Add(context.Background(), scheduler.Job{Config: cfg, Runner: rec.runner("i", 0)})
 	}
 	bad := map[string]string{"email.host": "smtp.example.com", "email.port": "0"}
-	err = add("mail", "email", bad)
+	err := add("mail", "email", bad)
 	if !errors.Is(err, spi.ErrInvalidConfig) || !strings.Contains(err.Error(), `job "mail": props for error handler email:`) ||
 		!strings.Contains(err.Error(), "The property `email.port` should be positive.") {
 		t.Errorf("Add = %v", err)
+	}
+	// The other bad props issue 12 names, each refused by Add with
+	// upstream's message where upstream has one.
+	mail := func(k, v string) map[string]string {
+		p := map[string]string{"email.host": "smtp.example.com", "email.port": "587", "email.username": "", "email.password": "",
+			"email.from": "ejob@example.com", "email.to": "ops@example.com", "email.useSsl": "false"}
+		if v == "" {
+			delete(p, k)
+		} else {
+			p[k] = v
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		job, handler, want string
+		props              map[string]string
+	}{
+		{"nohost", "EMAIL", "The property `email.host` is required.", mail("email.host", "")},
+		{"portword", "EMAIL", "The property `email.port` should be integer.", mail("email.port", "smtps")},
+		{"starttls", "EMAIL", "The property `email.startTls` should be one of off, opportunistic, mandatory.", mail("email.startTls", "always")},
+		{"hookurl", "WEBHOOK", "The property `webhook.url` should be an absolute http or https URL.", map[string]string{"webhook.url": "example.com/hook"}},
+	} {
+		err := add(tc.job, tc.handler, tc.props)
+		if !errors.Is(err, spi.ErrInvalidConfig) || !strings.Contains(err.Error(), `job "`+tc.job+`": props for error handler `+tc.handler+`:`) ||
+			!strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Add(%s) = %v, want %q", tc.job, err, tc.want)
+		}
 	}
 	if err := add("logged", "", bad); err != nil {
 		t.Errorf("Add without an error handler type = %v (props must not be checked)", err)

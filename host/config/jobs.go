@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -183,6 +184,13 @@ func (d *decoder) job(je entry, opts LoadOptions) (Job, bool) {
 			line, path := je.line(), je.path+"."+fe.Field
 			if e, ok := fs[fe.Field]; ok {
 				line, path = e.value.Line, e.path
+			}
+			if pe := (*jobconfig.PropError)(nil); errors.As(fe.Err, &pe) {
+				if l, ok := lines.entries[jobconfig.KeyProps][pe.Key]; ok {
+					line = l
+				}
+				d.report(line, fe, "%s.%s: %s", path, pe.Key, pe.Msg)
+				continue
 			}
 			if fe.Err != nil {
 				d.report(line, fe, "%s: %s: %v", path, fe.Msg, fe.Err)

@@ -85,6 +85,7 @@ func handleErrorRequestToProto(typeName string, r spi.HandleErrorRequest) *pb.Ha
 		ShardingItem: int64(r.ShardingItem),
 		Props:        r.Props,
 		Error:        &pb.JobError{Message: r.Error.Message, Detail: r.Error.Detail},
+		Tries:        int64(r.Tries),
 	}
 }
 
@@ -96,6 +97,7 @@ func handleErrorRequestFromProto(m *pb.HandleErrorRequest) spi.HandleErrorReques
 		ShardingItem: int(m.GetShardingItem()),
 		Props:        propsFromProto(m.GetProps()),
 		Error:        spi.JobError{Message: m.GetError().GetMessage(), Detail: m.GetError().GetDetail()},
+		Tries:        int(m.GetTries()),
 	}
 }
 

@@ -82,8 +82,8 @@ func TestConvertRoundTrip(t *testing.T) {
 			},
 		},
 		"handle error request": {
-			in: spi.HandleErrorRequest{JobName: "j", InstanceID: "1.2.3.4@-@5", TaskID: "t", ShardingItem: -1,
-				Props: map[string]string{"mail.to": "a@b"}, Error: spi.JobError{Message: "m", Detail: "d\nd"}},
+			in: spi.HandleErrorRequest{JobName: "j", InstanceID: "1.2.3.4@-@5", TaskID: "t", ShardingItem: 2,
+				Props: map[string]string{"mail.to": "a@b"}, Error: spi.JobError{Message: "m", Detail: "d\nd"}, Tries: 3},
 			trip: func(t *testing.T, v any) any {
 				return handleErrorRequestFromProto(wire(t, handleErrorRequestToProto("LOG", v.(spi.HandleErrorRequest))))
 			},

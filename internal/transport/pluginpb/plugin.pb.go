@@ -389,14 +389,16 @@ func (x *JobError) GetDetail() string {
 }
 
 type HandleErrorRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Type          string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
-	JobName       string                 `protobuf:"bytes,2,opt,name=job_name,json=jobName,proto3" json:"job_name,omitempty"`
-	InstanceId    string                 `protobuf:"bytes,3,opt,name=instance_id,json=instanceId,proto3" json:"instance_id,omitempty"`
-	TaskId        string                 `protobuf:"bytes,4,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
-	ShardingItem  int64                  `protobuf:"varint,5,opt,name=sharding_item,json=shardingItem,proto3" json:"sharding_item,omitempty"`
-	Props         map[string]string      `protobuf:"bytes,6,rep,name=props,proto3" json:"props,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	Error         *JobError              `protobuf:"bytes,7,opt,name=error,proto3" json:"error,omitempty"`
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	Type         string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	JobName      string                 `protobuf:"bytes,2,opt,name=job_name,json=jobName,proto3" json:"job_name,omitempty"`
+	InstanceId   string                 `protobuf:"bytes,3,opt,name=instance_id,json=instanceId,proto3" json:"instance_id,omitempty"`
+	TaskId       string                 `protobuf:"bytes,4,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	ShardingItem int64                  `protobuf:"varint,5,opt,name=sharding_item,json=shardingItem,proto3" json:"sharding_item,omitempty"`
+	Props        map[string]string      `protobuf:"bytes,6,rep,name=props,proto3" json:"props,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Error        *JobError              `protobuf:"bytes,7,opt,name=error,proto3" json:"error,omitempty"`
+	// How many times the failed item ran (spi.HandleErrorRequest.Tries).
+	Tries         int64 `protobuf:"varint,8,opt,name=tries,proto3" json:"tries,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -478,6 +480,13 @@ func (x *HandleErrorRequest) GetError() *JobError {
 		return x.Error
 	}
 	return nil
+}
+
+func (x *HandleErrorRequest) GetTries() int64 {
+	if x != nil {
+		return x.Tries
+	}
+	return 0
 }
 
 type HandleErrorResponse struct {
@@ -1541,7 +1550,7 @@ const file_plugin_proto_rawDesc = "" +
 	"\vassignments\x18\x01 \x03(\v2\x1a.ejob.plugin.v1.AssignmentR\vassignments\"<\n" +
 	"\bJobError\x12\x18\n" +
 	"\amessage\x18\x01 \x01(\tR\amessage\x12\x16\n" +
-	"\x06detail\x18\x02 \x01(\tR\x06detail\"\xd1\x02\n" +
+	"\x06detail\x18\x02 \x01(\tR\x06detail\"\xe7\x02\n" +
 	"\x12HandleErrorRequest\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x19\n" +
 	"\bjob_name\x18\x02 \x01(\tR\ajobName\x12\x1f\n" +
@@ -1550,7 +1559,8 @@ const file_plugin_proto_rawDesc = "" +
 	"\atask_id\x18\x04 \x01(\tR\x06taskId\x12#\n" +
 	"\rsharding_item\x18\x05 \x01(\x03R\fshardingItem\x12C\n" +
 	"\x05props\x18\x06 \x03(\v2-.ejob.plugin.v1.HandleErrorRequest.PropsEntryR\x05props\x12.\n" +
-	"\x05error\x18\a \x01(\v2\x18.ejob.plugin.v1.JobErrorR\x05error\x1a8\n" +
+	"\x05error\x18\a \x01(\v2\x18.ejob.plugin.v1.JobErrorR\x05error\x12\x14\n" +
+	"\x05tries\x18\b \x01(\x03R\x05tries\x1a8\n" +
 	"\n" +
 	"PropsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +

@@ -40,6 +40,9 @@ type Env struct {
 	// Log is the handler's logger with the job's secrets masked in every
 	// message and string argument.
 	Log Logger
+	// Now is the handler's clock (Options.Now): a sender that stamps its
+	// requests (a signature's timestamp) reads it.
+	Now func() time.Time
 }
 
 // Channel describes one alerting handler type.
@@ -207,7 +210,7 @@ func (h *Handler) parse(props map[string]string) (*destination, error) {
 	if err != nil {
 		return nil, err
 	}
-	sender, err := h.ch.Parse(props, Env{Log: maskedLogger{h.log, mask}})
+	sender, err := h.ch.Parse(props, Env{Log: maskedLogger{h.log, mask}, Now: h.now})
 	if err != nil {
 		if text := mask.Scrub(err.Error()); text != err.Error() {
 			return nil, Invalid("%s", strings.TrimPrefix(text, spi.ErrInvalidConfig.Error()+": "))

@@ -97,6 +97,43 @@ func bodySnippet(body []byte) string {
 	return ": " + s
 }
 
+// Endpoint is an HTTP destination read from a channel's props.
+type Endpoint struct {
+	// URL is the URL prop's value as written.
+	URL string
+	// Target is URL with its tokens masked (RedactURL), for logs.
+	Target string
+	// Client has the channel's connect and read timeouts.
+	Client *http.Client
+}
+
+// ParseEndpoint reads the required http or https URL prop urlProp
+// (HTTPURL) and the channel's timeouts (Timeouts with prefix). Its errors
+// never quote the URL.
+func ParseEndpoint(props map[string]string, urlProp, prefix string) (Endpoint, error) {
+	if _, err := HTTPURL(props, urlProp); err != nil {
+		return Endpoint{}, err
+	}
+	connect, read, err := Timeouts(props, prefix)
+	if err != nil {
+		return Endpoint{}, err
+	}
+	u := props[urlProp]
+	return Endpoint{URL: u, Target: RedactURL(u), Client: HTTPClient(connect, read)}, nil
+}
+
+// PostRobot sends content to a WeCom or DingTalk robot at rawURL as
+// upstream does (RobotPayload, with upstream's headers) and checks the
+// answer (CheckRobotResponse). target stands in for the URL in errors.
+func PostRobot(ctx context.Context, c *http.Client, rawURL, target, content string) error {
+	header := http.Header{"Content-Type": {"application/json"}, "Content-Encoding": {"UTF-8"}}
+	status, body, err := Post(ctx, c, rawURL, target, header, RobotPayload(content))
+	if err != nil {
+		return err
+	}
+	return CheckRobotResponse(status, body)
+}
+
 // RobotPayload is the body upstream sends to a WeCom or DingTalk robot,
 // byte for byte as Gson writes it: {"msgtype":"text","text":{"content":...}}.
 func RobotPayload(content string) []byte {

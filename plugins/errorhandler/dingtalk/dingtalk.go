@@ -5,7 +5,6 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
-	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -27,62 +26,43 @@ const (
 )
 
 // New returns the DINGTALK handler; opts.Now also stamps the signature.
-func New(opts alert.Options) *alert.Handler { return alert.New(Channel(opts.Now), opts) }
+func New(opts alert.Options) *alert.Handler { return alert.New(Channel(), opts) }
 
-// Channel describes DINGTALK for package alert; now is the clock of the
-// signature's timestamp (nil: time.Now).
-func Channel(now func() time.Time) alert.Channel {
-	if now == nil {
-		now = time.Now
-	}
+// Channel describes DINGTALK for package alert.
+func Channel() alert.Channel {
 	return alert.Channel{
 		Type:        TypeName,
 		Noun:        "dingtalk message",
 		SecretProps: []string{PropSecret},
 		URLProps:    []string{PropWebhook},
-		Parse: func(props map[string]string, _ alert.Env) (alert.Sender, error) {
-			return parse(props, now)
-		},
+		Parse:       parse,
 	}
 }
 
-func parse(props map[string]string, now func() time.Time) (alert.Sender, error) {
-	if _, err := alert.HTTPURL(props, PropWebhook); err != nil {
-		return nil, err
-	}
-	connect, read, err := alert.Timeouts(props, "dingtalk")
+func parse(props map[string]string, env alert.Env) (alert.Sender, error) {
+	e, err := alert.ParseEndpoint(props, PropWebhook, "dingtalk")
 	if err != nil {
 		return nil, err
 	}
-	s := &sender{
-		webhook: props[PropWebhook], keyword: props[PropKeyword], secret: props[PropSecret],
-		client: alert.HTTPClient(connect, read), now: now,
-	}
-	s.target = alert.RedactURL(s.webhook)
-	return s, nil
+	return &sender{ep: e, keyword: props[PropKeyword], secret: props[PropSecret], now: env.Now}, nil
 }
 
 type sender struct {
-	webhook, keyword, secret, target string
-	client                           *http.Client
-	now                              func() time.Time
+	ep              alert.Endpoint
+	keyword, secret string
+	now             func() time.Time
 }
 
-func (s *sender) Target() string { return s.target }
+func (s *sender) Target() string { return s.ep.Target }
 
 // Send posts upstream's payload with the keyword in front of the text, to
-// the webhook signed when a secret is set.
+// the webhook signed (with the handler's clock) when a secret is set.
 func (s *sender) Send(ctx context.Context, m alert.Message) error {
-	u := s.webhook
+	u := s.ep.URL
 	if s.secret != "" {
-		u = SignedURL(s.webhook, s.secret, s.now().UnixMilli())
+		u = SignedURL(s.ep.URL, s.secret, s.now().UnixMilli())
 	}
-	header := http.Header{"Content-Type": {"application/json"}, "Content-Encoding": {"UTF-8"}}
-	status, body, err := alert.Post(ctx, s.client, u, s.target, header, alert.RobotPayload(s.keyword+m.Text()))
-	if err != nil {
-		return err
-	}
-	return alert.CheckRobotResponse(status, body)
+	return alert.PostRobot(ctx, s.ep.Client, u, s.ep.Target, s.keyword+m.Text())
 }
 
 // Sign returns DingTalk's signature for a request at timestampMillis,

@@ -4,7 +4,6 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
-	"errors"
 	"strconv"
 	"strings"
 	"testing"
@@ -20,8 +19,6 @@ const (
 	token  = "0123456789abcdef-access-token"
 	secret = "SEC-mocked-dingtalk-secret-0001"
 )
-
-var t0 = time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
 
 // TestSignVector is the executors spec's §5.4 example.
 func TestSignVector(t *testing.T) {
@@ -39,13 +36,11 @@ func TestSignVector(t *testing.T) {
 	}
 }
 
-func failure(props map[string]string) spi.HandleErrorRequest {
-	return spi.HandleErrorRequest{JobName: "orders", InstanceID: "10.0.0.5@-@4242", ShardingItem: 2, Props: props,
-		Error: spi.JobError{Message: "boom <x> & 'y' = z"}}
-}
-
-// wantBody is upstream's payload: keyword, then the text, Gson-escaped.
-const wantBody = `{"msgtype":"text","text":{"content":"[ejob alert] Job \u0027orders\u0027 exception occur in job processing, caused by boom \u003cx\u003e \u0026 \u0027y\u0027 \u003d z\n\nJob:      orders\nInstance: 10.0.0.5@-@4242\nItem:     2\nTime:     2026-11-23T10:00:00Z\n"}}`
+// wantBody is upstream's payload for alerttest.Failure: keyword, then the
+// text, Gson-escaped.
+const wantBody = `{"msgtype":"text","text":{"content":"[ejob alert] Job \u0027orders\u0027 exception occur in job processing, caused by exit status 3 \u003cdisk \u0026 full\u003e \u0027y\u0027 \u003d z\n\n` +
+	`Job:      orders\nInstance: 10.0.0.5@-@4242\nItem:     2\nTask:     orders@-@0,1,2@-@READY@-@10.0.0.5@-@4242\nTime:     2026-11-23T10:00:00Z\n\n` +
+	`caused by *exec.ExitError: exit status 3\n"}}`
 
 // checkSign verifies a request's timestamp and sign as DingTalk does,
 // computed here from the spec's formula.
@@ -53,7 +48,7 @@ func checkSign(t *testing.T, r alerttest.Request) {
 	t.Helper()
 	q := r.URL.Query()
 	ts := q.Get("timestamp")
-	if ts != strconv.FormatInt(t0.UnixMilli(), 10) {
+	if ts != strconv.FormatInt(alerttest.Now().UnixMilli(), 10) {
 		t.Errorf("timestamp %q, want the send time in ms", ts)
 	}
 	mac := hmac.New(sha256.New, []byte(secret))
@@ -88,18 +83,13 @@ func TestSend(t *testing.T) {
 			t.Parallel()
 			rc := alerttest.NewReceiver(t, alerttest.Always(tc.resp))
 			log := &alerttest.Logger{}
-			h := dingtalk.New(alert.Options{Logger: log, Now: func() time.Time { return t0 }})
+			h := dingtalk.New(alert.Options{Logger: log, Now: alerttest.Now})
 			props := map[string]string{"dingtalk.webhook": rc.URL + "/robot/send?access_token=" + token, "dingtalk.keyword": "[ejob alert] ",
 				"dingtalk.secret": secret, "alert.suppressSeconds": "0"}
 			for k, v := range tc.props {
 				props[k] = v
 			}
-			if _, err := h.HandleError(t.Context(), failure(props)); err != nil {
-				t.Fatal(err)
-			}
-			if err := h.Wait(t.Context()); err != nil {
-				t.Fatal(err)
-			}
+			alerttest.Send(t, h, alerttest.Failure(props))
 			reqs := rc.Requests()
 			if len(reqs) == 0 {
 				t.Fatalf("no request; log:\n%s", log.Text())
@@ -133,22 +123,22 @@ func TestValidate(t *testing.T) {
 	t.Parallel()
 	h := dingtalk.New(alert.Options{Logger: &alerttest.Logger{}})
 	url := "https://oapi.dingtalk.com/robot/send?access_token=" + token
-	tests := map[string]struct {
-		props map[string]string
-		want  string
-	}{
-		"no webhook":         {map[string]string{"dingtalk.secret": secret}, "The property `dingtalk.webhook` is required."},
-		"webhook not a URL":  {map[string]string{"dingtalk.webhook": "ftp://x/?access_token=" + token}, "The property `dingtalk.webhook` should be an absolute http or https URL."},
-		"connect not number": {map[string]string{"dingtalk.webhook": url, "dingtalk.connectTimeoutMilliseconds": "x"}, "The property `dingtalk.connectTimeoutMilliseconds` should be integer."},
-		"read negative":      {map[string]string{"dingtalk.webhook": url, "dingtalk.readTimeoutMilliseconds": "-5"}, "The property `dingtalk.readTimeoutMilliseconds` should be positive."},
-	}
-	for name, tc := range tests {
-		err := h.Validate(t.Context(), spi.ValidatePropsRequest{Props: tc.props})
-		if !errors.Is(err, spi.ErrInvalidConfig) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), token) {
-			t.Errorf("%s: Validate = %v, want %q", name, err, tc.want)
-		}
-	}
+	alerttest.CheckInvalid(t, h, map[string]alerttest.Invalid{
+		"no webhook":         {Props: map[string]string{"dingtalk.secret": secret}, Want: "The property `dingtalk.webhook` is required."},
+		"webhook not a URL":  {Props: map[string]string{"dingtalk.webhook": "ftp://x/?access_token=" + token}, Want: "The property `dingtalk.webhook` should be an absolute http or https URL."},
+		"connect not number": {Props: map[string]string{"dingtalk.webhook": url, "dingtalk.connectTimeoutMilliseconds": "x"}, Want: "The property `dingtalk.connectTimeoutMilliseconds` should be integer."},
+		"read negative":      {Props: map[string]string{"dingtalk.webhook": url, "dingtalk.readTimeoutMilliseconds": "-5"}, Want: "The property `dingtalk.readTimeoutMilliseconds` should be positive."},
+	}, token)
 	if err := h.Validate(t.Context(), spi.ValidatePropsRequest{Props: map[string]string{"dingtalk.webhook": url}}); err != nil {
 		t.Errorf("Validate(webhook only) = %v", err)
 	}
+}
+
+func TestConform(t *testing.T) {
+	t.Parallel()
+	rc := alerttest.NewReceiver(t, alerttest.Always(alerttest.Response{Body: `{"errcode":0}`}))
+	alerttest.Conform(t, dingtalk.New(alert.Options{Logger: &alerttest.Logger{}}), []map[string]string{
+		{"dingtalk.webhook": rc.URL + "/robot/send?access_token=" + token, "dingtalk.secret": secret},
+		{"dingtalk.webhook": "http://127.0.0.1/robot/send", "dingtalk.keyword": "[ejob]"},
+	}, nil)
 }

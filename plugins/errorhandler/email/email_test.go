@@ -17,15 +17,12 @@ import (
 	"github.com/ejob-io/ejob/plugins/errorhandler/alert/alerttest"
 	"github.com/ejob-io/ejob/plugins/errorhandler/email"
 	"github.com/ejob-io/ejob/spi"
-	"github.com/ejob-io/ejob/spi/spitest"
 )
 
 const (
 	user     = "alerts@example.com"
 	password = "pa55-w0rd-s3cret"
 )
-
-var t0 = time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
 
 func props(s *alerttest.SMTPServer, extra map[string]string) map[string]string {
 	p := map[string]string{
@@ -36,14 +33,6 @@ func props(s *alerttest.SMTPServer, extra map[string]string) map[string]string {
 	}
 	maps.Copy(p, extra)
 	return p
-}
-
-func failure(p map[string]string) spi.HandleErrorRequest {
-	return spi.HandleErrorRequest{
-		JobName: "orders", InstanceID: "10.0.0.5@-@4242", TaskID: "orders@-@0,1,2@-@READY@-@10.0.0.5@-@4242",
-		ShardingItem: 2, Props: p,
-		Error: spi.JobError{Message: "exit status 3 <stderr: disk full>", Detail: "caused by *exec.ExitError: exit status 3\n"},
-	}
 }
 
 // TestSend sends through a real SMTP server in each TLS mode, with AUTH,
@@ -67,14 +56,8 @@ func TestSend(t *testing.T) {
 			t.Parallel()
 			srv := alerttest.NewSMTPServer(t, tc.mode, user, password)
 			log := &alerttest.Logger{}
-			h := email.New(alert.Options{Logger: log, Now: func() time.Time { return t0 }})
-			resp, err := h.HandleError(t.Context(), failure(props(srv, tc.props)))
-			if err != nil || resp.Propagate {
-				t.Fatalf("HandleError = %+v, %v", resp, err)
-			}
-			if err := h.Wait(t.Context()); err != nil {
-				t.Fatal(err)
-			}
+			h := email.New(alert.Options{Logger: log, Now: alerttest.Now})
+			alerttest.Send(t, h, alerttest.Failure(props(srv, tc.props)))
 			msgs := srv.Messages()
 			if len(msgs) != 1 {
 				t.Fatalf("server got %d messages; log:\n%s", len(msgs), log.Text())
@@ -135,7 +118,7 @@ func checkMessage(t *testing.T, got alerttest.Mail, wantTLS bool) {
 		body, _ := io.ReadAll(p)
 		parts[ct] = strings.ReplaceAll(string(body), "\r\n", "\n")
 	}
-	want := "Job 'orders' exception occur in job processing, caused by exit status 3 <stderr: disk full>\n" +
+	want := "Job 'orders' exception occur in job processing, caused by exit status 3 <disk & full> 'y' = z\n" +
 		"\n" +
 		"Job:      orders\n" +
 		"Instance: 10.0.0.5@-@4242\n" +
@@ -148,7 +131,7 @@ func checkMessage(t *testing.T, got alerttest.Mail, wantTLS bool) {
 		t.Errorf("text/plain part:\n%q\nwant:\n%q", parts["text/plain"], want)
 	}
 	html := parts["text/html"]
-	for _, w := range []string{"Job &#39;orders&#39; exception occur in job processing, caused by exit status 3 &lt;stderr: disk full&gt;", "10.0.0.5@-@4242", "caused by *exec.ExitError"} {
+	for _, w := range []string{"Job &#39;orders&#39; exception occur in job processing, caused by exit status 3 &lt;disk &amp; full&gt; &#39;y&#39; = z", "10.0.0.5@-@4242", "caused by *exec.ExitError"} {
 		if !strings.Contains(html, w) {
 			t.Errorf("text/html part lacks %q:\n%s", w, html)
 		}
@@ -193,7 +176,7 @@ func TestSendFailures(t *testing.T) {
 			h := email.New(alert.Options{Logger: log})
 			p := tc.props(t)
 			start := time.Now()
-			resp, err := h.HandleError(t.Context(), failure(p))
+			resp, err := h.HandleError(t.Context(), alerttest.Failure(p))
 			if err != nil || resp.Propagate {
 				t.Fatalf("HandleError = %+v, %v", resp, err)
 			}
@@ -221,7 +204,7 @@ func TestSendFailures(t *testing.T) {
 			}
 			// The same through test mode: the error comes back to the caller.
 			p["alert.test"] = "true"
-			_, err = h.HandleError(t.Context(), failure(p))
+			_, err = h.HandleError(t.Context(), alerttest.Failure(p))
 			t.Logf("test-mode error: %v", err)
 			if !errors.Is(err, alert.ErrSendFailed) || !strings.Contains(err.Error(), tc.wantErr) || strings.Contains(err.Error(), password) {
 				t.Errorf("test-mode error = %v, want ErrSendFailed with %q", err, tc.wantErr)
@@ -240,14 +223,9 @@ func TestSecretsNeverLogged(t *testing.T) {
 	log := &alerttest.Logger{}
 	h := email.New(alert.Options{Logger: log})
 	p := props(s, map[string]string{"email.useSsl": "false", "email.debug": "true"})
-	if _, err := h.HandleError(t.Context(), failure(p)); err != nil {
-		t.Fatal(err)
-	}
-	if err := h.Wait(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	alerttest.Send(t, h, alerttest.Failure(p))
 	p["alert.test"] = "true"
-	_, err := h.HandleError(t.Context(), failure(p))
+	_, err := h.HandleError(t.Context(), alerttest.Failure(p))
 	out := log.Text() + "\n" + err.Error()
 	if !strings.Contains(out, "DEBUG smtp") || !strings.Contains(out, "with password ***") {
 		t.Fatalf("expected debug lines and the masked refusal:\n%s", out)
@@ -266,42 +244,28 @@ func TestValidate(t *testing.T) {
 	valid := props(&alerttest.SMTPServer{Host: "smtp.example.com", Port: "465"}, nil)
 	without := func(k string) map[string]string { p := maps.Clone(valid); delete(p, k); return p }
 	with := func(k, v string) map[string]string { p := maps.Clone(valid); p[k] = v; return p }
-	tests := map[string]struct {
-		props map[string]string
-		want  string
-	}{
-		"no host":            {without("email.host"), "The property `email.host` is required."},
-		"empty host":         {with("email.host", " "), "The property `email.host` is required."},
-		"no port":            {without("email.port"), "The property `email.port` is required."},
-		"port not integer":   {with("email.port", "smtp"), "The property `email.port` should be integer."},
-		"port zero":          {with("email.port", "0"), "The property `email.port` should be positive."},
-		"port too big":       {with("email.port", "70000"), "The property `email.port` should be a port number (1-65535)."},
-		"no username":        {without("email.username"), "The property `email.username` is required."},
-		"no password":        {without("email.password"), "The property `email.password` is required."},
-		"username only":      {with("email.password", ""), "should both be set, or both be empty"},
-		"no from":            {without("email.from"), "The property `email.from` is required."},
-		"bad from":           {with("email.from", "not an address"), "The property `email.from` should be an email address"},
-		"no to":              {without("email.to"), "The property `email.to` is required."},
-		"bad cc":             {with("email.cc", "a@example.com,,b at example"), "The property `email.cc` should be a comma-separated list"},
-		"useSsl not boolean": {with("email.useSsl", "yes"), "The property `email.useSsl` should be true or false."},
-		"debug not boolean":  {with("email.debug", "1"), "The property `email.debug` should be true or false."},
-		"unknown startTls":   {with("email.startTls", "always"), "The property `email.startTls` should be one of off, opportunistic, mandatory."},
-		"startTls with ssl":  {with("email.startTls", "mandatory"), "applies only when `email.useSsl` is false"},
-		"bad suppress":       {with("alert.suppressSeconds", "soon"), "The property `alert.suppressSeconds` should be integer."},
+	tests := map[string]alerttest.Invalid{
+		"no host":            {Props: without("email.host"), Want: "The property `email.host` is required."},
+		"empty host":         {Props: with("email.host", " "), Want: "The property `email.host` is required."},
+		"no port":            {Props: without("email.port"), Want: "The property `email.port` is required."},
+		"port not integer":   {Props: with("email.port", "smtp"), Want: "The property `email.port` should be integer."},
+		"port zero":          {Props: with("email.port", "0"), Want: "The property `email.port` should be positive."},
+		"port too big":       {Props: with("email.port", "70000"), Want: "The property `email.port` should be a port number (1-65535)."},
+		"no username":        {Props: without("email.username"), Want: "The property `email.username` is required."},
+		"no password":        {Props: without("email.password"), Want: "The property `email.password` is required."},
+		"username only":      {Props: with("email.password", ""), Want: "should both be set, or both be empty"},
+		"no from":            {Props: without("email.from"), Want: "The property `email.from` is required."},
+		"bad from":           {Props: with("email.from", "not an address"), Want: "The property `email.from` should be an email address"},
+		"no to":              {Props: without("email.to"), Want: "The property `email.to` is required."},
+		"bad cc":             {Props: with("email.cc", "a@example.com,,b at example"), Want: "The property `email.cc` should be a comma-separated list"},
+		"useSsl not boolean": {Props: with("email.useSsl", "yes"), Want: "The property `email.useSsl` should be true or false."},
+		"debug not boolean":  {Props: with("email.debug", "1"), Want: "The property `email.debug` should be true or false."},
+		"unknown startTls":   {Props: with("email.startTls", "always"), Want: "The property `email.startTls` should be one of off, opportunistic, mandatory."},
+		"startTls with ssl":  {Props: with("email.startTls", "mandatory"), Want: "applies only when `email.useSsl` is false"},
+		"bad suppress":       {Props: with("alert.suppressSeconds", "soon"), Want: "The property `alert.suppressSeconds` should be integer."},
 	}
 	h := email.New(alert.Options{Logger: &alerttest.Logger{}})
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			err := h.Validate(t.Context(), spi.ValidatePropsRequest{JobName: "orders", Props: tc.props})
-			if !errors.Is(err, spi.ErrInvalidConfig) || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("Validate = %v, want ErrInvalidConfig with %q", err, tc.want)
-			}
-			if err != nil && strings.Contains(err.Error(), password) {
-				t.Errorf("the error quotes the password: %v", err)
-			}
-		})
-	}
+	alerttest.CheckInvalid(t, h, tests, password)
 	for _, ok := range []map[string]string{
 		valid,
 		with("email.port", "+587"),
@@ -323,7 +287,7 @@ func TestNoAuth(t *testing.T) {
 	s := alerttest.NewSMTPServer(t, alerttest.SMTPPlain, "", "")
 	h := email.New(alert.Options{Logger: &alerttest.Logger{}})
 	p := props(s, map[string]string{"email.useSsl": "false", "email.username": "", "email.password": "", "alert.test": "true"})
-	if _, err := h.HandleError(t.Context(), failure(p)); err != nil {
+	if _, err := h.HandleError(t.Context(), alerttest.Failure(p)); err != nil {
 		t.Fatal(err)
 	}
 	msgs := s.Messages()
@@ -342,17 +306,9 @@ func TestNoAuth(t *testing.T) {
 func TestConform(t *testing.T) {
 	t.Parallel()
 	s := alerttest.NewSMTPServer(t, alerttest.SMTPPlain, user, password)
-	p := props(s, map[string]string{"email.useSsl": "false"})
-	req := failure(p)
-	h := email.New(alert.Options{Logger: &alerttest.Logger{}})
-	spitest.TestErrorHandler(t, h, &spitest.ErrorHandlerOptions{
-		ValidProps:   []map[string]string{p},
-		InvalidProps: map[string]map[string]string{"none": nil, "no to": {"email.host": "h", "email.port": "25", "email.username": "", "email.password": "", "email.from": "a@b.c"}},
-		Request:      &req,
-	})
-	if err := h.Wait(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	alerttest.Conform(t, email.New(alert.Options{Logger: &alerttest.Logger{}}),
+		[]map[string]string{props(s, map[string]string{"email.useSsl": "false"})},
+		map[string]map[string]string{"no to": {"email.host": "h", "email.port": "25", "email.username": "", "email.password": "", "email.from": "a@b.c"}})
 	if len(s.Messages()) == 0 {
 		t.Error("no message reached the server")
 	}

@@ -6,15 +6,12 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	slackgo "github.com/slack-go/slack"
 
 	"github.com/ejob-io/ejob/plugins/errorhandler/alert"
 	"github.com/ejob-io/ejob/plugins/errorhandler/alert/alerttest"
 	"github.com/ejob-io/ejob/plugins/errorhandler/slack"
-	"github.com/ejob-io/ejob/spi"
-	"github.com/ejob-io/ejob/spi/spitest"
 )
 
 const (
@@ -22,16 +19,7 @@ const (
 	hookToken = "ABCDEFGHIJKLMNOPQRSTUVWX"
 )
 
-var t0 = time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
-
-func failure(props map[string]string) spi.HandleErrorRequest {
-	return spi.HandleErrorRequest{
-		JobName: "orders", InstanceID: "10.0.0.5@-@4242", TaskID: "orders@-@2@-@READY@-@10.0.0.5@-@4242", ShardingItem: 2, Props: props,
-		Error: spi.JobError{Message: "exit status 3 <disk & full>", Detail: "caused by *exec.ExitError: exit status 3\n"},
-	}
-}
-
-const first = "Job 'orders' exception occur in job processing, caused by exit status 3 <disk & full>"
+const first = "Job 'orders' exception occur in job processing, caused by " + alerttest.Message
 
 // checkBlocks decodes Block Kit JSON and checks the layout: the first line
 // in bold, the four fields, the detail as code, the task as context.
@@ -45,7 +33,7 @@ func checkBlocks(t *testing.T, raw []byte) {
 		t.Fatalf("%d blocks, want 4: %s", len(blocks.BlockSet), raw)
 	}
 	head := blocks.BlockSet[0].(*slackgo.SectionBlock)
-	if want := "*Job 'orders' exception occur in job processing, caused by exit status 3 &lt;disk &amp; full&gt;*"; head.Text.Text != want {
+	if want := "*Job 'orders' exception occur in job processing, caused by exit status 3 &lt;disk &amp; full&gt; 'y' = z*"; head.Text.Text != want {
 		t.Errorf("first block %q, want %q", head.Text.Text, want)
 	}
 	fields := blocks.BlockSet[1].(*slackgo.SectionBlock).Fields
@@ -74,14 +62,9 @@ func TestWebhook(t *testing.T) {
 		return alerttest.Response{Body: "ok"}
 	})
 	log := &alerttest.Logger{}
-	h := slack.New(alert.Options{Logger: log, Now: func() time.Time { return t0 }})
+	h := slack.New(alert.Options{Logger: log, Now: alerttest.Now})
 	props := map[string]string{"slack.webhook": rc.URL + "/services/T000/B000/" + hookToken, "alert.suppressSeconds": "0"}
-	if _, err := h.HandleError(t.Context(), failure(props)); err != nil {
-		t.Fatal(err)
-	}
-	if err := h.Wait(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	alerttest.Send(t, h, alerttest.Failure(props))
 	reqs := rc.Requests()
 	if len(reqs) != 1 {
 		t.Fatalf("%d requests; log:\n%s", len(reqs), log.Text())
@@ -104,7 +87,7 @@ func TestWebhook(t *testing.T) {
 	// A revoked webhook: Slack's refusal comes back, the token does not.
 	props["slack.webhook"] = rc.URL + "/services/T000/B000/REVOKEDREVOKEDREVOKED1234"
 	props["alert.test"] = "true"
-	_, err := h.HandleError(t.Context(), failure(props))
+	_, err := h.HandleError(t.Context(), alerttest.Failure(props))
 	if err == nil || !strings.Contains(err.Error(), "403 Forbidden: invalid_token") || strings.Contains(err.Error(), "REVOKED") {
 		t.Errorf("err = %v", err)
 	}
@@ -132,14 +115,9 @@ func TestBot(t *testing.T) {
 	t.Parallel()
 	rc := alerttest.NewReceiver(t, chatPostMessage)
 	log := &alerttest.Logger{}
-	h := slack.New(alert.Options{Logger: log, Now: func() time.Time { return t0 }})
+	h := slack.New(alert.Options{Logger: log, Now: alerttest.Now})
 	props := map[string]string{"slack.token": token, "slack.channel": "C0ALERTS", "slack.apiUrl": rc.URL + "/api", "alert.suppressSeconds": "0"}
-	if _, err := h.HandleError(t.Context(), failure(props)); err != nil {
-		t.Fatal(err)
-	}
-	if err := h.Wait(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	alerttest.Send(t, h, alerttest.Failure(props))
 	reqs := rc.Requests()
 	if len(reqs) != 1 {
 		t.Fatalf("%d requests; log:\n%s", len(reqs), log.Text())
@@ -167,7 +145,7 @@ func TestBot(t *testing.T) {
 		for k, v := range tc.props {
 			p[k] = v
 		}
-		_, err := h.HandleError(t.Context(), failure(p))
+		_, err := h.HandleError(t.Context(), alerttest.Failure(p))
 		if !errors.Is(err, alert.ErrSendFailed) || !strings.Contains(err.Error(), "chat.postMessage: "+name) || !strings.Contains(err.Error(), "failed after 1 attempt") {
 			t.Errorf("%s: err = %v", name, err)
 		}
@@ -179,38 +157,21 @@ func TestBot(t *testing.T) {
 
 func TestValidate(t *testing.T) {
 	t.Parallel()
-	h := slack.New(alert.Options{Logger: &alerttest.Logger{}})
-	tests := map[string]struct {
-		props map[string]string
-		want  string
-	}{
-		"nothing":         {map[string]string{}, "The property `slack.webhook` is required (or `slack.token` with `slack.channel`)."},
-		"token only":      {map[string]string{"slack.token": token}, "The property `slack.channel` is required."},
-		"both":            {map[string]string{"slack.token": token, "slack.channel": "C", "slack.webhook": "https://hooks.slack.com/services/x"}, "not both"},
-		"webhook not URL": {map[string]string{"slack.webhook": "hooks.slack.com/services/T/B/" + hookToken}, "The property `slack.webhook` should be an absolute http or https URL."},
-		"api not URL":     {map[string]string{"slack.token": token, "slack.channel": "C", "slack.apiUrl": "slack-gov.com"}, "The property `slack.apiUrl` should be an absolute http or https URL."},
-		"bad timeout":     {map[string]string{"slack.webhook": "https://h/x", "slack.connectTimeoutMilliseconds": "fast"}, "The property `slack.connectTimeoutMilliseconds` should be integer."},
-	}
-	for name, tc := range tests {
-		err := h.Validate(t.Context(), spi.ValidatePropsRequest{Props: tc.props})
-		if !errors.Is(err, spi.ErrInvalidConfig) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), token) || strings.Contains(err.Error(), hookToken) {
-			t.Errorf("%s: Validate = %v, want %q", name, err, tc.want)
-		}
-	}
+	alerttest.CheckInvalid(t, slack.New(alert.Options{Logger: &alerttest.Logger{}}), map[string]alerttest.Invalid{
+		"nothing":         {Props: map[string]string{}, Want: "The property `slack.webhook` is required (or `slack.token` with `slack.channel`)."},
+		"token only":      {Props: map[string]string{"slack.token": token}, Want: "The property `slack.channel` is required."},
+		"both":            {Props: map[string]string{"slack.token": token, "slack.channel": "C", "slack.webhook": "https://hooks.slack.com/services/x"}, Want: "not both"},
+		"webhook not URL": {Props: map[string]string{"slack.webhook": "hooks.slack.com/services/T/B/" + hookToken}, Want: "The property `slack.webhook` should be an absolute http or https URL."},
+		"api not URL":     {Props: map[string]string{"slack.token": token, "slack.channel": "C", "slack.apiUrl": "slack-gov.com"}, Want: "The property `slack.apiUrl` should be an absolute http or https URL."},
+		"bad timeout":     {Props: map[string]string{"slack.webhook": "https://h/x", "slack.connectTimeoutMilliseconds": "fast"}, Want: "The property `slack.connectTimeoutMilliseconds` should be integer."},
+	}, token, hookToken)
 }
 
 func TestConform(t *testing.T) {
 	t.Parallel()
 	rc := alerttest.NewReceiver(t, chatPostMessage)
-	props := map[string]string{"slack.token": token, "slack.channel": "C0ALERTS", "slack.apiUrl": rc.URL + "/api/"}
-	req := failure(props)
-	h := slack.New(alert.Options{Logger: &alerttest.Logger{}})
-	spitest.TestErrorHandler(t, h, &spitest.ErrorHandlerOptions{
-		ValidProps:   []map[string]string{props, {"slack.webhook": "https://hooks.slack.com/services/T/B/x"}},
-		InvalidProps: map[string]map[string]string{"none": nil},
-		Request:      &req,
-	})
-	if err := h.Wait(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	alerttest.Conform(t, slack.New(alert.Options{Logger: &alerttest.Logger{}}), []map[string]string{
+		{"slack.token": token, "slack.channel": "C0ALERTS", "slack.apiUrl": rc.URL + "/api/"},
+		{"slack.webhook": "https://hooks.slack.com/services/T/B/x"},
+	}, nil)
 }

@@ -136,34 +136,25 @@ func Verify(secret, timestamp, signature string, body []byte) bool {
 	return hmac.Equal([]byte(Sign(secret, ts, body)), []byte(signature))
 }
 
-// New returns the WEBHOOK handler.
-func New(opts alert.Options) *alert.Handler { return alert.New(Channel(opts.Now), opts) }
+// New returns the WEBHOOK handler; opts.Now also stamps HeaderTimestamp.
+func New(opts alert.Options) *alert.Handler { return alert.New(Channel(), opts) }
 
-// Channel describes WEBHOOK for package alert; now is the clock of
-// HeaderTimestamp (nil: time.Now).
-func Channel(now func() time.Time) alert.Channel {
-	if now == nil {
-		now = time.Now
-	}
+// Channel describes WEBHOOK for package alert.
+func Channel() alert.Channel {
 	return alert.Channel{
 		Type:        TypeName,
 		Noun:        "webhook request",
 		SecretProps: []string{PropSecret, PropHeaders},
 		URLProps:    []string{PropURL},
-		Parse: func(props map[string]string, _ alert.Env) (alert.Sender, error) {
-			return parse(props, now)
-		},
+		Parse:       parse,
 	}
 }
 
 // reserved are headers webhook.headers cannot set.
 var reserved = []string{"Host", "Content-Length", "Transfer-Encoding", HeaderTimestamp, HeaderSignature, HeaderEvent}
 
-func parse(props map[string]string, now func() time.Time) (alert.Sender, error) {
-	if _, err := alert.HTTPURL(props, PropURL); err != nil {
-		return nil, err
-	}
-	connect, read, err := alert.Timeouts(props, "webhook")
+func parse(props map[string]string, env alert.Env) (alert.Sender, error) {
+	e, err := alert.ParseEndpoint(props, PropURL, "webhook")
 	if err != nil {
 		return nil, err
 	}
@@ -190,9 +181,7 @@ func parse(props map[string]string, now func() time.Time) (alert.Sender, error) 
 		}
 		header[canon] = []string{props[k]}
 	}
-	u := props[PropURL]
-	return &sender{url: u, target: alert.RedactURL(u), secret: props[PropSecret], header: header,
-		client: alert.HTTPClient(connect, read), now: now}, nil
+	return &sender{ep: e, secret: props[PropSecret], header: header, now: env.Now}, nil
 }
 
 func validName(s string) bool {
@@ -218,13 +207,13 @@ func validValue(s string) bool {
 }
 
 type sender struct {
-	url, target, secret string
-	header              http.Header
-	client              *http.Client
-	now                 func() time.Time
+	ep     alert.Endpoint
+	secret string
+	header http.Header
+	now    func() time.Time
 }
 
-func (s *sender) Target() string { return s.target }
+func (s *sender) Target() string { return s.ep.Target }
 
 // Send posts the payload; any 2xx is success.
 func (s *sender) Send(ctx context.Context, m alert.Message) error {
@@ -239,7 +228,7 @@ func (s *sender) Send(ctx context.Context, m alert.Message) error {
 	if s.secret != "" {
 		header.Set(HeaderSignature, Sign(s.secret, ts, body))
 	}
-	status, resp, err := alert.Post(ctx, s.client, s.url, s.target, header, body)
+	status, resp, err := alert.Post(ctx, s.ep.Client, s.ep.URL, s.ep.Target, header, body)
 	if err != nil {
 		return err
 	}

@@ -14,23 +14,12 @@ import (
 	"github.com/ejob-io/ejob/plugins/errorhandler/alert"
 	"github.com/ejob-io/ejob/plugins/errorhandler/alert/alerttest"
 	"github.com/ejob-io/ejob/plugins/errorhandler/webhook"
-	"github.com/ejob-io/ejob/spi"
-	"github.com/ejob-io/ejob/spi/spitest"
 )
 
 const (
 	secret = "whsec-0123456789-abcdef"
 	bearer = "Bearer tok-abcdefghijklmnop"
 )
-
-var t0 = time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
-
-func failure(props map[string]string) spi.HandleErrorRequest {
-	return spi.HandleErrorRequest{
-		JobName: "orders", InstanceID: "10.0.0.5@-@4242", TaskID: "orders@-@0,1,2@-@READY@-@10.0.0.5@-@4242", ShardingItem: 2, Props: props,
-		Error: spi.JobError{Message: "exit status 3", Detail: "caused by *exec.ExitError: exit status 3\n"},
-	}
-}
 
 // TestPayload: the body is schema version 1, field by field; headers from
 // webhook.headers.* arrive; the signature verifies with the secret as a
@@ -39,15 +28,10 @@ func TestPayload(t *testing.T) {
 	t.Parallel()
 	rc := alerttest.NewReceiver(t, alerttest.Always(alerttest.Response{Status: 204}))
 	log := &alerttest.Logger{}
-	h := webhook.New(alert.Options{Logger: log, Now: func() time.Time { return t0 }})
+	h := webhook.New(alert.Options{Logger: log, Now: alerttest.Now})
 	props := map[string]string{"webhook.url": rc.URL + "/hooks/ejob?tenant=42", "webhook.secret": secret,
 		"webhook.headers.Authorization": bearer, "webhook.headers.x-team": "payments", "alert.suppressSeconds": "0"}
-	if _, err := h.HandleError(t.Context(), failure(props)); err != nil {
-		t.Fatal(err)
-	}
-	if err := h.Wait(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	alerttest.Send(t, h, alerttest.Failure(props))
 	reqs := rc.Requests()
 	if len(reqs) != 1 {
 		t.Fatalf("%d requests; log:\n%s", len(reqs), log.Text())
@@ -59,11 +43,11 @@ func TestPayload(t *testing.T) {
 	}
 	want := map[string]any{
 		"version": 1.0, "event": "job.failure", "test": false,
-		"summary": "Job 'orders' exception occur in job processing, caused by exit status 3",
-		"text": "Job 'orders' exception occur in job processing, caused by exit status 3\n\nJob:      orders\nInstance: 10.0.0.5@-@4242\nItem:     2\n" +
+		"summary": "Job 'orders' exception occur in job processing, caused by exit status 3 <disk & full> 'y' = z",
+		"text": "Job 'orders' exception occur in job processing, caused by exit status 3 <disk & full> 'y' = z\n\nJob:      orders\nInstance: 10.0.0.5@-@4242\nItem:     2\n" +
 			"Task:     orders@-@0,1,2@-@READY@-@10.0.0.5@-@4242\nTime:     2026-11-23T10:00:00Z\n\ncaused by *exec.ExitError: exit status 3\n",
 		"job": "orders", "instance": "10.0.0.5@-@4242", "taskId": "orders@-@0,1,2@-@READY@-@10.0.0.5@-@4242", "item": 2.0,
-		"error":      map[string]any{"message": "exit status 3", "detail": "caused by *exec.ExitError: exit status 3\n"},
+		"error":      map[string]any{"message": "exit status 3 <disk & full> 'y' = z", "detail": "caused by *exec.ExitError: exit status 3\n"},
 		"time":       "2026-11-23T10:00:00Z",
 		"suppressed": 0.0, "previousAlert": nil, "digest": false, "suppressSeconds": 0.0,
 	}
@@ -102,7 +86,7 @@ func TestNoSecretNoSignature(t *testing.T) {
 	t.Parallel()
 	rc := alerttest.NewReceiver(t, alerttest.Always(alerttest.Response{}))
 	h := webhook.New(alert.Options{Logger: &alerttest.Logger{}})
-	req := failure(map[string]string{"webhook.url": rc.URL, "alert.test": "true"})
+	req := alerttest.Failure(map[string]string{"webhook.url": rc.URL, "alert.test": "true"})
 	req.ShardingItem, req.TaskID = -1, ""
 	if _, err := h.HandleError(t.Context(), req); err != nil {
 		t.Fatal(err)
@@ -142,7 +126,7 @@ func TestStatuses(t *testing.T) {
 			t.Parallel()
 			rc := alerttest.NewReceiver(t, tc.respond)
 			h := webhook.New(alert.Options{Logger: &alerttest.Logger{}})
-			_, err := h.HandleError(t.Context(), failure(map[string]string{"webhook.url": rc.URL, "alert.test": "true"}))
+			_, err := h.HandleError(t.Context(), alerttest.Failure(map[string]string{"webhook.url": rc.URL, "alert.test": "true"}))
 			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
 				t.Errorf("err = %v, want %q", err, tc.wantErr)
 			}
@@ -162,7 +146,7 @@ func TestSuppression(t *testing.T) {
 	h := webhook.New(alert.Options{Logger: log})
 	props := map[string]string{"webhook.url": rc.URL, "alert.suppressSeconds": "1"}
 	for i := range 50 {
-		req := failure(props)
+		req := alerttest.Failure(props)
 		req.Error.Message = "failure " + string(rune('A'+i%26))
 		if _, err := h.HandleError(t.Context(), req); err != nil {
 			t.Fatal(err)
@@ -196,38 +180,18 @@ func TestSuppression(t *testing.T) {
 
 func TestValidate(t *testing.T) {
 	t.Parallel()
-	h := webhook.New(alert.Options{Logger: &alerttest.Logger{}})
-	tests := map[string]struct {
-		props map[string]string
-		want  string
-	}{
-		"no url":            {map[string]string{"webhook.secret": secret}, "The property `webhook.url` is required."},
-		"url not a URL":     {map[string]string{"webhook.url": "example.com/hook?token=" + secret}, "The property `webhook.url` should be an absolute http or https URL."},
-		"bad header name":   {map[string]string{"webhook.url": "http://x", "webhook.headers.Bad Name": "v"}, "The property `webhook.headers.Bad Name` should name an HTTP header."},
-		"bad header value":  {map[string]string{"webhook.url": "http://x", "webhook.headers.A": "v\nInjected: " + secret}, "The property `webhook.headers.A` should be a header value"},
-		"reserved header":   {map[string]string{"webhook.url": "http://x", "webhook.headers.x-ejob-signature": "v"}, "sets a header ejob sets itself"},
-		"read not positive": {map[string]string{"webhook.url": "http://x", "webhook.readTimeoutMilliseconds": "0"}, "The property `webhook.readTimeoutMilliseconds` should be positive."},
-	}
-	for name, tc := range tests {
-		err := h.Validate(t.Context(), spi.ValidatePropsRequest{Props: tc.props})
-		if !errors.Is(err, spi.ErrInvalidConfig) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), secret) {
-			t.Errorf("%s: Validate = %v, want %q", name, err, tc.want)
-		}
-	}
+	alerttest.CheckInvalid(t, webhook.New(alert.Options{Logger: &alerttest.Logger{}}), map[string]alerttest.Invalid{
+		"no url":            {Props: map[string]string{"webhook.secret": secret}, Want: "The property `webhook.url` is required."},
+		"url not a URL":     {Props: map[string]string{"webhook.url": "example.com/hook?token=" + secret}, Want: "The property `webhook.url` should be an absolute http or https URL."},
+		"bad header name":   {Props: map[string]string{"webhook.url": "http://x", "webhook.headers.Bad Name": "v"}, Want: "The property `webhook.headers.Bad Name` should name an HTTP header."},
+		"bad header value":  {Props: map[string]string{"webhook.url": "http://x", "webhook.headers.A": "v\nInjected: " + secret}, Want: "The property `webhook.headers.A` should be a header value"},
+		"reserved header":   {Props: map[string]string{"webhook.url": "http://x", "webhook.headers.x-ejob-signature": "v"}, Want: "sets a header ejob sets itself"},
+		"read not positive": {Props: map[string]string{"webhook.url": "http://x", "webhook.readTimeoutMilliseconds": "0"}, Want: "The property `webhook.readTimeoutMilliseconds` should be positive."},
+	}, secret)
 }
 
 func TestConform(t *testing.T) {
 	t.Parallel()
 	rc := alerttest.NewReceiver(t, alerttest.Always(alerttest.Response{}))
-	props := map[string]string{"webhook.url": rc.URL}
-	req := failure(props)
-	h := webhook.New(alert.Options{Logger: &alerttest.Logger{}})
-	spitest.TestErrorHandler(t, h, &spitest.ErrorHandlerOptions{
-		ValidProps:   []map[string]string{props},
-		InvalidProps: map[string]map[string]string{"none": nil},
-		Request:      &req,
-	})
-	if err := h.Wait(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	alerttest.Conform(t, webhook.New(alert.Options{Logger: &alerttest.Logger{}}), []map[string]string{{"webhook.url": rc.URL}}, nil)
 }

@@ -2,7 +2,6 @@ package wechat
 
 import (
 	"context"
-	"net/http"
 
 	"github.com/ejob-io/ejob/plugins/errorhandler/alert"
 )
@@ -31,31 +30,19 @@ func Channel() alert.Channel {
 }
 
 func parse(props map[string]string, _ alert.Env) (alert.Sender, error) {
-	if _, err := alert.HTTPURL(props, PropWebhook); err != nil {
-		return nil, err
-	}
-	connect, read, err := alert.Timeouts(props, "wechat")
+	e, err := alert.ParseEndpoint(props, PropWebhook, "wechat")
 	if err != nil {
 		return nil, err
 	}
-	url := props[PropWebhook]
-	return &sender{url: url, target: alert.RedactURL(url), client: alert.HTTPClient(connect, read)}, nil
+	return &sender{ep: e}, nil
 }
 
-type sender struct {
-	url, target string
-	client      *http.Client
-}
+type sender struct{ ep alert.Endpoint }
 
-func (s *sender) Target() string { return s.target }
+func (s *sender) Target() string { return s.ep.Target }
 
 // Send posts upstream's payload, {"msgtype":"text","text":{"content":...}},
 // with the headers upstream's HttpClient sends.
 func (s *sender) Send(ctx context.Context, m alert.Message) error {
-	header := http.Header{"Content-Type": {"application/json"}, "Content-Encoding": {"UTF-8"}}
-	status, body, err := alert.Post(ctx, s.client, s.url, s.target, header, alert.RobotPayload(m.Text()))
-	if err != nil {
-		return err
-	}
-	return alert.CheckRobotResponse(status, body)
+	return alert.PostRobot(ctx, s.ep.Client, s.ep.URL, s.ep.Target, m.Text())
 }

@@ -1,7 +1,6 @@
 package wechat_test
 
 import (
-	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -9,22 +8,15 @@ import (
 	"github.com/ejob-io/ejob/plugins/errorhandler/alert"
 	"github.com/ejob-io/ejob/plugins/errorhandler/alert/alerttest"
 	"github.com/ejob-io/ejob/plugins/errorhandler/wechat"
-	"github.com/ejob-io/ejob/spi"
-	"github.com/ejob-io/ejob/spi/spitest"
 )
 
 const key = "693a91f6-7aaa-4bbb-8ccc-secret-key"
 
-var t0 = time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
-
-func failure(props map[string]string) spi.HandleErrorRequest {
-	return spi.HandleErrorRequest{JobName: "orders", InstanceID: "10.0.0.5@-@4242", ShardingItem: 2, Props: props,
-		Error: spi.JobError{Message: "boom <x> & 'y' = z"}}
-}
-
-// wantBody is upstream's payload for failure() at t0, escaped as Gson does
-// (' < > & = as \u00xx).
-const wantBody = `{"msgtype":"text","text":{"content":"Job \u0027orders\u0027 exception occur in job processing, caused by boom \u003cx\u003e \u0026 \u0027y\u0027 \u003d z\n\nJob:      orders\nInstance: 10.0.0.5@-@4242\nItem:     2\nTime:     2026-11-23T10:00:00Z\n"}}`
+// wantBody is upstream's payload for alerttest.Failure at alerttest.Now,
+// escaped as Gson does (' < > & = as \u00xx).
+const wantBody = `{"msgtype":"text","text":{"content":"Job \u0027orders\u0027 exception occur in job processing, caused by exit status 3 \u003cdisk \u0026 full\u003e \u0027y\u0027 \u003d z\n\n` +
+	`Job:      orders\nInstance: 10.0.0.5@-@4242\nItem:     2\nTask:     orders@-@0,1,2@-@READY@-@10.0.0.5@-@4242\nTime:     2026-11-23T10:00:00Z\n\n` +
+	`caused by *exec.ExitError: exit status 3\n"}}`
 
 func TestSend(t *testing.T) {
 	t.Parallel()
@@ -51,13 +43,13 @@ func TestSend(t *testing.T) {
 			t.Parallel()
 			rc := alerttest.NewReceiver(t, alerttest.Always(tc.resp))
 			log := &alerttest.Logger{}
-			h := wechat.New(alert.Options{Logger: log, Now: func() time.Time { return t0 }})
+			h := wechat.New(alert.Options{Logger: log, Now: alerttest.Now})
 			props := map[string]string{"wechat.webhook": rc.URL + "/cgi-bin/webhook/send?key=" + key, "alert.suppressSeconds": "0"}
 			for k, v := range tc.props {
 				props[k] = v
 			}
 			start := time.Now()
-			resp, err := h.HandleError(t.Context(), failure(props))
+			resp, err := h.HandleError(t.Context(), alerttest.Failure(props))
 			if err != nil || resp.Propagate {
 				t.Fatalf("HandleError = %+v, %v", resp, err)
 			}
@@ -98,39 +90,22 @@ func TestSend(t *testing.T) {
 
 func TestValidate(t *testing.T) {
 	t.Parallel()
-	h := wechat.New(alert.Options{Logger: &alerttest.Logger{}})
 	url := "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=" + key
-	tests := map[string]struct {
-		props map[string]string
-		want  string
-	}{
-		"no webhook":           {map[string]string{}, "The property `wechat.webhook` is required."},
-		"webhook not a URL":    {map[string]string{"wechat.webhook": "qyapi.weixin.qq.com/send?key=" + key}, "The property `wechat.webhook` should be an absolute http or https URL."},
-		"webhook unparseable":  {map[string]string{"wechat.webhook": "https://x/%zz?key=" + key}, "The property `wechat.webhook` should be an absolute http or https URL (it does not parse)."},
-		"connect not integer":  {map[string]string{"wechat.webhook": url, "wechat.connectTimeoutMilliseconds": "3s"}, "The property `wechat.connectTimeoutMilliseconds` should be integer."},
-		"read not positive":    {map[string]string{"wechat.webhook": url, "wechat.readTimeoutMilliseconds": "0"}, "The property `wechat.readTimeoutMilliseconds` should be positive."},
-		"timeout not positive": {map[string]string{"wechat.webhook": url, "alert.timeoutSeconds": "-1"}, "The property `alert.timeoutSeconds` should be positive."},
-	}
-	for name, tc := range tests {
-		err := h.Validate(t.Context(), spi.ValidatePropsRequest{Props: tc.props})
-		if !errors.Is(err, spi.ErrInvalidConfig) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), key) {
-			t.Errorf("%s: Validate = %v, want %q (and no key)", name, err, tc.want)
-		}
-	}
+	alerttest.CheckInvalid(t, wechat.New(alert.Options{Logger: &alerttest.Logger{}}), map[string]alerttest.Invalid{
+		"no webhook":           {Props: map[string]string{}, Want: "The property `wechat.webhook` is required."},
+		"webhook not a URL":    {Props: map[string]string{"wechat.webhook": "qyapi.weixin.qq.com/send?key=" + key}, Want: "The property `wechat.webhook` should be an absolute http or https URL."},
+		"webhook unparseable":  {Props: map[string]string{"wechat.webhook": "https://x/%zz?key=" + key}, Want: "The property `wechat.webhook` should be an absolute http or https URL (it does not parse)."},
+		"connect not integer":  {Props: map[string]string{"wechat.webhook": url, "wechat.connectTimeoutMilliseconds": "3s"}, Want: "The property `wechat.connectTimeoutMilliseconds` should be integer."},
+		"read not positive":    {Props: map[string]string{"wechat.webhook": url, "wechat.readTimeoutMilliseconds": "0"}, Want: "The property `wechat.readTimeoutMilliseconds` should be positive."},
+		"timeout not positive": {Props: map[string]string{"wechat.webhook": url, "alert.timeoutSeconds": "-1"}, Want: "The property `alert.timeoutSeconds` should be positive."},
+	}, key)
 }
 
 func TestConform(t *testing.T) {
 	t.Parallel()
 	rc := alerttest.NewReceiver(t, alerttest.Always(alerttest.Response{Body: `{"errcode":0}`}))
-	props := map[string]string{"wechat.webhook": rc.URL + "/send?key=k"}
-	req := failure(props)
-	h := wechat.New(alert.Options{Logger: &alerttest.Logger{}})
-	spitest.TestErrorHandler(t, h, &spitest.ErrorHandlerOptions{
-		ValidProps:   []map[string]string{props, {"wechat.webhook": "http://127.0.0.1/x", "wechat.connectTimeoutMilliseconds": "1"}},
-		InvalidProps: map[string]map[string]string{"none": nil},
-		Request:      &req,
-	})
-	if err := h.Wait(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	alerttest.Conform(t, wechat.New(alert.Options{Logger: &alerttest.Logger{}}), []map[string]string{
+		{"wechat.webhook": rc.URL + "/send?key=k"},
+		{"wechat.webhook": "http://127.0.0.1/x", "wechat.connectTimeoutMilliseconds": "1"},
+	}, nil)
 }
