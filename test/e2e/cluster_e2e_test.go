@@ -226,7 +226,7 @@ func TestClusterShardingFailoverAndOperations(t *testing.T) {
 		return false, "not running"
 	})
 	killed := hosts[victim.host]
-	killedAt := c.kill(killed)
+	killedAt, goneAt := c.killTree(killed)
 	survivors := slices.DeleteFunc(slices.Clone(all), func(h string) bool { return h == victim.host })
 	nextFire := time.Unix(victim.fire(), 0).Add(slowPeriod)
 	t.Logf("killed %s (pid %s) %v after it started %s item 0 (fired %s); next scheduled fire %s",
@@ -236,7 +236,7 @@ func TestClusterShardingFailoverAndOperations(t *testing.T) {
 	var takeover itemRun
 	c.waitFor(slowPeriod+10*time.Second, "a survivor to take over "+slowJob+" item 0", func() (bool, string) {
 		for _, r := range ofJob(c.records(), slowJob) {
-			if r.item == 0 && r.start.After(killedAt) {
+			if r.item == 0 && r.start.After(killedAt) && r.host != victim.host {
 				takeover = r
 				return true, ""
 			}
@@ -246,7 +246,7 @@ func TestClusterShardingFailoverAndOperations(t *testing.T) {
 	latency := takeover.start.Sub(killedAt)
 	t.Logf("FAILOVER LATENCY: %s item 0 restarted on %s %v after kill -9 (session timeout 2s, tick %v)",
 		slowJob, takeover.host, latency.Round(time.Millisecond), zk.Tick())
-	if takeover.host == victim.host || !slices.Contains(survivors, takeover.host) {
+	if !slices.Contains(survivors, takeover.host) {
 		t.Errorf("item 0 taken over by %s, want one of %v", takeover.host, survivors)
 	}
 	if !takeover.start.Before(nextFire) {
@@ -295,12 +295,14 @@ func TestClusterShardingFailoverAndOperations(t *testing.T) {
 	if got := len(ofJob(final, oneOffJob)); got != oneOffN {
 		t.Errorf("one-off job: %d runs, want each of its %d items once: %v", got, oneOffN, ofJob(final, oneOffJob))
 	}
-	// The killed host's script dies with it (within milliseconds: see
-	// TestKilledHostLeavesNoScriptRunning), so its run records no end; it
-	// is taken as ending at the kill.
+	// The killed host's scripts die with its plugin process (see
+	// TestKilledHostLeavesNoScriptRunning), so their runs record no end; a
+	// run it started, even one whose Execute reached the plugin just
+	// before the kill and started just after it, is taken as ending when
+	// the plugin was seen gone.
 	for i, r := range final {
-		if r.host == victim.host && r.start.Before(killedAt) && r.end.IsZero() {
-			final[i].end = killedAt
+		if r.host == victim.host && r.start.Before(goneAt) && r.end.IsZero() {
+			final[i].end = goneAt
 		}
 	}
 	if bad := overlaps(final); len(bad) > 0 {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ejob-io/ejob/core/instance"
+	"github.com/ejob-io/ejob/internal/proctree"
 )
 
 // pollInterval is how often the tests look at observable state (the
@@ -126,6 +127,26 @@ func (c *cluster) kill(h *host) time.Time {
 	at := time.Now()
 	<-h.exited
 	return at
+}
+
+// killTree kills h with SIGKILL, as kill does, and then waits until the
+// plugin processes h ran have exited too (a plugin stops what its calls
+// started before it exits: a SCRIPT's process group). It returns when the
+// kill was sent and the first time nothing of h was seen running (at most
+// one pollInterval late). A run of h that left no end record ended by then.
+func (c *cluster) killTree(h *host) (killedAt, goneAt time.Time) {
+	c.t.Helper()
+	plugins := proctree.Children(h.cmd.Process.Pid)
+	killedAt = c.kill(h)
+	c.waitFor(30*time.Second, h.name+"'s plugin processes to exit", func() (bool, string) {
+		for _, p := range plugins {
+			if !proctree.Gone(p.PID) {
+				return false, fmt.Sprintf("plugin process %d still runs", p.PID)
+			}
+		}
+		return true, ""
+	})
+	return killedAt, time.Now()
 }
 
 // stop sends SIGTERM and waits for a clean exit.
