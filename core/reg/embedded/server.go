@@ -61,7 +61,7 @@ func NewServer(opts ...ServerOption) *Server {
 func nonNull(data []byte) []byte { return append([]byte{}, data...) }
 
 type node struct {
-	data     []byte // never nil (see nonNull)
+	data     []byte   // never nil (see nonNull)
 	stat     reg.Stat // Cversion unused: see creates
 	children map[string]*node
 	// creates counts child creations. As in ZooKeeper it names sequential
