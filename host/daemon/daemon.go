@@ -61,15 +61,22 @@ type plan struct {
 	level hclog.Level
 	// ip selects this host's IP, part of its instance id.
 	ip instance.IPOptions
+	// javaPeers is what to do about values a Java instance cannot read
+	// (checkJavaPeers).
+	javaPeers hostconfig.JavaPeers
 }
 
 func newPlan(h hostconfig.HostSettings, opts Options) plan {
 	p := plan{
 		catalog: plugins.Config{Dir: h.PluginsDir, LockFile: h.LockFile, StopGrace: h.PluginStopGrace,
 			Builtin: opts.Builtin, Logger: opts.Logger},
-		drain: h.DrainTimeout,
-		level: hclog.NoLevel,
-		ip:    h.IPOptions(opts.getenv),
+		drain:     h.DrainTimeout,
+		level:     hclog.NoLevel,
+		ip:        h.IPOptions(opts.getenv),
+		javaPeers: h.JavaPeers,
+	}
+	if p.javaPeers == "" {
+		p.javaPeers = hostconfig.DefaultJavaPeers
 	}
 	if opts.PluginsDir != "" {
 		p.catalog.Dir = opts.PluginsDir
@@ -198,6 +205,13 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	defer client.Close()
+	if file.Registry != nil {
+		// A ZooKeeper namespace may be shared with Java instances; the
+		// embedded registry never is.
+		if err := checkJavaPeers(ctx, client, file, p.javaPeers, log); err != nil {
+			return err
+		}
+	}
 	s, err := scheduler.New(scheduler.Options{
 		Client: client, InstanceID: id.String(), ServerIP: id.IP,
 		Plugins: cat, Logger: log, DrainTimeout: p.drain,

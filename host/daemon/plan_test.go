@@ -21,7 +21,7 @@ func TestEveryHostSettingIsConsumed(t *testing.T) {
 	base := newPlan(hostconfig.HostSettings{}, opts)
 	// A value the plan can tell from the zero value, where "x" is not
 	// one.
-	samples := map[string]any{"LogLevel": "warn"}
+	samples := map[string]any{"LogLevel": "warn", "JavaPeers": hostconfig.JavaPeersStrict}
 	typ := reflect.TypeFor[hostconfig.HostSettings]()
 	for i := range typ.NumField() {
 		f := typ.Field(i)
