@@ -108,13 +108,23 @@ func startNode(tb testing.TB, c reg.Client, ip string, pid int, obs func(regcoun
 		opts = append(opts, regcount.WithObserver(obs))
 	}
 	cc := regcount.New(c, opts...)
-	s, err := scheduler.New(scheduler.Options{
+	s, stop := runScheduler(tb, scheduler.Options{
 		Client: cc, InstanceID: id, ServerIP: ip, Plugins: plugins(),
 		Logger:       hclog.New(&hclog.LoggerOptions{Name: id, Level: benchLogLevel(), Output: os.Stderr}),
 		DrainTimeout: 5 * time.Second,
 		// No reconcile ticks inside a measurement.
 		Coord: coord.Options{ReconcileTick: time.Hour},
-	})
+	}, jobs...)
+	return &benchNode{id: id, client: cc, sched: s, stop: stop}
+}
+
+// runScheduler starts a scheduler with opts running jobs and waits until
+// every job has registered. The returned stop shuts it down (draining); it
+// is also a cleanup of tb, and may be called twice.
+func runScheduler(tb testing.TB, opts scheduler.Options, jobs ...scheduler.Job) (*scheduler.Scheduler, func()) {
+	tb.Helper()
+	id := opts.InstanceID
+	s, err := scheduler.New(opts)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -146,7 +156,7 @@ func startNode(tb testing.TB, c reg.Client, ip string, pid int, obs func(regcoun
 	if err := s.Ready(rctx); err != nil {
 		tb.Fatalf("%s not ready: %v", id, err)
 	}
-	return &benchNode{id: id, client: cc, sched: s, stop: stop}
+	return s, stop
 }
 
 // itemLog records item starts.

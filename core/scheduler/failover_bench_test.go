@@ -189,16 +189,22 @@ func failoverOnce(b *testing.B, srv *zktest.Server, ns string, session time.Dura
 	time.Sleep(200 * time.Millisecond) // the survivor is idle again
 
 	ks.kill()
-	killed := time.Now()
+	return awaitTakeover(b, survivorStarts, victimItem, time.Now(), session), negotiated
+}
+
+// awaitTakeover returns how long after killed the survivor started item
+// (its starts arrive on starts).
+func awaitTakeover(b *testing.B, starts <-chan itemStart, item int, killed time.Time, session time.Duration) time.Duration {
+	b.Helper()
 	timeout := time.After(session + 20*time.Second)
 	for {
 		select {
-		case s := <-survivorStarts:
-			if s.item == victimItem && s.at.After(killed) {
-				return s.at.Sub(killed), negotiated
+		case s := <-starts:
+			if s.item == item && s.at.After(killed) {
+				return s.at.Sub(killed)
 			}
 		case <-timeout:
-			b.Fatalf("item %d did not fail over within %v", victimItem, session+20*time.Second)
+			b.Fatalf("item %d did not fail over within %v", item, session+20*time.Second)
 		}
 	}
 }
@@ -276,19 +282,7 @@ func busyFailoverOnce(b *testing.B, srv *zktest.Server, ns string, session time.
 	// Kill at fire + 0.4 s: the scenario's moment, not a synchronisation.
 	time.Sleep(time.Until(victim.at.Add(400 * time.Millisecond)))
 	ks.kill()
-	killed := time.Now()
-	timeout := time.After(session + 20*time.Second)
-	for {
-		select {
-		case s := <-survivorStarts:
-			if s.item == victim.item && s.at.After(killed) {
-				return s.at.Sub(killed), negotiated
-			}
-		case <-victimStarts:
-		case <-timeout:
-			b.Fatalf("item %d did not fail over within %v", victim.item, session+20*time.Second)
-		}
-	}
+	return awaitTakeover(b, survivorStarts, victim.item, time.Now(), session), negotiated
 }
 
 // BenchmarkResumeAfterZooKeeperRestart: one scheduler (session timeout

@@ -111,40 +111,11 @@ func TestClaimDuringAnExecutionRunsRightAfterIt(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { client.Close() })
-		s, err := scheduler.New(scheduler.Options{
+		s, stop := runScheduler(t, scheduler.Options{
 			Client: client, InstanceID: id, ServerIP: "127.0.0.1", Plugins: plugins(),
 			Logger:       hclog.New(&hclog.LoggerOptions{Name: id, Level: hclog.Info, Output: logs}),
 			DrainTimeout: 0, // items wait on a gate
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Add(context.Background(), scheduler.Job{Config: cfg.Clone(), Runner: g.runner(id)}); err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- s.Run(ctx) }()
-		var once sync.Once
-		stop := func() {
-			once.Do(func() {
-				cancel()
-				select {
-				case err := <-done:
-					if err != nil {
-						t.Errorf("%s: Run: %v", id, err)
-					}
-				case <-time.After(30 * time.Second):
-					t.Errorf("%s did not shut down", id)
-				}
-			})
-		}
-		t.Cleanup(stop)
-		rctx, rcancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer rcancel()
-		if err := s.Ready(rctx); err != nil {
-			t.Fatalf("%s not ready: %v", id, err)
-		}
+		}, scheduler.Job{Config: cfg.Clone(), Runner: g.runner(id)})
 		return s, client, stop
 	}
 	const survivor, victim = "127.0.0.1@-@1", "127.0.0.1@-@2"
