@@ -103,29 +103,30 @@ type Options struct {
 // Job is one job's coordination on one instance. It implements
 // executor.Facade.
 type Job struct {
-	c     reg.Client
-	s     store
-	p     paths
-	local *config.JobConfiguration
-	class string
-	id    string
-	ip    string
-	strat func(string) (spi.ShardingStrategy, error)
-	// unknownStrategy is the last strategy type reported as not served
-	// (see strategy), so that it is reported once.
-	unknownStrategy atomic.Pointer[string]
-	log             hclog.Logger
-	poll            time.Duration
-	recon           time.Duration
-	reconMinute     time.Duration
-	grace           time.Duration
-	onTrig          func()
-	onRes           func(string, string)
-	onShut          func()
-	onEv            func(string)
+	c           reg.Client
+	s           store
+	p           paths
+	local       *config.JobConfiguration
+	class       string
+	id          string
+	ip          string
+	strat       func(string) (spi.ShardingStrategy, error)
+	log         hclog.Logger
+	poll        time.Duration
+	recon       time.Duration
+	reconMinute time.Duration
+	grace       time.Duration
+	onTrig      func()
+	onRes       func(string, string)
+	onShut      func()
+	onEv        func(string)
 
 	cache *reg.TreeCache
 	guar  guaranteeWaiters
+
+	// unknownStrategy is the last sharding strategy type reported as not
+	// served (see strategy), so that each is reported once.
+	unknownStrategy atomic.Pointer[string]
 
 	cfg      atomic.Pointer[config.JobConfiguration] // latest known config
 	running  atomic.Bool                             // an execution is between RegisterBegin and RegisterCompleted
