@@ -93,13 +93,12 @@ func javaPeerChecks() []javaPeerCheck {
 			if !ok {
 				return ""
 			}
-			reads, fails := "3.0.5", "3.0.4"
+			key, fails := "only 3.0.5 knows this key", "3.0.4"
 			if name == KeyJobExecutorServiceHandlerType {
-				reads, fails = "3.0.4", "3.0.5"
+				key, fails = "written as "+name+", which only 3.0.4 knows", "3.0.5"
 			}
-			java := fmt.Sprintf("written as %s, which only %s knows: a %s instance fails to start (Unable to find property '%s') "+
-				"and its lifecycle API cannot read the config; no spelling is read by both (only CPU, written as no key, is)",
-				name, reads, fails, name)
+			java := fmt.Sprintf("%s: a %s instance fails to start (Unable to find property '%s') and its lifecycle API "+
+				"cannot read the config; no spelling is read by both (only CPU is: it is written as no key)", key, fails, name)
 			if !isJavaBuiltin(KeyJobExecutorThreadPoolSizeProviderType, typ) {
 				java += "; and Java has no thread pool of that type (CPU, SINGLE_THREAD)"
 			}
