@@ -117,10 +117,14 @@ type JobConfiguration struct {
 	// LegacyThreadPoolKey makes Marshal write the thread-pool type under the
 	// ≤3.0.4 key jobExecutorServiceHandlerType instead of 3.0.5's
 	// jobExecutorThreadPoolSizeProviderType. Java's loader fails on a key it
-	// does not know, so the spelling must match the oldest Java peer: 3.0.5
-	// (the spec baseline) by default, and the legacy one when Unmarshal read
-	// it (a ≤3.0.4 peer wrote the config). It only matters when the type is
-	// set; an empty type writes neither key.
+	// does not know, and 3.0.4 knows only the first, 3.0.5 only the second,
+	// so no spelling is read by both: the one spelling both read is none at
+	// all, which both take as CPU. So an empty type and CPU (any case) write
+	// neither key, unless the parsed input held it (it is then written back
+	// as read). Any other type is written under 3.0.5's key by default, and
+	// under the legacy one when set or when Unmarshal read it (a ≤3.0.4 peer
+	// wrote the config); one Java version or the other cannot read it
+	// (config.JavaPeerIssues says so).
 	LegacyThreadPoolKey bool
 
 	wire wireState
@@ -132,6 +136,9 @@ type wireState struct {
 	empty   keySet              // writeUnlessNull strings that were present as ''
 	unknown []rawKV             // keys this version does not know, in input order
 	order   map[string][]string // a map key's entries in input order (Java insertion order), by key name
+	// poolKeyRead: the input held the thread-pool key (either spelling)
+	// with a value, so Marshal writes it back even when it is CPU.
+	poolKeyRead bool
 }
 
 type rawKV struct {

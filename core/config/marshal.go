@@ -60,6 +60,12 @@ func Marshal(cfg *JobConfiguration) ([]byte, error) {
 func (k JobKey) node(cfg *JobConfiguration, bit keySet) *snakeyaml.Node {
 	switch v := k.field(cfg).(type) {
 	case *string:
+		if _, written := poolKeyWritten(cfg); k.Legacy != "" && *v != "" && !written {
+			// The thread-pool key set to CPU: no spelling is read by both
+			// 3.0.4 and 3.0.5, and both take an absent key as CPU (see
+			// LegacyThreadPoolKey).
+			return nil
+		}
 		switch k.write {
 		case writeUnlessNull: // Java null when empty, unless the input had ''
 			if *v == "" && !cfg.wire.empty.has(bit) {

@@ -103,8 +103,11 @@ func Unmarshal(data []byte) (*JobConfiguration, error) {
 		*tp = *legacyTP
 		cfg.LegacyThreadPoolKey = true
 	}
-	if *tp == "" && (newTP != nil || legacyTP != nil) {
-		cfg.wire.empty |= keyBit(legacy)
+	if newTP != nil || legacyTP != nil {
+		cfg.wire.poolKeyRead = true
+		if *tp == "" {
+			cfg.wire.empty |= keyBit(legacy)
+		}
 	}
 	return cfg, nil
 }

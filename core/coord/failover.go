@@ -280,9 +280,11 @@ func (j *Job) failoverIfNecessary(ctx context.Context) error {
 }
 
 // trigger asks the scheduler to run once now, or right after the
-// execution of the job in progress (the enquiry claims from inside one);
-// should a scheduler drop the request instead, pump asks again
-// once this instance is idle.
+// execution of the job in progress (the enquiry claims from inside one).
+// That is a claim's only path to its run: the pump asks again only when the
+// run did not happen (a fire skipped while the connection was suspended,
+// an execution that failed before its items ran, or a scheduler that
+// dropped the request), a failover tick later.
 func (j *Job) trigger() {
 	j.lastTrig.Store(time.Now().UnixNano())
 	j.onTrig()
@@ -299,9 +301,9 @@ func (j *Job) failoverTick() time.Duration { return j.poll * 5 }
 //     (presumed) session loss left, queuing them for failover
 //     (recoverIfIdle);
 //   - with failover on, asks the scheduler again to run the items it has
-//     claimed (sharding/i/failover = me) when an earlier trigger was
-//     dropped, or else claims one queued item (leader/failover/items
-//     non-empty);
+//     claimed (sharding/i/failover = me) when the claim's trigger did not
+//     run them (see trigger), or else claims one queued item
+//     (leader/failover/items non-empty);
 //   - otherwise, with misfire on, runs its own items whose missed fire no
 //     execution served (runPendingMisfires).
 //

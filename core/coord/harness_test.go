@@ -73,8 +73,9 @@ type instance struct {
 	hold  chan struct{}
 	runMu sync.Mutex // one trigger at a time per instance (Facade contract)
 
-	// dropBusy models the real trigger loop: an OnTrigger that arrives
-	// while a run of this instance is in progress is dropped.
+	// dropBusy models a scheduler that drops an OnTrigger arriving while
+	// a run of this instance is in progress (core/scheduler keeps it: see
+	// trigger.TriggerSoon); the pump must then ask again.
 	dropBusy atomic.Bool
 	inRun    atomic.Bool
 	// stubborn: a held execution ignores the cancellation of its ctx (a

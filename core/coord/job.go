@@ -59,9 +59,12 @@ type Options struct {
 
 	// OnTrigger asks the scheduler to run the job once now (failover claim,
 	// catch-up of a missed fire, trigger node), or right after an
-	// execution in progress (core/scheduler does; a scheduler that drops
-	// it is asked again for claims). Called from the job's event
-	// goroutine: must not block.
+	// execution in progress: a claim made by the failover enquiry at the
+	// end of an execution comes while it still runs, and its item runs
+	// right after it only if the request is kept (core/scheduler keeps it;
+	// a scheduler that drops it delays claimed items to the pump, which
+	// asks again a failover tick later: issue 11). Called from the job's
+	// event goroutine or from inside an execution: must not block.
 	OnTrigger func()
 	// OnReschedule reports a changed cron or time zone in the config node.
 	OnReschedule func(cron, timeZone string)
@@ -122,6 +125,10 @@ type Job struct {
 	// liveCache is cache while Run runs, for other goroutines (Cache).
 	liveCache atomic.Pointer[reg.TreeCache]
 	guar      guaranteeWaiters
+
+	// unknownStrategy is the last sharding strategy type reported as not
+	// served (see strategy), so that each is reported once.
+	unknownStrategy atomic.Pointer[string]
 
 	cfg      atomic.Pointer[config.JobConfiguration] // latest known config
 	running  atomic.Bool                             // an execution is between RegisterBegin and RegisterCompleted

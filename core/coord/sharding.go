@@ -11,6 +11,7 @@ import (
 	"github.com/ejob-io/ejob/core/reg"
 	"github.com/ejob-io/ejob/core/reg/recipe"
 	"github.com/ejob-io/ejob/core/sharding"
+	"github.com/ejob-io/ejob/spi"
 )
 
 // setReshardingFlag creates leader/sharding/necessary, on the leader only
@@ -274,9 +275,9 @@ func (j *Job) commitSharding(ctx context.Context, fence recipe.Fence, cfg *confi
 			ops = append(ops, reg.DeleteOp(j.p.itemNode(i, "instance"), reg.AnyVersion))
 		}
 	}
-	strategy, err := j.strat(cfg.ShardingStrategyType())
+	strategy, err := j.strategy(cfg)
 	if err != nil {
-		return fmt.Errorf("sharding strategy %q: %w", cfg.ShardingStrategyType(), err)
+		return err
 	}
 	result, err := sharding.Shard(ctx, strategy, cfg.JobName, n, instances)
 	if err != nil {
@@ -295,6 +296,28 @@ func (j *Job) commitSharding(ctx context.Context, fence recipe.Fence, cfg *confi
 	}
 	j.log.Info("resharding committed", "assignments", fmt.Sprint(result))
 	return nil
+}
+
+// strategy resolves cfg's sharding strategy. A type this host does not
+// serve can only come from a config written elsewhere (a Java instance or
+// the console; the local one is validated): the leader then shards with
+// AVG_ALLOCATION, as a Java 3.0.5 leader does, and says so once per type,
+// rather than leave the job without an assignment while it leads.
+func (j *Job) strategy(cfg *config.JobConfiguration) (spi.ShardingStrategy, error) {
+	typ := cfg.ShardingStrategyType()
+	s, err := j.strat(typ)
+	if errors.Is(err, spi.ErrUnknownType) && spi.NormalizeType(typ) != config.DefaultShardingStrategyType {
+		if prev := j.unknownStrategy.Swap(&typ); prev == nil || *prev != typ {
+			j.log.Warn("the job's configuration (written elsewhere: a Java instance, the console) names a type this host "+
+				"does not serve; sharding with "+config.DefaultShardingStrategyType+" instead",
+				"kind", "sharding strategy", "type", typ, "error", err)
+		}
+		s, err = j.strat(config.DefaultShardingStrategyType)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sharding strategy %q: %w", typ, err)
+	}
+	return s, nil
 }
 
 // subtreeDeletes returns delete ops for path and everything under it,

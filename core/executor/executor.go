@@ -66,6 +66,9 @@ type ErrorHandlerLookup func(ctx context.Context, typ string) (spi.ErrorHandler,
 // normalised with spi.NormalizeType).
 type PoolSizeLookup func(ctx context.Context, typ string) (spi.ThreadPoolSizeProvider, error)
 
+// ListenerLookup resolves a job listener type for the job's config.
+type ListenerLookup func(ctx context.Context, cfg *config.JobConfiguration, typ string) (Listener, error)
+
 // Listener is told before and after each trigger of a job (upstream's
 // ElasticJobListener, executors spec §6). Listeners run in ascending Order
 // (ties keep their configured order); the first error stops the rest and
@@ -85,13 +88,27 @@ type Options struct {
 	// Runner runs the items. Required.
 	Runner ItemRunner
 	// ErrorHandlers resolves jobErrorHandlerType. When nil, or when it
-	// fails, failures are logged as the LOG handler would.
+	// fails, failures are logged as the LOG handler would. A type it
+	// reports as spi.ErrUnknownType (a config written by someone else, a
+	// Java instance or the console, named a handler this host does not
+	// serve) is logged once at WARN and not asked again until the type
+	// changes; other failures are retried at the next trigger.
 	ErrorHandlers ErrorHandlerLookup
 	// PoolSizes resolves jobExecutorThreadPoolSizeProviderType. When nil,
 	// or when it fails, the size is AvailableCPUs*2 (the CPU provider).
+	// Unknown types are handled as for ErrorHandlers.
 	PoolSizes PoolSizeLookup
-	// Listeners, in configured order.
+	// Listeners are in-process listeners, in configured order. They run
+	// after (in ascending Order, ties in configured order) the listeners
+	// TypedListeners resolves.
 	Listeners []Listener
+	// TypedListeners resolves one type of the config's jobListenerTypes
+	// (the effective config's: the registry's unless the local one was
+	// written). The executor asks it at the first trigger and whenever the
+	// list changes. A type it reports as spi.ErrUnknownType is logged once
+	// at WARN and the job runs without it; other failures are logged and
+	// retried at the next trigger. nil: jobListenerTypes is not used.
+	TypedListeners ListenerLookup
 	// Events defaults to NopEvents.
 	Events Events
 	// Logger defaults to a null logger.
@@ -119,6 +136,14 @@ type Executor struct {
 	handler     spi.ErrorHandler
 	poolType    string
 	poolSize    int
+	// listenerTypes are the normalised jobListenerTypes listeners was
+	// built for; listenersBuilt is false until a build resolved them all.
+	listenerTypes  []string
+	listenersBuilt bool
+	listeners      []Listener
+	// unknown are the types already reported unknown, by kind, so that
+	// each is logged once.
+	unknown map[string]bool
 }
 
 // New returns the Executor of jobName.
@@ -142,12 +167,13 @@ func New(jobName string, opts Options) (*Executor, error) {
 		opts.CleanupTimeout = 10 * time.Second
 	}
 	opts.Listeners = slices.Clone(opts.Listeners)
-	slices.SortStableFunc(opts.Listeners, func(a, b Listener) int { return cmp.Compare(a.Order(), b.Order()) })
 	return &Executor{
-		jobName: jobName,
-		opts:    opts,
-		log:     opts.Logger.With("job", jobName, "instance_id", opts.InstanceID),
-		events:  opts.Events,
+		jobName:   jobName,
+		opts:      opts,
+		log:       opts.Logger.With("job", jobName, "instance_id", opts.InstanceID),
+		events:    opts.Events,
+		listeners: sortListeners(nil, opts.Listeners),
+		unknown:   map[string]bool{},
 	}, nil
 }
 
@@ -180,11 +206,12 @@ type MissedFires interface {
 // run is the state of one trigger.
 type run struct {
 	*Executor
-	cfg      *config.JobConfiguration
-	handler  spi.ErrorHandler
-	poolSize int
-	timeout  time.Duration
-	retry    config.Retry
+	cfg       *config.JobConfiguration
+	handler   spi.ErrorHandler
+	poolSize  int
+	listeners []Listener
+	timeout   time.Duration
+	retry     config.Retry
 }
 
 // Execute runs one trigger of the job (executors spec §1.2, §1.6). src is
@@ -202,8 +229,8 @@ func (e *Executor) Execute(ctx context.Context, src Source, missed MissedFires) 
 	if err != nil {
 		return fmt.Errorf("executor: job %q: load config: %w", e.jobName, err)
 	}
-	handler, poolSize := e.reload(ctx, cfg)
-	r := &run{Executor: e, cfg: cfg, handler: handler, poolSize: poolSize, timeout: e.timeout(cfg), retry: e.retryPolicy(cfg)}
+	handler, poolSize, listeners := e.reload(ctx, cfg)
+	r := &run{Executor: e, cfg: cfg, handler: handler, poolSize: poolSize, listeners: listeners, timeout: e.timeout(cfg), retry: e.retryPolicy(cfg)}
 	ctx = withJobConfig(ctx, cfg)
 	// Fires skipped from now on set the flags of the items this instance
 	// owns when they come (a pending resharding may move items while the
@@ -233,7 +260,7 @@ func (e *Executor) Execute(ctx context.Context, src Source, missed MissedFires) 
 			e.jobName, javaList(sc.Items)))
 		return nil
 	}
-	if err := r.listeners(ctx, sc, true); err != nil {
+	if err := r.callListeners(ctx, sc, true); err != nil {
 		return err
 	}
 	err = r.once(ctx, sc, src)
@@ -249,7 +276,7 @@ func (e *Executor) Execute(ctx context.Context, src Source, missed MissedFires) 
 			return fmt.Errorf("executor: job %q: failover enquiry: %w", e.jobName, err)
 		}
 	}
-	return r.listeners(ctx, sc, false)
+	return r.callListeners(ctx, sc, false)
 }
 
 // recordSkips starts a goroutine that sets the misfire flags each time the
@@ -360,16 +387,23 @@ func normType(typ, def string) string {
 	return def
 }
 
-// reload resolves the error handler and pool size when their configured
-// type changed (executors spec §4, §5). Props are not compared: the SPI is
-// stateless and receives the props in every call. A failed lookup is
-// logged and retried at the next trigger.
-func (e *Executor) reload(ctx context.Context, cfg *config.JobConfiguration) (spi.ErrorHandler, int) {
+// reload resolves the error handler, pool size and typed listeners when
+// their configured types changed (executors spec §4, §5, §6). Props are not
+// compared: the SPI is stateless and receives the props in every call. A
+// type the lookup does not know (the config was written by someone else:
+// a Java instance, the console) is logged once and replaced (LOG, CPU, or
+// no listener); another failed lookup is logged and retried at the next
+// trigger.
+func (e *Executor) reload(ctx context.Context, cfg *config.JobConfiguration) (spi.ErrorHandler, int, []Listener) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if ht := normType(cfg.JobErrorHandlerType, DefaultErrorHandlerType); ht != e.handlerType {
 		h, err := e.lookupHandler(ctx, ht)
-		if err != nil {
+		switch {
+		case errors.Is(err, spi.ErrUnknownType):
+			e.warnUnknown("error handler", ht, "failures are logged as the LOG handler logs them", err)
+			h = logHandler{e.log}
+		case err != nil:
 			e.log.Warn("cannot resolve error handler; logging failures instead", "type", ht, "error", err)
 			h, ht = logHandler{e.log}, ""
 		}
@@ -377,14 +411,69 @@ func (e *Executor) reload(ctx context.Context, cfg *config.JobConfiguration) (sp
 	}
 	if pt := normType(cfg.JobExecutorThreadPoolSizeProviderType, DefaultThreadPoolType); pt != e.poolType {
 		size, err := e.lookupPoolSize(ctx, pt)
-		if err != nil {
+		switch {
+		case errors.Is(err, spi.ErrUnknownType):
+			size = e.opts.AvailableCPUs * 2
+			e.warnUnknown("thread pool", pt, fmt.Sprintf("the pool is sized as CPU sizes it (%d)", size), err)
+		case err != nil:
 			size = e.opts.AvailableCPUs * 2
 			e.log.Warn("cannot size thread pool; using CPUs*2", "type", pt, "size", size, "error", err)
 			pt = ""
 		}
 		e.poolSize, e.poolType = size, pt
 	}
-	return e.handler, e.poolSize
+	e.reloadListeners(ctx, cfg)
+	return e.handler, e.poolSize, e.listeners
+}
+
+// reloadListeners rebuilds the listeners when the config's listener types
+// changed (or a build is incomplete). Caller holds e.mu.
+func (e *Executor) reloadListeners(ctx context.Context, cfg *config.JobConfiguration) {
+	if e.opts.TypedListeners == nil {
+		return
+	}
+	types := make([]string, len(cfg.JobListenerTypes))
+	for i, t := range cfg.JobListenerTypes {
+		types[i] = spi.NormalizeType(t)
+	}
+	if e.listenersBuilt && slices.Equal(types, e.listenerTypes) {
+		return
+	}
+	typed := make([]Listener, 0, len(types))
+	complete := true
+	for _, t := range cfg.JobListenerTypes {
+		l, err := e.opts.TypedListeners(ctx, cfg, t)
+		switch {
+		case err == nil:
+			typed = append(typed, l)
+		case errors.Is(err, spi.ErrUnknownType):
+			e.warnUnknown("job listener", t, "the job runs without it", err)
+		default:
+			complete = false
+			e.log.Warn("cannot resolve job listener; this trigger runs without it", "type", t, "error", err)
+		}
+	}
+	e.listeners = sortListeners(typed, e.opts.Listeners)
+	e.listenerTypes, e.listenersBuilt = types, complete
+}
+
+// warnUnknown logs, once per kind and type, that the job's config names a
+// type this host does not serve and what the executor does instead.
+// Caller holds e.mu.
+func (e *Executor) warnUnknown(kind, typ, instead string, err error) {
+	if e.unknown[kind+"/"+typ] {
+		return
+	}
+	e.unknown[kind+"/"+typ] = true
+	e.log.Warn("the job's configuration (written elsewhere: a Java instance, the console) names a type this host "+
+		"does not serve; "+instead, "kind", kind, "type", typ, "error", err)
+}
+
+// sortListeners returns typed then inProcess, stably sorted by Order.
+func sortListeners(typed, inProcess []Listener) []Listener {
+	out := append(slices.Clone(typed), inProcess...)
+	slices.SortStableFunc(out, func(a, b Listener) int { return cmp.Compare(a.Order(), b.Order()) })
+	return out
 }
 
 func (e *Executor) lookupHandler(ctx context.Context, typ string) (spi.ErrorHandler, error) {
@@ -491,8 +580,8 @@ func detail(err error) string {
 	return b.String()
 }
 
-func (r *run) listeners(ctx context.Context, sc ShardingContexts, before bool) error {
-	for _, l := range r.opts.Listeners {
+func (r *run) callListeners(ctx context.Context, sc ShardingContexts, before bool) error {
+	for _, l := range r.listeners {
 		var err error
 		if before {
 			err = l.BeforeJobExecuted(ctx, sc)

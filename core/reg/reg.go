@@ -79,11 +79,11 @@ type ParentMode int
 const (
 	// NoParents fails with ErrNoNode when the parent is missing (the default).
 	NoParents ParentMode = iota
-	// PersistentParents creates missing ancestors as empty persistent nodes,
-	// like Curator's creatingParentsIfNeeded.
+	// PersistentParents creates missing ancestors as persistent nodes with
+	// empty (not null) data, like Curator's creatingParentsIfNeeded.
 	PersistentParents
-	// ContainerParents creates missing ancestors as empty container nodes,
-	// like Curator's creatingParentContainersIfNeeded.
+	// ContainerParents creates missing ancestors as container nodes with
+	// empty (not null) data, like Curator's creatingParentContainersIfNeeded.
 	ContainerParents
 )
 
@@ -124,6 +124,12 @@ type Reader interface {
 }
 
 // Writer changes nodes.
+//
+// Data is never written as ZooKeeper's null: nil data (and every parent a
+// create makes) is written as empty data, length 0, as Curator does. A Java
+// ElasticJob instance reading a node with getDirectly dereferences its data,
+// so a null node breaks it (issue 11). Nodes written by others may still be
+// null; Get returns nil for those.
 type Writer interface {
 	// Create makes a node and returns its path (with the sequence suffix for
 	// sequential modes). ErrNodeExists, ErrNoNode (parent missing and no

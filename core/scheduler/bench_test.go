@@ -84,6 +84,9 @@ type benchNode struct {
 	id     string
 	client *regcount.Client
 	sched  *scheduler.Scheduler
+	// stop shuts the node down (draining) before the benchmark ends;
+	// it is also a cleanup of the benchmark, and may be called twice.
+	stop func()
 }
 
 // startNode starts a scheduler running jobs on c and waits until every job
@@ -105,13 +108,23 @@ func startNode(tb testing.TB, c reg.Client, ip string, pid int, obs func(regcoun
 		opts = append(opts, regcount.WithObserver(obs))
 	}
 	cc := regcount.New(c, opts...)
-	s, err := scheduler.New(scheduler.Options{
+	s, stop := runScheduler(tb, scheduler.Options{
 		Client: cc, InstanceID: id, ServerIP: ip, Plugins: plugins(),
 		Logger:       hclog.New(&hclog.LoggerOptions{Name: id, Level: benchLogLevel(), Output: os.Stderr}),
 		DrainTimeout: 5 * time.Second,
 		// No reconcile ticks inside a measurement.
 		Coord: coord.Options{ReconcileTick: time.Hour},
-	})
+	}, jobs...)
+	return &benchNode{id: id, client: cc, sched: s, stop: stop}
+}
+
+// runScheduler starts a scheduler with opts running jobs and waits until
+// every job has registered. The returned stop shuts it down (draining); it
+// is also a cleanup of tb, and may be called twice.
+func runScheduler(tb testing.TB, opts scheduler.Options, jobs ...scheduler.Job) (*scheduler.Scheduler, func()) {
+	tb.Helper()
+	id := opts.InstanceID
+	s, err := scheduler.New(opts)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -123,23 +136,27 @@ func startNode(tb testing.TB, c reg.Client, ip string, pid int, obs func(regcoun
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.Run(ctx) }()
-	tb.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				tb.Errorf("%s: Run: %v", id, err)
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					tb.Errorf("%s: Run: %v", id, err)
+				}
+			case <-time.After(60 * time.Second):
+				tb.Errorf("%s did not shut down", id)
 			}
-		case <-time.After(60 * time.Second):
-			tb.Errorf("%s did not shut down", id)
-		}
-	})
+		})
+	}
+	tb.Cleanup(stop)
 	rctx, rcancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer rcancel()
 	if err := s.Ready(rctx); err != nil {
 		tb.Fatalf("%s not ready: %v", id, err)
 	}
-	return &benchNode{id: id, client: cc, sched: s}
+	return s, stop
 }
 
 // itemLog records item starts.

@@ -286,12 +286,27 @@ func (s *Scheduler) Add(ctx context.Context, job Job) error {
 	if runner == nil {
 		runner = job.NewRunner(cj)
 	}
-	listeners := make([]executor.Listener, 0, len(typed)+len(job.Listeners))
-	for _, l := range typed {
+	// The listeners the local config names were described above (a bad
+	// one fails Add); the executor asks for those of the effective config,
+	// which may be the registry's.
+	described := make(map[string]executor.SPIListener, len(typed))
+	for i, l := range typed {
 		l.Guarantee = cj
-		listeners = append(listeners, l)
+		described[spi.NormalizeType(cfg.JobListenerTypes[i])] = l
 	}
-	listeners = append(listeners, job.Listeners...)
+	typedListener := func(ctx context.Context, eff *config.JobConfiguration, name string) (executor.Listener, error) {
+		key := spi.NormalizeType(name)
+		if l, ok := described[key]; ok {
+			return l, nil
+		}
+		l, err := s.describeListener(ctx, eff, name)
+		if err != nil {
+			return nil, err
+		}
+		l.Guarantee = cj
+		described[key] = l
+		return l, nil
+	}
 	ex, err := executor.New(cfg.JobName, executor.Options{
 		InstanceID: s.opts.InstanceID,
 		Facade:     cj,
@@ -302,10 +317,11 @@ func (s *Scheduler) Add(ctx context.Context, job Job) error {
 		PoolSizes: func(_ context.Context, typ string) (spi.ThreadPoolSizeProvider, error) {
 			return spi.Resolve[spi.ThreadPoolSizeProvider](s.opts.Plugins, typ)
 		},
-		Listeners:     listeners,
-		Events:        s.opts.Events,
-		Logger:        s.opts.Logger.Named("executor"),
-		AvailableCPUs: s.opts.AvailableCPUs,
+		Listeners:      job.Listeners,
+		TypedListeners: typedListener,
+		Events:         s.opts.Events,
+		Logger:         s.opts.Logger.Named("executor"),
+		AvailableCPUs:  s.opts.AvailableCPUs,
 	})
 	if err != nil {
 		return fmt.Errorf("job %q: %w", cfg.JobName, err)
@@ -325,19 +341,29 @@ func (s *Scheduler) Add(ctx context.Context, job Job) error {
 func (s *Scheduler) describeListeners(ctx context.Context, cfg *config.JobConfiguration) ([]executor.SPIListener, error) {
 	out := make([]executor.SPIListener, 0, len(cfg.JobListenerTypes))
 	for _, name := range cfg.JobListenerTypes {
-		l, err := spi.Resolve[spi.JobListener](s.opts.Plugins, name)
+		l, err := s.describeListener(ctx, cfg, name)
 		if err != nil {
-			return nil, fmt.Errorf("job listener %s: %w", name, err)
+			return nil, err
 		}
-		dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		desc, err := l.Describe(dctx, spi.ListenerDescribeRequest{JobName: cfg.JobName, Props: cfg.Props})
-		cancel()
-		if err != nil {
-			return nil, fmt.Errorf("job listener %s: %w", name, err)
-		}
-		out = append(out, executor.SPIListener{Listener: l, Desc: desc})
+		out = append(out, l)
 	}
 	return out, nil
+}
+
+// describeListener resolves one listener type and asks it how to call it
+// for the job. An unknown type wraps spi.ErrUnknownType.
+func (s *Scheduler) describeListener(ctx context.Context, cfg *config.JobConfiguration, name string) (executor.SPIListener, error) {
+	l, err := spi.Resolve[spi.JobListener](s.opts.Plugins, name)
+	if err != nil {
+		return executor.SPIListener{}, fmt.Errorf("job listener %s: %w", name, err)
+	}
+	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	desc, err := l.Describe(dctx, spi.ListenerDescribeRequest{JobName: cfg.JobName, Props: cfg.Props})
+	cancel()
+	if err != nil {
+		return executor.SPIListener{}, fmt.Errorf("job listener %s: %w", name, err)
+	}
+	return executor.SPIListener{Listener: l, Desc: desc}, nil
 }
 
 func (s *Scheduler) reschedule(rt *runtime, expr, tz string) {

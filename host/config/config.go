@@ -113,7 +113,30 @@ type HostSettings struct {
 	// §9); 0 picks a free port, which the host logs. nil: no dump service
 	// (no elasticjob.dump section, or enabled: false).
 	DumpPort *int
+	// JavaPeers says what the host does when it is about to write a job's
+	// configuration to a ZooKeeper namespace with values a Java ElasticJob
+	// 3.0.x instance cannot read or run (config.JavaPeerIssues): warn
+	// (default), strict (refuse to start) or off.
+	JavaPeers JavaPeers
 }
+
+// JavaPeers is the ejob.javaPeers setting.
+type JavaPeers string
+
+// The ejob.javaPeers values.
+const (
+	// JavaPeersWarn logs one WARN per job naming each such value and what
+	// a Java instance would do with it, and starts.
+	JavaPeersWarn JavaPeers = "warn"
+	// JavaPeersStrict refuses to start with that message.
+	JavaPeersStrict JavaPeers = "strict"
+	// JavaPeersOff says nothing.
+	JavaPeersOff JavaPeers = "off"
+)
+
+// DefaultJavaPeers is HostSettings.JavaPeers when the file does not set
+// javaPeers.
+const DefaultJavaPeers = JavaPeersWarn
 
 // IPOptions returns the server-IP selection options: the environment
 // (instance.IPOptionsFromEnv; getenv nil means os.Getenv), overridden by

@@ -118,6 +118,7 @@ func TestLoadEveryKey(t *testing.T) {
 		"ejob.logLevel":                  {f.Host.LogLevel, "debug"},
 		"ejob.preferredNetworkInterface": {f.Host.PreferredNetworkInterface, "eno1"},
 		"ejob.preferredNetworkIp":        {f.Host.PreferredNetworkIP, "192.168.*"},
+		"ejob.javaPeers":                 {f.Host.JavaPeers, JavaPeersStrict},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if !reflect.DeepEqual(tc.got, tc.want) {
@@ -262,7 +263,7 @@ func TestDefaults(t *testing.T) {
 	if f.Registry != nil {
 		t.Errorf("registry = %v, want nil (embedded registry)", f.Registry)
 	}
-	if want := (HostSettings{DrainTimeout: DefaultDrainTimeout}); f.Host != want {
+	if want := (HostSettings{DrainTimeout: DefaultDrainTimeout, JavaPeers: JavaPeersWarn}); f.Host != want {
 		t.Errorf("host = %+v, want %+v", f.Host, want)
 	}
 	want := jobconfig.New("j", 2)
@@ -449,6 +450,7 @@ func TestParseProblems(t *testing.T) {
 		"dump key":          {"elasticjob:\n  dump: {prot: 1}\n" + job, `f.yaml:2: elasticjob.dump: unknown key "prot" (did you mean "port"?)`},
 		"tracing":           {"elasticjob:\n  tracing: {type: RDB}\n" + job, "f.yaml:2: elasticjob.tracing: not supported yet: ejob does not record execution events yet, and it refuses settings it would ignore; remove the section"},
 		"log level":         {"elasticjob:\n" + job + "ejob: {logLevel: verbose}\n", `f.yaml:4: ejob.logLevel: want trace, debug, info, warn or error, got "verbose"`},
+		"java peers":        {"elasticjob:\n" + job + "ejob:\n  javaPeers: loud\n", `f.yaml:5: ejob.javaPeers: want warn, strict or off, got "loud"`},
 		"empty type":        {"elasticjob:\n  jobs:\n    j: {elasticJobType: '', shardingTotalCount: 1}\n", "f.yaml:3: elasticjob.jobs.j.elasticJobType: must not be empty (available: HTTP, SCRIPT)"},
 		"bad placeholder":   {"elasticjob:\n  jobs:\n    j: {elasticJobType: '${X', shardingTotalCount: 1}\n", `f.yaml:3: elasticjob.jobs.j.elasticJobType: unterminated placeholder "${X" (write $${ for a literal ${)`},
 	} {
@@ -707,7 +709,7 @@ func TestLoadHostDespiteProblemsElsewhere(t *testing.T) {
 func TestEveryHostSettingIsParsed(t *testing.T) {
 	t.Parallel()
 	f := mustLoad(t, "testdata/all-keys.yaml", catalog())
-	defaults := HostSettings{DrainTimeout: DefaultDrainTimeout}
+	defaults := HostSettings{DrainTimeout: DefaultDrainTimeout, JavaPeers: DefaultJavaPeers}
 	got, def := reflect.ValueOf(f.Host), reflect.ValueOf(defaults)
 	for i := range got.NumField() {
 		if got.Field(i).Equal(def.Field(i)) {

@@ -42,6 +42,7 @@ const (
 	keyLogLevel                  = "logLevel"
 	keyPreferredNetworkInterface = "preferredNetworkInterface"
 	keyPreferredNetworkIP        = "preferredNetworkIp"
+	keyJavaPeers                 = "javaPeers"
 )
 
 // The keys of each section. Functions, not variables: there is no
@@ -113,7 +114,7 @@ func jobKeys() []string {
 func ejobKeys() []string {
 	return []string{
 		keyPluginsDir, keyLockFile, keyDrainTimeout, keyPluginStopGrace, keyLogLevel,
-		keyPreferredNetworkInterface, keyPreferredNetworkIP,
+		keyPreferredNetworkInterface, keyPreferredNetworkIP, keyJavaPeers,
 	}
 }
 

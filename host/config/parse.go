@@ -66,7 +66,7 @@ func LoadHost(path string, getenv func(string) (string, bool)) (HostSettings, er
 // file1 decodes the document; the result is only meaningful when no
 // problem was reported.
 func (d *decoder) file1(data []byte, opts LoadOptions, baseDir string) *File {
-	f := &File{Name: d.file, Host: HostSettings{DrainTimeout: DefaultDrainTimeout}}
+	f := &File{Name: d.file, Host: HostSettings{DrainTimeout: DefaultDrainTimeout, JavaPeers: DefaultJavaPeers}}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
@@ -285,6 +285,16 @@ func (d *decoder) host(e entry, h *HostSettings, baseDir string) {
 				h.LogLevel = l
 			default:
 				d.report(fe.value.Line, nil, "%s: want trace, debug, info, warn or error, got %q", fe.path, s)
+			}
+		}
+	}
+	if fe, ok := fs[keyJavaPeers]; ok {
+		if s, ok := d.str(fe); ok {
+			switch m := JavaPeers(strings.ToLower(strings.TrimSpace(s))); m {
+			case JavaPeersWarn, JavaPeersStrict, JavaPeersOff:
+				h.JavaPeers = m
+			default:
+				d.report(fe.value.Line, nil, "%s: want warn, strict or off, got %q", fe.path, s)
 			}
 		}
 	}

@@ -64,16 +64,23 @@ type plan struct {
 	ip instance.IPOptions
 	// dumpPort is the dump service's port; nil: none.
 	dumpPort *int
+	// javaPeers is what to do about values a Java instance cannot read
+	// (checkJavaPeers).
+	javaPeers hostconfig.JavaPeers
 }
 
 func newPlan(h hostconfig.HostSettings, opts Options) plan {
 	p := plan{
 		catalog: plugins.Config{Dir: h.PluginsDir, LockFile: h.LockFile, StopGrace: h.PluginStopGrace,
 			Builtin: opts.Builtin, Logger: opts.Logger},
-		drain:    h.DrainTimeout,
-		level:    hclog.NoLevel,
-		ip:       h.IPOptions(opts.getenv),
-		dumpPort: h.DumpPort,
+		drain:     h.DrainTimeout,
+		level:     hclog.NoLevel,
+		ip:        h.IPOptions(opts.getenv),
+		dumpPort:  h.DumpPort,
+		javaPeers: h.JavaPeers,
+	}
+	if p.javaPeers == "" {
+		p.javaPeers = hostconfig.DefaultJavaPeers
 	}
 	if opts.PluginsDir != "" {
 		p.catalog.Dir = opts.PluginsDir
@@ -202,6 +209,13 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	defer client.Close()
+	if file.Registry != nil {
+		// A ZooKeeper namespace may be shared with Java instances; the
+		// embedded registry never is.
+		if err := checkJavaPeers(ctx, client, file, p.javaPeers, log); err != nil {
+			return err
+		}
+	}
 	s, err := scheduler.New(scheduler.Options{
 		Client: client, InstanceID: id.String(), ServerIP: id.IP,
 		Plugins: cat, Logger: log, DrainTimeout: p.drain,

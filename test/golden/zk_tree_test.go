@@ -157,7 +157,13 @@ func loadGolden(t *testing.T) *golden {
 }
 
 // valueOK reports whether data is one of e's value alternatives for path.
-func (g *golden) valueOK(e expect, path, data string) bool {
+// Null data never is: every node of the spec tree has data (Curator writes
+// empty data, never ZooKeeper's null, and Java's getDirectly dereferences
+// it), so "absent" in the golden file means empty, not null.
+func (g *golden) valueOK(e expect, path, data string, null bool) bool {
+	if null {
+		return false
+	}
 	if e.values == nil {
 		return data == ""
 	}
@@ -186,14 +192,29 @@ func (g *golden) valueOK(e expect, path, data string) bool {
 	return false
 }
 
-// ---- the tree ----
-
-// znode is one node as a client sees it.
-type znode struct {
-	path, kind, data string
+// valuesString says what e allows: its alternatives, or empty data.
+func valuesString(e expect) string {
+	if e.values == nil {
+		return `"" (empty, not null)`
+	}
+	return strings.Join(e.values, " | ")
 }
 
-func (n znode) String() string { return fmt.Sprintf("%s %s = %q", n.kind, n.path, n.data) }
+// ---- the tree ----
+
+// znode is one node as a client sees it. null: its data is ZooKeeper's
+// null (a nil slice), not empty.
+type znode struct {
+	path, kind, data string
+	null             bool
+}
+
+func (n znode) String() string {
+	if n.null {
+		return fmt.Sprintf("%s %s = null", n.kind, n.path)
+	}
+	return fmt.Sprintf("%s %s = %q", n.kind, n.path, n.data)
+}
 
 func kindOf(st reg.Stat) string {
 	if st.EphemeralOwner != 0 {
@@ -214,7 +235,7 @@ func dump(ctx context.Context, c reg.Client) (map[string]znode, error) {
 		if err != nil {
 			return err
 		}
-		out[path] = znode{path, kindOf(st), string(data)}
+		out[path] = znode{path, kindOf(st), string(data), data == nil}
 		kids, err := c.Children(ctx, path)
 		if errors.Is(err, reg.ErrNoNode) {
 			return nil
@@ -242,11 +263,11 @@ func (g *golden) catalogueViolations(nodes []znode) []string {
 			if !e.pathRE.MatchString(n.path) {
 				continue
 			}
-			if e.kind == n.kind && g.valueOK(e, n.path, n.data) {
+			if e.kind == n.kind && g.valueOK(e, n.path, n.data, n.null) {
 				ok = true
 				break
 			}
-			near = append(near, fmt.Sprintf("line %d: %s %s %s", e.line, e.kind, e.path, strings.Join(e.values, " | ")))
+			near = append(near, fmt.Sprintf("line %d: %s %s %s", e.line, e.kind, e.path, valuesString(e)))
 		}
 		if !ok {
 			why := "no such node in the spec tree"
@@ -269,12 +290,12 @@ func (g *golden) snapshotDiff(name string, tree map[string]znode) []string {
 		n, ok := tree[e.path]
 		switch {
 		case !ok && !e.optional:
-			diff = append(diff, fmt.Sprintf("missing (golden line %d): %s %s %s", e.line, e.kind, e.path, strings.Join(e.values, " | ")))
+			diff = append(diff, fmt.Sprintf("missing (golden line %d): %s %s %s", e.line, e.kind, e.path, valuesString(e)))
 		case !ok:
 		case n.kind != e.kind:
 			diff = append(diff, fmt.Sprintf("kind (golden line %d): %s is %s, the spec tree has %s", e.line, e.path, n.kind, e.kind))
-		case !g.valueOK(e, n.path, n.data):
-			diff = append(diff, fmt.Sprintf("value (golden line %d): %s = %q, the spec tree has %s", e.line, e.path, n.data, strings.Join(e.values, " | ")))
+		case !g.valueOK(e, n.path, n.data, n.null):
+			diff = append(diff, fmt.Sprintf("value (golden line %d): %s, the spec tree has %s", e.line, n, valuesString(e)))
 		}
 	}
 	for p, n := range tree {
@@ -425,6 +446,7 @@ func TestZooKeeperTreeMatchesElasticJob(t *testing.T) {
 	}
 	ctx := t.Context()
 	obs := connect()
+	java := newJavaReader(t, srv.Addr(), namespace)
 
 	// Record every node version from the start.
 	rec := &recorder{seen: map[znode]bool{}}
@@ -438,7 +460,7 @@ func TestZooKeeperTreeMatchesElasticJob(t *testing.T) {
 	go func() {
 		for ev := range cache.Events() {
 			if ev.Type == reg.NodeAdded || ev.Type == reg.NodeUpdated {
-				rec.add(znode{ev.Path, kindOf(ev.Stat), string(ev.Data)})
+				rec.add(znode{ev.Path, kindOf(ev.Stat), string(ev.Data), ev.Data == nil})
 			}
 		}
 	}()
@@ -500,6 +522,7 @@ func TestZooKeeperTreeMatchesElasticJob(t *testing.T) {
 			}
 			dumps = append(dumps, sortedNodes(tree)...)
 			if last = g.snapshotDiff(name, tree); len(last) == 0 {
+				java.check(t, "checkpoint "+name)
 				return tree
 			}
 			if time.Now().After(deadline) {
@@ -609,6 +632,7 @@ func TestZooKeeperTreeMatchesElasticJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	dumps = append(dumps, sortedNodes(tree)...)
+	java.check(t, "during the failover run")
 	for path, kind := range map[string]string{"failover": "E", "failovering": "P", "running": "P"} {
 		n, ok := tree[jobRoot+"/sharding/1/"+path]
 		if !ok || n.kind != kind || n.data != claimer {

@@ -51,12 +51,17 @@ func NewServer(opts ...ServerOption) *Server {
 	for _, o := range opts {
 		o(s)
 	}
-	s.root = &node{children: make(map[string]*node)}
+	s.root = &node{data: []byte{}, children: make(map[string]*node)}
 	return s
 }
 
+// nonNull copies data; nil becomes empty. As the zookeeper implementation,
+// the embedded registry never stores ZooKeeper's null: every node ejob
+// writes reads back non-nil, as it would from Curator's tree.
+func nonNull(data []byte) []byte { return append([]byte{}, data...) }
+
 type node struct {
-	data     []byte
+	data     []byte   // never nil (see nonNull)
 	stat     reg.Stat // Cversion unused: see creates
 	children map[string]*node
 	// creates counts child creations. As in ZooKeeper it names sequential
@@ -198,7 +203,7 @@ func (t *txn) create(path string, data []byte, mode reg.CreateMode, owner int64)
 	if _, ok := parent.children[name]; ok {
 		return "", reg.ErrNodeExists
 	}
-	n := &node{data: append([]byte(nil), data...), children: make(map[string]*node)}
+	n := &node{data: nonNull(data), children: make(map[string]*node)}
 	n.stat = reg.Stat{Czxid: t.zxid, Mzxid: t.zxid, Pzxid: t.zxid, Ctime: t.now, Mtime: t.now}
 	switch {
 	case mode == reg.Container:
@@ -237,7 +242,7 @@ func (t *txn) set(path string, data []byte, version int32) (reg.Stat, error) {
 		return reg.Stat{}, reg.ErrBadVersion
 	}
 	old, oldStat := n.data, n.stat
-	n.data = append([]byte(nil), data...)
+	n.data = nonNull(data)
 	n.stat.Version++
 	n.stat.Mzxid = t.zxid
 	n.stat.Mtime = t.now

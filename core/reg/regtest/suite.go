@@ -54,6 +54,7 @@ func Run(t *testing.T, h Harness) {
 		"SessionExpiry":         s.testSessionExpiry,
 		"Suspension":            s.testSuspension,
 		"Parents":               s.testParents,
+		"EmptyNotNull":          s.testEmptyNotNull,
 		"Containers":            s.testContainers,
 		"MultiSuccess":          s.testMultiSuccess,
 		"MultiAtomic":           s.testMultiAtomic,
@@ -507,6 +508,40 @@ func (s *suite) testSuspension(t *testing.T) {
 	}
 	if !s.exists(t, b, "/inst") {
 		t.Fatal("ephemeral lost over a reconnect")
+	}
+}
+
+// testEmptyNotNull: nil data is written as empty data, never as
+// ZooKeeper's null (Curator never writes null, and Java's getDirectly
+// dereferences what it reads): on every write path, for the node and every
+// parent a create makes, and for the namespace node.
+func (s *suite) testEmptyNotNull(t *testing.T) {
+	ctx := ctxFor(t)
+	c := s.client(t, namespace(t))
+	str(t)(c.Create(ctx, "/plain", nil, reg.Persistent))
+	str(t)(c.Create(ctx, "/eph", nil, reg.Ephemeral))
+	seq := str(t)(c.Create(ctx, "/plain/s-", nil, reg.PersistentSequential))
+	str(t)(c.Create(ctx, "/box", nil, reg.Container))
+	str(t)(c.Create(ctx, "/box/x", nil, reg.Persistent))
+	str(t)(c.Create(ctx, "/p/q/leaf", nil, reg.Persistent, reg.WithParents()))
+	str(t)(c.Create(ctx, "/k/l/leaf", nil, reg.Ephemeral, reg.WithParentContainers()))
+	str(t)(c.Create(ctx, "/set", []byte("v"), reg.Persistent))
+	stat(t)(c.Set(ctx, "/set", nil, reg.AnyVersion))
+	str(t)(c.Create(ctx, "/mset", []byte("v"), reg.Persistent))
+	_, err := c.Multi(ctx, reg.CreateOp("/multi", nil, reg.Persistent), reg.SetOp("/mset", nil, reg.AnyVersion))
+	noErr(t, err)
+	_, err = reg.Persist(ctx, c, "/persist/a/b", nil)
+	noErr(t, err)
+	_, err = reg.ServerTime(ctx, c, "/job/systemTime/current")
+	noErr(t, err)
+	for _, p := range []string{"/", "/plain", "/eph", seq, "/box", "/box/x", "/p", "/p/q", "/p/q/leaf",
+		"/k", "/k/l", "/k/l/leaf", "/set", "/multi", "/mset", "/persist", "/persist/a", "/persist/a/b",
+		"/job", "/job/systemTime", "/job/systemTime/current"} {
+		data, st, err := c.Get(ctx, p)
+		noErr(t, err)
+		if data == nil || len(data) != 0 || st.DataLength != 0 {
+			t.Errorf("%s: data %#v (length %d), want empty, not null", p, data, st.DataLength)
+		}
 	}
 }
 

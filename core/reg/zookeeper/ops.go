@@ -175,6 +175,7 @@ func (c *Client) Create(ctx context.Context, path string, data []byte, mode reg.
 	o := reg.ApplyCreateOptions(opts)
 	full := c.abs(path)
 	flags := createFlags(mode)
+	data = nonNull(data)
 	create := func() (string, error) {
 		if mode == reg.Container {
 			return c.conn.CreateContainer(full, data, flags, c.acl)
@@ -201,7 +202,19 @@ func (c *Client) Create(ctx context.Context, path string, data []byte, mode reg.
 	}
 }
 
-// mkdirs creates full and its missing ancestors (full paths) as flag nodes.
+// nonNull returns data, or empty data for nil. go-zookeeper sends a nil
+// slice as ZooKeeper's null (length -1); Curator never writes null (its
+// parents get new byte[0], ElasticJob's values String.getBytes), and Java's
+// getDirectly dereferences what it reads, so ejob never writes null either.
+func nonNull(data []byte) []byte {
+	if data == nil {
+		return []byte{}
+	}
+	return data
+}
+
+// mkdirs creates full and its missing ancestors (full paths) as flag nodes
+// with empty data, as Curator's ZKPaths.mkdirs.
 func (c *Client) mkdirs(ctx context.Context, full string, flag int32) error {
 	if full == "/" {
 		return nil
@@ -222,9 +235,9 @@ func (c *Client) mkdirs(ctx context.Context, full string, flag int32) error {
 		p := cur
 		_, err = call(ctx, c, "create", cur, true, func() (string, error) {
 			if flag == zk.FlagContainer {
-				return c.conn.CreateContainer(p, nil, flag, c.acl)
+				return c.conn.CreateContainer(p, []byte{}, flag, c.acl)
 			}
-			return c.conn.Create(p, nil, flag, c.acl)
+			return c.conn.Create(p, []byte{}, flag, c.acl)
 		})
 		if err != nil && !errors.Is(err, reg.ErrNodeExists) {
 			return err
@@ -253,6 +266,7 @@ func (c *Client) Set(ctx context.Context, path string, data []byte, version int3
 		return reg.Stat{}, invalid("set", path, err)
 	}
 	full := c.abs(path)
+	data = nonNull(data)
 	st, err := call(ctx, c, "set", path, true, func() (*zk.Stat, error) { return c.conn.Set(full, data, version) })
 	if err != nil {
 		return reg.Stat{}, err
@@ -291,10 +305,10 @@ func (c *Client) Multi(ctx context.Context, ops ...reg.Op) ([]reg.OpResult, erro
 			} else {
 				err = reg.ValidatePath(op.Path, op.Mode.IsSequential())
 			}
-			reqs[i] = &zk.CreateRequest{Path: full, Data: op.Data, Acl: c.acl, Flags: createFlags(op.Mode)}
+			reqs[i] = &zk.CreateRequest{Path: full, Data: nonNull(op.Data), Acl: c.acl, Flags: createFlags(op.Mode)}
 		case reg.OpSet:
 			err = reg.ValidatePath(op.Path, false)
-			reqs[i] = &zk.SetDataRequest{Path: full, Data: op.Data, Version: op.Version}
+			reqs[i] = &zk.SetDataRequest{Path: full, Data: nonNull(op.Data), Version: op.Version}
 		case reg.OpDelete:
 			err = reg.ValidatePath(op.Path, false)
 			reqs[i] = &zk.DeleteRequest{Path: full, Version: op.Version}
