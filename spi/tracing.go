@@ -6,7 +6,7 @@ import (
 )
 
 // ExecutionEvent is one item's start or completion (upstream's
-// JobExecutionEvent, executors spec §7.1). A start has a zero CompleteTime
+// JobExecutionEvent). A start has a zero CompleteTime
 // and Success false; its completion carries the same ID.
 type ExecutionEvent struct {
 	// ID is a random UUID shared by an item's start and completion.
