@@ -214,6 +214,9 @@ func (e *Executor) Execute(ctx context.Context, src Source, missed MissedFires) 
 	if err != nil {
 		return fmt.Errorf("executor: job %q: sharding contexts: %w", e.jobName, err)
 	}
+	if sc.Failover && src == NormalTrigger {
+		src = Failover
+	}
 	e.status(ctx, e.events.TaskStaging, sc, src, TaskStaging, fmt.Sprintf("Job '%s' execute begin.", e.jobName))
 	running, err := f.MisfireIfRunning(ctx, sc.Items)
 	if err != nil {
@@ -570,7 +573,7 @@ func (r *run) items(ctx context.Context, sc ShardingContexts, src Source) (map[i
 
 func (r *run) startEvent(sc ShardingContexts, src Source, item int) ItemEvent {
 	return ItemEvent{
-		JobName: r.jobName, TaskID: sc.TaskID, InstanceID: r.opts.InstanceID,
+		ID: NewEventID(), JobName: r.jobName, TaskID: sc.TaskID, InstanceID: r.opts.InstanceID,
 		Source: src, Item: item, Start: time.Now(),
 	}
 }

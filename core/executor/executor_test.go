@@ -831,3 +831,53 @@ func TestNewValidates(t *testing.T) {
 		t.Fatalf("New without facade = %v", err)
 	}
 }
+
+// idEvents records the ids of item starts and completions.
+type idEvents struct {
+	executor.NopEvents
+	mu           sync.Mutex
+	starts, done map[int]string
+	sources      []executor.Source
+}
+
+func (e *idEvents) ItemStarted(_ context.Context, ev executor.ItemEvent) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.starts[ev.Item] = ev.ID
+	e.sources = append(e.sources, ev.Source)
+}
+
+func (e *idEvents) ItemCompleted(_ context.Context, ev executor.ItemEvent) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.done[ev.Item] = ev.ID
+}
+
+// TestItemEventIDsAndFailoverSource: an item's start and completion share
+// one id, distinct per item; a run of failover items is recorded with
+// source FAILOVER.
+func TestItemEventIDsAndFailoverSource(t *testing.T) {
+	for _, failover := range []bool{false, true} {
+		h := newHarness([]int{0, 1, 2}, "", "CPU")
+		h.f.sc.Failover = failover
+		ev := &idEvents{starts: map[int]string{}, done: map[int]string{}}
+		h.opts.Events = ev
+		if err := h.execute(t); err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]bool{}
+		for item, id := range ev.starts {
+			if len(id) != 36 || ev.done[item] != id || seen[id] {
+				t.Errorf("item %d: start id %q, completion id %q (ids seen %v)", item, id, ev.done[item], seen)
+			}
+			seen[id] = true
+		}
+		want := executor.NormalTrigger
+		if failover {
+			want = executor.Failover
+		}
+		if len(ev.sources) != 3 || slices.ContainsFunc(ev.sources, func(s executor.Source) bool { return s != want }) {
+			t.Errorf("failover=%v: sources %v, want %v", failover, ev.sources, want)
+		}
+	}
+}
