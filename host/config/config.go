@@ -25,8 +25,8 @@ var (
 	// placeholder whose environment variable is unset and has no default.
 	ErrEnvNotSet = errors.New("environment variable not set")
 	// ErrNotSupported is wrapped by the problem reported for a section
-	// that ejob does not implement yet (elasticjob.tracing,
-	// elasticjob.dump): it is refused rather than silently ignored.
+	// that ejob does not implement yet (elasticjob.dump): it is refused
+	// rather than silently ignored.
 	ErrNotSupported = errors.New("not supported yet")
 )
 
@@ -46,6 +46,8 @@ type File struct {
 	Jobs []Job
 	// Host is the ejob section, defaults filled in.
 	Host HostSettings
+	// Tracing is elasticjob.tracing; nil records no events.
+	Tracing *Tracing
 }
 
 // Job returns the job with the given name.

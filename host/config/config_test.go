@@ -34,6 +34,7 @@ func catalog() LoadOptions {
 		spi.KindThreadPool:   {"CPU", "SINGLE_THREAD"},
 		spi.KindErrorHandler: {"IGNORE", "LOG", "THROW"},
 		spi.KindJobListener:  {"audit", "metrics"},
+		spi.KindTracing:      {"RDB"},
 	}
 	return LoadOptions{
 		Getenv: env("ZK_PASSWORD", "s3cret", "DB_PASSWORD", "dbpw"),
@@ -193,10 +194,11 @@ func TestKebabCaseEqualsCamelCase(t *testing.T) {
 
 func TestStarterExamples(t *testing.T) {
 	t.Parallel()
-	t.Run("typed jobs verbatim: only tracing and dump refused", func(t *testing.T) {
+	t.Run("typed jobs verbatim: dump refused, tracing needs a dataSource", func(t *testing.T) {
 		t.Parallel()
 		_, err := Load("testdata/starter-typed.yaml", catalog())
-		want := "testdata/starter-typed.yaml:18: elasticjob.tracing: not supported yet: ejob does not record execution events yet, and it refuses settings it would ignore; remove the section\n" +
+		want := "testdata/starter-typed.yaml:18: elasticjob.tracing: no dataSource: a host on ZooKeeper records into a database its peers share " +
+			"(set elasticjob.tracing.dataSource.url, e.g. jdbc:postgresql://db:5432/ejob; a standalone host defaults to SQLite)\n" +
 			"testdata/starter-typed.yaml:21: elasticjob.dump: not supported yet: ejob does not serve the dump port yet, and it refuses settings it would ignore; remove the section"
 		if err == nil || err.Error() != want || !errors.Is(err, ErrNotSupported) {
 			t.Fatalf("err = %v\nwant  %s", err, want)
@@ -369,7 +371,8 @@ func TestBadFiles(t *testing.T) {
 7: elasticjob.jobs.zeta.shardingTotalCount: must be greater than 0, got 0
 11: elasticjob.jobs.alpha.cron: invalid cron "not a cron": second field: names such as "NOT" are not allowed here
 12: elasticjob.jobs.alpha.misfire: want true or false, got "sometimes"
-13: elasticjob.tracing: not supported yet: ejob does not record execution events yet, and it refuses settings it would ignore; remove the section`,
+13: elasticjob.tracing: missing required key type (RDB records into a database)
+13: elasticjob.tracing: [tracing.includeJobNames] and [tracing.excludeJobNames] are mutually exclusive.`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -436,7 +439,12 @@ func TestParseProblems(t *testing.T) {
 		"int out of range": {"elasticjob:\n  jobs:\n    j: {elasticJobType: SCRIPT, shardingTotalCount: 3000000000}\n", "f.yaml:3: elasticjob.jobs.j.shardingTotalCount: 3000000000 is out of range (a Java int: -2147483648 to 2147483647)"},
 		"list in props":    {"elasticjob:\n  jobs:\n    j:\n      elasticJobType: SCRIPT\n      shardingTotalCount: 1\n      props:\n        email.to: [a, b]\n", "f.yaml:7: elasticjob.jobs.j.props.email.to: want a string, got a list (write a list as one comma-separated string)"},
 		"dump":             {"elasticjob:\n  dump: {enabled: false}\n" + job, "f.yaml:2: elasticjob.dump: not supported yet: ejob does not serve the dump port yet, and it refuses settings it would ignore; remove the section"},
-		"tracing":          {"elasticjob:\n  tracing: {type: RDB}\n" + job, "f.yaml:2: elasticjob.tracing: not supported yet: ejob does not record execution events yet, and it refuses settings it would ignore; remove the section"},
+		"tracing both lists": {"elasticjob:\n  tracing:\n    type: RDB\n    includeJobNames: a\n    excludeJobNames: [b]\n" + job,
+			"f.yaml:2: elasticjob.tracing: [tracing.includeJobNames] and [tracing.excludeJobNames] are mutually exclusive."},
+		"tracing unknown type": {"elasticjob:\n  tracing: {type: MONGO}\n" + job, `f.yaml:2: elasticjob.tracing.type: unknown tracing type "MONGO" (available: RDB)`},
+		"tracing unknown key":  {"elasticjob:\n  tracing: {type: RDB, dataSourc: {}}\n" + job, `f.yaml:2: elasticjob.tracing: unknown key "dataSourc" (did you mean "dataSource"?)`},
+		"tracing on ZooKeeper without dataSource": {"elasticjob:\n  regCenter: {serverLists: 'h:1', namespace: n}\n  tracing: {type: RDB}\n" + job,
+			"f.yaml:3: elasticjob.tracing: no dataSource: a host on ZooKeeper records into a database its peers share (set elasticjob.tracing.dataSource.url, e.g. jdbc:postgresql://db:5432/ejob; a standalone host defaults to SQLite)"},
 		"log level":        {"elasticjob:\n" + job + "ejob: {logLevel: verbose}\n", `f.yaml:4: ejob.logLevel: want trace, debug, info, warn or error, got "verbose"`},
 		"empty type":       {"elasticjob:\n  jobs:\n    j: {elasticJobType: '', shardingTotalCount: 1}\n", "f.yaml:3: elasticjob.jobs.j.elasticJobType: must not be empty (available: HTTP, SCRIPT)"},
 		"bad placeholder":  {"elasticjob:\n  jobs:\n    j: {elasticJobType: '${X', shardingTotalCount: 1}\n", `f.yaml:3: elasticjob.jobs.j.elasticJobType: unterminated placeholder "${X" (write $${ for a literal ${)`},

@@ -111,10 +111,12 @@ func (d *decoder) file1(data []byte, opts LoadOptions, baseDir string) *File {
 	if e, ok := ej[keyRegCenter]; ok {
 		f.Registry = d.regCenter(e)
 	}
+	if e, ok := ej[keyTracing]; ok {
+		f.Tracing = d.tracing(e, opts, f.Registry == nil, baseDir)
+	}
 	// Sections of the starter that nothing in ejob reads yet are refused,
 	// not accepted and ignored.
 	for _, ns := range []struct{ key, what string }{
-		{keyTracing, "ejob does not record execution events yet"},
 		{keyDump, "ejob does not serve the dump port yet"},
 	} {
 		if e, ok := ej[ns.key]; ok {

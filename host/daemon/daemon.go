@@ -9,11 +9,13 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/ejob-io/ejob/core/executor"
 	"github.com/ejob-io/ejob/core/instance"
 	"github.com/ejob-io/ejob/core/reg"
 	"github.com/ejob-io/ejob/core/reg/embedded"
 	"github.com/ejob-io/ejob/core/reg/zookeeper"
 	"github.com/ejob-io/ejob/core/scheduler"
+	"github.com/ejob-io/ejob/core/tracing"
 	hostconfig "github.com/ejob-io/ejob/host/config"
 	"github.com/ejob-io/ejob/host/plugins"
 	"github.com/ejob-io/ejob/spi"
@@ -157,6 +159,12 @@ func validateProps(ctx context.Context, cat *plugins.Catalog, kind spi.Kind, typ
 			return err
 		}
 		return h.Validate(ctx, req)
+	case spi.KindTracing:
+		tr, err := spi.Resolve[spi.Tracer](cat, typ)
+		if err != nil {
+			return err
+		}
+		return tr.Validate(ctx, spi.TraceValidateRequest{Config: props})
 	}
 	return nil
 }
@@ -198,9 +206,16 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	defer client.Close()
+	events, stopTracing, err := startTracing(ctx, file, cat, log)
+	if err != nil {
+		return err
+	}
+	// After the scheduler has drained (its items' last events are queued)
+	// and before the catalog stops the plugin that stores them.
+	defer stopTracing()
 	s, err := scheduler.New(scheduler.Options{
 		Client: client, InstanceID: id.String(), ServerIP: id.IP,
-		Plugins: cat, Logger: log, DrainTimeout: p.drain,
+		Plugins: cat, Logger: log, DrainTimeout: p.drain, Events: events,
 	})
 	if err != nil {
 		return err
@@ -248,6 +263,50 @@ func Run(ctx context.Context, opts Options) error {
 		}
 	}
 	return <-done
+}
+
+// startTracing starts the writer of the file's elasticjob.tracing, if
+// any: it returns the events the scheduler posts to (nil without tracing)
+// and the stop that flushes the queue (within tracing.DefaultFlushTimeout)
+// and waits for the writer.
+func startTracing(ctx context.Context, file *hostconfig.File, cat *plugins.Catalog, log hclog.Logger) (executor.Events, func(), error) {
+	t := file.Tracing
+	if t == nil {
+		return nil, func() {}, nil
+	}
+	tr, err := spi.Resolve[spi.Tracer](cat, t.Type)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s:%d: elasticjob.tracing: %w", file.Name, t.Line, err)
+	}
+	tlog := log.Named("tracing")
+	rec, err := tracing.New(tracing.Options{
+		Tracer: tr, Config: t.DataSource, Filter: tracing.Filter{Include: t.Include, Exclude: t.Exclude}, Logger: tlog,
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s:%d: elasticjob.tracing: %w", file.Name, t.Line, err)
+	}
+	// Never the data source's values: they may hold a password.
+	attrs := []any{"type", t.Type}
+	if d := t.DataSource["driver"]; d != "" {
+		attrs = append(attrs, "driver", d)
+	}
+	if t.DefaultDataSource {
+		attrs = append(attrs, "file", t.DataSource["url"])
+	}
+	tlog.Info("recording execution events", attrs...)
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = rec.Run(rctx)
+	}()
+	return rec, func() {
+		cancel()
+		<-done
+		if d := rec.Dropped(); d > 0 {
+			tlog.Warn("execution events were dropped during this run", "dropped", d, "written", rec.Written())
+		}
+	}, nil
 }
 
 // startHint explains the start errors whose cause is in the file.
