@@ -445,9 +445,9 @@ func TestParseProblems(t *testing.T) {
 		"tracing unknown key":  {"elasticjob:\n  tracing: {type: RDB, dataSourc: {}}\n" + job, `f.yaml:2: elasticjob.tracing: unknown key "dataSourc" (did you mean "dataSource"?)`},
 		"tracing on ZooKeeper without dataSource": {"elasticjob:\n  regCenter: {serverLists: 'h:1', namespace: n}\n  tracing: {type: RDB}\n" + job,
 			"f.yaml:3: elasticjob.tracing: no dataSource: a host on ZooKeeper records into a database its peers share (set elasticjob.tracing.dataSource.url, e.g. jdbc:postgresql://db:5432/ejob; a standalone host defaults to SQLite)"},
-		"log level":        {"elasticjob:\n" + job + "ejob: {logLevel: verbose}\n", `f.yaml:4: ejob.logLevel: want trace, debug, info, warn or error, got "verbose"`},
-		"empty type":       {"elasticjob:\n  jobs:\n    j: {elasticJobType: '', shardingTotalCount: 1}\n", "f.yaml:3: elasticjob.jobs.j.elasticJobType: must not be empty (available: HTTP, SCRIPT)"},
-		"bad placeholder":  {"elasticjob:\n  jobs:\n    j: {elasticJobType: '${X', shardingTotalCount: 1}\n", `f.yaml:3: elasticjob.jobs.j.elasticJobType: unterminated placeholder "${X" (write $${ for a literal ${)`},
+		"log level":       {"elasticjob:\n" + job + "ejob: {logLevel: verbose}\n", `f.yaml:4: ejob.logLevel: want trace, debug, info, warn or error, got "verbose"`},
+		"empty type":      {"elasticjob:\n  jobs:\n    j: {elasticJobType: '', shardingTotalCount: 1}\n", "f.yaml:3: elasticjob.jobs.j.elasticJobType: must not be empty (available: HTTP, SCRIPT)"},
+		"bad placeholder": {"elasticjob:\n  jobs:\n    j: {elasticJobType: '${X', shardingTotalCount: 1}\n", `f.yaml:3: elasticjob.jobs.j.elasticJobType: unterminated placeholder "${X" (write $${ for a literal ${)`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
