@@ -113,7 +113,7 @@ the job's configuration, nothing is recompiled.`,
 	}
 	root.PersistentFlags().StringVar(&e.logLevel, "log-level", envOr(logLevelEnv, "info"),
 		"log level: trace, debug, info, warn or error (env "+logLevelEnv+"; overrides ejob.logLevel of a config file)")
-	root.AddCommand(newRunCmd(e), newTriggerCmd(e), newJobsCmd(e), newPluginsCmd(e), newShardingCmd(e), newCronCmd(e), newAlertCmd(e), newBuiltinPluginsCmd())
+	root.AddCommand(newRunCmd(e), newTriggerCmd(e), newJobsCmd(e), newPluginsCmd(e), newShardingCmd(e), newCronCmd(e), newAlertCmd(e), newHistoryCmd(e), newBuiltinPluginsCmd())
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usagef(cmd, "%v", err) })
 	return root
 }
