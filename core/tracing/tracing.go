@@ -238,7 +238,13 @@ func (r *Recorder) Run(ctx context.Context) error {
 	)
 	defer warnTick.Stop()
 	for {
+		// Wait for the first event of a batch, or for the retry of the
+		// failed one.
+		var next <-chan event
 		if len(pending) == 0 {
+			next = r.queue
+		}
+		if next != nil || retryWait != nil {
 			select {
 			case <-ctx.Done():
 				r.flush(pending)
@@ -247,18 +253,8 @@ func (r *Recorder) Run(ctx context.Context) error {
 			case <-warnTick.C:
 				r.warnDropped(&lastWarn)
 				continue
-			case ev := <-r.queue:
+			case ev := <-next:
 				pending = append(pending, ev)
-			}
-		} else if retryWait != nil {
-			select {
-			case <-ctx.Done():
-				r.flush(pending)
-				r.warnDropped(&lastWarn)
-				return nil
-			case <-warnTick.C:
-				r.warnDropped(&lastWarn)
-				continue
 			case <-retryWait:
 				retryWait = nil
 			}

@@ -1,7 +1,6 @@
 package tracing_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -17,30 +16,13 @@ import (
 	"github.com/ejob-io/ejob/core/executor"
 	"github.com/ejob-io/ejob/core/tracing"
 	"github.com/ejob-io/ejob/internal/dbtest"
+	"github.com/ejob-io/ejob/internal/proctest"
 	"github.com/ejob-io/ejob/internal/testkit"
 	"github.com/ejob-io/ejob/plugins/tracing/rdb"
 	"github.com/ejob-io/ejob/spi"
 )
 
-// syncBuffer is a log sink safe for the writer goroutine and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func logger(buf *syncBuffer) hclog.Logger {
+func logger(buf *proctest.Buffer) hclog.Logger {
 	return hclog.New(&hclog.LoggerOptions{Output: buf, Level: hclog.Info})
 }
 
@@ -186,7 +168,7 @@ func TestDatabaseDownAtStartThenBack(t *testing.T) {
 	sink := rdb.New()
 	t.Cleanup(func() { sink.Close() })
 	cfg := map[string]string{"driver": "postgres", "url": db.DSN() + "&connect_timeout=2"}
-	var logs syncBuffer
+	var logs proctest.Buffer
 	r, err := tracing.New(tracing.Options{Tracer: sink, Config: cfg, QueueSize: 20, BatchSize: 10,
 		RetryMin: 20 * time.Millisecond, RetryMax: 200 * time.Millisecond, WarnEvery: 20 * time.Millisecond, Logger: logger(&logs)})
 	if err != nil {
@@ -226,7 +208,7 @@ func TestDatabaseDownAtStartThenBack(t *testing.T) {
 	}
 }
 
-func logsMatching(b *syncBuffer, s string) []string {
+func logsMatching(b *proctest.Buffer, s string) []string {
 	var out []string
 	for _, l := range strings.Split(b.String(), "\n") {
 		if strings.Contains(l, s) {

@@ -8,15 +8,12 @@
 package dbtest
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"database/sql"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -25,6 +22,8 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/ejob-io/ejob/internal/testkit"
 )
 
 // Kind is a database server.
@@ -81,38 +80,9 @@ func Launch(kind Kind) (*Server, error) {
 	return s, nil
 }
 
-func findScript() (string, error) {
-	if p := os.Getenv("EJOB_DB_SCRIPT"); p != "" {
-		return p, nil
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && bytes.Contains(b, []byte("module github.com/ejob-io/ejob")) {
-			return filepath.Join(dir, "scripts", "db.sh"), nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("scripts/db.sh not found: no ejob module root above the working directory (set EJOB_DB_SCRIPT)")
-		}
-		dir = parent
-	}
-}
+func findScript() (string, error) { return testkit.Script("db.sh", "EJOB_DB_SCRIPT") }
 
-func (s *Server) run(args ...string) (string, error) {
-	// Installing a package can take a while on a fresh machine.
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", append([]string{s.script}, args...)...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("db.sh %s: %w\n%s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
-	}
-	return strings.TrimSpace(stdout.String()), nil
-}
+func (s *Server) run(args ...string) (string, error) { return testkit.RunScript(s.script, args...) }
 
 // Kind returns the server's kind.
 func (s *Server) Kind() Kind { return s.kind }
