@@ -109,6 +109,10 @@ type HostSettings struct {
 	// PreferredNetworkIP is upstream's elasticjob.preferred.network.ip: an
 	// address prefix or a regular expression.
 	PreferredNetworkIP string
+	// TracingRetention: the host that leads the first of its jobs (by
+	// name) deletes recorded executions and status events older than this
+	// once a day (elasticjob.tracing); 0 keeps them.
+	TracingRetention time.Duration
 }
 
 // IPOptions returns the server-IP selection options: the environment

@@ -176,6 +176,11 @@ func normalized(f *File) *File {
 		j.Config = j.Config.Clone()
 		cp.Jobs = append(cp.Jobs, j)
 	}
+	if f.Tracing != nil {
+		t := *f.Tracing
+		t.Line = 0
+		cp.Tracing = &t
+	}
 	return &cp
 }
 

@@ -40,6 +40,7 @@ const (
 	keyLogLevel                  = "logLevel"
 	keyPreferredNetworkInterface = "preferredNetworkInterface"
 	keyPreferredNetworkIP        = "preferredNetworkIp"
+	keyTracingRetention          = "tracingRetention"
 )
 
 // The keys of each section. Functions, not variables: there is no
@@ -109,7 +110,7 @@ func jobKeys() []string {
 func ejobKeys() []string {
 	return []string{
 		keyPluginsDir, keyLockFile, keyDrainTimeout, keyPluginStopGrace, keyLogLevel,
-		keyPreferredNetworkInterface, keyPreferredNetworkIP,
+		keyPreferredNetworkInterface, keyPreferredNetworkIP, keyTracingRetention,
 	}
 }
 

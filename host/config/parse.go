@@ -113,6 +113,8 @@ func (d *decoder) file1(data []byte, opts LoadOptions, baseDir string) *File {
 	}
 	if e, ok := ej[keyTracing]; ok {
 		f.Tracing = d.tracing(e, opts, f.Registry == nil, baseDir)
+	} else if f.Host.TracingRetention > 0 {
+		d.report(e.line(), nil, "ejob.tracingRetention is set but %s has no tracing section: nothing is recorded to purge", e.path)
 	}
 	// Sections of the starter that nothing in ejob reads yet are refused,
 	// not accepted and ignored.
@@ -242,6 +244,9 @@ func (d *decoder) host(e entry, h *HostSettings, baseDir string) {
 	}
 	if fe, ok := fs[keyPluginStopGrace]; ok {
 		h.PluginStopGrace, _ = d.duration(fe)
+	}
+	if fe, ok := fs[keyTracingRetention]; ok {
+		h.TracingRetention, _ = d.days(fe)
 	}
 	if fe, ok := fs[keyLogLevel]; ok {
 		if s, ok := d.str(fe); ok {

@@ -63,15 +63,19 @@ type plan struct {
 	level hclog.Level
 	// ip selects this host's IP, part of its instance id.
 	ip instance.IPOptions
+	// retention is the age beyond which recorded executions are purged
+	// daily (0: never).
+	retention time.Duration
 }
 
 func newPlan(h hostconfig.HostSettings, opts Options) plan {
 	p := plan{
 		catalog: plugins.Config{Dir: h.PluginsDir, LockFile: h.LockFile, StopGrace: h.PluginStopGrace,
 			Builtin: opts.Builtin, Logger: opts.Logger},
-		drain: h.DrainTimeout,
-		level: hclog.NoLevel,
-		ip:    h.IPOptions(opts.getenv),
+		drain:     h.DrainTimeout,
+		level:     hclog.NoLevel,
+		ip:        h.IPOptions(opts.getenv),
+		retention: h.TracingRetention,
 	}
 	if opts.PluginsDir != "" {
 		p.catalog.Dir = opts.PluginsDir
@@ -206,16 +210,16 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	defer client.Close()
-	events, stopTracing, err := startTracing(ctx, file, cat, log)
+	tr, err := startTracing(ctx, file, cat, log)
 	if err != nil {
 		return err
 	}
 	// After the scheduler has drained (its items' last events are queued)
 	// and before the catalog stops the plugin that stores them.
-	defer stopTracing()
+	defer tr.stop()
 	s, err := scheduler.New(scheduler.Options{
 		Client: client, InstanceID: id.String(), ServerIP: id.IP,
-		Plugins: cat, Logger: log, DrainTimeout: p.drain, Events: events,
+		Plugins: cat, Logger: log, DrainTimeout: p.drain, Events: tr.events,
 	})
 	if err != nil {
 		return err
@@ -256,6 +260,9 @@ func Run(ctx context.Context, opts Options) error {
 		}
 		started -= len(se.Failed)
 	}
+	if tr.tracer != nil && p.retention > 0 {
+		go tr.purgeDaily(runCtx, s, file.Jobs[0].Name, p.retention)
+	}
 	if ctx.Err() == nil {
 		log.Info("host started", "jobs", started, "registry", registryName(file))
 		if opts.Ready != nil {
@@ -265,25 +272,34 @@ func Run(ctx context.Context, opts Options) error {
 	return <-done
 }
 
-// startTracing starts the writer of the file's elasticjob.tracing, if
-// any: it returns the events the scheduler posts to (nil without tracing)
-// and the stop that flushes the queue (within tracing.DefaultFlushTimeout)
-// and waits for the writer.
-func startTracing(ctx context.Context, file *hostconfig.File, cat *plugins.Catalog, log hclog.Logger) (executor.Events, func(), error) {
+// tracingRun is the host's event tracing: the events the scheduler posts
+// to (nil without elasticjob.tracing), the sink and its settings, and stop,
+// which flushes the queue (within tracing.DefaultFlushTimeout) and waits
+// for the writer.
+type tracingRun struct {
+	events executor.Events
+	tracer spi.Tracer
+	config map[string]string
+	log    hclog.Logger
+	stop   func()
+}
+
+// startTracing starts the writer of the file's elasticjob.tracing, if any.
+func startTracing(ctx context.Context, file *hostconfig.File, cat *plugins.Catalog, log hclog.Logger) (*tracingRun, error) {
 	t := file.Tracing
 	if t == nil {
-		return nil, func() {}, nil
+		return &tracingRun{stop: func() {}}, nil
 	}
 	tr, err := spi.Resolve[spi.Tracer](cat, t.Type)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s:%d: elasticjob.tracing: %w", file.Name, t.Line, err)
+		return nil, fmt.Errorf("%s:%d: elasticjob.tracing: %w", file.Name, t.Line, err)
 	}
 	tlog := log.Named("tracing")
 	rec, err := tracing.New(tracing.Options{
 		Tracer: tr, Config: t.DataSource, Filter: tracing.Filter{Include: t.Include, Exclude: t.Exclude}, Logger: tlog,
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s:%d: elasticjob.tracing: %w", file.Name, t.Line, err)
+		return nil, fmt.Errorf("%s:%d: elasticjob.tracing: %w", file.Name, t.Line, err)
 	}
 	// Never the data source's values: they may hold a password.
 	attrs := []any{"type", t.Type}
@@ -300,13 +316,44 @@ func startTracing(ctx context.Context, file *hostconfig.File, cat *plugins.Catal
 		defer close(done)
 		_ = rec.Run(rctx)
 	}()
-	return rec, func() {
+	return &tracingRun{events: rec, tracer: tr, config: t.DataSource, log: tlog, stop: func() {
 		cancel()
 		<-done
 		if d := rec.Dropped(); d > 0 {
 			tlog.Warn("execution events were dropped during this run", "dropped", d, "written", rec.Written())
 		}
-	}, nil
+	}}, nil
+}
+
+// purgeCheck is how often the retention loop asks whether this host leads
+// job and a day has passed since its last purge.
+const purgeCheck = time.Hour
+
+// purgeDaily deletes what is older than retention, once a day, while this
+// host leads job (the first of its jobs by name), until ctx ends. The
+// first check is at once.
+func (t *tracingRun) purgeDaily(ctx context.Context, s *scheduler.Scheduler, job string, retention time.Duration) {
+	tick := time.NewTicker(purgeCheck)
+	defer tick.Stop()
+	var last time.Time
+	for {
+		if leader, err := s.IsLeader(ctx, job); err == nil && leader && time.Since(last) >= 24*time.Hour {
+			before := time.Now().Add(-retention)
+			resp, err := t.tracer.Purge(ctx, spi.TracePurgeRequest{Config: t.config, Before: before})
+			if err != nil {
+				t.log.Error("tracing: purge failed; retrying in an hour", "error", err)
+			} else {
+				last = time.Now()
+				t.log.Info("tracing: purged old history", "executions", resp.Executions, "statuses", resp.Statuses,
+					"before", before.Format(time.RFC3339))
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
 }
 
 // startHint explains the start errors whose cause is in the file.

@@ -222,3 +222,35 @@ func TestTracingBadPasswordAndDatabaseDown(t *testing.T) {
 	h.signal(syscall.SIGTERM)
 	h.waitExit(30 * time.Second)
 }
+
+// TestTracingRetention: with ejob.tracingRetention, the host leading its
+// first job purges what is older at start (and daily after).
+func TestTracingRetention(t *testing.T) {
+	dir := t.TempDir()
+	dbCfg := map[string]string{"driver": "sqlite", "url": filepath.Join(dir, "ejob-tracing.db")}
+	tr := rdb.New()
+	defer tr.Close()
+	old := spi.ExecutionEvent{ID: "old", Hostname: "h", IP: "10.0.0.1", TaskID: "t", JobName: "a", Source: "NORMAL_TRIGGER",
+		StartTime: time.Now().Add(-72 * time.Hour)}
+	recent := old
+	recent.ID, recent.StartTime = "recent", time.Now().Add(-time.Hour)
+	if _, err := tr.Write(context.Background(), spi.TraceWriteRequest{Config: dbCfg, Executions: []spi.ExecutionEvent{old, recent}}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "ejob.yaml")
+	os.WriteFile(cfg, []byte(`elasticjob:
+  tracing: {type: RDB}
+  jobs:
+    a: {elasticJobType: SCRIPT, cron: "0 0 1 * * ?", shardingTotalCount: 1, props: {script.command.line: "true"}}
+ejob:
+  tracingRetention: 2d
+`), 0o644)
+	h := runHost(t, nil, "run", "-c", cfg)
+	h.waitLog("tracing: purged old history")
+	execs, _ := queryAll(t, tr, dbCfg, "a")
+	if len(execs) != 1 || execs[0].ID != "recent" {
+		t.Errorf("after the purge: %+v", execs)
+	}
+	h.signal(syscall.SIGTERM)
+	h.waitExit(30 * time.Second)
+}
