@@ -111,8 +111,8 @@ func (d *decoder) file1(data []byte, opts LoadOptions, baseDir string) *File {
 	if e, ok := ej[keyRegCenter]; ok {
 		f.Registry = d.regCenter(e)
 	}
-	if e, ok := ej[keyTracing]; ok {
-		f.Tracing = d.tracing(e, opts, f.Registry == nil, baseDir)
+	if te, ok := ej[keyTracing]; ok {
+		f.Tracing = d.tracing(te, opts, f.Registry == nil, baseDir)
 	} else if f.Host.TracingRetention > 0 {
 		d.report(e.line(), nil, "ejob.tracingRetention is set but %s has no tracing section: nothing is recorded to purge", e.path)
 	}
