@@ -16,6 +16,7 @@ import (
 	"github.com/ejob-io/ejob/sdk"
 	"github.com/ejob-io/ejob/sdk/sdktest"
 	"github.com/ejob-io/ejob/spi"
+	"github.com/ejob-io/ejob/spi/spitest"
 )
 
 func ctxT(t *testing.T) context.Context {
@@ -499,4 +500,29 @@ func TestThroughTheTransport(t *testing.T) {
 	if !errors.Is(err, spi.ErrInvalidConfig) {
 		t.Errorf("Validate through gRPC = %v, want ErrInvalidConfig", err)
 	}
+}
+
+// TestConformance runs spitest's tracing suite on every backend, in
+// process and (SQLite) through the gRPC transport.
+func TestConformance(t *testing.T) {
+	invalid := map[string]map[string]string{
+		"unknown driver": {"driver": "oracle", "url": "x"},
+		"no url":         {"driver": "postgres"},
+	}
+	forEach(t, func(t *testing.T, b backend) {
+		tr := newTracer(t)
+		spitest.TestTracer(t, tr, spitest.TracerOptions{
+			Config:        func() map[string]string { cfg, _ := b.fresh(t); return cfg },
+			InvalidConfig: invalid,
+		})
+		if b.name == "SQLite" {
+			p := sdktest.Connect(t, sdk.Plugins{Version: "test", Tracing: map[string]spi.Tracer{rdb.TypeName: tr}})
+			t.Run("gRPC", func(t *testing.T) {
+				spitest.TestTracer(t, p.Tracer(rdb.TypeName), spitest.TracerOptions{
+					Config:        func() map[string]string { cfg, _ := b.fresh(t); return cfg },
+					InvalidConfig: invalid,
+				})
+			})
+		}
+	})
 }
