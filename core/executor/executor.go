@@ -503,6 +503,10 @@ func (r *run) once(ctx context.Context, sc ShardingContexts, src Source) error {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.opts.CleanupTimeout)
 	defer cancel()
 	if err := f.RegisterCompleted(cctx, sc, failed); err != nil {
+		// ejob's own end of the status trace: upstream would post
+		// FINISHED or ERROR as if the run had completed normally.
+		r.status(ctx, r.events.TaskError, sc, src, TaskError, fmt.Sprintf(
+			"Job '%s' execution was cut off: the completion of items %s could not be registered: %v", r.jobName, javaList(sc.Items), err))
 		return errors.Join(perr, fmt.Errorf("executor: job %q: register completed: %w", r.jobName, err))
 	}
 	if len(failures) == 0 {

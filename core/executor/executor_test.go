@@ -53,6 +53,7 @@ type fakeFacade struct {
 	setMisfire   atomic.Int32
 	offMisfire   bool // ExecuteMisfired answers false (misfire off)
 	onContexts   func()
+	completeErr  error // RegisterCompleted's answer
 }
 
 var (
@@ -89,7 +90,7 @@ func (f *fakeFacade) RegisterBegin(ctx context.Context, sc executor.ShardingCont
 
 func (f *fakeFacade) RegisterCompleted(ctx context.Context, sc executor.ShardingContexts, failed []int) error {
 	f.j.add("RegisterCompleted failed=%v", failed)
-	return nil
+	return f.completeErr
 }
 
 func (f *fakeFacade) ExecuteMisfired(ctx context.Context, items []int) (bool, error) {
@@ -879,5 +880,22 @@ func TestItemEventIDsAndFailoverSource(t *testing.T) {
 		if len(ev.sources) != 3 || slices.ContainsFunc(ev.sources, func(s executor.Source) bool { return s != want }) {
 			t.Errorf("failover=%v: sources %v, want %v", failover, ev.sources, want)
 		}
+	}
+}
+
+// TestCutOffExecutionTraced: when the items' completion cannot be
+// registered (the registry session was lost while they ran), the status
+// trace ends with TASK_ERROR saying so, not at TASK_RUNNING.
+func TestCutOffExecutionTraced(t *testing.T) {
+	h := newHarness([]int{0, 1}, "", "CPU")
+	h.f.completeErr = errors.New("session lost")
+	err := h.execute(t)
+	if err == nil || !strings.Contains(err.Error(), "session lost") {
+		t.Fatalf("Execute = %v, want the registration error", err)
+	}
+	got := h.j.get()
+	want := `TASK_ERROR NORMAL_TRIGGER "Job 'job' execution was cut off: the completion of items [0, 1] could not be registered: session lost"`
+	if got[len(got)-1] != want {
+		t.Errorf("last event %q, want %q", got[len(got)-1], want)
 	}
 }
