@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/ejob-io/ejob/core/reg/embedded"
 	"github.com/ejob-io/ejob/core/reg/zookeeper"
 	"github.com/ejob-io/ejob/core/scheduler"
+	"github.com/ejob-io/ejob/core/tracing"
 	"github.com/ejob-io/ejob/plugins/builtin"
 	"github.com/ejob-io/ejob/spi"
 )
@@ -75,7 +77,29 @@ type options struct {
 	listeners spi.Plugins // only JobListeners
 	drain     time.Duration
 	ip        instance.IPOptions
+	tracing   *Tracing
 }
+
+// Tracing is what WithTracing records execution history with.
+type Tracing struct {
+	// Type is the tracing sink's type in the plugins: RDB (built in) or a
+	// plugin's.
+	Type string
+	// Config is the sink's settings; for RDB the data source (driver,
+	// url, username, password, maximumPoolSize; see docs/tracing.md).
+	Config map[string]string
+	// Include and Exclude filter the jobs as the starter's
+	// includeJobNames and excludeJobNames (at most one may be set).
+	Include, Exclude []string
+}
+
+// WithTracing records every item's start and completion and every
+// trigger's status into the tracing sink (upstream's event tracing; see
+// docs/tracing.md). Events are queued and written in batches in the
+// background, never slowing a trigger; Shutdown flushes them. The read
+// side is the sink itself: spi.Resolve[spi.Tracer] on the plugins, then
+// QueryExecutions and QueryStatuses.
+func WithTracing(t Tracing) Option { return func(o *options) { o.tracing = &t } }
 
 // WithLogger sets the logger (default: none).
 func WithLogger(l hclog.Logger) Option { return func(o *options) { o.log = l } }
@@ -139,6 +163,10 @@ type Scheduler struct {
 	mu   sync.Mutex
 	stop context.CancelFunc
 	done chan error
+	// rec is the tracing writer (nil without WithTracing), and closeRec
+	// closes its sink after the last flush (nil when not ours).
+	rec      *tracing.Recorder
+	closeRec io.Closer
 }
 
 // ErrStarted means Start was called twice, or Shutdown before Start.
@@ -150,7 +178,8 @@ func NewScheduler(r Registry, opts ...Option) (*Scheduler, error) {
 	for _, f := range opts {
 		f(&o)
 	}
-	if o.plugins == nil {
+	ownPlugins := o.plugins == nil
+	if ownPlugins {
 		o.plugins = Builtins(o.log.Named("builtin"))
 	}
 	if len(o.listeners.JobListeners) > 0 {
@@ -160,14 +189,38 @@ func NewScheduler(r Registry, opts ...Option) (*Scheduler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ejob: choose this process's instance id: %w", err)
 	}
+	var (
+		rec      *tracing.Recorder
+		events   executor.Events
+		closeRec io.Closer
+	)
+	if t := o.tracing; t != nil {
+		tr, err := spi.Resolve[spi.Tracer](o.plugins, t.Type)
+		if err != nil {
+			return nil, fmt.Errorf("ejob: tracing: %w", err)
+		}
+		if c, ok := tr.(io.Closer); ok && ownPlugins {
+			// The built-in RDB sink's pools are this scheduler's.
+			closeRec = c
+		}
+		if err := tr.Validate(context.Background(), spi.TraceValidateRequest{Config: t.Config}); err != nil {
+			return nil, fmt.Errorf("ejob: tracing: %w", err)
+		}
+		rec, err = tracing.New(tracing.Options{Tracer: tr, Config: t.Config,
+			Filter: tracing.Filter{Include: t.Include, Exclude: t.Exclude}, Logger: o.log.Named("tracing")})
+		if err != nil {
+			return nil, fmt.Errorf("ejob: tracing: %w", err)
+		}
+		events = rec
+	}
 	s, err := scheduler.New(scheduler.Options{
 		Client: r, InstanceID: id.String(), ServerIP: id.IP, Plugins: o.plugins,
-		Logger: o.log.With("instance", id.String()), DrainTimeout: o.drain,
+		Logger: o.log.With("instance", id.String()), DrainTimeout: o.drain, Events: events,
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &Scheduler{s: s, reg: r, id: id.String()}, nil
+	return &Scheduler{s: s, reg: r, id: id.String(), rec: rec, closeRec: closeRec}, nil
 }
 
 // InstanceID returns this process's instance id (ip@-@pid).
@@ -204,7 +257,24 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	s.stop, s.done = stop, make(chan error, 1)
 	s.mu.Unlock()
-	go func() { s.done <- s.s.Run(runCtx) }()
+	go func() {
+		if s.rec == nil {
+			s.done <- s.s.Run(runCtx)
+			return
+		}
+		// The writer outlives the scheduler's drain, so that the last
+		// items' events are flushed.
+		wctx, stopWriter := context.WithCancel(context.Background())
+		written := make(chan struct{})
+		go func() { _ = s.rec.Run(wctx); close(written) }()
+		err := s.s.Run(runCtx)
+		stopWriter()
+		<-written
+		if s.closeRec != nil {
+			_ = s.closeRec.Close()
+		}
+		s.done <- err
+	}()
 	if err := s.s.Ready(ctx); err != nil {
 		s.Shutdown(context.Background())
 		return err

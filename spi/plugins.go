@@ -30,6 +30,8 @@ type Plugins struct {
 	ThreadPools map[string]ThreadPoolSizeProvider
 	// JobListeners are named by jobListenerTypes.
 	JobListeners map[string]JobListener
+	// Tracing are named by elasticjob.tracing.type in the host's file.
+	Tracing map[string]Tracer
 }
 
 // kinds is the one list of the kinds and their maps: Kinds, Types,
@@ -42,6 +44,7 @@ func (p Plugins) kinds() []kindSet {
 		kindMap[JobExecutor]{KindJobType, p.JobTypes},
 		kindMap[ThreadPoolSizeProvider]{KindThreadPool, p.ThreadPools},
 		kindMap[JobListener]{KindJobListener, p.JobListeners},
+		kindMap[Tracer]{KindTracing, p.Tracing},
 	}
 }
 
@@ -196,7 +199,7 @@ type Resolver interface {
 	// matched case-insensitively (NormalizeType): a ShardingStrategy for
 	// KindSharding, an ErrorHandler for KindErrorHandler, a JobExecutor for
 	// KindJobType, a ThreadPoolSizeProvider for KindThreadPool, a
-	// JobListener for KindJobListener. An unknown name is an error
+	// JobListener for KindJobListener, a Tracer for KindTracing. An unknown name is an error
 	// wrapping ErrUnknownType that lists the available types.
 	Lookup(kind Kind, name string) (any, error)
 }

@@ -25,6 +25,7 @@ const (
 	KindJobType      Kind = "jobtype"
 	KindThreadPool   Kind = "threadpool"
 	KindJobListener  Kind = "joblistener"
+	KindTracing      Kind = "tracing"
 )
 
 // Kinds lists every extension point in a stable order (that of Plugins'

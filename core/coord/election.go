@@ -23,6 +23,10 @@ func (j *Job) electLeader(ctx context.Context) (bool, error) {
 	return ok, nil
 }
 
+// IsLeader reports whether this instance is the job's leader now (the
+// leader node holds its id and belongs to its current session).
+func (j *Job) IsLeader(ctx context.Context) (bool, error) { return j.isLeader(ctx) }
+
 // isLeader: the leader node holds our id and belongs to our current session.
 func (j *Job) isLeader(ctx context.Context) (bool, error) {
 	if j.shutdown.Load() {

@@ -87,6 +87,7 @@ func (j *Job) ShardingContexts(ctx context.Context) (executor.ShardingContexts, 
 					return executor.ShardingContexts{}, err
 				}
 				sc, _, err := j.contexts(ctx, fi)
+				sc.Failover = true
 				return sc, err
 			}
 		}

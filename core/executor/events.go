@@ -2,6 +2,8 @@ package executor
 
 import (
 	"context"
+	"crypto/rand"
+	"fmt"
 	"time"
 )
 
@@ -21,8 +23,9 @@ const (
 // executors spec §1.4).
 type Source int
 
-// The sources. Lite only ever uses NormalTrigger and Misfire; Failover is
-// kept for the wire enum.
+// The sources. Upstream's lite only ever uses NormalTrigger and Misfire
+// (failover runs are recorded as NORMAL_TRIGGER); ejob records a run of
+// failover items (ShardingContexts.Failover) as Failover.
 const (
 	NormalTrigger Source = iota
 	Misfire
@@ -57,6 +60,8 @@ type StatusEvent struct {
 // ItemEvent is one per-item execution event (upstream's
 // JobExecutionEvent): posted at start (Complete zero) and at completion.
 type ItemEvent struct {
+	// ID is a random UUID shared by the item's start and completion.
+	ID         string
 	JobName    string
 	TaskID     string
 	InstanceID string
@@ -100,3 +105,12 @@ func (NopEvents) TaskFinished(context.Context, StatusEvent) {}
 func (NopEvents) TaskError(context.Context, StatusEvent)    {}
 func (NopEvents) ItemStarted(context.Context, ItemEvent)    {}
 func (NopEvents) ItemCompleted(context.Context, ItemEvent)  {}
+
+// NewEventID returns a random (version 4) UUID, the id of tracing events.
+func NewEventID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}

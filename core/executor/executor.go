@@ -249,6 +249,9 @@ func (e *Executor) Execute(ctx context.Context, src Source, missed MissedFires) 
 	if err != nil {
 		return fmt.Errorf("executor: job %q: sharding contexts: %w", e.jobName, err)
 	}
+	if sc.Failover && src == NormalTrigger {
+		src = Failover
+	}
 	e.status(ctx, e.events.TaskStaging, sc, src, TaskStaging, fmt.Sprintf("Job '%s' execute begin.", e.jobName))
 	running, err := f.MisfireIfRunning(ctx, sc.Items)
 	if err != nil {
@@ -624,6 +627,10 @@ func (r *run) once(ctx context.Context, sc ShardingContexts, src Source) error {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.opts.CleanupTimeout)
 	defer cancel()
 	if err := f.RegisterCompleted(cctx, sc, failed); err != nil {
+		// ejob's own end of the status trace: upstream would post
+		// FINISHED or ERROR as if the run had completed normally.
+		r.status(ctx, r.events.TaskError, sc, src, TaskError, fmt.Sprintf(
+			"Job '%s' execution was cut off: the completion of items %s could not be registered: %v", r.jobName, javaList(sc.Items), err))
 		return errors.Join(perr, fmt.Errorf("executor: job %q: register completed: %w", r.jobName, err))
 	}
 	if len(failures) == 0 {
@@ -694,7 +701,7 @@ func (r *run) items(ctx context.Context, sc ShardingContexts, src Source) (map[i
 
 func (r *run) startEvent(sc ShardingContexts, src Source, item int) ItemEvent {
 	return ItemEvent{
-		JobName: r.jobName, TaskID: sc.TaskID, InstanceID: r.opts.InstanceID,
+		ID: NewEventID(), JobName: r.jobName, TaskID: sc.TaskID, InstanceID: r.opts.InstanceID,
 		Source: src, Item: item, Start: time.Now(),
 	}
 }

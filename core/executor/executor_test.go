@@ -53,6 +53,7 @@ type fakeFacade struct {
 	setMisfire   atomic.Int32
 	offMisfire   bool // ExecuteMisfired answers false (misfire off)
 	onContexts   func()
+	completeErr  error // RegisterCompleted's answer
 }
 
 var (
@@ -89,7 +90,7 @@ func (f *fakeFacade) RegisterBegin(ctx context.Context, sc executor.ShardingCont
 
 func (f *fakeFacade) RegisterCompleted(ctx context.Context, sc executor.ShardingContexts, failed []int) error {
 	f.j.add("RegisterCompleted failed=%v", failed)
-	return nil
+	return f.completeErr
 }
 
 func (f *fakeFacade) ExecuteMisfired(ctx context.Context, items []int) (bool, error) {
@@ -829,5 +830,72 @@ func TestRecordMisfire(t *testing.T) {
 func TestNewValidates(t *testing.T) {
 	if _, err := executor.New("job", executor.Options{}); !errors.Is(err, executor.ErrInvalidOptions) {
 		t.Fatalf("New without facade = %v", err)
+	}
+}
+
+// idEvents records the ids of item starts and completions.
+type idEvents struct {
+	executor.NopEvents
+	mu           sync.Mutex
+	starts, done map[int]string
+	sources      []executor.Source
+}
+
+func (e *idEvents) ItemStarted(_ context.Context, ev executor.ItemEvent) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.starts[ev.Item] = ev.ID
+	e.sources = append(e.sources, ev.Source)
+}
+
+func (e *idEvents) ItemCompleted(_ context.Context, ev executor.ItemEvent) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.done[ev.Item] = ev.ID
+}
+
+// TestItemEventIDsAndFailoverSource: an item's start and completion share
+// one id, distinct per item; a run of failover items is recorded with
+// source FAILOVER.
+func TestItemEventIDsAndFailoverSource(t *testing.T) {
+	for _, failover := range []bool{false, true} {
+		h := newHarness([]int{0, 1, 2}, "", "CPU")
+		h.f.sc.Failover = failover
+		ev := &idEvents{starts: map[int]string{}, done: map[int]string{}}
+		h.opts.Events = ev
+		if err := h.execute(t); err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]bool{}
+		for item, id := range ev.starts {
+			if len(id) != 36 || ev.done[item] != id || seen[id] {
+				t.Errorf("item %d: start id %q, completion id %q (ids seen %v)", item, id, ev.done[item], seen)
+			}
+			seen[id] = true
+		}
+		want := executor.NormalTrigger
+		if failover {
+			want = executor.Failover
+		}
+		if len(ev.sources) != 3 || slices.ContainsFunc(ev.sources, func(s executor.Source) bool { return s != want }) {
+			t.Errorf("failover=%v: sources %v, want %v", failover, ev.sources, want)
+		}
+	}
+}
+
+// TestCutOffExecutionTraced: when the items' completion cannot be
+// registered (the registry session was lost while they ran), the status
+// trace ends with TASK_ERROR saying so, not at TASK_RUNNING.
+func TestCutOffExecutionTraced(t *testing.T) {
+	h := newHarness([]int{0, 1}, "", "CPU")
+	h.f.completeErr = errors.New("session lost")
+	err := h.execute(t)
+	if err == nil || !strings.Contains(err.Error(), "session lost") {
+		t.Fatalf("Execute = %v, want the registration error", err)
+	}
+	got := h.j.get()
+	want := `TASK_ERROR NORMAL_TRIGGER "Job 'job' execution was cut off: the completion of items [0, 1] could not be registered: session lost"`
+	if got[len(got)-1] != want {
+		t.Errorf("last event %q, want %q", got[len(got)-1], want)
 	}
 }

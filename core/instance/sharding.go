@@ -21,6 +21,10 @@ type ShardingContexts struct {
 	// ShardingItemParameters holds the parameter of each item of Items that
 	// has one; an item without a parameter is absent (upstream: null).
 	ShardingItemParameters map[int]string
+	// Failover: the items are failover items this instance took over from
+	// a crashed one (ejob's tracing records their runs with source
+	// FAILOVER). Not part of upstream's ShardingContexts.
+	Failover bool
 }
 
 // NewShardingContexts builds the contexts of one execution: the task id

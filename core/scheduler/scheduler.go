@@ -490,6 +490,18 @@ func (s *Scheduler) Jobs() []string {
 	return names
 }
 
+// IsLeader reports whether this instance is the leader of the job (false
+// for a job it does not run).
+func (s *Scheduler) IsLeader(ctx context.Context, job string) (bool, error) {
+	s.mu.Lock()
+	rt, ok := s.jobs[job]
+	s.mu.Unlock()
+	if !ok || rt.coord == nil {
+		return false, nil
+	}
+	return rt.coord.IsLeader(ctx)
+}
+
 // Ready blocks until every job added so far has registered with the
 // registry or failed to start, or ctx ends. It returns nil when every job
 // registered, a *StartError naming each job that failed, or ctx's error.

@@ -24,10 +24,6 @@ var (
 	// ErrEnvNotSet is wrapped by the problem reported for a ${NAME}
 	// placeholder whose environment variable is unset and has no default.
 	ErrEnvNotSet = errors.New("environment variable not set")
-	// ErrNotSupported is wrapped by the problem reported for a section
-	// that ejob does not implement yet (elasticjob.tracing): it is refused
-	// rather than silently ignored.
-	ErrNotSupported = errors.New("not supported yet")
 )
 
 // DefaultDrainTimeout is HostSettings.DrainTimeout when the file does not
@@ -46,6 +42,8 @@ type File struct {
 	Jobs []Job
 	// Host is the ejob section, defaults filled in.
 	Host HostSettings
+	// Tracing is elasticjob.tracing; nil records no events.
+	Tracing *Tracing
 }
 
 // Job returns the job with the given name.
@@ -118,6 +116,10 @@ type HostSettings struct {
 	// 3.0.x instance cannot read or run (config.JavaPeerIssues): warn
 	// (default), strict (refuse to start) or off.
 	JavaPeers JavaPeers
+	// TracingRetention: the host that leads the first of its jobs (by
+	// name) deletes recorded executions and status events older than this
+	// once a day (elasticjob.tracing); 0 keeps them.
+	TracingRetention time.Duration
 }
 
 // JavaPeers is the ejob.javaPeers setting.

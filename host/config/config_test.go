@@ -35,6 +35,7 @@ func catalog() LoadOptions {
 		spi.KindThreadPool:   {"CPU", "SINGLE_THREAD"},
 		spi.KindErrorHandler: {"IGNORE", "LOG", "THROW"},
 		spi.KindJobListener:  {"audit", "metrics"},
+		spi.KindTracing:      {"RDB"},
 	}
 	return LoadOptions{
 		Getenv: env("ZK_PASSWORD", "s3cret", "DB_PASSWORD", "dbpw"),
@@ -177,6 +178,11 @@ func normalized(f *File) *File {
 		j.Config = j.Config.Clone()
 		cp.Jobs = append(cp.Jobs, j)
 	}
+	if f.Tracing != nil {
+		t := *f.Tracing
+		t.Line = 0
+		cp.Tracing = &t
+	}
 	return &cp
 }
 
@@ -195,11 +201,12 @@ func TestKebabCaseEqualsCamelCase(t *testing.T) {
 
 func TestStarterExamples(t *testing.T) {
 	t.Parallel()
-	t.Run("typed jobs verbatim: only tracing refused", func(t *testing.T) {
+	t.Run("typed jobs verbatim: tracing needs a dataSource", func(t *testing.T) {
 		t.Parallel()
 		_, err := Load("testdata/starter-typed.yaml", catalog())
-		want := "testdata/starter-typed.yaml:18: elasticjob.tracing: not supported yet: ejob does not record execution events yet, and it refuses settings it would ignore; remove the section"
-		if err == nil || err.Error() != want || !errors.Is(err, ErrNotSupported) {
+		want := "testdata/starter-typed.yaml:18: elasticjob.tracing: no dataSource: a host on ZooKeeper records into a database its peers share " +
+			"(set elasticjob.tracing.dataSource.url, e.g. jdbc:postgresql://db:5432/ejob; a standalone host defaults to SQLite)"
+		if err == nil || err.Error() != want || !errors.Is(err, ErrInvalidFile) {
 			t.Fatalf("err = %v\nwant  %s", err, want)
 		}
 	})
@@ -209,7 +216,8 @@ func TestStarterExamples(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// The file without the section ejob does not support yet.
+		// The file without its tracing section (a host on ZooKeeper needs a
+		// dataSource there).
 		before, after, _ := bytes.Cut(data, []byte("  tracing:"))
 		_, dump, _ := bytes.Cut(after, []byte("\n  dump:"))
 		f, err := Parse("starter-typed.yaml", append(before, append([]byte("  dump:"), dump...)...), catalog())
@@ -377,7 +385,8 @@ func TestBadFiles(t *testing.T) {
 7: elasticjob.jobs.zeta.shardingTotalCount: must be greater than 0, got 0
 11: elasticjob.jobs.alpha.cron: invalid cron "not a cron": 3 fields fit no syntax: want 5 (crontab: minute hour day-of-month month day-of-week), 6 or 7 (Quartz: second minute hour day-of-month month day-of-week [year]), or a descriptor (@hourly, @daily, @every 90s, ...)
 12: elasticjob.jobs.alpha.misfire: want true or false, got "sometimes"
-13: elasticjob.tracing: not supported yet: ejob does not record execution events yet, and it refuses settings it would ignore; remove the section`,
+13: elasticjob.tracing: missing required key type (RDB records into a database)
+13: elasticjob.tracing: [tracing.includeJobNames] and [tracing.excludeJobNames] are mutually exclusive.`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -448,11 +457,20 @@ func TestParseProblems(t *testing.T) {
 		"dump without port": {"elasticjob:\n  dump: {enabled: true}\n" + job, "f.yaml:2: elasticjob.dump: missing required key port (or enabled: false, or remove the section)"},
 		"dump port":         {"elasticjob:\n  dump: {port: -1}\n" + job, "f.yaml:2: elasticjob.dump.port: Port value out of range: -1 (want 0 to 65535; 0 picks a free port)"},
 		"dump key":          {"elasticjob:\n  dump: {prot: 1}\n" + job, `f.yaml:2: elasticjob.dump: unknown key "prot" (did you mean "port"?)`},
-		"tracing":           {"elasticjob:\n  tracing: {type: RDB}\n" + job, "f.yaml:2: elasticjob.tracing: not supported yet: ejob does not record execution events yet, and it refuses settings it would ignore; remove the section"},
 		"log level":         {"elasticjob:\n" + job + "ejob: {logLevel: verbose}\n", `f.yaml:4: ejob.logLevel: want trace, debug, info, warn or error, got "verbose"`},
 		"java peers":        {"elasticjob:\n" + job + "ejob:\n  javaPeers: loud\n", `f.yaml:5: ejob.javaPeers: want warn, strict or off, got "loud"`},
 		"empty type":        {"elasticjob:\n  jobs:\n    j: {elasticJobType: '', shardingTotalCount: 1}\n", "f.yaml:3: elasticjob.jobs.j.elasticJobType: must not be empty (available: HTTP, SCRIPT)"},
 		"bad placeholder":   {"elasticjob:\n  jobs:\n    j: {elasticJobType: '${X', shardingTotalCount: 1}\n", `f.yaml:3: elasticjob.jobs.j.elasticJobType: unterminated placeholder "${X" (write $${ for a literal ${)`},
+		"tracing both lists": {"elasticjob:\n  tracing:\n    type: RDB\n    includeJobNames: a\n    excludeJobNames: [b]\n" + job,
+			"f.yaml:2: elasticjob.tracing: [tracing.includeJobNames] and [tracing.excludeJobNames] are mutually exclusive."},
+		"retention without tracing": {"elasticjob:\n" + job + "ejob: {tracingRetention: 30d}\n",
+			"f.yaml:1: ejob.tracingRetention is set but elasticjob has no tracing section: nothing is recorded to purge"},
+		"bad retention": {"elasticjob:\n  tracing: {type: RDB}\n" + job + "ejob: {tracingRetention: 3x}\n",
+			`f.yaml:5: ejob.tracingRetention: want a duration such as 30s or 2m, got "3x"`},
+		"tracing unknown type": {"elasticjob:\n  tracing: {type: MONGO}\n" + job, `f.yaml:2: elasticjob.tracing.type: unknown tracing type "MONGO" (available: RDB)`},
+		"tracing unknown key":  {"elasticjob:\n  tracing: {type: RDB, dataSourc: {}}\n" + job, `f.yaml:2: elasticjob.tracing: unknown key "dataSourc" (did you mean "dataSource"?)`},
+		"tracing on ZooKeeper without dataSource": {"elasticjob:\n  regCenter: {serverLists: 'h:1', namespace: n}\n  tracing: {type: RDB}\n" + job,
+			"f.yaml:3: elasticjob.tracing: no dataSource: a host on ZooKeeper records into a database its peers share (set elasticjob.tracing.dataSource.url, e.g. jdbc:postgresql://db:5432/ejob; a standalone host defaults to SQLite)"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

@@ -256,6 +256,23 @@ func (d *decoder) boolean(e entry) (bool, bool) {
 	return false, false
 }
 
+// days reads a duration in days (30d) or a Go duration (12h).
+func (d *decoder) days(e entry) (time.Duration, bool) {
+	s, null, ok := d.text(e, "a duration")
+	if !ok {
+		return 0, false
+	}
+	if n, isDays := strings.CutSuffix(strings.TrimSpace(s), "d"); isDays && !null {
+		v, err := strconv.Atoi(n)
+		if err != nil || v < 0 {
+			d.report(e.value.Line, nil, "%s: want a duration such as 30d or 12h, got %s", e.path, describe(e.value))
+			return 0, false
+		}
+		return time.Duration(v) * 24 * time.Hour, true
+	}
+	return d.duration(e)
+}
+
 // duration reads a Go duration such as 30s or 1m30s; "0" is zero.
 func (d *decoder) duration(e entry) (time.Duration, bool) {
 	s, null, ok := d.text(e, "a duration")

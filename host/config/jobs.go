@@ -44,6 +44,8 @@ func kindNoun(k spi.Kind) string {
 		return "error handler type"
 	case spi.KindJobListener:
 		return "job listener type"
+	case spi.KindTracing:
+		return "tracing type"
 	}
 	return string(k) + " type"
 }

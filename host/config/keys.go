@@ -43,6 +43,7 @@ const (
 	keyPreferredNetworkInterface = "preferredNetworkInterface"
 	keyPreferredNetworkIP        = "preferredNetworkIp"
 	keyJavaPeers                 = "javaPeers"
+	keyTracingRetention          = "tracingRetention"
 )
 
 // The keys of each section. Functions, not variables: there is no
@@ -114,7 +115,7 @@ func jobKeys() []string {
 func ejobKeys() []string {
 	return []string{
 		keyPluginsDir, keyLockFile, keyDrainTimeout, keyPluginStopGrace, keyLogLevel,
-		keyPreferredNetworkInterface, keyPreferredNetworkIP, keyJavaPeers,
+		keyPreferredNetworkInterface, keyPreferredNetworkIP, keyJavaPeers, keyTracingRetention,
 	}
 }
 

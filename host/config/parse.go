@@ -114,14 +114,10 @@ func (d *decoder) file1(data []byte, opts LoadOptions, baseDir string) *File {
 	if e, ok := ej[keyDump]; ok {
 		f.Host.DumpPort = d.dump(e)
 	}
-	// Sections of the starter that nothing in ejob reads yet are refused,
-	// not accepted and ignored.
-	for _, ns := range []struct{ key, what string }{
-		{keyTracing, "ejob does not record execution events yet"},
-	} {
-		if e, ok := ej[ns.key]; ok {
-			d.report(e.line(), ErrNotSupported, "%s: not supported yet: %s, and it refuses settings it would ignore; remove the section", e.path, ns.what)
-		}
+	if te, ok := ej[keyTracing]; ok {
+		f.Tracing = d.tracing(te, opts, f.Registry == nil, baseDir)
+	} else if f.Host.TracingRetention > 0 {
+		d.report(e.line(), nil, "ejob.tracingRetention is set but %s has no tracing section: nothing is recorded to purge", e.path)
 	}
 	jobs, ok := ej[keyJobs]
 	if !ok {
@@ -277,6 +273,9 @@ func (d *decoder) host(e entry, h *HostSettings, baseDir string) {
 	}
 	if fe, ok := fs[keyPluginStopGrace]; ok {
 		h.PluginStopGrace, _ = d.duration(fe)
+	}
+	if fe, ok := fs[keyTracingRetention]; ok {
+		h.TracingRetention, _ = d.days(fe)
 	}
 	if fe, ok := fs[keyLogLevel]; ok {
 		if s, ok := d.str(fe); ok {

@@ -9,11 +9,13 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/ejob-io/ejob/core/executor"
 	"github.com/ejob-io/ejob/core/instance"
 	"github.com/ejob-io/ejob/core/reg"
 	"github.com/ejob-io/ejob/core/reg/embedded"
 	"github.com/ejob-io/ejob/core/reg/zookeeper"
 	"github.com/ejob-io/ejob/core/scheduler"
+	"github.com/ejob-io/ejob/core/tracing"
 	hostconfig "github.com/ejob-io/ejob/host/config"
 	"github.com/ejob-io/ejob/host/dump"
 	"github.com/ejob-io/ejob/host/plugins"
@@ -67,6 +69,9 @@ type plan struct {
 	// javaPeers is what to do about values a Java instance cannot read
 	// (checkJavaPeers).
 	javaPeers hostconfig.JavaPeers
+	// retention is the age beyond which recorded executions are purged
+	// daily (0: never).
+	retention time.Duration
 }
 
 func newPlan(h hostconfig.HostSettings, opts Options) plan {
@@ -78,6 +83,7 @@ func newPlan(h hostconfig.HostSettings, opts Options) plan {
 		ip:        h.IPOptions(opts.getenv),
 		dumpPort:  h.DumpPort,
 		javaPeers: h.JavaPeers,
+		retention: h.TracingRetention,
 	}
 	if p.javaPeers == "" {
 		p.javaPeers = hostconfig.DefaultJavaPeers
@@ -168,6 +174,12 @@ func validateProps(ctx context.Context, cat *plugins.Catalog, kind spi.Kind, typ
 			return err
 		}
 		return h.Validate(ctx, req)
+	case spi.KindTracing:
+		tr, err := spi.Resolve[spi.Tracer](cat, typ)
+		if err != nil {
+			return err
+		}
+		return tr.Validate(ctx, spi.TraceValidateRequest{Config: props})
 	}
 	return nil
 }
@@ -216,9 +228,16 @@ func Run(ctx context.Context, opts Options) error {
 			return err
 		}
 	}
+	tr, err := startTracing(ctx, file, cat, log)
+	if err != nil {
+		return err
+	}
+	// After the scheduler has drained (its items' last events are queued)
+	// and before the catalog stops the plugin that stores them.
+	defer tr.stop()
 	s, err := scheduler.New(scheduler.Options{
 		Client: client, InstanceID: id.String(), ServerIP: id.IP,
-		Plugins: cat, Logger: log, DrainTimeout: p.drain,
+		Plugins: cat, Logger: log, DrainTimeout: p.drain, Events: tr.events,
 	})
 	if err != nil {
 		return err
@@ -263,6 +282,9 @@ func Run(ctx context.Context, opts Options) error {
 		}
 		started -= len(se.Failed)
 	}
+	if tr.tracer != nil && p.retention > 0 {
+		go tr.purgeDaily(runCtx, s, file.Jobs[0].Name, p.retention)
+	}
 	if ctx.Err() == nil {
 		log.Info("host started", "jobs", started, "registry", registryName(file))
 		if opts.Ready != nil {
@@ -296,6 +318,90 @@ func serveDump(ctx context.Context, port int, c reg.Client, s *scheduler.Schedul
 		}
 	}()
 	return done
+}
+
+// tracingRun is the host's event tracing: the events the scheduler posts
+// to (nil without elasticjob.tracing), the sink and its settings, and stop,
+// which flushes the queue (within tracing.DefaultFlushTimeout) and waits
+// for the writer.
+type tracingRun struct {
+	events executor.Events
+	tracer spi.Tracer
+	config map[string]string
+	log    hclog.Logger
+	stop   func()
+}
+
+// startTracing starts the writer of the file's elasticjob.tracing, if any.
+func startTracing(ctx context.Context, file *hostconfig.File, cat *plugins.Catalog, log hclog.Logger) (*tracingRun, error) {
+	t := file.Tracing
+	if t == nil {
+		return &tracingRun{stop: func() {}}, nil
+	}
+	tr, err := spi.Resolve[spi.Tracer](cat, t.Type)
+	if err != nil {
+		return nil, fmt.Errorf("%s:%d: elasticjob.tracing: %w", file.Name, t.Line, err)
+	}
+	tlog := log.Named("tracing")
+	rec, err := tracing.New(tracing.Options{
+		Tracer: tr, Config: t.DataSource, Filter: tracing.Filter{Include: t.Include, Exclude: t.Exclude}, Logger: tlog,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s:%d: elasticjob.tracing: %w", file.Name, t.Line, err)
+	}
+	// Never the data source's values: they may hold a password.
+	attrs := []any{"type", t.Type}
+	if d := t.DataSource["driver"]; d != "" {
+		attrs = append(attrs, "driver", d)
+	}
+	if t.DefaultDataSource {
+		attrs = append(attrs, "file", t.DataSource["url"])
+	}
+	tlog.Info("recording execution events", attrs...)
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = rec.Run(rctx)
+	}()
+	return &tracingRun{events: rec, tracer: tr, config: t.DataSource, log: tlog, stop: func() {
+		cancel()
+		<-done
+		if d := rec.Dropped(); d > 0 {
+			tlog.Warn("execution events were dropped during this run", "dropped", d, "written", rec.Written())
+		}
+	}}, nil
+}
+
+// purgeCheck is how often the retention loop asks whether this host leads
+// job and a day has passed since its last purge.
+const purgeCheck = time.Hour
+
+// purgeDaily deletes what is older than retention, once a day, while this
+// host leads job (the first of its jobs by name), until ctx ends. The
+// first check is at once.
+func (t *tracingRun) purgeDaily(ctx context.Context, s *scheduler.Scheduler, job string, retention time.Duration) {
+	tick := time.NewTicker(purgeCheck)
+	defer tick.Stop()
+	var last time.Time
+	for {
+		if leader, err := s.IsLeader(ctx, job); err == nil && leader && time.Since(last) >= 24*time.Hour {
+			before := time.Now().Add(-retention)
+			resp, err := t.tracer.Purge(ctx, spi.TracePurgeRequest{Config: t.config, Before: before})
+			if err != nil {
+				t.log.Error("tracing: purge failed; retrying in an hour", "error", err)
+			} else {
+				last = time.Now()
+				t.log.Info("tracing: purged old history", "executions", resp.Executions, "statuses", resp.Statuses,
+					"before", before.Format(time.RFC3339))
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
 }
 
 // startHint explains the start errors whose cause is in the file.

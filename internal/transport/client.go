@@ -57,6 +57,8 @@ func NewClient(conn Connector, kind spi.Kind, typeName string) (any, error) {
 		return threadPoolClient(c), nil
 	case spi.KindJobListener:
 		return jobListenerClient(c), nil
+	case spi.KindTracing:
+		return tracerClient(c), nil
 	}
 	return nil, fmt.Errorf("%w: no kind %q in this transport", spi.ErrUnknownType, kind)
 }
@@ -85,6 +87,11 @@ func (c *Conn) ThreadPoolSizeProvider(typeName string) spi.ThreadPoolSizeProvide
 // JobListener returns the plugin's job listener typeName.
 func (c *Conn) JobListener(typeName string) spi.JobListener {
 	return jobListenerClient{conn: c, typeName: typeName}
+}
+
+// Tracer returns the plugin's tracing sink typeName.
+func (c *Conn) Tracer(typeName string) spi.Tracer {
+	return tracerClient{conn: c, typeName: typeName}
 }
 
 // client is what the clients of every kind are made of: the type name they
@@ -184,4 +191,29 @@ func (l jobListenerClient) BeforeJobExecuted(ctx context.Context, req spi.Listen
 func (l jobListenerClient) AfterJobExecuted(ctx context.Context, req spi.ListenerRequest) error {
 	_, err := unary(ctx, client(l), "after job executed", pb.PluginClient.AfterJobExecuted, listenerRequestToProto(l.typeName, req), ignore)
 	return err
+}
+
+type tracerClient client
+
+var _ spi.Tracer = tracerClient{}
+
+func (t tracerClient) Validate(ctx context.Context, req spi.TraceValidateRequest) error {
+	_, err := unary(ctx, client(t), "validate tracing", pb.PluginClient.ValidateTracing, traceValidateRequestToProto(t.typeName, req), ignore)
+	return err
+}
+
+func (t tracerClient) Write(ctx context.Context, req spi.TraceWriteRequest) (spi.TraceWriteResponse, error) {
+	return unary(ctx, client(t), "write traces", pb.PluginClient.WriteTraces, traceWriteRequestToProto(t.typeName, req), traceWriteResponseFromProto)
+}
+
+func (t tracerClient) QueryExecutions(ctx context.Context, q spi.ExecutionQuery) (spi.ExecutionPage, error) {
+	return unary(ctx, client(t), "query executions", pb.PluginClient.QueryExecutions, executionQueryToProto(t.typeName, q), executionPageFromProto)
+}
+
+func (t tracerClient) QueryStatuses(ctx context.Context, q spi.StatusQuery) (spi.StatusPage, error) {
+	return unary(ctx, client(t), "query statuses", pb.PluginClient.QueryStatuses, statusQueryToProto(t.typeName, q), statusPageFromProto)
+}
+
+func (t tracerClient) Purge(ctx context.Context, req spi.TracePurgeRequest) (spi.TracePurgeResponse, error) {
+	return unary(ctx, client(t), "purge traces", pb.PluginClient.PurgeTraces, tracePurgeRequestToProto(t.typeName, req), tracePurgeResponseFromProto)
 }

@@ -259,3 +259,171 @@ func listenerRequestFromProto(m *pb.ListenerRequest) spi.ListenerRequest {
 		Contexts: shardingContextsFromProto(m.GetContexts()),
 	}
 }
+
+// timeToProto is t in Unix nanoseconds, 0 for the zero time.
+func timeToProto(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// timeFromProto is the inverse of timeToProto (local time zone).
+func timeFromProto(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
+}
+
+func executionEventToProto(e spi.ExecutionEvent) *pb.ExecutionEvent {
+	return &pb.ExecutionEvent{
+		Id: e.ID, Hostname: e.Hostname, Ip: e.IP, TaskId: e.TaskID, JobName: e.JobName, Source: e.Source,
+		ShardingItem: int64(e.ShardingItem), StartTimeUnixNanos: timeToProto(e.StartTime),
+		CompleteTimeUnixNanos: timeToProto(e.CompleteTime), Success: e.Success, FailureCause: e.FailureCause,
+	}
+}
+
+func executionEventFromProto(m *pb.ExecutionEvent) spi.ExecutionEvent {
+	return spi.ExecutionEvent{
+		ID: m.GetId(), Hostname: m.GetHostname(), IP: m.GetIp(), TaskID: m.GetTaskId(), JobName: m.GetJobName(),
+		Source: m.GetSource(), ShardingItem: int(m.GetShardingItem()), StartTime: timeFromProto(m.GetStartTimeUnixNanos()),
+		CompleteTime: timeFromProto(m.GetCompleteTimeUnixNanos()), Success: m.GetSuccess(), FailureCause: m.GetFailureCause(),
+	}
+}
+
+func statusEventToProto(e spi.StatusEvent) *pb.StatusEvent {
+	return &pb.StatusEvent{
+		Id: e.ID, JobName: e.JobName, OriginalTaskId: e.OriginalTaskID, TaskId: e.TaskID, SlaveId: e.SlaveID,
+		ExecutionType: e.ExecutionType, ShardingItems: e.ShardingItems, State: e.State, Message: e.Message,
+		CreationTimeUnixNanos: timeToProto(e.CreationTime),
+	}
+}
+
+func statusEventFromProto(m *pb.StatusEvent) spi.StatusEvent {
+	return spi.StatusEvent{
+		ID: m.GetId(), JobName: m.GetJobName(), OriginalTaskID: m.GetOriginalTaskId(), TaskID: m.GetTaskId(),
+		SlaveID: m.GetSlaveId(), ExecutionType: m.GetExecutionType(), ShardingItems: m.GetShardingItems(),
+		State: m.GetState(), Message: m.GetMessage(), CreationTime: timeFromProto(m.GetCreationTimeUnixNanos()),
+	}
+}
+
+// convertAll converts every element of in with f; nil for an empty in.
+func convertAll[In, Out any](in []In, f func(In) Out) []Out {
+	if len(in) == 0 {
+		return nil
+	}
+	out := make([]Out, len(in))
+	for i, v := range in {
+		out[i] = f(v)
+	}
+	return out
+}
+
+func traceValidateRequestToProto(typeName string, r spi.TraceValidateRequest) *pb.TraceValidateRequest {
+	return &pb.TraceValidateRequest{Type: typeName, Config: r.Config}
+}
+
+func traceValidateRequestFromProto(m *pb.TraceValidateRequest) spi.TraceValidateRequest {
+	return spi.TraceValidateRequest{Config: propsFromProto(m.GetConfig())}
+}
+
+func traceWriteRequestToProto(typeName string, r spi.TraceWriteRequest) *pb.TraceWriteRequest {
+	return &pb.TraceWriteRequest{
+		Type: typeName, Config: r.Config,
+		Executions: convertAll(r.Executions, executionEventToProto),
+		Statuses:   convertAll(r.Statuses, statusEventToProto),
+	}
+}
+
+func traceWriteRequestFromProto(m *pb.TraceWriteRequest) spi.TraceWriteRequest {
+	return spi.TraceWriteRequest{
+		Config:     propsFromProto(m.GetConfig()),
+		Executions: convertAll(m.GetExecutions(), executionEventFromProto),
+		Statuses:   convertAll(m.GetStatuses(), statusEventFromProto),
+	}
+}
+
+func traceWriteResponseToProto(r spi.TraceWriteResponse) *pb.TraceWriteResponse {
+	return &pb.TraceWriteResponse{Rejected: int64(r.Rejected), Problems: r.Problems}
+}
+
+func traceWriteResponseFromProto(m *pb.TraceWriteResponse) spi.TraceWriteResponse {
+	return spi.TraceWriteResponse{Rejected: int(m.GetRejected()), Problems: m.GetProblems()}
+}
+
+func executionQueryToProto(typeName string, q spi.ExecutionQuery) *pb.ExecutionQuery {
+	out := &pb.ExecutionQuery{
+		Type: typeName, Config: q.Config, JobName: q.JobName, Ip: q.IP, TaskId: q.TaskID, Success: q.Success,
+		FromUnixNanos: timeToProto(q.From), ToUnixNanos: timeToProto(q.To), Offset: int64(q.Offset), Limit: int64(q.Limit),
+	}
+	if q.Item != nil {
+		item := int64(*q.Item)
+		out.Item = &item
+	}
+	return out
+}
+
+func executionQueryFromProto(m *pb.ExecutionQuery) spi.ExecutionQuery {
+	out := spi.ExecutionQuery{
+		Config: propsFromProto(m.GetConfig()), JobName: m.GetJobName(), IP: m.GetIp(), TaskID: m.GetTaskId(),
+		From: timeFromProto(m.GetFromUnixNanos()), To: timeFromProto(m.GetToUnixNanos()),
+		Offset: int(m.GetOffset()), Limit: int(m.GetLimit()),
+	}
+	if m.Item != nil {
+		item := int(m.GetItem())
+		out.Item = &item
+	}
+	if m.Success != nil {
+		success := m.GetSuccess()
+		out.Success = &success
+	}
+	return out
+}
+
+func executionPageToProto(p spi.ExecutionPage) *pb.ExecutionPage {
+	return &pb.ExecutionPage{Executions: convertAll(p.Executions, executionEventToProto), More: p.More}
+}
+
+func executionPageFromProto(m *pb.ExecutionPage) spi.ExecutionPage {
+	return spi.ExecutionPage{Executions: convertAll(m.GetExecutions(), executionEventFromProto), More: m.GetMore()}
+}
+
+func statusQueryToProto(typeName string, q spi.StatusQuery) *pb.StatusQuery {
+	return &pb.StatusQuery{
+		Type: typeName, Config: q.Config, JobName: q.JobName, TaskId: q.TaskID,
+		FromUnixNanos: timeToProto(q.From), ToUnixNanos: timeToProto(q.To), Offset: int64(q.Offset), Limit: int64(q.Limit),
+	}
+}
+
+func statusQueryFromProto(m *pb.StatusQuery) spi.StatusQuery {
+	return spi.StatusQuery{
+		Config: propsFromProto(m.GetConfig()), JobName: m.GetJobName(), TaskID: m.GetTaskId(),
+		From: timeFromProto(m.GetFromUnixNanos()), To: timeFromProto(m.GetToUnixNanos()),
+		Offset: int(m.GetOffset()), Limit: int(m.GetLimit()),
+	}
+}
+
+func statusPageToProto(p spi.StatusPage) *pb.StatusPage {
+	return &pb.StatusPage{Statuses: convertAll(p.Statuses, statusEventToProto), More: p.More}
+}
+
+func statusPageFromProto(m *pb.StatusPage) spi.StatusPage {
+	return spi.StatusPage{Statuses: convertAll(m.GetStatuses(), statusEventFromProto), More: m.GetMore()}
+}
+
+func tracePurgeRequestToProto(typeName string, r spi.TracePurgeRequest) *pb.TracePurgeRequest {
+	return &pb.TracePurgeRequest{Type: typeName, Config: r.Config, BeforeUnixNanos: timeToProto(r.Before)}
+}
+
+func tracePurgeRequestFromProto(m *pb.TracePurgeRequest) spi.TracePurgeRequest {
+	return spi.TracePurgeRequest{Config: propsFromProto(m.GetConfig()), Before: timeFromProto(m.GetBeforeUnixNanos())}
+}
+
+func tracePurgeResponseToProto(r spi.TracePurgeResponse) *pb.TracePurgeResponse {
+	return &pb.TracePurgeResponse{Executions: r.Executions, Statuses: r.Statuses}
+}
+
+func tracePurgeResponseFromProto(m *pb.TracePurgeResponse) spi.TracePurgeResponse {
+	return spi.TracePurgeResponse{Executions: m.GetExecutions(), Statuses: m.GetStatuses()}
+}

@@ -27,6 +27,9 @@ func wire[M proto.Message](t *testing.T, m M) M {
 
 func strPtr(s string) *string { return &s }
 
+// tracingT0() is a time as the wire decodes it (time.Unix, local zone).
+func tracingT0() time.Time { return time.Unix(1_700_000_000, 123_456_789) }
+
 func TestConvertRoundTrip(t *testing.T) {
 	t.Parallel()
 	// Each case converts an spi value to proto, through the wire, and back.
@@ -191,6 +194,81 @@ func TestConvertRoundTrip(t *testing.T) {
 				ShardingTotalCount: 3}},
 			trip: func(t *testing.T, v any) any {
 				return listenerRequestFromProto(wire(t, listenerRequestToProto("LOG", v.(spi.ListenerRequest))))
+			},
+		},
+		"trace write request": {
+			in: spi.TraceWriteRequest{
+				Config: map[string]string{"driver": "sqlite", "url": "/tmp/x.db"},
+				Executions: []spi.ExecutionEvent{
+					{ID: "e1", Hostname: "h", IP: "10.0.0.1", TaskID: "j@-@0,1@-@READY@-@10.0.0.1@-@7", JobName: "j",
+						Source: "MISFIRE", ShardingItem: 1, StartTime: tracingT0()},
+					{ID: "e1", Hostname: "h", IP: "10.0.0.1", TaskID: "t", JobName: "j", Source: "NORMAL_TRIGGER",
+						ShardingItem: 1 << 33, StartTime: tracingT0(), CompleteTime: tracingT0().Add(time.Second), FailureCause: "boom"},
+				},
+				Statuses: []spi.StatusEvent{{ID: "s1", JobName: "j", TaskID: "t", SlaveID: "10.0.0.1", ExecutionType: "READY",
+					ShardingItems: "[0, 1]", State: "TASK_ERROR", Message: "{0=x}", CreationTime: tracingT0()}},
+			},
+			trip: func(t *testing.T, v any) any {
+				m := wire(t, traceWriteRequestToProto("RDB", v.(spi.TraceWriteRequest)))
+				if m.GetType() != "RDB" {
+					t.Errorf("type = %q", m.GetType())
+				}
+				return traceWriteRequestFromProto(m)
+			},
+		},
+		"trace write response": {
+			in: spi.TraceWriteResponse{Rejected: 2, Problems: []string{"a", "b"}},
+			trip: func(t *testing.T, v any) any {
+				return traceWriteResponseFromProto(wire(t, traceWriteResponseToProto(v.(spi.TraceWriteResponse))))
+			},
+		},
+		"execution query all filters": {
+			in: spi.ExecutionQuery{Config: map[string]string{"k": "v"}, JobName: "j", IP: "1.2.3.4", TaskID: "t",
+				Item: new(0), Success: new(false), From: tracingT0(), To: tracingT0().Add(time.Hour), Offset: 20, Limit: 10},
+			trip: func(t *testing.T, v any) any {
+				return executionQueryFromProto(wire(t, executionQueryToProto("RDB", v.(spi.ExecutionQuery))))
+			},
+		},
+		"execution query no filter": {
+			in: spi.ExecutionQuery{},
+			trip: func(t *testing.T, v any) any {
+				return executionQueryFromProto(wire(t, executionQueryToProto("RDB", v.(spi.ExecutionQuery))))
+			},
+		},
+		"execution page": {
+			in: spi.ExecutionPage{Executions: []spi.ExecutionEvent{{ID: "a", StartTime: tracingT0(), Success: true}}, More: true},
+			trip: func(t *testing.T, v any) any {
+				return executionPageFromProto(wire(t, executionPageToProto(v.(spi.ExecutionPage))))
+			},
+		},
+		"status query and page": {
+			in: spi.StatusQuery{JobName: "j", TaskID: "t", From: tracingT0(), Offset: 1, Limit: 2},
+			trip: func(t *testing.T, v any) any {
+				return statusQueryFromProto(wire(t, statusQueryToProto("RDB", v.(spi.StatusQuery))))
+			},
+		},
+		"status page": {
+			in: spi.StatusPage{Statuses: []spi.StatusEvent{{ID: "s", State: "TASK_RUNNING", CreationTime: tracingT0()}}, More: true},
+			trip: func(t *testing.T, v any) any {
+				return statusPageFromProto(wire(t, statusPageToProto(v.(spi.StatusPage))))
+			},
+		},
+		"purge": {
+			in: spi.TracePurgeRequest{Config: map[string]string{"k": "v"}, Before: tracingT0()},
+			trip: func(t *testing.T, v any) any {
+				return tracePurgeRequestFromProto(wire(t, tracePurgeRequestToProto("RDB", v.(spi.TracePurgeRequest))))
+			},
+		},
+		"purge response": {
+			in: spi.TracePurgeResponse{Executions: 3, Statuses: 1 << 40},
+			trip: func(t *testing.T, v any) any {
+				return tracePurgeResponseFromProto(wire(t, tracePurgeResponseToProto(v.(spi.TracePurgeResponse))))
+			},
+		},
+		"trace validate": {
+			in: spi.TraceValidateRequest{Config: map[string]string{"driver": "mysql"}},
+			trip: func(t *testing.T, v any) any {
+				return traceValidateRequestFromProto(wire(t, traceValidateRequestToProto("RDB", v.(spi.TraceValidateRequest))))
 			},
 		},
 	}

@@ -175,3 +175,23 @@ func (s *server) BeforeJobExecuted(ctx context.Context, req *pb.ListenerRequest)
 func (s *server) AfterJobExecuted(ctx context.Context, req *pb.ListenerRequest) (*pb.ListenerResponse, error) {
 	return handle(ctx, s, req.GetType(), noResponse(spi.JobListener.AfterJobExecuted), listenerRequestFromProto(req), empty[pb.ListenerResponse])
 }
+
+func (s *server) ValidateTracing(ctx context.Context, req *pb.TraceValidateRequest) (*pb.TraceValidateResponse, error) {
+	return handle(ctx, s, req.GetType(), noResponse(spi.Tracer.Validate), traceValidateRequestFromProto(req), empty[pb.TraceValidateResponse])
+}
+
+func (s *server) WriteTraces(ctx context.Context, req *pb.TraceWriteRequest) (*pb.TraceWriteResponse, error) {
+	return handle(ctx, s, req.GetType(), spi.Tracer.Write, traceWriteRequestFromProto(req), traceWriteResponseToProto)
+}
+
+func (s *server) QueryExecutions(ctx context.Context, req *pb.ExecutionQuery) (*pb.ExecutionPage, error) {
+	return handle(ctx, s, req.GetType(), spi.Tracer.QueryExecutions, executionQueryFromProto(req), executionPageToProto)
+}
+
+func (s *server) QueryStatuses(ctx context.Context, req *pb.StatusQuery) (*pb.StatusPage, error) {
+	return handle(ctx, s, req.GetType(), spi.Tracer.QueryStatuses, statusQueryFromProto(req), statusPageToProto)
+}
+
+func (s *server) PurgeTraces(ctx context.Context, req *pb.TracePurgeRequest) (*pb.TracePurgeResponse, error) {
+	return handle(ctx, s, req.GetType(), spi.Tracer.Purge, tracePurgeRequestFromProto(req), tracePurgeResponseToProto)
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/ejob-io/ejob/plugins/jobtype/script"
 	shardingbuiltin "github.com/ejob-io/ejob/plugins/sharding/builtin"
 	threadpoolbuiltin "github.com/ejob-io/ejob/plugins/threadpool/builtin"
+	"github.com/ejob-io/ejob/plugins/tracing/rdb"
 	"github.com/ejob-io/ejob/spi"
 )
 
@@ -34,7 +35,7 @@ type Options struct {
 // plugin set of Version: sharding AVG_ALLOCATION, ODEVITY, ROUND_ROBIN;
 // error handlers LOG, THROW, IGNORE, EMAIL, WECHAT, DINGTALK, SLACK,
 // WEBHOOK; job types SCRIPT, HTTP; thread pools
-// CPU, SINGLE_THREAD; job listeners LOG, LOG_ONCE. Type names are in their
+// CPU, SINGLE_THREAD; job listeners LOG, LOG_ONCE; tracing RDB. Type names are in their
 // canonical spelling (spi.NormalizeType). The maps are the caller's to keep;
 // the implementations are safe for concurrent use.
 func New(opts Options) spi.Plugins {
@@ -45,6 +46,7 @@ func New(opts Options) spi.Plugins {
 		JobTypes:      jobTypes(opts.Logger),
 		ThreadPools:   threadpoolbuiltin.Providers(),
 		JobListeners:  joblistenerbuiltin.Listeners(listenerLogger(opts.Logger)),
+		Tracing:       map[string]spi.Tracer{rdb.TypeName: rdb.New()},
 	}
 }
 

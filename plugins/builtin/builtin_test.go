@@ -38,6 +38,7 @@ func TestNewTypes(t *testing.T) {
 		{Kind: spi.KindThreadPool, Type: "SINGLE_THREAD"},
 		{Kind: spi.KindJobListener, Type: "LOG"},
 		{Kind: spi.KindJobListener, Type: "LOG_ONCE"},
+		{Kind: spi.KindTracing, Type: "RDB"},
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("Types() = %v\nwant %v", got, want)
@@ -106,6 +107,7 @@ func ExampleNew() {
 	// threadpool SINGLE_THREAD
 	// joblistener LOG
 	// joblistener LOG_ONCE
+	// tracing RDB
 }
 
 // discard is a Logger that drops every line.

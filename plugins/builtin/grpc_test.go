@@ -1,9 +1,11 @@
 package builtin_test
 
 import (
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ejob-io/ejob/plugins/builtin"
 	"github.com/ejob-io/ejob/sdk"
@@ -50,6 +52,20 @@ func TestNewConformOverGRPC(t *testing.T) {
 			t.Run(name, func(t *testing.T) { t.Parallel(); spitest.TestJobExecutor(t, p.JobExecutor(lower), nil) })
 		case spi.KindJobListener:
 			t.Run(name, func(t *testing.T) { t.Parallel(); spitest.TestJobListener(t, p.JobListener(lower), nil) })
+		case spi.KindTracing:
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				tr := p.Tracer(lower)
+				cfg := map[string]string{"driver": "sqlite", "url": filepath.Join(t.TempDir(), "trace.db")}
+				ev := spi.ExecutionEvent{ID: "e", JobName: "j", TaskID: "t", Hostname: "h", IP: "1.2.3.4", Source: "NORMAL_TRIGGER", StartTime: time.Now()}
+				if _, err := tr.Write(t.Context(), spi.TraceWriteRequest{Config: cfg, Executions: []spi.ExecutionEvent{ev}}); err != nil {
+					t.Fatal(err)
+				}
+				page, err := tr.QueryExecutions(t.Context(), spi.ExecutionQuery{Config: cfg, JobName: "j"})
+				if err != nil || len(page.Executions) != 1 || page.Executions[0].ID != "e" {
+					t.Fatalf("query = %+v, %v", page, err)
+				}
+			})
 		}
 	}
 }

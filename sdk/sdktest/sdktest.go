@@ -82,3 +82,8 @@ func (p *Plugin) ThreadPoolSizeProvider(typeName string) spi.ThreadPoolSizeProvi
 func (p *Plugin) JobListener(typeName string) spi.JobListener {
 	return p.conn.JobListener(typeName)
 }
+
+// Tracer returns the tracing sink typeName, through gRPC.
+func (p *Plugin) Tracer(typeName string) spi.Tracer {
+	return p.conn.Tracer(typeName)
+}

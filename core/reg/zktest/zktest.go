@@ -1,18 +1,15 @@
 package zktest
 
 import (
-	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ejob-io/ejob/internal/testkit"
 )
 
 // DefaultTick is the tickTime tests use: sessions can then be as short as
@@ -110,43 +107,10 @@ func launch(opts Options, ensemble bool) (*Server, error) {
 	return s, nil
 }
 
-func findScript() (string, error) {
-	if p := os.Getenv("EJOB_ZK_SCRIPT"); p != "" {
-		return p, nil
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && bytes.Contains(b, []byte("module github.com/ejob-io/ejob")) {
-			p := filepath.Join(dir, "scripts", "zk.sh")
-			if _, err := os.Stat(p); err != nil {
-				return "", fmt.Errorf("zk.sh not found at %s: %w", p, err)
-			}
-			return p, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("scripts/zk.sh not found: no ejob module root above the working directory (set EJOB_ZK_SCRIPT)")
-		}
-		dir = parent
-	}
-}
+func findScript() (string, error) { return testkit.Script("zk.sh", "EJOB_ZK_SCRIPT") }
 
 // run runs zk.sh and returns its trimmed stdout; failures carry stderr.
-func (s *Server) run(args ...string) (string, error) {
-	// Installing the package can take a while on a fresh machine.
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", append([]string{s.script}, args...)...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("zk.sh %s: %w\n%s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
-	}
-	return strings.TrimSpace(stdout.String()), nil
-}
+func (s *Server) run(args ...string) (string, error) { return testkit.RunScript(s.script, args...) }
 
 // Addr returns the connect string ("127.0.0.1:PORT" or three of them).
 func (s *Server) Addr() string {

@@ -1522,6 +1522,896 @@ func (*ListenerResponse) Descriptor() ([]byte, []int) {
 	return file_plugin_proto_rawDescGZIP(), []int{25}
 }
 
+// Times are Unix nanoseconds; 0 means unset (a start event's complete
+// time, an open query bound).
+type ExecutionEvent struct {
+	state                 protoimpl.MessageState `protogen:"open.v1"`
+	Id                    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Hostname              string                 `protobuf:"bytes,2,opt,name=hostname,proto3" json:"hostname,omitempty"`
+	Ip                    string                 `protobuf:"bytes,3,opt,name=ip,proto3" json:"ip,omitempty"`
+	TaskId                string                 `protobuf:"bytes,4,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	JobName               string                 `protobuf:"bytes,5,opt,name=job_name,json=jobName,proto3" json:"job_name,omitempty"`
+	Source                string                 `protobuf:"bytes,6,opt,name=source,proto3" json:"source,omitempty"`
+	ShardingItem          int64                  `protobuf:"varint,7,opt,name=sharding_item,json=shardingItem,proto3" json:"sharding_item,omitempty"`
+	StartTimeUnixNanos    int64                  `protobuf:"varint,8,opt,name=start_time_unix_nanos,json=startTimeUnixNanos,proto3" json:"start_time_unix_nanos,omitempty"`
+	CompleteTimeUnixNanos int64                  `protobuf:"varint,9,opt,name=complete_time_unix_nanos,json=completeTimeUnixNanos,proto3" json:"complete_time_unix_nanos,omitempty"`
+	Success               bool                   `protobuf:"varint,10,opt,name=success,proto3" json:"success,omitempty"`
+	FailureCause          string                 `protobuf:"bytes,11,opt,name=failure_cause,json=failureCause,proto3" json:"failure_cause,omitempty"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
+}
+
+func (x *ExecutionEvent) Reset() {
+	*x = ExecutionEvent{}
+	mi := &file_plugin_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExecutionEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExecutionEvent) ProtoMessage() {}
+
+func (x *ExecutionEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExecutionEvent.ProtoReflect.Descriptor instead.
+func (*ExecutionEvent) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *ExecutionEvent) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *ExecutionEvent) GetHostname() string {
+	if x != nil {
+		return x.Hostname
+	}
+	return ""
+}
+
+func (x *ExecutionEvent) GetIp() string {
+	if x != nil {
+		return x.Ip
+	}
+	return ""
+}
+
+func (x *ExecutionEvent) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *ExecutionEvent) GetJobName() string {
+	if x != nil {
+		return x.JobName
+	}
+	return ""
+}
+
+func (x *ExecutionEvent) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
+func (x *ExecutionEvent) GetShardingItem() int64 {
+	if x != nil {
+		return x.ShardingItem
+	}
+	return 0
+}
+
+func (x *ExecutionEvent) GetStartTimeUnixNanos() int64 {
+	if x != nil {
+		return x.StartTimeUnixNanos
+	}
+	return 0
+}
+
+func (x *ExecutionEvent) GetCompleteTimeUnixNanos() int64 {
+	if x != nil {
+		return x.CompleteTimeUnixNanos
+	}
+	return 0
+}
+
+func (x *ExecutionEvent) GetSuccess() bool {
+	if x != nil {
+		return x.Success
+	}
+	return false
+}
+
+func (x *ExecutionEvent) GetFailureCause() string {
+	if x != nil {
+		return x.FailureCause
+	}
+	return ""
+}
+
+type StatusEvent struct {
+	state                 protoimpl.MessageState `protogen:"open.v1"`
+	Id                    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	JobName               string                 `protobuf:"bytes,2,opt,name=job_name,json=jobName,proto3" json:"job_name,omitempty"`
+	OriginalTaskId        string                 `protobuf:"bytes,3,opt,name=original_task_id,json=originalTaskId,proto3" json:"original_task_id,omitempty"`
+	TaskId                string                 `protobuf:"bytes,4,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	SlaveId               string                 `protobuf:"bytes,5,opt,name=slave_id,json=slaveId,proto3" json:"slave_id,omitempty"`
+	ExecutionType         string                 `protobuf:"bytes,6,opt,name=execution_type,json=executionType,proto3" json:"execution_type,omitempty"`
+	ShardingItems         string                 `protobuf:"bytes,7,opt,name=sharding_items,json=shardingItems,proto3" json:"sharding_items,omitempty"`
+	State                 string                 `protobuf:"bytes,8,opt,name=state,proto3" json:"state,omitempty"`
+	Message               string                 `protobuf:"bytes,9,opt,name=message,proto3" json:"message,omitempty"`
+	CreationTimeUnixNanos int64                  `protobuf:"varint,10,opt,name=creation_time_unix_nanos,json=creationTimeUnixNanos,proto3" json:"creation_time_unix_nanos,omitempty"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
+}
+
+func (x *StatusEvent) Reset() {
+	*x = StatusEvent{}
+	mi := &file_plugin_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StatusEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StatusEvent) ProtoMessage() {}
+
+func (x *StatusEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StatusEvent.ProtoReflect.Descriptor instead.
+func (*StatusEvent) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *StatusEvent) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *StatusEvent) GetJobName() string {
+	if x != nil {
+		return x.JobName
+	}
+	return ""
+}
+
+func (x *StatusEvent) GetOriginalTaskId() string {
+	if x != nil {
+		return x.OriginalTaskId
+	}
+	return ""
+}
+
+func (x *StatusEvent) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *StatusEvent) GetSlaveId() string {
+	if x != nil {
+		return x.SlaveId
+	}
+	return ""
+}
+
+func (x *StatusEvent) GetExecutionType() string {
+	if x != nil {
+		return x.ExecutionType
+	}
+	return ""
+}
+
+func (x *StatusEvent) GetShardingItems() string {
+	if x != nil {
+		return x.ShardingItems
+	}
+	return ""
+}
+
+func (x *StatusEvent) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *StatusEvent) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *StatusEvent) GetCreationTimeUnixNanos() int64 {
+	if x != nil {
+		return x.CreationTimeUnixNanos
+	}
+	return 0
+}
+
+type TraceValidateRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Type          string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	Config        map[string]string      `protobuf:"bytes,2,rep,name=config,proto3" json:"config,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TraceValidateRequest) Reset() {
+	*x = TraceValidateRequest{}
+	mi := &file_plugin_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TraceValidateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TraceValidateRequest) ProtoMessage() {}
+
+func (x *TraceValidateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TraceValidateRequest.ProtoReflect.Descriptor instead.
+func (*TraceValidateRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *TraceValidateRequest) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *TraceValidateRequest) GetConfig() map[string]string {
+	if x != nil {
+		return x.Config
+	}
+	return nil
+}
+
+type TraceValidateResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TraceValidateResponse) Reset() {
+	*x = TraceValidateResponse{}
+	mi := &file_plugin_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TraceValidateResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TraceValidateResponse) ProtoMessage() {}
+
+func (x *TraceValidateResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TraceValidateResponse.ProtoReflect.Descriptor instead.
+func (*TraceValidateResponse) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{29}
+}
+
+type TraceWriteRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Type          string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	Config        map[string]string      `protobuf:"bytes,2,rep,name=config,proto3" json:"config,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Executions    []*ExecutionEvent      `protobuf:"bytes,3,rep,name=executions,proto3" json:"executions,omitempty"`
+	Statuses      []*StatusEvent         `protobuf:"bytes,4,rep,name=statuses,proto3" json:"statuses,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TraceWriteRequest) Reset() {
+	*x = TraceWriteRequest{}
+	mi := &file_plugin_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TraceWriteRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TraceWriteRequest) ProtoMessage() {}
+
+func (x *TraceWriteRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TraceWriteRequest.ProtoReflect.Descriptor instead.
+func (*TraceWriteRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *TraceWriteRequest) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *TraceWriteRequest) GetConfig() map[string]string {
+	if x != nil {
+		return x.Config
+	}
+	return nil
+}
+
+func (x *TraceWriteRequest) GetExecutions() []*ExecutionEvent {
+	if x != nil {
+		return x.Executions
+	}
+	return nil
+}
+
+func (x *TraceWriteRequest) GetStatuses() []*StatusEvent {
+	if x != nil {
+		return x.Statuses
+	}
+	return nil
+}
+
+type TraceWriteResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Rejected      int64                  `protobuf:"varint,1,opt,name=rejected,proto3" json:"rejected,omitempty"`
+	Problems      []string               `protobuf:"bytes,2,rep,name=problems,proto3" json:"problems,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TraceWriteResponse) Reset() {
+	*x = TraceWriteResponse{}
+	mi := &file_plugin_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TraceWriteResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TraceWriteResponse) ProtoMessage() {}
+
+func (x *TraceWriteResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TraceWriteResponse.ProtoReflect.Descriptor instead.
+func (*TraceWriteResponse) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *TraceWriteResponse) GetRejected() int64 {
+	if x != nil {
+		return x.Rejected
+	}
+	return 0
+}
+
+func (x *TraceWriteResponse) GetProblems() []string {
+	if x != nil {
+		return x.Problems
+	}
+	return nil
+}
+
+type ExecutionQuery struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Type          string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	Config        map[string]string      `protobuf:"bytes,2,rep,name=config,proto3" json:"config,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	JobName       string                 `protobuf:"bytes,3,opt,name=job_name,json=jobName,proto3" json:"job_name,omitempty"`
+	Ip            string                 `protobuf:"bytes,4,opt,name=ip,proto3" json:"ip,omitempty"`
+	TaskId        string                 `protobuf:"bytes,5,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	Item          *int64                 `protobuf:"varint,6,opt,name=item,proto3,oneof" json:"item,omitempty"`
+	Success       *bool                  `protobuf:"varint,7,opt,name=success,proto3,oneof" json:"success,omitempty"`
+	FromUnixNanos int64                  `protobuf:"varint,8,opt,name=from_unix_nanos,json=fromUnixNanos,proto3" json:"from_unix_nanos,omitempty"`
+	ToUnixNanos   int64                  `protobuf:"varint,9,opt,name=to_unix_nanos,json=toUnixNanos,proto3" json:"to_unix_nanos,omitempty"`
+	Offset        int64                  `protobuf:"varint,10,opt,name=offset,proto3" json:"offset,omitempty"`
+	Limit         int64                  `protobuf:"varint,11,opt,name=limit,proto3" json:"limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExecutionQuery) Reset() {
+	*x = ExecutionQuery{}
+	mi := &file_plugin_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExecutionQuery) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExecutionQuery) ProtoMessage() {}
+
+func (x *ExecutionQuery) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExecutionQuery.ProtoReflect.Descriptor instead.
+func (*ExecutionQuery) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *ExecutionQuery) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *ExecutionQuery) GetConfig() map[string]string {
+	if x != nil {
+		return x.Config
+	}
+	return nil
+}
+
+func (x *ExecutionQuery) GetJobName() string {
+	if x != nil {
+		return x.JobName
+	}
+	return ""
+}
+
+func (x *ExecutionQuery) GetIp() string {
+	if x != nil {
+		return x.Ip
+	}
+	return ""
+}
+
+func (x *ExecutionQuery) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *ExecutionQuery) GetItem() int64 {
+	if x != nil && x.Item != nil {
+		return *x.Item
+	}
+	return 0
+}
+
+func (x *ExecutionQuery) GetSuccess() bool {
+	if x != nil && x.Success != nil {
+		return *x.Success
+	}
+	return false
+}
+
+func (x *ExecutionQuery) GetFromUnixNanos() int64 {
+	if x != nil {
+		return x.FromUnixNanos
+	}
+	return 0
+}
+
+func (x *ExecutionQuery) GetToUnixNanos() int64 {
+	if x != nil {
+		return x.ToUnixNanos
+	}
+	return 0
+}
+
+func (x *ExecutionQuery) GetOffset() int64 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+func (x *ExecutionQuery) GetLimit() int64 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+type ExecutionPage struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Executions    []*ExecutionEvent      `protobuf:"bytes,1,rep,name=executions,proto3" json:"executions,omitempty"`
+	More          bool                   `protobuf:"varint,2,opt,name=more,proto3" json:"more,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExecutionPage) Reset() {
+	*x = ExecutionPage{}
+	mi := &file_plugin_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExecutionPage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExecutionPage) ProtoMessage() {}
+
+func (x *ExecutionPage) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExecutionPage.ProtoReflect.Descriptor instead.
+func (*ExecutionPage) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *ExecutionPage) GetExecutions() []*ExecutionEvent {
+	if x != nil {
+		return x.Executions
+	}
+	return nil
+}
+
+func (x *ExecutionPage) GetMore() bool {
+	if x != nil {
+		return x.More
+	}
+	return false
+}
+
+type StatusQuery struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Type          string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	Config        map[string]string      `protobuf:"bytes,2,rep,name=config,proto3" json:"config,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	JobName       string                 `protobuf:"bytes,3,opt,name=job_name,json=jobName,proto3" json:"job_name,omitempty"`
+	TaskId        string                 `protobuf:"bytes,4,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	FromUnixNanos int64                  `protobuf:"varint,5,opt,name=from_unix_nanos,json=fromUnixNanos,proto3" json:"from_unix_nanos,omitempty"`
+	ToUnixNanos   int64                  `protobuf:"varint,6,opt,name=to_unix_nanos,json=toUnixNanos,proto3" json:"to_unix_nanos,omitempty"`
+	Offset        int64                  `protobuf:"varint,7,opt,name=offset,proto3" json:"offset,omitempty"`
+	Limit         int64                  `protobuf:"varint,8,opt,name=limit,proto3" json:"limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StatusQuery) Reset() {
+	*x = StatusQuery{}
+	mi := &file_plugin_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StatusQuery) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StatusQuery) ProtoMessage() {}
+
+func (x *StatusQuery) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StatusQuery.ProtoReflect.Descriptor instead.
+func (*StatusQuery) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *StatusQuery) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *StatusQuery) GetConfig() map[string]string {
+	if x != nil {
+		return x.Config
+	}
+	return nil
+}
+
+func (x *StatusQuery) GetJobName() string {
+	if x != nil {
+		return x.JobName
+	}
+	return ""
+}
+
+func (x *StatusQuery) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *StatusQuery) GetFromUnixNanos() int64 {
+	if x != nil {
+		return x.FromUnixNanos
+	}
+	return 0
+}
+
+func (x *StatusQuery) GetToUnixNanos() int64 {
+	if x != nil {
+		return x.ToUnixNanos
+	}
+	return 0
+}
+
+func (x *StatusQuery) GetOffset() int64 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+func (x *StatusQuery) GetLimit() int64 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+type StatusPage struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Statuses      []*StatusEvent         `protobuf:"bytes,1,rep,name=statuses,proto3" json:"statuses,omitempty"`
+	More          bool                   `protobuf:"varint,2,opt,name=more,proto3" json:"more,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StatusPage) Reset() {
+	*x = StatusPage{}
+	mi := &file_plugin_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StatusPage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StatusPage) ProtoMessage() {}
+
+func (x *StatusPage) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StatusPage.ProtoReflect.Descriptor instead.
+func (*StatusPage) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *StatusPage) GetStatuses() []*StatusEvent {
+	if x != nil {
+		return x.Statuses
+	}
+	return nil
+}
+
+func (x *StatusPage) GetMore() bool {
+	if x != nil {
+		return x.More
+	}
+	return false
+}
+
+type TracePurgeRequest struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	Type            string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	Config          map[string]string      `protobuf:"bytes,2,rep,name=config,proto3" json:"config,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	BeforeUnixNanos int64                  `protobuf:"varint,3,opt,name=before_unix_nanos,json=beforeUnixNanos,proto3" json:"before_unix_nanos,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *TracePurgeRequest) Reset() {
+	*x = TracePurgeRequest{}
+	mi := &file_plugin_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TracePurgeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TracePurgeRequest) ProtoMessage() {}
+
+func (x *TracePurgeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TracePurgeRequest.ProtoReflect.Descriptor instead.
+func (*TracePurgeRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *TracePurgeRequest) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *TracePurgeRequest) GetConfig() map[string]string {
+	if x != nil {
+		return x.Config
+	}
+	return nil
+}
+
+func (x *TracePurgeRequest) GetBeforeUnixNanos() int64 {
+	if x != nil {
+		return x.BeforeUnixNanos
+	}
+	return 0
+}
+
+type TracePurgeResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Executions    int64                  `protobuf:"varint,1,opt,name=executions,proto3" json:"executions,omitempty"`
+	Statuses      int64                  `protobuf:"varint,2,opt,name=statuses,proto3" json:"statuses,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TracePurgeResponse) Reset() {
+	*x = TracePurgeResponse{}
+	mi := &file_plugin_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TracePurgeResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TracePurgeResponse) ProtoMessage() {}
+
+func (x *TracePurgeResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TracePurgeResponse.ProtoReflect.Descriptor instead.
+func (*TracePurgeResponse) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *TracePurgeResponse) GetExecutions() int64 {
+	if x != nil {
+		return x.Executions
+	}
+	return 0
+}
+
+func (x *TracePurgeResponse) GetStatuses() int64 {
+	if x != nil {
+		return x.Statuses
+	}
+	return 0
+}
+
 var File_plugin_proto protoreflect.FileDescriptor
 
 const file_plugin_proto_rawDesc = "" +
@@ -1647,7 +2537,104 @@ const file_plugin_proto_rawDesc = "" +
 	"PropsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x12\n" +
-	"\x10ListenerResponse2\x84\b\n" +
+	"\x10ListenerResponse\"\xe8\x02\n" +
+	"\x0eExecutionEvent\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1a\n" +
+	"\bhostname\x18\x02 \x01(\tR\bhostname\x12\x0e\n" +
+	"\x02ip\x18\x03 \x01(\tR\x02ip\x12\x17\n" +
+	"\atask_id\x18\x04 \x01(\tR\x06taskId\x12\x19\n" +
+	"\bjob_name\x18\x05 \x01(\tR\ajobName\x12\x16\n" +
+	"\x06source\x18\x06 \x01(\tR\x06source\x12#\n" +
+	"\rsharding_item\x18\a \x01(\x03R\fshardingItem\x121\n" +
+	"\x15start_time_unix_nanos\x18\b \x01(\x03R\x12startTimeUnixNanos\x127\n" +
+	"\x18complete_time_unix_nanos\x18\t \x01(\x03R\x15completeTimeUnixNanos\x12\x18\n" +
+	"\asuccess\x18\n" +
+	" \x01(\bR\asuccess\x12#\n" +
+	"\rfailure_cause\x18\v \x01(\tR\ffailureCause\"\xcd\x02\n" +
+	"\vStatusEvent\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n" +
+	"\bjob_name\x18\x02 \x01(\tR\ajobName\x12(\n" +
+	"\x10original_task_id\x18\x03 \x01(\tR\x0eoriginalTaskId\x12\x17\n" +
+	"\atask_id\x18\x04 \x01(\tR\x06taskId\x12\x19\n" +
+	"\bslave_id\x18\x05 \x01(\tR\aslaveId\x12%\n" +
+	"\x0eexecution_type\x18\x06 \x01(\tR\rexecutionType\x12%\n" +
+	"\x0esharding_items\x18\a \x01(\tR\rshardingItems\x12\x14\n" +
+	"\x05state\x18\b \x01(\tR\x05state\x12\x18\n" +
+	"\amessage\x18\t \x01(\tR\amessage\x127\n" +
+	"\x18creation_time_unix_nanos\x18\n" +
+	" \x01(\x03R\x15creationTimeUnixNanos\"\xaf\x01\n" +
+	"\x14TraceValidateRequest\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\x12H\n" +
+	"\x06config\x18\x02 \x03(\v20.ejob.plugin.v1.TraceValidateRequest.ConfigEntryR\x06config\x1a9\n" +
+	"\vConfigEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x17\n" +
+	"\x15TraceValidateResponse\"\xa2\x02\n" +
+	"\x11TraceWriteRequest\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\x12E\n" +
+	"\x06config\x18\x02 \x03(\v2-.ejob.plugin.v1.TraceWriteRequest.ConfigEntryR\x06config\x12>\n" +
+	"\n" +
+	"executions\x18\x03 \x03(\v2\x1e.ejob.plugin.v1.ExecutionEventR\n" +
+	"executions\x127\n" +
+	"\bstatuses\x18\x04 \x03(\v2\x1b.ejob.plugin.v1.StatusEventR\bstatuses\x1a9\n" +
+	"\vConfigEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"L\n" +
+	"\x12TraceWriteResponse\x12\x1a\n" +
+	"\brejected\x18\x01 \x01(\x03R\brejected\x12\x1a\n" +
+	"\bproblems\x18\x02 \x03(\tR\bproblems\"\xae\x03\n" +
+	"\x0eExecutionQuery\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\x12B\n" +
+	"\x06config\x18\x02 \x03(\v2*.ejob.plugin.v1.ExecutionQuery.ConfigEntryR\x06config\x12\x19\n" +
+	"\bjob_name\x18\x03 \x01(\tR\ajobName\x12\x0e\n" +
+	"\x02ip\x18\x04 \x01(\tR\x02ip\x12\x17\n" +
+	"\atask_id\x18\x05 \x01(\tR\x06taskId\x12\x17\n" +
+	"\x04item\x18\x06 \x01(\x03H\x00R\x04item\x88\x01\x01\x12\x1d\n" +
+	"\asuccess\x18\a \x01(\bH\x01R\asuccess\x88\x01\x01\x12&\n" +
+	"\x0ffrom_unix_nanos\x18\b \x01(\x03R\rfromUnixNanos\x12\"\n" +
+	"\rto_unix_nanos\x18\t \x01(\x03R\vtoUnixNanos\x12\x16\n" +
+	"\x06offset\x18\n" +
+	" \x01(\x03R\x06offset\x12\x14\n" +
+	"\x05limit\x18\v \x01(\x03R\x05limit\x1a9\n" +
+	"\vConfigEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\a\n" +
+	"\x05_itemB\n" +
+	"\n" +
+	"\b_success\"c\n" +
+	"\rExecutionPage\x12>\n" +
+	"\n" +
+	"executions\x18\x01 \x03(\v2\x1e.ejob.plugin.v1.ExecutionEventR\n" +
+	"executions\x12\x12\n" +
+	"\x04more\x18\x02 \x01(\bR\x04more\"\xcb\x02\n" +
+	"\vStatusQuery\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\x12?\n" +
+	"\x06config\x18\x02 \x03(\v2'.ejob.plugin.v1.StatusQuery.ConfigEntryR\x06config\x12\x19\n" +
+	"\bjob_name\x18\x03 \x01(\tR\ajobName\x12\x17\n" +
+	"\atask_id\x18\x04 \x01(\tR\x06taskId\x12&\n" +
+	"\x0ffrom_unix_nanos\x18\x05 \x01(\x03R\rfromUnixNanos\x12\"\n" +
+	"\rto_unix_nanos\x18\x06 \x01(\x03R\vtoUnixNanos\x12\x16\n" +
+	"\x06offset\x18\a \x01(\x03R\x06offset\x12\x14\n" +
+	"\x05limit\x18\b \x01(\x03R\x05limit\x1a9\n" +
+	"\vConfigEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"Y\n" +
+	"\n" +
+	"StatusPage\x127\n" +
+	"\bstatuses\x18\x01 \x03(\v2\x1b.ejob.plugin.v1.StatusEventR\bstatuses\x12\x12\n" +
+	"\x04more\x18\x02 \x01(\bR\x04more\"\xd5\x01\n" +
+	"\x11TracePurgeRequest\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\x12E\n" +
+	"\x06config\x18\x02 \x03(\v2-.ejob.plugin.v1.TracePurgeRequest.ConfigEntryR\x06config\x12*\n" +
+	"\x11before_unix_nanos\x18\x03 \x01(\x03R\x0fbeforeUnixNanos\x1a9\n" +
+	"\vConfigEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"P\n" +
+	"\x12TracePurgeResponse\x12\x1e\n" +
+	"\n" +
+	"executions\x18\x01 \x01(\x03R\n" +
+	"executions\x12\x1a\n" +
+	"\bstatuses\x18\x02 \x01(\x03R\bstatuses2\xac\v\n" +
 	"\x06Plugin\x12A\n" +
 	"\x04Info\x12\x1b.ejob.plugin.v1.InfoRequest\x1a\x1c.ejob.plugin.v1.InfoResponse\x12M\n" +
 	"\bSharding\x12\x1f.ejob.plugin.v1.ShardingRequest\x1a .ejob.plugin.v1.ShardingResponse\x12V\n" +
@@ -1661,7 +2648,12 @@ const file_plugin_proto_rawDesc = "" +
 	"\bPoolSize\x12\x1f.ejob.plugin.v1.PoolSizeRequest\x1a .ejob.plugin.v1.PoolSizeResponse\x12c\n" +
 	"\x13DescribeJobListener\x12'.ejob.plugin.v1.ListenerDescribeRequest\x1a#.ejob.plugin.v1.ListenerDescription\x12V\n" +
 	"\x11BeforeJobExecuted\x12\x1f.ejob.plugin.v1.ListenerRequest\x1a .ejob.plugin.v1.ListenerResponse\x12U\n" +
-	"\x10AfterJobExecuted\x12\x1f.ejob.plugin.v1.ListenerRequest\x1a .ejob.plugin.v1.ListenerResponseB5Z3github.com/ejob-io/ejob/internal/transport/pluginpbb\x06proto3"
+	"\x10AfterJobExecuted\x12\x1f.ejob.plugin.v1.ListenerRequest\x1a .ejob.plugin.v1.ListenerResponse\x12^\n" +
+	"\x0fValidateTracing\x12$.ejob.plugin.v1.TraceValidateRequest\x1a%.ejob.plugin.v1.TraceValidateResponse\x12T\n" +
+	"\vWriteTraces\x12!.ejob.plugin.v1.TraceWriteRequest\x1a\".ejob.plugin.v1.TraceWriteResponse\x12P\n" +
+	"\x0fQueryExecutions\x12\x1e.ejob.plugin.v1.ExecutionQuery\x1a\x1d.ejob.plugin.v1.ExecutionPage\x12H\n" +
+	"\rQueryStatuses\x12\x1b.ejob.plugin.v1.StatusQuery\x1a\x1a.ejob.plugin.v1.StatusPage\x12T\n" +
+	"\vPurgeTraces\x12!.ejob.plugin.v1.TracePurgeRequest\x1a\".ejob.plugin.v1.TracePurgeResponseB5Z3github.com/ejob-io/ejob/internal/transport/pluginpbb\x06proto3"
 
 var (
 	file_plugin_proto_rawDescOnce sync.Once
@@ -1675,7 +2667,7 @@ func file_plugin_proto_rawDescGZIP() []byte {
 	return file_plugin_proto_rawDescData
 }
 
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 49)
 var file_plugin_proto_goTypes = []any{
 	(*InfoRequest)(nil),             // 0: ejob.plugin.v1.InfoRequest
 	(*TypeKey)(nil),                 // 1: ejob.plugin.v1.TypeKey
@@ -1703,55 +2695,91 @@ var file_plugin_proto_goTypes = []any{
 	(*ShardingContexts)(nil),        // 23: ejob.plugin.v1.ShardingContexts
 	(*ListenerRequest)(nil),         // 24: ejob.plugin.v1.ListenerRequest
 	(*ListenerResponse)(nil),        // 25: ejob.plugin.v1.ListenerResponse
-	nil,                             // 26: ejob.plugin.v1.HandleErrorRequest.PropsEntry
-	nil,                             // 27: ejob.plugin.v1.ValidatePropsRequest.PropsEntry
-	nil,                             // 28: ejob.plugin.v1.ExecuteRequest.PropsEntry
-	nil,                             // 29: ejob.plugin.v1.ListenerDescribeRequest.PropsEntry
-	nil,                             // 30: ejob.plugin.v1.ShardingContexts.ShardingItemParametersEntry
-	nil,                             // 31: ejob.plugin.v1.ListenerRequest.PropsEntry
+	(*ExecutionEvent)(nil),          // 26: ejob.plugin.v1.ExecutionEvent
+	(*StatusEvent)(nil),             // 27: ejob.plugin.v1.StatusEvent
+	(*TraceValidateRequest)(nil),    // 28: ejob.plugin.v1.TraceValidateRequest
+	(*TraceValidateResponse)(nil),   // 29: ejob.plugin.v1.TraceValidateResponse
+	(*TraceWriteRequest)(nil),       // 30: ejob.plugin.v1.TraceWriteRequest
+	(*TraceWriteResponse)(nil),      // 31: ejob.plugin.v1.TraceWriteResponse
+	(*ExecutionQuery)(nil),          // 32: ejob.plugin.v1.ExecutionQuery
+	(*ExecutionPage)(nil),           // 33: ejob.plugin.v1.ExecutionPage
+	(*StatusQuery)(nil),             // 34: ejob.plugin.v1.StatusQuery
+	(*StatusPage)(nil),              // 35: ejob.plugin.v1.StatusPage
+	(*TracePurgeRequest)(nil),       // 36: ejob.plugin.v1.TracePurgeRequest
+	(*TracePurgeResponse)(nil),      // 37: ejob.plugin.v1.TracePurgeResponse
+	nil,                             // 38: ejob.plugin.v1.HandleErrorRequest.PropsEntry
+	nil,                             // 39: ejob.plugin.v1.ValidatePropsRequest.PropsEntry
+	nil,                             // 40: ejob.plugin.v1.ExecuteRequest.PropsEntry
+	nil,                             // 41: ejob.plugin.v1.ListenerDescribeRequest.PropsEntry
+	nil,                             // 42: ejob.plugin.v1.ShardingContexts.ShardingItemParametersEntry
+	nil,                             // 43: ejob.plugin.v1.ListenerRequest.PropsEntry
+	nil,                             // 44: ejob.plugin.v1.TraceValidateRequest.ConfigEntry
+	nil,                             // 45: ejob.plugin.v1.TraceWriteRequest.ConfigEntry
+	nil,                             // 46: ejob.plugin.v1.ExecutionQuery.ConfigEntry
+	nil,                             // 47: ejob.plugin.v1.StatusQuery.ConfigEntry
+	nil,                             // 48: ejob.plugin.v1.TracePurgeRequest.ConfigEntry
 }
 var file_plugin_proto_depIdxs = []int32{
 	1,  // 0: ejob.plugin.v1.InfoResponse.types:type_name -> ejob.plugin.v1.TypeKey
 	4,  // 1: ejob.plugin.v1.ShardingResponse.assignments:type_name -> ejob.plugin.v1.Assignment
-	26, // 2: ejob.plugin.v1.HandleErrorRequest.props:type_name -> ejob.plugin.v1.HandleErrorRequest.PropsEntry
+	38, // 2: ejob.plugin.v1.HandleErrorRequest.props:type_name -> ejob.plugin.v1.HandleErrorRequest.PropsEntry
 	6,  // 3: ejob.plugin.v1.HandleErrorRequest.error:type_name -> ejob.plugin.v1.JobError
-	27, // 4: ejob.plugin.v1.ValidatePropsRequest.props:type_name -> ejob.plugin.v1.ValidatePropsRequest.PropsEntry
+	39, // 4: ejob.plugin.v1.ValidatePropsRequest.props:type_name -> ejob.plugin.v1.ValidatePropsRequest.PropsEntry
 	11, // 5: ejob.plugin.v1.ExecuteRequest.context:type_name -> ejob.plugin.v1.ShardingContext
-	28, // 6: ejob.plugin.v1.ExecuteRequest.props:type_name -> ejob.plugin.v1.ExecuteRequest.PropsEntry
+	40, // 6: ejob.plugin.v1.ExecuteRequest.props:type_name -> ejob.plugin.v1.ExecuteRequest.PropsEntry
 	16, // 7: ejob.plugin.v1.RenewLeaseRequest.renewals:type_name -> ejob.plugin.v1.LeaseRenewal
-	29, // 8: ejob.plugin.v1.ListenerDescribeRequest.props:type_name -> ejob.plugin.v1.ListenerDescribeRequest.PropsEntry
-	30, // 9: ejob.plugin.v1.ShardingContexts.sharding_item_parameters:type_name -> ejob.plugin.v1.ShardingContexts.ShardingItemParametersEntry
-	31, // 10: ejob.plugin.v1.ListenerRequest.props:type_name -> ejob.plugin.v1.ListenerRequest.PropsEntry
+	41, // 8: ejob.plugin.v1.ListenerDescribeRequest.props:type_name -> ejob.plugin.v1.ListenerDescribeRequest.PropsEntry
+	42, // 9: ejob.plugin.v1.ShardingContexts.sharding_item_parameters:type_name -> ejob.plugin.v1.ShardingContexts.ShardingItemParametersEntry
+	43, // 10: ejob.plugin.v1.ListenerRequest.props:type_name -> ejob.plugin.v1.ListenerRequest.PropsEntry
 	23, // 11: ejob.plugin.v1.ListenerRequest.contexts:type_name -> ejob.plugin.v1.ShardingContexts
-	0,  // 12: ejob.plugin.v1.Plugin.Info:input_type -> ejob.plugin.v1.InfoRequest
-	3,  // 13: ejob.plugin.v1.Plugin.Sharding:input_type -> ejob.plugin.v1.ShardingRequest
-	7,  // 14: ejob.plugin.v1.Plugin.HandleError:input_type -> ejob.plugin.v1.HandleErrorRequest
-	9,  // 15: ejob.plugin.v1.Plugin.ValidateErrorHandler:input_type -> ejob.plugin.v1.ValidatePropsRequest
-	12, // 16: ejob.plugin.v1.Plugin.Execute:input_type -> ejob.plugin.v1.ExecuteRequest
-	14, // 17: ejob.plugin.v1.Plugin.Cancel:input_type -> ejob.plugin.v1.CancelRequest
-	17, // 18: ejob.plugin.v1.Plugin.RenewLease:input_type -> ejob.plugin.v1.RenewLeaseRequest
-	9,  // 19: ejob.plugin.v1.Plugin.ValidateJobType:input_type -> ejob.plugin.v1.ValidatePropsRequest
-	19, // 20: ejob.plugin.v1.Plugin.PoolSize:input_type -> ejob.plugin.v1.PoolSizeRequest
-	21, // 21: ejob.plugin.v1.Plugin.DescribeJobListener:input_type -> ejob.plugin.v1.ListenerDescribeRequest
-	24, // 22: ejob.plugin.v1.Plugin.BeforeJobExecuted:input_type -> ejob.plugin.v1.ListenerRequest
-	24, // 23: ejob.plugin.v1.Plugin.AfterJobExecuted:input_type -> ejob.plugin.v1.ListenerRequest
-	2,  // 24: ejob.plugin.v1.Plugin.Info:output_type -> ejob.plugin.v1.InfoResponse
-	5,  // 25: ejob.plugin.v1.Plugin.Sharding:output_type -> ejob.plugin.v1.ShardingResponse
-	8,  // 26: ejob.plugin.v1.Plugin.HandleError:output_type -> ejob.plugin.v1.HandleErrorResponse
-	10, // 27: ejob.plugin.v1.Plugin.ValidateErrorHandler:output_type -> ejob.plugin.v1.ValidatePropsResponse
-	13, // 28: ejob.plugin.v1.Plugin.Execute:output_type -> ejob.plugin.v1.ExecuteResponse
-	15, // 29: ejob.plugin.v1.Plugin.Cancel:output_type -> ejob.plugin.v1.CancelResponse
-	18, // 30: ejob.plugin.v1.Plugin.RenewLease:output_type -> ejob.plugin.v1.RenewLeaseResponse
-	10, // 31: ejob.plugin.v1.Plugin.ValidateJobType:output_type -> ejob.plugin.v1.ValidatePropsResponse
-	20, // 32: ejob.plugin.v1.Plugin.PoolSize:output_type -> ejob.plugin.v1.PoolSizeResponse
-	22, // 33: ejob.plugin.v1.Plugin.DescribeJobListener:output_type -> ejob.plugin.v1.ListenerDescription
-	25, // 34: ejob.plugin.v1.Plugin.BeforeJobExecuted:output_type -> ejob.plugin.v1.ListenerResponse
-	25, // 35: ejob.plugin.v1.Plugin.AfterJobExecuted:output_type -> ejob.plugin.v1.ListenerResponse
-	24, // [24:36] is the sub-list for method output_type
-	12, // [12:24] is the sub-list for method input_type
-	12, // [12:12] is the sub-list for extension type_name
-	12, // [12:12] is the sub-list for extension extendee
-	0,  // [0:12] is the sub-list for field type_name
+	44, // 12: ejob.plugin.v1.TraceValidateRequest.config:type_name -> ejob.plugin.v1.TraceValidateRequest.ConfigEntry
+	45, // 13: ejob.plugin.v1.TraceWriteRequest.config:type_name -> ejob.plugin.v1.TraceWriteRequest.ConfigEntry
+	26, // 14: ejob.plugin.v1.TraceWriteRequest.executions:type_name -> ejob.plugin.v1.ExecutionEvent
+	27, // 15: ejob.plugin.v1.TraceWriteRequest.statuses:type_name -> ejob.plugin.v1.StatusEvent
+	46, // 16: ejob.plugin.v1.ExecutionQuery.config:type_name -> ejob.plugin.v1.ExecutionQuery.ConfigEntry
+	26, // 17: ejob.plugin.v1.ExecutionPage.executions:type_name -> ejob.plugin.v1.ExecutionEvent
+	47, // 18: ejob.plugin.v1.StatusQuery.config:type_name -> ejob.plugin.v1.StatusQuery.ConfigEntry
+	27, // 19: ejob.plugin.v1.StatusPage.statuses:type_name -> ejob.plugin.v1.StatusEvent
+	48, // 20: ejob.plugin.v1.TracePurgeRequest.config:type_name -> ejob.plugin.v1.TracePurgeRequest.ConfigEntry
+	0,  // 21: ejob.plugin.v1.Plugin.Info:input_type -> ejob.plugin.v1.InfoRequest
+	3,  // 22: ejob.plugin.v1.Plugin.Sharding:input_type -> ejob.plugin.v1.ShardingRequest
+	7,  // 23: ejob.plugin.v1.Plugin.HandleError:input_type -> ejob.plugin.v1.HandleErrorRequest
+	9,  // 24: ejob.plugin.v1.Plugin.ValidateErrorHandler:input_type -> ejob.plugin.v1.ValidatePropsRequest
+	12, // 25: ejob.plugin.v1.Plugin.Execute:input_type -> ejob.plugin.v1.ExecuteRequest
+	14, // 26: ejob.plugin.v1.Plugin.Cancel:input_type -> ejob.plugin.v1.CancelRequest
+	17, // 27: ejob.plugin.v1.Plugin.RenewLease:input_type -> ejob.plugin.v1.RenewLeaseRequest
+	9,  // 28: ejob.plugin.v1.Plugin.ValidateJobType:input_type -> ejob.plugin.v1.ValidatePropsRequest
+	19, // 29: ejob.plugin.v1.Plugin.PoolSize:input_type -> ejob.plugin.v1.PoolSizeRequest
+	21, // 30: ejob.plugin.v1.Plugin.DescribeJobListener:input_type -> ejob.plugin.v1.ListenerDescribeRequest
+	24, // 31: ejob.plugin.v1.Plugin.BeforeJobExecuted:input_type -> ejob.plugin.v1.ListenerRequest
+	24, // 32: ejob.plugin.v1.Plugin.AfterJobExecuted:input_type -> ejob.plugin.v1.ListenerRequest
+	28, // 33: ejob.plugin.v1.Plugin.ValidateTracing:input_type -> ejob.plugin.v1.TraceValidateRequest
+	30, // 34: ejob.plugin.v1.Plugin.WriteTraces:input_type -> ejob.plugin.v1.TraceWriteRequest
+	32, // 35: ejob.plugin.v1.Plugin.QueryExecutions:input_type -> ejob.plugin.v1.ExecutionQuery
+	34, // 36: ejob.plugin.v1.Plugin.QueryStatuses:input_type -> ejob.plugin.v1.StatusQuery
+	36, // 37: ejob.plugin.v1.Plugin.PurgeTraces:input_type -> ejob.plugin.v1.TracePurgeRequest
+	2,  // 38: ejob.plugin.v1.Plugin.Info:output_type -> ejob.plugin.v1.InfoResponse
+	5,  // 39: ejob.plugin.v1.Plugin.Sharding:output_type -> ejob.plugin.v1.ShardingResponse
+	8,  // 40: ejob.plugin.v1.Plugin.HandleError:output_type -> ejob.plugin.v1.HandleErrorResponse
+	10, // 41: ejob.plugin.v1.Plugin.ValidateErrorHandler:output_type -> ejob.plugin.v1.ValidatePropsResponse
+	13, // 42: ejob.plugin.v1.Plugin.Execute:output_type -> ejob.plugin.v1.ExecuteResponse
+	15, // 43: ejob.plugin.v1.Plugin.Cancel:output_type -> ejob.plugin.v1.CancelResponse
+	18, // 44: ejob.plugin.v1.Plugin.RenewLease:output_type -> ejob.plugin.v1.RenewLeaseResponse
+	10, // 45: ejob.plugin.v1.Plugin.ValidateJobType:output_type -> ejob.plugin.v1.ValidatePropsResponse
+	20, // 46: ejob.plugin.v1.Plugin.PoolSize:output_type -> ejob.plugin.v1.PoolSizeResponse
+	22, // 47: ejob.plugin.v1.Plugin.DescribeJobListener:output_type -> ejob.plugin.v1.ListenerDescription
+	25, // 48: ejob.plugin.v1.Plugin.BeforeJobExecuted:output_type -> ejob.plugin.v1.ListenerResponse
+	25, // 49: ejob.plugin.v1.Plugin.AfterJobExecuted:output_type -> ejob.plugin.v1.ListenerResponse
+	29, // 50: ejob.plugin.v1.Plugin.ValidateTracing:output_type -> ejob.plugin.v1.TraceValidateResponse
+	31, // 51: ejob.plugin.v1.Plugin.WriteTraces:output_type -> ejob.plugin.v1.TraceWriteResponse
+	33, // 52: ejob.plugin.v1.Plugin.QueryExecutions:output_type -> ejob.plugin.v1.ExecutionPage
+	35, // 53: ejob.plugin.v1.Plugin.QueryStatuses:output_type -> ejob.plugin.v1.StatusPage
+	37, // 54: ejob.plugin.v1.Plugin.PurgeTraces:output_type -> ejob.plugin.v1.TracePurgeResponse
+	38, // [38:55] is the sub-list for method output_type
+	21, // [21:38] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -1760,13 +2788,14 @@ func file_plugin_proto_init() {
 		return
 	}
 	file_plugin_proto_msgTypes[11].OneofWrappers = []any{}
+	file_plugin_proto_msgTypes[32].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   32,
+			NumMessages:   49,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

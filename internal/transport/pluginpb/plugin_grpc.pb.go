@@ -34,6 +34,11 @@ const (
 	Plugin_DescribeJobListener_FullMethodName  = "/ejob.plugin.v1.Plugin/DescribeJobListener"
 	Plugin_BeforeJobExecuted_FullMethodName    = "/ejob.plugin.v1.Plugin/BeforeJobExecuted"
 	Plugin_AfterJobExecuted_FullMethodName     = "/ejob.plugin.v1.Plugin/AfterJobExecuted"
+	Plugin_ValidateTracing_FullMethodName      = "/ejob.plugin.v1.Plugin/ValidateTracing"
+	Plugin_WriteTraces_FullMethodName          = "/ejob.plugin.v1.Plugin/WriteTraces"
+	Plugin_QueryExecutions_FullMethodName      = "/ejob.plugin.v1.Plugin/QueryExecutions"
+	Plugin_QueryStatuses_FullMethodName        = "/ejob.plugin.v1.Plugin/QueryStatuses"
+	Plugin_PurgeTraces_FullMethodName          = "/ejob.plugin.v1.Plugin/PurgeTraces"
 )
 
 // PluginClient is the client API for Plugin service.
@@ -65,6 +70,13 @@ type PluginClient interface {
 	DescribeJobListener(ctx context.Context, in *ListenerDescribeRequest, opts ...grpc.CallOption) (*ListenerDescription, error)
 	BeforeJobExecuted(ctx context.Context, in *ListenerRequest, opts ...grpc.CallOption) (*ListenerResponse, error)
 	AfterJobExecuted(ctx context.Context, in *ListenerRequest, opts ...grpc.CallOption) (*ListenerResponse, error)
+	ValidateTracing(ctx context.Context, in *TraceValidateRequest, opts ...grpc.CallOption) (*TraceValidateResponse, error)
+	// WriteTraces stores one batch of events: one call per batch, never per
+	// event.
+	WriteTraces(ctx context.Context, in *TraceWriteRequest, opts ...grpc.CallOption) (*TraceWriteResponse, error)
+	QueryExecutions(ctx context.Context, in *ExecutionQuery, opts ...grpc.CallOption) (*ExecutionPage, error)
+	QueryStatuses(ctx context.Context, in *StatusQuery, opts ...grpc.CallOption) (*StatusPage, error)
+	PurgeTraces(ctx context.Context, in *TracePurgeRequest, opts ...grpc.CallOption) (*TracePurgeResponse, error)
 }
 
 type pluginClient struct {
@@ -195,6 +207,56 @@ func (c *pluginClient) AfterJobExecuted(ctx context.Context, in *ListenerRequest
 	return out, nil
 }
 
+func (c *pluginClient) ValidateTracing(ctx context.Context, in *TraceValidateRequest, opts ...grpc.CallOption) (*TraceValidateResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(TraceValidateResponse)
+	err := c.cc.Invoke(ctx, Plugin_ValidateTracing_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *pluginClient) WriteTraces(ctx context.Context, in *TraceWriteRequest, opts ...grpc.CallOption) (*TraceWriteResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(TraceWriteResponse)
+	err := c.cc.Invoke(ctx, Plugin_WriteTraces_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *pluginClient) QueryExecutions(ctx context.Context, in *ExecutionQuery, opts ...grpc.CallOption) (*ExecutionPage, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ExecutionPage)
+	err := c.cc.Invoke(ctx, Plugin_QueryExecutions_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *pluginClient) QueryStatuses(ctx context.Context, in *StatusQuery, opts ...grpc.CallOption) (*StatusPage, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(StatusPage)
+	err := c.cc.Invoke(ctx, Plugin_QueryStatuses_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *pluginClient) PurgeTraces(ctx context.Context, in *TracePurgeRequest, opts ...grpc.CallOption) (*TracePurgeResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(TracePurgeResponse)
+	err := c.cc.Invoke(ctx, Plugin_PurgeTraces_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // PluginServer is the server API for Plugin service.
 // All implementations must embed UnimplementedPluginServer
 // for forward compatibility.
@@ -224,6 +286,13 @@ type PluginServer interface {
 	DescribeJobListener(context.Context, *ListenerDescribeRequest) (*ListenerDescription, error)
 	BeforeJobExecuted(context.Context, *ListenerRequest) (*ListenerResponse, error)
 	AfterJobExecuted(context.Context, *ListenerRequest) (*ListenerResponse, error)
+	ValidateTracing(context.Context, *TraceValidateRequest) (*TraceValidateResponse, error)
+	// WriteTraces stores one batch of events: one call per batch, never per
+	// event.
+	WriteTraces(context.Context, *TraceWriteRequest) (*TraceWriteResponse, error)
+	QueryExecutions(context.Context, *ExecutionQuery) (*ExecutionPage, error)
+	QueryStatuses(context.Context, *StatusQuery) (*StatusPage, error)
+	PurgeTraces(context.Context, *TracePurgeRequest) (*TracePurgeResponse, error)
 	mustEmbedUnimplementedPluginServer()
 }
 
@@ -269,6 +338,21 @@ func (UnimplementedPluginServer) BeforeJobExecuted(context.Context, *ListenerReq
 }
 func (UnimplementedPluginServer) AfterJobExecuted(context.Context, *ListenerRequest) (*ListenerResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method AfterJobExecuted not implemented")
+}
+func (UnimplementedPluginServer) ValidateTracing(context.Context, *TraceValidateRequest) (*TraceValidateResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ValidateTracing not implemented")
+}
+func (UnimplementedPluginServer) WriteTraces(context.Context, *TraceWriteRequest) (*TraceWriteResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method WriteTraces not implemented")
+}
+func (UnimplementedPluginServer) QueryExecutions(context.Context, *ExecutionQuery) (*ExecutionPage, error) {
+	return nil, status.Error(codes.Unimplemented, "method QueryExecutions not implemented")
+}
+func (UnimplementedPluginServer) QueryStatuses(context.Context, *StatusQuery) (*StatusPage, error) {
+	return nil, status.Error(codes.Unimplemented, "method QueryStatuses not implemented")
+}
+func (UnimplementedPluginServer) PurgeTraces(context.Context, *TracePurgeRequest) (*TracePurgeResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method PurgeTraces not implemented")
 }
 func (UnimplementedPluginServer) mustEmbedUnimplementedPluginServer() {}
 func (UnimplementedPluginServer) testEmbeddedByValue()                {}
@@ -507,6 +591,96 @@ func _Plugin_AfterJobExecuted_Handler(srv interface{}, ctx context.Context, dec 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Plugin_ValidateTracing_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(TraceValidateRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).ValidateTracing(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_ValidateTracing_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).ValidateTracing(ctx, req.(*TraceValidateRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Plugin_WriteTraces_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(TraceWriteRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).WriteTraces(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_WriteTraces_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).WriteTraces(ctx, req.(*TraceWriteRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Plugin_QueryExecutions_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ExecutionQuery)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).QueryExecutions(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_QueryExecutions_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).QueryExecutions(ctx, req.(*ExecutionQuery))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Plugin_QueryStatuses_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(StatusQuery)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).QueryStatuses(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_QueryStatuses_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).QueryStatuses(ctx, req.(*StatusQuery))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Plugin_PurgeTraces_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(TracePurgeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).PurgeTraces(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_PurgeTraces_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).PurgeTraces(ctx, req.(*TracePurgeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Plugin_ServiceDesc is the grpc.ServiceDesc for Plugin service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -561,6 +735,26 @@ var Plugin_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "AfterJobExecuted",
 			Handler:    _Plugin_AfterJobExecuted_Handler,
+		},
+		{
+			MethodName: "ValidateTracing",
+			Handler:    _Plugin_ValidateTracing_Handler,
+		},
+		{
+			MethodName: "WriteTraces",
+			Handler:    _Plugin_WriteTraces_Handler,
+		},
+		{
+			MethodName: "QueryExecutions",
+			Handler:    _Plugin_QueryExecutions_Handler,
+		},
+		{
+			MethodName: "QueryStatuses",
+			Handler:    _Plugin_QueryStatuses_Handler,
+		},
+		{
+			MethodName: "PurgeTraces",
+			Handler:    _Plugin_PurgeTraces_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -1,0 +1,333 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ejob-io/ejob/host/daemon"
+	"github.com/ejob-io/ejob/spi"
+)
+
+// historyFlags select the config file whose elasticjob.tracing the history
+// commands read, and the plugins that serve its type.
+type historyFlags struct {
+	file string
+	cf   catalogFlags
+}
+
+func (f *historyFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVarP(&f.file, "config", "c", "", "config file whose elasticjob.tracing to read (YAML)")
+	f.cf.register(cmd, true)
+}
+
+// open loads the file and returns its tracing sink and settings, and the
+// close of the plugin catalog.
+func (f *historyFlags) open(ctx context.Context, cmd *cobra.Command, e *env) (spi.Tracer, map[string]string, func(), error) {
+	if f.file == "" {
+		return nil, nil, nil, usagef(cmd, "-c FILE is required (the file with elasticjob.tracing)")
+	}
+	b, err := builtinSource()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	file, cat, err := daemon.Load(ctx, daemon.Options{ConfigFile: f.file, PluginsDir: f.cf.dir, LockFile: f.cf.lockFile,
+		Builtin: b, Logger: e.log, LogLevelFixed: true})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if file.Tracing == nil {
+		cat.Close()
+		return nil, nil, nil, fmt.Errorf("%s has no elasticjob.tracing section: no history is recorded", f.file)
+	}
+	tr, err := spi.Resolve[spi.Tracer](cat, file.Tracing.Type)
+	if err != nil {
+		cat.Close()
+		return nil, nil, nil, err
+	}
+	return tr, file.Tracing.DataSource, func() { cat.Close() }, nil
+}
+
+// parseAge reads a duration with a d (days) unit besides Go's: 30d, 12h.
+func parseAge(s string) (time.Duration, error) {
+	if n, ok := strings.CutSuffix(s, "d"); ok {
+		days, err := strconv.Atoi(n)
+		if err != nil || days < 0 {
+			return 0, fmt.Errorf("want a duration such as 30d or 12h, got %q", s)
+		}
+		return time.Duration(days) * 24 * time.Hour, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("want a duration such as 30d or 12h, got %q", s)
+	}
+	return d, nil
+}
+
+// parseTime reads RFC 3339 or "2006-01-02[ 15:04[:05]]" in local time.
+func parseTime(s string) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	for _, layout := range []string{"2006-01-02 15:04:05", "2006-01-02 15:04", "2006-01-02T15:04:05", "2006-01-02"} {
+		if t, err := time.ParseInLocation(layout, s, time.Local); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("want a time such as 2026-03-01, \"2026-03-01 14:00\" or RFC 3339, got %q", s)
+}
+
+func newHistoryCmd(e *env) *cobra.Command {
+	var (
+		hf              historyFlags
+		job, ip, task   string
+		item            int
+		success         string
+		since, from, to string
+		limit, page     int
+		asJSON          bool
+		statusJob       string
+	)
+	cmd := &cobra.Command{
+		Use:   "history -c FILE",
+		Short: "Show recorded executions (event tracing), newest first",
+		Long: `Shows the item executions recorded by elasticjob.tracing (upstream's
+JOB_EXECUTION_LOG), newest start first, through the tracing plugin the file
+names (RDB: the database of its dataSource, or a standalone host's SQLite
+file). Filters combine: --job, --item, --ip (the instance's IP), --success
+(true or false; false also lists items still running), and a start-time
+range: --since (a duration such as 24h or 7d) or --from/--to. Pages hold
+--limit rows; --page N shows the Nth page.
+
+--status JOB shows the status trace of JOB's triggers instead (upstream's
+JOB_STATUS_TRACE_LOG: TASK_STAGING, TASK_RUNNING, TASK_FINISHED or
+TASK_ERROR), newest first; --task narrows it to one task id.`,
+		Example: `  ejob history -c ejob.yaml --job billing --success false --since 24h
+  ejob history -c ejob.yaml --job billing --item 3 --limit 20 --page 2
+  ejob history -c ejob.yaml --status billing --json
+  ejob history purge -c ejob.yaml --older-than 30d`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if limit < 1 || limit > 10_000 {
+				return usagef(cmd, "--limit: want 1 to 10000, got %d", limit)
+			}
+			if page < 1 {
+				return usagef(cmd, "--page: want 1 or more, got %d", page)
+			}
+			var q spi.ExecutionQuery
+			q.JobName, q.IP, q.TaskID, q.Limit, q.Offset = job, ip, task, limit, (page-1)*limit
+			if cmd.Flags().Changed("item") {
+				q.Item = &item
+			}
+			switch success {
+			case "":
+			case "true", "false":
+				q.Success = new(success == "true")
+			default:
+				return usagef(cmd, "--success: want true or false, got %q", success)
+			}
+			if since != "" && from != "" {
+				return usagef(cmd, "give --since or --from, not both")
+			}
+			if since != "" {
+				d, err := parseAge(since)
+				if err != nil {
+					return usagef(cmd, "--since: %v", err)
+				}
+				q.From = time.Now().Add(-d)
+			}
+			for _, b := range []struct {
+				flag, val string
+				dst       *time.Time
+			}{{"--from", from, &q.From}, {"--to", to, &q.To}} {
+				if b.val == "" {
+					continue
+				}
+				t, err := parseTime(b.val)
+				if err != nil {
+					return usagef(cmd, "%s: %v", b.flag, err)
+				}
+				*b.dst = t
+			}
+			tr, cfg, closeCat, err := hf.open(cmd.Context(), cmd, e)
+			if err != nil {
+				return err
+			}
+			defer closeCat()
+			if statusJob != "" {
+				return showStatuses(cmd.Context(), e, tr, spi.StatusQuery{Config: cfg, JobName: statusJob, TaskID: task,
+					From: q.From, To: q.To, Offset: q.Offset, Limit: q.Limit}, asJSON, page)
+			}
+			q.Config = cfg
+			p, err := tr.QueryExecutions(cmd.Context(), q)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(e, map[string]any{"executions": executionsJSON(p.Executions), "page": page, "more": p.More})
+			}
+			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "START\tDURATION\tJOB\tITEM\tIP\tSOURCE\tRESULT\tFAILURE")
+			for _, x := range p.Executions {
+				dur, result := "-", "running"
+				if !x.CompleteTime.IsZero() {
+					dur = x.CompleteTime.Sub(x.StartTime).Round(time.Millisecond).String()
+				}
+				switch {
+				case x.Success:
+					result = "ok"
+				case !x.CompleteTime.IsZero() || x.FailureCause != "":
+					result = "FAILED"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", x.StartTime.Format("2006-01-02 15:04:05.000"), dur, x.JobName,
+					x.ShardingItem, x.IP, x.Source, result, firstLine(x.FailureCause, 80))
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			footer(e, len(p.Executions), page, p.More)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&job, "job", "", "only this job")
+	f.IntVar(&item, "item", 0, "only this sharding item")
+	f.StringVar(&ip, "ip", "", "only executions on this IP")
+	f.StringVar(&task, "task", "", "only this task id")
+	f.StringVar(&success, "success", "", "true: succeeded only; false: failed or still running only")
+	f.StringVar(&since, "since", "", "only executions started within this duration (e.g. 24h, 7d)")
+	f.StringVar(&from, "from", "", "only executions started at or after this time (2026-03-01, \"2026-03-01 14:00\", RFC 3339)")
+	f.StringVar(&to, "to", "", "only executions started before this time")
+	f.IntVar(&limit, "limit", 50, "rows per page")
+	f.IntVar(&page, "page", 1, "page number (1 is the newest)")
+	f.BoolVar(&asJSON, "json", false, "print JSON instead of a table")
+	f.StringVar(&statusJob, "status", "", "show the status trace of this job's triggers instead")
+	hf.register(cmd)
+	cmd.AddCommand(newHistoryPurgeCmd(e))
+	return cmd
+}
+
+func showStatuses(ctx context.Context, e *env, tr spi.Tracer, q spi.StatusQuery, asJSON bool, page int) error {
+	p, err := tr.QueryStatuses(ctx, q)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return writeJSON(e, map[string]any{"statuses": statusesJSON(p.Statuses), "page": page, "more": p.More})
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TIME\tSTATE\tITEMS\tIP\tTASK\tMESSAGE")
+	for _, s := range p.Statuses {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.CreationTime.Format("2006-01-02 15:04:05.000"), s.State, s.ShardingItems,
+			s.SlaveID, s.TaskID, firstLine(s.Message, 80))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	footer(e, len(p.Statuses), page, p.More)
+	return nil
+}
+
+func footer(e *env, n, page int, more bool) {
+	if more {
+		fmt.Fprintf(e.stdout, "(%d rows, page %d; more: --page %d)\n", n, page, page+1)
+	} else if n == 0 {
+		fmt.Fprintln(e.stdout, "(no rows)")
+	}
+}
+
+// firstLine is s's first line, cut to n runes.
+func firstLine(s string, n int) string {
+	s, _, _ = strings.Cut(s, "\n")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+func writeJSON(e *env, v any) error {
+	enc := json.NewEncoder(e.stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// jsonTime is RFC 3339 with milliseconds, or null for the zero time.
+func jsonTime(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.Format("2006-01-02T15:04:05.000Z07:00")
+}
+
+// executionsJSON uses upstream's JobExecutionEvent field names.
+func executionsJSON(xs []spi.ExecutionEvent) []map[string]any {
+	out := make([]map[string]any, 0, len(xs))
+	for _, x := range xs {
+		out = append(out, map[string]any{
+			"id": x.ID, "hostname": x.Hostname, "ip": x.IP, "taskId": x.TaskID, "jobName": x.JobName,
+			"source": x.Source, "shardingItem": x.ShardingItem, "startTime": jsonTime(x.StartTime),
+			"completeTime": jsonTime(x.CompleteTime), "success": x.Success, "failureCause": x.FailureCause,
+		})
+	}
+	return out
+}
+
+// statusesJSON uses upstream's JobStatusTraceEvent field names.
+func statusesJSON(xs []spi.StatusEvent) []map[string]any {
+	out := make([]map[string]any, 0, len(xs))
+	for _, s := range xs {
+		out = append(out, map[string]any{
+			"id": s.ID, "jobName": s.JobName, "originalTaskId": s.OriginalTaskID, "taskId": s.TaskID, "slaveId": s.SlaveID,
+			"executionType": s.ExecutionType, "shardingItems": s.ShardingItems, "state": s.State, "message": s.Message,
+			"creationTime": jsonTime(s.CreationTime),
+		})
+	}
+	return out
+}
+
+func newHistoryPurgeCmd(e *env) *cobra.Command {
+	var (
+		hf        historyFlags
+		olderThan string
+	)
+	cmd := &cobra.Command{
+		Use:   "purge -c FILE --older-than AGE",
+		Short: "Delete recorded executions and status events older than AGE",
+		Long: `Deletes the executions that started, and the status events created, more
+than AGE ago (a duration such as 30d or 12h) from the store of the file's
+elasticjob.tracing.`,
+		Example: `  ejob history purge -c ejob.yaml --older-than 30d`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if olderThan == "" {
+				return usagef(cmd, "--older-than is required")
+			}
+			age, err := parseAge(olderThan)
+			if err != nil {
+				return usagef(cmd, "--older-than: %v", err)
+			}
+			tr, cfg, closeCat, err := hf.open(cmd.Context(), cmd, e)
+			if err != nil {
+				return err
+			}
+			defer closeCat()
+			before := time.Now().Add(-age)
+			resp, err := tr.Purge(cmd.Context(), spi.TracePurgeRequest{Config: cfg, Before: before})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "deleted %d executions and %d status events older than %s\n",
+				resp.Executions, resp.Statuses, before.Format("2006-01-02 15:04:05"))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&olderThan, "older-than", "", "age of what to delete (e.g. 30d, 12h)")
+	hf.register(cmd)
+	return cmd
+}

@@ -1,0 +1,143 @@
+package cli_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ejob-io/ejob/plugins/tracing/rdb"
+	"github.com/ejob-io/ejob/spi"
+)
+
+// historyFile writes a standalone config whose tracing records into an
+// SQLite file, and that file with executions of two jobs: 12 of
+// "billing" (items 0-2, every 4th failed, one still running) and 3 of
+// "report", one minute apart, plus a trigger's status trace.
+func historyFile(t *testing.T) (cfgPath string, dbCfg map[string]string, t0 time.Time) {
+	t.Helper()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "history.db")
+	cfgPath = filepath.Join(dir, "ejob.yaml")
+	os.WriteFile(cfgPath, []byte(fmt.Sprintf(`elasticjob:
+  tracing:
+    type: RDB
+    dataSource: {url: "jdbc:sqlite:%s"}
+  jobs:
+    billing: {elasticJobType: SCRIPT, cron: "0 0 1 * * ?", shardingTotalCount: 3, props: {script.command.line: "true"}}
+`, db)), 0o644)
+	dbCfg = map[string]string{"url": "jdbc:sqlite:" + db}
+	t0 = time.Now().Add(-time.Hour).Truncate(time.Second)
+	var req spi.TraceWriteRequest
+	req.Config = dbCfg
+	add := func(job string, i int, ip string) {
+		e := spi.ExecutionEvent{ID: fmt.Sprintf("%s-%02d", job, i), Hostname: "h", IP: ip, TaskID: job + "@-@0,1,2@-@READY@-@" + ip + "@-@9",
+			JobName: job, Source: "NORMAL_TRIGGER", ShardingItem: i % 3, StartTime: t0.Add(time.Duration(i) * time.Minute)}
+		req.Executions = append(req.Executions, e)
+		if i == 11 && job == "billing" {
+			return // still running
+		}
+		e.CompleteTime, e.Success = e.StartTime.Add(1500*time.Millisecond), i%4 != 0
+		if !e.Success {
+			e.FailureCause = "exit status 3\nstack"
+		}
+		req.Executions = append(req.Executions, e)
+	}
+	for i := range 12 {
+		ip := "10.0.0.1"
+		if i%2 == 1 {
+			ip = "10.0.0.2"
+		}
+		add("billing", i, ip)
+	}
+	for i := range 3 {
+		add("report", i, "10.0.0.1")
+	}
+	task := "billing@-@0,1,2@-@READY@-@10.0.0.1@-@9"
+	for i, st := range []string{"TASK_STAGING", "TASK_RUNNING", "TASK_ERROR"} {
+		req.Statuses = append(req.Statuses, spi.StatusEvent{ID: fmt.Sprint("s", i), JobName: "billing", TaskID: task, SlaveID: "10.0.0.1",
+			ExecutionType: "READY", ShardingItems: "[0, 1, 2]", State: st, Message: map[int]string{0: "Job 'billing' execute begin.", 2: "{0=boom}"}[i],
+			CreationTime: t0.Add(time.Duration(i) * time.Second)})
+	}
+	tr := rdb.New()
+	defer tr.Close()
+	if _, err := tr.Write(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	return cfgPath, dbCfg, t0
+}
+
+func TestHistory(t *testing.T) {
+	cfg, dbCfg, _ := historyFile(t)
+	code, out, errs := run(t, "history", "-c", cfg, "--job", "billing", "--limit", "5")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 7 || !strings.HasPrefix(lines[0], "START") || !strings.Contains(lines[6], "more: --page 2") {
+		t.Fatalf("output:\n%s", out)
+	}
+	// Newest first: item 11 (still running), then 10, 9, 8 (failed), 7.
+	for i, want := range []string{"running", "ok", "ok", "FAILED", "ok"} {
+		if f := strings.Fields(lines[i+1]); f[len(f)-1] != want && !strings.Contains(lines[i+1], want) {
+			t.Errorf("row %d = %q, want %s", i+1, lines[i+1], want)
+		}
+	}
+	if !strings.Contains(lines[4], "exit status 3") || strings.Contains(out, "stack") {
+		t.Errorf("the failure column should show the first line of the cause:\n%s", out)
+	}
+
+	code, out, errs = run(t, "history", "-c", cfg, "--job", "billing", "--success", "false", "--ip", "10.0.0.1", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var page struct {
+		Executions []struct {
+			ID           string  `json:"id"`
+			Success      bool    `json:"success"`
+			CompleteTime *string `json:"completeTime"`
+			FailureCause string  `json:"failureCause"`
+		} `json:"executions"`
+		More bool `json:"more"`
+	}
+	if err := json.Unmarshal([]byte(out), &page); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var ids []string
+	for _, x := range page.Executions {
+		ids = append(ids, x.ID)
+	}
+	// Failed on 10.0.0.1 (even i): 0, 4, 8; none running there.
+	if strings.Join(ids, ",") != "billing-08,billing-04,billing-00" || page.More {
+		t.Errorf("ids = %v more=%v", ids, page.More)
+	}
+
+	code, out, _ = run(t, "history", "-c", cfg, "--job", "billing", "--item", "2", "--page", "2", "--limit", "2", "--json")
+	if code != 0 || !strings.Contains(out, `"id": "billing-02"`) || strings.Count(out, `"id"`) != 2 {
+		t.Errorf("item 2, page 2: %s", out)
+	}
+
+	code, out, _ = run(t, "history", "-c", cfg, "--status", "billing")
+	if code != 0 || !strings.Contains(out, "TASK_ERROR") || strings.Index(out, "TASK_ERROR") > strings.Index(out, "TASK_STAGING") {
+		t.Errorf("status trace, newest first:\n%s", out)
+	}
+
+	code, out, _ = run(t, "history", "purge", "-c", cfg, "--older-than", "50m")
+	if code != 0 || !strings.Contains(out, "deleted 14 executions and 3 status events") {
+		t.Errorf("purge: %d %s", code, out)
+	}
+	tr := rdb.New()
+	defer tr.Close()
+	p, err := tr.QueryExecutions(context.Background(), spi.ExecutionQuery{Config: dbCfg, Limit: 100})
+	if err != nil || len(p.Executions) != 1 || p.Executions[0].ID != "billing-11" {
+		t.Errorf("after purge: %d rows, %v", len(p.Executions), err)
+	}
+
+	if code, _, errs := run(t, "history", "-c", cfg, "--success", "maybe"); code != 2 || !strings.Contains(errs, "--success") {
+		t.Errorf("bad --success: %d %s", code, errs)
+	}
+}

@@ -1,0 +1,206 @@
+package spitest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/ejob-io/ejob/spi"
+)
+
+// TracerOptions tells the tracing suite how to reach a store.
+type TracerOptions struct {
+	// Config returns the settings of a fresh, empty store; each check
+	// calls it once. Required.
+	Config func() map[string]string
+	// InvalidConfig are named settings Validate must reject with an error
+	// wrapping spi.ErrInvalidConfig.
+	InvalidConfig map[string]map[string]string
+}
+
+// TestTracer runs every check of TracerChecks(opts) against tr, each as a
+// subtest of t.
+func TestTracer(t *testing.T, tr spi.Tracer, opts TracerOptions) {
+	t.Helper()
+	RunChecks(t, tr, TracerChecks(opts))
+}
+
+// suiteT0 is a whole second (some stores keep seconds only).
+func suiteT0() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.Local) }
+
+func suiteExec(id, job string, item int, start time.Time) spi.ExecutionEvent {
+	return spi.ExecutionEvent{ID: id, Hostname: "host", IP: "10.0.0.9", TaskID: job + "@-@0,1@-@READY@-@10.0.0.9@-@1",
+		JobName: job, Source: "NORMAL_TRIGGER", ShardingItem: item, StartTime: start}
+}
+
+func suiteDone(e spi.ExecutionEvent, cause string) spi.ExecutionEvent {
+	e.CompleteTime, e.Success, e.FailureCause = e.StartTime.Add(time.Second), cause == "", cause
+	return e
+}
+
+func executionIDs(ctx context.Context, tr spi.Tracer, q spi.ExecutionQuery) ([]string, spi.ExecutionPage, error) {
+	p, err := tr.QueryExecutions(ctx, q)
+	if err != nil {
+		return nil, p, fmt.Errorf("QueryExecutions(%+v): %w", q, err)
+	}
+	var ids []string
+	for _, e := range p.Executions {
+		ids = append(ids, e.ID)
+	}
+	return ids, p, nil
+}
+
+// TracerChecks returns the conformance checks of the spi.Tracer contract:
+//
+//   - write_and_query: a batch of starts, completions (one failed) and
+//     status events is stored; the queries return one completed row per
+//     item with its outcome and cause, and the statuses newest first;
+//   - completion_before_start: a completion written before its start is
+//     kept completed;
+//   - retried_batch_stored_once: the same batch written twice stores each
+//     event once;
+//   - filters_and_paging: newest first, Limit and Offset with More, and
+//     the job, item, success and time filters;
+//   - purge: Purge deletes what started (was created) before its time;
+//   - invalid_config: Validate rejects each of opts.InvalidConfig with an
+//     error wrapping spi.ErrInvalidConfig.
+func TracerChecks(opts TracerOptions) []Check[spi.Tracer] {
+	t0 := suiteT0()
+	batch := func(cfg map[string]string) spi.TraceWriteRequest {
+		a, b := suiteExec("conf-a", "job", 0, t0), suiteExec("conf-b", "job", 1, t0)
+		st := func(id, state string, at time.Time) spi.StatusEvent {
+			return spi.StatusEvent{ID: id, JobName: "job", TaskID: a.TaskID, SlaveID: "10.0.0.9", ExecutionType: "READY",
+				ShardingItems: "[0, 1]", State: state, CreationTime: at}
+		}
+		return spi.TraceWriteRequest{Config: cfg,
+			Executions: []spi.ExecutionEvent{a, b, suiteDone(a, ""), suiteDone(b, "boom")},
+			Statuses:   []spi.StatusEvent{st("conf-s1", "TASK_STAGING", t0), st("conf-s2", "TASK_ERROR", t0.Add(time.Second))},
+		}
+	}
+	checkBatch := func(ctx context.Context, tr spi.Tracer, cfg map[string]string) error {
+		p, err := tr.QueryExecutions(ctx, spi.ExecutionQuery{Config: cfg, JobName: "job"})
+		if err != nil {
+			return fmt.Errorf("QueryExecutions: %w", err)
+		}
+		if len(p.Executions) != 2 {
+			return fmt.Errorf("QueryExecutions: %d rows, want 2: %+v", len(p.Executions), p.Executions)
+		}
+		for _, e := range p.Executions {
+			ok := e.ID == "conf-a" && e.Success && e.FailureCause == "" ||
+				e.ID == "conf-b" && !e.Success && e.FailureCause == "boom"
+			if !ok || e.CompleteTime.IsZero() || e.StartTime.IsZero() || e.IP != "10.0.0.9" || e.Source != "NORMAL_TRIGGER" {
+				return fmt.Errorf("QueryExecutions: row %+v", e)
+			}
+		}
+		sp, err := tr.QueryStatuses(ctx, spi.StatusQuery{Config: cfg, JobName: "job"})
+		if err != nil {
+			return fmt.Errorf("QueryStatuses: %w", err)
+		}
+		if len(sp.Statuses) != 2 || sp.Statuses[0].State != "TASK_ERROR" || sp.Statuses[1].State != "TASK_STAGING" {
+			return fmt.Errorf("QueryStatuses: %+v, want TASK_ERROR then TASK_STAGING", sp.Statuses)
+		}
+		return nil
+	}
+	return []Check[spi.Tracer]{
+		{Name: "write_and_query", Run: func(ctx context.Context, tr spi.Tracer) error {
+			cfg := opts.Config()
+			if _, err := tr.Write(ctx, batch(cfg)); err != nil {
+				return fmt.Errorf("Write: %w", err)
+			}
+			return checkBatch(ctx, tr, cfg)
+		}},
+		{Name: "completion_before_start", Run: func(ctx context.Context, tr spi.Tracer) error {
+			cfg := opts.Config()
+			e := suiteExec("conf-late", "job", 0, t0)
+			for _, ev := range []spi.ExecutionEvent{suiteDone(e, ""), e} {
+				if _, err := tr.Write(ctx, spi.TraceWriteRequest{Config: cfg, Executions: []spi.ExecutionEvent{ev}}); err != nil {
+					return fmt.Errorf("Write: %w", err)
+				}
+			}
+			p, err := tr.QueryExecutions(ctx, spi.ExecutionQuery{Config: cfg})
+			if err != nil {
+				return fmt.Errorf("QueryExecutions: %w", err)
+			}
+			if len(p.Executions) != 1 || !p.Executions[0].Success || p.Executions[0].CompleteTime.IsZero() {
+				return fmt.Errorf("after the completion then the start: %+v, want one completed success", p.Executions)
+			}
+			return nil
+		}},
+		{Name: "retried_batch_stored_once", Run: func(ctx context.Context, tr spi.Tracer) error {
+			cfg := opts.Config()
+			for range 2 {
+				if _, err := tr.Write(ctx, batch(cfg)); err != nil {
+					return fmt.Errorf("Write: %w", err)
+				}
+			}
+			return checkBatch(ctx, tr, cfg)
+		}},
+		{Name: "filters_and_paging", Run: func(ctx context.Context, tr spi.Tracer) error {
+			cfg := opts.Config()
+			req := spi.TraceWriteRequest{Config: cfg}
+			for i := range 5 {
+				e := suiteExec(fmt.Sprint("conf-", i), "job", i%2, t0.Add(time.Duration(i)*time.Minute))
+				req.Executions = append(req.Executions, e, suiteDone(e, map[bool]string{true: "x"}[i == 3]))
+			}
+			req.Executions = append(req.Executions, suiteExec("conf-other", "other", 0, t0))
+			if _, err := tr.Write(ctx, req); err != nil {
+				return fmt.Errorf("Write: %w", err)
+			}
+			item1, failed := 1, false
+			for _, c := range []struct {
+				q    spi.ExecutionQuery
+				want []string
+				more bool
+			}{
+				{spi.ExecutionQuery{JobName: "job", Limit: 2}, []string{"conf-4", "conf-3"}, true},
+				{spi.ExecutionQuery{JobName: "job", Limit: 2, Offset: 4}, []string{"conf-0"}, false},
+				{spi.ExecutionQuery{JobName: "job", Item: &item1}, []string{"conf-3", "conf-1"}, false},
+				{spi.ExecutionQuery{JobName: "job", Success: &failed}, []string{"conf-3"}, false},
+				{spi.ExecutionQuery{JobName: "job", From: t0.Add(time.Minute), To: t0.Add(3 * time.Minute)}, []string{"conf-2", "conf-1"}, false},
+				{spi.ExecutionQuery{JobName: "other"}, []string{"conf-other"}, false},
+			} {
+				c.q.Config = cfg
+				ids, p, err := executionIDs(ctx, tr, c.q)
+				if err != nil {
+					return err
+				}
+				if !slices.Equal(ids, c.want) || p.More != c.more {
+					return fmt.Errorf("query %+v: %v more=%v, want %v more=%v", c.q, ids, p.More, c.want, c.more)
+				}
+			}
+			return nil
+		}},
+		{Name: "purge", Run: func(ctx context.Context, tr spi.Tracer) error {
+			cfg := opts.Config()
+			if _, err := tr.Write(ctx, batch(cfg)); err != nil {
+				return fmt.Errorf("Write: %w", err)
+			}
+			resp, err := tr.Purge(ctx, spi.TracePurgeRequest{Config: cfg, Before: t0.Add(time.Second)})
+			if err != nil {
+				return fmt.Errorf("Purge: %w", err)
+			}
+			if resp.Executions != 2 || resp.Statuses != 1 {
+				return fmt.Errorf("Purge = %+v, want 2 executions and 1 status", resp)
+			}
+			sp, err := tr.QueryStatuses(ctx, spi.StatusQuery{Config: cfg})
+			if err != nil || len(sp.Statuses) != 1 || sp.Statuses[0].ID != "conf-s2" {
+				return fmt.Errorf("after Purge: %+v, %v", sp.Statuses, err)
+			}
+			return nil
+		}},
+		{Name: "invalid_config", Run: func(ctx context.Context, tr spi.Tracer) error {
+			if len(opts.InvalidConfig) == 0 {
+				return Skip("no InvalidConfig given")
+			}
+			for name, cfg := range opts.InvalidConfig {
+				if err := tr.Validate(ctx, spi.TraceValidateRequest{Config: cfg}); !errors.Is(err, spi.ErrInvalidConfig) {
+					return fmt.Errorf("Validate(%s) = %v, want an error wrapping spi.ErrInvalidConfig", name, err)
+				}
+			}
+			return nil
+		}},
+	}
+}

@@ -1,0 +1,159 @@
+package spi
+
+import (
+	"context"
+	"time"
+)
+
+// ExecutionEvent is one item's start or completion (upstream's
+// JobExecutionEvent). A start has a zero CompleteTime
+// and Success false; its completion carries the same ID.
+type ExecutionEvent struct {
+	// ID is a random UUID shared by an item's start and completion.
+	ID       string
+	Hostname string
+	IP       string
+	// TaskID is jobName@-@items@-@READY@-@ip@-@pid.
+	TaskID  string
+	JobName string
+	// Source is NORMAL_TRIGGER, MISFIRE or FAILOVER.
+	Source       string
+	ShardingItem int
+	// StartTime is when the start event was created (dispatch time).
+	StartTime time.Time
+	// CompleteTime is zero on the start event.
+	CompleteTime time.Time
+	Success      bool
+	// FailureCause is the failed item's error text ("" otherwise).
+	FailureCause string
+}
+
+// StatusEvent is one step of a trigger's status trace (upstream's
+// JobStatusTraceEvent).
+type StatusEvent struct {
+	// ID is a random UUID; a sink that stores rows by id uses it, so that
+	// a batch written twice (after a lost reply) stores each event once.
+	ID             string
+	JobName        string
+	OriginalTaskID string
+	TaskID         string
+	// SlaveID is the IP part of TaskID.
+	SlaveID string
+	// ExecutionType is READY (or FAILOVER, unused by lite).
+	ExecutionType string
+	// ShardingItems is the items in Java's list form, "[0, 1]".
+	ShardingItems string
+	// State is TASK_STAGING, TASK_RUNNING, TASK_FINISHED or TASK_ERROR.
+	State        string
+	Message      string
+	CreationTime time.Time
+}
+
+// TraceWriteRequest is one batch of events.
+type TraceWriteRequest struct {
+	// Config is the sink's settings (for the RDB type, the data source:
+	// driver, url, username, password, ...). It travels with every call, so
+	// a relaunched plugin needs no replayed state.
+	Config     map[string]string
+	Executions []ExecutionEvent
+	Statuses   []StatusEvent
+}
+
+// TraceWriteResponse reports what a batch stored.
+type TraceWriteResponse struct {
+	// Rejected counts the events the store refused one by one (a value it
+	// cannot hold, a constraint); they are dropped, as upstream drops
+	// them. Problems describes the first few.
+	Rejected int
+	Problems []string
+}
+
+// ExecutionQuery selects item executions, newest start first.
+type ExecutionQuery struct {
+	Config map[string]string
+	// JobName, IP and TaskID filter when non-empty.
+	JobName string
+	IP      string
+	TaskID  string
+	// Item filters on the sharding item when not nil.
+	Item *int
+	// Success filters on the outcome when not nil (false also matches
+	// executions that have not completed).
+	Success *bool
+	// From and To bound start_time (inclusive From, exclusive To) when
+	// not zero.
+	From, To time.Time
+	// Offset rows are skipped; Limit rows at most are returned (<= 0: a
+	// default of the sink's).
+	Offset, Limit int
+}
+
+// ExecutionPage is one page of executions.
+type ExecutionPage struct {
+	Executions []ExecutionEvent
+	// More reports whether rows follow this page.
+	More bool
+}
+
+// StatusQuery selects status-trace events, newest first.
+type StatusQuery struct {
+	Config map[string]string
+	// JobName and TaskID filter when non-empty.
+	JobName string
+	TaskID  string
+	// From and To bound creation_time as in ExecutionQuery.
+	From, To      time.Time
+	Offset, Limit int
+}
+
+// StatusPage is one page of status events.
+type StatusPage struct {
+	Statuses []StatusEvent
+	More     bool
+}
+
+// TracePurgeRequest deletes what is older than Before.
+type TracePurgeRequest struct {
+	Config map[string]string
+	// Before: executions that started and status events created before it
+	// are deleted. Required (not zero).
+	Before time.Time
+}
+
+// TracePurgeResponse counts what a purge deleted.
+type TracePurgeResponse struct {
+	Executions, Statuses int64
+}
+
+// TraceValidateRequest asks whether a sink's settings are usable.
+type TraceValidateRequest struct {
+	Config map[string]string
+}
+
+// Tracer is an execution-history sink (upstream's event tracing), named
+// by the host's elasticjob.tracing.type; the built-in type is RDB.
+//
+// Caller: the host. Write is called by one background writer per host
+// with batches of events (never one call per event), in the order the
+// events happened on that host; it is retried with the same batch after
+// an error, so storing a batch twice must store each event once. Several
+// hosts (and Java ElasticJob instances) may write into one store at once,
+// and a completion may arrive before its start (a Java writer posts them
+// concurrently): the sink must keep both. The read methods (the history
+// command, a console) and Purge (the leader once a day, an operator) are
+// called rarely, from any goroutine. Validate is called once when the host
+// loads its configuration, before anything starts.
+//
+// Contract: Write returns an error only when the store could not be
+// reached or the batch could not be committed (the host keeps the batch
+// and retries); events refused one by one are counted in Rejected. A
+// bad Config is an error wrapping ErrInvalidConfig naming the setting,
+// from every method; Validate does not need to reach the store. Every
+// method returns soon after ctx is cancelled.
+type Tracer interface {
+	Validate(ctx context.Context, req TraceValidateRequest) error
+	Write(ctx context.Context, req TraceWriteRequest) (TraceWriteResponse, error)
+	QueryExecutions(ctx context.Context, q ExecutionQuery) (ExecutionPage, error)
+	QueryStatuses(ctx context.Context, q StatusQuery) (StatusPage, error)
+	Purge(ctx context.Context, req TracePurgeRequest) (TracePurgeResponse, error)
+}
