@@ -36,8 +36,8 @@ type Client struct {
 	sasl     *saslAuth     // nil: no SASL
 	failed   chan struct{} // closed on a final authentication failure
 	failOnce sync.Once
-	failure  error // set before failed is closed
-	loopDone  chan struct{} // go-zookeeper's loop and our state loop exited
+	failure  error         // set before failed is closed
+	loopDone chan struct{} // go-zookeeper's loop and our state loop exited
 
 	evMu   sync.Mutex
 	evQ    []stateEvent

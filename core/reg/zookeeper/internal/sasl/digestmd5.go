@@ -34,8 +34,8 @@ type DigestMD5 struct {
 	Rand io.Reader
 
 	cnonceFixed string // tests: RFC 2831's examples' cnonce
-	state   int // 0 new, 1 response sent, 2 complete
-	rspauth string
+	state       int    // 0 new, 1 response sent, 2 complete
+	rspauth     string
 }
 
 var _ Mechanism = (*DigestMD5)(nil)
