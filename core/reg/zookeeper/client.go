@@ -32,12 +32,12 @@ type Client struct {
 	closeCtx  context.Context
 	closeNow  context.CancelFunc // cancels closeCtx, in Close
 	closeOnce sync.Once
+	loopDone  chan struct{} // go-zookeeper's loop and our state loop exited
 
 	sasl     *saslAuth     // nil: no SASL
 	failed   chan struct{} // closed on a final authentication failure
 	failOnce sync.Once
-	failure  error         // set before failed is closed
-	loopDone chan struct{} // go-zookeeper's loop and our state loop exited
+	failure  error // set before failed is closed
 
 	evMu   sync.Mutex
 	evQ    []stateEvent
