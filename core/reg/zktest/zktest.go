@@ -155,24 +155,11 @@ func findScript() (string, error) {
 	if p := os.Getenv("EJOB_ZK_SCRIPT"); p != "" {
 		return p, nil
 	}
-	dir, err := os.Getwd()
+	p, err := findScriptNamed("zk.sh")
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("%w (or set EJOB_ZK_SCRIPT)", err)
 	}
-	for {
-		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && bytes.Contains(b, []byte("module github.com/ejob-io/ejob")) {
-			p := filepath.Join(dir, "scripts", "zk.sh")
-			if _, err := os.Stat(p); err != nil {
-				return "", fmt.Errorf("zk.sh not found at %s: %w", p, err)
-			}
-			return p, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("scripts/zk.sh not found: no ejob module root above the working directory (set EJOB_ZK_SCRIPT)")
-		}
-		dir = parent
-	}
+	return p, nil
 }
 
 // run runs zk.sh and returns its trimmed stdout; failures carry stderr.

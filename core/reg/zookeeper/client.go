@@ -107,6 +107,9 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 		zk.WithEventCallback(c.onEvent),
 	)
 	if err != nil {
+		if c.sasl != nil {
+			c.sasl.close()
+		}
 		return nil, fmt.Errorf("zookeeper: connect %s: %w", cfg.ServerLists, err)
 	}
 	c.conn = conn
@@ -660,6 +663,9 @@ func (c *Client) Close() error {
 		c.closeNow()
 		c.conn.Close()
 		<-c.loopDone
+		if c.sasl != nil {
+			c.sasl.close()
+		}
 		c.mu.Lock()
 		if c.sess != nil {
 			c.sess.End(fmt.Errorf("%v closed: %w", c.sess, reg.ErrClosed))

@@ -50,6 +50,9 @@ type AuthError struct {
 }
 
 func (e *AuthError) Error() string {
+	if e.Server == "" {
+		return fmt.Sprintf("SASL %s authentication as %q failed: %v", e.Mechanism, e.Identity, e.Err)
+	}
 	return fmt.Sprintf("SASL %s authentication as %q with %s failed: %v", e.Mechanism, e.Identity, e.Server, e.Err)
 }
 
@@ -68,15 +71,33 @@ func serverAnswer(code int32) error {
 
 // saslAuth authenticates connections with one SASL configuration.
 type saslAuth struct {
-	cfg SASL // resolved
+	cfg SASL           // resolved
+	krb *sasl.Kerberos // GSSAPI's login
 }
 
+// newSASLAuth resolves cfg and loads Kerberos credentials; its errors are
+// final.
 func newSASLAuth(cfg SASL) (*saslAuth, error) {
 	r, err := cfg.resolved()
 	if err != nil {
 		return nil, fmt.Errorf("sasl: %w", err)
 	}
-	return &saslAuth{cfg: r}, nil
+	a := &saslAuth{cfg: r}
+	if r.Mechanism == MechanismGSSAPI {
+		a.krb, err = sasl.NewKerberos(sasl.KerberosConfig{Principal: r.Principal, Keytab: r.Keytab, TicketCache: r.TicketCache, Krb5Conf: r.Krb5Conf})
+		if err != nil {
+			return nil, &AuthError{Mechanism: r.Mechanism, Identity: r.identity(), Err: err}
+		}
+		a.cfg.Principal = a.krb.Principal()
+	}
+	return a, nil
+}
+
+// close releases the Kerberos login.
+func (a *saslAuth) close() {
+	if a.krb != nil {
+		a.krb.Close()
+	}
 }
 
 // mechanism starts one exchange with the server at addr.
@@ -85,6 +106,16 @@ func (a *saslAuth) mechanism(addr string) (sasl.Mechanism, error) {
 	case MechanismDigestMD5:
 		return &sasl.DigestMD5{Username: a.cfg.Username, Password: a.cfg.Password,
 			Service: sasl.ZooKeeperDigestService, Host: sasl.ZooKeeperDigestHost}, nil
+	case MechanismGSSAPI:
+		host := a.cfg.ServiceHost
+		if host == "" {
+			h, _, err := net.SplitHostPort(addr)
+			if err != nil {
+				return nil, err
+			}
+			host = h
+		}
+		return a.krb.GSSAPI(a.cfg.ServiceName, host), nil
 	}
 	return nil, fmt.Errorf("SASL mechanism %q is not supported", a.cfg.Mechanism)
 }
