@@ -117,6 +117,18 @@ func TestSASLKerberos(t *testing.T) {
 		})
 	}
 
+	t.Run("server must prove itself", func(t *testing.T) {
+		// The AP-REP (the second frame) tampered with: mutual
+		// authentication fails.
+		cfg := testConfig(t, srv.Addr(), "krb")
+		cfg.SASL = krb("ejob@EJOB.TEST", ejobKeytab)
+		cfg.Dialer = tamperingDialer(2)
+		_, err := zookeeper.Connect(ctx, cfg)
+		if !errors.Is(err, zookeeper.ErrAuthFailed) || !strings.Contains(err.Error(), "AP-REP") {
+			t.Errorf("Connect = %v, want a final failure on the server's AP-REP", err)
+		}
+	})
+
 	t.Run("expiry authenticates the new session", func(t *testing.T) {
 		old := ejob.Session()
 		if err := ejob.Expire(ctx); err != nil {

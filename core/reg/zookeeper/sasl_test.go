@@ -2,6 +2,7 @@ package zookeeper_test
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"net"
 	"os"
@@ -220,4 +221,61 @@ func TestSASLOptional(t *testing.T) {
 			t.Errorf("Connect = %v, want a final failure saying the server has no SASL", err)
 		}
 	})
+}
+
+// tamperConn flips a bit in the last byte of the n-th frame (1: the
+// connect response) the server sends, as a man in the middle would.
+type tamperConn struct {
+	net.Conn
+	n      int
+	frame  int    // frames started so far
+	hdr    []byte // the current frame's length, while incomplete
+	remain int    // body bytes left in the current frame
+}
+
+func (c *tamperConn) Read(p []byte) (int, error) {
+	k, err := c.Conn.Read(p)
+	for i := 0; i < k; i++ {
+		if c.remain == 0 {
+			c.hdr = append(c.hdr, p[i])
+			if len(c.hdr) == 4 {
+				c.remain = int(binary.BigEndian.Uint32(c.hdr))
+				c.hdr = c.hdr[:0]
+				c.frame++
+			}
+			continue
+		}
+		c.remain--
+		if c.remain == 0 && c.frame == c.n {
+			p[i] ^= 0x01
+		}
+	}
+	return k, err
+}
+
+// tamperingDialer tampers with the n-th frame of each connection.
+func tamperingDialer(n int) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		var d net.Dialer
+		c, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return &tamperConn{Conn: c, n: n}, nil
+	}
+}
+
+// TestSASLServerMustProveItself: a DIGEST-MD5 server whose rspauth (the
+// third frame) does not prove it knows the password is refused, for good.
+func TestSASLServerMustProveItself(t *testing.T) {
+	srv := zktest.Start(t, zktest.Options{JAAS: zktest.DigestJAAS(map[string]string{"bob": "secret"}), RequireSASL: true})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cfg := testConfig(t, srv.Addr(), "mitm")
+	cfg.SASL = digestSASL("bob", "secret")
+	cfg.Dialer = tamperingDialer(3)
+	_, err := zookeeper.Connect(ctx, cfg)
+	if !errors.Is(err, zookeeper.ErrAuthFailed) || !strings.Contains(err.Error(), "rspauth does not prove") {
+		t.Errorf("Connect = %v, want a final failure: the server's rspauth is wrong", err)
+	}
 }
