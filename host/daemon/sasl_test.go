@@ -163,3 +163,29 @@ func TestSASLDigestHost(t *testing.T) {
 		}
 	})
 }
+
+// TestSASLKerberosHost: a host with regCenter.sasl GSSAPI and a keytab
+// runs its job on a ZooKeeper that requires Kerberos (a real KDC), through
+// an expiry and a restart; an unknown principal exits non-zero at once.
+func TestSASLKerberosHost(t *testing.T) {
+	kdc := zktest.StartKDC(t)
+	zkKeytab := kdc.AddPrincipal(t, "zookeeper/127.0.0.1")
+	ejobKeytab := kdc.AddPrincipal(t, "ejob")
+	srv := zktest.Start(t, zktest.Options{
+		JAAS:        kdc.ServerJAAS("zookeeper/127.0.0.1@"+kdc.Realm(), zkKeytab),
+		RequireSASL: true,
+		Krb5Conf:    kdc.Krb5Conf(),
+	})
+	sasl := func(principal string) string {
+		return fmt.Sprintf("      mechanism: GSSAPI\n      principal: %s\n      keytab: %s\n      krb5Conf: %s\n      acl: true",
+			principal, ejobKeytab, kdc.Krb5Conf())
+	}
+	t.Run("keytab", func(t *testing.T) {
+		observer := zookeeper.SASL{Mechanism: "GSSAPI", Principal: "ejob@EJOB.TEST", Keytab: ejobKeytab, Krb5Conf: kdc.Krb5Conf()}
+		securedHostScenario(t, srv, "krb", sasl("ejob@EJOB.TEST"), os.Environ(), observer, "")
+	})
+	t.Run("unknown principal", func(t *testing.T) {
+		refusedHost(t, srv, "krb-wrong", sasl("nobody@EJOB.TEST"), os.Environ(),
+			"SASL GSSAPI authentication as \\\"nobody@EJOB.TEST\\\"", "KDC_ERR_C_PRINCIPAL_UNKNOWN")
+	})
+}
