@@ -154,6 +154,38 @@ func TestSASLDigestHost(t *testing.T) {
 		env := append(os.Environ(), "ZK_SASL_PASSWORD=s3cret-pw")
 		securedHostScenario(t, srv, "digest", sasl, env, bob, "s3cret-pw")
 	})
+	t.Run("password changed while running", func(t *testing.T) {
+		// The server forgets bob's password at a restart: the running
+		// host's reconnection is refused, and it stops with status 1.
+		srv := zktest.Start(t, zktest.Options{JAAS: zktest.DigestJAAS(map[string]string{"bob": "s3cret-pw"}), RequireSASL: true})
+		out := filepath.Join(t.TempDir(), "runs.txt")
+		h := runHost(t, append(os.Environ(), "ZK_SASL_PASSWORD=s3cret-pw"), "run", "-c", saslHostConfig(t, srv, "rotated", sasl, out))
+		waitMoreRuns(t, h, out, 0, 1, "first fires")
+		if err := srv.Stop(); err != nil {
+			t.Fatal(err)
+		}
+		rotated := zktest.DigestJAAS(map[string]string{"bob": "rotated-pw"})
+		if err := os.WriteFile(filepath.Join(srv.Dir(), "jaas.conf"), []byte(rotated), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := srv.StartAgain(); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-h.exited:
+		case <-time.After(60 * time.Second):
+			t.Fatalf("the host runs on after the server refused its password:\n%s", h.logs)
+		}
+		logs := h.logs.String()
+		if code := h.cmd.ProcessState.ExitCode(); code != 1 {
+			t.Errorf("exit status %d, want 1:\n%s", code, logs)
+		}
+		for _, want := range []string{"the registry refused this host's authentication: stopping", "ejob: registry: SASL DIGEST-MD5 authentication as \"bob\"", "SESSIONCLOSEDREQUIRESASLAUTH"} {
+			if !strings.Contains(logs, want) {
+				t.Errorf("output lacks %q:\n%s", want, logs)
+			}
+		}
+	})
 	t.Run("wrong password", func(t *testing.T) {
 		env := append(os.Environ(), "ZK_SASL_PASSWORD=wrong-pw")
 		logs := refusedHost(t, srv, "digest-wrong", sasl, env,
