@@ -2,7 +2,6 @@ package zktest
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -10,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // KDC is a running MIT Kerberos KDC started by scripts/kdc.sh, for
@@ -91,18 +89,7 @@ func (k *KDC) ServerJAAS(principal, keytab string) string {
 `, keytab, principal)
 }
 
-func (k *KDC) run(args ...string) (string, error) {
-	// Installing the packages can take a minute on a fresh machine.
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", append([]string{k.script}, args...)...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("kdc.sh %s: %w\n%s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
-	}
-	return strings.TrimSpace(stdout.String()), nil
-}
+func (k *KDC) run(args ...string) (string, error) { return runScript(k.script, args...) }
 
 // findScriptNamed finds scripts/NAME by walking up to the module root.
 func findScriptNamed(name string) (string, error) {

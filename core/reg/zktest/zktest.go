@@ -163,15 +163,19 @@ func findScript() (string, error) {
 }
 
 // run runs zk.sh and returns its trimmed stdout; failures carry stderr.
-func (s *Server) run(args ...string) (string, error) {
-	// Installing the package can take a while on a fresh machine.
+func (s *Server) run(args ...string) (string, error) { return runScript(s.script, args...) }
+
+// runScript runs one of the project's scripts and returns its trimmed
+// stdout; failures carry stderr (and the *exec.ExitError).
+func runScript(script string, args ...string) (string, error) {
+	// Installing packages can take a while on a fresh machine.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", append([]string{s.script}, args...)...)
+	cmd := exec.CommandContext(ctx, "bash", append([]string{script}, args...)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("zk.sh %s: %w\n%s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+		return "", fmt.Errorf("%s %s: %w\n%s", filepath.Base(script), strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
 	}
 	return strings.TrimSpace(stdout.String()), nil
 }

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -93,27 +92,10 @@ func TestSASLKerberos(t *testing.T) {
 			[]string{"GSSAPI", "zookeeper/zk.nowhere", "KDC_ERR_S_PRINCIPAL_UNKNOWN"}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			var dials atomic.Int32
 			cfg := testConfig(t, srv.Addr(), "krb")
 			cfg.SASL = krb("ejob@EJOB.TEST", ejobKeytab)
 			tc.mut(&cfg.SASL)
-			cfg.Dialer = countingDialer(&dials)
-			c, err := zookeeper.Connect(ctx, cfg)
-			if err == nil {
-				c.Close()
-				t.Fatal("connected")
-			}
-			if !errors.Is(err, zookeeper.ErrAuthFailed) {
-				t.Fatalf("error %v, want ErrAuthFailed", err)
-			}
-			for _, want := range tc.want {
-				if !strings.Contains(err.Error(), want) {
-					t.Errorf("error %q lacks %q", err, want)
-				}
-			}
-			if n := dials.Load(); n > 1 {
-				t.Errorf("%d connections, want at most 1: a refused login is not retried", n)
-			}
+			refusedAtOnce(ctx, t, cfg, tc.want...)
 		})
 	}
 

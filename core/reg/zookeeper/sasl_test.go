@@ -30,6 +30,33 @@ func countingDialer(n *atomic.Int32) func(ctx context.Context, network, addr str
 	}
 }
 
+// refusedAtOnce connects with cfg and wants a final SASL failure (an
+// *AuthError) holding each of wants, after one connection: a refused login
+// is not retried. It returns the error.
+func refusedAtOnce(ctx context.Context, t *testing.T, cfg zookeeper.Config, wants ...string) error {
+	t.Helper()
+	var dials atomic.Int32
+	cfg.Dialer = countingDialer(&dials)
+	c, err := zookeeper.Connect(ctx, cfg)
+	if err == nil {
+		c.Close()
+		t.Fatal("connected")
+	}
+	var ae *zookeeper.AuthError
+	if !errors.As(err, &ae) || !errors.Is(err, zookeeper.ErrAuthFailed) {
+		t.Fatalf("error %v (%T), want an *AuthError", err, err)
+	}
+	for _, want := range wants {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+	if n := dials.Load(); n != 1 {
+		t.Errorf("%d connections, want 1: a refused login is not retried", n)
+	}
+	return err
+}
+
 // waitNewSession waits until c reports a session other than old.
 func waitNewSession(t *testing.T, c *zookeeper.Client, old *reg.Session) *reg.Session {
 	t.Helper()
@@ -113,29 +140,11 @@ Client {
 	})
 
 	t.Run("wrong password fails at once", func(t *testing.T) {
-		var dials atomic.Int32
 		cfg := testConfig(t, srv.Addr(), "sasl")
 		cfg.SASL = digestSASL("bob", "not-the-password")
-		cfg.Dialer = countingDialer(&dials)
-		c, err := zookeeper.Connect(ctx, cfg)
-		if err == nil {
-			c.Close()
-			t.Fatal("connected with a wrong password")
-		}
-		var ae *zookeeper.AuthError
-		if !errors.As(err, &ae) || !errors.Is(err, zookeeper.ErrAuthFailed) {
-			t.Fatalf("error %v (%T), want an *AuthError", err, err)
-		}
-		for _, want := range []string{"DIGEST-MD5", `"bob"`, "SESSIONCLOSEDREQUIRESASLAUTH"} {
-			if !strings.Contains(err.Error(), want) {
-				t.Errorf("error %q lacks %q", err, want)
-			}
-		}
+		err := refusedAtOnce(ctx, t, cfg, "DIGEST-MD5", `"bob"`, "SESSIONCLOSEDREQUIRESASLAUTH")
 		if strings.Contains(err.Error(), "not-the-password") {
 			t.Errorf("error %q shows the password", err)
-		}
-		if n := dials.Load(); n != 1 {
-			t.Errorf("%d connections, want 1: a refused login is not retried", n)
 		}
 	})
 
