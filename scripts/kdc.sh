@@ -19,30 +19,17 @@ set -euo pipefail
 WAIT_SECONDS=${KDC_WAIT_SECONDS:-30}
 
 die() { echo "kdc.sh: $*" >&2; exit 1; }
-# cannot_install: exit status 3, so that tests can tell "not installable here" from a failure.
-cannot_install() { echo "kdc.sh: $*" >&2; exit 3; }
 
-apt_install() { # apt_install PACKAGE CHECK_FILE
-	local pkg=$1 check=$2
-	[ -e "$check" ] && return 0
-	command -v apt-get >/dev/null || cannot_install "$pkg is not installed and apt-get is not available"
-	local sudo=""
-	[ "$(id -u)" -eq 0 ] || sudo="sudo -n"
-	if ! apt-cache show "$pkg" >/dev/null 2>&1 || [ -z "$(apt-cache policy "$pkg" 2>/dev/null | grep Candidate: | grep -v none)" ]; then
-		echo "kdc.sh: apt-get update (package $pkg unknown)" >&2
-		$sudo apt-get update -qq >&2 || cannot_install "apt-get update failed"
-	fi
-	echo "kdc.sh: apt-get install -y $pkg" >&2
-	# The packages ask for a default realm and try to start their services:
-	# neither matters here (no init system; our KDC runs from DIR).
-	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$pkg" >&2 || cannot_install "apt-get install $pkg failed"
-	[ -e "$check" ] || die "$pkg installed but $check is missing"
-}
+APT_WHO=kdc.sh
+# shellcheck source=apt.sh
+. "$(dirname "${BASH_SOURCE[0]}")/apt.sh"
 
+# The packages ask for a default realm and try to start their services: neither
+# matters here (no init system; our KDC runs from DIR). Exit status 3: cannot install.
 install_kdc() {
-	apt_install krb5-kdc /usr/sbin/krb5kdc
-	apt_install krb5-admin-server /usr/sbin/kadmin.local
-	apt_install krb5-user /usr/bin/kinit
+	apt_install krb5-kdc /usr/sbin/krb5kdc || exit 3
+	apt_install krb5-admin-server /usr/sbin/kadmin.local || exit 3
+	apt_install krb5-user /usr/bin/kinit || exit 3
 }
 
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }

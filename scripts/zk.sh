@@ -31,23 +31,12 @@ WAIT_SECONDS=${ZK_WAIT_SECONDS:-60}
 
 die() { echo "zk.sh: $*" >&2; exit 1; }
 
-apt_install() { # apt_install PACKAGE CHECK_FILE
-	local pkg=$1 check=$2
-	[ -e "$check" ] && return 0
-	command -v apt-get >/dev/null || die "$pkg is not installed and apt-get is not available"
-	local sudo=""
-	[ "$(id -u)" -eq 0 ] || sudo="sudo -n"
-	if ! apt-cache show "$pkg" >/dev/null 2>&1 || [ -z "$(apt-cache policy "$pkg" 2>/dev/null | grep Candidate: | grep -v none)" ]; then
-		echo "zk.sh: apt-get update (package $pkg unknown)" >&2
-		$sudo apt-get update -qq >&2 || die "apt-get update failed"
-	fi
-	echo "zk.sh: apt-get install -y $pkg" >&2
-	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$pkg" >&2 || die "apt-get install $pkg failed"
-	[ -e "$check" ] || die "$pkg installed but $check is missing"
-}
+APT_WHO=zk.sh
+# shellcheck source=apt.sh
+. "$(dirname "${BASH_SOURCE[0]}")/apt.sh"
 
 install_zk() {
-	apt_install zookeeper "$ZK_JAR"
+	apt_install zookeeper "$ZK_JAR" || exit 1
 	command -v java >/dev/null || die "java is not on PATH"
 }
 
@@ -288,7 +277,7 @@ cmd_kill() {
 
 cmd_curator_classpath() {
 	install_zk
-	apt_install libcurator-recipes-java /usr/share/java/curator-recipes.jar
+	apt_install libcurator-recipes-java /usr/share/java/curator-recipes.jar || exit 1
 	local cp="" j
 	for j in curator-recipes curator-framework curator-client guava failureaccess zookeeper zookeeper-jute slf4j-api slf4j-simple netty-handler netty-transport netty-common netty-buffer netty-resolver netty-codec netty-transport-native-epoll netty-transport-native-unix-common metrics-core snappy-java commons-io commons-cli jline; do
 		[ -f "/usr/share/java/$j.jar" ] && cp="$cp${cp:+:}/usr/share/java/$j.jar"
