@@ -130,8 +130,11 @@ func (k *Kerberos) serviceTicket(spn string) (messages.Ticket, types.EncryptionK
 // kerberosErr marks what the KDC refused, or the credentials could not
 // do, as final; a KDC out of reach may come back.
 func kerberosErr(what string, err error) error {
+	// gokrb5 wraps its typed errors with %v on the way (AffirmLogin), so
+	// the root cause is found in the text.
 	var ke krberror.Krberror
-	if errors.As(err, &ke) && ke.RootCause == krberror.NetworkingError {
+	if errors.As(err, &ke) && ke.RootCause == krberror.NetworkingError ||
+		strings.Contains(err.Error(), "[Root cause: "+krberror.NetworkingError+"]") {
 		return fmt.Errorf("Kerberos: %s: %w", what, err)
 	}
 	return fmt.Errorf("Kerberos: %s: %v: %w", what, err, ErrCredentials)
