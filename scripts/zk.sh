@@ -2,14 +2,21 @@
 # zk.sh: a throw-away ZooKeeper for tests and demos (Debian's zookeeper 3.8).
 #
 #   zk.sh install                    install Debian's zookeeper package if missing
-#   zk.sh start DIR [--tick MS]      standalone server on a free port; prints 127.0.0.1:PORT
-#                                    (restarting an existing DIR reuses its port and data)
+#   zk.sh start DIR [--tick MS] [SASL]  standalone server on a free port; prints 127.0.0.1:PORT
+#                                    (restarting an existing DIR reuses its port, data and SASL)
 #   zk.sh ensemble DIR [--tick MS]   3-node ensemble on free ports; prints the connect string
 #   zk.sh stop DIR                   stop what DIR runs (standalone or ensemble), SIGTERM then SIGKILL
 #   zk.sh kill DIR                   SIGKILL what DIR runs (a crash)
 #   zk.sh addr DIR                   print DIR's connect string
 #   zk.sh curator-classpath          install Debian's Curator 5 (libcurator-recipes-java) if
 #                                    missing; print a classpath with Curator and ZooKeeper
+#
+# SASL options of start (a fresh DIR only):
+#   --jaas FILE        the server's JAAS file (a Server section: DigestLoginModule user_NAME="PW"
+#                      entries, or a Krb5LoginModule with the server's keytab); turns on
+#                      authProvider.1=...SASLAuthenticationProvider
+#   --require-sasl     sessionRequireClientSASLAuth=true: clients without SASL are refused
+#   --krb5-conf FILE   the Kerberos configuration (-Djava.security.krb5.conf), for GSSAPI
 #
 # Servers listen on 127.0.0.1 only, with 4lw.commands.whitelist=*, the admin server off,
 # and containers checked every 500 ms (znode.container.checkIntervalMs) so tests see
@@ -24,23 +31,12 @@ WAIT_SECONDS=${ZK_WAIT_SECONDS:-60}
 
 die() { echo "zk.sh: $*" >&2; exit 1; }
 
-apt_install() { # apt_install PACKAGE CHECK_FILE
-	local pkg=$1 check=$2
-	[ -e "$check" ] && return 0
-	command -v apt-get >/dev/null || die "$pkg is not installed and apt-get is not available"
-	local sudo=""
-	[ "$(id -u)" -eq 0 ] || sudo="sudo -n"
-	if ! apt-cache show "$pkg" >/dev/null 2>&1 || [ -z "$(apt-cache policy "$pkg" 2>/dev/null | grep Candidate: | grep -v none)" ]; then
-		echo "zk.sh: apt-get update (package $pkg unknown)" >&2
-		$sudo apt-get update -qq >&2 || die "apt-get update failed"
-	fi
-	echo "zk.sh: apt-get install -y $pkg" >&2
-	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$pkg" >&2 || die "apt-get install $pkg failed"
-	[ -e "$check" ] || die "$pkg installed but $check is missing"
-}
+APT_WHO=zk.sh
+# shellcheck source=apt.sh
+. "$(dirname "${BASH_SOURCE[0]}")/apt.sh"
 
 install_zk() {
-	apt_install zookeeper "$ZK_JAR"
+	apt_install zookeeper "$ZK_JAR" || exit 1
 	command -v java >/dev/null || die "java is not on PATH"
 }
 
@@ -91,7 +87,10 @@ wait_ready() {
 launch() {
 	local nd=$1 main=$2
 	# setsid: the server survives the caller's process group (go test kills its own).
+	local -a extra=()
+	if [ -f "$nd/jvm.flags" ]; then mapfile -t extra <"$nd/jvm.flags"; fi
 	setsid java -Xmx128m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xshare:auto \
+		"${extra[@]}" \
 		-Dzookeeper.admin.enableServer=false \
 		-Dznode.container.checkIntervalMs=500 \
 		-Dzookeeper.jmx.log4j.disable=true \
@@ -137,24 +136,47 @@ addr_of() {
 	echo "$out"
 }
 
-parse_tick() { # parse_tick ARGS... -> prints tick
-	local tick=2000
+# parse_opts ARGS...: sets TICK, TICK_SET, JAAS, REQUIRE_SASL, KRB5_CONF.
+parse_opts() {
+	TICK=2000 TICK_SET=0 JAAS="" REQUIRE_SASL=0 KRB5_CONF=""
 	while [ $# -gt 0 ]; do
 		case $1 in
-			--tick) tick=${2:?--tick needs a value}; shift 2 ;;
-			--tick=*) tick=${1#--tick=}; shift ;;
+			--tick) TICK=${2:?--tick needs a value}; TICK_SET=1; shift 2 ;;
+			--tick=*) TICK=${1#--tick=}; TICK_SET=1; shift ;;
+			--jaas) JAAS=${2:?--jaas needs a file}; shift 2 ;;
+			--require-sasl) REQUIRE_SASL=1; shift ;;
+			--krb5-conf) KRB5_CONF=${2:?--krb5-conf needs a file}; shift 2 ;;
 			*) die "unknown argument $1" ;;
 		esac
 	done
-	[[ $tick =~ ^[0-9]+$ ]] || die "--tick must be milliseconds"
-	echo "$tick"
+	[[ $TICK =~ ^[0-9]+$ ]] || die "--tick must be milliseconds"
+	[ -z "$JAAS" ] || [ -f "$JAAS" ] || die "--jaas: no file $JAAS"
+	[ -z "$KRB5_CONF" ] || [ -f "$KRB5_CONF" ] || die "--krb5-conf: no file $KRB5_CONF"
+	if [ "$REQUIRE_SASL" = 1 ] && [ -z "$JAAS" ]; then die "--require-sasl needs --jaas"; fi
+	return 0
+}
+
+# write_sasl NODEDIR: the SASL settings of parse_opts, into zoo.cfg and jvm.flags.
+write_sasl() {
+	local nd=$1
+	rm -f "$nd/jvm.flags"
+	[ -n "$JAAS" ] || return 0
+	cp "$JAAS" "$nd/jaas.conf"
+	echo "-Djava.security.auth.login.config=$nd/jaas.conf" >>"$nd/jvm.flags"
+	if [ -n "$KRB5_CONF" ]; then
+		cp "$KRB5_CONF" "$nd/krb5.conf"
+		echo "-Djava.security.krb5.conf=$nd/krb5.conf" >>"$nd/jvm.flags"
+	fi
+	echo "authProvider.1=org.apache.zookeeper.server.auth.SASLAuthenticationProvider" >>"$nd/zoo.cfg"
+	if [ "$REQUIRE_SASL" = 1 ]; then echo "sessionRequireClientSASLAuth=true" >>"$nd/zoo.cfg"; fi
 }
 
 running() { [ -f "$1/pid" ] && kill -0 "$(cat "$1/pid")" 2>/dev/null; }
 
 cmd_start() {
-	local d=${1:?usage: zk.sh start DIR [--tick MS]}; shift
-	local tick; tick=$(parse_tick "$@")
+	local d=${1:?usage: zk.sh start DIR [--tick MS] [--jaas FILE [--require-sasl] [--krb5-conf FILE]]}; shift
+	parse_opts "$@"
+	local tick=$TICK
 	install_zk
 	mkdir -p "$d"; d=$(cd "$d" && pwd)
 	if running "$d"; then addr_of "$d"; return 0; fi
@@ -162,11 +184,12 @@ cmd_start() {
 	[ -f "$d/zoo.cfg" ] && fresh=0 # a restart keeps its port and data
 	for attempt in 1 2 3 4 5; do
 		if [ -f "$d/zoo.cfg" ]; then
-			port=$(cfg_port "$d")  # restart: same port and data
-			if [ $# -gt 0 ]; then sed -i "s/^tickTime=.*/tickTime=$tick/" "$d/zoo.cfg"; fi
+			port=$(cfg_port "$d")  # restart: same port, data and SASL
+			if [ "$TICK_SET" = 1 ]; then sed -i "s/^tickTime=.*/tickTime=$tick/" "$d/zoo.cfg"; fi
 		else
 			port=$(pick_port)
 			write_cfg "$d" "$port" "$tick"
+			write_sasl "$d"
 		fi
 		launch "$d" org.apache.zookeeper.server.ZooKeeperServerMain
 		if wait_ready "$port" "$d/pid" "$d/zk.log"; then
@@ -178,7 +201,7 @@ cmd_start() {
 		# bind (the server may have created its data directory already):
 		# start over on another port.
 		if grep -q 'Address already in use' "$d/zk.log" 2>/dev/null && [ "$fresh" = 1 ]; then
-			rm -rf "$d/zoo.cfg" "$d/data"
+			rm -rf "$d/zoo.cfg" "$d/data" "$d/jvm.flags"
 			continue
 		fi
 		if grep -q 'Address already in use' "$d/zk.log" 2>/dev/null; then
@@ -192,7 +215,9 @@ cmd_start() {
 
 cmd_ensemble() {
 	local d=${1:?usage: zk.sh ensemble DIR [--tick MS]}; shift
-	local tick; tick=$(parse_tick "$@")
+	parse_opts "$@"
+	[ -z "$JAAS" ] || die "ensemble: SASL options are for standalone servers"
+	local tick=$TICK
 	install_zk
 	mkdir -p "$d"; d=$(cd "$d" && pwd)
 	local n servers="" nd
@@ -252,7 +277,7 @@ cmd_kill() {
 
 cmd_curator_classpath() {
 	install_zk
-	apt_install libcurator-recipes-java /usr/share/java/curator-recipes.jar
+	apt_install libcurator-recipes-java /usr/share/java/curator-recipes.jar || exit 1
 	local cp="" j
 	for j in curator-recipes curator-framework curator-client guava failureaccess zookeeper zookeeper-jute slf4j-api slf4j-simple netty-handler netty-transport netty-common netty-buffer netty-resolver netty-codec netty-transport-native-epoll netty-transport-native-unix-common metrics-core snappy-java commons-io commons-cli jline; do
 		[ -f "/usr/share/java/$j.jar" ] && cp="$cp${cp:+:}/usr/share/java/$j.jar"
@@ -268,5 +293,5 @@ case ${1:-} in
 	kill) shift; cmd_kill "$@" ;;
 	addr) shift; addr_of "${1:?usage: zk.sh addr DIR}" ;;
 	curator-classpath) cmd_curator_classpath ;;
-	*) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+	*) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac

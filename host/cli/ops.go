@@ -26,6 +26,7 @@ type registryFlags struct {
 	servers   string
 	namespace string
 	digest    string
+	jaas      string
 }
 
 func (f *registryFlags) register(cmd *cobra.Command) {
@@ -33,6 +34,7 @@ func (f *registryFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.servers, "zk", "", "ZooKeeper servers host:port[,host:port...] (instead of -c)")
 	cmd.Flags().StringVar(&f.namespace, "namespace", "", "registry namespace (with --zk)")
 	cmd.Flags().StringVar(&f.digest, "digest", "", "ZooKeeper digest user:password (with --zk)")
+	cmd.Flags().StringVar(&f.jaas, "jaas", "", "JAAS file whose Client section logs in with SASL, DIGEST-MD5 or Kerberos (with --zk; Kerberos reads $KRB5_CONFIG)")
 }
 
 func (f *registryFlags) connect(ctx context.Context, cmd *cobra.Command, e *env) (reg.Client, error) {
@@ -40,6 +42,8 @@ func (f *registryFlags) connect(ctx context.Context, cmd *cobra.Command, e *env)
 	switch {
 	case f.file != "" && f.servers != "":
 		return nil, usagef(cmd, "give either -c FILE or --zk, not both")
+	case f.file != "" && (f.digest != "" || f.jaas != ""):
+		return nil, usagef(cmd, "--digest and --jaas go with --zk; with -c the file's regCenter says how to log in")
 	case f.file != "":
 		file, err := hostconfig.Load(f.file, hostconfig.LoadOptions{
 			KnownType:     func(spi.Kind, string) bool { return true },
@@ -58,6 +62,7 @@ func (f *registryFlags) connect(ctx context.Context, cmd *cobra.Command, e *env)
 		}
 		cfg = zookeeper.DefaultConfig(f.servers, f.namespace)
 		cfg.Digest = f.digest
+		cfg.SASL.JAASFile = f.jaas
 		// An operator command should fail fast when ZooKeeper is down.
 		cfg.ConnectionTimeoutMilliseconds = 5000
 		cfg.MaxRetries = 1

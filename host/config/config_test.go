@@ -70,16 +70,19 @@ func TestLoadEveryKey(t *testing.T) {
 	j := f.Jobs[0]
 	c := j.Config
 	for name, tc := range map[string]struct{ got, want any }{
-		"regCenter.serverLists":                     {f.Registry.ServerLists, "zk1:2181,zk2:2181"},
-		"regCenter.namespace":                       {f.Registry.Namespace, "ns/sub"},
-		"regCenter.baseSleepTimeMilliseconds":       {f.Registry.BaseSleepTimeMilliseconds, 500},
-		"regCenter.maxSleepTimeMilliseconds":        {f.Registry.MaxSleepTimeMilliseconds, 4000},
-		"regCenter.maxRetries":                      {f.Registry.MaxRetries, 5},
-		"regCenter.sessionTimeoutMilliseconds":      {f.Registry.SessionTimeoutMilliseconds, 30000},
-		"regCenter.connectionTimeoutMilliseconds":   {f.Registry.ConnectionTimeoutMilliseconds, 7000},
-		"regCenter.digest":                          {f.Registry.Digest, "user:s3cret"},
+		"regCenter.serverLists":                   {f.Registry.ServerLists, "zk1:2181,zk2:2181"},
+		"regCenter.namespace":                     {f.Registry.Namespace, "ns/sub"},
+		"regCenter.baseSleepTimeMilliseconds":     {f.Registry.BaseSleepTimeMilliseconds, 500},
+		"regCenter.maxSleepTimeMilliseconds":      {f.Registry.MaxSleepTimeMilliseconds, 4000},
+		"regCenter.maxRetries":                    {f.Registry.MaxRetries, 5},
+		"regCenter.sessionTimeoutMilliseconds":    {f.Registry.SessionTimeoutMilliseconds, 30000},
+		"regCenter.connectionTimeoutMilliseconds": {f.Registry.ConnectionTimeoutMilliseconds, 7000},
+		"regCenter.digest":                        {f.Registry.Digest, "user:s3cret"},
+		"regCenter.sasl": {f.Registry.SASL, zookeeper.SASL{Mechanism: "GSSAPI", Principal: "ejob/host1@EXAMPLE.COM",
+			Keytab: filepath.Join("testdata", "ejob.keytab"), Krb5Conf: "/etc/ejob/krb5.conf",
+			ServiceName: "zk", ServiceHost: "zk.example.com", ACL: true}},
 		"job.name":                                  {j.Name, "everyKey"},
-		"job.line":                                  {j.Line, 13},
+		"job.line":                                  {j.Line, 21},
 		"job.elasticJobType":                        {j.Type, "HTTP"},
 		"job.jobBootstrapBeanName":                  {j.BootstrapBeanName, "everyKeyBean"},
 		"job.jobName":                               {c.JobName, "everyKey"},
@@ -155,6 +158,17 @@ func TestEveryKeyInSample(t *testing.T) {
 		fileOnly = append(fileOnly, k.name)
 	}
 	all := [][]string{topKeys(), elasticjobKeys(), regCenterKeys(), dumpKeys(), fileOnly, ejobKeys()}
+	// regCenter.sasl's keys cannot all be set at once: the other
+	// mechanism's and the JAAS file's are in testdata/sasl.
+	samples, _ := filepath.Glob("testdata/sasl/*.yaml")
+	for _, p := range samples {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data = append(data, b...)
+	}
+	all = append(all, saslKeys())
 	for _, keys := range all {
 		for _, k := range keys {
 			switch k {
@@ -761,5 +775,41 @@ func TestDumpSection(t *testing.T) {
 		if got != want {
 			t.Errorf("%q: dump port %s, want %s", data, got, want)
 		}
+	}
+}
+
+// TestSASLSamples reads regCenter.sasl in each of its forms, and reports
+// each bad key with its file and line (a JAAS file's problem with the JAAS
+// file's line), never showing a password.
+func TestSASLSamples(t *testing.T) {
+	t.Parallel()
+	opts := catalog()
+	opts.Getenv = env("ZK_SASL_PASSWORD", "secret")
+	for file, want := range map[string]zookeeper.SASL{
+		"digest.yaml": {Mechanism: "DIGEST-MD5", Username: "bob", Password: "secret"},
+		"cache.yaml":  {Mechanism: "gssapi", TicketCache: "/tmp/krb5cc_ejob"},
+		"jaas.yaml":   {JAASFile: filepath.Join("testdata", "sasl", "jaas.conf")},
+	} {
+		t.Run(file, func(t *testing.T) {
+			f := mustLoad(t, filepath.Join("testdata", "sasl", file), opts)
+			if f.Registry.SASL != want {
+				t.Errorf("sasl = %+v, want %+v", f.Registry.SASL, want)
+			}
+		})
+	}
+	for file, want := range map[string]string{
+		"bad.yaml": `testdata/sasl/bad.yaml:5: elasticjob.regCenter.sasl.password: DIGEST-MD5 needs a password
+testdata/sasl/bad.yaml:8: elasticjob.regCenter.sasl.keytab: is a GSSAPI setting; DIGEST-MD5 would ignore it
+testdata/sasl/bad.yaml:9: elasticjob.regCenter.sasl.acl: want true or false, got "maybe"
+testdata/sasl/bad.yaml:10: elasticjob.regCenter.sasl: unknown key "pasword" (did you mean "password"?)`,
+		"badjaas.yaml": `testdata/sasl/badjaas.yaml:6: elasticjob.regCenter.sasl.jaasFile: testdata/sasl/badjaas.conf:2: DigestLoginModule needs username and password
+testdata/sasl/badjaas.yaml:7: elasticjob.regCenter.sasl.username: must not be set with jaasFile: the JAAS file's Client section gives it`,
+	} {
+		t.Run(file, func(t *testing.T) {
+			_, err := Load(filepath.Join("testdata", "sasl", file), opts)
+			if err == nil || err.Error() != want {
+				t.Errorf("error:\n%v\nwant:\n%s", err, want)
+			}
+		})
 	}
 }

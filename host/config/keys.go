@@ -28,6 +28,19 @@ const (
 	keySessionTimeoutMilliseconds    = "sessionTimeoutMilliseconds"
 	keyConnectionTimeoutMilliseconds = "connectionTimeoutMilliseconds"
 	keyDigest                        = "digest"
+	keySASL                          = "sasl"
+
+	keyMechanism   = "mechanism"
+	keyUsername    = "username"
+	keyPassword    = "password"
+	keyPrincipal   = "principal"
+	keyKeytab      = "keytab"
+	keyTicketCache = "ticketCache"
+	keyKrb5Conf    = "krb5Conf"
+	keyServiceName = "serviceName"
+	keyServiceHost = "serviceHost"
+	keyJAASFile    = "jaasFile"
+	keyACL         = "acl"
 
 	keyPort = "port"
 
@@ -61,7 +74,14 @@ func dumpKeys() []string { return []string{keyPort, keyEnabled} }
 func regCenterKeys() []string {
 	return []string{
 		keyServerLists, keyNamespace, keyBaseSleepTimeMilliseconds, keyMaxSleepTimeMilliseconds,
-		keyMaxRetries, keySessionTimeoutMilliseconds, keyConnectionTimeoutMilliseconds, keyDigest,
+		keyMaxRetries, keySessionTimeoutMilliseconds, keyConnectionTimeoutMilliseconds, keyDigest, keySASL,
+	}
+}
+
+func saslKeys() []string {
+	return []string{
+		keyMechanism, keyUsername, keyPassword, keyPrincipal, keyKeytab, keyTicketCache,
+		keyKrb5Conf, keyServiceName, keyServiceHost, keyJAASFile, keyACL,
 	}
 }
 
@@ -128,6 +148,7 @@ func sectionOf(relaxedKey string) string {
 		{"elasticjob", elasticjobKeys()},
 		{"elasticjob.regCenter", regCenterKeys()},
 		{"elasticjob.dump", dumpKeys()},
+		{"elasticjob.regCenter.sasl", saslKeys()},
 		{"elasticjob.jobs.<name>", jobKeys()},
 		{"ejob", ejobKeys()},
 	} {

@@ -109,7 +109,7 @@ func (d *decoder) file1(data []byte, opts LoadOptions, baseDir string) *File {
 		}
 	}
 	if e, ok := ej[keyRegCenter]; ok {
-		f.Registry = d.regCenter(e)
+		f.Registry = d.regCenter(e, baseDir)
 	}
 	if e, ok := ej[keyDump]; ok {
 		f.Host.DumpPort = d.dump(e)
@@ -163,13 +163,17 @@ func (d *decoder) dump(e entry) *int {
 	return &port
 }
 
-func (d *decoder) regCenter(e entry) *zookeeper.Config {
+func (d *decoder) regCenter(e entry, baseDir string) *zookeeper.Config {
 	fs, ok := d.section(e.value, e.path, regCenterKeys(), false)
 	if !ok {
 		return nil
 	}
 	cfg := zookeeper.DefaultConfig("", "")
 	bad := map[string]bool{}
+	var saslFs map[string]entry
+	if se, ok := fs[keySASL]; ok {
+		saslFs = d.sasl(se, &cfg.SASL, baseDir, bad)
+	}
 	for _, k := range []struct {
 		key string
 		dst *string
@@ -215,11 +219,66 @@ func (d *decoder) regCenter(e entry) *zookeeper.Config {
 			line := e.line()
 			if fe, ok := fs[field]; ok {
 				line = fe.value.Line
+			} else if k, ok := strings.CutPrefix(field, keySASL+"."); ok {
+				line = fs[keySASL].line()
+				if fe, ok := saslFs[k]; ok {
+					line = fe.value.Line
+				}
 			}
 			d.report(line, ve, "%s.%s: %s", e.path, field, reason)
 		}
 	}
 	return &cfg
+}
+
+// sasl reads regCenter.sasl into s; paths are relative to baseDir. Keys
+// that fail to decode are marked in bad as "sasl.KEY".
+func (d *decoder) sasl(e entry, s *zookeeper.SASL, baseDir string, bad map[string]bool) map[string]entry {
+	fs, ok := d.section(e.value, e.path, saslKeys(), false)
+	if !ok {
+		bad[keySASL] = true
+		return nil
+	}
+	for _, k := range []struct {
+		key  string
+		dst  *string
+		path bool
+	}{
+		{keyMechanism, &s.Mechanism, false},
+		{keyUsername, &s.Username, false},
+		{keyPassword, &s.Password, false},
+		{keyPrincipal, &s.Principal, false},
+		{keyKeytab, &s.Keytab, true},
+		{keyTicketCache, &s.TicketCache, true},
+		{keyKrb5Conf, &s.Krb5Conf, true},
+		{keyServiceName, &s.ServiceName, false},
+		{keyServiceHost, &s.ServiceHost, false},
+		{keyJAASFile, &s.JAASFile, true},
+	} {
+		fe, ok := fs[k.key]
+		if !ok {
+			continue
+		}
+		v, ok := d.str(fe)
+		if !ok {
+			bad[keySASL+"."+k.key] = true
+			continue
+		}
+		if k.path && v != "" && baseDir != "" && !filepath.IsAbs(v) {
+			v = filepath.Join(baseDir, v)
+		}
+		*k.dst = v
+	}
+	if fe, ok := fs[keyACL]; ok {
+		if s.ACL, ok = d.boolean(fe); !ok {
+			bad[keySASL+"."+keyACL] = true
+		}
+	}
+	if len(fs) == 0 {
+		d.report(e.line(), nil, "%s: empty: set mechanism and its credentials, or jaasFile (or remove the section)", e.path)
+		bad[keySASL] = true
+	}
+	return fs
 }
 
 // zkFieldErrors returns the per-field errors of zookeeper.Config.Validate

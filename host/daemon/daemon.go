@@ -255,6 +255,22 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	done := make(chan error, 1)
 	go func() { done <- s.Run(runCtx) }()
+	// A registry that refuses this host's login for good (SASL) stops
+	// the host: nothing it does can succeed any more.
+	regFailure := func() error { return nil }
+	if f, ok := client.(failer); ok {
+		regFailure = f.Failure
+		finished := make(chan struct{})
+		defer close(finished)
+		go func() {
+			select {
+			case <-f.Failed():
+				log.Error("the registry refused this host's authentication: stopping", "error", f.Failure())
+				stop()
+			case <-finished:
+			}
+		}()
+	}
 	if opts.Abort != nil {
 		finished := make(chan struct{})
 		defer close(finished)
@@ -269,6 +285,11 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	started := len(file.Jobs)
 	if err := s.Ready(ctx); err != nil && ctx.Err() == nil {
+		if ferr := regFailure(); ferr != nil {
+			stop()
+			<-done
+			return fmt.Errorf("registry: %w", ferr)
+		}
 		var se *scheduler.StartError
 		if !errors.As(err, &se) || se.All() {
 			// A host without a job is not a healthy host: stop, and say
@@ -285,13 +306,24 @@ func Run(ctx context.Context, opts Options) error {
 	if tr.tracer != nil && p.retention > 0 {
 		go tr.purgeDaily(runCtx, s, file.Jobs[0].Name, p.retention)
 	}
-	if ctx.Err() == nil {
+	if ctx.Err() == nil && regFailure() == nil {
 		log.Info("host started", "jobs", started, "registry", registryName(file))
 		if opts.Ready != nil {
 			opts.Ready(id.String())
 		}
 	}
-	return <-done
+	err = <-done
+	if ferr := regFailure(); ferr != nil {
+		return fmt.Errorf("registry: %w", ferr)
+	}
+	return err
+}
+
+// failer is a registry client that can fail for good (the ZooKeeper
+// client after a refused SASL login).
+type failer interface {
+	Failed() <-chan struct{}
+	Failure() error
 }
 
 // serveDump opens the dump port (elasticjob.dump.port) and serves it until
@@ -406,6 +438,9 @@ func (t *tracingRun) purgeDaily(ctx context.Context, s *scheduler.Scheduler, job
 
 // startHint explains the start errors whose cause is in the file.
 func startHint(err error, file *hostconfig.File) string {
+	if errors.Is(err, reg.ErrNoAuth) && file.Registry != nil && file.Registry.SASL.ACL {
+		return " (the namespace's nodes belong to another ZooKeeper identity: check elasticjob.regCenter.sasl and digest)"
+	}
 	if errors.Is(err, reg.ErrNoAuth) && file.Registry != nil {
 		if file.Registry.Digest == "" {
 			return " (the namespace's nodes belong to a ZooKeeper digest identity: set elasticjob.regCenter.digest to it)"

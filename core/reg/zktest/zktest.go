@@ -4,7 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -26,6 +29,32 @@ type Options struct {
 	// Script is the path of zk.sh (default: $EJOB_ZK_SCRIPT, else
 	// scripts/zk.sh found by walking up to the module root).
 	Script string
+	// JAAS is the text of the server's JAAS file (its Server section, e.g.
+	// DigestJAAS's); it turns SASL authentication on (standalone only).
+	JAAS string
+	// RequireSASL makes the server refuse clients that do not
+	// authenticate with SASL (sessionRequireClientSASLAuth=true).
+	RequireSASL bool
+	// Krb5Conf is the Kerberos configuration file for a JAAS
+	// Krb5LoginModule (KDC.Krb5Conf).
+	Krb5Conf string
+}
+
+// DigestJAAS returns a JAAS Server section for SASL DIGEST-MD5 with the
+// given users (name -> password).
+func DigestJAAS(users map[string]string) string {
+	var b strings.Builder
+	b.WriteString("Server {\n  org.apache.zookeeper.server.auth.DigestLoginModule required")
+	names := make([]string, 0, len(users))
+	for u := range users {
+		names = append(names, u)
+	}
+	sort.Strings(names)
+	for _, u := range names {
+		fmt.Fprintf(&b, "\n  user_%s=%q", u, users[u])
+	}
+	b.WriteString(";\n};\n")
+	return b.String()
 }
 
 // Server is a running ZooKeeper (one node or an ensemble).
@@ -96,7 +125,21 @@ func launch(opts Options, ensemble bool) (*Server, error) {
 	if ensemble {
 		cmd = "ensemble"
 	}
-	out, err := s.run(cmd, s.dir, "--tick", strconv.FormatInt(s.tick.Milliseconds(), 10))
+	args := []string{cmd, s.dir, "--tick", strconv.FormatInt(s.tick.Milliseconds(), 10)}
+	if opts.JAAS != "" {
+		p := filepath.Join(s.dir, "server.jaas")
+		if err := os.WriteFile(p, []byte(opts.JAAS), 0o600); err != nil {
+			return nil, fmt.Errorf("write JAAS file: %w", err)
+		}
+		args = append(args, "--jaas", p)
+		if opts.RequireSASL {
+			args = append(args, "--require-sasl")
+		}
+		if opts.Krb5Conf != "" {
+			args = append(args, "--krb5-conf", opts.Krb5Conf)
+		}
+	}
+	out, err := s.run(args...)
 	if err != nil {
 		if s.ownsDir {
 			_ = os.RemoveAll(s.dir)

@@ -29,8 +29,15 @@ type Client struct {
 	dial func(ctx context.Context, network, addr string) (net.Conn, error)
 
 	closing   chan struct{} // closed by Close
+	closeCtx  context.Context
+	closeNow  context.CancelFunc // cancels closeCtx, in Close
 	closeOnce sync.Once
 	loopDone  chan struct{} // go-zookeeper's loop and our state loop exited
+
+	sasl     *saslAuth     // nil: no SASL
+	failed   chan struct{} // closed on a final authentication failure
+	failOnce sync.Once
+	failure  error // set before failed is closed
 
 	evMu   sync.Mutex
 	evQ    []stateEvent
@@ -54,7 +61,9 @@ var (
 
 // Connect validates cfg, connects, waits for the first session (up to
 // maxSleepTimeMilliseconds x maxRetries, like upstream's init, or ctx),
-// authenticates the digest and creates the namespace node if needed.
+// authenticates the digest and creates the namespace node if needed. With
+// SASL, every connection is authenticated before go-zookeeper uses it; a
+// refusal fails Connect at once with an *AuthError.
 func Connect(ctx context.Context, cfg Config) (*Client, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -70,11 +79,20 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 		upCh:     make(chan struct{}),
 		conns:    make(map[net.Conn]struct{}),
 		acl:      zk.WorldACL(zk.PermAll),
+		failed:   make(chan struct{}),
+	}
+	c.closeCtx, c.closeNow = context.WithCancel(context.Background())
+	if cfg.SASL.Enabled() {
+		a, err := newSASLAuth(cfg.SASL)
+		if err != nil {
+			return nil, fmt.Errorf("zookeeper: %w", err)
+		}
+		c.sasl = a
 	}
 	if cfg.Namespace != "" {
 		c.ns = "/" + cfg.Namespace
 	}
-	if cfg.Digest != "" {
+	if cfg.Digest != "" || cfg.SASL.ACL {
 		c.acl = zk.AuthACL(zk.PermAll) // Curator's CREATOR_ALL_ACL
 	}
 	c.dial = cfg.Dialer
@@ -89,6 +107,9 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 		zk.WithEventCallback(c.onEvent),
 	)
 	if err != nil {
+		if c.sasl != nil {
+			c.sasl.close()
+		}
 		return nil, fmt.Errorf("zookeeper: connect %s: %w", cfg.ServerLists, err)
 	}
 	c.conn = conn
@@ -115,6 +136,9 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 	defer cancel()
 	if err := c.waitConnected(wctx); err != nil {
 		_ = c.Close()
+		if errors.Is(err, ErrAuthFailed) {
+			return nil, fmt.Errorf("zookeeper: %w", err)
+		}
 		return nil, fmt.Errorf("zookeeper: no session with %s within %v: %w", cfg.ServerLists, wait, err)
 	}
 	if cfg.Digest != "" {
@@ -141,6 +165,16 @@ func (c *Client) zkDialer(network, address string, timeout time.Duration) (net.C
 	c.mu.Lock()
 	gate := c.gate
 	c.mu.Unlock()
+	if c.isFailed() {
+		// Authentication failed for good: no more connections (go-zookeeper
+		// would retry forever), until Close.
+		select {
+		case <-c.closing:
+			return nil, reg.ErrClosed
+		case <-ctx.Done():
+			return nil, c.failure
+		}
+	}
 	if gate != nil {
 		select {
 		case <-gate:
@@ -157,7 +191,62 @@ func (c *Client) zkDialer(network, address string, timeout time.Duration) (net.C
 	c.mu.Lock()
 	c.conns[raw] = struct{}{}
 	c.mu.Unlock()
-	return &sniffConn{Conn: raw, addr: address, report: c.setCreds, closeHook: c.forget, heard: c.heard}, nil
+	sc := &sniffConn{Conn: raw, addr: address, report: c.setCreds, closeHook: c.forget, heard: c.heard}
+	if c.sasl != nil {
+		sc.auth = func(conn net.Conn) error { return c.authenticate(conn, address) }
+		sc.authTimeout = ms(c.cfg.ConnectionTimeoutMilliseconds)
+	}
+	return sc, nil
+}
+
+// authenticate runs the SASL exchange on a new connection to addr. A final
+// failure fails the client (see Failed); Close interrupts the exchange.
+func (c *Client) authenticate(conn net.Conn, addr string) error {
+	stop := context.AfterFunc(c.closeCtx, func() { _ = conn.SetDeadline(time.Now()) })
+	defer stop()
+	err := c.sasl.exchange(conn, addr)
+	if errors.Is(err, ErrAuthFailed) {
+		c.fail(err)
+	} else if err != nil {
+		c.log.Warn("zookeeper SASL exchange failed; reconnecting", "server", addr, "error", err)
+	}
+	return err
+}
+
+// fail records a final authentication failure: the session (if any) is
+// lost, operations fail with err from now on, and no new connection is
+// made.
+func (c *Client) fail(err error) {
+	c.failOnce.Do(func() {
+		c.failure = err
+		close(c.failed)
+		c.log.Error("zookeeper authentication failed for good; the client gives up", "error", err)
+		c.lose(fmt.Errorf("%w: %w", err, reg.ErrSessionLost))
+	})
+}
+
+func (c *Client) isFailed() bool {
+	select {
+	case <-c.failed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Failed is closed when the client gives up after a final authentication
+// failure (a refused SASL login, on the first connection or on any later
+// one): nothing it does can succeed any more, so its owner should stop;
+// Failure says why. A host exits non-zero then.
+func (c *Client) Failed() <-chan struct{} { return c.failed }
+
+// Failure returns the error that closed Failed (nil before): an
+// *AuthError, in whose chain is ErrAuthFailed.
+func (c *Client) Failure() error {
+	if !c.isFailed() {
+		return nil
+	}
+	return c.failure
 }
 
 func (c *Client) setCreds(cr sessionCreds) {
@@ -344,12 +433,17 @@ func (c *Client) isClosing() bool {
 
 // waitConnected blocks until a session is reachable or ctx ends.
 func (c *Client) waitConnected(ctx context.Context) error {
+	if c.isFailed() {
+		return c.failure
+	}
 	c.mu.Lock()
 	up := c.upCh
 	c.mu.Unlock()
 	select {
 	case <-up:
 		return nil
+	case <-c.failed:
+		return c.failure
 	case <-c.closing:
 		return reg.ErrClosed
 	case <-ctx.Done():
@@ -419,7 +513,7 @@ func attemptOnce[T any](ctx context.Context, c *Client, fn func() (T, error)) (T
 	case err == nil:
 	case ctx.Err() != nil:
 		return zero, errCtx
-	case errors.Is(err, reg.ErrClosed):
+	case errors.Is(err, reg.ErrClosed), errors.Is(err, ErrAuthFailed):
 		return zero, err
 	default:
 		return zero, fmt.Errorf("not connected within %dms: %w", c.cfg.ConnectionTimeoutMilliseconds, zk.ErrConnectionClosed)
@@ -520,7 +614,11 @@ func (c *Client) Expire(ctx context.Context) error {
 	if cr.id == 0 || sess == nil {
 		return errors.New("zookeeper: expire: no session yet")
 	}
-	if err := closeSessionAs(ctx, c.dial, cr); err != nil {
+	var auth func(net.Conn, string) error
+	if c.sasl != nil {
+		auth = c.sasl.exchange
+	}
+	if err := closeSessionAs(ctx, c.dial, auth, cr); err != nil {
 		return fmt.Errorf("zookeeper: expire session 0x%x: %w", cr.id, err)
 	}
 	// The server drops the session's old connection when the second one
@@ -562,8 +660,12 @@ func (c *Client) DropConnection() {
 func (c *Client) Close() error {
 	c.closeOnce.Do(func() {
 		close(c.closing)
+		c.closeNow()
 		c.conn.Close()
 		<-c.loopDone
+		if c.sasl != nil {
+			c.sasl.close()
+		}
 		c.mu.Lock()
 		if c.sess != nil {
 			c.sess.End(fmt.Errorf("%v closed: %w", c.sess, reg.ErrClosed))

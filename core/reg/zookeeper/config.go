@@ -48,6 +48,9 @@ type Config struct {
 	// Digest is "user:password": the client authenticates with the digest
 	// scheme and every node it creates gets CREATOR_ALL_ACL. Empty: open ACL.
 	Digest string `json:"digest,omitempty" yaml:"digest,omitempty"`
+	// SASL authenticates every connection with SASL (DIGEST-MD5 or
+	// GSSAPI) before any other request; zero: none.
+	SASL SASL `json:"sasl,omitzero" yaml:"sasl,omitempty"`
 
 	// Logger receives the client's and go-zookeeper's logs (default: none).
 	Logger hclog.Logger `json:"-" yaml:"-"`
@@ -166,6 +169,7 @@ func (c Config) Validate() error {
 			bad("digest", "must be user:password")
 		}
 	}
+	c.SASL.validate(bad)
 	if len(errs) == 0 {
 		return nil
 	}

@@ -3,6 +3,7 @@ package zookeeper
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/go-zookeeper/zk"
 
@@ -37,6 +38,9 @@ func mapErr(err error) error {
 	case errors.Is(err, zk.ErrInvalidPath), errors.Is(err, zk.ErrInvalidFlags),
 		errors.Is(err, zk.ErrInvalidACL), errors.Is(err, zk.ErrBadArguments):
 		sentinel = reg.ErrInvalidArgument
+	case strings.HasSuffix(err.Error(), fmt.Sprintf("unknown error: %d", codeSessionClosedRequireSASLAuth)):
+		// go-zookeeper does not know ZooKeeper 3.6's code (nor wraps it).
+		return fmt.Errorf("%w (%w: the server requires SASL authentication and closed the session: configure regCenter.sasl)", reg.ErrNoAuth, err)
 	default:
 		return err
 	}

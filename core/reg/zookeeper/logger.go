@@ -14,6 +14,11 @@ type zkLogger struct{ l hclog.Logger }
 func (z zkLogger) Printf(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	low := strings.ToLower(msg)
+	if strings.Contains(msg, "authentication failed: SASL ") {
+		// The client logged this SASL failure already (Client.authenticate).
+		z.l.Debug("go-zookeeper: " + msg)
+		return
+	}
 	if strings.Contains(low, "fail") || strings.Contains(low, "error") {
 		z.l.Warn("go-zookeeper: " + msg)
 		return

@@ -22,7 +22,11 @@ type sessionCreds struct {
 }
 
 // sniffConn passes a connection through while parsing the first frame the
-// server sends (the connect response) into sessionCreds.
+// server sends (the connect response) into sessionCreds. With auth set, it
+// reads the whole connect response itself and, when it opened or renewed
+// a session, runs auth (the SASL exchange) on the connection before
+// handing the response to go-zookeeper: go-zookeeper sends nothing while
+// it waits for that response, and never sees the exchange.
 type sniffConn struct {
 	net.Conn
 	addr      string
@@ -30,14 +34,32 @@ type sniffConn struct {
 	closeHook func(net.Conn)
 	// heard is called with the connection's session id on every read
 	// after a connect response that established or renewed a session.
-	heard  func(id int64)
-	mu     sync.Mutex
-	buf    []byte
-	done   bool
-	sessID atomic.Int64 // from a valid connect response; 0 before or when expired
+	heard func(id int64)
+	// auth, when set, authenticates the connection; authTimeout bounds it.
+	auth        func(net.Conn) error
+	authTimeout time.Duration
+	mu          sync.Mutex
+	buf         []byte
+	done        bool
+	authed      bool      // auth ran (only go-zookeeper's reader reads)
+	pending     []byte    // the connect response, held back during auth
+	readDL      time.Time // go-zookeeper's read deadline, restored after auth
+	writeDL     time.Time
+	sessID      atomic.Int64 // from a valid connect response; 0 before or when expired
 }
 
 func (s *sniffConn) Read(p []byte) (int, error) {
+	if s.auth != nil && !s.authed {
+		s.authed = true
+		if err := s.authenticate(); err != nil {
+			return 0, err
+		}
+	}
+	if len(s.pending) > 0 {
+		n := copy(p, s.pending)
+		s.pending = s.pending[n:]
+		return n, nil
+	}
 	n, err := s.Conn.Read(p)
 	if n > 0 {
 		if id := s.sessID.Load(); id != 0 {
@@ -49,6 +71,55 @@ func (s *sniffConn) Read(p []byte) (int, error) {
 		}
 	}
 	return n, err
+}
+
+// authenticate reads the connect response, runs auth if it holds a
+// session, and keeps the response for go-zookeeper's reads.
+func (s *sniffConn) authenticate() error {
+	f, err := readFrame(s.Conn)
+	if err != nil {
+		return err
+	}
+	frame := binary.BigEndian.AppendUint32(nil, uint32(len(f)))
+	frame = append(frame, f...)
+	s.sniff(frame)
+	if s.sessID.Load() != 0 {
+		_ = s.Conn.SetDeadline(time.Now().Add(s.authTimeout))
+		err := s.auth(s.Conn)
+		s.mu.Lock()
+		rd, wd := s.readDL, s.writeDL
+		s.mu.Unlock()
+		_ = s.Conn.SetReadDeadline(rd)
+		_ = s.Conn.SetWriteDeadline(wd)
+		if err != nil {
+			return err
+		}
+	}
+	s.pending = frame
+	return nil
+}
+
+// SetDeadline, SetReadDeadline and SetWriteDeadline record go-zookeeper's
+// deadlines, which authenticate replaces for the exchange.
+func (s *sniffConn) SetDeadline(t time.Time) error {
+	s.mu.Lock()
+	s.readDL, s.writeDL = t, t
+	s.mu.Unlock()
+	return s.Conn.SetDeadline(t)
+}
+
+func (s *sniffConn) SetReadDeadline(t time.Time) error {
+	s.mu.Lock()
+	s.readDL = t
+	s.mu.Unlock()
+	return s.Conn.SetReadDeadline(t)
+}
+
+func (s *sniffConn) SetWriteDeadline(t time.Time) error {
+	s.mu.Lock()
+	s.writeDL = t
+	s.mu.Unlock()
+	return s.Conn.SetWriteDeadline(t)
 }
 
 func (s *sniffConn) Close() error {
@@ -105,7 +176,9 @@ func parseConnectResponse(b []byte) (sessionCreds, bool) {
 // closes it: the server ends the session exactly as on expiry (ephemerals
 // deleted, the original connection dropped; its reconnect is told the
 // session expired). This is Curator's KillSession technique.
-func closeSessionAs(ctx context.Context, dial func(ctx context.Context, network, addr string) (net.Conn, error), cr sessionCreds) error {
+// auth, when set, authenticates the connection first (a server that
+// requires SASL takes no other request before).
+func closeSessionAs(ctx context.Context, dial func(ctx context.Context, network, addr string) (net.Conn, error), auth func(net.Conn, string) error, cr sessionCreds) error {
 	conn, err := dial(ctx, "tcp", cr.addr)
 	if err != nil {
 		return fmt.Errorf("dial %s: %w", cr.addr, err)
@@ -140,6 +213,11 @@ func closeSessionAs(ctx context.Context, dial func(ctx context.Context, network,
 	}
 	if got.id == 0 {
 		return nil // already expired
+	}
+	if auth != nil {
+		if err := auth(conn, cr.addr); err != nil {
+			return err
+		}
 	}
 	// RequestHeader: int xid, int type (closeSession = -11).
 	closeReq := binary.BigEndian.AppendUint32(nil, 1)
