@@ -113,6 +113,9 @@ type HostSettings struct {
 	// §9); 0 picks a free port, which the host logs. nil: no dump service
 	// (no elasticjob.dump section, or enabled: false).
 	DumpPort *int
+	// HTTP is ejob.http: the operations HTTP server (REST API, metrics,
+	// health); nil: none.
+	HTTP *HTTPSettings
 }
 
 // IPOptions returns the server-IP selection options: the environment

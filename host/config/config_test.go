@@ -152,7 +152,7 @@ func TestEveryKeyInSample(t *testing.T) {
 	for _, k := range fileOnlyJobKeys() {
 		fileOnly = append(fileOnly, k.name)
 	}
-	all := [][]string{topKeys(), elasticjobKeys(), regCenterKeys(), dumpKeys(), fileOnly, ejobKeys()}
+	all := [][]string{topKeys(), elasticjobKeys(), regCenterKeys(), dumpKeys(), fileOnly, ejobKeys(), httpKeys(), httpUserKeys()}
 	for _, keys := range all {
 		for _, k := range keys {
 			switch k {
@@ -450,7 +450,17 @@ func TestParseProblems(t *testing.T) {
 		"tracing":           {"elasticjob:\n  tracing: {type: RDB}\n" + job, "f.yaml:2: elasticjob.tracing: not supported yet: ejob does not record execution events yet, and it refuses settings it would ignore; remove the section"},
 		"log level":         {"elasticjob:\n" + job + "ejob: {logLevel: verbose}\n", `f.yaml:4: ejob.logLevel: want trace, debug, info, warn or error, got "verbose"`},
 		"empty type":        {"elasticjob:\n  jobs:\n    j: {elasticJobType: '', shardingTotalCount: 1}\n", "f.yaml:3: elasticjob.jobs.j.elasticJobType: must not be empty (available: HTTP, SCRIPT)"},
-		"bad placeholder":   {"elasticjob:\n  jobs:\n    j: {elasticJobType: '${X', shardingTotalCount: 1}\n", `f.yaml:3: elasticjob.jobs.j.elasticJobType: unterminated placeholder "${X" (write $${ for a literal ${)`},
+		"http public without users": {"elasticjob:\n" + job + "ejob:\n  http: {listen: 0.0.0.0:8088}\n",
+			`f.yaml:5: ejob.http.listen: "0.0.0.0:8088" is not a loopback address and no users are configured: add ejob.http.users (name, passwordHash, role) or listen on 127.0.0.1`},
+		"http no listen":  {"elasticjob:\n" + job + "ejob:\n  http: {users: []}\n", "f.yaml:5: ejob.http: missing required key listen (e.g. listen: 127.0.0.1:8088)"},
+		"http bad listen": {"elasticjob:\n" + job + "ejob:\n  http: {listen: 8088}\n", `f.yaml:5: ejob.http.listen: want host:port (e.g. 127.0.0.1:8088), got "8088"`},
+		"http plain password": {"elasticjob:\n" + job + "ejob:\n  http:\n    listen: 127.0.0.1:1\n    users:\n      - {name: a, passwordHash: secret, role: admin}\n",
+			"f.yaml:8: ejob.http.users[0].passwordHash: not a bcrypt hash (crypto/bcrypt: hashedSecret too short to be a bcrypted password): store the hash, never the password (`ejob hash-password` or `htpasswd -nbBC 10 USER PASSWORD` makes one)"},
+		"http role": {"elasticjob:\n" + job + "ejob:\n  http:\n    listen: 127.0.0.1:1\n    users:\n      - {name: a, passwordHash: '$2a$04$hgYuP43l7JeVt98vBKJY9O9jhXOhENKThfrvIrZuAa2w3uTCG0bmq', role: root}\n",
+			`f.yaml:8: ejob.http.users[0].role: want admin or guest, got "root"`},
+		"http user key": {"elasticjob:\n" + job + "ejob:\n  http:\n    listen: 127.0.0.1:1\n    users:\n      - {name: a, password: x, role: admin}\n",
+			"f.yaml:8: ejob.http.users[0]: unknown key \"password\" (known keys: name, passwordHash, role)\nf.yaml:8: ejob.http.users[0]: missing required key passwordHash"},
+		"bad placeholder": {"elasticjob:\n  jobs:\n    j: {elasticJobType: '${X', shardingTotalCount: 1}\n", `f.yaml:3: elasticjob.jobs.j.elasticJobType: unterminated placeholder "${X" (write $${ for a literal ${)`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

@@ -113,7 +113,7 @@ func jobKeys() []string {
 func ejobKeys() []string {
 	return []string{
 		keyPluginsDir, keyLockFile, keyDrainTimeout, keyPluginStopGrace, keyLogLevel,
-		keyPreferredNetworkInterface, keyPreferredNetworkIP,
+		keyPreferredNetworkInterface, keyPreferredNetworkIP, keyHTTP,
 	}
 }
 
@@ -128,6 +128,7 @@ func sectionOf(relaxedKey string) string {
 		{"elasticjob.dump", dumpKeys()},
 		{"elasticjob.jobs.<name>", jobKeys()},
 		{"ejob", ejobKeys()},
+		{"ejob.http", httpKeys()},
 	} {
 		for _, k := range s.keys {
 			if k != keyEnabled && relaxed(k) == relaxedKey {

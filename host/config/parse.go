@@ -278,6 +278,9 @@ func (d *decoder) host(e entry, h *HostSettings, baseDir string) {
 	if fe, ok := fs[keyPluginStopGrace]; ok {
 		h.PluginStopGrace, _ = d.duration(fe)
 	}
+	if fe, ok := fs[keyHTTP]; ok {
+		h.HTTP = d.http(fe)
+	}
 	if fe, ok := fs[keyLogLevel]; ok {
 		if s, ok := d.str(fe); ok {
 			switch l := strings.ToLower(strings.TrimSpace(s)); l {

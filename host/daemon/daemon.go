@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -16,6 +17,8 @@ import (
 	"github.com/ejob-io/ejob/core/scheduler"
 	hostconfig "github.com/ejob-io/ejob/host/config"
 	"github.com/ejob-io/ejob/host/dump"
+	"github.com/ejob-io/ejob/host/httpapi"
+	"github.com/ejob-io/ejob/host/metrics"
 	"github.com/ejob-io/ejob/host/plugins"
 	"github.com/ejob-io/ejob/spi"
 )
@@ -64,6 +67,8 @@ type plan struct {
 	ip instance.IPOptions
 	// dumpPort is the dump service's port; nil: none.
 	dumpPort *int
+	// http is the operations HTTP server's settings; nil: none.
+	http *hostconfig.HTTPSettings
 }
 
 func newPlan(h hostconfig.HostSettings, opts Options) plan {
@@ -74,6 +79,7 @@ func newPlan(h hostconfig.HostSettings, opts Options) plan {
 		level:    hclog.NoLevel,
 		ip:       h.IPOptions(opts.getenv),
 		dumpPort: h.DumpPort,
+		http:     h.HTTP,
 	}
 	if opts.PluginsDir != "" {
 		p.catalog.Dir = opts.PluginsDir
@@ -216,6 +222,16 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
+	var mx *metrics.Metrics
+	if p.http != nil {
+		mx = metrics.New()
+		mx.ExpectJobs()
+		httpDone, err := serveHTTP(runCtx, *p.http, file, client, mx, log)
+		if err != nil {
+			return err
+		}
+		defer func() { stop(); <-httpDone }()
+	}
 	if p.dumpPort != nil {
 		dumpDone := serveDump(runCtx, *p.dumpPort, client, s, log)
 		defer func() { stop(); <-dumpDone }()
@@ -250,6 +266,9 @@ func Run(ctx context.Context, opts Options) error {
 		started -= len(se.Failed)
 	}
 	if ctx.Err() == nil {
+		if mx != nil {
+			mx.JobsRegistered()
+		}
 		log.Info("host started", "jobs", started, "registry", registryName(file))
 		if opts.Ready != nil {
 			opts.Ready(id.String())
@@ -282,6 +301,42 @@ func serveDump(ctx context.Context, port int, c reg.Client, s *scheduler.Schedul
 		}
 	}()
 	return done
+}
+
+// serveHTTP opens the operations HTTP server (ejob.http) and serves it,
+// with the registry session followed for /readyz and /metrics, until ctx
+// ends; the returned channel closes when both have stopped. A listen
+// address that cannot be opened fails the start: probes and operators
+// depend on it.
+func serveHTTP(ctx context.Context, h hostconfig.HTTPSettings, file *hostconfig.File, c reg.Client, mx *metrics.Metrics, log hclog.Logger) (<-chan struct{}, error) {
+	srv, err := httpapi.Listen(HTTPOptions(h, file.Registry, c, mx, log.Named("http")))
+	if err != nil {
+		return nil, err
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() { mx.WatchSession(ctx, c) })
+	wg.Go(func() {
+		if err := srv.Run(ctx); err != nil {
+			log.Error("the operations HTTP server stopped", "error", err)
+		}
+	})
+	go func() { wg.Wait(); close(done) }()
+	return done, nil
+}
+
+// HTTPOptions are the operations server's options for the settings h on
+// the registry c (zk nil: the embedded registry).
+func HTTPOptions(h hostconfig.HTTPSettings, zk *zookeeper.Config, c reg.Client, mx *metrics.Metrics, log hclog.Logger) httpapi.Options {
+	o := httpapi.Options{Listen: h.Listen, Client: c, Metrics: mx.Handler(), Ready: mx.Ready, Logger: log,
+		Registry: httpapi.RegistryInfo{ZKAddressList: "embedded", Namespace: c.Namespace()}}
+	if zk != nil {
+		o.Registry = httpapi.RegistryInfo{ZKAddressList: zk.ServerLists, Namespace: zk.Namespace, HasDigest: zk.Digest != ""}
+	}
+	for _, u := range h.Users {
+		o.Users = append(o.Users, httpapi.User{Name: u.Name, PasswordHash: u.PasswordHash, Role: httpapi.Role(u.Role)})
+	}
+	return o
 }
 
 // startHint explains the start errors whose cause is in the file.
