@@ -107,11 +107,12 @@ func (opts Options) getenv(k string) string {
 // override) and returned open; the caller closes it. The file's log level
 // is applied to opts.Logger first, unless opts.LogLevelFixed.
 func Load(ctx context.Context, opts Options) (*hostconfig.File, *plugins.Catalog, error) {
-	file, cat, _, err := load(ctx, opts)
+	file, cat, _, err := load(ctx, opts, nil)
 	return file, cat, err
 }
 
-func load(ctx context.Context, opts Options) (*hostconfig.File, *plugins.Catalog, plan, error) {
+// load is Load; the catalog reports to obs when it is not nil.
+func load(ctx context.Context, opts Options, obs plugins.Observer) (*hostconfig.File, *plugins.Catalog, plan, error) {
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
 	}
@@ -122,6 +123,7 @@ func load(ctx context.Context, opts Options) (*hostconfig.File, *plugins.Catalog
 		return nil, nil, plan{}, err
 	}
 	p := newPlan(host, opts)
+	p.catalog.Observer = obs
 	if p.level != hclog.NoLevel {
 		// Before the catalog starts plugin processes: they take the
 		// host's level at launch.
@@ -193,7 +195,10 @@ func Run(ctx context.Context, opts Options) error {
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
 	}
-	file, cat, p, err := load(ctx, opts)
+	// The collectors cost little: the kernel and the catalog report to
+	// them whether or not ejob.http serves them.
+	mx := metrics.New()
+	file, cat, p, err := load(ctx, opts, mx.Jobs())
 	if err != nil {
 		return err
 	}
@@ -211,6 +216,7 @@ func Run(ctx context.Context, opts Options) error {
 	s, err := scheduler.New(scheduler.Options{
 		Client: client, InstanceID: id.String(), ServerIP: id.IP,
 		Plugins: cat, Logger: log, DrainTimeout: p.drain,
+		Events: mx.Jobs(), Observer: mx.Jobs(),
 	})
 	if err != nil {
 		return err
@@ -222,9 +228,7 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	var mx *metrics.Metrics
 	if p.http != nil {
-		mx = metrics.New()
 		mx.ExpectJobs()
 		httpDone, err := serveHTTP(runCtx, *p.http, file, client, mx, log)
 		if err != nil {
@@ -266,9 +270,7 @@ func Run(ctx context.Context, opts Options) error {
 		started -= len(se.Failed)
 	}
 	if ctx.Err() == nil {
-		if mx != nil {
-			mx.JobsRegistered()
-		}
+		mx.JobsRegistered()
 		log.Info("host started", "jobs", started, "registry", registryName(file))
 		if opts.Ready != nil {
 			opts.Ready(id.String())

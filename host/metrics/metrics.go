@@ -23,6 +23,8 @@ type Metrics struct {
 	sessionUp  prometheus.Gauge
 	reconnects *prometheus.CounterVec
 
+	jobs *Jobs
+
 	live      atomic.Bool
 	jobsReady atomic.Bool
 	needsJobs atomic.Bool
@@ -39,6 +41,7 @@ func New() *Metrics {
 		Help: "Registry connection changes after the first connection, by kind: reconnected (same session), new_session (after a lost one)."},
 		[]string{"kind"})
 	m.reg.MustRegister(m.sessionUp, m.reconnects)
+	m.jobs = &Jobs{m: newJobMetrics(m.reg)}
 	return m
 }
 
