@@ -30,11 +30,16 @@ func TestMain(m *testing.M) { testkit.Main(m) }
 
 func hash(t *testing.T, pw string) string {
 	t.Helper()
-	h, err := bcrypt.GenerateFromPassword([]byte(pw), bcrypt.MinCost)
+	h, err := bcryptHash(pw)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return string(h)
+	return h
+}
+
+func bcryptHash(pw string) (string, error) {
+	h, err := bcrypt.GenerateFromPassword([]byte(pw), bcrypt.MinCost)
+	return string(h), err
 }
 
 // fixture is a server on a fresh embedded namespace with job "j" (3
