@@ -274,6 +274,7 @@ func (j *Job) failoverIfNecessary(ctx context.Context) error {
 		return wrap("claim failover item "+names[0], err)
 	}
 	j.rememberClaim(item)
+	j.onFailover(item)
 	j.log.Info("claimed failover item; triggering", "item", item)
 	j.trigger()
 	return nil

@@ -75,6 +75,12 @@ type Options struct {
 	// OnEvent, if set, observes every tree event after the job handled it
 	// (event goroutine; tests use it as a barrier, hosts for metrics).
 	OnEvent func(path string)
+	// OnFailover, if set, is told of each crashed instance's item this
+	// instance claimed to run (metrics).
+	OnFailover func(item int)
+	// OnResharded, if set, is told when this instance, as leader,
+	// committed a new assignment of the items (metrics).
+	OnResharded func()
 
 	// PollInterval is the period of upstream's 100 ms busy waits
 	// (default 100 ms).
@@ -120,6 +126,8 @@ type Job struct {
 	onRes       func(string, string)
 	onShut      func()
 	onEv        func(string)
+	onFailover  func(int)
+	onResharded func()
 
 	cache *reg.TreeCache
 	// liveCache is cache while Run runs, for other goroutines (Cache).
@@ -213,6 +221,7 @@ func New(opts Options) (*Job, error) {
 		poll:  opts.PollInterval, recon: opts.ReconcileTick, reconMinute: opts.ReconcileUnit, grace: opts.ShutdownGrace,
 		margin: opts.ExpiryMargin,
 		onTrig: opts.OnTrigger, onRes: opts.OnReschedule, onShut: opts.OnShutdown, onEv: opts.OnEvent,
+		onFailover: opts.OnFailover, onResharded: opts.OnResharded,
 		ready: make(chan struct{}),
 	}
 	if j.poll <= 0 {
@@ -224,13 +233,16 @@ func New(opts Options) (*Job, error) {
 	if j.recon <= 0 {
 		j.recon = time.Minute
 	}
-	for _, f := range []*func(){&j.onTrig, &j.onShut} {
+	for _, f := range []*func(){&j.onTrig, &j.onShut, &j.onResharded} {
 		if *f == nil {
 			*f = func() {}
 		}
 	}
 	if j.onEv == nil {
 		j.onEv = func(string) {}
+	}
+	if j.onFailover == nil {
+		j.onFailover = func(int) {}
 	}
 	if j.onRes == nil {
 		j.onRes = func(string, string) {}

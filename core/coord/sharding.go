@@ -181,6 +181,7 @@ func (j *Job) commitReshard(ctx context.Context, cfg *config.JobConfiguration, i
 		}
 		return false, wrap("resharding", err)
 	}
+	j.onResharded()
 	return true, nil
 }
 

@@ -114,3 +114,41 @@ func NewEventID() string {
 	b[8] = b[8]&0x3f | 0x80
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
+
+// MultiEvents posts every event to each of its members in order (a host's
+// tracing recorder and its metrics, say); nil members are skipped.
+type MultiEvents []Events
+
+var _ Events = MultiEvents(nil)
+
+func (m MultiEvents) each(f func(Events)) {
+	for _, e := range m {
+		if e != nil {
+			f(e)
+		}
+	}
+}
+
+func (m MultiEvents) TaskStaging(ctx context.Context, ev StatusEvent) {
+	m.each(func(e Events) { e.TaskStaging(ctx, ev) })
+}
+
+func (m MultiEvents) TaskRunning(ctx context.Context, ev StatusEvent) {
+	m.each(func(e Events) { e.TaskRunning(ctx, ev) })
+}
+
+func (m MultiEvents) TaskFinished(ctx context.Context, ev StatusEvent) {
+	m.each(func(e Events) { e.TaskFinished(ctx, ev) })
+}
+
+func (m MultiEvents) TaskError(ctx context.Context, ev StatusEvent) {
+	m.each(func(e Events) { e.TaskError(ctx, ev) })
+}
+
+func (m MultiEvents) ItemStarted(ctx context.Context, ev ItemEvent) {
+	m.each(func(e Events) { e.ItemStarted(ctx, ev) })
+}
+
+func (m MultiEvents) ItemCompleted(ctx context.Context, ev ItemEvent) {
+	m.each(func(e Events) { e.ItemCompleted(ctx, ev) })
+}

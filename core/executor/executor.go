@@ -111,6 +111,9 @@ type Options struct {
 	TypedListeners ListenerLookup
 	// Events defaults to NopEvents.
 	Events Events
+	// OnRetry, if set, is told of each retry of a failed item (metrics);
+	// called from the item's goroutine.
+	OnRetry func(item int)
 	// Logger defaults to a null logger.
 	Logger hclog.Logger
 	// AvailableCPUs is passed to the pool-size provider; default
@@ -752,6 +755,9 @@ func (r *run) tryItem(ctx context.Context, sc ShardingContexts, item int) (int, 
 			return try, fmt.Errorf("%w (%w: %w)", err, ErrRetryStopped, context.Cause(ctx))
 		}
 		delay := r.retry.Delay(try)
+		if r.opts.OnRetry != nil {
+			r.opts.OnRetry(item)
+		}
 		r.log.Warn(fmt.Sprintf("item %d failed (try %d of %d); retrying in %s", item, try, tries, delay),
 			"item", item, "try", try, "tries", tries, "backoff", delay, "error", err)
 		if stop := r.backoff(ctx, delay); stop != nil {

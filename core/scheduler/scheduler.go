@@ -66,11 +66,48 @@ type Options struct {
 	// WatchdogInterval is the watchdog's period (default
 	// DefaultWatchdogInterval).
 	WatchdogInterval time.Duration
+	// Observer is told what happens to the jobs, for metrics; default
+	// none. Item runs, failures and durations come through Events.
+	Observer Observer
 	// Clock is the trigger loop's clock, also the watchdog's (default
 	// trigger.RealClock). Tests use one whose timers never fire to model a
 	// trigger loop that stopped firing.
 	Clock trigger.Clock
 }
+
+// Observer is told what happens to the scheduler's jobs, for metrics (the
+// host implements it with Prometheus; the kernel knows no metrics
+// library). Its methods are called from the scheduler's, the jobs' and
+// the items' goroutines: they must be safe for concurrent use and must
+// not block. Embed NopObserver to implement only some.
+type Observer interface {
+	// Fired: a fire of the job started, delay after its scheduled time
+	// (a manual trigger's delay is from the request).
+	Fired(job string, delay time.Duration)
+	// ItemRetried: a failed item is tried again (ejob.retry.max).
+	ItemRetried(job string, item int)
+	// Misfired: fires of the job were skipped while it ran, to be caught
+	// up (misfire: true) or dropped.
+	Misfired(job string, skipped int)
+	// FailedOver: this instance claimed a crashed instance's item.
+	FailedOver(job string, item int)
+	// Resharded: this instance, as leader, committed a new assignment.
+	Resharded(job string)
+	// Late: the watchdog found the job past its fire time by late.
+	Late(job string, late time.Duration)
+}
+
+// NopObserver ignores everything.
+type NopObserver struct{}
+
+var _ Observer = NopObserver{}
+
+func (NopObserver) Fired(string, time.Duration) {}
+func (NopObserver) ItemRetried(string, int)     {}
+func (NopObserver) Misfired(string, int)        {}
+func (NopObserver) FailedOver(string, int)      {}
+func (NopObserver) Resharded(string)            {}
+func (NopObserver) Late(string, time.Duration)  {}
 
 // Watchdog defaults.
 const (
@@ -122,6 +159,7 @@ type runtime struct {
 	coord *coord.Job
 	exec  *executor.Executor
 	log   hclog.Logger
+	obs   Observer
 	// done is closed when the job's coordination has returned.
 	done chan struct{}
 	// err is its result, readable after done.
@@ -150,6 +188,9 @@ func New(opts Options) (*Scheduler, error) {
 	}
 	if opts.Clock == nil {
 		opts.Clock = trigger.RealClock{}
+	}
+	if opts.Observer == nil {
+		opts.Observer = NopObserver{}
 	}
 	s := &Scheduler{opts: opts, log: opts.Logger, jobs: map[string]*runtime{}, abort: make(chan struct{})}
 	s.trig = trigger.New(trigger.Options{Clock: opts.Clock, Logger: opts.Logger.Named("trigger"), OnMisfire: s.onMisfire})
@@ -263,7 +304,7 @@ func (s *Scheduler) Add(ctx context.Context, job Job) error {
 	if _, dup := s.jobs[cfg.JobName]; dup {
 		return fmt.Errorf("%w: %q", ErrDuplicateJob, cfg.JobName)
 	}
-	rt := &runtime{name: cfg.JobName, log: s.log.With("job", cfg.JobName, "instance", s.opts.InstanceID), done: make(chan struct{})}
+	rt := &runtime{name: cfg.JobName, obs: s.opts.Observer, log: s.log.With("job", cfg.JobName, "instance", s.opts.InstanceID), done: make(chan struct{})}
 	co := s.opts.Coord
 	co.Client, co.Config, co.JobClassName = s.opts.Client, cfg.Clone(), className
 	co.InstanceID, co.ServerIP, co.Logger = s.opts.InstanceID, s.opts.ServerIP, s.opts.Logger.Named("coord")
@@ -274,6 +315,9 @@ func (s *Scheduler) Add(ctx context.Context, job Job) error {
 	// comes while the job runs starts right after it, as Quartz's one-shot
 	// triggerJob does upstream.
 	co.OnTrigger = func() { s.trig.TriggerSoon(cfg.JobName) }
+	obs := s.opts.Observer
+	co.OnFailover = func(item int) { obs.FailedOver(cfg.JobName, item) }
+	co.OnResharded = func() { obs.Resharded(cfg.JobName) }
 	co.OnReschedule = func(expr, tz string) { s.reschedule(rt, expr, tz) }
 	co.OnShutdown = func() {
 		rt.log.Warn("this instance was shut down for the job from the console; the job stops here")
@@ -320,6 +364,7 @@ func (s *Scheduler) Add(ctx context.Context, job Job) error {
 		Listeners:      job.Listeners,
 		TypedListeners: typedListener,
 		Events:         s.opts.Events,
+		OnRetry:        func(item int) { obs.ItemRetried(cfg.JobName, item) },
 		Logger:         s.opts.Logger.Named("executor"),
 		AvailableCPUs:  s.opts.AvailableCPUs,
 	})
@@ -422,6 +467,7 @@ func (rt *runtime) fire(ctx context.Context, f trigger.Fire) {
 		rt.log.Warn("fire skipped: the registry connection is suspended or its session was lost", "scheduled", f.Scheduled)
 		return
 	}
+	rt.obs.Fired(rt.name, max(time.Since(f.Scheduled), 0))
 	ectx, cancel := rt.coord.SessionContext(ctx)
 	defer cancel()
 	// Out-of-process job types stop at the lease's deadline unless the
@@ -446,6 +492,7 @@ func (s *Scheduler) onMisfire(ctx context.Context, id string, m trigger.Misfire)
 	if rt == nil || m.Scheduled == 0 {
 		return
 	}
+	s.opts.Observer.Misfired(id, m.Scheduled)
 	if err := rt.exec.RecordMisfire(ctx); err != nil {
 		rt.log.Warn("cannot record misfire", "skipped_fires", m.Scheduled, "error", err)
 	}
@@ -718,6 +765,7 @@ func (s *Scheduler) watchdog(ctx context.Context) {
 			continue
 		}
 		for _, l := range late {
+			s.opts.Observer.Late(l.Name, l.Late)
 			s.log.Warn("job is late: its fire time passed and it has not fired",
 				"job", l.Name, "scheduled", l.Scheduled, "late", l.Late.Round(time.Millisecond), "running", l.Running)
 		}

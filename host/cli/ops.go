@@ -45,10 +45,7 @@ func (f *registryFlags) connect(ctx context.Context, cmd *cobra.Command, e *env)
 	case f.file != "" && (f.digest != "" || f.jaas != ""):
 		return nil, usagef(cmd, "--digest and --jaas go with --zk; with -c the file's regCenter says how to log in")
 	case f.file != "":
-		file, err := hostconfig.Load(f.file, hostconfig.LoadOptions{
-			KnownType:     func(spi.Kind, string) bool { return true },
-			KnownListener: func(string) bool { return true },
-		})
+		file, err := loadOpsFile(f.file)
 		if err != nil {
 			return nil, err
 		}
@@ -77,6 +74,15 @@ func (f *registryFlags) connect(ctx context.Context, cmd *cobra.Command, e *env)
 		return nil, fmt.Errorf("connect to ZooKeeper %s: %w", cfg.ServerLists, err)
 	}
 	return c, nil
+}
+
+// loadOpsFile loads a config file for an operator command: job types are
+// not checked (the plugins need not be here).
+func loadOpsFile(path string) (*hostconfig.File, error) {
+	return hostconfig.Load(path, hostconfig.LoadOptions{
+		KnownType:     func(spi.Kind, string) bool { return true },
+		KnownListener: func(string) bool { return true },
+	})
 }
 
 // opsFlags are the flags every operator command shares: the registry and

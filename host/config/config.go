@@ -120,6 +120,9 @@ type HostSettings struct {
 	// name) deletes recorded executions and status events older than this
 	// once a day (elasticjob.tracing); 0 keeps them.
 	TracingRetention time.Duration
+	// HTTP is ejob.http: the operations HTTP server (REST API, metrics,
+	// health); nil: none.
+	HTTP *HTTPSettings
 }
 
 // JavaPeers is the ejob.javaPeers setting.

@@ -157,7 +157,7 @@ func TestEveryKeyInSample(t *testing.T) {
 	for _, k := range fileOnlyJobKeys() {
 		fileOnly = append(fileOnly, k.name)
 	}
-	all := [][]string{topKeys(), elasticjobKeys(), regCenterKeys(), dumpKeys(), fileOnly, ejobKeys()}
+	all := [][]string{topKeys(), elasticjobKeys(), regCenterKeys(), dumpKeys(), fileOnly, ejobKeys(), httpKeys(), httpUserKeys()}
 	// regCenter.sasl's keys cannot all be set at once: the other
 	// mechanism's and the JAAS file's are in testdata/sasl.
 	samples, _ := filepath.Glob("testdata/sasl/*.yaml")
@@ -485,6 +485,16 @@ func TestParseProblems(t *testing.T) {
 		"tracing unknown key":  {"elasticjob:\n  tracing: {type: RDB, dataSourc: {}}\n" + job, `f.yaml:2: elasticjob.tracing: unknown key "dataSourc" (did you mean "dataSource"?)`},
 		"tracing on ZooKeeper without dataSource": {"elasticjob:\n  regCenter: {serverLists: 'h:1', namespace: n}\n  tracing: {type: RDB}\n" + job,
 			"f.yaml:3: elasticjob.tracing: no dataSource: a host on ZooKeeper records into a database its peers share (set elasticjob.tracing.dataSource.url, e.g. jdbc:postgresql://db:5432/ejob; a standalone host defaults to SQLite)"},
+		"http public without users": {"elasticjob:\n" + job + "ejob:\n  http: {listen: 0.0.0.0:8088}\n",
+			`f.yaml:5: ejob.http.listen: "0.0.0.0:8088" is not a loopback address and no users are configured: add ejob.http.users (name, passwordHash, role) or listen on 127.0.0.1`},
+		"http no listen":  {"elasticjob:\n" + job + "ejob:\n  http: {users: []}\n", "f.yaml:5: ejob.http: missing required key listen (e.g. listen: 127.0.0.1:8088)"},
+		"http bad listen": {"elasticjob:\n" + job + "ejob:\n  http: {listen: 8088}\n", `f.yaml:5: ejob.http.listen: want host:port (e.g. 127.0.0.1:8088), got "8088"`},
+		"http plain password": {"elasticjob:\n" + job + "ejob:\n  http:\n    listen: 127.0.0.1:1\n    users:\n      - {name: a, passwordHash: secret, role: admin}\n",
+			"f.yaml:8: ejob.http.users[0].passwordHash: not a bcrypt hash (crypto/bcrypt: hashedSecret too short to be a bcrypted password): store the hash, never the password (`ejob hash-password` or `htpasswd -nbBC 10 USER PASSWORD` makes one)"},
+		"http role": {"elasticjob:\n" + job + "ejob:\n  http:\n    listen: 127.0.0.1:1\n    users:\n      - {name: a, passwordHash: '$2a$04$hgYuP43l7JeVt98vBKJY9O9jhXOhENKThfrvIrZuAa2w3uTCG0bmq', role: root}\n",
+			`f.yaml:8: ejob.http.users[0].role: want admin or guest, got "root"`},
+		"http user key": {"elasticjob:\n" + job + "ejob:\n  http:\n    listen: 127.0.0.1:1\n    users:\n      - {name: a, password: x, role: admin}\n",
+			"f.yaml:8: ejob.http.users[0]: unknown key \"password\" (known keys: name, passwordHash, role)\nf.yaml:8: ejob.http.users[0]: missing required key passwordHash"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

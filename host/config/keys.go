@@ -135,7 +135,7 @@ func jobKeys() []string {
 func ejobKeys() []string {
 	return []string{
 		keyPluginsDir, keyLockFile, keyDrainTimeout, keyPluginStopGrace, keyLogLevel,
-		keyPreferredNetworkInterface, keyPreferredNetworkIP, keyJavaPeers, keyTracingRetention,
+		keyPreferredNetworkInterface, keyPreferredNetworkIP, keyJavaPeers, keyTracingRetention, keyHTTP,
 	}
 }
 
@@ -151,6 +151,7 @@ func sectionOf(relaxedKey string) string {
 		{"elasticjob.regCenter.sasl", saslKeys()},
 		{"elasticjob.jobs.<name>", jobKeys()},
 		{"ejob", ejobKeys()},
+		{"ejob.http", httpKeys()},
 	} {
 		for _, k := range s.keys {
 			if k != keyEnabled && relaxed(k) == relaxedKey {

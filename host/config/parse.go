@@ -336,6 +336,9 @@ func (d *decoder) host(e entry, h *HostSettings, baseDir string) {
 	if fe, ok := fs[keyTracingRetention]; ok {
 		h.TracingRetention, _ = d.days(fe)
 	}
+	if fe, ok := fs[keyHTTP]; ok {
+		h.HTTP = d.http(fe)
+	}
 	if fe, ok := fs[keyLogLevel]; ok {
 		if s, ok := d.str(fe); ok {
 			switch l := strings.ToLower(strings.TrimSpace(s)); l {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -18,6 +19,8 @@ import (
 	"github.com/ejob-io/ejob/core/tracing"
 	hostconfig "github.com/ejob-io/ejob/host/config"
 	"github.com/ejob-io/ejob/host/dump"
+	"github.com/ejob-io/ejob/host/httpapi"
+	"github.com/ejob-io/ejob/host/metrics"
 	"github.com/ejob-io/ejob/host/plugins"
 	"github.com/ejob-io/ejob/spi"
 )
@@ -72,6 +75,8 @@ type plan struct {
 	// retention is the age beyond which recorded executions are purged
 	// daily (0: never).
 	retention time.Duration
+	// http is the operations HTTP server's settings; nil: none.
+	http *hostconfig.HTTPSettings
 }
 
 func newPlan(h hostconfig.HostSettings, opts Options) plan {
@@ -84,6 +89,7 @@ func newPlan(h hostconfig.HostSettings, opts Options) plan {
 		dumpPort:  h.DumpPort,
 		javaPeers: h.JavaPeers,
 		retention: h.TracingRetention,
+		http:      h.HTTP,
 	}
 	if p.javaPeers == "" {
 		p.javaPeers = hostconfig.DefaultJavaPeers
@@ -114,11 +120,12 @@ func (opts Options) getenv(k string) string {
 // override) and returned open; the caller closes it. The file's log level
 // is applied to opts.Logger first, unless opts.LogLevelFixed.
 func Load(ctx context.Context, opts Options) (*hostconfig.File, *plugins.Catalog, error) {
-	file, cat, _, err := load(ctx, opts)
+	file, cat, _, err := load(ctx, opts, nil)
 	return file, cat, err
 }
 
-func load(ctx context.Context, opts Options) (*hostconfig.File, *plugins.Catalog, plan, error) {
+// load is Load; the catalog reports to obs when it is not nil.
+func load(ctx context.Context, opts Options, obs plugins.Observer) (*hostconfig.File, *plugins.Catalog, plan, error) {
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
 	}
@@ -129,6 +136,7 @@ func load(ctx context.Context, opts Options) (*hostconfig.File, *plugins.Catalog
 		return nil, nil, plan{}, err
 	}
 	p := newPlan(host, opts)
+	p.catalog.Observer = obs
 	if p.level != hclog.NoLevel {
 		// Before the catalog starts plugin processes: they take the
 		// host's level at launch.
@@ -206,7 +214,10 @@ func Run(ctx context.Context, opts Options) error {
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
 	}
-	file, cat, p, err := load(ctx, opts)
+	// The collectors cost little: the kernel and the catalog report to
+	// them whether or not ejob.http serves them.
+	mx := metrics.New()
+	file, cat, p, err := load(ctx, opts, mx.Jobs())
 	if err != nil {
 		return err
 	}
@@ -237,7 +248,8 @@ func Run(ctx context.Context, opts Options) error {
 	defer tr.stop()
 	s, err := scheduler.New(scheduler.Options{
 		Client: client, InstanceID: id.String(), ServerIP: id.IP,
-		Plugins: cat, Logger: log, DrainTimeout: p.drain, Events: tr.events,
+		Plugins: cat, Logger: log, DrainTimeout: p.drain,
+		Events: executor.MultiEvents{tr.events, mx.Jobs()}, Observer: mx.Jobs(),
 	})
 	if err != nil {
 		return err
@@ -249,6 +261,14 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
+	if p.http != nil {
+		mx.ExpectJobs()
+		httpDone, err := serveHTTP(runCtx, *p.http, file, client, mx, log)
+		if err != nil {
+			return err
+		}
+		defer func() { stop(); <-httpDone }()
+	}
 	if p.dumpPort != nil {
 		dumpDone := serveDump(runCtx, *p.dumpPort, client, s, log)
 		defer func() { stop(); <-dumpDone }()
@@ -307,6 +327,7 @@ func Run(ctx context.Context, opts Options) error {
 		go tr.purgeDaily(runCtx, s, file.Jobs[0].Name, p.retention)
 	}
 	if ctx.Err() == nil && regFailure() == nil {
+		mx.JobsRegistered()
 		log.Info("host started", "jobs", started, "registry", registryName(file))
 		if opts.Ready != nil {
 			opts.Ready(id.String())
@@ -434,6 +455,42 @@ func (t *tracingRun) purgeDaily(ctx context.Context, s *scheduler.Scheduler, job
 		case <-tick.C:
 		}
 	}
+}
+
+// serveHTTP opens the operations HTTP server (ejob.http) and serves it,
+// with the registry session followed for /readyz and /metrics, until ctx
+// ends; the returned channel closes when both have stopped. A listen
+// address that cannot be opened fails the start: probes and operators
+// depend on it.
+func serveHTTP(ctx context.Context, h hostconfig.HTTPSettings, file *hostconfig.File, c reg.Client, mx *metrics.Metrics, log hclog.Logger) (<-chan struct{}, error) {
+	srv, err := httpapi.Listen(HTTPOptions(h, file.Registry, c, mx, log.Named("http")))
+	if err != nil {
+		return nil, err
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() { mx.WatchSession(ctx, c) })
+	wg.Go(func() {
+		if err := srv.Run(ctx); err != nil {
+			log.Error("the operations HTTP server stopped", "error", err)
+		}
+	})
+	go func() { wg.Wait(); close(done) }()
+	return done, nil
+}
+
+// HTTPOptions are the operations server's options for the settings h on
+// the registry c (zk nil: the embedded registry).
+func HTTPOptions(h hostconfig.HTTPSettings, zk *zookeeper.Config, c reg.Client, mx *metrics.Metrics, log hclog.Logger) httpapi.Options {
+	o := httpapi.Options{Listen: h.Listen, Client: c, Metrics: mx.Handler(), Ready: mx.Ready, Logger: log,
+		Registry: httpapi.RegistryInfo{ZKAddressList: "embedded", Namespace: c.Namespace()}}
+	if zk != nil {
+		o.Registry = httpapi.RegistryInfo{ZKAddressList: zk.ServerLists, Namespace: zk.Namespace, HasDigest: zk.Digest != ""}
+	}
+	for _, u := range h.Users {
+		o.Users = append(o.Users, httpapi.User{Name: u.Name, PasswordHash: u.PasswordHash, Role: httpapi.Role(u.Role)})
+	}
+	return o
 }
 
 // startHint explains the start errors whose cause is in the file.

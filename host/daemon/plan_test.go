@@ -22,7 +22,8 @@ func TestEveryHostSettingIsConsumed(t *testing.T) {
 	// A value the plan can tell from the zero value, where "x" is not
 	// one.
 	port := 9888
-	samples := map[string]any{"LogLevel": "warn", "DumpPort": &port, "JavaPeers": hostconfig.JavaPeersStrict}
+	samples := map[string]any{"LogLevel": "warn", "DumpPort": &port, "JavaPeers": hostconfig.JavaPeersStrict,
+		"HTTP": &hostconfig.HTTPSettings{Listen: "127.0.0.1:8088"}}
 	typ := reflect.TypeFor[hostconfig.HostSettings]()
 	for i := range typ.NumField() {
 		f := typ.Field(i)

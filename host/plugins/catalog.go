@@ -69,6 +69,21 @@ type Config struct {
 	// the plugin to stop the item; default transport.DefaultStopGrace.
 	// When it passes, the plugin process is killed (see Lookup).
 	StopGrace time.Duration
+	// Observer is told of plugin process launches and failed calls
+	// (metrics); nil: none.
+	Observer Observer
+}
+
+// Observer is told what happens to plugin processes. Its methods must be
+// safe for concurrent use and must not block. plugin is the binary's
+// file name (ejob-... or the ejob binary for the built-ins).
+type Observer interface {
+	// Restarted: the plugin's process was launched again after its
+	// previous one exited or was killed.
+	Restarted(plugin string)
+	// CallFailed: a call to the plugin returned an error (not the
+	// caller's cancellation).
+	CallFailed(plugin string)
 }
 
 // Binary describes one discovered plugin binary.

@@ -109,6 +109,9 @@ func (s *supervisor) process(ctx context.Context) (*transport.Process, error) {
 		return nil, err // it names the binary
 	}
 	s.log.Debug("plugin process started", "pid", proc.Pid())
+	if !s.started.IsZero() && s.cat.cfg.Observer != nil {
+		s.cat.cfg.Observer.Restarted(filepath.Base(s.bin.Path))
+	}
 	s.proc, s.started = proc, time.Now()
 	return proc, nil
 }
@@ -197,6 +200,9 @@ func (s *supervisor) Call(ctx context.Context, call transport.Call, fn func(cont
 		return err
 	}
 	err = fn(ctx, proc.Conn())
+	if err != nil && ctx.Err() == nil && s.cat.cfg.Observer != nil {
+		s.cat.cfg.Observer.CallFailed(filepath.Base(s.bin.Path))
+	}
 	switch {
 	case err == nil:
 	case errors.Is(err, transport.ErrStopTimeout):

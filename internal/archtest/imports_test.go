@@ -72,6 +72,8 @@ func rules() []rule {
 		"google.golang.org/grpc",
 		"google.golang.org/protobuf",
 		"github.com/go-zookeeper/zk",
+		// Metrics are the host's: the kernel reports through observers.
+		"github.com/prometheus",
 	}
 	return []rule{
 		func(p pkg, imp string) string { // spi and its sub-packages: standard library and spi only

@@ -1,0 +1,136 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/ejob-io/ejob/core/reg"
+	hostconfig "github.com/ejob-io/ejob/host/config"
+	"github.com/ejob-io/ejob/host/daemon"
+	"github.com/ejob-io/ejob/host/httpapi"
+	"github.com/ejob-io/ejob/host/metrics"
+)
+
+// DefaultListen is `ejob serve`'s address without ejob.http.listen or
+// --listen.
+const DefaultListen = "127.0.0.1:8088"
+
+func newServeCmd(e *env) *cobra.Command {
+	var (
+		f      registryFlags
+		listen string
+	)
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the operations HTTP API (ElasticJob console's REST API, metrics, health) for a namespace",
+		Long: `Serves the operations surface of a namespace over HTTP, without running any
+job: ElasticJob-UI's REST API (/api/...), /metrics, /healthz and /readyz; see
+docs/operations.md. The registry comes from -c FILE (its regCenter, and its
+ejob.http section for the listen address and users) or from --zk/--namespace.
+
+There is no default password. Users and their bcrypt hashes come from
+ejob.http.users (make a hash with 'ejob hash-password'); without users a
+random admin password is generated and printed once in the log, and only a
+loopback address may be listened on. Reads are served from a watch-fed cache
+of the namespace.`,
+		Example: `  ejob serve -c ejob.yaml
+  ejob serve --zk 127.0.0.1:2181 --namespace demo --listen 127.0.0.1:8088`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			settings := hostconfig.HTTPSettings{Listen: DefaultListen}
+			var zk *hostconfig.File
+			if f.file != "" {
+				file, err := loadOpsFile(f.file)
+				if err != nil {
+					return err
+				}
+				if file.Host.HTTP != nil {
+					settings = *file.Host.HTTP
+				}
+				zk = file
+			}
+			if cmd.Flags().Changed("listen") {
+				settings.Listen = listen
+			}
+			c, err := f.connect(cmd.Context(), cmd, e)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			return serve(cmd.Context(), e, settings, zk, c)
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().StringVar(&listen, "listen", DefaultListen, "host:port to listen on (overrides ejob.http.listen)")
+	return cmd
+}
+
+// serve runs the operations server on c until ctx ends.
+func serve(ctx context.Context, e *env, settings hostconfig.HTTPSettings, file *hostconfig.File, c reg.Client) error {
+	log := e.log.Named("serve")
+	mx := metrics.New()
+	opts := daemon.HTTPOptions(settings, nil, c, mx, log.Named("http"))
+	if file != nil {
+		opts = daemon.HTTPOptions(settings, file.Registry, c, mx, log.Named("http"))
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cache := reg.NewTreeCache(c, "/", reg.WithoutEvents(), reg.WithTreeLogger(log.Named("cache")))
+	opts.Reader = httpapi.CacheReader{Cache: cache, Client: c}
+	srv, err := httpapi.Listen(opts)
+	if err != nil {
+		return err
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	wg.Go(func() { mx.WatchSession(ctx, c) })
+	wg.Go(func() {
+		if err := cache.Run(ctx); err != nil && ctx.Err() == nil {
+			log.Error("namespace cache stopped; reads go to the registry", "error", err)
+		}
+	})
+	return srv.Run(ctx)
+}
+
+func newHashPasswordCmd(e *env) *cobra.Command {
+	var cost int
+	cmd := &cobra.Command{
+		Use:   "hash-password",
+		Short: "Print the bcrypt hash of a password read from standard input, for ejob.http.users",
+		Long: `Reads one password line from standard input and prints its bcrypt hash, the
+value of passwordHash in ejob.http.users. The password never appears in a
+command line or a file.`,
+		Example: `  ejob hash-password < /run/secrets/ops-password
+  read -rs P && printf '%s\n' "$P" | ejob hash-password`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			line, err := bufio.NewReader(cmd.InOrStdin()).ReadString('\n')
+			if err != nil && !errors.Is(err, io.EOF) {
+				return err
+			}
+			pw := strings.TrimRight(line, "\r\n")
+			if pw == "" {
+				return usagef(cmd, "no password on standard input")
+			}
+			h, err := bcrypt.GenerateFromPassword([]byte(pw), cost)
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintln(e.stdout, string(h))
+			return err
+		},
+	}
+	cmd.Flags().IntVar(&cost, "cost", bcrypt.DefaultCost, "bcrypt cost (4 to 31)")
+	cmd.SetIn(os.Stdin)
+	return cmd
+}

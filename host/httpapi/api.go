@@ -1,0 +1,341 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/ejob-io/ejob/core/lifecycle"
+	"github.com/ejob-io/ejob/spi/redact"
+)
+
+// dumpTimeout bounds one dump request to a host's dump port.
+const dumpTimeout = 30 * time.Second
+
+// routes registers ElasticJob-UI's endpoints (executors spec §10.3) on mux.
+func (s *Server) routes(mux *http.ServeMux) {
+	// Jobs.
+	mux.HandleFunc("GET /api/jobs/count", s.jobsCount)
+	mux.HandleFunc("GET /api/jobs/getAllJobsBriefInfo", s.jobs)
+	for _, op := range []string{"trigger", "disable", "enable", "shutdown"} {
+		mux.HandleFunc("POST /api/jobs/{jobName}/"+op, func(w http.ResponseWriter, r *http.Request) { s.operate(w, r, op, r.PathValue("jobName"), "") })
+	}
+	// GET /api/jobs/config/{jobName} and GET /api/jobs/{jobName}/sharding
+	// overlap as patterns: one handler tells them apart.
+	mux.HandleFunc("GET /api/jobs/{a}/{b}", func(w http.ResponseWriter, r *http.Request) {
+		switch a, b := r.PathValue("a"), r.PathValue("b"); {
+		case a == "config":
+			s.getConfig(w, r, b)
+		case b == "sharding":
+			s.sharding(w, r, a)
+		default:
+			notFound(w, r)
+		}
+	})
+	for _, op := range []string{"disable", "enable"} {
+		mux.HandleFunc("POST /api/jobs/{jobName}/sharding/{item}/"+op, func(w http.ResponseWriter, r *http.Request) { s.item(w, r, op) })
+	}
+	mux.HandleFunc("PUT /api/jobs/config", s.putConfig)
+	mux.HandleFunc("DELETE /api/jobs/config/{jobName}", s.removeConfig)
+
+	// Servers.
+	mux.HandleFunc("GET /api/servers/count", s.serversCount)
+	mux.HandleFunc("GET /api/servers/getAllServersBriefInfo", s.servers)
+	for _, op := range []string{"disable", "enable", "shutdown"} {
+		mux.HandleFunc("POST /api/servers/{ip}/"+op, func(w http.ResponseWriter, r *http.Request) { s.operate(w, r, op, "", r.PathValue("ip")) })
+		mux.HandleFunc("POST /api/servers/{ip}/jobs/{jobName}/"+op, func(w http.ResponseWriter, r *http.Request) {
+			s.operate(w, r, op, r.PathValue("jobName"), r.PathValue("ip"))
+		})
+	}
+	mux.HandleFunc("DELETE /api/servers/{ip}", func(w http.ResponseWriter, r *http.Request) { s.operate(w, r, "remove", "", r.PathValue("ip")) })
+	mux.HandleFunc("DELETE /api/servers/{ip}/jobs/{jobName}", func(w http.ResponseWriter, r *http.Request) {
+		s.operate(w, r, "remove", r.PathValue("jobName"), r.PathValue("ip"))
+	})
+	mux.HandleFunc("GET /api/servers/{ip}/jobs", s.jobsOfServer)
+	mux.HandleFunc("POST /api/servers/{ip}/{dumpPort}/jobs/{jobName}/dump", s.dump)
+
+	// The registry center: one, fixed at start.
+	mux.HandleFunc("GET /api/registry-center/activated", func(w http.ResponseWriter, _ *http.Request) { ok(w, s.registryCenter()) })
+	mux.HandleFunc("GET /api/registry-center/load", func(w http.ResponseWriter, _ *http.Request) { ok(w, []RegistryCenter{s.registryCenter()}) })
+	mux.HandleFunc("/api/", notFound)
+}
+
+func notFound(w http.ResponseWriter, r *http.Request) {
+	fail(w, http.StatusNotFound, fmt.Sprintf("no endpoint %s %s", r.Method, r.URL.Path))
+}
+
+// RegistryCenter is upstream's RegistryCenterConfig as the console lists
+// it; the digest is never shown.
+type RegistryCenter struct {
+	Name          string `json:"name"`
+	ZKAddressList string `json:"zkAddressList"`
+	Namespace     string `json:"namespace"`
+	Digest        string `json:"digest"`
+	Activated     bool   `json:"activated"`
+}
+
+func (s *Server) registryCenter() RegistryCenter {
+	rc := RegistryCenter{Name: s.opts.Registry.Namespace, ZKAddressList: s.opts.Registry.ZKAddressList,
+		Namespace: s.opts.Registry.Namespace, Activated: true}
+	if s.opts.Registry.HasDigest {
+		rc.Digest = redact.Mask
+	}
+	return rc
+}
+
+// status maps lifecycle's sentinels to HTTP statuses.
+func status(err error) int {
+	switch {
+	case errors.Is(err, lifecycle.ErrNotFound):
+		return http.StatusNotFound
+	case errors.Is(err, lifecycle.ErrInvalid):
+		return http.StatusBadRequest
+	case errors.Is(err, lifecycle.ErrConflict):
+		return http.StatusConflict
+	}
+	return http.StatusInternalServerError
+}
+
+// answer writes model, or err's status and message.
+func answer(w http.ResponseWriter, model any, err error) {
+	if err != nil {
+		fail(w, status(err), err.Error())
+		return
+	}
+	ok(w, model)
+}
+
+// audit logs one operation: who, what, on which job, server or item, and
+// how it ended.
+func (s *Server) audit(r *http.Request, op, job, server string, item *int, err error) {
+	args := []any{"user", userOf(r), "op", op}
+	if job != "" {
+		args = append(args, "job", job)
+	}
+	if server != "" {
+		args = append(args, "server", server)
+	}
+	if item != nil {
+		args = append(args, "item", *item)
+	}
+	if err != nil {
+		s.log.Warn("audit", append(args, "result", "error", "error", err)...)
+		return
+	}
+	s.log.Info("audit", append(args, "result", "ok")...)
+}
+
+// decode reads a JSON body of at most MaxBody bytes into v; on failure it
+// has answered 400 or 413.
+func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBody))
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		fail(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes", tooBig.Limit))
+		return false
+	case err != nil:
+		fail(w, http.StatusBadRequest, "read request body: "+err.Error())
+		return false
+	case len(data) == 0:
+		fail(w, http.StatusBadRequest, "empty request body: want a JSON object")
+		return false
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		fail(w, http.StatusBadRequest, "malformed JSON body: "+err.Error())
+		return false
+	}
+	return true
+}
+
+func (s *Server) ctx(r *http.Request) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(r.Context(), time.Minute)
+}
+
+func (s *Server) jobsCount(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := s.ctx(r)
+	defer cancel()
+	n, err := lifecycle.JobsTotalCount(ctx, s.read)
+	if err != nil {
+		fail(w, status(err), err.Error())
+		return
+	}
+	write(w, http.StatusOK, n)
+}
+
+func (s *Server) serversCount(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := s.ctx(r)
+	defer cancel()
+	n, err := lifecycle.ServersTotalCount(ctx, s.read)
+	if err != nil {
+		fail(w, status(err), err.Error())
+		return
+	}
+	write(w, http.StatusOK, n)
+}
+
+func (s *Server) jobs(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := s.ctx(r)
+	defer cancel()
+	briefs, err := lifecycle.Jobs(ctx, s.read)
+	answer(w, briefs, err)
+}
+
+func (s *Server) servers(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := s.ctx(r)
+	defer cancel()
+	briefs, err := lifecycle.Servers(ctx, s.read)
+	answer(w, briefs, err)
+}
+
+func (s *Server) jobsOfServer(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := s.ctx(r)
+	defer cancel()
+	briefs, err := lifecycle.JobsOfServer(ctx, s.read, r.PathValue("ip"))
+	answer(w, briefs, err)
+}
+
+func (s *Server) sharding(w http.ResponseWriter, r *http.Request, job string) {
+	ctx, cancel := s.ctx(r)
+	defer cancel()
+	items, err := lifecycle.Sharding(ctx, s.read, job)
+	answer(w, items, err)
+}
+
+func (s *Server) getConfig(w http.ResponseWriter, r *http.Request, job string) {
+	ctx, cancel := s.ctx(r)
+	defer cancel()
+	st, err := lifecycle.GetConfig(ctx, s.read, job)
+	if err != nil {
+		fail(w, status(err), err.Error())
+		return
+	}
+	cj := lifecycle.ToConfigJSON(st.Config)
+	cj.Props = maskProps(cj.Props)
+	ok(w, cj)
+}
+
+// operate runs one of JobOperateAPI's calls on (job, server).
+func (s *Server) operate(w http.ResponseWriter, r *http.Request, op, job, server string) {
+	ctx, cancel := s.ctx(r)
+	defer cancel()
+	c := s.opts.Client
+	var err error
+	switch op {
+	case "trigger":
+		_, err = lifecycle.TriggerAll(ctx, c, job)
+	case "disable":
+		_, err = lifecycle.Disable(ctx, c, job, server)
+	case "enable":
+		_, err = lifecycle.Enable(ctx, c, job, server)
+	case "shutdown":
+		_, err = lifecycle.Shutdown(ctx, c, job, server)
+	case "remove":
+		_, err = lifecycle.Remove(ctx, c, job, server)
+	}
+	s.audit(r, op, job, server, nil, err)
+	answer(w, nil, err)
+}
+
+func (s *Server) item(w http.ResponseWriter, r *http.Request, op string) {
+	job := r.PathValue("jobName")
+	item, perr := strconv.Atoi(r.PathValue("item"))
+	if perr != nil {
+		err := fmt.Errorf("%w: item %q is not a number", lifecycle.ErrInvalid, r.PathValue("item"))
+		s.audit(r, op+" item", job, "", nil, err)
+		answer(w, nil, err)
+		return
+	}
+	ctx, cancel := s.ctx(r)
+	defer cancel()
+	var err error
+	if op == "disable" {
+		err = lifecycle.DisableItem(ctx, s.opts.Client, job, item)
+	} else {
+		err = lifecycle.EnableItem(ctx, s.opts.Client, job, item)
+	}
+	s.audit(r, op+" item", job, "", &item, err)
+	answer(w, nil, err)
+}
+
+// putConfig is PUT /api/jobs/config: the console's whole configuration
+// over the stored one (its jobExtraConfigurations kept), validated, then
+// written only if nobody changed it since it was read. A prop sent back
+// exactly as this server masked it keeps its stored value.
+func (s *Server) putConfig(w http.ResponseWriter, r *http.Request) {
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBody))
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		s.audit(r, "update config", "", "", nil, err)
+		fail(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes", tooBig.Limit))
+		return
+	}
+	if err != nil {
+		fail(w, http.StatusBadRequest, "read request body: "+err.Error())
+		return
+	}
+	cj, err := lifecycle.DecodeConfigJSON(data)
+	if err == nil && cj.JobName == "" {
+		err = fmt.Errorf("%w: jobName is required", lifecycle.ErrInvalid)
+	}
+	if err != nil {
+		s.audit(r, "update config", "", "", nil, err)
+		answer(w, nil, err)
+		return
+	}
+	ctx, cancel := s.ctx(r)
+	defer cancel()
+	err = func() error {
+		stored, err := lifecycle.GetConfig(ctx, s.opts.Client, cj.JobName)
+		if err != nil {
+			return err
+		}
+		cj.Props = unmaskProps(cj.Props, stored.Config.Props)
+		return lifecycle.UpdateConfig(ctx, s.opts.Client, cj.Apply(stored.Config), lifecycle.IfVersion(stored.Version))
+	}()
+	s.audit(r, "update config", cj.JobName, "", nil, err)
+	answer(w, nil, err)
+}
+
+func (s *Server) removeConfig(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := s.ctx(r)
+	defer cancel()
+	job := r.PathValue("jobName")
+	err := lifecycle.RemoveConfig(ctx, s.opts.Client, job)
+	s.audit(r, "remove config", job, "", nil, err)
+	answer(w, nil, err)
+}
+
+// dump asks a host's dump port for its view of a job. As upstream, the
+// model is the dump text, or the I/O error's message; secrets of the job's
+// props are masked in it.
+func (s *Server) dump(w http.ResponseWriter, r *http.Request) {
+	job, ip := r.PathValue("jobName"), r.PathValue("ip")
+	port, err := strconv.Atoi(r.PathValue("dumpPort"))
+	if err != nil {
+		err = fmt.Errorf("%w: dump port %q is not a number", lifecycle.ErrInvalid, r.PathValue("dumpPort"))
+		s.audit(r, "dump", job, ip, nil, err)
+		answer(w, nil, err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), dumpTimeout)
+	defer cancel()
+	text, err := lifecycle.Dump(ctx, job, ip, port)
+	s.audit(r, "dump", job, ip, nil, err)
+	if errors.Is(err, lifecycle.ErrInvalid) {
+		answer(w, nil, err)
+		return
+	}
+	if err != nil {
+		text = err.Error()
+	}
+	if st, cerr := lifecycle.GetConfig(ctx, s.read, job); cerr == nil {
+		text = textMasker(st.Config.Props).Replace(text)
+	}
+	ok(w, text)
+}

@@ -1,0 +1,123 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+)
+
+// TokenHeader carries the token of a login (upstream's header).
+const TokenHeader = "Access-Token"
+
+type loginRequest struct {
+	Username string `json:"username"`
+	Password string `json:"password"`
+}
+
+// LoginModel is the model of a successful login, as upstream's (isGuest
+// as 3.0.0/3.0.1's).
+type LoginModel struct {
+	Username    string `json:"username"`
+	AccessToken string `json:"accessToken"`
+	IsGuest     bool   `json:"isGuest"`
+}
+
+type userKey struct{}
+
+// login is POST /api/login: {"username","password"} gives a token valid
+// for TokenTTL (until the process exits at the latest).
+func (s *Server) login(w http.ResponseWriter, r *http.Request) {
+	var req loginRequest
+	if !s.decode(w, r, &req) {
+		return
+	}
+	u, known := s.users[req.Username]
+	hash := s.dummy
+	if known {
+		hash = []byte(u.PasswordHash)
+	}
+	if err := bcrypt.CompareHashAndPassword(hash, []byte(req.Password)); err != nil || !known {
+		s.log.Warn("audit", "user", req.Username, "op", "login", "result", "refused", "remote", r.RemoteAddr)
+		fail(w, http.StatusForbidden, "Unauthorized.")
+		return
+	}
+	token := rand.Text() + rand.Text()
+	now := time.Now()
+	s.mu.Lock()
+	for t, ss := range s.tokens {
+		if now.After(ss.expires) {
+			delete(s.tokens, t)
+		}
+	}
+	s.tokens[sha256.Sum256([]byte(token))] = session{user: u.Name, role: u.Role, expires: now.Add(s.opts.TokenTTL)}
+	s.mu.Unlock()
+	s.log.Info("audit", "user", u.Name, "op", "login", "result", "ok", "remote", r.RemoteAddr)
+	ok(w, LoginModel{Username: u.Name, AccessToken: token, IsGuest: u.Role == RoleGuest})
+}
+
+// authenticate lets a request through with a valid Access-Token only, and
+// a guest's only when it reads (GET, HEAD).
+func (s *Server) authenticate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ss, valid := s.session(r.Header.Get(TokenHeader))
+		if !valid {
+			fail(w, http.StatusForbidden, "Unauthorized.")
+			return
+		}
+		if ss.role != RoleAdmin && r.Method != http.MethodGet && r.Method != http.MethodHead {
+			s.log.Warn("audit", "user", ss.user, "op", r.Method+" "+r.URL.Path, "result", "refused: read-only user")
+			fail(w, http.StatusForbidden, "Forbidden: user "+ss.user+" is read-only (role guest)")
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), userKey{}, ss.user)))
+	})
+}
+
+func (s *Server) session(token string) (session, bool) {
+	if token == "" {
+		return session{}, false
+	}
+	// Looked up by its hash: the map's timing tells nothing of a token.
+	key := sha256.Sum256([]byte(token))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ss, ok := s.tokens[key]
+	if ok && time.Now().After(ss.expires) {
+		delete(s.tokens, key)
+		return session{}, false
+	}
+	return ss, ok
+}
+
+func userOf(r *http.Request) string {
+	u, _ := r.Context().Value(userKey{}).(string)
+	return u
+}
+
+// Envelope is every /api response but the bare counts (spec §10.2).
+type Envelope struct {
+	Success   bool    `json:"success"`
+	ErrorCode int     `json:"errorCode"`
+	ErrorMsg  *string `json:"errorMsg"`
+	Model     any     `json:"model"`
+}
+
+func ok(w http.ResponseWriter, model any) {
+	write(w, http.StatusOK, Envelope{Success: true, Model: model})
+}
+
+// fail answers with status and the same errorCode in the envelope.
+func fail(w http.ResponseWriter, status int, msg string) {
+	write(w, status, Envelope{ErrorCode: status, ErrorMsg: &msg})
+}
+
+func write(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

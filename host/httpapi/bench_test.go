@@ -1,0 +1,150 @@
+package httpapi_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/ejob-io/ejob/core/config"
+	"github.com/ejob-io/ejob/core/node"
+	"github.com/ejob-io/ejob/core/reg"
+	"github.com/ejob-io/ejob/core/reg/zktest"
+	"github.com/ejob-io/ejob/core/reg/zookeeper"
+	"github.com/ejob-io/ejob/host/httpapi"
+	"github.com/ejob-io/ejob/internal/testkit"
+)
+
+const benchJobs = 1000
+
+// fill writes benchJobs jobs as running hosts leave them (as
+// core/lifecycle's BenchmarkJobs): config, 2 servers, 2 instances, 3 items.
+func fill(b *testing.B, c reg.Client) {
+	b.Helper()
+	cfg := config.New("x", 3)
+	cfg.Cron = "0 0/5 * * * ?"
+	data, err := config.Marshal(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	g, ctx := errgroup.WithContext(context.Background())
+	g.SetLimit(32)
+	for i := range benchJobs {
+		g.Go(func() error {
+			j := node.New(fmt.Sprintf("job%04d", i))
+			ids := []string{"10.0.0.1@-@1", "10.0.0.2@-@2"}
+			for _, n := range []struct{ path, v string }{
+				{j.Config(), string(data)}, {j.Server("10.0.0.1"), "ENABLED"}, {j.Server("10.0.0.2"), "ENABLED"},
+				{j.ShardingInstance(0), ids[0]}, {j.ShardingInstance(1), ids[1]}, {j.ShardingInstance(2), ids[0]},
+				{j.Instance(ids[0]), "jobInstanceId: " + ids[0]}, {j.Instance(ids[1]), "jobInstanceId: " + ids[1]},
+			} {
+				if _, err := reg.Persist(ctx, c, n.path, []byte(n.v)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkGetAllJobsBriefInfo measures GET /api/jobs/getAllJobsBriefInfo
+// over HTTP on a ZooKeeper namespace of 1,000 jobs: reads from the
+// registry (a host's server) and from the watch-fed namespace cache
+// (`ejob serve`). It reports the heap the cache holds.
+func BenchmarkGetAllJobsBriefInfo(b *testing.B) {
+	if testing.Short() {
+		b.Skip("real ZooKeeper")
+	}
+	zk := zktest.Start(b, zktest.Options{})
+	cfg := zookeeper.DefaultConfig(zk.Addr(), "bench-api")
+	cfg.Logger = hclog.NewNullLogger()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c, err := zookeeper.Connect(ctx, cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	fill(b, c)
+	users := []httpapi.User{{Name: "admin", PasswordHash: hashB(b), Role: httpapi.RoleAdmin}}
+	run := func(b *testing.B, reader httpapi.CacheReader, useCache bool) {
+		opts := httpapi.Options{Listen: "127.0.0.1:0", Client: c, Users: users, Logger: hclog.NewNullLogger()}
+		if useCache {
+			opts.Reader = reader
+		}
+		srv, err := httpapi.Listen(opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		sctx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { _ = srv.Run(sctx); close(done) }()
+		defer func() { stop(); <-done }()
+		base := "http://" + srv.Addr().String()
+		resp, err := http.Post(base+"/api/login", "application/json", strings.NewReader(`{"username":"admin","password":"bench-pw"}`))
+		if err != nil {
+			b.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		token := strings.Split(strings.Split(string(body), `"accessToken":"`)[1], `"`)[0]
+		req, _ := http.NewRequest("GET", base+"/api/jobs/getAllJobsBriefInfo", nil)
+		req.Header.Set(httpapi.TokenHeader, token)
+		for b.Loop() {
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			data, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 || strings.Count(string(data), `"status":"OK"`) != benchJobs {
+				b.Fatalf("%d %.200s", resp.StatusCode, data)
+			}
+		}
+	}
+	b.Run("registry", func(b *testing.B) { run(b, httpapi.CacheReader{}, false) })
+	b.Run("cache", func(b *testing.B) {
+		var before runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		cache := reg.NewTreeCache(c, "/", reg.WithoutEvents())
+		cctx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { _ = cache.Run(cctx); close(done) }()
+		defer func() { stop(); <-done }()
+		if !testkit.Poll(60*time.Second, func() bool {
+			select {
+			case <-cache.Initialized():
+				return true
+			default:
+				return false
+			}
+		}) {
+			b.Fatal("cache not loaded")
+		}
+		var after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		run(b, httpapi.CacheReader{Cache: cache, Client: c}, true)
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "cache-MiB")
+	})
+}
+
+func hashB(b *testing.B) string {
+	b.Helper()
+	h, err := bcryptHash("bench-pw")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return h
+}

@@ -1,0 +1,230 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/ejob-io/ejob/core/lifecycle"
+	"github.com/ejob-io/ejob/core/reg"
+	hostconfig "github.com/ejob-io/ejob/host/config"
+)
+
+// Role is what a user may do.
+type Role string
+
+// Roles: an admin reads and writes, a guest only reads (enforced by the
+// server, not by a page).
+const (
+	RoleAdmin Role = "admin"
+	RoleGuest Role = "guest"
+)
+
+// User may log in.
+type User struct {
+	Name string
+	// PasswordHash is a bcrypt hash.
+	PasswordHash string
+	Role         Role
+}
+
+// Defaults.
+const (
+	// DefaultTokenTTL is how long a login token is valid (upstream's
+	// auth.token_expires_after_seconds default).
+	DefaultTokenTTL = time.Hour
+	// DefaultMaxBody bounds a request body.
+	DefaultMaxBody = 1 << 20
+	// GeneratedAdmin is the user name of the generated account.
+	GeneratedAdmin = "admin"
+)
+
+// ErrPublicWithoutUsers: the listen address is not a loopback one and no
+// users are configured.
+var ErrPublicWithoutUsers = errors.New("refusing to listen on a non-loopback address without configured users")
+
+// Options configure a Server.
+type Options struct {
+	// Listen is host:port.
+	Listen string
+	// Users may log in. Empty: one admin with a random password that the
+	// server logs once at start (a loopback Listen only).
+	Users []User
+	// Client writes (and reads when Reader is nil). Required.
+	Client reg.Client
+	// Reader serves the read-only endpoints: a cache of the namespace, or
+	// nil for Client.
+	Reader lifecycle.Reader
+	// Metrics serves /metrics; nil: no /metrics.
+	Metrics http.Handler
+	// Ready says whether the process is ready (/readyz): nil when it is,
+	// else why not. nil func: always ready.
+	Ready func() error
+	// Registry describes the namespace for /api/registry-center/*.
+	Registry RegistryInfo
+	Logger   hclog.Logger
+	// TokenTTL: default DefaultTokenTTL. MaxBody: default DefaultMaxBody.
+	TokenTTL time.Duration
+	MaxBody  int64
+}
+
+// RegistryInfo is the registry the server operates, as the console's
+// registry-center endpoints show it (the digest is never shown).
+type RegistryInfo struct {
+	ZKAddressList string
+	Namespace     string
+	HasDigest     bool
+}
+
+// Server is a listening operations server.
+type Server struct {
+	opts  Options
+	ln    net.Listener
+	log   hclog.Logger
+	read  lifecycle.Reader
+	users map[string]User
+	// dummy is compared against for an unknown user, so that the answer
+	// takes as long as for a known one.
+	dummy []byte
+
+	mu     sync.Mutex
+	tokens map[[32]byte]session
+}
+
+type session struct {
+	user    string
+	role    Role
+	expires time.Time
+}
+
+// Listen checks opts and opens the listen address.
+func Listen(opts Options) (*Server, error) {
+	s, err := newServer(opts)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", opts.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("http: %w", err)
+	}
+	s.ln = ln
+	return s, nil
+}
+
+func newServer(opts Options) (*Server, error) {
+	if opts.Client == nil {
+		return nil, errors.New("http: a registry client is required")
+	}
+	if opts.Logger == nil {
+		opts.Logger = hclog.NewNullLogger()
+	}
+	if opts.TokenTTL <= 0 {
+		opts.TokenTTL = DefaultTokenTTL
+	}
+	if opts.MaxBody <= 0 {
+		opts.MaxBody = DefaultMaxBody
+	}
+	s := &Server{opts: opts, log: opts.Logger, read: opts.Reader, users: map[string]User{}, tokens: map[[32]byte]session{}}
+	if s.read == nil {
+		s.read = opts.Client
+	}
+	if len(opts.Users) == 0 {
+		if !hostconfig.IsLoopback(opts.Listen) {
+			return nil, fmt.Errorf("http %s: %w: add ejob.http.users or listen on 127.0.0.1", opts.Listen, ErrPublicWithoutUsers)
+		}
+		pw := rand.Text()
+		h, err := bcrypt.GenerateFromPassword([]byte(pw), bcrypt.DefaultCost)
+		if err != nil {
+			return nil, fmt.Errorf("http: %w", err)
+		}
+		opts.Users = []User{{Name: GeneratedAdmin, PasswordHash: string(h), Role: RoleAdmin}}
+		// Printed once, as Jupyter prints its token: it is valid until
+		// the process exits.
+		s.log.Warn("no ejob.http.users configured: generated a password for this run only; log in as this admin",
+			"user", GeneratedAdmin, "password", pw)
+	}
+	for _, u := range opts.Users {
+		if _, err := bcrypt.Cost([]byte(u.PasswordHash)); err != nil {
+			return nil, fmt.Errorf("http: user %q: password hash: %w", u.Name, err)
+		}
+		if u.Role != RoleAdmin && u.Role != RoleGuest {
+			return nil, fmt.Errorf("http: user %q: role %q: want admin or guest", u.Name, u.Role)
+		}
+		s.users[u.Name] = u
+	}
+	h, err := bcrypt.GenerateFromPassword([]byte(rand.Text()), bcrypt.DefaultCost)
+	if err != nil {
+		return nil, fmt.Errorf("http: %w", err)
+	}
+	s.dummy = h
+	return s, nil
+}
+
+// Addr is the address the server listens on.
+func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+
+// Run serves until ctx ends, then shuts down (requests in flight get 5 s)
+// and returns.
+func (s *Server) Run(ctx context.Context) error {
+	srv := &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+		ErrorLog:          s.log.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
+	}
+	s.log.Info("operations HTTP server listening", "addr", s.ln.Addr().String())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(s.ln) }()
+	select {
+	case err := <-done:
+		return fmt.Errorf("http: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	err := srv.Shutdown(sctx)
+	if e := <-done; !errors.Is(e, http.ErrServerClosed) && err == nil {
+		err = e
+	}
+	return err
+}
+
+// Handler returns the server's routes.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	mux.HandleFunc("GET /readyz", s.readyz)
+	if s.opts.Metrics != nil {
+		mux.Handle("GET /metrics", s.opts.Metrics)
+	}
+	mux.HandleFunc("POST /api/login", s.login)
+	api := http.NewServeMux()
+	s.routes(api)
+	mux.Handle("/api/", s.authenticate(api))
+	return mux
+}
+
+func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	if s.opts.Ready != nil {
+		if err := s.opts.Ready(); err != nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = fmt.Fprintf(w, "not ready: %v\n", err)
+			return
+		}
+	}
+	_, _ = w.Write([]byte("ok\n"))
+}

@@ -1,0 +1,108 @@
+package metrics
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/ejob-io/ejob/core/reg"
+)
+
+// Namespace prefixes every metric name.
+const Namespace = "ejob"
+
+// Metrics holds one process's collectors, on a registry of its own.
+type Metrics struct {
+	reg *prometheus.Registry
+
+	sessionUp  prometheus.Gauge
+	reconnects *prometheus.CounterVec
+
+	jobs *Jobs
+
+	live      atomic.Bool
+	jobsReady atomic.Bool
+	needsJobs atomic.Bool
+}
+
+// New returns the collectors, registered on a new registry with the Go
+// runtime and process collectors.
+func New() *Metrics {
+	m := &Metrics{reg: prometheus.NewRegistry()}
+	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.sessionUp = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: Namespace, Name: "registry_session_up",
+		Help: "1 while the registry (ZooKeeper) connection has a live session, 0 while it is suspended or lost."})
+	m.reconnects = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "registry_reconnects_total",
+		Help: "Registry connection changes after the first connection, by kind: reconnected (same session), new_session (after a lost one)."},
+		[]string{"kind"})
+	m.reg.MustRegister(m.sessionUp, m.reconnects)
+	m.jobs = &Jobs{m: newJobMetrics(m.reg)}
+	return m
+}
+
+// Registry is the registry the collectors are on.
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// Handler serves /metrics.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+// WatchSession follows c's connection state until ctx ends: the session
+// gauge, the reconnect counters and readiness.
+func (m *Metrics) WatchSession(ctx context.Context, c reg.Client) {
+	for ev := range c.WatchConnection(ctx) {
+		switch ev.State {
+		case reg.StateConnected:
+			m.setLive(true)
+		case reg.StateReconnected:
+			m.setLive(true)
+			m.reconnects.WithLabelValues("reconnected").Inc()
+		case reg.StateNewSession:
+			m.setLive(true)
+			m.reconnects.WithLabelValues("new_session").Inc()
+		case reg.StateSuspended, reg.StateLost:
+			m.setLive(false)
+		}
+	}
+}
+
+func (m *Metrics) setLive(up bool) {
+	m.live.Store(up)
+	if up {
+		m.sessionUp.Set(1)
+	} else {
+		m.sessionUp.Set(0)
+	}
+}
+
+// ExpectJobs makes Ready require JobsRegistered (a host's; `ejob serve`
+// runs no jobs).
+func (m *Metrics) ExpectJobs() { m.needsJobs.Store(true) }
+
+// JobsRegistered records that the host's jobs have registered.
+func (m *Metrics) JobsRegistered() { m.jobsReady.Store(true) }
+
+// Errors of Ready.
+var (
+	ErrSessionDown   = errors.New("the registry session is not live (ZooKeeper unreachable or session lost)")
+	ErrNoJobsStarted = errors.New("no job is registered yet")
+)
+
+// Ready is nil when the process is ready: its registry session is live
+// and, for a host, its jobs have registered.
+func (m *Metrics) Ready() error {
+	var errs []error
+	if m.needsJobs.Load() && !m.jobsReady.Load() {
+		errs = append(errs, ErrNoJobsStarted)
+	}
+	if !m.live.Load() {
+		errs = append(errs, ErrSessionDown)
+	}
+	return errors.Join(errs...)
+}
