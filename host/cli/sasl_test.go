@@ -23,8 +23,8 @@ func TestOperatorCommandWithJAAS(t *testing.T) {
 		return p
 	}
 	code, _, stderr := run(t, "trigger", "nojob", "--zk", srv.Addr(), "--namespace", "ops", "--jaas", jaas("good.conf", "secret"))
-	if code == 0 || !strings.Contains(stderr, `no such job in namespace "ops"`) {
-		t.Errorf("trigger with the right password: exit %d, stderr %q; want the registry reached (no such job)", code, stderr)
+	if code != 3 || !strings.Contains(stderr, `job not found: "nojob" in namespace "ops"`) {
+		t.Errorf("trigger with the right password: exit %d, stderr %q; want the registry reached (job not found, exit 3)", code, stderr)
 	}
 	code, _, stderr = run(t, "trigger", "nojob", "--zk", srv.Addr(), "--namespace", "ops", "--jaas", jaas("bad.conf", "wrong"))
 	if code == 0 || !strings.Contains(stderr, "SASL DIGEST-MD5 authentication as \"bob\"") || strings.Contains(stderr, "wrong") {
