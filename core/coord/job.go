@@ -176,6 +176,8 @@ type Job struct {
 
 	ready     chan struct{}
 	readyOnce sync.Once
+	// pumpWake asks the event loop to tick the pump soon (see wakePump).
+	pumpWake chan struct{}
 
 	mu       sync.Mutex
 	sess     *reg.Session  // session the instance is registered under (nil while paused after loss)
@@ -213,7 +215,7 @@ func New(opts Options) (*Job, error) {
 		poll:  opts.PollInterval, recon: opts.ReconcileTick, reconMinute: opts.ReconcileUnit, grace: opts.ShutdownGrace,
 		margin: opts.ExpiryMargin,
 		onTrig: opts.OnTrigger, onRes: opts.OnReschedule, onShut: opts.OnShutdown, onEv: opts.OnEvent,
-		ready: make(chan struct{}),
+		ready: make(chan struct{}), pumpWake: make(chan struct{}, 1),
 	}
 	if j.poll <= 0 {
 		j.poll = 100 * time.Millisecond
