@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ejob-io/ejob/core/config"
 	"github.com/ejob-io/ejob/core/reg"
 )
 
@@ -364,7 +363,7 @@ func (j *Job) refreshCachedConfig() {
 	if !ok {
 		return
 	}
-	if c, err := config.Unmarshal(data); err == nil {
+	if c, err := j.parseConfig(data); err == nil {
 		j.cfg.Store(c)
 	}
 }
@@ -448,7 +447,7 @@ func (j *Job) onConfigEvent(ctx context.Context, ev reg.TreeEvent, st *loopState
 	if ev.Type == reg.NodeDeleted {
 		return nil
 	}
-	cfg, err := config.Unmarshal(ev.Data)
+	cfg, err := j.parseConfig(ev.Data)
 	if err != nil {
 		return err
 	}

@@ -131,6 +131,7 @@ type Job struct {
 	unknownStrategy atomic.Pointer[string]
 
 	cfg      atomic.Pointer[config.JobConfiguration] // latest known config
+	parsed   atomic.Pointer[parsedConfig]            // last config node parsed (parseConfig)
 	running  atomic.Bool                             // an execution is between RegisterBegin and RegisterCompleted
 	shutdown atomic.Bool
 	// beginLease is the lease of the current execution's RegisterBegin.
@@ -507,7 +508,8 @@ func (j *Job) config(ctx context.Context) (*config.JobConfiguration, error) {
 	return j.loadConfig(ctx)
 }
 
-// loadConfig reads the config node directly (load(false)).
+// loadConfig reads the config node directly (load(false)). The result is
+// shared (see parseConfig): callers must not modify it.
 func (j *Job) loadConfig(ctx context.Context) (*config.JobConfiguration, error) {
 	data, ok, err := j.s.get(ctx, j.p.of(nodeConfig))
 	if err != nil {
@@ -519,9 +521,28 @@ func (j *Job) loadConfig(ctx context.Context) (*config.JobConfiguration, error) 
 		}
 		return nil, fmt.Errorf("read config: %w", reg.ErrNoNode)
 	}
-	c, err := config.Unmarshal([]byte(data))
+	return j.parseConfig([]byte(data))
+}
+
+// parsedConfig is the bytes of a config node and the config they parse to.
+type parsedConfig struct {
+	data string
+	cfg  *config.JobConfiguration
+}
+
+// parseConfig parses a config node's bytes, or returns the config parsed
+// last time when the bytes are the same (every execution reads the node:
+// parsing its YAML each time was about a quarter of the kernel's CPU per
+// run). The result is shared: callers must not modify it (Config hands
+// out a copy).
+func (j *Job) parseConfig(data []byte) (*config.JobConfiguration, error) {
+	if p := j.parsed.Load(); p != nil && p.data == string(data) {
+		return p.cfg, nil
+	}
+	c, err := config.Unmarshal(data)
 	if err != nil {
 		return nil, err
 	}
+	j.parsed.Store(&parsedConfig{data: string(data), cfg: c})
 	return c, nil
 }
