@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ejob-io/ejob/core/config"
 	"github.com/ejob-io/ejob/core/reg"
 )
 
@@ -67,8 +66,19 @@ func (j *Job) runLoop(ctx context.Context, conn <-chan reg.ConnEvent) error {
 
 	recon := time.NewTicker(j.recon)
 	defer recon.Stop()
-	pump := time.NewTicker(j.failoverTick())
+	// The pump's timer runs only while there may be something for the
+	// pump to do: a tick after any tree event or wake-up (pumpWake), and
+	// then again for as long as pumpWanted says so. An idle job has no
+	// pump wake-up at all. The first tick covers what startup found.
+	pump := time.NewTimer(j.failoverTick())
 	defer pump.Stop()
+	pumpC := pump.C
+	armPump := func() {
+		if pumpC == nil {
+			pump.Reset(j.failoverTick())
+			pumpC = pump.C
+		}
+	}
 	var retry <-chan time.Time
 	for {
 		select {
@@ -85,6 +95,9 @@ func (j *Job) runLoop(ctx context.Context, conn <-chan reg.ConnEvent) error {
 				j.onShut()
 				return nil
 			}
+			armPump()
+		case <-j.pumpWake:
+			armPump()
 		case <-reregister:
 			if err := j.reRegister(ctx); err != nil {
 				if ctx.Err() != nil {
@@ -93,15 +106,20 @@ func (j *Job) runLoop(ctx context.Context, conn <-chan reg.ConnEvent) error {
 				j.log.Warn("re-registration failed; retrying", "error", err)
 				retry = time.After(j.poll * 5)
 			}
+			armPump()
 		case <-retry:
 			retry = nil
 			select {
 			case reregister <- struct{}{}:
 			default:
 			}
-		case <-pump.C:
+		case <-pumpC:
+			pumpC = nil
 			if err := j.pump(ctx); err != nil && ctx.Err() == nil {
 				j.log.Warn("failover and misfire pump failed", "error", err)
+			}
+			if j.pumpWanted() {
+				armPump()
 			}
 		case now := <-recon.C:
 			if err := j.reconcile(ctx, st, now); err != nil && ctx.Err() == nil {
@@ -244,7 +262,7 @@ func (j *Job) reRegister(ctx context.Context) error {
 			return ErrSessionLost
 		}
 	}
-	j.needRecover.Store(true)
+	j.setNeedRecover()
 	flagged, err := j.recoverIfIdle(ctx)
 	if err != nil {
 		j.log.Warn("recover running items after the session interruption failed", "error", err)
@@ -345,7 +363,7 @@ func (j *Job) refreshCachedConfig() {
 	if !ok {
 		return
 	}
-	if c, err := config.Unmarshal(data); err == nil {
+	if c, err := j.parseConfig(data); err == nil {
 		j.cfg.Store(c)
 	}
 }
@@ -429,7 +447,7 @@ func (j *Job) onConfigEvent(ctx context.Context, ev reg.TreeEvent, st *loopState
 	if ev.Type == reg.NodeDeleted {
 		return nil
 	}
-	cfg, err := config.Unmarshal(ev.Data)
+	cfg, err := j.parseConfig(ev.Data)
 	if err != nil {
 		return err
 	}

@@ -342,7 +342,7 @@ func (j *Job) RegisterCompleted(ctx context.Context, sc executor.ShardingContext
 		if l != nil && context.Cause(l.ctx) != nil {
 			cause = context.Cause(l.ctx)
 		}
-		j.needRecover.Store(true)
+		j.setNeedRecover()
 		if _, err := j.session(); err == nil {
 			flagged, rerr := j.recoverOwnRunning(ctx, sc.Items)
 			if rerr != nil {
@@ -431,6 +431,7 @@ func (j *Job) SetMisfire(ctx context.Context) error {
 			j.misfireBefore = []int{}
 		}
 		j.misfireMu.Unlock()
+		j.wakePump()
 	}
 	items, err := j.LocalItems(ctx)
 	if err != nil {

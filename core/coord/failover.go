@@ -294,7 +294,55 @@ func (j *Job) trigger() {
 // failoverTick is the period of pump.
 func (j *Job) failoverTick() time.Duration { return j.poll * 5 }
 
-// pump runs on the event loop every failoverTick (better than
+// wakePump asks the event loop to run the pump a failoverTick from now,
+// for a change of state the tree cache does not show (needRecover,
+// misfireBefore). Tree events wake it by themselves.
+func (j *Job) wakePump() {
+	select {
+	case j.pumpWake <- struct{}{}:
+	default:
+	}
+}
+
+// setNeedRecover notes that running nodes of a cut-off execution may
+// remain, for the pump to clear.
+func (j *Job) setNeedRecover() {
+	j.needRecover.Store(true)
+	j.wakePump()
+}
+
+// pumpWanted reports whether the pump may still have something to do, so
+// its timer must keep running: each case pump acts on, read from local
+// state and the tree cache. It errs on the side of ticking (a paused or
+// running instance whose case holds keeps ticking, as the pump then only
+// waits). When it reports false, only a tree event or wakePump ticks the
+// pump again.
+func (j *Job) pumpWanted() bool {
+	if j.cache == nil || j.shutdown.Load() {
+		return false
+	}
+	cfg := j.cfg.Load()
+	failover, misfire := cfg == nil || cfg.Failover, cfg == nil || cfg.Misfire
+	if failover {
+		if j.needRecover.Load() || j.claimedInCache() {
+			return true
+		}
+		if names, _ := j.cache.Children(j.p.of(nodeFailoverItems)); len(names) > 0 {
+			return true
+		}
+	}
+	j.misfireMu.Lock()
+	deferred := j.misfireBefore != nil
+	j.misfireMu.Unlock()
+	if deferred {
+		return true
+	}
+	// misfireSeen set: the next tick clears it or acts on it.
+	return misfire && (j.misfireSeen.Load() != 0 || len(j.misfiredInCache()) > 0)
+}
+
+// pump runs on the event loop a failoverTick after a tree event or a
+// wakePump, and every failoverTick while pumpWanted (better than
 // upstream, whose claims happen only on a crash event and after an
 // execution, so a queued item can wait for a cron fire or forever). While
 // this instance is idle and registered, it

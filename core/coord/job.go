@@ -139,6 +139,7 @@ type Job struct {
 	unknownStrategy atomic.Pointer[string]
 
 	cfg      atomic.Pointer[config.JobConfiguration] // latest known config
+	parsed   atomic.Pointer[parsedConfig]            // last config node parsed (parseConfig)
 	running  atomic.Bool                             // an execution is between RegisterBegin and RegisterCompleted
 	shutdown atomic.Bool
 	// beginLease is the lease of the current execution's RegisterBegin.
@@ -184,6 +185,8 @@ type Job struct {
 
 	ready     chan struct{}
 	readyOnce sync.Once
+	// pumpWake asks the event loop to tick the pump soon (see wakePump).
+	pumpWake chan struct{}
 
 	mu       sync.Mutex
 	sess     *reg.Session  // session the instance is registered under (nil while paused after loss)
@@ -222,7 +225,7 @@ func New(opts Options) (*Job, error) {
 		margin: opts.ExpiryMargin,
 		onTrig: opts.OnTrigger, onRes: opts.OnReschedule, onShut: opts.OnShutdown, onEv: opts.OnEvent,
 		onFailover: opts.OnFailover, onResharded: opts.OnResharded,
-		ready: make(chan struct{}),
+		ready: make(chan struct{}), pumpWake: make(chan struct{}, 1),
 	}
 	if j.poll <= 0 {
 		j.poll = 100 * time.Millisecond
@@ -517,7 +520,8 @@ func (j *Job) config(ctx context.Context) (*config.JobConfiguration, error) {
 	return j.loadConfig(ctx)
 }
 
-// loadConfig reads the config node directly (load(false)).
+// loadConfig reads the config node directly (load(false)). The result is
+// shared (see parseConfig): callers must not modify it.
 func (j *Job) loadConfig(ctx context.Context) (*config.JobConfiguration, error) {
 	data, ok, err := j.s.get(ctx, j.p.of(nodeConfig))
 	if err != nil {
@@ -529,9 +533,28 @@ func (j *Job) loadConfig(ctx context.Context) (*config.JobConfiguration, error) 
 		}
 		return nil, fmt.Errorf("read config: %w", reg.ErrNoNode)
 	}
-	c, err := config.Unmarshal([]byte(data))
+	return j.parseConfig([]byte(data))
+}
+
+// parsedConfig is the bytes of a config node and the config they parse to.
+type parsedConfig struct {
+	data string
+	cfg  *config.JobConfiguration
+}
+
+// parseConfig parses a config node's bytes, or returns the config parsed
+// last time when the bytes are the same (every execution reads the node:
+// parsing its YAML each time was about a quarter of the kernel's CPU per
+// run). The result is shared: callers must not modify it (Config hands
+// out a copy).
+func (j *Job) parseConfig(data []byte) (*config.JobConfiguration, error) {
+	if p := j.parsed.Load(); p != nil && p.data == string(data) {
+		return p.cfg, nil
+	}
+	c, err := config.Unmarshal(data)
 	if err != nil {
 		return nil, err
 	}
+	j.parsed.Store(&parsedConfig{data: string(data), cfg: c})
 	return c, nil
 }

@@ -21,6 +21,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -555,13 +556,39 @@ func benchIdleJobs(b *testing.B, njobs int) {
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
 	g0 := runtime.NumGoroutine()
+	idle := startIdleJobs(b, njobs)
+	runtime.GC()
+	runtime.ReadMemStats(&m1)
+	b.StopTimer()
+	heap := float64(int64(m1.HeapInuse)-int64(m0.HeapInuse)) / float64(njobs)
+	stack := float64(int64(m1.StackInuse)-int64(m0.StackInuse)) / float64(njobs)
+	b.ReportMetric(heap, "heap-B/job")
+	b.ReportMetric(stack, "stack-B/job")
+	b.ReportMetric(heap+stack, "B/job")
+	b.ReportMetric(float64(idle.goroutines-g0)/float64(njobs), "goroutines/job")
+	b.ReportMetric(idle.setup.Seconds(), "setup-s")
+	idle.stop()
+	b.StartTimer()
+}
 
+// idleJobs is one scheduler running N idle jobs on an embedded registry.
+type idleJobs struct {
+	setup      time.Duration // to register every job
+	goroutines int           // of the whole process once settled
+	client     *regcount.Client
+	stop       func()
+}
+
+// startIdleJobs starts one scheduler on a new embedded registry with
+// njobs idle jobs (1 item, a cron that next fires in 2099) and waits until
+// every job has registered and the registry requests and the number of
+// goroutines have settled.
+func startIdleJobs(b *testing.B, njobs int) idleJobs {
 	srv := embedded.NewServer()
 	c, err := srv.Connect("idle")
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer c.Close()
 	cc := regcount.New(c)
 	s, err := scheduler.New(scheduler.Options{
 		Client: cc, InstanceID: "10.0.2.1@-@1", ServerIP: "10.0.2.1", Plugins: plugins(),
@@ -597,20 +624,92 @@ func benchIdleJobs(b *testing.B, njobs int) {
 		g1 = g
 		time.Sleep(100 * time.Millisecond)
 	}
-	runtime.GC()
-	runtime.ReadMemStats(&m1)
-	runtime.KeepAlive(srv)
-	b.StopTimer()
-	heap := float64(int64(m1.HeapInuse)-int64(m0.HeapInuse)) / float64(njobs)
-	stack := float64(int64(m1.StackInuse)-int64(m0.StackInuse)) / float64(njobs)
-	b.ReportMetric(heap, "heap-B/job")
-	b.ReportMetric(stack, "stack-B/job")
-	b.ReportMetric(heap+stack, "B/job")
-	b.ReportMetric(float64(g1-g0)/float64(njobs), "goroutines/job")
-	b.ReportMetric(setup.Seconds(), "setup-s")
-	cancel()
-	if err := <-done; err != nil {
-		b.Fatal(err)
+	return idleJobs{setup: setup, goroutines: g1, client: cc, stop: func() {
+		cancel()
+		if err := <-done; err != nil {
+			b.Fatal(err)
+		}
+		_ = c.Close()
+		runtime.KeepAlive(srv)
+	}}
+}
+
+// BenchmarkIdleCPU: one scheduler on the embedded registry with N idle
+// jobs, as BenchmarkIdleJobs. Once everything has settled it measures the
+// CPU time the whole process (user + system, getrusage) spends over a
+// fixed idle interval of 5 s in which nothing fires, and the registry
+// requests made meanwhile. An idle job should cost nothing: no timer and
+// no request.
+func BenchmarkIdleCPU(b *testing.B) {
+	const interval = 5 * time.Second
+	for _, n := range []int{1_000} {
+		b.Run("jobs="+strconv.Itoa(n), func(b *testing.B) {
+			var cpu time.Duration
+			var g int
+			var reqs int64
+			for b.Loop() {
+				b.StopTimer()
+				idle := startIdleJobs(b, n)
+				b.StartTimer()
+				c0, r0 := processCPU(b), idle.client.Counts()
+				time.Sleep(interval) // the measured idle interval, not a synchronisation
+				cpu += processCPU(b) - c0
+				reqs += idle.client.Counts().Sub(r0).Total()
+				b.StopTimer()
+				g = idle.goroutines
+				idle.stop()
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(cpu)/float64(b.N)/float64(time.Millisecond)/interval.Seconds(), "cpu-ms/s")
+			b.ReportMetric(float64(g), "goroutines")
+			b.ReportMetric(float64(reqs)/float64(b.N)/interval.Seconds(), "requests/s")
+		})
 	}
-	b.StartTimer()
+}
+
+// processCPU is the user + system CPU time this process has used.
+func processCPU(tb testing.TB) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		tb.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkExecutionCPU: the CPU time (user + system, the whole process)
+// of one execution of a 1-item job on 1 instance on the embedded registry
+// (default settings: monitorExecution on), from the trigger to the
+// tree-cache re-reads that follow it. Each op triggers until the item
+// starts: a trigger that comes while the previous execution still ends is
+// dropped (Quartz's semantics), so it is sent again every 20 ms. The
+// counts settle at the end, and the CPU is divided by the item starts.
+func BenchmarkExecutionCPU(b *testing.B) {
+	be := embeddedBackend()
+	started := make(chan struct{}, 1)
+	log := &itemLog{onStart: func() { started <- struct{}{} }}
+	job := log.runner()
+	job.Config = config.New("exec", 1)
+	nodes := []*benchNode{startNode(b, be.connect(b, "bench"), "10.0.3.1", 300, nil, job)}
+	run := func() {
+		deadline := time.After(30 * time.Second)
+		for {
+			triggerAll(b, "exec", nodes)
+			select {
+			case <-started:
+				return
+			case <-time.After(20 * time.Millisecond):
+			case <-deadline:
+				b.Fatal("the item did not start")
+			}
+		}
+	}
+	run() // the first trigger reshards: not measured
+	quiesce(b, be.settle, nodes)
+	b.ReportAllocs()
+	c0, n0 := processCPU(b), log.n.Load()
+	for b.Loop() {
+		run()
+	}
+	quiesce(b, be.settle, nodes)
+	b.ReportMetric(float64(processCPU(b)-c0)/float64(log.n.Load()-n0)/float64(time.Microsecond), "cpu-µs/exec")
 }
