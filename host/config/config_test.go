@@ -494,7 +494,7 @@ func TestParseProblems(t *testing.T) {
 		"http role": {"elasticjob:\n" + job + "ejob:\n  http:\n    listen: 127.0.0.1:1\n    users:\n      - {name: a, passwordHash: '$2a$04$hgYuP43l7JeVt98vBKJY9O9jhXOhENKThfrvIrZuAa2w3uTCG0bmq', role: root}\n",
 			`f.yaml:8: ejob.http.users[0].role: want admin or guest, got "root"`},
 		"http user key": {"elasticjob:\n" + job + "ejob:\n  http:\n    listen: 127.0.0.1:1\n    users:\n      - {name: a, password: x, role: admin}\n",
-			"f.yaml:8: ejob.http.users[0]: unknown key \"password\" (known keys: name, passwordHash, role)\nf.yaml:8: ejob.http.users[0]: missing required key passwordHash"},
+			"f.yaml:8: ejob.http.users[0]: unknown key \"password\" (did you mean \"passwordHash\"?)"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

@@ -197,6 +197,13 @@ func unknownKeyHint(key string, known []string, inJob bool) (hint, suggested str
 	if best != "" && (bestDist <= 2 || bestDist*4 <= len(rk)) {
 		return fmt.Sprintf(" (did you mean %q?)", best), best
 	}
+	// A known key that starts with the unknown one (password, passwordHash)
+	// is a better hint than another section that has the key.
+	for _, k := range known {
+		if len(rk) >= 4 && strings.HasPrefix(relaxed(k), rk) {
+			return fmt.Sprintf(" (did you mean %q?)", k), k
+		}
+	}
 	if inJob && strings.Contains(key, ".") {
 		return " (job-type and error-handler properties go under props)", ""
 	}
