@@ -219,14 +219,14 @@ func BenchmarkHistoryQuery(b *testing.B) {
 			})
 		}
 	}
-	queries("scan/")
+	queries("index/") // the sink creates JOB_EXECUTION_LOG_JOB_START
 	db, err := sql.Open("sqlite", cfg["url"])
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer db.Close()
-	if _, err := db.Exec("CREATE INDEX JOB_EXECUTION_LOG_JOB_START ON JOB_EXECUTION_LOG (job_name, start_time)"); err != nil {
+	if _, err := db.Exec("DROP INDEX JOB_EXECUTION_LOG_JOB_START"); err != nil {
 		b.Fatal(err)
 	}
-	queries("index/")
+	queries("scan/") // upstream's DDL alone
 }

