@@ -62,6 +62,9 @@ func (s *Server) routes(mux *http.ServeMux) {
 	// The registry center: one, fixed at start.
 	mux.HandleFunc("GET /api/registry-center/activated", func(w http.ResponseWriter, _ *http.Request) { ok(w, s.registryCenter()) })
 	mux.HandleFunc("GET /api/registry-center/load", func(w http.ResponseWriter, _ *http.Request) { ok(w, []RegistryCenter{s.registryCenter()}) })
+	// Event trace (the host's tracing sink).
+	mux.HandleFunc("POST /api/event-trace/execution", s.executions)
+	mux.HandleFunc("POST /api/event-trace/status", s.statuses)
 	mux.HandleFunc("/api/", notFound)
 }
 
