@@ -18,6 +18,7 @@ import (
 	"github.com/ejob-io/ejob/core/cron"
 	"github.com/ejob-io/ejob/core/lifecycle"
 	"github.com/ejob-io/ejob/core/reg"
+	"github.com/ejob-io/ejob/spi/redact"
 )
 
 func newJobCmd(e *env) *cobra.Command {
@@ -55,7 +56,8 @@ func newJobShowCmd(e *env) *cobra.Command {
 		Long: `Shows JOB's status (as 'ejob jobs'), its configuration as stored in the
 registry (the YAML of its config node), its next fire times computed from its
 cron and time zone, its sharding items (owner, status, failover) and its
-servers with their live instances.`,
+servers with their live instances. Secrets in props are shown as *** (as the
+REST API shows them).`,
 		Example: `  ejob job show myJob -c ejob.yaml
   ejob job show myJob --zk 127.0.0.1:2181 --namespace demo --json`,
 		Args: exactArgs(1, "one job name"),
@@ -83,8 +85,11 @@ func showJob(ctx context.Context, c reg.Client, job string, fires int) (*jobView
 	if err != nil {
 		return nil, err
 	}
-	v := &jobView{Status: brief.Status, Config: lifecycle.ToConfigJSON(stored.Config), ConfigVersion: stored.Version}
-	if v.yaml, err = config.Marshal(stored.Config); err != nil {
+	// Secrets of the props are masked, as the REST API masks them.
+	shown := stored.Config.Clone()
+	shown.Props = redact.Props(shown.Props)
+	v := &jobView{Status: brief.Status, Config: lifecycle.ToConfigJSON(shown), ConfigVersion: stored.Version}
+	if v.yaml, err = config.Marshal(shown); err != nil {
 		return nil, err
 	}
 	if cfg := stored.Config; cfg.Cron != "" {

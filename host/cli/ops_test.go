@@ -111,7 +111,21 @@ func TestOperatorCommands(t *testing.T) {
 	})
 
 	t.Run("job show", func(t *testing.T) {
+		// Secret props are masked, as the REST API masks them; the stored
+		// config is put back afterwards.
+		orig, _ := value(t, c, report.Config())
+		defer func() { _, _ = reg.Persist(context.Background(), c, report.Config(), []byte(orig)) }()
+		withProps := orig + "props:\n  email.password: hunter2-secret\n  script.command.line: echo hi\n"
+		if _, err := reg.Persist(context.Background(), c, report.Config(), []byte(withProps)); err != nil {
+			t.Fatal(err)
+		}
 		out, _ := ops(t, flags, cli.ExitOK, "job", "show", "report")
+		if strings.Contains(out, "hunter2") || !strings.Contains(out, "email.password: '***'") || !strings.Contains(out, "script.command.line: echo hi") {
+			t.Errorf("job show does not mask the secret prop (only it):\n%s", out)
+		}
+		if out, _ := ops(t, flags, cli.ExitOK, "job", "show", "report", "--json"); strings.Contains(out, "hunter2") || !strings.Contains(out, `"email.password": "***"`) {
+			t.Errorf("job show --json does not mask the secret prop:\n%s", out)
+		}
 		for _, want := range []string{"Status:  OK", "Cron:    0 0/5 * * * ? (host zone)", "shardingTotalCount: 3",
 			"1     PENDING  10.0.0.2@-@200", "10.0.0.1  ENABLED  10.0.0.1@-@100"} {
 			if !strings.Contains(out, want) {

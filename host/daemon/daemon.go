@@ -243,6 +243,9 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
+	if tr.rec != nil {
+		mx.Tracing(tr.rec)
+	}
 	// After the scheduler has drained (its items' last events are queued)
 	// and before the catalog stops the plugin that stores them.
 	defer tr.stop()
@@ -263,7 +266,7 @@ func Run(ctx context.Context, opts Options) error {
 	defer stop()
 	if p.http != nil {
 		mx.ExpectJobs()
-		httpDone, err := serveHTTP(runCtx, *p.http, file, client, mx, log)
+		httpDone, err := serveHTTP(runCtx, *p.http, file, client, mx, tr, log)
 		if err != nil {
 			return err
 		}
@@ -379,6 +382,8 @@ func serveDump(ctx context.Context, port int, c reg.Client, s *scheduler.Schedul
 // for the writer.
 type tracingRun struct {
 	events executor.Events
+	// rec is the writer (nil without elasticjob.tracing).
+	rec    *tracing.Recorder
 	tracer spi.Tracer
 	config map[string]string
 	log    hclog.Logger
@@ -417,7 +422,7 @@ func startTracing(ctx context.Context, file *hostconfig.File, cat *plugins.Catal
 		defer close(done)
 		_ = rec.Run(rctx)
 	}()
-	return &tracingRun{events: rec, tracer: tr, config: t.DataSource, log: tlog, stop: func() {
+	return &tracingRun{events: rec, rec: rec, tracer: tr, config: t.DataSource, log: tlog, stop: func() {
 		cancel()
 		<-done
 		if d := rec.Dropped(); d > 0 {
@@ -459,11 +464,15 @@ func (t *tracingRun) purgeDaily(ctx context.Context, s *scheduler.Scheduler, job
 
 // serveHTTP opens the operations HTTP server (ejob.http) and serves it,
 // with the registry session followed for /readyz and /metrics, until ctx
-// ends; the returned channel closes when both have stopped. A listen
+// ends; the returned channel closes when both have stopped. The
+// event-trace endpoints query tr's sink, if any. A listen
 // address that cannot be opened fails the start: probes and operators
 // depend on it.
-func serveHTTP(ctx context.Context, h hostconfig.HTTPSettings, file *hostconfig.File, c reg.Client, mx *metrics.Metrics, log hclog.Logger) (<-chan struct{}, error) {
-	srv, err := httpapi.Listen(HTTPOptions(h, file.Registry, c, mx, log.Named("http")))
+func serveHTTP(ctx context.Context, h hostconfig.HTTPSettings, file *hostconfig.File, c reg.Client, mx *metrics.Metrics, tr *tracingRun,
+	log hclog.Logger) (<-chan struct{}, error) {
+	opts := HTTPOptions(h, file.Registry, c, mx, log.Named("http"))
+	opts.Tracer, opts.TracerConfig = tr.tracer, tr.config
+	srv, err := httpapi.Listen(opts)
 	if err != nil {
 		return nil, err
 	}

@@ -2,10 +2,14 @@ package daemon_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -250,6 +254,92 @@ ejob:
 	execs, _ := queryAll(t, tr, dbCfg, "a")
 	if len(execs) != 1 || execs[0].ID != "recent" {
 		t.Errorf("after the purge: %+v", execs)
+	}
+	h.signal(syscall.SIGTERM)
+	h.waitExit(30 * time.Second)
+}
+
+// TestTracingOverHTTP: a host with elasticjob.tracing and ejob.http
+// serves its recorded executions at POST /api/event-trace/execution, and
+// its scrape counts the written events.
+func TestTracingOverHTTP(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "ejob.yaml")
+	if err := os.WriteFile(cfg, []byte(`elasticjob:
+  tracing:
+    type: RDB
+  jobs:
+    traced:
+      elasticJobType: SCRIPT
+      cron: "* * * * * ?"
+      shardingTotalCount: 2
+      props:
+        script.command.line: "true"
+ejob:
+  http:
+    listen: 127.0.0.1:0
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := runHost(t, nil, "run", "-c", cfg)
+	h.waitLog("operations HTTP server listening")
+	addr := regexp.MustCompile(`listening: .*addr=(\S+)`).FindStringSubmatch(h.logs.String())
+	pw := regexp.MustCompile(`password=(\S+)`).FindStringSubmatch(h.logs.String())
+	if addr == nil || pw == nil {
+		t.Fatalf("no address or generated password in the log:\n%s", h.logs)
+	}
+	base := "http://" + addr[1]
+	post := func(path, token, body string) map[string]json.RawMessage {
+		req, _ := http.NewRequest("POST", base+path, strings.NewReader(body))
+		req.Header.Set("Access-Token", token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var env map[string]json.RawMessage
+		if err := json.NewDecoder(resp.Body).Decode(&env); err != nil {
+			t.Fatal(err)
+		}
+		return env
+	}
+	var login struct{ AccessToken string }
+	if err := json.Unmarshal(post("/api/login", "", fmt.Sprintf(`{"username":"admin","password":%q}`, pw[1]))["model"], &login); err != nil || login.AccessToken == "" {
+		t.Fatalf("login: %v", err)
+	}
+	var page struct {
+		Total int
+		Rows  []struct {
+			JobName      string
+			ShardingItem int
+			Success      bool
+			CompleteTime *time.Time
+		}
+	}
+	testkit.Eventually(t, 30*time.Second, "two completed executions served", func() bool {
+		env := post("/api/event-trace/execution", login.AccessToken, `{"jobName":"traced","isSuccess":true}`)
+		if string(env["success"]) != "true" {
+			t.Fatalf("event trace: %v", env)
+		}
+		if err := json.Unmarshal(env["model"], &page); err != nil {
+			t.Fatal(err)
+		}
+		return page.Total >= 2
+	})
+	for _, r := range page.Rows {
+		if r.JobName != "traced" || !r.Success || r.CompleteTime == nil {
+			t.Errorf("row %+v", r)
+		}
+	}
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	scrape, _ := io.ReadAll(resp.Body)
+	if !regexp.MustCompile(`(?m)^ejob_tracing_events_written_total [1-9]`).Match(scrape) ||
+		!strings.Contains(string(scrape), "ejob_tracing_events_dropped_total 0\n") {
+		t.Errorf("scrape without the tracing counters:\n%s", scrape)
 	}
 	h.signal(syscall.SIGTERM)
 	h.waitExit(30 * time.Second)

@@ -62,6 +62,9 @@ func (s *Server) routes(mux *http.ServeMux) {
 	// The registry center: one, fixed at start.
 	mux.HandleFunc("GET /api/registry-center/activated", func(w http.ResponseWriter, _ *http.Request) { ok(w, s.registryCenter()) })
 	mux.HandleFunc("GET /api/registry-center/load", func(w http.ResponseWriter, _ *http.Request) { ok(w, []RegistryCenter{s.registryCenter()}) })
+	// Event trace (the host's tracing sink).
+	mux.HandleFunc("POST /api/event-trace/execution", s.executions)
+	mux.HandleFunc("POST /api/event-trace/status", s.statuses)
 	mux.HandleFunc("/api/", notFound)
 }
 
@@ -216,7 +219,7 @@ func (s *Server) getConfig(w http.ResponseWriter, r *http.Request, job string) {
 		return
 	}
 	cj := lifecycle.ToConfigJSON(st.Config)
-	cj.Props = maskProps(cj.Props)
+	cj.Props = redact.Props(cj.Props)
 	ok(w, cj)
 }
 
@@ -295,7 +298,7 @@ func (s *Server) putConfig(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return err
 		}
-		cj.Props = unmaskProps(cj.Props, stored.Config.Props)
+		cj.Props = redact.Unmask(cj.Props, stored.Config.Props)
 		return lifecycle.UpdateConfig(ctx, s.opts.Client, cj.Apply(stored.Config), lifecycle.IfVersion(stored.Version))
 	}()
 	s.audit(r, "update config", cj.JobName, "", nil, err)
@@ -335,7 +338,7 @@ func (s *Server) dump(w http.ResponseWriter, r *http.Request) {
 		text = err.Error()
 	}
 	if st, cerr := lifecycle.GetConfig(ctx, s.read, job); cerr == nil {
-		text = textMasker(st.Config.Props).Replace(text)
+		text = redact.TextMasker(st.Config.Props).Replace(text)
 	}
 	ok(w, text)
 }

@@ -58,6 +58,12 @@ const (
 
 func start(t *testing.T, users []httpapi.User) *fixture {
 	t.Helper()
+	return startWith(t, users, httpapi.Options{})
+}
+
+// startWith is start with the tracer of extra.
+func startWith(t *testing.T, users []httpapi.User, extra httpapi.Options) *fixture {
+	t.Helper()
 	c, err := embedded.NewServer().Connect("api")
 	if err != nil {
 		t.Fatal(err)
@@ -85,6 +91,7 @@ func start(t *testing.T, users []httpapi.User) *fixture {
 	}
 	logs := &proctest.Buffer{}
 	srv, err := httpapi.Listen(httpapi.Options{Listen: "127.0.0.1:0", Users: users, Client: c,
+		Tracer: extra.Tracer, TracerConfig: extra.TracerConfig,
 		Logger: hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Info})})
 	if err != nil {
 		t.Fatal(err)

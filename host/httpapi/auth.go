@@ -61,7 +61,8 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 }
 
 // authenticate lets a request through with a valid Access-Token only, and
-// a guest's only when it reads (GET, HEAD).
+// a guest's only when it reads (GET, HEAD, or a POST that queries the
+// event trace).
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ss, valid := s.session(r.Header.Get(TokenHeader))
@@ -69,7 +70,8 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			fail(w, http.StatusForbidden, "Unauthorized.")
 			return
 		}
-		if ss.role != RoleAdmin && r.Method != http.MethodGet && r.Method != http.MethodHead {
+		reads := r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodPost && traceRoutes[r.URL.Path]
+		if ss.role != RoleAdmin && !reads {
 			s.log.Warn("audit", "user", ss.user, "op", r.Method+" "+r.URL.Path, "result", "refused: read-only user")
 			fail(w, http.StatusForbidden, "Forbidden: user "+ss.user+" is read-only (role guest)")
 			return

@@ -16,6 +16,7 @@ import (
 	"github.com/ejob-io/ejob/core/lifecycle"
 	"github.com/ejob-io/ejob/core/reg"
 	hostconfig "github.com/ejob-io/ejob/host/config"
+	"github.com/ejob-io/ejob/spi"
 )
 
 // Role is what a user may do.
@@ -63,6 +64,11 @@ type Options struct {
 	// Reader serves the read-only endpoints: a cache of the namespace, or
 	// nil for Client.
 	Reader lifecycle.Reader
+	// Tracer serves the event-trace endpoints (the host's
+	// elasticjob.tracing sink) with TracerConfig, its settings; nil: they
+	// answer that event trace is not configured.
+	Tracer       spi.Tracer
+	TracerConfig map[string]string
 	// Metrics serves /metrics; nil: no /metrics.
 	Metrics http.Handler
 	// Ready says whether the process is ready (/readyz): nil when it is,

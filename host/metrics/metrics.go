@@ -106,3 +106,25 @@ func (m *Metrics) Ready() error {
 	}
 	return errors.Join(errs...)
 }
+
+// TraceCounts are the counters of the host's event-tracing writer
+// (core/tracing.Recorder).
+type TraceCounts interface {
+	Dropped() int64
+	Written() int64
+	FailedWrites() int64
+}
+
+// Tracing registers the event-tracing writer's counters, read from rec at
+// each scrape. Called once, by a host with elasticjob.tracing.
+func (m *Metrics) Tracing(rec TraceCounts) {
+	counter := func(name, help string, read func() int64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: Namespace, Name: name, Help: help},
+			func() float64 { return float64(read()) })
+	}
+	m.reg.MustRegister(
+		counter("tracing_events_dropped_total", "Execution events not recorded: the tracing queue was full, or the store unreachable at shutdown.", rec.Dropped),
+		counter("tracing_events_written_total", "Execution events the tracing sink accepted.", rec.Written),
+		counter("tracing_write_errors_total", "Tracing sink writes that failed (each batch is retried).", rec.FailedWrites),
+	)
+}

@@ -1,12 +1,10 @@
-package httpapi
+package redact
 
 import (
 	"cmp"
 	"maps"
 	"slices"
 	"strings"
-
-	"github.com/ejob-io/ejob/spi/redact"
 )
 
 // secretWords mark a prop as secret when one of its key's dot- or
@@ -18,8 +16,8 @@ func secretWords() []string {
 		"apikey", "accesskey", "privatekey", "headers", "authorization", "auth", "sign", "signature"}
 }
 
-// isSecretKey reports whether a prop's value is a secret as a whole.
-func isSecretKey(key string) bool {
+// IsSecretKey reports whether a prop's value is a secret as a whole.
+func IsSecretKey(key string) bool {
 	words := strings.FieldsFunc(strings.ToLower(key), func(r rune) bool { return r == '.' || r == '-' || r == '_' })
 	for _, w := range words {
 		if slices.Contains(secretWords(), w) {
@@ -29,50 +27,51 @@ func isSecretKey(key string) bool {
 	return false
 }
 
-// maskValue is a prop's value as responses show it: Mask for a secret
-// key, a URL with its user info, query values, fragment and long path
-// segments masked (spi/redact, as in ejob's logs), else the value.
-func maskValue(key, v string) string {
+// Value is a job prop's value as ejob shows it (REST API, `ejob job
+// show`): Mask for a secret key, a URL with its user info, query values,
+// fragment and long path segments masked (URLString, as in ejob's logs),
+// else the value.
+func Value(key, v string) string {
 	switch {
 	case v == "":
 		return v
-	case isSecretKey(key):
-		return redact.Mask
+	case IsSecretKey(key):
+		return Mask
 	case strings.Contains(v, "://"):
-		return redact.URLString(v)
+		return URLString(v)
 	}
 	return v
 }
 
-// maskProps returns props with every secret masked.
-func maskProps(props map[string]string) map[string]string {
+// Props returns props with every secret masked (Value).
+func Props(props map[string]string) map[string]string {
 	out := make(map[string]string, len(props))
 	for k, v := range props {
-		out[k] = maskValue(k, v)
+		out[k] = Value(k, v)
 	}
 	return out
 }
 
-// unmaskProps returns sent with each value that is exactly the masked form
+// Unmask returns sent with each value that is exactly the masked form
 // of the stored one replaced by the stored value: a console that reads a
 // config and writes it back keeps the secrets it was never shown.
-func unmaskProps(sent, stored map[string]string) map[string]string {
+func Unmask(sent, stored map[string]string) map[string]string {
 	out := maps.Clone(sent)
 	for k, v := range sent {
-		if sv, ok := stored[k]; ok && v != sv && v == maskValue(k, sv) {
+		if sv, ok := stored[k]; ok && v != sv && v == Value(k, sv) {
 			out[k] = sv
 		}
 	}
 	return out
 }
 
-// textMasker masks, in free text (a dump), every secret of props: the
+// TextMasker masks, in free text (a dump), every secret of props: the
 // values of secret keys, and each URL's secret parts.
-func textMasker(props map[string]string) *strings.Replacer {
+func TextMasker(props map[string]string) *strings.Replacer {
 	type pair struct{ old, new string }
 	var ps []pair
 	for k, v := range props {
-		if m := maskValue(k, v); m != v {
+		if m := Value(k, v); m != v {
 			ps = append(ps, pair{v, m})
 		}
 	}
