@@ -172,8 +172,8 @@ func TestEveryKeyInSample(t *testing.T) {
 	for _, keys := range all {
 		for _, k := range keys {
 			switch k {
-			case keyElasticJobClass, keyEnabled, keyTracing:
-				continue // rejected, true by default, or not supported yet
+			case keyElasticJobClass, keyEnabled:
+				continue // rejected, or true by default
 			}
 			if !regexp.MustCompile(`(?m)^\s*` + k + `:`).Match(data) {
 				t.Errorf("key %s is missing from testdata/all-keys.yaml", k)
