@@ -2,16 +2,14 @@ package lifecycle_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/hashicorp/go-hclog"
-
-	"github.com/ejob-io/ejob/core/config"
 	"github.com/ejob-io/ejob/core/lifecycle"
+	"github.com/ejob-io/ejob/core/lifecycle/lifecycletest"
 	"github.com/ejob-io/ejob/core/node"
 	"github.com/ejob-io/ejob/core/reg"
 	"github.com/ejob-io/ejob/core/reg/embedded"
@@ -21,45 +19,6 @@ import (
 // benchJobs is the size of the namespace `ejob jobs` is measured on.
 const benchJobs = 1000
 
-// fillNamespace writes benchJobs jobs as running hosts leave them: config,
-// 2 servers, 2 live instances, 3 items with owners (14 nodes per job).
-func fillNamespace(b *testing.B, c reg.Client) {
-	b.Helper()
-	data, err := config.Marshal(func() *config.JobConfiguration {
-		cfg := config.New("x", 3)
-		cfg.Cron = "0 0/5 * * * ?"
-		return cfg
-	}())
-	if err != nil {
-		b.Fatal(err)
-	}
-	g, ctx := errgroup.WithContext(context.Background())
-	g.SetLimit(32)
-	for i := range benchJobs {
-		g.Go(func() error {
-			j := node.New(fmt.Sprintf("job%04d", i))
-			ids := []string{"10.0.0.1@-@1", "10.0.0.2@-@2"}
-			for _, n := range []struct{ path, v string }{
-				{j.Config(), string(data)}, {j.Server("10.0.0.1"), "ENABLED"}, {j.Server("10.0.0.2"), "ENABLED"},
-				{j.ShardingInstance(0), ids[0]}, {j.ShardingInstance(1), ids[1]}, {j.ShardingInstance(2), ids[0]},
-			} {
-				if _, err := reg.Persist(ctx, c, n.path, []byte(n.v)); err != nil {
-					return err
-				}
-			}
-			for _, id := range ids {
-				if _, err := c.Create(ctx, j.Instance(id), []byte("jobInstanceId: "+id+"\n"), reg.Ephemeral, reg.WithParents()); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
-		b.Fatal(err)
-	}
-}
-
 // BenchmarkJobs measures `ejob jobs` (lifecycle.Jobs, the console's
 // getAllJobsBriefInfo) on a namespace of 1,000 jobs: the shipped call
 // (jobs read Parallelism at a time, requests pipelined on one
@@ -67,7 +26,7 @@ func fillNamespace(b *testing.B, c reg.Client) {
 // command's registry part (connect, Jobs, close).
 func BenchmarkJobs(b *testing.B) {
 	run := func(b *testing.B, c reg.Client, connect func() reg.Client) {
-		fillNamespace(b, c)
+		lifecycletest.FillJobs(b, c, benchJobs)
 		ctx := context.Background()
 		b.Run("parallel", func(b *testing.B) {
 			for b.Loop() {

@@ -2,7 +2,6 @@ package httpapi_test
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"net/http"
 	"runtime"
@@ -11,10 +10,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"golang.org/x/sync/errgroup"
 
-	"github.com/ejob-io/ejob/core/config"
-	"github.com/ejob-io/ejob/core/node"
+	"github.com/ejob-io/ejob/core/lifecycle/lifecycletest"
 	"github.com/ejob-io/ejob/core/reg"
 	"github.com/ejob-io/ejob/core/reg/zktest"
 	"github.com/ejob-io/ejob/core/reg/zookeeper"
@@ -23,39 +20,6 @@ import (
 )
 
 const benchJobs = 1000
-
-// fill writes benchJobs jobs as running hosts leave them (as
-// core/lifecycle's BenchmarkJobs): config, 2 servers, 2 instances, 3 items.
-func fill(b *testing.B, c reg.Client) {
-	b.Helper()
-	cfg := config.New("x", 3)
-	cfg.Cron = "0 0/5 * * * ?"
-	data, err := config.Marshal(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	g, ctx := errgroup.WithContext(context.Background())
-	g.SetLimit(32)
-	for i := range benchJobs {
-		g.Go(func() error {
-			j := node.New(fmt.Sprintf("job%04d", i))
-			ids := []string{"10.0.0.1@-@1", "10.0.0.2@-@2"}
-			for _, n := range []struct{ path, v string }{
-				{j.Config(), string(data)}, {j.Server("10.0.0.1"), "ENABLED"}, {j.Server("10.0.0.2"), "ENABLED"},
-				{j.ShardingInstance(0), ids[0]}, {j.ShardingInstance(1), ids[1]}, {j.ShardingInstance(2), ids[0]},
-				{j.Instance(ids[0]), "jobInstanceId: " + ids[0]}, {j.Instance(ids[1]), "jobInstanceId: " + ids[1]},
-			} {
-				if _, err := reg.Persist(ctx, c, n.path, []byte(n.v)); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
-		b.Fatal(err)
-	}
-}
 
 // BenchmarkGetAllJobsBriefInfo measures GET /api/jobs/getAllJobsBriefInfo
 // over HTTP on a ZooKeeper namespace of 1,000 jobs: reads from the
@@ -75,7 +39,7 @@ func BenchmarkGetAllJobsBriefInfo(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer c.Close()
-	fill(b, c)
+	lifecycletest.FillJobs(b, c, benchJobs)
 	users := []httpapi.User{{Name: "admin", PasswordHash: hashB(b), Role: httpapi.RoleAdmin}}
 	run := func(b *testing.B, reader httpapi.CacheReader, useCache bool) {
 		opts := httpapi.Options{Listen: "127.0.0.1:0", Client: c, Users: users, Logger: hclog.NewNullLogger()}
