@@ -174,6 +174,7 @@ type Watcher interface {
 // names (see recipe.Latch) or a check in a Multi.
 type Client interface {
 	Reader
+	MultiReader
 	Writer
 	Watcher
 	// Session returns the current session. Its Done channel closes when it

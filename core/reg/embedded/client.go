@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -206,11 +205,7 @@ func (c *Client) children(ctx context.Context, op, path string, w bool) ([]strin
 	if n == nil {
 		return nil, reg.Stat{}, nil, opErr(op, path, reg.ErrNoNode)
 	}
-	names := make([]string, 0, len(n.children))
-	for name := range n.children {
-		names = append(names, name)
-	}
-	sort.Strings(names)
+	names := n.childNames()
 	var ch <-chan reg.WatchEvent
 	if w {
 		ch = c.srv.addWatch(c.sess, watchKey{full, watchChild})
@@ -483,4 +478,33 @@ func (c *Client) Close() error {
 	c.srv.mu.Unlock()
 	c.hub.Close()
 	return nil
+}
+
+// MultiRead implements reg.MultiReader: every op under one lock, so the
+// results are one consistent view (ZooKeeper promises less).
+func (c *Client) MultiRead(ctx context.Context, ops ...reg.ReadOp) ([]reg.ReadResult, error) {
+	for _, op := range ops {
+		if err := reg.ValidateReadOp(op); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.begin(ctx, "multiread", "/", false); err != nil {
+		return nil, err
+	}
+	defer c.srv.mu.Unlock()
+	out := make([]reg.ReadResult, len(ops))
+	for i, op := range ops {
+		n := c.srv.lookup(c.abs(op.Path))
+		if n == nil {
+			out[i].Err = opErr(op.Kind.String(), op.Path, reg.ErrNoNode)
+			continue
+		}
+		switch op.Kind {
+		case reg.ReadGet:
+			out[i].Data, out[i].Stat = slices.Clone(n.data), n.statCopy()
+		case reg.ReadChildren:
+			out[i].Children = n.childNames()
+		}
+	}
+	return out, nil
 }

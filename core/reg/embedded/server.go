@@ -70,6 +70,16 @@ type node struct {
 	creates int32
 }
 
+// childNames returns the children's names, sorted.
+func (n *node) childNames() []string {
+	names := make([]string, 0, len(n.children))
+	for name := range n.children {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
+
 // statCopy is the stat a client sees. Like ZooKeeper it hides the owner
 // marker of container nodes (EphemeralOwner 0).
 func (n *node) statCopy() reg.Stat {

@@ -3,12 +3,12 @@
 // trigger, one resharding or one startup costs.
 //
 // Every Reader, Writer and Watcher call counts as one request whether it
-// succeeds or fails, and a Multi counts as one request however many ops it
-// carries. Session, WatchConnection, Namespace and Close are not requests.
+// succeeds or fails, and a Multi or a MultiRead counts as one request
+// however many ops it carries. Session, WatchConnection, Namespace and Close are not requests.
 // The counts are taken at the reg.Client interface: a call the
 // implementation turns into several wire requests (a Create that first
-// creates missing parents, a retry after a connection loss) still counts
-// once.
+// creates missing parents, a retry after a connection loss, a MultiRead
+// sent as several multiRead requests) still counts once.
 package regcount
 
 import (
@@ -23,7 +23,8 @@ type Kind int
 
 // Request classes.
 const (
-	// Read: Get, Exists, Children.
+	// Read: Get, Exists, Children, and MultiRead (one request however
+	// many ops it carries, like Multi).
 	Read Kind = iota + 1
 	// Write: Create, Set, Delete.
 	Write
@@ -51,8 +52,8 @@ func (k Kind) String() string {
 type Call struct {
 	Kind   Kind
 	Method string // "Get", "Create", "Multi", ...
-	Path   string // namespace-relative; a Multi's first op path ("" if none)
-	Ops    int    // number of ops of a Multi, else 1
+	Path   string // namespace-relative; a Multi's or MultiRead's first op path ("" if none)
+	Ops    int    // number of ops of a Multi or MultiRead, else 1
 }
 
 // Counts are request totals by class.
@@ -141,6 +142,16 @@ func (c *Client) Exists(ctx context.Context, path string) (reg.Stat, bool, error
 func (c *Client) Children(ctx context.Context, path string) ([]string, error) {
 	c.count(Read, "Children", path, 1)
 	return c.inner.Children(ctx, path)
+}
+
+// MultiRead implements reg.MultiReader: one read request.
+func (c *Client) MultiRead(ctx context.Context, ops ...reg.ReadOp) ([]reg.ReadResult, error) {
+	path := ""
+	if len(ops) > 0 {
+		path = ops[0].Path
+	}
+	c.count(Read, "MultiRead", path, len(ops))
+	return c.inner.MultiRead(ctx, ops...)
 }
 
 // Create implements reg.Writer.

@@ -40,6 +40,10 @@ func TestCountsEachCallOnceByClass(t *testing.T) {
 	c.Get(ctx, "/a/b")
 	c.Exists(ctx, "/a")
 	c.Children(ctx, "/a")
+	// One read of two ops, one of them failing.
+	if res, err := c.MultiRead(ctx, reg.GetOp("/a/b"), reg.ChildrenOp("/missing")); err != nil || string(res[0].Data) != "y" || res[1].Err == nil {
+		t.Fatalf("MultiRead = %+v, %v", res, err)
+	}
 	// Watches.
 	c.GetW(ctx, "/a/b")
 	c.ExistsW(ctx, "/a/c")
@@ -53,20 +57,23 @@ func TestCountsEachCallOnceByClass(t *testing.T) {
 	c.Namespace()
 
 	got := c.Counts()
-	want := regcount.Counts{Reads: 3, Writes: 3, Multis: 1, Watches: 3}
+	want := regcount.Counts{Reads: 4, Writes: 3, Multis: 1, Watches: 3}
 	if got != want {
 		t.Fatalf("counts = %+v, want %+v", got, want)
 	}
-	if got.Total() != 10 {
-		t.Fatalf("total = %d, want 10", got.Total())
+	if got.Total() != 11 {
+		t.Fatalf("total = %d, want 11", got.Total())
 	}
-	if d := got.Sub(regcount.Counts{Reads: 1}); d.Reads != 2 || d.Total() != 9 {
+	if d := got.Sub(regcount.Counts{Reads: 1}); d.Reads != 3 || d.Total() != 10 {
 		t.Fatalf("Sub = %+v", d)
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(calls) != 10 {
-		t.Fatalf("observer saw %d calls, want 10", len(calls))
+	if len(calls) != 11 {
+		t.Fatalf("observer saw %d calls, want 11", len(calls))
+	}
+	if mr := calls[6]; mr.Kind != regcount.Read || mr.Ops != 2 || mr.Path != "/a/b" || mr.Method != "MultiRead" {
+		t.Fatalf("multiread call = %+v", mr)
 	}
 	last := calls[len(calls)-1]
 	if last.Kind != regcount.Multi || last.Ops != 3 || last.Path != "/a" || last.Method != "Multi" {

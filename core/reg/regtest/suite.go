@@ -58,6 +58,9 @@ func Run(t *testing.T, h Harness) {
 		"Containers":            s.testContainers,
 		"MultiSuccess":          s.testMultiSuccess,
 		"MultiAtomic":           s.testMultiAtomic,
+		"MultiRead":             s.testMultiRead,
+		"MultiReadLarge":        s.testMultiReadLarge,
+		"MultiReadReconnect":    s.testMultiReadReconnect,
 		"Watches":               s.testWatches,
 		"TreeCacheSnapshot":     s.testTreeSnapshot,
 		"TreeCacheBurst":        s.testTreeBurst,
@@ -627,6 +630,188 @@ func (s *suite) testMultiSuccess(t *testing.T) {
 	}
 	_, err = c.Multi(ctx, reg.CreateOp("/m/box", nil, reg.Container))
 	wantErr(t, err, reg.ErrInvalidArgument)
+}
+
+// testMultiRead: each op of a MultiRead returns what Get or Children
+// returns for it, absent nodes are that op's error, and an invalid op
+// fails the whole call.
+func (s *suite) testMultiRead(t *testing.T) {
+	ctx := ctxFor(t)
+	c := s.client(t, namespace(t))
+	str(t)(c.Create(ctx, "/mr/a/c2", []byte("two"), reg.Persistent, reg.WithParents()))
+	str(t)(c.Create(ctx, "/mr/a/c1", nil, reg.Ephemeral))
+	stat(t)(c.Set(ctx, "/mr/a", []byte("data of a"), reg.AnyVersion))
+	str(t)(c.Create(ctx, "/mr/empty", nil, reg.Persistent))
+	ops := []reg.ReadOp{
+		reg.GetOp("/mr/a"), reg.ChildrenOp("/mr/a"), reg.GetOp("/missing"), reg.ChildrenOp("/mr/missing"),
+		reg.GetOp("/mr/empty"), reg.ChildrenOp("/mr/empty"), reg.GetOp("/"), reg.ChildrenOp("/"), reg.GetOp("/mr/a/c1"),
+	}
+	res, err := c.MultiRead(ctx, ops...)
+	noErr(t, err)
+	if len(res) != len(ops) {
+		t.Fatalf("%d results for %d ops", len(res), len(ops))
+	}
+	for i, op := range ops {
+		r := res[i]
+		switch op.Kind {
+		case reg.ReadGet:
+			data, st, err := c.Get(ctx, op.Path)
+			if !errors.Is(r.Err, reg.ErrNoNode) != (err == nil) || string(r.Data) != string(data) || r.Stat != st || (r.Data == nil) != (data == nil) {
+				t.Errorf("op %d get %s = %q %+v %v; Get = %q %+v %v", i, op.Path, r.Data, r.Stat, r.Err, data, st, err)
+			}
+		case reg.ReadChildren:
+			kids, err := c.Children(ctx, op.Path)
+			if !errors.Is(r.Err, reg.ErrNoNode) != (err == nil) || !slices.Equal(sorted(r.Children), sorted(kids)) {
+				t.Errorf("op %d children %s = %v %v; Children = %v %v", i, op.Path, r.Children, r.Err, kids, err)
+			}
+		}
+	}
+	if string(res[0].Data) != "data of a" || res[0].Stat.Version != 1 || res[0].Stat.NumChildren != 2 {
+		t.Errorf("get /mr/a = %q %+v", res[0].Data, res[0].Stat)
+	}
+	if !slices.Equal(sorted(res[1].Children), []string{"c1", "c2"}) {
+		t.Errorf("children /mr/a = %v", res[1].Children)
+	}
+	var oe *reg.OpError
+	if !errors.As(res[2].Err, &oe) || oe.Path != "/missing" || !errors.Is(res[3].Err, reg.ErrNoNode) {
+		t.Errorf("absent nodes: %v, %v", res[2].Err, res[3].Err)
+	}
+	if res[4].Data == nil || len(res[4].Data) != 0 || res[5].Children == nil && res[5].Err != nil {
+		t.Errorf("empty node: %q (nil %v), children %v %v", res[4].Data, res[4].Data == nil, res[5].Children, res[5].Err)
+	}
+	if res[8].Stat.EphemeralOwner == 0 {
+		t.Errorf("ephemeral node's stat has no owner: %+v", res[8].Stat)
+	}
+	// Nothing to read is no request and no error.
+	if res, err := c.MultiRead(ctx); err != nil || len(res) != 0 {
+		t.Fatalf("empty MultiRead = %v, %v", res, err)
+	}
+	// An invalid op fails the call.
+	_, err = c.MultiRead(ctx, reg.GetOp("/mr/a"), reg.GetOp("no-slash"))
+	wantErr(t, err, reg.ErrInvalidArgument)
+	_, err = c.MultiRead(ctx, reg.ReadOp{Kind: 99, Path: "/mr/a"})
+	wantErr(t, err, reg.ErrInvalidArgument)
+	// reg.ReadMany on a plain Reader (no MultiRead) gives the same.
+	plain, err := reg.ReadMany(ctx, struct{ reg.Reader }{c}, ops...)
+	noErr(t, err)
+	for i := range ops {
+		if string(plain[i].Data) != string(res[i].Data) || plain[i].Stat != res[i].Stat || !slices.Equal(sorted(plain[i].Children), sorted(res[i].Children)) || (plain[i].Err == nil) != (res[i].Err == nil) {
+			t.Errorf("op %d: ReadMany on a plain Reader %+v, MultiRead %+v", i, plain[i], res[i])
+		}
+	}
+	noErr(t, c.Close())
+	_, err = c.MultiRead(ctx, reg.GetOp("/mr/a"))
+	wantErr(t, err, reg.ErrClosed)
+}
+
+// testMultiReadLarge: more ops than one request carries, mixed with plain
+// reads from other goroutines on the same client, come back in order.
+func (s *suite) testMultiReadLarge(t *testing.T) {
+	ctx := ctxFor(t)
+	c := s.client(t, namespace(t))
+	const n = 700
+	var ops []reg.ReadOp
+	var wg sync.WaitGroup
+	var failed atomic.Bool
+	sem := make(chan struct{}, 32)
+	for i := range n {
+		p := fmt.Sprintf("/big/n%03d", i)
+		ops = append(ops, reg.GetOp(p), reg.ChildrenOp(p))
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if _, err := c.Create(ctx, p+"/k"+fmt.Sprint(i%3), nil, reg.Persistent, reg.WithParents()); err != nil {
+				failed.Store(true)
+			}
+			if _, err := c.Set(ctx, p, []byte(p), reg.AnyVersion); err != nil {
+				failed.Store(true)
+			}
+		}()
+	}
+	wg.Wait()
+	if failed.Load() {
+		t.Fatal("filling the tree failed")
+	}
+	stop := make(chan struct{})
+	var plainErr atomic.Value
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := g; ; i = (i + 7) % n {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				p := fmt.Sprintf("/big/n%03d", i)
+				if v, _, err := c.Get(ctx, p); err != nil || string(v) != p {
+					plainErr.Store(fmt.Sprintf("Get %s = %q, %v", p, v, err))
+				}
+			}
+		}()
+	}
+	for range 3 {
+		res, err := c.MultiRead(ctx, ops...)
+		noErr(t, err)
+		if len(res) != len(ops) {
+			t.Fatalf("%d results for %d ops", len(res), len(ops))
+		}
+		for i := range n {
+			p := fmt.Sprintf("/big/n%03d", i)
+			g, k := res[2*i], res[2*i+1]
+			if g.Err != nil || string(g.Data) != p || g.Stat.NumChildren != 1 || k.Err != nil || !slices.Equal(k.Children, []string{"k" + fmt.Sprint(i%3)}) {
+				t.Fatalf("ops %d, %d (%s): %q %+v %v / %v %v", 2*i, 2*i+1, p, g.Data, g.Stat, g.Err, k.Children, k.Err)
+			}
+		}
+	}
+	close(stop)
+	wg.Wait()
+	if v := plainErr.Load(); v != nil {
+		t.Fatal(v)
+	}
+}
+
+// testMultiReadReconnect: a MultiRead after a dropped connection (same
+// session) is served on the new one.
+func (s *suite) testMultiReadReconnect(t *testing.T) {
+	if s.h.Disconnect == nil {
+		t.Skip("harness cannot drop connections")
+	}
+	ctx := ctxFor(t)
+	c := s.client(t, namespace(t))
+	str(t)(c.Create(ctx, "/r", []byte("v"), reg.Persistent))
+	conn := c.WatchConnection(ctx)
+	s.nextConn(t, conn, reg.StateConnected)
+	s.h.Disconnect(t, c)
+	s.nextConn(t, conn, reg.StateSuspended)
+	done := make(chan error, 1)
+	var res []reg.ReadResult
+	go func() {
+		var err error
+		res, err = c.MultiRead(ctx, reg.GetOp("/r"), reg.ChildrenOp("/r"))
+		done <- err
+	}()
+	if s.h.Reconnect != nil {
+		s.h.Reconnect(t, c)
+	}
+	s.nextConn(t, conn, reg.StateReconnected)
+	select {
+	case err := <-done:
+		noErr(t, err)
+	case <-time.After(s.h.Wait):
+		t.Fatal("MultiRead issued while disconnected never returned")
+	}
+	if string(res[0].Data) != "v" || res[1].Err != nil || len(res[1].Children) != 0 {
+		t.Fatalf("after reconnect: %+v", res)
+	}
+	res, err := c.MultiRead(ctx, reg.GetOp("/r"))
+	noErr(t, err)
+	if string(res[0].Data) != "v" {
+		t.Fatalf("second read after reconnect: %+v", res)
+	}
 }
 
 func (s *suite) testMultiAtomic(t *testing.T) {

@@ -45,6 +45,10 @@ type Client struct {
 
 	cur atomic.Pointer[reg.Session] // the current session, for heard (lock-free)
 
+	wire        atomic.Pointer[sniffConn] // the newest connection, for multiRead
+	xid         atomic.Int64              // counts ejob's own requests (multiRead)
+	noMultiRead atomic.Bool               // the server answered multiRead with UNIMPLEMENTED
+
 	mu        sync.Mutex
 	sess      *reg.Session  // nil until the first session
 	connected bool          // the current session is reachable
@@ -191,11 +195,14 @@ func (c *Client) zkDialer(network, address string, timeout time.Duration) (net.C
 	c.mu.Lock()
 	c.conns[raw] = struct{}{}
 	c.mu.Unlock()
-	sc := &sniffConn{Conn: raw, addr: address, report: c.setCreds, closeHook: c.forget, heard: c.heard}
+	sc := newSniffConn(raw, address)
+	sc.report, sc.closeHook, sc.heard = c.setCreds, c.forget, c.heard
+	sc.needAuthFrame = c.cfg.Digest != ""
 	if c.sasl != nil {
 		sc.auth = func(conn net.Conn) error { return c.authenticate(conn, address) }
 		sc.authTimeout = ms(c.cfg.ConnectionTimeoutMilliseconds)
 	}
+	c.wire.Store(sc)
 	return sc, nil
 }
 

@@ -1,6 +1,7 @@
 package zookeeper
 
 import (
+	"bufio"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -21,56 +22,118 @@ type sessionCreds struct {
 	timeoutMs int32
 }
 
-// sniffConn passes a connection through while parsing the first frame the
-// server sends (the connect response) into sessionCreds. With auth set, it
-// reads the whole connect response itself and, when it opened or renewed
-// a session, runs auth (the SASL exchange) on the connection before
-// handing the response to go-zookeeper: go-zookeeper sends nothing while
-// it waits for that response, and never sees the exchange.
+// sniffConn is go-zookeeper's connection, with ejob's own traffic mixed
+// in. It parses the first frame the server sends (the connect response)
+// into sessionCreds. With auth set, it reads the whole connect response
+// itself and, when it opened or renewed a session, runs auth (the SASL
+// exchange) on the connection before handing the response to
+// go-zookeeper: go-zookeeper sends nothing while it waits for that
+// response, and never sees the exchange. After the connect response it
+// reads whole frames and passes go-zookeeper only its own: replies whose
+// xid is in ejob's range (multiRead, see multiread.go) go to their waiters
+// instead, so requests go-zookeeper has no API for share the session.
 type sniffConn struct {
 	net.Conn
 	addr      string
 	report    func(sessionCreds)
 	closeHook func(net.Conn)
-	// heard is called with the connection's session id on every read
+	// heard is called with the connection's session id on every frame
 	// after a connect response that established or renewed a session.
 	heard func(id int64)
 	// auth, when set, authenticates the connection; authTimeout bounds it.
 	auth        func(net.Conn) error
 	authTimeout time.Duration
-	mu          sync.Mutex
-	buf         []byte
-	done        bool
-	authed      bool      // auth ran (only go-zookeeper's reader reads)
-	pending     []byte    // the connect response, held back during auth
-	readDL      time.Time // go-zookeeper's read deadline, restored after auth
-	writeDL     time.Time
-	sessID      atomic.Int64 // from a valid connect response; 0 before or when expired
+	// needAuthFrame: ejob's requests wait until go-zookeeper has written
+	// its setAuth (the digest) on this connection, so the server checks
+	// them with the credentials go-zookeeper's requests have.
+	needAuthFrame bool
+
+	mu      sync.Mutex
+	authed  bool      // auth ran (only go-zookeeper's reader reads)
+	framed  bool      // the connect response was read
+	pending []byte    // bytes of the current frame go-zookeeper has not read yet
+	br      *bufio.Reader
+	readDL  time.Time // go-zookeeper's read deadline, restored after auth
+	readFor time.Duration
+	writeDL time.Time
+	sessID  atomic.Int64 // from a valid connect response; 0 before or when expired
+
+	wmu         sync.Mutex // one frame at a time on the wire
+	writes      int        // go-zookeeper's writes so far (guarded by wmu)
+	authWritten bool       // guarded by wmu
+	sessionUp   bool       // guarded by mu
+	saslDone    bool       // guarded by mu
+
+	ready     chan struct{} // closed when ejob's requests may be sent
+	readyOnce sync.Once
+	done      chan struct{} // closed when the connection fails or closes
+	doneOnce  sync.Once
+	waitMu    sync.Mutex
+	waiters   map[int32]chan []byte // ejob's requests in flight, by xid
 }
+
+func newSniffConn(conn net.Conn, addr string) *sniffConn {
+	return &sniffConn{Conn: conn, addr: addr, ready: make(chan struct{}), done: make(chan struct{}), waiters: map[int32]chan []byte{}}
+}
+
+// maxFrame bounds one frame from the server (the default jute.maxbuffer
+// limits a node to 1 MiB; a multiRead reply carries a few hundred).
+const maxFrame = 256 << 20
 
 func (s *sniffConn) Read(p []byte) (int, error) {
 	if s.auth != nil && !s.authed {
 		s.authed = true
 		if err := s.authenticate(); err != nil {
+			s.shut()
 			return 0, err
 		}
 	}
-	if len(s.pending) > 0 {
-		n := copy(p, s.pending)
-		s.pending = s.pending[n:]
-		return n, nil
-	}
-	n, err := s.Conn.Read(p)
-	if n > 0 {
-		if id := s.sessID.Load(); id != 0 {
-			if s.heard != nil {
-				s.heard(id)
-			}
-		} else {
-			s.sniff(p[:n])
+	for len(s.pending) == 0 {
+		if s.br == nil {
+			s.br = bufio.NewReaderSize(s.Conn, 64<<10)
 		}
+		f, err := readFrameMax(s.br, maxFrame)
+		if err != nil {
+			s.shut()
+			return 0, err
+		}
+		if !s.framed {
+			s.framed = true
+			s.connectResponse(f)
+			s.pending = withLength(f)
+			break
+		}
+		if id := s.sessID.Load(); id != 0 && s.heard != nil {
+			s.heard(id)
+		}
+		if len(f) >= 4 && isOwnXid(int32(binary.BigEndian.Uint32(f))) {
+			s.deliver(int32(binary.BigEndian.Uint32(f)), f)
+			s.extendReadDeadline()
+			continue
+		}
+		s.pending = withLength(f)
 	}
-	return n, err
+	n := copy(p, s.pending)
+	s.pending = s.pending[n:]
+	return n, nil
+}
+
+func withLength(f []byte) []byte {
+	b := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(f)), uint32(len(f)))
+	return append(b, f...)
+}
+
+// extendReadDeadline moves go-zookeeper's read deadline as its next frame
+// would (a reply of ejob's is server contact too), so a stream of ejob's
+// replies never times out go-zookeeper's read.
+func (s *sniffConn) extendReadDeadline() {
+	s.mu.Lock()
+	d := s.readFor
+	zero := s.readDL.IsZero()
+	s.mu.Unlock()
+	if !zero && d > 0 {
+		_ = s.Conn.SetReadDeadline(time.Now().Add(d))
+	}
 }
 
 // authenticate reads the connect response, runs auth if it holds a
@@ -80,9 +143,8 @@ func (s *sniffConn) authenticate() error {
 	if err != nil {
 		return err
 	}
-	frame := binary.BigEndian.AppendUint32(nil, uint32(len(f)))
-	frame = append(frame, f...)
-	s.sniff(frame)
+	s.framed = true
+	s.connectResponse(f)
 	if s.sessID.Load() != 0 {
 		_ = s.Conn.SetDeadline(time.Now().Add(s.authTimeout))
 		err := s.auth(s.Conn)
@@ -95,7 +157,11 @@ func (s *sniffConn) authenticate() error {
 			return err
 		}
 	}
-	s.pending = frame
+	s.mu.Lock()
+	s.saslDone = true
+	s.mu.Unlock()
+	s.maybeReady()
+	s.pending = withLength(f)
 	return nil
 }
 
@@ -104,6 +170,7 @@ func (s *sniffConn) authenticate() error {
 func (s *sniffConn) SetDeadline(t time.Time) error {
 	s.mu.Lock()
 	s.readDL, s.writeDL = t, t
+	s.readFor = time.Until(t)
 	s.mu.Unlock()
 	return s.Conn.SetDeadline(t)
 }
@@ -111,6 +178,9 @@ func (s *sniffConn) SetDeadline(t time.Time) error {
 func (s *sniffConn) SetReadDeadline(t time.Time) error {
 	s.mu.Lock()
 	s.readDL = t
+	if !t.IsZero() {
+		s.readFor = time.Until(t)
+	}
 	s.mu.Unlock()
 	return s.Conn.SetReadDeadline(t)
 }
@@ -122,37 +192,51 @@ func (s *sniffConn) SetWriteDeadline(t time.Time) error {
 	return s.Conn.SetWriteDeadline(t)
 }
 
+// Write passes go-zookeeper's frames (one per Write: go-zookeeper encodes
+// each request, length included, into one buffer) and notes its setAuth.
+func (s *sniffConn) Write(p []byte) (int, error) {
+	s.wmu.Lock()
+	s.writes++
+	// The first write is the connect request, which has no request header.
+	if s.writes > 1 && len(p) >= 12 && int32(binary.BigEndian.Uint32(p[8:])) == opSetAuth {
+		s.authWritten = true
+	}
+	n, err := s.Conn.Write(p)
+	s.wmu.Unlock()
+	if err != nil {
+		s.shut()
+	}
+	s.maybeReady()
+	return n, err
+}
+
 func (s *sniffConn) Close() error {
+	s.shut()
 	s.closeHook(s.Conn)
 	return s.Conn.Close()
 }
 
-func (s *sniffConn) sniff(b []byte) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.done {
+// connectResponse parses the connect response frame.
+func (s *sniffConn) connectResponse(f []byte) {
+	cr, ok := parseConnectResponse(f)
+	if !ok {
 		return
 	}
-	s.buf = append(s.buf, b...)
-	if len(s.buf) < 4 {
-		return
-	}
-	size := int(binary.BigEndian.Uint32(s.buf))
-	if len(s.buf) < 4+size {
-		return
-	}
-	s.done = true
-	if cr, ok := parseConnectResponse(s.buf[4 : 4+size]); ok {
-		cr.addr = s.addr
-		s.report(cr)
-		if cr.id != 0 && cr.timeoutMs > 0 {
-			s.sessID.Store(cr.id)
-			if s.heard != nil {
-				s.heard(cr.id)
-			}
+	cr.addr = s.addr
+	s.report(cr)
+	if cr.id != 0 && cr.timeoutMs > 0 {
+		s.sessID.Store(cr.id)
+		if s.heard != nil {
+			s.heard(cr.id)
 		}
+		s.mu.Lock()
+		s.sessionUp = true
+		if s.auth == nil {
+			s.saslDone = true
+		}
+		s.mu.Unlock()
+		s.maybeReady()
 	}
-	s.buf = nil
 }
 
 // parseConnectResponse decodes jute ConnectResponse: int protocolVersion,
@@ -243,13 +327,15 @@ func writeFrame(w io.Writer, body []byte) error {
 	return err
 }
 
-func readFrame(r io.Reader) ([]byte, error) {
+func readFrame(r io.Reader) ([]byte, error) { return readFrameMax(r, 1<<20) }
+
+func readFrameMax(r io.Reader, limit uint32) ([]byte, error) {
 	var hdr [4]byte
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
 		return nil, err
 	}
 	n := binary.BigEndian.Uint32(hdr[:])
-	if n > 1<<20 {
+	if n > limit {
 		return nil, fmt.Errorf("frame of %d bytes", n)
 	}
 	b := make([]byte, n)

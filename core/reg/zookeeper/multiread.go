@@ -1,0 +1,352 @@
+package zookeeper
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/ejob-io/ejob/core/reg"
+)
+
+// ZooKeeper 3.6's multiRead (zookeeper.jute): RequestHeader{xid,
+// type=multiRead} and a MultiOperationRecord of getData / getChildren ops,
+// each MultiHeader{type, done=false, err=-1} and its request record, ended
+// by MultiHeader{-1, true, -1}. The reply is ReplyHeader{xid, zxid, err}
+// and a MultiResponse: per op a MultiHeader{type, false, err} and
+// GetDataResponse{data, stat}, GetChildrenResponse{children} or, for a
+// failed op, type error and ErrorResponse{err}; then MultiHeader{-1, true,
+// -1}. go-zookeeper v1.0.4 has no API for it, so ejob writes it on
+// go-zookeeper's connection itself (sniffConn) with xids of its own.
+const (
+	opGetData     = 4
+	opGetChildren = 8
+	opMultiRead   = 22
+	opSetAuth     = 100
+	opError       = -1
+
+	codeUnimplemented = -6
+	codeNoNode        = -101
+	codeNoAuth        = -102
+
+	// ejob's xids: negative, so none of go-zookeeper's (1 and up), and
+	// far below the ones ZooKeeper reserves (-1 watch events, -2 pings,
+	// -4 auth, -8 set watches) and the SASL exchange's -16.
+	ownXidTop = -1 << 20
+	ownXids   = 1 << 30
+
+	// multiReadOps is how many ops one multiRead request carries, and
+	// multiReadInFlight how many requests one MultiRead has in flight. A
+	// request costs the server about a plain read plus ~2 µs per op
+	// (measured on ZooKeeper 3.8: 8,000 gets as 1 request each took 0.6-1 s,
+	// in requests of 64 45 ms, of 256 22 ms).
+	multiReadOps      = 256
+	multiReadInFlight = 4
+)
+
+// errUnimplemented: the server does not know multiRead (before 3.6).
+var errUnimplemented = errors.New("zookeeper: the server does not implement multiRead (ZooKeeper 3.6+)")
+
+func isOwnXid(xid int32) bool { return xid <= ownXidTop && xid > ownXidTop-ownXids }
+
+// maybeReady opens the connection to ejob's requests once it carries an
+// authenticated session.
+func (s *sniffConn) maybeReady() {
+	select {
+	case <-s.ready:
+		return
+	default:
+	}
+	s.mu.Lock()
+	ok := s.sessionUp && s.saslDone
+	s.mu.Unlock()
+	if !ok {
+		return
+	}
+	if s.needAuthFrame {
+		s.wmu.Lock()
+		ok = s.authWritten
+		s.wmu.Unlock()
+		if !ok {
+			return
+		}
+	}
+	s.readyOnce.Do(func() { close(s.ready) })
+}
+
+// shut fails every request in flight: the connection is gone.
+func (s *sniffConn) shut() {
+	s.doneOnce.Do(func() { close(s.done) })
+}
+
+// deliver hands a reply to its waiter (none: the caller gave up).
+func (s *sniffConn) deliver(xid int32, frame []byte) {
+	s.waitMu.Lock()
+	ch, ok := s.waiters[xid]
+	delete(s.waiters, xid)
+	s.waitMu.Unlock()
+	if ok {
+		ch <- frame
+	}
+}
+
+// roundTrip sends one request of ejob's (body after the xid) and returns
+// the reply frame. It waits at most wait for the connection to be ready.
+// A connection that fails or closes first is zk.ErrConnectionClosed.
+func (s *sniffConn) roundTrip(xid int32, body []byte, wait time.Duration, closing <-chan struct{}) ([]byte, error) {
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-s.ready:
+	case <-s.done:
+		return nil, zk.ErrConnectionClosed
+	case <-closing:
+		return nil, zk.ErrClosing
+	case <-t.C:
+		return nil, fmt.Errorf("connection not ready within %v: %w", wait, zk.ErrConnectionClosed)
+	}
+	ch := make(chan []byte, 1)
+	s.waitMu.Lock()
+	s.waiters[xid] = ch
+	s.waitMu.Unlock()
+	defer func() {
+		s.waitMu.Lock()
+		delete(s.waiters, xid)
+		s.waitMu.Unlock()
+	}()
+	frame := binary.BigEndian.AppendUint32(make([]byte, 0, 8+len(body)), uint32(4+len(body)))
+	frame = binary.BigEndian.AppendUint32(frame, uint32(xid))
+	frame = append(frame, body...)
+	// No write deadline of its own: it would race go-zookeeper's. A write
+	// that blocks (the server stopped reading) ends when go-zookeeper's
+	// read deadline closes the connection.
+	s.wmu.Lock()
+	_, err := s.Conn.Write(frame)
+	s.wmu.Unlock()
+	if err != nil {
+		s.shut()
+		_ = s.Conn.Close()
+		return nil, fmt.Errorf("%w: %w", zk.ErrConnectionClosed, err)
+	}
+	select {
+	case f := <-ch:
+		return f, nil
+	case <-s.done:
+		return nil, zk.ErrConnectionClosed
+	case <-closing:
+		return nil, zk.ErrClosing
+	}
+}
+
+// MultiRead implements reg.MultiReader with ZooKeeper's multiRead, or with
+// pipelined plain reads against a server older than 3.6.
+func (c *Client) MultiRead(ctx context.Context, ops ...reg.ReadOp) ([]reg.ReadResult, error) {
+	for _, op := range ops {
+		if err := reg.ValidateReadOp(op); err != nil {
+			return nil, err
+		}
+	}
+	if c.noMultiRead.Load() {
+		return reg.ReadEach(ctx, c, ops...)
+	}
+	out := make([]reg.ReadResult, len(ops))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(multiReadInFlight)
+	for lo := 0; lo < len(ops); lo += multiReadOps {
+		hi := min(lo+multiReadOps, len(ops))
+		g.Go(func() error {
+			res, err := call(gctx, c, "multiread", ops[lo].Path, true, func() ([]reg.ReadResult, error) {
+				return c.multiRead(ops[lo:hi])
+			})
+			if err != nil {
+				return err
+			}
+			copy(out[lo:hi], res)
+			return nil
+		})
+	}
+	err := g.Wait()
+	if errors.Is(err, errUnimplemented) {
+		if c.noMultiRead.CompareAndSwap(false, true) {
+			c.log.Info("the ZooKeeper server has no multiRead (3.6+): reading nodes one by one", "error", err)
+		}
+		return reg.ReadEach(ctx, c, ops...)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// multiRead sends ops as one multiRead request on the current connection.
+func (c *Client) multiRead(ops []reg.ReadOp) ([]reg.ReadResult, error) {
+	sc := c.wire.Load()
+	if sc == nil {
+		return nil, zk.ErrConnectionClosed
+	}
+	body := binary.BigEndian.AppendUint32(nil, uint32(opMultiRead))
+	for _, op := range ops {
+		t := int32(opGetData)
+		if op.Kind == reg.ReadChildren {
+			t = opGetChildren
+		}
+		body = appendMultiHeader(body, t, false, -1)
+		full := c.abs(op.Path)
+		body = binary.BigEndian.AppendUint32(body, uint32(len(full)))
+		body = append(body, full...)
+		body = append(body, 0) // watch: false
+	}
+	body = appendMultiHeader(body, -1, true, -1)
+	xid := int32(ownXidTop - c.xid.Add(1)%ownXids)
+	f, err := sc.roundTrip(xid, body, ms(c.cfg.ConnectionTimeoutMilliseconds), c.closing)
+	if err != nil {
+		return nil, err
+	}
+	return decodeMultiRead(f, ops)
+}
+
+func appendMultiHeader(b []byte, typ int32, done bool, code int32) []byte {
+	b = binary.BigEndian.AppendUint32(b, uint32(typ))
+	if done {
+		b = append(b, 1)
+	} else {
+		b = append(b, 0)
+	}
+	return binary.BigEndian.AppendUint32(b, uint32(code))
+}
+
+// codeErr is the go-zookeeper error for a ZooKeeper error code (mapErr
+// turns it into a reg sentinel).
+func codeErr(code int32) error {
+	switch code {
+	case codeNoNode:
+		return zk.ErrNoNode
+	case codeNoAuth:
+		return zk.ErrNoAuth
+	case codeUnimplemented:
+		return errUnimplemented
+	case -4: // connectionLoss
+		return zk.ErrConnectionClosed
+	case -112: // sessionExpired
+		return zk.ErrSessionExpired
+	case -118: // sessionMoved
+		return zk.ErrSessionMoved
+	}
+	return fmt.Errorf("zookeeper error code %d", code)
+}
+
+// jute reads a reply's fields; the first malformed read sets err.
+type jute struct {
+	b   []byte
+	err error
+}
+
+func (j *jute) need(n int) bool {
+	if j.err == nil && len(j.b) < n {
+		j.err = fmt.Errorf("%d bytes left, need %d", len(j.b), n)
+	}
+	return j.err == nil
+}
+
+func (j *jute) int32() int32 {
+	if !j.need(4) {
+		return 0
+	}
+	v := int32(binary.BigEndian.Uint32(j.b))
+	j.b = j.b[4:]
+	return v
+}
+
+func (j *jute) int64() int64 {
+	if !j.need(8) {
+		return 0
+	}
+	v := int64(binary.BigEndian.Uint64(j.b))
+	j.b = j.b[8:]
+	return v
+}
+
+func (j *jute) bool() bool {
+	if !j.need(1) {
+		return false
+	}
+	v := j.b[0] != 0
+	j.b = j.b[1:]
+	return v
+}
+
+// buffer is a jute buffer: nil for length -1 (ZooKeeper's null), else a
+// copy (empty, not nil, for length 0), as go-zookeeper decodes it.
+func (j *jute) buffer() []byte {
+	n := j.int32()
+	if n < 0 || !j.need(int(n)) {
+		return nil
+	}
+	v := append(make([]byte, 0, n), j.b[:n]...)
+	j.b = j.b[n:]
+	return v
+}
+
+func (j *jute) stat() reg.Stat {
+	var s reg.Stat
+	s.Czxid, s.Mzxid, s.Ctime, s.Mtime = j.int64(), j.int64(), j.int64(), j.int64()
+	s.Version, s.Cversion, s.Aversion = j.int32(), j.int32(), j.int32()
+	s.EphemeralOwner = j.int64()
+	s.DataLength, s.NumChildren = j.int32(), j.int32()
+	s.Pzxid = j.int64()
+	return s
+}
+
+// decodeMultiRead decodes a multiRead reply frame (xid first) for ops.
+func decodeMultiRead(f []byte, ops []reg.ReadOp) ([]reg.ReadResult, error) {
+	j := &jute{b: f}
+	j.int32() // xid
+	j.int64() // zxid
+	if code := j.int32(); j.err == nil && code != 0 {
+		return nil, codeErr(code)
+	}
+	out := make([]reg.ReadResult, 0, len(ops))
+	for {
+		typ, done, code := j.int32(), j.bool(), j.int32()
+		if j.err != nil || done {
+			break
+		}
+		i := len(out)
+		if i >= len(ops) {
+			j.err = fmt.Errorf("more than %d results", len(ops))
+			break
+		}
+		op := ops[i]
+		var r reg.ReadResult
+		switch {
+		case typ == opError:
+			code = j.int32()
+			r.Err = &reg.OpError{Op: op.Kind.String(), Path: op.Path, Err: mapErr(codeErr(code))}
+		case typ == opGetData && op.Kind == reg.ReadGet:
+			r.Data = j.buffer()
+			r.Stat = j.stat()
+		case typ == opGetChildren && op.Kind == reg.ReadChildren:
+			n := j.int32()
+			if n >= 0 && j.need(int(n)*4) {
+				r.Children = make([]string, n)
+				for k := range r.Children {
+					r.Children[k] = string(j.buffer())
+				}
+			}
+		default:
+			j.err = fmt.Errorf("result %d of type %d (error code %d) for a %s", i, typ, code, op.Kind)
+		}
+		out = append(out, r)
+	}
+	if j.err == nil && len(out) != len(ops) {
+		j.err = fmt.Errorf("%d results for %d ops", len(out), len(ops))
+	}
+	if j.err != nil {
+		return nil, fmt.Errorf("malformed multiRead reply: %w", j.err)
+	}
+	return out, nil
+}
