@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ejob-io/ejob/core/node"
+	"github.com/ejob-io/ejob/core/reg"
 )
 
 // ServersTotalCount is upstream's getServersTotalCount: the number of
@@ -86,29 +87,45 @@ func serverTree(ctx context.Context, c Reader) ([]jobServers, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list jobs: %w", err)
 	}
+	ops := make([]reg.ReadOp, 0, 2*len(names))
+	for _, name := range names {
+		j := node.New(name)
+		ops = append(ops, reg.ChildrenOp(j.Servers()), reg.ChildrenOp(j.Instances()))
+	}
+	res, err := reg.ReadMany(ctx, c, ops...)
+	if err != nil {
+		return nil, fmt.Errorf("read jobs: %w", err)
+	}
 	out := make([]jobServers, len(names))
-	err = eachJob(ctx, names, func(ctx context.Context, i int, name string) error {
+	var vals []reg.ReadOp
+	for i, name := range names {
 		j := node.New(name)
 		js := jobServers{name: name}
-		ips, err := children(ctx, c, j.Servers())
+		ips, err := childList(res[2*i])
 		if err != nil {
-			return fmt.Errorf("job %q: list servers: %w", name, err)
+			return nil, fmt.Errorf("job %q: list servers: %w", name, err)
 		}
 		for _, ip := range ips {
-			v, _, err := get(ctx, c, j.Server(ip))
-			if err != nil {
-				return fmt.Errorf("job %q: read server %s: %w", name, ip, err)
-			}
-			js.servers = append(js.servers, serverNode{ip: ip, value: string(v)})
+			js.servers = append(js.servers, serverNode{ip: ip})
+			vals = append(vals, reg.GetOp(j.Server(ip)))
 		}
-		if js.instances, err = children(ctx, c, j.Instances()); err != nil {
-			return fmt.Errorf("job %q: list instances: %w", name, err)
+		if js.instances, err = childList(res[2*i+1]); err != nil {
+			return nil, fmt.Errorf("job %q: list instances: %w", name, err)
 		}
 		out[i] = js
-		return nil
-	})
-	if err != nil {
-		return nil, err
+	}
+	if res, err = reg.ReadMany(ctx, c, vals...); err != nil {
+		return nil, fmt.Errorf("read jobs: %w", err)
+	}
+	for i := range out {
+		for k := range out[i].servers {
+			s := &out[i].servers[k]
+			v, err := value(res[0])
+			if err != nil {
+				return nil, fmt.Errorf("job %q: read server %s: %w", out[i].name, s.ip, err)
+			}
+			s.value, res = string(v), res[1:]
+		}
 	}
 	return out, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -24,10 +25,12 @@ type Reader interface {
 	Namespace() string
 }
 
-// Parallelism bounds how many jobs the namespace-wide calls (Jobs,
-// JobsOfServer, Servers, ...) read at once. Their requests are pipelined
-// on the registry connection, so a namespace of 1,000 jobs costs a few
-// round trips per job, not a few per job in sequence.
+// Parallelism bounds how many jobs the namespace-wide calls that read job
+// by job (ShardingOf's items, operations over all jobs) handle at once.
+// Their requests are pipelined on the registry connection, so a namespace
+// of 1,000 jobs costs a few round trips per job, not a few per job in
+// sequence. The statistics (Jobs, JobsOfServer, Servers) read in rounds of
+// reg.ReadMany instead: a few multiRead requests for the whole namespace.
 const Parallelism = 32
 
 // JobsTotalCount is upstream's getJobsTotalCount: the number of top-level
@@ -41,24 +44,16 @@ func JobsTotalCount(ctx context.Context, c Reader) (int, error) {
 }
 
 // Jobs is upstream's getAllJobsBriefInfo: the brief of every top-level node
-// with a config node, sorted by job name.
+// with a config node, sorted by job name. It reads in two rounds of
+// reg.ReadMany over all jobs (configs and child lists, then the server and
+// item nodes the statuses need): on ZooKeeper a few multiRead requests
+// instead of 8 reads per job.
 func Jobs(ctx context.Context, c Reader) ([]JobBrief, error) {
 	names, err := children(ctx, c, "/")
 	if err != nil {
 		return nil, fmt.Errorf("list jobs: %w", err)
 	}
-	briefs := make([]*JobBrief, len(names))
-	err = eachJob(ctx, names, func(ctx context.Context, i int, name string) error {
-		b, err := Job(ctx, c, name)
-		if errors.Is(err, ErrJobNotFound) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		briefs[i] = &b
-		return nil
-	})
+	briefs, err := jobBriefs(ctx, c, names)
 	if err != nil {
 		return nil, err
 	}
@@ -71,20 +66,141 @@ func Jobs(ctx context.Context, c Reader) ([]JobBrief, error) {
 // (vacuously true without server nodes); SHARDING_FLAG when no item has
 // an owner, or an owner is not a live instance; else OK.
 func Job(ctx context.Context, c Reader, jobName string) (JobBrief, error) {
-	j := node.New(jobName)
-	cfg, _, err := readConfig(ctx, c, j)
+	briefs, err := jobBriefs(ctx, c, []string{jobName})
 	if err != nil {
 		return JobBrief{}, err
 	}
-	b := JobBrief{JobName: jobName, Description: cfg.Description, Cron: cfg.Cron, ShardingTotalCount: cfg.ShardingTotalCount}
-	if b.Instances, err = children(ctx, c, j.Instances()); err != nil {
-		return JobBrief{}, fmt.Errorf("job %q: list instances: %w", jobName, err)
+	if briefs[0] == nil {
+		return JobBrief{}, fmt.Errorf("%w: %q in namespace %q", ErrJobNotFound, jobName, c.Namespace())
+	}
+	return *briefs[0], nil
+}
+
+// jobReads is what one job's brief is computed from.
+type jobReads struct {
+	servers, items reg.ReadResult   // children of servers and sharding
+	serverVals     []reg.ReadResult // servers/{ip}, in sorted ip order
+	owners         []reg.ReadResult // sharding/{item}/instance, in sorted item order
+}
+
+// jobBriefs reads the briefs of names (nil for a name without a config
+// node) in two rounds of reads.
+func jobBriefs(ctx context.Context, c Reader, names []string) ([]*JobBrief, error) {
+	ops := make([]reg.ReadOp, 0, 4*len(names))
+	for _, name := range names {
+		j := node.New(name)
+		ops = append(ops, reg.GetOp(j.Config()), reg.ChildrenOp(j.Instances()), reg.ChildrenOp(j.Servers()), reg.ChildrenOp(j.Sharding()))
+	}
+	res, err := reg.ReadMany(ctx, c, ops...)
+	if err != nil {
+		return nil, fmt.Errorf("read jobs: %w", err)
+	}
+
+	// Parsing the configs (YAML) costs more than reading them: on every
+	// core.
+	briefs := make([]*JobBrief, len(names))
+	g := errgroup.Group{}
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	const parseChunk = 64
+	for lo := 0; lo < len(names); lo += parseChunk {
+		g.Go(func() error {
+			for i := lo; i < min(lo+parseChunk, len(names)); i++ {
+				b, err := brief(names[i], res[4*i], res[4*i+1])
+				if err != nil {
+					return err
+				}
+				briefs[i] = b
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	reads := make([]jobReads, len(names))
+	var more []reg.ReadOp
+	for i, name := range names {
+		j := node.New(name)
+		r := res[4*i : 4*i+4]
+		b := briefs[i]
+		if b == nil || b.InstanceCount == 0 {
+			continue // CRASHED: nothing more to read
+		}
+		reads[i] = jobReads{servers: r[2], items: r[3]}
+		// The second round reads every server and item node; status
+		// consults them (and their errors) in the order it did when it
+		// read them one by one, so the outcome is the same.
+		ips, _ := childList(r[2])
+		for _, ip := range ips {
+			more = append(more, reg.GetOp(j.Server(ip)))
+		}
+		items, _ := childList(r[3])
+		for _, it := range items {
+			more = append(more, reg.GetOp(j.Full(node.ShardingNode+"/"+it+"/"+node.ItemInstance)))
+		}
+	}
+	if res, err = reg.ReadMany(ctx, c, more...); err != nil {
+		return nil, fmt.Errorf("read jobs: %w", err)
+	}
+	for i, b := range briefs {
+		if b == nil || b.InstanceCount == 0 {
+			if b != nil {
+				b.Status = StatusCrashed
+			}
+			continue
+		}
+		r := &reads[i]
+		ips, _ := childList(r.servers)
+		r.serverVals, res = res[:len(ips)], res[len(ips):]
+		items, _ := childList(r.items)
+		r.owners, res = res[:len(items)], res[len(items):]
+		if b.Status, err = status(r, b.Instances); err != nil {
+			return nil, fmt.Errorf("job %q: %w", b.JobName, err)
+		}
+	}
+	return briefs, nil
+}
+
+// brief is a job's brief without its status, from the reads of its config
+// and instances nodes; nil without a config node.
+func brief(name string, cfgRead, instRead reg.ReadResult) (*JobBrief, error) {
+	if errors.Is(cfgRead.Err, reg.ErrNoNode) {
+		return nil, nil
+	}
+	if cfgRead.Err != nil {
+		return nil, fmt.Errorf("job %q: read config: %w", name, cfgRead.Err)
+	}
+	cfg, err := config.Unmarshal(cfgRead.Data)
+	if err != nil {
+		return nil, fmt.Errorf("job %q: %w", name, err)
+	}
+	b := &JobBrief{JobName: name, Description: cfg.Description, Cron: cfg.Cron, ShardingTotalCount: cfg.ShardingTotalCount}
+	if b.Instances, err = childList(instRead); err != nil {
+		return nil, fmt.Errorf("job %q: list instances: %w", name, err)
 	}
 	b.InstanceCount = len(b.Instances)
-	if b.Status, err = status(ctx, c, j, b.Instances); err != nil {
-		return JobBrief{}, fmt.Errorf("job %q: %w", jobName, err)
-	}
 	return b, nil
+}
+
+// childList is a sorted child list from a read (an absent node has none).
+func childList(r reg.ReadResult) ([]string, error) {
+	if errors.Is(r.Err, reg.ErrNoNode) {
+		return nil, nil
+	}
+	if r.Err != nil {
+		return nil, r.Err
+	}
+	names := slices.Clone(r.Children)
+	slices.Sort(names)
+	return names, nil
+}
+
+// value is a node's data from a read (an absent node has none).
+func value(r reg.ReadResult) ([]byte, error) {
+	if errors.Is(r.Err, reg.ErrNoNode) {
+		return nil, nil
+	}
+	return r.Data, r.Err
 }
 
 // JobsOfServer is upstream's getJobsBriefInfo(ip): for each job with a
@@ -97,20 +213,30 @@ func JobsOfServer(ctx context.Context, c Reader, ip string) ([]JobBrief, error) 
 	if err != nil {
 		return nil, fmt.Errorf("list jobs: %w", err)
 	}
-	briefs := make([]*JobBrief, len(names))
-	err = eachJob(ctx, names, func(ctx context.Context, i int, name string) error {
+	ops := make([]reg.ReadOp, 0, 2*len(names))
+	for _, name := range names {
 		j := node.New(name)
-		v, ok, err := get(ctx, c, j.Server(ip))
-		if err != nil || !ok {
-			return err
+		ops = append(ops, reg.GetOp(j.Server(ip)), reg.ChildrenOp(j.Instances()))
+	}
+	res, err := reg.ReadMany(ctx, c, ops...)
+	if err != nil {
+		return nil, fmt.Errorf("read jobs: %w", err)
+	}
+	briefs := make([]*JobBrief, len(names))
+	for i, name := range names {
+		if errors.Is(res[2*i].Err, reg.ErrNoNode) {
+			continue
+		}
+		if err := res[2*i].Err; err != nil {
+			return nil, err
 		}
 		b := &JobBrief{JobName: name, Status: StatusOK}
-		if strings.EqualFold(string(v), node.ServerDisabled) {
+		if strings.EqualFold(string(res[2*i].Data), node.ServerDisabled) {
 			b.Status = StatusDisabled
 		}
-		ids, err := children(ctx, c, j.Instances())
+		ids, err := childList(res[2*i+1])
 		if err != nil {
-			return fmt.Errorf("job %q: list instances: %w", name, err)
+			return nil, fmt.Errorf("job %q: list instances: %w", name, err)
 		}
 		for _, id := range ids {
 			if serverOf(id) == ip {
@@ -119,10 +245,6 @@ func JobsOfServer(ctx context.Context, c Reader, ip string) ([]JobBrief, error) 
 		}
 		b.InstanceCount = len(b.Instances)
 		briefs[i] = b
-		return nil
-	})
-	if err != nil {
-		return nil, err
 	}
 	out := compact(briefs)
 	if len(out) == 0 {
@@ -131,17 +253,15 @@ func JobsOfServer(ctx context.Context, c Reader, ip string) ([]JobBrief, error) 
 	return out, nil
 }
 
-func status(ctx context.Context, c Reader, j node.Job, instances []string) (Status, error) {
-	if len(instances) == 0 {
-		return StatusCrashed, nil
-	}
-	servers, err := children(ctx, c, j.Servers())
-	if err != nil {
+// status is a job's status (see Job) from its reads, for a job with
+// instances; it looks at the reads, errors included, in upstream's order.
+func status(r *jobReads, instances []string) (Status, error) {
+	if _, err := childList(r.servers); err != nil {
 		return "", err
 	}
 	allDisabled := true
-	for _, ip := range servers {
-		v, _, err := get(ctx, c, j.Server(ip))
+	for _, sv := range r.serverVals {
+		v, err := value(sv)
 		if err != nil {
 			return "", err
 		}
@@ -153,13 +273,12 @@ func status(ctx context.Context, c Reader, j node.Job, instances []string) (Stat
 	if allDisabled {
 		return StatusDisabled, nil
 	}
-	items, err := children(ctx, c, j.Sharding())
-	if err != nil {
+	if _, err := childList(r.items); err != nil {
 		return "", err
 	}
 	owners := map[string]bool{}
-	for _, it := range items {
-		v, _, err := get(ctx, c, j.Full(node.ShardingNode+"/"+it+"/"+node.ItemInstance))
+	for _, o := range r.owners {
+		v, err := value(o)
 		if err != nil {
 			return "", err
 		}

@@ -49,9 +49,9 @@ type sniffConn struct {
 	needAuthFrame bool
 
 	mu      sync.Mutex
-	authed  bool      // auth ran (only go-zookeeper's reader reads)
-	framed  bool      // the connect response was read
-	pending []byte    // bytes of the current frame go-zookeeper has not read yet
+	authed  bool   // auth ran (only go-zookeeper's reader reads)
+	framed  bool   // the connect response was read
+	pending []byte // bytes of the current frame go-zookeeper has not read yet
 	br      *bufio.Reader
 	readDL  time.Time // go-zookeeper's read deadline, restored after auth
 	readFor time.Duration
