@@ -117,6 +117,14 @@ func TestSASLDigestMD5(t *testing.T) {
 		if _, _, err := alice.Get(ctx, "/owned"); !errors.Is(err, reg.ErrNoAuth) {
 			t.Errorf("alice's Get = %v, want ErrNoAuth", err)
 		}
+		// multiRead goes on the SASL-authenticated connection: bob's
+		// identity reads his node, alice's is refused it per op.
+		if res, err := alice.MultiRead(ctx, reg.GetOp("/owned")); err != nil || !errors.Is(res[0].Err, reg.ErrNoAuth) {
+			t.Errorf("alice's MultiRead = %+v, %v; want ErrNoAuth for /owned", res, err)
+		}
+		if res, err := bob.MultiRead(ctx, reg.GetOp("/owned")); err != nil || res[0].Err != nil || !strings.HasSuffix(string(res[0].Data), "bob's") {
+			t.Errorf("bob's MultiRead = %+v, %v", res, err)
+		}
 		if _, err := bob.Set(ctx, "/owned", []byte("still bob's"), reg.AnyVersion); err != nil {
 			t.Errorf("bob's Set: %v", err)
 		}

@@ -112,6 +112,55 @@ func TestDigest(t *testing.T) {
 	if _, err := c.Create(ctx, "/test/x", nil, reg.Persistent); !errors.Is(err, reg.ErrNoAuth) {
 		t.Fatalf("create without digest: %v", err)
 	}
+	// MultiRead: refused per op without the digest, served with it, also
+	// right after a reconnect (ejob's multiRead waits until go-zookeeper
+	// has re-sent the digest on the new connection).
+	if res, err := c.MultiRead(ctx, reg.GetOp("/test/deep/nested"), reg.ChildrenOp("/test")); err != nil || !errors.Is(res[0].Err, reg.ErrNoAuth) || !errors.Is(res[1].Err, reg.ErrNoAuth) {
+		t.Fatalf("MultiRead without digest = %+v, %v", res, err)
+	}
+	stop := make(chan struct{})
+	readErr := make(chan error, 1)
+	reads := 0
+	go func() {
+		defer close(readErr)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			res, err := b.MultiRead(ctx, reg.GetOp("/test/deep/nested"))
+			if err == nil {
+				err = res[0].Err
+			}
+			if err != nil {
+				readErr <- err
+				return
+			}
+			reads++
+		}
+	}()
+	events := b.WatchConnection(ctx)
+	expectState(t, events, reg.StateConnected)
+	for range 5 {
+		b.DropConnection()
+		expectState(t, events, reg.StateSuspended)
+		expectState(t, events, reg.StateReconnected)
+		// The next drop only after go-zookeeper's own requests flow again:
+		// a drop while go-zookeeper re-sends the digest hangs it (the
+		// session is then presumed lost and never reconnected; seen
+		// without MultiRead too).
+		if _, _, err := b.Get(ctx, "/test/deep/nested"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	if err := <-readErr; err != nil {
+		t.Fatalf("MultiRead with digest across reconnects: %v", err)
+	}
+	if reads == 0 {
+		t.Fatal("no MultiRead completed")
+	}
 }
 
 // TestServerRestart: a server restart within the session timeout keeps the
