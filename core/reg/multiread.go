@@ -62,8 +62,9 @@ type MultiReader interface {
 	// A ZooKeeper client sends the ops as multiRead requests (ZooKeeper
 	// 3.6+), a few hundred ops each: on a server, one request costs about
 	// as much as a plain read, so 8,000 reads take tens of milliseconds
-	// instead of about a second. Against an older server it falls back to
-	// pipelined plain reads.
+	// instead of about a second. Against an older server (which answers
+	// UNIMPLEMENTED and drops the connection, once: the session survives)
+	// it falls back to pipelined plain reads.
 	MultiRead(ctx context.Context, ops ...ReadOp) ([]ReadResult, error)
 }
 

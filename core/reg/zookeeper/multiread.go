@@ -48,7 +48,9 @@ const (
 	multiReadInFlight = 4
 )
 
-// errUnimplemented: the server does not know multiRead (before 3.6).
+// errUnimplemented: the server does not know multiRead (before 3.6). Such
+// a server answers UNIMPLEMENTED and closes the connection, so the first
+// MultiRead against it costs one reconnection (the session survives it).
 var errUnimplemented = errors.New("zookeeper: the server does not implement multiRead (ZooKeeper 3.6+)")
 
 func isOwnXid(xid int32) bool { return xid <= ownXidTop && xid > ownXidTop-ownXids }
@@ -136,6 +138,14 @@ func (s *sniffConn) roundTrip(xid int32, body []byte, wait time.Duration, closin
 	case f := <-ch:
 		return f, nil
 	case <-s.done:
+		// A reply read before the connection failed still counts: a server
+		// without multiRead answers UNIMPLEMENTED and then closes the
+		// connection (its UnimplementedRequestProcessor).
+		select {
+		case f := <-ch:
+			return f, nil
+		default:
+		}
 		return nil, zk.ErrConnectionClosed
 	case <-closing:
 		return nil, zk.ErrClosing
