@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"golang.org/x/sync/errgroup"
-
 	"github.com/ejob-io/ejob/core/lifecycle"
 	"github.com/ejob-io/ejob/core/lifecycle/lifecycletest"
 	"github.com/ejob-io/ejob/core/node"
@@ -20,46 +18,37 @@ import (
 const benchJobs = 1000
 
 // BenchmarkJobs measures `ejob jobs` (lifecycle.Jobs, the console's
-// getAllJobsBriefInfo) on a namespace of 1,000 jobs: the shipped call
-// (jobs read Parallelism at a time, requests pipelined on one
-// connection), upstream's way (one job after the other), and the whole
-// command's registry part (connect, Jobs, close).
+// getAllJobsBriefInfo) on a namespace of 1,000 jobs: the shipped call (two
+// rounds of reg.ReadMany: multiRead requests on ZooKeeper), the same call
+// on plain reads (reg.ReadEach, ReadParallelism pipelined on the
+// connection: how Jobs read before multiRead), the floor of plain reads
+// (8,000 gets, as many as Jobs needs, pipelined the same way), and the
+// whole command's registry part (connect, Jobs, close). jobs-ms is one
+// Jobs call in milliseconds.
 func BenchmarkJobs(b *testing.B) {
 	run := func(b *testing.B, c reg.Client, connect func() reg.Client) {
 		lifecycletest.FillJobs(b, c, benchJobs)
 		ctx := context.Background()
-		b.Run("parallel", func(b *testing.B) {
+		jobs := func(b *testing.B, r lifecycle.Reader) {
+			start := time.Now()
 			for b.Loop() {
-				briefs, err := lifecycle.Jobs(ctx, c)
+				briefs, err := lifecycle.Jobs(ctx, r)
 				if err != nil || len(briefs) != benchJobs || briefs[0].Status != lifecycle.StatusOK {
 					b.Fatalf("Jobs: %d briefs, %v", len(briefs), err)
 				}
 			}
-		})
-		b.Run("sequential", func(b *testing.B) {
-			for b.Loop() {
-				names, err := c.Children(ctx, "/")
-				if err != nil {
-					b.Fatal(err)
-				}
-				for _, n := range names {
-					if _, err := lifecycle.Job(ctx, c, n); err != nil {
-						b.Fatal(err)
-					}
-				}
-			}
-		})
-		// The floor: as many plain reads as Jobs makes (8 per job), 32 at
-		// a time.
+			b.ReportMetric(float64(time.Since(start).Microseconds())/1000/float64(b.N), "jobs-ms")
+		}
+		b.Run("multiread", func(b *testing.B) { jobs(b, c) })
+		b.Run("plain-reads", func(b *testing.B) { jobs(b, plainReader{c}) })
 		b.Run("8000-gets", func(b *testing.B) {
 			path := node.New("job0000").Config()
+			ops := make([]reg.ReadOp, 8*benchJobs)
+			for i := range ops {
+				ops[i] = reg.GetOp(path)
+			}
 			for b.Loop() {
-				g, ctx := errgroup.WithContext(ctx)
-				g.SetLimit(lifecycle.Parallelism)
-				for range 8 * benchJobs {
-					g.Go(func() error { _, _, err := c.Get(ctx, path); return err })
-				}
-				if err := g.Wait(); err != nil {
+				if _, err := reg.ReadEach(ctx, c, ops...); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -104,3 +93,21 @@ func BenchmarkJobs(b *testing.B) {
 		run(b, c, connect)
 	})
 }
+
+// plainReader hides a client's MultiRead: reg.ReadMany then reads node by
+// node.
+type plainReader struct{ c reg.Client }
+
+func (p plainReader) Get(ctx context.Context, path string) ([]byte, reg.Stat, error) {
+	return p.c.Get(ctx, path)
+}
+
+func (p plainReader) Exists(ctx context.Context, path string) (reg.Stat, bool, error) {
+	return p.c.Exists(ctx, path)
+}
+
+func (p plainReader) Children(ctx context.Context, path string) ([]string, error) {
+	return p.c.Children(ctx, path)
+}
+
+func (p plainReader) Namespace() string { return p.c.Namespace() }
