@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/crypto/bcrypt"
@@ -94,6 +95,14 @@ func serve(ctx context.Context, e *env, settings hostconfig.HTTPSettings, file *
 	defer wg.Wait()
 	defer cancel()
 	wg.Go(func() { mx.WatchSession(ctx, c) })
+	wg.Go(func() {
+		start := time.Now()
+		select {
+		case <-cache.Initialized():
+			log.Info("namespace cache loaded; reads are served from it", "took", time.Since(start).Round(time.Millisecond))
+		case <-ctx.Done():
+		}
+	})
 	wg.Go(func() {
 		if err := cache.Run(ctx); err != nil && ctx.Err() == nil {
 			log.Error("namespace cache stopped; reads go to the registry", "error", err)

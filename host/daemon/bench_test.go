@@ -31,6 +31,7 @@ import (
 
 	"github.com/ejob-io/ejob/host/plugins"
 	"github.com/ejob-io/ejob/internal/proctree"
+	"github.com/ejob-io/ejob/internal/testkit"
 	"github.com/ejob-io/ejob/plugins/builtin"
 	"github.com/ejob-io/ejob/spi"
 )
@@ -337,7 +338,7 @@ func settledRSS(b *testing.B, pid int) (hostKB, childKB int64, children int) {
 		hostKB = procStatusKB(b, pid, "VmRSS")
 		childKB, children = 0, 0
 		for _, c := range childPIDs(b, pid) {
-			if kb, ok := tryProcStatusKB(c, "VmRSS"); ok {
+			if kb, ok := testkit.ProcStatusKB(c, "VmRSS"); ok {
 				childKB += kb
 				children++
 			}
@@ -362,29 +363,11 @@ func settledRSS(b *testing.B, pid int) (hostKB, childKB int64, children int) {
 
 func procStatusKB(b *testing.B, pid int, field string) int64 {
 	b.Helper()
-	kb, ok := tryProcStatusKB(pid, field)
+	kb, ok := testkit.ProcStatusKB(pid, field)
 	if !ok {
 		b.Fatalf("no %s in /proc/%d/status", field, pid)
 	}
 	return kb
-}
-
-func tryProcStatusKB(pid int, field string) (int64, bool) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		return 0, false
-	}
-	for line := range strings.Lines(string(data)) {
-		if v, ok := strings.CutPrefix(line, field+":"); ok {
-			f := strings.Fields(v) // "12345 kB"
-			if len(f) == 0 {
-				return 0, false
-			}
-			kb, err := strconv.ParseInt(f[0], 10, 64)
-			return kb, err == nil
-		}
-	}
-	return 0, false
 }
 
 // childPIDs lists the processes whose parent is pid.
