@@ -9,7 +9,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/crypto/bcrypt"
@@ -41,8 +40,8 @@ ejob.http section for the listen address and users) or from --zk/--namespace.
 There is no default password. Users and their bcrypt hashes come from
 ejob.http.users (make a hash with 'ejob hash-password'); without users a
 random admin password is generated and printed once in the log, and only a
-loopback address may be listened on. Reads are served from a watch-fed cache
-of the namespace.`,
+loopback address may be listened on. Reads go to the registry per request
+(batched: a few multiRead requests for the whole namespace on ZooKeeper).`,
 		Example: `  ejob serve -c ejob.yaml
   ejob serve --zk 127.0.0.1:2181 --namespace demo --listen 127.0.0.1:8088`,
 		Args: cobra.NoArgs,
@@ -83,31 +82,15 @@ func serve(ctx context.Context, e *env, settings hostconfig.HTTPSettings, file *
 	if file != nil {
 		opts = daemon.HTTPOptions(settings, file.Registry, c, mx, log.Named("http"))
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	cache := reg.NewTreeCache(c, "/", reg.WithoutEvents(), reg.WithTreeLogger(log.Named("cache")))
-	opts.Reader = httpapi.CacheReader{Cache: cache, Client: c}
 	srv, err := httpapi.Listen(opts)
 	if err != nil {
 		return err
 	}
+	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer cancel()
 	wg.Go(func() { mx.WatchSession(ctx, c) })
-	wg.Go(func() {
-		start := time.Now()
-		select {
-		case <-cache.Initialized():
-			log.Info("namespace cache loaded; reads are served from it", "took", time.Since(start).Round(time.Millisecond))
-		case <-ctx.Done():
-		}
-	})
-	wg.Go(func() {
-		if err := cache.Run(ctx); err != nil && ctx.Err() == nil {
-			log.Error("namespace cache stopped; reads go to the registry", "error", err)
-		}
-	})
 	return srv.Run(ctx)
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -12,19 +11,17 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/ejob-io/ejob/core/lifecycle/lifecycletest"
-	"github.com/ejob-io/ejob/core/reg"
 	"github.com/ejob-io/ejob/core/reg/zktest"
 	"github.com/ejob-io/ejob/core/reg/zookeeper"
 	"github.com/ejob-io/ejob/host/httpapi"
-	"github.com/ejob-io/ejob/internal/testkit"
 )
 
 const benchJobs = 1000
 
 // BenchmarkGetAllJobsBriefInfo measures GET /api/jobs/getAllJobsBriefInfo
-// over HTTP on a ZooKeeper namespace of 1,000 jobs: reads from the
-// registry (a host's server) and from the watch-fed namespace cache
-// (`ejob serve`). It reports the heap the cache holds.
+// over HTTP on a ZooKeeper namespace of 1,000 jobs (a host's server and
+// `ejob serve` alike read the registry per request). request-ms is one
+// request.
 func BenchmarkGetAllJobsBriefInfo(b *testing.B) {
 	if testing.Short() {
 		b.Skip("real ZooKeeper")
@@ -41,67 +38,38 @@ func BenchmarkGetAllJobsBriefInfo(b *testing.B) {
 	defer c.Close()
 	lifecycletest.FillJobs(b, c, benchJobs)
 	users := []httpapi.User{{Name: "admin", PasswordHash: hashB(b), Role: httpapi.RoleAdmin}}
-	run := func(b *testing.B, reader httpapi.CacheReader, useCache bool) {
-		opts := httpapi.Options{Listen: "127.0.0.1:0", Client: c, Users: users, Logger: hclog.NewNullLogger()}
-		if useCache {
-			opts.Reader = reader
-		}
-		srv, err := httpapi.Listen(opts)
+	opts := httpapi.Options{Listen: "127.0.0.1:0", Client: c, Users: users, Logger: hclog.NewNullLogger()}
+	srv, err := httpapi.Listen(opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { _ = srv.Run(sctx); close(done) }()
+	defer func() { stop(); <-done }()
+	base := "http://" + srv.Addr().String()
+	resp, err := http.Post(base+"/api/login", "application/json", strings.NewReader(`{"username":"admin","password":"bench-pw"}`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	token := strings.Split(strings.Split(string(body), `"accessToken":"`)[1], `"`)[0]
+	req, _ := http.NewRequest("GET", base+"/api/jobs/getAllJobsBriefInfo", nil)
+	req.Header.Set(httpapi.TokenHeader, token)
+	start := time.Now()
+	for b.Loop() {
+		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			b.Fatal(err)
 		}
-		sctx, stop := context.WithCancel(ctx)
-		done := make(chan struct{})
-		go func() { _ = srv.Run(sctx); close(done) }()
-		defer func() { stop(); <-done }()
-		base := "http://" + srv.Addr().String()
-		resp, err := http.Post(base+"/api/login", "application/json", strings.NewReader(`{"username":"admin","password":"bench-pw"}`))
-		if err != nil {
-			b.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
+		data, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		token := strings.Split(strings.Split(string(body), `"accessToken":"`)[1], `"`)[0]
-		req, _ := http.NewRequest("GET", base+"/api/jobs/getAllJobsBriefInfo", nil)
-		req.Header.Set(httpapi.TokenHeader, token)
-		for b.Loop() {
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				b.Fatal(err)
-			}
-			data, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != 200 || strings.Count(string(data), `"status":"OK"`) != benchJobs {
-				b.Fatalf("%d %.200s", resp.StatusCode, data)
-			}
+		if resp.StatusCode != 200 || strings.Count(string(data), `"status":"OK"`) != benchJobs {
+			b.Fatalf("%d %.200s", resp.StatusCode, data)
 		}
 	}
-	b.Run("registry", func(b *testing.B) { run(b, httpapi.CacheReader{}, false) })
-	b.Run("cache", func(b *testing.B) {
-		var before runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		cache := reg.NewTreeCache(c, "/", reg.WithoutEvents())
-		cctx, stop := context.WithCancel(ctx)
-		done := make(chan struct{})
-		go func() { _ = cache.Run(cctx); close(done) }()
-		defer func() { stop(); <-done }()
-		if !testkit.Poll(60*time.Second, func() bool {
-			select {
-			case <-cache.Initialized():
-				return true
-			default:
-				return false
-			}
-		}) {
-			b.Fatal("cache not loaded")
-		}
-		var after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&after)
-		run(b, httpapi.CacheReader{Cache: cache, Client: c}, true)
-		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "cache-MiB")
-	})
+	b.ReportMetric(float64(time.Since(start).Microseconds())/1000/float64(b.N), "request-ms")
 }
 
 func hashB(b *testing.B) string {

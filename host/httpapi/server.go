@@ -59,11 +59,10 @@ type Options struct {
 	// Users may log in. Empty: one admin with a random password that the
 	// server logs once at start (a loopback Listen only).
 	Users []User
-	// Client writes (and reads when Reader is nil). Required.
+	// Client reads and writes the namespace. Required. Reads go to the
+	// registry per request (multiRead on ZooKeeper): docs/operations.md
+	// says why there is no cache of the namespace.
 	Client reg.Client
-	// Reader serves the read-only endpoints: a cache of the namespace, or
-	// nil for Client.
-	Reader lifecycle.Reader
 	// Tracer serves the event-trace endpoints (the host's
 	// elasticjob.tracing sink) with TracerConfig, its settings; nil: they
 	// answer that event trace is not configured.
@@ -138,10 +137,7 @@ func newServer(opts Options) (*Server, error) {
 	if opts.MaxBody <= 0 {
 		opts.MaxBody = DefaultMaxBody
 	}
-	s := &Server{opts: opts, log: opts.Logger, read: opts.Reader, users: map[string]User{}, tokens: map[[32]byte]session{}}
-	if s.read == nil {
-		s.read = opts.Client
-	}
+	s := &Server{opts: opts, log: opts.Logger, read: opts.Client, users: map[string]User{}, tokens: map[[32]byte]session{}}
 	if len(opts.Users) == 0 {
 		if !hostconfig.IsLoopback(opts.Listen) {
 			return nil, fmt.Errorf("http %s: %w: add ejob.http.users or listen on 127.0.0.1", opts.Listen, ErrPublicWithoutUsers)
