@@ -17,8 +17,8 @@ import (
 )
 
 // Reader is what the read-only calls need: a reg.Client, or a view of one
-// with the same semantics (a cache of the namespace that a long-running
-// server keeps, for instance).
+// with the same semantics. The statistics read through reg.ReadMany, so a
+// Reader that is also a reg.MultiReader gets batched reads.
 type Reader interface {
 	reg.Reader
 	// Namespace names the namespace in messages.
