@@ -96,24 +96,11 @@ func mustProcKB(b *testing.B, pid int, field string) int64 {
 // 1% over the last second (at most 15 s) and returns the last sample.
 func settleRSS(b *testing.B, pid int) int64 {
 	b.Helper()
-	var hist []int64
-	for deadline := time.Now().Add(15 * time.Second); ; {
-		hist = append(hist, mustProcKB(b, pid, "VmRSS"))
-		if n := len(hist); n >= 5 {
-			lo, hi := hist[n-5], hist[n-5]
-			for _, v := range hist[n-5:] {
-				lo, hi = min(lo, v), max(hi, v)
-			}
-			if float64(hi-lo) < 0.01*float64(hi) {
-				return hist[n-1]
-			}
-		}
-		if time.Now().After(deadline) {
-			b.Logf("RSS still changing after 15 s: %v kB", hist[max(len(hist)-5, 0):])
-			return hist[len(hist)-1]
-		}
-		time.Sleep(250 * time.Millisecond) // sampling interval
+	kb, recent, ok := testkit.SettledSample(250*time.Millisecond, 15*time.Second, func() int64 { return mustProcKB(b, pid, "VmRSS") })
+	if !ok {
+		b.Logf("RSS still changing after 15 s: %v kB", recent)
 	}
+	return kb
 }
 
 // servedProcess is one running `ejob serve`.

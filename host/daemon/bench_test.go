@@ -332,9 +332,7 @@ func benchKiB(kb int64) float64 { return float64(kb) / 1024 }
 // most 15 s), and returns the last sample.
 func settledRSS(b *testing.B, pid int) (hostKB, childKB int64, children int) {
 	b.Helper()
-	var hist []int64
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	_, recent, ok := testkit.SettledSample(250*time.Millisecond, 15*time.Second, func() int64 {
 		hostKB = procStatusKB(b, pid, "VmRSS")
 		childKB, children = 0, 0
 		for _, c := range childPIDs(b, pid) {
@@ -343,22 +341,12 @@ func settledRSS(b *testing.B, pid int) (hostKB, childKB int64, children int) {
 				children++
 			}
 		}
-		hist = append(hist, hostKB+childKB)
-		if n := len(hist); n >= 5 {
-			lo, hi := hist[n-5], hist[n-5]
-			for _, v := range hist[n-5:] {
-				lo, hi = min(lo, v), max(hi, v)
-			}
-			if float64(hi-lo) < 0.01*float64(hi) {
-				return hostKB, childKB, children
-			}
-		}
-		if time.Now().After(deadline) {
-			b.Logf("RSS still changing after 15 s: %v kB", hist[max(len(hist)-5, 0):])
-			return hostKB, childKB, children
-		}
-		time.Sleep(250 * time.Millisecond) // sampling interval
+		return hostKB + childKB
+	})
+	if !ok {
+		b.Logf("RSS still changing after 15 s: %v kB", recent)
 	}
+	return hostKB, childKB, children
 }
 
 func procStatusKB(b *testing.B, pid int, field string) int64 {

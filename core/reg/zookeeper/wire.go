@@ -170,7 +170,9 @@ func (s *sniffConn) authenticate() error {
 func (s *sniffConn) SetDeadline(t time.Time) error {
 	s.mu.Lock()
 	s.readDL, s.writeDL = t, t
-	s.readFor = time.Until(t)
+	if !t.IsZero() {
+		s.readFor = time.Until(t)
+	}
 	s.mu.Unlock()
 	return s.Conn.SetDeadline(t)
 }
