@@ -159,6 +159,13 @@ type Job struct {
 	// resharding gives it are flagged once it commits (SetMisfire).
 	misfireMu     sync.Mutex
 	misfireBefore []int
+	// misfireSet are the items whose misfire flag this process set and
+	// has not seen cleared (see misfireCandidates); under misfireMu.
+	misfireSet map[int]bool
+	// verifiedPzxid is the pzxid of leader/sharding at which a fresh read
+	// found the tree cache showing the committed assignment (see
+	// cachedAssignment).
+	verifiedPzxid atomic.Int64
 	// catchUp are the items whose flags runPendingMisfires cleared for the
 	// run it triggered (see handOverCatchUp).
 	catchUpMu sync.Mutex

@@ -101,7 +101,21 @@ func (j *Job) hasRunningItems(ctx context.Context) (bool, error) {
 // leader waits until nothing runs, then commits the new assignment, the
 // reset of old assignments and the deletion of the flags in one
 // transaction fenced on its leader node; others wait until it is done.
-func (j *Job) shardingIfNecessary(ctx context.Context) error {
+//
+// It first reads the stat of leader/sharding (settledAssignment): when
+// neither flag exists, nothing is pending and it returns settled with the
+// zxid of the flags' last change, for the caller's cached read of the
+// assignment (cachedAssignment). Otherwise it reads as upstream does.
+func (j *Job) shardingIfNecessary(ctx context.Context) (settled bool, pzxid int64, err error) {
+	pending, pzxid, err := j.settledAssignment(ctx)
+	if err != nil || !pending {
+		return err == nil, pzxid, err
+	}
+	return false, 0, j.reshardIfNecessary(ctx)
+}
+
+// reshardIfNecessary is shardingIfNecessary once a flag was seen.
+func (j *Job) reshardIfNecessary(ctx context.Context) error {
 	instances, err := j.availableInstances(ctx)
 	if err != nil {
 		return err

@@ -135,6 +135,7 @@ func scenarioDisabledItemSkipped(t *testing.T, cl *cluster) {
 	cl.waitNecessary()
 	a.run(ctxT(t))
 	cl.persist(jp("sharding", "1", "disabled"), "")
+	cl.sync() // the trigger reads the flag from a's tree cache
 	if items, err := a.run(ctxT(t)); err != nil || !equalInts(items, []int{0, 2}) {
 		t.Errorf("ran %v, %v", items, err)
 	}
