@@ -166,6 +166,11 @@ type Job struct {
 	// found the tree cache showing the committed assignment (see
 	// cachedAssignment).
 	verifiedPzxid atomic.Int64
+	// accountedZxid is the zxid of this instance's last committed
+	// resharding: membership changes older than it are in that assignment
+	// or flagged again after it (reshardAgainIfChanged), so their late
+	// events flag nothing (see membershipAccounted).
+	accountedZxid atomic.Int64
 	// catchUp are the items whose flags runPendingMisfires cleared for the
 	// run it triggered (see handOverCatchUp).
 	catchUpMu sync.Mutex
@@ -357,7 +362,7 @@ func (j *Job) Run(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	j.cache = reg.NewTreeCache(j.c, j.p.root, reg.WithTreeLogger(j.log))
+	j.cache = reg.NewTreeCache(j.c, j.p.root, reg.WithTreeLogger(j.log), reg.WithLeaves(j.p.isItemLeaf))
 	j.liveCache.Store(j.cache)
 	conn := j.c.WatchConnection(ctx)
 	var wg sync.WaitGroup
