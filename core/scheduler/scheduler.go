@@ -162,6 +162,9 @@ type runtime struct {
 	obs   Observer
 	// done is closed when the job's coordination has returned.
 	done chan struct{}
+	// scheduled is closed once the job registered and its trigger loop
+	// follows the effective configuration's cron (startLocked).
+	scheduled chan struct{}
 	// err is its result, readable after done.
 	err error
 }
@@ -304,7 +307,7 @@ func (s *Scheduler) Add(ctx context.Context, job Job) error {
 	if _, dup := s.jobs[cfg.JobName]; dup {
 		return fmt.Errorf("%w: %q", ErrDuplicateJob, cfg.JobName)
 	}
-	rt := &runtime{name: cfg.JobName, obs: s.opts.Observer, log: s.log.With("job", cfg.JobName, "instance", s.opts.InstanceID), done: make(chan struct{})}
+	rt := &runtime{name: cfg.JobName, obs: s.opts.Observer, log: s.log.With("job", cfg.JobName, "instance", s.opts.InstanceID), done: make(chan struct{}), scheduled: make(chan struct{})}
 	co := s.opts.Coord
 	co.Client, co.Config, co.JobClassName = s.opts.Client, cfg.Clone(), className
 	co.InstanceID, co.ServerIP, co.Logger = s.opts.InstanceID, s.opts.ServerIP, s.opts.Logger.Named("coord")
@@ -445,6 +448,9 @@ func (s *Scheduler) startLocked(rt *runtime) {
 		case <-ctx.Done():
 			return
 		}
+		// Ready waits for this: a fire due right after Ready returned
+		// was lost when the reschedule came after it.
+		defer close(rt.scheduled)
 		cfg, err := rt.coord.Config(ctx)
 		if err != nil {
 			rt.log.Warn("cannot read the effective config after startup", "error", err)
@@ -550,7 +556,8 @@ func (s *Scheduler) IsLeader(ctx context.Context, job string) (bool, error) {
 }
 
 // Ready blocks until every job added so far has registered with the
-// registry or failed to start, or ctx ends. It returns nil when every job
+// registry (and its trigger loop follows the effective configuration's
+// cron) or failed to start, or ctx ends. It returns nil when every job
 // registered, a *StartError naming each job that failed, or ctx's error.
 func (s *Scheduler) Ready(ctx context.Context) error {
 	s.mu.Lock()
@@ -563,7 +570,7 @@ func (s *Scheduler) Ready(ctx context.Context) error {
 	se := &StartError{Jobs: len(rts)}
 	for _, rt := range rts {
 		select {
-		case <-rt.coord.Ready():
+		case <-rt.scheduled:
 		case <-rt.done:
 			err := rt.err
 			if err == nil {
