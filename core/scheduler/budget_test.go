@@ -43,19 +43,8 @@ func TestRequestsPerTriggerBudget(t *testing.T) {
 		triggerAll(t, "budget", nodes)
 		testkit.Eventually(t, 60*time.Second, "every item to run", func() bool { return log.n.Load() >= want })
 	}
-	// The first trigger reshards; a late instance event can set the
-	// resharding flag again. Neither is counted: trigger until a
-	// settled tree has no resharding pending.
-	obs := be.connect(t, "budget")
-	for steady := false; !steady; {
-		runOnce()
-		quiesce(t, be.settle, nodes)
-		_, ok, err := obs.Exists(t.Context(), "/budget/leader/sharding/necessary")
-		if err != nil {
-			t.Fatal(err)
-		}
-		steady = !ok
-	}
+	// The first trigger reshards: not counted.
+	warmUp(t, be.connect(t, "budget"), "budget", be.settle, nodes, runOnce)
 	var worst int64
 	for n := range triggers {
 		before := quiesce(t, be.settle, nodes)
