@@ -151,6 +151,40 @@ type Scheduler struct {
 	// abort is closed by Abort: the drain ends at once.
 	abort     chan struct{}
 	abortOnce sync.Once
+	// execs counts the executions in progress (runtime.fire), for drain.
+	execs execCount
+}
+
+// execCount counts executions in progress; Idle's channel is closed while
+// none is.
+type execCount struct {
+	mu   sync.Mutex
+	n    int
+	idle chan struct{} // closed while n == 0; nil until first used
+}
+
+func (c *execCount) add(d int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	was := c.n
+	c.n += d
+	switch {
+	case was == 0 && c.n > 0:
+		c.idle = make(chan struct{})
+	case was > 0 && c.n == 0 && c.idle != nil:
+		close(c.idle)
+	}
+}
+
+// Idle returns a channel closed while no execution is in progress.
+func (c *execCount) Idle() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == 0 && c.idle == nil {
+		c.idle = make(chan struct{})
+		close(c.idle)
+	}
+	return c.idle
 }
 
 // runtime is one job's wiring.
@@ -167,6 +201,8 @@ type runtime struct {
 	scheduled chan struct{}
 	// err is its result, readable after done.
 	err error
+	// execs is the scheduler's count of executions in progress.
+	execs *execCount
 }
 
 // New checks opts and returns a Scheduler.
@@ -307,7 +343,7 @@ func (s *Scheduler) Add(ctx context.Context, job Job) error {
 	if _, dup := s.jobs[cfg.JobName]; dup {
 		return fmt.Errorf("%w: %q", ErrDuplicateJob, cfg.JobName)
 	}
-	rt := &runtime{name: cfg.JobName, obs: s.opts.Observer, log: s.log.With("job", cfg.JobName, "instance", s.opts.InstanceID), done: make(chan struct{}), scheduled: make(chan struct{})}
+	rt := &runtime{name: cfg.JobName, obs: s.opts.Observer, log: s.log.With("job", cfg.JobName, "instance", s.opts.InstanceID), done: make(chan struct{}), scheduled: make(chan struct{}), execs: &s.execs}
 	co := s.opts.Coord
 	co.Client, co.Config, co.JobClassName = s.opts.Client, cfg.Clone(), className
 	co.InstanceID, co.ServerIP, co.Logger = s.opts.InstanceID, s.opts.ServerIP, s.opts.Logger.Named("coord")
@@ -463,6 +499,8 @@ func (s *Scheduler) startLocked(rt *runtime) {
 // fire runs one trigger of the job; called by the trigger loop, never
 // concurrently for one job.
 func (rt *runtime) fire(ctx context.Context, f trigger.Fire) {
+	rt.execs.add(1)
+	defer rt.execs.add(-1)
 	select {
 	case <-rt.coord.Ready():
 	default:
@@ -681,11 +719,15 @@ func (s *Scheduler) Run(ctx context.Context) error {
 }
 
 // drain waits until no execution runs, or DrainTimeout passes (at once
-// when it is 0).
+// when it is 0). The trigger loop says which jobs run (its Snapshot, taken
+// after every job was paused, so no fire starts later); drain waits for
+// the end of the executions on execs, without polling. Only while the two
+// disagree (a fire the loop started has not reached runtime.fire yet, or
+// one that returned is not yet back in the loop: microseconds) does it ask
+// the loop again after a millisecond.
 func (s *Scheduler) drain() {
-	deadline := time.Now().Add(s.opts.DrainTimeout)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
+	timeout := time.NewTimer(s.opts.DrainTimeout)
+	defer timeout.Stop()
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		entries, err := s.trig.Snapshot(ctx)
@@ -699,12 +741,19 @@ func (s *Scheduler) drain() {
 		if err != nil || busy == 0 {
 			return
 		}
-		if time.Now().After(deadline) {
-			s.log.Warn("drain timeout: cancelling running items", "running_jobs", busy)
-			return
+		ended := s.execs.Idle()
+		var again <-chan time.Time
+		select {
+		case <-ended:
+			ended, again = nil, time.After(time.Millisecond)
+		default:
 		}
 		select {
-		case <-tick.C:
+		case <-ended:
+		case <-again:
+		case <-timeout.C:
+			s.log.Warn("drain timeout: cancelling running items", "running_jobs", busy)
+			return
 		case <-s.abort:
 			s.log.Warn("drain aborted: cancelling running items", "running_jobs", busy)
 			return
