@@ -986,6 +986,22 @@ func (s *suite) testTreeBurst(t *testing.T) {
 	}
 }
 
+// runMirror runs tc (made WithoutEvents) until the test ends and returns
+// it once its initial load is done.
+func runMirror(t *testing.T, tc *reg.TreeCache) *reg.TreeCache {
+	runCtx, cancel := context.WithCancel(context.Background())
+	runDone := make(chan error, 1)
+	go func() { runDone <- tc.Run(runCtx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-runDone; err != nil {
+			t.Errorf("TreeCache.Run: %v", err)
+		}
+	})
+	<-tc.Initialized()
+	return tc
+}
+
 // testTreeChurn deletes and re-creates nodes under the cache's feet (in
 // one transaction and in two requests), so that their deletion events and
 // their parents' child events race with the re-creations: the cache must
@@ -999,19 +1015,9 @@ func (s *suite) testTreeChurn(t *testing.T) {
 	for p := range paths {
 		str(t)(w.Create(ctx, fmt.Sprintf("/job/p%d/x", p), []byte("0"), reg.Persistent, reg.WithParents()))
 	}
-	r := &treeRecorder{tc: reg.NewTreeCache(c, "/job", reg.WithoutEvents(), reg.WithLeaves(func(path string) bool {
+	tc := runMirror(t, reg.NewTreeCache(c, "/job", reg.WithoutEvents(), reg.WithLeaves(func(path string) bool {
 		return strings.HasSuffix(path, "/x")
-	}))}
-	runCtx, cancel := context.WithCancel(context.Background())
-	runDone := make(chan error, 1)
-	go func() { runDone <- r.tc.Run(runCtx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-runDone; err != nil {
-			t.Errorf("TreeCache.Run: %v", err)
-		}
-	})
-	<-r.tc.Initialized()
+	})))
 	var wg sync.WaitGroup
 	for p := range paths {
 		wg.Go(func() {
@@ -1039,7 +1045,7 @@ func (s *suite) testTreeChurn(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cd, cst, ok := r.tc.Get(x)
+			cd, cst, ok := tc.Get(x)
 			if !ok || string(cd) != string(data) || cst.Czxid != st.Czxid {
 				return false
 			}
@@ -1056,17 +1062,7 @@ func (s *suite) testTreeLeaves(t *testing.T) {
 	c := s.client(t, ns)
 	str(t)(c.Create(ctx, "/job/leaf/child", []byte("c"), reg.Persistent, reg.WithParents()))
 	str(t)(c.Create(ctx, "/job/inner/child", []byte("c"), reg.Persistent, reg.WithParents()))
-	tc := reg.NewTreeCache(c, "/job", reg.WithoutEvents(), reg.WithLeaves(func(path string) bool { return path == "/job/leaf" }))
-	runCtx, cancel := context.WithCancel(context.Background())
-	runDone := make(chan error, 1)
-	go func() { runDone <- tc.Run(runCtx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-runDone; err != nil {
-			t.Errorf("TreeCache.Run: %v", err)
-		}
-	})
-	<-tc.Initialized()
+	tc := runMirror(t, reg.NewTreeCache(c, "/job", reg.WithoutEvents(), reg.WithLeaves(func(path string) bool { return path == "/job/leaf" })))
 	if _, _, ok := tc.Get("/job/leaf"); !ok {
 		t.Error("leaf not cached")
 	}
