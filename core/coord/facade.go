@@ -373,9 +373,7 @@ func (j *Job) RegisterBegin(ctx context.Context, sc executor.ShardingContexts) e
 	// tree cache shows it. Should it fail (a stale running node of this
 	// instance, one of another instance, a changed or gone instance node),
 	// the path below reads what it needs and reports the failure exactly.
-	if ok, err := j.beginFast(ctx, s, ops); err != nil {
-		return wrap("register begin", err)
-	} else if ok {
+	if j.beginFast(ctx, s, ops) {
 		j.beginLease.Store(l)
 		j.running.Store(true)
 		return nil
@@ -448,9 +446,7 @@ func (j *Job) RegisterCompleted(ctx context.Context, sc executor.ShardingContext
 		j.log.Info("execution ended during shutdown; leaving its items for failover", "items", sc.Items)
 		return nil
 	}
-	if ok, err := j.completeFast(ctx, sc.Items, cfg.MonitorExecution, cfg.Failover); err != nil {
-		return wrap("register completed", err)
-	} else if ok {
+	if j.completeFast(ctx, sc.Items, cfg.MonitorExecution, cfg.Failover) {
 		return nil
 	}
 	var errs []error

@@ -44,7 +44,9 @@ func (j *Job) treeCache() *reg.TreeCache {
 // read a steady trigger makes before its running-node transaction. It
 // reports whether a resharding may be pending (either flag exists: the
 // caller then takes upstream's path, fresh reads) and the zxid of the last
-// creation or deletion of a flag.
+// creation or deletion of a flag (0 when leader/sharding does not exist:
+// no resharding ever committed, and the assignment is read from the
+// server).
 func (j *Job) settledAssignment(ctx context.Context) (pending bool, pzxid int64, err error) {
 	st, ok, err := j.c.Exists(ctx, reg.Parent(j.p.of(nodeNecessary)))
 	if err != nil {
@@ -74,10 +76,10 @@ func (j *Job) settledAssignment(ctx context.Context) (pending bool, pzxid int64,
 // with the server at that pzxid (verifiedPzxid, set by
 // verifyCachedAssignment).
 func (j *Job) cachedAssignment(cache *reg.TreeCache, total int, pzxid int64) ([]int, bool) {
-	if cache == nil || j.shutdown.Load() {
+	if cache == nil || j.shutdown.Load() || pzxid == 0 {
 		return nil, false
 	}
-	verified := j.verifiedPzxid.Load() == pzxid && pzxid != 0
+	verified := j.verifiedPzxid.Load() == pzxid
 	var items []int
 	for i := range total {
 		v, st, ok := cache.Get(j.p.itemNode(i, "instance"))
@@ -188,26 +190,21 @@ func (j *Job) runningInCache(cache *reg.TreeCache, items []int) []int {
 // tree cache: the instance node's version as the cache shows it, provided
 // the cache shows it owned by the current session. The check op makes the
 // server verify it, so a stale cache can only make the transaction fail,
-// never pass: the caller then takes the fresh path. It reports whether it
-// committed; err is a failure the fresh path would report too.
-func (j *Job) beginFast(ctx context.Context, sess *reg.Session, ops []reg.Op) (bool, error) {
+// never pass: the caller then takes the fresh path, which also reports
+// any other failure (a lost connection: ErrSessionLost, as before). It
+// reports whether it committed.
+func (j *Job) beginFast(ctx context.Context, sess *reg.Session, ops []reg.Op) bool {
 	cache := j.treeCache()
 	if cache == nil {
-		return false, nil
+		return false
 	}
 	_, st, ok := cache.Get(j.p.instance(j.id))
 	if !ok || st.EphemeralOwner != sess.ID() || sess.Err() != nil || j.c.Session() != sess {
-		return false, nil
+		return false
 	}
 	all := append([]reg.Op{reg.CheckOp(j.p.instance(j.id), st.Version)}, ops...)
-	if _, err := j.c.Multi(ctx, all...); err != nil {
-		var me *reg.MultiError
-		if errors.As(err, &me) || errors.Is(err, reg.ErrNoNode) || errors.Is(err, reg.ErrNodeExists) || errors.Is(err, reg.ErrBadVersion) {
-			return false, nil
-		}
-		return false, err
-	}
-	return true, nil
+	_, err := j.c.Multi(ctx, all...)
+	return err == nil
 }
 
 // completeFast deletes the items' running nodes (and, with failover,
@@ -215,7 +212,8 @@ func (j *Job) beginFast(ctx context.Context, sess *reg.Session, ops []reg.Op) (b
 // transaction, from what the tree cache and this process know. It reports
 // whether it did; when it did not (the cache does not know enough, or the
 // transaction failed because a node is gone or changed), the caller takes
-// the fresh path, which reads each node and deletes only this instance's.
+// the fresh path, which reads each node and deletes only this instance's
+// (and reports a failure that is not about the nodes).
 //
 // The running nodes were created by this execution's RegisterBegin at
 // version 0; the cache may not have seen them yet. A node the cache shows
@@ -224,10 +222,10 @@ func (j *Job) beginFast(ctx context.Context, sess *reg.Session, ops []reg.Op) (b
 // node after its instance node is gone (the stale sweep, crash handling),
 // i.e. after its session ended; RegisterCompleted handles that case
 // before (the execution's lease is dead).
-func (j *Job) completeFast(ctx context.Context, items []int, monitor, failover bool) (bool, error) {
+func (j *Job) completeFast(ctx context.Context, items []int, monitor, failover bool) bool {
 	cache := j.treeCache()
 	if cache == nil {
-		return false, nil
+		return false
 	}
 	var ops []reg.Op
 	for _, i := range items {
@@ -244,7 +242,7 @@ func (j *Job) completeFast(ctx context.Context, items []int, monitor, failover b
 			continue
 		}
 		if j.claimed(i) {
-			return false, nil // a claim the cache may not show yet
+			return false // a claim the cache may not show yet
 		}
 		for _, n := range []string{"failover", "failovering"} {
 			if v, st, ok := cache.Get(j.p.itemNode(i, n)); ok && string(v) == j.id {
@@ -253,16 +251,10 @@ func (j *Job) completeFast(ctx context.Context, items []int, monitor, failover b
 		}
 	}
 	if len(ops) == 0 {
-		return true, nil
+		return true
 	}
-	if _, err := j.c.Multi(ctx, ops...); err != nil {
-		var me *reg.MultiError
-		if errors.As(err, &me) || errors.Is(err, reg.ErrNoNode) || errors.Is(err, reg.ErrBadVersion) {
-			return false, nil
-		}
-		return false, err
-	}
-	return true, nil
+	_, err := j.c.Multi(ctx, ops...)
+	return err == nil
 }
 
 // claimed reports whether this process claimed item i for failover and
