@@ -289,10 +289,15 @@ func (j *Job) forgetMisfire(items []int) {
 
 // misfireCandidates are the items among items that may have a misfire
 // flag: the tree cache shows one, or this process set one. With no
-// candidate, ExecuteMisfired answers without a request. A flag another
-// instance set a moment ago may be missing from the cache: that fire is
-// then served by the pump (runPendingMisfires), as a flag that arrives
-// just after a fresh read would be.
+// candidate, ExecuteMisfired answers without a request. It is used for
+// this instance's own items only (ownInCache): their flags are set by this
+// process (a fire skipped while they ran). The flags of a failover run's
+// items are set by their owner, whose fire found them running here
+// (ShardingContexts), possibly a moment before the run ends: those are
+// read from the server, so that the run catches the fire up at once.
+// A flag on an own item that another instance set a moment ago (its
+// assignment was stale) is served by the pump (runPendingMisfires), as a
+// flag that arrives just after a fresh read would be.
 func (j *Job) misfireCandidates(cache *reg.TreeCache, items []int) []int {
 	out := cachedItemsWith(cache, j.p, items, "misfire")
 	j.misfireMu.Lock()
@@ -304,6 +309,17 @@ func (j *Job) misfireCandidates(cache *reg.TreeCache, items []int) []int {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// ownInCache reports whether the tree cache shows every item of items
+// assigned to this instance.
+func (j *Job) ownInCache(cache *reg.TreeCache, items []int) bool {
+	for _, i := range items {
+		if v, _, ok := cache.Get(j.p.itemNode(i, "instance")); !ok || string(v) != j.id {
+			return false
+		}
+	}
+	return true
 }
 
 // failoverQueuedInCache reports whether the tree cache shows queued
