@@ -73,8 +73,10 @@ func (j *Job) settledAssignment(ctx context.Context) (pending bool, pzxid int64,
 // needed would exist until it committed). A pzxid from some other change
 // of the flags (a failed commit's clean-up, a leader's lost session)
 // makes the check fail until a fresh read finds the cache in agreement
-// with the server at that pzxid (verifiedPzxid, set by
-// verifyCachedAssignment).
+// with the server at that pzxid (verifiedPzxid, set by readAssignment).
+// The verification holds while pzxid stays: the instance nodes change
+// only in a resharding, which moves pzxid (a Java leader deletes the old
+// ones outside its commit, but after creating the processing flag).
 func (j *Job) cachedAssignment(cache *reg.TreeCache, total int, pzxid int64) ([]int, bool) {
 	if cache == nil || j.shutdown.Load() || pzxid == 0 {
 		return nil, false
