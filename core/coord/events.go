@@ -399,7 +399,9 @@ func (j *Job) handleEvent(ctx context.Context, ev reg.TreeEvent, st *loopState) 
 		if ip == j.ip {
 			logErr("election", j.onLocalServerEvent(ctx, ev))
 		}
-		logErr("resharding flag", j.serversChanged(ctx))
+		if !j.membershipAccounted(ev) {
+			logErr("resharding flag", j.serversChanged(ctx))
+		}
 	case strings.HasPrefix(rel, nodeInstances+"/"):
 		id := strings.TrimPrefix(rel, nodeInstances+"/")
 		if strings.Contains(id, "/") || ev.Type == reg.NodeUpdated {
@@ -412,7 +414,9 @@ func (j *Job) handleEvent(ctx context.Context, ev reg.TreeEvent, st *loopState) 
 		if ev.Type == reg.NodeDeleted && id != j.id {
 			logErr("crash failover", j.onInstanceCrashed(ctx, id))
 		}
-		logErr("resharding flag", j.serversChanged(ctx))
+		if !j.membershipAccounted(ev) {
+			logErr("resharding flag", j.serversChanged(ctx))
+		}
 		if ev.Type == reg.NodeDeleted && id != j.id {
 			logErr("stale node sweep", j.cleanStaleIfLeader(ctx))
 		}

@@ -74,6 +74,11 @@ func (j *Job) ShardingContexts(ctx context.Context) (executor.ShardingContexts, 
 	if _, err := j.recoverIfIdle(ctx); err != nil {
 		j.log.Warn("recover running items of a cut-off execution failed", "error", err)
 	}
+	cache := j.treeCache()
+	var (
+		settled bool
+		pzxid   int64
+	)
 	for {
 		if cfg.Failover {
 			fi, err := j.localFailoverItems(ctx)
@@ -86,7 +91,7 @@ func (j *Job) ShardingContexts(ctx context.Context) (executor.ShardingContexts, 
 				if err := j.handOverCatchUp(ctx, nil); err != nil {
 					return executor.ShardingContexts{}, err
 				}
-				sc, _, err := j.contexts(ctx, fi)
+				sc, _, err := j.contexts(ctx, cache, fi)
 				sc.Failover = true
 				return sc, err
 			}
@@ -95,7 +100,8 @@ func (j *Job) ShardingContexts(ctx context.Context) (executor.ShardingContexts, 
 		// at its next execution. Items this instance claims for failover
 		// meanwhile run now instead (upstream waits, and a claimed item
 		// waited for a busy leader's next fire: chaos seed 11).
-		err := j.shardingIfNecessary(ctx)
+		var err error
+		settled, pzxid, err = j.shardingIfNecessary(ctx)
 		if errors.Is(err, errClaimedWhileWaiting) {
 			continue
 		}
@@ -104,30 +110,38 @@ func (j *Job) ShardingContexts(ctx context.Context) (executor.ShardingContexts, 
 		}
 		break
 	}
-	items, err := j.localShardingItems(ctx)
+	items, err := j.triggerItems(ctx, cache, cfg.ShardingTotalCount, settled, pzxid)
 	if err != nil {
 		return executor.ShardingContexts{}, wrap("local items", err)
 	}
 	if err := j.handOverCatchUp(ctx, items); err != nil {
 		return executor.ShardingContexts{}, err
 	}
+	// The failover and disabled flags come from the tree cache when there
+	// is one (upstream checks them on the server; a flag the cache shows is
+	// confirmed there, see itemsWithCached). A flag set a moment ago,
+	// within one watch delivery, may be missed, as one set just after
+	// upstream's read is: a disabled item then runs this once more, and an
+	// item claimed for failover elsewhere meets that run's running node in
+	// the running-node transaction (RegisterBegin), so it never runs twice
+	// at once.
 	var takeOff []int
 	if cfg.Failover {
-		if takeOff, err = j.itemsWith(ctx, items, "failover"); err != nil {
+		if takeOff, err = j.itemsWithCached(ctx, cache, items, "failover"); err != nil {
 			return executor.ShardingContexts{}, err
 		}
 		items = without(items, takeOff)
 	}
-	disabled, err := j.itemsWith(ctx, items, "disabled")
+	disabled, err := j.itemsWithCached(ctx, cache, items, "disabled")
 	if err != nil {
 		return executor.ShardingContexts{}, err
 	}
-	sc, running, err := j.contexts(ctx, without(items, disabled))
+	sc, running, err := j.contexts(ctx, cache, without(items, disabled))
 	if err != nil {
 		return sc, err
 	}
 	if len(takeOff) > 0 && cfg.MonitorExecution {
-		r, err := j.itemsWith(ctx, takeOff, "running")
+		r, err := j.runningItems(ctx, cache, takeOff)
 		if err != nil {
 			return executor.ShardingContexts{}, err
 		}
@@ -146,6 +160,53 @@ func (j *Job) ShardingContexts(ctx context.Context) (executor.ShardingContexts, 
 	}
 	j.log.Info("items running elsewhere at this trigger; their misfire flags are set", "items", running)
 	return sc, nil
+}
+
+// triggerItems are this instance's items for a trigger: from the tree
+// cache when shardingIfNecessary found the assignment settled and the
+// cache shows it (cachedAssignment, availableInCache), else read from the
+// registry as upstream does.
+func (j *Job) triggerItems(ctx context.Context, cache *reg.TreeCache, total int, settled bool, pzxid int64) ([]int, error) {
+	if !settled || cache == nil {
+		return j.localShardingItems(ctx)
+	}
+	if j.shutdown.Load() {
+		return nil, nil
+	}
+	avail, ok := j.availableInCache(cache)
+	if !ok {
+		if avail, err := j.isAvailableServer(ctx, j.ip); err != nil || !avail {
+			return nil, err
+		}
+	} else if !avail {
+		return nil, nil
+	}
+	if items, ok := j.cachedAssignment(cache, total, pzxid); ok {
+		return items, nil
+	}
+	return j.readAssignment(ctx, cache, total, pzxid)
+}
+
+// itemsWithCached is itemsWith for the items the tree cache shows with
+// the node: the cache's no is taken as is (the caller says why a stale
+// no is harmless), its yes is confirmed on the server, since it makes the
+// trigger skip or flag an item (the cache may not yet show a deletion,
+// this instance's own included).
+func (j *Job) itemsWithCached(ctx context.Context, cache *reg.TreeCache, items []int, name string) ([]int, error) {
+	if cache != nil {
+		items = cachedItemsWith(cache, j.p, items, name)
+	}
+	return j.itemsWith(ctx, items, name)
+}
+
+// runningItems are the items among items that run: those runningInCache
+// shows running, confirmed on the server (or all read from the registry
+// without a cache).
+func (j *Job) runningItems(ctx context.Context, cache *reg.TreeCache, items []int) ([]int, error) {
+	if cache != nil {
+		items = j.runningInCache(cache, items)
+	}
+	return j.itemsWith(ctx, items, "running")
 }
 
 // localFailoverItems: items whose failover node names this instance. Only
@@ -228,14 +289,20 @@ func (j *Job) forgetClaims(items ...int) {
 
 // contexts is ExecutionContextService.getJobShardingContext; it also
 // returns the items it dropped because they run (monitorExecution).
-func (j *Job) contexts(ctx context.Context, items []int) (executor.ShardingContexts, []int, error) {
-	cfg, err := j.loadConfig(ctx)
+//
+// The config comes from the tree cache (upstream reads it from the
+// server here): a change of the config made within one watch delivery of
+// the trigger applies from the next one, as one made just after the read
+// would. A change of shardingTotalCount takes effect through a resharding,
+// whose flag shardingIfNecessary reads fresh.
+func (j *Job) contexts(ctx context.Context, cache *reg.TreeCache, items []int) (executor.ShardingContexts, []int, error) {
+	cfg, err := j.config(ctx)
 	if err != nil {
 		return executor.ShardingContexts{}, nil, err
 	}
 	var running []int
 	if cfg.MonitorExecution {
-		running, err = j.itemsWith(ctx, items, "running")
+		running, err = j.runningItems(ctx, cache, items)
 		if err != nil {
 			return executor.ShardingContexts{}, nil, err
 		}
@@ -267,7 +334,7 @@ func (j *Job) MisfireIfRunning(ctx context.Context, items []int) (bool, error) {
 	if err != nil || !cfg.MonitorExecution {
 		return false, err
 	}
-	running, err := j.itemsWith(ctx, items, "running")
+	running, err := j.runningItems(ctx, j.treeCache(), items)
 	if err != nil || len(running) == 0 {
 		return false, err
 	}
@@ -284,7 +351,7 @@ func (j *Job) RegisterBegin(ctx context.Context, sc executor.ShardingContexts) e
 	if err != nil {
 		return err
 	}
-	_, l, err := j.sessionLease()
+	s, l, err := j.sessionLease()
 	if err != nil {
 		return err
 	}
@@ -297,6 +364,20 @@ func (j *Job) RegisterBegin(ctx context.Context, sc executor.ShardingContexts) e
 	if cfg.Failover {
 		mode = reg.Persistent
 	}
+	ops := make([]reg.Op, 0, len(sc.Items))
+	for _, i := range sc.Items {
+		ops = append(ops, reg.CreateOp(j.p.itemNode(i, "running"), []byte(j.id), mode))
+	}
+	// The fast path: the transaction is the trigger's first request since
+	// the resharding check, fenced on the instance node's version as the
+	// tree cache shows it. Should it fail (a stale running node of this
+	// instance, one of another instance, a changed or gone instance node),
+	// the path below reads what it needs and reports the failure exactly.
+	if j.beginFast(ctx, s, ops) {
+		j.beginLease.Store(l)
+		j.running.Store(true)
+		return nil
+	}
 	for _, i := range sc.Items {
 		if _, err := j.s.deleteIfValue(ctx, j.p.itemNode(i, "running"), j.id); err != nil {
 			return err
@@ -305,10 +386,6 @@ func (j *Job) RegisterBegin(ctx context.Context, sc executor.ShardingContexts) e
 	fence, err := recipe.NewFence(ctx, j.c, j.p.instance(j.id))
 	if err != nil {
 		return fmt.Errorf("register begin: %w (%w)", ErrSessionLost, err)
-	}
-	ops := make([]reg.Op, 0, len(sc.Items))
-	for _, i := range sc.Items {
-		ops = append(ops, reg.CreateOp(j.p.itemNode(i, "running"), []byte(j.id), mode))
 	}
 	if _, err := recipe.FencedMulti(ctx, j.c, fence, ops...); err != nil {
 		var me *reg.MultiError
@@ -369,6 +446,9 @@ func (j *Job) RegisterCompleted(ctx context.Context, sc executor.ShardingContext
 		j.log.Info("execution ended during shutdown; leaving its items for failover", "items", sc.Items)
 		return nil
 	}
+	if j.completeFast(ctx, sc.Items, cfg.MonitorExecution, cfg.Failover) {
+		return nil
+	}
 	var errs []error
 	for _, i := range sc.Items {
 		if cfg.MonitorExecution {
@@ -394,10 +474,18 @@ func (j *Job) ExecuteMisfired(ctx context.Context, items []int) (bool, error) {
 	if err != nil || !cfg.Misfire {
 		return false, err
 	}
+	if cache := j.treeCache(); cache != nil && j.ownInCache(cache, items) {
+		if items = j.misfireCandidates(cache, items); len(items) == 0 {
+			return false, nil
+		}
+	}
 	if need, err := j.NeedSharding(ctx); err != nil || need {
 		return false, err
 	}
 	mis, err := j.itemsWith(ctx, items, "misfire")
+	if err == nil {
+		j.forgetMisfire(without(items, mis))
+	}
 	return len(mis) > 0, err
 }
 
@@ -408,6 +496,7 @@ func (j *Job) ClearMisfire(ctx context.Context, items []int) error {
 			return wrap("clear misfire", err)
 		}
 	}
+	j.forgetMisfire(items)
 	return nil
 }
 
@@ -483,6 +572,7 @@ func (j *Job) setMisfire(ctx context.Context, items []int) error {
 			return wrap("set misfire", err)
 		}
 	}
+	j.noteMisfire(items)
 	return nil
 }
 
@@ -500,6 +590,13 @@ func (j *Job) FailoverIfNecessary(ctx context.Context) error {
 	cfg, err := j.config(ctx)
 	if err != nil || !cfg.Failover {
 		return err
+	}
+	// Queued items the tree cache does not show yet (queued within one
+	// watch delivery) are claimed by the pump, which their tree event
+	// wakes (within a failover tick), as are items queued just after this
+	// enquiry.
+	if cache := j.treeCache(); cache != nil && !j.failoverQueuedInCache(cache) {
+		return nil
 	}
 	return j.failoverIfNecessary(ctx)
 }

@@ -516,6 +516,24 @@ func (j *Job) needFailover(ctx context.Context) (bool, error) {
 	return len(names) > 0, err
 }
 
+// vanished reports whether instance id, named by a node just read, has no
+// instances/ node. The legacy listener below checks the available
+// instances first and the items' nodes after: an instance that registered
+// in between and started running its item (its running node is created
+// fenced on its instance node, so after it) looked vanished, and its live
+// item was failed over to run a second time at once (the flaky
+// TestClaimDuringAnExecutionRunsRightAfterIt showed it). Each node's
+// instance is therefore checked after the node was read, as the stale
+// sweep does. A node without a value (3.0.0-1) names nobody: it is judged
+// by the available instances alone, as before.
+func (j *Job) vanished(ctx context.Context, id string) (bool, error) {
+	if id == "" {
+		return true, nil
+	}
+	ok, err := j.s.exists(ctx, j.p.instance(id))
+	return !ok, err
+}
+
 // onOwnInstanceAdded is LegacyCrashedRunningItemListener (spec §10.4): when
 // this instance is the only available one, items left running or in
 // failover by instances that are gone are queued for failover.
@@ -543,6 +561,12 @@ func (j *Job) onOwnInstanceAdded(ctx context.Context) error {
 		if !ok || v == j.id {
 			continue
 		}
+		if gone, err := j.vanished(ctx, v); err != nil || !gone {
+			if err != nil {
+				return err
+			}
+			continue
+		}
 		j.log.Info("item was in failover by a vanished instance; re-flagging", "item", i, "instance", v)
 		done[i] = true
 		if err := j.s.createIfNeeded(ctx, j.p.failoverItem(i)); err != nil {
@@ -564,6 +588,12 @@ func (j *Job) onOwnInstanceAdded(ctx context.Context) error {
 			return err
 		}
 		if !ok || v == j.id {
+			continue
+		}
+		if gone, err := j.vanished(ctx, v); err != nil || !gone {
+			if err != nil {
+				return err
+			}
 			continue
 		}
 		j.log.Info("item was left running by a vanished instance; flagging for failover", "item", i, "instance", v)

@@ -3,6 +3,8 @@ package coord_test
 import (
 	"context"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/ejob-io/ejob/core/config"
@@ -220,5 +222,56 @@ func TestFailoverOffWithoutRunningItems(t *testing.T) {
 	case <-a.triggers:
 		t.Error("a triggered without failover work")
 	default:
+	}
+}
+
+// hookedClient calls hook (once) when the n-th listing of path starts.
+type hookedClient struct {
+	reg.Client
+	path  string
+	n     int32
+	calls atomic.Int32
+	once  sync.Once
+	hook  func()
+}
+
+func (h *hookedClient) Children(ctx context.Context, path string) ([]string, error) {
+	if path == h.path && h.calls.Add(1) == h.n {
+		h.once.Do(h.hook)
+	}
+	return h.Client.Children(ctx, path)
+}
+
+// The legacy crashed-item listener (this instance's own registration, seen
+// while it is the only available instance) fails over only items whose
+// instance is gone when their node is read: an instance that registered
+// after the check of the available instances, and runs its item, keeps it
+// (its running node was deleted and the item run a second time at once:
+// the flaky TestClaimDuringAnExecutionRunsRightAfterIt).
+func TestLegacyListenerLeavesAnInstanceThatJustRegistered(t *testing.T) {
+	cl := newEmbeddedCluster(t)
+	const other = "192.168.1.2@-@200"
+	cl.persist(jp("sharding", "0", "instance"), other)
+	// The first listing of sharding/ is the startup sweep, the second the
+	// listener's, after it found itself the only available instance:
+	// there, the other instance registers and starts its item.
+	c := &hookedClient{Client: cl.connect(t), path: jp("sharding"), n: 2, hook: func() {
+		if _, err := cl.admin.Create(context.Background(), jp("instances", other),
+			[]byte("jobInstanceId: "+other+"\nserverIp: 192.168.1.2\n"), reg.Ephemeral); err != nil {
+			t.Error(err)
+		}
+		cl.persist(jp("sharding", "0", "running"), other)
+	}}
+	cl.startWith("192.168.1.1", 100, failoverConfig(1), c, nil)
+	testkit.Eventually(t, waitFor, "the listener's listing", func() bool { return c.calls.Load() >= 2 })
+	cl.sync()
+	if v, _ := cl.get(jp("sharding", "0", "running")); v != other {
+		t.Errorf("the running node of an instance that is alive was removed (now %q)", v)
+	}
+	if _, ok := cl.get(jp("leader", "failover", "items", "0")); ok {
+		t.Error("the item of an instance that is alive was queued for failover")
+	}
+	if v, _ := cl.get(jp("sharding", "0", "failover")); v != "" {
+		t.Errorf("the item of an instance that is alive was claimed by %q", v)
 	}
 }

@@ -84,6 +84,7 @@ func TestTakeOffItems(t *testing.T) {
 	cl.waitNecessary()
 	a.run(ctxT(t))
 	cl.persist(jp("sharding", "1", "failover"), "10.9.9.9@-@1")
+	cl.sync() // the trigger reads the flag from a's tree cache
 	if items, err := a.run(ctxT(t)); err != nil || !equalInts(items, []int{0, 2}) {
 		t.Errorf("ran %v, %v", items, err)
 	}

@@ -140,7 +140,7 @@ type Job struct {
 
 	cfg      atomic.Pointer[config.JobConfiguration] // latest known config
 	parsed   atomic.Pointer[parsedConfig]            // last config node parsed (parseConfig)
-	running  atomic.Bool                             // an execution is between RegisterBegin and RegisterCompleted
+	running  runFlag                                 // an execution is between RegisterBegin and RegisterCompleted
 	shutdown atomic.Bool
 	// beginLease is the lease of the current execution's RegisterBegin.
 	beginLease atomic.Pointer[lease]
@@ -159,6 +159,18 @@ type Job struct {
 	// resharding gives it are flagged once it commits (SetMisfire).
 	misfireMu     sync.Mutex
 	misfireBefore []int
+	// misfireSet are the items whose misfire flag this process set and
+	// has not seen cleared (see misfireCandidates); under misfireMu.
+	misfireSet map[int]bool
+	// verifiedPzxid is the pzxid of leader/sharding at which a fresh read
+	// found the tree cache showing the committed assignment (see
+	// cachedAssignment).
+	verifiedPzxid atomic.Int64
+	// accountedZxid is the zxid of this instance's last committed
+	// resharding: membership changes older than it are in that assignment
+	// or flagged again after it (reshardAgainIfChanged), so their late
+	// events flag nothing (see membershipAccounted).
+	accountedZxid atomic.Int64
 	// catchUp are the items whose flags runPendingMisfires cleared for the
 	// run it triggered (see handOverCatchUp).
 	catchUpMu sync.Mutex
@@ -350,7 +362,7 @@ func (j *Job) Run(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	j.cache = reg.NewTreeCache(j.c, j.p.root, reg.WithTreeLogger(j.log))
+	j.cache = reg.NewTreeCache(j.c, j.p.root, reg.WithTreeLogger(j.log), reg.WithLeaves(j.p.isItemLeaf))
 	j.liveCache.Store(j.cache)
 	conn := j.c.WatchConnection(ctx)
 	var wg sync.WaitGroup
@@ -475,11 +487,11 @@ func (j *Job) removeOfflineServers(ctx context.Context) error {
 func (j *Job) cleanShutdown() {
 	j.shutdown.Store(true)
 	// Wait for the local execution to end first (bounded).
-	deadline := time.Now().Add(j.grace)
-	for j.running.Load() && time.Now().Before(deadline) {
-		_ = j.sleep(context.Background())
-	}
-	if j.running.Load() {
+	grace := time.NewTimer(j.grace)
+	defer grace.Stop()
+	select {
+	case <-j.running.Idle():
+	case <-grace.C:
 		j.log.Warn("shutdown: execution still running after the grace period", "grace", j.grace)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -497,6 +509,50 @@ func (j *Job) cleanShutdown() {
 		}
 	}
 	j.log.Info("job coordination stopped")
+}
+
+// runFlag is a flag (an execution runs) whose Idle channel is closed
+// while it is off, so that a shutdown waits for the end of the execution
+// without polling.
+type runFlag struct {
+	mu   sync.Mutex
+	on   bool
+	idle chan struct{} // closed while !on; nil until first used
+}
+
+// Load reports whether the flag is on.
+func (f *runFlag) Load() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.on
+}
+
+// Store sets the flag.
+func (f *runFlag) Store(on bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if on == f.on {
+		return
+	}
+	f.on = on
+	switch {
+	case on:
+		f.idle = make(chan struct{})
+	case f.idle != nil:
+		close(f.idle)
+	}
+}
+
+// Idle returns a channel closed while the flag is off (at once when it is
+// off now; else when it goes off).
+func (f *runFlag) Idle() <-chan struct{} {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.on && f.idle == nil {
+		f.idle = make(chan struct{})
+		close(f.idle)
+	}
+	return f.idle
 }
 
 // poll waits one poll interval or until ctx ends.

@@ -293,6 +293,7 @@ func scenarioOwnItemRunningElsewhereCaughtUp(t *testing.T, cl *cluster) {
 	cl.sync()
 	release, done := startHeldRun(t, cl, b, []int{2})
 	defer release()
+	cl.sync() // a's trigger reads b's running node from its tree cache
 	before := countRuns(b, 2)
 	// a's fire: item 2 is b's to run now; a runs item 3 only.
 	if items, err := a.run(ctxT(t)); err != nil || !equalInts(items, []int{3}) {

@@ -80,6 +80,7 @@ func scenarioMisfire(t *testing.T, cl *cluster) {
 	f := executor.Facade(a.job)
 	// MisfireIfRunning: item 1 running elsewhere flags misfire on all items.
 	cl.persist(jp("sharding", "1", "running"), "10.9.9.9@-@1")
+	cl.sync() // the trigger reads running nodes from a's tree cache
 	mis, err := f.MisfireIfRunning(ctx, []int{0, 1, 2})
 	if err != nil || !mis {
 		t.Fatalf("MisfireIfRunning = %v, %v", mis, err)

@@ -46,6 +46,24 @@ func (p paths) itemNode(i int, n string) string {
 }
 func (p paths) failoverItem(i int) string { return p.of(nodeFailoverItems, strconv.Itoa(i)) }
 
+// itemLeaves are the nodes under sharding/{i} (spec §2): none has
+// children in ElasticJob's tree.
+var itemLeaves = map[string]bool{
+	"instance": true, "running": true, "failover": true, "failovering": true, "misfire": true, "disabled": true,
+}
+
+// isItemLeaf reports whether path is sharding/{i}/{node} for one of
+// itemLeaves: the tree cache arms no child watch on those (running nodes
+// come and go at every trigger; issue 16).
+func (p paths) isItemLeaf(path string) bool {
+	r, ok := p.rel(path)
+	if !ok {
+		return false
+	}
+	parts := strings.Split(r, "/")
+	return len(parts) == 3 && parts[0] == nodeSharding && itemLeaves[parts[2]]
+}
+
 // rel returns path relative to the job root ("" for the root itself), and
 // false when path is outside the job.
 func (p paths) rel(path string) (string, bool) {

@@ -2,6 +2,7 @@ package coord_test
 
 import (
 	"github.com/ejob-io/ejob/internal/testkit"
+	"sync"
 	"testing"
 	"time"
 )
@@ -135,6 +136,7 @@ func scenarioDisabledItemSkipped(t *testing.T, cl *cluster) {
 	cl.waitNecessary()
 	a.run(ctxT(t))
 	cl.persist(jp("sharding", "1", "disabled"), "")
+	cl.sync() // the trigger reads the flag from a's tree cache
 	if items, err := a.run(ctxT(t)); err != nil || !equalInts(items, []int{0, 2}) {
 		t.Errorf("ran %v, %v", items, err)
 	}
@@ -172,5 +174,40 @@ func scenarioReconcileFlagsOfflineAssignments(t *testing.T, cl *cluster) {
 	cl.waitNecessary()
 	if items, err := in.run(ctxT(t)); err != nil || !equalInts(items, []int{0, 1}) {
 		t.Errorf("ran %v, %v", items, err)
+	}
+}
+
+// The events of an instance's own registration (its server and instance
+// nodes), handled by the event loop only after the first resharding
+// committed, flag no second resharding: that assignment already has the
+// instance. (They did: a trigger of the other instances then waited for
+// the leader's next one, which stalled BenchmarkRequestsPerTrigger.)
+func TestLateRegistrationEventsFlagNoResharding(t *testing.T) {
+	cl := newEmbeddedCluster(t)
+	hold, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	a := cl.startAsyncOpts("192.168.1.1", 100, testConfig(2), func(o *optsT) {
+		seen := o.OnEvent
+		o.OnEvent = func(p string) {
+			seen(p)
+			// Hold the event loop at its first event, so that the rest
+			// of the registration's events wait until after the commit.
+			once.Do(func() {
+				close(hold)
+				<-release
+			})
+		}
+	})
+	<-hold
+	if items, err := a.run(ctxT(t)); err != nil || !equalInts(items, []int{0, 1}) {
+		t.Fatalf("first run = %v, %v", items, err)
+	}
+	if _, ok := cl.get(jp("leader", "sharding", "necessary")); ok {
+		t.Fatal("the first run did not reshard")
+	}
+	close(release)
+	cl.sync()
+	if _, ok := cl.get(jp("leader", "sharding", "necessary")); ok {
+		t.Error("the instance's own registration events flagged a second resharding")
 	}
 }

@@ -71,6 +71,7 @@ type TreeCache struct {
 	root    string
 	log     hclog.Logger
 	discard bool
+	leaf    func(path string) bool
 
 	events chan TreeEvent
 	initCh chan struct{}
@@ -85,6 +86,10 @@ type cnode struct {
 	children   map[string]struct{}
 	dataWatch  bool
 	childWatch bool
+	// listedPzxid is the Pzxid the node had when its children were last
+	// listed with a child watch armed (ChildrenW); 0 when the last listing
+	// armed none (see handle).
+	listedPzxid int64
 }
 
 // TreeCacheOption configures a TreeCache.
@@ -97,6 +102,15 @@ func WithTreeLogger(l hclog.Logger) TreeCacheOption { return func(t *TreeCache) 
 // nobody needs to read Events.
 func WithoutEvents() TreeCacheOption { return func(t *TreeCache) { t.discard = true } }
 
+// WithLeaves names the paths that never have children (leaf reports true
+// for them): the cache neither lists their children nor arms a child
+// watch on them, which saves a request and a watch per such node (and the
+// re-read when that watch fires on the node's deletion). A child created
+// under such a path anyway is not seen.
+func WithLeaves(leaf func(path string) bool) TreeCacheOption {
+	return func(t *TreeCache) { t.leaf = leaf }
+}
+
 // NewTreeCache returns a cache of the subtree at root; Run starts it.
 func NewTreeCache(c Client, root string, opts ...TreeCacheOption) *TreeCache {
 	t := &TreeCache{
@@ -106,6 +120,7 @@ func NewTreeCache(c Client, root string, opts ...TreeCacheOption) *TreeCache {
 		events: make(chan TreeEvent),
 		initCh: make(chan struct{}),
 		nodes:  make(map[string]*cnode),
+		leaf:   func(string) bool { return false },
 	}
 	for _, o := range opts {
 		o(t)
@@ -376,6 +391,28 @@ func (r *treeRun) handle(f fired) error {
 	if n == nil && f.path != r.root && r.nodes[Parent(f.path)] == nil {
 		return nil // a stale watch of a subtree already gone
 	}
+	if f.ev.Type == EventNodeDeleted && f.path != r.root {
+		// A node's deletion also fires its parent's child watch, whose
+		// re-listing sees any re-creation. So the node need not be read
+		// again when that re-listing is still to come:
+		//   - the node has left the cache already (the parent's listing
+		//     dropped it, and armed the child watch that reports a later
+		//     re-creation);
+		//   - the parent's last listing armed its child watch and was made
+		//     before any child change after this node's creation (its
+		//     Pzxid is not past the node's Czxid): the deletion, a later
+		//     child change, fired that watch, which is still to be
+		//     handled (handling it re-lists and moves listedPzxid on).
+		// Otherwise (a re-listing since may have seen a re-created node
+		// under the same name) the node is read as before.
+		if n == nil {
+			return nil
+		}
+		if p := r.nodes[Parent(f.path)]; n == f.node && p != nil && p.listedPzxid != 0 && p.listedPzxid <= n.stat.Czxid {
+			r.removeSubtree(f.path)
+			return nil
+		}
+	}
 	if f.kind == wChild && f.ev.Type == EventNodeChildrenChanged && n != nil {
 		return r.refreshChildren(f.path, n, false)
 	}
@@ -456,6 +493,9 @@ func (r *treeRun) refreshData(path string, deep bool) error {
 		n.dataWatch = true
 		r.arm(ch, path, wData, n)
 	}
+	if r.leaf(path) {
+		return nil
+	}
 	if isNew || deep || !n.childWatch {
 		return r.refreshChildren(path, n, deep)
 	}
@@ -467,13 +507,14 @@ func (r *treeRun) refreshData(path string, deep bool) error {
 func (r *treeRun) refreshChildren(path string, n *cnode, deep bool) error {
 	var (
 		names []string
+		st    Stat
 		ch    <-chan WatchEvent
 		err   error
 	)
 	if n.childWatch {
 		names, err = r.c.Children(r.ctx, path)
 	} else {
-		names, _, ch, err = r.c.ChildrenW(r.ctx, path)
+		names, st, ch, err = r.c.ChildrenW(r.ctx, path)
 	}
 	if errors.Is(err, ErrNoNode) {
 		return r.refreshData(path, false)
@@ -481,8 +522,10 @@ func (r *treeRun) refreshChildren(path string, n *cnode, deep bool) error {
 	if err != nil {
 		return err
 	}
+	n.listedPzxid = 0
 	if ch != nil {
 		n.childWatch = true
+		n.listedPzxid = st.Pzxid
 		r.arm(ch, path, wChild, n)
 	}
 	seen := make(map[string]struct{}, len(names))

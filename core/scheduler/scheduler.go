@@ -151,6 +151,40 @@ type Scheduler struct {
 	// abort is closed by Abort: the drain ends at once.
 	abort     chan struct{}
 	abortOnce sync.Once
+	// execs counts the executions in progress (runtime.fire), for drain.
+	execs execCount
+}
+
+// execCount counts executions in progress; Idle's channel is closed while
+// none is.
+type execCount struct {
+	mu   sync.Mutex
+	n    int
+	idle chan struct{} // closed while n == 0; nil until first used
+}
+
+func (c *execCount) add(d int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	was := c.n
+	c.n += d
+	switch {
+	case was == 0 && c.n > 0:
+		c.idle = make(chan struct{})
+	case was > 0 && c.n == 0 && c.idle != nil:
+		close(c.idle)
+	}
+}
+
+// Idle returns a channel closed while no execution is in progress.
+func (c *execCount) Idle() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == 0 && c.idle == nil {
+		c.idle = make(chan struct{})
+		close(c.idle)
+	}
+	return c.idle
 }
 
 // runtime is one job's wiring.
@@ -162,8 +196,13 @@ type runtime struct {
 	obs   Observer
 	// done is closed when the job's coordination has returned.
 	done chan struct{}
+	// scheduled is closed once the job registered and its trigger loop
+	// follows the effective configuration's cron (startLocked).
+	scheduled chan struct{}
 	// err is its result, readable after done.
 	err error
+	// execs is the scheduler's count of executions in progress.
+	execs *execCount
 }
 
 // New checks opts and returns a Scheduler.
@@ -304,7 +343,7 @@ func (s *Scheduler) Add(ctx context.Context, job Job) error {
 	if _, dup := s.jobs[cfg.JobName]; dup {
 		return fmt.Errorf("%w: %q", ErrDuplicateJob, cfg.JobName)
 	}
-	rt := &runtime{name: cfg.JobName, obs: s.opts.Observer, log: s.log.With("job", cfg.JobName, "instance", s.opts.InstanceID), done: make(chan struct{})}
+	rt := &runtime{name: cfg.JobName, obs: s.opts.Observer, log: s.log.With("job", cfg.JobName, "instance", s.opts.InstanceID), done: make(chan struct{}), scheduled: make(chan struct{}), execs: &s.execs}
 	co := s.opts.Coord
 	co.Client, co.Config, co.JobClassName = s.opts.Client, cfg.Clone(), className
 	co.InstanceID, co.ServerIP, co.Logger = s.opts.InstanceID, s.opts.ServerIP, s.opts.Logger.Named("coord")
@@ -445,6 +484,9 @@ func (s *Scheduler) startLocked(rt *runtime) {
 		case <-ctx.Done():
 			return
 		}
+		// Ready waits for this: a fire due right after Ready returned
+		// was lost when the reschedule came after it.
+		defer close(rt.scheduled)
 		cfg, err := rt.coord.Config(ctx)
 		if err != nil {
 			rt.log.Warn("cannot read the effective config after startup", "error", err)
@@ -457,6 +499,8 @@ func (s *Scheduler) startLocked(rt *runtime) {
 // fire runs one trigger of the job; called by the trigger loop, never
 // concurrently for one job.
 func (rt *runtime) fire(ctx context.Context, f trigger.Fire) {
+	rt.execs.add(1)
+	defer rt.execs.add(-1)
 	select {
 	case <-rt.coord.Ready():
 	default:
@@ -550,7 +594,8 @@ func (s *Scheduler) IsLeader(ctx context.Context, job string) (bool, error) {
 }
 
 // Ready blocks until every job added so far has registered with the
-// registry or failed to start, or ctx ends. It returns nil when every job
+// registry (and its trigger loop follows the effective configuration's
+// cron) or failed to start, or ctx ends. It returns nil when every job
 // registered, a *StartError naming each job that failed, or ctx's error.
 func (s *Scheduler) Ready(ctx context.Context) error {
 	s.mu.Lock()
@@ -563,7 +608,7 @@ func (s *Scheduler) Ready(ctx context.Context) error {
 	se := &StartError{Jobs: len(rts)}
 	for _, rt := range rts {
 		select {
-		case <-rt.coord.Ready():
+		case <-rt.scheduled:
 		case <-rt.done:
 			err := rt.err
 			if err == nil {
@@ -674,11 +719,15 @@ func (s *Scheduler) Run(ctx context.Context) error {
 }
 
 // drain waits until no execution runs, or DrainTimeout passes (at once
-// when it is 0).
+// when it is 0). The trigger loop says which jobs run (its Snapshot, taken
+// after every job was paused, so no fire starts later); drain waits for
+// the end of the executions on execs, without polling. Only while the two
+// disagree (a fire the loop started has not reached runtime.fire yet, or
+// one that returned is not yet back in the loop: microseconds) does it ask
+// the loop again after a millisecond.
 func (s *Scheduler) drain() {
-	deadline := time.Now().Add(s.opts.DrainTimeout)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
+	timeout := time.NewTimer(s.opts.DrainTimeout)
+	defer timeout.Stop()
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		entries, err := s.trig.Snapshot(ctx)
@@ -692,12 +741,19 @@ func (s *Scheduler) drain() {
 		if err != nil || busy == 0 {
 			return
 		}
-		if time.Now().After(deadline) {
-			s.log.Warn("drain timeout: cancelling running items", "running_jobs", busy)
-			return
+		ended := s.execs.Idle()
+		var again <-chan time.Time
+		select {
+		case <-ended:
+			ended, again = nil, time.After(time.Millisecond)
+		default:
 		}
 		select {
-		case <-tick.C:
+		case <-ended:
+		case <-again:
+		case <-timeout.C:
+			s.log.Warn("drain timeout: cancelling running items", "running_jobs", busy)
+			return
 		case <-s.abort:
 			s.log.Warn("drain aborted: cancelling running items", "running_jobs", busy)
 			return

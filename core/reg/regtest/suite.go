@@ -64,6 +64,8 @@ func Run(t *testing.T, h Harness) {
 		"Watches":               s.testWatches,
 		"TreeCacheSnapshot":     s.testTreeSnapshot,
 		"TreeCacheBurst":        s.testTreeBurst,
+		"TreeCacheChurn":        s.testTreeChurn,
+		"TreeCacheLeaves":       s.testTreeLeaves,
 		"TreeCacheLarge":        s.testTreeLarge,
 		"TreeCacheSubtree":      s.testTreeSubtree,
 		"TreeCacheSessionLoss":  s.testTreeSessionLoss,
@@ -1167,6 +1169,97 @@ func (s *suite) testTreeBurst(t *testing.T) {
 			t.Fatalf("tmp child %d never reported deleted", p)
 		}
 	}
+}
+
+// runMirror runs tc (made WithoutEvents) until the test ends and returns
+// it once its initial load is done.
+func runMirror(t *testing.T, tc *reg.TreeCache) *reg.TreeCache {
+	runCtx, cancel := context.WithCancel(context.Background())
+	runDone := make(chan error, 1)
+	go func() { runDone <- tc.Run(runCtx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-runDone; err != nil {
+			t.Errorf("TreeCache.Run: %v", err)
+		}
+	})
+	<-tc.Initialized()
+	return tc
+}
+
+// testTreeChurn deletes and re-creates nodes under the cache's feet (in
+// one transaction and in two requests), so that their deletion events and
+// their parents' child events race with the re-creations: the cache must
+// end up with every node's latest incarnation (Czxid) and data.
+func (s *suite) testTreeChurn(t *testing.T) {
+	ctx := ctxFor(t)
+	ns := namespace(t)
+	c := s.client(t, ns)
+	w := s.client(t, ns)
+	const paths, rounds = 4, 30
+	for p := range paths {
+		str(t)(w.Create(ctx, fmt.Sprintf("/job/p%d/x", p), []byte("0"), reg.Persistent, reg.WithParents()))
+	}
+	tc := runMirror(t, reg.NewTreeCache(c, "/job", reg.WithoutEvents(), reg.WithLeaves(func(path string) bool {
+		return strings.HasSuffix(path, "/x")
+	})))
+	var wg sync.WaitGroup
+	for p := range paths {
+		wg.Go(func() {
+			x := fmt.Sprintf("/job/p%d/x", p)
+			for i := 1; i <= rounds; i++ {
+				data := fmt.Appendf(nil, "%d", i)
+				var err error
+				if i%2 == 0 {
+					_, err = w.Multi(ctx, reg.DeleteOp(x, reg.AnyVersion), reg.CreateOp(x, data, reg.Persistent))
+				} else if err = w.Delete(ctx, x, reg.AnyVersion); err == nil {
+					_, err = w.Create(ctx, x, data, reg.Persistent)
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	s.eventually(t, "the cache shows every node's last incarnation", func() bool {
+		for p := range paths {
+			x := fmt.Sprintf("/job/p%d/x", p)
+			data, st, err := w.Get(ctx, x)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cd, cst, ok := tc.Get(x)
+			if !ok || string(cd) != string(data) || cst.Czxid != st.Czxid {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// testTreeLeaves: a path WithLeaves names is cached with its data, but
+// its children are not listed.
+func (s *suite) testTreeLeaves(t *testing.T) {
+	ctx := ctxFor(t)
+	ns := namespace(t)
+	c := s.client(t, ns)
+	str(t)(c.Create(ctx, "/job/leaf/child", []byte("c"), reg.Persistent, reg.WithParents()))
+	str(t)(c.Create(ctx, "/job/inner/child", []byte("c"), reg.Persistent, reg.WithParents()))
+	tc := runMirror(t, reg.NewTreeCache(c, "/job", reg.WithoutEvents(), reg.WithLeaves(func(path string) bool { return path == "/job/leaf" })))
+	if _, _, ok := tc.Get("/job/leaf"); !ok {
+		t.Error("leaf not cached")
+	}
+	if _, _, ok := tc.Get("/job/inner/child"); !ok {
+		t.Error("child of an inner node not cached")
+	}
+	if _, _, ok := tc.Get("/job/leaf/child"); ok {
+		t.Error("child of a leaf cached")
+	}
+	noErr(t, c.Delete(ctx, "/job/leaf/child", reg.AnyVersion))
+	noErr(t, c.Delete(ctx, "/job/leaf", reg.AnyVersion))
+	s.eventually(t, "leaf deletion seen", func() bool { _, _, ok := tc.Get("/job/leaf"); return !ok })
 }
 
 func (s *suite) testTreeSubtree(t *testing.T) {
