@@ -11,8 +11,6 @@ import (
 	"strconv"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/ejob-io/ejob/core/config"
 	"github.com/ejob-io/ejob/core/cron"
 	"github.com/ejob-io/ejob/core/lifecycle"
@@ -121,49 +119,29 @@ type JobsModel struct {
 	Now        time.Time `json:"now"`
 }
 
-// jobRows reads every job with its config (for the time zone) and next
-// fire time.
-func (c *Console) jobRows(ctx context.Context, now time.Time) ([]JobRow, []*config.JobConfiguration, error) {
-	read := c.srv.Options().Reader
-	briefs, err := lifecycle.Jobs(ctx, read)
+// jobRows reads every job with its next fire time.
+func (c *Console) jobRows(ctx context.Context, now time.Time) ([]JobRow, error) {
+	briefs, err := lifecycle.Jobs(ctx, c.srv.Options().Reader)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	rows := make([]JobRow, len(briefs))
-	cfgs := make([]*config.JobConfiguration, len(briefs))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(lifecycle.Parallelism)
 	for i, b := range briefs {
-		rows[i] = JobRow{JobName: b.JobName, Status: b.Status, Description: b.Description, Cron: b.Cron,
+		rows[i] = JobRow{JobName: b.JobName, Status: b.Status, Description: b.Description, Cron: b.Cron, TimeZone: b.TimeZone,
 			ShardingTotalCount: b.ShardingTotalCount, InstanceCount: b.InstanceCount}
-		g.Go(func() error {
-			st, err := lifecycle.GetConfig(gctx, read, b.JobName)
-			if errors.Is(err, lifecycle.ErrNotFound) {
-				return nil // removed since listed
-			}
-			if err != nil {
-				return err
-			}
-			cfgs[i] = st.Config
-			rows[i].TimeZone = st.Config.TimeZone
-			if b.Cron == "" {
-				return nil
-			}
-			s, err := schedule(b.Cron, st.Config.TimeZone)
-			if err != nil {
-				rows[i].CronError = err.Error()
-				return nil
-			}
-			if next := s.Next(now); !next.IsZero() {
-				rows[i].NextFireTime = &next
-			}
-			return nil
-		})
+		if b.Cron == "" {
+			continue
+		}
+		s, err := schedule(b.Cron, b.TimeZone)
+		if err != nil {
+			rows[i].CronError = err.Error()
+			continue
+		}
+		if next := s.Next(now); !next.IsZero() {
+			rows[i].NextFireTime = &next
+		}
 	}
-	if err := g.Wait(); err != nil {
-		return nil, nil, err
-	}
-	return rows, cfgs, nil
+	return rows, nil
 }
 
 func schedule(expr, tz string) (cron.Schedule, error) {
@@ -178,7 +156,7 @@ func (c *Console) jobs(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
 	defer cancel()
 	now := time.Now()
-	rows, _, err := c.jobRows(ctx, now)
+	rows, err := c.jobRows(ctx, now)
 	if err != nil {
 		answer(w, nil, err)
 		return
@@ -292,7 +270,7 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request) {
 			m.Registry.Ready, m.Registry.NotReady = false, err.Error()
 		}
 	}
-	rows, _, err := c.jobRows(ctx, now)
+	rows, err := c.jobRows(ctx, now)
 	if err != nil {
 		answer(w, nil, err)
 		return

@@ -172,7 +172,10 @@ export function DataTable({ options, rows, onTable, id }) {
     import('tabulator-tables').then(({ TabulatorFull }) => {
       if (cancelled) return;
       const tab = new TabulatorFull(el.current, {
-        layout: 'fitColumns', responsiveLayout: 'collapse', height: '100%', placeholder: t('ui.never'),
+        // An explicit height keeps the rendering virtual (only the rows in
+        // view are in the DOM); a height of '100%' let Tabulator draw all
+        // 1,000 rows.
+        layout: 'fitColumns', responsiveLayout: 'collapse', height: '70vh', placeholder: t('ui.never'),
         ...options, data: rows || [],
       });
       tab.on('tableBuilt', () => {
