@@ -3,7 +3,6 @@ package console
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -51,26 +50,6 @@ const (
 	// previewMax bounds n of the cron preview.
 	previewMax = 50
 )
-
-func errStatus(err error) int {
-	switch {
-	case errors.Is(err, lifecycle.ErrNotFound):
-		return http.StatusNotFound
-	case errors.Is(err, lifecycle.ErrInvalid):
-		return http.StatusBadRequest
-	case errors.Is(err, lifecycle.ErrConflict):
-		return http.StatusConflict
-	}
-	return http.StatusInternalServerError
-}
-
-func answer(w http.ResponseWriter, model any, err error) {
-	if err != nil {
-		httpapi.Fail(w, errStatus(err), err.Error())
-		return
-	}
-	httpapi.OK(w, model)
-}
 
 // JobRow is one row of the jobs page.
 type JobRow struct {
@@ -158,7 +137,7 @@ func (c *Console) jobs(w http.ResponseWriter, r *http.Request) {
 	now := time.Now()
 	rows, err := c.jobRows(ctx, now)
 	if err != nil {
-		answer(w, nil, err)
+		httpapi.Answer(w, nil, err)
 		return
 	}
 	m := JobsModel{Jobs: rows, Now: now}
@@ -272,7 +251,7 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request) {
 	}
 	rows, err := c.jobRows(ctx, now)
 	if err != nil {
-		answer(w, nil, err)
+		httpapi.Answer(w, nil, err)
 		return
 	}
 	m.Jobs.Total = len(rows)
@@ -295,7 +274,7 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request) {
 	}
 	servers, err := lifecycle.Servers(ctx, o.Reader)
 	if err != nil {
-		answer(w, nil, err)
+		httpapi.Answer(w, nil, err)
 		return
 	}
 	instances := map[string]bool{}
@@ -490,7 +469,7 @@ func (c *Console) getConfig(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	st, err := lifecycle.GetConfig(ctx, c.srv.Options().Reader, r.PathValue("jobName"))
 	if err != nil {
-		answer(w, nil, err)
+		httpapi.Answer(w, nil, err)
 		return
 	}
 	httpapi.OK(w, configModel(st))
@@ -568,7 +547,7 @@ func (c *Console) putConfig(w http.ResponseWriter, r *http.Request) {
 	user := httpapi.UserOf(r)
 	if err != nil {
 		c.log.Warn("audit", "user", user, "op", "update config", "job", job, "result", "error", "error", err)
-		st := errStatus(err)
+		st := httpapi.Status(err)
 		msg := err.Error()
 		httpapi.WriteEnvelope(w, st, httpapi.Envelope{ErrorCode: st, ErrorMsg: &msg, Model: SaveError{Message: msg, Fields: fieldErrors(err)}})
 		return
@@ -576,7 +555,7 @@ func (c *Console) putConfig(w http.ResponseWriter, r *http.Request) {
 	c.log.Info("audit", "user", user, "op", "update config", "job", job, "result", "ok")
 	st, err := lifecycle.GetConfig(ctx, c.srv.Options().Client, job)
 	if err != nil {
-		answer(w, nil, err)
+		httpapi.Answer(w, nil, err)
 		return
 	}
 	httpapi.OK(w, configModel(st))

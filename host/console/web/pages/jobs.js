@@ -3,7 +3,7 @@
 // without losing the sort, the filters or the scroll position. Admins get
 // upstream's actions where they apply, and the edit form (job-edit.js).
 import { useEffect, useRef, useState, useMemo, useCallback } from 'preact/hooks';
-import { html, t, usePoll, fmtTime, fmtRelative, DataTable, confirmDialog, toast } from '../ui.js';
+import { html, t, usePoll, fmtTime, fmtShort, fmtRelative, DataTable, confirmDialog, toast } from '../ui.js';
 import { get, post, del, enc, isAdmin } from '../api.js';
 import { EditDialog } from '../components/job-edit.js';
 
@@ -85,7 +85,8 @@ function columns(admin, traceRef) {
       } },
     { title: t('jobs.colNext'), field: 'nextFireTime', minWidth: 150, responsive: 1,
       sorter: (a, b) => timeOf(a) - timeOf(b),
-      formatter: (c) => (c.getValue() ? el('span', { title: fmtRelative(c.getValue()) }, fmtTime(c.getValue())) : el('span', { class: 'muted' }, t('ui.never'))) },
+      formatter: (c) => (c.getValue() ? el('span', { title: `${fmtTime(c.getValue())} (${fmtRelative(c.getValue())})` }, fmtShort(c.getValue()))
+        : el('span', { class: 'muted' }, t('ui.never'))) },
     { title: t('jobs.colItems'), field: 'shardingTotalCount', sorter: 'number', hozAlign: 'right', width: 80, responsive: 3 },
     { title: t('jobs.colInstances'), field: 'instanceCount', sorter: 'number', hozAlign: 'right', width: 100, responsive: 2 },
     { title: t('jobs.colLast'), field: 'lastRun', minWidth: 150, responsive: 1,
