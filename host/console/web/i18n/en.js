@@ -156,4 +156,5 @@ export const en = {
   'edit.saved': 'Saved {job}: running instances apply it now.',
   'edit.invalid': 'Not saved: {error}',
   'edit.loading': 'Loading the configuration…',
+  'edit.notInteger': 'Not a whole number.',
 };
