@@ -75,7 +75,7 @@ function columns(admin, traceRef) {
   const cols = [
     { title: t('jobs.colName'), field: 'jobName', sorter: 'string', minWidth: 160, widthGrow: 2, responsive: 0,
       formatter: (c) => el('a', { href: '/jobs/' + enc(c.getValue()), class: 'job-link' }, c.getValue()) },
-    { title: t('jobs.colStatus'), field: 'status', width: 120, responsive: 0, formatter: (c) => badge(c.getValue()) },
+    { title: t('jobs.colStatus'), field: 'status', width: 110, responsive: 0, formatter: (c) => badge(c.getValue()) },
     { title: t('jobs.colCron'), field: 'cron', minWidth: 130, responsive: 2,
       formatter: (c) => {
         const j = c.getData();
@@ -94,7 +94,10 @@ function columns(admin, traceRef) {
       formatter: (c) => lastRunCell(c.getValue(), traceRef.current) },
   ];
   if (admin) {
-    cols.push({ title: t('jobs.colActions'), field: 'jobName', headerSort: false, minWidth: 230, widthGrow: 2, responsive: 0,
+    // On a phone the buttons stack in a narrow column rather than push the
+    // table past the screen's edge.
+    const narrow = window.matchMedia('(max-width: 760px)').matches;
+    cols.push({ title: t('jobs.colActions'), field: 'jobName', headerSort: false, minWidth: narrow ? 110 : 230, widthGrow: 2, responsive: 0,
       cssClass: 'actions-cell',
       formatter: (c) => el('div', { class: 'row-actions' }, ...actionsFor(c.getData()).map((a) =>
         el('button', { type: 'button', class: 'small' + (a.danger ? ' danger' : ''), 'data-op': a.op, 'data-job': c.getData().jobName }, t('jobs.' + a.op)))) });
