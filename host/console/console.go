@@ -264,6 +264,3 @@ func (c *Console) session(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	httpapi.OK(w, ss)
 }
-
-// errNoTrace is said where the event trace would answer.
-var errNoTrace = errors.New("no event trace configured")
