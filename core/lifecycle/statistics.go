@@ -174,7 +174,8 @@ func brief(name string, cfgRead, instRead reg.ReadResult) (*JobBrief, error) {
 	if err != nil {
 		return nil, fmt.Errorf("job %q: %w", name, err)
 	}
-	b := &JobBrief{JobName: name, Description: cfg.Description, Cron: cfg.Cron, ShardingTotalCount: cfg.ShardingTotalCount}
+	b := &JobBrief{JobName: name, Description: cfg.Description, Cron: cfg.Cron, ShardingTotalCount: cfg.ShardingTotalCount,
+		TimeZone: cfg.TimeZone}
 	if b.Instances, err = childList(instRead); err != nil {
 		return nil, fmt.Errorf("job %q: list instances: %w", name, err)
 	}
