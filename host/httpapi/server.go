@@ -219,7 +219,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /api/login", s.login)
 	api := http.NewServeMux()
 	s.routes(api)
+	s.consoleRoutes(api)
 	mux.Handle("/api/", s.authenticate(api))
+	mux.Handle(ConsolePrefix, s.authenticate(api))
 	return mux
 }
 
