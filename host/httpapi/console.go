@@ -10,9 +10,8 @@ import (
 	"github.com/ejob-io/ejob/spi"
 )
 
-// ConsolePrefix is where the console's own read endpoints live (what its
-// pages need that upstream's REST API does not give); they take the same
-// authentication as /api/.
+// ConsolePrefix is where the console's own endpoints live (what its pages
+// need that upstream's REST API does not give).
 const ConsolePrefix = "/console/api/"
 
 // Recent executions (GET /console/api/jobs/{jobName}/executions).
@@ -24,11 +23,15 @@ const (
 	MaxRecent = 1000
 )
 
-// consoleRoutes registers the console's endpoints on mux.
-func (s *Server) consoleRoutes(mux *http.ServeMux) {
+// ConsoleRoutes registers on mux the console's endpoints that read the
+// namespace and the event trace as the REST API does (host/console serves
+// them behind Authenticate):
+//
+//	GET /console/api/jobs/{jobName}             a job's detail
+//	GET /console/api/jobs/{jobName}/executions  its recent executions
+func (s *Server) ConsoleRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET "+ConsolePrefix+"jobs/{jobName}", s.jobDetail)
 	mux.HandleFunc("GET "+ConsolePrefix+"jobs/{jobName}/executions", s.recentExecutions)
-	mux.HandleFunc(ConsolePrefix, notFound)
 }
 
 // jobDetail is GET /console/api/jobs/{jobName}: lifecycle.Detail.
