@@ -75,6 +75,8 @@ export const en = {
   'detail.instances': 'Instances',
   'detail.noInstances': 'No live instance runs this job.',
   'detail.server': 'Server',
+  'detail.serverEnabled': 'enabled',
+  'detail.serverDisabled': 'disabled',
   'detail.items': 'Items',
   'detail.failoverItems': 'Failover items',
   'detail.executions': 'Recent executions',

@@ -47,7 +47,8 @@ function Instances({ instances }) {
     <tbody>${instances.map((i) => html`<tr>
       <td class="mono">${i.instanceId} ${i.leader && html`<span class="badge badge-ok">${t('detail.leader')}</span>`}</td>
       <td class="mono">${i.serverIp}</td><td class="mono">${i.pid}</td>
-      <td>${i.serverStatus ? html`<${StatusBadge} status=${i.serverStatus === 'DISABLED' ? 'DISABLED' : 'OK'} />` : ''}</td>
+      <td>${i.serverStatus && html`<span class=${i.serverStatus === 'DISABLED' ? 'badge badge-disabled' : 'badge badge-ok'}>
+        ${t(i.serverStatus === 'DISABLED' ? 'detail.serverDisabled' : 'detail.serverEnabled')}</span>`}</td>
       <td class="mono">${i.items.join(', ') || t('ui.never')}</td>
       <td class="mono">${i.failoverItems.join(', ') || t('ui.never')}</td>
     </tr>`)}</tbody></table></div>`;
