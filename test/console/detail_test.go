@@ -3,7 +3,10 @@ package console
 import (
 	"encoding/json"
 	"fmt"
+	"net"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -124,4 +127,125 @@ func TestJobDetail(t *testing.T) {
 		}
 		return false
 	})
+}
+
+// setInput sets an input's value as typing would (Preact listens to input
+// events).
+func setInput(sel, value string) chromedp.Action[chromedp.Void] {
+	return chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => { const el = document.querySelector(%q); el.value = %q;
+		el.dispatchEvent(new Event("input", {bubbles: true})); })()`, sel, value))
+}
+
+// serverStatuses are the servers/{ip} values of job, by IP.
+func (e *Env) serverStatuses(job string) map[string]string {
+	out := map[string]string{}
+	for _, s := range e.showJob(job).Servers {
+		out[s.ServerIP] = s.Status
+	}
+	return out
+}
+
+// TestServersPage: the servers page lists the host's IP with its
+// instance and jobs; disable and enable (after a confirm) write every
+// job's servers/{ip}; a server's page opens a job's dump from the host's
+// dump port in a dialog.
+func TestServersPage(t *testing.T) {
+	dumpPort := freePort(t)
+	e := NewEnv(t, Options{Hosts: 1, Elasticjob: fmt.Sprintf("  dump:\n    port: %d\n", dumpPort), Jobs: `    alpha:
+      elasticJobType: SCRIPT
+      cron: "0 0 3 * * ?"
+      shardingTotalCount: 2
+      props: {script.command.line: '%[1]s'}
+    beta:
+      elasticJobType: SCRIPT
+      cron: "0 0 4 * * ?"
+      shardingTotalCount: 1
+      props: {script.command.line: '%[1]s'}
+`})
+	b := browsertest.Start(t)
+	tab := e.Login(b, AdminUser, AdminPW, "/servers")
+	tab.Eventually(20*time.Second, "the host's server row", `document.querySelectorAll("#servers tbody tr[data-ip]").length === 1`)
+	ip := browsertest.Eval[string](tab, `document.querySelector("#servers tbody tr[data-ip]").dataset.ip`)
+	row := fmt.Sprintf(`#servers tr[data-ip=%q]`, ip)
+	tab.Screenshot("servers")
+
+	confirm(tab, "disable the server", row+" .op-disable")
+	tab.Eventually(10*time.Second, "2 disabled jobs shown", fmt.Sprintf(`document.querySelector(%q).textContent.includes("2")`, row+" td:nth-child(4)"))
+	for _, job := range []string{"alpha", "beta"} {
+		if st := e.serverStatuses(job)[ip]; st != "DISABLED" {
+			t.Errorf("servers/%s of %s after disable: %q", ip, job, st)
+		}
+	}
+	confirm(tab, "enable the server", row+" .op-enable")
+	tab.Eventually(10*time.Second, "no disabled job shown", fmt.Sprintf(`document.querySelector(%q).textContent.trim() === "0"`, row+" td:nth-child(4)"))
+	for _, job := range []string{"alpha", "beta"} {
+		if st := e.serverStatuses(job)[ip]; st != "ENABLED" {
+			t.Errorf("servers/%s of %s after enable: %q", ip, job, st)
+		}
+	}
+
+	tab.Run("open the server", chromedp.Click(chromedp.CSS(row+" a")), chromedp.WaitVisible(chromedp.CSS(`#server-jobs tr[data-job="alpha"]`)))
+	tab.Run("dump alpha",
+		chromedp.Click(chromedp.CSS(`#server-jobs tr[data-job="alpha"] .op-dump`)),
+		chromedp.WaitVisible(chromedp.CSS("#dump-dialog")),
+		setInput("#dump-port", fmt.Sprint(dumpPort)),
+		chromedp.Click(chromedp.CSS("#dump-fetch")))
+	tab.Eventually(10*time.Second, "the dump text", `(document.querySelector("#dump-text") || {textContent: ""}).textContent.includes("/alpha/config | ")`)
+	tab.Screenshot("server-dump")
+	tab.Run("copy and close", chromedp.Click(chromedp.CSS("#dump-copy")), chromedp.Click(chromedp.CSS("#dump-close")))
+	tab.Eventually(5*time.Second, "the dialog closed", `document.querySelector("#dump-dialog") === null`)
+}
+
+// TestHistoryPage: the history page shows a failed item with its cause
+// (expandable) under the job and result filters, which stay through the
+// page's refreshes; the status traces show the failed trigger.
+func TestHistoryPage(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "flaky.sh")
+	// Item 1 fails with a message on stderr; item 0 succeeds.
+	write(t, script, "#!/bin/sh\ncase \"$1\" in *'\"shardingItem\":1'*) echo 'disk full on item 1' >&2; exit 3;; esac\n")
+	if err := os.Chmod(script, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e := NewEnv(t, Options{Hosts: 1, Elasticjob: tracing(t), Jobs: `    steady:
+      elasticJobType: SCRIPT
+      cron: "* * * * * ?"
+      shardingTotalCount: 1
+      props: {script.command.line: '%[1]s'}
+    flaky:
+      elasticJobType: SCRIPT
+      cron: "* * * * * ?"
+      shardingTotalCount: 2
+      props: {script.command.line: '` + script + `'}
+`})
+	b := browsertest.Start(t)
+	tab := e.Login(b, AdminUser, AdminPW, "/history?job=flaky&result=failure")
+	tab.Eventually(30*time.Second, "failed rows of flaky",
+		`document.querySelectorAll("#history-rows tbody tr[data-success=false]").length > 0 &&
+		 [...document.querySelectorAll("#history-rows tbody tr")].every(r => r.dataset.job === "flaky" && r.dataset.success === "false")`)
+	tab.Run("expand a cause", chromedp.Click(chromedp.CSS("#history-rows details.cause summary")))
+	if cause := tab.Text("#history-rows details.cause pre"); !strings.Contains(cause, "disk full on item 1") || !strings.Contains(cause, "3") {
+		t.Errorf("failure cause %q", cause)
+	}
+	tab.Screenshot("history")
+	// The filters stay through a refresh.
+	before := tab.Text(".toolbar .small")
+	tab.Eventually(15*time.Second, "a refresh", fmt.Sprintf(`(document.querySelector(".toolbar .small") || {}).textContent !== %q`, before))
+	if v := browsertest.Eval[string](tab, `document.querySelector("#history-filters input[name=job]").value + "/" + document.querySelector("#history-filters select[name=result]").value`); v != "flaky/failure" {
+		t.Errorf("filters after a refresh: %q", v)
+	}
+	tab.Run("status traces", chromedp.Click(chromedp.CSS("#tab-status")))
+	tab.Eventually(10*time.Second, "a TASK_ERROR trace of flaky", `document.querySelector("#history-rows tr[data-state=TASK_ERROR]") !== null`)
+	tab.Screenshot("history-status")
+}
+
+// freePort is a TCP port free at the time of the call.
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
 }

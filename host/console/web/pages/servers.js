@@ -1,7 +1,7 @@
 // Servers page: every server IP of the namespace with its instances, jobs
 // and disabled jobs; a server's page lists its jobs. Admins enable,
 // disable, shut down and remove (after a confirm) and read a job's dump.
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { html, t, toast, confirmDialog, usePoll, StatusBadge, ErrorBox } from '../ui.js';
 import { get, post, del, enc, isAdmin } from '../api.js';
 import { pidOf, Updated, run } from './parts.js';
@@ -54,6 +54,17 @@ function DumpDialog({ ip, job, onClose }) {
   const [port, setPort] = useState(DefaultDumpPort);
   const [text, setText] = useState(null);
   const [busy, setBusy] = useState(false);
+  const ref = useRef(null);
+  useEffect(() => {
+    const d = ref.current;
+    d.showModal();
+    const onCancel = (e) => {
+      e.preventDefault();
+      onClose();
+    };
+    d.addEventListener('cancel', onCancel);
+    return () => d.removeEventListener('cancel', onCancel);
+  }, []);
   const fetchDump = async (e) => {
     e.preventDefault();
     setBusy(true);
@@ -75,7 +86,7 @@ function DumpDialog({ ip, job, onClose }) {
       toast(t('servers.dumpSelected'));
     }
   };
-  return html`<dialog open class="dump" id="dump-dialog" aria-labelledby="dump-title">
+  return html`<dialog ref=${ref} class="dump" id="dump-dialog" aria-labelledby="dump-title">
     <h2 id="dump-title">${t('servers.dumpTitle', { job, ip })}</h2>
     <form class="toolbar" onSubmit=${fetchDump}>
       <label>${t('servers.dumpPort')} <input type="number" id="dump-port" min="1" max="65535" required value=${port}
