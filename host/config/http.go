@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/netip"
 	"strings"
+	"time"
 
 	"golang.org/x/crypto/bcrypt"
 	"gopkg.in/yaml.v3"
@@ -19,6 +20,11 @@ type HTTPSettings struct {
 	// server prints once in its log at start (allowed on a loopback
 	// address only).
 	Users []HTTPUser
+	// SessionIdleTimeout ends a web console session after this long
+	// without a request; SessionMaxAge this long after login. Zero: the
+	// server's defaults (30m, 12h).
+	SessionIdleTimeout time.Duration
+	SessionMaxAge      time.Duration
 }
 
 // HTTPUser is one entry of ejob.http.users.
@@ -45,9 +51,11 @@ const (
 	keyName         = "name"
 	keyPasswordHash = "passwordHash"
 	keyRole         = "role"
+	keySessionIdle  = "sessionIdleTimeout"
+	keySessionMax   = "sessionMaxAge"
 )
 
-func httpKeys() []string     { return []string{keyListen, keyUsers} }
+func httpKeys() []string     { return []string{keyListen, keyUsers, keySessionIdle, keySessionMax} }
 func httpUserKeys() []string { return []string{keyName, keyPasswordHash, keyRole} }
 
 // IsLoopback reports whether the host part of a listen address is a
@@ -84,6 +92,23 @@ func (d *decoder) http(e entry) *HTTPSettings {
 		return nil
 	}
 	good := true
+	for _, k := range []struct {
+		key string
+		dst *time.Duration
+	}{{keySessionIdle, &h.SessionIdleTimeout}, {keySessionMax, &h.SessionMaxAge}} {
+		if fe, ok := fs[k.key]; ok {
+			v, dok := d.duration(fe)
+			if dok && v > 0 && v < time.Second {
+				d.report(fe.value.Line, nil, "%s: want at least 1s, got %s", fe.path, v)
+				dok = false
+			}
+			*k.dst = v
+			good = good && dok
+		}
+	}
+	if !good {
+		return nil
+	}
 	if ue, ok := fs[keyUsers]; ok {
 		h.Users, good = d.httpUsers(ue)
 	}

@@ -56,10 +56,15 @@ func start(t *testing.T, opts httpapi.Options) *fixture {
 		t.Fatal(err)
 	}
 	j := node.New("j")
-	for path, v := range map[string]string{j.Config(): string(data), j.Server("10.0.0.1"): "ENABLED"} {
+	id := "10.0.0.1@-@42"
+	for path, v := range map[string]string{j.Config(): string(data), j.Server("10.0.0.1"): "ENABLED",
+		j.ShardingInstance(0): id, j.ShardingInstance(1): id} {
 		if _, err := reg.Persist(context.Background(), c, path, []byte(v)); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if _, err := c.Create(context.Background(), j.Instance(id), []byte("jobInstanceId: "+id+"\nserverIp: 10.0.0.1\n"), reg.Ephemeral, reg.WithParents()); err != nil {
+		t.Fatal(err)
 	}
 	hash := func(pw string) string {
 		h, err := bcrypt.GenerateFromPassword([]byte(pw), bcrypt.MinCost)
