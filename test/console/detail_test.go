@@ -88,6 +88,12 @@ func TestJobDetail(t *testing.T) {
 		 document.querySelector("#duration-chart canvas") !== null`)
 	tab.Screenshot("job-detail")
 
+	guest := e.Login(b, GuestUser, GuestPW, "/jobs/split")
+	guest.Eventually(20*time.Second, "the sharding map for a guest", `document.querySelectorAll("#items tbody tr").length === 3`)
+	if n := browsertest.Eval[int](guest, `document.querySelectorAll("#items button").length`); n != 0 {
+		t.Errorf("a guest sees %d buttons in the sharding map", n)
+	}
+
 	confirm(tab, "disable item 1", "#item-1 .item-disable")
 	tab.Eventually(10*time.Second, "item 1 shown disabled", `document.querySelector("#item-1").dataset.status === "DISABLED"`)
 	if s := e.showJob("split"); len(s.Sharding) != 3 || s.Sharding[1].Status != "DISABLED" || s.Sharding[0].Status == "DISABLED" {
@@ -194,6 +200,14 @@ func TestServersPage(t *testing.T) {
 	tab.Screenshot("server-dump")
 	tab.Run("copy and close", chromedp.Click(chromedp.CSS("#dump-copy")), chromedp.Click(chromedp.CSS("#dump-close")))
 	tab.Eventually(5*time.Second, "the dialog closed", `document.querySelector("#dump-dialog") === null`)
+
+	// A read-only user sees the same without a write button.
+	guest := e.Login(b, GuestUser, GuestPW, "/servers/"+ip)
+	guest.Eventually(20*time.Second, "the server's jobs for a guest", `document.querySelectorAll("#server-jobs tr[data-job]").length === 2`)
+	guest.Run("back to all servers", chromedp.Click(chromedp.CSS(`a[href="/servers"]`)), chromedp.WaitVisible(chromedp.CSS(row)))
+	if n := browsertest.Eval[int](guest, `document.querySelectorAll("main button").length`); n != 0 {
+		t.Errorf("a guest sees %d buttons on the servers page", n)
+	}
 }
 
 // TestHistoryPage: the history page shows a failed item with its cause
