@@ -87,6 +87,10 @@ func TestJobDetail(t *testing.T) {
 		`/\d+@-@\d+/.test(document.querySelector("#instances").textContent) && document.querySelectorAll("#recent tbody tr").length >= 3 &&
 		 document.querySelector("#duration-chart canvas") !== null`)
 	tab.Screenshot("job-detail")
+	if browsertest.Screenshots() {
+		tab.Run("scroll to the executions", chromedp.ScrollIntoView(chromedp.CSS("#executions")))
+		tab.Screenshot("job-detail-executions")
+	}
 
 	guest := e.Login(b, GuestUser, GuestPW, "/jobs/split")
 	guest.Eventually(20*time.Second, "the sharding map for a guest", `document.querySelectorAll("#items tbody tr").length === 3`)
