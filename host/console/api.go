@@ -464,11 +464,15 @@ type PreviewModel struct {
 	TimeZone  string      `json:"timeZone"`
 	Kind      string      `json:"kind"`
 	FireTimes []time.Time `json:"fireTimes"`
+	// Error is why cron does not parse in timeZone (then FireTimes is
+	// empty): an answer, not a failed request, so a form typing a cron
+	// asks without filling the browser's console with errors.
+	Error string `json:"error,omitempty"`
 }
 
 // cronPreview is GET /console/api/cron/preview?cron=&timeZone=&n=: the
-// next n (default 5) fire times of any cron ejob accepts, or 400 with the
-// parser's message.
+// next n (default 5) fire times of any cron ejob accepts, or the parser's
+// message in Error.
 func (c *Console) cronPreview(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	n := 5
@@ -485,15 +489,14 @@ func (c *Console) cronPreview(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, http.StatusBadRequest, "cron is empty (a one-off job has no fire times)")
 		return
 	}
+	m := PreviewModel{Cron: expr, TimeZone: tz, Kind: cron.KindOf(expr).String(), FireTimes: []time.Time{}}
 	times, err := cron.Preview(expr, tz, time.Now(), n)
 	if err != nil {
-		httpapi.Fail(w, http.StatusBadRequest, err.Error())
-		return
+		m.Error = err.Error()
+	} else if times != nil {
+		m.FireTimes = times
 	}
-	if times == nil {
-		times = []time.Time{}
-	}
-	httpapi.OK(w, PreviewModel{Cron: expr, TimeZone: tz, Kind: cron.KindOf(expr).String(), FireTimes: times})
+	httpapi.OK(w, m)
 }
 
 // ConfigModel is a job's configuration for the edit form.

@@ -184,7 +184,14 @@ func TestCronPreview(t *testing.T) {
 			}
 		}
 	}
-	for _, q := range []string{"cron=0+0+25+*+*+%3F", "cron=%2A+%2A", "cron=0+0+12+*+*+%3F&timeZone=Mars/Olympus", "cron=", "cron=@hourly&n=99"} {
+	for q, want := range map[string]string{"cron=0+0+25+*+*+%3F": "hour field", "cron=%2A+%2A": "fields", "cron=0+0+12+*+*+%3F&timeZone=Mars/Olympus": "Mars/Olympus"} {
+		var m console.PreviewModel
+		model(t, b.do("GET", "/console/api/cron/preview?"+q, nil, ""), &m)
+		if !strings.Contains(m.Error, want) || len(m.FireTimes) != 0 {
+			t.Errorf("preview %s: %+v, want an error with %q", q, m, want)
+		}
+	}
+	for _, q := range []string{"cron=", "cron=@hourly&n=99"} {
 		r := b.do("GET", "/console/api/cron/preview?"+q, nil, "")
 		if r.status != http.StatusBadRequest || !strings.Contains(r.body, `"success":false`) {
 			t.Errorf("preview %s: %d %s", q, r.status, r.body)

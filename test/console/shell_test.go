@@ -14,7 +14,10 @@ import (
 func TestLoginAndLogout(t *testing.T) {
 	e := NewEnv(t, Options{})
 	b := browsertest.Start(t)
-	tab := e.Login(b, AdminUser, AdminPW, "/jobs")
+	tab := e.Login(b, AdminUser, AdminPW, "/jobs", func(tab *browsertest.Tab) {
+		tab.Run("type the user", chromedp.SendKeys(chromedp.CSS("#username"), AdminUser))
+		tab.Screenshot("login")
+	})
 	tab.Eventually(10*time.Second, "the jobs page after login", `location.pathname === "/jobs"`)
 	tab.Screenshot("login-done")
 	tab.Run("log out", chromedp.Click(chromedp.CSS("#logout")), chromedp.WaitVisible(chromedp.CSS("#login-form")))

@@ -30,7 +30,7 @@ function useCronPreview(cron, tz) {
     const timer = setTimeout(async () => {
       try {
         const m = await get(`/console/api/cron/preview?cron=${enc(cron)}&timeZone=${enc(tz)}&n=5`, { signal: ctl.signal });
-        setState({ times: m.fireTimes, error: null, kind: m.kind });
+        setState(m.error ? { times: null, error: m.error } : { times: m.fireTimes, error: null, kind: m.kind });
       } catch (e) {
         if (e.name !== 'AbortError') setState({ times: null, error: e.message });
       }
@@ -67,7 +67,10 @@ export function EditDialog({ job, onClose, onSaved }) {
   }, [job]);
 
   const preview = useCronPreview(cfg ? cfg.cron : '', cfg ? cfg.timeZone : '');
-  const set = (k) => (e) => setCfg({ ...cfg, [k]: e.target.type === 'checkbox' ? e.target.checked : e.target.value });
+  const set = (k) => (e) => {
+    setCfg({ ...cfg, [k]: e.target.type === 'checkbox' ? e.target.checked : e.target.value });
+    if (errors[k]) setErrors({ ...errors, [k]: undefined });
+  };
 
   async function save(e) {
     e.preventDefault();

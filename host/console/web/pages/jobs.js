@@ -25,10 +25,14 @@ function el(tag, attrs, ...children) {
 
 const badge = (status) => el('span', { class: 'badge badge-' + status.toLowerCase().replace(/_/g, '-') }, t('status.' + status));
 
-// The actions upstream's console offers, and when (spec §10.4).
+// The actions upstream's console offers, and when (spec §10.4), except
+// that a job waiting for resharding (SHARDING_FLAG: every job until its
+// first fire after a change of instances, a one-off job until triggered)
+// may be triggered and disabled too: the trigger reshards it first.
+const runnable = (j) => j.status === 'OK' || j.status === 'SHARDING_FLAG';
 const ACTIONS = [
-  { op: 'trigger', when: (j) => j.status === 'OK' },
-  { op: 'disable', when: (j) => j.status === 'OK' },
+  { op: 'trigger', when: runnable },
+  { op: 'disable', when: runnable },
   { op: 'enable', when: (j) => j.status === 'DISABLED' },
   { op: 'shutdown', when: (j) => j.status !== 'CRASHED' },
   { op: 'remove', when: (j) => j.status === 'CRASHED', danger: true },
@@ -147,7 +151,7 @@ function Jobs({ query }) {
 
   const options = useMemo(() => ({
     index: 'jobName', columns: columns(admin, traceRef), initialSort: [{ column: 'jobName', dir: 'asc' }],
-    rowHeight: 38, renderVertical: 'virtual',
+    renderVertical: 'virtual',
   }), []);
 
   const total = rows ? rows.length : 0;

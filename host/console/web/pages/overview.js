@@ -21,7 +21,6 @@ function attention(m) {
   if (m.failures.length) out.push(html`<li class="bad" id="att-failures"><a href="#failures">${t('overview.failedJobs', { n: m.failures.length })}</a></li>`);
   if (m.late.length) out.push(html`<li class="warn" id="att-late"><a href="#late">${t('overview.lateJobs', { n: m.late.length })}</a></li>`);
   for (const b of m.badCron) out.push(html`<li class="bad">${t('overview.badCron', { job: b.jobName, problem: b.problem })}</li>`);
-  if (m.resharding.length) out.push(html`<li class="warn" id="att-resharding">${t('overview.resharding', { n: m.resharding.length, jobs: '' })}${list(m.resharding)}</li>`);
   if (m.traceError) out.push(html`<li class="warn">${t('overview.traceError', { error: m.traceError })}</li>`);
   return out;
 }
