@@ -146,13 +146,20 @@ func setInput(sel, value string) chromedp.Action[chromedp.Void] {
 		el.dispatchEvent(new Event("input", {bubbles: true})); })()`, sel, value))
 }
 
-// serverStatuses are the servers/{ip} values of job, by IP.
-func (e *Env) serverStatuses(job string) map[string]string {
-	out := map[string]string{}
-	for _, s := range e.showJob(job).Servers {
-		out[s.ServerIP] = s.Status
+// wantServer fails the test unless servers/{ip} of each job is status.
+func (e *Env) wantServer(ip, status string, jobs ...string) {
+	e.t.Helper()
+	for _, job := range jobs {
+		got := ""
+		for _, s := range e.showJob(job).Servers {
+			if s.ServerIP == ip {
+				got = s.Status
+			}
+		}
+		if got != status {
+			e.t.Errorf("servers/%s of %s: %q, want %q", ip, job, got, status)
+		}
 	}
-	return out
 }
 
 // TestServersPage: the servers page lists the host's IP with its
@@ -181,18 +188,10 @@ func TestServersPage(t *testing.T) {
 
 	confirm(tab, "disable the server", row+" .op-disable")
 	tab.Eventually(10*time.Second, "2 disabled jobs shown", fmt.Sprintf(`document.querySelector(%q).textContent.includes("2")`, row+" td:nth-child(4)"))
-	for _, job := range []string{"alpha", "beta"} {
-		if st := e.serverStatuses(job)[ip]; st != "DISABLED" {
-			t.Errorf("servers/%s of %s after disable: %q", ip, job, st)
-		}
-	}
+	e.wantServer(ip, "DISABLED", "alpha", "beta")
 	confirm(tab, "enable the server", row+" .op-enable")
 	tab.Eventually(10*time.Second, "no disabled job shown", fmt.Sprintf(`document.querySelector(%q).textContent.trim() === "0"`, row+" td:nth-child(4)"))
-	for _, job := range []string{"alpha", "beta"} {
-		if st := e.serverStatuses(job)[ip]; st != "ENABLED" {
-			t.Errorf("servers/%s of %s after enable: %q", ip, job, st)
-		}
-	}
+	e.wantServer(ip, "ENABLED", "alpha", "beta")
 
 	tab.Run("open the server", chromedp.Click(chromedp.CSS(row+" a")), chromedp.WaitVisible(chromedp.CSS(`#server-jobs tr[data-job="alpha"]`)))
 	tab.Run("dump alpha",
