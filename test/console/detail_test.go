@@ -3,7 +3,6 @@ package console
 import (
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -167,7 +166,7 @@ func (e *Env) wantServer(ip, status string, jobs ...string) {
 // job's servers/{ip}; a server's page opens a job's dump from the host's
 // dump port in a dialog.
 func TestServersPage(t *testing.T) {
-	dumpPort := freePort(t)
+	dumpPort := testkit.FreePort(t)
 	e := NewEnv(t, Options{Hosts: 1, Elasticjob: fmt.Sprintf("  dump:\n    port: %d\n", dumpPort), Jobs: `    alpha:
       elasticJobType: SCRIPT
       cron: "0 0 3 * * ?"
@@ -254,15 +253,4 @@ func TestHistoryPage(t *testing.T) {
 	tab.Run("status traces", chromedp.Click(chromedp.CSS("#tab-status")))
 	tab.Eventually(10*time.Second, "a TASK_ERROR trace of flaky", `document.querySelector("#history-rows tr[data-state=TASK_ERROR]") !== null`)
 	tab.Screenshot("history-status")
-}
-
-// freePort is a TCP port free at the time of the call.
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
 }

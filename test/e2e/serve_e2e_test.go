@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ejob-io/ejob/internal/testkit"
 )
 
 // TestServeEventTrace: `ejob serve -c FILE` serves the event trace of the
@@ -44,7 +46,7 @@ func TestServeEventTrace(t *testing.T) {
 `, zk.Addr(), uniqueNamespace(t), db))
 	h := c.start("h1")
 	c.waitStarted(h, 30*time.Second)
-	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	addr := fmt.Sprintf("127.0.0.1:%d", testkit.FreePort(t))
 	srv := c.startProcess("serve", "serve", "-c", c.cfg, "--listen", addr)
 	password := regexp.MustCompile(`password=(\S+)`)
 	var pw string
