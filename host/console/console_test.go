@@ -330,6 +330,15 @@ func TestSessionExpires(t *testing.T) {
 		first := b.session().ExpiresAt
 		// A request extends an idle session; none, and it ends.
 		testkit.Eventually(t, 5*time.Second, "the idle expiry to move on", func() bool { return b.session().ExpiresAt.After(first) })
+		// A background request (a page's refresh) does not.
+		bg := map[string]string{httpapi.BackgroundHeader: "1"}
+		r := b.do("GET", "/api/jobs/getAllJobsBriefInfo", bg, "")
+		if r.status != 200 {
+			t.Fatalf("background read: %d", r.status)
+		}
+		testkit.Eventually(t, 5*time.Second, "the session to idle out under background requests", func() bool {
+			return b.do("GET", "/api/jobs/getAllJobsBriefInfo", bg, "").status == http.StatusForbidden
+		})
 		testkit.Eventually(t, 5*time.Second, "the idle session to end", func() bool {
 			return time.Now().After(first.Add(300 * time.Millisecond))
 		})

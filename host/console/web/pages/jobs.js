@@ -117,7 +117,7 @@ function Jobs({ query }) {
   const [editing, setEditing] = useState(null);
   const table = useRef(null);
   const traceRef = useRef(true);
-  const { data, error, refresh, updatedAt } = usePoll(() => get('/console/api/jobs'), REFRESH_MS);
+  const { data, error, refresh, updatedAt } = usePoll((o) => get('/console/api/jobs', o), REFRESH_MS);
   if (data) traceRef.current = data.trace;
   const rows = data ? data.jobs : null;
 

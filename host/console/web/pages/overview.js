@@ -55,7 +55,7 @@ function Late({ m, now }) {
 }
 
 function Overview() {
-  const { data: m, error, updatedAt } = usePoll(() => get('/console/api/overview'), REFRESH_MS);
+  const { data: m, error, updatedAt } = usePoll((o) => get('/console/api/overview', o), REFRESH_MS);
   const now = useNow(10e3);
   if (!m) return html`<section><h1>${t('overview.title')}</h1><${ErrorBox} error=${error} />${error ? null : html`<p class="muted">${t('app.loading')}</p>`}</section>`;
   const items = attention(m);
