@@ -45,9 +45,9 @@ random admin password is generated and printed once in the log, and only a
 loopback address may be listened on. Reads are served from a watch-fed cache
 of the namespace.
 
-With an elasticjob.tracing section in FILE, the event-trace endpoints
-(/api/event-trace/...) query its sink, through the plugins that serve its
-type as 'ejob run' finds them: --plugins-dir (or EJOB_PLUGINS_DIR) over
+With an elasticjob.tracing section in FILE, the event trace (the console's
+History page and job executions, /api/event-trace/...) is read from its
+sink, through the plugins that serve its type as 'ejob run' finds them: --plugins-dir (or EJOB_PLUGINS_DIR) over
 ejob.pluginsDir, --lock-file over ejob.lockFile. The file's job types are
 then checked against those plugins, as 'ejob run' and 'ejob history' check
 them.`,
