@@ -31,12 +31,12 @@ function writeFilters(f) {
 // ms reads a datetime-local value (the user's zone) as epoch ms.
 const ms = (v) => (v ? new Date(v).getTime() : undefined);
 
-function query(f) {
+function query(f, opts) {
   const body = { jobName: f.job || undefined, startTime: ms(f.from), endTime: ms(f.to), pageSize: Number(f.size), pageNumber: Number(f.page) };
-  if (f.tab === 'status') return post('/api/event-trace/status', body);
+  if (f.tab === 'status') return post('/api/event-trace/status', body, opts);
   body.ip = f.ip || undefined;
   if (f.result) body.isSuccess = f.result === 'success';
-  return post('/api/event-trace/execution', body);
+  return post('/api/event-trace/execution', body, opts);
 }
 
 function Executions({ rows }) {
@@ -67,8 +67,8 @@ function History({ query: q }) {
     setDraft(next);
     writeFilters(next);
   };
-  const poll = usePoll(() => query(f), 5000, [JSON.stringify(f)]);
-  const jobs = usePoll(() => get('/api/jobs/getAllJobsBriefInfo'), 60000);
+  const poll = usePoll((o) => query(f, o), 5000, [JSON.stringify(f)]);
+  const jobs = usePoll((o) => get('/api/jobs/getAllJobsBriefInfo', o), 60000);
   const notConfigured = poll.error instanceof ApiError && poll.error.status === 404;
   const page = poll.data || { total: 0, rows: [] };
   const pages = Math.max(1, Math.ceil(page.total / Number(f.size)));

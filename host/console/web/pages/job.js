@@ -97,7 +97,7 @@ function Chart({ rows }) {
 
 function History({ job }) {
   const [range, setRange] = useState(RANGES[1][1]);
-  const poll = usePoll(() => get(`/console/api/jobs/${enc(job)}/executions?limit=1000&since=${Date.now() - range}`), 5000, [job, range]);
+  const poll = usePoll((o) => get(`/console/api/jobs/${enc(job)}/executions?limit=1000&since=${Date.now() - range}`, o), 5000, [job, range]);
   const notConfigured = poll.error instanceof ApiError && poll.error.status === 404;
   const rows = (poll.data && poll.data.rows) || [];
   const finished = rows.filter((r) => r.completeTime);
@@ -123,7 +123,7 @@ function History({ job }) {
 
 function JobDetail({ params }) {
   const job = params.name;
-  const poll = usePoll(() => get(`/console/api/jobs/${enc(job)}`), 3000, [job]);
+  const poll = usePoll((o) => get(`/console/api/jobs/${enc(job)}`, o), 5000, [job]);
   const d = poll.data;
   return html`<section class="job-detail">
     <div class="toolbar"><h1 class="grow">${t('detail.title', { job })}</h1><${Updated} poll=${poll} /></div>

@@ -19,7 +19,7 @@ async function serverOp(op, ip, job, refresh) {
 }
 
 function Servers() {
-  const poll = usePoll(() => get('/api/servers/getAllServersBriefInfo'), 3000);
+  const poll = usePoll((o) => get('/api/servers/getAllServersBriefInfo', o), 5000);
   const [filter, setFilter] = useState('');
   const admin = isAdmin();
   const rows = (poll.data || []).filter((s) => !filter || s.serverIp.includes(filter) || s.jobNames.some((j) => j.includes(filter)));
@@ -102,7 +102,7 @@ function DumpDialog({ ip, job, onClose }) {
 
 function Server({ params }) {
   const ip = params.ip;
-  const poll = usePoll(() => get(`/api/servers/${enc(ip)}/jobs`), 3000, [ip]);
+  const poll = usePoll((o) => get(`/api/servers/${enc(ip)}/jobs`, o), 5000, [ip]);
   const [dump, setDump] = useState(null);
   const admin = isAdmin();
   const jobs = poll.data || [];
