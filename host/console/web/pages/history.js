@@ -55,7 +55,7 @@ function Statuses({ rows }) {
     <thead><tr><th>${t('history.created')}</th><th>${t('history.job')}</th><th>${t('history.items')}</th><th>${t('history.ip')}</th>
       <th>${t('history.state')}</th><th>${t('history.message')}</th><th>${t('history.task')}</th></tr></thead>
     <tbody>${rows.map((r) => html`<tr data-state=${r.state}>
-      <td>${fmtTime(r.creationTime)}</td><td>${r.jobName}</td><td class="mono">${r.shardingItems}</td><td class="mono">${r.slaveId}</td>
+      <td>${fmtTime(r.creationTime)}</td><td>${r.jobName}</td><td class="mono nowrap">${r.shardingItems}</td><td class="mono">${r.slaveId}</td>
       <td><${StatusBadge} status=${r.state} /></td><td><${Cause} text=${r.message} /></td><td class="mono small">${r.taskId}</td></tr>`)}</tbody></table>`;
 }
 
