@@ -72,7 +72,7 @@ them.`,
 					}
 					var cat *plugins.Catalog
 					file, cat, tr, err = daemon.LoadTracing(cmd.Context(), daemon.Options{ConfigFile: f.file,
-						PluginsDir: cf.dir, LockFile: cf.lockFile, Builtin: b, Logger: e.log, LogLevelFixed: e.logLevelFixed})
+						PluginsDir: cf.dir, LockFile: cf.lockFile, Builtin: b, Logger: e.log, LogLevelFixed: true})
 					if err != nil {
 						return err
 					}
