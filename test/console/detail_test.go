@@ -59,10 +59,11 @@ func executions(tab *browsertest.Tab, job string, since time.Time) []execution {
 		`fetch("/console/api/jobs/%s/executions?limit=1000&since=%d").then(r => r.json()).then(b => b.model.rows)`, job, since.UnixMilli()))
 }
 
-// confirm clicks sel, then the confirm dialog's OK button.
+// confirm clicks sel, then the confirm dialog's OK button, and waits for
+// the dialog to close.
 func confirm(tab *browsertest.Tab, what, sel string) {
 	tab.Run(what, chromedp.Click(chromedp.CSS(sel)), chromedp.WaitVisible(chromedp.CSS("dialog.confirm .confirm-ok")),
-		chromedp.Click(chromedp.CSS("dialog.confirm .confirm-ok")))
+		chromedp.Click(chromedp.CSS("dialog.confirm .confirm-ok")), chromedp.WaitNotPresent(chromedp.CSS("dialog.confirm")))
 }
 
 // TestJobDetail: the detail page shows the sharding map with the item
@@ -133,13 +134,6 @@ func TestJobDetail(t *testing.T) {
 	})
 }
 
-// setInput sets an input's value as typing would (Preact listens to input
-// events).
-func setInput(sel, value string) chromedp.Action[chromedp.Void] {
-	return chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => { const el = document.querySelector(%q); el.value = %q;
-		el.dispatchEvent(new Event("input", {bubbles: true})); })()`, sel, value))
-}
-
 // wantServer fails the test unless servers/{ip} of each job is status.
 func (e *Env) wantServer(ip, status string, jobs ...string) {
 	e.t.Helper()
@@ -188,11 +182,9 @@ func TestServersPage(t *testing.T) {
 	e.wantServer(ip, "ENABLED", "alpha", "beta")
 
 	tab.Run("open the server", chromedp.Click(chromedp.CSS(row+" a")), chromedp.WaitVisible(chromedp.CSS(`#server-jobs tr[data-job="alpha"]`)))
-	tab.Run("dump alpha",
-		chromedp.Click(chromedp.CSS(`#server-jobs tr[data-job="alpha"] .op-dump`)),
-		chromedp.WaitVisible(chromedp.CSS("#dump-dialog")),
-		setInput("#dump-port", fmt.Sprint(dumpPort)),
-		chromedp.Click(chromedp.CSS("#dump-fetch")))
+	tab.Run("dump alpha", chromedp.Click(chromedp.CSS(`#server-jobs tr[data-job="alpha"] .op-dump`)), chromedp.WaitVisible(chromedp.CSS("#dump-dialog")))
+	typeInto(tab, "#dump-port", fmt.Sprint(dumpPort))
+	tab.Run("fetch the dump", chromedp.Click(chromedp.CSS("#dump-fetch")))
 	tab.Eventually(10*time.Second, "the dump text", `(document.querySelector("#dump-text") || {textContent: ""}).textContent.includes("/alpha/config | ")`)
 	tab.Screenshot("server-dump")
 	tab.Run("copy and close", chromedp.Click(chromedp.CSS("#dump-copy")), chromedp.Click(chromedp.CSS("#dump-close")))
