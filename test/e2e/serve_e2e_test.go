@@ -130,9 +130,10 @@ func TestServeEventTrace(t *testing.T) {
 		}
 		return seen[0] && seen[1], fmt.Sprintf("rows %+v", p.Rows)
 	})
-	if st, env := call("POST", "/api/event-trace/status", token, `{"jobName":"good"}`); st != http.StatusOK || !strings.Contains(string(env["model"]), "TASK_FINISHED") {
-		t.Errorf("status trace of good: %d %s", st, env["model"])
-	}
+	c.waitFor(30*time.Second, "a finished trigger of good in the status trace", func() (bool, string) {
+		st, env := call("POST", "/api/event-trace/status", token, `{"jobName":"good"}`)
+		return st == http.StatusOK && strings.Contains(string(env["model"]), `"state":"TASK_FINISHED"`), fmt.Sprintf("%d %s", st, env["model"])
+	})
 
 	st, env := call("GET", "/console/api/jobs/good", token, "")
 	var d struct {
