@@ -37,21 +37,16 @@ func (f *historyFlags) open(ctx context.Context, cmd *cobra.Command, e *env) (sp
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	file, cat, err := daemon.Load(ctx, daemon.Options{ConfigFile: f.file, PluginsDir: f.cf.dir, LockFile: f.cf.lockFile,
+	_, cat, tr, err := daemon.LoadTracing(ctx, daemon.Options{ConfigFile: f.file, PluginsDir: f.cf.dir, LockFile: f.cf.lockFile,
 		Builtin: b, Logger: e.log, LogLevelFixed: true})
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if file.Tracing == nil {
+	if tr == nil {
 		cat.Close()
 		return nil, nil, nil, fmt.Errorf("%s has no elasticjob.tracing section: no history is recorded", f.file)
 	}
-	tr, err := spi.Resolve[spi.Tracer](cat, file.Tracing.Type)
-	if err != nil {
-		cat.Close()
-		return nil, nil, nil, err
-	}
-	return tr, file.Tracing.DataSource, func() { cat.Close() }, nil
+	return tr.Tracer, tr.Config, func() { cat.Close() }, nil
 }
 
 // parseAge reads a duration with a d (days) unit besides Go's: 30d, 12h.

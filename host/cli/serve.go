@@ -18,6 +18,7 @@ import (
 	"github.com/ejob-io/ejob/host/daemon"
 	"github.com/ejob-io/ejob/host/httpapi"
 	"github.com/ejob-io/ejob/host/metrics"
+	"github.com/ejob-io/ejob/host/plugins"
 )
 
 // DefaultListen is `ejob serve`'s address without ejob.http.listen or
@@ -27,6 +28,7 @@ const DefaultListen = "127.0.0.1:8088"
 func newServeCmd(e *env) *cobra.Command {
 	var (
 		f      registryFlags
+		cf     catalogFlags
 		listen string
 	)
 	cmd := &cobra.Command{
@@ -41,17 +43,40 @@ There is no default password. Users and their bcrypt hashes come from
 ejob.http.users (make a hash with 'ejob hash-password'); without users a
 random admin password is generated and printed once in the log, and only a
 loopback address may be listened on. Reads go to the registry per request
-(batched: a few multiRead requests for the whole namespace on ZooKeeper).`,
+(batched: a few multiRead requests for the whole namespace on ZooKeeper).
+
+With an elasticjob.tracing section in FILE, the event trace (the console's
+History page and job executions, /api/event-trace/...) is read from its
+sink, through the plugins that serve its type as 'ejob run' finds them: --plugins-dir (or EJOB_PLUGINS_DIR) over
+ejob.pluginsDir, --lock-file over ejob.lockFile. The file's job types are
+then checked against those plugins, as 'ejob run' and 'ejob history' check
+them.`,
 		Example: `  ejob serve -c ejob.yaml
   ejob serve --zk 127.0.0.1:2181 --namespace demo --listen 127.0.0.1:8088`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			settings := hostconfig.HTTPSettings{Listen: DefaultListen}
-			var zk *hostconfig.File
+			var (
+				zk *hostconfig.File
+				tr *daemon.Tracing
+			)
 			if f.file != "" {
 				file, err := loadOpsFile(f.file)
 				if err != nil {
 					return err
+				}
+				if file.Tracing != nil {
+					b, err := builtinSource()
+					if err != nil {
+						return err
+					}
+					var cat *plugins.Catalog
+					file, cat, tr, err = daemon.LoadTracing(cmd.Context(), daemon.Options{ConfigFile: f.file,
+						PluginsDir: cf.dir, LockFile: cf.lockFile, Builtin: b, Logger: e.log, LogLevelFixed: true})
+					if err != nil {
+						return err
+					}
+					defer cat.Close()
 				}
 				if file.Host.HTTP != nil {
 					settings = *file.Host.HTTP
@@ -66,21 +91,26 @@ loopback address may be listened on. Reads go to the registry per request
 				return err
 			}
 			defer c.Close()
-			return serve(cmd.Context(), e, settings, zk, c)
+			return serve(cmd.Context(), e, settings, zk, tr, c)
 		},
 	}
 	f.register(cmd)
+	cf.register(cmd, true)
 	cmd.Flags().StringVar(&listen, "listen", DefaultListen, "host:port to listen on (overrides ejob.http.listen)")
 	return cmd
 }
 
-// serve runs the operations server on c until ctx ends.
-func serve(ctx context.Context, e *env, settings hostconfig.HTTPSettings, file *hostconfig.File, c reg.Client) error {
+// serve runs the operations server on c until ctx ends; tr, when not nil,
+// serves the event trace.
+func serve(ctx context.Context, e *env, settings hostconfig.HTTPSettings, file *hostconfig.File, tr *daemon.Tracing, c reg.Client) error {
 	log := e.log.Named("serve")
 	mx := metrics.New()
 	opts := daemon.HTTPOptions(settings, nil, c, mx, log.Named("http"))
 	if file != nil {
 		opts = daemon.HTTPOptions(settings, file.Registry, c, mx, log.Named("http"))
+	}
+	if tr != nil {
+		opts.Tracer, opts.TracerConfig = tr.Tracer, tr.Config
 	}
 	srv, err := httpapi.Listen(opts)
 	if err != nil {

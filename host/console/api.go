@@ -27,6 +27,8 @@ func (c *Console) apiRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /console/api/cron/preview", c.cronPreview)
 	mux.HandleFunc("GET /console/api/jobs/{jobName}/config", c.getConfig)
 	mux.HandleFunc("PUT /console/api/jobs/{jobName}/config", c.putConfig)
+	// The job detail and recent executions (host/httpapi/console.go).
+	c.srv.ConsoleRoutes(mux)
 	mux.HandleFunc("/console/api/", func(w http.ResponseWriter, r *http.Request) {
 		httpapi.Fail(w, http.StatusNotFound, "no endpoint "+r.Method+" "+r.URL.Path)
 	})

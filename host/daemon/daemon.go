@@ -125,6 +125,33 @@ func Load(ctx context.Context, opts Options) (*hostconfig.File, *plugins.Catalog
 	return file, cat, err
 }
 
+// Tracing is a config file's elasticjob.tracing sink, for the commands
+// that read the history without running jobs (ejob history, ejob serve).
+type Tracing struct {
+	// Tracer is the sink, Config its settings (the data source).
+	Tracer spi.Tracer
+	Config map[string]string
+}
+
+// LoadTracing is Load, and the sink of the file's elasticjob.tracing
+// resolved in the catalog: nil when the file has no such section. The
+// catalog is returned open; the caller closes it.
+func LoadTracing(ctx context.Context, opts Options) (*hostconfig.File, *plugins.Catalog, *Tracing, error) {
+	file, cat, err := Load(ctx, opts)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if file.Tracing == nil {
+		return file, cat, nil, nil
+	}
+	tr, err := spi.Resolve[spi.Tracer](cat, file.Tracing.Type)
+	if err != nil {
+		cat.Close()
+		return nil, nil, nil, fmt.Errorf("%s:%d: elasticjob.tracing: %w", file.Name, file.Tracing.Line, err)
+	}
+	return file, cat, &Tracing{Tracer: tr, Config: file.Tracing.DataSource}, nil
+}
+
 // load is Load; the catalog reports to obs when it is not nil.
 func load(ctx context.Context, opts Options, obs plugins.Observer) (*hostconfig.File, *plugins.Catalog, plan, error) {
 	if opts.Logger == nil {

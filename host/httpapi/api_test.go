@@ -91,7 +91,7 @@ func startWith(t *testing.T, users []httpapi.User, extra httpapi.Options) *fixtu
 	}
 	logs := &proctest.Buffer{}
 	srv, err := httpapi.Listen(httpapi.Options{Listen: "127.0.0.1:0", Users: users, Client: c,
-		Tracer: extra.Tracer, TracerConfig: extra.TracerConfig,
+		Tracer: extra.Tracer, TracerConfig: extra.TracerConfig, Console: extra.Console,
 		Logger: hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Info})})
 	if err != nil {
 		t.Fatal(err)

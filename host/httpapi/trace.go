@@ -162,6 +162,12 @@ type StatusRow struct {
 	CreationTime   *time.Time `json:"creationTime"`
 }
 
+func executionRow(x spi.ExecutionEvent) ExecutionRow {
+	return ExecutionRow{ID: x.ID, Hostname: x.Hostname, IP: x.IP, TaskID: x.TaskID, JobName: x.JobName,
+		Source: x.Source, ShardingItem: x.ShardingItem, StartTime: timeOrNil(x.StartTime),
+		CompleteTime: timeOrNil(x.CompleteTime), Success: x.Success, FailureCause: x.FailureCause}
+}
+
 func timeOrNil(t time.Time) *time.Time {
 	if t.IsZero() {
 		return nil
@@ -247,9 +253,7 @@ func (s *Server) executions(w http.ResponseWriter, r *http.Request) {
 			}
 			out := Page[ExecutionRow]{Total: total, Rows: make([]ExecutionRow, 0, len(p.Executions))}
 			for _, x := range p.Executions {
-				out.Rows = append(out.Rows, ExecutionRow{ID: x.ID, Hostname: x.Hostname, IP: x.IP, TaskID: x.TaskID, JobName: x.JobName,
-					Source: x.Source, ShardingItem: x.ShardingItem, StartTime: timeOrNil(x.StartTime),
-					CompleteTime: timeOrNil(x.CompleteTime), Success: x.Success, FailureCause: x.FailureCause})
+				out.Rows = append(out.Rows, executionRow(x))
 			}
 			return out, nil
 		})

@@ -50,7 +50,7 @@ func startTraced(t *testing.T) *fixture {
 	if resp, err := sink.Write(context.Background(), req); err != nil || resp.Rejected != 0 {
 		t.Fatalf("write: %+v, %v", resp, err)
 	}
-	return startWith(t, defaultUsers(t), httpapi.Options{Tracer: sink, TracerConfig: cfg})
+	return startWith(t, defaultUsers(t), withConsole(httpapi.Options{Tracer: sink, TracerConfig: cfg}))
 }
 
 type tracePage struct {

@@ -6,6 +6,7 @@ package testkit
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"testing"
 	"time"
@@ -76,4 +77,16 @@ func Run(m *testing.M, opts ...goleak.Option) int {
 	}
 	fmt.Fprintf(os.Stderr, "goroutines outlived the tests by %v:\n%v\n", LeakWait, err)
 	return 1
+}
+
+// FreePort returns a TCP port of 127.0.0.1 that was free at the time of
+// the call (for a process the test starts, which opens it itself).
+func FreePort(t testing.TB) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
 }

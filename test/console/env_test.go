@@ -77,6 +77,9 @@ type Options struct {
 	// ServeExtra is YAML added under ejob.http of `ejob serve`'s file
 	// (indented by 4 spaces).
 	ServeExtra string
+	// Elasticjob is YAML added under elasticjob: of both files (indented
+	// by 2 spaces): a tracing or dump section, say.
+	Elasticjob string
 }
 
 var notNameChars = regexp.MustCompile(`[^A-Za-z0-9_-]`)
@@ -102,7 +105,7 @@ func NewEnv(t *testing.T, opts Options) *Env {
 		opts.Jobs = "    idle:\n      elasticJobType: SCRIPT\n      shardingTotalCount: 1\n      props: {script.command.line: '%[1]s'}\n"
 	}
 	// `ejob serve` reads the same jobs (it runs none of them).
-	jobs := "  jobs:\n" + fmt.Sprintf(opts.Jobs, recorderBin+" "+e.Runs)
+	jobs := opts.Elasticjob + "  jobs:\n" + fmt.Sprintf(opts.Jobs, recorderBin+" "+e.Runs)
 	write(t, e.Cfg, reg+jobs+"ejob:\n  drainTimeout: 5s\n")
 	hash := func(pw string) string {
 		h, err := bcrypt.GenerateFromPassword([]byte(pw), bcrypt.MinCost)

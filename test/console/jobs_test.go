@@ -77,8 +77,7 @@ func (e *Env) cron(job string) string {
 // act clicks a row action of the jobs table and confirms it.
 func act(tab *browsertest.Tab, op, job string) {
 	sel := fmt.Sprintf(`button[data-op=%q][data-job=%q]`, op, job)
-	tab.Run(op+" "+job, chromedp.Click(chromedp.CSS(sel)), chromedp.WaitVisible(chromedp.CSS("dialog.confirm")),
-		chromedp.Click(chromedp.CSS("dialog.confirm .confirm-ok")), chromedp.WaitNotPresent(chromedp.CSS("dialog.confirm")))
+	confirm(tab, op+" "+job, sel)
 }
 
 // rowHas is a JavaScript condition: the jobs table's row of job matches

@@ -70,13 +70,20 @@ func (c *cluster) writeConfig(text string) {
 // start starts a host and returns at once; see waitStarted.
 func (c *cluster) start(name string) *host {
 	c.t.Helper()
+	return c.startProcess(name, "run", "-c", c.cfg)
+}
+
+// startProcess starts `ejob args...` in c's directory, logging to
+// name.log, and returns at once; it is stopped as the hosts are.
+func (c *cluster) startProcess(name string, args ...string) *host {
+	c.t.Helper()
 	h := &host{name: name, log: filepath.Join(c.dir, name+".log"), exited: make(chan struct{})}
 	f, err := os.Create(h.log)
 	if err != nil {
 		c.t.Fatal(err)
 	}
 	defer f.Close()
-	h.cmd = exec.Command(ejobBin, "run", "-c", c.cfg)
+	h.cmd = exec.Command(ejobBin, args...)
 	h.cmd.Stdout, h.cmd.Stderr = f, f
 	h.cmd.Dir = c.dir
 	if err := h.cmd.Start(); err != nil {

@@ -5,12 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ejob-io/ejob/internal/testkit"
 )
 
 // The jobs of the lifecycle test, all run by the recorder.
@@ -58,17 +59,6 @@ ejob:
 `, zk.Addr(), namespace, c.scriptLine(), dumpPort, liveJob, liveN, clockJob, manualJob)
 }
 
-// freePort returns a TCP port free at the time of the call.
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
 // TestLifecycleObeyedLive drives two `ejob run` hosts on a real ZooKeeper
 // with the operator commands (which write the registry exactly as
 // upstream's lifecycle API and console do) and checks from the record of
@@ -84,7 +74,7 @@ func freePort(t *testing.T) int {
 func TestLifecycleObeyedLive(t *testing.T) {
 	began := time.Now()
 	c := newCluster(t)
-	dumpPort := freePort(t)
+	dumpPort := testkit.FreePort(t)
 	c.writeConfig(lifecycleConfig(c, uniqueNamespace(t), dumpPort))
 	all := []string{"h1", "h2"}
 	hosts := map[string]*host{}

@@ -4,4 +4,7 @@
 export const pageModules = [
   './overview.js',
   './jobs.js',
+  './job.js',
+  './servers.js',
+  './history.js',
 ];
