@@ -18,6 +18,7 @@ import (
 	"github.com/ejob-io/ejob/host/daemon"
 	"github.com/ejob-io/ejob/host/httpapi"
 	"github.com/ejob-io/ejob/host/metrics"
+	"github.com/ejob-io/ejob/host/namespaces"
 )
 
 // DefaultListen is `ejob serve`'s address without ejob.http.listen or
@@ -28,6 +29,7 @@ func newServeCmd(e *env) *cobra.Command {
 	var (
 		f      registryFlags
 		listen string
+		nsFile string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -66,16 +68,19 @@ of the namespace.`,
 				return err
 			}
 			defer c.Close()
-			return serve(cmd.Context(), e, settings, zk, c)
+			return serve(cmd.Context(), e, settings, zk, c, nsFile)
 		},
 	}
 	f.register(cmd)
 	cmd.Flags().StringVar(&listen, "listen", DefaultListen, "host:port to listen on (overrides ejob.http.listen)")
+	cmd.Flags().StringVar(&nsFile, "namespaces-file", "", "the console's registry centers and data sources (default: "+
+		"namespaces.json in the user's configuration directory, e.g. ~/.config/ejob/namespaces.json)")
 	return cmd
 }
 
-// serve runs the operations server on c until ctx ends.
-func serve(ctx context.Context, e *env, settings hostconfig.HTTPSettings, file *hostconfig.File, c reg.Client) error {
+// serve runs the operations server on c until ctx ends. nsFile is the
+// namespaces store ("": the default path).
+func serve(ctx context.Context, e *env, settings hostconfig.HTTPSettings, file *hostconfig.File, c reg.Client, nsFile string) error {
 	log := e.log.Named("serve")
 	mx := metrics.New()
 	opts := daemon.HTTPOptions(settings, nil, c, mx, log.Named("http"))
@@ -86,10 +91,23 @@ func serve(ctx context.Context, e *env, settings hostconfig.HTTPSettings, file *
 	defer cancel()
 	cache := reg.NewTreeCache(c, "/", reg.WithoutEvents(), reg.WithTreeLogger(log.Named("cache")))
 	opts.Reader = httpapi.CacheReader{Cache: cache, Client: c}
+	sw := &nsSwitcher{ctx: ctx, log: log.Named("namespaces"), own: c, ownRead: opts.Reader.(httpapi.CacheReader), ownInfo: opts.Registry,
+		ownTracer: opts.Tracer, ownConfig: opts.TracerConfig}
+	if nsFile == "" {
+		var err error
+		if nsFile, err = namespaces.DefaultPath(); err != nil {
+			log.Warn("the console cannot add registry centers: no user configuration directory (set HOME or --namespaces-file)", "error", err)
+		}
+	}
+	if nsFile != "" {
+		opts.Namespaces, opts.Switch = namespaces.Open(nsFile), sw
+	}
 	srv, err := httpapi.Listen(opts)
 	if err != nil {
 		return err
 	}
+	sw.srv = srv
+	defer sw.Close()
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer cancel()

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -16,6 +17,7 @@ import (
 	"github.com/ejob-io/ejob/core/lifecycle"
 	"github.com/ejob-io/ejob/core/reg"
 	hostconfig "github.com/ejob-io/ejob/host/config"
+	"github.com/ejob-io/ejob/host/namespaces"
 	"github.com/ejob-io/ejob/spi"
 )
 
@@ -76,7 +78,12 @@ type Options struct {
 	Ready func() error
 	// Registry describes the namespace for /api/registry-center/*.
 	Registry RegistryInfo
-	Logger   hclog.Logger
+	// Namespaces is the store of the registry centers and data sources
+	// added in the console and Switch connects to them (`ejob serve`);
+	// nil: the server shows its own namespace only, read-only (a host).
+	Namespaces *namespaces.Store
+	Switch     Switcher
+	Logger     hclog.Logger
 	// TokenTTL: default DefaultTokenTTL. MaxBody: default DefaultMaxBody.
 	TokenTTL time.Duration
 	MaxBody  int64
@@ -85,6 +92,9 @@ type Options struct {
 // RegistryInfo is the registry the server operates, as the console's
 // registry-center endpoints show it (the digest is never shown).
 type RegistryInfo struct {
+	// Name is the registry center's name in the namespaces store; "":
+	// the process's own (from its configuration or flags).
+	Name          string
 	ZKAddressList string
 	Namespace     string
 	HasDigest     bool
@@ -95,8 +105,10 @@ type Server struct {
 	opts  Options
 	ln    net.Listener
 	log   hclog.Logger
-	read  lifecycle.Reader
 	users map[string]User
+	// be is what the server operates: Options' registry and sink at
+	// first, another after a switch (SetRegistry, SetTrace).
+	be atomic.Pointer[backend]
 	// dummy is compared against for an unknown user, so that the answer
 	// takes as long as for a known one.
 	dummy []byte
@@ -129,6 +141,9 @@ func newServer(opts Options) (*Server, error) {
 	if opts.Client == nil {
 		return nil, errors.New("http: a registry client is required")
 	}
+	if (opts.Namespaces == nil) != (opts.Switch == nil) {
+		return nil, errors.New("http: Namespaces and Switch go together")
+	}
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
 	}
@@ -138,9 +153,11 @@ func newServer(opts Options) (*Server, error) {
 	if opts.MaxBody <= 0 {
 		opts.MaxBody = DefaultMaxBody
 	}
-	s := &Server{opts: opts, log: opts.Logger, read: opts.Reader, users: map[string]User{}, tokens: map[[32]byte]session{}}
-	if s.read == nil {
-		s.read = opts.Client
+	s := &Server{opts: opts, log: opts.Logger, users: map[string]User{}, tokens: map[[32]byte]session{}}
+	s.be.Store(&backend{client: opts.Client, read: opts.Reader, registry: opts.Registry,
+		trace: traceSink{tracer: opts.Tracer, config: opts.TracerConfig, name: DefaultDataSource}})
+	if opts.Reader == nil {
+		s.be.Load().read = opts.Client
 	}
 	if len(opts.Users) == 0 {
 		if !hostconfig.IsLoopback(opts.Listen) {
@@ -172,6 +189,58 @@ func newServer(opts Options) (*Server, error) {
 	}
 	s.dummy = h
 	return s, nil
+}
+
+// backend is the registry and the event-trace sink the server operates.
+type backend struct {
+	client   reg.Client
+	read     lifecycle.Reader
+	registry RegistryInfo
+	trace    traceSink
+}
+
+// traceSink is an event-trace sink and its settings (the data source).
+type traceSink struct {
+	tracer spi.Tracer
+	config map[string]string
+	// name is the data source's name in the namespaces store, or
+	// DefaultDataSource for the process's own.
+	name string
+}
+
+func (s *Server) backend() *backend        { return s.be.Load() }
+func (s *Server) client() reg.Client       { return s.be.Load().client }
+func (s *Server) reader() lifecycle.Reader { return s.be.Load().read }
+
+// SetRegistry makes the server operate c, reading through read (nil: c),
+// shown as info: requests that started before go on with the previous
+// registry, which the caller closes once they are done. Used by `ejob
+// serve` to switch namespaces without a restart.
+func (s *Server) SetRegistry(c reg.Client, read lifecycle.Reader, info RegistryInfo) {
+	if read == nil {
+		read = c
+	}
+	for {
+		old := s.be.Load()
+		nb := *old
+		nb.client, nb.read, nb.registry = c, read, info
+		if s.be.CompareAndSwap(old, &nb) {
+			return
+		}
+	}
+}
+
+// SetTrace makes the event-trace endpoints query t with config (t nil:
+// none), the data source named name.
+func (s *Server) SetTrace(t spi.Tracer, config map[string]string, name string) {
+	for {
+		old := s.be.Load()
+		nb := *old
+		nb.trace = traceSink{tracer: t, config: config, name: name}
+		if s.be.CompareAndSwap(old, &nb) {
+			return
+		}
+	}
 }
 
 // Addr is the address the server listens on.
