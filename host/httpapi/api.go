@@ -96,7 +96,7 @@ func answer(w http.ResponseWriter, model any, err error) {
 // audit logs one operation: who, what, on which job, server or item, and
 // how it ended.
 func (s *Server) audit(r *http.Request, op, job, server string, item *int, err error) {
-	args := []any{"user", userOf(r), "op", op}
+	args := []any{"user", UserOf(r), "op", op}
 	if job != "" {
 		args = append(args, "job", job)
 	}

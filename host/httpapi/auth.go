@@ -7,8 +7,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"time"
-
-	"golang.org/x/crypto/bcrypt"
 )
 
 // TokenHeader carries the token of a login (upstream's header).
@@ -36,12 +34,8 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	if !s.decode(w, r, &req) {
 		return
 	}
-	u, known := s.users[req.Username]
-	hash := s.dummy
-	if known {
-		hash = []byte(u.PasswordHash)
-	}
-	if err := bcrypt.CompareHashAndPassword(hash, []byte(req.Password)); err != nil || !known {
+	u, valid := s.CheckPassword(req.Username, req.Password)
+	if !valid {
 		s.log.Warn("audit", "user", req.Username, "op", "login", "result", "refused", "remote", r.RemoteAddr)
 		fail(w, http.StatusForbidden, "Unauthorized.")
 		return
@@ -60,17 +54,35 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	ok(w, LoginModel{Username: u.Name, AccessToken: token, IsGuest: u.Role == RoleGuest})
 }
 
-// authenticate lets a request through with a valid Access-Token only, and
-// a guest's only when it reads (GET, HEAD, or a POST that queries the
-// event trace).
-func (s *Server) authenticate(next http.Handler) http.Handler {
+// Authenticate lets a request through with a valid Access-Token, or
+// else a valid console cookie session (whose writes must carry the
+// session's CSRF token), and a guest's only when it reads (GET, HEAD, or a
+// POST that queries the event trace). The handler below sees the user in
+// UserOf.
+func (s *Server) Authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ss, valid := s.session(r.Header.Get(TokenHeader))
-		if !valid {
-			fail(w, http.StatusForbidden, "Unauthorized.")
-			return
+		reads := r.Method == http.MethodGet || r.Method == http.MethodHead
+		var ss session
+		if token := r.Header.Get(TokenHeader); token != "" {
+			var valid bool
+			if ss, valid = s.session(token); !valid {
+				fail(w, http.StatusForbidden, "Unauthorized.")
+				return
+			}
+		} else {
+			cs, valid := s.CookieSession(r)
+			if !valid {
+				fail(w, http.StatusForbidden, "Unauthorized.")
+				return
+			}
+			if !reads && !CSRFValid(r, cs) {
+				s.log.Warn("audit", "user", cs.Username, "op", r.Method+" "+r.URL.Path, "result", "refused: no valid CSRF token", "remote", r.RemoteAddr)
+				fail(w, http.StatusForbidden, "Forbidden: missing or wrong "+CSRFHeader+" header")
+				return
+			}
+			ss = session{user: cs.Username, role: cs.Role}
 		}
-		reads := r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodPost && traceRoutes[r.URL.Path]
+		reads = reads || r.Method == http.MethodPost && traceRoutes[r.URL.Path]
 		if ss.role != RoleAdmin && !reads {
 			s.log.Warn("audit", "user", ss.user, "op", r.Method+" "+r.URL.Path, "result", "refused: read-only user")
 			fail(w, http.StatusForbidden, "Forbidden: user "+ss.user+" is read-only (role guest)")
@@ -96,7 +108,8 @@ func (s *Server) session(token string) (session, bool) {
 	return ss, ok
 }
 
-func userOf(r *http.Request) string {
+// UserOf is the user Authenticate let through.
+func UserOf(r *http.Request) string {
 	u, _ := r.Context().Value(userKey{}).(string)
 	return u
 }
@@ -112,6 +125,12 @@ type Envelope struct {
 func ok(w http.ResponseWriter, model any) {
 	write(w, http.StatusOK, Envelope{Success: true, Model: model})
 }
+
+// OK writes model in a success envelope.
+func OK(w http.ResponseWriter, model any) { ok(w, model) }
+
+// Fail answers status with msg in the envelope.
+func Fail(w http.ResponseWriter, status int, msg string) { fail(w, status, msg) }
 
 // fail answers with status and the same errorCode in the envelope.
 func fail(w http.ResponseWriter, status int, msg string) {

@@ -181,7 +181,7 @@ var errConnect = errors.New("connect")
 
 // nsAudit logs one namespace operation.
 func (s *Server) nsAudit(r *http.Request, op, name string, err error) {
-	args := []any{"user", userOf(r), "op", op, "name", name}
+	args := []any{"user", UserOf(r), "op", op, "name", name}
 	if err != nil {
 		s.log.Warn("audit", append(args, "result", "error", "error", err)...)
 		return

@@ -87,6 +87,13 @@ type Options struct {
 	// TokenTTL: default DefaultTokenTTL. MaxBody: default DefaultMaxBody.
 	TokenTTL time.Duration
 	MaxBody  int64
+	// SessionIdle and SessionMaxAge bound a console cookie session:
+	// defaults DefaultSessionIdle and DefaultSessionMaxAge.
+	SessionIdle   time.Duration
+	SessionMaxAge time.Duration
+	// Console serves everything the API does not (the web console's pages
+	// and assets): called once with the server; nil: no console.
+	Console func(*Server) (http.Handler, error)
 }
 
 // RegistryInfo is the registry the server operates, as the console's
@@ -113,8 +120,11 @@ type Server struct {
 	// takes as long as for a known one.
 	dummy []byte
 
-	mu     sync.Mutex
-	tokens map[[32]byte]session
+	console http.Handler
+
+	mu       sync.Mutex
+	tokens   map[[32]byte]session
+	sessions map[[32]byte]*Session
 }
 
 type session struct {
@@ -153,7 +163,14 @@ func newServer(opts Options) (*Server, error) {
 	if opts.MaxBody <= 0 {
 		opts.MaxBody = DefaultMaxBody
 	}
-	s := &Server{opts: opts, log: opts.Logger, users: map[string]User{}, tokens: map[[32]byte]session{}}
+	if opts.SessionIdle <= 0 {
+		opts.SessionIdle = DefaultSessionIdle
+	}
+	if opts.SessionMaxAge <= 0 {
+		opts.SessionMaxAge = DefaultSessionMaxAge
+	}
+	s := &Server{opts: opts, log: opts.Logger, users: map[string]User{}, tokens: map[[32]byte]session{},
+		sessions: map[[32]byte]*Session{}}
 	s.be.Store(&backend{client: opts.Client, read: opts.Reader, registry: opts.Registry,
 		trace: traceSink{tracer: opts.Tracer, config: opts.TracerConfig, name: DefaultDataSource}})
 	if opts.Reader == nil {
@@ -188,6 +205,11 @@ func newServer(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("http: %w", err)
 	}
 	s.dummy = h
+	if opts.Console != nil {
+		if s.console, err = opts.Console(s); err != nil {
+			return nil, fmt.Errorf("http: console: %w", err)
+		}
+	}
 	return s, nil
 }
 
@@ -243,6 +265,19 @@ func (s *Server) SetTrace(t spi.Tracer, config map[string]string, name string) {
 	}
 }
 
+// Options are the server's options, defaults filled in (Client and Reader
+// are the registry in use now: another after SetRegistry).
+func (s *Server) Options() Options {
+	o := s.opts
+	b := s.backend()
+	o.Client, o.Reader = b.client, b.read
+	o.Tracer, o.TracerConfig = b.trace.tracer, b.trace.config
+	return o
+}
+
+// Logger is the server's logger.
+func (s *Server) Logger() hclog.Logger { return s.log }
+
 // Addr is the address the server listens on.
 func (s *Server) Addr() net.Addr { return s.ln.Addr() }
 
@@ -288,7 +323,10 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /api/login", s.login)
 	api := http.NewServeMux()
 	s.routes(api)
-	mux.Handle("/api/", s.authenticate(api))
+	mux.Handle("/api/", s.Authenticate(api))
+	if s.console != nil {
+		mux.Handle("/", s.console)
+	}
 	return mux
 }
 

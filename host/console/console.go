@@ -1,0 +1,253 @@
+package console
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"mime"
+	"net/http"
+	"net/url"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/ejob-io/ejob/host/httpapi"
+)
+
+//go:embed web
+var webFS embed.FS
+
+// Assets is the embedded web/ tree (read-only).
+func Assets() fs.FS {
+	sub, err := fs.Sub(webFS, "web")
+	if err != nil {
+		panic(err) // web is embedded at build time: cannot fail
+	}
+	return sub
+}
+
+// asset is one embedded file, ready to serve.
+type asset struct {
+	data  []byte
+	ctype string
+	etag  string
+}
+
+// Console serves the web console around an operations server.
+type Console struct {
+	srv    *httpapi.Server
+	log    hclog.Logger
+	assets map[string]asset
+	mux    *http.ServeMux
+}
+
+// Handler is httpapi.Options.Console: the console's handler for srv.
+func Handler(srv *httpapi.Server) (http.Handler, error) {
+	c, err := New(srv)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// New loads the embedded assets and routes the console on srv.
+func New(srv *httpapi.Server) (*Console, error) {
+	c := &Console{srv: srv, log: srv.Logger().Named("console"), assets: map[string]asset{}, mux: http.NewServeMux()}
+	err := fs.WalkDir(Assets(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := fs.ReadFile(Assets(), p)
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256(data)
+		c.assets[p] = asset{data: data, ctype: contentType(p), etag: `"` + hex.EncodeToString(sum[:12]) + `"`}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("console assets: %w", err)
+	}
+	c.routes()
+	return c, nil
+}
+
+func contentType(p string) string {
+	switch path.Ext(p) {
+	case ".js", ".mjs":
+		return "text/javascript; charset=utf-8"
+	case ".css":
+		return "text/css; charset=utf-8"
+	case ".html":
+		return "text/html; charset=utf-8"
+	case ".svg":
+		return "image/svg+xml"
+	case "":
+		return "text/plain; charset=utf-8"
+	}
+	if t := mime.TypeByExtension(path.Ext(p)); t != "" {
+		return t
+	}
+	return "application/octet-stream"
+}
+
+func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("X-Frame-Options", "DENY")
+	w.Header().Set("Referrer-Policy", "same-origin")
+	c.mux.ServeHTTP(w, r)
+}
+
+func (c *Console) routes() {
+	c.mux.HandleFunc("GET /login", c.loginPage)
+	c.mux.HandleFunc("POST /login", c.login)
+	c.mux.HandleFunc("POST /logout", c.logout)
+	c.mux.HandleFunc("GET /console/session", c.session)
+	c.mux.HandleFunc("GET /assets/{path...}", c.asset)
+	api := http.NewServeMux()
+	c.apiRoutes(api)
+	c.mux.Handle("/console/api/", c.srv.Authenticate(api))
+	c.mux.HandleFunc("/", c.page)
+}
+
+// page serves the app shell for any page path, or sends a browser without
+// a session to the login page.
+func (c *Console) page(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, "/console/") {
+		httpapi.Fail(w, http.StatusNotFound, "no endpoint "+r.Method+" "+r.URL.Path)
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	if _, ok := c.srv.CookieSession(r); !ok {
+		http.Redirect(w, r, "/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	c.serveAsset(w, r, "index.html")
+}
+
+func (c *Console) loginPage(w http.ResponseWriter, r *http.Request) {
+	if _, ok := c.srv.CookieSession(r); ok {
+		http.Redirect(w, r, safeNext(r.URL.Query().Get("next")), http.StatusSeeOther)
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	c.serveAsset(w, r, "login.html")
+}
+
+func (c *Console) asset(w http.ResponseWriter, r *http.Request) {
+	p := r.PathValue("path")
+	if strings.HasSuffix(p, ".html") {
+		http.NotFound(w, r)
+		return
+	}
+	c.serveAsset(w, r, p)
+}
+
+func (c *Console) serveAsset(w http.ResponseWriter, r *http.Request, p string) {
+	a, ok := c.assets[p]
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", a.ctype)
+	w.Header().Set("ETag", a.etag)
+	if w.Header().Get("Cache-Control") == "" {
+		// Not fingerprinted: revalidate each time (a 304 costs one round trip).
+		w.Header().Set("Cache-Control", "no-cache")
+	}
+	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(a.data))
+}
+
+// safeNext is a same-site path to go to after login: anything else is /.
+func safeNext(next string) string {
+	if next == "" || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") ||
+		strings.HasPrefix(next, "/login") {
+		return "/"
+	}
+	return next
+}
+
+// sameOrigin reports whether a browser's write comes from this site: the
+// Origin header, when sent, must name the host the request was sent to.
+func sameOrigin(r *http.Request) bool {
+	o := r.Header.Get("Origin")
+	if o == "" {
+		return r.Header.Get("Sec-Fetch-Site") == "" || r.Header.Get("Sec-Fetch-Site") == "same-origin"
+	}
+	u, err := url.Parse(o)
+	return err == nil && u.Host == r.Host
+}
+
+type loginRequest struct {
+	Username string `json:"username"`
+	Password string `json:"password"`
+	Next     string `json:"next"`
+}
+
+// login is POST /login: a JSON {username, password, next} from the login
+// page, or the same as a form. It answers {next} with the session cookie.
+func (c *Console) login(w http.ResponseWriter, r *http.Request) {
+	if !sameOrigin(r) {
+		httpapi.Fail(w, http.StatusForbidden, "Forbidden: cross-site login")
+		return
+	}
+	var req loginRequest
+	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			httpapi.Fail(w, http.StatusBadRequest, "malformed JSON body: "+err.Error())
+			return
+		}
+	} else {
+		if err := r.ParseForm(); err != nil {
+			httpapi.Fail(w, http.StatusBadRequest, "malformed form: "+err.Error())
+			return
+		}
+		req = loginRequest{Username: r.PostForm.Get("username"), Password: r.PostForm.Get("password"), Next: r.PostForm.Get("next")}
+	}
+	u, ok := c.srv.CheckPassword(req.Username, req.Password)
+	if !ok {
+		c.log.Warn("audit", "user", req.Username, "op", "console login", "result", "refused", "remote", r.RemoteAddr)
+		httpapi.Fail(w, http.StatusUnauthorized, "wrong user name or password")
+		return
+	}
+	c.srv.StartSession(w, r, u.Name, u.Role)
+	httpapi.OK(w, map[string]string{"next": safeNext(req.Next)})
+}
+
+// logout is POST /logout: it needs the CSRF header of the session it ends.
+func (c *Console) logout(w http.ResponseWriter, r *http.Request) {
+	ss, ok := c.srv.CookieSession(r)
+	if ok && !httpapi.CSRFValid(r, ss) {
+		httpapi.Fail(w, http.StatusForbidden, "Forbidden: missing or wrong "+httpapi.CSRFHeader+" header")
+		return
+	}
+	c.srv.EndSession(w, r)
+	httpapi.OK(w, map[string]string{"next": "/login"})
+}
+
+// session is GET /console/session: the page's user, role and CSRF token.
+func (c *Console) session(w http.ResponseWriter, r *http.Request) {
+	ss, ok := c.srv.CookieSession(r)
+	if !ok {
+		httpapi.Fail(w, http.StatusUnauthorized, "no session: log in")
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	httpapi.OK(w, ss)
+}
+
+// errNoTrace is said where the event trace would answer.
+var errNoTrace = errors.New("no event trace configured")

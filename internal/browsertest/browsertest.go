@@ -1,0 +1,273 @@
+// Package browsertest drives Debian's headless chromium from Go tests with
+// chromedp, for the web console's browser tests: Start a browser (installed
+// by scripts/chromium.sh when missing), open a Tab per user (each in its own
+// browser context: its own cookies), run actions with a deadline, and fail
+// the test on any JavaScript console error, uncaught exception or browser
+// log error the test did not declare expected. Screenshot writes
+// docs/console/<name>.png when EJOB_SCREENSHOTS=1 or the test binary runs
+// with -update.
+package browsertest
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/ejob-io/ejob/internal/testkit"
+)
+
+var update = flag.Bool("update", false, "write the console screenshots under docs/console")
+
+// DefaultTimeout bounds one Run.
+const DefaultTimeout = 30 * time.Second
+
+// Browser is one headless chromium process.
+type Browser struct {
+	alloc  context.Context
+	ctx    context.Context
+	cancel func()
+}
+
+// Path is the chromium binary: $EJOB_CHROMIUM, else chromium on PATH or
+// /usr/bin/chromium, installed by scripts/chromium.sh when missing.
+func Path() (string, error) {
+	if p := os.Getenv("EJOB_CHROMIUM"); p != "" {
+		return p, nil
+	}
+	for _, name := range []string{"chromium", "/usr/bin/chromium"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p, nil
+		}
+	}
+	script, err := testkit.Script("chromium.sh", "EJOB_CHROMIUM_SCRIPT")
+	if err != nil {
+		return "", err
+	}
+	return testkit.RunScript(script, "install")
+}
+
+// Start starts a headless chromium that the test's cleanup stops.
+func Start(t testing.TB) *Browser {
+	t.Helper()
+	path, err := Path()
+	if err != nil {
+		t.Fatalf("browsertest: no chromium: %v", err)
+	}
+	dir := t.TempDir()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(path),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("lang", "en-US"),
+		chromedp.UserDataDir(dir),
+		chromedp.Env("HOME="+dir, "TZ=UTC"),
+		chromedp.WindowSize(1280, 860),
+	)
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(alloc)
+	b := &Browser{alloc: alloc, ctx: ctx, cancel: func() { cancelCtx(); cancelAlloc() }}
+	// The first Do starts the browser; its context must live as long as
+	// the browser (a timeout here would close it).
+	if err := chromedp.Do(ctx); err != nil {
+		b.cancel()
+		t.Fatalf("browsertest: start %s: %v", path, err)
+	}
+	t.Cleanup(b.cancel)
+	return b
+}
+
+// Tab is one page of the browser in its own browser context.
+type Tab struct {
+	t      testing.TB
+	Ctx    context.Context
+	cancel func()
+
+	mu       sync.Mutex
+	expected []*regexp.Regexp
+	errors   []string
+	done     chan struct{}
+}
+
+// NewTab opens a tab with its own cookies. Every console error, uncaught
+// exception or browser-log error in it fails the test (at the next Run or
+// at cleanup) unless Expect matches it.
+func (b *Browser) NewTab(t testing.TB) *Tab {
+	t.Helper()
+	ctx, cancel := chromedp.NewContext(b.ctx, chromedp.WithNewBrowserContext())
+	tab := &Tab{t: t, Ctx: ctx, cancel: cancel, done: make(chan struct{})}
+	if err := chromedp.Do(ctx); err != nil {
+		cancel()
+		t.Fatalf("browsertest: new tab: %v", err)
+	}
+	msgs := chromedp.Console(ctx)
+	go func() {
+		defer close(tab.done)
+		for m, err := range msgs {
+			if err != nil {
+				return
+			}
+			if m.Type != chromedp.ConsoleError && !m.IsException() {
+				continue
+			}
+			where := m.URL
+			if where != "" {
+				where = fmt.Sprintf(" (%s:%d)", where, m.Line+1)
+			}
+			tab.record(m.String() + where)
+		}
+	}()
+	t.Cleanup(func() {
+		tab.check()
+		cancel()
+		<-tab.done
+	})
+	return tab
+}
+
+func (tab *Tab) record(msg string) {
+	tab.mu.Lock()
+	defer tab.mu.Unlock()
+	for _, re := range tab.expected {
+		if re.MatchString(msg) {
+			return
+		}
+	}
+	tab.errors = append(tab.errors, msg)
+}
+
+// Expect declares console errors matching re expected (e.g. the browser's
+// "Failed to load resource: ... 403" of a request the test forges).
+func (tab *Tab) Expect(re string) {
+	tab.mu.Lock()
+	defer tab.mu.Unlock()
+	tab.expected = append(tab.expected, regexp.MustCompile(re))
+}
+
+// Errors are the unexpected console errors seen so far.
+func (tab *Tab) Errors() []string {
+	tab.mu.Lock()
+	defer tab.mu.Unlock()
+	return append([]string(nil), tab.errors...)
+}
+
+func (tab *Tab) check() {
+	tab.t.Helper()
+	if errs := tab.Errors(); len(errs) > 0 {
+		tab.t.Errorf("browsertest: JavaScript console errors:\n  %s", strings.Join(errs, "\n  "))
+		tab.mu.Lock()
+		tab.errors = nil
+		tab.mu.Unlock()
+	}
+}
+
+// Run runs actions within DefaultTimeout; an error or a console error
+// fails the test now.
+func (tab *Tab) Run(what string, actions ...chromedp.Action[chromedp.Void]) {
+	tab.t.Helper()
+	ctx, cancel := context.WithTimeout(tab.Ctx, DefaultTimeout)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		tab.t.Fatalf("browsertest: %s: %v (console errors: %q)", what, err, tab.Errors())
+	}
+	tab.check()
+	if tab.t.Failed() {
+		tab.t.FailNow()
+	}
+}
+
+// Eval evaluates a JavaScript expression (awaiting a promise) and decodes
+// its value into T.
+func Eval[T any](tab *Tab, expr string) T {
+	tab.t.Helper()
+	ctx, cancel := context.WithTimeout(tab.Ctx, DefaultTimeout)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
+	if err != nil {
+		tab.t.Fatalf("browsertest: eval %s: %v", expr, err)
+	}
+	return v
+}
+
+// Text is the visible text of the first element matching the CSS selector
+// (waited for).
+func (tab *Tab) Text(sel string) string {
+	tab.t.Helper()
+	ctx, cancel := context.WithTimeout(tab.Ctx, DefaultTimeout)
+	defer cancel()
+	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel), chromedp.NodeVisible))
+	if err != nil {
+		tab.t.Fatalf("browsertest: text of %s: %v", sel, err)
+	}
+	return s
+}
+
+// Eventually polls the JavaScript boolean expression cond until it is true
+// or within passes (then the test fails naming what).
+func (tab *Tab) Eventually(within time.Duration, what, cond string) {
+	tab.t.Helper()
+	var last error
+	ok := testkit.Poll(within, func() bool {
+		ctx, cancel := context.WithTimeout(tab.Ctx, DefaultTimeout)
+		defer cancel()
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[bool](cond))
+		last = err
+		return err == nil && v
+	})
+	if !ok {
+		tab.t.Fatalf("browsertest: %s: not true within %v (%s; last error %v; console errors %q)", what, within, cond, last, tab.Errors())
+	}
+	tab.check()
+}
+
+// Screenshots reports whether Screenshot writes files.
+func Screenshots() bool { return *update || os.Getenv("EJOB_SCREENSHOTS") == "1" }
+
+// Screenshot saves the tab's viewport as docs/console/<name>.png under the
+// module root when Screenshots() (else it does nothing).
+func (tab *Tab) Screenshot(name string) {
+	tab.t.Helper()
+	if !Screenshots() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(tab.Ctx, DefaultTimeout)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		tab.t.Fatalf("browsertest: screenshot %s: %v", name, err)
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		tab.t.Fatalf("browsertest: %v", err)
+	}
+	dir := filepath.Join(root, "docs", "console")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		tab.t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
+		tab.t.Fatal(err)
+	}
+	tab.t.Logf("browsertest: wrote docs/console/%s.png", name)
+}
+
+func moduleRoot() (string, error) {
+	script, err := testkit.Script("chromium.sh", "EJOB_CHROMIUM_SCRIPT_UNSET")
+	if err != nil {
+		return "", err
+	}
+	return filepath.Dir(filepath.Dir(script)), nil
+}

@@ -1,0 +1,50 @@
+package console
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/ejob-io/ejob/core/reg/zktest"
+	"github.com/ejob-io/ejob/internal/proctest"
+)
+
+// Built and started once in TestMain.
+var (
+	ejobBin     string // the ejob binary
+	recorderBin string // test/recorder, the SCRIPT program
+	zk          *zktest.Server
+)
+
+// TestMain builds ejob and the recorder once and starts one ZooKeeper
+// shared by every test; each test uses its own namespace.
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "ejob-console-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	ejobBin = filepath.Join(dir, "ejob")
+	recorderBin = filepath.Join(dir, "recorder")
+	if err := proctest.GoBuild(ejobBin, "github.com/ejob-io/ejob/cmd/ejob", false); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := proctest.GoBuild(recorderBin, "github.com/ejob-io/ejob/test/recorder", false); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	zk, err = zktest.Launch(zktest.Options{Tick: zktest.DefaultTick})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer zk.Close()
+	return m.Run()
+}
