@@ -65,10 +65,6 @@ type DataSource struct {
 type File struct {
 	Registries  []Registry   `json:"registryCenters"`
 	DataSources []DataSource `json:"dataSources"`
-	// ActiveRegistry and ActiveDataSource name the entries in use ("":
-	// the process's own, from its configuration).
-	ActiveRegistry   string `json:"activeRegistryCenter,omitempty"`
-	ActiveDataSource string `json:"activeDataSource,omitempty"`
 }
 
 // Store is the file at Path. Its methods are safe for concurrent use by
@@ -183,8 +179,7 @@ func (s *Store) write(f File) error {
 	return nil
 }
 
-// check refuses incomplete entries, taken names and an active name that
-// names nothing.
+// check refuses incomplete entries and taken names.
 func (f *File) check() error {
 	seen := map[string]bool{}
 	for _, r := range f.Registries {
@@ -202,9 +197,6 @@ func (f *File) check() error {
 		}
 		seen[r.Name] = true
 	}
-	if f.ActiveRegistry != "" && !seen[f.ActiveRegistry] {
-		return fmt.Errorf("%w: registry center %q", ErrNotFound, f.ActiveRegistry)
-	}
 	seen = map[string]bool{}
 	for _, d := range f.DataSources {
 		switch {
@@ -218,9 +210,6 @@ func (f *File) check() error {
 			return fmt.Errorf("%w: data source %q: url is required", ErrInvalid, d.Name)
 		}
 		seen[d.Name] = true
-	}
-	if f.ActiveDataSource != "" && !seen[f.ActiveDataSource] {
-		return fmt.Errorf("%w: data source %q", ErrNotFound, f.ActiveDataSource)
 	}
 	return nil
 }
@@ -244,7 +233,7 @@ func (f *File) DataSource(name string) (DataSource, bool) {
 }
 
 // PutRegistry adds r, or replaces the entry named old ("" adds; a rename
-// follows the active name). A masked digest keeps the stored one.
+// is an edit). A masked digest keeps the stored one.
 func (f *File) PutRegistry(old string, r Registry) error {
 	if old == "" {
 		f.Registries = append(f.Registries, r)
@@ -258,21 +247,15 @@ func (f *File) PutRegistry(old string, r Registry) error {
 		r.Digest = f.Registries[i].Digest
 	}
 	f.Registries[i] = r
-	if f.ActiveRegistry == old {
-		f.ActiveRegistry = r.Name
-	}
 	return nil
 }
 
-// RemoveRegistry removes the entry named name (and its activation).
+// RemoveRegistry removes the entry named name.
 func (f *File) RemoveRegistry(name string) error {
 	n := len(f.Registries)
 	f.Registries = slices.DeleteFunc(f.Registries, func(r Registry) bool { return r.Name == name })
 	if len(f.Registries) == n {
 		return fmt.Errorf("%w: registry center %q", ErrNotFound, name)
-	}
-	if f.ActiveRegistry == name {
-		f.ActiveRegistry = ""
 	}
 	return nil
 }
@@ -296,21 +279,15 @@ func (f *File) PutDataSource(old string, d DataSource) error {
 		d.URL = stored.URL
 	}
 	f.DataSources[i] = d
-	if f.ActiveDataSource == old {
-		f.ActiveDataSource = d.Name
-	}
 	return nil
 }
 
-// RemoveDataSource removes the entry named name (and its activation).
+// RemoveDataSource removes the entry named name.
 func (f *File) RemoveDataSource(name string) error {
 	n := len(f.DataSources)
 	f.DataSources = slices.DeleteFunc(f.DataSources, func(d DataSource) bool { return d.Name == name })
 	if len(f.DataSources) == n {
 		return fmt.Errorf("%w: data source %q", ErrNotFound, name)
-	}
-	if f.ActiveDataSource == name {
-		f.ActiveDataSource = ""
 	}
 	return nil
 }

@@ -23,7 +23,6 @@ func TestStoreFileModeAndContent(t *testing.T) {
 		if err := f.PutRegistry("", namespaces.Registry{Name: "prod", Servers: "zk1:2181", Namespace: "jobs", Digest: "ops:s3cret"}); err != nil {
 			return err
 		}
-		f.ActiveRegistry = "prod"
 		return f.PutDataSource("", namespaces.DataSource{Name: "hist", Driver: "postgres", URL: "postgres://ops:dbpw@db:5432/ejob", Password: "pw2"})
 	})
 	if err != nil {
@@ -45,9 +44,8 @@ func TestStoreFileModeAndContent(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]any{
-		"registryCenters":      []any{map[string]any{"name": "prod", "zkAddressList": "zk1:2181", "namespace": "jobs", "digest": "ops:s3cret"}},
-		"dataSources":          []any{map[string]any{"name": "hist", "driver": "postgres", "url": "postgres://ops:dbpw@db:5432/ejob", "password": "pw2"}},
-		"activeRegistryCenter": "prod",
+		"registryCenters": []any{map[string]any{"name": "prod", "zkAddressList": "zk1:2181", "namespace": "jobs", "digest": "ops:s3cret"}},
+		"dataSources":     []any{map[string]any{"name": "hist", "driver": "postgres", "url": "postgres://ops:dbpw@db:5432/ejob", "password": "pw2"}},
 	}
 	if !reflect.DeepEqual(onDisk, want) {
 		t.Errorf("file:\n%s\nwant %v", data, want)
@@ -74,8 +72,8 @@ func TestStoreFileModeAndContent(t *testing.T) {
 		t.Fatal(err)
 	}
 	f, _ = s.Load()
-	if r := f.Registries[0]; r != (namespaces.Registry{Name: "production", Servers: "zk2:2181", Namespace: "jobs", Digest: "ops:s3cret"}) || f.ActiveRegistry != "production" {
-		t.Errorf("after edit: %+v active %q", r, f.ActiveRegistry)
+	if r := f.Registries[0]; r != (namespaces.Registry{Name: "production", Servers: "zk2:2181", Namespace: "jobs", Digest: "ops:s3cret"}) {
+		t.Errorf("after edit: %+v", r)
 	}
 	if d := f.DataSources[0]; d != (namespaces.DataSource{Name: "hist", Driver: "pgx", URL: "postgres://ops:dbpw@db:5432/ejob", Password: "pw2"}) {
 		t.Errorf("after edit: %+v", d)
@@ -112,10 +110,18 @@ func TestStoreRefusesInvalid(t *testing.T) {
 			_ = f.PutRegistry("", namespaces.Registry{Name: "a", Servers: "h:1", Namespace: "n"})
 			return f.PutRegistry("", namespaces.Registry{Name: "a", Servers: "h:2", Namespace: "n"})
 		},
-		"no servers":  func(f *namespaces.File) error { return f.PutRegistry("", namespaces.Registry{Name: "a", Namespace: "n"}) },
-		"bad digest":  func(f *namespaces.File) error { return f.PutRegistry("", namespaces.Registry{Name: "a", Servers: "h:1", Namespace: "n", Digest: "x"}) },
-		"no url":      func(f *namespaces.File) error { return f.PutDataSource("", namespaces.DataSource{Name: "d", Driver: "sqlite"}) },
-		"active none": func(f *namespaces.File) error { f.ActiveRegistry = "zz"; return nil },
+		"no servers": func(f *namespaces.File) error {
+			return f.PutRegistry("", namespaces.Registry{Name: "a", Namespace: "n"})
+		},
+		"bad digest": func(f *namespaces.File) error {
+			return f.PutRegistry("", namespaces.Registry{Name: "a", Servers: "h:1", Namespace: "n", Digest: "x"})
+		},
+		"no url": func(f *namespaces.File) error {
+			return f.PutDataSource("", namespaces.DataSource{Name: "d", Driver: "sqlite"})
+		},
+		"edit missing": func(f *namespaces.File) error {
+			return f.PutRegistry("zz", namespaces.Registry{Name: "a", Servers: "h:1", Namespace: "n"})
+		},
 	} {
 		if _, err := s.Update(fn); err == nil {
 			t.Errorf("%s: accepted", name)
