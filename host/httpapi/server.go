@@ -94,6 +94,8 @@ type Options struct {
 	// Console serves everything the API does not (the web console's pages
 	// and assets): called once with the server; nil: no console.
 	Console func(*Server) (http.Handler, error)
+	// OIDC is single sign-on for the console (ejob.http.oidc); nil: none.
+	OIDC *hostconfig.OIDCSettings
 }
 
 // RegistryInfo is the registry the server operates, as the console's
@@ -176,9 +178,10 @@ func newServer(opts Options) (*Server, error) {
 	if opts.Reader == nil {
 		s.be.Load().read = opts.Client
 	}
-	if len(opts.Users) == 0 {
+	// With single sign-on and no users, SSO is the only way in.
+	if len(opts.Users) == 0 && opts.OIDC == nil {
 		if !hostconfig.IsLoopback(opts.Listen) {
-			return nil, fmt.Errorf("http %s: %w: add ejob.http.users or listen on 127.0.0.1", opts.Listen, ErrPublicWithoutUsers)
+			return nil, fmt.Errorf("http %s: %w: add ejob.http.users or ejob.http.oidc, or listen on 127.0.0.1", opts.Listen, ErrPublicWithoutUsers)
 		}
 		pw := rand.Text()
 		h, err := bcrypt.GenerateFromPassword([]byte(pw), bcrypt.DefaultCost)

@@ -45,4 +45,15 @@ export const en = {
 
   // Jobs page.
   'jobs.title': 'Jobs',
+
+  // Single sign-on (login page).
+  'sso.button': 'Sign in with SSO',
+  'sso.or': 'or',
+  'sso.reason.unavailable': 'Single sign-on is unavailable: the identity provider cannot be reached. Try again later, or log in with a password.',
+  'sso.reason.state': 'The sign-in expired or was started in another browser. Please try again.',
+  'sso.reason.denied': 'The identity provider did not sign you in.',
+  'sso.reason.token': 'The identity provider\'s answer was refused (see the server log). Please try again.',
+  'sso.reason.norole': 'Your account has no role in this console: ask an administrator to give you the read-only or the admin group.',
+  'sso.reason.busy': 'Too many sign-ins in progress. Please try again in a minute.',
+  'sso.reason.other': 'Single sign-on failed ({reason}).',
 };
