@@ -4,4 +4,5 @@
 export const pageModules = [
   './overview.js',
   './jobs.js',
+  './namespaces.js',
 ];
