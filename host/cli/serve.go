@@ -33,10 +33,10 @@ func newServeCmd(e *env) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Serve the operations HTTP API (ElasticJob console's REST API, metrics, health) for a namespace",
+		Short: "Serve the web console and the operations HTTP API (ElasticJob console's REST API, metrics, health) for a namespace",
 		Long: `Serves the operations surface of a namespace over HTTP, without running any
-job: ElasticJob-UI's REST API (/api/...), /metrics, /healthz and /readyz; see
-docs/operations.md. The registry comes from -c FILE (its regCenter, and its
+job: the web console (/, docs/console.md), ElasticJob-UI's REST API (/api/...),
+/metrics, /healthz and /readyz; see docs/operations.md. The registry comes from -c FILE (its regCenter, and its
 ejob.http section for the listen address and users) or from --zk/--namespace.
 
 There is no default password. Users and their bcrypt hashes come from

@@ -78,7 +78,7 @@ func TestLoadEveryKey(t *testing.T) {
 		"regCenter.sessionTimeoutMilliseconds":    {f.Registry.SessionTimeoutMilliseconds, 30000},
 		"regCenter.connectionTimeoutMilliseconds": {f.Registry.ConnectionTimeoutMilliseconds, 7000},
 		"regCenter.digest":                        {f.Registry.Digest, "user:s3cret"},
-		"http.oidc":                               {fmt.Sprintf("%+v", *f.Host.HTTP.OIDC), "{Issuer:https://sso.example.com/realms/ops ClientID:ejob-console ClientSecret:s3cret RedirectURL:https://ejob.example.com/login/sso/callback Scopes:[openid profile groups] RoleClaim:realm_access.roles AdminValues:[ejob-admins] ReadOnlyValues:[ejob-viewers auditors] UsernameClaim:email Line:76}"},
+		"http.oidc":                               {fmt.Sprintf("%+v", *f.Host.HTTP.OIDC), "{Issuer:https://sso.example.com/realms/ops ClientID:ejob-console ClientSecret:s3cret RedirectURL:https://ejob.example.com/login/sso/callback Scopes:[openid profile groups] RoleClaim:realm_access.roles AdminValues:[ejob-admins] ReadOnlyValues:[ejob-viewers auditors] UsernameClaim:email Line:78}"},
 		"regCenter.sasl": {f.Registry.SASL, zookeeper.SASL{Mechanism: "GSSAPI", Principal: "ejob/host1@EXAMPLE.COM",
 			Keytab: filepath.Join("testdata", "ejob.keytab"), Krb5Conf: "/etc/ejob/krb5.conf",
 			ServiceName: "zk", ServiceHost: "zk.example.com", ACL: true}},
@@ -124,6 +124,8 @@ func TestLoadEveryKey(t *testing.T) {
 		"ejob.preferredNetworkInterface": {f.Host.PreferredNetworkInterface, "eno1"},
 		"ejob.preferredNetworkIp":        {f.Host.PreferredNetworkIP, "192.168.*"},
 		"ejob.javaPeers":                 {f.Host.JavaPeers, JavaPeersStrict},
+		"ejob.http.sessionIdleTimeout":   {f.Host.HTTP.SessionIdleTimeout, 20 * time.Minute},
+		"ejob.http.sessionMaxAge":        {f.Host.HTTP.SessionMaxAge, 8 * time.Hour},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if !reflect.DeepEqual(tc.got, tc.want) {
@@ -494,7 +496,11 @@ func TestParseProblems(t *testing.T) {
 			"f.yaml:3: elasticjob.tracing: no dataSource: a host on ZooKeeper records into a database its peers share (set elasticjob.tracing.dataSource.url, e.g. jdbc:postgresql://db:5432/ejob; a standalone host defaults to SQLite)"},
 		"http public without users": {"elasticjob:\n" + job + "ejob:\n  http: {listen: 0.0.0.0:8088}\n",
 			`f.yaml:5: ejob.http.listen: "0.0.0.0:8088" is not a loopback address and no users are configured: add ejob.http.users (name, passwordHash, role) or ejob.http.oidc, or listen on 127.0.0.1`},
-		"http no listen":  {"elasticjob:\n" + job + "ejob:\n  http: {users: []}\n", "f.yaml:5: ejob.http: missing required key listen (e.g. listen: 127.0.0.1:8088)"},
+		"http no listen": {"elasticjob:\n" + job + "ejob:\n  http: {users: []}\n", "f.yaml:5: ejob.http: missing required key listen (e.g. listen: 127.0.0.1:8088)"},
+		"http session idle": {"elasticjob:\n" + job + "ejob:\n  http: {listen: 127.0.0.1:1, sessionIdleTimeout: 10}\n",
+			`f.yaml:5: ejob.http.sessionIdleTimeout: want a duration such as 30s or 2m, got "10"`},
+		"http session max": {"elasticjob:\n" + job + "ejob:\n  http: {listen: 127.0.0.1:1, sessionMaxAge: 10ms}\n",
+			`f.yaml:5: ejob.http.sessionMaxAge: want at least 1s, got 10ms`},
 		"http bad listen": {"elasticjob:\n" + job + "ejob:\n  http: {listen: 8088}\n", `f.yaml:5: ejob.http.listen: want host:port (e.g. 127.0.0.1:8088), got "8088"`},
 		"http plain password": {"elasticjob:\n" + job + "ejob:\n  http:\n    listen: 127.0.0.1:1\n    users:\n      - {name: a, passwordHash: secret, role: admin}\n",
 			"f.yaml:8: ejob.http.users[0].passwordHash: not a bcrypt hash (crypto/bcrypt: hashedSecret too short to be a bcrypted password): store the hash, never the password (`ejob hash-password` or `htpasswd -nbBC 10 USER PASSWORD` makes one)"},

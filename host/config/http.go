@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"golang.org/x/crypto/bcrypt"
 	"gopkg.in/yaml.v3"
@@ -21,6 +22,11 @@ type HTTPSettings struct {
 	// server prints once in its log at start (allowed on a loopback
 	// address only).
 	Users []HTTPUser
+	// SessionIdleTimeout ends a web console session after this long
+	// without a request; SessionMaxAge this long after login. Zero: the
+	// server's defaults (30m, 12h).
+	SessionIdleTimeout time.Duration
+	SessionMaxAge      time.Duration
 	// OIDC is single sign-on with an OpenID Connect provider; nil: none.
 	OIDC *OIDCSettings
 }
@@ -89,6 +95,8 @@ const (
 	keyName         = "name"
 	keyPasswordHash = "passwordHash"
 	keyRole         = "role"
+	keySessionIdle  = "sessionIdleTimeout"
+	keySessionMax   = "sessionMaxAge"
 	keyOIDC         = "oidc"
 
 	keyIssuer         = "issuer"
@@ -102,7 +110,9 @@ const (
 	keyUsernameClaim  = "usernameClaim"
 )
 
-func httpKeys() []string { return []string{keyListen, keyUsers, keyOIDC} }
+func httpKeys() []string {
+	return []string{keyListen, keyUsers, keySessionIdle, keySessionMax, keyOIDC}
+}
 func oidcKeys() []string {
 	return []string{keyIssuer, keyClientID, keyClientSecret, keyRedirectURL, keyScopes, keyRoleClaim,
 		keyAdminValues, keyReadOnlyValues, keyUsernameClaim}
@@ -143,6 +153,23 @@ func (d *decoder) http(e entry) *HTTPSettings {
 		return nil
 	}
 	good := true
+	for _, k := range []struct {
+		key string
+		dst *time.Duration
+	}{{keySessionIdle, &h.SessionIdleTimeout}, {keySessionMax, &h.SessionMaxAge}} {
+		if fe, ok := fs[k.key]; ok {
+			v, dok := d.duration(fe)
+			if dok && v > 0 && v < time.Second {
+				d.report(fe.value.Line, nil, "%s: want at least 1s, got %s", fe.path, v)
+				dok = false
+			}
+			*k.dst = v
+			good = good && dok
+		}
+	}
+	if !good {
+		return nil
+	}
 	if ue, ok := fs[keyUsers]; ok {
 		h.Users, good = d.httpUsers(ue)
 	}

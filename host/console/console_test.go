@@ -56,10 +56,15 @@ func start(t *testing.T, opts httpapi.Options) *fixture {
 		t.Fatal(err)
 	}
 	j := node.New("j")
-	for path, v := range map[string]string{j.Config(): string(data), j.Server("10.0.0.1"): "ENABLED"} {
+	id := "10.0.0.1@-@42"
+	for path, v := range map[string]string{j.Config(): string(data), j.Server("10.0.0.1"): "ENABLED",
+		j.ShardingInstance(0): id, j.ShardingInstance(1): id} {
 		if _, err := reg.Persist(context.Background(), c, path, []byte(v)); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if _, err := c.Create(context.Background(), j.Instance(id), []byte("jobInstanceId: "+id+"\nserverIp: 10.0.0.1\n"), reg.Ephemeral, reg.WithParents()); err != nil {
+		t.Fatal(err)
 	}
 	hash := func(pw string) string {
 		h, err := bcrypt.GenerateFromPassword([]byte(pw), bcrypt.MinCost)
@@ -325,6 +330,15 @@ func TestSessionExpires(t *testing.T) {
 		first := b.session().ExpiresAt
 		// A request extends an idle session; none, and it ends.
 		testkit.Eventually(t, 5*time.Second, "the idle expiry to move on", func() bool { return b.session().ExpiresAt.After(first) })
+		// A background request (a page's refresh) does not.
+		bg := map[string]string{httpapi.BackgroundHeader: "1"}
+		r := b.do("GET", "/api/jobs/getAllJobsBriefInfo", bg, "")
+		if r.status != 200 {
+			t.Fatalf("background read: %d", r.status)
+		}
+		testkit.Eventually(t, 5*time.Second, "the session to idle out under background requests", func() bool {
+			return b.do("GET", "/api/jobs/getAllJobsBriefInfo", bg, "").status == http.StatusForbidden
+		})
 		testkit.Eventually(t, 5*time.Second, "the idle session to end", func() bool {
 			return time.Now().After(first.Add(300 * time.Millisecond))
 		})

@@ -493,7 +493,7 @@ func serveHTTP(ctx context.Context, h hostconfig.HTTPSettings, file *hostconfig.
 // the registry c (zk nil: the embedded registry).
 func HTTPOptions(h hostconfig.HTTPSettings, zk *zookeeper.Config, c reg.Client, mx *metrics.Metrics, log hclog.Logger) httpapi.Options {
 	o := httpapi.Options{Listen: h.Listen, Client: c, Metrics: mx.Handler(), Ready: mx.Ready, Logger: log,
-		Console:  console.Handler,
+		Console: console.Handler, SessionIdle: h.SessionIdleTimeout, SessionMaxAge: h.SessionMaxAge,
 		Registry: httpapi.RegistryInfo{ZKAddressList: "embedded", Namespace: c.Namespace()}}
 	if zk != nil {
 		o.Registry = httpapi.RegistryInfo{ZKAddressList: zk.ServerLists, Namespace: zk.Namespace, HasDigest: zk.Digest != ""}

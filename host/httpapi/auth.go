@@ -132,6 +132,9 @@ func OK(w http.ResponseWriter, model any) { ok(w, model) }
 // Fail answers status with msg in the envelope.
 func Fail(w http.ResponseWriter, status int, msg string) { fail(w, status, msg) }
 
+// WriteEnvelope answers status with env.
+func WriteEnvelope(w http.ResponseWriter, status int, env Envelope) { write(w, status, env) }
+
 // fail answers with status and the same errorCode in the envelope.
 func fail(w http.ResponseWriter, status int, msg string) {
 	write(w, status, Envelope{ErrorCode: status, ErrorMsg: &msg})

@@ -20,6 +20,10 @@ const (
 	SessionCookie = "ejob_session"
 	// CSRFHeader carries the session's CSRF token on every write.
 	CSRFHeader = "X-CSRF-Token"
+	// BackgroundHeader marks a request a page sends by itself (a periodic
+	// refresh): it does not count as use, so an open page left alone
+	// still lets its session idle out.
+	BackgroundHeader = "X-Ejob-Background"
 	// DefaultSessionIdle ends a session after this long without a request.
 	DefaultSessionIdle = 30 * time.Minute
 	// DefaultSessionMaxAge ends a session this long after login.
@@ -78,7 +82,7 @@ func (s *Server) StartSession(w http.ResponseWriter, r *http.Request, user strin
 }
 
 // CookieSession is r's live cookie session; a request extends its idle
-// expiry (never past SessionMaxAge).
+// expiry (never past SessionMaxAge) unless it carries BackgroundHeader.
 func (s *Server) CookieSession(r *http.Request) (Session, bool) {
 	c, err := r.Cookie(SessionCookie)
 	if err != nil || c.Value == "" {
@@ -96,7 +100,9 @@ func (s *Server) CookieSession(r *http.Request) (Session, bool) {
 		delete(s.sessions, key)
 		return Session{}, false
 	}
-	ss.ExpiresAt = minTime(ss.deadline, now.Add(s.opts.SessionIdle))
+	if r.Header.Get(BackgroundHeader) == "" {
+		ss.ExpiresAt = minTime(ss.deadline, now.Add(s.opts.SessionIdle))
+	}
 	return *ss, true
 }
 

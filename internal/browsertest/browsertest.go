@@ -229,9 +229,20 @@ func (tab *Tab) Eventually(within time.Duration, what, cond string) {
 		return err == nil && v
 	})
 	if !ok {
-		tab.t.Fatalf("browsertest: %s: not true within %v (%s; last error %v; console errors %q)", what, within, cond, last, tab.Errors())
+		tab.t.Fatalf("browsertest: %s: not true within %v (%s; last error %v; console errors %q)\npage %s", what, within, cond, last, tab.Errors(), tab.describe())
 	}
 	tab.check()
+}
+
+// describe is the page's address and text, for a failure message.
+func (tab *Tab) describe() string {
+	ctx, cancel := context.WithTimeout(tab.Ctx, 5*time.Second)
+	defer cancel()
+	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.href + "\n" + document.body.innerText.slice(0, 3000)`))
+	if err != nil {
+		return "(unreadable: " + err.Error() + ")"
+	}
+	return s
 }
 
 // Screenshots reports whether Screenshot writes files.

@@ -14,9 +14,31 @@ import (
 func TestLoginAndLogout(t *testing.T) {
 	e := NewEnv(t, Options{})
 	b := browsertest.Start(t)
-	tab := e.Login(b, AdminUser, AdminPW, "/jobs")
+	tab := e.Login(b, AdminUser, AdminPW, "/jobs", func(tab *browsertest.Tab) {
+		tab.Run("type the user", chromedp.SendKeys(chromedp.CSS("#username"), AdminUser))
+		tab.Screenshot("login")
+	})
 	tab.Eventually(10*time.Second, "the jobs page after login", `location.pathname === "/jobs"`)
-	tab.Screenshot("login-done")
 	tab.Run("log out", chromedp.Click(chromedp.CSS("#logout")), chromedp.WaitVisible(chromedp.CSS("#login-form")))
 	tab.Run("a page after logout", chromedp.Navigate(e.Base+"/overview"), chromedp.WaitVisible(chromedp.CSS("#login-form")))
+}
+
+// TestExpiredSessionGoesToLogin: a page left open past the idle timeout
+// (its own refreshes do not count as use) goes back to the login page by
+// itself, and a new login returns to it.
+func TestExpiredSessionGoesToLogin(t *testing.T) {
+	e := NewEnv(t, Options{ServeExtra: "    sessionIdleTimeout: 2s\n"})
+	b := browsertest.Start(t)
+	tab := e.Login(b, AdminUser, AdminPW, "/overview")
+	tab.Run("the overview", chromedp.WaitVisible(chromedp.CSS("#card-total")))
+	// The refresh after the timeout is refused (403) and the page leaves.
+	tab.Expect(`status of 403`)
+	tab.Eventually(30*time.Second, "the page to go to the login page", `location.pathname === "/login" && new URLSearchParams(location.search).get("next") === "/overview"`)
+	tab.Run("log in again",
+		chromedp.WaitVisible(chromedp.CSS("#login-form")),
+		chromedp.SetValue(chromedp.CSS("#username"), AdminUser),
+		chromedp.SetValue(chromedp.CSS("#password"), AdminPW),
+		chromedp.Click(chromedp.CSS("#login-submit")),
+		chromedp.WaitVisible(chromedp.CSS("#card-total")))
+	tab.Eventually(10*time.Second, "back on the overview", `location.pathname === "/overview"`)
 }

@@ -42,8 +42,13 @@ export function isAdmin() {
 // request sends method path with an optional JSON body and answers the
 // envelope's model (or the bare JSON of the count endpoints). A failure is
 // an ApiError with the server's message.
-export async function request(method, path, body, { signal } = {}) {
+//
+// background marks a request the page sends by itself (a periodic
+// refresh): the server does not count it as use of the session, so a page
+// left open still logs out after the idle timeout.
+export async function request(method, path, body, { signal, background = false } = {}) {
   const headers = { Accept: 'application/json' };
+  if (background) headers['X-Ejob-Background'] = '1';
   if (method !== 'GET' && method !== 'HEAD') {
     if (current) headers['X-CSRF-Token'] = current.csrfToken;
   }

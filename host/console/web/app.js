@@ -98,7 +98,9 @@ async function main() {
   await loadSession();
   const mods = await Promise.all(pageModules.map((p) => import(new URL(p, new URL('./pages/', import.meta.url)).href)));
   const routes = mods.flatMap((m) => m.routes || []).map((r) => ({ ...r, match: compile(r.path) }));
-  render(html`<${App} routes=${routes} />`, document.getElementById('app'));
+  const root = document.getElementById('app');
+  root.textContent = '';
+  render(html`<${App} routes=${routes} />`, root);
 }
 
 main().catch((e) => {

@@ -100,16 +100,18 @@ export function confirmDialog(message, { confirm = t('ui.confirm'), danger = fal
   });
 }
 
-// usePoll calls load() now and every ms while the page is visible and
+// usePoll calls load(opts) now and every ms while the page is visible and
 // keeps its last answer: {data, error, loading, refresh, updatedAt}. The
-// component's own state (filters, sort) is untouched by a refresh.
+// component's own state (filters, sort) is untouched by a refresh. The
+// timer's calls get opts {background: true}: pass it to api.get so they do
+// not keep the session alive.
 export function usePoll(load, ms, deps = []) {
   const [state, setState] = useState({ data: null, error: null, loading: true, updatedAt: null });
   const loadRef = useRef(load);
   loadRef.current = load;
-  const refresh = useCallback(async () => {
+  const refresh = useCallback(async (opts = {}) => {
     try {
-      const data = await loadRef.current();
+      const data = await loadRef.current(opts);
       setState({ data, error: null, loading: false, updatedAt: new Date() });
     } catch (error) {
       setState((s) => ({ ...s, error, loading: false }));
@@ -120,11 +122,11 @@ export function usePoll(load, ms, deps = []) {
     let stopped = false;
     const tick = async () => {
       if (stopped) return;
-      if (document.visibilityState !== 'hidden') await refresh();
+      if (document.visibilityState !== 'hidden') await refresh({ background: timer !== null });
       if (!stopped) timer = setTimeout(tick, ms);
     };
     tick();
-    const onVisible = () => document.visibilityState === 'visible' && refresh();
+    const onVisible = () => document.visibilityState === 'visible' && refresh({ background: true });
     document.addEventListener('visibilitychange', onVisible);
     return () => {
       stopped = true;
