@@ -49,7 +49,8 @@ func jobNames(tab *browsertest.Tab) string {
 // TestNamespacesPage: an admin adds a registry center in the page (the
 // file is 0600, the digest shown masked and kept on an edit that leaves
 // it blank), switches ejob serve to it (the API then answers from the
-// other namespace) and back; a read-only user sees no controls and a
+// other namespace) and back; it adds an SQLite data source and uses it
+// (the event trace then answers from it); a read-only user sees no controls and a
 // forged switch is refused.
 func TestNamespacesPage(t *testing.T) {
 	e := NewEnv(t, Options{})
@@ -90,6 +91,20 @@ func TestNamespacesPage(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#ns-registry tr[data-name="second"].ns-active`)))
 	if got := jobNames(tab); got != "beta" {
 		t.Errorf("jobs after the switch: %q, want beta", got)
+	}
+	// An event-trace data source: SQLite through the built-in RDB sink.
+	tab.Run("add a data source",
+		chromedp.Click(chromedp.CSS("#ns-dataSource .ns-add")),
+		chromedp.SendKeys(chromedp.CSS(`#ns-form-dataSource input[name=name]`), "history"),
+		chromedp.SetValue(chromedp.CSS(`#ns-form-dataSource select[name=driver]`), "sqlite"),
+		chromedp.SendKeys(chromedp.CSS(`#ns-form-dataSource input[name=url]`), filepath.Join(e.Dir, "trace.db")),
+		chromedp.Click(chromedp.CSS(`#ns-form-dataSource button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#ns-dataSource tr[data-name="history"]`)),
+		chromedp.Click(chromedp.CSS(`#ns-dataSource tr[data-name="history"] .ns-use`)),
+		chromedp.WaitVisible(chromedp.CSS(`#ns-dataSource tr[data-name="history"].ns-active`)))
+	if got := browsertest.Eval[string](tab, `fetch('/console/session').then(r => r.json()).then(s => fetch('/api/event-trace/execution',
+		{method: 'POST', headers: {'Content-Type': 'application/json', 'X-CSRF-Token': s.model.csrfToken}, body: '{}'})).then(r => r.json()).then(b => JSON.stringify(b.model))`); got != `{"total":0,"rows":[]}` {
+		t.Errorf("event trace of the data source in use: %s", got)
 	}
 	tab.Screenshot("namespaces")
 
