@@ -95,13 +95,6 @@ func (s *Server) namespaceRoutes(mux *http.ServeMux) {
 		}
 		ok(w, out)
 	})
-	mux.HandleFunc("POST /api/registry-center/add", func(w http.ResponseWriter, r *http.Request) { s.putRegistry(w, r, "") })
-	mux.HandleFunc("PUT /api/registry-center/{name}", func(w http.ResponseWriter, r *http.Request) { s.putRegistry(w, r, r.PathValue("name")) })
-	mux.HandleFunc("DELETE /api/registry-center", func(w http.ResponseWriter, r *http.Request) { s.removeNamed(w, r, "registry-center", "") })
-	mux.HandleFunc("DELETE /api/registry-center/{name}", func(w http.ResponseWriter, r *http.Request) {
-		s.removeNamed(w, r, "registry-center", r.PathValue("name"))
-	})
-	mux.HandleFunc("POST /api/registry-center/connect", func(w http.ResponseWriter, r *http.Request) { s.connect(w, r, "registry-center") })
 
 	mux.HandleFunc("GET /api/data-source/activated", func(w http.ResponseWriter, _ *http.Request) {
 		write(w, http.StatusOK, s.backend().trace.tracer != nil)
@@ -116,13 +109,18 @@ func (s *Server) namespaceRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /api/data-source/drivers", func(w http.ResponseWriter, _ *http.Request) {
 		ok(w, []string{"sqlite", "postgres", "mysql"})
 	})
-	mux.HandleFunc("POST /api/data-source/add", func(w http.ResponseWriter, r *http.Request) { s.putDataSource(w, r, "") })
-	mux.HandleFunc("PUT /api/data-source/{name}", func(w http.ResponseWriter, r *http.Request) { s.putDataSource(w, r, r.PathValue("name")) })
-	mux.HandleFunc("DELETE /api/data-source", func(w http.ResponseWriter, r *http.Request) { s.removeNamed(w, r, "data-source", "") })
-	mux.HandleFunc("DELETE /api/data-source/{name}", func(w http.ResponseWriter, r *http.Request) {
-		s.removeNamed(w, r, "data-source", r.PathValue("name"))
-	})
-	mux.HandleFunc("POST /api/data-source/connect", func(w http.ResponseWriter, r *http.Request) { s.connect(w, r, "data-source") })
+	// The writes, alike for both kinds.
+	for _, k := range []struct {
+		kind string
+		put  func(w http.ResponseWriter, r *http.Request, old string)
+	}{{"registry-center", s.putRegistry}, {"data-source", s.putDataSource}} {
+		base := "/api/" + k.kind
+		mux.HandleFunc("POST "+base+"/add", func(w http.ResponseWriter, r *http.Request) { k.put(w, r, "") })
+		mux.HandleFunc("PUT "+base+"/{name}", func(w http.ResponseWriter, r *http.Request) { k.put(w, r, r.PathValue("name")) })
+		mux.HandleFunc("DELETE "+base, func(w http.ResponseWriter, r *http.Request) { s.removeNamed(w, r, k.kind, "") })
+		mux.HandleFunc("DELETE "+base+"/{name}", func(w http.ResponseWriter, r *http.Request) { s.removeNamed(w, r, k.kind, r.PathValue("name")) })
+		mux.HandleFunc("POST "+base+"/connect", func(w http.ResponseWriter, r *http.Request) { s.connect(w, r, k.kind) })
+	}
 }
 
 // namespacesModel lists the process's own registry center and data

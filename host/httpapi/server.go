@@ -268,12 +268,13 @@ func (s *Server) SetTrace(t spi.Tracer, config map[string]string, name string) {
 	}
 }
 
-// Options are the server's options, defaults filled in (Client and Reader
-// are the registry in use now: another after SetRegistry).
+// Options are the server's options, defaults filled in (Client, Reader,
+// Registry and the tracer are the ones in use now: others after
+// SetRegistry and SetTrace).
 func (s *Server) Options() Options {
 	o := s.opts
 	b := s.backend()
-	o.Client, o.Reader = b.client, b.read
+	o.Client, o.Reader, o.Registry = b.client, b.read, b.registry
 	o.Tracer, o.TracerConfig = b.trace.tracer, b.trace.config
 	return o
 }

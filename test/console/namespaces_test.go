@@ -92,6 +92,9 @@ func TestNamespacesPage(t *testing.T) {
 	if got := jobNames(tab); got != "beta" {
 		t.Errorf("jobs after the switch: %q, want beta", got)
 	}
+	if got := browsertest.Eval[string](tab, `fetch('/console/api/overview').then(r => r.json()).then(b => b.model.registry.namespace)`); got != other {
+		t.Errorf("the overview's registry after the switch: %q, want %q", got, other)
+	}
 	// An event-trace data source: SQLite through the built-in RDB sink.
 	tab.Run("add a data source",
 		chromedp.Click(chromedp.CSS("#ns-dataSource .ns-add")),
