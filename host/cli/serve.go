@@ -42,8 +42,13 @@ ejob.http section for the listen address and users) or from --zk/--namespace.
 There is no default password. Users and their bcrypt hashes come from
 ejob.http.users (make a hash with 'ejob hash-password'); without users a
 random admin password is generated and printed once in the log, and only a
-loopback address may be listened on. Reads are served from a watch-fed cache
-of the namespace.`,
+loopback address may be listened on (ejob.http.oidc adds single sign-on).
+Reads are served from a watch-fed cache of the namespace.
+
+The registry centers and event-trace data sources an admin adds in the
+console's Namespaces page are kept in --namespaces-file (default:
+namespaces.json in the user's configuration directory, mode 0600); switching
+to one changes the namespace served without a restart.`,
 		Example: `  ejob serve -c ejob.yaml
   ejob serve --zk 127.0.0.1:2181 --namespace demo --listen 127.0.0.1:8088`,
 		Args: cobra.NoArgs,
