@@ -29,6 +29,9 @@ type JobBrief struct {
 	// Instances are the instance ids counted in InstanceCount, sorted. Not
 	// part of upstream's JSON.
 	Instances []string `json:"-"`
+	// TimeZone is the config's timeZone (empty in JobsOfServer's briefs),
+	// for computing fire times. Not part of upstream's JSON.
+	TimeZone string `json:"-"`
 }
 
 // ServerBrief is upstream's ServerBriefInfo: one server IP over all jobs.

@@ -76,7 +76,8 @@ func Job(ctx context.Context, c Reader, jobName string) (JobBrief, error) {
 	if err != nil {
 		return JobBrief{}, err
 	}
-	b := JobBrief{JobName: jobName, Description: cfg.Description, Cron: cfg.Cron, ShardingTotalCount: cfg.ShardingTotalCount}
+	b := JobBrief{JobName: jobName, Description: cfg.Description, Cron: cfg.Cron, ShardingTotalCount: cfg.ShardingTotalCount,
+		TimeZone: cfg.TimeZone}
 	if b.Instances, err = children(ctx, c, j.Instances()); err != nil {
 		return JobBrief{}, fmt.Errorf("job %q: list instances: %w", jobName, err)
 	}

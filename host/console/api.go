@@ -3,15 +3,12 @@ package console
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"slices"
 	"strconv"
 	"time"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/ejob-io/ejob/core/config"
 	"github.com/ejob-io/ejob/core/cron"
@@ -53,26 +50,6 @@ const (
 	// previewMax bounds n of the cron preview.
 	previewMax = 50
 )
-
-func errStatus(err error) int {
-	switch {
-	case errors.Is(err, lifecycle.ErrNotFound):
-		return http.StatusNotFound
-	case errors.Is(err, lifecycle.ErrInvalid):
-		return http.StatusBadRequest
-	case errors.Is(err, lifecycle.ErrConflict):
-		return http.StatusConflict
-	}
-	return http.StatusInternalServerError
-}
-
-func answer(w http.ResponseWriter, model any, err error) {
-	if err != nil {
-		httpapi.Fail(w, errStatus(err), err.Error())
-		return
-	}
-	httpapi.OK(w, model)
-}
 
 // JobRow is one row of the jobs page.
 type JobRow struct {
@@ -121,49 +98,29 @@ type JobsModel struct {
 	Now        time.Time `json:"now"`
 }
 
-// jobRows reads every job with its config (for the time zone) and next
-// fire time.
-func (c *Console) jobRows(ctx context.Context, now time.Time) ([]JobRow, []*config.JobConfiguration, error) {
-	read := c.srv.Options().Reader
-	briefs, err := lifecycle.Jobs(ctx, read)
+// jobRows reads every job with its next fire time.
+func (c *Console) jobRows(ctx context.Context, now time.Time) ([]JobRow, error) {
+	briefs, err := lifecycle.Jobs(ctx, c.srv.Options().Reader)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	rows := make([]JobRow, len(briefs))
-	cfgs := make([]*config.JobConfiguration, len(briefs))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(lifecycle.Parallelism)
 	for i, b := range briefs {
-		rows[i] = JobRow{JobName: b.JobName, Status: b.Status, Description: b.Description, Cron: b.Cron,
+		rows[i] = JobRow{JobName: b.JobName, Status: b.Status, Description: b.Description, Cron: b.Cron, TimeZone: b.TimeZone,
 			ShardingTotalCount: b.ShardingTotalCount, InstanceCount: b.InstanceCount}
-		g.Go(func() error {
-			st, err := lifecycle.GetConfig(gctx, read, b.JobName)
-			if errors.Is(err, lifecycle.ErrNotFound) {
-				return nil // removed since listed
-			}
-			if err != nil {
-				return err
-			}
-			cfgs[i] = st.Config
-			rows[i].TimeZone = st.Config.TimeZone
-			if b.Cron == "" {
-				return nil
-			}
-			s, err := schedule(b.Cron, st.Config.TimeZone)
-			if err != nil {
-				rows[i].CronError = err.Error()
-				return nil
-			}
-			if next := s.Next(now); !next.IsZero() {
-				rows[i].NextFireTime = &next
-			}
-			return nil
-		})
+		if b.Cron == "" {
+			continue
+		}
+		s, err := schedule(b.Cron, b.TimeZone)
+		if err != nil {
+			rows[i].CronError = err.Error()
+			continue
+		}
+		if next := s.Next(now); !next.IsZero() {
+			rows[i].NextFireTime = &next
+		}
 	}
-	if err := g.Wait(); err != nil {
-		return nil, nil, err
-	}
-	return rows, cfgs, nil
+	return rows, nil
 }
 
 func schedule(expr, tz string) (cron.Schedule, error) {
@@ -178,9 +135,9 @@ func (c *Console) jobs(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
 	defer cancel()
 	now := time.Now()
-	rows, _, err := c.jobRows(ctx, now)
+	rows, err := c.jobRows(ctx, now)
 	if err != nil {
-		answer(w, nil, err)
+		httpapi.Answer(w, nil, err)
 		return
 	}
 	m := JobsModel{Jobs: rows, Now: now}
@@ -292,9 +249,9 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request) {
 			m.Registry.Ready, m.Registry.NotReady = false, err.Error()
 		}
 	}
-	rows, _, err := c.jobRows(ctx, now)
+	rows, err := c.jobRows(ctx, now)
 	if err != nil {
-		answer(w, nil, err)
+		httpapi.Answer(w, nil, err)
 		return
 	}
 	m.Jobs.Total = len(rows)
@@ -317,7 +274,7 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request) {
 	}
 	servers, err := lifecycle.Servers(ctx, o.Reader)
 	if err != nil {
-		answer(w, nil, err)
+		httpapi.Answer(w, nil, err)
 		return
 	}
 	instances := map[string]bool{}
@@ -512,7 +469,7 @@ func (c *Console) getConfig(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	st, err := lifecycle.GetConfig(ctx, c.srv.Options().Reader, r.PathValue("jobName"))
 	if err != nil {
-		answer(w, nil, err)
+		httpapi.Answer(w, nil, err)
 		return
 	}
 	httpapi.OK(w, configModel(st))
@@ -590,7 +547,7 @@ func (c *Console) putConfig(w http.ResponseWriter, r *http.Request) {
 	user := httpapi.UserOf(r)
 	if err != nil {
 		c.log.Warn("audit", "user", user, "op", "update config", "job", job, "result", "error", "error", err)
-		st := errStatus(err)
+		st := httpapi.Status(err)
 		msg := err.Error()
 		httpapi.WriteEnvelope(w, st, httpapi.Envelope{ErrorCode: st, ErrorMsg: &msg, Model: SaveError{Message: msg, Fields: fieldErrors(err)}})
 		return
@@ -598,7 +555,7 @@ func (c *Console) putConfig(w http.ResponseWriter, r *http.Request) {
 	c.log.Info("audit", "user", user, "op", "update config", "job", job, "result", "ok")
 	st, err := lifecycle.GetConfig(ctx, c.srv.Options().Client, job)
 	if err != nil {
-		answer(w, nil, err)
+		httpapi.Answer(w, nil, err)
 		return
 	}
 	httpapi.OK(w, configModel(st))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"embed"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -13,6 +14,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"regexp"
 	"strings"
 	"time"
 
@@ -46,7 +48,13 @@ type Console struct {
 	log    hclog.Logger
 	assets map[string]asset
 	mux    *http.ServeMux
+	// csp is the pages' Content-Security-Policy: scripts from this
+	// origin only, plus the shell's inline import map by its hash.
+	csp string
 }
+
+// importMap is the shell's inline <script type="importmap">.
+var importMap = regexp.MustCompile(`(?s)<script type="importmap">(.*?)</script>`)
 
 // Handler is httpapi.Options.Console: the console's handler for srv.
 func Handler(srv *httpapi.Server) (http.Handler, error) {
@@ -75,6 +83,13 @@ func New(srv *httpapi.Server) (*Console, error) {
 	if err != nil {
 		return nil, fmt.Errorf("console assets: %w", err)
 	}
+	m := importMap.FindSubmatch(c.assets["index.html"].data)
+	if m == nil {
+		return nil, errors.New("console assets: index.html has no import map")
+	}
+	sum := sha256.Sum256(m[1])
+	c.csp = "default-src 'self'; script-src 'self' 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'; " +
+		"style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
 	c.routes()
 	return c, nil
 }
@@ -102,6 +117,7 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("X-Frame-Options", "DENY")
 	w.Header().Set("Referrer-Policy", "same-origin")
+	w.Header().Set("Content-Security-Policy", c.csp)
 	c.mux.ServeHTTP(w, r)
 }
 
@@ -249,6 +265,3 @@ func (c *Console) session(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	httpapi.OK(w, ss)
 }
-
-// errNoTrace is said where the event trace would answer.
-var errNoTrace = errors.New("no event trace configured")

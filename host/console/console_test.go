@@ -209,6 +209,9 @@ func TestPagesWithoutSessionRedirectToLogin(t *testing.T) {
 		if r.status != 200 || !strings.Contains(r.body, `<script type="module" src="/assets/app.js">`) {
 			t.Errorf("GET %s with a session: %d %.80s", p, r.status, r.body)
 		}
+		if csp := r.header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self' 'sha256-") || r.header.Get("X-Frame-Options") != "DENY" {
+			t.Errorf("GET %s: Content-Security-Policy %q, X-Frame-Options %q", p, csp, r.header.Get("X-Frame-Options"))
+		}
 	}
 	// A logged-in browser asking for /login goes on to the page.
 	if r := b.do("GET", "/login?next=/jobs", nil, ""); r.status != http.StatusSeeOther || r.header.Get("Location") != "/jobs" {

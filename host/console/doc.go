@@ -31,7 +31,16 @@
 //	POST /logout            ends the session (needs the CSRF header)
 //	GET  /console/session   {username, role, csrfToken, expiresAt}, or 401
 //	GET  /assets/...        the embedded web/ files
-//	/console/api/...        the console's own JSON endpoints (authenticated)
+//	/console/api/...        the console's own JSON endpoints (authenticated,
+//	                        api.go): overview, jobs (with next fire times
+//	                        and last results), cron/preview, and a job's
+//	                        config for the edit form (GET, and PUT validated
+//	                        per key as `ejob job set`)
 //	GET  any other path     the app shell (web/index.html), or a redirect
 //	                        to /login?next=PATH without a session
+//
+// Every response carries a Content-Security-Policy allowing this origin's
+// scripts only (and the shell's import map by its hash). A page's periodic
+// refreshes send httpapi.BackgroundHeader so that they do not keep an
+// unattended session alive.
 package console

@@ -84,6 +84,14 @@ func status(err error) int {
 	return http.StatusInternalServerError
 }
 
+// Answer writes model in a success envelope, or err's status (lifecycle's
+// sentinels mapped: not found 404, invalid 400, conflict 409, else 500)
+// and message.
+func Answer(w http.ResponseWriter, model any, err error) { answer(w, model, err) }
+
+// Status is the HTTP status of a lifecycle error.
+func Status(err error) int { return status(err) }
+
 // answer writes model, or err's status and message.
 func answer(w http.ResponseWriter, model any, err error) {
 	if err != nil {

@@ -37,9 +37,8 @@ type Session struct {
 	CSRFToken string    `json:"csrfToken"`
 	ExpiresAt time.Time `json:"expiresAt"`
 	// IdleTimeout is SessionIdle in seconds: the page may warn before it.
-	IdleTimeout int `json:"idleTimeoutSeconds"`
-	created     time.Time
-	deadline    time.Time // created + SessionMaxAge
+	IdleTimeout int       `json:"idleTimeoutSeconds"`
+	deadline    time.Time // login + SessionMaxAge
 }
 
 // CheckPassword reports the user of name when password is theirs. An
@@ -63,7 +62,7 @@ func (s *Server) CheckPassword(name, password string) (User, bool) {
 func (s *Server) StartSession(w http.ResponseWriter, r *http.Request, user string, role Role) Session {
 	id := rand.Text() + rand.Text()
 	now := time.Now()
-	ss := &Session{Username: user, Role: role, CSRFToken: rand.Text() + rand.Text(), created: now,
+	ss := &Session{Username: user, Role: role, CSRFToken: rand.Text() + rand.Text(),
 		deadline: now.Add(s.opts.SessionMaxAge), IdleTimeout: int(s.opts.SessionIdle / time.Second)}
 	ss.ExpiresAt = minTime(ss.deadline, now.Add(s.opts.SessionIdle))
 	s.mu.Lock()

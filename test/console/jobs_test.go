@@ -118,10 +118,13 @@ func TestJobsPageOperations(t *testing.T) {
 	tab.Screenshot("jobs")
 
 	// The phone layout: same page, narrow viewport.
-	tab.Run("phone viewport", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
-	tab.Run("menu", chromedp.WaitVisible(chromedp.CSS(".menu-toggle")))
+	tab.Run("phone viewport", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile), chromedp.Reload(),
+		chromedp.WaitVisible(chromedp.CSS(".menu-toggle")), chromedp.WaitVisible(chromedp.CSS(`#jobs-table .tabulator-row`)))
+	// Every action button of a row is within the screen.
+	tab.Eventually(10*time.Second, "the actions within the screen", `[...document.querySelectorAll('button[data-op]')].every(b => b.getBoundingClientRect().right <= window.innerWidth)`)
 	tab.Screenshot("jobs-phone")
-	tab.Run("laptop viewport", chromedp.EmulateViewport(1280, 860))
+	tab.Run("laptop viewport", chromedp.EmulateViewport(1280, 860), chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(`#jobs-table .tabulator-row`)))
+	tab.Eventually(10*time.Second, "4 jobs listed again", `document.querySelectorAll('#jobs-table .tabulator-row').length === 4`)
 
 	// Filter: kept in the URL and across refreshes.
 	typeInto(tab, "#jobs-search", "tick")

@@ -25,6 +25,18 @@ export function fmtTime(v) {
   return dateTime.format(d);
 }
 
+const timeOnly = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit' });
+const monthDay = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
+
+// fmtShort formats a time compactly for a table cell: the time of day
+// today, else the day and time (fmtTime gives the whole).
+export function fmtShort(v) {
+  if (!v) return t('ui.never');
+  const d = new Date(v);
+  if (Number.isNaN(d.getTime())) return String(v);
+  return d.toDateString() === new Date().toDateString() ? timeOnly.format(d) : monthDay.format(d);
+}
+
 const rtf = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });
 
 // fmtRelative says how far v is from now ("in 3 min", "2 h ago").
@@ -172,7 +184,10 @@ export function DataTable({ options, rows, onTable, id }) {
     import('tabulator-tables').then(({ TabulatorFull }) => {
       if (cancelled) return;
       const tab = new TabulatorFull(el.current, {
-        layout: 'fitColumns', responsiveLayout: 'collapse', height: '100%', placeholder: t('ui.never'),
+        // An explicit height keeps the rendering virtual (only the rows in
+        // view are in the DOM); a height of '100%' let Tabulator draw all
+        // 1,000 rows.
+        layout: 'fitColumns', responsiveLayout: 'collapse', height: '70vh', placeholder: t('ui.never'),
         ...options, data: rows || [],
       });
       tab.on('tableBuilt', () => {

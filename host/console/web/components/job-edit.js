@@ -81,7 +81,7 @@ export function EditDialog({ job, onClose, onSaved }) {
     for (const n of NUMBERS) config[n] = cfg[n] === '' ? NaN : Number(cfg[n]);
     const bad = NUMBERS.filter((n) => !Number.isInteger(config[n]));
     if (bad.length) {
-      setErrors(Object.fromEntries(bad.map((n) => [n, t('edit.invalid', { error: 'not a whole number' })])));
+      setErrors(Object.fromEntries(bad.map((n) => [n, t('edit.notInteger')])));
       setSaving(false);
       return;
     }

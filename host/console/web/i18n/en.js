@@ -156,6 +156,7 @@ export const en = {
   'edit.saved': 'Saved {job}: running instances apply it now.',
   'edit.invalid': 'Not saved: {error}',
   'edit.loading': 'Loading the configuration…',
+  'edit.notInteger': 'Not a whole number.',
 
   // Single sign-on (login page).
   'sso.button': 'Sign in with SSO',

@@ -3,7 +3,7 @@
 // without losing the sort, the filters or the scroll position. Admins get
 // upstream's actions where they apply, and the edit form (job-edit.js).
 import { useEffect, useRef, useState, useMemo, useCallback } from 'preact/hooks';
-import { html, t, usePoll, fmtTime, fmtRelative, DataTable, confirmDialog, toast } from '../ui.js';
+import { html, t, usePoll, fmtTime, fmtShort, fmtRelative, DataTable, confirmDialog, toast } from '../ui.js';
 import { get, post, del, enc, isAdmin } from '../api.js';
 import { EditDialog } from '../components/job-edit.js';
 
@@ -75,7 +75,7 @@ function columns(admin, traceRef) {
   const cols = [
     { title: t('jobs.colName'), field: 'jobName', sorter: 'string', minWidth: 160, widthGrow: 2, responsive: 0,
       formatter: (c) => el('a', { href: '/jobs/' + enc(c.getValue()), class: 'job-link' }, c.getValue()) },
-    { title: t('jobs.colStatus'), field: 'status', width: 120, responsive: 0, formatter: (c) => badge(c.getValue()) },
+    { title: t('jobs.colStatus'), field: 'status', width: 110, responsive: 0, formatter: (c) => badge(c.getValue()) },
     { title: t('jobs.colCron'), field: 'cron', minWidth: 130, responsive: 2,
       formatter: (c) => {
         const j = c.getData();
@@ -85,7 +85,8 @@ function columns(admin, traceRef) {
       } },
     { title: t('jobs.colNext'), field: 'nextFireTime', minWidth: 150, responsive: 1,
       sorter: (a, b) => timeOf(a) - timeOf(b),
-      formatter: (c) => (c.getValue() ? el('span', { title: fmtRelative(c.getValue()) }, fmtTime(c.getValue())) : el('span', { class: 'muted' }, t('ui.never'))) },
+      formatter: (c) => (c.getValue() ? el('span', { title: `${fmtTime(c.getValue())} (${fmtRelative(c.getValue())})` }, fmtShort(c.getValue()))
+        : el('span', { class: 'muted' }, t('ui.never'))) },
     { title: t('jobs.colItems'), field: 'shardingTotalCount', sorter: 'number', hozAlign: 'right', width: 80, responsive: 3 },
     { title: t('jobs.colInstances'), field: 'instanceCount', sorter: 'number', hozAlign: 'right', width: 100, responsive: 2 },
     { title: t('jobs.colLast'), field: 'lastRun', minWidth: 150, responsive: 1,
@@ -93,7 +94,10 @@ function columns(admin, traceRef) {
       formatter: (c) => lastRunCell(c.getValue(), traceRef.current) },
   ];
   if (admin) {
-    cols.push({ title: t('jobs.colActions'), field: 'jobName', headerSort: false, minWidth: 230, widthGrow: 2, responsive: 0,
+    // On a phone the buttons stack in a narrow column rather than push the
+    // table past the screen's edge.
+    const narrow = window.matchMedia('(max-width: 760px)').matches;
+    cols.push({ title: t('jobs.colActions'), field: 'jobName', headerSort: false, minWidth: narrow ? 110 : 230, widthGrow: 2, responsive: 0,
       cssClass: 'actions-cell',
       formatter: (c) => el('div', { class: 'row-actions' }, ...actionsFor(c.getData()).map((a) =>
         el('button', { type: 'button', class: 'small' + (a.danger ? ' danger' : ''), 'data-op': a.op, 'data-job': c.getData().jobName }, t('jobs.' + a.op)))) });
