@@ -19,6 +19,7 @@ import (
 	"github.com/ejob-io/ejob/host/httpapi"
 	"github.com/ejob-io/ejob/host/metrics"
 	"github.com/ejob-io/ejob/host/plugins"
+	"github.com/ejob-io/ejob/host/namespaces"
 )
 
 // DefaultListen is `ejob serve`'s address without ejob.http.listen or
@@ -30,6 +31,7 @@ func newServeCmd(e *env) *cobra.Command {
 		f      registryFlags
 		cf     catalogFlags
 		listen string
+		nsFile string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -42,15 +44,21 @@ ejob.http section for the listen address and users) or from --zk/--namespace.
 There is no default password. Users and their bcrypt hashes come from
 ejob.http.users (make a hash with 'ejob hash-password'); without users a
 random admin password is generated and printed once in the log, and only a
-loopback address may be listened on. Reads go to the registry per request
-(batched: a few multiRead requests for the whole namespace on ZooKeeper).
+loopback address may be listened on (ejob.http.oidc adds single sign-on).
+Reads go to the registry per request (batched: a few multiRead requests for
+the whole namespace on ZooKeeper).
 
 With an elasticjob.tracing section in FILE, the event trace (the console's
 History page and job executions, /api/event-trace/...) is read from its
 sink, through the plugins that serve its type as 'ejob run' finds them: --plugins-dir (or EJOB_PLUGINS_DIR) over
 ejob.pluginsDir, --lock-file over ejob.lockFile. The file's job types are
 then checked against those plugins, as 'ejob run' and 'ejob history' check
-them.`,
+them.
+
+The registry centers and event-trace data sources an admin adds in the
+console's Namespaces page are kept in --namespaces-file (default:
+namespaces.json in the user's configuration directory, mode 0600); switching
+to one changes the namespace served without a restart.`,
 		Example: `  ejob serve -c ejob.yaml
   ejob serve --zk 127.0.0.1:2181 --namespace demo --listen 127.0.0.1:8088`,
 		Args: cobra.NoArgs,
@@ -91,18 +99,21 @@ them.`,
 				return err
 			}
 			defer c.Close()
-			return serve(cmd.Context(), e, settings, zk, tr, c)
+			return serve(cmd.Context(), e, settings, zk, tr, c, nsFile)
 		},
 	}
 	f.register(cmd)
 	cf.register(cmd, true)
 	cmd.Flags().StringVar(&listen, "listen", DefaultListen, "host:port to listen on (overrides ejob.http.listen)")
+	cmd.Flags().StringVar(&nsFile, "namespaces-file", "", "the console's registry centers and data sources (default: "+
+		"namespaces.json in the user's configuration directory, e.g. ~/.config/ejob/namespaces.json)")
 	return cmd
 }
 
 // serve runs the operations server on c until ctx ends; tr, when not nil,
-// serves the event trace.
-func serve(ctx context.Context, e *env, settings hostconfig.HTTPSettings, file *hostconfig.File, tr *daemon.Tracing, c reg.Client) error {
+// serves the event trace. nsFile is the namespaces store ("": the default
+// path).
+func serve(ctx context.Context, e *env, settings hostconfig.HTTPSettings, file *hostconfig.File, tr *daemon.Tracing, c reg.Client, nsFile string) error {
 	log := e.log.Named("serve")
 	mx := metrics.New()
 	opts := daemon.HTTPOptions(settings, nil, c, mx, log.Named("http"))
@@ -112,14 +123,27 @@ func serve(ctx context.Context, e *env, settings hostconfig.HTTPSettings, file *
 	if tr != nil {
 		opts.Tracer, opts.TracerConfig = tr.Tracer, tr.Config
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sw := &nsSwitcher{log: log.Named("namespaces"), own: c, ownInfo: opts.Registry,
+		ownTracer: opts.Tracer, ownConfig: opts.TracerConfig}
+	if nsFile == "" {
+		var err error
+		if nsFile, err = namespaces.DefaultPath(); err != nil {
+			log.Warn("the console cannot add registry centers: no user configuration directory (set HOME or --namespaces-file)", "error", err)
+		}
+	}
+	if nsFile != "" {
+		opts.Namespaces, opts.Switch = namespaces.Open(nsFile), sw
+	}
 	srv, err := httpapi.Listen(opts)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithCancel(ctx)
+	sw.srv = srv
+	defer sw.Close()
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	defer cancel()
 	wg.Go(func() { mx.WatchSession(ctx, c) })
 	return srv.Run(ctx)
 }

@@ -78,6 +78,7 @@ func TestLoadEveryKey(t *testing.T) {
 		"regCenter.sessionTimeoutMilliseconds":    {f.Registry.SessionTimeoutMilliseconds, 30000},
 		"regCenter.connectionTimeoutMilliseconds": {f.Registry.ConnectionTimeoutMilliseconds, 7000},
 		"regCenter.digest":                        {f.Registry.Digest, "user:s3cret"},
+		"http.oidc":                               {fmt.Sprintf("%+v", *f.Host.HTTP.OIDC), "{Issuer:https://sso.example.com/realms/ops ClientID:ejob-console ClientSecret:s3cret RedirectURL:https://ejob.example.com/login/sso/callback Scopes:[openid profile groups] RoleClaim:realm_access.roles AdminValues:[ejob-admins] ReadOnlyValues:[ejob-viewers auditors] UsernameClaim:email Line:78}"},
 		"regCenter.sasl": {f.Registry.SASL, zookeeper.SASL{Mechanism: "GSSAPI", Principal: "ejob/host1@EXAMPLE.COM",
 			Keytab: filepath.Join("testdata", "ejob.keytab"), Krb5Conf: "/etc/ejob/krb5.conf",
 			ServiceName: "zk", ServiceHost: "zk.example.com", ACL: true}},
@@ -159,7 +160,7 @@ func TestEveryKeyInSample(t *testing.T) {
 	for _, k := range fileOnlyJobKeys() {
 		fileOnly = append(fileOnly, k.name)
 	}
-	all := [][]string{topKeys(), elasticjobKeys(), regCenterKeys(), dumpKeys(), fileOnly, ejobKeys(), httpKeys(), httpUserKeys()}
+	all := [][]string{topKeys(), elasticjobKeys(), regCenterKeys(), dumpKeys(), fileOnly, ejobKeys(), httpKeys(), httpUserKeys(), oidcKeys()}
 	// regCenter.sasl's keys cannot all be set at once: the other
 	// mechanism's and the JAAS file's are in testdata/sasl.
 	samples, _ := filepath.Glob("testdata/sasl/*.yaml")
@@ -198,6 +199,12 @@ func normalized(f *File) *File {
 		t := *f.Tracing
 		t.Line = 0
 		cp.Tracing = &t
+	}
+	if f.Host.HTTP != nil && f.Host.HTTP.OIDC != nil {
+		h, o := *f.Host.HTTP, *f.Host.HTTP.OIDC
+		o.Line = 0
+		h.OIDC = &o
+		cp.Host.HTTP = &h
 	}
 	return &cp
 }
@@ -488,7 +495,7 @@ func TestParseProblems(t *testing.T) {
 		"tracing on ZooKeeper without dataSource": {"elasticjob:\n  regCenter: {serverLists: 'h:1', namespace: n}\n  tracing: {type: RDB}\n" + job,
 			"f.yaml:3: elasticjob.tracing: no dataSource: a host on ZooKeeper records into a database its peers share (set elasticjob.tracing.dataSource.url, e.g. jdbc:postgresql://db:5432/ejob; a standalone host defaults to SQLite)"},
 		"http public without users": {"elasticjob:\n" + job + "ejob:\n  http: {listen: 0.0.0.0:8088}\n",
-			`f.yaml:5: ejob.http.listen: "0.0.0.0:8088" is not a loopback address and no users are configured: add ejob.http.users (name, passwordHash, role) or listen on 127.0.0.1`},
+			`f.yaml:5: ejob.http.listen: "0.0.0.0:8088" is not a loopback address and no users are configured: add ejob.http.users (name, passwordHash, role) or ejob.http.oidc, or listen on 127.0.0.1`},
 		"http no listen": {"elasticjob:\n" + job + "ejob:\n  http: {users: []}\n", "f.yaml:5: ejob.http: missing required key listen (e.g. listen: 127.0.0.1:8088)"},
 		"http session idle": {"elasticjob:\n" + job + "ejob:\n  http: {listen: 127.0.0.1:1, sessionIdleTimeout: 10}\n",
 			`f.yaml:5: ejob.http.sessionIdleTimeout: want a duration such as 30s or 2m, got "10"`},
@@ -499,6 +506,19 @@ func TestParseProblems(t *testing.T) {
 			"f.yaml:8: ejob.http.users[0].passwordHash: not a bcrypt hash (crypto/bcrypt: hashedSecret too short to be a bcrypted password): store the hash, never the password (`ejob hash-password` or `htpasswd -nbBC 10 USER PASSWORD` makes one)"},
 		"http role": {"elasticjob:\n" + job + "ejob:\n  http:\n    listen: 127.0.0.1:1\n    users:\n      - {name: a, passwordHash: '$2a$04$hgYuP43l7JeVt98vBKJY9O9jhXOhENKThfrvIrZuAa2w3uTCG0bmq', role: root}\n",
 			`f.yaml:8: ejob.http.users[0].role: want admin or guest, got "root"`},
+		"oidc missing keys": {"elasticjob:\n" + job + "ejob:\n  http:\n    listen: 127.0.0.1:1\n    oidc: {issuer: 'https://sso.example.com', clientId: c, roleClaim: groups, adminValues: [a]}\n",
+			"f.yaml:7: ejob.http.oidc: missing required key clientSecret (write ${ENV_VAR} to keep it out of the file)\n" +
+				"f.yaml:7: ejob.http.oidc: missing required key redirectUrl (e.g. https://ejob.example.com/login/sso/callback)"},
+		"oidc http issuer": {"elasticjob:\n" + job + "ejob:\n  http:\n    listen: 127.0.0.1:1\n    oidc:\n      issuer: http://sso.example.com\n      clientId: c\n      clientSecret: s\n      redirectUrl: http://127.0.0.1:1/login/sso/callback\n      roleClaim: groups\n      adminValues: a\n",
+			`f.yaml:8: ejob.http.oidc.issuer: want https (http only on a loopback host such as 127.0.0.1), got "http://sso.example.com"`},
+		"oidc redirect path": {"elasticjob:\n" + job + "ejob:\n  http:\n    listen: 127.0.0.1:1\n    oidc:\n      issuer: http://127.0.0.1:9\n      clientId: c\n      clientSecret: s\n      redirectUrl: https://ejob.example.com/callback\n      roleClaim: groups\n      adminValues: a\n",
+			`f.yaml:11: ejob.http.oidc.redirectUrl: the path must end in /login/sso/callback (the console's callback), without query or fragment, got "https://ejob.example.com/callback"`},
+		"oidc no values": {"elasticjob:\n" + job + "ejob:\n  http:\n    listen: 127.0.0.1:1\n    oidc:\n      issuer: https://sso.example.com\n      clientId: c\n      clientSecret: s\n      redirectUrl: https://ejob.example.com/login/sso/callback\n      roleClaim: groups\n",
+			"f.yaml:8: ejob.http.oidc: set adminValues and/or readOnlyValues: the values of roleClaim that give the admin and the read-only role (a user matching none is refused)"},
+		"oidc value in both": {"elasticjob:\n" + job + "ejob:\n  http:\n    listen: 127.0.0.1:1\n    oidc:\n      issuer: https://sso.example.com\n      clientId: c\n      clientSecret: s\n      redirectUrl: https://ejob.example.com/login/sso/callback\n      roleClaim: groups\n      adminValues: [ops]\n      readOnlyValues: [ops]\n",
+			`f.yaml:14: ejob.http.oidc.readOnlyValues: "ops" is also in ejob.http.oidc.adminValues: a value gives one role`},
+		"oidc unknown key": {"elasticjob:\n" + job + "ejob:\n  http:\n    listen: 127.0.0.1:1\n    oidc: {isuer: x, clientId: c, clientSecret: s, redirectUrl: 'https://e.example.com/login/sso/callback', roleClaim: g, adminValues: a}\n",
+			`f.yaml:7: ejob.http.oidc: unknown key "isuer" (did you mean "issuer"?)`},
 		"http user key": {"elasticjob:\n" + job + "ejob:\n  http:\n    listen: 127.0.0.1:1\n    users:\n      - {name: a, password: x, role: admin}\n",
 			"f.yaml:8: ejob.http.users[0]: unknown key \"password\" (did you mean \"passwordHash\"?)"},
 	} {

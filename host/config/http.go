@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -25,7 +27,49 @@ type HTTPSettings struct {
 	// server's defaults (30m, 12h).
 	SessionIdleTimeout time.Duration
 	SessionMaxAge      time.Duration
+	// OIDC is single sign-on with an OpenID Connect provider; nil: none.
+	OIDC *OIDCSettings
 }
+
+// OIDCSettings is ejob.http.oidc: console sign-in through an OpenID
+// Connect provider (Keycloak, Dex, Okta, Casdoor, ...) with the
+// authorization code flow, a claim of the ID token (or of the userinfo
+// answer) mapping the user to the admin or the guest (read-only) role.
+type OIDCSettings struct {
+	// Issuer is the provider's issuer URL (discovery is at
+	// Issuer/.well-known/openid-configuration): https, or http on a
+	// loopback host.
+	Issuer string
+	// ClientID and ClientSecret are the console's client at the provider.
+	ClientID, ClientSecret string
+	// RedirectURL is the console's callback as the browser reaches it,
+	// ending in RedirectPath; registered at the provider.
+	RedirectURL string
+	// Scopes asked for; always holds openid. Default DefaultOIDCScopes.
+	Scopes []string
+	// RoleClaim names the claim whose value (a string or a list of
+	// strings) gives the role; a dotted name (realm_access.roles) walks
+	// into nested objects when no claim has the whole name.
+	RoleClaim string
+	// AdminValues and ReadOnlyValues are the claim values that give the
+	// admin and the guest (read-only) role; admin wins when both match.
+	// A user matching none is refused.
+	AdminValues, ReadOnlyValues []string
+	// UsernameClaim names the claim shown as the user's name. Default
+	// DefaultOIDCUsernameClaim; falls back to email, then sub.
+	UsernameClaim string
+	// Line is the line of the oidc key.
+	Line int
+}
+
+// OIDC defaults and the console's callback path.
+const (
+	DefaultOIDCUsernameClaim = "preferred_username"
+	OIDCRedirectPath         = "/login/sso/callback"
+)
+
+// DefaultOIDCScopes are the scopes asked for without ejob.http.oidc.scopes.
+func DefaultOIDCScopes() []string { return []string{"openid", "profile", "email"} }
 
 // HTTPUser is one entry of ejob.http.users.
 type HTTPUser struct {
@@ -53,9 +97,26 @@ const (
 	keyRole         = "role"
 	keySessionIdle  = "sessionIdleTimeout"
 	keySessionMax   = "sessionMaxAge"
+	keyOIDC         = "oidc"
+
+	keyIssuer         = "issuer"
+	keyClientID       = "clientId"
+	keyClientSecret   = "clientSecret"
+	keyRedirectURL    = "redirectUrl"
+	keyScopes         = "scopes"
+	keyRoleClaim      = "roleClaim"
+	keyAdminValues    = "adminValues"
+	keyReadOnlyValues = "readOnlyValues"
+	keyUsernameClaim  = "usernameClaim"
 )
 
-func httpKeys() []string     { return []string{keyListen, keyUsers, keySessionIdle, keySessionMax} }
+func httpKeys() []string {
+	return []string{keyListen, keyUsers, keySessionIdle, keySessionMax, keyOIDC}
+}
+func oidcKeys() []string {
+	return []string{keyIssuer, keyClientID, keyClientSecret, keyRedirectURL, keyScopes, keyRoleClaim,
+		keyAdminValues, keyReadOnlyValues, keyUsernameClaim}
+}
 func httpUserKeys() []string { return []string{keyName, keyPasswordHash, keyRole} }
 
 // IsLoopback reports whether the host part of a listen address is a
@@ -112,9 +173,13 @@ func (d *decoder) http(e entry) *HTTPSettings {
 	if ue, ok := fs[keyUsers]; ok {
 		h.Users, good = d.httpUsers(ue)
 	}
-	if good && len(h.Users) == 0 && !IsLoopback(h.Listen) {
+	if oe, ok := fs[keyOIDC]; ok && !isNull(oe.value) {
+		h.OIDC = d.oidc(oe)
+		good = good && h.OIDC != nil
+	}
+	if good && len(h.Users) == 0 && h.OIDC == nil && !IsLoopback(h.Listen) {
 		d.report(fe.value.Line, nil, "%s: %q is not a loopback address and no users are configured: "+
-			"add ejob.http.users (name, passwordHash, role) or listen on 127.0.0.1", fe.path, h.Listen)
+			"add ejob.http.users (name, passwordHash, role) or ejob.http.oidc, or listen on 127.0.0.1", fe.path, h.Listen)
 		return nil
 	}
 	return h
@@ -187,4 +252,138 @@ func (d *decoder) httpUsers(e entry) ([]HTTPUser, bool) {
 		out = append(out, u)
 	}
 	return out, ok
+}
+
+// oidc reads ejob.http.oidc; nil after a reported problem.
+func (d *decoder) oidc(e entry) *OIDCSettings {
+	fs, ok := d.section(e.value, e.path, oidcKeys(), false)
+	if !ok {
+		return nil
+	}
+	o := &OIDCSettings{Line: e.line(), UsernameClaim: DefaultOIDCUsernameClaim}
+	good := true
+	for _, k := range []struct {
+		key      string
+		dst      *string
+		required bool
+		example  string
+	}{
+		{keyIssuer, &o.Issuer, true, " (the provider's issuer URL, e.g. https://keycloak.example.com/realms/ops)"},
+		{keyClientID, &o.ClientID, true, ""},
+		{keyClientSecret, &o.ClientSecret, true, " (write ${ENV_VAR} to keep it out of the file)"},
+		{keyRedirectURL, &o.RedirectURL, true, " (e.g. https://ejob.example.com" + OIDCRedirectPath + ")"},
+		{keyRoleClaim, &o.RoleClaim, true, " (e.g. groups)"},
+		{keyUsernameClaim, &o.UsernameClaim, false, ""},
+	} {
+		fe, has := fs[k.key]
+		if !has {
+			if k.required {
+				d.missing(e.value.Line, e.path, k.key, k.example)
+				good = false
+			}
+			continue
+		}
+		s, sok := d.str(fe)
+		s = strings.TrimSpace(s)
+		switch {
+		case !sok:
+			good = false
+		case s == "":
+			d.report(fe.value.Line, nil, "%s: must not be empty", fe.path)
+			good = false
+		default:
+			*k.dst = s
+		}
+	}
+	if fe, has := fs[keyIssuer]; has && o.Issuer != "" {
+		if err := checkOIDCURL(o.Issuer); err != nil {
+			d.report(fe.value.Line, err, "%s: %v", fe.path, err)
+			good = false
+		}
+	}
+	if fe, has := fs[keyRedirectURL]; has && o.RedirectURL != "" {
+		err := checkOIDCURL(o.RedirectURL)
+		if err == nil {
+			if u, _ := url.Parse(o.RedirectURL); !strings.HasSuffix(u.Path, OIDCRedirectPath) || u.RawQuery != "" || u.Fragment != "" {
+				err = fmt.Errorf("the path must end in %s (the console's callback), without query or fragment, got %q", OIDCRedirectPath, o.RedirectURL)
+			}
+		}
+		if err != nil {
+			d.report(fe.value.Line, err, "%s: %v", fe.path, err)
+			good = false
+		}
+	}
+	o.Scopes = DefaultOIDCScopes()
+	if fe, has := fs[keyScopes]; has {
+		items, _, lok := d.list(fe)
+		if !lok {
+			good = false
+		}
+		o.Scopes = []string{"openid"}
+		for _, it := range items {
+			it = strings.TrimSpace(it)
+			if it != "" && !slices.Contains(o.Scopes, it) {
+				o.Scopes = append(o.Scopes, it)
+			}
+		}
+	}
+	values := map[string]string{}
+	for _, k := range []struct {
+		key string
+		dst *[]string
+	}{{keyAdminValues, &o.AdminValues}, {keyReadOnlyValues, &o.ReadOnlyValues}} {
+		fe, has := fs[k.key]
+		if !has {
+			continue
+		}
+		items, _, lok := d.list(fe)
+		if !lok {
+			good = false
+			continue
+		}
+		for _, it := range items {
+			if it = strings.TrimSpace(it); it == "" {
+				continue
+			}
+			if other, dup := values[it]; dup && other != k.key {
+				d.report(fe.value.Line, nil, "%s: %q is also in %s.%s: a value gives one role", fe.path, it, e.path, other)
+				good = false
+			}
+			values[it] = k.key
+			*k.dst = append(*k.dst, it)
+		}
+	}
+	if good && len(o.AdminValues) == 0 && len(o.ReadOnlyValues) == 0 {
+		d.report(e.value.Line, nil, "%s: set %s and/or %s: the values of %s that give the admin and the read-only role "+
+			"(a user matching none is refused)", e.path, keyAdminValues, keyReadOnlyValues, keyRoleClaim)
+		good = false
+	}
+	if !good {
+		return nil
+	}
+	return o
+}
+
+// checkOIDCURL accepts an absolute https URL, or http on a loopback host
+// (a provider or console on this machine).
+func checkOIDCURL(s string) error {
+	u, err := url.Parse(s)
+	switch {
+	case err != nil:
+		return fmt.Errorf("not a URL: %w", err)
+	case u.Host == "" || u.Scheme != "https" && u.Scheme != "http":
+		return fmt.Errorf("want an absolute https URL, got %q", s)
+	case u.User != nil:
+		return fmt.Errorf("must not hold user information, got %q", u.Redacted())
+	case u.Scheme == "http" && !IsLoopback(hostPort(u)):
+		return fmt.Errorf("want https (http only on a loopback host such as 127.0.0.1), got %q", s)
+	}
+	return nil
+}
+
+func hostPort(u *url.URL) string {
+	if u.Port() != "" {
+		return u.Host
+	}
+	return net.JoinHostPort(u.Hostname(), "80")
 }

@@ -152,6 +152,7 @@ func sectionOf(relaxedKey string) string {
 		{"elasticjob.jobs.<name>", jobKeys()},
 		{"ejob", ejobKeys()},
 		{"ejob.http", httpKeys()},
+		{"ejob.http.oidc", oidcKeys()},
 	} {
 		for _, k := range s.keys {
 			if k != keyEnabled && relaxed(k) == relaxedKey {

@@ -127,6 +127,7 @@ func (c *Console) routes() {
 	c.mux.HandleFunc("POST /logout", c.logout)
 	c.mux.HandleFunc("GET /console/session", c.session)
 	c.mux.HandleFunc("GET /assets/{path...}", c.asset)
+	c.ssoRoutes()
 	api := http.NewServeMux()
 	c.apiRoutes(api)
 	c.mux.Handle("/console/api/", c.srv.Authenticate(api))

@@ -528,6 +528,7 @@ func HTTPOptions(h hostconfig.HTTPSettings, zk *zookeeper.Config, c reg.Client, 
 	for _, u := range h.Users {
 		o.Users = append(o.Users, httpapi.User{Name: u.Name, PasswordHash: u.PasswordHash, Role: httpapi.Role(u.Role)})
 	}
+	o.OIDC = h.OIDC
 	return o
 }
 

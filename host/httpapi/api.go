@@ -59,9 +59,8 @@ func (s *Server) routes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /api/servers/{ip}/jobs", s.jobsOfServer)
 	mux.HandleFunc("POST /api/servers/{ip}/{dumpPort}/jobs/{jobName}/dump", s.dump)
 
-	// The registry center: one, fixed at start.
-	mux.HandleFunc("GET /api/registry-center/activated", func(w http.ResponseWriter, _ *http.Request) { ok(w, s.registryCenter()) })
-	mux.HandleFunc("GET /api/registry-center/load", func(w http.ResponseWriter, _ *http.Request) { ok(w, []RegistryCenter{s.registryCenter()}) })
+	// Registry centers and data sources (namespaces.go).
+	s.namespaceRoutes(mux)
 	// Event trace (the host's tracing sink).
 	mux.HandleFunc("POST /api/event-trace/execution", s.executions)
 	mux.HandleFunc("POST /api/event-trace/status", s.statuses)
@@ -70,25 +69,6 @@ func (s *Server) routes(mux *http.ServeMux) {
 
 func notFound(w http.ResponseWriter, r *http.Request) {
 	fail(w, http.StatusNotFound, fmt.Sprintf("no endpoint %s %s", r.Method, r.URL.Path))
-}
-
-// RegistryCenter is upstream's RegistryCenterConfig as the console lists
-// it; the digest is never shown.
-type RegistryCenter struct {
-	Name          string `json:"name"`
-	ZKAddressList string `json:"zkAddressList"`
-	Namespace     string `json:"namespace"`
-	Digest        string `json:"digest"`
-	Activated     bool   `json:"activated"`
-}
-
-func (s *Server) registryCenter() RegistryCenter {
-	rc := RegistryCenter{Name: s.opts.Registry.Namespace, ZKAddressList: s.opts.Registry.ZKAddressList,
-		Namespace: s.opts.Registry.Namespace, Activated: true}
-	if s.opts.Registry.HasDigest {
-		rc.Digest = redact.Mask
-	}
-	return rc
 }
 
 // status maps lifecycle's sentinels to HTTP statuses.
@@ -171,7 +151,7 @@ func (s *Server) ctx(r *http.Request) (context.Context, context.CancelFunc) {
 func (s *Server) jobsCount(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := s.ctx(r)
 	defer cancel()
-	n, err := lifecycle.JobsTotalCount(ctx, s.read)
+	n, err := lifecycle.JobsTotalCount(ctx, s.reader())
 	if err != nil {
 		fail(w, status(err), err.Error())
 		return
@@ -182,7 +162,7 @@ func (s *Server) jobsCount(w http.ResponseWriter, r *http.Request) {
 func (s *Server) serversCount(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := s.ctx(r)
 	defer cancel()
-	n, err := lifecycle.ServersTotalCount(ctx, s.read)
+	n, err := lifecycle.ServersTotalCount(ctx, s.reader())
 	if err != nil {
 		fail(w, status(err), err.Error())
 		return
@@ -193,35 +173,35 @@ func (s *Server) serversCount(w http.ResponseWriter, r *http.Request) {
 func (s *Server) jobs(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := s.ctx(r)
 	defer cancel()
-	briefs, err := lifecycle.Jobs(ctx, s.read)
+	briefs, err := lifecycle.Jobs(ctx, s.reader())
 	answer(w, briefs, err)
 }
 
 func (s *Server) servers(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := s.ctx(r)
 	defer cancel()
-	briefs, err := lifecycle.Servers(ctx, s.read)
+	briefs, err := lifecycle.Servers(ctx, s.reader())
 	answer(w, briefs, err)
 }
 
 func (s *Server) jobsOfServer(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := s.ctx(r)
 	defer cancel()
-	briefs, err := lifecycle.JobsOfServer(ctx, s.read, r.PathValue("ip"))
+	briefs, err := lifecycle.JobsOfServer(ctx, s.reader(), r.PathValue("ip"))
 	answer(w, briefs, err)
 }
 
 func (s *Server) sharding(w http.ResponseWriter, r *http.Request, job string) {
 	ctx, cancel := s.ctx(r)
 	defer cancel()
-	items, err := lifecycle.Sharding(ctx, s.read, job)
+	items, err := lifecycle.Sharding(ctx, s.reader(), job)
 	answer(w, items, err)
 }
 
 func (s *Server) getConfig(w http.ResponseWriter, r *http.Request, job string) {
 	ctx, cancel := s.ctx(r)
 	defer cancel()
-	st, err := lifecycle.GetConfig(ctx, s.read, job)
+	st, err := lifecycle.GetConfig(ctx, s.reader(), job)
 	if err != nil {
 		fail(w, status(err), err.Error())
 		return
@@ -235,7 +215,7 @@ func (s *Server) getConfig(w http.ResponseWriter, r *http.Request, job string) {
 func (s *Server) operate(w http.ResponseWriter, r *http.Request, op, job, server string) {
 	ctx, cancel := s.ctx(r)
 	defer cancel()
-	c := s.opts.Client
+	c := s.client()
 	var err error
 	switch op {
 	case "trigger":
@@ -266,9 +246,9 @@ func (s *Server) item(w http.ResponseWriter, r *http.Request, op string) {
 	defer cancel()
 	var err error
 	if op == "disable" {
-		err = lifecycle.DisableItem(ctx, s.opts.Client, job, item)
+		err = lifecycle.DisableItem(ctx, s.client(), job, item)
 	} else {
-		err = lifecycle.EnableItem(ctx, s.opts.Client, job, item)
+		err = lifecycle.EnableItem(ctx, s.client(), job, item)
 	}
 	s.audit(r, op+" item", job, "", &item, err)
 	answer(w, nil, err)
@@ -302,12 +282,12 @@ func (s *Server) putConfig(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := s.ctx(r)
 	defer cancel()
 	err = func() error {
-		stored, err := lifecycle.GetConfig(ctx, s.opts.Client, cj.JobName)
+		stored, err := lifecycle.GetConfig(ctx, s.client(), cj.JobName)
 		if err != nil {
 			return err
 		}
 		cj.Props = redact.Unmask(cj.Props, stored.Config.Props)
-		return lifecycle.UpdateConfig(ctx, s.opts.Client, cj.Apply(stored.Config), lifecycle.IfVersion(stored.Version))
+		return lifecycle.UpdateConfig(ctx, s.client(), cj.Apply(stored.Config), lifecycle.IfVersion(stored.Version))
 	}()
 	s.audit(r, "update config", cj.JobName, "", nil, err)
 	answer(w, nil, err)
@@ -317,7 +297,7 @@ func (s *Server) removeConfig(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := s.ctx(r)
 	defer cancel()
 	job := r.PathValue("jobName")
-	err := lifecycle.RemoveConfig(ctx, s.opts.Client, job)
+	err := lifecycle.RemoveConfig(ctx, s.client(), job)
 	s.audit(r, "remove config", job, "", nil, err)
 	answer(w, nil, err)
 }
@@ -345,7 +325,7 @@ func (s *Server) dump(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		text = err.Error()
 	}
-	if st, cerr := lifecycle.GetConfig(ctx, s.read, job); cerr == nil {
+	if st, cerr := lifecycle.GetConfig(ctx, s.reader(), job); cerr == nil {
 		text = redact.TextMasker(st.Config.Props).Replace(text)
 	}
 	ok(w, text)

@@ -38,7 +38,7 @@ func (s *Server) ConsoleRoutes(mux *http.ServeMux) {
 func (s *Server) jobDetail(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := s.ctx(r)
 	defer cancel()
-	d, err := lifecycle.Detail(ctx, s.read, r.PathValue("jobName"))
+	d, err := lifecycle.Detail(ctx, s.reader(), r.PathValue("jobName"))
 	answer(w, d, err)
 }
 
@@ -57,11 +57,12 @@ type Recent struct {
 // DefaultRecent, at most MaxRecent). T is epoch milliseconds, RFC 3339 or
 // "2006-01-02 15:04:05".
 func (s *Server) recentExecutions(w http.ResponseWriter, r *http.Request) {
-	if s.opts.Tracer == nil {
+	t := s.backend().trace
+	if t.tracer == nil {
 		fail(w, http.StatusNotFound, errNoTracing.Error())
 		return
 	}
-	q := spi.ExecutionQuery{Config: s.opts.TracerConfig, JobName: r.PathValue("jobName"), Limit: DefaultRecent}
+	q := spi.ExecutionQuery{Config: t.config, JobName: r.PathValue("jobName"), Limit: DefaultRecent}
 	v := r.URL.Query()
 	var err error
 	if q.From, err = queryTime(v.Get("since")); err != nil {
@@ -90,7 +91,7 @@ func (s *Server) recentExecutions(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := s.ctx(r)
 	defer cancel()
-	p, err := s.opts.Tracer.QueryExecutions(ctx, q)
+	p, err := t.tracer.QueryExecutions(ctx, q)
 	if err != nil {
 		fail(w, traceStatus(err), "event trace: "+err.Error())
 		return

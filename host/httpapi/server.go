@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -16,6 +17,7 @@ import (
 	"github.com/ejob-io/ejob/core/lifecycle"
 	"github.com/ejob-io/ejob/core/reg"
 	hostconfig "github.com/ejob-io/ejob/host/config"
+	"github.com/ejob-io/ejob/host/namespaces"
 	"github.com/ejob-io/ejob/spi"
 )
 
@@ -75,7 +77,12 @@ type Options struct {
 	Ready func() error
 	// Registry describes the namespace for /api/registry-center/*.
 	Registry RegistryInfo
-	Logger   hclog.Logger
+	// Namespaces is the store of the registry centers and data sources
+	// added in the console and Switch connects to them (`ejob serve`);
+	// nil: the server shows its own namespace only, read-only (a host).
+	Namespaces *namespaces.Store
+	Switch     Switcher
+	Logger     hclog.Logger
 	// TokenTTL: default DefaultTokenTTL. MaxBody: default DefaultMaxBody.
 	TokenTTL time.Duration
 	MaxBody  int64
@@ -86,11 +93,16 @@ type Options struct {
 	// Console serves everything the API does not (the web console's pages
 	// and assets): called once with the server; nil: no console.
 	Console func(*Server) (http.Handler, error)
+	// OIDC is single sign-on for the console (ejob.http.oidc); nil: none.
+	OIDC *hostconfig.OIDCSettings
 }
 
 // RegistryInfo is the registry the server operates, as the console's
 // registry-center endpoints show it (the digest is never shown).
 type RegistryInfo struct {
+	// Name is the registry center's name in the namespaces store; "":
+	// the process's own (from its configuration or flags).
+	Name          string
 	ZKAddressList string
 	Namespace     string
 	HasDigest     bool
@@ -101,8 +113,10 @@ type Server struct {
 	opts  Options
 	ln    net.Listener
 	log   hclog.Logger
-	read  lifecycle.Reader
 	users map[string]User
+	// be is what the server operates: Options' registry and sink at
+	// first, another after a switch (SetRegistry, SetTrace).
+	be atomic.Pointer[backend]
 	// dummy is compared against for an unknown user, so that the answer
 	// takes as long as for a known one.
 	dummy []byte
@@ -138,6 +152,9 @@ func newServer(opts Options) (*Server, error) {
 	if opts.Client == nil {
 		return nil, errors.New("http: a registry client is required")
 	}
+	if (opts.Namespaces == nil) != (opts.Switch == nil) {
+		return nil, errors.New("http: Namespaces and Switch go together")
+	}
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
 	}
@@ -153,11 +170,14 @@ func newServer(opts Options) (*Server, error) {
 	if opts.SessionMaxAge <= 0 {
 		opts.SessionMaxAge = DefaultSessionMaxAge
 	}
-	s := &Server{opts: opts, log: opts.Logger, read: opts.Client, users: map[string]User{}, tokens: map[[32]byte]session{},
+	s := &Server{opts: opts, log: opts.Logger, users: map[string]User{}, tokens: map[[32]byte]session{},
 		sessions: map[[32]byte]*Session{}}
-	if len(opts.Users) == 0 {
+	s.be.Store(&backend{client: opts.Client, registry: opts.Registry,
+		trace: traceSink{tracer: opts.Tracer, config: opts.TracerConfig, name: DefaultDataSource}})
+	// With single sign-on and no users, SSO is the only way in.
+	if len(opts.Users) == 0 && opts.OIDC == nil {
 		if !hostconfig.IsLoopback(opts.Listen) {
-			return nil, fmt.Errorf("http %s: %w: add ejob.http.users or listen on 127.0.0.1", opts.Listen, ErrPublicWithoutUsers)
+			return nil, fmt.Errorf("http %s: %w: add ejob.http.users or ejob.http.oidc, or listen on 127.0.0.1", opts.Listen, ErrPublicWithoutUsers)
 		}
 		pw := rand.Text()
 		h, err := bcrypt.GenerateFromPassword([]byte(pw), bcrypt.DefaultCost)
@@ -192,8 +212,64 @@ func newServer(opts Options) (*Server, error) {
 	return s, nil
 }
 
-// Options are the server's options, defaults filled in.
-func (s *Server) Options() Options { return s.opts }
+// backend is the registry and the event-trace sink the server operates.
+type backend struct {
+	client   reg.Client
+	registry RegistryInfo
+	trace    traceSink
+}
+
+// traceSink is an event-trace sink and its settings (the data source).
+type traceSink struct {
+	tracer spi.Tracer
+	config map[string]string
+	// name is the data source's name in the namespaces store, or
+	// DefaultDataSource for the process's own.
+	name string
+}
+
+func (s *Server) backend() *backend        { return s.be.Load() }
+func (s *Server) client() reg.Client       { return s.be.Load().client }
+func (s *Server) reader() lifecycle.Reader { return s.be.Load().client }
+
+// SetRegistry makes the server operate c, shown as info: requests that
+// started before go on with the previous registry, which the caller closes
+// once they are done. Used by `ejob serve` to switch namespaces without a
+// restart.
+func (s *Server) SetRegistry(c reg.Client, info RegistryInfo) {
+	for {
+		old := s.be.Load()
+		nb := *old
+		nb.client, nb.registry = c, info
+		if s.be.CompareAndSwap(old, &nb) {
+			return
+		}
+	}
+}
+
+// SetTrace makes the event-trace endpoints query t with config (t nil:
+// none), the data source named name.
+func (s *Server) SetTrace(t spi.Tracer, config map[string]string, name string) {
+	for {
+		old := s.be.Load()
+		nb := *old
+		nb.trace = traceSink{tracer: t, config: config, name: name}
+		if s.be.CompareAndSwap(old, &nb) {
+			return
+		}
+	}
+}
+
+// Options are the server's options, defaults filled in (Client, Registry
+// and the tracer are the ones in use now: others after SetRegistry and
+// SetTrace).
+func (s *Server) Options() Options {
+	o := s.opts
+	b := s.backend()
+	o.Client, o.Registry = b.client, b.registry
+	o.Tracer, o.TracerConfig = b.trace.tracer, b.trace.config
+	return o
+}
 
 // Logger is the server's logger.
 func (s *Server) Logger() hclog.Logger { return s.log }

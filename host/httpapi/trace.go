@@ -205,8 +205,9 @@ func pageTotal(ctx context.Context, offset, n int, hasMore bool, more func(ctx c
 // traceCall runs a query handler with the request decoded, the page
 // bounds checked and the sink configured; query answers the page.
 func traceCall[R any](s *Server, w http.ResponseWriter, r *http.Request, page func(R) pageRequest,
-	query func(ctx context.Context, req R, offset, limit int) (any, error)) {
-	if s.opts.Tracer == nil {
+	query func(ctx context.Context, t traceSink, req R, offset, limit int) (any, error)) {
+	t := s.backend().trace
+	if t.tracer == nil {
 		fail(w, http.StatusNotFound, errNoTracing.Error())
 		return
 	}
@@ -221,7 +222,7 @@ func traceCall[R any](s *Server, w http.ResponseWriter, r *http.Request, page fu
 	}
 	ctx, cancel := s.ctx(r)
 	defer cancel()
-	model, err := query(ctx, req, offset, limit)
+	model, err := query(ctx, t, req, offset, limit)
 	if err != nil {
 		fail(w, traceStatus(err), "event trace: "+err.Error())
 		return
@@ -233,12 +234,12 @@ func traceCall[R any](s *Server, w http.ResponseWriter, r *http.Request, page fu
 // JOB_EXECUTION_LOG, newest start first.
 func (s *Server) executions(w http.ResponseWriter, r *http.Request) {
 	traceCall(s, w, r, func(q executionRequest) pageRequest { return q.pageRequest },
-		func(ctx context.Context, req executionRequest, offset, limit int) (any, error) {
-			q := spi.ExecutionQuery{Config: s.opts.TracerConfig, JobName: req.JobName, IP: req.IP, Success: req.IsSuccess,
+		func(ctx context.Context, t traceSink, req executionRequest, offset, limit int) (any, error) {
+			q := spi.ExecutionQuery{Config: t.config, JobName: req.JobName, IP: req.IP, Success: req.IsSuccess,
 				From: first(req.StartTime, req.StartTimeFrom), To: first(req.EndTime, req.StartTimeTo)}
 			run := func(ctx context.Context, offset, limit int) (spi.ExecutionPage, error) {
 				q.Offset, q.Limit = offset, limit
-				return s.opts.Tracer.QueryExecutions(ctx, q)
+				return t.tracer.QueryExecutions(ctx, q)
 			}
 			p, err := run(ctx, offset, limit)
 			if err != nil {
@@ -263,12 +264,12 @@ func (s *Server) executions(w http.ResponseWriter, r *http.Request) {
 // JOB_STATUS_TRACE_LOG, newest first.
 func (s *Server) statuses(w http.ResponseWriter, r *http.Request) {
 	traceCall(s, w, r, func(q statusRequest) pageRequest { return q.pageRequest },
-		func(ctx context.Context, req statusRequest, offset, limit int) (any, error) {
-			q := spi.StatusQuery{Config: s.opts.TracerConfig, JobName: req.JobName,
+		func(ctx context.Context, t traceSink, req statusRequest, offset, limit int) (any, error) {
+			q := spi.StatusQuery{Config: t.config, JobName: req.JobName,
 				From: first(req.StartTime, req.CreationTimeFrom), To: first(req.EndTime, req.CreationTimeTo)}
 			run := func(ctx context.Context, offset, limit int) (spi.StatusPage, error) {
 				q.Offset, q.Limit = offset, limit
-				return s.opts.Tracer.QueryStatuses(ctx, q)
+				return t.tracer.QueryStatuses(ctx, q)
 			}
 			p, err := run(ctx, offset, limit)
 			if err != nil {

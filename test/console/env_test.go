@@ -3,6 +3,7 @@ package console
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -80,6 +81,11 @@ type Options struct {
 	// Elasticjob is YAML added under elasticjob: of both files (indented
 	// by 2 spaces): a tracing or dump section, say.
 	Elasticjob string
+	// Listen is `ejob serve`'s address (default 127.0.0.1:0), for a test
+	// that must know it before the start (an SSO redirect URL).
+	Listen string
+	// ServeArgs are added to `ejob serve`'s command line.
+	ServeArgs []string
 }
 
 var notNameChars = regexp.MustCompile(`[^A-Za-z0-9_-]`)
@@ -116,16 +122,16 @@ func NewEnv(t *testing.T, opts Options) *Env {
 	}
 	write(t, e.ServeCfg, reg+jobs+fmt.Sprintf(`ejob:
   http:
-    listen: 127.0.0.1:0
+    listen: %s
     users:
       - {name: %s, passwordHash: '%s', role: admin}
       - {name: %s, passwordHash: '%s', role: guest}
-%s`, AdminUser, hash(AdminPW), GuestUser, hash(GuestPW), opts.ServeExtra))
+%s`, cmp.Or(opts.Listen, "127.0.0.1:0"), AdminUser, hash(AdminPW), GuestUser, hash(GuestPW), opts.ServeExtra))
 	for i := range opts.Hosts {
 		h := e.start(fmt.Sprintf("host%d", i+1), "run", "-c", e.Cfg)
 		e.waitLog(h, 60*time.Second, regexp.MustCompile(`host started`))
 	}
-	srv := e.start("serve", "serve", "-c", e.ServeCfg)
+	srv := e.start("serve", append([]string{"serve", "-c", e.ServeCfg}, opts.ServeArgs...)...)
 	m := e.waitLog(srv, 60*time.Second, regexp.MustCompile(`operations HTTP server listening.*addr=(\S+)`))
 	e.Base = "http://" + m[1]
 	return e
@@ -148,6 +154,9 @@ func (e *Env) start(name string, args ...string) *proc {
 	defer f.Close()
 	p.cmd = exec.Command(ejobBin, args...)
 	p.cmd.Stdout, p.cmd.Stderr, p.cmd.Dir = f, f, e.Dir
+	// The user's configuration directory (ejob serve's namespaces file)
+	// is the test's, never the real one.
+	p.cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+filepath.Join(e.Dir, "config"))
 	if err := p.cmd.Start(); err != nil {
 		e.t.Fatal(err)
 	}

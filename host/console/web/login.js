@@ -36,3 +36,31 @@ $('login-form').addEventListener('submit', async (ev) => {
   $('login-submit').disabled = false;
   $('password').select();
 });
+
+// Single sign-on: the button when the server has ejob.http.oidc, and why
+// the last attempt failed (?sso=<reason>, a fixed word from the server).
+(async () => {
+  const reason = new URLSearchParams(location.search).get('sso');
+  if (reason) {
+    const key = 'sso.reason.' + reason;
+    const msg = t(key);
+    $('login-error').textContent = msg === key ? t('sso.reason.other', { reason }) : msg;
+    $('login-error').hidden = false;
+  }
+  try {
+    const res = await fetch('/console/sso', { credentials: 'same-origin', headers: { Accept: 'application/json' } });
+    const body = await res.json();
+    if (!body.success || !body.model.enabled) return;
+    const a = document.createElement('a');
+    a.id = 'sso-login';
+    a.className = 'button sso-button';
+    a.href = '/login/sso';
+    a.textContent = t('sso.button');
+    const or = document.createElement('p');
+    or.className = 'login-or';
+    or.textContent = t('sso.or');
+    $('login-extra').replaceChildren(or, a);
+  } catch (e) {
+    // No button: password login still works.
+  }
+})();

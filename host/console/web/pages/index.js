@@ -7,4 +7,5 @@ export const pageModules = [
   './job.js',
   './servers.js',
   './history.js',
+  './namespaces.js',
 ];
