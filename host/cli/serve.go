@@ -18,8 +18,8 @@ import (
 	"github.com/ejob-io/ejob/host/daemon"
 	"github.com/ejob-io/ejob/host/httpapi"
 	"github.com/ejob-io/ejob/host/metrics"
-	"github.com/ejob-io/ejob/host/plugins"
 	"github.com/ejob-io/ejob/host/namespaces"
+	"github.com/ejob-io/ejob/host/plugins"
 )
 
 // DefaultListen is `ejob serve`'s address without ejob.http.listen or
