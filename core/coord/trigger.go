@@ -219,8 +219,8 @@ func (j *Job) beginFast(ctx context.Context, sess *reg.Session, ops []reg.Op) bo
 //
 // The running nodes were created by this execution's RegisterBegin at
 // version 0; the cache may not have seen them yet. A node the cache shows
-// naming another instance is left alone (someone else's, as the fresh
-// path would). Another instance can only replace this instance's running
+// naming another instance sends the caller to the fresh path: the cache
+// may not have seen this execution replace it. Another instance can only replace this instance's running
 // node after its instance node is gone (the stale sweep, crash handling),
 // i.e. after its session ended; RegisterCompleted handles that case
 // before (the execution's lease is dead).
@@ -238,6 +238,13 @@ func (j *Job) completeFast(ctx context.Context, items []int, monitor, failover b
 				ops = append(ops, reg.DeleteOp(j.p.itemNode(i, "running"), 0))
 			case string(v) == j.id:
 				ops = append(ops, reg.DeleteOp(j.p.itemNode(i, "running"), st.Version))
+			default:
+				// Another instance's node in the cache may be stale: a
+				// failover run's begin replaced the crashed owner's node
+				// a moment ago and the cache has not caught up. Leaving
+				// it would leave this run's node behind for good (a
+				// stuck running node blocks resharding): read it fresh.
+				return false
 			}
 		}
 		if !failover {
@@ -247,8 +254,12 @@ func (j *Job) completeFast(ctx context.Context, items []int, monitor, failover b
 			return false // a claim the cache may not show yet
 		}
 		for _, n := range []string{"failover", "failovering"} {
-			if v, st, ok := cache.Get(j.p.itemNode(i, n)); ok && string(v) == j.id {
+			v, st, ok := cache.Get(j.p.itemNode(i, n))
+			switch {
+			case ok && string(v) == j.id:
 				ops = append(ops, reg.DeleteOp(j.p.itemNode(i, n), st.Version))
+			case ok:
+				return false // possibly stale, as above
 			}
 		}
 	}

@@ -33,7 +33,7 @@ func TestExpiredSessionGoesToLogin(t *testing.T) {
 	tab.Run("the overview", chromedp.WaitVisible(chromedp.CSS("#card-total")))
 	// The refresh after the timeout is refused (403) and the page leaves.
 	tab.Expect(`status of 403`)
-	tab.Eventually(30*time.Second, "the page to go to the login page", `location.pathname === "/login" && new URLSearchParams(location.search).get("next") === "/overview"`)
+	tab.Eventually(30*time.Second, "the page to go to the login page", `location.pathname === "/login" && new URLSearchParams(location.search).get("next") === "/overview" && document.readyState === "complete"`)
 	tab.Run("log in again",
 		chromedp.WaitVisible(chromedp.CSS("#login-form")),
 		chromedp.SetValue(chromedp.CSS("#username"), AdminUser),

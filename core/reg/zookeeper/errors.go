@@ -3,6 +3,8 @@ package zookeeper
 import (
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"strings"
 
 	"github.com/go-zookeeper/zk"
@@ -35,6 +37,11 @@ func mapErr(err error) error {
 	case errors.Is(err, zk.ErrConnectionClosed), errors.Is(err, zk.ErrNoServer),
 		errors.Is(err, zk.ErrSessionMoved), errors.Is(err, zk.ErrClosing):
 		sentinel = reg.ErrConnectionLoss
+	case isNetErr(err):
+		// go-zookeeper hands a request whose write failed the socket's
+		// error itself (its sendLoop), not ErrConnectionClosed: the same
+		// connection loss, whose outcome is unknown, so retried alike.
+		sentinel = reg.ErrConnectionLoss
 	case errors.Is(err, zk.ErrInvalidPath), errors.Is(err, zk.ErrInvalidFlags),
 		errors.Is(err, zk.ErrInvalidACL), errors.Is(err, zk.ErrBadArguments):
 		sentinel = reg.ErrInvalidArgument
@@ -50,3 +57,9 @@ func mapErr(err error) error {
 // retryable reports whether Curator's RetryLoop would retry after err:
 // connection loss, not session expiry (the caller must see the new session).
 func retryable(err error) bool { return errors.Is(err, reg.ErrConnectionLoss) }
+
+// isNetErr: err is a socket's failure (reset, broken pipe, closed, EOF).
+func isNetErr(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed)
+}

@@ -4,6 +4,7 @@
 // the login page when the session is gone.
 
 let current = null; // the session: {username, role, csrfToken, expiresAt}
+let leaving = false; // toLogin ran: the page is going away
 
 export class ApiError extends Error {
   constructor(status, message, body) {
@@ -14,6 +15,11 @@ export class ApiError extends Error {
 }
 
 export function toLogin() {
+  // Several refreshes may fail at once: one navigation, not one each (a
+  // second would restart the first and reload the login page under the
+  // user's typing).
+  if (leaving) return;
+  leaving = true;
   const next = location.pathname + location.search + location.hash;
   location.assign('/login?next=' + encodeURIComponent(next));
 }

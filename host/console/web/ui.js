@@ -156,7 +156,7 @@ export function StatusBadge({ status }) {
 }
 
 // MaskedProps lists props; values the server masked show as a lock.
-export const MASK = '******';
+export const MASK = '***'; // the server's mask of a secret (spi/redact.Mask)
 export function MaskedProps({ props }) {
   const keys = Object.keys(props || {}).sort();
   if (keys.length === 0) return html`<span class="muted">${t('ui.never')}</span>`;

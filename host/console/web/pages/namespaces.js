@@ -3,10 +3,8 @@
 // one in use of each; an admin adds, edits, removes and switches. A host
 // (ejob run) shows its own namespace only, read-only.
 import { useState } from 'preact/hooks';
-import { html, t, usePoll, ErrorBox, toast, confirmDialog } from '../ui.js';
+import { html, t, usePoll, ErrorBox, toast, confirmDialog, MASK } from '../ui.js';
 import { get, post, put, request, isAdmin } from '../api.js';
-
-const MASK = '***'; // the server's mask of a secret (spi/redact.Mask)
 
 const kinds = {
   registry: {
