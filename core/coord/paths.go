@@ -120,6 +120,58 @@ func (s store) exists(ctx context.Context, path string) (bool, error) {
 	return ok, err
 }
 
+// getEach reads every path's data in few round trips (reg.ReadMany: one
+// multiRead per few hundred paths on ZooKeeper).
+func (s store) getEach(ctx context.Context, paths []string) ([]reg.ReadResult, error) {
+	if len(paths) == 0 {
+		return nil, nil
+	}
+	ops := make([]reg.ReadOp, len(paths))
+	for i, p := range paths {
+		ops[i] = reg.GetOp(p)
+	}
+	return reg.ReadMany(ctx, s.c, ops...)
+}
+
+// getMany is get for many paths in few round trips (getEach). Each op sees the registry
+// as a plain read at about the same time would; an absent node is a ""
+// value and false, any other error of an op fails the call.
+func (s store) getMany(ctx context.Context, paths []string) ([]string, []bool, error) {
+	res, err := s.getEach(ctx, paths)
+	if err != nil {
+		return nil, nil, err
+	}
+	vals, oks := make([]string, len(paths)), make([]bool, len(paths))
+	for i, r := range res {
+		switch {
+		case r.Err == nil:
+			vals[i], oks[i] = string(r.Data), true
+		case !errors.Is(r.Err, reg.ErrNoNode):
+			return nil, nil, r.Err
+		}
+	}
+	return vals, oks, nil
+}
+
+// existsMany is exists for many paths in few round trips (getEach). A
+// node whose ACL refuses the read exists, as Exists would say.
+func (s store) existsMany(ctx context.Context, paths []string) ([]bool, error) {
+	res, err := s.getEach(ctx, paths)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]bool, len(paths))
+	for i, r := range res {
+		switch {
+		case r.Err == nil, errors.Is(r.Err, reg.ErrNoAuth):
+			out[i] = true
+		case !errors.Is(r.Err, reg.ErrNoNode):
+			return nil, r.Err
+		}
+	}
+	return out, nil
+}
+
 // children returns the child names in upstream's order (descending string
 // order); a missing node has none.
 func (s store) children(ctx context.Context, path string) ([]string, error) {

@@ -50,31 +50,53 @@ func (j *Job) setReshardingFlag(ctx context.Context) error {
 }
 
 // availableInstances lists instance ids (descending) whose server is
-// ENABLED, skipping nodes without data (spec §7.2).
+// ENABLED, skipping nodes without data (spec §7.2). The instance nodes are
+// read together, then the servers of their IPs (getMany): a few round
+// trips instead of two reads per instance. A server node found missing or
+// empty is read again as upstream does (isEnableServer).
 func (j *Job) availableInstances(ctx context.Context) ([]string, error) {
 	ids, err := j.s.children(ctx, j.p.of(nodeInstances))
 	if err != nil {
 		return nil, err
 	}
-	enabled := map[string]bool{}
-	var out []string
-	for _, id := range ids {
-		data, ok, err := j.s.get(ctx, j.p.instance(id))
-		if err != nil {
-			return nil, err
-		}
-		if !ok || data == "" {
+	paths := make([]string, len(ids))
+	for i, id := range ids {
+		paths[i] = j.p.instance(id)
+	}
+	data, ok, err := j.s.getMany(ctx, paths)
+	if err != nil {
+		return nil, err
+	}
+	ips := make([]string, len(ids))
+	var servers []string // distinct IPs, in the order first seen
+	for i, id := range ids {
+		if !ok[i] || data[i] == "" {
 			continue
 		}
-		ip := serverIPOf(id, []byte(data))
-		en, seen := enabled[ip]
-		if !seen {
-			if en, err = j.isEnableServer(ctx, ip); err != nil {
-				return nil, err
-			}
-			enabled[ip] = en
+		ips[i] = serverIPOf(id, []byte(data[i]))
+		if !slices.Contains(servers, ips[i]) {
+			servers = append(servers, ips[i])
 		}
-		if en {
+	}
+	paths = paths[:0]
+	for _, ip := range servers {
+		paths = append(paths, j.p.server(ip))
+	}
+	status, found, err := j.s.getMany(ctx, paths)
+	if err != nil {
+		return nil, err
+	}
+	enabled := make(map[string]bool, len(servers))
+	for i, ip := range servers {
+		if found[i] && status[i] != "" {
+			enabled[ip] = status[i] == serverEnabled
+		} else if enabled[ip], err = j.isEnableServer(ctx, ip); err != nil {
+			return nil, err
+		}
+	}
+	var out []string
+	for i, id := range ids {
+		if ips[i] != "" && enabled[ips[i]] {
 			out = append(out, id)
 		}
 	}
@@ -82,19 +104,19 @@ func (j *Job) availableInstances(ctx context.Context) ([]string, error) {
 }
 
 // hasRunningItems: with monitorExecution, any of items 0..N-1 (N from the
-// cached config) has a running node.
+// cached config) has a running node. The N nodes are read from the server
+// together (existsMany), not one Exists after another.
 func (j *Job) hasRunningItems(ctx context.Context) (bool, error) {
 	cfg, err := j.config(ctx)
 	if err != nil || !cfg.MonitorExecution {
 		return false, err
 	}
-	for i := 0; i < cfg.ShardingTotalCount; i++ {
-		ok, err := j.s.exists(ctx, j.p.itemNode(i, "running"))
-		if err != nil || ok {
-			return ok, err
-		}
+	paths := make([]string, cfg.ShardingTotalCount)
+	for i := range paths {
+		paths[i] = j.p.itemNode(i, "running")
 	}
-	return false, nil
+	running, err := j.s.existsMany(ctx, paths)
+	return slices.Contains(running, true), err
 }
 
 // shardingIfNecessary is upstream's lazy resharding (spec §7.2): the
@@ -279,16 +301,28 @@ func (j *Job) commitSharding(ctx context.Context, fence recipe.Fence, cfg *confi
 	for _, name := range names {
 		existing[name] = true
 	}
+	// Whose instance node exists: the existing items' nodes read together
+	// (existsMany), then the ops in item order as before.
+	var paths []string
+	for i := 0; i < n; i++ {
+		if existing[strconv.Itoa(i)] {
+			paths = append(paths, j.p.itemNode(i, "instance"))
+		}
+	}
+	has, err := j.s.existsMany(ctx, paths)
+	if err != nil {
+		return err
+	}
+	k := 0
 	for i := 0; i < n; i++ {
 		if !existing[strconv.Itoa(i)] {
 			ops = append(ops, reg.CreateOp(j.p.item(i), nil, reg.Persistent))
 			continue
 		}
-		if ok, err := j.s.exists(ctx, j.p.itemNode(i, "instance")); err != nil {
-			return err
-		} else if ok {
-			ops = append(ops, reg.DeleteOp(j.p.itemNode(i, "instance"), reg.AnyVersion))
+		if has[k] {
+			ops = append(ops, reg.DeleteOp(paths[k], reg.AnyVersion))
 		}
+		k++
 	}
 	strategy, err := j.strategy(cfg)
 	if err != nil {

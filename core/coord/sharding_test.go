@@ -1,10 +1,14 @@
 package coord_test
 
 import (
-	"github.com/ejob-io/ejob/internal/testkit"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/ejob-io/ejob/core/coord"
+	"github.com/ejob-io/ejob/core/reg/regcount"
+	"github.com/ejob-io/ejob/internal/testkit"
 )
 
 func scenarioAvgTwoInstancesFourItems(t *testing.T, cl *cluster) {
@@ -210,4 +214,64 @@ func TestLateRegistrationEventsFlagNoResharding(t *testing.T) {
 	if _, ok := cl.get(jp("leader", "sharding", "necessary")); ok {
 		t.Error("the instance's own registration events flagged a second resharding")
 	}
+}
+
+// The leader reshards only once no item runs (spec §7.2, hasRunningItems:
+// one batched read of every item's running node): while another
+// instance's item has a running node it keeps checking and writes
+// nothing, and once the node is gone it commits.
+func TestLeaderWaitsForRunningItemsBeforeResharding(t *testing.T) {
+	cl := newEmbeddedCluster(t)
+	var checks atomic.Int32
+	c := regcount.New(cl.connect(t), regcount.WithObserver(func(call regcount.Call) {
+		if call.Method == "MultiRead" && call.Path == jp("sharding", "0", "running") {
+			checks.Add(1)
+		}
+	}))
+	a := cl.startAsync("192.168.1.1", 100, testConfig(4), c) // leader: started first
+	select {
+	case <-a.job.Ready():
+	case <-time.After(waitFor):
+		t.Fatal("leader not ready")
+	}
+	b := cl.start("192.168.1.2", 200, testConfig(4))
+	cl.waitNecessary()
+	runAll(t, a, b)
+	expectAssign(t, cl, 4, map[string][]int{b.id: {0, 1}, a.id: {2, 3}})
+
+	cl.persist(jp("sharding", "3", "running"), "")
+	cl.persist(jp("leader", "sharding", "necessary"), "")
+	var commits atomic.Int32
+	coord.SetBeforeCommit(a.job, func() { commits.Add(1) })
+	before := checks.Load()
+	done := make(chan error, 1)
+	go func() {
+		_, err := a.run(ctxT(t))
+		done <- err
+	}()
+	testkit.Eventually(t, waitFor, "the leader to check the running nodes twice", func() bool {
+		return checks.Load() >= before+2
+	})
+	if n := commits.Load(); n != 0 {
+		t.Fatalf("resharded %d times while item 3 was running", n)
+	}
+	if _, ok := cl.get(jp("leader", "sharding", "processing")); ok {
+		t.Fatal("processing flag written while item 3 was running")
+	}
+	cl.remove(jp("sharding", "3", "running"))
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("leader's run: %v", err)
+		}
+	case <-time.After(waitFor):
+		t.Fatal("the leader did not reshard once nothing ran")
+	}
+	if n := commits.Load(); n != 1 {
+		t.Fatalf("commits = %d, want 1", n)
+	}
+	if _, ok := cl.get(jp("leader", "sharding", "necessary")); ok {
+		t.Fatal("necessary flag still set after the resharding")
+	}
+	expectAssign(t, cl, 4, map[string][]int{b.id: {0, 1}, a.id: {2, 3}})
 }
