@@ -196,17 +196,31 @@ func (s *sniffConn) SetWriteDeadline(t time.Time) error {
 
 // Write passes go-zookeeper's frames (one per Write: go-zookeeper encodes
 // each request, length included, into one buffer) and notes its setAuth.
+//
+// A setAuth whose write fails is reported written, and the connection is
+// closed instead: go-zookeeper (v1.0.4) re-sends the digest after a
+// reconnect with a request whose reply channel holds one response; a
+// failed write fills it and leaves the request pending, and the reconnect
+// loop then blocks for good failing it again (go-zookeeper/zk#163): the
+// client would never reconnect. With the write taken as done, the request
+// fails once, when its reader sees the closed connection, and go-zookeeper
+// reconnects as after any other drop.
 func (s *sniffConn) Write(p []byte) (int, error) {
 	s.wmu.Lock()
 	s.writes++
 	// The first write is the connect request, which has no request header.
-	if s.writes > 1 && len(p) >= 12 && int32(binary.BigEndian.Uint32(p[8:])) == opSetAuth {
+	setAuth := s.writes > 1 && len(p) >= 12 && int32(binary.BigEndian.Uint32(p[8:])) == opSetAuth
+	n, err := s.Conn.Write(p)
+	if setAuth && err == nil {
 		s.authWritten = true
 	}
-	n, err := s.Conn.Write(p)
 	s.wmu.Unlock()
 	if err != nil {
 		s.shut()
+		if setAuth {
+			_ = s.Conn.Close()
+			return len(p), nil
+		}
 	}
 	s.maybeReady()
 	return n, err
