@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"sync"
 )
 
@@ -43,4 +44,17 @@ func GoBuild(out, pkg string, race bool) error {
 		return fmt.Errorf("go build %s: %w\n%s", pkg, err, msg)
 	}
 	return nil
+}
+
+// BuildHost builds the ejob binary (with -race when race is set) and
+// test/recorder, the SCRIPT program of the end-to-end suites, into dir.
+func BuildHost(dir string, race bool) (ejob, recorder string, err error) {
+	ejob, recorder = filepath.Join(dir, "ejob"), filepath.Join(dir, "recorder")
+	if err := GoBuild(ejob, "github.com/ejob-io/ejob/cmd/ejob", race); err != nil {
+		return "", "", err
+	}
+	if err := GoBuild(recorder, "github.com/ejob-io/ejob/test/recorder", false); err != nil {
+		return "", "", err
+	}
+	return ejob, recorder, nil
 }

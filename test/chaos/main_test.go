@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -46,13 +45,7 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	ejobBin = filepath.Join(dir, "ejob")
-	recorderBin = filepath.Join(dir, "recorder")
-	if err := proctest.GoBuild(ejobBin, "github.com/ejob-io/ejob/cmd/ejob", os.Getenv("EJOB_CHAOS_RACE") == "1"); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	if err := proctest.GoBuild(recorderBin, "github.com/ejob-io/ejob/test/recorder", false); err != nil {
+	if ejobBin, recorderBin, err = proctest.BuildHost(dir, os.Getenv("EJOB_CHAOS_RACE") == "1"); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

@@ -3,7 +3,6 @@ package e2e
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/ejob-io/ejob/core/reg/zktest"
@@ -33,13 +32,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	ejobBin = filepath.Join(dir, "ejob")
-	recorderBin = filepath.Join(dir, "recorder")
-	if err := proctest.GoBuild(ejobBin, "github.com/ejob-io/ejob/cmd/ejob", os.Getenv("EJOB_E2E_RACE") == "1"); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	if err := proctest.GoBuild(recorderBin, "github.com/ejob-io/ejob/test/recorder", false); err != nil {
+	if ejobBin, recorderBin, err = proctest.BuildHost(dir, os.Getenv("EJOB_E2E_RACE") == "1"); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
