@@ -1,4 +1,4 @@
-# apt.sh: sourced by the scripts that install Debian packages (zk.sh, kdc.sh).
+# apt.sh: sourced by the scripts that install Debian packages (zk.sh, kdc.sh, db.sh, chromium.sh).
 #
 # apt_install PACKAGE CHECK_FILE: install PACKAGE with apt-get unless CHECK_FILE
 # exists (apt-get update first when the package is unknown). Messages go to stderr,

@@ -20,20 +20,11 @@ WAIT_SECONDS=${DB_WAIT_SECONDS:-60}
 
 die() { echo "db.sh: $*" >&2; exit 1; }
 
-apt_install() { # apt_install PACKAGE CHECK_FILE
-	local pkg=$1 check=$2
-	[ -e "$check" ] && return 0
-	command -v apt-get >/dev/null || die "$pkg is not installed and apt-get is not available"
-	local sudo=""
-	[ "$(id -u)" -eq 0 ] || sudo="sudo -n"
-	if [ -z "$(apt-cache policy "$pkg" 2>/dev/null | grep Candidate: | grep -v none)" ]; then
-		echo "db.sh: apt-get update (package $pkg unknown)" >&2
-		$sudo apt-get update -qq >&2 || die "apt-get update failed"
-	fi
-	echo "db.sh: apt-get install -y $pkg" >&2
-	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$pkg" >&2 || die "apt-get install $pkg failed"
-	[ -e "$check" ] || die "$pkg installed but $check is missing"
-}
+APT_WHO=db.sh
+# shellcheck source=apt.sh
+. "$(dirname "${BASH_SOURCE[0]}")/apt.sh"
+# shellcheck source=ports.sh
+. "$(dirname "${BASH_SOURCE[0]}")/ports.sh"
 
 pg_bin() { # the newest installed PostgreSQL's bin directory
 	local d
@@ -43,23 +34,12 @@ pg_bin() { # the newest installed PostgreSQL's bin directory
 
 install_pg() {
 	if [ -z "$(pg_bin)" ]; then
-		apt_install postgresql /usr/share/postgresql-common
+		apt_install postgresql /usr/share/postgresql-common || exit 1
 	fi
 	[ -n "$(pg_bin)" ] || die "postgresql installed but no /usr/lib/postgresql/*/bin"
 }
 
-install_mariadb() { apt_install mariadb-server /usr/sbin/mariadbd; }
-
-port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-
-pick_port() {
-	local p i
-	for i in $(seq 1 200); do
-		p=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
-		if port_free "$p"; then echo "$p"; return 0; fi
-	done
-	die "no free port found"
-}
+install_mariadb() { apt_install mariadb-server /usr/sbin/mariadbd || exit 1; }
 
 # as_pg CMD...: run as the postgres user (PostgreSQL refuses root).
 as_pg() {

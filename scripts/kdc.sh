@@ -23,6 +23,8 @@ die() { echo "kdc.sh: $*" >&2; exit 1; }
 APT_WHO=kdc.sh
 # shellcheck source=apt.sh
 . "$(dirname "${BASH_SOURCE[0]}")/apt.sh"
+# shellcheck source=ports.sh
+. "$(dirname "${BASH_SOURCE[0]}")/ports.sh"
 
 # The packages ask for a default realm and try to start their services: neither
 # matters here (no init system; our KDC runs from DIR). Exit status 3: cannot install.
@@ -30,17 +32,6 @@ install_kdc() {
 	apt_install krb5-kdc /usr/sbin/krb5kdc || exit 3
 	apt_install krb5-admin-server /usr/sbin/kadmin.local || exit 3
 	apt_install krb5-user /usr/bin/kinit || exit 3
-}
-
-port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-
-pick_port() {
-	local p i
-	for i in $(seq 1 200); do
-		p=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
-		if port_free "$p"; then echo "$p"; return 0; fi
-	done
-	die "no free port found"
 }
 
 running() { [ -f "$1/pid" ] && kill -0 "$(cat "$1/pid")" 2>/dev/null; }

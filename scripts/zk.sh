@@ -34,23 +34,12 @@ die() { echo "zk.sh: $*" >&2; exit 1; }
 APT_WHO=zk.sh
 # shellcheck source=apt.sh
 . "$(dirname "${BASH_SOURCE[0]}")/apt.sh"
+# shellcheck source=ports.sh
+. "$(dirname "${BASH_SOURCE[0]}")/ports.sh"
 
 install_zk() {
 	apt_install zookeeper "$ZK_JAR" || exit 1
 	command -v java >/dev/null || die "java is not on PATH"
-}
-
-# port_free PORT: nothing accepts connections on 127.0.0.1:PORT.
-port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-
-# pick_port: a random port in 20000-59999 nobody listens on.
-pick_port() {
-	local p i
-	for i in $(seq 1 200); do
-		p=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
-		if port_free "$p"; then echo "$p"; return 0; fi
-	done
-	die "no free port found"
 }
 
 # four_letter PORT CMD: send a four-letter word, print the reply.
