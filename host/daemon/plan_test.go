@@ -7,7 +7,9 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/ejob-io/ejob/core/reg/embedded"
 	hostconfig "github.com/ejob-io/ejob/host/config"
+	"github.com/ejob-io/ejob/host/metrics"
 )
 
 // TestEveryHostSettingIsConsumed fails when a field of the host settings
@@ -60,5 +62,47 @@ func TestCommandLineOverridesTheFile(t *testing.T) {
 	p = newPlan(h, Options{})
 	if p.catalog.Dir != "/file/plugins" || p.catalog.LockFile != "/file/lock" || p.level != hclog.Error {
 		t.Errorf("plan = %+v, want the file's directory, lock file and level", p)
+	}
+}
+
+// TestEveryHTTPSettingIsConsumed: each field of ejob.http, set alone, must
+// change the operations server's options (TestEveryHostSettingIsConsumed
+// sees ejob.http as one setting).
+func TestEveryHTTPSettingIsConsumed(t *testing.T) {
+	t.Parallel()
+	c, err := embedded.NewServer().Connect("ns")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	mx := metrics.New()
+	// What HTTPOptions derives from the settings (its funcs and handlers
+	// cannot be compared).
+	view := func(h hostconfig.HTTPSettings) any {
+		o := HTTPOptions(h, nil, c, mx, hclog.NewNullLogger())
+		return []any{o.Listen, o.Users, o.SessionIdle, o.SessionMaxAge, o.OIDC}
+	}
+	base := view(hostconfig.HTTPSettings{})
+	samples := map[string]any{
+		"Listen":             "127.0.0.1:8088",
+		"Users":              []hostconfig.HTTPUser{{Name: "ops", PasswordHash: "$2a$10$x", Role: "admin"}},
+		"SessionIdleTimeout": 7 * time.Minute,
+		"SessionMaxAge":      7 * time.Hour,
+		"OIDC":               &hostconfig.OIDCSettings{Issuer: "https://sso.example.com"},
+	}
+	typ := reflect.TypeFor[hostconfig.HTTPSettings]()
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		t.Run(f.Name, func(t *testing.T) {
+			s, ok := samples[f.Name]
+			if !ok {
+				t.Fatalf("give HTTPSettings.%s (%s) a sample value in this test", f.Name, f.Type)
+			}
+			var h hostconfig.HTTPSettings
+			reflect.ValueOf(&h).Elem().Field(i).Set(reflect.ValueOf(s))
+			if reflect.DeepEqual(view(h), base) {
+				t.Errorf("ejob.http's %s is parsed but never reaches the operations server", f.Name)
+			}
+		})
 	}
 }
