@@ -25,6 +25,8 @@ APT_WHO=db.sh
 . "$(dirname "${BASH_SOURCE[0]}")/apt.sh"
 # shellcheck source=ports.sh
 . "$(dirname "${BASH_SOURCE[0]}")/ports.sh"
+# shellcheck source=owner.sh
+. "$(dirname "${BASH_SOURCE[0]}")/owner.sh"
 
 pg_bin() { # the newest installed PostgreSQL's bin directory
 	local d
@@ -80,6 +82,7 @@ start_pg() {
 		-o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off" \
 		start >/dev/null || { tail -n 30 "$dir/pg.log" >&2; die "pg_ctl start failed"; }
 	head -n 1 "$dir/data/postmaster.pid" >"$dir/pid"
+	watch_owner "$(cat "$dir/pid")"
 	as_pg "$bin/psql" -h 127.0.0.1 -p "$port" -U postgres -d postgres -tAc \
 		"SELECT 1 FROM pg_database WHERE datname = 'ejob'" | grep -q 1 ||
 		as_pg "$bin/createdb" -h 127.0.0.1 -p "$port" -U postgres ejob
@@ -105,6 +108,7 @@ start_mariadb() {
 		--skip-name-resolve --innodb-flush-log-at-trx-commit=0 --innodb-buffer-pool-size=64M \
 		--skip-log-bin >/dev/null 2>&1 &
 	echo $! >"$dir/pid"
+	watch_owner $!
 	wait_port "$port" "$dir/pid" "$dir/mariadb.log" || die "mariadbd did not start"
 	local deadline=$((SECONDS + WAIT_SECONDS))
 	until mariadb --no-defaults -uroot -h127.0.0.1 -P"$port" -e "CREATE DATABASE IF NOT EXISTS ejob" 2>/dev/null; do

@@ -23,6 +23,8 @@ die() { echo "kdc.sh: $*" >&2; exit 1; }
 APT_WHO=kdc.sh
 # shellcheck source=apt.sh
 . "$(dirname "${BASH_SOURCE[0]}")/apt.sh"
+# shellcheck source=owner.sh
+. "$(dirname "${BASH_SOURCE[0]}")/owner.sh"
 # shellcheck source=ports.sh
 . "$(dirname "${BASH_SOURCE[0]}")/ports.sh"
 
@@ -117,6 +119,7 @@ cmd_start() {
 	# -n: stay in the foreground, so the pid is ours; setsid: survive the caller's group.
 	setsid krb5kdc -n -r "$realm" >>"$d/kdc.out" 2>&1 </dev/null &
 	echo $! >"$d/pid"
+	watch_owner $!
 	local deadline=$((SECONDS + WAIT_SECONDS))
 	while [ $SECONDS -lt $deadline ]; do
 		if ! running "$d"; then

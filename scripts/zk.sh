@@ -36,6 +36,8 @@ APT_WHO=zk.sh
 . "$(dirname "${BASH_SOURCE[0]}")/apt.sh"
 # shellcheck source=ports.sh
 . "$(dirname "${BASH_SOURCE[0]}")/ports.sh"
+# shellcheck source=owner.sh
+. "$(dirname "${BASH_SOURCE[0]}")/owner.sh"
 
 install_zk() {
 	apt_install zookeeper "$ZK_JAR" || exit 1
@@ -87,6 +89,7 @@ launch() {
 		-cp "$ZK_JAR:$SLF4J_JAR" "$main" "$nd/zoo.cfg" \
 		>"$nd/zk.log" 2>&1 </dev/null &
 	echo $! >"$nd/pid"
+	watch_owner $!
 }
 
 write_cfg() { # write_cfg NODEDIR PORT TICK [SERVERLINES]
