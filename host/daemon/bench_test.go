@@ -173,8 +173,19 @@ func (h *benchHost) stop(b *testing.B) {
 // each with one item, cron and props, and returns its path.
 func writeConfig(b *testing.B, dir string, njobs int, jobType, cron string, props map[string]string) string {
 	b.Helper()
+	return writeConfigOn(b, dir, "", njobs, jobType, cron, props)
+}
+
+// writeConfigOn is writeConfig on the ZooKeeper at zkAddr (namespace
+// bench), standalone when zkAddr is empty.
+func writeConfigOn(b *testing.B, dir, zkAddr string, njobs int, jobType, cron string, props map[string]string) string {
+	b.Helper()
 	var sb strings.Builder
-	sb.WriteString("elasticjob:\n  jobs:\n")
+	sb.WriteString("elasticjob:\n")
+	if zkAddr != "" {
+		fmt.Fprintf(&sb, "  regCenter:\n    serverLists: %s\n    namespace: bench\n", zkAddr)
+	}
+	sb.WriteString("  jobs:\n")
 	keys := make([]string, 0, len(props))
 	for k := range props {
 		keys = append(keys, k)

@@ -52,3 +52,29 @@ func SettledSample(interval, within time.Duration, sample func() int64) (last in
 		time.Sleep(interval) // the sampling interval
 	}
 }
+
+// ProcCPU returns the CPU time (user + system) a process has used so far,
+// from /proc/PID/stat; false when the process is not there.
+func ProcCPU(pid int) (time.Duration, bool) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	// The command (field 2) is in parentheses and may hold spaces: the
+	// fields after the last ')' start with field 3 (state).
+	i := strings.LastIndexByte(string(data), ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(string(data[i+1:]))
+	if len(f) < 13 {
+		return 0, false
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64) // field 14
+	stime, err2 := strconv.ParseInt(f[12], 10, 64) // field 15
+	if err1 != nil || err2 != nil {
+		return 0, false
+	}
+	// USER_HZ is 100 on every Linux ABI Go supports (sysconf(_SC_CLK_TCK)).
+	return time.Duration(utime+stime) * (time.Second / 100), true
+}
