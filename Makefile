@@ -45,6 +45,7 @@ test: lint build
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 30m ./...
+	cd bench/gocron && $(GO) test -run '^$$' -bench . -benchtime 1x -count=1 -timeout 10m .
 
 # Regenerates the committed gRPC stubs (needs Debian's protobuf-compiler).
 proto:
