@@ -285,20 +285,28 @@ func testResign(t *testing.T, connect backend) {
 	wantLeader(t, ctx, ps, 1)
 }
 
-// testFenceAfterLossAndReelection: a leader takes its fence, loses its
-// session before committing, and another contender is elected (the new
-// leader node has the same version as the one fenced): the stale commit
-// is rejected and the new leader's goes through.
-func testFenceAfterLossAndReelection(t *testing.T, connect backend) {
-	ctx := testCtx(t)
+// leaderAndOther returns two participants, a (the leader) and b, and the
+// node /job/data ("0") their fenced writes set.
+func leaderAndOther(t *testing.T, ctx context.Context, connect backend) (a, b participant) {
+	t.Helper()
 	ps := participants(t, connect, 2)
-	a, b := ps[0], ps[1]
+	a, b = ps[0], ps[1]
 	if _, err := a.c.Create(ctx, "/job/data", []byte("0"), reg.Persistent, reg.WithParents()); err != nil {
 		t.Fatal(err)
 	}
 	if ok, err := a.e.Campaign(ctx); err != nil || !ok {
 		t.Fatalf("a campaigns: %v %v", ok, err)
 	}
+	return a, b
+}
+
+// testFenceAfterLossAndReelection: a leader takes its fence, loses its
+// session before committing, and another contender is elected (the new
+// leader node has the same version as the one fenced): the stale commit
+// is rejected and the new leader's goes through.
+func testFenceAfterLossAndReelection(t *testing.T, connect backend) {
+	ctx := testCtx(t)
+	a, b := leaderAndOther(t, ctx, connect)
 	var fenced Fence
 	err := a.e.Fenced(ctx, func(f Fence) error {
 		fenced = f
@@ -341,14 +349,7 @@ func testFenceAfterLossAndReelection(t *testing.T, connect backend) {
 // commit would pass the fence (ZooKeeper's check is a version check).
 func testResignWaitsForFencedWrite(t *testing.T, connect backend) {
 	ctx := testCtx(t)
-	ps := participants(t, connect, 2)
-	a, b := ps[0], ps[1]
-	if _, err := a.c.Create(ctx, "/job/data", []byte("0"), reg.Persistent, reg.WithParents()); err != nil {
-		t.Fatal(err)
-	}
-	if ok, err := a.e.Campaign(ctx); err != nil || !ok {
-		t.Fatalf("a campaigns: %v %v", ok, err)
-	}
+	a, b := leaderAndOther(t, ctx, connect)
 	resigned := make(chan error, 1)
 	err := a.e.Fenced(ctx, func(f Fence) error {
 		go func() {
