@@ -271,7 +271,7 @@ func (j *Job) reRegister(ctx context.Context) error {
 	j.setLeaseLocked(sess)
 	j.mu.Unlock()
 	if !already {
-		if has, err := j.hasLeader(ctx); err == nil && !has {
+		if has, err := j.elect.HasLeader(ctx); err == nil && !has {
 			if ok, err := j.isAvailableServer(ctx, j.ip); err == nil && ok {
 				if err := j.electAndCheck(ctx); err != nil {
 					j.log.Warn("election after new session failed", "error", err)
@@ -524,7 +524,7 @@ func (j *Job) isShutdownByConsole(ctx context.Context, ev reg.TreeEvent) bool {
 		return false
 	}
 	j.shutdown.Store(true)
-	if _, err := j.deleteOwnLeaderNode(ctx); err != nil {
+	if _, err := j.elect.Resign(ctx); err != nil {
 		j.log.Warn("shutdown: remove leader node failed", "error", err)
 	}
 	return true
