@@ -24,6 +24,7 @@ func (s *suite) recursiveTests() map[string]func(t *testing.T) {
 		"Recursive/SessionExpiry":    s.testRecursiveExpiry,
 		"Recursive/OneShotAlongside": s.testRecursiveOneShot,
 		"Recursive/FloodAndDrop":     s.testRecursiveFlood,
+		"Recursive/FnHoldsNoLock":    s.testRecursiveFnHoldsNoLock,
 	}
 }
 
@@ -419,4 +420,57 @@ func (s *suite) testRecursiveFlood(t *testing.T) {
 	i := s.waitFor(t, r, "resync", isEv(reg.EventResync, "/f"))
 	stat(t)(o.Set(ctx, "/f", []byte("after"), reg.AnyVersion))
 	s.waitAfter(t, r, i, "a change after the flood", isEv(reg.EventNodeDataChanged, "/f"))
+}
+
+// testRecursiveFnHoldsNoLock: fn runs under no lock of the client's: while
+// it waits for another goroutine, that goroutine's calls to the same client
+// (and to another client of the same registry) go through, and the events
+// they cause arrive once fn returns.
+func (s *suite) testRecursiveFnHoldsNoLock(t *testing.T) {
+	ctx := ctxFor(t)
+	ns := namespace(t)
+	c := s.client(t, ns)
+	o := s.client(t, ns)
+	inFn, proceed := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	r := &recRecorder{}
+	rw, ok := c.(reg.RecursiveWatcher)
+	if !ok {
+		t.Skip("client has no recursive watches")
+	}
+	err := rw.WatchRecursive(ctx, "/a", func(ev reg.WatchEvent) {
+		once.Do(func() {
+			close(inFn)
+			select {
+			case <-proceed:
+			case <-time.After(s.h.Wait):
+				t.Error("client calls made while fn ran did not return: fn holds a lock they need")
+			}
+		})
+		r.fn(ev)
+	})
+	if errors.Is(err, reg.ErrUnimplemented) {
+		t.Skip("server has no recursive watches")
+	}
+	noErr(t, err)
+	str(t)(o.Create(ctx, "/a", nil, reg.Persistent))
+	select {
+	case <-inFn:
+	case <-time.After(s.h.Wait):
+		t.Fatal("fn was not called")
+	}
+	cctx, cancel := context.WithTimeout(ctx, s.h.Wait)
+	defer cancel()
+	_, err = c.Create(cctx, "/a/by-c", nil, reg.Persistent)
+	noErr(t, err)
+	_, _, err = c.Get(cctx, "/a")
+	noErr(t, err)
+	_, err = o.Create(cctx, "/a/by-o", nil, reg.Persistent)
+	noErr(t, err)
+	close(proceed)
+	s.wantEvents(t, r, []reg.WatchEvent{
+		{Type: reg.EventNodeCreated, Path: "/a"},
+		{Type: reg.EventNodeCreated, Path: "/a/by-c"},
+		{Type: reg.EventNodeCreated, Path: "/a/by-o"},
+	})
 }
