@@ -293,7 +293,9 @@ func (s *suite) testRecursiveExpiry(t *testing.T) {
 
 // testRecursiveOneShot: one-shot watches on paths a recursive watch covers
 // still fire (each once, with its own event type), and the recursive watch
-// gets each change exactly once.
+// gets each change exactly once. (On ZooKeeper this checks that the server
+// sends a connection one notification per change however many of its
+// watches match: a second one would show here as a duplicate event.)
 func (s *suite) testRecursiveOneShot(t *testing.T) {
 	ctx := ctxFor(t)
 	ns := namespace(t)
