@@ -378,17 +378,17 @@ func (s *suite) testRecursiveFlood(t *testing.T) {
 	str(t)(o.Create(ctx, "/f", nil, reg.Persistent))
 	r := s.watchRec(t, ctx, c, "/f")
 	const batch, batches = 100, 30
-	write := func(b int) {
+	write := func(b int) error {
 		ops := make([]reg.Op, batch)
 		for i := range ops {
 			ops[i] = reg.CreateOp(fmt.Sprintf("/f/n%d-%d", b, i), nil, reg.Persistent)
 		}
 		_, err := o.Multi(ctx, ops...)
-		noErr(t, err)
+		return err
 	}
 	// A first flood, wholly delivered: one event per create, in order.
 	for b := range batches {
-		write(b)
+		noErr(t, write(b))
 	}
 	s.eventually(t, "the flood's events", func() bool { return r.len() >= batch*batches })
 	for i, ev := range r.events() {
@@ -401,11 +401,7 @@ func (s *suite) testRecursiveFlood(t *testing.T) {
 	go func() {
 		defer close(done)
 		for b := batches; b < 2*batches; b++ {
-			ops := make([]reg.Op, batch)
-			for i := range ops {
-				ops[i] = reg.CreateOp(fmt.Sprintf("/f/n%d-%d", b, i), nil, reg.Persistent)
-			}
-			if _, err := o.Multi(ctx, ops...); err != nil {
+			if err := write(b); err != nil {
 				t.Error(err)
 				return
 			}
