@@ -28,16 +28,18 @@ import (
 //   - routed to the recursive watches on the path or an ancestor that are
 //     armed on this connection (never a child event: recursive watches have
 //     none), and
-//   - passed on to go-zookeeper only when go-zookeeper holds a one-shot watch
-//     it would fire (the same rule as its notifyWatches: a create fires exist
+//   - passed on to go-zookeeper when go-zookeeper holds a one-shot watch it
+//     would fire (the same rule as its notifyWatches: a create fires exist
 //     watches; a data change exist and data watches; a delete all three; a
-//     child change child watches). go-zookeeper hands every notification it
-//     reads to its event callback and to a small channel that drops events
-//     when full; a flood of recursive notifications has no business there.
-//     State events do not depend on it (onEvent reads them from the
-//     callback, which sees every one), but it costs a callback and a channel
-//     send per notification for nothing. Until the client's first recursive
-//     watch every notification is passed on, as before.
+//     child change child watches), and whenever no recursive watch took it
+//     (the server sent it for some watch; if not ours, go-zookeeper's: so a
+//     client without recursive watches passes everything on, as before).
+//     go-zookeeper hands every notification it reads to its event callback
+//     and to a small channel that drops events when full; a flood of
+//     recursive notifications has no business there. State events do not
+//     depend on it (onEvent reads them from the callback, which sees every
+//     one), but it would cost a callback and a channel send per notification
+//     for nothing.
 //
 // go-zookeeper's one-shot watches are followed on the wire, not at the API:
 // a watching read (getData, exists, getChildren2 with watch=true) written by
@@ -126,7 +128,6 @@ type recursive struct {
 	table   map[string][]*rwatch // live watches by server path (routing)
 	std     map[string]stdBits   // go-zookeeper's armed one-shot watches by server path
 	stdSess int64                // the session std belongs to
-	used    bool                 // a recursive watch was ever asked for
 
 	wg         sync.WaitGroup // re-arming goroutines
 	noAddWatch atomic.Bool    // the server answered UNIMPLEMENTED
@@ -158,7 +159,6 @@ func (c *Client) WatchRecursive(ctx context.Context, path string, fn func(reg.Wa
 	r := c.rec
 	w := &rwatch{full: c.abs(path), rel: path, fn: fn}
 	r.mu.Lock()
-	r.used = true
 	r.live = append(r.live, w)
 	r.table[w.full] = append(r.table[w.full], w)
 	r.mu.Unlock()
@@ -451,8 +451,8 @@ func (r *recursive) notification(sc *sniffConn, typ int32, path string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	b := r.std[path]
-	forward := b&fires != 0 || !r.used
-	if b&fires != 0 {
+	armed := b&fires != 0
+	if armed {
 		if b &^= fires; b == 0 {
 			delete(r.std, path)
 		} else {
@@ -460,7 +460,7 @@ func (r *recursive) notification(sc *sniffConn, typ int32, path string) bool {
 		}
 	}
 	if typ == evNodeChildrenChanged || len(r.table) == 0 {
-		return forward
+		return true
 	}
 	var et reg.WatchEventType
 	switch typ {
@@ -472,6 +472,7 @@ func (r *recursive) notification(sc *sniffConn, typ int32, path string) bool {
 		et = reg.EventNodeDataChanged
 	}
 	var rel string
+	routed := false
 	for p := path; ; p = reg.Parent(p) {
 		for _, w := range r.table[p] {
 			if w.conn != sc {
@@ -481,10 +482,13 @@ func (r *recursive) notification(sc *sniffConn, typ int32, path string) bool {
 				rel = relPath(r.ns, path)
 			}
 			r.q.Push(rdelivery{w, reg.WatchEvent{Type: et, Path: rel}})
+			routed = true
 		}
 		if p == "/" {
 			break
 		}
 	}
-	return forward
+	// What no recursive watch took, the server sent for a one-shot watch:
+	// go-zookeeper's, whether std knows it or not.
+	return armed || !routed
 }
