@@ -177,6 +177,9 @@ func (c *Client) WatchRecursive(ctx context.Context, path string, fn func(reg.Wa
 	if err != nil {
 		r.remove(w)
 		if errors.Is(err, reg.ErrUnimplemented) && r.noAddWatch.CompareAndSwap(false, true) {
+			// No recursive watch will ever take a notification: the
+			// record of one-shot watches is of no use any more.
+			clear(r.std)
 			c.log.Info("the ZooKeeper server has no recursive watches (3.6+): callers fall back to one-shot watches", "error", err)
 		}
 		return err
@@ -369,10 +372,11 @@ func (s *sniffConn) outgoing(p []byte) {
 	if n < 0 || len(p) < 16+n+1 {
 		return
 	}
-	path, watch := string(p[16:16+n]), 16+n
-	if p[watch] == 0 {
+	watch := 16 + n
+	if p[watch] == 0 || s.rec.noAddWatch.Load() {
 		return
 	}
+	path := string(p[16:watch])
 	s.stdMu.Lock()
 	s.stdReqs[xid] = stdReq{path: path, op: op}
 	s.stdMu.Unlock()
@@ -428,7 +432,9 @@ func (r *recursive) stdReply(req stdReq, code int32) {
 		return
 	}
 	r.mu.Lock()
-	r.std[req.path] |= b
+	if !r.noAddWatch.Load() {
+		r.std[req.path] |= b
+	}
 	r.mu.Unlock()
 }
 
