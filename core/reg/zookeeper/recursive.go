@@ -293,7 +293,9 @@ func (c *Client) rearm(sc *sniffConn) {
 		var todo []*rwatch
 		conflict := false
 		for _, w := range r.live {
-			if w.conn != sc {
+			// One never armed is still WatchRecursive's, which retries
+			// on the new connection itself.
+			if w.conn != nil && w.conn != sc {
 				todo = append(todo, w)
 				conflict = conflict || r.std[w.full]&(stdData|stdExist) != 0
 			}
