@@ -68,8 +68,9 @@ import (
 // addWatch, and its fn gets EventResync when that reply is read, so before
 // any notification of the new connection reaches it. A watch whose ctx
 // ended is not removed from the server (a removeWatches could race an
-// addWatch for the same path, and may serve a one-shot watch as above);
-// its notifications are dropped until the connection ends.
+// addWatch for the same path, and may serve a one-shot watch as above):
+// until the connection ends, its notifications go to go-zookeeper, which
+// has no watch for them (a cost, not an error).
 const (
 	opExists       = 3
 	opGetChildren2 = 12
