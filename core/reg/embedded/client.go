@@ -26,6 +26,9 @@ type Client struct {
 	suspSeq   int // counts Suspends, so a stale expiry timer does nothing
 	closed    bool
 	pending   []pendingDelivery // watch events held while suspended
+	rwatches  []*rwatch         // live recursive watches (see recursive.go)
+
+	rq *notify.Queue[rdelivery] // recursive-watch events for their fns
 }
 
 type pendingDelivery struct {
@@ -42,7 +45,7 @@ var (
 // needed, like Curator's namespace facade; "" means the server root).
 func (s *Server) Connect(namespace string) (*Client, error) {
 	ns := strings.Trim(namespace, "/")
-	c := &Client{srv: s, hub: notify.New[reg.ConnEvent]()}
+	c := &Client{srv: s, hub: notify.New[reg.ConnEvent](), rq: notify.NewQueue(deliverRecursive)}
 	if ns != "" {
 		c.ns = "/" + ns
 		if err := reg.ValidatePath(c.ns, false); err != nil {
@@ -404,6 +407,7 @@ func (c *Client) expireLocked(sess *session) {
 func (c *Client) newSessionLocked() {
 	c.sess = c.srv.newSession(c)
 	c.hub.Publish(reg.ConnEvent{State: reg.StateNewSession, Session: c.sess.rs})
+	c.resyncRecursive()
 }
 
 // Suspend simulates a lost connection that keeps the session: operations fail
@@ -457,10 +461,12 @@ func (c *Client) Resume() {
 	c.pending = nil
 	c.sess.rs.Touch(time.Now())
 	c.hub.Publish(reg.ConnEvent{State: reg.StateReconnected, Session: c.sess.rs})
+	c.resyncRecursive()
 }
 
 // Close implements reg.Client: the session ends (ephemerals deleted, watches
-// end with ErrClosed) and the connection-state streams close.
+// end with ErrClosed) and the connection-state streams close. It returns
+// once the recursive watches' fns have had their last call.
 func (c *Client) Close() error {
 	c.srv.mu.Lock()
 	if c.closed {
@@ -474,9 +480,13 @@ func (c *Client) Close() error {
 		close(p.w.ch)
 	}
 	c.pending = nil
+	for _, w := range slices.Clone(c.rwatches) {
+		c.endRecursive(w, reg.ErrClosed)
+	}
 	c.srv.endSession(c.sess, fmt.Errorf("%v closed: %w", c.sess.rs, reg.ErrClosed))
 	c.srv.mu.Unlock()
 	c.hub.Close()
+	c.rq.Wait() // no recursive-watch fn runs once Close has returned
 	return nil
 }
 

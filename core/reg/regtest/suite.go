@@ -81,6 +81,9 @@ func Run(t *testing.T, h Harness) {
 		"FencedWrite":           s.testFenced,
 		"FencedWriteOnLeaderNS": s.testFencedLeaderNode,
 	}
+	for n, f := range s.recursiveTests() {
+		tests[n] = f
+	}
 	names := make([]string, 0, len(tests))
 	for n := range tests {
 		names = append(names, n)
