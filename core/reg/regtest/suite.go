@@ -90,6 +90,9 @@ func Run(t *testing.T, h Harness) {
 	for name, f := range s.treeTests() {
 		tests["TreeCache"+name] = f
 	}
+	for n, f := range s.recursiveTests() {
+		tests[n] = f
+	}
 	names := make([]string, 0, len(tests))
 	for n := range tests {
 		names = append(names, n)
