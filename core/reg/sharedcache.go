@@ -184,8 +184,28 @@ type CacheView struct {
 type snode struct {
 	name string
 	data []byte
-	stat Stat
+	stat nstat
 	kids []*snode // sorted by name
+}
+
+// nstat is a Stat without DataLength (len(data)): 64 bytes, so that an
+// snode takes 128 (a size class) rather than 144.
+type nstat struct {
+	czxid, mzxid, pzxid, ctime, mtime, owner int64
+	version, cversion, aversion, children    int32
+}
+
+func packStat(st Stat) nstat {
+	return nstat{st.Czxid, st.Mzxid, st.Pzxid, st.Ctime, st.Mtime, st.EphemeralOwner,
+		st.Version, st.Cversion, st.Aversion, st.NumChildren}
+}
+
+// Stat returns n's Stat.
+func (n *snode) Stat() Stat {
+	st := n.stat
+	return Stat{Czxid: st.czxid, Mzxid: st.mzxid, Pzxid: st.pzxid, Ctime: st.ctime, Mtime: st.mtime,
+		Version: st.version, Cversion: st.cversion, Aversion: st.aversion, EphemeralOwner: st.owner,
+		DataLength: int32(len(n.data)), NumChildren: st.children}
 }
 
 // Dirty flags.
@@ -206,7 +226,7 @@ const (
 // Close returns) and frees the subtree's memory.
 //
 // Track may be called before or while Run runs; a subtree tracked after Run
-// has returned is never loaded.
+// has returned, or at an invalid root, is never loaded.
 func (s *SharedCache) Track(root string, fn func(TreeEvent), opts ...TreeCacheOption) *CacheView {
 	var o TreeCache
 	o.leaf = func(string) bool { return false }
@@ -214,6 +234,11 @@ func (s *SharedCache) Track(root string, fn func(TreeEvent), opts ...TreeCacheOp
 		f(&o)
 	}
 	v := &CacheView{s: s, root: root, fn: fn, opts: opts, leaf: o.leaf, initCh: make(chan struct{})}
+	if err := ValidatePath(root, false); err != nil {
+		s.log.Error("shared cache: not tracked", "root", root, "error", err)
+		v.closed.Store(true)
+		return v
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.state == sharedDone {
@@ -653,7 +678,7 @@ func (s *SharedCache) round(ctx context.Context) error {
 			v.initialized = true
 			if v.node != nil {
 				walk(v.root, v.node, func(path string, n *snode) {
-					v.out = append(v.out, TreeEvent{Type: NodeAdded, Path: path, Data: n.data, Stat: n.stat})
+					v.out = append(v.out, TreeEvent{Type: NodeAdded, Path: path, Data: n.data, Stat: n.Stat()})
 				})
 			}
 			v.out = append(v.out, TreeEvent{Type: TreeInitialized})
@@ -694,7 +719,7 @@ func (v *CacheView) deliver() {
 
 func (v *CacheView) emit(typ TreeEventType, path string, n *snode) {
 	if v.initialized && v.fn != nil {
-		v.out = append(v.out, TreeEvent{Type: typ, Path: path, Data: n.data, Stat: n.stat})
+		v.out = append(v.out, TreeEvent{Type: typ, Path: path, Data: n.data, Stat: n.Stat()})
 	}
 }
 
@@ -708,7 +733,7 @@ func (s *SharedCache) apply(v *CacheView, path string, get, kids *ReadResult) {
 		}
 		return
 	}
-	if n != nil && n.stat.Czxid != get.Stat.Czxid {
+	if n != nil && n.stat.czxid != get.Stat.Czxid {
 		v.remove(path, n) // deleted and re-created since it was read
 		n = nil
 	}
@@ -721,7 +746,7 @@ func (s *SharedCache) apply(v *CacheView, path string, get, kids *ReadResult) {
 				return // its parent's appearance lists it
 			}
 		}
-		n = &snode{name: strings.Clone(Base(path)), data: get.Data, stat: get.Stat}
+		n = &snode{name: strings.Clone(Base(path)), data: get.Data, stat: packStat(get.Stat)}
 		if parent == nil {
 			v.node = n
 		} else {
@@ -732,11 +757,11 @@ func (s *SharedCache) apply(v *CacheView, path string, get, kids *ReadResult) {
 		if kids == nil && !v.leaf(path) {
 			s.mark(v, path, dirtyList)
 		}
-	case get.Stat.Mzxid != n.stat.Mzxid:
-		n.data, n.stat = get.Data, get.Stat
+	case get.Stat.Mzxid != n.stat.mzxid:
+		n.data, n.stat = get.Data, packStat(get.Stat)
 		v.emit(NodeUpdated, path, n)
 	default:
-		n.stat = get.Stat
+		n.stat = packStat(get.Stat)
 	}
 	if kids == nil || kids.Err != nil {
 		return // absent now: its deletion is notified
@@ -829,7 +854,7 @@ func (v *CacheView) Get(path string) ([]byte, Stat, bool) {
 	if n == nil {
 		return nil, Stat{}, false
 	}
-	return slices.Clone(n.data), n.stat, true
+	return slices.Clone(n.data), n.Stat(), true
 }
 
 // Children returns the cached child names of path, sorted.
