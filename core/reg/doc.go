@@ -2,7 +2,9 @@
 // ZooKeeper-shaped tree (get/set/create/delete with versions, children,
 // atomic multi-ops, one-shot watches), the registry session and its
 // connection states, sentinel errors, and the pieces built on top of any
-// Client: a CuratorCache-like TreeCache and recursive helpers.
+// Client: a CuratorCache-like TreeCache, a SharedCache that mirrors many
+// subtrees (job roots) with one recursive watch and one goroutine, and
+// recursive helpers.
 //
 // The kernel programs against this package only; core/reg/zookeeper (real
 // ZooKeeper through go-zookeeper) and core/reg/embedded (in-process, for

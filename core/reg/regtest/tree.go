@@ -48,6 +48,7 @@ func (s *suite) treeTests() map[string]func(t *testing.T) {
 		tests["EventsMatchCache"] = s.testSharedEventsMatch
 		tests["ClientClosed"] = s.testSharedClientClosed
 		tests["UntrackedIgnored"] = s.testSharedUntracked
+		tests["TrackDisconnected"] = s.testSharedTrackDisconnected
 	}
 	return tests
 }
@@ -651,4 +652,44 @@ func (s *suite) testTreeRecreate(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("events after a re-creation:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+}
+
+// testSharedTrackDisconnected tracks a subtree while the cache's connection
+// is down: its load fails and is retried, and it completes once the client
+// is back, as does a change made meanwhile in another tracked subtree.
+func (s *suite) testSharedTrackDisconnected(t *testing.T) {
+	if s.h.Disconnect == nil {
+		t.Skip("harness cannot drop connections")
+	}
+	ctx := ctxFor(t)
+	ns := namespace(t)
+	c := s.client(t, ns)
+	w := s.client(t, ns)
+	jobTree(t, w, "/job1")
+	jobTree(t, w, "/job2")
+	v1 := s.track(t, c, "/job1", nil)
+	<-v1.Initialized()
+	conn := c.WatchConnection(ctx)
+	s.nextConn(t, conn, reg.StateConnected)
+	s.h.Disconnect(t, c)
+	s.nextConn(t, conn, reg.StateSuspended)
+	rec := &recorder{}
+	v2 := s.track(t, c, "/job2", rec.record)
+	stat(t)(w.Set(ctx, "/job1/config", []byte("while away"), reg.AnyVersion))
+	stat(t)(w.Set(ctx, "/job2/config", []byte("while away"), reg.AnyVersion))
+	if s.h.Reconnect != nil {
+		s.h.Reconnect(t, c)
+	}
+	select {
+	case <-v2.Initialized():
+	case <-ctx.Done():
+		t.Fatal("a subtree tracked while disconnected never loaded")
+	}
+	s.eventuallySame(t, w, v1, "/job1")
+	s.eventuallySame(t, w, v2, "/job2")
+	s.eventually(t, "events replay to the view", func() bool {
+		got, err := replay(rec.events())
+		noErr(t, err)
+		return maps2str(got) == maps2str(viewTree(v2, "/job2"))
+	})
 }
