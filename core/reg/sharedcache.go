@@ -108,7 +108,12 @@ type SharedCache struct {
 	closed []*CacheView // closed, to be freed
 	wake   chan struct{}
 
-	work []*CacheView // Run's: views with dirty paths, in order
+	// Run's own: the views with dirty paths, in order, and a round's
+	// buffers.
+	work  []*CacheView
+	ops   []ReadOp
+	reads []read
+	views []*CacheView
 }
 
 // SharedCache states and modes.

@@ -255,11 +255,11 @@ type read struct {
 // round reads the dirty paths of the views at the head of s.work (up to
 // maxRoundOps reads), applies the results and delivers the events.
 func (s *SharedCache) round(ctx context.Context) error {
-	var (
-		ops   []ReadOp
-		reads []read
-		views []*CacheView
-	)
+	ops, reads, views := s.ops[:0], s.reads[:0], s.views[:0]
+	defer func() {
+		// Kept for the next round, without what they point to.
+		s.ops, s.reads, s.views = clearSlice(ops), clearSlice(reads), clearSlice(views)
+	}()
 	taken := 0
 	for _, v := range s.work {
 		if len(ops) >= maxRoundOps {
@@ -326,6 +326,12 @@ func (s *SharedCache) round(ctx context.Context) error {
 		v.deliver()
 	}
 	return nil
+}
+
+// clearSlice zeroes in's elements and returns it emptied.
+func clearSlice[T any](in []T) []T {
+	clear(in)
+	return in[:0]
 }
 
 // loaded reports whether v's initial load is complete: what is left dirty
