@@ -268,6 +268,36 @@ func viewTree(v reg.TreeView, root string) map[string]string {
 	return out
 }
 
+// eventuallyReplays waits until rec's events, replayed, give v's subtree
+// at root (failing at once if they break the stream's rules).
+func (s *suite) eventuallyReplays(t *testing.T, rec *recorder, v reg.TreeView, root string) {
+	t.Helper()
+	s.eventually(t, root+"'s events replay to its view", func() bool {
+		got, err := replay(rec.events())
+		noErr(t, err)
+		return maps2str(got) == maps2str(viewTree(v, root))
+	})
+}
+
+// disconnect drops c's connection (the harness's Disconnect) and waits until
+// c says so; the func it returns lets c back and waits until it has
+// reconnected.
+func (s *suite) disconnect(t *testing.T, c reg.Client) (reconnect func()) {
+	t.Helper()
+	ctx := ctxFor(t)
+	conn := c.WatchConnection(ctx)
+	s.nextConn(t, conn, reg.StateConnected)
+	s.h.Disconnect(t, c)
+	s.nextConn(t, conn, reg.StateSuspended)
+	return func() {
+		t.Helper()
+		if s.h.Reconnect != nil {
+			s.h.Reconnect(t, c)
+		}
+		s.nextConn(t, conn, reg.StateReconnected)
+	}
+}
+
 // testSharedMany tracks many job-shaped subtrees on one cache, some before
 // Run and some while it runs, changes all of them, deletes some: every view
 // mirrors its subtree, and nothing else.
@@ -318,15 +348,7 @@ func (s *suite) testSharedMany(t *testing.T) {
 	for j, v := range views {
 		root := fmt.Sprintf("/job%02d", j)
 		s.eventuallySame(t, w, v, root)
-		var got map[string]string
-		s.eventually(t, root+"'s events replay to its view", func() bool {
-			var err error
-			got, err = replay(recs[j].events())
-			if err != nil {
-				t.Fatal(err)
-			}
-			return maps2str(got) == maps2str(viewTree(v, root))
-		})
+		s.eventuallyReplays(t, recs[j], v, root)
 	}
 }
 
@@ -421,25 +443,13 @@ func (s *suite) testSharedReconnect(t *testing.T) {
 	rec := &recorder{}
 	v := s.track(t, c, "/job", rec.record)
 	<-v.Initialized()
-	conn := c.WatchConnection(ctx)
-	s.nextConn(t, conn, reg.StateConnected)
-	s.h.Disconnect(t, c)
-	s.nextConn(t, conn, reg.StateSuspended)
+	reconnect := s.disconnect(t, c)
 	stat(t)(w.Set(ctx, "/job/config", []byte("while away"), reg.AnyVersion))
 	noErr(t, reg.DeleteRecursive(ctx, w, "/job/sharding/1"))
 	str(t)(w.Create(ctx, "/job/servers/10.0.0.2", []byte("DISABLED"), reg.Persistent))
-	if s.h.Reconnect != nil {
-		s.h.Reconnect(t, c)
-	}
-	s.nextConn(t, conn, reg.StateReconnected)
+	reconnect()
 	s.eventuallySame(t, w, v, "/job")
-	s.eventually(t, "events replay to the view", func() bool {
-		got, err := replay(rec.events())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return maps2str(got) == maps2str(viewTree(v, "/job"))
-	})
+	s.eventuallyReplays(t, rec, v, "/job")
 	// It follows changes after the reconnection.
 	stat(t)(w.Set(ctx, "/job/config", []byte("back"), reg.AnyVersion))
 	s.eventuallySame(t, w, v, "/job")
@@ -485,13 +495,7 @@ func (s *suite) testSharedEventsMatch(t *testing.T) {
 	wg.Wait()
 	noErr(t, e.(reg.Expirer).Expire(ctx))
 	s.eventuallySame(t, w, v, "/job")
-	s.eventually(t, "events replay to the view", func() bool {
-		got, err := replay(rec.events())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return maps2str(got) == maps2str(viewTree(v, "/job"))
-	})
+	s.eventuallyReplays(t, rec, v, "/job")
 }
 
 // testSharedClientClosed: Run returns an error wrapping ErrClosed when the
@@ -669,17 +673,12 @@ func (s *suite) testSharedTrackDisconnected(t *testing.T) {
 	jobTree(t, w, "/job2")
 	v1 := s.track(t, c, "/job1", nil)
 	<-v1.Initialized()
-	conn := c.WatchConnection(ctx)
-	s.nextConn(t, conn, reg.StateConnected)
-	s.h.Disconnect(t, c)
-	s.nextConn(t, conn, reg.StateSuspended)
+	reconnect := s.disconnect(t, c)
 	rec := &recorder{}
 	v2 := s.track(t, c, "/job2", rec.record)
 	stat(t)(w.Set(ctx, "/job1/config", []byte("while away"), reg.AnyVersion))
 	stat(t)(w.Set(ctx, "/job2/config", []byte("while away"), reg.AnyVersion))
-	if s.h.Reconnect != nil {
-		s.h.Reconnect(t, c)
-	}
+	reconnect()
 	select {
 	case <-v2.Initialized():
 	case <-ctx.Done():
@@ -687,9 +686,5 @@ func (s *suite) testSharedTrackDisconnected(t *testing.T) {
 	}
 	s.eventuallySame(t, w, v1, "/job1")
 	s.eventuallySame(t, w, v2, "/job2")
-	s.eventually(t, "events replay to the view", func() bool {
-		got, err := replay(rec.events())
-		noErr(t, err)
-		return maps2str(got) == maps2str(viewTree(v2, "/job2"))
-	})
+	s.eventuallyReplays(t, rec, v2, "/job2")
 }
