@@ -55,9 +55,9 @@ const (
 // load. Called with s.mu held. The registration comes first: every change
 // notified from then on is queued, and the load's reads come after it.
 func (s *SharedCache) addRecursive(v *CacheView) {
-	s.rmu.Lock()
+	s.tmu.Lock()
 	s.roots[v.root] = append(s.roots[v.root], v)
-	s.rmu.Unlock()
+	s.tmu.Unlock()
 	s.imu.Lock()
 	s.added = append(s.added, v)
 	s.imu.Unlock()
@@ -76,9 +76,9 @@ func (s *SharedCache) poke() {
 func (s *SharedCache) notify(ev WatchEvent) {
 	switch ev.Type {
 	case EventNodeCreated, EventNodeDeleted, EventNodeDataChanged:
-		s.rmu.RLock()
+		s.tmu.RLock()
 		tracked := s.tracked(ev.Path)
-		s.rmu.RUnlock()
+		s.tmu.RUnlock()
 		if !tracked {
 			return
 		}
@@ -90,7 +90,7 @@ func (s *SharedCache) notify(ev WatchEvent) {
 }
 
 // tracked reports whether a view's root is path or one of its ancestors.
-// Caller holds rmu.
+// Caller holds tmu.
 func (s *SharedCache) tracked(path string) bool {
 	if len(s.roots) == 0 {
 		return false
@@ -105,7 +105,7 @@ func (s *SharedCache) tracked(path string) bool {
 	}
 }
 
-// viewsOf calls f for each view whose subtree holds path. Caller holds rmu.
+// viewsOf calls f for each view whose subtree holds path. Caller holds tmu.
 func (s *SharedCache) viewsOf(path string, f func(*CacheView)) {
 	if len(s.roots) == 0 {
 		return
@@ -137,17 +137,17 @@ func (s *SharedCache) runRecursive(ctx context.Context) error {
 				return fmt.Errorf("shared cache: recursive watch ended: %w", ev.Err)
 			case EventResync:
 				s.log.Debug("shared cache: resync")
-				s.rmu.RLock()
+				s.tmu.RLock()
 				for _, vs := range s.roots {
 					for _, v := range vs {
 						s.resync(v)
 					}
 				}
-				s.rmu.RUnlock()
+				s.tmu.RUnlock()
 			default:
-				s.rmu.RLock()
+				s.tmu.RLock()
 				s.viewsOf(ev.Path, func(v *CacheView) { s.noteChange(v, ev.Path) })
-				s.rmu.RUnlock()
+				s.tmu.RUnlock()
 			}
 		}
 		for _, v := range added {
