@@ -49,6 +49,7 @@ func (s *suite) treeTests() map[string]func(t *testing.T) {
 		tests["ClientClosed"] = s.testSharedClientClosed
 		tests["UntrackedIgnored"] = s.testSharedUntracked
 		tests["TrackDisconnected"] = s.testSharedTrackDisconnected
+		tests["LeavesNotListed"] = s.testSharedLeavesNotListed
 	}
 	return tests
 }
@@ -687,4 +688,51 @@ func (s *suite) testSharedTrackDisconnected(t *testing.T) {
 	s.eventuallySame(t, w, v1, "/job1")
 	s.eventuallySame(t, w, v2, "/job2")
 	s.eventuallyReplays(t, rec, v2, "/job2")
+}
+
+// testSharedLeavesNotListed: the paths WithLeaves names are read but never
+// listed (counted with regcount).
+func (s *suite) testSharedLeavesNotListed(t *testing.T) {
+	ctx := ctxFor(t)
+	ns := namespace(t)
+	c := s.client(t, ns)
+	str(t)(c.Create(ctx, "/job/leaf", []byte("l"), reg.Persistent, reg.WithParents()))
+	str(t)(c.Create(ctx, "/job/inner/child", []byte("c"), reg.Persistent, reg.WithParents()))
+	leaf := func(p string) bool { return p == "/job/leaf" || p == "/job/inner/child" }
+	var (
+		mu    sync.Mutex
+		calls []regcount.Call
+	)
+	var inner reg.Client = c
+	if s.tree == kindSharedFallback {
+		inner = noRecursive{c}
+	}
+	rc := regcount.New(inner, regcount.WithObserver(func(call regcount.Call) {
+		mu.Lock()
+		calls = append(calls, call)
+		mu.Unlock()
+	}))
+	sc := reg.NewSharedCache(rc)
+	v := sc.Track("/job", nil, reg.WithLeaves(leaf))
+	t.Cleanup(v.Close)
+	runShared(t, sc)
+	<-v.Initialized()
+	s.eventuallySame(t, c, v, "/job")
+	mu.Lock()
+	defer mu.Unlock()
+	multiOps := 0
+	for _, call := range calls {
+		switch call.Method {
+		case "MultiRead":
+			multiOps += call.Ops
+		case "Children", "ChildrenW":
+			if leaf(call.Path) {
+				t.Errorf("leaf %s listed", call.Path)
+			}
+		}
+	}
+	// The recursive mode reads all four nodes and lists the two others.
+	if multiOps != 0 && multiOps != 6 {
+		t.Errorf("%d reads to load 4 nodes of which 2 leaves, want 6 (4 gets, 2 listings): %+v", multiOps, calls)
+	}
 }
