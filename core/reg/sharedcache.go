@@ -444,10 +444,10 @@ func (v *CacheView) Close() {
 	delete(s.started, v)
 	recursive := s.mode == modeRecursive
 	s.mu.Unlock()
-	// A delivery under way returns before this lock is taken; later ones
-	// see closed.
+	// An empty critical section: a delivery under way (which holds dmu)
+	// returns before it, and later ones see closed.
 	v.dmu.Lock()
-	v.dmu.Unlock() //nolint:staticcheck // an empty critical section: waiting out fn
+	v.dmu.Unlock()
 	if started {
 		v.cancel()
 		<-v.done

@@ -55,6 +55,7 @@ const (
 // load. Called with s.mu held. The registration comes first: every change
 // notified from then on is queued, and the load's reads come after it.
 func (s *SharedCache) addRecursive(v *CacheView) {
+	v.opts = nil // only a fallback TreeCache needs them
 	s.tmu.Lock()
 	s.roots[v.root] = append(s.roots[v.root], v)
 	s.tmu.Unlock()
