@@ -79,10 +79,8 @@ var (
 //
 // EventResync (the connection was lost, or a new session began: changes
 // may have been missed) marks every tracked subtree dirty in full: each
-// cached node is read again, and listed again when its Pzxid moved (a child
-// came or went since it was read: ZooKeeper re-arms a recursive watch on a
-// new connection without replaying what was missed), and the differences
-// are reported (the old session's ephemerals as NodeDeleted). A failed round (a
+// cached node is read and listed again, and the differences are reported
+// (the old session's ephemerals as NodeDeleted). A failed round (a
 // connection problem) is retried after a back-off as a full re-read of the
 // subtrees it was reading. A new subtree is loaded breadth-first in the
 // same rounds (a level per round, a Get and a Children per node); its

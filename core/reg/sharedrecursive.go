@@ -46,15 +46,9 @@ func (n *snode) Stat() Stat {
 
 // Dirty flags.
 const (
-	// dirtyList: list the node's children too (a node that appeared
-	// without being listed, or a resync's root).
+	// dirtyList: list the node's children too (a resync, or a node that
+	// appeared without being listed).
 	dirtyList uint8 = 1 << iota
-	// dirtyCheck: a resync's read of a cached node; it is listed (in the
-	// next round) only when its Pzxid moved since it was last read. An
-	// unchanged Pzxid means no child came or went since that read, and
-	// every child change before it was notified, on the same connection,
-	// before the read's answer: the cached children are right.
-	dirtyCheck
 )
 
 // addRecursive registers v for the watch callback and hands it to Run to
@@ -220,15 +214,15 @@ func (s *SharedCache) noteChange(v *CacheView, path string) {
 	s.mark(v, path, 0)
 }
 
-// resync marks v dirty in full: its root and every cached node are read
-// again, and listed again where their Pzxid moved (see dirtyCheck).
+// resync marks v dirty in full: its root and every cached node, to be read
+// and listed again.
 func (s *SharedCache) resync(v *CacheView) {
 	if v.closed.Load() {
 		return
 	}
 	s.mark(v, v.root, dirtyList)
 	if v.node != nil {
-		walk(v.root, v.node, func(path string, _ *snode) { s.mark(v, path, dirtyCheck) })
+		walk(v.root, v.node, func(path string, _ *snode) { s.mark(v, path, dirtyList) })
 	}
 }
 
@@ -253,11 +247,10 @@ func (s *SharedCache) mark(v *CacheView, path string, flags uint8) {
 
 // read is one dirty path of a round.
 type read struct {
-	v     *CacheView
-	path  string
-	flags uint8
-	get   int // index of its Get in the round's ops
-	kids  int // index of its Children, or -1
+	v    *CacheView
+	path string
+	get  int // index of its Get in the round's ops
+	kids int // index of its Children, or -1
 }
 
 // round reads the dirty paths of the views at the head of s.work (up to
@@ -286,9 +279,9 @@ func (s *SharedCache) round(ctx context.Context) error {
 		}
 		slices.Sort(paths) // parents first
 		for _, p := range paths {
-			r := read{v: v, path: p, flags: v.dirty[p], get: len(ops), kids: -1}
+			r := read{v: v, path: p, get: len(ops), kids: -1}
 			ops = append(ops, GetOp(p))
-			if !v.leaf(p) && (r.flags&dirtyList != 0 || v.lookup(p) == nil) {
+			if !v.leaf(p) && (v.dirty[p]&dirtyList != 0 || v.lookup(p) == nil) {
 				r.kids = len(ops)
 				ops = append(ops, ChildrenOp(p))
 			}
@@ -317,7 +310,7 @@ func (s *SharedCache) round(ctx context.Context) error {
 		if r.kids >= 0 {
 			kids = &res[r.kids]
 		}
-		s.apply(r.v, r.path, r.flags, &res[r.get], kids)
+		s.apply(r.v, r.path, &res[r.get], kids)
 	}
 	s.rmu.Unlock()
 	for _, v := range views {
@@ -378,7 +371,7 @@ func (v *CacheView) emit(typ TreeEventType, path string, n *snode) {
 
 // apply updates v's copy of path from its Get (and Children) result. Caller
 // holds rmu.
-func (s *SharedCache) apply(v *CacheView, path string, flags uint8, get, kids *ReadResult) {
+func (s *SharedCache) apply(v *CacheView, path string, get, kids *ReadResult) {
 	n := v.lookup(path)
 	if get.Err != nil { // absent (or unreadable: ErrNoAuth)
 		if n != nil {
@@ -389,9 +382,6 @@ func (s *SharedCache) apply(v *CacheView, path string, flags uint8, get, kids *R
 	if n != nil && n.stat.czxid != get.Stat.Czxid {
 		v.remove(path, n) // deleted and re-created since it was read
 		n = nil
-	}
-	if n != nil && kids == nil && flags&dirtyCheck != 0 && get.Stat.Pzxid != n.stat.pzxid && !v.leaf(path) {
-		s.mark(v, path, dirtyList) // a child came or went since n was read
 	}
 	switch {
 	case n == nil:
