@@ -50,6 +50,7 @@ func (s *suite) treeTests() map[string]func(t *testing.T) {
 		tests["UntrackedIgnored"] = s.testSharedUntracked
 		tests["TrackDisconnected"] = s.testSharedTrackDisconnected
 		tests["LeavesNotListed"] = s.testSharedLeavesNotListed
+		tests["ChurnReconnects"] = s.testSharedChurnReconnects
 	}
 	return tests
 }
@@ -735,4 +736,66 @@ func (s *suite) testSharedLeavesNotListed(t *testing.T) {
 	if multiOps != 0 && multiOps != 6 {
 		t.Errorf("%d reads to load 4 nodes of which 2 leaves, want 6 (4 gets, 2 listings): %+v", multiOps, calls)
 	}
+}
+
+// testSharedChurnReconnects churns a subtree from another client while the
+// cache's connection drops and comes back several times: the view ends as
+// the registry's subtree, and its events replay to it.
+func (s *suite) testSharedChurnReconnects(t *testing.T) {
+	if s.h.Disconnect == nil {
+		t.Skip("harness cannot drop connections")
+	}
+	ctx := ctxFor(t)
+	ns := namespace(t)
+	c := s.client(t, ns)
+	w := s.client(t, ns)
+	jobTree(t, w, "/job")
+	rec := &recorder{}
+	v := s.track(t, c, "/job", rec.record)
+	<-v.Initialized()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	halt := sync.OnceFunc(func() {
+		close(stop)
+		wg.Wait()
+	})
+	t.Cleanup(halt)
+	for g := range 3 {
+		wg.Go(func() {
+			p := fmt.Sprintf("/job/sharding/%d/running", g)
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				var err error
+				switch i % 3 {
+				case 0:
+					_, err = w.Create(ctx, p, fmt.Appendf(nil, "%d", i), reg.Persistent, reg.WithParents())
+				case 1:
+					_, err = w.Set(ctx, p, fmt.Appendf(nil, "%d", i), reg.AnyVersion)
+				case 2:
+					err = w.Delete(ctx, p, reg.AnyVersion)
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	for range 3 {
+		reconnect := s.disconnect(t, c)
+		s.eventually(t, "changes while away", func() bool {
+			_, st, err := w.Get(ctx, "/job/sharding/0")
+			noErr(t, err)
+			_, cst, _ := v.Get("/job/sharding/0")
+			return st.Cversion > cst.Cversion+3
+		})
+		reconnect()
+	}
+	halt()
+	s.eventuallySame(t, w, v, "/job")
+	s.eventuallyReplays(t, rec, v, "/job")
 }
