@@ -10,16 +10,20 @@ import (
 	"github.com/ejob-io/ejob/internal/testkit"
 )
 
+// connector connects clients of srv.
+func connector(srv *embedded.Server) func(tb testing.TB, ns string) reg.Client {
+	return func(tb testing.TB, ns string) reg.Client {
+		c, err := srv.Connect(ns)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return c
+	}
+}
+
 func TestSuite(t *testing.T) {
-	srv := embedded.NewServer()
 	regtest.Run(t, regtest.Harness{
-		Connect: func(t testing.TB, ns string) reg.Client {
-			c, err := srv.Connect(ns)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return c
-		},
+		Connect:    connector(embedded.NewServer()),
 		Disconnect: func(t testing.TB, c reg.Client) { c.(*embedded.Client).Suspend() },
 		Reconnect:  func(t testing.TB, c reg.Client) { c.(*embedded.Client).Resume() },
 		Wait:       5 * time.Second,
@@ -31,12 +35,5 @@ func TestSuite(t *testing.T) {
 func TestMain(m *testing.M) { testkit.Main(m) }
 
 func BenchmarkSharedCache(b *testing.B) {
-	srv := embedded.NewServer()
-	regtest.BenchSharedCache(b, func(tb testing.TB, ns string) reg.Client {
-		c, err := srv.Connect(ns)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		return c
-	}, 100, 1000, 10000)
+	regtest.BenchSharedCache(b, connector(embedded.NewServer()), 100, 1000, 10000)
 }
