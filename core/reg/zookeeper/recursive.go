@@ -68,8 +68,9 @@ import (
 // addWatch, and its fn gets EventResync when that reply is read, so before
 // any notification of the new connection reaches it. A watch whose ctx
 // ended is not removed from the server (a removeWatches could race an
-// addWatch for the same path, and may serve a one-shot watch as above);
-// its notifications are dropped until the connection ends.
+// addWatch for the same path, and may serve a one-shot watch as above):
+// until the connection ends, its notifications go to go-zookeeper, which
+// has no watch for them (a cost, not an error).
 const (
 	opExists       = 3
 	opGetChildren2 = 12
@@ -197,9 +198,13 @@ func (c *Client) addWatch(sc *sniffConn, w *rwatch) error {
 	body = binary.BigEndian.AppendUint32(body, addWatchPersistentRecursive)
 	xid := int32(ownXidTop - c.xid.Add(1)%ownXids)
 	f, err := sc.roundTripHooks(xid, body, ms(c.cfg.ConnectionTimeoutMilliseconds), c.closing,
-		func() { sc.recWritten[w.full] = true }, // under sc.wmu
+		// Under sc.wmu: the one-shot reads written after it leave the
+		// path to the recursive watch (see outgoing).
+		func() { sc.noteAddWatch(w.full, true) },
 		func(f []byte) {
-			if replyCode(f) == 0 {
+			ok := replyCode(f) == 0
+			sc.noteAddWatch(w.full, ok) // a refusal armed nothing
+			if ok {
 				c.rec.arm(sc, w)
 			}
 		})
@@ -381,9 +386,21 @@ func (s *sniffConn) outgoing(p []byte) {
 	path := string(p[16:watch])
 	s.stdMu.Lock()
 	s.stdReqs[xid] = stdReq{path: path, op: op}
-	s.stdMu.Unlock()
 	if (op == opGetData || op == opExists) && s.recWritten[path] {
 		p[watch] = 0
+	}
+	s.stdMu.Unlock()
+}
+
+// noteAddWatch records that an addWatch for path was written on s (ok),
+// or refused.
+func (s *sniffConn) noteAddWatch(path string, ok bool) {
+	s.stdMu.Lock()
+	defer s.stdMu.Unlock()
+	if ok {
+		s.recWritten[path] = true
+	} else {
+		delete(s.recWritten, path)
 	}
 }
 

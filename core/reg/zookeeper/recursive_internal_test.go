@@ -117,7 +117,7 @@ func TestOneShotOnRecursivePathIsNotSentToTheServer(t *testing.T) {
 	r := newRecursive("")
 	sc := newSniffConn(nil, "")
 	sc.rec = r
-	sc.recWritten["/a"] = true
+	sc.noteAddWatch("/a", true)
 	same, below := getDataFrame(5, "/a", true), getDataFrame(6, "/a/b", true)
 	sc.outgoing(same)
 	sc.outgoing(below)

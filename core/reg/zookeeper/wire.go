@@ -74,8 +74,9 @@ type sniffConn struct {
 	// rec, when set, follows go-zookeeper's watches and routes watch
 	// notifications (see recursive.go). stdReqs are go-zookeeper's
 	// watching reads in flight on this connection, by xid; recWritten
-	// the paths ejob's addWatch was written for on it (guarded by wmu);
-	// setWatches is closed once go-zookeeper wrote its setWatches.
+	// the paths ejob's addWatch was written for on it (both guarded by
+	// stdMu); setWatches is closed once go-zookeeper wrote its
+	// setWatches.
 	rec        *recursive
 	stdMu      sync.Mutex
 	stdReqs    map[int32]stdReq
