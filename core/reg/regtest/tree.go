@@ -541,6 +541,31 @@ func (s *suite) testSharedClientClosed(t *testing.T) {
 	}
 }
 
+// callLog records the requests made through a client (regcount's
+// observer).
+type callLog struct {
+	mu    sync.Mutex
+	calls []regcount.Call
+}
+
+// wrap returns c counted into l.
+func (l *callLog) wrap(c reg.Client) reg.Client {
+	return regcount.New(c, regcount.WithObserver(func(call regcount.Call) {
+		l.mu.Lock()
+		l.calls = append(l.calls, call)
+		l.mu.Unlock()
+	}))
+}
+
+// take returns the requests recorded since the last take.
+func (l *callLog) take() []regcount.Call {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := l.calls
+	l.calls = nil
+	return out
+}
+
 // testSharedUntracked changes nodes no view holds, many times: the cache
 // makes no request for them (counted with regcount). In the recursive mode
 // the whole cache holds one recursive watch and no one-shot watch.
@@ -554,20 +579,8 @@ func (s *suite) testSharedUntracked(t *testing.T) {
 		jobTree(t, w, fmt.Sprintf("/job%d", j))
 		jobTree(t, w, fmt.Sprintf("/other%d", j))
 	}
-	var (
-		mu    sync.Mutex
-		calls []regcount.Call
-	)
-	var inner reg.Client = c
-	if s.tree == kindSharedFallback {
-		inner = noRecursive{c}
-	}
-	rc := regcount.New(inner, regcount.WithObserver(func(call regcount.Call) {
-		mu.Lock()
-		calls = append(calls, call)
-		mu.Unlock()
-	}))
-	sc := reg.NewSharedCache(rc)
+	calls := &callLog{}
+	sc := s.newShared(calls.wrap(c))
 	views := make([]*reg.CacheView, jobs)
 	for j := range jobs {
 		views[j] = sc.Track(fmt.Sprintf("/job%d", j), nil)
@@ -577,9 +590,9 @@ func (s *suite) testSharedUntracked(t *testing.T) {
 	for _, v := range views {
 		<-v.Initialized()
 	}
-	mu.Lock()
-	recursive := slices.ContainsFunc(calls, func(c regcount.Call) bool { return c.Method == "WatchRecursive" })
-	for _, c := range calls {
+	loading := calls.take()
+	recursive := slices.ContainsFunc(loading, func(c regcount.Call) bool { return c.Method == "WatchRecursive" })
+	for _, c := range loading {
 		if recursive && c.Kind == regcount.Watch && c.Method != "WatchRecursive" {
 			t.Errorf("one-shot watch %s %s in the recursive mode", c.Method, c.Path)
 		}
@@ -587,8 +600,6 @@ func (s *suite) testSharedUntracked(t *testing.T) {
 			t.Errorf("loading read an untracked path: %+v", c)
 		}
 	}
-	calls = nil
-	mu.Unlock()
 	t.Logf("recursive mode: %v", recursive)
 	if s.tree == kindSharedFallback && recursive {
 		t.Fatal("the fallback armed a recursive watch")
@@ -608,17 +619,16 @@ func (s *suite) testSharedUntracked(t *testing.T) {
 		d, _, ok := views[0].Get("/job0/config")
 		return ok && string(d) == "barrier"
 	})
-	mu.Lock()
-	defer mu.Unlock()
+	after := calls.take()
 	ops := 0
-	for _, c := range calls {
+	for _, c := range after {
 		ops += c.Ops
 		if c.Path != "/job0/config" {
 			t.Errorf("request for another path than the tracked change's: %+v", c)
 		}
 	}
 	if ops > 1 {
-		t.Errorf("%d reads for one tracked change among %d untracked ones: %+v", ops, 60, calls)
+		t.Errorf("%d reads for one tracked change among %d untracked ones: %+v", ops, 60, after)
 	}
 }
 
@@ -700,29 +710,16 @@ func (s *suite) testSharedLeavesNotListed(t *testing.T) {
 	str(t)(c.Create(ctx, "/job/leaf", []byte("l"), reg.Persistent, reg.WithParents()))
 	str(t)(c.Create(ctx, "/job/inner/child", []byte("c"), reg.Persistent, reg.WithParents()))
 	leaf := func(p string) bool { return p == "/job/leaf" || p == "/job/inner/child" }
-	var (
-		mu    sync.Mutex
-		calls []regcount.Call
-	)
-	var inner reg.Client = c
-	if s.tree == kindSharedFallback {
-		inner = noRecursive{c}
-	}
-	rc := regcount.New(inner, regcount.WithObserver(func(call regcount.Call) {
-		mu.Lock()
-		calls = append(calls, call)
-		mu.Unlock()
-	}))
-	sc := reg.NewSharedCache(rc)
+	calls := &callLog{}
+	sc := s.newShared(calls.wrap(c))
 	v := sc.Track("/job", nil, reg.WithLeaves(leaf))
 	t.Cleanup(v.Close)
 	runShared(t, sc)
 	<-v.Initialized()
 	s.eventuallySame(t, c, v, "/job")
-	mu.Lock()
-	defer mu.Unlock()
+	loading := calls.take()
 	multiOps := 0
-	for _, call := range calls {
+	for _, call := range loading {
 		switch call.Method {
 		case "MultiRead":
 			multiOps += call.Ops
@@ -734,7 +731,7 @@ func (s *suite) testSharedLeavesNotListed(t *testing.T) {
 	}
 	// The recursive mode reads all four nodes and lists the two others.
 	if multiOps != 0 && multiOps != 6 {
-		t.Errorf("%d reads to load 4 nodes of which 2 leaves, want 6 (4 gets, 2 listings): %+v", multiOps, calls)
+		t.Errorf("%d reads to load 4 nodes of which 2 leaves, want 6 (4 gets, 2 listings): %+v", multiOps, loading)
 	}
 }
 
