@@ -1,0 +1,476 @@
+package reg
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// TreeView reads a cached subtree (implemented by *TreeCache and
+// *CacheView).
+type TreeView interface {
+	// Get returns the cached data and stat of path.
+	Get(path string) ([]byte, Stat, bool)
+	// Children returns the cached child names of path, sorted.
+	Children(path string) ([]string, bool)
+}
+
+var (
+	_ TreeView = (*TreeCache)(nil)
+	_ TreeView = (*CacheView)(nil)
+)
+
+// SharedCache mirrors chosen subtrees (job roots) of one client with one
+// recursive watch on the namespace root and one goroutine however many
+// subtrees it tracks. On a client without RecursiveWatcher (or when it
+// answers ErrUnimplemented: ZooKeeper before 3.6) each tracked subtree is a
+// TreeCache of its own, as before (a goroutine per subtree then).
+//
+// A tracked subtree has the semantics of a TreeCache over its root: no
+// change is missed, changes may coalesce (latest data wins), a node deleted
+// and re-created between reads gives NodeDeleted then NodeAdded (its Czxid
+// changed), and after a resync (a reconnection or a new session) the
+// differences are reported (e.g. NodeDeleted for the old session's
+// ephemerals).
+//
+// # How the recursive mode works
+//
+// Run arms one persistent recursive watch on the namespace root "/" before
+// it loads any subtree. Job roots are the namespace root's children, so as
+// soon as two jobs are tracked the narrowest root over both is "/" anyway;
+// a narrower watch would have to be re-armed (and everything re-read) when
+// a Track widened it. The server then notifies every change in the
+// namespace, other hosts' jobs included: the watch callback drops a
+// notification for a path no subtree holds after a few map lookups (its
+// ancestors), without queueing it, and such paths are never read.
+//
+// The callback queues the other notifications (an unbounded queue: it never
+// blocks) and Run, the only goroutine, takes them in order and marks paths
+// dirty in the subtrees that hold them; it then reads the dirty paths in
+// rounds with ReadMany (a Get per path, and a Children for a path not yet
+// cached or to be listed again), applies the results, reports the
+// differences to the subtrees' fns, and takes the notifications that came
+// meanwhile before the next round.
+//
+// Why this converges to the server's state: a recursive watch notifies
+// every create, data change and delete below "/", in order, from the moment
+// it is armed. A read issued after a notification was received reflects a
+// state at least as new as that change, and every notified path of a
+// subtree is read again after its notification; so once no notification
+// arrives, the last read of every notified path shows its current state.
+// Nodes nobody notified (those that existed before the watch was armed, or
+// whose notification came while their parent was not cached) are found by
+// listing: a node is listed when it appears in the cache (in the same round
+// when it was not cached when the round began), and a child's notification
+// is ignored only while its parent is absent from the cache, in which case
+// the parent's later appearance (read after that notification, so listing
+// the child) brings the child in. A listing never removes a cached child
+// (it may be older than the child's read): deletions are notified, and on a
+// resync every cached node is read. A node deleted and re-created
+// between two reads has another Czxid: the old one is reported NodeDeleted
+// (its cached subtree first), then the new one NodeAdded. WithLeaves paths
+// are never listed, and notifications below them are ignored.
+//
+// EventResync (the connection was lost, or a new session began: changes
+// may have been missed) marks every tracked subtree dirty in full: each
+// cached node is read and listed again, and the differences are reported
+// (the old session's ephemerals as NodeDeleted). A failed round (a
+// connection problem) is retried after a back-off as a full re-read of the
+// subtrees it was reading. A new subtree is loaded breadth-first in the
+// same rounds (a level per round, a Get and a Children per node); its
+// fn gets nothing until the load is complete, then a NodeAdded per node and
+// TreeInitialized, then every change, as a TreeCache's reader does.
+type SharedCache struct {
+	c   Client
+	log hclog.Logger
+
+	mu      sync.Mutex // guards the fields below
+	state   int        // sharedIdle, sharedRunning, sharedDone
+	mode    int        // modeUnknown, modeRecursive, modeFallback
+	runCtx  context.Context
+	pending []*CacheView            // tracked while the mode is unknown
+	started map[*CacheView]struct{} // fallback: views with a running TreeCache
+
+	// Recursive mode. tmu guards roots (read by the watch callback, which
+	// so never waits for a round being applied); rmu guards every view's
+	// nodes (written by Run only, which reads them without it).
+	tmu   sync.RWMutex
+	roots map[string][]*CacheView // tracked views by root
+	rmu   sync.RWMutex
+
+	imu    sync.Mutex // guards the inbox
+	inbox  []WatchEvent
+	added  []*CacheView // tracked, to be loaded
+	closed []*CacheView // closed, to be freed
+	wake   chan struct{}
+
+	// Run's own: the views with dirty paths, in order, and a round's
+	// buffers.
+	work  []*CacheView
+	ops   []ReadOp
+	reads []read
+	views []*CacheView
+}
+
+// SharedCache states and modes.
+const (
+	sharedIdle = iota
+	sharedRunning
+	sharedDone
+)
+
+const (
+	modeUnknown = iota
+	modeRecursive
+	modeFallback
+)
+
+// SharedCacheOption configures a SharedCache.
+type SharedCacheOption func(*SharedCache)
+
+// WithSharedLogger sets the logger (default: none).
+func WithSharedLogger(l hclog.Logger) SharedCacheOption {
+	return func(s *SharedCache) { s.log = l }
+}
+
+// NewSharedCache returns a cache of c's namespace; Run starts it.
+func NewSharedCache(c Client, opts ...SharedCacheOption) *SharedCache {
+	s := &SharedCache{
+		c:       c,
+		log:     hclog.NewNullLogger(),
+		started: make(map[*CacheView]struct{}),
+		roots:   make(map[string][]*CacheView),
+		wake:    make(chan struct{}, 1),
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// CacheView is one subtree tracked by a SharedCache (see Track).
+type CacheView struct {
+	s      *SharedCache
+	root   string
+	fn     func(TreeEvent)
+	opts   []TreeCacheOption
+	leaf   func(path string) bool
+	initCh chan struct{}
+
+	closed atomic.Bool // set by Close, under s.mu
+	dmu    sync.Mutex  // held while fn runs
+
+	// Fallback: a TreeCache of its own, running until cancel.
+	tc     atomic.Pointer[TreeCache]
+	cancel context.CancelFunc
+	done   chan struct{} // closed when tc's Run has returned
+
+	// Recursive mode: the root node (nil while absent), guarded by s.rmu,
+	// written by Run only.
+	node *snode
+	// Run's own.
+	dirty       map[string]uint8 // path → dirty flags
+	queued      bool             // in s.work
+	initialized bool
+	out         []TreeEvent // to deliver after the round
+}
+
+// Track mirrors the subtree at root (root included; it need not exist).
+// fn gets, in order, on the cache's goroutine: NodeAdded for each node of
+// the initial load, TreeInitialized, then every change (NodeAdded,
+// NodeUpdated, NodeDeleted with the same meaning and coalescing as a
+// TreeCache's, children deleted before their parents). fn must not block
+// (post to a queue) and must not call the view's Close; a nil fn makes the
+// view a mirror only. Options: WithLeaves (as a TreeCache's); WithoutEvents
+// is ignored (pass a nil fn). Close stops delivery (no call of fn after
+// Close returns) and frees the subtree's memory.
+//
+// Track may be called before or while Run runs; a subtree tracked after Run
+// has returned, or at an invalid root, is never loaded.
+func (s *SharedCache) Track(root string, fn func(TreeEvent), opts ...TreeCacheOption) *CacheView {
+	var o TreeCache
+	o.leaf = func(string) bool { return false }
+	for _, f := range opts {
+		f(&o)
+	}
+	v := &CacheView{s: s, root: root, fn: fn, opts: opts, leaf: o.leaf, initCh: make(chan struct{})}
+	if err := ValidatePath(root, false); err != nil {
+		s.log.Error("shared cache: not tracked", "root", root, "error", err)
+		v.closed.Store(true)
+		return v
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state == sharedDone {
+		return v
+	}
+	switch s.mode {
+	case modeUnknown:
+		s.pending = append(s.pending, v)
+	case modeFallback:
+		s.startFallback(v)
+	case modeRecursive:
+		s.addRecursive(v)
+	}
+	return v
+}
+
+// Run follows the namespace until ctx ends and returns nil then, or an
+// error wrapping ErrClosed when the client closes. It returns once delivery
+// to every tracked subtree has stopped. Registry errors other than a closed
+// client are retried with back-off (a full re-read), never returned.
+func (s *SharedCache) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s.mu.Lock()
+	if s.state != sharedIdle {
+		s.mu.Unlock()
+		return fmt.Errorf("shared cache: Run called twice: %w", ErrInvalidArgument)
+	}
+	s.state, s.runCtx = sharedRunning, ctx
+	s.mu.Unlock()
+	if rw, ok := s.c.(RecursiveWatcher); ok {
+		err := s.arm(ctx, rw)
+		switch {
+		case err == nil:
+			err = s.runRecursive(ctx)
+			s.setDone()
+			return err
+		case errors.Is(err, ErrUnimplemented):
+			s.log.Info("no recursive watches on this server: a tree cache per subtree", "error", err)
+		default:
+			s.setDone()
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+	}
+	s.mu.Lock()
+	s.mode = modeFallback
+	for _, v := range s.pending {
+		s.startFallback(v)
+	}
+	s.pending = nil
+	s.mu.Unlock()
+	return s.runFallback(ctx)
+}
+
+// setDone marks Run as returned and frees the views closed meanwhile.
+func (s *SharedCache) setDone() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.state = sharedDone
+	s.pending = nil
+	_, _, closed := s.takeInbox()
+	for _, v := range closed {
+		s.free(v)
+	}
+}
+
+// Back-off bounds after a failed request (TreeCache, SharedCache).
+const minBackoff, maxBackoff = 50 * time.Millisecond, 2 * time.Second
+
+// arm arms the recursive watch on "/", retrying with back-off until it is
+// armed, the server answers ErrUnimplemented, the client closes or ctx
+// ends. Once armed, the views tracked so far are loaded by Run.
+func (s *SharedCache) arm(ctx context.Context, rw RecursiveWatcher) error {
+	backoff := minBackoff
+	for {
+		err := rw.WatchRecursive(ctx, "/", s.notify)
+		if err == nil {
+			break
+		}
+		if errors.Is(err, ErrUnimplemented) || errors.Is(err, ErrClosed) || ctx.Err() != nil {
+			return fmt.Errorf("shared cache: %w", err)
+		}
+		s.log.Warn("shared cache: arming the recursive watch failed; retrying", "error", err, "backoff", backoff)
+		if !sleepCtx(ctx, backoff) {
+			return ctx.Err()
+		}
+		backoff = min(backoff*2, maxBackoff)
+	}
+	s.mu.Lock()
+	s.mode = modeRecursive
+	for _, v := range s.pending {
+		s.addRecursive(v)
+	}
+	s.pending = nil
+	s.mu.Unlock()
+	return nil
+}
+
+// sleepCtx waits d and reports true, or false when ctx ends first.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// --- fallback: a TreeCache per view ---
+
+// runFallback waits until ctx ends or the client closes (its connection
+// stream ends), then stops every view's TreeCache.
+func (s *SharedCache) runFallback(ctx context.Context) error {
+	conn := s.c.WatchConnection(ctx)
+	var err error
+	for err == nil {
+		select {
+		case <-ctx.Done():
+			err = ctx.Err()
+		case _, ok := <-conn:
+			if !ok && ctx.Err() == nil {
+				err = fmt.Errorf("shared cache: %w", ErrClosed)
+			}
+		}
+	}
+	s.mu.Lock()
+	s.state = sharedDone
+	views := make([]*CacheView, 0, len(s.started))
+	for v := range s.started {
+		views = append(views, v)
+	}
+	s.mu.Unlock()
+	for _, v := range views {
+		v.cancel()
+		<-v.done
+	}
+	if errors.Is(err, ErrClosed) {
+		return err
+	}
+	return nil
+}
+
+// startFallback runs a TreeCache of v's own whose events go to v's fn.
+// Called with s.mu held, while running.
+func (s *SharedCache) startFallback(v *CacheView) {
+	if v.closed.Load() {
+		return
+	}
+	opts := append([]TreeCacheOption{WithTreeLogger(s.log)}, v.opts...)
+	tc := NewTreeCache(s.c, v.root, opts...)
+	tc.discard = false
+	tc.fn = v.deliverFallback
+	ctx, cancel := context.WithCancel(s.runCtx)
+	v.cancel, v.done = cancel, make(chan struct{})
+	v.tc.Store(tc)
+	s.started[v] = struct{}{}
+	go func() {
+		defer close(v.done)
+		if err := tc.Run(ctx); err != nil && !errors.Is(err, ErrClosed) {
+			s.log.Warn("tree cache stopped", "root", v.root, "error", err)
+		}
+	}()
+}
+
+// deliverFallback passes ev to v's fn (on its TreeCache's goroutine).
+func (v *CacheView) deliverFallback(ev TreeEvent) {
+	if ev.Type == TreeInitialized {
+		close(v.initCh)
+	}
+	if v.fn != nil {
+		v.fn(ev)
+	}
+}
+
+// Root returns the tracked subtree's root.
+func (v *CacheView) Root() string { return v.root }
+
+// Get returns the cached data and stat of path.
+func (v *CacheView) Get(path string) ([]byte, Stat, bool) {
+	if tc := v.tc.Load(); tc != nil {
+		return tc.Get(path)
+	}
+	v.s.rmu.RLock()
+	defer v.s.rmu.RUnlock()
+	if v.closed.Load() {
+		return nil, Stat{}, false
+	}
+	n := v.lookup(path)
+	if n == nil {
+		return nil, Stat{}, false
+	}
+	return slices.Clone(n.data), n.Stat(), true
+}
+
+// Children returns the cached child names of path, sorted.
+func (v *CacheView) Children(path string) ([]string, bool) {
+	if tc := v.tc.Load(); tc != nil {
+		return tc.Children(path)
+	}
+	v.s.rmu.RLock()
+	defer v.s.rmu.RUnlock()
+	if v.closed.Load() {
+		return nil, false
+	}
+	n := v.lookup(path)
+	if n == nil {
+		return nil, false
+	}
+	out := make([]string, len(n.kids))
+	for i, k := range n.kids {
+		out[i] = k.name
+	}
+	return out, true
+}
+
+// Initialized is closed once the initial load is complete.
+func (v *CacheView) Initialized() <-chan struct{} { return v.initCh }
+
+// Close stops delivery to the view's fn (no call of fn after Close
+// returns) and frees the subtree; the view then holds nothing. Closing
+// twice is fine.
+func (v *CacheView) Close() {
+	s := v.s
+	s.mu.Lock()
+	if v.closed.Load() {
+		s.mu.Unlock()
+		return
+	}
+	v.closed.Store(true)
+	s.pending = slices.DeleteFunc(s.pending, func(p *CacheView) bool { return p == v })
+	_, started := s.started[v]
+	delete(s.started, v)
+	recursive := s.mode == modeRecursive
+	s.mu.Unlock()
+	// An empty critical section: a delivery under way (which holds dmu)
+	// returns before it, and later ones see closed.
+	v.dmu.Lock()
+	v.dmu.Unlock()
+	if started {
+		v.cancel()
+		<-v.done
+		v.tc.Store(nil)
+	}
+	if !recursive {
+		return
+	}
+	s.tmu.Lock()
+	s.roots[v.root] = slices.DeleteFunc(s.roots[v.root], func(x *CacheView) bool { return x == v })
+	if len(s.roots[v.root]) == 0 {
+		delete(s.roots, v.root)
+	}
+	s.tmu.Unlock()
+	// Run (or, once it has returned, setDone) frees the nodes.
+	s.mu.Lock()
+	if s.state == sharedDone {
+		s.free(v)
+	} else {
+		s.imu.Lock()
+		s.closed = append(s.closed, v)
+		s.imu.Unlock()
+		s.poke()
+	}
+	s.mu.Unlock()
+}
