@@ -35,6 +35,10 @@ var (
 	ErrClosed = errors.New("reg: client closed")
 	// ErrInvalidArgument: a malformed path, mode or operation.
 	ErrInvalidArgument = errors.New("reg: invalid argument")
+	// ErrUnimplemented: the server does not implement the request (a
+	// ZooKeeper before 3.6 asked for a recursive watch); callers fall back
+	// to what older servers offer.
+	ErrUnimplemented = errors.New("reg: not implemented by the server")
 )
 
 // OpError is the error every Client method returns: the operation, the

@@ -267,6 +267,11 @@ const (
 	// EventNotWatching: the watch ended without a change (session lost or
 	// client closed); Err says why.
 	EventNotWatching
+	// EventResync: a recursive watch (RecursiveWatcher) may have missed
+	// changes (the connection was lost, or a new session began) and is
+	// armed again; Path is the watched path. The caller re-reads what it
+	// follows.
+	EventResync
 )
 
 func (t WatchEventType) String() string {
@@ -281,13 +286,34 @@ func (t WatchEventType) String() string {
 		return "children-changed"
 	case EventNotWatching:
 		return "not-watching"
+	case EventResync:
+		return "resync"
 	}
 	return fmt.Sprintf("WatchEventType(%d)", int(t))
 }
 
-// WatchEvent is a one-shot watch notification.
+// WatchEvent is a watch notification: one-shot (Watcher) or recursive
+// (RecursiveWatcher).
 type WatchEvent struct {
 	Type WatchEventType
 	Path string // namespace-relative
 	Err  error  // for EventNotWatching
+}
+
+// RecursiveWatcher is implemented by clients that can follow a whole subtree with one
+// persistent recursive watch (ZooKeeper 3.6+ addWatch, mode PERSISTENT_RECURSIVE).
+type RecursiveWatcher interface {
+	// WatchRecursive arms a persistent recursive watch on path and calls fn for every
+	// create (EventNodeCreated), delete (EventNodeDeleted) and data change
+	// (EventNodeDataChanged) of path or of any node below it, in the order the server
+	// applied them, until ctx ends or the client closes. There are no child events.
+	// fn runs on the client's delivery goroutine: it must return quickly and must not
+	// call the client.
+	// When changes may have been missed (the connection was lost and the watch was armed
+	// again on the new connection, or a new session began), fn gets EventResync (Path =
+	// the watched path): the caller must re-read what it follows. When ctx ends or the
+	// client closes, fn gets EventNotWatching once (Err says why) and never again.
+	// It returns once the watch is armed on the server. ErrUnimplemented: the server
+	// does not support it (before 3.6); callers fall back to one-shot watches.
+	WatchRecursive(ctx context.Context, path string, fn func(WatchEvent)) error
 }

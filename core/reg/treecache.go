@@ -72,6 +72,9 @@ type TreeCache struct {
 	log     hclog.Logger
 	discard bool
 	leaf    func(path string) bool
+	// fn, when set, gets every event on Run's goroutine instead of the
+	// Events queue (SharedCache's fallback).
+	fn func(TreeEvent)
 
 	events chan TreeEvent
 	initCh chan struct{}
@@ -338,6 +341,10 @@ func (r *treeRun) wait(out chan TreeEvent, head TreeEvent, retry <-chan time.Tim
 
 func (r *treeRun) emit(ev TreeEvent) {
 	if r.discard {
+		return
+	}
+	if r.fn != nil {
+		r.fn(ev)
 		return
 	}
 	r.queue = append(r.queue, ev)

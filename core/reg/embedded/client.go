@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ejob-io/ejob/core/reg"
@@ -26,6 +27,13 @@ type Client struct {
 	suspSeq   int // counts Suspends, so a stale expiry timer does nothing
 	closed    bool
 	pending   []pendingDelivery // watch events held while suspended
+	rwatches  []*rwatch         // live recursive watches (see recursive.go)
+
+	// The recursive watches' delivery queue; dmu is taken under srv.mu,
+	// never the other way round.
+	dmu        sync.Mutex
+	dq         []rdelivery
+	delivering bool // a goroutine drains dq
 }
 
 type pendingDelivery struct {
@@ -404,6 +412,7 @@ func (c *Client) expireLocked(sess *session) {
 func (c *Client) newSessionLocked() {
 	c.sess = c.srv.newSession(c)
 	c.hub.Publish(reg.ConnEvent{State: reg.StateNewSession, Session: c.sess.rs})
+	c.resyncRecursive()
 }
 
 // Suspend simulates a lost connection that keeps the session: operations fail
@@ -457,6 +466,7 @@ func (c *Client) Resume() {
 	c.pending = nil
 	c.sess.rs.Touch(time.Now())
 	c.hub.Publish(reg.ConnEvent{State: reg.StateReconnected, Session: c.sess.rs})
+	c.resyncRecursive()
 }
 
 // Close implements reg.Client: the session ends (ephemerals deleted, watches
@@ -474,6 +484,9 @@ func (c *Client) Close() error {
 		close(p.w.ch)
 	}
 	c.pending = nil
+	for _, w := range slices.Clone(c.rwatches) {
+		c.endRecursive(w, reg.ErrClosed)
+	}
 	c.srv.endSession(c.sess, fmt.Errorf("%v closed: %w", c.sess.rs, reg.ErrClosed))
 	c.srv.mu.Unlock()
 	c.hub.Close()

@@ -22,6 +22,7 @@ type Server struct {
 	nextSess int64
 	sessions map[int64]*session
 	watches  map[watchKey][]*watch
+	rwatches map[string][]*rwatch // recursive watches by full path
 	now      func() time.Time
 	timeout  time.Duration // session timeout; 0: sessions never time out
 }
@@ -45,6 +46,7 @@ func NewServer(opts ...ServerOption) *Server {
 	s := &Server{
 		sessions: make(map[int64]*session),
 		watches:  make(map[watchKey][]*watch),
+		rwatches: make(map[string][]*rwatch),
 		nextSess: 0x100000000,
 		now:      time.Now,
 	}
@@ -145,8 +147,16 @@ type txn struct {
 	now    int64
 	undo   []func()
 	events []pendingEvent
+	// changes are the creates, data changes and deletes, in order, for the
+	// recursive watches.
+	changes []change
 	// parents whose last child went away: container candidates.
 	emptied []string
+}
+
+type change struct {
+	path string
+	typ  reg.WatchEventType
 }
 
 type pendingEvent struct {
@@ -172,6 +182,9 @@ func (t *txn) commit() {
 	s := t.s
 	for _, e := range t.events {
 		s.fire(e.key, e.ev)
+	}
+	for _, ch := range t.changes {
+		s.fireRecursive(ch.path, ch.typ)
 	}
 	for _, p := range t.emptied {
 		s.reapContainer(p)
@@ -240,6 +253,7 @@ func (t *txn) create(path string, data []byte, mode reg.CreateMode, owner int64)
 	t.events = append(t.events,
 		pendingEvent{watchKey{path, watchExist}, reg.EventNodeCreated},
 		pendingEvent{watchKey{pp, watchChild}, reg.EventNodeChildrenChanged})
+	t.changes = append(t.changes, change{path, reg.EventNodeCreated})
 	return path, nil
 }
 
@@ -260,6 +274,7 @@ func (t *txn) set(path string, data []byte, version int32) (reg.Stat, error) {
 	t.events = append(t.events,
 		pendingEvent{watchKey{path, watchData}, reg.EventNodeDataChanged},
 		pendingEvent{watchKey{path, watchExist}, reg.EventNodeDataChanged})
+	t.changes = append(t.changes, change{path, reg.EventNodeDataChanged})
 	return n.statCopy(), nil
 }
 
@@ -302,6 +317,7 @@ func (t *txn) delete(path string, version int32) error {
 		pendingEvent{watchKey{path, watchExist}, reg.EventNodeDeleted},
 		pendingEvent{watchKey{path, watchChild}, reg.EventNodeDeleted},
 		pendingEvent{watchKey{pp, watchChild}, reg.EventNodeChildrenChanged})
+	t.changes = append(t.changes, change{path, reg.EventNodeDeleted})
 	if len(parent.children) == 0 && parent.isContainer() {
 		t.emptied = append(t.emptied, pp)
 	}
@@ -354,6 +370,7 @@ func (s *Server) endSession(sess *session, cause error) {
 		return
 	}
 	delete(s.sessions, sess.id)
+	s.disarmSession(sess)
 	for key, ws := range s.watches {
 		kept := ws[:0]
 		for _, w := range ws {

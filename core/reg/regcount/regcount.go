@@ -30,7 +30,9 @@ const (
 	Write
 	// Multi: one transaction, whatever its size.
 	Multi
-	// Watch: GetW, ExistsW, ChildrenW (a read that also arms a watch).
+	// Watch: GetW, ExistsW, ChildrenW (a read that also arms a watch),
+	// and WatchRecursive (one request per call, however many events it
+	// delivers).
 	Watch
 )
 
@@ -90,7 +92,10 @@ type Client struct {
 	reads, writes, multis, watches atomic.Int64
 }
 
-var _ reg.Client = (*Client)(nil)
+var (
+	_ reg.Client           = (*Client)(nil)
+	_ reg.RecursiveWatcher = (*Client)(nil)
+)
 
 // New wraps c.
 func New(c reg.Client, opts ...Option) *Client {
@@ -198,6 +203,18 @@ func (c *Client) ExistsW(ctx context.Context, path string) (reg.Stat, bool, <-ch
 func (c *Client) ChildrenW(ctx context.Context, path string) ([]string, reg.Stat, <-chan reg.WatchEvent, error) {
 	c.count(Watch, "ChildrenW", path, 1)
 	return c.inner.ChildrenW(ctx, path)
+}
+
+// WatchRecursive implements reg.RecursiveWatcher: one Watch request. A
+// wrapped client without recursive watches makes no request: the call
+// fails with ErrUnimplemented, as against a server before 3.6.
+func (c *Client) WatchRecursive(ctx context.Context, path string, fn func(reg.WatchEvent)) error {
+	rw, ok := c.inner.(reg.RecursiveWatcher)
+	if !ok {
+		return &reg.OpError{Op: "watchrecursive", Path: path, Err: reg.ErrUnimplemented}
+	}
+	c.count(Watch, "WatchRecursive", path, 1)
+	return rw.WatchRecursive(ctx, path, fn)
 }
 
 // Session implements reg.Client (not a request).

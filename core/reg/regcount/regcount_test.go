@@ -2,6 +2,7 @@ package regcount_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 
@@ -83,3 +84,43 @@ func TestCountsEachCallOnceByClass(t *testing.T) {
 		t.Fatal("Unwrap does not return the wrapped client")
 	}
 }
+
+// WatchRecursive passes through (fn gets the wrapped client's events) and
+// counts as one watch request however many events it delivers; a wrapped
+// client without recursive watches answers ErrUnimplemented.
+func TestWatchRecursiveCountsOnce(t *testing.T) {
+	inner, err := embedded.NewServer().Connect("count")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := regcount.New(inner)
+	defer c.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	evs := make(chan reg.WatchEvent, 10)
+	if err := c.WatchRecursive(ctx, "/r", func(ev reg.WatchEvent) { evs <- ev }); err != nil {
+		t.Fatal(err)
+	}
+	before := c.Counts()
+	if _, err := inner.Create(ctx, "/r", nil, reg.Persistent); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := inner.Create(ctx, "/r/x", nil, reg.Persistent); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"/r", "/r/x"} {
+		if ev := <-evs; ev.Type != reg.EventNodeCreated || ev.Path != want {
+			t.Fatalf("event %+v, want created %s", ev, want)
+		}
+	}
+	if got := c.Counts(); got != (regcount.Counts{Watches: 1}) || before != got {
+		t.Fatalf("counts = %+v (before the events %+v), want one watch", got, before)
+	}
+	plain := regcount.New(noRecursive{inner})
+	if err := plain.WatchRecursive(ctx, "/r", func(reg.WatchEvent) {}); !errors.Is(err, reg.ErrUnimplemented) {
+		t.Fatalf("WatchRecursive on a client without it = %v", err)
+	}
+}
+
+// noRecursive hides the wrapped client's WatchRecursive.
+type noRecursive struct{ reg.Client }

@@ -35,7 +35,11 @@ type Harness struct {
 }
 
 type suite struct {
-	h Harness
+	h    Harness
+	tree treeKind // what the TreeCache tests mirror subtrees with
+	// shared holds the SharedCache of each client of the running test
+	// (tree kinds other than kindTreeCache).
+	shared sharedFor
 }
 
 // Run runs the whole suite as subtests of t.
@@ -62,13 +66,6 @@ func Run(t *testing.T, h Harness) {
 		"MultiReadLarge":        s.testMultiReadLarge,
 		"MultiReadReconnect":    s.testMultiReadReconnect,
 		"Watches":               s.testWatches,
-		"TreeCacheSnapshot":     s.testTreeSnapshot,
-		"TreeCacheBurst":        s.testTreeBurst,
-		"TreeCacheChurn":        s.testTreeChurn,
-		"TreeCacheLeaves":       s.testTreeLeaves,
-		"TreeCacheLarge":        s.testTreeLarge,
-		"TreeCacheSubtree":      s.testTreeSubtree,
-		"TreeCacheSessionLoss":  s.testTreeSessionLoss,
 		"Upstream/Query":        s.testUpstreamQuery,
 		"Upstream/Modify":       s.testUpstreamModify,
 		"Upstream/Time":         s.testUpstreamTime,
@@ -80,6 +77,21 @@ func Run(t *testing.T, h Harness) {
 		"ElectLeader":           s.testElect,
 		"FencedWrite":           s.testFenced,
 		"FencedWriteOnLeaderNS": s.testFencedLeaderNode,
+	}
+	for _, k := range []struct {
+		name string
+		kind treeKind
+	}{{"SharedCache", kindShared}, {"SharedCacheFallback", kindSharedFallback}} {
+		ks := &suite{h: h, tree: k.kind}
+		for name, f := range ks.treeTests() {
+			tests[k.name+"/"+name] = f
+		}
+	}
+	for name, f := range s.treeTests() {
+		tests["TreeCache"+name] = f
+	}
+	for n, f := range s.recursiveTests() {
+		tests[n] = f
 	}
 	names := make([]string, 0, len(tests))
 	for n := range tests {
@@ -919,25 +931,37 @@ func (s *suite) testWatches(t *testing.T) {
 	}
 }
 
-// treeRecorder runs a TreeCache and collects its events.
+// treeRecorder runs a mirror of a subtree (a TreeCache or a SharedCache
+// view, after the suite's tree kind) and collects its events.
 type treeRecorder struct {
-	tc   *reg.TreeCache
-	mu   sync.Mutex
-	evs  []reg.TreeEvent
-	done chan struct{}
+	tc  mirror
+	mu  sync.Mutex
+	evs []reg.TreeEvent
 }
 
-func startTree(t *testing.T, c reg.Client, root string) *treeRecorder {
+func (r *treeRecorder) record(ev reg.TreeEvent) {
+	r.mu.Lock()
+	r.evs = append(r.evs, ev)
+	r.mu.Unlock()
+}
+
+// startTree mirrors root, recording its events, until the test ends.
+func (s *suite) startTree(t *testing.T, c reg.Client, root string, opts ...reg.TreeCacheOption) *treeRecorder {
+	r := &treeRecorder{}
+	if s.tree != kindTreeCache {
+		r.tc = s.track(t, c, root, r.record, opts...)
+		return r
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &treeRecorder{tc: reg.NewTreeCache(c, root), done: make(chan struct{})}
+	tc := reg.NewTreeCache(c, root, opts...)
+	r.tc = tc
 	runDone := make(chan error, 1)
-	go func() { runDone <- r.tc.Run(ctx) }()
+	done := make(chan struct{})
+	go func() { runDone <- tc.Run(ctx) }()
 	go func() {
-		defer close(r.done)
-		for ev := range r.tc.Events() {
-			r.mu.Lock()
-			r.evs = append(r.evs, ev)
-			r.mu.Unlock()
+		defer close(done)
+		for ev := range tc.Events() {
+			r.record(ev)
 		}
 	}()
 	t.Cleanup(func() {
@@ -945,7 +969,7 @@ func startTree(t *testing.T, c reg.Client, root string) *treeRecorder {
 		if err := <-runDone; err != nil {
 			t.Errorf("TreeCache.Run: %v", err)
 		}
-		<-r.done
+		<-done
 	})
 	return r
 }
@@ -971,7 +995,7 @@ func (s *suite) testTreeSnapshot(t *testing.T) {
 	str(t)(c.Create(ctx, "/job/config", []byte("cfg"), reg.Persistent, reg.WithParents()))
 	str(t)(c.Create(ctx, "/job/servers/ip", []byte("ENABLED"), reg.Persistent, reg.WithParents()))
 	str(t)(c.Create(ctx, "/other", nil, reg.Persistent))
-	r := startTree(t, c, "/job")
+	r := s.startTree(t, c, "/job")
 	select {
 	case <-r.tc.Initialized():
 	case <-time.After(s.h.Wait):
@@ -1002,7 +1026,7 @@ func (s *suite) testTreeSnapshot(t *testing.T) {
 		t.Fatal("cache holds a node outside its root")
 	}
 	// A root that does not exist yet is picked up when created.
-	r2 := startTree(t, c, "/later")
+	r2 := s.startTree(t, c, "/later")
 	<-r2.tc.Initialized()
 	str(t)(c.Create(ctx, "/later/x", []byte("1"), reg.Persistent, reg.WithParents()))
 	s.eventually(t, "late root", func() bool { return r2.has(reg.NodeAdded, "/later/x", "1") })
@@ -1027,7 +1051,7 @@ func (s *suite) testTreeLarge(t *testing.T) {
 	for i := range n {
 		str(t)(w.Create(ctx, fmt.Sprintf("/big/n%03d", i), []byte("0"), reg.Persistent, reg.WithParents()))
 	}
-	r := startTree(t, c, "/big")
+	r := s.startTree(t, c, "/big")
 	<-r.tc.Initialized()
 	for i := range n {
 		if _, err := w.Set(ctx, fmt.Sprintf("/big/n%03d", i), []byte("1"), reg.AnyVersion); err != nil {
@@ -1065,7 +1089,7 @@ func (s *suite) testTreeBurst(t *testing.T) {
 	c := s.client(t, ns)
 	w := s.client(t, ns)
 	str(t)(w.Create(ctx, "/job", nil, reg.Persistent))
-	r := startTree(t, c, "/job")
+	r := s.startTree(t, c, "/job")
 	<-r.tc.Initialized()
 	const paths, writes = 5, 40
 	var wg sync.WaitGroup
@@ -1171,9 +1195,21 @@ func (s *suite) testTreeBurst(t *testing.T) {
 	}
 }
 
-// runMirror runs tc (made WithoutEvents) until the test ends and returns
-// it once its initial load is done.
-func runMirror(t *testing.T, tc *reg.TreeCache) *reg.TreeCache {
+// mirror is a mirrored subtree: a TreeCache or a SharedCache view.
+type mirror interface {
+	reg.TreeView
+	Initialized() <-chan struct{}
+}
+
+// mirror mirrors root without events until the test ends and returns it
+// once its initial load is done.
+func (s *suite) mirror(t *testing.T, c reg.Client, root string, opts ...reg.TreeCacheOption) mirror {
+	if s.tree != kindTreeCache {
+		v := s.track(t, c, root, nil, opts...)
+		<-v.Initialized()
+		return v
+	}
+	tc := reg.NewTreeCache(c, root, append(opts, reg.WithoutEvents())...)
 	runCtx, cancel := context.WithCancel(context.Background())
 	runDone := make(chan error, 1)
 	go func() { runDone <- tc.Run(runCtx) }()
@@ -1200,9 +1236,9 @@ func (s *suite) testTreeChurn(t *testing.T) {
 	for p := range paths {
 		str(t)(w.Create(ctx, fmt.Sprintf("/job/p%d/x", p), []byte("0"), reg.Persistent, reg.WithParents()))
 	}
-	tc := runMirror(t, reg.NewTreeCache(c, "/job", reg.WithoutEvents(), reg.WithLeaves(func(path string) bool {
+	tc := s.mirror(t, c, "/job", reg.WithLeaves(func(path string) bool {
 		return strings.HasSuffix(path, "/x")
-	})))
+	}))
 	var wg sync.WaitGroup
 	for p := range paths {
 		wg.Go(func() {
@@ -1247,7 +1283,7 @@ func (s *suite) testTreeLeaves(t *testing.T) {
 	c := s.client(t, ns)
 	str(t)(c.Create(ctx, "/job/leaf/child", []byte("c"), reg.Persistent, reg.WithParents()))
 	str(t)(c.Create(ctx, "/job/inner/child", []byte("c"), reg.Persistent, reg.WithParents()))
-	tc := runMirror(t, reg.NewTreeCache(c, "/job", reg.WithoutEvents(), reg.WithLeaves(func(path string) bool { return path == "/job/leaf" })))
+	tc := s.mirror(t, c, "/job", reg.WithLeaves(func(path string) bool { return path == "/job/leaf" }))
 	if _, _, ok := tc.Get("/job/leaf"); !ok {
 		t.Error("leaf not cached")
 	}
@@ -1266,7 +1302,7 @@ func (s *suite) testTreeSubtree(t *testing.T) {
 	ctx := ctxFor(t)
 	c := s.client(t, namespace(t))
 	str(t)(c.Create(ctx, "/job/a/b/c", []byte("leaf"), reg.Persistent, reg.WithParents()))
-	r := startTree(t, c, "/job")
+	r := s.startTree(t, c, "/job")
 	<-r.tc.Initialized()
 	noErr(t, reg.DeleteRecursive(ctx, c, "/job/a"))
 	s.eventually(t, "subtree deleted", func() bool { return r.has(reg.NodeDeleted, "/job/a", "") })
@@ -1299,7 +1335,7 @@ func (s *suite) testTreeSessionLoss(t *testing.T) {
 	str(t)(c.Create(ctx, "/job/instances", nil, reg.Persistent, reg.WithParents()))
 	str(t)(c.Create(ctx, "/job/instances/me", []byte("c"), reg.Ephemeral))
 	str(t)(o.Create(ctx, "/job/instances/other", []byte("o"), reg.Ephemeral))
-	r := startTree(t, c, "/job")
+	r := s.startTree(t, c, "/job")
 	<-r.tc.Initialized()
 	// Another instance's session ends: its node is reported deleted.
 	noErr(t, o.(reg.Expirer).Expire(ctx))
@@ -1432,7 +1468,7 @@ func (s *suite) testUpstreamWatch(t *testing.T) {
 	c := s.client(t, namespace(t))
 	_, err := reg.Persist(ctx, c, "/test_job/config", []byte("v1"))
 	noErr(t, err)
-	r := startTree(t, c, "/test_job")
+	r := s.startTree(t, c, "/test_job")
 	<-r.tc.Initialized()
 	_, err = reg.Persist(ctx, c, "/test_job/config", []byte("v2"))
 	noErr(t, err)

@@ -1,0 +1,172 @@
+package embedded
+
+import (
+	"context"
+	"slices"
+
+	"github.com/ejob-io/ejob/core/reg"
+)
+
+// A recursive watch (reg.RecursiveWatcher) belongs to its Client, not to a
+// session: it stays until its ctx ends or the client closes. It is armed on
+// the server (Server.rwatches) in the client's current session, and behaves
+// as ZooKeeper's persistent recursive watch does for a client whose
+// connection or session drops:
+//
+//   - While the client is suspended (its simulated connection is down) the
+//     server delivers nothing to it; on Resume with the same session fn gets
+//     EventResync, since changes may have happened meanwhile (held one-shot
+//     events are delivered instead, as ZooKeeper's setWatches would).
+//   - When the session ends (Expire, a timeout while suspended), the watch
+//     ends with that session as one-shot watches do (they get
+//     EventNotWatching) but, unlike them, is armed again in the new session,
+//     and fn gets EventResync then. Changes between the two sessions (the
+//     old session's ephemerals deleted, for one) are not delivered: the
+//     caller re-reads on EventResync.
+//
+// fn is never called under Server.mu: the server queues the events on the
+// client (in the order the transactions committed) and one goroutine per
+// client, started when the queue goes non-empty and gone when it drains,
+// calls fn. A client without recursive watches has no such goroutine.
+type rwatch struct {
+	c    *Client
+	path string // full server path
+	fn   func(reg.WatchEvent)
+	// Guarded by srv.mu.
+	sess  *session // the session it is armed in; nil while disarmed
+	ended bool     // EventNotWatching queued: nothing more for fn
+	stop  func() bool
+}
+
+type rdelivery struct {
+	w  *rwatch
+	ev reg.WatchEvent
+}
+
+var _ reg.RecursiveWatcher = (*Client)(nil)
+
+// WatchRecursive implements reg.RecursiveWatcher. The watch is armed when it
+// returns: every change committed afterwards reaches fn. It fails with
+// ErrConnectionLoss while the client is suspended and ErrClosed once closed.
+func (c *Client) WatchRecursive(ctx context.Context, path string, fn func(reg.WatchEvent)) error {
+	if err := c.begin(ctx, "watchrecursive", path, false); err != nil {
+		return err
+	}
+	defer c.srv.mu.Unlock()
+	w := &rwatch{c: c, path: c.abs(path), fn: fn}
+	c.rwatches = append(c.rwatches, w)
+	c.srv.armRecursive(w, c.sess)
+	// The func runs on a goroutine of its own once ctx ends, and waits for
+	// srv.mu: it cannot run before this call has returned the lock.
+	w.stop = context.AfterFunc(ctx, func() {
+		c.srv.mu.Lock()
+		defer c.srv.mu.Unlock()
+		c.endRecursive(w, ctx.Err())
+	})
+	return nil
+}
+
+// endRecursive removes w and queues its EventNotWatching (once). Caller holds
+// srv.mu.
+func (c *Client) endRecursive(w *rwatch, cause error) {
+	if w.ended {
+		return
+	}
+	w.ended = true
+	w.stop()
+	c.srv.disarmRecursive(w)
+	c.rwatches = slices.DeleteFunc(c.rwatches, func(x *rwatch) bool { return x == w })
+	c.enqueue(w, reg.WatchEvent{Type: reg.EventNotWatching, Path: c.rel(w.path), Err: cause})
+}
+
+// resyncRecursive arms every recursive watch of c in its current session
+// (again) and queues EventResync for each. Caller holds srv.mu.
+func (c *Client) resyncRecursive() {
+	for _, w := range c.rwatches {
+		if w.sess != c.sess {
+			c.srv.disarmRecursive(w)
+			c.srv.armRecursive(w, c.sess)
+		}
+		c.enqueue(w, reg.WatchEvent{Type: reg.EventResync, Path: c.rel(w.path)})
+	}
+}
+
+// enqueue queues an event for w's fn and starts the delivery goroutine if
+// none runs. Caller holds srv.mu (dmu is taken inside it, never the other
+// way round).
+func (c *Client) enqueue(w *rwatch, ev reg.WatchEvent) {
+	c.dmu.Lock()
+	defer c.dmu.Unlock()
+	c.dq = append(c.dq, rdelivery{w, ev})
+	if !c.delivering {
+		c.delivering = true
+		go c.deliverRecursive()
+	}
+}
+
+// deliverRecursive calls fn for the queued events, in order, until the queue
+// is empty, then exits.
+func (c *Client) deliverRecursive() {
+	for {
+		c.dmu.Lock()
+		batch := c.dq
+		c.dq = nil
+		if len(batch) == 0 {
+			c.delivering = false
+			c.dmu.Unlock()
+			return
+		}
+		c.dmu.Unlock()
+		for _, d := range batch {
+			d.w.fn(d.ev)
+		}
+	}
+}
+
+// armRecursive registers w on the server in sess. Caller holds mu.
+func (s *Server) armRecursive(w *rwatch, sess *session) {
+	w.sess = sess
+	s.rwatches[w.path] = append(s.rwatches[w.path], w)
+}
+
+// disarmRecursive removes w from the server. Caller holds mu.
+func (s *Server) disarmRecursive(w *rwatch) {
+	if w.sess == nil {
+		return
+	}
+	w.sess = nil
+	ws := slices.DeleteFunc(s.rwatches[w.path], func(x *rwatch) bool { return x == w })
+	if len(ws) == 0 {
+		delete(s.rwatches, w.path)
+	} else {
+		s.rwatches[w.path] = ws
+	}
+}
+
+// disarmSession removes the recursive watches armed in sess (it ends).
+// Caller holds mu.
+func (s *Server) disarmSession(sess *session) {
+	for _, w := range sess.client.rwatches {
+		if w.sess == sess {
+			s.disarmRecursive(w)
+		}
+	}
+}
+
+// fireRecursive queues a change of path for the recursive watches on path
+// and on its ancestors. Caller holds mu.
+func (s *Server) fireRecursive(path string, typ reg.WatchEventType) {
+	if len(s.rwatches) == 0 {
+		return
+	}
+	for p := path; ; p = parentOf(p) {
+		for _, w := range s.rwatches[p] {
+			if !w.c.suspended {
+				w.c.enqueue(w, reg.WatchEvent{Type: typ, Path: w.c.rel(path)})
+			}
+		}
+		if p == "/" {
+			return
+		}
+	}
+}

@@ -1,0 +1,422 @@
+package regtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ejob-io/ejob/core/reg"
+)
+
+// recursiveTests are the cases of reg.RecursiveWatcher, run for clients
+// that implement it (skipped when the server answers ErrUnimplemented).
+func (s *suite) recursiveTests() map[string]func(t *testing.T) {
+	return map[string]func(t *testing.T){
+		"Recursive/Order":            s.testRecursiveOrder,
+		"Recursive/Namespace":        s.testRecursiveNamespace,
+		"Recursive/Cancel":           s.testRecursiveCancel,
+		"Recursive/Close":            s.testRecursiveClose,
+		"Recursive/Reconnect":        s.testRecursiveReconnect,
+		"Recursive/SessionExpiry":    s.testRecursiveExpiry,
+		"Recursive/OneShotAlongside": s.testRecursiveOneShot,
+		"Recursive/FloodAndDrop":     s.testRecursiveFlood,
+	}
+}
+
+// recRecorder collects what a recursive watch's fn gets.
+type recRecorder struct {
+	mu  sync.Mutex
+	evs []reg.WatchEvent
+}
+
+func (r *recRecorder) fn(ev reg.WatchEvent) {
+	r.mu.Lock()
+	r.evs = append(r.evs, ev)
+	r.mu.Unlock()
+}
+
+func (r *recRecorder) events() []reg.WatchEvent {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.evs)
+}
+
+func (r *recRecorder) len() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.evs)
+}
+
+func fmtEvents(evs []reg.WatchEvent) string {
+	s := ""
+	for _, ev := range evs {
+		s += fmt.Sprintf("\n  %v %s", ev.Type, ev.Path)
+		if ev.Err != nil {
+			s += fmt.Sprintf(" (%v)", ev.Err)
+		}
+	}
+	return s
+}
+
+// watchRec arms a recursive watch on path of c, recording into a new
+// recorder; it skips t when c cannot.
+func (s *suite) watchRec(t *testing.T, ctx context.Context, c reg.Client, path string) *recRecorder {
+	t.Helper()
+	rw, ok := c.(reg.RecursiveWatcher)
+	if !ok {
+		t.Skip("client has no recursive watches")
+	}
+	r := &recRecorder{}
+	err := rw.WatchRecursive(ctx, path, r.fn)
+	if errors.Is(err, reg.ErrUnimplemented) {
+		t.Skip("server has no recursive watches")
+	}
+	noErr(t, err)
+	return r
+}
+
+// waitFor waits until r has recorded an event matching ok, and returns the
+// index of the first such event.
+func (s *suite) waitFor(t *testing.T, r *recRecorder, what string, ok func(reg.WatchEvent) bool) int {
+	t.Helper()
+	return s.waitAfter(t, r, -1, what, ok)
+}
+
+// waitAfter is waitFor for the events after index from.
+func (s *suite) waitAfter(t *testing.T, r *recRecorder, from int, what string, ok func(reg.WatchEvent) bool) int {
+	t.Helper()
+	deadline := time.Now().Add(s.h.Wait)
+	for {
+		evs := r.events()
+		if from+1 <= len(evs) {
+			if i := slices.IndexFunc(evs[from+1:], ok); i >= 0 {
+				return from + 1 + i
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s; got:%s", s.h.Wait, what, fmtEvents(r.events()))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func isEv(typ reg.WatchEventType, path string) func(reg.WatchEvent) bool {
+	return func(ev reg.WatchEvent) bool { return ev.Type == typ && ev.Path == path }
+}
+
+// wantEvents checks that r recorded exactly want (waiting for the last).
+func (s *suite) wantEvents(t *testing.T, r *recRecorder, want []reg.WatchEvent) {
+	t.Helper()
+	last := want[len(want)-1]
+	s.waitFor(t, r, fmt.Sprintf("%v %s", last.Type, last.Path), isEv(last.Type, last.Path))
+	got := r.events()
+	if !slices.Equal(got, want) {
+		t.Fatalf("recursive watch got:%s\nwant:%s", fmtEvents(got), fmtEvents(want))
+	}
+}
+
+// testRecursiveOrder: creates, data changes and deletes of the watched node
+// and below arrive in order, with their types and paths, and nothing else
+// (no child events, nothing of a sibling that shares the prefix).
+func (s *suite) testRecursiveOrder(t *testing.T) {
+	ctx := ctxFor(t)
+	ns := namespace(t)
+	c := s.client(t, ns)
+	o := s.client(t, ns)
+	r := s.watchRec(t, ctx, c, "/a")
+	str(t)(o.Create(ctx, "/a", nil, reg.Persistent))
+	str(t)(o.Create(ctx, "/a/b", nil, reg.Persistent))
+	str(t)(o.Create(ctx, "/ab", nil, reg.Persistent))   // same prefix, not below
+	str(t)(o.Create(ctx, "/ab/x", nil, reg.Persistent)) // ditto
+	str(t)(o.Create(ctx, "/a/b/c", []byte("1"), reg.Ephemeral))
+	stat(t)(o.Set(ctx, "/a/b/c", []byte("2"), reg.AnyVersion))
+	stat(t)(o.Set(ctx, "/ab", []byte("2"), reg.AnyVersion))
+	_, err := o.Multi(ctx,
+		reg.CreateOp("/a/m", nil, reg.Persistent),
+		reg.SetOp("/a/b", []byte("x"), reg.AnyVersion),
+		reg.DeleteOp("/a/b/c", reg.AnyVersion))
+	noErr(t, err)
+	noErr(t, o.Delete(ctx, "/ab/x", reg.AnyVersion))
+	noErr(t, o.Delete(ctx, "/a/m", reg.AnyVersion))
+	stat(t)(o.Set(ctx, "/a", []byte("end"), reg.AnyVersion))
+	s.wantEvents(t, r, []reg.WatchEvent{
+		{Type: reg.EventNodeCreated, Path: "/a"},
+		{Type: reg.EventNodeCreated, Path: "/a/b"},
+		{Type: reg.EventNodeCreated, Path: "/a/b/c"},
+		{Type: reg.EventNodeDataChanged, Path: "/a/b/c"},
+		{Type: reg.EventNodeCreated, Path: "/a/m"},
+		{Type: reg.EventNodeDataChanged, Path: "/a/b"},
+		{Type: reg.EventNodeDeleted, Path: "/a/b/c"},
+		{Type: reg.EventNodeDeleted, Path: "/a/m"},
+		{Type: reg.EventNodeDataChanged, Path: "/a"},
+	})
+}
+
+// testRecursiveNamespace: a watch on the namespace root sees the
+// namespace's nodes with namespace-relative paths, and nothing of another
+// namespace whose name shares the prefix.
+func (s *suite) testRecursiveNamespace(t *testing.T) {
+	ctx := ctxFor(t)
+	ns := namespace(t)
+	c := s.client(t, ns)
+	sib := s.client(t, ns+"x")
+	r := s.watchRec(t, ctx, c, "/")
+	str(t)(sib.Create(ctx, "/n", nil, reg.Persistent))
+	str(t)(c.Create(ctx, "/n", nil, reg.Persistent))
+	stat(t)(sib.Set(ctx, "/n", []byte("1"), reg.AnyVersion))
+	stat(t)(c.Set(ctx, "/", []byte("root"), reg.AnyVersion))
+	s.wantEvents(t, r, []reg.WatchEvent{
+		{Type: reg.EventNodeCreated, Path: "/n"},
+		{Type: reg.EventNodeDataChanged, Path: "/"},
+	})
+}
+
+// testRecursiveCancel: when ctx ends, fn gets EventNotWatching once and
+// nothing after it (another watch on the same path, armed before, still
+// delivers).
+func (s *suite) testRecursiveCancel(t *testing.T) {
+	ctx := ctxFor(t)
+	ns := namespace(t)
+	c := s.client(t, ns)
+	o := s.client(t, ns)
+	wctx, cancel := context.WithCancel(ctx)
+	r := s.watchRec(t, wctx, c, "/a")
+	keep := s.watchRec(t, ctx, c, "/a")
+	str(t)(o.Create(ctx, "/a", nil, reg.Persistent))
+	s.waitFor(t, r, "the create", isEv(reg.EventNodeCreated, "/a"))
+	cancel()
+	s.waitFor(t, r, "not-watching", func(ev reg.WatchEvent) bool { return ev.Type == reg.EventNotWatching })
+	str(t)(o.Create(ctx, "/a/after", nil, reg.Persistent))
+	s.waitFor(t, keep, "the other watch's event", isEv(reg.EventNodeCreated, "/a/after"))
+	got := r.events()
+	if len(got) != 2 || got[1].Type != reg.EventNotWatching || got[1].Path != "/a" || !errors.Is(got[1].Err, context.Canceled) {
+		t.Fatalf("cancelled watch got:%s", fmtEvents(got))
+	}
+	// Arming with an ended ctx fails.
+	if err := c.(reg.RecursiveWatcher).WatchRecursive(wctx, "/a", func(reg.WatchEvent) {}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("WatchRecursive with an ended ctx = %v", err)
+	}
+}
+
+// testRecursiveClose: closing the client ends the watch with ErrClosed,
+// once; arming on a closed client fails with ErrClosed.
+func (s *suite) testRecursiveClose(t *testing.T) {
+	ctx := ctxFor(t)
+	c := s.client(t, namespace(t))
+	r := s.watchRec(t, ctx, c, "/")
+	noErr(t, c.Close())
+	s.waitFor(t, r, "not-watching", func(ev reg.WatchEvent) bool { return ev.Type == reg.EventNotWatching })
+	got := r.events()
+	if len(got) != 1 || !errors.Is(got[0].Err, reg.ErrClosed) {
+		t.Fatalf("watch of a closed client got:%s", fmtEvents(got))
+	}
+	err := c.(reg.RecursiveWatcher).WatchRecursive(ctx, "/", func(reg.WatchEvent) {})
+	wantErr(t, err, reg.ErrClosed)
+}
+
+// testRecursiveReconnect: after a dropped connection (same session) fn gets
+// EventResync, and the watch delivers again afterwards.
+func (s *suite) testRecursiveReconnect(t *testing.T) {
+	if s.h.Disconnect == nil {
+		t.Skip("harness cannot drop connections")
+	}
+	ctx := ctxFor(t)
+	ns := namespace(t)
+	c := s.client(t, ns)
+	o := s.client(t, ns)
+	conn := c.WatchConnection(ctx)
+	s.nextConn(t, conn, reg.StateConnected)
+	r := s.watchRec(t, ctx, c, "/a")
+	str(t)(o.Create(ctx, "/a", nil, reg.Persistent))
+	s.waitFor(t, r, "the create", isEv(reg.EventNodeCreated, "/a"))
+	sess := c.Session()
+	s.h.Disconnect(t, c)
+	s.nextConn(t, conn, reg.StateSuspended)
+	str(t)(o.Create(ctx, "/a/away", nil, reg.Persistent))
+	if s.h.Reconnect != nil {
+		s.h.Reconnect(t, c)
+	}
+	s.nextConn(t, conn, reg.StateReconnected)
+	i := s.waitFor(t, r, "resync", isEv(reg.EventResync, "/a"))
+	str(t)(o.Create(ctx, "/a/back", nil, reg.Persistent))
+	s.waitAfter(t, r, i, "a change after the resync", isEv(reg.EventNodeCreated, "/a/back"))
+	if c.Session() != sess {
+		t.Fatal("the session changed")
+	}
+	if n := countType(r.events(), reg.EventResync); n != 1 {
+		t.Fatalf("%d resyncs:%s", n, fmtEvents(r.events()))
+	}
+}
+
+func countType(evs []reg.WatchEvent, typ reg.WatchEventType) int {
+	n := 0
+	for _, ev := range evs {
+		if ev.Type == typ {
+			n++
+		}
+	}
+	return n
+}
+
+// testRecursiveExpiry: a session expiry gives EventResync (no
+// EventNotWatching: the watch is armed again in the new session), and
+// delivery continues in the new session.
+func (s *suite) testRecursiveExpiry(t *testing.T) {
+	ctx := ctxFor(t)
+	ns := namespace(t)
+	c := s.client(t, ns)
+	o := s.client(t, ns)
+	conn := c.WatchConnection(ctx)
+	s.nextConn(t, conn, reg.StateConnected)
+	r := s.watchRec(t, ctx, c, "/")
+	str(t)(c.Create(ctx, "/mine", nil, reg.Ephemeral))
+	s.waitFor(t, r, "the create", isEv(reg.EventNodeCreated, "/mine"))
+	noErr(t, c.(reg.Expirer).Expire(ctx))
+	s.nextConn(t, conn, reg.StateNewSession)
+	i := s.waitFor(t, r, "resync", isEv(reg.EventResync, "/"))
+	str(t)(o.Create(ctx, "/new", nil, reg.Persistent))
+	str(t)(c.Create(ctx, "/mine", nil, reg.Ephemeral))
+	j := s.waitAfter(t, r, i, "the create in the new session", isEv(reg.EventNodeCreated, "/mine"))
+	got := r.events()
+	if j <= i || !slices.ContainsFunc(got[i:j], isEv(reg.EventNodeCreated, "/new")) {
+		t.Fatalf("after the resync:%s", fmtEvents(got))
+	}
+	if n := countType(got, reg.EventNotWatching); n != 0 {
+		t.Fatalf("the watch ended on expiry:%s", fmtEvents(got))
+	}
+}
+
+// testRecursiveOneShot: one-shot watches on paths a recursive watch covers
+// still fire (each once, with its own event type), and the recursive watch
+// gets each change exactly once.
+func (s *suite) testRecursiveOneShot(t *testing.T) {
+	ctx := ctxFor(t)
+	ns := namespace(t)
+	c := s.client(t, ns)
+	o := s.client(t, ns)
+	str(t)(o.Create(ctx, "/a/b", nil, reg.Persistent, reg.WithParents()))
+	r := s.watchRec(t, ctx, c, "/a")
+	for round := range 2 {
+		_, _, dataW, err := c.GetW(ctx, "/a/b")
+		noErr(t, err)
+		_, _, rootW, err := c.GetW(ctx, "/a")
+		noErr(t, err)
+		_, ok, existW, err := c.ExistsW(ctx, "/a/c")
+		noErr(t, err)
+		if ok {
+			t.Fatal("/a/c exists")
+		}
+		_, _, childW, err := c.ChildrenW(ctx, "/a")
+		noErr(t, err)
+		_, _, leafChildW, err := c.ChildrenW(ctx, "/a/b")
+		noErr(t, err)
+		stat(t)(o.Set(ctx, "/a/b", []byte(fmt.Sprint(round)), reg.AnyVersion))
+		str(t)(o.Create(ctx, "/a/c", nil, reg.Persistent))
+		stat(t)(o.Set(ctx, "/a", []byte(fmt.Sprint(round)), reg.AnyVersion))
+		noErr(t, o.Delete(ctx, "/a/c", reg.AnyVersion))
+		str(t)(o.Create(ctx, "/a/b/d", nil, reg.Persistent))
+		noErr(t, o.Delete(ctx, "/a/b/d", reg.AnyVersion))
+		if ev := s.recv(t, dataW); ev.Type != reg.EventNodeDataChanged || ev.Path != "/a/b" {
+			t.Fatalf("round %d: GetW /a/b got %+v", round, ev)
+		}
+		if ev := s.recv(t, rootW); ev.Type != reg.EventNodeDataChanged || ev.Path != "/a" {
+			t.Fatalf("round %d: GetW /a got %+v", round, ev)
+		}
+		if ev := s.recv(t, existW); ev.Type != reg.EventNodeCreated || ev.Path != "/a/c" {
+			t.Fatalf("round %d: ExistsW /a/c got %+v", round, ev)
+		}
+		if ev := s.recv(t, childW); ev.Type != reg.EventNodeChildrenChanged || ev.Path != "/a" {
+			t.Fatalf("round %d: ChildrenW /a got %+v", round, ev)
+		}
+		if ev := s.recv(t, leafChildW); ev.Type != reg.EventNodeChildrenChanged || ev.Path != "/a/b" {
+			t.Fatalf("round %d: ChildrenW /a/b got %+v", round, ev)
+		}
+	}
+	// A one-shot watch on the watched path itself, armed after the
+	// recursive one, must not end the recursive watch when it fires.
+	_, _, w, err := c.GetW(ctx, "/a")
+	noErr(t, err)
+	stat(t)(o.Set(ctx, "/a", []byte("x"), reg.AnyVersion))
+	s.recv(t, w)
+	str(t)(o.Create(ctx, "/a/z", nil, reg.Persistent))
+	one := []reg.WatchEvent{
+		{Type: reg.EventNodeDataChanged, Path: "/a/b"},
+		{Type: reg.EventNodeCreated, Path: "/a/c"},
+		{Type: reg.EventNodeDataChanged, Path: "/a"},
+		{Type: reg.EventNodeDeleted, Path: "/a/c"},
+		{Type: reg.EventNodeCreated, Path: "/a/b/d"},
+		{Type: reg.EventNodeDeleted, Path: "/a/b/d"},
+	}
+	want := append(slices.Clone(one), one...)
+	want = append(want,
+		reg.WatchEvent{Type: reg.EventNodeDataChanged, Path: "/a"},
+		reg.WatchEvent{Type: reg.EventNodeCreated, Path: "/a/z"})
+	s.wantEvents(t, r, want)
+}
+
+// testRecursiveFlood: connection-state events are not lost or held up
+// behind a flood of recursive notifications: thousands of writes under
+// the watch while the connection drops; Suspended and Reconnected are
+// reported, then the watch resyncs and delivers again.
+func (s *suite) testRecursiveFlood(t *testing.T) {
+	if s.h.Disconnect == nil {
+		t.Skip("harness cannot drop connections")
+	}
+	ctx := ctxFor(t)
+	ns := namespace(t)
+	c := s.client(t, ns)
+	o := s.client(t, ns)
+	conn := c.WatchConnection(ctx)
+	s.nextConn(t, conn, reg.StateConnected)
+	str(t)(o.Create(ctx, "/f", nil, reg.Persistent))
+	r := s.watchRec(t, ctx, c, "/f")
+	const batch, batches = 100, 30
+	write := func(b int) {
+		ops := make([]reg.Op, batch)
+		for i := range ops {
+			ops[i] = reg.CreateOp(fmt.Sprintf("/f/n%d-%d", b, i), nil, reg.Persistent)
+		}
+		_, err := o.Multi(ctx, ops...)
+		noErr(t, err)
+	}
+	// A first flood, wholly delivered: one event per create, in order.
+	for b := range batches {
+		write(b)
+	}
+	s.eventually(t, "the flood's events", func() bool { return r.len() >= batch*batches })
+	for i, ev := range r.events() {
+		if want := fmt.Sprintf("/f/n%d-%d", i/batch, i%batch); ev.Type != reg.EventNodeCreated || ev.Path != want {
+			t.Fatalf("event %d = %v %s, want created %s", i, ev.Type, ev.Path, want)
+		}
+	}
+	// A second flood while the connection drops.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for b := batches; b < 2*batches; b++ {
+			ops := make([]reg.Op, batch)
+			for i := range ops {
+				ops[i] = reg.CreateOp(fmt.Sprintf("/f/n%d-%d", b, i), nil, reg.Persistent)
+			}
+			if _, err := o.Multi(ctx, ops...); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	s.eventually(t, "the second flood to begin", func() bool { return r.len() > batch*batches })
+	s.h.Disconnect(t, c)
+	s.nextConn(t, conn, reg.StateSuspended)
+	if s.h.Reconnect != nil {
+		s.h.Reconnect(t, c)
+	}
+	s.nextConn(t, conn, reg.StateReconnected)
+	<-done
+	i := s.waitFor(t, r, "resync", isEv(reg.EventResync, "/f"))
+	stat(t)(o.Set(ctx, "/f", []byte("after"), reg.AnyVersion))
+	s.waitAfter(t, r, i, "a change after the flood", isEv(reg.EventNodeDataChanged, "/f"))
+}

@@ -1,0 +1,532 @@
+package regtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/ejob-io/ejob/core/reg"
+)
+
+// treeKind is what the suite's TreeCache tests mirror a subtree with.
+type treeKind int
+
+const (
+	// kindTreeCache: a TreeCache per subtree.
+	kindTreeCache treeKind = iota
+	// kindShared: a view of a SharedCache over the client as it is (one
+	// recursive watch when the client can).
+	kindShared
+	// kindSharedFallback: a view of a SharedCache over the client with its
+	// RecursiveWatcher hidden (a TreeCache per view).
+	kindSharedFallback
+)
+
+// treeTests are the tests of a mirrored subtree, run for every tree kind
+// (with the SharedCache's own for its kinds).
+func (s *suite) treeTests() map[string]func(t *testing.T) {
+	tests := map[string]func(t *testing.T){
+		"Snapshot":    s.testTreeSnapshot,
+		"Burst":       s.testTreeBurst,
+		"Churn":       s.testTreeChurn,
+		"Leaves":      s.testTreeLeaves,
+		"Large":       s.testTreeLarge,
+		"Subtree":     s.testTreeSubtree,
+		"SessionLoss": s.testTreeSessionLoss,
+	}
+	if s.tree != kindTreeCache {
+		tests["ManySubtrees"] = s.testSharedMany
+		tests["CloseWhileEventsFlow"] = s.testSharedClose
+		tests["Reconnect"] = s.testSharedReconnect
+		tests["EventsMatchCache"] = s.testSharedEventsMatch
+		tests["ClientClosed"] = s.testSharedClientClosed
+	}
+	return tests
+}
+
+// noRecursive hides a client's RecursiveWatcher (it keeps its Expirer): a
+// SharedCache over it falls back to a TreeCache per subtree.
+type noRecursive struct{ reg.Client }
+
+func (c noRecursive) Expire(ctx context.Context) error { return c.Client.(reg.Expirer).Expire(ctx) }
+
+// newShared returns a SharedCache over c after the suite's tree kind (not
+// yet running).
+func (s *suite) newShared(c reg.Client) *reg.SharedCache {
+	if s.tree == kindSharedFallback {
+		c = noRecursive{c}
+	}
+	return reg.NewSharedCache(c)
+}
+
+// runShared runs sc until the test ends (Run must then return nil).
+func runShared(t *testing.T, sc *reg.SharedCache) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- sc.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("SharedCache.Run: %v", err)
+		}
+	})
+}
+
+// sharedFor keeps one running SharedCache per client of a test, so that a
+// test's subtrees share it.
+type sharedFor struct {
+	mu     sync.Mutex
+	caches map[reg.Client]*reg.SharedCache
+}
+
+// track tracks root on the test's SharedCache of c (started on first use)
+// until the test ends.
+func (s *suite) track(t *testing.T, c reg.Client, root string, fn func(reg.TreeEvent), opts ...reg.TreeCacheOption) *reg.CacheView {
+	s.shared.mu.Lock()
+	sc := s.shared.caches[c]
+	if sc == nil {
+		sc = s.newShared(c)
+		if s.shared.caches == nil {
+			s.shared.caches = make(map[reg.Client]*reg.SharedCache)
+		}
+		s.shared.caches[c] = sc
+		runShared(t, sc)
+		t.Cleanup(func() {
+			s.shared.mu.Lock()
+			delete(s.shared.caches, c)
+			s.shared.mu.Unlock()
+		})
+	}
+	s.shared.mu.Unlock()
+	v := sc.Track(root, fn, opts...)
+	t.Cleanup(v.Close)
+	return v
+}
+
+// sameTree reports how the view's copy of the subtree at root differs from
+// the registry's ("" when it does not): data, Czxid, Mzxid and children of
+// every node.
+func sameTree(ctx context.Context, c reg.Client, v reg.TreeView, root string, leaf func(string) bool) (string, error) {
+	data, st, err := c.Get(ctx, root)
+	if errors.Is(err, reg.ErrNoNode) {
+		if _, _, ok := v.Get(root); ok {
+			return root + " cached but absent", nil
+		}
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	cd, cst, ok := v.Get(root)
+	switch {
+	case !ok:
+		return root + " not cached", nil
+	case string(cd) != string(data):
+		return fmt.Sprintf("%s data %q, want %q", root, cd, data), nil
+	case cst.Czxid != st.Czxid || cst.Mzxid != st.Mzxid:
+		return fmt.Sprintf("%s stat czxid/mzxid %d/%d, want %d/%d", root, cst.Czxid, cst.Mzxid, st.Czxid, st.Mzxid), nil
+	}
+	if leaf != nil && leaf(root) {
+		return "", nil
+	}
+	kids, err := c.Children(ctx, root)
+	if errors.Is(err, reg.ErrNoNode) {
+		return root + " vanished", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	slices.Sort(kids)
+	if ck, _ := v.Children(root); !slices.Equal(ck, kids) {
+		return fmt.Sprintf("%s children %v, want %v", root, ck, kids), nil
+	}
+	for _, k := range kids {
+		if d, err := sameTree(ctx, c, v, reg.Join(root, k), leaf); d != "" || err != nil {
+			return d, err
+		}
+	}
+	return "", nil
+}
+
+// eventuallySame waits until v mirrors the registry's subtree at root.
+func (s *suite) eventuallySame(t *testing.T, c reg.Client, v reg.TreeView, root string) {
+	t.Helper()
+	ctx := ctxFor(t)
+	var diff string
+	s.eventually(t, "the view mirrors "+root, func() bool {
+		var err error
+		diff, err = sameTree(ctx, c, v, root, nil)
+		noErr(t, err)
+		return diff == ""
+	})
+}
+
+// jobTree creates a job-shaped subtree at root (about a job's nodes:
+// config, instances, servers, sharding items, leader).
+func jobTree(t *testing.T, c reg.Client, root string) {
+	ctx := ctxFor(t)
+	for _, p := range []struct{ path, data string }{
+		{root + "/config", strings.Repeat("c", 700)},
+		{root + "/instances/10.0.0.1@-@1", "jobInstanceId: 10.0.0.1@-@1\nserverIp: 10.0.0.1\n"},
+		{root + "/servers/10.0.0.1", "ENABLED"},
+		{root + "/sharding/0/instance", "10.0.0.1@-@1"},
+		{root + "/sharding/1/instance", "10.0.0.1@-@1"},
+		{root + "/leader/election/instance", "10.0.0.1@-@1"},
+		{root + "/leader/sharding", ""},
+	} {
+		str(t)(c.Create(ctx, p.path, []byte(p.data), reg.Persistent, reg.WithParents()))
+	}
+}
+
+// recorder collects a view's events; fn may be installed before the view
+// exists.
+type recorder struct {
+	mu  sync.Mutex
+	evs []reg.TreeEvent
+}
+
+func (r *recorder) record(ev reg.TreeEvent) {
+	r.mu.Lock()
+	r.evs = append(r.evs, ev)
+	r.mu.Unlock()
+}
+
+func (r *recorder) events() []reg.TreeEvent {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.evs)
+}
+
+// replay folds events into the tree they describe (path → data), checking
+// the stream's own rules: NodeAdded only for an absent node, NodeUpdated
+// and NodeDeleted only for a present one, NodeDeleted only once the
+// node's children are gone, TreeInitialized once, after the initial
+// NodeAddeds.
+func replay(evs []reg.TreeEvent) (map[string]string, error) {
+	tree := map[string]string{}
+	initialized := false
+	for i, ev := range evs {
+		_, present := tree[ev.Path]
+		switch ev.Type {
+		case reg.TreeInitialized:
+			if initialized {
+				return nil, fmt.Errorf("event %d: TreeInitialized twice", i)
+			}
+			initialized = true
+			continue
+		case reg.NodeAdded:
+			if present {
+				return nil, fmt.Errorf("event %d: %s added twice", i, ev.Path)
+			}
+		case reg.NodeUpdated, reg.NodeDeleted:
+			if !initialized {
+				return nil, fmt.Errorf("event %d: %v %s before TreeInitialized", i, ev.Type, ev.Path)
+			}
+			if !present {
+				return nil, fmt.Errorf("event %d: %v %s, never added", i, ev.Type, ev.Path)
+			}
+		}
+		if ev.Type == reg.NodeDeleted {
+			for p := range tree {
+				if strings.HasPrefix(p, ev.Path+"/") {
+					return nil, fmt.Errorf("event %d: %s deleted before its child %s", i, ev.Path, p)
+				}
+			}
+			delete(tree, ev.Path)
+			continue
+		}
+		tree[ev.Path] = string(ev.Data)
+	}
+	return tree, nil
+}
+
+// viewTree is the view's subtree at root as path → data.
+func viewTree(v reg.TreeView, root string) map[string]string {
+	out := map[string]string{}
+	var walk func(string)
+	walk = func(p string) {
+		d, _, ok := v.Get(p)
+		if !ok {
+			return
+		}
+		out[p] = string(d)
+		kids, _ := v.Children(p)
+		for _, k := range kids {
+			walk(reg.Join(p, k))
+		}
+	}
+	walk(root)
+	return out
+}
+
+// testSharedMany tracks many job-shaped subtrees on one cache, some before
+// Run and some while it runs, changes all of them, deletes some: every view
+// mirrors its subtree, and nothing else.
+func (s *suite) testSharedMany(t *testing.T) {
+	ctx := ctxFor(t)
+	ns := namespace(t)
+	c := s.client(t, ns)
+	w := s.client(t, ns)
+	const jobs = 30
+	for j := range jobs {
+		jobTree(t, w, fmt.Sprintf("/job%02d", j))
+	}
+	str(t)(w.Create(ctx, "/untracked/x", []byte("u"), reg.Persistent, reg.WithParents()))
+	sc := s.newShared(c)
+	views := make([]*reg.CacheView, jobs)
+	recs := make([]*recorder, jobs)
+	track := func(j int) {
+		recs[j] = &recorder{}
+		views[j] = sc.Track(fmt.Sprintf("/job%02d", j), recs[j].record)
+		t.Cleanup(views[j].Close)
+	}
+	for j := range jobs / 2 {
+		track(j)
+	}
+	runShared(t, sc)
+	for j := jobs / 2; j < jobs; j++ {
+		track(j)
+	}
+	for j, v := range views {
+		<-v.Initialized()
+		s.eventuallySame(t, w, v, fmt.Sprintf("/job%02d", j))
+		if _, _, ok := v.Get("/untracked/x"); ok {
+			t.Fatal("a view holds a node outside its root")
+		}
+		if _, _, ok := v.Get(fmt.Sprintf("/job%02d", (j+1)%jobs)); ok {
+			t.Fatal("a view holds another view's root")
+		}
+	}
+	for j := range jobs {
+		root := fmt.Sprintf("/job%02d", j)
+		stat(t)(w.Set(ctx, root+"/config", []byte("changed"), reg.AnyVersion))
+		str(t)(w.Create(ctx, root+"/sharding/2", nil, reg.Persistent))
+		noErr(t, w.Delete(ctx, root+"/sharding/0/instance", reg.AnyVersion))
+		if j%3 == 0 {
+			noErr(t, reg.DeleteRecursive(ctx, w, root))
+		}
+	}
+	for j, v := range views {
+		root := fmt.Sprintf("/job%02d", j)
+		s.eventuallySame(t, w, v, root)
+		var got map[string]string
+		s.eventually(t, root+"'s events replay to its view", func() bool {
+			var err error
+			got, err = replay(recs[j].events())
+			if err != nil {
+				t.Fatal(err)
+			}
+			return maps2str(got) == maps2str(viewTree(v, root))
+		})
+	}
+}
+
+func maps2str(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%s=%q\n", k, m[k])
+	}
+	return b.String()
+}
+
+// testSharedClose closes a view while its subtree changes fast: fn is
+// never called after Close returns, and the cache goes on serving the
+// other views.
+func (s *suite) testSharedClose(t *testing.T) {
+	ctx := ctxFor(t)
+	ns := namespace(t)
+	c := s.client(t, ns)
+	w := s.client(t, ns)
+	str(t)(w.Create(ctx, "/busy/n", []byte("0"), reg.Persistent, reg.WithParents()))
+	str(t)(w.Create(ctx, "/calm/n", []byte("0"), reg.Persistent, reg.WithParents()))
+	var closed, late, seen atomic.Int64
+	busy := s.track(t, c, "/busy", func(reg.TreeEvent) {
+		seen.Add(1)
+		if closed.Load() != 0 {
+			late.Add(1)
+		}
+	})
+	calm := s.track(t, c, "/calm", nil)
+	<-busy.Initialized()
+	<-calm.Initialized()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for i := 1; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := w.Set(ctx, "/busy/n", fmt.Appendf(nil, "%d", i), reg.AnyVersion); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	})
+	s.eventually(t, "updates flowing", func() bool { return seen.Load() > 5 })
+	busy.Close()
+	closed.Store(1)
+	before := seen.Load()
+	// Let more updates happen after Close, then check none was delivered.
+	v, _, err := w.Get(ctx, "/busy/n")
+	noErr(t, err)
+	s.eventually(t, "more updates after Close", func() bool {
+		d, _, err := w.Get(ctx, "/busy/n")
+		noErr(t, err)
+		return len(d) > 0 && string(d) != string(v)
+	})
+	close(stop)
+	wg.Wait()
+	stat(t)(w.Set(ctx, "/calm/n", []byte("after"), reg.AnyVersion))
+	s.eventually(t, "the other view still follows", func() bool {
+		d, _, ok := calm.Get("/calm/n")
+		return ok && string(d) == "after"
+	})
+	if n := late.Load(); n != 0 || seen.Load() != before {
+		t.Fatalf("%d events delivered after Close returned", n)
+	}
+	if _, _, ok := busy.Get("/busy/n"); ok {
+		t.Fatal("a closed view still holds its nodes")
+	}
+	busy.Close() // twice is fine
+}
+
+// testSharedReconnect drops the cache's connection while its subtree
+// changes: after the reconnection the view mirrors the registry and its
+// events replay to it.
+func (s *suite) testSharedReconnect(t *testing.T) {
+	if s.h.Disconnect == nil {
+		t.Skip("harness cannot drop connections")
+	}
+	ctx := ctxFor(t)
+	ns := namespace(t)
+	c := s.client(t, ns)
+	w := s.client(t, ns)
+	jobTree(t, w, "/job")
+	rec := &recorder{}
+	v := s.track(t, c, "/job", rec.record)
+	<-v.Initialized()
+	conn := c.WatchConnection(ctx)
+	s.nextConn(t, conn, reg.StateConnected)
+	s.h.Disconnect(t, c)
+	s.nextConn(t, conn, reg.StateSuspended)
+	stat(t)(w.Set(ctx, "/job/config", []byte("while away"), reg.AnyVersion))
+	noErr(t, reg.DeleteRecursive(ctx, w, "/job/sharding/1"))
+	str(t)(w.Create(ctx, "/job/servers/10.0.0.2", []byte("DISABLED"), reg.Persistent))
+	if s.h.Reconnect != nil {
+		s.h.Reconnect(t, c)
+	}
+	s.nextConn(t, conn, reg.StateReconnected)
+	s.eventuallySame(t, w, v, "/job")
+	s.eventually(t, "events replay to the view", func() bool {
+		got, err := replay(rec.events())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return maps2str(got) == maps2str(viewTree(v, "/job"))
+	})
+	// It follows changes after the reconnection.
+	stat(t)(w.Set(ctx, "/job/config", []byte("back"), reg.AnyVersion))
+	s.eventuallySame(t, w, v, "/job")
+}
+
+// testSharedEventsMatch churns a job-shaped subtree from several writers
+// (creates, deletes, re-creates, sets, ephemerals of a session that then
+// expires): the view ends as the registry's subtree, and its events,
+// replayed, give the view.
+func (s *suite) testSharedEventsMatch(t *testing.T) {
+	ctx := ctxFor(t)
+	ns := namespace(t)
+	c := s.client(t, ns)
+	w := s.client(t, ns)
+	e := s.client(t, ns)
+	jobTree(t, w, "/job")
+	rec := &recorder{}
+	v := s.track(t, c, "/job", rec.record)
+	<-v.Initialized()
+	var wg sync.WaitGroup
+	for g := range 3 {
+		wg.Go(func() {
+			for i := range 20 {
+				p := fmt.Sprintf("/job/sharding/%d", g)
+				var err error
+				switch i % 4 {
+				case 0:
+					err = reg.DeleteRecursive(ctx, w, p)
+				case 1:
+					_, err = w.Create(ctx, p+"/running", nil, reg.Persistent, reg.WithParents())
+				case 2:
+					_, err = w.Set(ctx, p, fmt.Appendf(nil, "%d", i), reg.AnyVersion)
+				case 3:
+					_, err = e.Create(ctx, p+"/failover", []byte("e"), reg.Ephemeral)
+				}
+				if err != nil && !errors.Is(err, reg.ErrNoNode) && !errors.Is(err, reg.ErrNodeExists) && !errors.Is(err, reg.ErrNotEmpty) {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	noErr(t, e.(reg.Expirer).Expire(ctx))
+	s.eventuallySame(t, w, v, "/job")
+	s.eventually(t, "events replay to the view", func() bool {
+		got, err := replay(rec.events())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return maps2str(got) == maps2str(viewTree(v, "/job"))
+	})
+}
+
+// testSharedClientClosed: Run returns an error wrapping ErrClosed when the
+// client closes, after which no view gets events; Run twice is refused.
+func (s *suite) testSharedClientClosed(t *testing.T) {
+	ctx := ctxFor(t)
+	ns := namespace(t)
+	c := s.h.Connect(t, ns)
+	w := s.client(t, ns)
+	str(t)(w.Create(ctx, "/job/n", []byte("0"), reg.Persistent, reg.WithParents()))
+	sc := s.newShared(c)
+	var closed, late atomic.Int64
+	v := sc.Track("/job", func(reg.TreeEvent) {
+		if closed.Load() != 0 {
+			late.Add(1)
+		}
+	})
+	defer v.Close()
+	done := make(chan error, 1)
+	go func() { done <- sc.Run(context.Background()) }()
+	<-v.Initialized()
+	if err := sc.Run(ctx); !errors.Is(err, reg.ErrInvalidArgument) {
+		t.Fatalf("second Run: %v, want ErrInvalidArgument", err)
+	}
+	noErr(t, c.Close())
+	select {
+	case err := <-done:
+		if !errors.Is(err, reg.ErrClosed) {
+			t.Fatalf("Run after the client closed: %v, want ErrClosed", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("Run did not return after the client closed")
+	}
+	closed.Store(1)
+	stat(t)(w.Set(ctx, "/job/n", []byte("1"), reg.AnyVersion))
+	// A view tracked now is never loaded, and the first one stays quiet.
+	v2 := sc.Track("/job", func(reg.TreeEvent) { late.Add(1) })
+	v2.Close()
+	if late.Load() != 0 {
+		t.Fatal("events after Run returned")
+	}
+}
