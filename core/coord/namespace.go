@@ -27,7 +27,7 @@ type Namespace struct {
 	cache *reg.SharedCache
 
 	mu      sync.Mutex
-	last    reg.ConnEvent // the latest connection event (State 0: none yet)
+	last    reg.ConnEvent // the current state, as WatchConnection's first event (State 0: none yet)
 	subs    map[*nsSub]struct{}
 	started bool
 	ended   bool
@@ -86,6 +86,10 @@ loop:
 			}
 			n.mu.Lock()
 			n.last = ce
+			if ce.State == reg.StateReconnected || ce.State == reg.StateNewSession {
+				// What a new subscription would hear first.
+				n.last.State = reg.StateConnected
+			}
 			for s := range n.subs {
 				s.conn(ce)
 			}
@@ -119,9 +123,10 @@ loop:
 	return err
 }
 
-// subscribe adds a job's callbacks: conn gets the latest connection event
-// at once (the current state, when the namespace has heard one) and every
-// later one, in order; end is called once if the namespace stops first.
+// subscribe adds a job's callbacks: conn gets the current state at once
+// (as a new WatchConnection subscription would: Connected, Suspended or
+// Lost, once the namespace has heard from the client) and every later
+// event, in order; end is called once if the namespace stops first.
 // The returned func removes them: neither is called after it returns.
 func (n *Namespace) subscribe(conn func(reg.ConnEvent), end func(error)) (unsubscribe func()) {
 	s := &nsSub{conn: conn, end: end}
