@@ -294,7 +294,7 @@ func (j *Job) trigger() {
 // failoverTick is the period of pump.
 func (j *Job) failoverTick() time.Duration { return j.poll * 5 }
 
-// wakePump asks the event loop to run the pump a failoverTick from now,
+// wakePump asks the job's queue to run the pump a failoverTick from now,
 // for a change of state the tree cache does not show (needRecover,
 // misfireBefore). Tree events wake it by themselves.
 func (j *Job) wakePump() { j.armPump() }

@@ -19,10 +19,10 @@ import (
 
 // Sentinel errors callers branch on.
 var (
-	// ErrShutdown: the job was shut down on this instance (Run returned, or
-	// the console removed this instance).
+	// ErrShutdown: the job was shut down on this instance (Stop, the end of
+	// Start's ctx, or the console removed this instance).
 	ErrShutdown = errors.New("coord: job is shut down on this instance")
-	// ErrNotReady: Run has not completed the startup registration yet.
+	// ErrNotReady: Start has not completed the startup registration yet.
 	ErrNotReady = errors.New("coord: job not started")
 	// ErrSessionLost: the registry session the job registered under is gone
 	// (or the connection is suspended); nothing was written.
@@ -64,7 +64,7 @@ type Options struct {
 	// right after it only if the request is kept (core/scheduler keeps it;
 	// a scheduler that drops it delays claimed items to the pump, which
 	// asks again a failover tick later: issue 11). Called from the job's
-	// event goroutine or from inside an execution: must not block.
+	// queue or from inside an execution: must not block.
 	OnTrigger func()
 	// OnReschedule reports a changed cron or time zone in the config node.
 	OnReschedule func(cron, timeZone string)
@@ -75,8 +75,8 @@ type Options struct {
 	// OnStopped reports an end of the job that Stop or the end of Start's
 	// ctx did not ask for, once everything of the job has ended: nil after
 	// a shutdown from the console, else why (the Namespace stopped: the
-	// client closed). Never called when Start failed. It must not call
-	// Stop.
+	// client closed). Never called when Start failed. It must not wait
+	// for Stop or Done (they wait for it).
 	OnStopped func(error)
 	// Namespace is the machinery shared with the other jobs of the same
 	// client (one tree cache and one connection subscription); it must be
@@ -84,7 +84,7 @@ type Options struct {
 	Namespace *Namespace
 
 	// OnEvent, if set, observes every tree event after the job handled it
-	// (event goroutine; tests use it as a barrier, hosts for metrics).
+	// (on the job's queue; tests use it as a barrier, hosts for metrics).
 	OnEvent func(path string)
 	// OnFailover, if set, is told of each crashed instance's item this
 	// instance claimed to run (metrics).
@@ -219,7 +219,7 @@ type Job struct {
 
 var _ executor.Facade = (*Job)(nil)
 
-// New checks opts and returns a Job; Run starts it.
+// New checks opts and returns a Job; Start starts it.
 func New(opts Options) (*Job, error) {
 	switch {
 	case opts.Client == nil:
@@ -285,7 +285,7 @@ func New(opts Options) (*Job, error) {
 // InstanceID returns this instance's id.
 func (j *Job) InstanceID() string { return j.id }
 
-// Ready is closed once Run has registered this instance (spec §5).
+// Ready is closed once Start has registered this instance (spec §5).
 func (j *Job) Ready() <-chan struct{} { return j.ready }
 
 // Paused reports whether executions must not start now: the registry

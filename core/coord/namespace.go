@@ -32,7 +32,6 @@ type Namespace struct {
 	started bool
 	ended   bool
 	endErr  error
-	done    chan struct{} // closed when Run has returned
 }
 
 // nsSub is one job's subscription: conn gets every connection event, end
@@ -52,7 +51,6 @@ func NewNamespace(c reg.Client, log hclog.Logger) *Namespace {
 		c: c, log: log,
 		cache: reg.NewSharedCache(c, reg.WithSharedLogger(log)),
 		subs:  map[*nsSub]struct{}{},
-		done:  make(chan struct{}),
 	}
 }
 
@@ -119,7 +117,6 @@ loop:
 	}
 	n.subs = nil
 	n.mu.Unlock()
-	close(n.done)
 	return err
 }
 
