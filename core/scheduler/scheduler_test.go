@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -415,3 +416,74 @@ func TestReadyNamesEveryJobThatFailed(t *testing.T) {
 func isNoNode(err error) bool { return err != nil && errorsIs(err, reg.ErrNoNode) }
 
 func errorsIs(err, target error) bool { return errors.Is(err, target) }
+
+// TestIdleJobsKeepNoGoroutine: once its jobs have started, a scheduler
+// runs a constant number of goroutines of its own and of the coordination
+// layer (trigger loop, watchdog, the shared Namespace), however many jobs
+// it has: an idle job is data (issue 16).
+func TestIdleJobsKeepNoGoroutine(t *testing.T) {
+	srv := embedded.NewServer()
+	client, err := srv.Connect("idle")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close() })
+	s, err := scheduler.New(scheduler.Options{Client: client, InstanceID: "10.0.3.1@-@1", ServerIP: "10.0.3.1", Plugins: plugins(),
+		Logger: hclog.NewNullLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	noop := executor.SimpleFunc(func(context.Context, spi.ShardingContext) error { return nil })
+	const n = 30
+	for i := range n {
+		cfg := config.New(fmt.Sprintf("idle-%d", i), 1)
+		cfg.Cron = "0 0 0 1 1 ? 2099"
+		if err := s.Add(context.Background(), scheduler.Job{Config: cfg, Runner: noop}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	rctx, rcancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer rcancel()
+	if err := s.Ready(rctx); err != nil {
+		t.Fatal(err)
+	}
+	var last []string
+	testkit.Eventually(t, 10*time.Second, "at most a constant number of scheduler and coord goroutines", func() bool {
+		last = kernelGoroutines()
+		return len(last) <= 4 // Scheduler.Run, its trigger loop and watchdog, Namespace.Run
+	})
+	if t.Failed() {
+		t.Logf("goroutines:\n%s", strings.Join(last, "\n\n"))
+	}
+}
+
+// kernelGoroutines returns the stacks of the goroutines running code of
+// core/scheduler or core/coord (the test's own excluded).
+func kernelGoroutines() []string {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	var out []string
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if (strings.Contains(g, "ejob/core/scheduler.") || strings.Contains(g, "ejob/core/coord.")) &&
+			!strings.Contains(g, "ejob/core/scheduler_test.") {
+			out = append(out, g)
+		}
+	}
+	return out
+}
