@@ -104,10 +104,10 @@ func (j *Job) Start(ctx context.Context) error {
 	}
 	l.stopAF = stopAF
 	l.up.Store(true)
-	close(l.startupDone)
 	j.armReconcile()
 	j.rg.cq.release()
 	j.loop.q.release()
+	close(l.startupDone) // finish may stop the loop from now on
 	return nil
 }
 
@@ -193,17 +193,18 @@ func (j *Job) finish(asked bool, cause error) {
 		if l.unsub != nil {
 			l.unsub()
 		}
+		j.stopLoop()
+		j.rg.stop()
+		if l.unsub != nil {
+			// The cache stays readable while the last execution ends.
+			j.cleanShutdown()
+		}
 		if j.cache != nil {
 			j.cache.Close()
 		}
-		j.stopLoop()
-		j.rg.stop()
 		if l.ownNS != nil {
 			l.ownNS()
 			<-l.nsDone
-		}
-		if l.unsub != nil {
-			j.cleanShutdown()
 		}
 		if !asked && l.up.Load() {
 			l.onStopped(cause)
