@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 )
@@ -36,22 +38,90 @@ var (
 // changed), and after a resync (a reconnection or a new session) the
 // differences are reported (e.g. NodeDeleted for the old session's
 // ephemerals).
+//
+// # How the recursive mode works
+//
+// Run arms one persistent recursive watch on the namespace root "/" before
+// it loads any subtree. Job roots are the namespace root's children, so as
+// soon as two jobs are tracked the narrowest root over both is "/" anyway;
+// a narrower watch would have to be re-armed (and everything re-read) when
+// a Track widened it. The server then notifies every change in the
+// namespace, other hosts' jobs included: the watch callback drops a
+// notification for a path no subtree holds after a few map lookups (its
+// ancestors), without queueing it, and such paths are never read.
+//
+// The callback queues the other notifications (an unbounded queue: it never
+// blocks) and Run, the only goroutine, takes them in order and marks paths
+// dirty in the subtrees that hold them; it then reads the dirty paths in
+// rounds with ReadMany (a Get per path, and a Children for a path not yet
+// cached or to be listed again), applies the results, reports the
+// differences to the subtrees' fns, and takes the notifications that came
+// meanwhile before the next round.
+//
+// Why this converges to the server's state: a recursive watch notifies
+// every create, data change and delete below "/", in order, from the moment
+// it is armed. A read issued after a notification was received reflects a
+// state at least as new as that change, and every notified path of a
+// subtree is read again after its notification; so once no notification
+// arrives, the last read of every notified path shows its current state.
+// Nodes nobody notified (those that existed before the watch was armed, or
+// whose notification came while their parent was not cached) are found by
+// listing: a node is listed when it appears in the cache (in the same round
+// when it was not cached when the round began), and a child's notification
+// is ignored only while its parent is absent from the cache, in which case
+// the parent's later appearance (read after that notification, so listing
+// the child) brings the child in. A listing never removes a cached child
+// (it may be older than the child's read): deletions are notified, and on a
+// resync every cached node is read. A node deleted and re-created
+// between two reads has another Czxid: the old one is reported NodeDeleted
+// (its cached subtree first), then the new one NodeAdded. WithLeaves paths
+// are never listed, and notifications below them are ignored.
+//
+// EventResync (the connection was lost, or a new session began: changes
+// may have been missed) marks every tracked subtree dirty in full: each
+// cached node is read and listed again, and the differences are reported
+// (the old session's ephemerals as NodeDeleted). A failed round (a
+// connection problem) is retried after a back-off as a full re-read of the
+// subtrees it was reading. A new subtree is loaded breadth-first in the
+// same rounds (a level per round, a Get and a Children per node); its
+// fn gets nothing until the load is complete, then a NodeAdded per node and
+// TreeInitialized, then every change, as a TreeCache's reader does.
 type SharedCache struct {
 	c   Client
 	log hclog.Logger
 
-	mu      sync.Mutex
-	state   int             // sharedIdle, sharedRunning, sharedDone
-	runCtx  context.Context // Run's, once running
-	pending []*CacheView    // tracked before Run started
-	views   map[*CacheView]struct{}
+	mu      sync.Mutex // guards the fields below
+	state   int        // sharedIdle, sharedRunning, sharedDone
+	mode    int        // modeUnknown, modeRecursive, modeFallback
+	runCtx  context.Context
+	pending []*CacheView            // tracked while the mode is unknown
+	started map[*CacheView]struct{} // fallback: views with a running TreeCache
+
+	// Recursive mode. rmu guards roots and every view's nodes (written by
+	// Run only; Run reads them without the lock).
+	rmu   sync.RWMutex
+	roots map[string][]*CacheView // tracked views by root
+
+	imu    sync.Mutex // guards the inbox
+	inbox  []WatchEvent
+	added  []*CacheView // tracked, to be loaded
+	closed []*CacheView // closed, to be freed
+	wake   chan struct{}
+
+	work []*CacheView // Run's: views with dirty paths, in order
 }
 
-// SharedCache states.
+// SharedCache states and modes.
 const (
 	sharedIdle = iota
 	sharedRunning
 	sharedDone
+)
+
+const (
+	modeUnknown = iota
+	modeRecursive
+	modeFallback
 )
 
 // SharedCacheOption configures a SharedCache.
@@ -64,7 +134,13 @@ func WithSharedLogger(l hclog.Logger) SharedCacheOption {
 
 // NewSharedCache returns a cache of c's namespace; Run starts it.
 func NewSharedCache(c Client, opts ...SharedCacheOption) *SharedCache {
-	s := &SharedCache{c: c, log: hclog.NewNullLogger(), views: make(map[*CacheView]struct{})}
+	s := &SharedCache{
+		c:       c,
+		log:     hclog.NewNullLogger(),
+		started: make(map[*CacheView]struct{}),
+		roots:   make(map[string][]*CacheView),
+		wake:    make(chan struct{}, 1),
+	}
 	for _, o := range opts {
 		o(s)
 	}
@@ -77,14 +153,25 @@ type CacheView struct {
 	root   string
 	fn     func(TreeEvent)
 	opts   []TreeCacheOption
+	leaf   func(path string) bool
 	initCh chan struct{}
 
-	// Fallback: a TreeCache of its own.
-	tc     *TreeCache
+	closed atomic.Bool // set by Close, under s.mu
+	dmu    sync.Mutex  // held while fn runs
+
+	// Fallback: a TreeCache of its own, running until cancel.
+	tc     atomic.Pointer[TreeCache]
 	cancel context.CancelFunc
 	done   chan struct{} // closed when tc's Run has returned
 
-	closed bool // guarded by s.mu
+	// Recursive mode: the root node (nil while absent), guarded by s.rmu,
+	// written by Run only.
+	node *snode
+	// Run's own.
+	dirty       map[string]uint8 // path → dirty flags
+	queued      bool             // in s.work
+	initialized bool
+	out         []TreeEvent // to deliver after the round
 }
 
 // Track mirrors the subtree at root (root included; it need not exist).
@@ -98,16 +185,31 @@ type CacheView struct {
 // Close returns) and frees the subtree's memory.
 //
 // Track may be called before or while Run runs; a subtree tracked after Run
-// has returned is never loaded.
+// has returned, or at an invalid root, is never loaded.
 func (s *SharedCache) Track(root string, fn func(TreeEvent), opts ...TreeCacheOption) *CacheView {
-	v := &CacheView{s: s, root: root, fn: fn, opts: opts, initCh: make(chan struct{})}
+	var o TreeCache
+	o.leaf = func(string) bool { return false }
+	for _, f := range opts {
+		f(&o)
+	}
+	v := &CacheView{s: s, root: root, fn: fn, opts: opts, leaf: o.leaf, initCh: make(chan struct{})}
+	if err := ValidatePath(root, false); err != nil {
+		s.log.Error("shared cache: not tracked", "root", root, "error", err)
+		v.closed.Store(true)
+		return v
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	switch s.state {
-	case sharedIdle:
+	if s.state == sharedDone {
+		return v
+	}
+	switch s.mode {
+	case modeUnknown:
 		s.pending = append(s.pending, v)
-	case sharedRunning:
+	case modeFallback:
 		s.startFallback(v)
+	case modeRecursive:
+		s.addRecursive(v)
 	}
 	return v
 }
@@ -125,6 +227,26 @@ func (s *SharedCache) Run(ctx context.Context) error {
 		return fmt.Errorf("shared cache: Run called twice: %w", ErrInvalidArgument)
 	}
 	s.state, s.runCtx = sharedRunning, ctx
+	s.mu.Unlock()
+	if rw, ok := s.c.(RecursiveWatcher); ok {
+		err := s.arm(ctx, rw)
+		switch {
+		case err == nil:
+			err = s.runRecursive(ctx)
+			s.setDone()
+			return err
+		case errors.Is(err, ErrUnimplemented):
+			s.log.Info("no recursive watches on this server: a tree cache per subtree", "error", err)
+		default:
+			s.setDone()
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+	}
+	s.mu.Lock()
+	s.mode = modeFallback
 	for _, v := range s.pending {
 		s.startFallback(v)
 	}
@@ -132,6 +254,64 @@ func (s *SharedCache) Run(ctx context.Context) error {
 	s.mu.Unlock()
 	return s.runFallback(ctx)
 }
+
+// setDone marks Run as returned and frees the views closed meanwhile.
+func (s *SharedCache) setDone() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.state = sharedDone
+	s.pending = nil
+	_, _, closed := s.takeInbox()
+	for _, v := range closed {
+		s.free(v)
+	}
+}
+
+// Back-off bounds after a failed request (TreeCache, SharedCache).
+const minBackoff, maxBackoff = 50 * time.Millisecond, 2 * time.Second
+
+// arm arms the recursive watch on "/", retrying with back-off until it is
+// armed, the server answers ErrUnimplemented, the client closes or ctx
+// ends. Once armed, the views tracked so far are loaded by Run.
+func (s *SharedCache) arm(ctx context.Context, rw RecursiveWatcher) error {
+	backoff := minBackoff
+	for {
+		err := rw.WatchRecursive(ctx, "/", s.notify)
+		if err == nil {
+			break
+		}
+		if errors.Is(err, ErrUnimplemented) || errors.Is(err, ErrClosed) || ctx.Err() != nil {
+			return fmt.Errorf("shared cache: %w", err)
+		}
+		s.log.Warn("shared cache: arming the recursive watch failed; retrying", "error", err, "backoff", backoff)
+		if !sleepCtx(ctx, backoff) {
+			return ctx.Err()
+		}
+		backoff = min(backoff*2, maxBackoff)
+	}
+	s.mu.Lock()
+	s.mode = modeRecursive
+	for _, v := range s.pending {
+		s.addRecursive(v)
+	}
+	s.pending = nil
+	s.mu.Unlock()
+	return nil
+}
+
+// sleepCtx waits d and reports true, or false when ctx ends first.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// --- fallback: a TreeCache per view ---
 
 // runFallback waits until ctx ends or the client closes (its connection
 // stream ends), then stops every view's TreeCache.
@@ -150,8 +330,8 @@ func (s *SharedCache) runFallback(ctx context.Context) error {
 	}
 	s.mu.Lock()
 	s.state = sharedDone
-	views := make([]*CacheView, 0, len(s.views))
-	for v := range s.views {
+	views := make([]*CacheView, 0, len(s.started))
+	for v := range s.started {
 		views = append(views, v)
 	}
 	s.mu.Unlock()
@@ -168,26 +348,27 @@ func (s *SharedCache) runFallback(ctx context.Context) error {
 // startFallback runs a TreeCache of v's own whose events go to v's fn.
 // Called with s.mu held, while running.
 func (s *SharedCache) startFallback(v *CacheView) {
-	if v.closed {
+	if v.closed.Load() {
 		return
 	}
 	opts := append([]TreeCacheOption{WithTreeLogger(s.log)}, v.opts...)
-	v.tc = NewTreeCache(s.c, v.root, opts...)
-	v.tc.discard = false
-	v.tc.fn = v.deliver
+	tc := NewTreeCache(s.c, v.root, opts...)
+	tc.discard = false
+	tc.fn = v.deliverFallback
 	ctx, cancel := context.WithCancel(s.runCtx)
 	v.cancel, v.done = cancel, make(chan struct{})
-	s.views[v] = struct{}{}
+	v.tc.Store(tc)
+	s.started[v] = struct{}{}
 	go func() {
 		defer close(v.done)
-		if err := v.tc.Run(ctx); err != nil && !errors.Is(err, ErrClosed) {
+		if err := tc.Run(ctx); err != nil && !errors.Is(err, ErrClosed) {
 			s.log.Warn("tree cache stopped", "root", v.root, "error", err)
 		}
 	}()
 }
 
-// deliver passes ev to v's fn (on the goroutine that owns v's state).
-func (v *CacheView) deliver(ev TreeEvent) {
+// deliverFallback passes ev to v's fn (on its TreeCache's goroutine).
+func (v *CacheView) deliverFallback(ev TreeEvent) {
 	if ev.Type == TreeInitialized {
 		close(v.initCh)
 	}
@@ -201,50 +382,88 @@ func (v *CacheView) Root() string { return v.root }
 
 // Get returns the cached data and stat of path.
 func (v *CacheView) Get(path string) ([]byte, Stat, bool) {
-	if tc := v.treeCache(); tc != nil {
+	if tc := v.tc.Load(); tc != nil {
 		return tc.Get(path)
 	}
-	return nil, Stat{}, false
+	v.s.rmu.RLock()
+	defer v.s.rmu.RUnlock()
+	if v.closed.Load() {
+		return nil, Stat{}, false
+	}
+	n := v.lookup(path)
+	if n == nil {
+		return nil, Stat{}, false
+	}
+	return slices.Clone(n.data), n.Stat(), true
 }
 
 // Children returns the cached child names of path, sorted.
 func (v *CacheView) Children(path string) ([]string, bool) {
-	if tc := v.treeCache(); tc != nil {
+	if tc := v.tc.Load(); tc != nil {
 		return tc.Children(path)
 	}
-	return nil, false
-}
-
-func (v *CacheView) treeCache() *TreeCache {
-	v.s.mu.Lock()
-	defer v.s.mu.Unlock()
-	if v.closed {
-		return nil
+	v.s.rmu.RLock()
+	defer v.s.rmu.RUnlock()
+	if v.closed.Load() {
+		return nil, false
 	}
-	return v.tc
+	n := v.lookup(path)
+	if n == nil {
+		return nil, false
+	}
+	out := make([]string, len(n.kids))
+	for i, k := range n.kids {
+		out[i] = k.name
+	}
+	return out, true
 }
 
 // Initialized is closed once the initial load is complete.
 func (v *CacheView) Initialized() <-chan struct{} { return v.initCh }
 
 // Close stops delivery to the view's fn (no call of fn after Close
-// returns) and frees the subtree. The view then holds nothing. Closing
+// returns) and frees the subtree; the view then holds nothing. Closing
 // twice is fine.
 func (v *CacheView) Close() {
 	s := v.s
 	s.mu.Lock()
-	if v.closed {
+	if v.closed.Load() {
 		s.mu.Unlock()
 		return
 	}
-	v.closed = true
+	v.closed.Store(true)
 	s.pending = slices.DeleteFunc(s.pending, func(p *CacheView) bool { return p == v })
-	_, started := s.views[v]
-	delete(s.views, v)
-	v.tc = nil
+	_, started := s.started[v]
+	delete(s.started, v)
+	recursive := s.mode == modeRecursive
 	s.mu.Unlock()
+	// A delivery under way returns before this lock is taken; later ones
+	// see closed.
+	v.dmu.Lock()
+	v.dmu.Unlock() //nolint:staticcheck // an empty critical section: waiting out fn
 	if started {
 		v.cancel()
 		<-v.done
+		v.tc.Store(nil)
 	}
+	if !recursive {
+		return
+	}
+	s.rmu.Lock()
+	s.roots[v.root] = slices.DeleteFunc(s.roots[v.root], func(x *CacheView) bool { return x == v })
+	if len(s.roots[v.root]) == 0 {
+		delete(s.roots, v.root)
+	}
+	s.rmu.Unlock()
+	// Run (or, once it has returned, setDone) frees the nodes.
+	s.mu.Lock()
+	if s.state == sharedDone {
+		s.free(v)
+	} else {
+		s.imu.Lock()
+		s.closed = append(s.closed, v)
+		s.imu.Unlock()
+		s.poke()
+	}
+	s.mu.Unlock()
 }

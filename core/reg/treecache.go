@@ -236,7 +236,6 @@ func (t *TreeCache) Run(ctx context.Context) error {
 	defer r.fwds.Wait() // after cancel: forwarders end with ctx
 	defer cancel()
 
-	const minBackoff, maxBackoff = 50 * time.Millisecond, 2 * time.Second
 	backoff := minBackoff
 	resync := true
 	var retry <-chan time.Time

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/ejob-io/ejob/core/reg"
@@ -29,11 +28,7 @@ type Client struct {
 	pending   []pendingDelivery // watch events held while suspended
 	rwatches  []*rwatch         // live recursive watches (see recursive.go)
 
-	// The recursive watches' delivery queue; dmu is taken under srv.mu,
-	// never the other way round.
-	dmu        sync.Mutex
-	dq         []rdelivery
-	delivering bool // a goroutine drains dq
+	rq *notify.Queue[rdelivery] // recursive-watch events for their fns
 }
 
 type pendingDelivery struct {
@@ -50,7 +45,7 @@ var (
 // needed, like Curator's namespace facade; "" means the server root).
 func (s *Server) Connect(namespace string) (*Client, error) {
 	ns := strings.Trim(namespace, "/")
-	c := &Client{srv: s, hub: notify.New[reg.ConnEvent]()}
+	c := &Client{srv: s, hub: notify.New[reg.ConnEvent](), rq: notify.NewQueue(deliverRecursive)}
 	if ns != "" {
 		c.ns = "/" + ns
 		if err := reg.ValidatePath(c.ns, false); err != nil {
@@ -470,7 +465,8 @@ func (c *Client) Resume() {
 }
 
 // Close implements reg.Client: the session ends (ephemerals deleted, watches
-// end with ErrClosed) and the connection-state streams close.
+// end with ErrClosed) and the connection-state streams close. It returns
+// once the recursive watches' fns have had their last call.
 func (c *Client) Close() error {
 	c.srv.mu.Lock()
 	if c.closed {
@@ -490,6 +486,7 @@ func (c *Client) Close() error {
 	c.srv.endSession(c.sess, fmt.Errorf("%v closed: %w", c.sess.rs, reg.ErrClosed))
 	c.srv.mu.Unlock()
 	c.hub.Close()
+	c.rq.Wait() // no recursive-watch fn runs once Close has returned
 	return nil
 }
 

@@ -29,3 +29,14 @@ func TestSuite(t *testing.T) {
 // TestMain fails the binary if goroutines outlive the tests (clients closed,
 // caches stopped, subscriptions ended).
 func TestMain(m *testing.M) { testkit.Main(m) }
+
+func BenchmarkSharedCache(b *testing.B) {
+	srv := embedded.NewServer()
+	regtest.BenchSharedCache(b, func(tb testing.TB, ns string) reg.Client {
+		c, err := srv.Connect(ns)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return c
+	})
+}

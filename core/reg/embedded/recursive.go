@@ -26,8 +26,8 @@ import (
 //
 // fn is never called under Server.mu: the server queues the events on the
 // client (in the order the transactions committed) and one goroutine per
-// client, started when the queue goes non-empty and gone when it drains,
-// calls fn. A client without recursive watches has no such goroutine.
+// client, started when the queue goes non-empty and gone when it drains
+// (notify.Queue), calls fn. An idle client has no such goroutine.
 type rwatch struct {
 	c    *Client
 	path string // full server path
@@ -91,37 +91,10 @@ func (c *Client) resyncRecursive() {
 	}
 }
 
-// enqueue queues an event for w's fn and starts the delivery goroutine if
-// none runs. Caller holds srv.mu (dmu is taken inside it, never the other
-// way round).
-func (c *Client) enqueue(w *rwatch, ev reg.WatchEvent) {
-	c.dmu.Lock()
-	defer c.dmu.Unlock()
-	c.dq = append(c.dq, rdelivery{w, ev})
-	if !c.delivering {
-		c.delivering = true
-		go c.deliverRecursive()
-	}
-}
+// enqueue queues an event for w's fn. Caller holds srv.mu.
+func (c *Client) enqueue(w *rwatch, ev reg.WatchEvent) { c.rq.Push(rdelivery{w, ev}) }
 
-// deliverRecursive calls fn for the queued events, in order, until the queue
-// is empty, then exits.
-func (c *Client) deliverRecursive() {
-	for {
-		c.dmu.Lock()
-		batch := c.dq
-		c.dq = nil
-		if len(batch) == 0 {
-			c.delivering = false
-			c.dmu.Unlock()
-			return
-		}
-		c.dmu.Unlock()
-		for _, d := range batch {
-			d.w.fn(d.ev)
-		}
-	}
-}
+func deliverRecursive(d rdelivery) { d.w.fn(d.ev) }
 
 // armRecursive registers w on the server in sess. Caller holds mu.
 func (s *Server) armRecursive(w *rwatch, sess *session) {

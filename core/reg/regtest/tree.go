@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/ejob-io/ejob/core/reg"
+	"github.com/ejob-io/ejob/core/reg/regcount"
 )
 
 // treeKind is what the suite's TreeCache tests mirror a subtree with.
@@ -38,6 +39,7 @@ func (s *suite) treeTests() map[string]func(t *testing.T) {
 		"Large":       s.testTreeLarge,
 		"Subtree":     s.testTreeSubtree,
 		"SessionLoss": s.testTreeSessionLoss,
+		"Recreate":    s.testTreeRecreate,
 	}
 	if s.tree != kindTreeCache {
 		tests["ManySubtrees"] = s.testSharedMany
@@ -45,6 +47,7 @@ func (s *suite) treeTests() map[string]func(t *testing.T) {
 		tests["Reconnect"] = s.testSharedReconnect
 		tests["EventsMatchCache"] = s.testSharedEventsMatch
 		tests["ClientClosed"] = s.testSharedClientClosed
+		tests["UntrackedIgnored"] = s.testSharedUntracked
 	}
 	return tests
 }
@@ -528,5 +531,124 @@ func (s *suite) testSharedClientClosed(t *testing.T) {
 	v2.Close()
 	if late.Load() != 0 {
 		t.Fatal("events after Run returned")
+	}
+}
+
+// testSharedUntracked changes nodes no view holds, many times: the cache
+// makes no request for them (counted with regcount). In the recursive mode
+// the whole cache holds one recursive watch and no one-shot watch.
+func (s *suite) testSharedUntracked(t *testing.T) {
+	ctx := ctxFor(t)
+	ns := namespace(t)
+	c := s.client(t, ns)
+	w := s.client(t, ns)
+	const jobs = 3
+	for j := range jobs {
+		jobTree(t, w, fmt.Sprintf("/job%d", j))
+		jobTree(t, w, fmt.Sprintf("/other%d", j))
+	}
+	var (
+		mu    sync.Mutex
+		calls []regcount.Call
+	)
+	var inner reg.Client = c
+	if s.tree == kindSharedFallback {
+		inner = noRecursive{c}
+	}
+	rc := regcount.New(inner, regcount.WithObserver(func(call regcount.Call) {
+		mu.Lock()
+		calls = append(calls, call)
+		mu.Unlock()
+	}))
+	sc := reg.NewSharedCache(rc)
+	views := make([]*reg.CacheView, jobs)
+	for j := range jobs {
+		views[j] = sc.Track(fmt.Sprintf("/job%d", j), nil)
+		t.Cleanup(views[j].Close)
+	}
+	runShared(t, sc)
+	for _, v := range views {
+		<-v.Initialized()
+	}
+	mu.Lock()
+	recursive := slices.ContainsFunc(calls, func(c regcount.Call) bool { return c.Method == "WatchRecursive" })
+	for _, c := range calls {
+		if recursive && c.Kind == regcount.Watch && c.Method != "WatchRecursive" {
+			t.Errorf("one-shot watch %s %s in the recursive mode", c.Method, c.Path)
+		}
+		if strings.HasPrefix(c.Path, "/other") {
+			t.Errorf("loading read an untracked path: %+v", c)
+		}
+	}
+	calls = nil
+	mu.Unlock()
+	t.Logf("recursive mode: %v", recursive)
+	if s.tree == kindSharedFallback && recursive {
+		t.Fatal("the fallback armed a recursive watch")
+	}
+	for i := range 20 {
+		for j := range jobs {
+			root := fmt.Sprintf("/other%d", j)
+			stat(t)(w.Set(ctx, root+"/config", fmt.Appendf(nil, "%d", i), reg.AnyVersion))
+			str(t)(w.Create(ctx, root+"/sharding/0/running", nil, reg.Ephemeral))
+			noErr(t, w.Delete(ctx, root+"/sharding/0/running", reg.AnyVersion))
+		}
+	}
+	// A change of a tracked node after them: once the view has it, the
+	// cache has handled the untracked notifications before it.
+	stat(t)(w.Set(ctx, "/job0/config", []byte("barrier"), reg.AnyVersion))
+	s.eventually(t, "the tracked change", func() bool {
+		d, _, ok := views[0].Get("/job0/config")
+		return ok && string(d) == "barrier"
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	ops := 0
+	for _, c := range calls {
+		ops += c.Ops
+		if c.Path != "/job0/config" {
+			t.Errorf("request for another path than the tracked change's: %+v", c)
+		}
+	}
+	if ops > 1 {
+		t.Errorf("%d reads for one tracked change among %d untracked ones: %+v", ops, 60, calls)
+	}
+}
+
+// testTreeRecreate deletes and re-creates a node with a child in one
+// transaction (the cache cannot see them absent): the old incarnation is
+// reported deleted, then the new one added, never as an update.
+func (s *suite) testTreeRecreate(t *testing.T) {
+	ctx := ctxFor(t)
+	ns := namespace(t)
+	c := s.client(t, ns)
+	w := s.client(t, ns)
+	str(t)(w.Create(ctx, "/job/x/c", []byte("old"), reg.Persistent, reg.WithParents()))
+	r := s.startTree(t, c, "/job")
+	<-r.tc.Initialized()
+	s.eventually(t, "initialized event", func() bool { return r.has(reg.TreeInitialized, "", "") })
+	_, err := w.Multi(ctx,
+		reg.DeleteOp("/job/x/c", reg.AnyVersion), reg.DeleteOp("/job/x", reg.AnyVersion),
+		reg.CreateOp("/job/x", []byte("new"), reg.Persistent), reg.CreateOp("/job/x/c", []byte("new"), reg.Persistent))
+	noErr(t, err)
+	s.eventually(t, "the new incarnation", func() bool {
+		tree, err := replay(r.events())
+		noErr(t, err)
+		return r.has(reg.NodeAdded, "/job/x", "new") && tree["/job/x/c"] == "new"
+	})
+	// x's events: deleted, then added with the new data (a TreeCache may
+	// also see the new child under the old x first: the events of x/c then
+	// include more, but still replay to the registry's state).
+	var got []string
+	initialized := false
+	for _, ev := range r.events() {
+		if initialized && ev.Path == "/job/x" {
+			got = append(got, fmt.Sprintf("%v %s=%s", ev.Type, ev.Path, ev.Data))
+		}
+		initialized = initialized || ev.Type == reg.TreeInitialized
+	}
+	want := []string{"deleted /job/x=", "added /job/x=new"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("events after a re-creation:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -48,6 +48,7 @@ type Client struct {
 	wire        atomic.Pointer[sniffConn] // the newest connection, for multiRead
 	xid         atomic.Int64              // counts ejob's own requests (multiRead)
 	noMultiRead atomic.Bool               // the server answered multiRead with UNIMPLEMENTED
+	rec         *recursive                // recursive watches (recursive.go)
 
 	mu        sync.Mutex
 	sess      *reg.Session  // nil until the first session
@@ -96,6 +97,7 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 	if cfg.Namespace != "" {
 		c.ns = "/" + cfg.Namespace
 	}
+	c.rec = newRecursive(c.ns)
 	if cfg.Digest != "" || cfg.SASL.ACL {
 		c.acl = zk.AuthACL(zk.PermAll) // Curator's CREATOR_ALL_ACL
 	}
@@ -198,6 +200,7 @@ func (c *Client) zkDialer(network, address string, timeout time.Duration) (net.C
 	sc := newSniffConn(raw, address)
 	sc.report, sc.closeHook, sc.heard = c.setCreds, c.forget, c.heard
 	sc.needAuthFrame = c.cfg.Digest != ""
+	sc.rec = c.rec
 	if c.sasl != nil {
 		sc.auth = func(conn net.Conn) error { return c.authenticate(conn, address) }
 		sc.authTimeout = ms(c.cfg.ConnectionTimeoutMilliseconds)
@@ -402,6 +405,10 @@ func (c *Client) onSession(id int64) {
 	close(c.upCh)
 	c.log.Debug("zookeeper session", "state", ev.State, "session", fmt.Sprintf("0x%x", id))
 	c.hub.Publish(ev)
+	if ev.State != reg.StateConnected {
+		// Server-side watches are per connection.
+		c.rearm(c.wire.Load())
+	}
 }
 
 // onDisconnect reports whether this is a new suspension.
@@ -554,14 +561,17 @@ func (c *Client) abs(p string) string {
 	return c.ns + p
 }
 
-func (c *Client) rel(full string) string {
-	if c.ns == "" {
+func (c *Client) rel(full string) string { return relPath(c.ns, full) }
+
+// relPath is full relative to namespace ns ("" or "/a/b").
+func relPath(ns, full string) string {
+	if ns == "" {
 		return full
 	}
-	if full == c.ns {
+	if full == ns {
 		return "/"
 	}
-	return strings.TrimPrefix(full, c.ns)
+	return strings.TrimPrefix(full, ns)
 }
 
 func invalid(op, path string, err error) error { return &reg.OpError{Op: op, Path: path, Err: err} }
@@ -662,14 +672,16 @@ func (c *Client) DropConnection() {
 }
 
 // Close implements reg.Client: the session is closed on the server (its
-// ephemerals deleted), and Close returns once every goroutine of the client
-// has exited.
+// ephemerals deleted), recursive watches end with ErrClosed, and Close
+// returns once every goroutine of the client has exited (the recursive
+// watches' fns have had their last call).
 func (c *Client) Close() error {
 	c.closeOnce.Do(func() {
 		close(c.closing)
 		c.closeNow()
 		c.conn.Close()
 		<-c.loopDone
+		c.rec.closeAll()
 		if c.sasl != nil {
 			c.sasl.close()
 		}

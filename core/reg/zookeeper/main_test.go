@@ -75,3 +75,9 @@ func TestSuite(t *testing.T) {
 		Wait:       10 * time.Second,
 	})
 }
+
+func BenchmarkSharedCache(b *testing.B) {
+	regtest.BenchSharedCache(b, func(tb testing.TB, ns string) reg.Client {
+		return connect(tb, testConfig(tb, server.Addr(), ns))
+	})
+}

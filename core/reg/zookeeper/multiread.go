@@ -48,10 +48,11 @@ const (
 	multiReadInFlight = 4
 )
 
-// errUnimplemented: the server does not know multiRead (before 3.6). Such
-// a server answers UNIMPLEMENTED and closes the connection, so the first
-// MultiRead against it costs one reconnection (the session survives it).
-var errUnimplemented = errors.New("zookeeper: the server does not implement multiRead (ZooKeeper 3.6+)")
+// errUnimplemented: the server does not know the request (multiRead or
+// addWatch: before 3.6). Such a server answers UNIMPLEMENTED and closes the
+// connection, so the first request against it costs one reconnection (the
+// session survives it).
+var errUnimplemented = fmt.Errorf("zookeeper: the server answered UNIMPLEMENTED (multiRead and addWatch need ZooKeeper 3.6+): %w", reg.ErrUnimplemented)
 
 func isOwnXid(xid int32) bool { return xid <= ownXidTop && xid > ownXidTop-ownXids }
 
@@ -85,14 +86,26 @@ func (s *sniffConn) shut() {
 	s.doneOnce.Do(func() { close(s.done) })
 }
 
+// waiter is one of ejob's requests in flight.
+type waiter struct {
+	ch chan []byte
+	// onReply, when set, runs on the connection's reader when the reply
+	// is read, before any later frame is: in order with the watch
+	// notifications around it.
+	onReply func(frame []byte)
+}
+
 // deliver hands a reply to its waiter (none: the caller gave up).
 func (s *sniffConn) deliver(xid int32, frame []byte) {
 	s.waitMu.Lock()
-	ch, ok := s.waiters[xid]
+	w, ok := s.waiters[xid]
 	delete(s.waiters, xid)
 	s.waitMu.Unlock()
 	if ok {
-		ch <- frame
+		if w.onReply != nil {
+			w.onReply(frame)
+		}
+		w.ch <- frame
 	}
 }
 
@@ -100,6 +113,13 @@ func (s *sniffConn) deliver(xid int32, frame []byte) {
 // the reply frame. It waits at most wait for the connection to be ready.
 // A connection that fails or closes first is zk.ErrConnectionClosed.
 func (s *sniffConn) roundTrip(xid int32, body []byte, wait time.Duration, closing <-chan struct{}) ([]byte, error) {
+	return s.roundTripHooks(xid, body, wait, closing, nil, nil)
+}
+
+// roundTripHooks is roundTrip with hooks: onWrite runs just before the
+// request is written, under the connection's write lock (no other frame
+// goes out between them); onReply as waiter.onReply.
+func (s *sniffConn) roundTripHooks(xid int32, body []byte, wait time.Duration, closing <-chan struct{}, onWrite func(), onReply func([]byte)) ([]byte, error) {
 	t := time.NewTimer(wait)
 	defer t.Stop()
 	select {
@@ -113,7 +133,7 @@ func (s *sniffConn) roundTrip(xid int32, body []byte, wait time.Duration, closin
 	}
 	ch := make(chan []byte, 1)
 	s.waitMu.Lock()
-	s.waiters[xid] = ch
+	s.waiters[xid] = waiter{ch: ch, onReply: onReply}
 	s.waitMu.Unlock()
 	defer func() {
 		s.waitMu.Lock()
@@ -127,6 +147,9 @@ func (s *sniffConn) roundTrip(xid int32, body []byte, wait time.Duration, closin
 	// that blocks (the server stopped reading) ends when go-zookeeper's
 	// read deadline closes the connection.
 	s.wmu.Lock()
+	if onWrite != nil {
+		onWrite()
+	}
 	_, err := s.Conn.Write(frame)
 	s.wmu.Unlock()
 	if err != nil {

@@ -15,13 +15,14 @@ import (
 )
 
 // oldServerProxy stands between clients and the real server and answers
-// every multiRead request as a ZooKeeper before 3.6 does (its
+// every multiRead and addWatch request as a ZooKeeper before 3.6 does (its
 // UnimplementedRequestProcessor): a reply header with UNIMPLEMENTED (-6),
 // then the connection is closed. Everything else passes through.
 type oldServerProxy struct {
 	ln        net.Listener
 	target    string
 	multiRead atomic.Int32 // multiRead requests seen
+	addWatch  atomic.Int32 // addWatch requests seen
 	wg        sync.WaitGroup
 }
 
@@ -78,8 +79,16 @@ func (p *oldServerProxy) serve(client net.Conn) {
 		}
 		// f is length + body; a request body starts with xid, type (the
 		// first frame, the connect request, has no header).
-		if !first && len(f) >= 12 && int32(binary.BigEndian.Uint32(f[8:])) == 22 {
-			p.multiRead.Add(1)
+		var op int32
+		if !first && len(f) >= 12 {
+			op = int32(binary.BigEndian.Uint32(f[8:]))
+		}
+		if op == 22 || op == 106 {
+			if op == 22 {
+				p.multiRead.Add(1)
+			} else {
+				p.addWatch.Add(1)
+			}
 			reply := binary.BigEndian.AppendUint32(nil, 16)
 			reply = append(reply, f[4:8]...)                // xid
 			reply = binary.BigEndian.AppendUint64(reply, 0) // zxid

@@ -69,11 +69,26 @@ type sniffConn struct {
 	done      chan struct{} // closed when the connection fails or closes
 	doneOnce  sync.Once
 	waitMu    sync.Mutex
-	waiters   map[int32]chan []byte // ejob's requests in flight, by xid
+	waiters   map[int32]waiter // ejob's requests in flight, by xid
+
+	// rec, when set, follows go-zookeeper's watches and routes watch
+	// notifications (see recursive.go). stdReqs are go-zookeeper's
+	// watching reads in flight on this connection, by xid; recWritten
+	// the paths ejob's addWatch was written for on it (guarded by wmu);
+	// setWatches is closed once go-zookeeper wrote its setWatches.
+	rec        *recursive
+	stdMu      sync.Mutex
+	stdReqs    map[int32]stdReq
+	recWritten map[string]bool
+	setWatches chan struct{}
+	swOnce     sync.Once
 }
 
 func newSniffConn(conn net.Conn, addr string) *sniffConn {
-	return &sniffConn{Conn: conn, addr: addr, ready: make(chan struct{}), done: make(chan struct{}), waiters: map[int32]chan []byte{}}
+	return &sniffConn{
+		Conn: conn, addr: addr, ready: make(chan struct{}), done: make(chan struct{}), waiters: map[int32]waiter{},
+		stdReqs: map[int32]stdReq{}, recWritten: map[string]bool{}, setWatches: make(chan struct{}),
+	}
 }
 
 // maxFrame bounds one frame from the server (the default jute.maxbuffer
@@ -109,6 +124,10 @@ func (s *sniffConn) Read(p []byte) (int, error) {
 		if len(f) >= 4 && isOwnXid(int32(binary.BigEndian.Uint32(f))) {
 			s.deliver(int32(binary.BigEndian.Uint32(f)), f)
 			s.extendReadDeadline()
+			continue
+		}
+		if s.rec != nil && !s.incoming(f) {
+			s.extendReadDeadline() // a notification only ejob wanted
 			continue
 		}
 		s.pending = withLength(f)
@@ -210,6 +229,9 @@ func (s *sniffConn) Write(p []byte) (int, error) {
 	s.writes++
 	// The first write is the connect request, which has no request header.
 	setAuth := s.writes > 1 && len(p) >= 12 && int32(binary.BigEndian.Uint32(p[8:])) == opSetAuth
+	if s.rec != nil && s.writes > 1 {
+		s.outgoing(p)
+	}
 	n, err := s.Conn.Write(p)
 	if setAuth && err == nil {
 		s.authWritten = true
@@ -240,6 +262,9 @@ func (s *sniffConn) connectResponse(f []byte) {
 	}
 	cr.addr = s.addr
 	s.report(cr)
+	if s.rec != nil {
+		s.rec.session(cr)
+	}
 	if cr.id != 0 && cr.timeoutMs > 0 {
 		s.sessID.Store(cr.id)
 		if s.heard != nil {

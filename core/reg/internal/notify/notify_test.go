@@ -66,3 +66,35 @@ func TestHubCancel(t *testing.T) {
 		h.Publish("b") // no subscriber left: must not block or panic
 	})
 }
+
+// A Queue hands every value over in order, on one goroutine at a time,
+// and has no goroutine once drained.
+func TestQueueOrderAndIdle(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var got []int
+		active := 0
+		q := NewQueue(func(v int) {
+			active++
+			if active != 1 {
+				t.Errorf("%d handlers at once", active)
+			}
+			got = append(got, v)
+			active--
+		})
+		for round := range 3 {
+			for i := range 100 {
+				q.Push(round*100 + i)
+			}
+			q.Wait()
+			synctest.Wait() // the delivery goroutine has exited
+		}
+		if len(got) != 300 {
+			t.Fatalf("handled %d values, want 300", len(got))
+		}
+		for i, v := range got {
+			if v != i {
+				t.Fatalf("value %d is %d", i, v)
+			}
+		}
+	})
+}

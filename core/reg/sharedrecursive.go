@@ -1,0 +1,466 @@
+package reg
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// The recursive mode of SharedCache (see its doc): one recursive watch,
+// one goroutine (Run) for every tracked subtree.
+
+// maxRoundOps bounds the reads of one round (the views beyond it wait for
+// the next round).
+const maxRoundOps = 8192
+
+// snode is a cached node: kept small (issue 16: 10,000 idle jobs of ~13
+// nodes in ≤ 100 MiB), no map per node.
+type snode struct {
+	name string
+	data []byte
+	stat nstat
+	kids []*snode // sorted by name
+}
+
+// nstat is a Stat without DataLength (len(data)): 64 bytes, so that an
+// snode takes 128 (a size class) rather than 144.
+type nstat struct {
+	czxid, mzxid, pzxid, ctime, mtime, owner int64
+	version, cversion, aversion, children    int32
+}
+
+func packStat(st Stat) nstat {
+	return nstat{st.Czxid, st.Mzxid, st.Pzxid, st.Ctime, st.Mtime, st.EphemeralOwner,
+		st.Version, st.Cversion, st.Aversion, st.NumChildren}
+}
+
+// Stat returns n's Stat.
+func (n *snode) Stat() Stat {
+	st := n.stat
+	return Stat{Czxid: st.czxid, Mzxid: st.mzxid, Pzxid: st.pzxid, Ctime: st.ctime, Mtime: st.mtime,
+		Version: st.version, Cversion: st.cversion, Aversion: st.aversion, EphemeralOwner: st.owner,
+		DataLength: int32(len(n.data)), NumChildren: st.children}
+}
+
+// Dirty flags.
+const (
+	// dirtyList: list the node's children too (a resync, or a node that
+	// appeared without being listed).
+	dirtyList uint8 = 1 << iota
+)
+
+// addRecursive registers v for the watch callback and hands it to Run to
+// load. Called with s.mu held. The registration comes first: every change
+// notified from then on is queued, and the load's reads come after it.
+func (s *SharedCache) addRecursive(v *CacheView) {
+	s.rmu.Lock()
+	s.roots[v.root] = append(s.roots[v.root], v)
+	s.rmu.Unlock()
+	s.imu.Lock()
+	s.added = append(s.added, v)
+	s.imu.Unlock()
+	s.poke()
+}
+
+func (s *SharedCache) poke() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// notify is the recursive watch's callback (on the client's delivery
+// goroutine): it queues the notification unless no view holds its path.
+func (s *SharedCache) notify(ev WatchEvent) {
+	switch ev.Type {
+	case EventNodeCreated, EventNodeDeleted, EventNodeDataChanged:
+		s.rmu.RLock()
+		tracked := s.tracked(ev.Path)
+		s.rmu.RUnlock()
+		if !tracked {
+			return
+		}
+	}
+	s.imu.Lock()
+	s.inbox = append(s.inbox, ev)
+	s.imu.Unlock()
+	s.poke()
+}
+
+// tracked reports whether a view's root is path or one of its ancestors.
+// Caller holds rmu.
+func (s *SharedCache) tracked(path string) bool {
+	if len(s.roots) == 0 {
+		return false
+	}
+	for p := path; ; p = Parent(p) {
+		if len(s.roots[p]) > 0 {
+			return true
+		}
+		if p == "/" {
+			return false
+		}
+	}
+}
+
+// viewsOf calls f for each view whose subtree holds path. Caller holds rmu.
+func (s *SharedCache) viewsOf(path string, f func(*CacheView)) {
+	if len(s.roots) == 0 {
+		return
+	}
+	for p := path; ; p = Parent(p) {
+		for _, v := range s.roots[p] {
+			f(v)
+		}
+		if p == "/" {
+			return
+		}
+	}
+}
+
+// runRecursive is Run's loop in recursive mode.
+func (s *SharedCache) runRecursive(ctx context.Context) error {
+	backoff := minBackoff
+	for {
+		evs, added, closed := s.takeInbox()
+		for _, v := range closed {
+			s.free(v)
+		}
+		for _, ev := range evs {
+			switch ev.Type {
+			case EventNotWatching:
+				if ctx.Err() != nil || ev.Err == nil {
+					return nil
+				}
+				return fmt.Errorf("shared cache: recursive watch ended: %w", ev.Err)
+			case EventResync:
+				s.log.Debug("shared cache: resync")
+				s.rmu.RLock()
+				for _, vs := range s.roots {
+					for _, v := range vs {
+						s.resync(v)
+					}
+				}
+				s.rmu.RUnlock()
+			default:
+				s.rmu.RLock()
+				s.viewsOf(ev.Path, func(v *CacheView) { s.noteChange(v, ev.Path) })
+				s.rmu.RUnlock()
+			}
+		}
+		for _, v := range added {
+			if !v.closed.Load() {
+				s.mark(v, v.root, dirtyList)
+			}
+		}
+		if len(s.work) == 0 {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-s.wake:
+			}
+			continue
+		}
+		if err := s.round(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			if errors.Is(err, ErrClosed) {
+				return fmt.Errorf("shared cache: %w", err)
+			}
+			s.log.Warn("shared cache: read failed; re-reading", "error", err, "backoff", backoff)
+			if !sleepCtx(ctx, backoff) {
+				return nil
+			}
+			backoff = min(backoff*2, maxBackoff)
+			continue
+		}
+		backoff = minBackoff
+	}
+}
+
+func (s *SharedCache) takeInbox() (evs []WatchEvent, added, closed []*CacheView) {
+	s.imu.Lock()
+	defer s.imu.Unlock()
+	evs, added, closed = s.inbox, s.added, s.closed
+	s.inbox, s.added, s.closed = nil, nil, nil
+	return evs, added, closed
+}
+
+// free drops a closed view's nodes.
+func (s *SharedCache) free(v *CacheView) {
+	s.rmu.Lock()
+	v.node = nil
+	s.rmu.Unlock()
+	v.dirty, v.out = nil, nil
+}
+
+// noteChange marks path dirty in v when it may matter: it is v's root, or
+// its parent is cached (and not a leaf). Otherwise the parent is absent,
+// and its appearance, read later, lists path.
+func (s *SharedCache) noteChange(v *CacheView, path string) {
+	if v.closed.Load() {
+		return
+	}
+	if path != v.root {
+		parent := Parent(path)
+		if v.lookup(parent) == nil || v.leaf(parent) {
+			return
+		}
+	}
+	s.mark(v, path, 0)
+}
+
+// resync marks v dirty in full: its root and every cached node, to be read
+// and listed again.
+func (s *SharedCache) resync(v *CacheView) {
+	if v.closed.Load() {
+		return
+	}
+	s.mark(v, v.root, dirtyList)
+	if v.node != nil {
+		walk(v.root, v.node, func(path string, _ *snode) { s.mark(v, path, dirtyList) })
+	}
+}
+
+// walk calls f for each node of the subtree at n (path), parents first.
+func walk(path string, n *snode, f func(string, *snode)) {
+	f(path, n)
+	for _, k := range n.kids {
+		walk(childPath(path, k.name), k, f)
+	}
+}
+
+func (s *SharedCache) mark(v *CacheView, path string, flags uint8) {
+	if v.dirty == nil {
+		v.dirty = make(map[string]uint8)
+	}
+	v.dirty[path] |= flags
+	if !v.queued {
+		v.queued = true
+		s.work = append(s.work, v)
+	}
+}
+
+// read is one dirty path of a round.
+type read struct {
+	v    *CacheView
+	path string
+	get  int // index of its Get in the round's ops
+	kids int // index of its Children, or -1
+}
+
+// round reads the dirty paths of the views at the head of s.work (up to
+// maxRoundOps reads), applies the results and delivers the events.
+func (s *SharedCache) round(ctx context.Context) error {
+	var (
+		ops   []ReadOp
+		reads []read
+		views []*CacheView
+	)
+	taken := 0
+	for _, v := range s.work {
+		if len(ops) >= maxRoundOps {
+			break
+		}
+		taken++
+		v.queued = false
+		if v.closed.Load() {
+			v.dirty = nil
+			continue
+		}
+		views = append(views, v)
+		paths := make([]string, 0, len(v.dirty))
+		for p := range v.dirty {
+			paths = append(paths, p)
+		}
+		slices.Sort(paths) // parents first
+		for _, p := range paths {
+			r := read{v: v, path: p, get: len(ops), kids: -1}
+			ops = append(ops, GetOp(p))
+			if !v.leaf(p) && (v.dirty[p]&dirtyList != 0 || v.lookup(p) == nil) {
+				r.kids = len(ops)
+				ops = append(ops, ChildrenOp(p))
+			}
+			reads = append(reads, r)
+		}
+		v.dirty = nil
+	}
+	s.work = slices.Delete(s.work, 0, taken)
+	if len(ops) == 0 {
+		return nil
+	}
+	res, err := ReadMany(ctx, s.c, ops...)
+	if err != nil {
+		// What this round was to read is read again, in full.
+		for _, v := range views {
+			s.resync(v)
+		}
+		return err
+	}
+	s.rmu.Lock()
+	for _, r := range reads {
+		if r.v.closed.Load() {
+			continue
+		}
+		var kids *ReadResult
+		if r.kids >= 0 {
+			kids = &res[r.kids]
+		}
+		s.apply(r.v, r.path, &res[r.get], kids)
+	}
+	s.rmu.Unlock()
+	for _, v := range views {
+		if !v.initialized && v.loaded() {
+			v.initialized = true
+			if v.node != nil {
+				walk(v.root, v.node, func(path string, n *snode) {
+					v.out = append(v.out, TreeEvent{Type: NodeAdded, Path: path, Data: n.data, Stat: n.Stat()})
+				})
+			}
+			v.out = append(v.out, TreeEvent{Type: TreeInitialized})
+			close(v.initCh)
+		}
+		v.deliver()
+	}
+	return nil
+}
+
+// loaded reports whether v's initial load is complete: what is left dirty
+// are data changes of cached nodes.
+func (v *CacheView) loaded() bool {
+	for p, f := range v.dirty {
+		if f&dirtyList != 0 || v.lookup(p) == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// deliver passes v's pending events to its fn unless v is closed.
+func (v *CacheView) deliver() {
+	out := v.out
+	v.out = nil
+	if len(out) == 0 || v.fn == nil {
+		return
+	}
+	v.dmu.Lock()
+	defer v.dmu.Unlock()
+	if v.closed.Load() {
+		return
+	}
+	for _, ev := range out {
+		v.fn(ev)
+	}
+}
+
+func (v *CacheView) emit(typ TreeEventType, path string, n *snode) {
+	if v.initialized && v.fn != nil {
+		v.out = append(v.out, TreeEvent{Type: typ, Path: path, Data: n.data, Stat: n.Stat()})
+	}
+}
+
+// apply updates v's copy of path from its Get (and Children) result. Caller
+// holds rmu.
+func (s *SharedCache) apply(v *CacheView, path string, get, kids *ReadResult) {
+	n := v.lookup(path)
+	if get.Err != nil { // absent (or unreadable: ErrNoAuth)
+		if n != nil {
+			v.remove(path, n)
+		}
+		return
+	}
+	if n != nil && n.stat.czxid != get.Stat.Czxid {
+		v.remove(path, n) // deleted and re-created since it was read
+		n = nil
+	}
+	switch {
+	case n == nil:
+		var parent *snode
+		if path != v.root {
+			ppath := Parent(path)
+			if parent = v.lookup(ppath); parent == nil || v.leaf(ppath) {
+				return // its parent's appearance lists it
+			}
+		}
+		n = &snode{name: strings.Clone(Base(path)), data: get.Data, stat: packStat(get.Stat)}
+		if parent == nil {
+			v.node = n
+		} else {
+			i, _ := slices.BinarySearchFunc(parent.kids, n.name, func(k *snode, name string) int { return strings.Compare(k.name, name) })
+			parent.kids = slices.Insert(parent.kids, i, n)
+		}
+		v.emit(NodeAdded, path, n)
+		if kids == nil && !v.leaf(path) {
+			s.mark(v, path, dirtyList)
+		}
+	case get.Stat.Mzxid != n.stat.mzxid:
+		n.data, n.stat = get.Data, packStat(get.Stat)
+		v.emit(NodeUpdated, path, n)
+	default:
+		n.stat = packStat(get.Stat)
+	}
+	if kids == nil || kids.Err != nil {
+		return // absent now: its deletion is notified
+	}
+	// New children are read (and listed). A cached child the listing lacks
+	// is left alone: its deletion is notified, or read on a resync.
+	for _, name := range kids.Children {
+		if n.child(name) == nil {
+			s.mark(v, childPath(path, name), 0)
+		}
+	}
+}
+
+// remove drops the cached node n at path and its subtree, children first,
+// reporting each NodeDeleted with its last data. Caller holds rmu.
+func (v *CacheView) remove(path string, n *snode) {
+	if v.initialized && v.fn != nil {
+		v.drop(path, n)
+	}
+	if path == v.root {
+		v.node = nil
+	} else if p := v.lookup(Parent(path)); p != nil {
+		p.kids = slices.DeleteFunc(p.kids, func(k *snode) bool { return k == n })
+	}
+}
+
+// drop reports the subtree at n deleted, children first.
+func (v *CacheView) drop(path string, n *snode) {
+	for _, k := range n.kids {
+		v.drop(childPath(path, k.name), k)
+	}
+	v.emit(NodeDeleted, path, n)
+}
+
+// lookup returns the cached node at path, or nil.
+func (v *CacheView) lookup(path string) *snode {
+	n := v.node
+	if n == nil || path == v.root {
+		return n
+	}
+	rest := path
+	if v.root != "/" {
+		var ok bool
+		if rest, ok = strings.CutPrefix(path, v.root); !ok || rest == "" || rest[0] != '/' {
+			return nil
+		}
+	}
+	rest = rest[1:]
+	for n != nil && rest != "" {
+		var name string
+		name, rest, _ = strings.Cut(rest, "/")
+		n = n.child(name)
+	}
+	return n
+}
+
+func (n *snode) child(name string) *snode {
+	i, ok := slices.BinarySearchFunc(n.kids, name, func(k *snode, name string) int { return strings.Compare(k.name, name) })
+	if !ok {
+		return nil
+	}
+	return n.kids[i]
+}

@@ -1,0 +1,490 @@
+package zookeeper
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/ejob-io/ejob/core/reg"
+	"github.com/ejob-io/ejob/core/reg/internal/notify"
+)
+
+// Recursive watches (reg.RecursiveWatcher) on ZooKeeper 3.6+'s addWatch.
+//
+// go-zookeeper v1.0.4 has no addWatch, so ejob sends it on go-zookeeper's
+// connection (sniffConn, as multiRead) and reads the notifications before
+// go-zookeeper does. A server sends a connection ONE notification per change
+// of a node however many of its watches match (its WatchManager collects the
+// connection's watchers of the path and of its recursively watched ancestors
+// into one set), so each notification (xid -1, WatcherEvent{int type, int
+// state, ustring path}) is
+//
+//   - routed to the recursive watches on the path or an ancestor that are
+//     armed on this connection (never a child event: recursive watches have
+//     none), and
+//   - passed on to go-zookeeper only when go-zookeeper holds a one-shot watch
+//     it would fire (the same rule as its notifyWatches: a create fires exist
+//     watches; a data change exist and data watches; a delete all three; a
+//     child change child watches). go-zookeeper hands every notification it
+//     reads to its event callback and to a small channel that drops events
+//     when full; a flood of recursive notifications has no business there.
+//     State events do not depend on it (onEvent reads them from the
+//     callback, which sees every one), but it costs a callback and a channel
+//     send per notification for nothing. Until the client's first recursive
+//     watch every notification is passed on, as before.
+//
+// go-zookeeper's one-shot watches are followed on the wire, not at the API:
+// a watching read (getData, exists, getChildren2 with watch=true) written by
+// go-zookeeper is remembered by xid, and its reply (read in order with the
+// notifications, before any later frame) arms the watch as go-zookeeper's
+// own reply callback does (getData OK: data; exists OK: data, NONODE:
+// exist; getChildren2 OK: child). A notification passed on disarms what it
+// fires. A new session clears them all (go-zookeeper drops its watches when
+// its session expires). go-zookeeper's setWatches on a reconnection needs
+// nothing: its watches stay armed on both sides.
+//
+// A standard and a recursive watch on the SAME path of one connection do not
+// mix on ZooKeeper before 3.9 (ZOOKEEPER-4466: the server keeps one mode per
+// path and connection, the last one set; a one-shot getData/exists watch set
+// after the recursive one turns it into a one-shot watch, which then ends at
+// the path's next change). So a watching getData/exists go-zookeeper writes
+// on a path ejob's addWatch was written for on the same connection goes out
+// with watch=false: the recursive watch already notifies every create, data
+// change and delete of that path, and the notification is passed on to
+// go-zookeeper as above. (Child watches live in the server's other table and
+// do not interfere.) After a reconnection the addWatch for such a path is
+// written after go-zookeeper's setWatches, for the same reason.
+//
+// Server-side watches are per connection: after a reconnection (same
+// session or a new one) every live recursive watch is armed again with
+// addWatch, and its fn gets EventResync when that reply is read, so before
+// any notification of the new connection reaches it. A watch whose ctx
+// ended is not removed from the server (a removeWatches could race an
+// addWatch for the same path, and may serve a one-shot watch as above);
+// its notifications are dropped until the connection ends.
+const (
+	opExists       = 3
+	opGetChildren2 = 12
+	opSetWatches   = 101
+	opAddWatch     = 106
+
+	addWatchPersistentRecursive = 1
+
+	notificationXid = -1
+
+	evNodeCreated         = 1
+	evNodeDeleted         = 2
+	evNodeDataChanged     = 3
+	evNodeChildrenChanged = 4
+)
+
+// stdBits are the kinds of go-zookeeper's one-shot watches on a path.
+type stdBits uint8
+
+const (
+	stdData stdBits = 1 << iota
+	stdExist
+	stdChild
+)
+
+// stdReq is a watching read of go-zookeeper's in flight.
+type stdReq struct {
+	path string
+	op   int32
+}
+
+// rwatch is one WatchRecursive call.
+type rwatch struct {
+	full string // server path
+	rel  string // namespace-relative, for events
+	fn   func(reg.WatchEvent)
+	// Guarded by recursive.mu.
+	conn  *sniffConn // the connection it is armed on; nil: not yet armed
+	ended bool       // EventNotWatching queued, or never armed
+	stop  func() bool
+}
+
+type rdelivery struct {
+	w  *rwatch
+	ev reg.WatchEvent
+}
+
+// recursive is a client's recursive watches and its record of
+// go-zookeeper's one-shot watches.
+type recursive struct {
+	ns string
+	q  *notify.Queue[rdelivery]
+
+	mu      sync.Mutex
+	live    []*rwatch            // not ended
+	table   map[string][]*rwatch // live watches by server path (routing)
+	std     map[string]stdBits   // go-zookeeper's armed one-shot watches by server path
+	stdSess int64                // the session std belongs to
+	used    bool                 // a recursive watch was ever asked for
+
+	wg         sync.WaitGroup // re-arming goroutines
+	noAddWatch atomic.Bool    // the server answered UNIMPLEMENTED
+}
+
+func newRecursive(ns string) *recursive {
+	return &recursive{
+		ns:    ns,
+		q:     notify.NewQueue(func(d rdelivery) { d.w.fn(d.ev) }),
+		table: make(map[string][]*rwatch),
+		std:   make(map[string]stdBits),
+	}
+}
+
+var _ reg.RecursiveWatcher = (*Client)(nil)
+
+// WatchRecursive implements reg.RecursiveWatcher with addWatch (mode
+// PERSISTENT_RECURSIVE). A server before 3.6 answers UNIMPLEMENTED and
+// drops the connection (once: later calls fail at once, and the session
+// survives): ErrUnimplemented.
+func (c *Client) WatchRecursive(ctx context.Context, path string, fn func(reg.WatchEvent)) error {
+	const op = "watchrecursive"
+	if err := reg.ValidatePath(path, false); err != nil {
+		return invalid(op, path, err)
+	}
+	if c.rec.noAddWatch.Load() {
+		return &reg.OpError{Op: op, Path: path, Err: errUnimplemented}
+	}
+	r := c.rec
+	w := &rwatch{full: c.abs(path), rel: path, fn: fn}
+	r.mu.Lock()
+	r.used = true
+	r.live = append(r.live, w)
+	r.table[w.full] = append(r.table[w.full], w)
+	r.mu.Unlock()
+	_, err := call(ctx, c, op, path, true, func() (struct{}, error) {
+		sc := c.wire.Load()
+		if sc == nil {
+			return struct{}{}, zk.ErrConnectionClosed
+		}
+		return struct{}{}, c.addWatch(sc, w)
+	})
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err == nil && w.ended { // closed meanwhile
+		err = &reg.OpError{Op: op, Path: path, Err: reg.ErrClosed}
+	}
+	if err != nil {
+		r.remove(w)
+		if errors.Is(err, reg.ErrUnimplemented) && r.noAddWatch.CompareAndSwap(false, true) {
+			c.log.Info("the ZooKeeper server has no recursive watches (3.6+): callers fall back to one-shot watches", "error", err)
+		}
+		return err
+	}
+	w.stop = context.AfterFunc(ctx, func() { r.end(w, ctx.Err()) })
+	return nil
+}
+
+// addWatch sends addWatch for w on sc and waits for the reply; the reply
+// arms w (on the reader, see arm).
+func (c *Client) addWatch(sc *sniffConn, w *rwatch) error {
+	body := binary.BigEndian.AppendUint32(nil, uint32(opAddWatch))
+	body = binary.BigEndian.AppendUint32(body, uint32(len(w.full)))
+	body = append(body, w.full...)
+	body = binary.BigEndian.AppendUint32(body, addWatchPersistentRecursive)
+	xid := int32(ownXidTop - c.xid.Add(1)%ownXids)
+	f, err := sc.roundTripHooks(xid, body, ms(c.cfg.ConnectionTimeoutMilliseconds), c.closing,
+		func() { sc.recWritten[w.full] = true }, // under sc.wmu
+		func(f []byte) {
+			if replyCode(f) == 0 {
+				c.rec.arm(sc, w)
+			}
+		})
+	if err != nil {
+		return err
+	}
+	if code := replyCode(f); code != 0 {
+		return codeErr(code)
+	}
+	return nil
+}
+
+// replyCode is a reply frame's error code (ReplyHeader{xid, zxid, err}).
+func replyCode(f []byte) int32 {
+	if len(f) < 16 {
+		return -4 // connectionLoss: a truncated frame
+	}
+	return int32(binary.BigEndian.Uint32(f[12:]))
+}
+
+// arm records that w is armed on sc (from the addWatch reply, on sc's
+// reader). Arming again after the first time (a new connection) queues
+// EventResync before anything sc notifies.
+func (r *recursive) arm(sc *sniffConn, w *rwatch) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if w.ended || w.conn == sc {
+		return
+	}
+	again := w.conn != nil
+	w.conn = sc
+	if again {
+		r.q.Push(rdelivery{w, reg.WatchEvent{Type: reg.EventResync, Path: w.rel}})
+	}
+}
+
+// end removes w and queues its EventNotWatching, once.
+func (r *recursive) end(w *rwatch, cause error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if w.ended {
+		return
+	}
+	r.remove(w)
+	r.q.Push(rdelivery{w, reg.WatchEvent{Type: reg.EventNotWatching, Path: w.rel, Err: cause}})
+}
+
+// remove forgets w without an event. Caller holds mu.
+func (r *recursive) remove(w *rwatch) {
+	w.ended = true
+	if w.stop != nil {
+		w.stop()
+	}
+	r.live = slices.DeleteFunc(r.live, func(x *rwatch) bool { return x == w })
+	ws := slices.DeleteFunc(r.table[w.full], func(x *rwatch) bool { return x == w })
+	if len(ws) == 0 {
+		delete(r.table, w.full)
+	} else {
+		r.table[w.full] = ws
+	}
+}
+
+// closeAll ends every watch with ErrClosed and waits until the fns have had
+// their last call (Close).
+func (r *recursive) closeAll() {
+	r.mu.Lock()
+	live := slices.Clone(r.live)
+	r.mu.Unlock()
+	for _, w := range live {
+		r.end(w, reg.ErrClosed)
+	}
+	r.wg.Wait()
+	r.q.Wait()
+}
+
+// rearm arms every live recursive watch on sc, the connection of a
+// reconnection or of a new session (from onSession). A connection failure
+// leaves it to the next reconnection; a refusal ends the watch.
+func (c *Client) rearm(sc *sniffConn) {
+	r := c.rec
+	r.mu.Lock()
+	if sc == nil || len(r.live) == 0 {
+		r.mu.Unlock()
+		return
+	}
+	r.wg.Add(1)
+	r.mu.Unlock()
+	go func() {
+		defer r.wg.Done()
+		r.mu.Lock()
+		var todo []*rwatch
+		conflict := false
+		for _, w := range r.live {
+			if w.conn != sc {
+				todo = append(todo, w)
+				conflict = conflict || r.std[w.full]&(stdData|stdExist) != 0
+			}
+		}
+		r.mu.Unlock()
+		if conflict {
+			// go-zookeeper's setWatches re-arms its one-shot watch on a
+			// recursively watched path: write addWatch after it (see
+			// the comment at the top).
+			t := time.NewTimer(ms(c.cfg.ConnectionTimeoutMilliseconds))
+			select {
+			case <-sc.setWatches:
+			case <-t.C:
+			case <-sc.done:
+			case <-c.closing:
+			}
+			t.Stop()
+		}
+		for _, w := range todo {
+			err := c.addWatch(sc, w)
+			switch {
+			case err == nil:
+			case isConnErr(err) || c.isClosing():
+				return // the next connection arms it
+			default:
+				c.log.Warn("zookeeper: recursive watch refused on reconnection; it ends", "path", w.rel, "error", err)
+				r.end(w, mapErr(err))
+			}
+		}
+	}()
+}
+
+// isConnErr: err says the connection failed, not the server.
+func isConnErr(err error) bool {
+	return errors.Is(mapErr(err), reg.ErrConnectionLoss)
+}
+
+// session notes a connect response: a new session (or an expired one)
+// clears the record of go-zookeeper's one-shot watches, as go-zookeeper
+// does.
+func (r *recursive) session(cr sessionCreds) {
+	id := cr.id
+	if cr.timeoutMs <= 0 {
+		id = 0
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if id != r.stdSess || id == 0 {
+		clear(r.std)
+		r.stdSess = id
+	}
+}
+
+// outgoing looks at a frame go-zookeeper is about to write (under wmu):
+// it remembers watching reads, and drops the watch flag of a getData or
+// exists on a path this connection has a recursive watch on.
+func (s *sniffConn) outgoing(p []byte) {
+	if len(p) < 12 {
+		return
+	}
+	xid := int32(binary.BigEndian.Uint32(p[4:]))
+	op := int32(binary.BigEndian.Uint32(p[8:]))
+	switch op {
+	case opSetWatches:
+		s.swOnce.Do(func() { close(s.setWatches) })
+		return
+	case opGetData, opExists, opGetChildren2, opGetChildren:
+	default:
+		return
+	}
+	// Request body: ustring path, bool watch.
+	if len(p) < 16 {
+		return
+	}
+	n := int(int32(binary.BigEndian.Uint32(p[12:])))
+	if n < 0 || len(p) < 16+n+1 {
+		return
+	}
+	path, watch := string(p[16:16+n]), 16+n
+	if p[watch] == 0 {
+		return
+	}
+	s.stdMu.Lock()
+	s.stdReqs[xid] = stdReq{path: path, op: op}
+	s.stdMu.Unlock()
+	if (op == opGetData || op == opExists) && s.recWritten[path] {
+		p[watch] = 0
+	}
+}
+
+// incoming looks at a frame for go-zookeeper (on the reader) and reports
+// whether go-zookeeper gets it: the reply to a watching read arms
+// go-zookeeper's watch in std; a notification is routed (see the top).
+func (s *sniffConn) incoming(f []byte) bool {
+	if len(f) < 16 {
+		return true
+	}
+	xid := int32(binary.BigEndian.Uint32(f))
+	if xid != notificationXid {
+		if xid > 0 {
+			s.stdMu.Lock()
+			req, ok := s.stdReqs[xid]
+			delete(s.stdReqs, xid)
+			s.stdMu.Unlock()
+			if ok {
+				s.rec.stdReply(req, replyCode(f))
+			}
+		}
+		return true
+	}
+	// WatcherEvent: int type, int state, ustring path.
+	j := &jute{b: f[16:]}
+	typ := j.int32()
+	j.int32()
+	path := string(j.buffer())
+	if j.err != nil {
+		return true
+	}
+	return s.rec.notification(s, typ, path)
+}
+
+// stdReply arms go-zookeeper's watch as its reply callback does.
+func (r *recursive) stdReply(req stdReq, code int32) {
+	var b stdBits
+	switch {
+	case req.op == opGetData && code == 0:
+		b = stdData
+	case req.op == opExists && code == 0:
+		b = stdData
+	case req.op == opExists && code == codeNoNode:
+		b = stdExist
+	case (req.op == opGetChildren2 || req.op == opGetChildren) && code == 0:
+		b = stdChild
+	default:
+		return
+	}
+	r.mu.Lock()
+	r.std[req.path] |= b
+	r.mu.Unlock()
+}
+
+// notification routes a watch notification read on sc and reports whether
+// go-zookeeper gets it.
+func (r *recursive) notification(sc *sniffConn, typ int32, path string) bool {
+	var fires stdBits
+	switch typ {
+	case evNodeCreated:
+		fires = stdExist
+	case evNodeDataChanged:
+		fires = stdExist | stdData
+	case evNodeDeleted:
+		fires = stdExist | stdData | stdChild
+	case evNodeChildrenChanged:
+		fires = stdChild
+	default:
+		return true // not a node event: go-zookeeper's business
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	b := r.std[path]
+	forward := b&fires != 0 || !r.used
+	if b&fires != 0 {
+		if b &^= fires; b == 0 {
+			delete(r.std, path)
+		} else {
+			r.std[path] = b
+		}
+	}
+	if typ == evNodeChildrenChanged || len(r.table) == 0 {
+		return forward
+	}
+	var et reg.WatchEventType
+	switch typ {
+	case evNodeCreated:
+		et = reg.EventNodeCreated
+	case evNodeDeleted:
+		et = reg.EventNodeDeleted
+	default:
+		et = reg.EventNodeDataChanged
+	}
+	var rel string
+	for p := path; ; p = reg.Parent(p) {
+		for _, w := range r.table[p] {
+			if w.conn != sc {
+				continue
+			}
+			if rel == "" {
+				rel = relPath(r.ns, path)
+			}
+			r.q.Push(rdelivery{w, reg.WatchEvent{Type: et, Path: rel}})
+		}
+		if p == "/" {
+			break
+		}
+	}
+	return forward
+}

@@ -1,0 +1,135 @@
+package zookeeper
+
+import (
+	"encoding/binary"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/ejob-io/ejob/core/reg"
+)
+
+// The routing rule of notifications (recursive.go): to the recursive
+// watches armed on the reading connection whose path is the node's or an
+// ancestor's (namespace-relative paths, no child events, no sibling that
+// shares a prefix), and to go-zookeeper exactly when one of its armed
+// one-shot watches fires, which the notification then disarms.
+func TestNotificationRouting(t *testing.T) {
+	r := newRecursive("/ns")
+	var mu sync.Mutex
+	var got []reg.WatchEvent
+	w := &rwatch{full: "/ns/a", rel: "/a", fn: func(ev reg.WatchEvent) {
+		mu.Lock()
+		got = append(got, ev)
+		mu.Unlock()
+	}}
+	sc, other := newSniffConn(nil, ""), newSniffConn(nil, "")
+	sc.rec, other.rec = r, r
+
+	// Before any recursive watch, everything goes to go-zookeeper.
+	if !r.notification(sc, evNodeDataChanged, "/ns/x") {
+		t.Fatal("notification withheld from go-zookeeper before any recursive watch")
+	}
+	r.mu.Lock()
+	r.used = true
+	r.live = append(r.live, w)
+	r.table[w.full] = append(r.table[w.full], w)
+	r.mu.Unlock()
+	r.arm(sc, w)
+
+	// go-zookeeper's watches, armed by their replies as it arms them.
+	r.stdReply(stdReq{"/ns/a/b", opGetData}, 0)
+	r.stdReply(stdReq{"/ns/a/c", opExists}, codeNoNode)
+	r.stdReply(stdReq{"/ns/a", opGetChildren2}, 0)
+	r.stdReply(stdReq{"/ns/a/d", opGetData}, codeNoNode) // no watch
+
+	cases := []struct {
+		conn    *sniffConn
+		typ     int32
+		path    string
+		forward bool
+	}{
+		{sc, evNodeCreated, "/ns/a/b", false},      // a data watch does not fire on create
+		{sc, evNodeDataChanged, "/ns/a/b", true},   // it fires on a data change ...
+		{sc, evNodeDataChanged, "/ns/a/b", false},  // ... once
+		{sc, evNodeDataChanged, "/ns/a/c", true},   // an exist watch fires on a data change too
+		{sc, evNodeChildrenChanged, "/ns/a", true}, // the child watch, not for the recursive watch
+		{sc, evNodeDeleted, "/ns/a/d", false},      // the failed read armed nothing
+		{sc, evNodeCreated, "/ns/ab/x", false},     // a sibling sharing the prefix
+		{other, evNodeCreated, "/ns/a/y", false},   // not armed on that connection
+		{sc, evNodeDeleted, "/ns/a", false},        // the watched node itself
+		{sc, -1, "", true},                         // not a node event
+	}
+	for i, tc := range cases {
+		if f := r.notification(tc.conn, tc.typ, tc.path); f != tc.forward {
+			t.Errorf("case %d (%d %s): forwarded %v, want %v", i, tc.typ, tc.path, f, tc.forward)
+		}
+	}
+	r.q.Wait()
+	want := []reg.WatchEvent{
+		{Type: reg.EventNodeCreated, Path: "/a/b"},
+		{Type: reg.EventNodeDataChanged, Path: "/a/b"},
+		{Type: reg.EventNodeDataChanged, Path: "/a/b"},
+		{Type: reg.EventNodeDataChanged, Path: "/a/c"},
+		{Type: reg.EventNodeDeleted, Path: "/a/d"},
+		{Type: reg.EventNodeDeleted, Path: "/a"},
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(got, want) {
+		t.Fatalf("recursive watch got %v, want %v", got, want)
+	}
+
+	// A new session clears go-zookeeper's watches (it drops them itself).
+	r.session(sessionCreds{id: 7, timeoutMs: 1000})
+	r.stdReply(stdReq{"/ns/z", opGetData}, 0)
+	r.session(sessionCreds{id: 8, timeoutMs: 1000})
+	if r.notification(sc, evNodeDataChanged, "/ns/z") {
+		t.Fatal("a watch of the old session was served")
+	}
+}
+
+// getDataFrame is go-zookeeper's getData request as it writes it.
+func getDataFrame(xid int32, path string, watch bool) []byte {
+	b := binary.BigEndian.AppendUint32(nil, 0) // length, unused here
+	b = binary.BigEndian.AppendUint32(b, uint32(xid))
+	b = binary.BigEndian.AppendUint32(b, opGetData)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(path)))
+	b = append(b, path...)
+	if watch {
+		return append(b, 1)
+	}
+	return append(b, 0)
+}
+
+func replyFrame(xid, code int32) []byte {
+	b := binary.BigEndian.AppendUint32(nil, uint32(xid))
+	b = binary.BigEndian.AppendUint64(b, 1)
+	return binary.BigEndian.AppendUint32(b, uint32(code))
+}
+
+// A watching getData on a path this connection's addWatch was written for
+// goes out without the server-side watch (ZOOKEEPER-4466), and its reply
+// still arms go-zookeeper's watch in the record; elsewhere the request is
+// left alone.
+func TestOneShotOnRecursivePathIsNotSentToTheServer(t *testing.T) {
+	r := newRecursive("")
+	r.used = true
+	sc := newSniffConn(nil, "")
+	sc.rec = r
+	sc.recWritten["/a"] = true
+	same, below := getDataFrame(5, "/a", true), getDataFrame(6, "/a/b", true)
+	sc.outgoing(same)
+	sc.outgoing(below)
+	if same[len(same)-1] != 0 || below[len(below)-1] != 1 {
+		t.Fatalf("watch flags after outgoing: %d on the path, %d below, want 0 and 1", same[len(same)-1], below[len(below)-1])
+	}
+	for _, xid := range []int32{5, 6} {
+		if !sc.incoming(replyFrame(xid, 0)) {
+			t.Fatal("a reply was withheld from go-zookeeper")
+		}
+	}
+	if r.std["/a"] != stdData || r.std["/a/b"] != stdData {
+		t.Fatalf("record of one-shot watches: %v", r.std)
+	}
+}
