@@ -200,7 +200,7 @@ type runtime struct {
 	exec  *executor.Executor
 	log   hclog.Logger
 	obs   Observer
-	// done is closed when the job's coordination has ended (see end).
+	// done is closed when the job's coordination has ended (see ended).
 	done     chan struct{}
 	doneOnce sync.Once
 	// scheduled is closed once the job registered and its trigger loop
