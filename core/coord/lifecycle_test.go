@@ -3,7 +3,6 @@ package coord_test
 import (
 	"context"
 	"errors"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -40,23 +39,8 @@ func newJob(t *testing.T, c reg.Client, ns *coord.Namespace, name string, mod fu
 // coordGoroutines returns the stacks of the goroutines running code of
 // package coord, except the Namespace's own (one per client, not per job).
 func coordGoroutines() []string {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-	var out []string
-	for _, g := range strings.Split(string(buf), "\n\n") {
-		if strings.Contains(g, "ejob/core/coord.") && !strings.Contains(g, "ejob/core/coord.(*Namespace).Run") &&
-			!strings.Contains(g, "ejob/core/coord_test.") {
-			out = append(out, g)
-		}
-	}
-	return out
+	return testkit.Goroutines([]string{"ejob/core/coord."},
+		[]string{"ejob/core/coord.(*Namespace).Run", "ejob/core/coord_test."})
 }
 
 // TestIdleJobsHaveNoGoroutine: jobs that share a Namespace and have

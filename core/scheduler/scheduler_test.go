@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -457,33 +457,14 @@ func TestIdleJobsKeepNoGoroutine(t *testing.T) {
 		t.Fatal(err)
 	}
 	var last []string
-	testkit.Eventually(t, 10*time.Second, "at most a constant number of scheduler and coord goroutines", func() bool {
-		last = kernelGoroutines()
-		return len(last) <= 4 // Scheduler.Run, its trigger loop and watchdog, Namespace.Run
-	})
-	if t.Failed() {
-		t.Logf("goroutines:\n%s", strings.Join(last, "\n\n"))
+	if !testkit.Poll(10*time.Second, func() bool {
+		last = testkit.Goroutines(nil, []string{"ejob/core/scheduler_test."})
+		last = slices.DeleteFunc(last, func(g string) bool {
+			return !strings.Contains(g, "ejob/core/scheduler.") && !strings.Contains(g, "ejob/core/coord.")
+		})
+		// The trigger loop, the watchdog, the Namespace and its cache.
+		return len(last) <= 4
+	}) {
+		t.Fatalf("%d goroutines of the scheduler and coord for %d idle jobs:\n%s", len(last), n, strings.Join(last, "\n\n"))
 	}
-}
-
-// kernelGoroutines returns the stacks of the goroutines running code of
-// core/scheduler or core/coord (the test's own excluded).
-func kernelGoroutines() []string {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-	var out []string
-	for _, g := range strings.Split(string(buf), "\n\n") {
-		if (strings.Contains(g, "ejob/core/scheduler.") || strings.Contains(g, "ejob/core/coord.")) &&
-			!strings.Contains(g, "ejob/core/scheduler_test.") {
-			out = append(out, g)
-		}
-	}
-	return out
 }
