@@ -1,8 +1,11 @@
 // Package reg is ejob's registry-center contract: a ctx-aware client for a
 // ZooKeeper-shaped tree (get/set/create/delete with versions, children,
-// atomic multi-ops, one-shot watches), the registry session and its
+// atomic multi-ops, one-shot watches, and persistent recursive watches
+// through the optional RecursiveWatcher), the registry session and its
 // connection states, sentinel errors, and the pieces built on top of any
-// Client: a CuratorCache-like TreeCache and recursive helpers.
+// Client: a CuratorCache-like TreeCache, a SharedCache that mirrors many
+// subtrees (job roots) with one recursive watch and one goroutine, and
+// recursive helpers.
 //
 // The kernel programs against this package only; core/reg/zookeeper (real
 // ZooKeeper through go-zookeeper) and core/reg/embedded (in-process, for

@@ -97,10 +97,12 @@ type SharedCache struct {
 	pending []*CacheView            // tracked while the mode is unknown
 	started map[*CacheView]struct{} // fallback: views with a running TreeCache
 
-	// Recursive mode. rmu guards roots and every view's nodes (written by
-	// Run only; Run reads them without the lock).
-	rmu   sync.RWMutex
+	// Recursive mode. tmu guards roots (read by the watch callback, which
+	// so never waits for a round being applied); rmu guards every view's
+	// nodes (written by Run only, which reads them without it).
+	tmu   sync.RWMutex
 	roots map[string][]*CacheView // tracked views by root
+	rmu   sync.RWMutex
 
 	imu    sync.Mutex // guards the inbox
 	inbox  []WatchEvent
@@ -108,7 +110,12 @@ type SharedCache struct {
 	closed []*CacheView // closed, to be freed
 	wake   chan struct{}
 
-	work []*CacheView // Run's: views with dirty paths, in order
+	// Run's own: the views with dirty paths, in order, and a round's
+	// buffers.
+	work  []*CacheView
+	ops   []ReadOp
+	reads []read
+	views []*CacheView
 }
 
 // SharedCache states and modes.
@@ -437,10 +444,10 @@ func (v *CacheView) Close() {
 	delete(s.started, v)
 	recursive := s.mode == modeRecursive
 	s.mu.Unlock()
-	// A delivery under way returns before this lock is taken; later ones
-	// see closed.
+	// An empty critical section: a delivery under way (which holds dmu)
+	// returns before it, and later ones see closed.
 	v.dmu.Lock()
-	v.dmu.Unlock() //nolint:staticcheck // an empty critical section: waiting out fn
+	v.dmu.Unlock()
 	if started {
 		v.cancel()
 		<-v.done
@@ -449,12 +456,12 @@ func (v *CacheView) Close() {
 	if !recursive {
 		return
 	}
-	s.rmu.Lock()
+	s.tmu.Lock()
 	s.roots[v.root] = slices.DeleteFunc(s.roots[v.root], func(x *CacheView) bool { return x == v })
 	if len(s.roots[v.root]) == 0 {
 		delete(s.roots, v.root)
 	}
-	s.rmu.Unlock()
+	s.tmu.Unlock()
 	// Run (or, once it has returned, setDone) frees the nodes.
 	s.mu.Lock()
 	if s.state == sharedDone {

@@ -55,9 +55,10 @@ const (
 // load. Called with s.mu held. The registration comes first: every change
 // notified from then on is queued, and the load's reads come after it.
 func (s *SharedCache) addRecursive(v *CacheView) {
-	s.rmu.Lock()
+	v.opts = nil // only a fallback TreeCache needs them
+	s.tmu.Lock()
 	s.roots[v.root] = append(s.roots[v.root], v)
-	s.rmu.Unlock()
+	s.tmu.Unlock()
 	s.imu.Lock()
 	s.added = append(s.added, v)
 	s.imu.Unlock()
@@ -76,9 +77,9 @@ func (s *SharedCache) poke() {
 func (s *SharedCache) notify(ev WatchEvent) {
 	switch ev.Type {
 	case EventNodeCreated, EventNodeDeleted, EventNodeDataChanged:
-		s.rmu.RLock()
+		s.tmu.RLock()
 		tracked := s.tracked(ev.Path)
-		s.rmu.RUnlock()
+		s.tmu.RUnlock()
 		if !tracked {
 			return
 		}
@@ -90,7 +91,7 @@ func (s *SharedCache) notify(ev WatchEvent) {
 }
 
 // tracked reports whether a view's root is path or one of its ancestors.
-// Caller holds rmu.
+// Caller holds tmu.
 func (s *SharedCache) tracked(path string) bool {
 	if len(s.roots) == 0 {
 		return false
@@ -105,7 +106,7 @@ func (s *SharedCache) tracked(path string) bool {
 	}
 }
 
-// viewsOf calls f for each view whose subtree holds path. Caller holds rmu.
+// viewsOf calls f for each view whose subtree holds path. Caller holds tmu.
 func (s *SharedCache) viewsOf(path string, f func(*CacheView)) {
 	if len(s.roots) == 0 {
 		return
@@ -137,17 +138,17 @@ func (s *SharedCache) runRecursive(ctx context.Context) error {
 				return fmt.Errorf("shared cache: recursive watch ended: %w", ev.Err)
 			case EventResync:
 				s.log.Debug("shared cache: resync")
-				s.rmu.RLock()
+				s.tmu.RLock()
 				for _, vs := range s.roots {
 					for _, v := range vs {
 						s.resync(v)
 					}
 				}
-				s.rmu.RUnlock()
+				s.tmu.RUnlock()
 			default:
-				s.rmu.RLock()
+				s.tmu.RLock()
 				s.viewsOf(ev.Path, func(v *CacheView) { s.noteChange(v, ev.Path) })
-				s.rmu.RUnlock()
+				s.tmu.RUnlock()
 			}
 		}
 		for _, v := range added {
@@ -255,11 +256,11 @@ type read struct {
 // round reads the dirty paths of the views at the head of s.work (up to
 // maxRoundOps reads), applies the results and delivers the events.
 func (s *SharedCache) round(ctx context.Context) error {
-	var (
-		ops   []ReadOp
-		reads []read
-		views []*CacheView
-	)
+	ops, reads, views := s.ops[:0], s.reads[:0], s.views[:0]
+	defer func() {
+		// Kept for the next round, without what they point to.
+		s.ops, s.reads, s.views = clearSlice(ops), clearSlice(reads), clearSlice(views)
+	}()
 	taken := 0
 	for _, v := range s.work {
 		if len(ops) >= maxRoundOps {
@@ -326,6 +327,12 @@ func (s *SharedCache) round(ctx context.Context) error {
 		v.deliver()
 	}
 	return nil
+}
+
+// clearSlice zeroes in's elements and returns it emptied.
+func clearSlice[T any](in []T) []T {
+	clear(in)
+	return in[:0]
 }
 
 // loaded reports whether v's initial load is complete: what is left dirty

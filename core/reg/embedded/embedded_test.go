@@ -38,5 +38,5 @@ func BenchmarkSharedCache(b *testing.B) {
 			tb.Fatal(err)
 		}
 		return c
-	})
+	}, 100, 1000, 10000)
 }

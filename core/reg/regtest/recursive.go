@@ -24,6 +24,7 @@ func (s *suite) recursiveTests() map[string]func(t *testing.T) {
 		"Recursive/SessionExpiry":    s.testRecursiveExpiry,
 		"Recursive/OneShotAlongside": s.testRecursiveOneShot,
 		"Recursive/FloodAndDrop":     s.testRecursiveFlood,
+		"Recursive/FnHoldsNoLock":    s.testRecursiveFnHoldsNoLock,
 	}
 }
 
@@ -292,7 +293,9 @@ func (s *suite) testRecursiveExpiry(t *testing.T) {
 
 // testRecursiveOneShot: one-shot watches on paths a recursive watch covers
 // still fire (each once, with its own event type), and the recursive watch
-// gets each change exactly once.
+// gets each change exactly once. (On ZooKeeper this checks that the server
+// sends a connection one notification per change however many of its
+// watches match: a second one would show here as a duplicate event.)
 func (s *suite) testRecursiveOneShot(t *testing.T) {
 	ctx := ctxFor(t)
 	ns := namespace(t)
@@ -375,17 +378,17 @@ func (s *suite) testRecursiveFlood(t *testing.T) {
 	str(t)(o.Create(ctx, "/f", nil, reg.Persistent))
 	r := s.watchRec(t, ctx, c, "/f")
 	const batch, batches = 100, 30
-	write := func(b int) {
+	write := func(b int) error {
 		ops := make([]reg.Op, batch)
 		for i := range ops {
 			ops[i] = reg.CreateOp(fmt.Sprintf("/f/n%d-%d", b, i), nil, reg.Persistent)
 		}
 		_, err := o.Multi(ctx, ops...)
-		noErr(t, err)
+		return err
 	}
 	// A first flood, wholly delivered: one event per create, in order.
 	for b := range batches {
-		write(b)
+		noErr(t, write(b))
 	}
 	s.eventually(t, "the flood's events", func() bool { return r.len() >= batch*batches })
 	for i, ev := range r.events() {
@@ -398,11 +401,7 @@ func (s *suite) testRecursiveFlood(t *testing.T) {
 	go func() {
 		defer close(done)
 		for b := batches; b < 2*batches; b++ {
-			ops := make([]reg.Op, batch)
-			for i := range ops {
-				ops[i] = reg.CreateOp(fmt.Sprintf("/f/n%d-%d", b, i), nil, reg.Persistent)
-			}
-			if _, err := o.Multi(ctx, ops...); err != nil {
+			if err := write(b); err != nil {
 				t.Error(err)
 				return
 			}
@@ -419,4 +418,57 @@ func (s *suite) testRecursiveFlood(t *testing.T) {
 	i := s.waitFor(t, r, "resync", isEv(reg.EventResync, "/f"))
 	stat(t)(o.Set(ctx, "/f", []byte("after"), reg.AnyVersion))
 	s.waitAfter(t, r, i, "a change after the flood", isEv(reg.EventNodeDataChanged, "/f"))
+}
+
+// testRecursiveFnHoldsNoLock: fn runs under no lock of the client's: while
+// it waits for another goroutine, that goroutine's calls to the same client
+// (and to another client of the same registry) go through, and the events
+// they cause arrive once fn returns.
+func (s *suite) testRecursiveFnHoldsNoLock(t *testing.T) {
+	ctx := ctxFor(t)
+	ns := namespace(t)
+	c := s.client(t, ns)
+	o := s.client(t, ns)
+	inFn, proceed := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	r := &recRecorder{}
+	rw, ok := c.(reg.RecursiveWatcher)
+	if !ok {
+		t.Skip("client has no recursive watches")
+	}
+	err := rw.WatchRecursive(ctx, "/a", func(ev reg.WatchEvent) {
+		once.Do(func() {
+			close(inFn)
+			select {
+			case <-proceed:
+			case <-time.After(s.h.Wait):
+				t.Error("client calls made while fn ran did not return: fn holds a lock they need")
+			}
+		})
+		r.fn(ev)
+	})
+	if errors.Is(err, reg.ErrUnimplemented) {
+		t.Skip("server has no recursive watches")
+	}
+	noErr(t, err)
+	str(t)(o.Create(ctx, "/a", nil, reg.Persistent))
+	select {
+	case <-inFn:
+	case <-time.After(s.h.Wait):
+		t.Fatal("fn was not called")
+	}
+	cctx, cancel := context.WithTimeout(ctx, s.h.Wait)
+	defer cancel()
+	_, err = c.Create(cctx, "/a/by-c", nil, reg.Persistent)
+	noErr(t, err)
+	_, _, err = c.Get(cctx, "/a")
+	noErr(t, err)
+	_, err = o.Create(cctx, "/a/by-o", nil, reg.Persistent)
+	noErr(t, err)
+	close(proceed)
+	s.wantEvents(t, r, []reg.WatchEvent{
+		{Type: reg.EventNodeCreated, Path: "/a"},
+		{Type: reg.EventNodeCreated, Path: "/a/by-c"},
+		{Type: reg.EventNodeCreated, Path: "/a/by-o"},
+	})
 }

@@ -48,6 +48,8 @@ func (s *suite) treeTests() map[string]func(t *testing.T) {
 		tests["EventsMatchCache"] = s.testSharedEventsMatch
 		tests["ClientClosed"] = s.testSharedClientClosed
 		tests["UntrackedIgnored"] = s.testSharedUntracked
+		tests["TrackDisconnected"] = s.testSharedTrackDisconnected
+		tests["LeavesNotListed"] = s.testSharedLeavesNotListed
 	}
 	return tests
 }
@@ -267,6 +269,36 @@ func viewTree(v reg.TreeView, root string) map[string]string {
 	return out
 }
 
+// eventuallyReplays waits until rec's events, replayed, give v's subtree
+// at root (failing at once if they break the stream's rules).
+func (s *suite) eventuallyReplays(t *testing.T, rec *recorder, v reg.TreeView, root string) {
+	t.Helper()
+	s.eventually(t, root+"'s events replay to its view", func() bool {
+		got, err := replay(rec.events())
+		noErr(t, err)
+		return maps2str(got) == maps2str(viewTree(v, root))
+	})
+}
+
+// disconnect drops c's connection (the harness's Disconnect) and waits until
+// c says so; the func it returns lets c back and waits until it has
+// reconnected.
+func (s *suite) disconnect(t *testing.T, c reg.Client) (reconnect func()) {
+	t.Helper()
+	ctx := ctxFor(t)
+	conn := c.WatchConnection(ctx)
+	s.nextConn(t, conn, reg.StateConnected)
+	s.h.Disconnect(t, c)
+	s.nextConn(t, conn, reg.StateSuspended)
+	return func() {
+		t.Helper()
+		if s.h.Reconnect != nil {
+			s.h.Reconnect(t, c)
+		}
+		s.nextConn(t, conn, reg.StateReconnected)
+	}
+}
+
 // testSharedMany tracks many job-shaped subtrees on one cache, some before
 // Run and some while it runs, changes all of them, deletes some: every view
 // mirrors its subtree, and nothing else.
@@ -317,15 +349,7 @@ func (s *suite) testSharedMany(t *testing.T) {
 	for j, v := range views {
 		root := fmt.Sprintf("/job%02d", j)
 		s.eventuallySame(t, w, v, root)
-		var got map[string]string
-		s.eventually(t, root+"'s events replay to its view", func() bool {
-			var err error
-			got, err = replay(recs[j].events())
-			if err != nil {
-				t.Fatal(err)
-			}
-			return maps2str(got) == maps2str(viewTree(v, root))
-		})
+		s.eventuallyReplays(t, recs[j], v, root)
 	}
 }
 
@@ -420,25 +444,13 @@ func (s *suite) testSharedReconnect(t *testing.T) {
 	rec := &recorder{}
 	v := s.track(t, c, "/job", rec.record)
 	<-v.Initialized()
-	conn := c.WatchConnection(ctx)
-	s.nextConn(t, conn, reg.StateConnected)
-	s.h.Disconnect(t, c)
-	s.nextConn(t, conn, reg.StateSuspended)
+	reconnect := s.disconnect(t, c)
 	stat(t)(w.Set(ctx, "/job/config", []byte("while away"), reg.AnyVersion))
 	noErr(t, reg.DeleteRecursive(ctx, w, "/job/sharding/1"))
 	str(t)(w.Create(ctx, "/job/servers/10.0.0.2", []byte("DISABLED"), reg.Persistent))
-	if s.h.Reconnect != nil {
-		s.h.Reconnect(t, c)
-	}
-	s.nextConn(t, conn, reg.StateReconnected)
+	reconnect()
 	s.eventuallySame(t, w, v, "/job")
-	s.eventually(t, "events replay to the view", func() bool {
-		got, err := replay(rec.events())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return maps2str(got) == maps2str(viewTree(v, "/job"))
-	})
+	s.eventuallyReplays(t, rec, v, "/job")
 	// It follows changes after the reconnection.
 	stat(t)(w.Set(ctx, "/job/config", []byte("back"), reg.AnyVersion))
 	s.eventuallySame(t, w, v, "/job")
@@ -484,13 +496,7 @@ func (s *suite) testSharedEventsMatch(t *testing.T) {
 	wg.Wait()
 	noErr(t, e.(reg.Expirer).Expire(ctx))
 	s.eventuallySame(t, w, v, "/job")
-	s.eventually(t, "events replay to the view", func() bool {
-		got, err := replay(rec.events())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return maps2str(got) == maps2str(viewTree(v, "/job"))
-	})
+	s.eventuallyReplays(t, rec, v, "/job")
 }
 
 // testSharedClientClosed: Run returns an error wrapping ErrClosed when the
@@ -650,5 +656,83 @@ func (s *suite) testTreeRecreate(t *testing.T) {
 	want := []string{"deleted /job/x=", "added /job/x=new"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("events after a re-creation:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// testSharedTrackDisconnected tracks a subtree while the cache's connection
+// is down: its load fails and is retried, and it completes once the client
+// is back, as does a change made meanwhile in another tracked subtree.
+func (s *suite) testSharedTrackDisconnected(t *testing.T) {
+	if s.h.Disconnect == nil {
+		t.Skip("harness cannot drop connections")
+	}
+	ctx := ctxFor(t)
+	ns := namespace(t)
+	c := s.client(t, ns)
+	w := s.client(t, ns)
+	jobTree(t, w, "/job1")
+	jobTree(t, w, "/job2")
+	v1 := s.track(t, c, "/job1", nil)
+	<-v1.Initialized()
+	reconnect := s.disconnect(t, c)
+	rec := &recorder{}
+	v2 := s.track(t, c, "/job2", rec.record)
+	stat(t)(w.Set(ctx, "/job1/config", []byte("while away"), reg.AnyVersion))
+	stat(t)(w.Set(ctx, "/job2/config", []byte("while away"), reg.AnyVersion))
+	reconnect()
+	select {
+	case <-v2.Initialized():
+	case <-ctx.Done():
+		t.Fatal("a subtree tracked while disconnected never loaded")
+	}
+	s.eventuallySame(t, w, v1, "/job1")
+	s.eventuallySame(t, w, v2, "/job2")
+	s.eventuallyReplays(t, rec, v2, "/job2")
+}
+
+// testSharedLeavesNotListed: the paths WithLeaves names are read but never
+// listed (counted with regcount).
+func (s *suite) testSharedLeavesNotListed(t *testing.T) {
+	ctx := ctxFor(t)
+	ns := namespace(t)
+	c := s.client(t, ns)
+	str(t)(c.Create(ctx, "/job/leaf", []byte("l"), reg.Persistent, reg.WithParents()))
+	str(t)(c.Create(ctx, "/job/inner/child", []byte("c"), reg.Persistent, reg.WithParents()))
+	leaf := func(p string) bool { return p == "/job/leaf" || p == "/job/inner/child" }
+	var (
+		mu    sync.Mutex
+		calls []regcount.Call
+	)
+	var inner reg.Client = c
+	if s.tree == kindSharedFallback {
+		inner = noRecursive{c}
+	}
+	rc := regcount.New(inner, regcount.WithObserver(func(call regcount.Call) {
+		mu.Lock()
+		calls = append(calls, call)
+		mu.Unlock()
+	}))
+	sc := reg.NewSharedCache(rc)
+	v := sc.Track("/job", nil, reg.WithLeaves(leaf))
+	t.Cleanup(v.Close)
+	runShared(t, sc)
+	<-v.Initialized()
+	s.eventuallySame(t, c, v, "/job")
+	mu.Lock()
+	defer mu.Unlock()
+	multiOps := 0
+	for _, call := range calls {
+		switch call.Method {
+		case "MultiRead":
+			multiOps += call.Ops
+		case "Children", "ChildrenW":
+			if leaf(call.Path) {
+				t.Errorf("leaf %s listed", call.Path)
+			}
+		}
+	}
+	// The recursive mode reads all four nodes and lists the two others.
+	if multiOps != 0 && multiOps != 6 {
+		t.Errorf("%d reads to load 4 nodes of which 2 leaves, want 6 (4 gets, 2 listings): %+v", multiOps, calls)
 	}
 }

@@ -79,5 +79,5 @@ func TestSuite(t *testing.T) {
 func BenchmarkSharedCache(b *testing.B) {
 	regtest.BenchSharedCache(b, func(tb testing.TB, ns string) reg.Client {
 		return connect(tb, testConfig(tb, server.Addr(), ns))
-	})
+	}, 100, 1000)
 }

@@ -28,16 +28,18 @@ import (
 //   - routed to the recursive watches on the path or an ancestor that are
 //     armed on this connection (never a child event: recursive watches have
 //     none), and
-//   - passed on to go-zookeeper only when go-zookeeper holds a one-shot watch
-//     it would fire (the same rule as its notifyWatches: a create fires exist
+//   - passed on to go-zookeeper when go-zookeeper holds a one-shot watch it
+//     would fire (the same rule as its notifyWatches: a create fires exist
 //     watches; a data change exist and data watches; a delete all three; a
-//     child change child watches). go-zookeeper hands every notification it
-//     reads to its event callback and to a small channel that drops events
-//     when full; a flood of recursive notifications has no business there.
-//     State events do not depend on it (onEvent reads them from the
-//     callback, which sees every one), but it costs a callback and a channel
-//     send per notification for nothing. Until the client's first recursive
-//     watch every notification is passed on, as before.
+//     child change child watches), and whenever no recursive watch took it
+//     (the server sent it for some watch; if not ours, go-zookeeper's: so a
+//     client without recursive watches passes everything on, as before).
+//     go-zookeeper hands every notification it reads to its event callback
+//     and to a small channel that drops events when full; a flood of
+//     recursive notifications has no business there. State events do not
+//     depend on it (onEvent reads them from the callback, which sees every
+//     one), but it would cost a callback and a channel send per notification
+//     for nothing.
 //
 // go-zookeeper's one-shot watches are followed on the wire, not at the API:
 // a watching read (getData, exists, getChildren2 with watch=true) written by
@@ -126,7 +128,6 @@ type recursive struct {
 	table   map[string][]*rwatch // live watches by server path (routing)
 	std     map[string]stdBits   // go-zookeeper's armed one-shot watches by server path
 	stdSess int64                // the session std belongs to
-	used    bool                 // a recursive watch was ever asked for
 
 	wg         sync.WaitGroup // re-arming goroutines
 	noAddWatch atomic.Bool    // the server answered UNIMPLEMENTED
@@ -158,7 +159,6 @@ func (c *Client) WatchRecursive(ctx context.Context, path string, fn func(reg.Wa
 	r := c.rec
 	w := &rwatch{full: c.abs(path), rel: path, fn: fn}
 	r.mu.Lock()
-	r.used = true
 	r.live = append(r.live, w)
 	r.table[w.full] = append(r.table[w.full], w)
 	r.mu.Unlock()
@@ -177,6 +177,9 @@ func (c *Client) WatchRecursive(ctx context.Context, path string, fn func(reg.Wa
 	if err != nil {
 		r.remove(w)
 		if errors.Is(err, reg.ErrUnimplemented) && r.noAddWatch.CompareAndSwap(false, true) {
+			// No recursive watch will ever take a notification: the
+			// record of one-shot watches is of no use any more.
+			clear(r.std)
 			c.log.Info("the ZooKeeper server has no recursive watches (3.6+): callers fall back to one-shot watches", "error", err)
 		}
 		return err
@@ -290,7 +293,9 @@ func (c *Client) rearm(sc *sniffConn) {
 		var todo []*rwatch
 		conflict := false
 		for _, w := range r.live {
-			if w.conn != sc {
+			// One never armed is still WatchRecursive's, which retries
+			// on the new connection itself.
+			if w.conn != nil && w.conn != sc {
 				todo = append(todo, w)
 				conflict = conflict || r.std[w.full]&(stdData|stdExist) != 0
 			}
@@ -369,10 +374,11 @@ func (s *sniffConn) outgoing(p []byte) {
 	if n < 0 || len(p) < 16+n+1 {
 		return
 	}
-	path, watch := string(p[16:16+n]), 16+n
-	if p[watch] == 0 {
+	watch := 16 + n
+	if p[watch] == 0 || s.rec.noAddWatch.Load() {
 		return
 	}
+	path := string(p[16:watch])
 	s.stdMu.Lock()
 	s.stdReqs[xid] = stdReq{path: path, op: op}
 	s.stdMu.Unlock()
@@ -428,7 +434,9 @@ func (r *recursive) stdReply(req stdReq, code int32) {
 		return
 	}
 	r.mu.Lock()
-	r.std[req.path] |= b
+	if !r.noAddWatch.Load() {
+		r.std[req.path] |= b
+	}
 	r.mu.Unlock()
 }
 
@@ -451,8 +459,8 @@ func (r *recursive) notification(sc *sniffConn, typ int32, path string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	b := r.std[path]
-	forward := b&fires != 0 || !r.used
-	if b&fires != 0 {
+	armed := b&fires != 0
+	if armed {
 		if b &^= fires; b == 0 {
 			delete(r.std, path)
 		} else {
@@ -460,7 +468,7 @@ func (r *recursive) notification(sc *sniffConn, typ int32, path string) bool {
 		}
 	}
 	if typ == evNodeChildrenChanged || len(r.table) == 0 {
-		return forward
+		return true
 	}
 	var et reg.WatchEventType
 	switch typ {
@@ -472,6 +480,7 @@ func (r *recursive) notification(sc *sniffConn, typ int32, path string) bool {
 		et = reg.EventNodeDataChanged
 	}
 	var rel string
+	routed := false
 	for p := path; ; p = reg.Parent(p) {
 		for _, w := range r.table[p] {
 			if w.conn != sc {
@@ -481,10 +490,13 @@ func (r *recursive) notification(sc *sniffConn, typ int32, path string) bool {
 				rel = relPath(r.ns, path)
 			}
 			r.q.Push(rdelivery{w, reg.WatchEvent{Type: et, Path: rel}})
+			routed = true
 		}
 		if p == "/" {
 			break
 		}
 	}
-	return forward
+	// What no recursive watch took, the server sent for a one-shot watch:
+	// go-zookeeper's, whether std knows it or not.
+	return armed || !routed
 }

@@ -52,7 +52,7 @@ func (r *recEvents) await(t *testing.T, from int, typ reg.WatchEventType, path s
 // fail at once; the session survives.
 func TestRecursiveOldServer(t *testing.T) {
 	proxy := startOldServerProxy(t, server.Addr())
-	c := connect(t, testConfig(t, proxy.ln.Addr().String(), "old-server-rec"))
+	c := connect(t, testConfig(t, proxy.ln.Addr().String(), fmt.Sprintf("old-server-rec-%d", time.Now().UnixNano())))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	sess := c.Session()
