@@ -26,10 +26,13 @@
 // can take them over. Nodes left by gone instances are swept by the leader
 // (stale.go). See docs/guarantees.md.
 //
-// Leader-only writes are fenced: the sharding result, the reset of old
-// assignments and the deletion of the necessary/processing flags commit in
-// one transaction checked against this session's leader node; a failover
-// claim commits in one transaction checked against the Curator latch node;
-// running nodes are created in one transaction checked against this
-// session's instance node and never overwrite another instance's.
+// The election is a recipe.Election the Job composes; election.go adds
+// ElasticJob's triggers (passive, active, abdication) and the blocking
+// wait for a leader. Leader-only writes are fenced (Election.Fenced): the
+// sharding result, the reset of old assignments and the deletion of the
+// necessary/processing flags commit in one transaction checked against
+// this session's leader node; a failover claim commits in one transaction
+// checked against the Curator latch node; running nodes are created in one
+// transaction checked against this session's instance node and never
+// overwrite another instance's.
 package coord

@@ -2,18 +2,15 @@ package coord
 
 import (
 	"context"
-	"errors"
 	"slices"
 
 	"github.com/ejob-io/ejob/core/reg"
-	"github.com/ejob-io/ejob/core/reg/recipe"
 )
 
-// electLeader is upstream's electLeader: under the Curator latch
-// leader/election/latch, create the ephemeral leader/election/instance
-// with our id unless it exists (spec §6).
+// electLeader is upstream's electLeader (spec §6): the recipe's campaign
+// for leader/election/instance under leader/election/latch.
 func (j *Job) electLeader(ctx context.Context) (bool, error) {
-	ok, err := recipe.Elect(ctx, j.c, j.p.of(nodeElectionLatch), j.p.of(nodeLeaderInstance), []byte(j.id))
+	ok, err := j.elect.Campaign(ctx)
 	if err != nil {
 		return false, wrap("elect leader", err)
 	}
@@ -27,30 +24,20 @@ func (j *Job) electLeader(ctx context.Context) (bool, error) {
 // leader node holds its id and belongs to its current session).
 func (j *Job) IsLeader(ctx context.Context) (bool, error) { return j.isLeader(ctx) }
 
-// isLeader: the leader node holds our id and belongs to our current session.
+// isLeader: not shut down, and the leader node holds our id and belongs to
+// our current session (fresh read).
 func (j *Job) isLeader(ctx context.Context) (bool, error) {
 	if j.shutdown.Load() {
 		return false, nil
 	}
-	data, st, err := j.c.Get(ctx, j.p.of(nodeLeaderInstance))
-	if errors.Is(err, reg.ErrNoNode) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	return string(data) == j.id && st.EphemeralOwner == j.c.Session().ID(), nil
-}
-
-func (j *Job) hasLeader(ctx context.Context) (bool, error) {
-	return j.s.exists(ctx, j.p.of(nodeLeaderInstance))
+	return j.elect.IsLeader(ctx)
 }
 
 // isLeaderUntilBlock waits while there is no leader but some available
 // server, electing when this server is available (spec §6).
 func (j *Job) isLeaderUntilBlock(ctx context.Context) (bool, error) {
 	for {
-		has, err := j.hasLeader(ctx)
+		has, err := j.elect.HasLeader(ctx)
 		if err != nil {
 			return false, err
 		}
@@ -131,37 +118,14 @@ func (j *Job) onLocalServerEvent(ctx context.Context, ev reg.TreeEvent) error {
 			return err
 		}
 		j.log.Info("server disabled; abdicating leadership")
-		_, err = j.deleteOwnLeaderNode(ctx)
+		_, err = j.elect.Resign(ctx)
 		return err
 	}
-	has, err := j.hasLeader(ctx)
+	has, err := j.elect.HasLeader(ctx)
 	if err != nil || has {
 		return err
 	}
 	return j.electAndCheck(ctx)
-}
-
-// deleteOwnLeaderNode deletes the leader node if our session owns it,
-// after this instance's leader writes in flight (leaderWrites).
-func (j *Job) deleteOwnLeaderNode(ctx context.Context) (bool, error) {
-	j.leaderWrites.Lock()
-	defer j.leaderWrites.Unlock()
-	path := j.p.of(nodeLeaderInstance)
-	data, st, err := j.c.Get(ctx, path)
-	if errors.Is(err, reg.ErrNoNode) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	if string(data) != j.id || st.EphemeralOwner != j.c.Session().ID() {
-		return false, nil
-	}
-	err = j.c.Delete(ctx, path, st.Version)
-	if errors.Is(err, reg.ErrNoNode) || errors.Is(err, reg.ErrBadVersion) {
-		return false, nil
-	}
-	return err == nil, err
 }
 
 // isEnableServer: servers/{ip} is ENABLED; a missing or empty node is
@@ -216,9 +180,4 @@ func (j *Job) hasAvailableServers(ctx context.Context) (bool, error) {
 		}
 	}
 	return false, nil
-}
-
-// leaderFence fences a write on our ownership of the leader node.
-func (j *Job) leaderFence(ctx context.Context) (recipe.Fence, error) {
-	return recipe.NewFence(ctx, j.c, j.p.of(nodeLeaderInstance))
 }

@@ -185,7 +185,7 @@ func (j *Job) isShutdownByConsole(ctx context.Context, ev reg.TreeEvent) bool {
 		return false
 	}
 	j.shutdown.Store(true)
-	if _, err := j.deleteOwnLeaderNode(ctx); err != nil {
+	if _, err := j.elect.Resign(ctx); err != nil {
 		j.log.Warn("shutdown: remove leader node failed", "error", err)
 	}
 	return true

@@ -13,7 +13,9 @@ import (
 
 	"github.com/ejob-io/ejob/core/config"
 	"github.com/ejob-io/ejob/core/executor"
+	"github.com/ejob-io/ejob/core/node"
 	"github.com/ejob-io/ejob/core/reg"
+	"github.com/ejob-io/ejob/core/reg/recipe"
 	"github.com/ejob-io/ejob/spi"
 )
 
@@ -191,17 +193,9 @@ type Job struct {
 	// seen completed (see localFailoverItems).
 	claimsMu sync.Mutex
 	claims   map[int]bool
-	// leaderWrites orders this instance's deletion of its own leader node
-	// after its leader writes in flight: a fenced leader write holds it
-	// shared from taking the fence to its commit, the deletion holds it
-	// exclusively. ZooKeeper's multi checks only a node's data version, so
-	// a leader node deleted and re-created by another instance's election
-	// between our fence and our commit (version 0 both times) would pass
-	// the check. The owner is the only one that deletes a live leader node
-	// (abdication, console shutdown, graceful shutdown; ElasticJob does the
-	// same), so waiting here closes that gap; only a manual deletion of the
-	// node remains undetectable.
-	leaderWrites sync.RWMutex
+	// elect is the job's leader election (leader/election/instance):
+	// campaign, is-leader, resign, and the fence of leader-only writes.
+	elect *recipe.Election
 	// beforeCommit, if set (tests), runs between taking the leader fence
 	// and committing a resharding.
 	beforeCommit func()
@@ -256,6 +250,8 @@ func New(opts Options) (*Job, error) {
 	if j.life.onStopped == nil {
 		j.life.onStopped = func(error) {}
 	}
+	jp := node.New(opts.Config.JobName)
+	j.elect = recipe.NewElection(opts.Client, jp.LeaderLatch(), jp.LeaderInstance(), opts.InstanceID)
 	if j.poll <= 0 {
 		j.poll = 100 * time.Millisecond
 	}
@@ -448,8 +444,8 @@ func (j *Job) cleanShutdown() {
 	if sess.Err() != nil {
 		return
 	}
-	if _, err := j.deleteOwnLeaderNode(ctx); err != nil {
-		j.log.Warn("shutdown: delete failed", "path", j.p.of(nodeLeaderInstance), "error", err)
+	if _, err := j.elect.Resign(ctx); err != nil {
+		j.log.Warn("shutdown: delete failed", "path", j.elect.LeaderPath(), "error", err)
 	}
 	if _, st, err := j.c.Get(ctx, j.p.instance(j.id)); err == nil && st.EphemeralOwner == sess.ID() {
 		if err := j.c.Delete(ctx, j.p.instance(j.id), st.Version); err != nil && !errors.Is(err, reg.ErrNoNode) {

@@ -19,7 +19,6 @@ const (
 	nodeSharding        = "sharding"
 	nodeTrigger         = "trigger"
 	nodeLeaderInstance  = "leader/election/instance"
-	nodeElectionLatch   = "leader/election/latch"
 	nodeNecessary       = "leader/sharding/necessary"
 	nodeProcessing      = "leader/sharding/processing"
 	nodeFailoverItems   = "leader/failover/items"

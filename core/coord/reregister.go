@@ -49,7 +49,7 @@ func (j *Job) reRegister(ctx context.Context) error {
 	}
 	j.rg.registered(sess)
 	if !already {
-		if has, err := j.hasLeader(ctx); err == nil && !has {
+		if has, err := j.elect.HasLeader(ctx); err == nil && !has {
 			if ok, err := j.isAvailableServer(ctx, j.ip); err == nil && ok {
 				if err := j.electAndCheck(ctx); err != nil {
 					j.log.Warn("election after new session failed", "error", err)

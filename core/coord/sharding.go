@@ -30,20 +30,14 @@ func (j *Job) setReshardingFlag(ctx context.Context) error {
 	if ok, err := j.s.exists(ctx, j.p.root); err != nil || !ok {
 		return err
 	}
-	j.leaderWrites.RLock()
-	defer j.leaderWrites.RUnlock()
-	fence, err := j.leaderFence(ctx)
-	if errors.Is(err, recipe.ErrNotLeader) {
-		return nil
-	}
-	if err != nil {
+	err = j.elect.Fenced(ctx, func(fence recipe.Fence) error {
+		if err := j.s.createIfNeeded(ctx, reg.Parent(j.p.of(nodeNecessary))); err != nil {
+			return err
+		}
+		_, err := recipe.FencedMulti(ctx, j.c, fence, reg.CreateOp(j.p.of(nodeNecessary), nil, reg.Persistent))
 		return err
-	}
-	if err := j.s.createIfNeeded(ctx, reg.Parent(j.p.of(nodeNecessary))); err != nil {
-		return err
-	}
-	_, err = recipe.FencedMulti(ctx, j.c, fence, reg.CreateOp(j.p.of(nodeNecessary), nil, reg.Persistent))
-	if errors.Is(err, reg.ErrNodeExists) {
+	})
+	if errors.Is(err, recipe.ErrNotLeader) || errors.Is(err, reg.ErrNodeExists) {
 		return nil
 	}
 	return err
@@ -184,38 +178,38 @@ func (j *Job) reshardIfNecessary(ctx context.Context) error {
 
 // commitReshard writes the processing flag and commits the assignment of
 // cfg's items to instances, fenced on the leader node (and ordered before
-// any deletion of it by this instance, see leaderWrites). It reports
-// whether the assignment was committed.
+// any deletion of it by this instance, see recipe.Election.Fenced). It
+// reports whether the assignment was committed.
 func (j *Job) commitReshard(ctx context.Context, cfg *config.JobConfiguration, instances []string) (bool, error) {
-	j.leaderWrites.RLock()
-	defer j.leaderWrites.RUnlock()
-	fence, err := j.leaderFence(ctx)
+	err := j.elect.Fenced(ctx, func(fence recipe.Fence) error {
+		j.log.Info("resharding", "shardingTotalCount", cfg.ShardingTotalCount, "instances", instances)
+		if err := j.s.persistEphemeral(ctx, j.p.of(nodeProcessing), nil); err != nil {
+			return wrap("write sharding processing flag", err)
+		}
+		if j.beforeCommit != nil {
+			j.beforeCommit()
+		}
+		err := j.commitSharding(ctx, fence, cfg, instances)
+		if err != nil {
+			// Fenced too: a deposed leader leaves the flag to its successor
+			// (the node is this session's ephemeral and goes with it).
+			if _, derr := recipe.FencedMulti(ctx, j.c, fence, reg.DeleteOp(j.p.of(nodeProcessing), reg.AnyVersion)); derr != nil &&
+				!errors.Is(derr, reg.ErrNoNode) && !errors.Is(derr, recipe.ErrFenced) {
+				j.log.Warn("remove sharding processing flag failed", "error", derr)
+			}
+			if errors.Is(err, recipe.ErrFenced) {
+				j.log.Warn("resharding rejected: leadership lost before the commit", "error", err)
+			}
+			return wrap("resharding", err)
+		}
+		return nil
+	})
 	if errors.Is(err, recipe.ErrNotLeader) {
 		j.log.Info("lost leadership before resharding")
 		return false, nil
 	}
 	if err != nil {
 		return false, err
-	}
-	j.log.Info("resharding", "shardingTotalCount", cfg.ShardingTotalCount, "instances", instances)
-	if err := j.s.persistEphemeral(ctx, j.p.of(nodeProcessing), nil); err != nil {
-		return false, wrap("write sharding processing flag", err)
-	}
-	if j.beforeCommit != nil {
-		j.beforeCommit()
-	}
-	err = j.commitSharding(ctx, fence, cfg, instances)
-	if err != nil {
-		// Fenced too: a deposed leader leaves the flag to its successor
-		// (the node is this session's ephemeral and goes with it).
-		if _, derr := recipe.FencedMulti(ctx, j.c, fence, reg.DeleteOp(j.p.of(nodeProcessing), reg.AnyVersion)); derr != nil &&
-			!errors.Is(derr, reg.ErrNoNode) && !errors.Is(derr, recipe.ErrFenced) {
-			j.log.Warn("remove sharding processing flag failed", "error", derr)
-		}
-		if errors.Is(err, recipe.ErrFenced) {
-			j.log.Warn("resharding rejected: leadership lost before the commit", "error", err)
-		}
-		return false, wrap("resharding", err)
 	}
 	j.onResharded()
 	return true, nil
