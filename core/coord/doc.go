@@ -5,13 +5,20 @@
 // handling, and the executor.Facade the execution pipeline calls on every
 // trigger.
 //
-// A Job is driven by Run. Run registers the instance, then one event
-// goroutine handles the job subtree's events in order (as upstream's
-// ListenerNotify-{job} thread) while a second one only flips the pause
-// state on connection changes, so executions stop at once on Suspended or
-// session loss. After a new session the event goroutine re-registers the
-// instance and server, re-elects, re-queues the cut-off running items for
-// failover and resumes; the tree cache re-arms its watches by itself.
+// A Job is started by Start, which registers the instance, and stopped by
+// Stop (or the end of Start's ctx). The jobs of one client share a
+// Namespace (namespace.go): one cache of their subtrees (reg.SharedCache)
+// and one subscription to the connection state. A job has no goroutine of
+// its own while nothing happens (issue 16): its event loop is a serial
+// queue (queue.go, loop.go) whose goroutine runs only while work is
+// queued, and which handles the job subtree's events in order (as
+// upstream's ListenerNotify-{job} thread), the re-registrations and the
+// pump's and reconcile's timer ticks, one at a time. A second queue only
+// flips the pause state on connection changes (registration.go), so
+// executions stop at once on Suspended or session loss. After a new
+// session the job's queue re-registers the instance and server, re-elects,
+// re-queues the cut-off running items for failover and resumes; the tree
+// cache re-arms its watches by itself.
 //
 // Executions run under a lease (lease.go): it ends when the session is lost
 // or, while disconnected, presumed expired by the client's clock

@@ -166,7 +166,7 @@ func (j *Job) ShardingContexts(ctx context.Context) (executor.ShardingContexts, 
 // cache when shardingIfNecessary found the assignment settled and the
 // cache shows it (cachedAssignment, availableInCache), else read from the
 // registry as upstream does.
-func (j *Job) triggerItems(ctx context.Context, cache *reg.TreeCache, total int, settled bool, pzxid int64) ([]int, error) {
+func (j *Job) triggerItems(ctx context.Context, cache *reg.CacheView, total int, settled bool, pzxid int64) ([]int, error) {
 	if !settled || cache == nil {
 		return j.localShardingItems(ctx)
 	}
@@ -192,7 +192,7 @@ func (j *Job) triggerItems(ctx context.Context, cache *reg.TreeCache, total int,
 // no is harmless), its yes is confirmed on the server, since it makes the
 // trigger skip or flag an item (the cache may not yet show a deletion,
 // this instance's own included).
-func (j *Job) itemsWithCached(ctx context.Context, cache *reg.TreeCache, items []int, name string) ([]int, error) {
+func (j *Job) itemsWithCached(ctx context.Context, cache *reg.CacheView, items []int, name string) ([]int, error) {
 	if cache != nil {
 		items = cachedItemsWith(cache, j.p, items, name)
 	}
@@ -202,7 +202,7 @@ func (j *Job) itemsWithCached(ctx context.Context, cache *reg.TreeCache, items [
 // runningItems are the items among items that run: those runningInCache
 // shows running, confirmed on the server (or all read from the registry
 // without a cache).
-func (j *Job) runningItems(ctx context.Context, cache *reg.TreeCache, items []int) ([]int, error) {
+func (j *Job) runningItems(ctx context.Context, cache *reg.CacheView, items []int) ([]int, error) {
 	if cache != nil {
 		items = j.runningInCache(cache, items)
 	}
@@ -295,7 +295,7 @@ func (j *Job) forgetClaims(items ...int) {
 // the trigger applies from the next one, as one made just after the read
 // would. A change of shardingTotalCount takes effect through a resharding,
 // whose flag shardingIfNecessary reads fresh.
-func (j *Job) contexts(ctx context.Context, cache *reg.TreeCache, items []int) (executor.ShardingContexts, []int, error) {
+func (j *Job) contexts(ctx context.Context, cache *reg.CacheView, items []int) (executor.ShardingContexts, []int, error) {
 	cfg, err := j.config(ctx)
 	if err != nil {
 		return executor.ShardingContexts{}, nil, err

@@ -294,15 +294,10 @@ func (j *Job) trigger() {
 // failoverTick is the period of pump.
 func (j *Job) failoverTick() time.Duration { return j.poll * 5 }
 
-// wakePump asks the event loop to run the pump a failoverTick from now,
+// wakePump asks the job's queue to run the pump a failoverTick from now,
 // for a change of state the tree cache does not show (needRecover,
 // misfireBefore). Tree events wake it by themselves.
-func (j *Job) wakePump() {
-	select {
-	case j.pumpWake <- struct{}{}:
-	default:
-	}
-}
+func (j *Job) wakePump() { j.armPump() }
 
 // setNeedRecover notes that running nodes of a cut-off execution may
 // remain, for the pump to clear.

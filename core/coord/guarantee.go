@@ -56,7 +56,7 @@ var (
 )
 
 // guaranteeWaiters wakes the instances waiting for a guarantee root to be
-// deleted. The event goroutine closes the channel of a root when it sees
+// deleted. The job's queue closes the channel of a root when it sees
 // the root deleted (upstream's GuaranteeListenerManager).
 type guaranteeWaiters struct {
 	mu sync.Mutex

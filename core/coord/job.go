@@ -21,10 +21,10 @@ import (
 
 // Sentinel errors callers branch on.
 var (
-	// ErrShutdown: the job was shut down on this instance (Run returned, or
-	// the console removed this instance).
+	// ErrShutdown: the job was shut down on this instance (Stop, the end of
+	// Start's ctx, or the console removed this instance).
 	ErrShutdown = errors.New("coord: job is shut down on this instance")
-	// ErrNotReady: Run has not completed the startup registration yet.
+	// ErrNotReady: Start has not completed the startup registration yet.
 	ErrNotReady = errors.New("coord: job not started")
 	// ErrSessionLost: the registry session the job registered under is gone
 	// (or the connection is suspended); nothing was written.
@@ -66,16 +66,27 @@ type Options struct {
 	// right after it only if the request is kept (core/scheduler keeps it;
 	// a scheduler that drops it delays claimed items to the pump, which
 	// asks again a failover tick later: issue 11). Called from the job's
-	// event goroutine or from inside an execution: must not block.
+	// queue or from inside an execution: must not block.
 	OnTrigger func()
 	// OnReschedule reports a changed cron or time zone in the config node.
 	OnReschedule func(cron, timeZone string)
 	// OnShutdown reports that the console shut this instance down (its
-	// instance node was deleted by someone else); Run then returns nil.
+	// instance node was deleted by someone else); the job then stops
+	// (OnStopped(nil) once it has).
 	OnShutdown func()
+	// OnStopped reports an end of the job that Stop or the end of Start's
+	// ctx did not ask for, once everything of the job has ended: nil after
+	// a shutdown from the console, else why (the Namespace stopped: the
+	// client closed). Never called when Start failed. It must not wait
+	// for Stop or Done (they wait for it).
+	OnStopped func(error)
+	// Namespace is the machinery shared with the other jobs of the same
+	// client (one tree cache and one connection subscription); it must be
+	// running while the job runs. Nil: the job makes and runs its own.
+	Namespace *Namespace
 
 	// OnEvent, if set, observes every tree event after the job handled it
-	// (event goroutine; tests use it as a barrier, hosts for metrics).
+	// (on the job's queue; tests use it as a barrier, hosts for metrics).
 	OnEvent func(path string)
 	// OnFailover, if set, is told of each crashed instance's item this
 	// instance claimed to run (metrics).
@@ -131,9 +142,10 @@ type Job struct {
 	onFailover  func(int)
 	onResharded func()
 
-	cache *reg.TreeCache
-	// liveCache is cache while Run runs, for other goroutines (Cache).
-	liveCache atomic.Pointer[reg.TreeCache]
+	// cache is the job's view of the shared tree cache, set by Start.
+	cache *reg.CacheView
+	// liveCache is cache while the job runs, for other goroutines (Cache).
+	liveCache atomic.Pointer[reg.CacheView]
 	guar      guaranteeWaiters
 
 	// unknownStrategy is the last sharding strategy type reported as not
@@ -181,7 +193,6 @@ type Job struct {
 	// seen completed (see localFailoverItems).
 	claimsMu sync.Mutex
 	claims   map[int]bool
-	margin   time.Duration
 	// elect is the job's leader election (leader/election/instance):
 	// campaign, is-leader, resign, and the fence of leader-only writes.
 	elect *recipe.Election
@@ -189,21 +200,20 @@ type Job struct {
 	// and committing a resharding.
 	beforeCommit func()
 
-	ready     chan struct{}
-	readyOnce sync.Once
-	// pumpWake asks the event loop to tick the pump soon (see wakePump).
-	pumpWake chan struct{}
+	ready chan struct{}
 
-	mu       sync.Mutex
-	sess     *reg.Session  // session the instance is registered under (nil while paused after loss)
-	lease    *lease        // lifetime of executions under sess (see lease.go)
-	paused   bool          // connection suspended or session lost, not yet re-registered
-	resumeCh chan struct{} // closed when paused goes false
+	// rg is the registration in the registry's session: session, lease,
+	// pause and the connection handling (registration.go).
+	rg registration
+	// loop is the job's serial queue and its timers (loop.go); life its
+	// start and end (lifecycle.go).
+	loop jobLoop
+	life lifecycle
 }
 
 var _ executor.Facade = (*Job)(nil)
 
-// New checks opts and returns a Job; Run starts it.
+// New checks opts and returns a Job; Start starts it.
 func New(opts Options) (*Job, error) {
 	switch {
 	case opts.Client == nil:
@@ -228,10 +238,17 @@ func New(opts Options) (*Job, error) {
 		strat: opts.Strategies,
 		log:   log.With("job", opts.Config.JobName, "instance", opts.InstanceID),
 		poll:  opts.PollInterval, recon: opts.ReconcileTick, reconMinute: opts.ReconcileUnit, grace: opts.ShutdownGrace,
-		margin: opts.ExpiryMargin,
 		onTrig: opts.OnTrigger, onRes: opts.OnReschedule, onShut: opts.OnShutdown, onEv: opts.OnEvent,
 		onFailover: opts.OnFailover, onResharded: opts.OnResharded,
-		ready: make(chan struct{}), pumpWake: make(chan struct{}, 1),
+		ready: make(chan struct{}),
+	}
+	j.rg = registration{c: opts.Client, log: j.log, margin: opts.ExpiryMargin, running: j.running.Load,
+		ask: j.askReRegister, cq: newSerialQueue()}
+	j.loop.q = newSerialQueue()
+	j.life = lifecycle{ns: opts.Namespace, onStopped: opts.OnStopped,
+		startupDone: make(chan struct{}), stopped: make(chan struct{})}
+	if j.life.onStopped == nil {
+		j.life.onStopped = func(error) {}
 	}
 	jp := node.New(opts.Config.JobName)
 	j.elect = recipe.NewElection(opts.Client, jp.LeaderLatch(), jp.LeaderInstance(), opts.InstanceID)
@@ -258,81 +275,39 @@ func New(opts Options) (*Job, error) {
 	if j.onRes == nil {
 		j.onRes = func(string, string) {}
 	}
-	j.resumeCh = make(chan struct{})
-	close(j.resumeCh)
 	return j, nil
 }
 
 // InstanceID returns this instance's id.
 func (j *Job) InstanceID() string { return j.id }
 
-// Ready is closed once Run has registered this instance (spec §5).
+// Ready is closed once Start has registered this instance (spec §5).
 func (j *Job) Ready() <-chan struct{} { return j.ready }
 
 // Paused reports whether executions must not start now: the registry
 // connection is suspended, or the session was lost and this instance is
 // not yet registered again. The returned channel is closed when the pause
 // ends (it is already closed when not paused).
-func (j *Job) Paused() (bool, <-chan struct{}) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	return j.paused, j.resumeCh
-}
+func (j *Job) Paused() (bool, <-chan struct{}) { return j.rg.isPaused() }
 
-func (j *Job) setPaused(p bool) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if p == j.paused {
-		return
-	}
-	j.paused = p
-	if p {
-		j.resumeCh = make(chan struct{})
-	} else {
-		close(j.resumeCh)
-	}
-}
+func (j *Job) setPaused(p bool) { j.rg.setPaused(p) }
 
 // session returns the live session this instance is registered under, or
 // ErrSessionLost.
 func (j *Job) session() (*reg.Session, error) {
-	s, _, err := j.sessionLease()
+	s, _, err := j.rg.sessionLease()
 	return s, err
 }
 
 // sessionLease is session plus the live lease executions start under.
-func (j *Job) sessionLease() (*reg.Session, *lease, error) {
-	j.mu.Lock()
-	s, l, paused := j.sess, j.lease, j.paused
-	j.mu.Unlock()
-	if s == nil || s.Err() != nil || paused || s != j.c.Session() || !l.live() || l.sess != s {
-		return nil, nil, ErrSessionLost
-	}
-	return s, l, nil
-}
+func (j *Job) sessionLease() (*reg.Session, *lease, error) { return j.rg.sessionLease() }
 
 // SessionContext returns a context cancelled when the session this instance
 // is registered under is lost, or presumed expired by the client's clock
 // while the connection is down (cause ErrSessionPresumedLost; see
 // Options.ExpiryMargin). Executions run under it.
 func (j *Job) SessionContext(parent context.Context) (context.Context, context.CancelFunc) {
-	j.mu.Lock()
-	l := j.lease
-	j.mu.Unlock()
-	ctx, cancel := context.WithCancelCause(parent)
-	if l == nil {
-		cancel(ErrSessionLost)
-		return ctx, func() {}
-	}
-	if l.ctx.Err() != nil {
-		cancel(context.Cause(l.ctx))
-		return ctx, func() {}
-	}
-	stop := context.AfterFunc(l.ctx, func() { cancel(context.Cause(l.ctx)) })
-	return ctx, func() {
-		stop()
-		cancel(context.Canceled)
-	}
+	return j.rg.sessionContext(parent)
 }
 
 // ShuttingDown reports whether the job is shutting down or shut down on
@@ -341,42 +316,17 @@ func (j *Job) ShuttingDown() bool { return j.shutdown.Load() }
 
 // Cache returns the cache of the job's subtree (/{job}) this instance
 // keeps while the job runs here (upstream's regCenter cache of the job,
-// which the dump port compares the registry with), or nil before Run and
+// which the dump port compares the registry with), or nil before Start and
 // once the job is shut down here.
-func (j *Job) Cache() *reg.TreeCache { return j.liveCache.Load() }
+func (j *Job) Cache() reg.TreeView {
+	if v := j.liveCache.Load(); v != nil {
+		return v
+	}
+	return nil
+}
 
 // IsRunning reports whether an execution is registered as running locally.
 func (j *Job) IsRunning() bool { return j.running.Load() }
-
-// Run registers this instance (startup sequence, spec §5), then follows the
-// job's tree and the connection until ctx ends or the console shuts the
-// instance down. On return every goroutine it started has exited and, on a
-// clean exit, the instance node is gone and leadership released.
-func (j *Job) Run(ctx context.Context) error {
-	if err := j.setUpConfig(ctx); err != nil {
-		return err
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	j.cache = reg.NewTreeCache(j.c, j.p.root, reg.WithTreeLogger(j.log), reg.WithLeaves(j.p.isItemLeaf))
-	j.liveCache.Store(j.cache)
-	conn := j.c.WatchConnection(ctx)
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		_ = j.cache.Run(ctx)
-	}()
-	err := j.runLoop(ctx, conn)
-	j.shutdown.Store(true)
-	j.liveCache.Store(nil)
-	cancel()
-	wg.Wait()
-	for range j.cache.Events() { // drained and closed by Run's exit
-	}
-	j.cleanShutdown()
-	return err
-}
 
 // setUpConfig applies the startup overwrite rule (spec §3.4).
 func (j *Job) setUpConfig(ctx context.Context) error {
@@ -424,9 +374,7 @@ func (j *Job) registerStartUp(ctx context.Context, enabled bool) error {
 	if err := j.s.persistEphemeral(ctx, j.p.instance(j.id), instanceYAML(j.id, j.ip)); err != nil {
 		return wrap("register instance", err)
 	}
-	j.mu.Lock()
-	j.setLeaseLocked(sess)
-	j.mu.Unlock()
+	j.rg.registered(sess)
 	if err := j.removeOfflineServers(ctx); err != nil {
 		j.log.Warn("remove offline servers failed", "error", err)
 	}

@@ -3,7 +3,6 @@ package coord
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/ejob-io/ejob/core/reg"
 )
@@ -41,65 +40,3 @@ func (l *lease) end(cause error) {
 
 // live reports whether executions may still run under the lease.
 func (l *lease) live() bool { return l != nil && l.ctx.Err() == nil }
-
-// setLeaseLocked registers sess as the session this instance is registered
-// under, with a fresh lease. Caller holds j.mu.
-func (j *Job) setLeaseLocked(sess *reg.Session) {
-	if j.lease != nil && j.lease.sess != sess {
-		j.lease.end(ErrSessionLost)
-	}
-	if j.lease == nil || !j.lease.live() || j.lease.sess != sess {
-		j.lease = newLease(sess)
-	}
-	j.sess = sess
-}
-
-// currentLease returns the live lease, or nil.
-func (j *Job) currentLease() *lease {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if j.lease.live() {
-		return j.lease
-	}
-	return nil
-}
-
-// presumeExpired ends the lease of sess because, by the client's clock,
-// the server may expire the session now: running items are cancelled
-// (ErrSessionPresumedLost) and no execution starts until the connection is
-// back. Called by the connection goroutine.
-func (j *Job) presumeExpired(sess *reg.Session) {
-	j.mu.Lock()
-	l := j.lease
-	cut := l != nil && l.sess == sess && l.live()
-	if cut {
-		l.end(ErrSessionPresumedLost)
-	}
-	j.mu.Unlock()
-	if cut {
-		dl, _ := sess.ExpiryDeadline()
-		j.log.Warn("registry unreachable for nearly the session timeout: presuming the session expired; cancelling running items and leader duties",
-			"session", sess, "last_heard_ago", time.Since(sess.LastHeard()).Round(time.Millisecond),
-			"session_timeout", sess.Timeout(), "server_may_expire_in", time.Until(dl).Round(time.Millisecond),
-			"running", j.running.Load())
-	}
-}
-
-// expiryMargin is how long before sess's ExpiryDeadline executions are
-// cancelled while disconnected.
-func (j *Job) expiryMargin(sess *reg.Session) time.Duration {
-	if j.margin > 0 {
-		return j.margin
-	}
-	return sess.Timeout() / 3
-}
-
-// presumeTimer arms the presumed-expiry timer for a suspended session; nil
-// when the session has no known timeout.
-func (j *Job) presumeTimer(sess *reg.Session) *time.Timer {
-	dl, ok := sess.ExpiryDeadline()
-	if !ok {
-		return nil
-	}
-	return time.NewTimer(max(time.Until(dl.Add(-j.expiryMargin(sess))), 0))
-}

@@ -17,19 +17,4 @@ func (j *Job) LeaseDeadline() time.Time {
 // under one session is never extended by the next one. Executions hand it
 // to their plugin (spi.WithLease), which stops them at the deadline unless
 // the host renews it.
-func (j *Job) ExecutionLease() func() time.Time {
-	j.mu.Lock()
-	l := j.lease
-	j.mu.Unlock()
-	if l == nil || l.sess == nil {
-		return func() time.Time { return time.Time{} }
-	}
-	sess := l.sess
-	return func() time.Time {
-		dl, ok := sess.ExpiryDeadline()
-		if !ok {
-			return time.Time{}
-		}
-		return dl.Add(-j.expiryMargin(sess))
-	}
-}
+func (j *Job) ExecutionLease() func() time.Time { return j.rg.executionLease() }

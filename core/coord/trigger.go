@@ -26,7 +26,7 @@ import (
 
 // treeCache returns the job's tree cache once its initial load is done,
 // else nil (callers then read the registry).
-func (j *Job) treeCache() *reg.TreeCache {
+func (j *Job) treeCache() *reg.CacheView {
 	c := j.liveCache.Load()
 	if c == nil {
 		return nil
@@ -77,7 +77,7 @@ func (j *Job) settledAssignment(ctx context.Context) (pending bool, pzxid int64,
 // The verification holds while pzxid stays: the instance nodes change
 // only in a resharding, which moves pzxid (a Java leader deletes the old
 // ones outside its commit, but after creating the processing flag).
-func (j *Job) cachedAssignment(cache *reg.TreeCache, total int, pzxid int64) ([]int, bool) {
+func (j *Job) cachedAssignment(cache *reg.CacheView, total int, pzxid int64) ([]int, bool) {
 	if cache == nil || j.shutdown.Load() || pzxid == 0 {
 		return nil, false
 	}
@@ -101,7 +101,7 @@ func (j *Job) cachedAssignment(cache *reg.TreeCache, total int, pzxid int64) ([]
 // flag at pzxid and every node read agrees with the tree cache (data and
 // Czxid), later triggers may use the cache while pzxid stays the same
 // (verifiedPzxid, see cachedAssignment).
-func (j *Job) readAssignment(ctx context.Context, cache *reg.TreeCache, total int, pzxid int64) ([]int, error) {
+func (j *Job) readAssignment(ctx context.Context, cache *reg.CacheView, total int, pzxid int64) ([]int, error) {
 	agree := cache != nil && pzxid != 0
 	var items []int
 	for i := range total {
@@ -135,7 +135,7 @@ func (j *Job) readAssignment(ctx context.Context, cache *reg.TreeCache, total in
 // The cache may lag a console's DISABLED by one watch delivery: upstream
 // reads this node through its tree cache too. Disabling a server makes
 // the leader flag a resharding, which settledAssignment reads fresh.
-func (j *Job) availableInCache(cache *reg.TreeCache) (available, ok bool) {
+func (j *Job) availableInCache(cache *reg.CacheView) (available, ok bool) {
 	if cache == nil {
 		return false, false
 	}
@@ -157,7 +157,7 @@ func (j *Job) availableInCache(cache *reg.TreeCache) (available, ok bool) {
 
 // cachedItemsWith returns the items among items whose node name exists in
 // the tree cache.
-func cachedItemsWith(cache *reg.TreeCache, p paths, items []int, name string) []int {
+func cachedItemsWith(cache *reg.CacheView, p paths, items []int, name string) []int {
 	var out []int
 	for _, i := range items {
 		if _, _, ok := cache.Get(p.itemNode(i, name)); ok {
@@ -177,7 +177,7 @@ func cachedItemsWith(cache *reg.TreeCache, p paths, items []int, name string) []
 // the running-node transaction then fails on it (its create finds the
 // node), so the item never runs twice at once (RegisterBegin). The
 // callers confirm the items it returns on the server (runningItems).
-func (j *Job) runningInCache(cache *reg.TreeCache, items []int) []int {
+func (j *Job) runningInCache(cache *reg.CacheView, items []int) []int {
 	var out []int
 	for _, i := range items {
 		v, _, ok := cache.Get(j.p.itemNode(i, "running"))
@@ -311,7 +311,7 @@ func (j *Job) forgetMisfire(items []int) {
 // A flag on an own item that another instance set a moment ago (its
 // assignment was stale) is served by the pump (runPendingMisfires), as a
 // flag that arrives just after a fresh read would be.
-func (j *Job) misfireCandidates(cache *reg.TreeCache, items []int) []int {
+func (j *Job) misfireCandidates(cache *reg.CacheView, items []int) []int {
 	out := cachedItemsWith(cache, j.p, items, "misfire")
 	j.misfireMu.Lock()
 	defer j.misfireMu.Unlock()
@@ -326,7 +326,7 @@ func (j *Job) misfireCandidates(cache *reg.TreeCache, items []int) []int {
 
 // ownInCache reports whether the tree cache shows every item of items
 // assigned to this instance.
-func (j *Job) ownInCache(cache *reg.TreeCache, items []int) bool {
+func (j *Job) ownInCache(cache *reg.CacheView, items []int) bool {
 	for _, i := range items {
 		if v, _, ok := cache.Get(j.p.itemNode(i, "instance")); !ok || string(v) != j.id {
 			return false
@@ -337,7 +337,7 @@ func (j *Job) ownInCache(cache *reg.TreeCache, items []int) bool {
 
 // failoverQueuedInCache reports whether the tree cache shows queued
 // failover items (leader/failover/items has children).
-func (j *Job) failoverQueuedInCache(cache *reg.TreeCache) bool {
+func (j *Job) failoverQueuedInCache(cache *reg.CacheView) bool {
 	names, _ := cache.Children(j.p.of(nodeFailoverItems))
 	return len(names) > 0
 }

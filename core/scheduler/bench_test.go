@@ -554,11 +554,14 @@ func BenchmarkReshard1000Items(b *testing.B) {
 // BenchmarkIdleJobs: one scheduler on the embedded registry with N idle
 // jobs (a cron that next fires in 2099). It reports the heap in use and the
 // goroutine stacks (runtime.ReadMemStats after GC) and the goroutines per
-// job, all of it: the scheduler, the coordination layer (each job's event
-// loop, connection watcher and tree cache, whose one-shot watches each
-// wait on a goroutine) and the embedded registry's own tree and watches,
-// which a ZooKeeper deployment would keep in the ZooKeeper server instead.
-// setup-s is the time to register all N jobs.
+// job, all of it: the scheduler, the coordination layer (the jobs' shared
+// Namespace: one tree cache and one connection subscription; a job itself
+// is data until something happens) and the embedded registry's own tree
+// and watches, which a ZooKeeper deployment would keep in the ZooKeeper
+// server instead. goroutines is the difference from before the scheduler
+// started (the constant part). setup-s is the time to register all N jobs,
+// setup-cpu-s the process's CPU time meanwhile (user + system: steadier
+// than the wall time on a shared machine).
 func BenchmarkIdleJobs(b *testing.B) {
 	for _, n := range []int{1_000, 10_000} {
 		b.Run("jobs="+strconv.Itoa(n), func(b *testing.B) {
@@ -584,7 +587,9 @@ func benchIdleJobs(b *testing.B, njobs int) {
 	b.ReportMetric(stack, "stack-B/job")
 	b.ReportMetric(heap+stack, "B/job")
 	b.ReportMetric(float64(idle.goroutines-g0)/float64(njobs), "goroutines/job")
+	b.ReportMetric(float64(idle.goroutines-g0), "goroutines")
 	b.ReportMetric(idle.setup.Seconds(), "setup-s")
+	b.ReportMetric(idle.setupCPU.Seconds(), "setup-cpu-s")
 	idle.stop()
 	b.StartTimer()
 }
@@ -592,6 +597,7 @@ func benchIdleJobs(b *testing.B, njobs int) {
 // idleJobs is one scheduler running N idle jobs on an embedded registry.
 type idleJobs struct {
 	setup      time.Duration // to register every job
+	setupCPU   time.Duration // the process's CPU time meanwhile
 	goroutines int           // of the whole process once settled
 	client     *regcount.Client
 	stop       func()
@@ -623,14 +629,14 @@ func startIdleJobs(b *testing.B, njobs int) idleJobs {
 			b.Fatal(err)
 		}
 	}
-	start := time.Now()
+	start, cpu0 := time.Now(), processCPU(b)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.Run(ctx) }()
 	if err := s.Ready(ctx); err != nil {
 		b.Fatal(err)
 	}
-	setup := time.Since(start)
+	setup, setupCPU := time.Since(start), processCPU(b)-cpu0
 	// Let every job's startup settle (resharding flags, cache loads).
 	quiesce(b, 500*time.Millisecond, []*benchNode{{client: cc}})
 	var g1 int
@@ -642,7 +648,7 @@ func startIdleJobs(b *testing.B, njobs int) idleJobs {
 		g1 = g
 		time.Sleep(100 * time.Millisecond)
 	}
-	return idleJobs{setup: setup, goroutines: g1, client: cc, stop: func() {
+	return idleJobs{setup: setup, setupCPU: setupCPU, goroutines: g1, client: cc, stop: func() {
 		cancel()
 		if err := <-done; err != nil {
 			b.Fatal(err)

@@ -57,7 +57,9 @@ type Options struct {
 	// Events receives execution events (tracing); default none.
 	Events executor.Events
 	// Coord tunes the coordination layer (poll and reconcile periods);
-	// its per-job fields are set by the scheduler.
+	// its per-job fields are set by the scheduler. Its Namespace, when
+	// set, is the one the jobs share (the caller runs it); by default the
+	// scheduler makes one for Client and runs it while it runs.
 	Coord coord.Options
 	// LateThreshold is how far past its next fire time a job must be for
 	// the watchdog to report it (LateJobs, and a WARN log once per
@@ -141,11 +143,15 @@ type Scheduler struct {
 	opts Options
 	log  hclog.Logger
 	trig *trigger.Scheduler
+	// ns is the jobs' shared coordination machinery; ownNS: the
+	// scheduler made it and runs it.
+	ns    *coord.Namespace
+	ownNS bool
 
 	mu      sync.Mutex
 	jobs    map[string]*runtime
 	runCtx  context.Context // set by Run; jobs added later start under it
-	wg      sync.WaitGroup  // coord goroutines
+	wg      sync.WaitGroup  // jobs' startups (startLocked)
 	stopped bool
 
 	// abort is closed by Abort: the drain ends at once.
@@ -194,12 +200,13 @@ type runtime struct {
 	exec  *executor.Executor
 	log   hclog.Logger
 	obs   Observer
-	// done is closed when the job's coordination has returned.
-	done chan struct{}
+	// done is closed when the job's coordination has ended (see ended).
+	done     chan struct{}
+	doneOnce sync.Once
 	// scheduled is closed once the job registered and its trigger loop
 	// follows the effective configuration's cron (startLocked).
 	scheduled chan struct{}
-	// err is its result, readable after done.
+	// err is why it ended, readable after done.
 	err error
 	// execs is the scheduler's count of executions in progress.
 	execs *execCount
@@ -232,6 +239,10 @@ func New(opts Options) (*Scheduler, error) {
 		opts.Observer = NopObserver{}
 	}
 	s := &Scheduler{opts: opts, log: opts.Logger, jobs: map[string]*runtime{}, abort: make(chan struct{})}
+	s.ns = opts.Coord.Namespace
+	if s.ns == nil {
+		s.ns, s.ownNS = coord.NewNamespace(opts.Client, opts.Logger.Named("coord")), true
+	}
 	s.trig = trigger.New(trigger.Options{Clock: opts.Clock, Logger: opts.Logger.Named("trigger"), OnMisfire: s.onMisfire})
 	return s, nil
 }
@@ -347,6 +358,7 @@ func (s *Scheduler) Add(ctx context.Context, job Job) error {
 	co := s.opts.Coord
 	co.Client, co.Config, co.JobClassName = s.opts.Client, cfg.Clone(), className
 	co.InstanceID, co.ServerIP, co.Logger = s.opts.InstanceID, s.opts.ServerIP, s.opts.Logger.Named("coord")
+	co.Namespace = s.ns
 	co.Strategies = func(name string) (spi.ShardingStrategy, error) {
 		return spi.Resolve[spi.ShardingStrategy](s.opts.Plugins, name)
 	}
@@ -362,6 +374,7 @@ func (s *Scheduler) Add(ctx context.Context, job Job) error {
 		rt.log.Warn("this instance was shut down for the job from the console; the job stops here")
 		s.trig.Remove(cfg.JobName)
 	}
+	co.OnStopped = func(err error) { s.ended(rt, err) }
 	cj, err := coord.New(co)
 	if err != nil {
 		return fmt.Errorf("job %q: %w", cfg.JobName, err)
@@ -460,28 +473,17 @@ func (s *Scheduler) reschedule(rt *runtime, expr, tz string) {
 	s.trig.Reschedule(rt.name, sched)
 }
 
-// startLocked runs the job's coordination; once registered it adopts the
-// effective configuration (the registry's wins unless overwrite is set).
+// startLocked starts the job's coordination; once registered it adopts
+// the effective configuration (the registry's wins unless overwrite is
+// set). The goroutine it starts ends with the startup: a running job has
+// none of its own.
 func (s *Scheduler) startLocked(rt *runtime) {
 	ctx := s.runCtx
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		defer close(rt.done)
-		rt.err = rt.coord.Run(ctx)
-		if rt.err != nil && ctx.Err() == nil {
-			rt.log.Error("job coordination stopped", "error", rt.err)
-			s.trig.Remove(rt.name)
-		}
-	}()
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		select {
-		case <-rt.coord.Ready():
-		case <-rt.done:
-			return
-		case <-ctx.Done():
+		if err := rt.coord.Start(ctx); err != nil {
+			s.ended(rt, err)
 			return
 		}
 		// Ready waits for this: a fire due right after Ready returned
@@ -494,6 +496,19 @@ func (s *Scheduler) startLocked(rt *runtime) {
 		}
 		s.reschedule(rt, cfg.Cron, cfg.TimeZone)
 	}()
+}
+
+// ended records the end of a job's coordination: its startup failed, or it
+// stopped without the scheduler asking (console shutdown: err nil).
+func (s *Scheduler) ended(rt *runtime, err error) {
+	rt.doneOnce.Do(func() {
+		rt.err = err
+		close(rt.done)
+	})
+	if err != nil && s.runCtx.Err() == nil {
+		rt.log.Error("job coordination stopped", "error", err)
+		s.trig.Remove(rt.name)
+	}
 }
 
 // fire runs one trigger of the job; called by the trigger loop, never
@@ -558,7 +573,7 @@ func (s *Scheduler) Trigger(name string) error {
 // JobCache returns the cache of a job's subtree that this instance keeps
 // while it runs the job (see coord.Job.Cache), and false when it does not
 // run the job (unknown, not started yet, or shut down here).
-func (s *Scheduler) JobCache(name string) (*reg.TreeCache, bool) {
+func (s *Scheduler) JobCache(name string) (reg.TreeView, bool) {
 	s.mu.Lock()
 	rt := s.jobs[name]
 	s.mu.Unlock()
@@ -680,6 +695,20 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		return errors.New("scheduler: Run called twice")
 	}
 	s.runCtx = coordCtx
+	nsDone := make(chan struct{})
+	if s.ownNS {
+		nsCtx, stopNS := context.WithCancel(context.WithoutCancel(ctx))
+		defer func() {
+			stopNS()
+			<-nsDone
+		}()
+		go func() {
+			defer close(nsDone)
+			if err := s.ns.Run(nsCtx); err != nil {
+				s.log.Error("registry namespace stopped", "error", err)
+			}
+		}()
+	}
 	for _, rt := range s.jobs {
 		s.startLocked(rt)
 	}
@@ -711,6 +740,15 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	<-wdDone
 	stopCoord()
 	s.wg.Wait()
+	s.mu.Lock()
+	rts := make([]*runtime, 0, len(s.jobs))
+	for _, rt := range s.jobs {
+		rts = append(rts, rt)
+	}
+	s.mu.Unlock()
+	for _, rt := range rts {
+		rt.coord.Stop() // each job stops on its own since coordCtx ended; this waits
+	}
 	s.log.Info("shut down")
 	if errors.Is(err, context.Canceled) {
 		err = nil

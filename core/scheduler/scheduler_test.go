@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -415,3 +416,55 @@ func TestReadyNamesEveryJobThatFailed(t *testing.T) {
 func isNoNode(err error) bool { return err != nil && errorsIs(err, reg.ErrNoNode) }
 
 func errorsIs(err, target error) bool { return errors.Is(err, target) }
+
+// TestIdleJobsKeepNoGoroutine: once its jobs have started, a scheduler
+// runs a constant number of goroutines of its own and of the coordination
+// layer (trigger loop, watchdog, the shared Namespace), however many jobs
+// it has: an idle job is data (issue 16).
+func TestIdleJobsKeepNoGoroutine(t *testing.T) {
+	srv := embedded.NewServer()
+	client, err := srv.Connect("idle")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close() })
+	s, err := scheduler.New(scheduler.Options{Client: client, InstanceID: "10.0.3.1@-@1", ServerIP: "10.0.3.1", Plugins: plugins(),
+		Logger: hclog.NewNullLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	noop := executor.SimpleFunc(func(context.Context, spi.ShardingContext) error { return nil })
+	const n = 30
+	for i := range n {
+		cfg := config.New(fmt.Sprintf("idle-%d", i), 1)
+		cfg.Cron = "0 0 0 1 1 ? 2099"
+		if err := s.Add(context.Background(), scheduler.Job{Config: cfg, Runner: noop}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	rctx, rcancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer rcancel()
+	if err := s.Ready(rctx); err != nil {
+		t.Fatal(err)
+	}
+	var last []string
+	if !testkit.Poll(10*time.Second, func() bool {
+		last = testkit.Goroutines(nil, []string{"ejob/core/scheduler_test."})
+		last = slices.DeleteFunc(last, func(g string) bool {
+			return !strings.Contains(g, "ejob/core/scheduler.") && !strings.Contains(g, "ejob/core/coord.")
+		})
+		// The trigger loop, the watchdog, the Namespace and its cache.
+		return len(last) <= 4
+	}) {
+		t.Fatalf("%d goroutines of the scheduler and coord for %d idle jobs:\n%s", len(last), n, strings.Join(last, "\n\n"))
+	}
+}

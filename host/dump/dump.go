@@ -11,7 +11,7 @@ import (
 	"github.com/ejob-io/ejob/core/reg"
 )
 
-// Cache is a host's cache of one job's subtree (*reg.TreeCache), whose
+// Cache is a host's cache of one job's subtree (a reg.TreeView), whose
 // view the dump compares with the registry's.
 type Cache interface {
 	Get(path string) ([]byte, reg.Stat, bool)

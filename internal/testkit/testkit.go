@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -89,4 +91,36 @@ func FreePort(t testing.TB) int {
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// Goroutines returns the stacks (as runtime.Stack prints them) of the
+// goroutines of this process whose stack holds every one of frames (each
+// a substring such as "ejob/core/coord.") and none of except: tests that
+// check which goroutines a component keeps count them.
+func Goroutines(frames, except []string) []string {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	var out []string
+next:
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		for _, f := range frames {
+			if !strings.Contains(g, f) {
+				continue next
+			}
+		}
+		for _, e := range except {
+			if strings.Contains(g, e) {
+				continue next
+			}
+		}
+		out = append(out, g)
+	}
+	return out
 }

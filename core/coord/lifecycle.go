@@ -1,0 +1,214 @@
+package coord
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ejob-io/ejob/core/reg"
+)
+
+// lifecycle is the job's start and end (Start, Stop, Run).
+type lifecycle struct {
+	ns        *Namespace // Options.Namespace, or the job's own
+	onStopped func(error)
+
+	started atomic.Bool
+	// ctx is the job's life (Start's ctx, cancelled by finish); set by
+	// Start before anything runs under it.
+	ctx context.Context
+	// mu guards cancel and ending against a Stop during Start.
+	mu     sync.Mutex
+	cancel context.CancelCauseFunc
+	ending error // the cause finish cancelled with (nil: not ending)
+	// ownNS: the job made ns (no Options.Namespace) and runs it until
+	// nsDone.
+	ownNS    context.CancelFunc
+	nsDone   chan struct{}
+	unsub    func()      // from ns
+	stopAF   func() bool // stops the AfterFunc on Start's ctx
+	up       atomic.Bool // Start succeeded
+	finished sync.Once
+
+	startupDone chan struct{} // closed when Start's work is over (whatever its result)
+	stopped     chan struct{} // closed when everything of the job has ended
+}
+
+// Start registers this instance (startup sequence, spec §5) and returns
+// once it is registered (Ready is closed then), or with the error that
+// stopped it (the job has then ended: nothing of it runs). From then on the
+// job follows its tree and the connection without a goroutine of its own
+// while nothing happens, until Stop, the end of ctx, or a shutdown from the
+// console (Options.OnShutdown, then OnStopped(nil)). It may be called once.
+func (j *Job) Start(ctx context.Context) error {
+	if !j.life.started.CompareAndSwap(false, true) {
+		select {
+		case <-j.life.stopped:
+			return ErrShutdown
+		default:
+			return errors.New("coord: Start called twice")
+		}
+	}
+	if err := j.setUpConfig(ctx); err != nil {
+		close(j.life.startupDone)
+		j.finish(true, err)
+		return err
+	}
+	l := &j.life
+	lctx, cancel := context.WithCancelCause(ctx)
+	l.mu.Lock()
+	l.ctx, l.cancel = lctx, cancel
+	if l.ending != nil {
+		cancel(l.ending) // Stop came during setUpConfig
+	}
+	l.mu.Unlock()
+	if l.ns == nil {
+		l.ns = NewNamespace(j.c, j.log)
+		nctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		l.ownNS, l.nsDone = cancel, make(chan struct{})
+		go func() {
+			defer close(l.nsDone)
+			_ = l.ns.Run(nctx)
+		}()
+	}
+	// Subscribed before the cache loads, as before: the connection events
+	// from now on are handled once the instance is registered.
+	cq := j.rg.cq
+	l.unsub = l.ns.subscribe(
+		func(ce reg.ConnEvent) { cq.post(func() { j.rg.onConn(ce) }) },
+		func(err error) { go j.finish(false, err) })
+	// The initial load describes the tree as it was; the startup sequence
+	// acts on it directly. Later events queue until it is done. The view
+	// calls fn on the cache's goroutine, one call at a time.
+	initialized := false
+	j.cache = l.ns.track(j.p.root, func(ev reg.TreeEvent) {
+		if !initialized {
+			initialized = ev.Type == reg.TreeInitialized
+			return
+		}
+		j.post(func() { j.onTreeEvent(ev) })
+	}, reg.WithTreeLogger(j.log), reg.WithLeaves(j.p.isItemLeaf))
+	j.liveCache.Store(j.cache)
+	stopAF := context.AfterFunc(ctx, func() { j.finish(true, nil) })
+	err := j.startUp(l.ctx)
+	if err == nil && l.ctx.Err() != nil {
+		err = context.Cause(l.ctx)
+	}
+	if err != nil {
+		stopAF()
+		close(l.startupDone)
+		j.finish(true, err)
+		return err
+	}
+	l.stopAF = stopAF
+	l.up.Store(true)
+	j.armReconcile()
+	j.rg.cq.release()
+	j.loop.q.release()
+	close(l.startupDone) // finish may stop the loop from now on
+	return nil
+}
+
+// startUp waits for the cache's initial load, then registers the instance.
+func (j *Job) startUp(ctx context.Context) error {
+	select {
+	case <-j.cache.Initialized():
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+	j.refreshCachedConfig()
+	cfg, err := j.config(ctx)
+	if err != nil {
+		return err
+	}
+	if err := j.registerStartUp(ctx, !cfg.Disabled); err != nil {
+		return err
+	}
+	j.loop.st = loopState{curTotal: cfg.ShardingTotalCount, cron: cfg.Cron, tz: cfg.TimeZone, lastReconcile: time.Now()}
+	close(j.ready)
+	j.log.Info("instance registered", "server", j.ip)
+	if err := j.cleanStaleIfLeader(ctx); err != nil && ctx.Err() == nil {
+		j.log.Warn("stale node sweep at startup failed", "error", err)
+	}
+	// The pump's first tick covers what startup found.
+	j.armPump()
+	return nil
+}
+
+// Stop shuts the job down on this instance and returns once everything of
+// it has ended: the queued work is dropped, the work running now returns
+// (its ctx is cancelled), and on a clean exit the instance node is gone
+// and leadership released (cleanShutdown). Before Start it only makes
+// Start fail; after the job ended by itself it returns at once.
+func (j *Job) Stop() {
+	if j.life.started.CompareAndSwap(false, true) {
+		close(j.life.startupDone)
+		j.finish(true, ErrShutdown)
+		return
+	}
+	j.finish(true, ErrShutdown)
+}
+
+// Done is closed once everything of the job has ended (after Stop, the
+// end of Start's ctx, a failed Start, or an end reported by OnStopped).
+func (j *Job) Done() <-chan struct{} { return j.life.stopped }
+
+// Run is Start, then waits until the job has ended (ctx ends, or the
+// console shuts the instance down). It returns Start's error, nil when ctx
+// ended first or once the job had started.
+func (j *Job) Run(ctx context.Context) error {
+	if err := j.Start(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	<-j.life.stopped
+	return nil
+}
+
+// finish ends the job once: asked is false for an end neither Stop nor
+// ctx asked for (reported by OnStopped when Start had succeeded).
+func (j *Job) finish(asked bool, cause error) {
+	l := &j.life
+	l.finished.Do(func() {
+		j.shutdown.Store(true)
+		j.liveCache.Store(nil)
+		c := cause
+		if c == nil {
+			c = ErrShutdown
+		}
+		l.mu.Lock()
+		l.ending = c
+		if l.cancel != nil {
+			l.cancel(c)
+		}
+		l.mu.Unlock()
+		<-l.startupDone
+		if l.stopAF != nil {
+			l.stopAF()
+		}
+		if l.unsub != nil {
+			l.unsub()
+		}
+		j.stopLoop()
+		j.rg.stop()
+		if l.unsub != nil {
+			// The cache stays readable while the last execution ends.
+			j.cleanShutdown()
+		}
+		if j.cache != nil {
+			j.cache.Close()
+		}
+		if l.ownNS != nil {
+			l.ownNS()
+			<-l.nsDone
+		}
+		if !asked && l.up.Load() {
+			l.onStopped(cause)
+		}
+		close(l.stopped)
+	})
+}

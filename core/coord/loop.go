@@ -1,0 +1,154 @@
+package coord
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ejob-io/ejob/core/reg"
+)
+
+// jobLoop is the job's event loop (upstream's ListenerNotify-{job} thread)
+// without a goroutine of its own: the tree events, re-registrations, the
+// failover pump's ticks and the reconcile ticks are closures run one at a
+// time, in the order they come, on a serial queue, whose goroutine exists
+// only while there is something to run. The handlers (handleEvent, pump,
+// reconcile, reRegister) never run concurrently, as on today's loop.
+type jobLoop struct {
+	q *serialQueue
+	// Owned by q's closures (after Start released q):
+	st     loopState
+	halted bool        // the console shut the instance down: handle nothing more
+	recon  *time.Timer // the reconcile tick
+	retry  *time.Timer // the re-registration retry
+
+	// reRegPending: a re-registration is queued and has not started (asks
+	// coalesce, as upstream's reconnect listener).
+	reRegPending atomic.Bool
+
+	// The pump's timer runs only while there may be something for the
+	// pump to do: a tick after any tree event or wake-up, and then again
+	// for as long as pumpWanted says so. An idle job has no pump timer
+	// pending. armPump may be called from any goroutine.
+	pumpMu    sync.Mutex
+	pumpArmed bool // the timer is pending, or its tick is queued
+	pumpOff   bool // the job has stopped
+	pump      *time.Timer
+}
+
+// post queues fn on the job's queue; it runs unless the job stops first.
+func (j *Job) post(fn func()) {
+	j.loop.q.post(func() {
+		if j.loop.halted || j.life.ctx.Err() != nil {
+			return
+		}
+		fn()
+	})
+}
+
+// onTreeEvent handles one event of the job's tree (after the initial
+// load), on the queue.
+func (j *Job) onTreeEvent(ev reg.TreeEvent) {
+	shut := j.handleEvent(j.life.ctx, ev, &j.loop.st)
+	j.onEv(ev.Path)
+	if shut {
+		j.log.Info("instance shut down from the registry")
+		j.loop.halted = true
+		j.onShut()
+		go j.finish(false, nil)
+		return
+	}
+	j.armPump()
+}
+
+// askReRegister queues a re-registration unless one is queued already.
+func (j *Job) askReRegister() {
+	if j.loop.reRegPending.CompareAndSwap(false, true) {
+		j.post(j.reRegisterTick)
+	}
+}
+
+func (j *Job) reRegisterTick() {
+	j.loop.reRegPending.Store(false)
+	ctx := j.life.ctx
+	if err := j.reRegister(ctx); err != nil {
+		if ctx.Err() != nil {
+			return
+		}
+		j.log.Warn("re-registration failed; retrying", "error", err)
+		if j.loop.retry == nil {
+			j.loop.retry = time.AfterFunc(j.poll*5, j.askReRegister)
+		} else {
+			j.loop.retry.Reset(j.poll * 5)
+		}
+	}
+	j.armPump()
+}
+
+// armPump arms the pump's timer unless it is armed (or its tick queued).
+func (j *Job) armPump() {
+	l := &j.loop
+	l.pumpMu.Lock()
+	defer l.pumpMu.Unlock()
+	if l.pumpArmed || l.pumpOff {
+		return
+	}
+	l.pumpArmed = true
+	if l.pump == nil {
+		l.pump = time.AfterFunc(j.failoverTick(), func() { j.post(j.pumpTick) })
+	} else {
+		l.pump.Reset(j.failoverTick())
+	}
+}
+
+func (j *Job) pumpTick() {
+	j.loop.pumpMu.Lock()
+	j.loop.pumpArmed = false
+	j.loop.pumpMu.Unlock()
+	ctx := j.life.ctx
+	if err := j.pump(ctx); err != nil && ctx.Err() == nil {
+		j.log.Warn("failover and misfire pump failed", "error", err)
+	}
+	if j.pumpWanted() {
+		j.armPump()
+	}
+}
+
+// armReconcile arms the next reconcile tick.
+func (j *Job) armReconcile() {
+	if j.loop.recon == nil {
+		j.loop.recon = time.AfterFunc(j.recon, func() { j.post(j.reconcileTick) })
+	} else {
+		j.loop.recon.Reset(j.recon)
+	}
+}
+
+func (j *Job) reconcileTick() {
+	ctx := j.life.ctx
+	if err := j.reconcile(ctx, &j.loop.st, time.Now()); err != nil && ctx.Err() == nil {
+		j.log.Warn("reconcile failed", "error", err)
+	}
+	if paused, _ := j.Paused(); !paused {
+		if err := j.cleanStaleIfLeader(ctx); err != nil && ctx.Err() == nil {
+			j.log.Warn("stale node sweep failed", "error", err)
+		}
+	}
+	j.armReconcile()
+}
+
+// stopLoop drops what is queued, waits for the closure running now, and
+// stops the timers.
+func (j *Job) stopLoop() {
+	j.loop.q.close()
+	j.loop.pumpMu.Lock()
+	j.loop.pumpOff = true
+	if j.loop.pump != nil {
+		j.loop.pump.Stop()
+	}
+	j.loop.pumpMu.Unlock()
+	for _, t := range []*time.Timer{j.loop.recon, j.loop.retry} {
+		if t != nil {
+			t.Stop()
+		}
+	}
+}

@@ -1,0 +1,155 @@
+package coord
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/ejob-io/ejob/core/reg"
+)
+
+// ErrNamespaceStopped: the Namespace a job follows its tree and the
+// connection through has stopped (its Run returned) while the job ran.
+var ErrNamespaceStopped = errors.New("coord: namespace stopped")
+
+// Namespace is the machinery the jobs of one registry client share (issue
+// 16: an idle job is data, not goroutines): one cache of their subtrees
+// (reg.SharedCache: one recursive watch and one goroutine where the
+// registry supports it) and one subscription to the client's connection
+// state, fanned out to every job. Run it for as long as jobs use it (a
+// Scheduler runs one for all its jobs); a Job given none makes its own.
+type Namespace struct {
+	c     reg.Client
+	log   hclog.Logger
+	cache *reg.SharedCache
+
+	mu      sync.Mutex
+	last    reg.ConnEvent // the current state, as WatchConnection's first event (State 0: none yet)
+	subs    map[*nsSub]struct{}
+	started bool
+	ended   bool
+	endErr  error
+}
+
+// nsSub is one job's subscription: conn gets every connection event, end
+// the namespace's end. Both are called with Namespace.mu held and must
+// only post (never block, never call the Namespace).
+type nsSub struct {
+	conn func(reg.ConnEvent)
+	end  func(error)
+}
+
+// NewNamespace returns the shared machinery of the jobs on c; Run runs it.
+func NewNamespace(c reg.Client, log hclog.Logger) *Namespace {
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	return &Namespace{
+		c: c, log: log,
+		cache: reg.NewSharedCache(c, reg.WithSharedLogger(log)),
+		subs:  map[*nsSub]struct{}{},
+	}
+}
+
+// Run follows the client's connection state and the jobs' subtrees until
+// ctx ends (it returns nil then) or the client closes (an error wrapping
+// reg.ErrClosed). Jobs still subscribed then are told (ErrNamespaceStopped).
+// It returns once its goroutines have exited. It may run once.
+func (n *Namespace) Run(ctx context.Context) error {
+	n.mu.Lock()
+	if n.started {
+		n.mu.Unlock()
+		return errors.New("coord: Namespace.Run called twice")
+	}
+	n.started = true
+	n.mu.Unlock()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	conn := n.c.WatchConnection(ctx)
+	cacheDone := make(chan error, 1)
+	go func() { cacheDone <- n.cache.Run(ctx) }()
+	var err error
+loop:
+	for {
+		select {
+		case ce, ok := <-conn:
+			if !ok {
+				if ctx.Err() == nil {
+					err = fmt.Errorf("coord: connection watch ended: %w", reg.ErrClosed)
+				}
+				break loop
+			}
+			n.mu.Lock()
+			n.last = ce
+			if ce.State == reg.StateReconnected || ce.State == reg.StateNewSession {
+				// What a new subscription would hear first.
+				n.last.State = reg.StateConnected
+			}
+			for s := range n.subs {
+				s.conn(ce)
+			}
+			n.mu.Unlock()
+		case err = <-cacheDone:
+			cacheDone = nil
+			break loop
+		}
+	}
+	cancel()
+	if cacheDone != nil {
+		<-cacheDone
+	}
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		err = nil
+	}
+	n.mu.Lock()
+	n.ended, n.endErr = true, err
+	why := err
+	if why == nil {
+		why = ErrNamespaceStopped
+	} else {
+		why = fmt.Errorf("%w: %w", ErrNamespaceStopped, err)
+	}
+	for s := range n.subs {
+		s.end(why)
+	}
+	n.subs = nil
+	n.mu.Unlock()
+	return err
+}
+
+// subscribe adds a job's callbacks: conn gets the current state at once
+// (as a new WatchConnection subscription would: Connected, Suspended or
+// Lost, once the namespace has heard from the client) and every later
+// event, in order; end is called once if the namespace stops first.
+// The returned func removes them: neither is called after it returns.
+func (n *Namespace) subscribe(conn func(reg.ConnEvent), end func(error)) (unsubscribe func()) {
+	s := &nsSub{conn: conn, end: end}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.ended {
+		why := ErrNamespaceStopped
+		if n.endErr != nil {
+			why = fmt.Errorf("%w: %w", ErrNamespaceStopped, n.endErr)
+		}
+		end(why)
+		return func() {}
+	}
+	if n.last.State != 0 {
+		conn(n.last)
+	}
+	n.subs[s] = struct{}{}
+	return func() {
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		delete(n.subs, s)
+	}
+}
+
+// track mirrors the job subtree at root in the shared cache (see
+// reg.SharedCache.Track).
+func (n *Namespace) track(root string, fn func(reg.TreeEvent), opts ...reg.TreeCacheOption) *reg.CacheView {
+	return n.cache.Track(root, fn, opts...)
+}
