@@ -419,9 +419,12 @@ func (j *Job) failoverQueuedInCache(cache *reg.TreeCache) bool {
 //     nodes exist during those, as they do from RegisterBegin on upstream
 //     and here before an item starts. An execution abandoned in that
 //     window (a listener's error propagated) has them deleted after
-//     preBeginTimeout; from the transaction on this instance counts as
-//     running (j.running), so the pump, a console trigger and recovery
-//     leave it alone as they leave a run alone.
+//     preBeginTimeout. From just before the transaction this instance
+//     counts as running (j.running), so the pump, a console trigger and
+//     the recovery of its running nodes leave them alone, as they leave
+//     a run's; it stops counting when they are deleted again. When the
+//     deletion fails (the connection is lost), the nodes are left to that
+//     recovery (needRecover), as a cut-off run's are.
 
 // preBeginTimeout bounds how long running nodes sent with a trigger's
 // resharding check wait for RegisterBegin to adopt them.
@@ -474,6 +477,9 @@ func (j *Job) pipelinedContexts(ctx context.Context, cfg *config.JobConfiguratio
 		exists bool
 		err    error
 	}
+	// From here this instance counts as running (see above), before its
+	// running nodes can be seen.
+	j.running.Store(true)
 	flags := make(chan stat, 1)
 	go func() {
 		st, exists, err := j.c.Exists(ctx, reg.Parent(j.p.of(nodeNecessary)))
@@ -487,18 +493,19 @@ func (j *Job) pipelinedContexts(ctx context.Context, cfg *config.JobConfiguratio
 	case merr == nil && settled:
 		j.recordPreBegun(sc.Items, l, fence)
 		return sc, true, j.handOverCatchUp(ctx, sc.Items)
-	case merr == nil:
-		j.log.Debug("resharding pending or assignment unconfirmed at the trigger; running nodes undone", "items", sc.Items)
+	case merr == nil || !errors.As(merr, &me):
+		// Created, or maybe (the outcome of a transaction cut off by a
+		// lost connection is unknown): delete them again.
+		j.log.Debug("resharding pending or assignment unconfirmed at the trigger; running nodes undone", "items", sc.Items, "error", merr)
 		if err := j.undoBegin(ctx, sc.Items, fence); err != nil {
+			// Left to the recovery of this instance's running nodes,
+			// once this trigger has ended (as after a cut-off run).
+			j.needRecover.Store(true)
+			j.running.Store(false)
 			return none, false, wrap("undo running nodes", err)
 		}
-	case !errors.As(merr, &me):
-		// The outcome is unknown (a lost connection): delete what may
-		// have been created, as the sequential path's fallback would.
-		if err := j.undoBegin(ctx, sc.Items, fence); err != nil {
-			j.log.Debug("undo of a running-node transaction with an unknown outcome failed", "items", sc.Items, "error", err)
-		}
 	}
+	j.running.Store(false)
 	return none, false, nil
 }
 
@@ -561,7 +568,6 @@ func (j *Job) recordPreBegun(items []int, l *lease, fence reg.Op) {
 	rec := &begun{items: slices.Clone(items), lease: l, fence: fence}
 	j.pre.mu.Lock()
 	defer j.pre.mu.Unlock()
-	j.running.Store(true)
 	j.pre.rec = rec
 	rec.timer = time.AfterFunc(preBeginTimeout, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), preBeginTimeout)

@@ -12,80 +12,113 @@ import (
 	"github.com/ejob-io/ejob/core/reg/zktest"
 )
 
-// BenchmarkZooKeeperFloor measures what a trigger's requests cost the
-// server alone, on the ZooKeeper the other benchmarks use (scripts/zk.sh:
-// standalone, its data on this machine's disk, every write fsynced before
-// it is answered): the round trip of a read (Exists), of a running-node
-// transaction (a check and a create in one multi, the node deleted after
-// each op), of both sent together on one session (a steady trigger's two
-// requests before its first item), and of three such transactions sent at
-// once on three sessions (three instances firing the same second). Each
-// op is one sample of each; p50 and p99 in ms. No scheduler runs: this is
-// the floor under BenchmarkTriggerJitter's ZooKeeper figures.
+// BenchmarkZooKeeperFloor measures what BenchmarkTriggerJitter's requests
+// cost on the ZooKeeper the benchmarks use (scripts/zk.sh: standalone, its
+// data on this machine's disk, every write fsynced before it is answered),
+// with no scheduler: the floor under the jitter's ZooKeeper figures. Like
+// a cron firing every second, each request follows an idle pause (on a
+// shared machine the first request after a pause costs more than one in a
+// busy loop). Each op takes two seconds:
+//
+//   - 3pairs: at a second's start, three sessions each send the stat of a
+//     node and a running-node transaction (a check and a create in one
+//     multi) together, as three instances of BenchmarkTriggerJitter's job
+//     do before their items start; each session follows the parent nodes
+//     with a tree cache (as a job does), so the creates fire watches and
+//     the caches re-read while the writes happen. One sample per session.
+//   - pair: the same on one session alone, at the next second's start.
+//   - write, read: the transaction alone, then the stat alone, 300 ms and
+//     600 ms into that second.
+//
+// Figures: p50 and p99 of each in ms.
 func BenchmarkZooKeeperFloor(b *testing.B) {
 	if testing.Short() {
 		b.Skip("real ZooKeeper benchmarks skipped in -short mode")
 	}
 	srv := zktest.Start(b, zktest.Options{})
+	ctx, cancel := context.WithCancel(context.Background())
 	var cs [3]reg.Client
 	for i := range cs {
 		cs[i] = zkConnect(b, srv, "floor", 4*time.Second, nil)
 	}
-	ctx := context.Background()
-	inst := "/instance"
-	if _, err := cs[0].Create(ctx, inst, nil, reg.Persistent); err != nil {
-		b.Fatal(err)
-	}
-	begin := func(c reg.Client, node string) time.Duration {
-		t := time.Now()
-		if _, err := c.Multi(ctx, reg.CheckOp(inst, 0), reg.CreateOp(node, []byte("x"), reg.Persistent)); err != nil {
+	for _, p := range []string{"/instance", "/sharding", "/sharding/0", "/sharding/1", "/sharding/2"} {
+		if _, err := cs[0].Create(ctx, p, nil, reg.Persistent); err != nil {
 			b.Fatal(err)
 		}
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	for _, c := range cs {
+		t := reg.NewTreeCache(c, "/sharding", reg.WithoutEvents(), reg.WithLeaves(func(p string) bool { return reg.Base(p) == "running" }))
+		wg.Go(func() { _ = t.Run(ctx) })
+		<-t.Initialized()
+	}
+	running := func(i int) string { return fmt.Sprintf("/sharding/%d/running", i) }
+	begin := func(c reg.Client, i int) {
+		if _, err := c.Multi(ctx, reg.CheckOp("/instance", 0), reg.CreateOp(running(i), []byte("x"), reg.Persistent)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	stat := func(c reg.Client) {
+		if _, _, err := c.Exists(ctx, "/sharding"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	pair := func(c reg.Client, i int) time.Duration {
+		t := time.Now()
+		done := make(chan struct{})
+		go func() { defer close(done); stat(c) }()
+		begin(c, i)
+		<-done
 		return time.Since(t)
 	}
-	var read, write, pair, three []float64
+	clear := func(i int) {
+		if err := cs[i].Delete(ctx, running(i), reg.AnyVersion); err != nil {
+			b.Fatal(err)
+		}
+	}
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	// at sleeps until offset into the next second that has it ahead.
+	at := func(offset time.Duration) {
+		now := time.Now()
+		next := now.Truncate(time.Second).Add(offset)
+		if !next.After(now) {
+			next = next.Add(time.Second)
+		}
+		time.Sleep(next.Sub(now))
+	}
+	var three, one, write, read []float64
 	for b.Loop() {
-		t := time.Now()
-		if _, _, err := cs[0].Exists(ctx, inst); err != nil {
-			b.Fatal(err)
-		}
-		read = append(read, ms(time.Since(t)))
-
-		write = append(write, ms(begin(cs[0], "/running")))
-		if err := cs[0].Delete(ctx, "/running", reg.AnyVersion); err != nil {
-			b.Fatal(err)
-		}
-
-		t = time.Now()
-		done := make(chan error, 1)
-		go func() { _, _, err := cs[0].Exists(ctx, inst); done <- err }()
-		begin(cs[0], "/running")
-		if err := <-done; err != nil {
-			b.Fatal(err)
-		}
-		pair = append(pair, ms(time.Since(t)))
-		if err := cs[0].Delete(ctx, "/running", reg.AnyVersion); err != nil {
-			b.Fatal(err)
-		}
-
-		var wg sync.WaitGroup
+		at(0)
 		lat := make([]time.Duration, len(cs))
+		var pw sync.WaitGroup
 		for i, c := range cs {
-			wg.Go(func() { lat[i] = begin(c, fmt.Sprintf("/running%d", i)) })
+			pw.Go(func() { lat[i] = pair(c, i) })
 		}
-		wg.Wait()
-		for i, c := range cs {
+		pw.Wait()
+		for i := range cs {
 			three = append(three, ms(lat[i]))
-			if err := c.Delete(ctx, fmt.Sprintf("/running%d", i), reg.AnyVersion); err != nil {
-				b.Fatal(err)
-			}
+			clear(i)
 		}
+
+		at(0)
+		one = append(one, ms(pair(cs[0], 0)))
+		clear(0)
+		at(300 * time.Millisecond)
+		t := time.Now()
+		begin(cs[0], 0)
+		write = append(write, ms(time.Since(t)))
+		clear(0)
+		at(600 * time.Millisecond)
+		t = time.Now()
+		stat(cs[0])
+		read = append(read, ms(time.Since(t)))
 	}
 	for _, m := range []struct {
 		name string
 		v    []float64
-	}{{"read", read}, {"write", write}, {"pair", pair}, {"3writes", three}} {
+	}{{"3pairs", three}, {"pair", one}, {"write", write}, {"read", read}} {
 		sort.Float64s(m.v)
 		b.ReportMetric(percentile(m.v, 50), m.name+"-p50-ms")
 		b.ReportMetric(percentile(m.v, 99), m.name+"-p99-ms")
