@@ -18,14 +18,17 @@ import (
 // with no scheduler: the floor under the jitter's ZooKeeper figures. Like
 // a cron firing every second, each request follows an idle pause (on a
 // shared machine the first request after a pause costs more than one in a
-// busy loop). Each op takes two seconds:
+// busy loop). Each op takes three seconds:
 //
 //   - 3pairs: at a second's start, three sessions each send the stat of a
 //     node and a running-node transaction (a check and a create in one
 //     multi) together, as three instances of BenchmarkTriggerJitter's job
-//     do before their items start; each session follows the parent nodes
-//     with a tree cache (as a job does), so the creates fire watches and
-//     the caches re-read while the writes happen. One sample per session.
+//     do before their items start; each session follows the parents of
+//     the created nodes with a tree cache (as a job does), so the creates
+//     fire watches and the caches re-read while the writes happen. One
+//     sample per session.
+//   - 3pairs-nocache: the same at the next second's start, under parents
+//     no cache follows.
 //   - pair: the same on one session alone, at the next second's start.
 //   - write, read: the transaction alone, then the stat alone, 300 ms and
 //     600 ms into that second.
@@ -41,7 +44,8 @@ func BenchmarkZooKeeperFloor(b *testing.B) {
 	for i := range cs {
 		cs[i] = zkConnect(b, srv, "floor", 4*time.Second, nil)
 	}
-	for _, p := range []string{"/instance", "/sharding", "/sharding/0", "/sharding/1", "/sharding/2"} {
+	for _, p := range []string{"/instance", "/sharding", "/sharding/0", "/sharding/1", "/sharding/2",
+		"/uncached", "/uncached/0", "/uncached/1", "/uncached/2"} {
 		if _, err := cs[0].Create(ctx, p, nil, reg.Persistent); err != nil {
 			b.Fatal(err)
 		}
@@ -54,7 +58,8 @@ func BenchmarkZooKeeperFloor(b *testing.B) {
 		wg.Go(func() { _ = t.Run(ctx) })
 		<-t.Initialized()
 	}
-	running := func(i int) string { return fmt.Sprintf("/sharding/%d/running", i) }
+	parent := "/sharding" // or "/uncached"
+	running := func(i int) string { return fmt.Sprintf("%s/%d/running", parent, i) }
 	begin := func(c reg.Client, i int) {
 		if _, err := c.Multi(ctx, reg.CheckOp("/instance", 0), reg.CreateOp(running(i), []byte("x"), reg.Persistent)); err != nil {
 			b.Fatal(err)
@@ -88,8 +93,8 @@ func BenchmarkZooKeeperFloor(b *testing.B) {
 		}
 		time.Sleep(next.Sub(now))
 	}
-	var three, one, write, read []float64
-	for b.Loop() {
+	var three, uncached, one, write, read []float64
+	pairs := func() []float64 {
 		at(0)
 		lat := make([]time.Duration, len(cs))
 		var pw sync.WaitGroup
@@ -97,10 +102,19 @@ func BenchmarkZooKeeperFloor(b *testing.B) {
 			pw.Go(func() { lat[i] = pair(c, i) })
 		}
 		pw.Wait()
+		out := make([]float64, len(cs))
 		for i := range cs {
-			three = append(three, ms(lat[i]))
+			out[i] = ms(lat[i])
 			clear(i)
 		}
+		return out
+	}
+	for b.Loop() {
+		parent = "/sharding"
+		three = append(three, pairs()...)
+		parent = "/uncached"
+		uncached = append(uncached, pairs()...)
+		parent = "/sharding"
 
 		at(0)
 		one = append(one, ms(pair(cs[0], 0)))
@@ -118,7 +132,7 @@ func BenchmarkZooKeeperFloor(b *testing.B) {
 	for _, m := range []struct {
 		name string
 		v    []float64
-	}{{"3pairs", three}, {"pair", one}, {"write", write}, {"read", read}} {
+	}{{"3pairs", three}, {"3pairs-nocache", uncached}, {"pair", one}, {"write", write}, {"read", read}} {
 		sort.Float64s(m.v)
 		b.ReportMetric(percentile(m.v, 50), m.name+"-p50-ms")
 		b.ReportMetric(percentile(m.v, 99), m.name+"-p99-ms")
