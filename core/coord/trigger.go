@@ -381,10 +381,11 @@ func (j *Job) failoverQueuedInCache(cache *reg.TreeCache) bool {
 //   - No item starts before the stat has confirmed the assignment: the
 //     running nodes are kept only then, and the items run after
 //     ShardingContexts returns. The confirmation is the one the sequential
-//     path makes (cachedAssignment's argument), only stronger: the cache
-//     was read before the stat was sent, so the assignment it showed is
-//     at most as old as the server's state the stat describes; a later
-//     commit moves pzxid past every instance node the cache showed.
+//     path makes (cachedAssignment's argument) on a cache read before the
+//     stat was sent rather than after its answer: the assignment the
+//     cache showed is no newer than the state the stat describes, and a
+//     commit after it would have moved pzxid past the Czxid of the
+//     instance nodes it showed.
 //   - Never two instances running one item at once: the transaction is
 //     the same one, fenced on this instance's node in its current session
 //     (the fence from the cache, checked by the server), and creating a
@@ -393,10 +394,10 @@ func (j *Job) failoverQueuedInCache(cache *reg.TreeCache) bool {
 //     them, and go-zookeeper writes the requests of one connection in the
 //     order they were queued (one send loop over one channel), but this
 //     client queues each call from a goroutine of its own, so either may
-//     come first. Nothing relies on the order: if the stat says nothing
-//     is pending and the cache's assignment is the last committed one, no
-//     flag changed between the cache's read and the stat, so none existed
-//     when the transaction applied either, whichever came first.
+//     come first. Nothing relies on the order: when the stat confirms the
+//     cache, no flag existed from the commit the cache showed until the
+//     stat; a transaction applied before the stat applied in that
+//     interval, one applied after it is the sequential path's order.
 //   - What others can observe in between, when the stat shows a
 //     resharding pending (or the cache out of date): this instance's
 //     running nodes of the items the cache assigned it appear and vanish
@@ -416,10 +417,12 @@ func (j *Job) failoverQueuedInCache(cache *reg.TreeCache) bool {
 //   - Between ShardingContexts and RegisterBegin the executor posts the
 //     staging event, asks MisfireIfRunning (the pre-begun items are this
 //     execution's: false) and runs the before-listeners; the running
-//     nodes exist during those, as they do from RegisterBegin on upstream
-//     and here before an item starts. An execution abandoned in that
-//     window (a listener's error propagated) has them deleted after
-//     preBeginTimeout. From just before the transaction this instance
+//     nodes exist during those, where upstream creates them after the
+//     before-listeners: to an observer the execution's nodes appear
+//     earlier by that time, and a crash in that window leaves them to
+//     failover as a crash right after RegisterBegin does. An execution
+//     abandoned in that window (a listener's error propagated) has them
+//     deleted after preBeginTimeout. From just before the transaction this instance
 //     counts as running (j.running), so the pump, a console trigger and
 //     the recovery of its running nodes leave them alone, as they leave
 //     a run's; it stops counting when they are deleted again. When the
