@@ -71,10 +71,14 @@ func (j *Job) ShardingContexts(ctx context.Context) (executor.ShardingContexts, 
 	if err != nil {
 		return executor.ShardingContexts{}, err
 	}
+	j.dropPreBegun(ctx, nil) // of an execution that did not begin
 	if _, err := j.recoverIfIdle(ctx); err != nil {
 		j.log.Warn("recover running items of a cut-off execution failed", "error", err)
 	}
 	cache := j.treeCache()
+	if sc, ok, err := j.pipelinedContexts(ctx, cfg, cache); ok || err != nil {
+		return sc, err
+	}
 	var (
 		settled bool
 		pzxid   int64
@@ -330,6 +334,9 @@ func (j *Job) contexts(ctx context.Context, cache *reg.CacheView, items []int) (
 
 // MisfireIfRunning implements executor.Facade.
 func (j *Job) MisfireIfRunning(ctx context.Context, items []int) (bool, error) {
+	if j.preBegunFor(items) {
+		return false, nil // this execution's running nodes (pipelinedContexts)
+	}
 	cfg, err := j.config(ctx)
 	if err != nil || !cfg.MonitorExecution {
 		return false, err
@@ -347,6 +354,9 @@ func (j *Job) MisfireIfRunning(ctx context.Context, items []int) (bool, error) {
 // session is gone (ErrSessionLost) or when an item already runs elsewhere
 // (ErrItemRunning). A stale running node of this instance is replaced.
 func (j *Job) RegisterBegin(ctx context.Context, sc executor.ShardingContexts) error {
+	if j.adoptPreBegun(ctx, sc) {
+		return nil // created with the trigger's resharding check
+	}
 	cfg, err := j.config(ctx)
 	if err != nil {
 		return err
@@ -360,14 +370,7 @@ func (j *Job) RegisterBegin(ctx context.Context, sc executor.ShardingContexts) e
 		j.running.Store(true)
 		return nil
 	}
-	mode := reg.Ephemeral
-	if cfg.Failover {
-		mode = reg.Persistent
-	}
-	ops := make([]reg.Op, 0, len(sc.Items))
-	for _, i := range sc.Items {
-		ops = append(ops, reg.CreateOp(j.p.itemNode(i, "running"), []byte(j.id), mode))
-	}
+	ops := j.runningOps(cfg, sc.Items)
 	// The fast path: the transaction is the trigger's first request since
 	// the resharding check, fenced on the instance node's version as the
 	// tree cache shows it. Should it fail (a stale running node of this

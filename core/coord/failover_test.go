@@ -29,6 +29,7 @@ func startHeldRun(t *testing.T, cl *cluster, in *instance, items []int) (release
 func startHeldRunCtx(t *testing.T, cl *cluster, in *instance, items []int) (release, interrupt func(), done <-chan error) {
 	t.Helper()
 	release = in.setHold()
+	held := in.holding.Load()
 	ctx, interrupt := context.WithCancel(context.Background())
 	t.Cleanup(interrupt)
 	ch := make(chan error, 1)
@@ -43,7 +44,7 @@ func startHeldRunCtx(t *testing.T, cl *cluster, in *instance, items []int) (rele
 				return false
 			}
 		}
-		return true
+		return in.holding.Load() > held // the items started
 	})
 	return release, interrupt, ch
 }

@@ -68,10 +68,12 @@ type instance struct {
 	reschedules chan string
 	shutdowns   chan struct{}
 
-	mu    sync.Mutex
-	ran   [][]int // items of each completed run
-	hold  chan struct{}
-	runMu sync.Mutex // one trigger at a time per instance (Facade contract)
+	mu   sync.Mutex
+	ran  [][]int // items of each completed run
+	hold chan struct{}
+	// holding counts the executions that reached their hold (setHold).
+	holding atomic.Int32
+	runMu   sync.Mutex // one trigger at a time per instance (Facade contract)
 
 	// dropBusy models a scheduler that drops an OnTrigger arriving while
 	// a run of this instance is in progress (core/scheduler keeps it: see
@@ -322,6 +324,7 @@ func (in *instance) execute(ctx context.Context, sc executor.ShardingContexts) e
 	in.hold = nil
 	in.mu.Unlock()
 	if hold != nil {
+		in.holding.Add(1)
 		if in.stubborn.Load() {
 			<-hold
 		} else {

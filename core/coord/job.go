@@ -158,6 +158,9 @@ type Job struct {
 	shutdown atomic.Bool
 	// beginLease is the lease of the current execution's RegisterBegin.
 	beginLease atomic.Pointer[lease]
+	// pre: running nodes a trigger created with its resharding check,
+	// until RegisterBegin adopts them (trigger.go, pipelinedContexts).
+	pre preBegin
 	// needRecover: running nodes of an execution cut off by a session loss
 	// (or presumed loss) may remain under this instance's id; they are
 	// cleared (and queued for failover) as soon as no execution runs here.

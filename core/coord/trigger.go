@@ -3,8 +3,13 @@ package coord
 import (
 	"context"
 	"errors"
+	"math"
 	"slices"
+	"sync"
+	"time"
 
+	"github.com/ejob-io/ejob/core/config"
+	"github.com/ejob-io/ejob/core/executor"
 	"github.com/ejob-io/ejob/core/reg"
 )
 
@@ -78,21 +83,40 @@ func (j *Job) settledAssignment(ctx context.Context) (pending bool, pzxid int64,
 // only in a resharding, which moves pzxid (a Java leader deletes the old
 // ones outside its commit, but after creating the processing flag).
 func (j *Job) cachedAssignment(cache *reg.CacheView, total int, pzxid int64) ([]int, bool) {
-	if cache == nil || j.shutdown.Load() || pzxid == 0 {
+	if cache == nil || j.shutdown.Load() {
 		return nil, false
 	}
-	verified := j.verifiedPzxid.Load() == pzxid
-	var items []int
+	items, minCzxid, ok := j.assignmentInCache(cache, total)
+	if !ok || !j.assignmentSettledAt(minCzxid, pzxid) {
+		return nil, false
+	}
+	return items, true
+}
+
+// assignmentInCache returns this instance's items (ascending) as the tree
+// cache shows the assignment, and the oldest Czxid among the items'
+// instance nodes; ok is false when the cache lacks one of them.
+func (j *Job) assignmentInCache(cache *reg.CacheView, total int) (items []int, minCzxid int64, ok bool) {
+	minCzxid = math.MaxInt64 // no item: nothing to be stale
 	for i := range total {
-		v, st, ok := cache.Get(j.p.itemNode(i, "instance"))
-		if !ok || (!verified && st.Czxid < pzxid) {
-			return nil, false
+		v, st, found := cache.Get(j.p.itemNode(i, "instance"))
+		if !found {
+			return nil, 0, false
 		}
+		minCzxid = min(minCzxid, st.Czxid)
 		if string(v) == j.id {
 			items = append(items, i)
 		}
 	}
-	return items, true
+	return items, minCzxid, true
+}
+
+// assignmentSettledAt reports whether a cache whose oldest instance node
+// has Czxid minCzxid shows the assignment committed last, given the pzxid
+// of leader/sharding read from the server (settledAssignment) after the
+// cache was read: see cachedAssignment.
+func (j *Job) assignmentSettledAt(minCzxid, pzxid int64) bool {
+	return pzxid != 0 && (minCzxid >= pzxid || j.verifiedPzxid.Load() == pzxid)
 }
 
 // readAssignment reads this instance's items (ascending) from the
@@ -200,12 +224,11 @@ func (j *Job) beginFast(ctx context.Context, sess *reg.Session, ops []reg.Op) bo
 	if cache == nil {
 		return false
 	}
-	_, st, ok := cache.Get(j.p.instance(j.id))
-	if !ok || st.EphemeralOwner != sess.ID() || sess.Err() != nil || j.c.Session() != sess {
+	fence, ok := j.fastFence(cache, sess)
+	if !ok {
 		return false
 	}
-	all := append([]reg.Op{reg.CheckOp(j.p.instance(j.id), st.Version)}, ops...)
-	_, err := j.c.Multi(ctx, all...)
+	_, err := j.c.Multi(ctx, append([]reg.Op{fence}, ops...)...)
 	return err == nil
 }
 
@@ -340,4 +363,305 @@ func (j *Job) ownInCache(cache *reg.CacheView, items []int) bool {
 func (j *Job) failoverQueuedInCache(cache *reg.CacheView) bool {
 	names, _ := cache.Children(j.p.of(nodeFailoverItems))
 	return len(names) > 0
+}
+
+// A steady trigger's two requests before its first item, the stat of
+// leader/sharding (settledAssignment) and the running-node transaction
+// (beginFast), are sent together: pipelinedContexts computes the whole
+// trigger from the tree cache, sends both, and keeps the running nodes
+// only when the stat confirms what the cache showed (no resharding
+// pending, the assignment the cache showed is the one committed last).
+// Otherwise it deletes them again (undoBegin) and the trigger takes the
+// sequential path, which reads the stat afresh and, with a resharding
+// pending, waits for it as upstream does. RegisterBegin then adopts the
+// running nodes instead of writing them (adoptPreBegun).
+//
+// Why this keeps every guarantee of docs/guarantees.md:
+//
+//   - No item starts before the stat has confirmed the assignment: the
+//     running nodes are kept only then, and the items run after
+//     ShardingContexts returns. The confirmation is the one the sequential
+//     path makes (cachedAssignment's argument) on a cache read before the
+//     stat was sent rather than after its answer: the assignment the
+//     cache showed is no newer than the state the stat describes, and a
+//     commit after it would have moved pzxid past the Czxid of the
+//     instance nodes it showed.
+//   - Never two instances running one item at once: the transaction is
+//     the same one, fenced on this instance's node in its current session
+//     (the fence from the cache, checked by the server), and creating a
+//     node fails on another instance's node.
+//   - The server answers one session's requests in the order it received
+//     them, and go-zookeeper writes the requests of one connection in the
+//     order they were queued (one send loop over one channel), but this
+//     client queues each call from a goroutine of its own, so either may
+//     come first. Nothing relies on the order: when the stat confirms the
+//     cache, no flag existed from the commit the cache showed until the
+//     stat; a transaction applied before the stat applied in that
+//     interval, one applied after it is the sequential path's order.
+//   - What others can observe in between, when the stat shows a
+//     resharding pending (or the cache out of date): this instance's
+//     running nodes of the items the cache assigned it appear and vanish
+//     within a round trip, their items never having started. A Java peer
+//     or the console cannot tell them from an execution of items that
+//     return at once. A leader that read the running nodes while they
+//     existed waits one more poll before committing; one that read before
+//     they appeared may commit while they exist, and then they vanish
+//     without a run. Upstream already does more in that race: an
+//     instance whose check of the flag came just before the flag was set
+//     goes on to create its running nodes and run its old items while the
+//     leader reshards. A resharding commit never conflicts with the nodes
+//     (it does not touch running nodes), and the undo deletes each node
+//     at version 0 fenced on this instance's node, so it never deletes
+//     another instance's node (one can replace ours only after our
+//     session ended, which fails the fence).
+//   - Between ShardingContexts and RegisterBegin the executor posts the
+//     staging event, asks MisfireIfRunning (the pre-begun items are this
+//     execution's: false) and runs the before-listeners; the running
+//     nodes exist during those, where upstream creates them after the
+//     before-listeners: to an observer the execution's nodes appear
+//     earlier by that time, and a crash in that window leaves them to
+//     failover as a crash right after RegisterBegin does. An execution
+//     abandoned in that window (a listener's error propagated) has them
+//     deleted after preBeginTimeout. From just before the transaction this instance
+//     counts as running (j.running), so the pump, a console trigger and
+//     the recovery of its running nodes leave them alone, as they leave
+//     a run's; it stops counting when they are deleted again. When the
+//     deletion fails (the connection is lost), the nodes are left to that
+//     recovery (needRecover), as a cut-off run's are.
+
+// preBeginTimeout bounds how long running nodes sent with a trigger's
+// resharding check wait for RegisterBegin to adopt them.
+const preBeginTimeout = time.Second
+
+// preBegin is the running-node transaction a trigger sent with its
+// resharding check (pipelinedContexts), until RegisterBegin adopts it.
+type preBegin struct {
+	mu  sync.Mutex // held across an undo: adoption and undo never overlap
+	rec *begun
+}
+
+// begun is a committed running-node transaction not yet adopted.
+type begun struct {
+	items []int
+	lease *lease
+	fence reg.Op // the check of this instance's node the nodes were created under
+	timer *time.Timer
+}
+
+// pipelinedContexts is ShardingContexts for a steady trigger: when the
+// tree cache shows everything the trigger needs (no resharding flag, no
+// failover work of this instance, its items with no failover, disabled or
+// running flag), it sends the stat of leader/sharding and the running-node
+// transaction at once and returns the contexts with the running nodes
+// created (ok). ok is false when the cache does not suffice or the stat
+// did not confirm it (the running nodes are then deleted again); the
+// caller takes the sequential path. An error is one of the undo, which
+// left running nodes behind.
+func (j *Job) pipelinedContexts(ctx context.Context, cfg *config.JobConfiguration, cache *reg.CacheView) (executor.ShardingContexts, bool, error) {
+	var none executor.ShardingContexts
+	items, minCzxid, ok := j.steadyItemsInCache(cfg, cache)
+	if !ok {
+		return none, false, nil
+	}
+	sess, l, err := j.sessionLease()
+	if err != nil {
+		return none, false, nil
+	}
+	fence, ok := j.fastFence(cache, sess)
+	if !ok {
+		return none, false, nil
+	}
+	sc, running, err := j.contexts(ctx, cache, items)
+	if err != nil || len(running) > 0 || len(sc.Items) == 0 {
+		return none, false, nil
+	}
+	type stat struct {
+		st     reg.Stat
+		exists bool
+		err    error
+	}
+	// From here this instance counts as running (see above), before its
+	// running nodes can be seen.
+	j.running.Store(true)
+	flags := make(chan stat, 1)
+	go func() {
+		st, exists, err := j.c.Exists(ctx, reg.Parent(j.p.of(nodeNecessary)))
+		flags <- stat{st, exists, err}
+	}()
+	_, merr := j.c.Multi(ctx, append([]reg.Op{fence}, j.runningOps(cfg, sc.Items)...)...)
+	f := <-flags
+	settled := f.err == nil && f.exists && f.st.NumChildren == 0 && j.assignmentSettledAt(minCzxid, f.st.Pzxid)
+	var me *reg.MultiError
+	switch {
+	case merr == nil && settled:
+		j.recordPreBegun(sc.Items, l, fence)
+		return sc, true, j.handOverCatchUp(ctx, sc.Items)
+	case merr == nil || !errors.As(merr, &me):
+		// Created, or maybe (the outcome of a transaction cut off by a
+		// lost connection is unknown): delete them again.
+		j.log.Debug("resharding pending or assignment unconfirmed at the trigger; running nodes undone", "items", sc.Items, "error", merr)
+		if err := j.undoBegin(ctx, sc.Items, fence); err != nil {
+			// Left to the recovery of this instance's running nodes,
+			// once this trigger has ended (as after a cut-off run).
+			j.needRecover.Store(true)
+			j.running.Store(false)
+			return none, false, wrap("undo running nodes", err)
+		}
+	}
+	j.running.Store(false)
+	return none, false, nil
+}
+
+// steadyItemsInCache returns this instance's items for a steady trigger
+// from the tree cache, and the oldest Czxid of the instance nodes the
+// cache showed (for assignmentSettledAt); ok is false when a step of
+// ShardingContexts would need the server: a resharding flag, a recovery
+// or failover work of this instance, an unavailable server, a catch-up
+// moving away, a failover, disabled or running flag on an item, or no
+// monitorExecution (no transaction to pipeline).
+func (j *Job) steadyItemsInCache(cfg *config.JobConfiguration, cache *reg.CacheView) (items []int, minCzxid int64, ok bool) {
+	if cache == nil || !cfg.MonitorExecution || j.shutdown.Load() || j.needRecover.Load() || j.running.Load() {
+		return nil, 0, false
+	}
+	if flags, found := cache.Children(reg.Parent(j.p.of(nodeNecessary))); !found || len(flags) > 0 {
+		return nil, 0, false
+	}
+	if cfg.Failover && (j.hasClaims() || j.claimedInCache()) {
+		return nil, 0, false
+	}
+	if avail, found := j.availableInCache(cache); !found || !avail {
+		return nil, 0, false
+	}
+	items, minCzxid, ok = j.assignmentInCache(cache, cfg.ShardingTotalCount)
+	if !ok || len(items) == 0 {
+		return nil, 0, false
+	}
+	j.catchUpMu.Lock()
+	moved := without(j.catchUp, items)
+	j.catchUpMu.Unlock()
+	if len(moved) > 0 {
+		return nil, 0, false
+	}
+	if cfg.Failover && len(cachedItemsWith(cache, j.p, items, "failover")) > 0 {
+		return nil, 0, false
+	}
+	if len(cachedItemsWith(cache, j.p, items, "disabled")) > 0 || len(j.runningInCache(cache, items)) > 0 {
+		return nil, 0, false
+	}
+	return items, minCzxid, true
+}
+
+// runningOps are the creations of the items' running nodes (persistent
+// with failover, so that a crash leaves them for the survivors).
+func (j *Job) runningOps(cfg *config.JobConfiguration, items []int) []reg.Op {
+	mode := reg.Ephemeral
+	if cfg.Failover {
+		mode = reg.Persistent
+	}
+	ops := make([]reg.Op, 0, len(items))
+	for _, i := range items {
+		ops = append(ops, reg.CreateOp(j.p.itemNode(i, "running"), []byte(j.id), mode))
+	}
+	return ops
+}
+
+// recordPreBegun keeps a committed running-node transaction for
+// RegisterBegin, and arms its undo should RegisterBegin not come.
+func (j *Job) recordPreBegun(items []int, l *lease, fence reg.Op) {
+	rec := &begun{items: slices.Clone(items), lease: l, fence: fence}
+	j.pre.mu.Lock()
+	defer j.pre.mu.Unlock()
+	j.pre.rec = rec
+	rec.timer = time.AfterFunc(preBeginTimeout, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), preBeginTimeout)
+		defer cancel()
+		if j.dropPreBegun(ctx, rec) {
+			j.log.Warn("running nodes of a trigger whose execution did not begin were deleted", "items", rec.items)
+		}
+	})
+}
+
+// adoptPreBegun reports whether RegisterBegin of sc finds its running
+// nodes created by the trigger (pipelinedContexts) under the live lease
+// it would use; the execution then runs under that lease. Running nodes
+// of another set of items, or of a lease that ended, are deleted first
+// (the caller then takes its own path).
+func (j *Job) adoptPreBegun(ctx context.Context, sc executor.ShardingContexts) bool {
+	j.pre.mu.Lock()
+	rec := j.pre.rec
+	if rec == nil {
+		j.pre.mu.Unlock()
+		return false
+	}
+	_, l, err := j.sessionLease()
+	if err == nil && l == rec.lease && slices.Equal(rec.items, sc.Items) {
+		rec.timer.Stop()
+		j.pre.rec = nil
+		j.beginLease.Store(l)
+		j.pre.mu.Unlock()
+		return true
+	}
+	j.pre.mu.Unlock()
+	j.dropPreBegun(ctx, rec)
+	return false
+}
+
+// preBegunFor reports whether items are those whose running nodes this
+// trigger created and RegisterBegin has not adopted yet.
+func (j *Job) preBegunFor(items []int) bool {
+	j.pre.mu.Lock()
+	defer j.pre.mu.Unlock()
+	return j.pre.rec != nil && slices.Equal(j.pre.rec.items, items)
+}
+
+// dropPreBegun deletes the running nodes of rec (or of whatever is
+// recorded, when rec is nil) unless RegisterBegin adopted them, and
+// reports whether it did. A failed deletion is left to the recovery of
+// this instance's running nodes (needRecover).
+func (j *Job) dropPreBegun(ctx context.Context, rec *begun) bool {
+	j.pre.mu.Lock()
+	defer j.pre.mu.Unlock()
+	if j.pre.rec == nil || (rec != nil && j.pre.rec != rec) {
+		return false
+	}
+	rec, j.pre.rec = j.pre.rec, nil
+	rec.timer.Stop()
+	if err := j.undoBegin(ctx, rec.items, rec.fence); err != nil {
+		j.log.Warn("cannot delete the running nodes of a trigger that did not begin; left to recovery", "items", rec.items, "error", err)
+		j.needRecover.Store(true)
+	}
+	j.running.Store(false)
+	return true
+}
+
+// undoBegin deletes the running nodes this instance's transaction created
+// for items (version 0: never modified), fenced on this instance's node as
+// the transaction was, in one transaction; when that fails (a node gone
+// or changed, the fence moved) it deletes those that still name this
+// instance one by one.
+func (j *Job) undoBegin(ctx context.Context, items []int, fence reg.Op) error {
+	ops := []reg.Op{fence}
+	for _, i := range items {
+		ops = append(ops, reg.DeleteOp(j.p.itemNode(i, "running"), 0))
+	}
+	if _, err := j.c.Multi(ctx, ops...); err == nil {
+		return nil
+	}
+	for _, i := range items {
+		if _, err := j.s.deleteIfValue(ctx, j.p.itemNode(i, "running"), j.id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fastFence is the check of this instance's node at the version the tree
+// cache shows, provided the cache shows it owned by sess, the current
+// session; ok is false otherwise.
+func (j *Job) fastFence(cache *reg.CacheView, sess *reg.Session) (reg.Op, bool) {
+	_, st, ok := cache.Get(j.p.instance(j.id))
+	if !ok || st.EphemeralOwner != sess.ID() || sess.Err() != nil || j.c.Session() != sess {
+		return reg.Op{}, false
+	}
+	return reg.CheckOp(j.p.instance(j.id), st.Version), true
 }
