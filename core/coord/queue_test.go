@@ -72,6 +72,13 @@ func TestSerialQueue(t *testing.T) {
 		q.close()
 		close(closed)
 	}()
+	// Unblock only once close has marked the queue closed: else the
+	// second closure may rightly run before close begins.
+	testkit.Eventually(t, 5*time.Second, "close marked the queue closed", func() bool {
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		return q.closed
+	})
 	close(block)
 	<-closed
 	if !finished.Load() {
