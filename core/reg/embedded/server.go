@@ -126,7 +126,7 @@ func (s *Server) lookup(path string) *node {
 	if path == "/" {
 		return n
 	}
-	for _, el := range strings.Split(path[1:], "/") {
+	for el := range strings.SplitSeq(path[1:], "/") {
 		n = n.children[el]
 		if n == nil {
 			return nil
