@@ -525,7 +525,7 @@ func (rt *runtime) fire(ctx context.Context, f trigger.Fire) {
 // missedFires is a trigger.Fire as the executor sees it.
 type missedFires struct{ f trigger.Fire }
 
-func (m missedFires) Skipped() <-chan struct{} { return m.f.Skipped() }
+func (m missedFires) OnSkip(fn func()) (stop func()) { return m.f.OnSkip(fn) }
 
 func (m missedFires) TakeMissed(final bool) int { return m.f.TakeMissed(final).Scheduled }
 
