@@ -316,9 +316,9 @@ type job struct {
 	running bool
 	// ctx is the parent of the job's executions (made at its first, kept
 	// across them); cancel ends it when the job is removed.
-	ctx    context.Context
-	cancel context.CancelFunc
-	exec   *execution // the running execution
+	ctx     context.Context
+	cancel  context.CancelFunc
+	exec    *execution // the running execution
 	misfire Misfire
 	// deferred is the first schedule fire that came due after the running
 	// execution's final TakeMissed; it starts when that execution returns.
