@@ -160,19 +160,16 @@ type Scheduler struct {
 type execCount struct {
 	mu   sync.Mutex
 	n    int
-	idle chan struct{} // closed while n == 0; nil until first used
+	idle chan struct{} // made by Idle while n > 0, closed when n drops to 0
 }
 
 func (c *execCount) add(d int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	was := c.n
 	c.n += d
-	switch {
-	case was == 0 && c.n > 0:
-		c.idle = make(chan struct{})
-	case was > 0 && c.n == 0 && c.idle != nil:
+	if c.n == 0 && c.idle != nil {
 		close(c.idle)
+		c.idle = nil
 	}
 }
 
@@ -180,9 +177,13 @@ func (c *execCount) add(d int) {
 func (c *execCount) Idle() <-chan struct{} {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.n == 0 && c.idle == nil {
+	if c.n == 0 {
+		idle := make(chan struct{})
+		close(idle)
+		return idle
+	}
+	if c.idle == nil {
 		c.idle = make(chan struct{})
-		close(c.idle)
 	}
 	return c.idle
 }
