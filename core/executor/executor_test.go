@@ -353,15 +353,26 @@ func TestMisfireLoop(t *testing.T) {
 // fakeMissed is a trigger loop's view for one execution: skip models a
 // fire skipped while the execution runs.
 type fakeMissed struct {
-	ch    chan struct{}
-	mu    sync.Mutex
-	n     int
-	final bool
+	mu     sync.Mutex
+	n      int
+	final  bool
+	onSkip func()
+	calls  sync.WaitGroup
 }
 
-func newFakeMissed() *fakeMissed { return &fakeMissed{ch: make(chan struct{}, 1)} }
+func newFakeMissed() *fakeMissed { return &fakeMissed{} }
 
-func (m *fakeMissed) Skipped() <-chan struct{} { return m.ch }
+func (m *fakeMissed) OnSkip(fn func()) func() {
+	m.mu.Lock()
+	m.onSkip = fn
+	m.mu.Unlock()
+	return func() {
+		m.mu.Lock()
+		m.onSkip = nil
+		m.mu.Unlock()
+		m.calls.Wait()
+	}
+}
 
 func (m *fakeMissed) TakeMissed(final bool) int {
 	m.mu.Lock()
@@ -376,10 +387,10 @@ func (m *fakeMissed) TakeMissed(final bool) int {
 // skipped as the run ends may be seen only by its next TakeMissed).
 func (m *fakeMissed) skip(notify bool) {
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	m.n++
-	m.mu.Unlock()
-	if notify {
-		m.ch <- struct{}{}
+	if fn := m.onSkip; notify && fn != nil {
+		m.calls.Go(fn)
 	}
 }
 

@@ -2,6 +2,7 @@ package executor_test
 
 import (
 	"context"
+	"regexp"
 	"slices"
 	"testing"
 
@@ -42,5 +43,22 @@ func TestMultiEventsReachesEveryMember(t *testing.T) {
 		if !slices.Equal(s.got, want) {
 			t.Errorf("%s member got %q, want %q", name, s.got, want)
 		}
+	}
+}
+
+// Event ids are random version 4 UUIDs in their canonical text form, as
+// upstream's UUID.randomUUID().toString() (the tracing tables store them).
+func TestNewEventIDIsAVersion4UUID(t *testing.T) {
+	re := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+	seen := map[string]bool{}
+	for range 1000 {
+		id := executor.NewEventID()
+		if !re.MatchString(id) {
+			t.Fatalf("NewEventID() = %q, not a version 4 UUID", id)
+		}
+		if seen[id] {
+			t.Fatalf("NewEventID() repeated %q", id)
+		}
+		seen[id] = true
 	}
 }

@@ -9,17 +9,22 @@ import (
 // "leader", "election") is "/job/leader/election". Empty elements are
 // skipped; the result always starts with "/".
 func Join(elem ...string) string {
-	var b strings.Builder
+	n := 0
 	for _, e := range elem {
-		e = strings.Trim(e, "/")
-		if e == "" {
-			continue
+		if e = strings.Trim(e, "/"); e != "" {
+			n += 1 + len(e)
 		}
-		b.WriteByte('/')
-		b.WriteString(e)
 	}
-	if b.Len() == 0 {
+	if n == 0 {
 		return "/"
+	}
+	var b strings.Builder
+	b.Grow(n) // one allocation: paths are built on every trigger
+	for _, e := range elem {
+		if e = strings.Trim(e, "/"); e != "" {
+			b.WriteByte('/')
+			b.WriteString(e)
+		}
 	}
 	return b.String()
 }
@@ -59,7 +64,7 @@ func ValidatePath(path string, sequential bool) error {
 		}
 		body = strings.TrimSuffix(body, "/")
 	}
-	for _, el := range strings.Split(body, "/") {
+	for el := range strings.SplitSeq(body, "/") {
 		switch el {
 		case "":
 			return bad("empty element")

@@ -166,19 +166,16 @@ type Scheduler struct {
 type execCount struct {
 	mu   sync.Mutex
 	n    int
-	idle chan struct{} // closed while n == 0; nil until first used
+	idle chan struct{} // made by Idle while n > 0, closed when n drops to 0
 }
 
 func (c *execCount) add(d int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	was := c.n
 	c.n += d
-	switch {
-	case was == 0 && c.n > 0:
-		c.idle = make(chan struct{})
-	case was > 0 && c.n == 0 && c.idle != nil:
+	if c.n == 0 && c.idle != nil {
 		close(c.idle)
+		c.idle = nil
 	}
 }
 
@@ -186,9 +183,13 @@ func (c *execCount) add(d int) {
 func (c *execCount) Idle() <-chan struct{} {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.n == 0 && c.idle == nil {
+	if c.n == 0 {
+		idle := make(chan struct{})
+		close(idle)
+		return idle
+	}
+	if c.idle == nil {
 		c.idle = make(chan struct{})
-		close(c.idle)
 	}
 	return c.idle
 }
@@ -540,7 +541,7 @@ func (rt *runtime) fire(ctx context.Context, f trigger.Fire) {
 // missedFires is a trigger.Fire as the executor sees it.
 type missedFires struct{ f trigger.Fire }
 
-func (m missedFires) Skipped() <-chan struct{} { return m.f.Skipped() }
+func (m missedFires) OnSkip(fn func()) (stop func()) { return m.f.OnSkip(fn) }
 
 func (m missedFires) TakeMissed(final bool) int { return m.f.TakeMissed(final).Scheduled }
 

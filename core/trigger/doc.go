@@ -5,7 +5,7 @@
 //
 // A job runs at most one execution at a time. A fire that comes due while
 // the job's previous execution is still going is not queued: the execution
-// is told at once (Fire.Skipped) and may take it to serve it itself before
+// is told at once (Fire.OnSkip, or Fire.Skipped's channel) and may take it to serve it itself before
 // it returns (Fire.TakeMissed: ElasticJob's misfire loop re-runs the items
 // right after the execution); what it does not take is reported to the
 // misfire callback once it ends, which is what Quartz does with

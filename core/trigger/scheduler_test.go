@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -484,6 +485,105 @@ func TestTriggerSoon(t *testing.T) {
 		defer r.mu.Unlock()
 		if ms := r.misfires["job"]; len(ms) != 0 {
 			t.Errorf("misfires = %+v, want none", ms)
+		}
+	})
+}
+
+// OnSkip calls its fn on a goroutine of its own when a fire is skipped
+// (at once for fires skipped before it was set), serially and coalesced:
+// a fire skipped while fn runs makes it run once more right after. Its
+// stop waits for a running fn and no call starts after it; fires skipped
+// then and not taken are reported to OnMisfire when the execution returns.
+func TestOnSkip(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var r recorder
+		s := trigger.New(trigger.Options{OnMisfire: r.onMisfire})
+		start(t, s)
+		t0 := time.Now()
+		var (
+			mu       sync.Mutex
+			calls    []time.Duration
+			taken    []int
+			stopped  time.Duration
+			inflight atomic.Int32
+		)
+		s.Add("job", every{t0, time.Second}, func(ctx context.Context, f trigger.Fire) {
+			if !f.Scheduled.Equal(t0.Add(time.Second)) {
+				return
+			}
+			time.Sleep(1500 * time.Millisecond) // until 2.5s: the fire at 2s is skipped
+			stop := f.OnSkip(func() {
+				if inflight.Add(1) > 1 {
+					t.Error("two calls of fn at once")
+				}
+				defer inflight.Add(-1)
+				mu.Lock()
+				calls = append(calls, time.Since(t0))
+				taken = append(taken, f.TakeMissed(false).Scheduled)
+				mu.Unlock()
+				time.Sleep(700 * time.Millisecond)
+			})
+			time.Sleep(1700 * time.Millisecond) // until 4.2s, inside the call that began at 4s
+			stop()
+			mu.Lock()
+			stopped = time.Since(t0)
+			mu.Unlock()
+			time.Sleep(800 * time.Millisecond) // until 5s: the fire at 5s is skipped, no call
+		})
+		time.Sleep(5800 * time.Millisecond)
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		wantCalls := []time.Duration{2500 * time.Millisecond, 3200 * time.Millisecond, 4 * time.Second}
+		if !slices.Equal(calls, wantCalls) || !slices.Equal(taken, []int{1, 1, 1}) {
+			t.Errorf("fn called at %v taking %v fires; want at %v taking one each", calls, taken, wantCalls)
+		}
+		if stopped != 4700*time.Millisecond {
+			t.Errorf("stop returned at %v, want 4.7s (when the running call returned)", stopped)
+		}
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		ms := r.misfires["job"]
+		if len(ms) != 1 || ms[0].Scheduled != 1 || !ms[0].First.Equal(t0.Add(5*time.Second)) {
+			t.Errorf("misfires = %+v, want the fire at 5s (skipped after stop, not taken)", ms)
+		}
+	})
+}
+
+// Executions of a job share its ctx, which Remove cancels: a job added
+// again under the same id, even while its removed execution still runs,
+// runs with a live ctx.
+func TestReAddedJobRunsWithALiveContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := trigger.New(trigger.Options{})
+		start(t, s)
+		started, release := make(chan struct{}), make(chan struct{})
+		s.Add("job", nil, func(ctx context.Context, f trigger.Fire) {
+			close(started)
+			<-ctx.Done()
+			<-release
+		})
+		s.TriggerNow("job")
+		<-started
+		removed := s.Remove("job")
+		var errs []error
+		var mu sync.Mutex
+		s.Add("job", nil, func(ctx context.Context, f trigger.Fire) {
+			mu.Lock()
+			defer mu.Unlock()
+			errs = append(errs, ctx.Err())
+		})
+		synctest.Wait()
+		close(release)
+		<-removed
+		s.TriggerNow("job")
+		synctest.Wait()
+		s.TriggerNow("job")
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		if len(errs) != 2 || errs[0] != nil || errs[1] != nil {
+			t.Fatalf("executions of the re-added job saw ctx errors %v, want two live ctxs", errs)
 		}
 	})
 }

@@ -128,7 +128,7 @@ func (s *Server) lookup(path string) *node {
 	if path == "/" {
 		return n
 	}
-	for _, el := range strings.Split(path[1:], "/") {
+	for el := range strings.SplitSeq(path[1:], "/") {
 		n = n.children[el]
 		if n == nil {
 			return nil
@@ -226,7 +226,7 @@ func (t *txn) create(path string, data []byte, mode reg.CreateMode, owner int64)
 	if _, ok := parent.children[name]; ok {
 		return "", reg.ErrNodeExists
 	}
-	n := &node{data: nonNull(data), children: make(map[string]*node)}
+	n := &node{data: nonNull(data)} // children: made at its first child
 	n.stat = reg.Stat{Czxid: t.zxid, Mzxid: t.zxid, Pzxid: t.zxid, Ctime: t.now, Mtime: t.now}
 	switch {
 	case mode == reg.Container:
@@ -235,6 +235,9 @@ func (t *txn) create(path string, data []byte, mode reg.CreateMode, owner int64)
 		n.stat.EphemeralOwner = owner
 	}
 	oldC, oldP := parent.creates, parent.stat.Pzxid
+	if parent.children == nil {
+		parent.children = make(map[string]*node)
+	}
 	parent.children[name] = n
 	parent.creates++
 	parent.stat.Pzxid = t.zxid
