@@ -120,6 +120,36 @@ func (s *store) init(ctx context.Context) error {
 	if s.ready {
 		return nil
 	}
+	// SQLite answers SQLITE_BUSY at once, without calling its busy handler,
+	// while another connection turns a new database file to WAL mode (two
+	// hosts starting on one file at the same time): wait and try again,
+	// within the busy timeout the connections are given.
+	delay, deadline := 10*time.Millisecond, time.Now().Add(sqliteBusyTimeout)
+	for {
+		err := s.initOnce(ctx)
+		if err == nil || !isBusy(err) || time.Now().After(deadline) {
+			return err
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		delay = min(2*delay, 200*time.Millisecond)
+	}
+}
+
+// isBusy reports whether err is SQLite's SQLITE_BUSY (primary code 5).
+// Only the SQLite driver's errors have a Code() int.
+func isBusy(err error) bool {
+	var c interface{ Code() int }
+	return errors.As(err, &c) && c.Code()&0xff == 5
+}
+
+// initOnce is one attempt of init; s.mu is held.
+func (s *store) initOnce(ctx context.Context) error {
 	exists := func(q, name string) (bool, error) {
 		var n int
 		if err := s.db.QueryRowContext(ctx, q, name).Scan(&n); err != nil {
