@@ -359,6 +359,19 @@ func (bd *breakdown) observe(c regcount.Call) {
 	bd.mu.Unlock()
 }
 
+// count returns how many calls of method were recorded.
+func (bd *breakdown) count(method string) int64 {
+	bd.mu.Lock()
+	defer bd.mu.Unlock()
+	var n int64
+	for k, v := range bd.calls {
+		if strings.HasPrefix(k, method+" ") {
+			n += int64(v)
+		}
+	}
+	return n
+}
+
 func (bd *breakdown) reset() {
 	bd.mu.Lock()
 	bd.calls = map[string]int{}
