@@ -3,7 +3,6 @@ package coord_test
 import (
 	"slices"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -15,9 +14,8 @@ import (
 
 // callLog records the requests of one instance while on.
 type callLog struct {
-	on    atomic.Bool
-	mu    sync.Mutex
-	calls []regcount.Call
+	on  atomic.Bool
+	rec regcount.Recorder
 	// before, if set, runs before a recorded request is sent.
 	before func(regcount.Call)
 }
@@ -29,18 +27,10 @@ func (l *callLog) observe(c regcount.Call) {
 	if l.before != nil {
 		l.before(c)
 	}
-	l.mu.Lock()
-	l.calls = append(l.calls, c)
-	l.mu.Unlock()
+	l.rec.Observe(c)
 }
 
-func (l *callLog) take() []regcount.Call {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	out := l.calls
-	l.calls = nil
-	return out
-}
+func (l *callLog) take() []regcount.Call { return l.rec.Take() }
 
 // settledInstance starts one instance of a 2-item job on a counted
 // client, lets it reshard and run once, and waits until its tree cache

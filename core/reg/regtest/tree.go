@@ -541,29 +541,12 @@ func (s *suite) testSharedClientClosed(t *testing.T) {
 	}
 }
 
-// callLog records the requests made through a client (regcount's
-// observer).
-type callLog struct {
-	mu    sync.Mutex
-	calls []regcount.Call
-}
+// callLog records the requests made through a client.
+type callLog struct{ regcount.Recorder }
 
 // wrap returns c counted into l.
 func (l *callLog) wrap(c reg.Client) reg.Client {
-	return regcount.New(c, regcount.WithObserver(func(call regcount.Call) {
-		l.mu.Lock()
-		l.calls = append(l.calls, call)
-		l.mu.Unlock()
-	}))
-}
-
-// take returns the requests recorded since the last take.
-func (l *callLog) take() []regcount.Call {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	out := l.calls
-	l.calls = nil
-	return out
+	return regcount.New(c, regcount.WithObserver(l.Observe))
 }
 
 // testSharedUntracked changes nodes no view holds, many times: the cache
@@ -590,7 +573,7 @@ func (s *suite) testSharedUntracked(t *testing.T) {
 	for _, v := range views {
 		<-v.Initialized()
 	}
-	loading := calls.take()
+	loading := calls.Take()
 	recursive := slices.ContainsFunc(loading, func(c regcount.Call) bool { return c.Method == "WatchRecursive" })
 	for _, c := range loading {
 		if recursive && c.Kind == regcount.Watch && c.Method != "WatchRecursive" {
@@ -619,7 +602,7 @@ func (s *suite) testSharedUntracked(t *testing.T) {
 		d, _, ok := views[0].Get("/job0/config")
 		return ok && string(d) == "barrier"
 	})
-	after := calls.take()
+	after := calls.Take()
 	ops := 0
 	for _, c := range after {
 		ops += c.Ops
@@ -717,7 +700,7 @@ func (s *suite) testSharedLeavesNotListed(t *testing.T) {
 	runShared(t, sc)
 	<-v.Initialized()
 	s.eventuallySame(t, c, v, "/job")
-	loading := calls.take()
+	loading := calls.Take()
 	multiOps := 0
 	for _, call := range loading {
 		switch call.Method {
