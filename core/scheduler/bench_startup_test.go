@@ -11,14 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-
-	"github.com/ejob-io/ejob/core/config"
-	"github.com/ejob-io/ejob/core/executor"
 	"github.com/ejob-io/ejob/core/reg/regcount"
 	"github.com/ejob-io/ejob/core/reg/zktest"
-	"github.com/ejob-io/ejob/core/scheduler"
-	"github.com/ejob-io/ejob/spi"
 )
 
 // The per-path breakdown folds a job root to /J and a latch participant
@@ -55,21 +49,7 @@ func BenchmarkStartupOnZooKeeper(b *testing.B) {
 			byPath[k]++
 			mu.Unlock()
 		}))
-		s, err := scheduler.New(scheduler.Options{
-			Client: cc, InstanceID: "10.0.2.1@-@1", ServerIP: "10.0.2.1", Plugins: plugins(),
-			Logger: hclog.New(&hclog.LoggerOptions{Level: benchLogLevel(), Output: os.Stderr}),
-		})
-		if err != nil {
-			b.Fatal(err)
-		}
-		noop := executor.SimpleFunc(func(context.Context, spi.ShardingContext) error { return nil })
-		for i := range njobs {
-			cfg := config.New("idle-"+strconv.Itoa(i), 1)
-			cfg.Cron = "0 0 0 1 1 ? 2099"
-			if err := s.Add(context.Background(), scheduler.Job{Config: cfg, Runner: noop}); err != nil {
-				b.Fatal(err)
-			}
-		}
+		s := newIdleScheduler(b, cc, benchLogLevel(), njobs)
 		start := time.Now()
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)

@@ -130,25 +130,10 @@ func txnCodeErr(code int32) error {
 
 // decodeMultiTxn decodes a multi reply frame (xid first) for ops.
 func decodeMultiTxn(f []byte, ops []reg.Op) ([]zk.MultiResponse, error) {
-	j := &jute{b: f}
-	j.int32() // xid
-	j.int64() // zxid
-	if code := j.int32(); j.err == nil && code != 0 {
-		return nil, txnCodeErr(code)
-	}
-	out := make([]zk.MultiResponse, 0, len(ops))
+	out := make([]zk.MultiResponse, len(ops))
 	var first error
-	for {
-		typ, done, code := j.int32(), j.bool(), j.int32()
-		if j.err != nil || done {
-			break
-		}
-		i := len(out)
-		if i >= len(ops) {
-			j.err = fmt.Errorf("more than %d results", len(ops))
-			break
-		}
-		var r zk.MultiResponse
+	code, err := walkMulti(f, len(ops), func(j *jute, i int, typ, code int32) {
+		r := &out[i]
 		switch typ {
 		case opError:
 			r.Error = txnCodeErr(j.int32())
@@ -169,13 +154,12 @@ func decodeMultiTxn(f []byte, ops []reg.Op) ([]zk.MultiResponse, error) {
 		default:
 			j.err = fmt.Errorf("result %d of type %d (error code %d) for a %s", i, typ, code, ops[i].Kind)
 		}
-		out = append(out, r)
+	})
+	if code != 0 {
+		return nil, txnCodeErr(code)
 	}
-	if j.err == nil && len(out) != len(ops) {
-		j.err = fmt.Errorf("%d results for %d ops", len(out), len(ops))
-	}
-	if j.err != nil {
-		return nil, fmt.Errorf("malformed multi reply: %w", j.err)
+	if err != nil {
+		return nil, fmt.Errorf("malformed multi reply: %w", err)
 	}
 	return out, first
 }
