@@ -55,7 +55,9 @@ type ValidatePropsRequest struct {
 // each failed item).
 //
 // Caller: the kernel's execution pipeline, once per failure; Validate once
-// when a job is configured. Concurrency: items of one job fail on several
+// when a job is configured, or once for all the jobs of a host that share
+// its props (the result must depend on Props alone; JobName is for
+// messages). Concurrency: items of one job fail on several
 // goroutines, and many jobs share one handler, so implementations must be
 // safe for concurrent use.
 //

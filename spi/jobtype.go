@@ -30,7 +30,9 @@ type ExecuteResponse struct{}
 // third party writes).
 //
 // Caller: the kernel's execution pipeline, once per item per execution;
-// Validate once when a job is configured. Concurrency: the items of one
+// Validate once when a job is configured, or once for all the jobs of a
+// host that share its props (the result must depend on Props alone;
+// JobName is for messages). Concurrency: the items of one
 // execution run concurrently (up to the job's thread-pool size) and many
 // jobs share one executor, so implementations must be safe for concurrent
 // use.

@@ -204,6 +204,9 @@ type Job struct {
 	beforeCommit func()
 
 	ready chan struct{}
+	// fresh: setUpConfig found no job root, so Start registers the job in
+	// one transaction (registerNew); startUp's own. Nil otherwise.
+	fresh *freshStart
 
 	// rg is the registration in the registry's session: session, lease,
 	// pause and the connection handling (registration.go).
@@ -331,22 +334,34 @@ func (j *Job) Cache() reg.TreeView {
 // IsRunning reports whether an execution is registered as running locally.
 func (j *Job) IsRunning() bool { return j.running.Load() }
 
-// setUpConfig applies the startup overwrite rule (spec §3.4).
-func (j *Job) setUpConfig(ctx context.Context) error {
+// setUpConfig applies the startup overwrite rule (spec §3.4). When the
+// job root is absent, the job enabled and allowNew set, it writes nothing:
+// Start then writes the config with the rest of the registration
+// (registerNew).
+func (j *Job) setUpConfig(ctx context.Context, allowNew bool) error {
 	var st config.RegistryState
-	root, ok, err := j.s.get(ctx, j.p.root)
+	// Both nodes read fresh, in one MultiRead with the other jobs starting
+	// now (Namespace.reads).
+	rs, err := j.life.ns.reads.Read(ctx, reg.GetOp(j.p.root), reg.GetOp(j.p.of(nodeConfig)))
 	if err != nil {
-		return wrap("read job root", err)
+		return wrap("read job root and config", err)
 	}
-	st.RootExists, st.Root = ok, []byte(root)
-	cfgData, ok, err := j.s.get(ctx, j.p.of(nodeConfig))
-	if err != nil {
-		return wrap("read job config", err)
+	for _, r := range rs {
+		if r.Err != nil && !errors.Is(r.Err, reg.ErrNoNode) {
+			return wrap("read job root and config", r.Err)
+		}
 	}
-	st.ConfigExists, st.Config = ok, []byte(cfgData)
+	st.RootExists, st.Root = rs[0].Err == nil, rs[0].Data
+	st.ConfigExists, st.Config = rs[1].Err == nil, rs[1].Data
 	res, err := config.SetUp(j.class, j.local, st)
 	if err != nil {
 		return err
+	}
+	j.fresh = nil
+	if allowNew && res.Write && !st.RootExists && !res.Config.Disabled {
+		j.fresh = &freshStart{config: res.ConfigData}
+		j.cfg.Store(res.Config.Clone())
+		return nil
 	}
 	if res.Write {
 		if _, err := reg.Persist(ctx, j.c, j.p.of(nodeConfig), res.ConfigData); err != nil {
@@ -357,6 +372,59 @@ func (j *Job) setUpConfig(ctx context.Context) error {
 		}
 	}
 	j.cfg.Store(res.Config.Clone())
+	return nil
+}
+
+// freshStart is the registration of a job the registry does not have yet.
+type freshStart struct {
+	config []byte       // the config node's value
+	sess   *reg.Session // the session registerNew registered under (nil: it did not)
+}
+
+// registerNew registers a job whose root setUpConfig found absent in one
+// transaction, instead of upstream's sequence (config, root, election
+// under the latch, server, instance, resharding flag: some 60 requests on
+// ZooKeeper): it creates the job root (holding the class name), config,
+// the leader node (under leader/ and leader/election, containers as the
+// latch's parents are), servers/{ip} ENABLED, instances/{id}, and
+// leader/sharding/necessary, the tree upstream's sequence leaves (less
+// the latch, a container the server reaps once its transient participant
+// node is gone).
+//
+// Taking the leadership without the latch is safe because the transaction
+// also creates the job root: it commits only if the root is still absent,
+// so no participant node (under the root) exists then and nobody, Java or
+// ejob, is inside the latch's check-and-create; whoever enters it later
+// finds this leader node. Any failure (the root exists now: another
+// instance registered the job first; a connection loss that leaves the
+// outcome unknown) falls back to the usual sequence, config first, which
+// handles either outcome (a leader node of this session is ours).
+func (j *Job) registerNew(ctx context.Context) error {
+	f := j.fresh
+	sess := j.c.Session()
+	leader := j.p.of(nodeLeaderInstance)
+	ops := []reg.Op{
+		reg.CreateOp(j.p.root, []byte(j.class), reg.Persistent),
+		reg.CreateOp(j.p.of(nodeConfig), f.config, reg.Persistent),
+		reg.CreateOp(reg.Parent(reg.Parent(leader)), nil, reg.Container),
+		reg.CreateOp(reg.Parent(leader), nil, reg.Container),
+		reg.CreateOp(leader, []byte(j.id), reg.Ephemeral),
+		reg.CreateOp(j.p.of(nodeServers), nil, reg.Persistent),
+		reg.CreateOp(j.p.server(j.ip), []byte(serverEnabled), reg.Persistent),
+		reg.CreateOp(j.p.of(nodeInstances), nil, reg.Persistent),
+		reg.CreateOp(j.p.instance(j.id), instanceYAML(j.id, j.ip), reg.Ephemeral),
+		reg.CreateOp(reg.Parent(j.p.of(nodeNecessary)), nil, reg.Persistent),
+		reg.CreateOp(j.p.of(nodeNecessary), nil, reg.Persistent),
+	}
+	if _, err := j.c.Multi(ctx, ops...); err != nil {
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		j.log.Debug("registering the new job in one transaction failed; registering step by step", "error", err)
+		j.fresh = nil
+		return j.setUpConfig(ctx, false)
+	}
+	f.sess = sess
 	return nil
 }
 

@@ -51,19 +51,7 @@ func (j *Job) Start(ctx context.Context) error {
 			return errors.New("coord: Start called twice")
 		}
 	}
-	if err := j.setUpConfig(ctx); err != nil {
-		close(j.life.startupDone)
-		j.finish(true, err)
-		return err
-	}
 	l := &j.life
-	lctx, cancel := context.WithCancelCause(ctx)
-	l.mu.Lock()
-	l.ctx, l.cancel = lctx, cancel
-	if l.ending != nil {
-		cancel(l.ending) // Stop came during setUpConfig
-	}
-	l.mu.Unlock()
 	if l.ns == nil {
 		l.ns = NewNamespace(j.c, j.log)
 		nctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -73,12 +61,34 @@ func (j *Job) Start(ctx context.Context) error {
 			_ = l.ns.Run(nctx)
 		}()
 	}
+	if err := j.setUpConfig(ctx, true); err != nil {
+		close(j.life.startupDone)
+		j.finish(true, err)
+		return err
+	}
+	lctx, cancel := context.WithCancelCause(ctx)
+	l.mu.Lock()
+	l.ctx, l.cancel = lctx, cancel
+	if l.ending != nil {
+		cancel(l.ending) // Stop came during setUpConfig
+	}
+	l.mu.Unlock()
 	// Subscribed before the cache loads, as before: the connection events
 	// from now on are handled once the instance is registered.
 	cq := j.rg.cq
 	l.unsub = l.ns.subscribe(
 		func(ce reg.ConnEvent) { cq.post(func() { j.rg.onConn(ce) }) },
 		func(err error) { go j.finish(false, err) })
+	// A job new to the registry registers in one transaction before its
+	// subtree is loaded (registerNew); if that fails, the usual sequence
+	// runs once the cache is loaded.
+	if j.fresh != nil {
+		if err := j.registerNew(l.ctx); err != nil {
+			close(l.startupDone)
+			j.finish(true, err)
+			return err
+		}
+	}
 	// The initial load describes the tree as it was; the startup sequence
 	// acts on it directly. Later events queue until it is done. The view
 	// calls fn on the cache's goroutine, one call at a time.
@@ -123,14 +133,23 @@ func (j *Job) startUp(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := j.registerStartUp(ctx, !cfg.Disabled); err != nil {
+	fresh := j.fresh
+	j.fresh = nil
+	if fresh != nil && fresh.sess != nil {
+		// registerNew did it all: leader, server, instance, flag; the
+		// subtree held nothing else (no offline server, no stale node).
+		j.rg.registered(fresh.sess)
+		j.log.Info("became leader")
+	} else if err := j.registerStartUp(ctx, !cfg.Disabled); err != nil {
 		return err
 	}
 	j.loop.st = loopState{curTotal: cfg.ShardingTotalCount, cron: cfg.Cron, tz: cfg.TimeZone, lastReconcile: time.Now()}
 	close(j.ready)
 	j.log.Info("instance registered", "server", j.ip)
-	if err := j.cleanStaleIfLeader(ctx); err != nil && ctx.Err() == nil {
-		j.log.Warn("stale node sweep at startup failed", "error", err)
+	if fresh == nil || fresh.sess == nil {
+		if err := j.cleanStaleIfLeader(ctx); err != nil && ctx.Err() == nil {
+			j.log.Warn("stale node sweep at startup failed", "error", err)
+		}
 	}
 	// The pump's first tick covers what startup found.
 	j.armPump()

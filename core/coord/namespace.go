@@ -25,6 +25,9 @@ type Namespace struct {
 	c     reg.Client
 	log   hclog.Logger
 	cache *reg.SharedCache
+	// reads coalesces the jobs' fresh startup reads (setUpConfig): a host
+	// starting many jobs at once reads them in a few MultiReads.
+	reads *reg.BatchReader
 
 	mu      sync.Mutex
 	last    reg.ConnEvent // the current state, as WatchConnection's first event (State 0: none yet)
@@ -50,6 +53,7 @@ func NewNamespace(c reg.Client, log hclog.Logger) *Namespace {
 	return &Namespace{
 		c: c, log: log,
 		cache: reg.NewSharedCache(c, reg.WithSharedLogger(log)),
+		reads: reg.NewBatchReader(c),
 		subs:  map[*nsSub]struct{}{},
 	}
 }

@@ -188,6 +188,11 @@ func scenarioReconcileFlagsOfflineAssignments(t *testing.T, cl *cluster) {
 // the leader's next one, which stalled BenchmarkRequestsPerTrigger.)
 func TestLateRegistrationEventsFlagNoResharding(t *testing.T) {
 	cl := newEmbeddedCluster(t)
+	// The job root exists (empty, as a console may leave it): the
+	// step-by-step registration, whose events the job sees once started
+	// (a job new to the registry registers in one transaction before it
+	// loads its subtree, and sees no event of it).
+	cl.persist(jp(), "")
 	hold, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once
 	a := cl.startAsyncOpts("192.168.1.1", 100, testConfig(2), func(o *optsT) {

@@ -3,6 +3,7 @@ package coord_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -192,4 +193,67 @@ func TestCheckEnvironmentIntolerable(t *testing.T) {
 	if err := a.job.CheckEnvironment(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestStartupNewJobConcurrently: instances starting together on a
+// namespace without the job each try to register it in one transaction;
+// one wins, the others fall back to the step-by-step registration: all
+// register, one leads, and the leader's containers are containers (the
+// election's parents, reaped once nobody campaigns, as upstream's latch
+// leaves them).
+func TestStartupNewJobConcurrently(t *testing.T) {
+	cl := newEmbeddedCluster(t)
+	const n = 4
+	ins := make([]*instance, n)
+	for i := range ins {
+		ins[i] = cl.startAsync("10.0.0."+string(rune('1'+i)), 100+i, testConfig(2), nil)
+	}
+	ids := map[string]bool{}
+	for _, in := range ins {
+		select {
+		case <-in.job.Ready():
+		case <-time.After(waitFor):
+			t.Fatalf("instance %s not ready", in.id)
+		}
+		ids[in.id] = true
+		if _, ok := cl.get(jp("instances", in.id)); !ok {
+			t.Errorf("instance node of %s missing", in.id)
+		}
+		if v, _ := cl.get(jp("servers", ipOf(in.id))); v != "ENABLED" {
+			t.Errorf("server of %s = %q", in.id, v)
+		}
+	}
+	leader, _ := cl.get(jp("leader", "election", "instance"))
+	if !ids[leader] {
+		t.Fatalf("leader = %q", leader)
+	}
+	leaders := 0
+	for _, in := range ins {
+		if ok, err := in.job.IsLeader(ctxT(t)); err != nil {
+			t.Fatal(err)
+		} else if ok {
+			leaders++
+		}
+	}
+	if leaders != 1 {
+		t.Fatalf("%d leaders", leaders)
+	}
+	if v, _ := cl.get(jp()); v != testClass {
+		t.Errorf("job root = %q", v)
+	}
+	for _, in := range ins {
+		in.stop()
+	}
+	testkit.Eventually(t, waitFor, "leader/election reaped once empty (a container)", func() bool {
+		_, ok := cl.get(jp("leader", "election"))
+		return !ok
+	})
+	if _, ok := cl.get(jp("servers")); !ok {
+		t.Error("servers/ reaped: it is persistent")
+	}
+}
+
+func ipOf(id string) string {
+	ip, _, _ := strings.Cut(id, "@-@")
+	return ip
 }

@@ -142,7 +142,7 @@ type Writer interface {
 	Delete(ctx context.Context, path string, version int32) error
 	// Multi applies ops atomically: all or nothing. On failure the error is
 	// a *MultiError (inside an *OpError) naming the first failing op. Ops
-	// create no parents; Container creates are not supported in a multi.
+	// create no parents.
 	Multi(ctx context.Context, ops ...Op) ([]OpResult, error)
 }
 

@@ -634,21 +634,7 @@ func startIdleJobs(b *testing.B, njobs int) idleJobs {
 		b.Fatal(err)
 	}
 	cc := regcount.New(c)
-	s, err := scheduler.New(scheduler.Options{
-		Client: cc, InstanceID: "10.0.2.1@-@1", ServerIP: "10.0.2.1", Plugins: plugins(),
-		Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Error, Output: os.Stderr}),
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	noop := executor.SimpleFunc(func(context.Context, spi.ShardingContext) error { return nil })
-	for i := range njobs {
-		cfg := config.New("idle-"+strconv.Itoa(i), 1)
-		cfg.Cron = "0 0 0 1 1 ? 2099"
-		if err := s.Add(context.Background(), scheduler.Job{Config: cfg, Runner: noop}); err != nil {
-			b.Fatal(err)
-		}
-	}
+	s := newIdleScheduler(b, cc, hclog.Error, njobs)
 	start, cpu0 := time.Now(), processCPU(b)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -676,6 +662,29 @@ func startIdleJobs(b *testing.B, njobs int) idleJobs {
 		_ = c.Close()
 		runtime.KeepAlive(srv)
 	}}
+}
+
+// newIdleScheduler returns a scheduler on c (instance 10.0.2.1@-@1) with
+// njobs idle jobs "idle-N" (1 item, a cron that next fires in 2099), not
+// yet running.
+func newIdleScheduler(b *testing.B, c reg.Client, level hclog.Level, njobs int) *scheduler.Scheduler {
+	b.Helper()
+	s, err := scheduler.New(scheduler.Options{
+		Client: c, InstanceID: "10.0.2.1@-@1", ServerIP: "10.0.2.1", Plugins: plugins(),
+		Logger: hclog.New(&hclog.LoggerOptions{Level: level, Output: os.Stderr}),
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	noop := executor.SimpleFunc(func(context.Context, spi.ShardingContext) error { return nil })
+	for i := range njobs {
+		cfg := config.New("idle-"+strconv.Itoa(i), 1)
+		cfg.Cron = "0 0 0 1 1 ? 2099"
+		if err := s.Add(context.Background(), scheduler.Job{Config: cfg, Runner: noop}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return s
 }
 
 // BenchmarkIdleCPU: one scheduler on the embedded registry with N idle

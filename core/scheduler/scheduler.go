@@ -75,6 +75,12 @@ type Options struct {
 	// trigger.RealClock). Tests use one whose timers never fire to model a
 	// trigger loop that stopped firing.
 	Clock trigger.Clock
+	// Validated remembers the props the plugins accepted: Add asks a job
+	// type (or error handler) to validate a job's props only when that
+	// type has not accepted the same props before. Set it to share what
+	// the caller validated already (ejob run checks its file first); by
+	// default the scheduler keeps its own.
+	Validated *ValidatedProps
 }
 
 // Observer is told what happens to the scheduler's jobs, for metrics (the
@@ -239,6 +245,9 @@ func New(opts Options) (*Scheduler, error) {
 	if opts.Observer == nil {
 		opts.Observer = NopObserver{}
 	}
+	if opts.Validated == nil {
+		opts.Validated = &ValidatedProps{}
+	}
 	s := &Scheduler{opts: opts, log: opts.Logger, jobs: map[string]*runtime{}, abort: make(chan struct{})}
 	s.ns = opts.Coord.Namespace
 	if s.ns == nil {
@@ -310,9 +319,11 @@ func (s *Scheduler) Add(ctx context.Context, job Job) error {
 		if err != nil {
 			return fmt.Errorf("job %q: %w", cfg.JobName, err)
 		}
-		vctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		err = ex.Validate(vctx, spi.ValidatePropsRequest{JobName: cfg.JobName, Props: cfg.Props})
-		cancel()
+		err = s.opts.Validated.Check(spi.KindJobType, job.Type, cfg.Props, func() error {
+			vctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			defer cancel()
+			return ex.Validate(vctx, spi.ValidatePropsRequest{JobName: cfg.JobName, Props: cfg.Props})
+		})
 		if err != nil {
 			return fmt.Errorf("job %q: props for job type %s: %w", cfg.JobName, job.Type, err)
 		}
@@ -331,9 +342,11 @@ func (s *Scheduler) Add(ctx context.Context, job Job) error {
 		if err != nil {
 			return fmt.Errorf("job %q: %w", cfg.JobName, err)
 		}
-		vctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		err = h.Validate(vctx, spi.ValidatePropsRequest{JobName: cfg.JobName, Props: cfg.Props})
-		cancel()
+		err = s.opts.Validated.Check(spi.KindErrorHandler, ht, cfg.Props, func() error {
+			vctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			defer cancel()
+			return h.Validate(vctx, spi.ValidatePropsRequest{JobName: cfg.JobName, Props: cfg.Props})
+		})
 		if err != nil {
 			return fmt.Errorf("job %q: props for error handler %s: %w", cfg.JobName, ht, err)
 		}

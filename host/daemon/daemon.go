@@ -121,7 +121,7 @@ func (opts Options) getenv(k string) string {
 // override) and returned open; the caller closes it. The file's log level
 // is applied to opts.Logger first, unless opts.LogLevelFixed.
 func Load(ctx context.Context, opts Options) (*hostconfig.File, *plugins.Catalog, error) {
-	file, cat, _, err := load(ctx, opts, nil)
+	file, cat, _, err := load(ctx, opts, nil, &scheduler.ValidatedProps{})
 	return file, cat, err
 }
 
@@ -152,8 +152,10 @@ func LoadTracing(ctx context.Context, opts Options) (*hostconfig.File, *plugins.
 	return file, cat, &Tracing{Tracer: tr, Config: file.Tracing.DataSource}, nil
 }
 
-// load is Load; the catalog reports to obs when it is not nil.
-func load(ctx context.Context, opts Options, obs plugins.Observer) (*hostconfig.File, *plugins.Catalog, plan, error) {
+// load is Load; the catalog reports to obs when it is not nil. The props
+// the plugins accept are remembered in validated (each distinct type and
+// props is checked once).
+func load(ctx context.Context, opts Options, obs plugins.Observer, validated *scheduler.ValidatedProps) (*hostconfig.File, *plugins.Catalog, plan, error) {
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
 	}
@@ -183,7 +185,12 @@ func load(ctx context.Context, opts Options, obs plugins.Observer) (*hostconfig.
 			return err == nil
 		},
 		ValidateProps: func(kind spi.Kind, typ, job string, props map[string]string) error {
-			return validateProps(ctx, cat, kind, typ, job, props)
+			if kind == spi.KindTracing {
+				return validateProps(ctx, cat, kind, typ, job, props)
+			}
+			return validated.Check(kind, typ, props, func() error {
+				return validateProps(ctx, cat, kind, typ, job, props)
+			})
 		},
 	})
 	if err != nil {
@@ -245,7 +252,8 @@ func Run(ctx context.Context, opts Options) error {
 	// The collectors cost little: the kernel and the catalog report to
 	// them whether or not ejob.http serves them.
 	mx := metrics.New()
-	file, cat, p, err := load(ctx, opts, mx.Jobs())
+	validated := &scheduler.ValidatedProps{}
+	file, cat, p, err := load(ctx, opts, mx.Jobs(), validated)
 	if err != nil {
 		return err
 	}
@@ -281,6 +289,7 @@ func Run(ctx context.Context, opts Options) error {
 		Client: client, InstanceID: id.String(), ServerIP: id.IP,
 		Plugins: cat, Logger: log, DrainTimeout: p.drain,
 		Events: executor.MultiEvents{tr.events, mx.Jobs()}, Observer: mx.Jobs(),
+		Validated: validated,
 	})
 	if err != nil {
 		return err

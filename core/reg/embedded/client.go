@@ -347,7 +347,7 @@ func validateOp(op reg.Op) error {
 	case reg.OpCheck, reg.OpSet, reg.OpDelete:
 		return reg.ValidatePath(op.Path, false)
 	case reg.OpCreate:
-		if !op.Mode.Valid() || op.Mode == reg.Container {
+		if !op.Mode.Valid() {
 			return fmt.Errorf("create mode %v in a transaction: %w", op.Mode, reg.ErrInvalidArgument)
 		}
 		return reg.ValidatePath(op.Path, op.Mode.IsSequential())

@@ -62,6 +62,7 @@ func Run(t *testing.T, h Harness) {
 		"Containers":            s.testContainers,
 		"MultiSuccess":          s.testMultiSuccess,
 		"MultiAtomic":           s.testMultiAtomic,
+		"MultiContainer":        s.testMultiContainer,
 		"MultiRead":             s.testMultiRead,
 		"MultiReadLarge":        s.testMultiReadLarge,
 		"MultiReadReconnect":    s.testMultiReadReconnect,
@@ -642,8 +643,60 @@ func (s *suite) testMultiSuccess(t *testing.T) {
 	if stNew.Czxid != stM.Mzxid {
 		t.Fatalf("multi ops have different zxids: %x %x", stNew.Czxid, stM.Mzxid)
 	}
-	_, err = c.Multi(ctx, reg.CreateOp("/m/box", nil, reg.Container))
-	wantErr(t, err, reg.ErrInvalidArgument)
+}
+
+// testMultiContainer: a transaction creates containers (reaped once
+// emptied, as Create's) with other nodes, reports each op's result, and
+// fails whole, naming the failing op, when one of them fails.
+func (s *suite) testMultiContainer(t *testing.T) {
+	ctx := ctxFor(t)
+	c := s.client(t, namespace(t))
+	str(t)(c.Create(ctx, "/m", []byte("m"), reg.Persistent))
+	res, err := c.Multi(ctx,
+		reg.CheckOp("/m", 0),
+		reg.CreateOp("/m/box", nil, reg.Container),
+		reg.CreateOp("/m/box/inner", []byte("in"), reg.Container),
+		reg.CreateOp("/m/box/inner/eph", []byte("e"), reg.Ephemeral),
+		reg.CreateOp("/m/box/p", nil, reg.Persistent),
+		reg.CreateOp("/m/box/seq-", nil, reg.PersistentSequential),
+		reg.SetOp("/m", []byte("set"), 0),
+	)
+	noErr(t, err)
+	if len(res) != 7 || res[1].Path != "/m/box" || res[2].Path != "/m/box/inner" || res[3].Path != "/m/box/inner/eph" ||
+		res[5].Path != "/m/box/seq-0000000002" || res[6].Stat.Version != 1 {
+		t.Fatalf("results %+v", res)
+	}
+	data, st, err := c.Get(ctx, "/m/box/inner")
+	noErr(t, err)
+	if string(data) != "in" || st.EphemeralOwner != 0 {
+		t.Fatalf("container /m/box/inner = %q %+v (ZooKeeper shows containers as persistent)", data, st)
+	}
+	if data, st, err := c.Get(ctx, "/m/box/inner/eph"); err != nil || string(data) != "e" || st.EphemeralOwner != c.Session().ID() {
+		t.Fatalf("ephemeral = %q %+v %v", data, st, err)
+	}
+	// A failed op fails the whole transaction: nothing is created.
+	_, err = c.Multi(ctx,
+		reg.CreateOp("/m/box2", nil, reg.Container),
+		reg.CreateOp("/m/box2/x", nil, reg.Persistent),
+		reg.CreateOp("/m/box", nil, reg.Container),
+	)
+	wantErr(t, err, reg.ErrNodeExists)
+	var me *reg.MultiError
+	if !errors.As(err, &me) || me.Index != 2 {
+		t.Fatalf("failing op: %v", err)
+	}
+	if s.exists(t, c, "/m/box2") {
+		t.Fatal("a failed transaction created a container")
+	}
+	// They are containers: emptied, they are reaped (inner once its
+	// ephemeral is gone, box once inner is).
+	noErr(t, c.Delete(ctx, "/m/box/p", reg.AnyVersion))
+	noErr(t, c.Delete(ctx, "/m/box/seq-0000000002", reg.AnyVersion))
+	noErr(t, c.Delete(ctx, "/m/box/inner/eph", reg.AnyVersion))
+	s.eventually(t, "containers of a transaction reaped", func() bool { return !s.exists(t, c, "/m/box") })
+	if !s.exists(t, c, "/m") {
+		t.Fatal("a persistent node was reaped")
+	}
 }
 
 // testMultiRead: each op of a MultiRead returns what Get or Children

@@ -334,27 +334,43 @@ func (j *jute) stat() reg.Stat {
 	return s
 }
 
-// decodeMultiRead decodes a multiRead reply frame (xid first) for ops.
-func decodeMultiRead(f []byte, ops []reg.ReadOp) ([]reg.ReadResult, error) {
+// walkMulti reads a multi or multiRead reply frame (xid first) of n ops:
+// a non-zero error code in its reply header is returned as code; else fn
+// gets each result's index, header type and error code, and reads the
+// result's record from j (setting j.err for one it cannot read). err is
+// a malformed frame's.
+func walkMulti(f []byte, n int, fn func(j *jute, i int, typ, code int32)) (code int32, err error) {
 	j := &jute{b: f}
 	j.int32() // xid
 	j.int64() // zxid
 	if code := j.int32(); j.err == nil && code != 0 {
-		return nil, codeErr(code)
+		return code, nil
 	}
-	out := make([]reg.ReadResult, 0, len(ops))
+	count := 0
 	for {
 		typ, done, code := j.int32(), j.bool(), j.int32()
 		if j.err != nil || done {
 			break
 		}
-		i := len(out)
-		if i >= len(ops) {
-			j.err = fmt.Errorf("more than %d results", len(ops))
+		if count >= n {
+			j.err = fmt.Errorf("more than %d results", n)
 			break
 		}
+		fn(j, count, typ, code)
+		count++
+	}
+	if j.err == nil && count != n {
+		j.err = fmt.Errorf("%d results for %d ops", count, n)
+	}
+	return 0, j.err
+}
+
+// decodeMultiRead decodes a multiRead reply frame (xid first) for ops.
+func decodeMultiRead(f []byte, ops []reg.ReadOp) ([]reg.ReadResult, error) {
+	out := make([]reg.ReadResult, len(ops))
+	code, err := walkMulti(f, len(ops), func(j *jute, i int, typ, code int32) {
 		op := ops[i]
-		var r reg.ReadResult
+		r := &out[i]
 		switch {
 		case typ == opError:
 			code = j.int32()
@@ -373,13 +389,12 @@ func decodeMultiRead(f []byte, ops []reg.ReadOp) ([]reg.ReadResult, error) {
 		default:
 			j.err = fmt.Errorf("result %d of type %d (error code %d) for a %s", i, typ, code, op.Kind)
 		}
-		out = append(out, r)
+	})
+	if code != 0 {
+		return nil, codeErr(code)
 	}
-	if j.err == nil && len(out) != len(ops) {
-		j.err = fmt.Errorf("%d results for %d ops", len(out), len(ops))
-	}
-	if j.err != nil {
-		return nil, fmt.Errorf("malformed multiRead reply: %w", j.err)
+	if err != nil {
+		return nil, fmt.Errorf("malformed multiRead reply: %w", err)
 	}
 	return out, nil
 }

@@ -298,9 +298,7 @@ func (c *Client) Multi(ctx context.Context, ops ...reg.Op) ([]reg.OpResult, erro
 			err = reg.ValidatePath(op.Path, false)
 			reqs[i] = &zk.CheckVersionRequest{Path: full, Version: op.Version}
 		case reg.OpCreate:
-			if !op.Mode.Valid() || op.Mode == reg.Container {
-				// go-zookeeper v1.0.4 sends every multi create as a plain
-				// create, which cannot make a container.
+			if !op.Mode.Valid() {
 				err = fmt.Errorf("create mode %v in a transaction: %w", op.Mode, reg.ErrInvalidArgument)
 			} else {
 				err = reg.ValidatePath(op.Path, op.Mode.IsSequential())
@@ -323,8 +321,17 @@ func (c *Client) Multi(ctx context.Context, ops ...reg.Op) ([]reg.OpResult, erro
 		rs  []zk.MultiResponse
 		err error
 	}
+	// go-zookeeper v1.0.4 cannot create a container in a transaction
+	// (multitxn.go): those are written by ejob itself.
+	container := hasContainer(ops)
 	r, err := call(ctx, c, "multi", "/", false, func() (multiRes, error) {
-		rs, err := c.conn.Multi(reqs...)
+		var rs []zk.MultiResponse
+		var err error
+		if container {
+			rs, err = c.multiTxn(ops)
+		} else {
+			rs, err = c.conn.Multi(reqs...)
+		}
 		if err != nil && len(rs) > 0 {
 			return multiRes{rs: rs, err: err}, nil // an op failed: report which
 		}

@@ -1,0 +1,165 @@
+package zookeeper
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/ejob-io/ejob/core/reg"
+)
+
+// ZooKeeper's multi (zookeeper.jute): RequestHeader{xid, type=multi} and a
+// MultiOperationRecord of ops, each MultiHeader{type, done=false, err=-1}
+// and its request record (CreateRequest{path, data, acl, flags},
+// DeleteRequest{path, version}, SetDataRequest{path, data, version},
+// CheckVersionRequest{path, version}), ended by MultiHeader{-1, true, -1}.
+// The reply is ReplyHeader{xid, zxid, err} and a MultiResponse: per op a
+// MultiHeader{type, false, err} and CreateResponse{path} (create),
+// Create2Response{path, stat} (createContainer), SetDataResponse{stat}, no
+// record (delete, check) or ErrorResponse{err} (type error: every op of a
+// failed transaction, 0 for the ops before the failing one); then
+// MultiHeader{-1, true, -1}. go-zookeeper v1.0.4 sends every create of a
+// multi as a plain create and cannot decode a createContainer's result, so
+// a transaction that creates a container is written on go-zookeeper's
+// connection by ejob itself (sniffConn), as multiRead is.
+const (
+	opCreate          = 1
+	opDelete          = 2
+	opSetData         = 5
+	opCheck           = 13
+	opMulti           = 14
+	opCreateContainer = 19
+)
+
+// hasContainer reports whether ops create a container node.
+func hasContainer(ops []reg.Op) bool {
+	for _, op := range ops {
+		if op.Kind == reg.OpCreate && op.Mode == reg.Container {
+			return true
+		}
+	}
+	return false
+}
+
+// multiTxn sends ops (already validated) as one multi request on the
+// current connection and returns go-zookeeper's view of the reply: the
+// per-op results, and the error of the first failing op (nil when the
+// transaction was applied).
+func (c *Client) multiTxn(ops []reg.Op) ([]zk.MultiResponse, error) {
+	sc := c.wire.Load()
+	if sc == nil {
+		return nil, zk.ErrConnectionClosed
+	}
+	body := binary.BigEndian.AppendUint32(nil, uint32(opMulti))
+	for _, op := range ops {
+		full := c.abs(op.Path)
+		switch op.Kind {
+		case reg.OpCreate:
+			t := int32(opCreate)
+			if op.Mode == reg.Container {
+				t = opCreateContainer
+			}
+			body = appendMultiHeader(body, t, false, -1)
+			body = appendString(body, full)
+			body = appendBuffer(body, nonNull(op.Data))
+			body = binary.BigEndian.AppendUint32(body, uint32(len(c.acl)))
+			for _, a := range c.acl {
+				body = binary.BigEndian.AppendUint32(body, uint32(a.Perms))
+				body = appendString(body, a.Scheme)
+				body = appendString(body, a.ID)
+			}
+			body = binary.BigEndian.AppendUint32(body, uint32(createFlags(op.Mode)))
+		case reg.OpDelete:
+			body = appendMultiHeader(body, opDelete, false, -1)
+			body = appendString(body, full)
+			body = binary.BigEndian.AppendUint32(body, uint32(op.Version))
+		case reg.OpSet:
+			body = appendMultiHeader(body, opSetData, false, -1)
+			body = appendString(body, full)
+			body = appendBuffer(body, nonNull(op.Data))
+			body = binary.BigEndian.AppendUint32(body, uint32(op.Version))
+		case reg.OpCheck:
+			body = appendMultiHeader(body, opCheck, false, -1)
+			body = appendString(body, full)
+			body = binary.BigEndian.AppendUint32(body, uint32(op.Version))
+		}
+	}
+	body = appendMultiHeader(body, -1, true, -1)
+	xid := int32(ownXidTop - c.xid.Add(1)%ownXids)
+	f, err := sc.roundTrip(xid, body, ms(c.cfg.ConnectionTimeoutMilliseconds), c.closing)
+	if err != nil {
+		return nil, err
+	}
+	return decodeMultiTxn(f, ops)
+}
+
+func appendString(b []byte, s string) []byte {
+	b = binary.BigEndian.AppendUint32(b, uint32(len(s)))
+	return append(b, s...)
+}
+
+func appendBuffer(b, data []byte) []byte {
+	b = binary.BigEndian.AppendUint32(b, uint32(len(data)))
+	return append(b, data...)
+}
+
+// txnCodeErr is the go-zookeeper error for an op's error code in a failed
+// transaction (nil for 0: an op before the failing one).
+func txnCodeErr(code int32) error {
+	switch code {
+	case 0:
+		return nil
+	case -2:
+		return fmt.Errorf("zookeeper error code %d (runtime inconsistency: an earlier op failed)", code)
+	case -103:
+		return zk.ErrBadVersion
+	case -108:
+		return zk.ErrNoChildrenForEphemerals
+	case -110:
+		return zk.ErrNodeExists
+	case -111:
+		return zk.ErrNotEmpty
+	case -114:
+		return zk.ErrInvalidACL
+	case -8:
+		return zk.ErrBadArguments
+	}
+	return codeErr(code)
+}
+
+// decodeMultiTxn decodes a multi reply frame (xid first) for ops.
+func decodeMultiTxn(f []byte, ops []reg.Op) ([]zk.MultiResponse, error) {
+	out := make([]zk.MultiResponse, len(ops))
+	var first error
+	code, err := walkMulti(f, len(ops), func(j *jute, i int, typ, code int32) {
+		r := &out[i]
+		switch typ {
+		case opError:
+			r.Error = txnCodeErr(j.int32())
+			if first == nil {
+				first = r.Error
+			}
+		case opCreate:
+			r.String = string(j.buffer())
+		case opCreateContainer, 15: // 15: create2
+			r.String = string(j.buffer())
+			j.stat()
+		case opSetData:
+			st := j.stat()
+			r.Stat = &zk.Stat{Czxid: st.Czxid, Mzxid: st.Mzxid, Ctime: st.Ctime, Mtime: st.Mtime,
+				Version: st.Version, Cversion: st.Cversion, Aversion: st.Aversion, EphemeralOwner: st.EphemeralOwner,
+				DataLength: st.DataLength, NumChildren: st.NumChildren, Pzxid: st.Pzxid}
+		case opDelete, opCheck:
+		default:
+			j.err = fmt.Errorf("result %d of type %d (error code %d) for a %s", i, typ, code, ops[i].Kind)
+		}
+	})
+	if code != 0 {
+		return nil, txnCodeErr(code)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("malformed multi reply: %w", err)
+	}
+	return out, first
+}
