@@ -82,7 +82,7 @@ type node struct {
 // and Cversion are derived (statCopy).
 type nodeStat struct {
 	Czxid, Mzxid, Pzxid, Ctime, Mtime, EphemeralOwner int64
-	Version, Aversion                                int32
+	Version, Aversion                                 int32
 }
 
 // child returns the child called name, or nil.
