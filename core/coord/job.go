@@ -126,7 +126,7 @@ type Job struct {
 	c           reg.Client
 	s           store
 	p           paths
-	local       *config.JobConfiguration
+	local       *config.JobConfiguration // until setUpConfig is done (nil after)
 	class       string
 	id          string
 	ip          string
@@ -358,6 +358,9 @@ func (j *Job) setUpConfig(ctx context.Context) error {
 		}
 	}
 	j.cfg.Store(res.Config.Clone())
+	// The local config served only this: from now on the registry's is
+	// the job's (a copy is in the tree cache and in j.cfg).
+	j.local = nil
 	return nil
 }
 

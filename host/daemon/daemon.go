@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -363,6 +364,12 @@ func Run(ctx context.Context, opts Options) error {
 		if opts.Ready != nil {
 			opts.Ready(id.String())
 		}
+		// Startup is a burst (the config's YAML, every job's registration
+		// and cache load) whose garbage an idle host would otherwise keep
+		// mapped until the runtime's periodic GC and its scavenger got to
+		// it: with 1,000 jobs about 13 MiB of the host's RSS. One GC now
+		// (some 10-30 ms of CPU, once) hands it back.
+		debug.FreeOSMemory()
 	}
 	err = <-done
 	if ferr := regFailure(); ferr != nil {
