@@ -10,7 +10,9 @@
 // which ejob does not use, would make a With keep the level the base had
 // when it was made). A message below the level is dropped without making
 // the With, as hclog drops it; except on an hclog.InterceptLogger, whose
-// sinks have levels of their own. The output is the With's.
+// sinks have levels of their own. The output is the With's (hclog's
+// IncludeLocation, which ejob does not use, would name this package as the
+// caller).
 package lazylog
 
 import (
@@ -69,35 +71,12 @@ func (z *Logger) Log(level hclog.Level, msg string, args ...any) {
 	}
 }
 
-func (z *Logger) Trace(msg string, args ...any) {
-	if !z.drops(hclog.Trace) {
-		z.logger().Trace(msg, args...)
-	}
-}
-
-func (z *Logger) Debug(msg string, args ...any) {
-	if !z.drops(hclog.Debug) {
-		z.logger().Debug(msg, args...)
-	}
-}
-
-func (z *Logger) Info(msg string, args ...any) {
-	if !z.drops(hclog.Info) {
-		z.logger().Info(msg, args...)
-	}
-}
-
-func (z *Logger) Warn(msg string, args ...any) {
-	if !z.drops(hclog.Warn) {
-		z.logger().Warn(msg, args...)
-	}
-}
-
-func (z *Logger) Error(msg string, args ...any) {
-	if !z.drops(hclog.Error) {
-		z.logger().Error(msg, args...)
-	}
-}
+// Trace to Error are Log at their level, as hclog's are.
+func (z *Logger) Trace(msg string, args ...any) { z.Log(hclog.Trace, msg, args...) }
+func (z *Logger) Debug(msg string, args ...any) { z.Log(hclog.Debug, msg, args...) }
+func (z *Logger) Info(msg string, args ...any)  { z.Log(hclog.Info, msg, args...) }
+func (z *Logger) Warn(msg string, args ...any)  { z.Log(hclog.Warn, msg, args...) }
+func (z *Logger) Error(msg string, args ...any) { z.Log(hclog.Error, msg, args...) }
 
 func (z *Logger) IsTrace() bool          { return z.levels().IsTrace() }
 func (z *Logger) IsDebug() bool          { return z.levels().IsDebug() }
