@@ -54,36 +54,43 @@ func NewServer(opts ...ServerOption) *Server {
 	for _, o := range opts {
 		o(s)
 	}
-	s.root = &node{data: []byte{}}
+	s.root = &node{}
 	return s
 }
 
-// nonNull copies data; nil becomes empty. As the zookeeper implementation,
-// the embedded registry never stores ZooKeeper's null: every node ejob
-// writes reads back non-nil, as it would from Curator's tree.
-func nonNull(data []byte) []byte { return append([]byte{}, data...) }
+// nonNull copies data as a node keeps it (immutable; nil becomes empty).
+// As the zookeeper implementation, the embedded registry never stores
+// ZooKeeper's null: every node ejob writes reads back non-nil (dataOf), as
+// it would from Curator's tree.
+func nonNull(data []byte) string { return string(data) }
 
 // node is one znode. Its children are a slice sorted by name rather than a
 // map: most nodes have none or a few, and a map costs some 250 bytes even
-// for one child. The stat keeps what is not derived (see statCopy), so a
-// node takes 128 bytes (a size class).
+// for one child. It keeps what of the stat is not derived (see statCopy),
+// and its data as a string, so that it takes 112 bytes (a size class).
 type node struct {
-	name string // the last path element
-	data []byte // never nil (see nonNull)
-	stat nodeStat
+	name string  // the last path element
+	data string  // see nonNull
 	kids []*node // sorted by name
+	stat nodeStat
+	// version is the stat's Version (out of nodeStat, which would be
+	// padded to 56 bytes).
+	version int32
 	// creates counts child creations. As in ZooKeeper it names sequential
 	// children, and the reported cversion is creates*2 - children (every
 	// child gone was created once and deleted once).
 	creates int32
 }
 
-// nodeStat is the part of reg.Stat a node stores: DataLength, NumChildren
-// and Cversion are derived (statCopy).
+// nodeStat is the part of reg.Stat a node stores besides its version:
+// DataLength, NumChildren and Cversion are derived (statCopy), Aversion is
+// always 0 (the embedded registry has no ACLs).
 type nodeStat struct {
 	Czxid, Mzxid, Pzxid, Ctime, Mtime, EphemeralOwner int64
-	Version, Aversion                                 int32
 }
+
+// dataOf returns a copy of n's data, never nil.
+func (n *node) dataOf() []byte { return append([]byte{}, n.data...) }
 
 // child returns the child called name, or nil.
 func (n *node) child(name string) *node {
@@ -133,7 +140,7 @@ func (n *node) statCopy() reg.Stat {
 		owner = 0
 	}
 	return reg.Stat{Czxid: st.Czxid, Mzxid: st.Mzxid, Pzxid: st.Pzxid, Ctime: st.Ctime, Mtime: st.Mtime,
-		Version: st.Version, Cversion: n.creates*2 - kids, Aversion: st.Aversion, EphemeralOwner: owner,
+		Version: n.version, Cversion: n.creates*2 - kids, EphemeralOwner: owner,
 		DataLength: int32(len(n.data)), NumChildren: kids}
 }
 
@@ -304,15 +311,15 @@ func (t *txn) set(path string, data []byte, version int32) (reg.Stat, error) {
 	if n == nil {
 		return reg.Stat{}, reg.ErrNoNode
 	}
-	if version != reg.AnyVersion && version != n.stat.Version {
+	if version != reg.AnyVersion && version != n.version {
 		return reg.Stat{}, reg.ErrBadVersion
 	}
-	old, oldStat := n.data, n.stat
+	old, oldStat, oldV := n.data, n.stat, n.version
 	n.data = nonNull(data)
-	n.stat.Version++
+	n.version++
 	n.stat.Mzxid = t.zxid
 	n.stat.Mtime = t.now
-	t.undo = append(t.undo, func() { n.data, n.stat = old, oldStat })
+	t.undo = append(t.undo, func() { n.data, n.stat, n.version = old, oldStat, oldV })
 	t.events = append(t.events,
 		pendingEvent{watchKey{path, watchData}, reg.EventNodeDataChanged},
 		pendingEvent{watchKey{path, watchExist}, reg.EventNodeDataChanged})
@@ -329,7 +336,7 @@ func (t *txn) delete(path string, version int32) error {
 	if n == nil {
 		return reg.ErrNoNode
 	}
-	if version != reg.AnyVersion && version != n.stat.Version {
+	if version != reg.AnyVersion && version != n.version {
 		return reg.ErrBadVersion
 	}
 	if len(n.kids) > 0 {
@@ -371,7 +378,7 @@ func (t *txn) check(path string, version int32) error {
 	if n == nil {
 		return reg.ErrNoNode
 	}
-	if version != reg.AnyVersion && version != n.stat.Version {
+	if version != reg.AnyVersion && version != n.version {
 		return reg.ErrBadVersion
 	}
 	return nil
