@@ -296,9 +296,9 @@ type schedKey struct{ expr, tz string }
 const maxScheds = 4096
 
 // schedule is schedule(expr, tz), parsed once for all the jobs with the
-// same cron and time zone: a parsed schedule is immutable and safe for
-// concurrent use (cron.Expression), and an idle job kept its own copy
-// (some 360 bytes) only to share it.
+// same cron and time zone rather than once per job (some 360 bytes each):
+// a parsed schedule is immutable and safe for concurrent use
+// (cron.Schedule).
 func (s *Scheduler) schedule(expr, tz string) (trigger.Schedule, error) {
 	k := schedKey{expr, tz}
 	s.schedMu.Lock()
