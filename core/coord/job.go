@@ -16,6 +16,7 @@ import (
 	"github.com/ejob-io/ejob/core/node"
 	"github.com/ejob-io/ejob/core/reg"
 	"github.com/ejob-io/ejob/core/reg/recipe"
+	"github.com/ejob-io/ejob/internal/lazylog"
 	"github.com/ejob-io/ejob/spi"
 )
 
@@ -125,7 +126,7 @@ type Job struct {
 	c           reg.Client
 	s           store
 	p           paths
-	local       *config.JobConfiguration
+	local       *config.JobConfiguration // until setUpConfig is done (nil after)
 	class       string
 	id          string
 	ip          string
@@ -242,7 +243,7 @@ func New(opts Options) (*Job, error) {
 		c: opts.Client, s: store{c: opts.Client, p: p}, p: p,
 		local: opts.Config, class: opts.JobClassName, id: opts.InstanceID, ip: opts.ServerIP,
 		strat: opts.Strategies,
-		log:   log.With("job", opts.Config.JobName, "instance", opts.InstanceID),
+		log:   lazylog.With(log, "job", opts.Config.JobName, "instance", opts.InstanceID),
 		poll:  opts.PollInterval, recon: opts.ReconcileTick, reconMinute: opts.ReconcileUnit, grace: opts.ShutdownGrace,
 		onTrig: opts.OnTrigger, onRes: opts.OnReschedule, onShut: opts.OnShutdown, onEv: opts.OnEvent,
 		onFailover: opts.OnFailover, onResharded: opts.OnResharded,
@@ -372,6 +373,9 @@ func (j *Job) setUpConfig(ctx context.Context, allowNew bool) error {
 		}
 	}
 	j.cfg.Store(res.Config.Clone())
+	// The local config served only this: from now on the registry's is
+	// the job's (a copy is in the tree cache and in j.cfg).
+	j.local = nil
 	return nil
 }
 
@@ -609,7 +613,7 @@ func (j *Job) loadConfig(ctx context.Context) (*config.JobConfiguration, error) 
 
 // parsedConfig is the bytes of a config node and the config they parse to.
 type parsedConfig struct {
-	data string
+	data []byte // never modified (see parseConfig)
 	cfg  *config.JobConfiguration
 }
 
@@ -617,15 +621,16 @@ type parsedConfig struct {
 // last time when the bytes are the same (every execution reads the node:
 // parsing its YAML each time was about a quarter of the kernel's CPU per
 // run). The result is shared: callers must not modify it (Config hands
-// out a copy).
+// out a copy). It keeps data: the caller must not modify it afterwards
+// (it is a copy of its own or a tree event's, which no one modifies).
 func (j *Job) parseConfig(data []byte) (*config.JobConfiguration, error) {
-	if p := j.parsed.Load(); p != nil && p.data == string(data) {
+	if p := j.parsed.Load(); p != nil && bytes.Equal(p.data, data) {
 		return p.cfg, nil
 	}
 	c, err := config.Unmarshal(data)
 	if err != nil {
 		return nil, err
 	}
-	j.parsed.Store(&parsedConfig{data: string(data), cfg: c})
+	j.parsed.Store(&parsedConfig{data: data, cfg: c})
 	return c, nil
 }

@@ -22,21 +22,16 @@ var ErrSessionPresumedLost = fmt.Errorf("%w: presumed expired by the client's cl
 type lease struct {
 	sess   *reg.Session
 	ctx    context.Context
-	cancel context.CancelCauseFunc
-	stop   context.CancelFunc // detaches from the session
+	cancel context.CancelCauseFunc // also detaches from the session
 }
 
 func newLease(sess *reg.Session) *lease {
-	sctx, stop := sess.Context(context.Background())
-	ctx, cancel := context.WithCancelCause(sctx)
-	return &lease{sess: sess, ctx: ctx, cancel: cancel, stop: stop}
+	ctx, cancel := sess.CauseContext(context.Background())
+	return &lease{sess: sess, ctx: ctx, cancel: cancel}
 }
 
 // end ends the lease with cause (first cause wins).
-func (l *lease) end(cause error) {
-	l.cancel(cause)
-	l.stop()
-}
+func (l *lease) end(cause error) { l.cancel(cause) }
 
 // live reports whether executions may still run under the lease.
 func (l *lease) live() bool { return l != nil && l.ctx.Err() == nil }

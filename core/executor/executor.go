@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/ejob-io/ejob/core/config"
+	"github.com/ejob-io/ejob/internal/lazylog"
 	"github.com/ejob-io/ejob/spi"
 )
 
@@ -176,11 +177,10 @@ func New(jobName string, opts Options) (*Executor, error) {
 	return &Executor{
 		jobName:   jobName,
 		opts:      opts,
-		log:       opts.Logger.With("job", jobName, "instance_id", opts.InstanceID),
+		log:       lazylog.With(opts.Logger, "job", jobName, "instance_id", opts.InstanceID),
 		events:    opts.Events,
 		beginMsg:  fmt.Sprintf("Job '%s' execute begin.", jobName),
 		listeners: sortListeners(nil, opts.Listeners),
-		unknown:   map[string]bool{},
 	}, nil
 }
 
@@ -462,6 +462,9 @@ func (e *Executor) reloadListeners(ctx context.Context, cfg *config.JobConfigura
 func (e *Executor) warnUnknown(kind, typ, instead string, err error) {
 	if e.unknown[kind+"/"+typ] {
 		return
+	}
+	if e.unknown == nil {
+		e.unknown = map[string]bool{}
 	}
 	e.unknown[kind+"/"+typ] = true
 	e.log.Warn("the job's configuration (written elsewhere: a Java instance, the console) names a type this host "+

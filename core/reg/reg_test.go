@@ -76,6 +76,28 @@ func TestSession(t *testing.T) {
 	}
 }
 
+// CauseContext: the first cause wins, the cancel's or the session's; a
+// cancelled one no longer follows the session.
+func TestSessionCauseContext(t *testing.T) {
+	t.Parallel()
+	s := reg.NewSession(43)
+	mine := errors.New("mine")
+	ctx, cancel := s.CauseContext(context.Background())
+	cancel(mine)
+	live, cancelLive := s.CauseContext(context.Background())
+	defer cancelLive(nil)
+	s.End(fmt.Errorf("gone: %w", reg.ErrSessionLost))
+	<-live.Done()
+	if context.Cause(ctx) != mine || !errors.Is(context.Cause(live), reg.ErrSessionLost) {
+		t.Fatalf("causes %v, %v", context.Cause(ctx), context.Cause(live))
+	}
+	late, cancelLate := s.CauseContext(context.Background())
+	cancelLate(mine)
+	if !errors.Is(context.Cause(late), reg.ErrSessionLost) {
+		t.Fatalf("late context cause %v", context.Cause(late))
+	}
+}
+
 func TestErrors(t *testing.T) {
 	t.Parallel()
 	me := &reg.MultiError{Index: 1, Op: reg.CheckOp("/x", 3), Err: reg.ErrBadVersion}

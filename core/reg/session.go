@@ -105,15 +105,23 @@ func (s *Session) End(cause error) {
 // session's error as cause, when the session is lost: work that must not
 // outlive the session (a leader's duties, a fenced write) runs under it.
 func (s *Session) Context(parent context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := s.CauseContext(parent)
+	return ctx, func() { cancel(context.Canceled) }
+}
+
+// CauseContext is Context whose cancel takes a cause (the first cause
+// wins, the session's loss included). Calling cancel also detaches the
+// context from the session.
+func (s *Session) CauseContext(parent context.Context) (context.Context, context.CancelCauseFunc) {
 	ctx, cancel := context.WithCancelCause(parent)
 	if s.ctx.Err() != nil {
 		cancel(context.Cause(s.ctx))
-		return ctx, func() { cancel(context.Canceled) }
+		return ctx, cancel
 	}
 	stop := context.AfterFunc(s.ctx, func() { cancel(context.Cause(s.ctx)) })
-	return ctx, func() {
+	return ctx, func(cause error) {
+		cancel(cause)
 		stop()
-		cancel(context.Canceled)
 	}
 }
 

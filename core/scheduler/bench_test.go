@@ -15,6 +15,7 @@ import (
 	"maps"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"sort"
 	"strconv"
@@ -601,9 +602,19 @@ func benchIdleJobs(b *testing.B, njobs int) {
 	runtime.GC()
 	runtime.ReadMemStats(&m1)
 	b.StopTimer()
+	if f := os.Getenv("EJOB_HEAPPROFILE"); f != "" {
+		w, err := os.Create(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_ = pprof.Lookup("heap").WriteTo(w, 0)
+		_ = w.Close()
+	}
 	heap := float64(int64(m1.HeapInuse)-int64(m0.HeapInuse)) / float64(njobs)
 	stack := float64(int64(m1.StackInuse)-int64(m0.StackInuse)) / float64(njobs)
 	b.ReportMetric(heap, "heap-B/job")
+	b.ReportMetric(float64(int64(m1.HeapAlloc)-int64(m0.HeapAlloc))/float64(njobs), "live-B/job")
+	b.ReportMetric(float64(int64(m1.HeapObjects)-int64(m0.HeapObjects))/float64(njobs), "objects/job")
 	b.ReportMetric(stack, "stack-B/job")
 	b.ReportMetric(heap+stack, "B/job")
 	b.ReportMetric(float64(idle.goroutines-g0)/float64(njobs), "goroutines/job")

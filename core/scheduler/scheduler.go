@@ -18,6 +18,7 @@ import (
 	"github.com/ejob-io/ejob/core/executor"
 	"github.com/ejob-io/ejob/core/reg"
 	"github.com/ejob-io/ejob/core/trigger"
+	"github.com/ejob-io/ejob/internal/lazylog"
 	"github.com/ejob-io/ejob/spi"
 )
 
@@ -148,7 +149,16 @@ type Job struct {
 type Scheduler struct {
 	opts Options
 	log  hclog.Logger
-	trig *trigger.Scheduler
+	// coordLog and execLog are the loggers named coord and executor that
+	// every job's coord.Job and executor derive theirs from (one each,
+	// rather than one per job).
+	coordLog, execLog hclog.Logger
+
+	// scheds are the parsed schedules by cron and time zone (see
+	// Scheduler.schedule); under schedMu.
+	schedMu sync.Mutex
+	scheds  map[schedKey]trigger.Schedule
+	trig    *trigger.Scheduler
 	// ns is the jobs' shared coordination machinery; ownNS: the
 	// scheduler made it and runs it.
 	ns    *coord.Namespace
@@ -248,10 +258,11 @@ func New(opts Options) (*Scheduler, error) {
 	if opts.Validated == nil {
 		opts.Validated = &ValidatedProps{}
 	}
-	s := &Scheduler{opts: opts, log: opts.Logger, jobs: map[string]*runtime{}, abort: make(chan struct{})}
+	s := &Scheduler{opts: opts, log: opts.Logger, jobs: map[string]*runtime{}, abort: make(chan struct{}),
+		coordLog: opts.Logger.Named("coord"), execLog: opts.Logger.Named("executor")}
 	s.ns = opts.Coord.Namespace
 	if s.ns == nil {
-		s.ns, s.ownNS = coord.NewNamespace(opts.Client, opts.Logger.Named("coord")), true
+		s.ns, s.ownNS = coord.NewNamespace(opts.Client, s.coordLog), true
 	}
 	s.trig = trigger.New(trigger.Options{Clock: opts.Clock, Logger: opts.Logger.Named("trigger"), OnMisfire: s.onMisfire})
 	return s, nil
@@ -286,6 +297,39 @@ func (s *Scheduler) knownType(kind spi.Kind, name string) bool {
 type never struct{}
 
 func (never) Next(time.Time) time.Time { return time.Time{} }
+
+// schedKey is a cron expression in a time zone.
+type schedKey struct{ expr, tz string }
+
+// maxScheds bounds Scheduler.scheds: past it, schedules are parsed anew.
+const maxScheds = 4096
+
+// schedule is schedule(expr, tz), parsed once for all the jobs with the
+// same cron and time zone rather than once per job (some 360 bytes each):
+// a parsed schedule is immutable and safe for concurrent use
+// (cron.Schedule).
+func (s *Scheduler) schedule(expr, tz string) (trigger.Schedule, error) {
+	k := schedKey{expr, tz}
+	s.schedMu.Lock()
+	sc, ok := s.scheds[k]
+	s.schedMu.Unlock()
+	if ok {
+		return sc, nil
+	}
+	sc, err := schedule(expr, tz)
+	if err != nil {
+		return nil, err
+	}
+	s.schedMu.Lock()
+	defer s.schedMu.Unlock()
+	if s.scheds == nil {
+		s.scheds = make(map[schedKey]trigger.Schedule)
+	}
+	if len(s.scheds) < maxScheds {
+		s.scheds[k] = sc
+	}
+	return sc, nil
+}
 
 func schedule(expr, tz string) (trigger.Schedule, error) {
 	if expr == "" {
@@ -355,7 +399,7 @@ func (s *Scheduler) Add(ctx context.Context, job Job) error {
 	if err != nil {
 		return fmt.Errorf("job %q: %w", cfg.JobName, err)
 	}
-	sched, err := schedule(cfg.Cron, cfg.TimeZone)
+	sched, err := s.schedule(cfg.Cron, cfg.TimeZone)
 	if err != nil {
 		return fmt.Errorf("job %q: %w", cfg.JobName, err)
 	}
@@ -368,10 +412,13 @@ func (s *Scheduler) Add(ctx context.Context, job Job) error {
 	if _, dup := s.jobs[cfg.JobName]; dup {
 		return fmt.Errorf("%w: %q", ErrDuplicateJob, cfg.JobName)
 	}
-	rt := &runtime{name: cfg.JobName, obs: s.opts.Observer, log: s.log.With("job", cfg.JobName, "instance", s.opts.InstanceID), done: make(chan struct{}), scheduled: make(chan struct{}), execs: &s.execs}
+	// The closures below capture name, not cfg: the caller's config is
+	// not kept (coord keeps its own copy).
+	name := cfg.JobName
+	rt := &runtime{name: name, obs: s.opts.Observer, log: lazylog.With(s.log, "job", name, "instance", s.opts.InstanceID), done: make(chan struct{}), scheduled: make(chan struct{}), execs: &s.execs}
 	co := s.opts.Coord
 	co.Client, co.Config, co.JobClassName = s.opts.Client, cfg.Clone(), className
-	co.InstanceID, co.ServerIP, co.Logger = s.opts.InstanceID, s.opts.ServerIP, s.opts.Logger.Named("coord")
+	co.InstanceID, co.ServerIP, co.Logger = s.opts.InstanceID, s.opts.ServerIP, s.coordLog
 	co.Namespace = s.ns
 	co.Strategies = func(name string) (spi.ShardingStrategy, error) {
 		return spi.Resolve[spi.ShardingStrategy](s.opts.Plugins, name)
@@ -379,14 +426,14 @@ func (s *Scheduler) Add(ctx context.Context, job Job) error {
 	// A coordination trigger (failover claim, catch-up, trigger node) that
 	// comes while the job runs starts right after it, as Quartz's one-shot
 	// triggerJob does upstream.
-	co.OnTrigger = func() { s.trig.TriggerSoon(cfg.JobName) }
+	co.OnTrigger = func() { s.trig.TriggerSoon(name) }
 	obs := s.opts.Observer
-	co.OnFailover = func(item int) { obs.FailedOver(cfg.JobName, item) }
-	co.OnResharded = func() { obs.Resharded(cfg.JobName) }
+	co.OnFailover = func(item int) { obs.FailedOver(name, item) }
+	co.OnResharded = func() { obs.Resharded(name) }
 	co.OnReschedule = func(expr, tz string) { s.reschedule(rt, expr, tz) }
 	co.OnShutdown = func() {
 		rt.log.Warn("this instance was shut down for the job from the console; the job stops here")
-		s.trig.Remove(cfg.JobName)
+		s.trig.Remove(name)
 	}
 	co.OnStopped = func(err error) { s.ended(rt, err) }
 	cj, err := coord.New(co)
@@ -430,8 +477,8 @@ func (s *Scheduler) Add(ctx context.Context, job Job) error {
 		Listeners:      job.Listeners,
 		TypedListeners: typedListener,
 		Events:         s.opts.Events,
-		OnRetry:        func(item int) { obs.ItemRetried(cfg.JobName, item) },
-		Logger:         s.opts.Logger.Named("executor"),
+		OnRetry:        func(item int) { obs.ItemRetried(name, item) },
+		Logger:         s.execLog,
 		AvailableCPUs:  s.opts.AvailableCPUs,
 	})
 	if err != nil {
@@ -478,7 +525,7 @@ func (s *Scheduler) describeListener(ctx context.Context, cfg *config.JobConfigu
 }
 
 func (s *Scheduler) reschedule(rt *runtime, expr, tz string) {
-	sched, err := schedule(expr, tz)
+	sched, err := s.schedule(expr, tz)
 	if err != nil {
 		rt.log.Error("the registry's config has an invalid cron; keeping the current schedule", "cron", expr, "time_zone", tz, "error", err)
 		return

@@ -35,6 +35,7 @@ func BenchmarkHostIdleOnZooKeeper(b *testing.B) {
 	bin := benchEjob(b)
 	const jobs = 1_000
 	var started, total, first, idle, watches float64
+	var mem memParts
 	for b.Loop() {
 		srv := zktest.Start(b, zktest.Options{})
 		cfg := writeConfigOn(b, b.TempDir(), srv.Addr(), jobs, "SCRIPT", "0 0 0 1 1 ? 2099",
@@ -46,11 +47,13 @@ func BenchmarkHostIdleOnZooKeeper(b *testing.B) {
 		idle = cpuPercent(b, pid, 10*time.Second)
 		hostKB, pluginKB, _ := settledRSS(b, pid)
 		total = benchKiB(hostKB + pluginKB)
+		mem = memSplit(b, pid)
 		watches = float64(zkWatches(b, srv.Addr())) / jobs
 		h.stop(b)
 	}
 	b.ReportMetric(started, "started-s")
 	b.ReportMetric(total, "total-MiB")
+	mem.report(b)
 	b.ReportMetric(first, "cpu-first30s-pct")
 	b.ReportMetric(idle, "cpu-idle-pct")
 	b.ReportMetric(watches, "watches-per-job")

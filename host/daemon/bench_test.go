@@ -312,6 +312,7 @@ func BenchmarkHostRSS(b *testing.B) {
 	for _, n := range []int{1, 1_000} {
 		b.Run("jobs="+strconv.Itoa(n), func(b *testing.B) {
 			var host, peak, plugin, started float64
+			var mem memParts
 			var children int
 			for b.Loop() {
 				cfg := writeConfig(b, b.TempDir(), n, "SCRIPT", "0 0 0 1 1 ? 2099",
@@ -322,6 +323,7 @@ func BenchmarkHostRSS(b *testing.B) {
 				hostKB, pluginKB, kids := settledRSS(b, pid)
 				host, plugin, children = benchKiB(hostKB), benchKiB(pluginKB), kids
 				peak = benchKiB(procStatusKB(b, pid, "VmHWM"))
+				mem = memSplit(b, pid)
 				h.stop(b)
 			}
 			if children != 1 {
@@ -331,9 +333,41 @@ func BenchmarkHostRSS(b *testing.B) {
 			b.ReportMetric(peak, "host-peak-MiB")
 			b.ReportMetric(plugin, "plugin-MiB")
 			b.ReportMetric(host+plugin, "total-MiB")
+			mem.report(b)
 			b.ReportMetric(started, "started-s")
 		})
 	}
+}
+
+// memParts splits the RSS of a host and its plugin process: anonymous
+// memory (heap, stacks, the runtime's) against pages of the ejob binary
+// (file-backed, shared by both processes, counted in each one's RSS), and
+// the proportional set size of both (shared pages counted once in all).
+type memParts struct{ hostAnon, pluginAnon, file, pss float64 }
+
+func memSplit(b *testing.B, pid int) memParts {
+	b.Helper()
+	var m memParts
+	for i, p := range append([]int{pid}, childPIDs(b, pid)...) {
+		anon, _ := testkit.ProcStatusKB(p, "RssAnon")
+		file, _ := testkit.ProcStatusKB(p, "RssFile")
+		pss, _ := testkit.ProcRollupKB(p, "Pss")
+		if i == 0 {
+			m.hostAnon = benchKiB(anon)
+		} else {
+			m.pluginAnon += benchKiB(anon)
+		}
+		m.file += benchKiB(file)
+		m.pss += benchKiB(pss)
+	}
+	return m
+}
+
+func (m memParts) report(b *testing.B) {
+	b.ReportMetric(m.hostAnon, "host-anon-MiB")
+	b.ReportMetric(m.pluginAnon, "plugin-anon-MiB")
+	b.ReportMetric(m.file, "file-MiB")
+	b.ReportMetric(m.pss, "pss-MiB")
 }
 
 func benchKiB(kb int64) float64 { return float64(kb) / 1024 }

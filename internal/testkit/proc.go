@@ -10,7 +10,18 @@ import (
 // ProcStatusKB reads a "NAME: N kB" field (VmRSS, VmHWM, ...) of
 // /proc/PID/status; false when the process or the field is not there.
 func ProcStatusKB(pid int, field string) (int64, bool) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	return procFieldKB(pid, "status", field)
+}
+
+// ProcRollupKB is ProcStatusKB for /proc/PID/smaps_rollup (Pss, Pss_Anon,
+// Pss_File, ...): the proportional set size counts a page shared by n
+// processes (the same binary's text, say) as 1/n in each.
+func ProcRollupKB(pid int, field string) (int64, bool) {
+	return procFieldKB(pid, "smaps_rollup", field)
+}
+
+func procFieldKB(pid int, file, field string) (int64, bool) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/" + file)
 	if err != nil {
 		return 0, false
 	}

@@ -151,7 +151,7 @@ func (c *Client) get(ctx context.Context, op, path string, w bool) ([]byte, reg.
 	if w {
 		ch = c.srv.addWatch(c.sess, watchKey{full, watchData})
 	}
-	return slices.Clone(n.data), n.statCopy(), ch, nil
+	return n.dataOf(), n.statCopy(), ch, nil
 }
 
 // Exists implements reg.Reader.
@@ -511,7 +511,7 @@ func (c *Client) MultiRead(ctx context.Context, ops ...reg.ReadOp) ([]reg.ReadRe
 		}
 		switch op.Kind {
 		case reg.ReadGet:
-			out[i].Data, out[i].Stat = slices.Clone(n.data), n.statCopy()
+			out[i].Data, out[i].Stat = n.dataOf(), n.statCopy()
 		case reg.ReadChildren:
 			out[i].Children = n.childNames()
 		}

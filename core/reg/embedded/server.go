@@ -2,6 +2,7 @@ package embedded
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -53,32 +54,79 @@ func NewServer(opts ...ServerOption) *Server {
 	for _, o := range opts {
 		o(s)
 	}
-	s.root = &node{data: []byte{}, children: make(map[string]*node)}
+	s.root = &node{}
 	return s
 }
 
-// nonNull copies data; nil becomes empty. As the zookeeper implementation,
-// the embedded registry never stores ZooKeeper's null: every node ejob
-// writes reads back non-nil, as it would from Curator's tree.
-func nonNull(data []byte) []byte { return append([]byte{}, data...) }
+// nonNull copies data as a node keeps it (immutable; nil becomes empty).
+// As the zookeeper implementation, the embedded registry never stores
+// ZooKeeper's null: every node ejob writes reads back non-nil (dataOf), as
+// it would from Curator's tree.
+func nonNull(data []byte) string { return string(data) }
 
+// node is one znode. Its children are a slice sorted by name rather than a
+// map: most nodes have none or a few, and a map costs some 250 bytes even
+// for one child. It keeps what of the stat is not derived (see statCopy),
+// and its data as a string, so that it takes 112 bytes (a size class).
 type node struct {
-	data     []byte   // never nil (see nonNull)
-	stat     reg.Stat // Cversion unused: see creates
-	children map[string]*node
+	name string  // the last path element
+	data string  // see nonNull
+	kids []*node // sorted by name
+	stat nodeStat
+	// version is the stat's Version (out of nodeStat, which would be
+	// padded to 56 bytes).
+	version int32
 	// creates counts child creations. As in ZooKeeper it names sequential
 	// children, and the reported cversion is creates*2 - children (every
 	// child gone was created once and deleted once).
 	creates int32
 }
 
+// nodeStat is the part of reg.Stat a node stores besides its version:
+// DataLength, NumChildren and Cversion are derived (statCopy), Aversion is
+// always 0 (the embedded registry has no ACLs).
+type nodeStat struct {
+	Czxid, Mzxid, Pzxid, Ctime, Mtime, EphemeralOwner int64
+}
+
+// dataOf returns a copy of n's data, never nil.
+func (n *node) dataOf() []byte { return append([]byte{}, n.data...) }
+
+// child returns the child called name, or nil.
+func (n *node) child(name string) *node {
+	if i, ok := n.find(name); ok {
+		return n.kids[i]
+	}
+	return nil
+}
+
+// find returns where name is, or would be inserted, among n's children.
+func (n *node) find(name string) (int, bool) {
+	return slices.BinarySearchFunc(n.kids, name, func(k *node, name string) int { return strings.Compare(k.name, name) })
+}
+
+// addChild inserts c (whose name n has no child by).
+func (n *node) addChild(c *node) {
+	i, _ := n.find(c.name)
+	n.kids = slices.Insert(n.kids, i, c)
+}
+
+// removeChild removes the child called name, if any.
+func (n *node) removeChild(name string) {
+	if i, ok := n.find(name); ok {
+		n.kids = slices.Delete(n.kids, i, i+1)
+		if len(n.kids) == 0 {
+			n.kids = nil
+		}
+	}
+}
+
 // childNames returns the children's names, sorted.
 func (n *node) childNames() []string {
-	names := make([]string, 0, len(n.children))
-	for name := range n.children {
-		names = append(names, name)
+	names := make([]string, len(n.kids))
+	for i, k := range n.kids {
+		names[i] = k.name
 	}
-	sort.Strings(names)
 	return names
 }
 
@@ -86,13 +134,14 @@ func (n *node) childNames() []string {
 // marker of container nodes (EphemeralOwner 0).
 func (n *node) statCopy() reg.Stat {
 	st := n.stat
-	st.NumChildren = int32(len(n.children))
-	st.DataLength = int32(len(n.data))
-	st.Cversion = n.creates*2 - st.NumChildren
-	if st.EphemeralOwner == containerOwner {
-		st.EphemeralOwner = 0
+	kids := int32(len(n.kids))
+	owner := st.EphemeralOwner
+	if owner == containerOwner {
+		owner = 0
 	}
-	return st
+	return reg.Stat{Czxid: st.Czxid, Mzxid: st.Mzxid, Pzxid: st.Pzxid, Ctime: st.Ctime, Mtime: st.Mtime,
+		Version: n.version, Cversion: n.creates*2 - kids, EphemeralOwner: owner,
+		DataLength: int32(len(n.data)), NumChildren: kids}
 }
 
 func (n *node) isContainer() bool { return n.stat.EphemeralOwner == containerOwner }
@@ -129,7 +178,7 @@ func (s *Server) lookup(path string) *node {
 		return n
 	}
 	for el := range strings.SplitSeq(path[1:], "/") {
-		n = n.children[el]
+		n = n.child(el)
 		if n == nil {
 			return nil
 		}
@@ -195,7 +244,7 @@ func (t *txn) commit() {
 // commit reaps a parent container emptied in turn.
 func (s *Server) reapContainer(path string) {
 	n := s.lookup(path)
-	if path == "/" || n == nil || !n.isContainer() || len(n.children) > 0 || n.creates == 0 {
+	if path == "/" || n == nil || !n.isContainer() || len(n.kids) > 0 || n.creates == 0 {
 		return
 	}
 	t := s.begin()
@@ -223,11 +272,11 @@ func (t *txn) create(path string, data []byte, mode reg.CreateMode, owner int64)
 	if path == "/" || name == "" {
 		return "", reg.ErrNodeExists
 	}
-	if _, ok := parent.children[name]; ok {
+	if parent.child(name) != nil {
 		return "", reg.ErrNodeExists
 	}
-	n := &node{data: nonNull(data)} // children: made at its first child
-	n.stat = reg.Stat{Czxid: t.zxid, Mzxid: t.zxid, Pzxid: t.zxid, Ctime: t.now, Mtime: t.now}
+	n := &node{name: strings.Clone(name), data: nonNull(data)}
+	n.stat = nodeStat{Czxid: t.zxid, Mzxid: t.zxid, Pzxid: t.zxid, Ctime: t.now, Mtime: t.now}
 	switch {
 	case mode == reg.Container:
 		n.stat.EphemeralOwner = containerOwner
@@ -235,10 +284,7 @@ func (t *txn) create(path string, data []byte, mode reg.CreateMode, owner int64)
 		n.stat.EphemeralOwner = owner
 	}
 	oldC, oldP := parent.creates, parent.stat.Pzxid
-	if parent.children == nil {
-		parent.children = make(map[string]*node)
-	}
-	parent.children[name] = n
+	parent.addChild(n)
 	parent.creates++
 	parent.stat.Pzxid = t.zxid
 	var sess *session
@@ -247,7 +293,7 @@ func (t *txn) create(path string, data []byte, mode reg.CreateMode, owner int64)
 		sess.ephemerals[path] = struct{}{}
 	}
 	t.undo = append(t.undo, func() {
-		delete(parent.children, name)
+		parent.removeChild(name)
 		parent.creates, parent.stat.Pzxid = oldC, oldP
 		if sess != nil {
 			delete(sess.ephemerals, path)
@@ -265,15 +311,15 @@ func (t *txn) set(path string, data []byte, version int32) (reg.Stat, error) {
 	if n == nil {
 		return reg.Stat{}, reg.ErrNoNode
 	}
-	if version != reg.AnyVersion && version != n.stat.Version {
+	if version != reg.AnyVersion && version != n.version {
 		return reg.Stat{}, reg.ErrBadVersion
 	}
-	old, oldStat := n.data, n.stat
+	old, oldStat, oldV := n.data, n.stat, n.version
 	n.data = nonNull(data)
-	n.stat.Version++
+	n.version++
 	n.stat.Mzxid = t.zxid
 	n.stat.Mtime = t.now
-	t.undo = append(t.undo, func() { n.data, n.stat = old, oldStat })
+	t.undo = append(t.undo, func() { n.data, n.stat, n.version = old, oldStat, oldV })
 	t.events = append(t.events,
 		pendingEvent{watchKey{path, watchData}, reg.EventNodeDataChanged},
 		pendingEvent{watchKey{path, watchExist}, reg.EventNodeDataChanged})
@@ -290,17 +336,17 @@ func (t *txn) delete(path string, version int32) error {
 	if n == nil {
 		return reg.ErrNoNode
 	}
-	if version != reg.AnyVersion && version != n.stat.Version {
+	if version != reg.AnyVersion && version != n.version {
 		return reg.ErrBadVersion
 	}
-	if len(n.children) > 0 {
+	if len(n.kids) > 0 {
 		return reg.ErrNotEmpty
 	}
 	pp := parentOf(path)
 	parent := s.lookup(pp)
 	name := reg.Base(path)
 	oldP := parent.stat.Pzxid
-	delete(parent.children, name)
+	parent.removeChild(name)
 	parent.stat.Pzxid = t.zxid
 	var sess *session
 	if o := n.stat.EphemeralOwner; o != 0 && o != containerOwner {
@@ -309,7 +355,7 @@ func (t *txn) delete(path string, version int32) error {
 		}
 	}
 	t.undo = append(t.undo, func() {
-		parent.children[name] = n
+		parent.addChild(n)
 		parent.stat.Pzxid = oldP
 		if sess != nil {
 			sess.ephemerals[path] = struct{}{}
@@ -321,7 +367,7 @@ func (t *txn) delete(path string, version int32) error {
 		pendingEvent{watchKey{path, watchChild}, reg.EventNodeDeleted},
 		pendingEvent{watchKey{pp, watchChild}, reg.EventNodeChildrenChanged})
 	t.changes = append(t.changes, change{path, reg.EventNodeDeleted})
-	if len(parent.children) == 0 && parent.isContainer() {
+	if len(parent.kids) == 0 && parent.isContainer() {
 		t.emptied = append(t.emptied, pp)
 	}
 	return nil
@@ -332,7 +378,7 @@ func (t *txn) check(path string, version int32) error {
 	if n == nil {
 		return reg.ErrNoNode
 	}
-	if version != reg.AnyVersion && version != n.stat.Version {
+	if version != reg.AnyVersion && version != n.version {
 		return reg.ErrBadVersion
 	}
 	return nil
