@@ -154,8 +154,12 @@ type Job struct {
 
 	cfg      atomic.Pointer[config.JobConfiguration] // latest known config
 	parsed   atomic.Pointer[parsedConfig]            // last config node parsed (parseConfig)
+	params   atomic.Pointer[parsedParams]            // last shardingItemParameters parsed (itemParameters)
 	running  runFlag                                 // an execution is between RegisterBegin and RegisterCompleted
 	shutdown atomic.Bool
+	// inProcess: the client serves calls in process (reg.IsInProcess), so
+	// the trigger sends its two requests one after the other.
+	inProcess bool
 	// beginLease is the lease of the current execution's RegisterBegin.
 	beginLease atomic.Pointer[lease]
 	// pre: running nodes a trigger created with its resharding check,
@@ -236,7 +240,7 @@ func New(opts Options) (*Job, error) {
 	}
 	p := paths{root: reg.Join(opts.Config.JobName)}
 	j := &Job{
-		c: opts.Client, s: store{c: opts.Client, p: p}, p: p,
+		c: opts.Client, s: store{c: opts.Client, p: p}, p: p, inProcess: reg.IsInProcess(opts.Client),
 		local: opts.Config, class: opts.JobClassName, id: opts.InstanceID, ip: opts.ServerIP,
 		strat: opts.Strategies,
 		log:   log.With("job", opts.Config.JobName, "instance", opts.InstanceID),

@@ -475,21 +475,10 @@ func (j *Job) pipelinedContexts(ctx context.Context, cfg *config.JobConfiguratio
 	if err != nil || len(running) > 0 || len(sc.Items) == 0 {
 		return none, false, nil
 	}
-	type stat struct {
-		st     reg.Stat
-		exists bool
-		err    error
-	}
 	// From here this instance counts as running (see above), before its
 	// running nodes can be seen.
 	j.running.Store(true)
-	flags := make(chan stat, 1)
-	go func() {
-		st, exists, err := j.c.Exists(ctx, reg.Parent(j.p.of(nodeNecessary)))
-		flags <- stat{st, exists, err}
-	}()
-	_, merr := j.c.Multi(ctx, append([]reg.Op{fence}, j.runningOps(cfg, sc.Items)...)...)
-	f := <-flags
+	f, merr := j.statAndBegin(ctx, append([]reg.Op{fence}, j.runningOps(cfg, sc.Items)...))
 	settled := f.err == nil && f.exists && f.st.NumChildren == 0 && j.assignmentSettledAt(minCzxid, f.st.Pzxid)
 	var me *reg.MultiError
 	switch {
@@ -510,6 +499,33 @@ func (j *Job) pipelinedContexts(ctx context.Context, cfg *config.JobConfiguratio
 	}
 	j.running.Store(false)
 	return none, false, nil
+}
+
+// flagsStat is the answer to the stat of leader/sharding.
+type flagsStat struct {
+	st     reg.Stat
+	exists bool
+	err    error
+}
+
+// statAndBegin sends the stat of leader/sharding and the running-node
+// transaction ops together (pipelinedContexts): the stat from a goroutine
+// of its own, so that both round trips overlap; on an in-process registry
+// (reg.IsInProcess) the stat, then the transaction, from this goroutine.
+func (j *Job) statAndBegin(ctx context.Context, ops []reg.Op) (flagsStat, error) {
+	stat := func() flagsStat {
+		st, exists, err := j.c.Exists(ctx, reg.Parent(j.p.of(nodeNecessary)))
+		return flagsStat{st, exists, err}
+	}
+	if j.inProcess {
+		f := stat()
+		_, err := j.c.Multi(ctx, ops...)
+		return f, err
+	}
+	flags := make(chan flagsStat, 1)
+	go func() { flags <- stat() }()
+	_, err := j.c.Multi(ctx, ops...)
+	return <-flags, err
 }
 
 // steadyItemsInCache returns this instance's items for a steady trigger

@@ -37,8 +37,9 @@ type pendingDelivery struct {
 }
 
 var (
-	_ reg.Client  = (*Client)(nil)
-	_ reg.Expirer = (*Client)(nil)
+	_ reg.Client    = (*Client)(nil)
+	_ reg.Expirer   = (*Client)(nil)
+	_ reg.InProcess = (*Client)(nil)
 )
 
 // Connect opens a client with a new session under namespace (created as
@@ -62,6 +63,10 @@ func (s *Server) Connect(namespace string) (*Client, error) {
 	}
 	return c, nil
 }
+
+// InProcess implements reg.InProcess: every call is served in the calling
+// goroutine.
+func (c *Client) InProcess() bool { return true }
 
 // Namespace implements reg.Client.
 func (c *Client) Namespace() string { return strings.TrimPrefix(c.ns, "/") }
