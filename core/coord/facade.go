@@ -199,7 +199,7 @@ func (j *Job) triggerItems(ctx context.Context, cache *reg.CacheView, total int,
 // this instance's own included).
 func (j *Job) itemsWithCached(ctx context.Context, cache *reg.CacheView, items []int, name string) ([]int, error) {
 	if cache != nil {
-		items = cachedItemsWith(cache, j.p, items, name)
+		items = j.cachedItemsWith(cache, items, name)
 	}
 	return j.itemsWith(ctx, items, name)
 }

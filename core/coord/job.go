@@ -155,6 +155,7 @@ type Job struct {
 	cfg      atomic.Pointer[config.JobConfiguration] // latest known config
 	parsed   atomic.Pointer[parsedConfig]            // last config node parsed (parseConfig)
 	params   atomic.Pointer[parsedParams]            // last shardingItemParameters parsed (itemParameters)
+	hot      atomic.Pointer[hotPaths]                // the trigger's paths, from its first (warmPaths)
 	running  runFlag                                 // an execution is between RegisterBegin and RegisterCompleted
 	shutdown atomic.Bool
 	// inProcess: the client serves calls in process (reg.IsInProcess), so
@@ -312,7 +313,10 @@ func (j *Job) sessionLease() (*reg.Session, *lease, error) { return j.rg.session
 // SessionContext returns a context cancelled when the session this instance
 // is registered under is lost, or presumed expired by the client's clock
 // while the connection is down (cause ErrSessionPresumedLost; see
-// Options.ExpiryMargin). Executions run under it.
+// Options.ExpiryMargin), or when parent ends. Executions run under it. The
+// executions under one parent and lease share it: it is not cancelled
+// when one returns, and the returned CancelFunc does nothing (it is kept
+// for callers that defer it).
 func (j *Job) SessionContext(parent context.Context) (context.Context, context.CancelFunc) {
 	return j.rg.sessionContext(parent)
 }

@@ -77,8 +77,12 @@ func (p paths) isItemLeaf(path string) bool {
 	if !ok {
 		return false
 	}
-	parts := strings.Split(r, "/")
-	return len(parts) == 3 && parts[0] == nodeSharding && itemLeaves[parts[2]]
+	r, ok = strings.CutPrefix(r, nodeSharding+"/")
+	if !ok {
+		return false
+	}
+	_, leaf, ok := strings.Cut(r, "/")
+	return ok && !strings.Contains(leaf, "/") && itemLeaves[leaf]
 }
 
 // rel returns path relative to the job root ("" for the root itself), and

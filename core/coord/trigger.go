@@ -53,7 +53,7 @@ func (j *Job) treeCache() *reg.CacheView {
 // no resharding ever committed, and the assignment is read from the
 // server).
 func (j *Job) settledAssignment(ctx context.Context) (pending bool, pzxid int64, err error) {
-	st, ok, err := j.c.Exists(ctx, reg.Parent(j.p.of(nodeNecessary)))
+	st, ok, err := j.c.Exists(ctx, j.flagsPath())
 	if err != nil {
 		return false, 0, wrap("read resharding flags", err)
 	}
@@ -99,7 +99,7 @@ func (j *Job) cachedAssignment(cache *reg.CacheView, total int, pzxid int64) ([]
 func (j *Job) assignmentInCache(cache *reg.CacheView, total int) (items []int, minCzxid int64, ok bool) {
 	minCzxid = math.MaxInt64 // no item: nothing to be stale
 	for i := range total {
-		v, st, found := cache.Get(j.p.itemNode(i, "instance"))
+		v, st, found := cache.Get(j.itemPath(i, "instance"))
 		if !found {
 			return nil, 0, false
 		}
@@ -129,7 +129,7 @@ func (j *Job) readAssignment(ctx context.Context, cache *reg.CacheView, total in
 	agree := cache != nil && pzxid != 0
 	var items []int
 	for i := range total {
-		v, st, err := j.c.Get(ctx, j.p.itemNode(i, "instance"))
+		v, st, err := j.c.Get(ctx, j.itemPath(i, "instance"))
 		if errors.Is(err, reg.ErrNoNode) {
 			agree = false
 			continue
@@ -141,7 +141,7 @@ func (j *Job) readAssignment(ctx context.Context, cache *reg.CacheView, total in
 			items = append(items, i)
 		}
 		if agree {
-			cv, cst, ok := cache.Get(j.p.itemNode(i, "instance"))
+			cv, cst, ok := cache.Get(j.itemPath(i, "instance"))
 			agree = ok && string(cv) == string(v) && cst.Czxid == st.Czxid
 		}
 	}
@@ -163,14 +163,14 @@ func (j *Job) availableInCache(cache *reg.CacheView) (available, ok bool) {
 	if cache == nil {
 		return false, false
 	}
-	v, _, found := cache.Get(j.p.server(j.ip))
+	v, _, found := cache.Get(j.serverPath())
 	if !found || len(v) == 0 {
 		return false, false
 	}
 	if string(v) != serverEnabled {
 		return false, true
 	}
-	ids, _ := cache.Children(j.p.of(nodeInstances))
+	ids, _ := cache.Children(j.instancesPath())
 	for _, id := range ids {
 		if ipPrefix(id) == j.ip {
 			return true, true
@@ -181,10 +181,10 @@ func (j *Job) availableInCache(cache *reg.CacheView) (available, ok bool) {
 
 // cachedItemsWith returns the items among items whose node name exists in
 // the tree cache.
-func cachedItemsWith(cache *reg.CacheView, p paths, items []int, name string) []int {
+func (j *Job) cachedItemsWith(cache *reg.CacheView, items []int, name string) []int {
 	var out []int
 	for _, i := range items {
-		if _, _, ok := cache.Get(p.itemNode(i, name)); ok {
+		if _, _, ok := cache.Get(j.itemPath(i, name)); ok {
 			out = append(out, i)
 		}
 	}
@@ -204,7 +204,7 @@ func cachedItemsWith(cache *reg.CacheView, p paths, items []int, name string) []
 func (j *Job) runningInCache(cache *reg.CacheView, items []int) []int {
 	var out []int
 	for _, i := range items {
-		v, _, ok := cache.Get(j.p.itemNode(i, "running"))
+		v, _, ok := cache.Get(j.itemPath(i, "running"))
 		if ok && (string(v) != j.id || j.running.Load()) {
 			out = append(out, i)
 		}
@@ -255,12 +255,12 @@ func (j *Job) completeFast(ctx context.Context, items []int, monitor, failover b
 	var ops []reg.Op
 	for _, i := range items {
 		if monitor {
-			v, st, ok := cache.Get(j.p.itemNode(i, "running"))
+			v, st, ok := cache.Get(j.itemPath(i, "running"))
 			switch {
 			case !ok:
-				ops = append(ops, reg.DeleteOp(j.p.itemNode(i, "running"), 0))
+				ops = append(ops, reg.DeleteOp(j.itemPath(i, "running"), 0))
 			case string(v) == j.id:
-				ops = append(ops, reg.DeleteOp(j.p.itemNode(i, "running"), st.Version))
+				ops = append(ops, reg.DeleteOp(j.itemPath(i, "running"), st.Version))
 			default:
 				// Another instance's node in the cache may be stale: a
 				// failover run's begin replaced the crashed owner's node
@@ -277,10 +277,10 @@ func (j *Job) completeFast(ctx context.Context, items []int, monitor, failover b
 			return false // a claim the cache may not show yet
 		}
 		for _, n := range []string{"failover", "failovering"} {
-			v, st, ok := cache.Get(j.p.itemNode(i, n))
+			v, st, ok := cache.Get(j.itemPath(i, n))
 			switch {
 			case ok && string(v) == j.id:
-				ops = append(ops, reg.DeleteOp(j.p.itemNode(i, n), st.Version))
+				ops = append(ops, reg.DeleteOp(j.itemPath(i, n), st.Version))
 			case ok:
 				return false // possibly stale, as above
 			}
@@ -335,7 +335,7 @@ func (j *Job) forgetMisfire(items []int) {
 // assignment was stale) is served by the pump (runPendingMisfires), as a
 // flag that arrives just after a fresh read would be.
 func (j *Job) misfireCandidates(cache *reg.CacheView, items []int) []int {
-	out := cachedItemsWith(cache, j.p, items, "misfire")
+	out := j.cachedItemsWith(cache, items, "misfire")
 	j.misfireMu.Lock()
 	defer j.misfireMu.Unlock()
 	for _, i := range items {
@@ -351,7 +351,7 @@ func (j *Job) misfireCandidates(cache *reg.CacheView, items []int) []int {
 // assigned to this instance.
 func (j *Job) ownInCache(cache *reg.CacheView, items []int) bool {
 	for _, i := range items {
-		if v, _, ok := cache.Get(j.p.itemNode(i, "instance")); !ok || string(v) != j.id {
+		if v, _, ok := cache.Get(j.itemPath(i, "instance")); !ok || string(v) != j.id {
 			return false
 		}
 	}
@@ -514,7 +514,7 @@ type flagsStat struct {
 // (reg.IsInProcess) the stat, then the transaction, from this goroutine.
 func (j *Job) statAndBegin(ctx context.Context, ops []reg.Op) (flagsStat, error) {
 	stat := func() flagsStat {
-		st, exists, err := j.c.Exists(ctx, reg.Parent(j.p.of(nodeNecessary)))
+		st, exists, err := j.c.Exists(ctx, j.flagsPath())
 		return flagsStat{st, exists, err}
 	}
 	if j.inProcess {
@@ -539,7 +539,8 @@ func (j *Job) steadyItemsInCache(cfg *config.JobConfiguration, cache *reg.CacheV
 	if cache == nil || !cfg.MonitorExecution || j.shutdown.Load() || j.needRecover.Load() || j.running.Load() {
 		return nil, 0, false
 	}
-	if flags, found := cache.Children(reg.Parent(j.p.of(nodeNecessary))); !found || len(flags) > 0 {
+	j.warmPaths(cfg.ShardingTotalCount)
+	if flags, found := cache.Children(j.flagsPath()); !found || len(flags) > 0 {
 		return nil, 0, false
 	}
 	if cfg.Failover && (j.hasClaims() || j.claimedInCache()) {
@@ -558,10 +559,10 @@ func (j *Job) steadyItemsInCache(cfg *config.JobConfiguration, cache *reg.CacheV
 	if len(moved) > 0 {
 		return nil, 0, false
 	}
-	if cfg.Failover && len(cachedItemsWith(cache, j.p, items, "failover")) > 0 {
+	if cfg.Failover && len(j.cachedItemsWith(cache, items, "failover")) > 0 {
 		return nil, 0, false
 	}
-	if len(cachedItemsWith(cache, j.p, items, "disabled")) > 0 || len(j.runningInCache(cache, items)) > 0 {
+	if len(j.cachedItemsWith(cache, items, "disabled")) > 0 || len(j.runningInCache(cache, items)) > 0 {
 		return nil, 0, false
 	}
 	return items, minCzxid, true
@@ -576,7 +577,7 @@ func (j *Job) runningOps(cfg *config.JobConfiguration, items []int) []reg.Op {
 	}
 	ops := make([]reg.Op, 0, len(items))
 	for _, i := range items {
-		ops = append(ops, reg.CreateOp(j.p.itemNode(i, "running"), []byte(j.id), mode))
+		ops = append(ops, reg.CreateOp(j.itemPath(i, "running"), []byte(j.id), mode))
 	}
 	return ops
 }
@@ -658,13 +659,13 @@ func (j *Job) dropPreBegun(ctx context.Context, rec *begun) bool {
 func (j *Job) undoBegin(ctx context.Context, items []int, fence reg.Op) error {
 	ops := []reg.Op{fence}
 	for _, i := range items {
-		ops = append(ops, reg.DeleteOp(j.p.itemNode(i, "running"), 0))
+		ops = append(ops, reg.DeleteOp(j.itemPath(i, "running"), 0))
 	}
 	if _, err := j.c.Multi(ctx, ops...); err == nil {
 		return nil
 	}
 	for _, i := range items {
-		if _, err := j.s.deleteIfValue(ctx, j.p.itemNode(i, "running"), j.id); err != nil {
+		if _, err := j.s.deleteIfValue(ctx, j.itemPath(i, "running"), j.id); err != nil {
 			return err
 		}
 	}
@@ -675,9 +676,9 @@ func (j *Job) undoBegin(ctx context.Context, items []int, fence reg.Op) error {
 // cache shows, provided the cache shows it owned by sess, the current
 // session; ok is false otherwise.
 func (j *Job) fastFence(cache *reg.CacheView, sess *reg.Session) (reg.Op, bool) {
-	_, st, ok := cache.Get(j.p.instance(j.id))
+	_, st, ok := cache.Get(j.instancePath())
 	if !ok || st.EphemeralOwner != sess.ID() || sess.Err() != nil || j.c.Session() != sess {
 		return reg.Op{}, false
 	}
-	return reg.CheckOp(j.p.instance(j.id), st.Version), true
+	return reg.CheckOp(j.instancePath(), st.Version), true
 }

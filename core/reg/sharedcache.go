@@ -116,6 +116,7 @@ type SharedCache struct {
 	ops   []ReadOp
 	reads []read
 	views []*CacheView
+	paths []string // one view's dirty paths, sorted
 }
 
 // SharedCache states and modes.

@@ -259,7 +259,7 @@ func (s *SharedCache) round(ctx context.Context) error {
 	ops, reads, views := s.ops[:0], s.reads[:0], s.views[:0]
 	defer func() {
 		// Kept for the next round, without what they point to.
-		s.ops, s.reads, s.views = clearSlice(ops), clearSlice(reads), clearSlice(views)
+		s.ops, s.reads, s.views, s.paths = clearSlice(ops), clearSlice(reads), clearSlice(views), clearSlice(s.paths)
 	}()
 	taken := 0
 	for _, v := range s.work {
@@ -273,11 +273,12 @@ func (s *SharedCache) round(ctx context.Context) error {
 			continue
 		}
 		views = append(views, v)
-		paths := make([]string, 0, len(v.dirty))
+		paths := s.paths[:0]
 		for p := range v.dirty {
 			paths = append(paths, p)
 		}
 		slices.Sort(paths) // parents first
+		s.paths = paths
 		for _, p := range paths {
 			r := read{v: v, path: p, get: len(ops), kids: -1}
 			ops = append(ops, GetOp(p))
