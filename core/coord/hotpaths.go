@@ -17,6 +17,7 @@ type hotPaths struct {
 	instances string // instances
 	instance  string // instances/{this instance}
 	server    string // servers/{this server's IP}
+	id        []byte // this instance's id, a running node's data
 	items     [][len(hotItemNodes)]string
 }
 
@@ -32,6 +33,7 @@ func (j *Job) warmPaths(total int) {
 		instances: j.p.of(nodeInstances),
 		instance:  j.p.instance(j.id),
 		server:    j.p.server(j.ip),
+		id:        []byte(j.id),
 		items:     make([][len(hotItemNodes)]string, n),
 	}
 	for i := range h.items {

@@ -99,7 +99,7 @@ func (j *Job) cachedAssignment(cache *reg.CacheView, total int, pzxid int64) ([]
 func (j *Job) assignmentInCache(cache *reg.CacheView, total int) (items []int, minCzxid int64, ok bool) {
 	minCzxid = math.MaxInt64 // no item: nothing to be stale
 	for i := range total {
-		v, st, found := cache.Get(j.itemPath(i, "instance"))
+		v, st, found := cache.Peek(j.itemPath(i, "instance"))
 		if !found {
 			return nil, 0, false
 		}
@@ -141,7 +141,7 @@ func (j *Job) readAssignment(ctx context.Context, cache *reg.CacheView, total in
 			items = append(items, i)
 		}
 		if agree {
-			cv, cst, ok := cache.Get(j.itemPath(i, "instance"))
+			cv, cst, ok := cache.Peek(j.itemPath(i, "instance"))
 			agree = ok && string(cv) == string(v) && cst.Czxid == st.Czxid
 		}
 	}
@@ -163,7 +163,7 @@ func (j *Job) availableInCache(cache *reg.CacheView) (available, ok bool) {
 	if cache == nil {
 		return false, false
 	}
-	v, _, found := cache.Get(j.serverPath())
+	v, _, found := cache.Peek(j.serverPath())
 	if !found || len(v) == 0 {
 		return false, false
 	}
@@ -184,7 +184,7 @@ func (j *Job) availableInCache(cache *reg.CacheView) (available, ok bool) {
 func (j *Job) cachedItemsWith(cache *reg.CacheView, items []int, name string) []int {
 	var out []int
 	for _, i := range items {
-		if _, _, ok := cache.Get(j.itemPath(i, name)); ok {
+		if _, _, ok := cache.Peek(j.itemPath(i, name)); ok {
 			out = append(out, i)
 		}
 	}
@@ -204,7 +204,7 @@ func (j *Job) cachedItemsWith(cache *reg.CacheView, items []int, name string) []
 func (j *Job) runningInCache(cache *reg.CacheView, items []int) []int {
 	var out []int
 	for _, i := range items {
-		v, _, ok := cache.Get(j.itemPath(i, "running"))
+		v, _, ok := cache.Peek(j.itemPath(i, "running"))
 		if ok && (string(v) != j.id || j.running.Load()) {
 			out = append(out, i)
 		}
@@ -255,7 +255,7 @@ func (j *Job) completeFast(ctx context.Context, items []int, monitor, failover b
 	var ops []reg.Op
 	for _, i := range items {
 		if monitor {
-			v, st, ok := cache.Get(j.itemPath(i, "running"))
+			v, st, ok := cache.Peek(j.itemPath(i, "running"))
 			switch {
 			case !ok:
 				ops = append(ops, reg.DeleteOp(j.itemPath(i, "running"), 0))
@@ -277,7 +277,7 @@ func (j *Job) completeFast(ctx context.Context, items []int, monitor, failover b
 			return false // a claim the cache may not show yet
 		}
 		for _, n := range []string{"failover", "failovering"} {
-			v, st, ok := cache.Get(j.itemPath(i, n))
+			v, st, ok := cache.Peek(j.itemPath(i, n))
 			switch {
 			case ok && string(v) == j.id:
 				ops = append(ops, reg.DeleteOp(j.itemPath(i, n), st.Version))
@@ -351,7 +351,7 @@ func (j *Job) misfireCandidates(cache *reg.CacheView, items []int) []int {
 // assigned to this instance.
 func (j *Job) ownInCache(cache *reg.CacheView, items []int) bool {
 	for _, i := range items {
-		if v, _, ok := cache.Get(j.itemPath(i, "instance")); !ok || string(v) != j.id {
+		if v, _, ok := cache.Peek(j.itemPath(i, "instance")); !ok || string(v) != j.id {
 			return false
 		}
 	}
@@ -438,6 +438,9 @@ const preBeginTimeout = time.Second
 type preBegin struct {
 	mu  sync.Mutex // held across an undo: adoption and undo never overlap
 	rec *begun
+	// timer calls expirePreBegun preBeginTimeout after the last record;
+	// made at the job's first, re-armed by the next ones.
+	timer *time.Timer
 }
 
 // begun is a committed running-node transaction not yet adopted.
@@ -445,7 +448,8 @@ type begun struct {
 	items []int
 	lease *lease
 	fence reg.Op // the check of this instance's node the nodes were created under
-	timer *time.Timer
+	// deadline is when RegisterBegin is given up on (expirePreBegun).
+	deadline time.Time
 }
 
 // pipelinedContexts is ShardingContexts for a steady trigger: when the
@@ -478,7 +482,7 @@ func (j *Job) pipelinedContexts(ctx context.Context, cfg *config.JobConfiguratio
 	// From here this instance counts as running (see above), before its
 	// running nodes can be seen.
 	j.running.Store(true)
-	f, merr := j.statAndBegin(ctx, append([]reg.Op{fence}, j.runningOps(cfg, sc.Items)...))
+	f, merr := j.statAndBegin(ctx, j.runningOps(cfg, sc.Items, fence))
 	settled := f.err == nil && f.exists && f.st.NumChildren == 0 && j.assignmentSettledAt(minCzxid, f.st.Pzxid)
 	var me *reg.MultiError
 	switch {
@@ -568,16 +572,24 @@ func (j *Job) steadyItemsInCache(cfg *config.JobConfiguration, cache *reg.CacheV
 	return items, minCzxid, true
 }
 
-// runningOps are the creations of the items' running nodes (persistent
-// with failover, so that a crash leaves them for the survivors).
-func (j *Job) runningOps(cfg *config.JobConfiguration, items []int) []reg.Op {
+// runningOps are first, then the creations of the items' running nodes
+// (persistent with failover, so that a crash leaves them for the
+// survivors).
+func (j *Job) runningOps(cfg *config.JobConfiguration, items []int, first ...reg.Op) []reg.Op {
 	mode := reg.Ephemeral
 	if cfg.Failover {
 		mode = reg.Persistent
 	}
-	ops := make([]reg.Op, 0, len(items))
+	ops := make([]reg.Op, len(first), len(first)+len(items))
+	copy(ops, first)
+	var id []byte
+	if h := j.hot.Load(); h != nil {
+		id = h.id // shared: no client modifies an op's data
+	} else {
+		id = []byte(j.id)
+	}
 	for _, i := range items {
-		ops = append(ops, reg.CreateOp(j.itemPath(i, "running"), []byte(j.id), mode))
+		ops = append(ops, reg.CreateOp(j.itemPath(i, "running"), id, mode))
 	}
 	return ops
 }
@@ -585,17 +597,33 @@ func (j *Job) runningOps(cfg *config.JobConfiguration, items []int) []reg.Op {
 // recordPreBegun keeps a committed running-node transaction for
 // RegisterBegin, and arms its undo should RegisterBegin not come.
 func (j *Job) recordPreBegun(items []int, l *lease, fence reg.Op) {
-	rec := &begun{items: slices.Clone(items), lease: l, fence: fence}
+	rec := &begun{items: slices.Clone(items), lease: l, fence: fence, deadline: time.Now().Add(preBeginTimeout)}
 	j.pre.mu.Lock()
 	defer j.pre.mu.Unlock()
 	j.pre.rec = rec
-	rec.timer = time.AfterFunc(preBeginTimeout, func() {
-		ctx, cancel := context.WithTimeout(context.Background(), preBeginTimeout)
-		defer cancel()
-		if j.dropPreBegun(ctx, rec) {
-			j.log.Warn("running nodes of a trigger whose execution did not begin were deleted", "items", rec.items)
-		}
-	})
+	if j.pre.timer == nil {
+		j.pre.timer = time.AfterFunc(preBeginTimeout, j.expirePreBegun)
+	} else {
+		j.pre.timer.Reset(preBeginTimeout)
+	}
+}
+
+// expirePreBegun deletes the running nodes recorded by recordPreBegun
+// when RegisterBegin has not adopted them by their deadline. A call for a
+// record adopted since (the timer's func may start just as it is
+// stopped) finds the next record before its deadline, or none.
+func (j *Job) expirePreBegun() {
+	j.pre.mu.Lock()
+	rec := j.pre.rec
+	j.pre.mu.Unlock()
+	if rec == nil || time.Now().Before(rec.deadline) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), preBeginTimeout)
+	defer cancel()
+	if j.dropPreBegun(ctx, rec) {
+		j.log.Warn("running nodes of a trigger whose execution did not begin were deleted", "items", rec.items)
+	}
 }
 
 // adoptPreBegun reports whether RegisterBegin of sc finds its running
@@ -612,7 +640,7 @@ func (j *Job) adoptPreBegun(ctx context.Context, sc executor.ShardingContexts) b
 	}
 	_, l, err := j.sessionLease()
 	if err == nil && l == rec.lease && slices.Equal(rec.items, sc.Items) {
-		rec.timer.Stop()
+		j.pre.timer.Stop()
 		j.pre.rec = nil
 		j.beginLease.Store(l)
 		j.pre.mu.Unlock()
@@ -642,7 +670,7 @@ func (j *Job) dropPreBegun(ctx context.Context, rec *begun) bool {
 		return false
 	}
 	rec, j.pre.rec = j.pre.rec, nil
-	rec.timer.Stop()
+	j.pre.timer.Stop()
 	if err := j.undoBegin(ctx, rec.items, rec.fence); err != nil {
 		j.log.Warn("cannot delete the running nodes of a trigger that did not begin; left to recovery", "items", rec.items, "error", err)
 		j.needRecover.Store(true)
@@ -676,7 +704,7 @@ func (j *Job) undoBegin(ctx context.Context, items []int, fence reg.Op) error {
 // cache shows, provided the cache shows it owned by sess, the current
 // session; ok is false otherwise.
 func (j *Job) fastFence(cache *reg.CacheView, sess *reg.Session) (reg.Op, bool) {
-	_, st, ok := cache.Get(j.instancePath())
+	_, st, ok := cache.Peek(j.instancePath())
 	if !ok || st.EphemeralOwner != sess.ID() || sess.Err() != nil || j.c.Session() != sess {
 		return reg.Op{}, false
 	}

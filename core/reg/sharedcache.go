@@ -393,6 +393,21 @@ func (v *CacheView) Get(path string) ([]byte, Stat, bool) {
 	if tc := v.tc.Load(); tc != nil {
 		return tc.Get(path)
 	}
+	data, st, ok := v.Peek(path)
+	if !ok {
+		return nil, Stat{}, false
+	}
+	return slices.Clone(data), st, true
+}
+
+// Peek is Get without the copy: the data returned is the cache's own,
+// which the cache never modifies (a change replaces it), and the caller
+// must not modify it either. For readers that only compare or look at the
+// stat (a trigger reads about ten nodes).
+func (v *CacheView) Peek(path string) ([]byte, Stat, bool) {
+	if tc := v.tc.Load(); tc != nil {
+		return tc.Get(path)
+	}
 	v.s.rmu.RLock()
 	defer v.s.rmu.RUnlock()
 	if v.closed.Load() {
@@ -402,7 +417,7 @@ func (v *CacheView) Get(path string) ([]byte, Stat, bool) {
 	if n == nil {
 		return nil, Stat{}, false
 	}
-	return slices.Clone(n.data), n.Stat(), true
+	return n.data, n.Stat(), true
 }
 
 // Children returns the cached child names of path, sorted.
