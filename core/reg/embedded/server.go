@@ -132,13 +132,16 @@ func (s *Server) lookupFrom(n *node, path string) *node {
 	if path == "/" || path == "" {
 		return n
 	}
-	for el := range strings.SplitSeq(path[1:], "/") {
-		n = n.children[el]
-		if n == nil {
-			return nil
+	for rest := path[1:]; ; {
+		el := rest
+		i := strings.IndexByte(rest, '/')
+		if i >= 0 {
+			el, rest = rest[:i], rest[i+1:]
+		}
+		if n = n.children[el]; n == nil || i < 0 {
+			return n
 		}
 	}
-	return n
 }
 
 func parentOf(path string) string { return reg.Parent(path) }
