@@ -170,13 +170,12 @@ func (j *Job) availableInCache(cache *reg.CacheView) (available, ok bool) {
 	if string(v) != serverEnabled {
 		return false, true
 	}
-	ids, _ := cache.Children(j.instancesPath())
-	for _, id := range ids {
-		if ipPrefix(id) == j.ip {
-			return true, true
-		}
-	}
-	return false, true
+	on := false
+	cache.EachChild(j.instancesPath(), func(id string) bool {
+		on = ipPrefix(id) == j.ip
+		return !on
+	})
+	return on, true
 }
 
 // cachedItemsWith returns the items among items whose node name exists in
@@ -544,7 +543,8 @@ func (j *Job) steadyItemsInCache(cfg *config.JobConfiguration, cache *reg.CacheV
 		return nil, 0, false
 	}
 	j.warmPaths(cfg.ShardingTotalCount)
-	if flags, found := cache.Children(j.flagsPath()); !found || len(flags) > 0 {
+	flagged := false
+	if found := cache.EachChild(j.flagsPath(), func(string) bool { flagged = true; return false }); !found || flagged {
 		return nil, 0, false
 	}
 	if cfg.Failover && (j.hasClaims() || j.claimedInCache()) {

@@ -441,6 +441,36 @@ func (v *CacheView) Children(path string) ([]string, bool) {
 	return out, true
 }
 
+// EachChild calls f with the cached child names of path, sorted, until f
+// returns false: Children without the copy. found is false when path is
+// not cached. f runs under the cache's read lock and must not call it.
+func (v *CacheView) EachChild(path string, f func(name string) bool) (found bool) {
+	if tc := v.tc.Load(); tc != nil {
+		names, ok := tc.Children(path)
+		for _, name := range names {
+			if !f(name) {
+				break
+			}
+		}
+		return ok
+	}
+	v.s.rmu.RLock()
+	defer v.s.rmu.RUnlock()
+	if v.closed.Load() {
+		return false
+	}
+	n := v.lookup(path)
+	if n == nil {
+		return false
+	}
+	for _, k := range n.kids {
+		if !f(k.name) {
+			break
+		}
+	}
+	return true
+}
+
 // Initialized is closed once the initial load is complete.
 func (v *CacheView) Initialized() <-chan struct{} { return v.initCh }
 
