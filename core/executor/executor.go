@@ -176,12 +176,13 @@ func New(jobName string, opts Options) (*Executor, error) {
 		opts.CleanupTimeout = 10 * time.Second
 	}
 	opts.Listeners = slices.Clone(opts.Listeners)
+	_, quiet := opts.Events.(NopEvents)
 	return &Executor{
 		jobName:   jobName,
 		opts:      opts,
 		log:       opts.Logger.With("job", jobName, "instance_id", opts.InstanceID),
 		events:    opts.Events,
-		quiet:     opts.Events == Events(NopEvents{}),
+		quiet:     quiet,
 		beginMsg:  fmt.Sprintf("Job '%s' execute begin.", jobName),
 		listeners: sortListeners(nil, opts.Listeners),
 		unknown:   map[string]bool{},
