@@ -10,6 +10,7 @@ import (
 
 	"github.com/ejob-io/ejob/core/config"
 	"github.com/ejob-io/ejob/core/executor"
+	"github.com/ejob-io/ejob/core/instance"
 	"github.com/ejob-io/ejob/core/reg"
 	"github.com/ejob-io/ejob/core/reg/recipe"
 )
@@ -198,7 +199,7 @@ func (j *Job) triggerItems(ctx context.Context, cache *reg.CacheView, total int,
 // this instance's own included).
 func (j *Job) itemsWithCached(ctx context.Context, cache *reg.CacheView, items []int, name string) ([]int, error) {
 	if cache != nil {
-		items = cachedItemsWith(cache, j.p, items, name)
+		items = j.cachedItemsWith(cache, items, name)
 	}
 	return j.itemsWith(ctx, items, name)
 }
@@ -312,12 +313,12 @@ func (j *Job) contexts(ctx context.Context, cache *reg.CacheView, items []int) (
 		}
 		items = without(items, running)
 	}
-	params, err := config.ParseShardingItemParameters(cfg.ShardingItemParameters)
+	params, err := j.itemParameters(cfg.ShardingItemParameters)
 	if err != nil {
 		return executor.ShardingContexts{}, nil, err
 	}
 	sc := executor.ShardingContexts{
-		TaskID:                 fmt.Sprintf("%s@-@%s@-@READY@-@%s", cfg.JobName, joinItems(items), j.id),
+		TaskID:                 instance.NewTaskID(cfg.JobName, items, j.id),
 		JobName:                cfg.JobName,
 		ShardingTotalCount:     cfg.ShardingTotalCount,
 		JobParameter:           cfg.JobParameter,
@@ -330,6 +331,30 @@ func (j *Job) contexts(ctx context.Context, cache *reg.CacheView, items []int) (
 		}
 	}
 	return sc, running, nil
+}
+
+// parsedParams is shardingItemParameters and what it parses to.
+type parsedParams struct {
+	text   string
+	params map[int]string
+}
+
+// itemParameters parses shardingItemParameters, or returns what the same
+// text parsed to at the last trigger. The result is shared: callers must
+// not modify it.
+func (j *Job) itemParameters(text string) (map[int]string, error) {
+	if text == "" {
+		return nil, nil
+	}
+	if p := j.params.Load(); p != nil && p.text == text {
+		return p.params, nil
+	}
+	params, err := config.ParseShardingItemParameters(text)
+	if err != nil {
+		return nil, err
+	}
+	j.params.Store(&parsedParams{text: text, params: params})
+	return params, nil
 }
 
 // MisfireIfRunning implements executor.Facade.

@@ -155,8 +155,13 @@ type Job struct {
 
 	cfg      atomic.Pointer[config.JobConfiguration] // latest known config
 	parsed   atomic.Pointer[parsedConfig]            // last config node parsed (parseConfig)
+	params   atomic.Pointer[parsedParams]            // last shardingItemParameters parsed (itemParameters)
+	hot      atomic.Pointer[hotPaths]                // the trigger's paths, from its first (warmPaths)
 	running  runFlag                                 // an execution is between RegisterBegin and RegisterCompleted
 	shutdown atomic.Bool
+	// inProcess: the client serves calls in process (reg.IsInProcess), so
+	// the trigger sends its two requests one after the other.
+	inProcess bool
 	// beginLease is the lease of the current execution's RegisterBegin.
 	beginLease atomic.Pointer[lease]
 	// pre: running nodes a trigger created with its resharding check,
@@ -240,7 +245,7 @@ func New(opts Options) (*Job, error) {
 	}
 	p := paths{root: reg.Join(opts.Config.JobName)}
 	j := &Job{
-		c: opts.Client, s: store{c: opts.Client, p: p}, p: p,
+		c: opts.Client, s: store{c: opts.Client, p: p}, p: p, inProcess: reg.IsInProcess(opts.Client),
 		local: opts.Config, class: opts.JobClassName, id: opts.InstanceID, ip: opts.ServerIP,
 		strat: opts.Strategies,
 		log:   lazylog.With(log, "job", opts.Config.JobName, "instance", opts.InstanceID),
@@ -312,7 +317,10 @@ func (j *Job) sessionLease() (*reg.Session, *lease, error) { return j.rg.session
 // SessionContext returns a context cancelled when the session this instance
 // is registered under is lost, or presumed expired by the client's clock
 // while the connection is down (cause ErrSessionPresumedLost; see
-// Options.ExpiryMargin). Executions run under it.
+// Options.ExpiryMargin), or when parent ends. Executions run under it. The
+// executions under one parent and lease share it: it is not cancelled
+// when one returns, and the returned CancelFunc does nothing (it is kept
+// for callers that defer it).
 func (j *Job) SessionContext(parent context.Context) (context.Context, context.CancelFunc) {
 	return j.rg.sessionContext(parent)
 }

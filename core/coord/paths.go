@@ -33,8 +33,26 @@ const (
 // paths builds namespace-relative paths under one job root.
 type paths struct{ root string }
 
+// of is reg.Join(p.root, elem...), built with one allocation: paths are
+// built several times per trigger.
 func (p paths) of(elem ...string) string {
-	return reg.Join(append([]string{p.root}, elem...)...)
+	if p.root == "/" || p.root == "" {
+		return reg.Join(append([]string{p.root}, elem...)...)
+	}
+	n := len(p.root)
+	for _, e := range elem {
+		n += 1 + len(e)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	b.WriteString(p.root)
+	for _, e := range elem {
+		if e = strings.Trim(e, "/"); e != "" {
+			b.WriteByte('/')
+			b.WriteString(e)
+		}
+	}
+	return b.String()
 }
 func (p paths) server(ip string) string   { return p.of(nodeServers, ip) }
 func (p paths) instance(id string) string { return p.of(nodeInstances, id) }
@@ -59,8 +77,12 @@ func (p paths) isItemLeaf(path string) bool {
 	if !ok {
 		return false
 	}
-	parts := strings.Split(r, "/")
-	return len(parts) == 3 && parts[0] == nodeSharding && itemLeaves[parts[2]]
+	r, ok = strings.CutPrefix(r, nodeSharding+"/")
+	if !ok {
+		return false
+	}
+	_, leaf, ok := strings.Cut(r, "/")
+	return ok && !strings.Contains(leaf, "/") && itemLeaves[leaf]
 }
 
 // rel returns path relative to the job root ("" for the root itself), and
@@ -258,14 +280,6 @@ func itemNumbers(names []string) []int {
 		}
 	}
 	return out
-}
-
-func joinItems(items []int) string {
-	parts := make([]string, len(items))
-	for k, i := range items {
-		parts[k] = strconv.Itoa(i)
-	}
-	return strings.Join(parts, ",")
 }
 
 func wrap(what string, err error) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -34,6 +35,10 @@ type registration struct {
 	presume    *time.Timer
 	presumeGen uint64       // counts disarms: a timer's closure of an older one does nothing
 	suspended  *reg.Session // the session of the last suspension, while its timer is armed
+
+	// exec is the context sessionContext hands out last, shared by the
+	// executions under the same parent and lease.
+	exec atomic.Pointer[execContext]
 
 	mu       sync.Mutex
 	sess     *reg.Session  // session the instance is registered under (nil while paused after loss)
@@ -124,9 +129,23 @@ func (r *registration) currentLease() *lease {
 	return r.lease
 }
 
-// sessionContext is Job.SessionContext.
+// execContext is a context sessionContext made for parent under lease.
+type execContext struct {
+	parent context.Context
+	lease  *lease
+	ctx    context.Context
+}
+
+// sessionContext is Job.SessionContext. The context it made last is
+// handed out again while its parent and the lease are the same and it is
+// not done: a context per execution (a cancel context and an AfterFunc on
+// the lease) was about 4% of the CPU of a no-op execution
+// (BenchmarkFire100Jobs).
 func (r *registration) sessionContext(parent context.Context) (context.Context, context.CancelFunc) {
 	l := r.currentLease()
+	if e := r.exec.Load(); e != nil && e.parent == parent && e.lease == l && e.ctx.Err() == nil {
+		return e.ctx, func() {}
+	}
 	ctx, cancel := context.WithCancelCause(parent)
 	if l == nil {
 		cancel(ErrSessionLost)
@@ -137,10 +156,11 @@ func (r *registration) sessionContext(parent context.Context) (context.Context, 
 		return ctx, func() {}
 	}
 	stop := context.AfterFunc(l.ctx, func() { cancel(context.Cause(l.ctx)) })
-	return ctx, func() {
-		stop()
-		cancel(context.Canceled)
-	}
+	// Ended with its parent (a job removed): nothing stays registered on
+	// the lease.
+	context.AfterFunc(ctx, func() { stop() })
+	r.exec.Store(&execContext{parent: parent, lease: l, ctx: ctx})
+	return ctx, func() {}
 }
 
 // executionLease is Job.ExecutionLease.

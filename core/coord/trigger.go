@@ -53,7 +53,7 @@ func (j *Job) treeCache() *reg.CacheView {
 // no resharding ever committed, and the assignment is read from the
 // server).
 func (j *Job) settledAssignment(ctx context.Context) (pending bool, pzxid int64, err error) {
-	st, ok, err := j.c.Exists(ctx, reg.Parent(j.p.of(nodeNecessary)))
+	st, ok, err := j.c.Exists(ctx, j.flagsPath())
 	if err != nil {
 		return false, 0, wrap("read resharding flags", err)
 	}
@@ -99,7 +99,7 @@ func (j *Job) cachedAssignment(cache *reg.CacheView, total int, pzxid int64) ([]
 func (j *Job) assignmentInCache(cache *reg.CacheView, total int) (items []int, minCzxid int64, ok bool) {
 	minCzxid = math.MaxInt64 // no item: nothing to be stale
 	for i := range total {
-		v, st, found := cache.Get(j.p.itemNode(i, "instance"))
+		v, st, found := cache.Peek(j.itemPath(i, "instance"))
 		if !found {
 			return nil, 0, false
 		}
@@ -129,7 +129,7 @@ func (j *Job) readAssignment(ctx context.Context, cache *reg.CacheView, total in
 	agree := cache != nil && pzxid != 0
 	var items []int
 	for i := range total {
-		v, st, err := j.c.Get(ctx, j.p.itemNode(i, "instance"))
+		v, st, err := j.c.Get(ctx, j.itemPath(i, "instance"))
 		if errors.Is(err, reg.ErrNoNode) {
 			agree = false
 			continue
@@ -141,7 +141,7 @@ func (j *Job) readAssignment(ctx context.Context, cache *reg.CacheView, total in
 			items = append(items, i)
 		}
 		if agree {
-			cv, cst, ok := cache.Get(j.p.itemNode(i, "instance"))
+			cv, cst, ok := cache.Peek(j.itemPath(i, "instance"))
 			agree = ok && string(cv) == string(v) && cst.Czxid == st.Czxid
 		}
 	}
@@ -163,28 +163,27 @@ func (j *Job) availableInCache(cache *reg.CacheView) (available, ok bool) {
 	if cache == nil {
 		return false, false
 	}
-	v, _, found := cache.Get(j.p.server(j.ip))
+	v, _, found := cache.Peek(j.serverPath())
 	if !found || len(v) == 0 {
 		return false, false
 	}
 	if string(v) != serverEnabled {
 		return false, true
 	}
-	ids, _ := cache.Children(j.p.of(nodeInstances))
-	for _, id := range ids {
-		if ipPrefix(id) == j.ip {
-			return true, true
-		}
-	}
-	return false, true
+	on := false
+	cache.EachChild(j.instancesPath(), func(id string) bool {
+		on = ipPrefix(id) == j.ip
+		return !on
+	})
+	return on, true
 }
 
 // cachedItemsWith returns the items among items whose node name exists in
 // the tree cache.
-func cachedItemsWith(cache *reg.CacheView, p paths, items []int, name string) []int {
+func (j *Job) cachedItemsWith(cache *reg.CacheView, items []int, name string) []int {
 	var out []int
 	for _, i := range items {
-		if _, _, ok := cache.Get(p.itemNode(i, name)); ok {
+		if _, _, ok := cache.Peek(j.itemPath(i, name)); ok {
 			out = append(out, i)
 		}
 	}
@@ -204,7 +203,7 @@ func cachedItemsWith(cache *reg.CacheView, p paths, items []int, name string) []
 func (j *Job) runningInCache(cache *reg.CacheView, items []int) []int {
 	var out []int
 	for _, i := range items {
-		v, _, ok := cache.Get(j.p.itemNode(i, "running"))
+		v, _, ok := cache.Peek(j.itemPath(i, "running"))
 		if ok && (string(v) != j.id || j.running.Load()) {
 			out = append(out, i)
 		}
@@ -255,12 +254,12 @@ func (j *Job) completeFast(ctx context.Context, items []int, monitor, failover b
 	var ops []reg.Op
 	for _, i := range items {
 		if monitor {
-			v, st, ok := cache.Get(j.p.itemNode(i, "running"))
+			v, st, ok := cache.Peek(j.itemPath(i, "running"))
 			switch {
 			case !ok:
-				ops = append(ops, reg.DeleteOp(j.p.itemNode(i, "running"), 0))
+				ops = append(ops, reg.DeleteOp(j.itemPath(i, "running"), 0))
 			case string(v) == j.id:
-				ops = append(ops, reg.DeleteOp(j.p.itemNode(i, "running"), st.Version))
+				ops = append(ops, reg.DeleteOp(j.itemPath(i, "running"), st.Version))
 			default:
 				// Another instance's node in the cache may be stale: a
 				// failover run's begin replaced the crashed owner's node
@@ -277,10 +276,10 @@ func (j *Job) completeFast(ctx context.Context, items []int, monitor, failover b
 			return false // a claim the cache may not show yet
 		}
 		for _, n := range []string{"failover", "failovering"} {
-			v, st, ok := cache.Get(j.p.itemNode(i, n))
+			v, st, ok := cache.Peek(j.itemPath(i, n))
 			switch {
 			case ok && string(v) == j.id:
-				ops = append(ops, reg.DeleteOp(j.p.itemNode(i, n), st.Version))
+				ops = append(ops, reg.DeleteOp(j.itemPath(i, n), st.Version))
 			case ok:
 				return false // possibly stale, as above
 			}
@@ -335,7 +334,7 @@ func (j *Job) forgetMisfire(items []int) {
 // assignment was stale) is served by the pump (runPendingMisfires), as a
 // flag that arrives just after a fresh read would be.
 func (j *Job) misfireCandidates(cache *reg.CacheView, items []int) []int {
-	out := cachedItemsWith(cache, j.p, items, "misfire")
+	out := j.cachedItemsWith(cache, items, "misfire")
 	j.misfireMu.Lock()
 	defer j.misfireMu.Unlock()
 	for _, i := range items {
@@ -351,7 +350,7 @@ func (j *Job) misfireCandidates(cache *reg.CacheView, items []int) []int {
 // assigned to this instance.
 func (j *Job) ownInCache(cache *reg.CacheView, items []int) bool {
 	for _, i := range items {
-		if v, _, ok := cache.Get(j.p.itemNode(i, "instance")); !ok || string(v) != j.id {
+		if v, _, ok := cache.Peek(j.itemPath(i, "instance")); !ok || string(v) != j.id {
 			return false
 		}
 	}
@@ -438,6 +437,9 @@ const preBeginTimeout = time.Second
 type preBegin struct {
 	mu  sync.Mutex // held across an undo: adoption and undo never overlap
 	rec *begun
+	// timer calls expirePreBegun preBeginTimeout after the last record;
+	// made at the job's first, re-armed by the next ones.
+	timer *time.Timer
 }
 
 // begun is a committed running-node transaction not yet adopted.
@@ -445,7 +447,8 @@ type begun struct {
 	items []int
 	lease *lease
 	fence reg.Op // the check of this instance's node the nodes were created under
-	timer *time.Timer
+	// deadline is when RegisterBegin is given up on (expirePreBegun).
+	deadline time.Time
 }
 
 // pipelinedContexts is ShardingContexts for a steady trigger: when the
@@ -475,21 +478,10 @@ func (j *Job) pipelinedContexts(ctx context.Context, cfg *config.JobConfiguratio
 	if err != nil || len(running) > 0 || len(sc.Items) == 0 {
 		return none, false, nil
 	}
-	type stat struct {
-		st     reg.Stat
-		exists bool
-		err    error
-	}
 	// From here this instance counts as running (see above), before its
 	// running nodes can be seen.
 	j.running.Store(true)
-	flags := make(chan stat, 1)
-	go func() {
-		st, exists, err := j.c.Exists(ctx, reg.Parent(j.p.of(nodeNecessary)))
-		flags <- stat{st, exists, err}
-	}()
-	_, merr := j.c.Multi(ctx, append([]reg.Op{fence}, j.runningOps(cfg, sc.Items)...)...)
-	f := <-flags
+	f, merr := j.statAndBegin(ctx, j.runningOps(cfg, sc.Items, fence))
 	settled := f.err == nil && f.exists && f.st.NumChildren == 0 && j.assignmentSettledAt(minCzxid, f.st.Pzxid)
 	var me *reg.MultiError
 	switch {
@@ -512,6 +504,33 @@ func (j *Job) pipelinedContexts(ctx context.Context, cfg *config.JobConfiguratio
 	return none, false, nil
 }
 
+// flagsStat is the answer to the stat of leader/sharding.
+type flagsStat struct {
+	st     reg.Stat
+	exists bool
+	err    error
+}
+
+// statAndBegin sends the stat of leader/sharding and the running-node
+// transaction ops together (pipelinedContexts): the stat from a goroutine
+// of its own, so that both round trips overlap; on an in-process registry
+// (reg.IsInProcess) the stat, then the transaction, from this goroutine.
+func (j *Job) statAndBegin(ctx context.Context, ops []reg.Op) (flagsStat, error) {
+	stat := func() flagsStat {
+		st, exists, err := j.c.Exists(ctx, j.flagsPath())
+		return flagsStat{st, exists, err}
+	}
+	if j.inProcess {
+		f := stat()
+		_, err := j.c.Multi(ctx, ops...)
+		return f, err
+	}
+	flags := make(chan flagsStat, 1)
+	go func() { flags <- stat() }()
+	_, err := j.c.Multi(ctx, ops...)
+	return <-flags, err
+}
+
 // steadyItemsInCache returns this instance's items for a steady trigger
 // from the tree cache, and the oldest Czxid of the instance nodes the
 // cache showed (for assignmentSettledAt); ok is false when a step of
@@ -523,7 +542,9 @@ func (j *Job) steadyItemsInCache(cfg *config.JobConfiguration, cache *reg.CacheV
 	if cache == nil || !cfg.MonitorExecution || j.shutdown.Load() || j.needRecover.Load() || j.running.Load() {
 		return nil, 0, false
 	}
-	if flags, found := cache.Children(reg.Parent(j.p.of(nodeNecessary))); !found || len(flags) > 0 {
+	j.warmPaths(cfg.ShardingTotalCount)
+	flagged := false
+	if found := cache.EachChild(j.flagsPath(), func(string) bool { flagged = true; return false }); !found || flagged {
 		return nil, 0, false
 	}
 	if cfg.Failover && (j.hasClaims() || j.claimedInCache()) {
@@ -542,25 +563,33 @@ func (j *Job) steadyItemsInCache(cfg *config.JobConfiguration, cache *reg.CacheV
 	if len(moved) > 0 {
 		return nil, 0, false
 	}
-	if cfg.Failover && len(cachedItemsWith(cache, j.p, items, "failover")) > 0 {
+	if cfg.Failover && len(j.cachedItemsWith(cache, items, "failover")) > 0 {
 		return nil, 0, false
 	}
-	if len(cachedItemsWith(cache, j.p, items, "disabled")) > 0 || len(j.runningInCache(cache, items)) > 0 {
+	if len(j.cachedItemsWith(cache, items, "disabled")) > 0 || len(j.runningInCache(cache, items)) > 0 {
 		return nil, 0, false
 	}
 	return items, minCzxid, true
 }
 
-// runningOps are the creations of the items' running nodes (persistent
-// with failover, so that a crash leaves them for the survivors).
-func (j *Job) runningOps(cfg *config.JobConfiguration, items []int) []reg.Op {
+// runningOps are first, then the creations of the items' running nodes
+// (persistent with failover, so that a crash leaves them for the
+// survivors).
+func (j *Job) runningOps(cfg *config.JobConfiguration, items []int, first ...reg.Op) []reg.Op {
 	mode := reg.Ephemeral
 	if cfg.Failover {
 		mode = reg.Persistent
 	}
-	ops := make([]reg.Op, 0, len(items))
+	ops := make([]reg.Op, len(first), len(first)+len(items))
+	copy(ops, first)
+	var id []byte
+	if h := j.hot.Load(); h != nil {
+		id = h.id // shared: no client modifies an op's data
+	} else {
+		id = []byte(j.id)
+	}
 	for _, i := range items {
-		ops = append(ops, reg.CreateOp(j.p.itemNode(i, "running"), []byte(j.id), mode))
+		ops = append(ops, reg.CreateOp(j.itemPath(i, "running"), id, mode))
 	}
 	return ops
 }
@@ -568,17 +597,33 @@ func (j *Job) runningOps(cfg *config.JobConfiguration, items []int) []reg.Op {
 // recordPreBegun keeps a committed running-node transaction for
 // RegisterBegin, and arms its undo should RegisterBegin not come.
 func (j *Job) recordPreBegun(items []int, l *lease, fence reg.Op) {
-	rec := &begun{items: slices.Clone(items), lease: l, fence: fence}
+	rec := &begun{items: slices.Clone(items), lease: l, fence: fence, deadline: time.Now().Add(preBeginTimeout)}
 	j.pre.mu.Lock()
 	defer j.pre.mu.Unlock()
 	j.pre.rec = rec
-	rec.timer = time.AfterFunc(preBeginTimeout, func() {
-		ctx, cancel := context.WithTimeout(context.Background(), preBeginTimeout)
-		defer cancel()
-		if j.dropPreBegun(ctx, rec) {
-			j.log.Warn("running nodes of a trigger whose execution did not begin were deleted", "items", rec.items)
-		}
-	})
+	if j.pre.timer == nil {
+		j.pre.timer = time.AfterFunc(preBeginTimeout, j.expirePreBegun)
+	} else {
+		j.pre.timer.Reset(preBeginTimeout)
+	}
+}
+
+// expirePreBegun deletes the running nodes recorded by recordPreBegun
+// when RegisterBegin has not adopted them by their deadline. A call for a
+// record adopted since (the timer's func may start just as it is
+// stopped) finds the next record before its deadline, or none.
+func (j *Job) expirePreBegun() {
+	j.pre.mu.Lock()
+	rec := j.pre.rec
+	j.pre.mu.Unlock()
+	if rec == nil || time.Now().Before(rec.deadline) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), preBeginTimeout)
+	defer cancel()
+	if j.dropPreBegun(ctx, rec) {
+		j.log.Warn("running nodes of a trigger whose execution did not begin were deleted", "items", rec.items)
+	}
 }
 
 // adoptPreBegun reports whether RegisterBegin of sc finds its running
@@ -595,7 +640,7 @@ func (j *Job) adoptPreBegun(ctx context.Context, sc executor.ShardingContexts) b
 	}
 	_, l, err := j.sessionLease()
 	if err == nil && l == rec.lease && slices.Equal(rec.items, sc.Items) {
-		rec.timer.Stop()
+		j.pre.timer.Stop()
 		j.pre.rec = nil
 		j.beginLease.Store(l)
 		j.pre.mu.Unlock()
@@ -625,7 +670,7 @@ func (j *Job) dropPreBegun(ctx context.Context, rec *begun) bool {
 		return false
 	}
 	rec, j.pre.rec = j.pre.rec, nil
-	rec.timer.Stop()
+	j.pre.timer.Stop()
 	if err := j.undoBegin(ctx, rec.items, rec.fence); err != nil {
 		j.log.Warn("cannot delete the running nodes of a trigger that did not begin; left to recovery", "items", rec.items, "error", err)
 		j.needRecover.Store(true)
@@ -642,13 +687,13 @@ func (j *Job) dropPreBegun(ctx context.Context, rec *begun) bool {
 func (j *Job) undoBegin(ctx context.Context, items []int, fence reg.Op) error {
 	ops := []reg.Op{fence}
 	for _, i := range items {
-		ops = append(ops, reg.DeleteOp(j.p.itemNode(i, "running"), 0))
+		ops = append(ops, reg.DeleteOp(j.itemPath(i, "running"), 0))
 	}
 	if _, err := j.c.Multi(ctx, ops...); err == nil {
 		return nil
 	}
 	for _, i := range items {
-		if _, err := j.s.deleteIfValue(ctx, j.p.itemNode(i, "running"), j.id); err != nil {
+		if _, err := j.s.deleteIfValue(ctx, j.itemPath(i, "running"), j.id); err != nil {
 			return err
 		}
 	}
@@ -659,9 +704,9 @@ func (j *Job) undoBegin(ctx context.Context, items []int, fence reg.Op) error {
 // cache shows, provided the cache shows it owned by sess, the current
 // session; ok is false otherwise.
 func (j *Job) fastFence(cache *reg.CacheView, sess *reg.Session) (reg.Op, bool) {
-	_, st, ok := cache.Get(j.p.instance(j.id))
+	_, st, ok := cache.Peek(j.instancePath())
 	if !ok || st.EphemeralOwner != sess.ID() || sess.Err() != nil || j.c.Session() != sess {
 		return reg.Op{}, false
 	}
-	return reg.CheckOp(j.p.instance(j.id), st.Version), true
+	return reg.CheckOp(j.instancePath(), st.Version), true
 }

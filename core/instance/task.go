@@ -26,6 +26,9 @@ type TaskID struct {
 // NewTaskID returns the task id string for a job, its items and the
 // executing instance id (use FallbackInstanceID when it is unknown).
 func NewTaskID(jobName string, items []int, instanceID string) string {
+	if len(items) == 1 { // most executions: one allocation
+		return jobName + Separator + strconv.Itoa(items[0]) + Separator + ExecutionTypeReady + Separator + instanceID
+	}
 	parts := make([]string, len(items))
 	for i, it := range items {
 		parts[i] = strconv.Itoa(it)

@@ -192,6 +192,32 @@ type Client interface {
 	Close() error
 }
 
+// InProcess is implemented by clients that serve each call in the calling
+// goroutine, without I/O (the embedded registry). A caller that would send
+// independent requests from goroutines of their own, to overlap their round
+// trips, sends them one after the other to such a client: there is no round
+// trip to overlap, and a goroutine per request costs more than the request.
+type InProcess interface {
+	InProcess() bool
+}
+
+// IsInProcess reports whether c, or the client it wraps (a decorator such
+// as regcount's, with an Unwrap method), serves calls in process
+// (InProcess).
+func IsInProcess(c Client) bool {
+	for c != nil {
+		if ip, ok := c.(InProcess); ok {
+			return ip.InProcess()
+		}
+		u, ok := c.(interface{ Unwrap() Client })
+		if !ok {
+			return false
+		}
+		c = u.Unwrap()
+	}
+	return false
+}
+
 // Expirer is implemented by clients whose session can be expired on demand
 // (tests, fault drills): the server ends the session exactly as on a timeout,
 // and the client then opens a new one.

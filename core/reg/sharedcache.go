@@ -116,6 +116,7 @@ type SharedCache struct {
 	ops   []ReadOp
 	reads []read
 	views []*CacheView
+	paths []string // one view's dirty paths, sorted
 }
 
 // SharedCache states and modes.
@@ -392,6 +393,21 @@ func (v *CacheView) Get(path string) ([]byte, Stat, bool) {
 	if tc := v.tc.Load(); tc != nil {
 		return tc.Get(path)
 	}
+	data, st, ok := v.Peek(path)
+	if !ok {
+		return nil, Stat{}, false
+	}
+	return slices.Clone(data), st, true
+}
+
+// Peek is Get without the copy: the data returned is the cache's own,
+// which the cache never modifies (a change replaces it), and the caller
+// must not modify it either. For readers that only compare or look at the
+// stat (a trigger reads about ten nodes).
+func (v *CacheView) Peek(path string) ([]byte, Stat, bool) {
+	if tc := v.tc.Load(); tc != nil {
+		return tc.Get(path)
+	}
 	v.s.rmu.RLock()
 	defer v.s.rmu.RUnlock()
 	if v.closed.Load() {
@@ -401,7 +417,7 @@ func (v *CacheView) Get(path string) ([]byte, Stat, bool) {
 	if n == nil {
 		return nil, Stat{}, false
 	}
-	return slices.Clone(n.data), n.Stat(), true
+	return n.data, n.Stat(), true
 }
 
 // Children returns the cached child names of path, sorted.
@@ -423,6 +439,36 @@ func (v *CacheView) Children(path string) ([]string, bool) {
 		out[i] = k.name
 	}
 	return out, true
+}
+
+// EachChild calls f with the cached child names of path, sorted, until f
+// returns false: Children without the copy. found is false when path is
+// not cached. f runs under the cache's read lock and must not call it.
+func (v *CacheView) EachChild(path string, f func(name string) bool) (found bool) {
+	if tc := v.tc.Load(); tc != nil {
+		names, ok := tc.Children(path)
+		for _, name := range names {
+			if !f(name) {
+				break
+			}
+		}
+		return ok
+	}
+	v.s.rmu.RLock()
+	defer v.s.rmu.RUnlock()
+	if v.closed.Load() {
+		return false
+	}
+	n := v.lookup(path)
+	if n == nil {
+		return false
+	}
+	for _, k := range n.kids {
+		if !f(k.name) {
+			break
+		}
+	}
+	return true
 }
 
 // Initialized is closed once the initial load is complete.

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -227,6 +228,27 @@ type runtime struct {
 	err error
 	// execs is the scheduler's count of executions in progress.
 	execs *execCount
+	// leased is the last session context with the execution lease added
+	// (leasedContext).
+	leased atomic.Pointer[leasedContext]
+}
+
+// leasedContext is a session context (coord.Job.SessionContext) and the
+// same with the execution lease added (spi.WithLease).
+type leasedContext struct {
+	session, ctx context.Context
+}
+
+// leasedContext returns ectx, a session context, with the execution lease
+// added: the one made for ectx last time while the session context is the
+// same (coord hands out one per session), which has the same lease.
+func (rt *runtime) leasedContext(ectx context.Context) context.Context {
+	if c := rt.leased.Load(); c != nil && c.session == ectx {
+		return c.ctx
+	}
+	ctx := spi.WithLease(ectx, spi.LeaseFunc(rt.coord.ExecutionLease()))
+	rt.leased.Store(&leasedContext{session: ectx, ctx: ctx})
+	return ctx
 }
 
 // New checks opts and returns a Scheduler.
@@ -592,7 +614,7 @@ func (rt *runtime) fire(ctx context.Context, f trigger.Fire) {
 	defer cancel()
 	// Out-of-process job types stop at the lease's deadline unless the
 	// host renews it, even while the host itself is paused.
-	ectx = spi.WithLease(ectx, spi.LeaseFunc(rt.coord.ExecutionLease()))
+	ectx = rt.leasedContext(ectx)
 	if err := rt.exec.Execute(ectx, executor.NormalTrigger, missedFires{f}); err != nil {
 		rt.log.Error("execution failed", "scheduled", f.Scheduled, "error", err)
 	}

@@ -37,8 +37,9 @@ type pendingDelivery struct {
 }
 
 var (
-	_ reg.Client  = (*Client)(nil)
-	_ reg.Expirer = (*Client)(nil)
+	_ reg.Client    = (*Client)(nil)
+	_ reg.Expirer   = (*Client)(nil)
+	_ reg.InProcess = (*Client)(nil)
 )
 
 // Connect opens a client with a new session under namespace (created as
@@ -63,6 +64,10 @@ func (s *Server) Connect(namespace string) (*Client, error) {
 	return c, nil
 }
 
+// InProcess implements reg.InProcess: every call is served in the calling
+// goroutine.
+func (c *Client) InProcess() bool { return true }
+
 // Namespace implements reg.Client.
 func (c *Client) Namespace() string { return strings.TrimPrefix(c.ns, "/") }
 
@@ -71,6 +76,16 @@ func (c *Client) abs(p string) string {
 		return c.ns
 	}
 	return c.ns + p
+}
+
+// lookup is srv.lookup(c.abs(path)) without building the full path.
+// Caller holds srv.mu.
+func (c *Client) lookup(path string) *node {
+	n := c.srv.lookupFrom(c.srv.root, c.ns)
+	if n == nil {
+		return nil
+	}
+	return c.srv.lookupFrom(n, path)
 }
 
 func (c *Client) rel(full string) string {
@@ -142,14 +157,13 @@ func (c *Client) get(ctx context.Context, op, path string, w bool) ([]byte, reg.
 		return nil, reg.Stat{}, nil, err
 	}
 	defer c.srv.mu.Unlock()
-	full := c.abs(path)
-	n := c.srv.lookup(full)
+	n := c.lookup(path)
 	if n == nil {
 		return nil, reg.Stat{}, nil, opErr(op, path, reg.ErrNoNode)
 	}
 	var ch <-chan reg.WatchEvent
 	if w {
-		ch = c.srv.addWatch(c.sess, watchKey{full, watchData})
+		ch = c.srv.addWatch(c.sess, watchKey{c.abs(path), watchData})
 	}
 	return n.dataOf(), n.statCopy(), ch, nil
 }
@@ -170,8 +184,7 @@ func (c *Client) exists(ctx context.Context, op, path string, w bool) (reg.Stat,
 		return reg.Stat{}, false, nil, err
 	}
 	defer c.srv.mu.Unlock()
-	full := c.abs(path)
-	n := c.srv.lookup(full)
+	n := c.lookup(path)
 	var ch <-chan reg.WatchEvent
 	if w {
 		kind := watchExist
@@ -179,7 +192,7 @@ func (c *Client) exists(ctx context.Context, op, path string, w bool) (reg.Stat,
 			kind = watchData
 		}
 		// ZooKeeper keys an exists watch on an existing node as a data watch.
-		ch = c.srv.addWatch(c.sess, watchKey{full, kind})
+		ch = c.srv.addWatch(c.sess, watchKey{c.abs(path), kind})
 	}
 	if n == nil {
 		return reg.Stat{}, false, ch, nil
@@ -319,19 +332,18 @@ func (c *Client) Multi(ctx context.Context, ops ...reg.Op) ([]reg.OpResult, erro
 	t := c.srv.begin()
 	res := make([]reg.OpResult, len(ops))
 	for i, op := range ops {
-		full := c.abs(op.Path)
 		var err error
 		switch op.Kind {
 		case reg.OpCheck:
-			err = t.check(full, op.Version)
+			err = checkNode(c.lookup(op.Path), op.Version)
 		case reg.OpCreate:
 			var p string
-			p, err = t.create(full, op.Data, op.Mode, c.sess.id)
+			p, err = t.create(c.abs(op.Path), op.Data, op.Mode, c.sess.id)
 			res[i].Path = c.rel(p)
 		case reg.OpSet:
-			res[i].Stat, err = t.set(full, op.Data, op.Version)
+			res[i].Stat, err = t.set(c.abs(op.Path), op.Data, op.Version)
 		case reg.OpDelete:
-			err = t.delete(full, op.Version)
+			err = t.delete(c.abs(op.Path), op.Version)
 		}
 		if err != nil {
 			t.rollback()
@@ -504,7 +516,7 @@ func (c *Client) MultiRead(ctx context.Context, ops ...reg.ReadOp) ([]reg.ReadRe
 	defer c.srv.mu.Unlock()
 	out := make([]reg.ReadResult, len(ops))
 	for i, op := range ops {
-		n := c.srv.lookup(c.abs(op.Path))
+		n := c.lookup(op.Path)
 		if n == nil {
 			out[i].Err = opErr(op.Kind.String(), op.Path, reg.ErrNoNode)
 			continue

@@ -24,6 +24,7 @@ type Server struct {
 	sessions map[int64]*session
 	watches  map[watchKey][]*watch
 	rwatches map[string][]*rwatch // recursive watches by full path
+	txns     []*txn               // ended transactions, for reuse (begin)
 	now      func() time.Time
 	timeout  time.Duration // session timeout; 0: sessions never time out
 }
@@ -172,18 +173,24 @@ type watch struct {
 }
 
 // lookup returns the node at a full path, or nil. Caller holds mu.
-func (s *Server) lookup(path string) *node {
-	n := s.root
-	if path == "/" {
+func (s *Server) lookup(path string) *node { return s.lookupFrom(s.root, path) }
+
+// lookupFrom returns the node at path below n ("" and "/" are n itself),
+// or nil. Caller holds mu.
+func (s *Server) lookupFrom(n *node, path string) *node {
+	if path == "/" || path == "" {
 		return n
 	}
-	for el := range strings.SplitSeq(path[1:], "/") {
-		n = n.child(el)
-		if n == nil {
-			return nil
+	for rest := path[1:]; ; {
+		el := rest
+		i := strings.IndexByte(rest, '/')
+		if i >= 0 {
+			el, rest = rest[:i], rest[i+1:]
+		}
+		if n = n.child(el); n == nil || i < 0 {
+			return n
 		}
 	}
-	return n
 }
 
 func parentOf(path string) string { return reg.Parent(path) }
@@ -194,7 +201,7 @@ type txn struct {
 	s      *Server
 	zxid   int64
 	now    int64
-	undo   []func()
+	undo   []undo
 	events []pendingEvent
 	// changes are the creates, data changes and deletes, in order, for the
 	// recursive watches.
@@ -213,16 +220,73 @@ type pendingEvent struct {
 	ev  reg.WatchEventType
 }
 
+// undo reverts one op of a transaction (txn.rollback).
+type undo struct {
+	kind   reg.OpKind // OpCreate, OpSet or OpDelete
+	parent *node      // create, delete: the parent
+	n      *node      // set, delete: the node
+	name   string     // create, delete: the child's name
+	path   string     // create, delete: its full path (for sess)
+	sess   *session   // create, delete: the ephemeral owner's session, if any
+	// Before the op: the parent's creates and Pzxid (create), its Pzxid
+	// (delete), the node's data and stat (set).
+	creates int32
+	pzxid   int64
+	data    string
+	stat    nodeStat
+	version int32
+}
+
+func (u *undo) revert() {
+	switch u.kind {
+	case reg.OpCreate:
+		u.parent.removeChild(u.name)
+		u.parent.creates, u.parent.stat.Pzxid = u.creates, u.pzxid
+		if u.sess != nil {
+			delete(u.sess.ephemerals, u.path)
+		}
+	case reg.OpSet:
+		u.n.data, u.n.stat, u.n.version = u.data, u.stat, u.version
+	case reg.OpDelete:
+		u.parent.addChild(u.n)
+		u.parent.stat.Pzxid = u.pzxid
+		if u.sess != nil {
+			u.sess.ephemerals[u.path] = struct{}{}
+		}
+	}
+}
+
+// begin starts a transaction, reusing an ended one's buffers: a write
+// allocated a transaction, its undo closures and its event lists each
+// time. Caller holds mu.
 func (s *Server) begin() *txn {
 	s.zxid++
-	return &txn{s: s, zxid: s.zxid, now: s.now().UnixMilli()}
+	var t *txn
+	if k := len(s.txns); k > 0 {
+		t, s.txns = s.txns[k-1], s.txns[:k-1]
+	} else {
+		t = &txn{s: s}
+	}
+	t.zxid, t.now = s.zxid, s.now().UnixMilli()
+	return t
+}
+
+// end returns t for reuse. Caller holds mu.
+func (t *txn) end() {
+	clear(t.undo)
+	clear(t.events)
+	clear(t.changes)
+	clear(t.emptied)
+	t.undo, t.events, t.changes, t.emptied = t.undo[:0], t.events[:0], t.changes[:0], t.emptied[:0]
+	t.s.txns = append(t.s.txns, t)
 }
 
 func (t *txn) rollback() {
 	for i := len(t.undo) - 1; i >= 0; i-- {
-		t.undo[i]()
+		t.undo[i].revert()
 	}
 	t.s.zxid-- // the failed transaction consumed no zxid
+	t.end()
 }
 
 // commit fires the watches and deletes emptied containers (each in its own
@@ -238,6 +302,7 @@ func (t *txn) commit() {
 	for _, p := range t.emptied {
 		s.reapContainer(p)
 	}
+	t.end()
 }
 
 // reapContainer deletes an empty container that once had children; its
@@ -292,13 +357,7 @@ func (t *txn) create(path string, data []byte, mode reg.CreateMode, owner int64)
 		sess = s.sessions[owner]
 		sess.ephemerals[path] = struct{}{}
 	}
-	t.undo = append(t.undo, func() {
-		parent.removeChild(name)
-		parent.creates, parent.stat.Pzxid = oldC, oldP
-		if sess != nil {
-			delete(sess.ephemerals, path)
-		}
-	})
+	t.undo = append(t.undo, undo{kind: reg.OpCreate, parent: parent, name: name, path: path, sess: sess, creates: oldC, pzxid: oldP})
 	t.events = append(t.events,
 		pendingEvent{watchKey{path, watchExist}, reg.EventNodeCreated},
 		pendingEvent{watchKey{pp, watchChild}, reg.EventNodeChildrenChanged})
@@ -319,7 +378,7 @@ func (t *txn) set(path string, data []byte, version int32) (reg.Stat, error) {
 	n.version++
 	n.stat.Mzxid = t.zxid
 	n.stat.Mtime = t.now
-	t.undo = append(t.undo, func() { n.data, n.stat, n.version = old, oldStat, oldV })
+	t.undo = append(t.undo, undo{kind: reg.OpSet, n: n, data: old, stat: oldStat, version: oldV})
 	t.events = append(t.events,
 		pendingEvent{watchKey{path, watchData}, reg.EventNodeDataChanged},
 		pendingEvent{watchKey{path, watchExist}, reg.EventNodeDataChanged})
@@ -354,13 +413,7 @@ func (t *txn) delete(path string, version int32) error {
 			delete(sess.ephemerals, path)
 		}
 	}
-	t.undo = append(t.undo, func() {
-		parent.addChild(n)
-		parent.stat.Pzxid = oldP
-		if sess != nil {
-			sess.ephemerals[path] = struct{}{}
-		}
-	})
+	t.undo = append(t.undo, undo{kind: reg.OpDelete, parent: parent, n: n, name: name, path: path, sess: sess, pzxid: oldP})
 	t.events = append(t.events,
 		pendingEvent{watchKey{path, watchData}, reg.EventNodeDeleted},
 		pendingEvent{watchKey{path, watchExist}, reg.EventNodeDeleted},
@@ -373,8 +426,8 @@ func (t *txn) delete(path string, version int32) error {
 	return nil
 }
 
-func (t *txn) check(path string, version int32) error {
-	n := t.s.lookup(path)
+// checkNode is a check op on node n (nil: absent).
+func checkNode(n *node, version int32) error {
 	if n == nil {
 		return reg.ErrNoNode
 	}

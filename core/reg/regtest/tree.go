@@ -129,6 +129,11 @@ func sameTree(ctx context.Context, c reg.Client, v reg.TreeView, root string, le
 		return "", err
 	}
 	cd, cst, ok := v.Get(root)
+	if cv, isView := v.(*reg.CacheView); isView {
+		if pd, pst, pok := cv.Peek(root); pok != ok || string(pd) != string(cd) || pst != cst {
+			return fmt.Sprintf("%s: Peek %q %+v %v, Get %q %+v %v", root, pd, pst, pok, cd, cst, ok), nil
+		}
+	}
 	switch {
 	case !ok:
 		return root + " not cached", nil
@@ -150,6 +155,13 @@ func sameTree(ctx context.Context, c reg.Client, v reg.TreeView, root string, le
 	slices.Sort(kids)
 	if ck, _ := v.Children(root); !slices.Equal(ck, kids) {
 		return fmt.Sprintf("%s children %v, want %v", root, ck, kids), nil
+	}
+	if cv, isView := v.(*reg.CacheView); isView {
+		var each []string
+		cv.EachChild(root, func(name string) bool { each = append(each, name); return true })
+		if !slices.Equal(each, kids) {
+			return fmt.Sprintf("%s EachChild %v, want %v", root, each, kids), nil
+		}
 	}
 	for _, k := range kids {
 		if d, err := sameTree(ctx, c, v, reg.Join(root, k), leaf); d != "" || err != nil {
