@@ -484,12 +484,14 @@ func (j *Job) pipelinedContexts(ctx context.Context, cfg *config.JobConfiguratio
 	// running nodes can be seen.
 	j.running.Store(true)
 	flags := make(chan stat, 1)
+	sent := time.Now()
 	go func() {
 		st, exists, err := j.c.Exists(ctx, reg.Parent(j.p.of(nodeNecessary)))
 		flags <- stat{st, exists, err}
 	}()
 	_, merr := j.c.Multi(ctx, append([]reg.Op{fence}, j.runningOps(cfg, sc.Items)...)...)
 	f := <-flags
+	j.arm.record(time.Since(sent)) // the lead of a pre-arm (prearm.go)
 	settled := f.err == nil && f.exists && f.st.NumChildren == 0 && j.assignmentSettledAt(minCzxid, f.st.Pzxid)
 	var me *reg.MultiError
 	switch {
@@ -626,7 +628,7 @@ func (j *Job) dropPreBegun(ctx context.Context, rec *begun) bool {
 	}
 	rec, j.pre.rec = j.pre.rec, nil
 	rec.timer.Stop()
-	if err := j.undoBegin(ctx, rec.items, rec.fence); err != nil {
+	if err := j.undoPreBegun(ctx, rec); err != nil {
 		j.log.Warn("cannot delete the running nodes of a trigger that did not begin; left to recovery", "items", rec.items, "error", err)
 		j.needRecover.Store(true)
 	}
