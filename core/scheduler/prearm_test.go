@@ -1,7 +1,6 @@
 package scheduler_test
 
 import (
-	"bytes"
 	"context"
 	"strconv"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"github.com/ejob-io/ejob/core/reg"
 	"github.com/ejob-io/ejob/core/reg/regcount"
 	"github.com/ejob-io/ejob/core/scheduler"
+	"github.com/ejob-io/ejob/internal/proctest"
 	"github.com/ejob-io/ejob/internal/testkit"
 )
 
@@ -67,7 +67,7 @@ func TestPreArmedFireStartsOnTimeAndStopsClean(t *testing.T) {
 	// The node's warnings are kept: the coord's safety net deletes running
 	// nodes whose execution did not begin a second later, with a warning
 	// (the nodes must be gone before that, by the abandoned fire itself).
-	var logs syncBuffer
+	var logs proctest.Buffer
 	s, stop := runScheduler(t, scheduler.Options{
 		Client: regcount.New(be.connect(t, "bench"), regcount.WithObserver(obs)), InstanceID: "10.0.0.1@-@100",
 		ServerIP: "10.0.0.1", Plugins: plugins(), DrainTimeout: 5 * time.Second,
@@ -120,22 +120,4 @@ func TestPreArmedFireStartsOnTimeAndStopsClean(t *testing.T) {
 			t.Errorf("%s = %q left after the shutdown abandoned the pre-armed fire", p, v)
 		}
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writes and reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }

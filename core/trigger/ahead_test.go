@@ -135,15 +135,10 @@ func TestAheadMisfireDecidedAtTheScheduledTime(t *testing.T) {
 // resumed after it); a fire that comes due while an abandoned execution
 // still undoes its work starts right after it, not skipped.
 func TestAheadAbandoned(t *testing.T) {
-	const ld = 40 * time.Millisecond
 	t.Run("pause", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			r := &aheadRecorder{}
-			s := trigger.New(trigger.Options{OnMisfire: r.onMisfire})
-			start(t, s)
-			t0 := time.Now()
-			s.AddAhead("j", every{t0, time.Second}, r.fn, lead(ld))
-			time.Sleep(time.Second - 20*time.Millisecond) // within the lead of 1s
+			s, t0 := withinLead(t, r)
 			s.Pause("j")
 			synctest.Wait()
 			runs, _ := r.snapshot()
@@ -171,11 +166,7 @@ func TestAheadAbandoned(t *testing.T) {
 	t.Run("remove", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			r := &aheadRecorder{}
-			s := trigger.New(trigger.Options{OnMisfire: r.onMisfire})
-			start(t, s)
-			t0 := time.Now()
-			s.AddAhead("j", every{t0, time.Second}, r.fn, lead(ld))
-			time.Sleep(time.Second - 20*time.Millisecond)
+			s, t0 := withinLead(t, r)
 			<-s.Remove("j")
 			runs, _ := r.snapshot()
 			if len(runs) != 1 || runs[0].went || !runs[0].resumed.Before(t0.Add(time.Second)) {
@@ -193,11 +184,7 @@ func TestAheadAbandoned(t *testing.T) {
 				}
 				return 0
 			}}
-			s := trigger.New(trigger.Options{OnMisfire: r.onMisfire})
-			start(t, s)
-			t0 := time.Now()
-			s.AddAhead("j", every{t0, time.Second}, r.fn, lead(ld))
-			time.Sleep(time.Second - 20*time.Millisecond)
+			s, t0 := withinLead(t, r)
 			s.Reschedule("j", every{t0, time.Second})
 			time.Sleep(500 * time.Millisecond)
 			synctest.Wait()
@@ -219,7 +206,7 @@ func TestAheadAbandoned(t *testing.T) {
 			done := make(chan error)
 			go func() { done <- s.Run(ctx) }()
 			t0 := time.Now()
-			s.AddAhead("j", every{t0, time.Second}, r.fn, lead(ld))
+			s.AddAhead("j", every{t0, time.Second}, r.fn, lead(40*time.Millisecond))
 			time.Sleep(time.Second - 20*time.Millisecond)
 			cancel()
 			<-done
@@ -254,4 +241,17 @@ func TestAheadNotForManualFires(t *testing.T) {
 			}
 		}
 	})
+}
+
+// withinLead starts a scheduler with a job firing every second from now
+// (t0) with a 40 ms lead, and returns 20 ms before its first fire: its
+// execution has been dispatched and waits for the scheduled time.
+func withinLead(t *testing.T, r *aheadRecorder) (*trigger.Scheduler, time.Time) {
+	t.Helper()
+	s := trigger.New(trigger.Options{OnMisfire: r.onMisfire})
+	start(t, s)
+	t0 := time.Now()
+	s.AddAhead("j", every{t0, time.Second}, r.fn, lead(40*time.Millisecond))
+	time.Sleep(time.Second - 20*time.Millisecond)
+	return s, t0
 }
