@@ -108,6 +108,19 @@ func (j *job) planLead() {
 	}
 }
 
+// replanLead recomputes the lead of j's next fire when j's execution
+// returns, so that the lead reflects that execution (core/coord measures
+// its requests during it) rather than the one before. Not within the
+// longest lead of the fire: a job that was running when its lead started
+// fires at its scheduled time, as without a lead (fireAhead).
+func (s *Scheduler) replanLead(j *job, now time.Time) {
+	if j.leadFn == nil || j.index < 0 || !now.Before(j.next.Add(-MaxLead)) {
+		return
+	}
+	j.planLead()
+	heap.Fix(&s.heap, j.index)
+}
+
 // fireAhead handles j, first in the heap, whose lead has started before
 // its scheduled time next. An idle job's fire is dispatched now, ahead. A
 // running job's fire is dispatched at its scheduled time (lead 0), so that

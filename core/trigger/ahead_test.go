@@ -3,6 +3,7 @@ package trigger_test
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -254,4 +255,29 @@ func withinLead(t *testing.T, r *aheadRecorder) (*trigger.Scheduler, time.Time) 
 	s.AddAhead("j", every{t0, time.Second}, r.fn, lead(40*time.Millisecond))
 	time.Sleep(time.Second - 20*time.Millisecond)
 	return s, t0
+}
+
+// The lead of a fire is read again when the job's execution returns, so
+// that what that execution measured applies to the very next fire.
+func TestAheadLeadReadAfterTheExecution(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var l atomic.Int64 // the lead, set by the first execution
+		r := &aheadRecorder{work: func(n int) time.Duration {
+			l.Store(int64(30 * time.Millisecond))
+			return 0
+		}}
+		s := trigger.New(trigger.Options{OnMisfire: r.onMisfire})
+		start(t, s)
+		t0 := time.Now()
+		s.AddAhead("j", every{t0, time.Second}, r.fn, func() time.Duration { return time.Duration(l.Load()) })
+		time.Sleep(2500 * time.Millisecond)
+		synctest.Wait()
+		runs, _ := r.snapshot()
+		if len(runs) != 2 || runs[0].fire.Ahead() {
+			t.Fatalf("runs %+v, want 2, the first not ahead", runs)
+		}
+		if got := runs[1].fire.Scheduled.Sub(runs[1].dispatched); got != 30*time.Millisecond || !runs[1].resumed.Equal(t0.Add(2*time.Second)) {
+			t.Fatalf("second fire dispatched %v ahead, resumed at %v; want 30ms, 2s", got, runs[1].resumed.Sub(t0))
+		}
+	})
 }

@@ -785,6 +785,7 @@ func (s *Scheduler) finished(ctx context.Context, j *job) {
 	}
 	closeAll(j.waiters)
 	j.waiters = nil
+	s.replanLead(j, s.clock.Now())
 	if j.paused {
 		if !deferred.IsZero() {
 			j.misfire.addScheduled(deferred)
