@@ -66,9 +66,13 @@ import (
 const maxPreArmLead = 50 * time.Millisecond
 
 // minPreArmLatency: below this median round trip of the pipelined
-// requests, no lead (the embedded registry answers in microseconds; the
-// trigger loop's own wake-up jitter is of that order).
-const minPreArmLatency = 2 * time.Millisecond
+// requests, no lead: the embedded registry answers in tenths of a
+// millisecond, less than the timer wake-up a pre-armed fire adds. A
+// ZooKeeper write costs a disk sync, rarely under 1 ms (2 ms was too high:
+// on a quiet machine one of three instances measured a median of 1.4-2
+// ms, fired without a lead, and took the occasional slow write after
+// the fire time).
+const minPreArmLatency = time.Millisecond
 
 // preArmSamples is how many recent round trips the lead is computed from.
 const preArmSamples = 8
