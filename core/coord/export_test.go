@@ -1,8 +1,20 @@
 package coord
 
+import "time"
+
 // SetBeforeCommit installs a hook run between taking the leader fence and
 // committing a resharding (tests: depose the leader in between).
 func SetBeforeCommit(j *Job, f func()) { j.beforeCommit = f }
 
 // CleanStale runs the stale-node sweep once (tests).
 var CleanStale = (*Job).cleanStale
+
+// PreArmLeadOf is the lead armLead computes from these round trips, in
+// order (tests).
+func PreArmLeadOf(rtts ...time.Duration) time.Duration {
+	var a armLead
+	for _, d := range rtts {
+		a.record(d)
+	}
+	return a.get()
+}

@@ -167,6 +167,8 @@ type Job struct {
 	// pre: running nodes a trigger created with its resharding check,
 	// until RegisterBegin adopts them (trigger.go, pipelinedContexts).
 	pre preBegin
+	// arm estimates the lead of a pre-armed fire (prearm.go).
+	arm armLead
 	// needRecover: running nodes of an execution cut off by a session loss
 	// (or presumed loss) may remain under this instance's id; they are
 	// cleared (and queued for failover) as soon as no execution runs here.

@@ -481,7 +481,9 @@ func (j *Job) pipelinedContexts(ctx context.Context, cfg *config.JobConfiguratio
 	// From here this instance counts as running (see above), before its
 	// running nodes can be seen.
 	j.running.Store(true)
+	sent := time.Now()
 	f, merr := j.statAndBegin(ctx, j.runningOps(cfg, sc.Items, fence))
+	j.arm.record(time.Since(sent)) // the lead of a pre-arm (prearm.go)
 	settled := f.err == nil && f.exists && f.st.NumChildren == 0 && j.assignmentSettledAt(minCzxid, f.st.Pzxid)
 	var me *reg.MultiError
 	switch {
@@ -671,7 +673,7 @@ func (j *Job) dropPreBegun(ctx context.Context, rec *begun) bool {
 	}
 	rec, j.pre.rec = j.pre.rec, nil
 	j.pre.timer.Stop()
-	if err := j.undoBegin(ctx, rec.items, rec.fence); err != nil {
+	if err := j.undoPreBegun(ctx, rec); err != nil {
 		j.log.Warn("cannot delete the running nodes of a trigger that did not begin; left to recovery", "items", rec.items, "error", err)
 		j.needRecover.Store(true)
 	}

@@ -260,9 +260,12 @@ func (e *Executor) Execute(ctx context.Context, src Source, missed MissedFires) 
 			}
 		}
 	}
-	sc, err := f.ShardingContexts(ctx)
+	sc, abandoned, err := r.contextsAt(ctx, missed) // ahead.go
 	if err != nil {
 		return fmt.Errorf("executor: job %q: sharding contexts: %w", e.jobName, err)
+	}
+	if abandoned {
+		return nil
 	}
 	if sc.Failover && src == NormalTrigger {
 		src = Failover

@@ -508,7 +508,9 @@ func (s *Scheduler) Add(ctx context.Context, job Job) error {
 	}
 	rt.coord, rt.exec = cj, ex
 	s.jobs[cfg.JobName] = rt
-	s.trig.Add(cfg.JobName, sched, rt.fire)
+	// A steady job's fire is dispatched a lead ahead of its time (the
+	// pre-arm: core/coord prearm.go); the items start at the time.
+	s.trig.AddAhead(cfg.JobName, sched, rt.fire, cj.PreArmLead)
 	if s.runCtx != nil {
 		s.startLocked(rt)
 	}
@@ -609,19 +611,42 @@ func (rt *runtime) fire(ctx context.Context, f trigger.Fire) {
 		rt.log.Warn("fire skipped: the registry connection is suspended or its session was lost", "scheduled", f.Scheduled)
 		return
 	}
-	rt.obs.Fired(rt.name, max(time.Since(f.Scheduled), 0))
+	if !f.Ahead() { // else when the scheduled time comes (missedFires)
+		rt.obs.Fired(rt.name, max(time.Since(f.Scheduled), 0))
+	}
 	ectx, cancel := rt.coord.SessionContext(ctx)
 	defer cancel()
 	// Out-of-process job types stop at the lease's deadline unless the
 	// host renews it, even while the host itself is paused.
 	ectx = rt.leasedContext(ectx)
-	if err := rt.exec.Execute(ectx, executor.NormalTrigger, missedFires{f}); err != nil {
+	if err := rt.exec.Execute(ectx, executor.NormalTrigger, missedFires{f, rt}); err != nil {
 		rt.log.Error("execution failed", "scheduled", f.Scheduled, "error", err)
 	}
 }
 
-// missedFires is a trigger.Fire as the executor sees it.
-type missedFires struct{ f trigger.Fire }
+// missedFires is a trigger.Fire as the executor sees it (an
+// executor.AheadFire too).
+type missedFires struct {
+	f  trigger.Fire
+	rt *runtime
+}
+
+func (m missedFires) Ahead() bool { return m.f.Ahead() }
+
+// AwaitScheduled waits for the scheduled time of a fire dispatched ahead;
+// the fire is then skipped, as runtime.fire skips one, when the registry
+// connection is suspended or the session lost meanwhile.
+func (m missedFires) AwaitScheduled(ctx context.Context) bool {
+	if !m.f.AwaitScheduled(ctx) {
+		return false
+	}
+	if paused, _ := m.rt.coord.Paused(); paused {
+		m.rt.log.Warn("fire skipped: the registry connection is suspended or its session was lost", "scheduled", m.f.Scheduled)
+		return false
+	}
+	m.rt.obs.Fired(m.rt.name, max(time.Since(m.f.Scheduled), 0))
+	return true
+}
 
 func (m missedFires) OnSkip(fn func()) (stop func()) { return m.f.OnSkip(fn) }
 

@@ -12,4 +12,9 @@
 // ElasticJob's settings (one worker thread per job, misfireThreshold 1 ms,
 // misfire policy "do nothing", JobTriggerListener; executors spec §1.4,
 // protocol spec §11).
+//
+// A job added with AddAhead may have its schedule fires dispatched a short
+// lead ahead of their time (ahead.go): its execution does its preparation
+// (core/coord's registry requests) before the fire time and waits for it
+// with Fire.AwaitScheduled. Misfires are still decided at the fire time.
 package trigger

@@ -1,6 +1,6 @@
 package trigger
 
-// jobHeap orders scheduled jobs by next fire time, then by the order they
+// jobHeap orders scheduled jobs by next fire time less its lead (due), then by the order they
 // were added, so that jobs due at the same instant fire in a stable order.
 // It implements container/heap.Interface; only the loop goroutine touches it.
 type jobHeap []*job
@@ -8,10 +8,11 @@ type jobHeap []*job
 func (h jobHeap) Len() int { return len(h) }
 
 func (h jobHeap) Less(i, j int) bool {
-	if h[i].next.Equal(h[j].next) {
+	di, dj := h[i].due(), h[j].due()
+	if di.Equal(dj) {
 		return h[i].seq < h[j].seq
 	}
-	return h[i].next.Before(h[j].next)
+	return di.Before(dj)
 }
 
 func (h jobHeap) Swap(i, j int) {

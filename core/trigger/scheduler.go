@@ -35,7 +35,8 @@ type Fire struct {
 	// Scheduled is the fire time the schedule asked for; for a TriggerNow
 	// it is the time TriggerNow was called.
 	Scheduled time.Time
-	// Actual is when the scheduler dispatched the fire.
+	// Actual is when the scheduler dispatched the fire: before Scheduled
+	// for a fire dispatched ahead (Ahead).
 	Actual time.Time
 	// Manual is true for a TriggerNow.
 	Manual bool
@@ -128,6 +129,8 @@ type execution struct {
 	fire Fire
 	// misfire is what a misfire report (fn nil) hands to OnMisfire.
 	misfire Misfire
+	// ahead is set for a fire dispatched ahead of its time (ahead.go).
+	ahead *ahead
 
 	mu     sync.Mutex
 	missed Misfire // skipped schedule fires not yet taken
@@ -308,6 +311,10 @@ type job struct {
 	fn    Func
 	next  time.Time
 	index int // in the heap; -1 when not scheduled
+	// leadFn (AddAhead) gives lead, how far ahead of next its fire is
+	// dispatched (0: at next); see ahead.go.
+	leadFn LeadFunc
+	lead   time.Duration
 
 	paused        bool
 	manualPending bool // TriggerNow while paused
@@ -350,6 +357,7 @@ type command struct {
 	at     time.Time
 	waiter chan struct{}
 	reply  chan []Entry
+	lead   LeadFunc
 }
 
 // New returns a Scheduler; call Run to start it.
@@ -481,7 +489,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 
 		d := s.maxSleep
 		if len(s.heap) > 0 {
-			d = min(max(s.heap[0].next.Sub(now), 0), s.maxSleep)
+			d = min(max(s.heap[0].due().Sub(now), 0), s.maxSleep)
 		}
 		timer.Stop()
 		timer.Reset(d)
@@ -547,12 +555,16 @@ func (s *Scheduler) apply(ctx context.Context) {
 			if j == nil || j.removed {
 				continue
 			}
+			s.abandonAhead(j)
 			j.sched = c.sched
 			j.next = nextOf(c.sched, now)
 			s.reposition(j)
 		case opPause:
 			if j == nil || j.removed || j.paused {
 				continue
+			}
+			if at := s.abandonAhead(j); !at.IsZero() {
+				j.next = at // the fire did not happen
 			}
 			j.paused = true
 			s.unschedule(j)
@@ -586,6 +598,8 @@ func (s *Scheduler) add(c command, j *job, now time.Time) {
 		j = &job{id: c.id, index: -1}
 		s.jobs[c.id] = j
 	}
+	s.abandonAhead(j)
+	j.leadFn = c.lead
 	s.seq++
 	j.seq = s.seq
 	j.sched, j.fn = c.sched, c.fn
@@ -600,6 +614,7 @@ func (s *Scheduler) remove(j *job, w chan struct{}) {
 		return
 	}
 	s.unschedule(j)
+	s.abandonAhead(j)
 	j.removed = true
 	if j.cancel != nil {
 		j.cancel()
@@ -658,6 +673,7 @@ func (s *Scheduler) reposition(j *job) {
 		s.unschedule(j)
 		return
 	}
+	j.planLead()
 	if j.index >= 0 {
 		heap.Fix(&s.heap, j.index)
 		return
@@ -672,8 +688,12 @@ func (s *Scheduler) unschedule(j *job) {
 }
 
 func (s *Scheduler) fireDue(ctx context.Context, now time.Time) {
-	for len(s.heap) > 0 && !s.heap[0].next.After(now) {
+	for len(s.heap) > 0 && !s.heap[0].due().After(now) {
 		j := s.heap[0]
+		if j.next.After(now) {
+			s.fireAhead(ctx, j, now)
+			continue
+		}
 		at := j.next
 		next := nextOf(j.sched, at)
 		if !next.IsZero() && next.Before(now.Add(-s.threshold)) {
@@ -765,6 +785,7 @@ func (s *Scheduler) finished(ctx context.Context, j *job) {
 	}
 	closeAll(j.waiters)
 	j.waiters = nil
+	s.replanLead(j, s.clock.Now())
 	if j.paused {
 		if !deferred.IsZero() {
 			j.misfire.addScheduled(deferred)

@@ -1,0 +1,226 @@
+package coord
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/ejob-io/ejob/core/executor"
+	"github.com/ejob-io/ejob/core/reg"
+)
+
+// The pre-arm (fire-ahead, issue 16): the trigger loop dispatches a
+// steady job's schedule fire a short lead before its scheduled time
+// (core/trigger AddAhead, with PreArmLead as the lead), PreArm does then
+// what a steady trigger does before its first item (pipelinedContexts: the
+// stat of leader/sharding and the running-node transaction, sent
+// together, and the contexts from the tree cache), and the executor waits
+// for the scheduled time before it goes on (ConfirmArmed, RegisterBegin
+// adopting the nodes, the items). On ZooKeeper those two requests cost a
+// write's fsync and the server's threads, 4-17 ms after an idle second on
+// the development machine (docs/benchmarks.md, "Trigger jitter"); ahead of
+// the fire they no longer delay the items.
+//
+// Why this keeps docs/guarantees.md ("Pre-arm" there says it to users):
+//
+//   - Never two runs of an item at once: the nodes are the same
+//     transaction, fenced the same way, as pipelinedContexts's (see its
+//     argument in trigger.go). They exist from up to the lead before the
+//     items start; to others the execution starts that much earlier.
+//   - Nothing is decided early that must be decided at the fire time.
+//     PreArm does nothing unless the trigger is steady as the tree cache
+//     shows it (steadyItemsInCache: no flag, claim, catch-up or running
+//     node that needs a decision) and the trigger loop dispatches ahead
+//     only a job that is idle then (a busy one fires at its time, and its
+//     misfire is decided then, as before). When PreArm does not apply
+//     (ok false), the executor calls ShardingContexts at the scheduled
+//     time, as for any fire.
+//   - At the scheduled time ConfirmArmed checks again, on the tree cache as
+//     a trigger at that time would, everything it may not have seen: a
+//     suspension or session loss, a resharding flag, the server disabled,
+//     an item disabled, moved or claimed for failover. Any of them, and
+//     the executor deletes the nodes (Disarm) and calls ShardingContexts,
+//     which decides as today. What only the stat sees (a flag within one
+//     watch delivery) is then older by the lead: a resharding flagged in
+//     that window finds the items running, and the leader waits for them
+//     as for a run that began just before the flag (it never commits over
+//     running nodes), which upstream already allows.
+//   - An abandoned fire (shutdown, pause, removal, reschedule, session
+//     loss: AwaitScheduled false) has its nodes deleted (Disarm) before the
+//     execution returns, so before the trigger loop starts another fire of
+//     the job here; on other instances the nodes block the items until
+//     then, as a run's would. When the deletion fails, the nodes are left
+//     to the recovery of this instance's running nodes (needRecover), as a
+//     cut-off run's are; should the executor never come back (a crash),
+//     failover takes them as after a crash right after RegisterBegin.
+//     Deleting them is undoPreBegun: fenced as the creation was while the
+//     lease lives, else only the nodes that still name this instance.
+//   - The items, their ShardingContext, the events, listeners and metrics
+//     see the scheduled time: the executor waits before ShardingContexts
+//     returns to it.
+//   - Failover, catch-up and manual triggers (TriggerSoon, TriggerNow) are
+//     never dispatched ahead.
+
+// maxPreArmLead bounds the lead (core/trigger caps it at MaxLead too).
+const maxPreArmLead = 50 * time.Millisecond
+
+// minPreArmLatency: below this median round trip of the pipelined
+// requests, no lead: the embedded registry answers in tenths of a
+// millisecond, less than the timer wake-up a pre-armed fire adds. A
+// ZooKeeper write costs a disk sync, rarely under 1 ms (2 ms was too high:
+// on a quiet machine one of three instances measured a median of 1.4-2
+// ms, fired without a lead, and took the occasional slow write after
+// the fire time).
+const minPreArmLatency = time.Millisecond
+
+// preArmSamples is how many recent round trips the lead is computed from.
+const preArmSamples = 8
+
+// armLead estimates the lead from the round trips of the job's last
+// pipelined begins (stat and running-node transaction, sent together).
+type armLead struct {
+	mu      sync.Mutex
+	samples [preArmSamples]time.Duration
+	n       int           // samples recorded (the ring holds the last preArmSamples)
+	lead    time.Duration // under mu
+}
+
+// record adds a round trip and recomputes the lead: twice the slowest of
+// the recent round trips plus 1 ms, at most maxPreArmLead; none while
+// their median is under minPreArmLatency.
+func (a *armLead) record(d time.Duration) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.samples[a.n%preArmSamples] = d
+	a.n++
+	s := slices.Clone(a.samples[:min(a.n, preArmSamples)])
+	slices.Sort(s)
+	if s[len(s)/2] < minPreArmLatency {
+		a.lead = 0
+		return
+	}
+	a.lead = min(2*s[len(s)-1]+time.Millisecond, maxPreArmLead)
+}
+
+// reset forgets the samples: the last trigger was not a steady one.
+func (a *armLead) reset() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.n, a.lead = 0, 0
+}
+
+func (a *armLead) count() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.n
+}
+
+func (a *armLead) get() time.Duration {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.lead
+}
+
+// PreArmLead is how far ahead of a scheduled fire the trigger loop should
+// dispatch it (core/trigger LeadFunc): 0 until a steady trigger has
+// pipelined its begin, and whenever the last pre-arm did not apply
+// (monitorExecution off, failover work, a resharding: nothing to do
+// ahead); else from the round trips of the recent begins (armLead).
+func (j *Job) PreArmLead() time.Duration { return j.arm.get() }
+
+// PreArm implements executor.PreArmer: pipelinedContexts ahead of the
+// fire, when the trigger is steady (see above). ok false: nothing was
+// created, the caller calls ShardingContexts at the scheduled time.
+func (j *Job) PreArm(ctx context.Context) (executor.ShardingContexts, bool, error) {
+	var none executor.ShardingContexts
+	if j.checkReady() != nil {
+		return none, false, nil
+	}
+	if paused, _ := j.Paused(); paused {
+		return none, false, nil
+	}
+	j.catchUpMu.Lock()
+	catchingUp := len(j.catchUp) > 0
+	j.catchUpMu.Unlock()
+	cfg, err := j.config(ctx)
+	if err != nil || catchingUp || j.needRecover.Load() {
+		j.arm.reset()
+		return none, false, nil
+	}
+	j.dropPreBegun(ctx, nil) // of an execution that did not begin
+	sent := j.arm.count()
+	sc, ok, err := j.pipelinedContexts(ctx, cfg, j.treeCache())
+	if !ok && err == nil && j.arm.count() == sent {
+		j.arm.reset() // not steady: no lead until a trigger pipelines again
+	}
+	return sc, ok, err
+}
+
+// ConfirmArmed implements executor.PreArmer: at the scheduled time, the
+// running nodes PreArm created are still recorded under the live lease,
+// and the tree cache shows nothing a trigger at this time would decide
+// differently on (see above).
+func (j *Job) ConfirmArmed(ctx context.Context, sc executor.ShardingContexts) bool {
+	if j.checkReady() != nil || j.shutdown.Load() {
+		return false
+	}
+	if paused, _ := j.Paused(); paused {
+		return false
+	}
+	_, l, err := j.sessionLease()
+	if err != nil || !l.live() {
+		return false
+	}
+	j.pre.mu.Lock()
+	held := j.pre.rec != nil && j.pre.rec.lease == l && slices.Equal(j.pre.rec.items, sc.Items)
+	j.pre.mu.Unlock()
+	cache := j.treeCache()
+	if !held || cache == nil {
+		return false
+	}
+	cfg, err := j.config(ctx)
+	if err != nil || !cfg.MonitorExecution {
+		return false
+	}
+	if flags, found := cache.Children(reg.Parent(j.p.of(nodeNecessary))); !found || len(flags) > 0 {
+		return false
+	}
+	if avail, found := j.availableInCache(cache); !found || !avail {
+		return false
+	}
+	if !j.ownInCache(cache, sc.Items) || len(j.cachedItemsWith(cache, sc.Items, "disabled")) > 0 {
+		return false
+	}
+	if cfg.Failover && (j.hasClaims() || j.claimedInCache() || len(j.cachedItemsWith(cache, sc.Items, "failover")) > 0) {
+		return false
+	}
+	return true
+}
+
+// Disarm implements executor.PreArmer: the running nodes PreArm created
+// are deleted unless RegisterBegin adopted them (dropPreBegun).
+func (j *Job) Disarm(ctx context.Context) {
+	if j.dropPreBegun(ctx, nil) {
+		j.log.Debug("running nodes created ahead of an abandoned or changed fire deleted")
+	}
+}
+
+// undoPreBegun deletes the running nodes of rec. While rec's lease lives
+// (the session they were created in is the current one), undoBegin's
+// transaction, fenced as the creation was. Once it has ended, that fence
+// (a check of the instance node's version) proves nothing: a later
+// session's instance node may have the same version, and another instance
+// may have replaced a node of ours since our session ended. Only the nodes
+// that still name this instance are deleted then, one by one.
+func (j *Job) undoPreBegun(ctx context.Context, rec *begun) error {
+	if rec.lease.live() && rec.lease.sess == j.c.Session() {
+		return j.undoBegin(ctx, rec.items, rec.fence)
+	}
+	for _, i := range rec.items {
+		if _, err := j.s.deleteIfValue(ctx, j.p.itemNode(i, "running"), j.id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
