@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 
+	"github.com/ejob-io/ejob/core/node"
 	"github.com/ejob-io/ejob/core/reg"
 )
 
@@ -97,7 +98,7 @@ func (j *Job) electAndCheck(ctx context.Context) error {
 	}
 	stale := false
 	for i := 0; i < cfg.ShardingTotalCount && !stale; i++ {
-		v, _, err := j.s.get(ctx, j.p.itemNode(i, "instance"))
+		v, _, err := j.s.get(ctx, j.p.ShardingInstance(i))
 		if err != nil {
 			return err
 		}
@@ -112,7 +113,7 @@ func (j *Job) electAndCheck(ctx context.Context) error {
 // onLocalServerEvent: active election when our server is not DISABLED and
 // there is no leader; abdication when it is DISABLED and we lead.
 func (j *Job) onLocalServerEvent(ctx context.Context, ev reg.TreeEvent) error {
-	if string(ev.Data) == serverDisabled {
+	if string(ev.Data) == node.ServerDisabled {
 		leader, err := j.isLeader(ctx)
 		if err != nil || !leader {
 			return err
@@ -132,12 +133,12 @@ func (j *Job) onLocalServerEvent(ctx context.Context, ev reg.TreeEvent) error {
 // re-read up to 10 times (spec §2.1).
 func (j *Job) isEnableServer(ctx context.Context, ip string) (bool, error) {
 	for try := 0; ; try++ {
-		v, ok, err := j.s.get(ctx, j.p.server(ip))
+		v, ok, err := j.s.get(ctx, j.p.Server(ip))
 		if err != nil {
 			return false, err
 		}
 		if ok && v != "" {
-			return v == serverEnabled, nil
+			return v == node.ServerEnabled, nil
 		}
 		if try >= 9 {
 			return false, nil
@@ -156,7 +157,7 @@ func (j *Job) isAvailableServer(ctx context.Context, ip string) (bool, error) {
 	if err != nil || !ok {
 		return false, err
 	}
-	ids, err := j.s.children(ctx, j.p.of(nodeInstances))
+	ids, err := j.s.children(ctx, j.p.Instances())
 	if err != nil {
 		return false, err
 	}
@@ -169,7 +170,7 @@ func (j *Job) isAvailableServer(ctx context.Context, ip string) (bool, error) {
 }
 
 func (j *Job) hasAvailableServers(ctx context.Context) (bool, error) {
-	ips, err := j.s.children(ctx, j.p.of(nodeServers))
+	ips, err := j.s.children(ctx, j.p.Servers())
 	if err != nil {
 		return false, err
 	}

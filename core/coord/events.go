@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ejob-io/ejob/core/node"
 	"github.com/ejob-io/ejob/core/reg"
 )
 
@@ -22,7 +23,7 @@ func (j *Job) refreshCachedConfig() {
 	if j.cache == nil {
 		return
 	}
-	data, _, ok := j.cache.Get(j.p.of(nodeConfig))
+	data, _, ok := j.cache.Get(j.p.Config())
 	if !ok {
 		return
 	}
@@ -38,7 +39,7 @@ func (j *Job) handleEvent(ctx context.Context, ev reg.TreeEvent, st *loopState) 
 	if j.shutdown.Load() || ev.Type == reg.TreeInitialized {
 		return false
 	}
-	rel, ok := j.p.rel(ev.Path)
+	rel, ok := j.p.Rel(ev.Path)
 	if !ok {
 		return false
 	}
@@ -48,14 +49,14 @@ func (j *Job) handleEvent(ctx context.Context, ev reg.TreeEvent, st *loopState) 
 		}
 	}
 	switch {
-	case rel == nodeConfig:
+	case rel == node.ConfigNode:
 		logErr("config change", j.onConfigEvent(ctx, ev, st))
-	case rel == nodeLeaderInstance:
+	case rel == node.LeaderInstanceNode:
 		if ev.Type == reg.NodeDeleted {
 			logErr("election", j.electIfAvailable(ctx))
 		}
-	case strings.HasPrefix(rel, nodeServers+"/"):
-		ip := strings.TrimPrefix(rel, nodeServers+"/")
+	case strings.HasPrefix(rel, node.ServersNode+"/"):
+		ip := strings.TrimPrefix(rel, node.ServersNode+"/")
 		if !isIPv4(ip) {
 			return false
 		}
@@ -65,8 +66,8 @@ func (j *Job) handleEvent(ctx context.Context, ev reg.TreeEvent, st *loopState) 
 		if !j.membershipAccounted(ev) {
 			logErr("resharding flag", j.serversChanged(ctx))
 		}
-	case strings.HasPrefix(rel, nodeInstances+"/"):
-		id := strings.TrimPrefix(rel, nodeInstances+"/")
+	case strings.HasPrefix(rel, node.InstancesNode+"/"):
+		id := strings.TrimPrefix(rel, node.InstancesNode+"/")
 		if strings.Contains(id, "/") || ev.Type == reg.NodeUpdated {
 			return false
 		}
@@ -89,13 +90,13 @@ func (j *Job) handleEvent(ctx context.Context, ev reg.TreeEvent, st *loopState) 
 		if ev.Type == reg.NodeDeleted && id == j.id {
 			return j.isShutdownByConsole(ctx, ev)
 		}
-	case rel == nodeTrigger+"/"+j.id:
+	case rel == node.TriggerNode+"/"+j.id:
 		if ev.Type == reg.NodeAdded {
 			logErr("trigger", j.onTriggerNode(ctx))
 		}
-	case rel == nodeGuaranteeStarted || rel == nodeGuaranteeCompleted:
+	case rel == node.GuaranteeStartedNode || rel == node.GuaranteeCompletedNode:
 		j.onGuaranteeEvent(rel, ev)
-	case rel == nodeNecessary:
+	case rel == node.ShardingNecessaryNode:
 		if ev.Type == reg.NodeDeleted {
 			logErr("misfire after resharding", j.misfireAfterResharding(ctx))
 		}
@@ -130,7 +131,7 @@ func (j *Job) onConfigEvent(ctx context.Context, ev reg.TreeEvent, st *loopState
 	}
 	if ev.Type == reg.NodeUpdated && !cfg.MonitorExecution {
 		for i := 0; i < cfg.ShardingTotalCount; i++ {
-			errs = append(errs, reg.DeleteRecursive(ctx, j.c, j.p.itemNode(i, "running")))
+			errs = append(errs, reg.DeleteRecursive(ctx, j.c, j.p.Running(i)))
 		}
 	}
 	if ev.Type == reg.NodeUpdated && (cfg.Cron != st.cron || cfg.TimeZone != st.tz) {
@@ -143,12 +144,12 @@ func (j *Job) onConfigEvent(ctx context.Context, ev reg.TreeEvent, st *loopState
 
 // removeFailoverInfo deletes sharding/*/failover (failover turned off).
 func (j *Job) removeFailoverInfo(ctx context.Context) error {
-	names, err := j.s.children(ctx, j.p.of(nodeSharding))
+	names, err := j.s.children(ctx, j.p.Sharding())
 	if err != nil {
 		return err
 	}
 	for _, n := range names {
-		if err := reg.DeleteRecursive(ctx, j.c, j.p.of(nodeSharding, n, "failover")); err != nil {
+		if err := reg.DeleteRecursive(ctx, j.c, j.p.Full(node.ShardingNode+"/"+n+"/"+node.ItemFailover)); err != nil {
 			return err
 		}
 	}
@@ -162,7 +163,7 @@ func (j *Job) serversChanged(ctx context.Context) error {
 		return err
 	}
 	if cfg.StaticSharding {
-		names, err := j.s.children(ctx, j.p.of(nodeSharding))
+		names, err := j.s.children(ctx, j.p.Sharding())
 		if err != nil || len(names) > 0 {
 			return err
 		}
@@ -180,7 +181,7 @@ func (j *Job) isShutdownByConsole(ctx context.Context, ev reg.TreeEvent) bool {
 	if sess == nil || ev.Stat.EphemeralOwner != sess.ID() || sess.Err() != nil {
 		return false
 	}
-	ok, err := j.s.exists(ctx, j.p.instance(j.id))
+	ok, err := j.s.exists(ctx, j.p.Instance(j.id))
 	if err != nil || ok {
 		return false
 	}
@@ -193,7 +194,7 @@ func (j *Job) isShutdownByConsole(ctx context.Context, ev reg.TreeEvent) bool {
 
 // onTriggerNode: delete trigger/{me}; run once unless running (spec §12.2).
 func (j *Job) onTriggerNode(ctx context.Context) error {
-	if err := j.c.Delete(ctx, j.p.trigger(j.id), reg.AnyVersion); err != nil && !errors.Is(err, reg.ErrNoNode) {
+	if err := j.c.Delete(ctx, j.p.TriggerInstance(j.id), reg.AnyVersion); err != nil && !errors.Is(err, reg.ErrNoNode) {
 		return err
 	}
 	if j.shutdown.Load() || j.running.Load() {
@@ -216,7 +217,7 @@ func (j *Job) reconcile(ctx context.Context, st *loopState, now time.Time) error
 		return nil
 	}
 	st.lastReconcile = now
-	if ok, err := j.s.exists(ctx, j.p.of(nodeNecessary)); err != nil || ok {
+	if ok, err := j.s.exists(ctx, j.p.ShardingNecessary()); err != nil || ok {
 		return err
 	}
 	offline, err := j.hasShardingInfoInOfflineServers(ctx, cfg.ShardingTotalCount)
@@ -224,7 +225,7 @@ func (j *Job) reconcile(ctx context.Context, st *loopState, now time.Time) error
 		return err
 	}
 	if cfg.StaticSharding {
-		names, err := j.s.children(ctx, j.p.of(nodeSharding))
+		names, err := j.s.children(ctx, j.p.Sharding())
 		if err != nil || len(names) > 0 {
 			return err
 		}
@@ -243,7 +244,7 @@ func (j *Job) reconUnit() time.Duration {
 // hasShardingInfoInOfflineServers: some item's instance value is not an
 // instance child (a missing value counts).
 func (j *Job) hasShardingInfoInOfflineServers(ctx context.Context, total int) (bool, error) {
-	ids, err := j.s.children(ctx, j.p.of(nodeInstances))
+	ids, err := j.s.children(ctx, j.p.Instances())
 	if err != nil {
 		return false, err
 	}
@@ -252,7 +253,7 @@ func (j *Job) hasShardingInfoInOfflineServers(ctx context.Context, total int) (b
 		online[id] = true
 	}
 	for i := 0; i < total; i++ {
-		v, _, err := j.s.get(ctx, j.p.itemNode(i, "instance"))
+		v, _, err := j.s.get(ctx, j.p.ShardingInstance(i))
 		if err != nil {
 			return false, err
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/ejob-io/ejob/core/config"
 	"github.com/ejob-io/ejob/core/executor"
 	"github.com/ejob-io/ejob/core/instance"
+	"github.com/ejob-io/ejob/core/node"
 	"github.com/ejob-io/ejob/core/reg"
 	"github.com/ejob-io/ejob/core/reg/recipe"
 )
@@ -48,7 +49,7 @@ func (j *Job) CheckEnvironment(ctx context.Context) error {
 	if !on {
 		return nil
 	}
-	regTime, err := reg.ServerTime(ctx, j.c, j.p.of(nodeSystemTime))
+	regTime, err := reg.ServerTime(ctx, j.c, j.p.SystemTime())
 	if err != nil {
 		return err
 	}
@@ -228,9 +229,9 @@ func (j *Job) localFailoverItems(ctx context.Context) ([]int, error) {
 		return j.itemsWithValue(ctx, "failover", j.id)
 	}
 	cand := map[int]bool{}
-	names, _ := j.cache.Children(j.p.of(nodeSharding))
+	names, _ := j.cache.Children(j.p.Sharding())
 	for _, n := range names {
-		if v, _, ok := j.cache.Get(j.p.of(nodeSharding, n, "failover")); ok && string(v) == j.id {
+		if v, _, ok := j.cache.Get(j.p.Full(node.ShardingNode + "/" + n + "/" + node.ItemFailover)); ok && string(v) == j.id {
 			if i, err := strconv.Atoi(n); err == nil {
 				cand[i] = true
 			}
@@ -248,7 +249,7 @@ func (j *Job) localFailoverItems(ctx context.Context) ([]int, error) {
 	slices.Sort(items)
 	var out []int
 	for _, i := range items {
-		v, ok, err := j.s.get(ctx, j.p.itemNode(i, "failover"))
+		v, ok, err := j.s.get(ctx, j.p.Failover(i))
 		if err != nil {
 			return nil, err
 		}
@@ -407,11 +408,11 @@ func (j *Job) RegisterBegin(ctx context.Context, sc executor.ShardingContexts) e
 		return nil
 	}
 	for _, i := range sc.Items {
-		if _, err := j.s.deleteIfValue(ctx, j.p.itemNode(i, "running"), j.id); err != nil {
+		if _, err := j.s.deleteIfValue(ctx, j.p.Running(i), j.id); err != nil {
 			return err
 		}
 	}
-	fence, err := recipe.NewFence(ctx, j.c, j.p.instance(j.id))
+	fence, err := recipe.NewFence(ctx, j.c, j.p.Instance(j.id))
 	if err != nil {
 		return fmt.Errorf("register begin: %w (%w)", ErrSessionLost, err)
 	}
@@ -480,16 +481,16 @@ func (j *Job) RegisterCompleted(ctx context.Context, sc executor.ShardingContext
 	var errs []error
 	for _, i := range sc.Items {
 		if cfg.MonitorExecution {
-			_, err := j.s.deleteIfValue(ctx, j.p.itemNode(i, "running"), j.id)
+			_, err := j.s.deleteIfValue(ctx, j.p.Running(i), j.id)
 			errs = append(errs, err)
 		}
 		if cfg.Failover {
-			_, err := j.s.deleteIfValue(ctx, j.p.itemNode(i, "failover"), j.id)
+			_, err := j.s.deleteIfValue(ctx, j.p.Failover(i), j.id)
 			if err == nil {
 				j.forgetClaims(i)
 			}
 			errs = append(errs, err)
-			_, err = j.s.deleteIfValue(ctx, j.p.itemNode(i, "failovering"), j.id)
+			_, err = j.s.deleteIfValue(ctx, j.p.Failovering(i), j.id)
 			errs = append(errs, err)
 		}
 	}
@@ -520,7 +521,7 @@ func (j *Job) ExecuteMisfired(ctx context.Context, items []int) (bool, error) {
 // ClearMisfire implements executor.Facade.
 func (j *Job) ClearMisfire(ctx context.Context, items []int) error {
 	for _, i := range items {
-		if err := j.c.Delete(ctx, j.p.itemNode(i, "misfire"), reg.AnyVersion); err != nil && !errors.Is(err, reg.ErrNoNode) {
+		if err := j.c.Delete(ctx, j.p.Misfire(i), reg.AnyVersion); err != nil && !errors.Is(err, reg.ErrNoNode) {
 			return wrap("clear misfire", err)
 		}
 	}
@@ -596,7 +597,7 @@ func (j *Job) misfireAfterResharding(ctx context.Context) error {
 // setMisfire creates the misfire flags of items.
 func (j *Job) setMisfire(ctx context.Context, items []int) error {
 	for _, i := range items {
-		if err := j.s.createIfNeeded(ctx, j.p.itemNode(i, "misfire")); err != nil {
+		if err := j.s.createIfNeeded(ctx, j.p.Misfire(i)); err != nil {
 			return wrap("set misfire", err)
 		}
 	}
@@ -610,7 +611,7 @@ func (j *Job) LocalItems(ctx context.Context) ([]int, error) { return j.localSha
 
 // NeedSharding implements executor.Facade.
 func (j *Job) NeedSharding(ctx context.Context) (bool, error) {
-	return j.s.exists(ctx, j.p.of(nodeNecessary))
+	return j.s.exists(ctx, j.p.ShardingNecessary())
 }
 
 // FailoverIfNecessary implements executor.Facade.

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/ejob-io/ejob/core/node"
 	"github.com/ejob-io/ejob/core/reg"
 	"github.com/ejob-io/ejob/core/reg/recipe"
 )
@@ -20,7 +21,7 @@ func (j *Job) onInstanceCrashed(ctx context.Context, x string) error {
 	}
 	// The deletion event may be stale: an instance that re-registered has
 	// its node back, and must not have its running items taken away.
-	if _, back, err := j.c.Exists(ctx, j.p.instance(x)); err != nil || back {
+	if _, back, err := j.c.Exists(ctx, j.p.Instance(x)); err != nil || back {
 		if back {
 			j.log.Info("instance node was deleted and is back; not failing its items over", "instance", x)
 		}
@@ -47,10 +48,10 @@ func (j *Job) failOverCrashedRunning(ctx context.Context, x string) error {
 	if len(fo) > 0 {
 		for _, i := range fo {
 			j.log.Info("instance crashed during failover; re-flagging item", "crashed", x, "item", i)
-			if err := j.s.createIfNeeded(ctx, j.p.failoverItem(i)); err != nil {
+			if err := j.s.createIfNeeded(ctx, j.p.FailoverItem(i)); err != nil {
 				return err
 			}
-			if _, err := j.deleteIfValueOrEmpty(ctx, j.p.itemNode(i, "running"), x); err != nil {
+			if _, err := j.deleteIfValueOrEmpty(ctx, j.p.Running(i), x); err != nil {
 				return err
 			}
 			if err := j.failoverIfNecessary(ctx); err != nil {
@@ -88,7 +89,7 @@ func (j *Job) queueMisfiresOf(ctx context.Context, x string) (bool, error) {
 	}
 	queued := false
 	for i := 0; i < cfg.ShardingTotalCount; i++ {
-		owner, _, err := j.s.get(ctx, j.p.itemNode(i, "instance"))
+		owner, _, err := j.s.get(ctx, j.p.ShardingInstance(i))
 		if err != nil {
 			return queued, err
 		}
@@ -113,19 +114,19 @@ func (j *Job) queueMisfiresOf(ctx context.Context, x string) (bool, error) {
 // was queued.
 func (j *Job) queueMisfire(ctx context.Context, i int, x string) (bool, error) {
 	for _, n := range []string{"running", "failover"} {
-		if ok, err := j.s.exists(ctx, j.p.itemNode(i, n)); err != nil || ok {
+		if ok, err := j.s.exists(ctx, j.p.ItemNode(i, n)); err != nil || ok {
 			return false, err
 		}
 	}
-	if ok, err := j.s.exists(ctx, j.p.itemNode(i, "misfire")); err != nil || !ok {
+	if ok, err := j.s.exists(ctx, j.p.Misfire(i)); err != nil || !ok {
 		return false, err
 	}
-	if err := j.s.createIfNeeded(ctx, j.p.of(nodeFailoverItems)); err != nil {
+	if err := j.s.createIfNeeded(ctx, j.p.FailoverItems()); err != nil {
 		return false, err
 	}
 	_, err := j.c.Multi(ctx,
-		reg.CreateOp(j.p.failoverItem(i), nil, reg.Persistent),
-		reg.DeleteOp(j.p.itemNode(i, "misfire"), reg.AnyVersion))
+		reg.CreateOp(j.p.FailoverItem(i), nil, reg.Persistent),
+		reg.DeleteOp(j.p.Misfire(i), reg.AnyVersion))
 	var me *reg.MultiError
 	switch {
 	case err == nil:
@@ -133,7 +134,7 @@ func (j *Job) queueMisfire(ctx context.Context, i int, x string) (bool, error) {
 		return true, nil
 	case errors.As(err, &me) && me.Index == 0 && errors.Is(err, reg.ErrNodeExists):
 		// Already queued: that run serves the missed fire too.
-		if err := j.c.Delete(ctx, j.p.itemNode(i, "misfire"), reg.AnyVersion); err != nil && !errors.Is(err, reg.ErrNoNode) {
+		if err := j.c.Delete(ctx, j.p.Misfire(i), reg.AnyVersion); err != nil && !errors.Is(err, reg.ErrNoNode) {
 			return false, wrap("clear misfire", err)
 		}
 		return false, nil
@@ -155,14 +156,14 @@ func (j *Job) crashedItems(ctx context.Context, x string) ([]int, error) {
 	}
 	var out []int
 	for i := 0; i < cfg.ShardingTotalCount; i++ {
-		owner, _, err := j.s.get(ctx, j.p.itemNode(i, "instance"))
+		owner, _, err := j.s.get(ctx, j.p.ShardingInstance(i))
 		if err != nil {
 			return nil, err
 		}
 		if owner != x {
 			continue
 		}
-		if ok, err := j.s.exists(ctx, j.p.itemNode(i, "running")); err != nil {
+		if ok, err := j.s.exists(ctx, j.p.Running(i)); err != nil {
 			return nil, err
 		} else if ok {
 			out = append(out, i)
@@ -174,13 +175,13 @@ func (j *Job) crashedItems(ctx context.Context, x string) ([]int, error) {
 // setCrashedFailoverFlag: unless the item is already taken over, queue it
 // in leader/failover/items and drop the dead owner's running node.
 func (j *Job) setCrashedFailoverFlag(ctx context.Context, i int, x string) error {
-	if ok, err := j.s.exists(ctx, j.p.itemNode(i, "failover")); err != nil || ok {
+	if ok, err := j.s.exists(ctx, j.p.Failover(i)); err != nil || ok {
 		return err
 	}
-	if err := j.s.createIfNeeded(ctx, j.p.failoverItem(i)); err != nil {
+	if err := j.s.createIfNeeded(ctx, j.p.FailoverItem(i)); err != nil {
 		return err
 	}
-	_, err := j.deleteIfValueOrEmpty(ctx, j.p.itemNode(i, "running"), x)
+	_, err := j.deleteIfValueOrEmpty(ctx, j.p.Running(i), x)
 	return err
 }
 
@@ -197,13 +198,13 @@ func (j *Job) deleteIfValueOrEmpty(ctx context.Context, path, x string) (bool, e
 // itemsWithValue lists items (children of sharding/, ascending) whose
 // node name holds value.
 func (j *Job) itemsWithValue(ctx context.Context, name, value string) ([]int, error) {
-	names, err := j.s.children(ctx, j.p.of(nodeSharding))
+	names, err := j.s.children(ctx, j.p.Sharding())
 	if err != nil {
 		return nil, err
 	}
 	var out []int
 	for _, i := range itemNumbers(names) {
-		v, ok, err := j.s.get(ctx, j.p.itemNode(i, name))
+		v, ok, err := j.s.get(ctx, j.p.ItemNode(i, name))
 		if err != nil {
 			return nil, err
 		}
@@ -223,7 +224,7 @@ func (j *Job) failoverIfNecessary(ctx context.Context) error {
 	if err != nil || !need {
 		return err
 	}
-	latch := recipe.NewLatch(j.c, j.p.of(nodeFailoverLatch), "")
+	latch := recipe.NewLatch(j.c, j.p.FailoverLatch(), "")
 	if err := latch.Acquire(ctx); err != nil {
 		return wrap("acquire failover latch", err)
 	}
@@ -240,7 +241,7 @@ func (j *Job) failoverIfNecessary(ctx context.Context) error {
 	if need, err = j.needFailover(ctx); err != nil || !need {
 		return err
 	}
-	names, err := j.s.children(ctx, j.p.of(nodeFailoverItems))
+	names, err := j.s.children(ctx, j.p.FailoverItems())
 	if err != nil || len(names) == 0 {
 		return err
 	}
@@ -252,24 +253,24 @@ func (j *Job) failoverIfNecessary(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := j.s.createIfNeeded(ctx, j.p.item(item)); err != nil {
+	if err := j.s.createIfNeeded(ctx, j.p.ShardingItem(item)); err != nil {
 		return err
 	}
 	var ops []reg.Op
-	if ok, err := j.s.exists(ctx, j.p.itemNode(item, "failover")); err != nil {
+	if ok, err := j.s.exists(ctx, j.p.Failover(item)); err != nil {
 		return err
 	} else if ok {
-		ops = append(ops, reg.DeleteOp(j.p.itemNode(item, "failover"), reg.AnyVersion))
+		ops = append(ops, reg.DeleteOp(j.p.Failover(item), reg.AnyVersion))
 	}
-	ops = append(ops, reg.CreateOp(j.p.itemNode(item, "failover"), []byte(j.id), reg.Ephemeral))
-	if ok, err := j.s.exists(ctx, j.p.itemNode(item, "failovering")); err != nil {
+	ops = append(ops, reg.CreateOp(j.p.Failover(item), []byte(j.id), reg.Ephemeral))
+	if ok, err := j.s.exists(ctx, j.p.Failovering(item)); err != nil {
 		return err
 	} else if ok {
-		ops = append(ops, reg.SetOp(j.p.itemNode(item, "failovering"), []byte(j.id), reg.AnyVersion))
+		ops = append(ops, reg.SetOp(j.p.Failovering(item), []byte(j.id), reg.AnyVersion))
 	} else {
-		ops = append(ops, reg.CreateOp(j.p.itemNode(item, "failovering"), []byte(j.id), reg.Persistent))
+		ops = append(ops, reg.CreateOp(j.p.Failovering(item), []byte(j.id), reg.Persistent))
 	}
-	ops = append(ops, reg.DeleteOp(j.p.failoverItem(item), reg.AnyVersion))
+	ops = append(ops, reg.DeleteOp(j.p.FailoverItem(item), reg.AnyVersion))
 	if _, err := recipe.FencedMulti(ctx, j.c, fence, ops...); err != nil {
 		return wrap("claim failover item "+names[0], err)
 	}
@@ -322,7 +323,7 @@ func (j *Job) pumpWanted() bool {
 		if j.needRecover.Load() || j.claimedInCache() {
 			return true
 		}
-		if names, _ := j.cache.Children(j.p.of(nodeFailoverItems)); len(names) > 0 {
+		if names, _ := j.cache.Children(j.p.FailoverItems()); len(names) > 0 {
 			return true
 		}
 	}
@@ -385,7 +386,7 @@ func (j *Job) pump(ctx context.Context) error {
 			j.trigger()
 			return nil
 		}
-		if names, _ := j.cache.Children(j.p.of(nodeFailoverItems)); len(names) > 0 {
+		if names, _ := j.cache.Children(j.p.FailoverItems()); len(names) > 0 {
 			return j.failoverIfNecessary(ctx)
 		}
 	}
@@ -394,7 +395,7 @@ func (j *Job) pump(ctx context.Context) error {
 	j.misfireMu.Unlock()
 	if deferred {
 		// The flag's deletion event may have been missed (coalesced).
-		if _, _, pending := j.cache.Get(j.p.of(nodeNecessary)); !pending {
+		if _, _, pending := j.cache.Get(j.p.ShardingNecessary()); !pending {
 			if err := j.misfireAfterResharding(ctx); err != nil {
 				return err
 			}
@@ -475,15 +476,15 @@ func (j *Job) handOverCatchUp(ctx context.Context, own []int) error {
 // misfiredInCache: the tree cache shows this instance's own items
 // (sharding/i/instance = me) with a misfire flag and no running node.
 func (j *Job) misfiredInCache() []int {
-	names, _ := j.cache.Children(j.p.of(nodeSharding))
+	names, _ := j.cache.Children(j.p.Sharding())
 	var out []int
 	for _, i := range itemNumbers(names) {
 		n := strconv.Itoa(i)
-		if v, _, ok := j.cache.Get(j.p.of(nodeSharding, n, "instance")); !ok || string(v) != j.id {
+		if v, _, ok := j.cache.Get(j.p.Full(node.ShardingNode + "/" + n + "/" + node.ItemInstance)); !ok || string(v) != j.id {
 			continue
 		}
-		_, _, mis := j.cache.Get(j.p.of(nodeSharding, n, "misfire"))
-		_, _, run := j.cache.Get(j.p.of(nodeSharding, n, "running"))
+		_, _, mis := j.cache.Get(j.p.Full(node.ShardingNode + "/" + n + "/" + node.ItemMisfire))
+		_, _, run := j.cache.Get(j.p.Full(node.ShardingNode + "/" + n + "/" + node.ItemRunning))
 		if mis && !run {
 			out = append(out, i)
 		}
@@ -494,9 +495,9 @@ func (j *Job) misfiredInCache() []int {
 // claimedInCache: the tree cache shows an item whose failover node names
 // this instance.
 func (j *Job) claimedInCache() bool {
-	names, _ := j.cache.Children(j.p.of(nodeSharding))
+	names, _ := j.cache.Children(j.p.Sharding())
 	for _, n := range names {
-		if v, _, ok := j.cache.Get(j.p.of(nodeSharding, n, "failover")); ok && string(v) == j.id {
+		if v, _, ok := j.cache.Get(j.p.Full(node.ShardingNode + "/" + n + "/" + node.ItemFailover)); ok && string(v) == j.id {
 			return true
 		}
 	}
@@ -507,7 +508,7 @@ func (j *Job) needFailover(ctx context.Context) (bool, error) {
 	if paused, _ := j.Paused(); paused || j.running.Load() || j.shutdown.Load() {
 		return false, nil
 	}
-	names, err := j.s.children(ctx, j.p.of(nodeFailoverItems))
+	names, err := j.s.children(ctx, j.p.FailoverItems())
 	return len(names) > 0, err
 }
 
@@ -525,7 +526,7 @@ func (j *Job) vanished(ctx context.Context, id string) (bool, error) {
 	if id == "" {
 		return true, nil
 	}
-	ok, err := j.s.exists(ctx, j.p.instance(id))
+	ok, err := j.s.exists(ctx, j.p.Instance(id))
 	return !ok, err
 }
 
@@ -541,7 +542,7 @@ func (j *Job) onOwnInstanceAdded(ctx context.Context) error {
 	if err != nil || len(avail) != 1 || avail[0] != j.id {
 		return err
 	}
-	names, err := j.s.children(ctx, j.p.of(nodeSharding))
+	names, err := j.s.children(ctx, j.p.Sharding())
 	if err != nil {
 		return err
 	}
@@ -549,7 +550,7 @@ func (j *Job) onOwnInstanceAdded(ctx context.Context) error {
 	slices.Sort(items)
 	done := map[int]bool{}
 	for _, i := range items {
-		v, ok, err := j.s.get(ctx, j.p.itemNode(i, "failovering"))
+		v, ok, err := j.s.get(ctx, j.p.Failovering(i))
 		if err != nil {
 			return err
 		}
@@ -564,13 +565,13 @@ func (j *Job) onOwnInstanceAdded(ctx context.Context) error {
 		}
 		j.log.Info("item was in failover by a vanished instance; re-flagging", "item", i, "instance", v)
 		done[i] = true
-		if err := j.s.createIfNeeded(ctx, j.p.failoverItem(i)); err != nil {
+		if err := j.s.createIfNeeded(ctx, j.p.FailoverItem(i)); err != nil {
 			return err
 		}
-		if err := reg.DeleteRecursive(ctx, j.c, j.p.itemNode(i, "failovering")); err != nil {
+		if err := reg.DeleteRecursive(ctx, j.c, j.p.Failovering(i)); err != nil {
 			return err
 		}
-		if err := reg.DeleteRecursive(ctx, j.c, j.p.itemNode(i, "running")); err != nil {
+		if err := reg.DeleteRecursive(ctx, j.c, j.p.Running(i)); err != nil {
 			return err
 		}
 	}
@@ -578,7 +579,7 @@ func (j *Job) onOwnInstanceAdded(ctx context.Context) error {
 		if done[i] {
 			continue
 		}
-		v, ok, err := j.s.get(ctx, j.p.itemNode(i, "running"))
+		v, ok, err := j.s.get(ctx, j.p.Running(i))
 		if err != nil {
 			return err
 		}
@@ -595,7 +596,7 @@ func (j *Job) onOwnInstanceAdded(ctx context.Context) error {
 		if err := j.setCrashedFailoverFlag(ctx, i, v); err != nil {
 			return err
 		}
-		if err := reg.DeleteRecursive(ctx, j.c, j.p.itemNode(i, "running")); err != nil && !errors.Is(err, reg.ErrNoNode) {
+		if err := reg.DeleteRecursive(ctx, j.c, j.p.Running(i)); err != nil && !errors.Is(err, reg.ErrNoNode) {
 			return err
 		}
 	}

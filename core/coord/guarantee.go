@@ -9,16 +9,9 @@ import (
 	"time"
 
 	"github.com/ejob-io/ejob/core/executor"
+	"github.com/ejob-io/ejob/core/node"
 	"github.com/ejob-io/ejob/core/reg"
 	"github.com/ejob-io/ejob/core/reg/recipe"
-)
-
-// Guarantee nodes of the distribute-once listener (protocol spec §15).
-const (
-	nodeGuaranteeStarted        = "guarantee/started"
-	nodeGuaranteeCompleted      = "guarantee/completed"
-	nodeGuaranteeStartedLatch   = "guarantee/started-latch"
-	nodeGuaranteeCompletedLatch = "guarantee/completed-latch"
 )
 
 // guaranteeRecheck is the fallback period at which a waiting instance
@@ -49,9 +42,9 @@ type guaranteePhase struct {
 }
 
 var (
-	phaseStarted = guaranteePhase{root: nodeGuaranteeStarted, latch: nodeGuaranteeStartedLatch,
+	phaseStarted = guaranteePhase{root: node.GuaranteeStartedNode, latch: node.GuaranteeStartedLatchNode,
 		all: func(n, total int) bool { return n == total }}
-	phaseCompleted = guaranteePhase{root: nodeGuaranteeCompleted, latch: nodeGuaranteeCompletedLatch,
+	phaseCompleted = guaranteePhase{root: node.GuaranteeCompletedNode, latch: node.GuaranteeCompletedLatchNode,
 		all: func(n, total int) bool { return n >= total }}
 )
 
@@ -91,7 +84,7 @@ func (g *guaranteeWaiters) deleted(root string) {
 // onGuaranteeEvent is GuaranteeListenerManager: a deleted started or
 // completed root wakes the local waiters.
 func (j *Job) onGuaranteeEvent(rel string, ev reg.TreeEvent) {
-	if ev.Type == reg.NodeDeleted && (rel == nodeGuaranteeStarted || rel == nodeGuaranteeCompleted) {
+	if ev.Type == reg.NodeDeleted && (rel == node.GuaranteeStartedNode || rel == node.GuaranteeCompletedNode) {
 		j.guar.deleted(rel)
 	}
 }
@@ -139,7 +132,7 @@ func (j *Job) distributeOnce(ctx context.Context, ph guaranteePhase, items []int
 	}
 	recheck := time.NewTicker(guaranteeRecheck)
 	defer recheck.Stop()
-	own := j.p.of(ph.root, strconv.Itoa(items[0]))
+	own := j.p.Full(ph.root + "/" + strconv.Itoa(items[0]))
 	for {
 		// Done when our registration is gone: the last instance (or one
 		// that timed out) removed the root. The watch on our own node
@@ -162,7 +155,7 @@ func (j *Job) distributeOnce(ctx context.Context, ph guaranteePhase, items []int
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-expired:
-			if err := reg.DeleteRecursive(context.WithoutCancel(ctx), j.c, j.p.of(ph.root)); err != nil {
+			if err := reg.DeleteRecursive(context.WithoutCancel(ctx), j.c, j.p.Full(ph.root)); err != nil {
 				j.log.Warn("clear guarantee root after timeout failed", "path", ph.root, "error", err)
 			}
 			return &TimeoutError{Timeout: timeout}
@@ -178,7 +171,7 @@ func (j *Job) distributeOnce(ctx context.Context, ph guaranteePhase, items []int
 // {root}/{item} for each item.
 func (j *Job) registerGuarantee(ctx context.Context, ph guaranteePhase, items []int) error {
 	for _, i := range items {
-		if err := j.s.createIfNeeded(ctx, j.p.of(ph.root, strconv.Itoa(i))); err != nil {
+		if err := j.s.createIfNeeded(ctx, j.p.Full(ph.root+"/"+strconv.Itoa(i))); err != nil {
 			return wrap("register "+ph.root, err)
 		}
 	}
@@ -188,7 +181,7 @@ func (j *Job) registerGuarantee(ctx context.Context, ph guaranteePhase, items []
 // isRegistered is isRegisterStartSuccess/isRegisterCompleteSuccess.
 func (j *Job) isRegistered(ctx context.Context, ph guaranteePhase, items []int) (bool, error) {
 	for _, i := range items {
-		ok, err := j.s.exists(ctx, j.p.of(ph.root, strconv.Itoa(i)))
+		ok, err := j.s.exists(ctx, j.p.Full(ph.root+"/"+strconv.Itoa(i)))
 		if err != nil || !ok {
 			return false, err
 		}
@@ -200,11 +193,11 @@ func (j *Job) isRegistered(ctx context.Context, ph guaranteePhase, items []int) 
 // child count completes the round for the config's shardingTotalCount
 // (read from the registry directly, as upstream).
 func (j *Job) isAllGuaranteed(ctx context.Context, ph guaranteePhase) (bool, error) {
-	ok, err := j.s.exists(ctx, j.p.of(ph.root))
+	ok, err := j.s.exists(ctx, j.p.Full(ph.root))
 	if err != nil || !ok {
 		return false, err
 	}
-	names, err := j.s.children(ctx, j.p.of(ph.root))
+	names, err := j.s.children(ctx, j.p.Full(ph.root))
 	if err != nil {
 		return false, err
 	}
@@ -218,7 +211,7 @@ func (j *Job) isAllGuaranteed(ctx context.Context, ph guaranteePhase) (bool, err
 // executeInLeader is executeInLeaderForLastStarted/Completed: under the
 // Curator latch, re-check and run hook; always delete the root afterwards.
 func (j *Job) executeInLeader(ctx context.Context, ph guaranteePhase, hook func(context.Context) error) (err error) {
-	latch := recipe.NewLatch(j.c, j.p.of(ph.latch), "")
+	latch := recipe.NewLatch(j.c, j.p.Full(ph.latch), "")
 	if err := latch.Acquire(ctx); err != nil {
 		return wrap("acquire "+ph.latch, err)
 	}
@@ -226,7 +219,7 @@ func (j *Job) executeInLeader(ctx context.Context, ph guaranteePhase, hook func(
 		// Cleanup runs even when ctx ended, bounded on its own.
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), j.poll*50)
 		defer cancel()
-		if derr := reg.DeleteRecursive(cctx, j.c, j.p.of(ph.root)); derr != nil && !errors.Is(derr, reg.ErrNoNode) {
+		if derr := reg.DeleteRecursive(cctx, j.c, j.p.Full(ph.root)); derr != nil && !errors.Is(derr, reg.ErrNoNode) {
 			err = errors.Join(err, wrap("clear "+ph.root, derr))
 		}
 		if rerr := latch.Release(cctx); rerr != nil {
@@ -242,5 +235,5 @@ func (j *Job) executeInLeader(ctx context.Context, ph guaranteePhase, hook func(
 
 // clearGuarantee is clearAllStartedInfo/clearAllCompletedInfo.
 func (j *Job) clearGuarantee(ctx context.Context, ph guaranteePhase) error {
-	return reg.DeleteRecursive(ctx, j.c, j.p.of(ph.root))
+	return reg.DeleteRecursive(ctx, j.c, j.p.Full(ph.root))
 }

@@ -1,10 +1,13 @@
 package coord
 
-import "strconv"
+import (
+	"github.com/ejob-io/ejob/core/node"
+	"github.com/ejob-io/ejob/core/reg"
+)
 
 // hotItemNodes are the nodes under sharding/{i} a trigger reads or writes,
 // in the order of hotPaths.items' entries.
-var hotItemNodes = [...]string{"instance", "running", "misfire", "disabled", "failover", "failovering"}
+var hotItemNodes = [...]string{node.ItemInstance, node.ItemRunning, node.ItemMisfire, node.ItemDisabled, node.ItemFailover, node.ItemFailovering}
 
 // maxHotItems bounds the items whose paths hotPaths keeps.
 const maxHotItems = 64
@@ -29,15 +32,15 @@ func (j *Job) warmPaths(total int) {
 		return
 	}
 	h := &hotPaths{
-		flags:     j.p.of("leader/sharding"),
-		instances: j.p.of(nodeInstances),
-		instance:  j.p.instance(j.id),
-		server:    j.p.server(j.ip),
+		flags:     reg.Parent(j.p.ShardingNecessary()),
+		instances: j.p.Instances(),
+		instance:  j.p.Instance(j.id),
+		server:    j.p.Server(j.ip),
 		id:        []byte(j.id),
 		items:     make([][len(hotItemNodes)]string, n),
 	}
 	for i := range h.items {
-		base := j.p.of(nodeSharding, strconv.Itoa(i)) + "/"
+		base := j.p.ShardingItem(i) + "/"
 		for k, name := range hotItemNodes {
 			h.items[i][k] = base + name
 		}
@@ -45,7 +48,7 @@ func (j *Job) warmPaths(total int) {
 	j.hot.Store(h)
 }
 
-// itemPath is j.p.itemNode(i, name), from hotPaths when they have it.
+// itemPath is j.p.ItemNode(i, name), from hotPaths when they have it.
 func (j *Job) itemPath(i int, name string) string {
 	if h := j.hot.Load(); h != nil && i >= 0 && i < len(h.items) {
 		for k, n := range hotItemNodes {
@@ -54,7 +57,7 @@ func (j *Job) itemPath(i int, name string) string {
 			}
 		}
 	}
-	return j.p.itemNode(i, name)
+	return j.p.ItemNode(i, name)
 }
 
 // flagsPath is leader/sharding, the parent of the resharding flags.
@@ -62,7 +65,7 @@ func (j *Job) flagsPath() string {
 	if h := j.hot.Load(); h != nil {
 		return h.flags
 	}
-	return j.p.of("leader/sharding")
+	return reg.Parent(j.p.ShardingNecessary())
 }
 
 // instancesPath is instances.
@@ -70,7 +73,7 @@ func (j *Job) instancesPath() string {
 	if h := j.hot.Load(); h != nil {
 		return h.instances
 	}
-	return j.p.of(nodeInstances)
+	return j.p.Instances()
 }
 
 // instancePath is this instance's node.
@@ -78,7 +81,7 @@ func (j *Job) instancePath() string {
 	if h := j.hot.Load(); h != nil {
 		return h.instance
 	}
-	return j.p.instance(j.id)
+	return j.p.Instance(j.id)
 }
 
 // serverPath is this server's node.
@@ -86,5 +89,5 @@ func (j *Job) serverPath() string {
 	if h := j.hot.Load(); h != nil {
 		return h.server
 	}
-	return j.p.server(j.ip)
+	return j.p.Server(j.ip)
 }

@@ -125,7 +125,7 @@ type Options struct {
 type Job struct {
 	c           reg.Client
 	s           store
-	p           paths
+	p           node.Job
 	local       *config.JobConfiguration // until setUpConfig is done (nil after)
 	class       string
 	id          string
@@ -245,7 +245,7 @@ func New(opts Options) (*Job, error) {
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
-	p := paths{root: reg.Join(opts.Config.JobName)}
+	p := node.New(opts.Config.JobName)
 	j := &Job{
 		c: opts.Client, s: store{c: opts.Client, p: p}, p: p, inProcess: reg.IsInProcess(opts.Client),
 		local: opts.Config, class: opts.JobClassName, id: opts.InstanceID, ip: opts.ServerIP,
@@ -264,8 +264,7 @@ func New(opts Options) (*Job, error) {
 	if j.life.onStopped == nil {
 		j.life.onStopped = func(error) {}
 	}
-	jp := node.New(opts.Config.JobName)
-	j.elect = recipe.NewElection(opts.Client, jp.LeaderLatch(), jp.LeaderInstance(), opts.InstanceID)
+	j.elect = recipe.NewElection(opts.Client, p.LeaderLatch(), p.LeaderInstance(), opts.InstanceID)
 	if j.poll <= 0 {
 		j.poll = 100 * time.Millisecond
 	}
@@ -353,7 +352,7 @@ func (j *Job) setUpConfig(ctx context.Context, allowNew bool) error {
 	var st config.RegistryState
 	// Both nodes read fresh, in one MultiRead with the other jobs starting
 	// now (Namespace.reads).
-	rs, err := j.life.ns.reads.Read(ctx, reg.GetOp(j.p.root), reg.GetOp(j.p.of(nodeConfig)))
+	rs, err := j.life.ns.reads.Read(ctx, reg.GetOp(j.p.Root()), reg.GetOp(j.p.Config()))
 	if err != nil {
 		return wrap("read job root and config", err)
 	}
@@ -375,10 +374,10 @@ func (j *Job) setUpConfig(ctx context.Context, allowNew bool) error {
 		return nil
 	}
 	if res.Write {
-		if _, err := reg.Persist(ctx, j.c, j.p.of(nodeConfig), res.ConfigData); err != nil {
+		if _, err := reg.Persist(ctx, j.c, j.p.Config(), res.ConfigData); err != nil {
 			return wrap("write job config", err)
 		}
-		if _, err := reg.Persist(ctx, j.c, j.p.root, []byte(j.class)); err != nil {
+		if _, err := reg.Persist(ctx, j.c, j.p.Root(), []byte(j.class)); err != nil {
 			return wrap("write job root", err)
 		}
 	}
@@ -416,19 +415,19 @@ type freshStart struct {
 func (j *Job) registerNew(ctx context.Context) error {
 	f := j.fresh
 	sess := j.c.Session()
-	leader := j.p.of(nodeLeaderInstance)
+	leader := j.p.LeaderInstance()
 	ops := []reg.Op{
-		reg.CreateOp(j.p.root, []byte(j.class), reg.Persistent),
-		reg.CreateOp(j.p.of(nodeConfig), f.config, reg.Persistent),
+		reg.CreateOp(j.p.Root(), []byte(j.class), reg.Persistent),
+		reg.CreateOp(j.p.Config(), f.config, reg.Persistent),
 		reg.CreateOp(reg.Parent(reg.Parent(leader)), nil, reg.Container),
 		reg.CreateOp(reg.Parent(leader), nil, reg.Container),
 		reg.CreateOp(leader, []byte(j.id), reg.Ephemeral),
-		reg.CreateOp(j.p.of(nodeServers), nil, reg.Persistent),
-		reg.CreateOp(j.p.server(j.ip), []byte(serverEnabled), reg.Persistent),
-		reg.CreateOp(j.p.of(nodeInstances), nil, reg.Persistent),
-		reg.CreateOp(j.p.instance(j.id), instanceYAML(j.id, j.ip), reg.Ephemeral),
-		reg.CreateOp(reg.Parent(j.p.of(nodeNecessary)), nil, reg.Persistent),
-		reg.CreateOp(j.p.of(nodeNecessary), nil, reg.Persistent),
+		reg.CreateOp(j.p.Servers(), nil, reg.Persistent),
+		reg.CreateOp(j.p.Server(j.ip), []byte(node.ServerEnabled), reg.Persistent),
+		reg.CreateOp(j.p.Instances(), nil, reg.Persistent),
+		reg.CreateOp(j.p.Instance(j.id), node.InstanceValue(j.id, j.ip), reg.Ephemeral),
+		reg.CreateOp(reg.Parent(j.p.ShardingNecessary()), nil, reg.Persistent),
+		reg.CreateOp(j.p.ShardingNecessary(), nil, reg.Persistent),
 	}
 	if _, err := j.c.Multi(ctx, ops...); err != nil {
 		if ctx.Err() != nil {
@@ -448,15 +447,15 @@ func (j *Job) registerStartUp(ctx context.Context, enabled bool) error {
 	if _, err := j.electLeader(ctx); err != nil {
 		return wrap("elect leader", err)
 	}
-	status := serverEnabled
+	status := node.ServerEnabled
 	if !enabled {
-		status = serverDisabled
+		status = node.ServerDisabled
 	}
-	if _, err := reg.Persist(ctx, j.c, j.p.server(j.ip), []byte(status)); err != nil {
+	if _, err := reg.Persist(ctx, j.c, j.p.Server(j.ip), []byte(status)); err != nil {
 		return wrap("register server", err)
 	}
 	sess := j.c.Session()
-	if err := j.s.persistEphemeral(ctx, j.p.instance(j.id), instanceYAML(j.id, j.ip)); err != nil {
+	if err := j.s.persistEphemeral(ctx, j.p.Instance(j.id), node.InstanceValue(j.id, j.ip)); err != nil {
 		return wrap("register instance", err)
 	}
 	j.rg.registered(sess)
@@ -476,7 +475,7 @@ func (j *Job) registerStartUp(ctx context.Context, enabled bool) error {
 // removeOfflineServers deletes servers/{ip} with a non-blank value whose IP
 // is the prefix of no instance id (3.0.5, spec §12.7).
 func (j *Job) removeOfflineServers(ctx context.Context) error {
-	ids, err := j.s.children(ctx, j.p.of(nodeInstances))
+	ids, err := j.s.children(ctx, j.p.Instances())
 	if err != nil || len(ids) == 0 {
 		return err
 	}
@@ -484,7 +483,7 @@ func (j *Job) removeOfflineServers(ctx context.Context) error {
 	for _, id := range ids {
 		online[ipPrefix(id)] = true
 	}
-	ips, err := j.s.children(ctx, j.p.of(nodeServers))
+	ips, err := j.s.children(ctx, j.p.Servers())
 	if err != nil {
 		return err
 	}
@@ -492,7 +491,7 @@ func (j *Job) removeOfflineServers(ctx context.Context) error {
 		if online[ip] {
 			continue
 		}
-		data, st, err := j.c.Get(ctx, j.p.server(ip))
+		data, st, err := j.c.Get(ctx, j.p.Server(ip))
 		if errors.Is(err, reg.ErrNoNode) {
 			continue
 		}
@@ -502,7 +501,7 @@ func (j *Job) removeOfflineServers(ctx context.Context) error {
 		if len(bytes.TrimSpace(data)) == 0 {
 			continue
 		}
-		if err := j.c.Delete(ctx, j.p.server(ip), st.Version); err != nil &&
+		if err := j.c.Delete(ctx, j.p.Server(ip), st.Version); err != nil &&
 			!errors.Is(err, reg.ErrNoNode) && !errors.Is(err, reg.ErrBadVersion) && !errors.Is(err, reg.ErrNotEmpty) {
 			return err
 		}
@@ -532,9 +531,9 @@ func (j *Job) cleanShutdown() {
 	if _, err := j.elect.Resign(ctx); err != nil {
 		j.log.Warn("shutdown: delete failed", "path", j.elect.LeaderPath(), "error", err)
 	}
-	if _, st, err := j.c.Get(ctx, j.p.instance(j.id)); err == nil && st.EphemeralOwner == sess.ID() {
-		if err := j.c.Delete(ctx, j.p.instance(j.id), st.Version); err != nil && !errors.Is(err, reg.ErrNoNode) {
-			j.log.Warn("shutdown: delete failed", "path", j.p.instance(j.id), "error", err)
+	if _, st, err := j.c.Get(ctx, j.p.Instance(j.id)); err == nil && st.EphemeralOwner == sess.ID() {
+		if err := j.c.Delete(ctx, j.p.Instance(j.id), st.Version); err != nil && !errors.Is(err, reg.ErrNoNode) {
+			j.log.Warn("shutdown: delete failed", "path", j.p.Instance(j.id), "error", err)
 		}
 	}
 	j.log.Info("job coordination stopped")
@@ -608,7 +607,7 @@ func (j *Job) config(ctx context.Context) (*config.JobConfiguration, error) {
 // loadConfig reads the config node directly (load(false)). The result is
 // shared (see parseConfig): callers must not modify it.
 func (j *Job) loadConfig(ctx context.Context) (*config.JobConfiguration, error) {
-	data, ok, err := j.s.get(ctx, j.p.of(nodeConfig))
+	data, ok, err := j.s.get(ctx, j.p.Config())
 	if err != nil {
 		return nil, wrap("read config", err)
 	}

@@ -93,13 +93,13 @@ func (j *Job) Start(ctx context.Context) error {
 	// acts on it directly. Later events queue until it is done. The view
 	// calls fn on the cache's goroutine, one call at a time.
 	initialized := false
-	j.cache = l.ns.track(j.p.root, func(ev reg.TreeEvent) {
+	j.cache = l.ns.track(j.p.Root(), func(ev reg.TreeEvent) {
 		if !initialized {
 			initialized = ev.Type == reg.TreeInitialized
 			return
 		}
 		j.post(func() { j.onTreeEvent(ev) })
-	}, reg.WithTreeLogger(j.log), reg.WithLeaves(j.p.isItemLeaf))
+	}, reg.WithTreeLogger(j.log), reg.WithLeaves(j.p.IsItemLeaf))
 	j.liveCache.Store(j.cache)
 	stopAF := context.AfterFunc(ctx, func() { j.finish(true, nil) })
 	err := j.startUp(l.ctx)

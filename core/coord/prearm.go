@@ -183,7 +183,7 @@ func (j *Job) ConfirmArmed(ctx context.Context, sc executor.ShardingContexts) bo
 	if err != nil || !cfg.MonitorExecution {
 		return false
 	}
-	if flags, found := cache.Children(reg.Parent(j.p.of(nodeNecessary))); !found || len(flags) > 0 {
+	if flags, found := cache.Children(reg.Parent(j.p.ShardingNecessary())); !found || len(flags) > 0 {
 		return false
 	}
 	if avail, found := j.availableInCache(cache); !found || !avail {
@@ -218,7 +218,7 @@ func (j *Job) undoPreBegun(ctx context.Context, rec *begun) error {
 		return j.undoBegin(ctx, rec.items, rec.fence)
 	}
 	for _, i := range rec.items {
-		if _, err := j.s.deleteIfValue(ctx, j.p.itemNode(i, "running"), j.id); err != nil {
+		if _, err := j.s.deleteIfValue(ctx, j.p.Running(i), j.id); err != nil {
 			return err
 		}
 	}

@@ -3,6 +3,7 @@ package coord
 import (
 	"context"
 
+	"github.com/ejob-io/ejob/core/node"
 	"github.com/ejob-io/ejob/core/reg"
 )
 
@@ -26,16 +27,16 @@ func (j *Job) reRegister(ctx context.Context) error {
 		return nil
 	}
 	if !already {
-		status := serverDisabled
-		if v, ok, err := j.s.get(ctx, j.p.server(j.ip)); err != nil {
+		status := node.ServerDisabled
+		if v, ok, err := j.s.get(ctx, j.p.Server(j.ip)); err != nil {
 			return err
-		} else if ok && v == serverEnabled {
-			status = serverEnabled
+		} else if ok && v == node.ServerEnabled {
+			status = node.ServerEnabled
 		}
-		if _, err := reg.Persist(ctx, j.c, j.p.server(j.ip), []byte(status)); err != nil {
+		if _, err := reg.Persist(ctx, j.c, j.p.Server(j.ip), []byte(status)); err != nil {
 			return wrap("re-register server", err)
 		}
-		if err := j.s.persistEphemeral(ctx, j.p.instance(j.id), instanceYAML(j.id, j.ip)); err != nil {
+		if err := j.s.persistEphemeral(ctx, j.p.Instance(j.id), node.InstanceValue(j.id, j.ip)); err != nil {
 			return wrap("re-register instance", err)
 		}
 		if sess != j.c.Session() || sess.Err() != nil {
@@ -98,7 +99,7 @@ func (j *Job) recoverOwnRunning(ctx context.Context, items []int) (bool, error) 
 		return false, err
 	}
 	if items == nil {
-		names, err := j.s.children(ctx, j.p.of(nodeSharding))
+		names, err := j.s.children(ctx, j.p.Sharding())
 		if err != nil {
 			return false, err
 		}
@@ -106,7 +107,7 @@ func (j *Job) recoverOwnRunning(ctx context.Context, items []int) (bool, error) 
 	}
 	flagged := false
 	for _, i := range items {
-		v, ok, err := j.s.get(ctx, j.p.itemNode(i, "running"))
+		v, ok, err := j.s.get(ctx, j.p.Running(i))
 		if err != nil {
 			return flagged, err
 		}
@@ -114,7 +115,7 @@ func (j *Job) recoverOwnRunning(ctx context.Context, items []int) (bool, error) 
 			continue
 		}
 		if cfg.Failover {
-			fo, _, err := j.s.get(ctx, j.p.itemNode(i, "failover"))
+			fo, _, err := j.s.get(ctx, j.p.Failover(i))
 			if err != nil {
 				return flagged, err
 			}
@@ -126,7 +127,7 @@ func (j *Job) recoverOwnRunning(ctx context.Context, items []int) (bool, error) 
 				flagged = true
 			}
 		}
-		if _, err := j.s.deleteIfValue(ctx, j.p.itemNode(i, "running"), j.id); err != nil {
+		if _, err := j.s.deleteIfValue(ctx, j.p.Running(i), j.id); err != nil {
 			return flagged, err
 		}
 	}

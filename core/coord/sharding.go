@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/ejob-io/ejob/core/config"
+	"github.com/ejob-io/ejob/core/node"
 	"github.com/ejob-io/ejob/core/reg"
 	"github.com/ejob-io/ejob/core/reg/recipe"
 	"github.com/ejob-io/ejob/core/sharding"
@@ -24,17 +25,17 @@ func (j *Job) setReshardingFlag(ctx context.Context) error {
 	if err != nil || !leader {
 		return err
 	}
-	if ok, err := j.s.exists(ctx, j.p.of(nodeNecessary)); err != nil || ok {
+	if ok, err := j.s.exists(ctx, j.p.ShardingNecessary()); err != nil || ok {
 		return err
 	}
-	if ok, err := j.s.exists(ctx, j.p.root); err != nil || !ok {
+	if ok, err := j.s.exists(ctx, j.p.Root()); err != nil || !ok {
 		return err
 	}
 	err = j.elect.Fenced(ctx, func(fence recipe.Fence) error {
-		if err := j.s.createIfNeeded(ctx, reg.Parent(j.p.of(nodeNecessary))); err != nil {
+		if err := j.s.createIfNeeded(ctx, reg.Parent(j.p.ShardingNecessary())); err != nil {
 			return err
 		}
-		_, err := recipe.FencedMulti(ctx, j.c, fence, reg.CreateOp(j.p.of(nodeNecessary), nil, reg.Persistent))
+		_, err := recipe.FencedMulti(ctx, j.c, fence, reg.CreateOp(j.p.ShardingNecessary(), nil, reg.Persistent))
 		return err
 	})
 	if errors.Is(err, recipe.ErrNotLeader) || errors.Is(err, reg.ErrNodeExists) {
@@ -49,13 +50,13 @@ func (j *Job) setReshardingFlag(ctx context.Context) error {
 // trips instead of two reads per instance. A server node found missing or
 // empty is read again as upstream does (isEnableServer).
 func (j *Job) availableInstances(ctx context.Context) ([]string, error) {
-	ids, err := j.s.children(ctx, j.p.of(nodeInstances))
+	ids, err := j.s.children(ctx, j.p.Instances())
 	if err != nil {
 		return nil, err
 	}
 	paths := make([]string, len(ids))
 	for i, id := range ids {
-		paths[i] = j.p.instance(id)
+		paths[i] = j.p.Instance(id)
 	}
 	data, ok, err := j.s.getMany(ctx, paths)
 	if err != nil {
@@ -67,14 +68,14 @@ func (j *Job) availableInstances(ctx context.Context) ([]string, error) {
 		if !ok[i] || data[i] == "" {
 			continue
 		}
-		ips[i] = serverIPOf(id, []byte(data[i]))
+		ips[i] = node.InstanceServerIP(id, []byte(data[i]))
 		if !slices.Contains(servers, ips[i]) {
 			servers = append(servers, ips[i])
 		}
 	}
 	paths = paths[:0]
 	for _, ip := range servers {
-		paths = append(paths, j.p.server(ip))
+		paths = append(paths, j.p.Server(ip))
 	}
 	status, found, err := j.s.getMany(ctx, paths)
 	if err != nil {
@@ -83,7 +84,7 @@ func (j *Job) availableInstances(ctx context.Context) ([]string, error) {
 	enabled := make(map[string]bool, len(servers))
 	for i, ip := range servers {
 		if found[i] && status[i] != "" {
-			enabled[ip] = status[i] == serverEnabled
+			enabled[ip] = status[i] == node.ServerEnabled
 		} else if enabled[ip], err = j.isEnableServer(ctx, ip); err != nil {
 			return nil, err
 		}
@@ -107,7 +108,7 @@ func (j *Job) hasRunningItems(ctx context.Context) (bool, error) {
 	}
 	paths := make([]string, cfg.ShardingTotalCount)
 	for i := range paths {
-		paths[i] = j.p.itemNode(i, "running")
+		paths[i] = j.p.Running(i)
 	}
 	running, err := j.s.existsMany(ctx, paths)
 	return slices.Contains(running, true), err
@@ -136,7 +137,7 @@ func (j *Job) reshardIfNecessary(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	need, err := j.s.exists(ctx, j.p.of(nodeNecessary))
+	need, err := j.s.exists(ctx, j.p.ShardingNecessary())
 	if err != nil || !need || len(instances) == 0 {
 		return err
 	}
@@ -183,7 +184,7 @@ func (j *Job) reshardIfNecessary(ctx context.Context) error {
 func (j *Job) commitReshard(ctx context.Context, cfg *config.JobConfiguration, instances []string) (bool, error) {
 	err := j.elect.Fenced(ctx, func(fence recipe.Fence) error {
 		j.log.Info("resharding", "shardingTotalCount", cfg.ShardingTotalCount, "instances", instances)
-		if err := j.s.persistEphemeral(ctx, j.p.of(nodeProcessing), nil); err != nil {
+		if err := j.s.persistEphemeral(ctx, j.p.ShardingProcessing(), nil); err != nil {
 			return wrap("write sharding processing flag", err)
 		}
 		if j.beforeCommit != nil {
@@ -193,7 +194,7 @@ func (j *Job) commitReshard(ctx context.Context, cfg *config.JobConfiguration, i
 		if err != nil {
 			// Fenced too: a deposed leader leaves the flag to its successor
 			// (the node is this session's ephemeral and goes with it).
-			if _, derr := recipe.FencedMulti(ctx, j.c, fence, reg.DeleteOp(j.p.of(nodeProcessing), reg.AnyVersion)); derr != nil &&
+			if _, derr := recipe.FencedMulti(ctx, j.c, fence, reg.DeleteOp(j.p.ShardingProcessing(), reg.AnyVersion)); derr != nil &&
 				!errors.Is(derr, reg.ErrNoNode) && !errors.Is(derr, recipe.ErrFenced) {
 				j.log.Warn("remove sharding processing flag failed", "error", derr)
 			}
@@ -251,11 +252,11 @@ func (j *Job) waitShardingCompleted(ctx context.Context) error {
 		if j.hasClaims() {
 			return errClaimedWhileWaiting
 		}
-		need, err := j.s.exists(ctx, j.p.of(nodeNecessary))
+		need, err := j.s.exists(ctx, j.p.ShardingNecessary())
 		if err != nil {
 			return err
 		}
-		proc, err := j.s.exists(ctx, j.p.of(nodeProcessing))
+		proc, err := j.s.exists(ctx, j.p.ShardingProcessing())
 		if err != nil {
 			return err
 		}
@@ -270,11 +271,11 @@ func (j *Job) waitShardingCompleted(ctx context.Context) error {
 
 func (j *Job) commitSharding(ctx context.Context, fence recipe.Fence, cfg *config.JobConfiguration, instances []string) error {
 	n := cfg.ShardingTotalCount
-	if err := j.s.createIfNeeded(ctx, j.p.of(nodeSharding)); err != nil {
+	if err := j.s.createIfNeeded(ctx, j.p.Sharding()); err != nil {
 		return err
 	}
 	var ops []reg.Op
-	names, err := j.s.children(ctx, j.p.of(nodeSharding))
+	names, err := j.s.children(ctx, j.p.Sharding())
 	if err != nil {
 		return err
 	}
@@ -283,7 +284,7 @@ func (j *Job) commitSharding(ctx context.Context, fence recipe.Fence, cfg *confi
 		if err != nil || i < n {
 			continue
 		}
-		sub, err := j.subtreeDeletes(ctx, j.p.of(nodeSharding, name))
+		sub, err := j.subtreeDeletes(ctx, j.p.Full(node.ShardingNode+"/"+name))
 		if err != nil {
 			return err
 		}
@@ -300,7 +301,7 @@ func (j *Job) commitSharding(ctx context.Context, fence recipe.Fence, cfg *confi
 	var paths []string
 	for i := 0; i < n; i++ {
 		if existing[strconv.Itoa(i)] {
-			paths = append(paths, j.p.itemNode(i, "instance"))
+			paths = append(paths, j.p.ShardingInstance(i))
 		}
 	}
 	has, err := j.s.existsMany(ctx, paths)
@@ -310,7 +311,7 @@ func (j *Job) commitSharding(ctx context.Context, fence recipe.Fence, cfg *confi
 	k := 0
 	for i := 0; i < n; i++ {
 		if !existing[strconv.Itoa(i)] {
-			ops = append(ops, reg.CreateOp(j.p.item(i), nil, reg.Persistent))
+			ops = append(ops, reg.CreateOp(j.p.ShardingItem(i), nil, reg.Persistent))
 			continue
 		}
 		if has[k] {
@@ -328,12 +329,12 @@ func (j *Job) commitSharding(ctx context.Context, fence recipe.Fence, cfg *confi
 	}
 	for _, a := range result {
 		for _, item := range a.Items {
-			ops = append(ops, reg.CreateOp(j.p.itemNode(item, "instance"), []byte(a.InstanceID), reg.Persistent))
+			ops = append(ops, reg.CreateOp(j.p.ShardingInstance(item), []byte(a.InstanceID), reg.Persistent))
 		}
 	}
 	ops = append(ops,
-		reg.DeleteOp(j.p.of(nodeNecessary), reg.AnyVersion),
-		reg.DeleteOp(j.p.of(nodeProcessing), reg.AnyVersion))
+		reg.DeleteOp(j.p.ShardingNecessary(), reg.AnyVersion),
+		reg.DeleteOp(j.p.ShardingProcessing(), reg.AnyVersion))
 	if _, err := recipe.FencedMulti(ctx, j.c, fence, ops...); err != nil {
 		return err
 	}
@@ -349,7 +350,7 @@ func (j *Job) noteCommitZxid(ctx context.Context, result []spi.Assignment) {
 		if len(a.Items) == 0 {
 			continue
 		}
-		st, ok, err := j.c.Exists(ctx, j.p.itemNode(a.Items[0], "instance"))
+		st, ok, err := j.c.Exists(ctx, j.p.ShardingInstance(a.Items[0]))
 		if err != nil || !ok {
 			return
 		}
@@ -429,7 +430,7 @@ func (j *Job) localShardingItems(ctx context.Context) ([]int, error) {
 	}
 	var items []int
 	for i := 0; i < cfg.ShardingTotalCount; i++ {
-		v, _, err := j.s.get(ctx, j.p.itemNode(i, "instance"))
+		v, _, err := j.s.get(ctx, j.p.ShardingInstance(i))
 		if err != nil {
 			return nil, err
 		}
@@ -444,7 +445,7 @@ func (j *Job) localShardingItems(ctx context.Context) ([]int, error) {
 func (j *Job) itemsWith(ctx context.Context, items []int, name string) ([]int, error) {
 	var out []int
 	for _, i := range items {
-		ok, err := j.s.exists(ctx, j.p.itemNode(i, name))
+		ok, err := j.s.exists(ctx, j.p.ItemNode(i, name))
 		if err != nil {
 			return nil, err
 		}

@@ -32,7 +32,7 @@ func (j *Job) cleanStale(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	names, err := j.s.children(ctx, j.p.of(nodeSharding))
+	names, err := j.s.children(ctx, j.p.Sharding())
 	if err != nil {
 		return err
 	}
@@ -41,7 +41,7 @@ func (j *Job) cleanStale(ctx context.Context) error {
 		if id == "" || alive[id] {
 			return false, nil
 		}
-		ok, err := j.s.exists(ctx, j.p.instance(id))
+		ok, err := j.s.exists(ctx, j.p.Instance(id))
 		if err != nil || ok {
 			alive[id] = ok
 			return false, err
@@ -52,7 +52,7 @@ func (j *Job) cleanStale(ctx context.Context) error {
 	var errs []error
 	for _, i := range itemNumbers(names) {
 		for _, name := range []string{"failover", "failovering", "running"} {
-			v, ok, err := j.s.get(ctx, j.p.itemNode(i, name))
+			v, ok, err := j.s.get(ctx, j.p.ItemNode(i, name))
 			if err != nil {
 				return err
 			}
@@ -69,18 +69,18 @@ func (j *Job) cleanStale(ctx context.Context) error {
 			j.log.Warn("removing a node left by an instance that is gone", "item", i, "node", name, "instance", v)
 			switch name {
 			case "failover":
-				_, err = j.s.deleteIfValue(ctx, j.p.itemNode(i, name), v)
+				_, err = j.s.deleteIfValue(ctx, j.p.ItemNode(i, name), v)
 			case "failovering":
 				if cfg.Failover {
-					if err = j.s.createIfNeeded(ctx, j.p.failoverItem(i)); err != nil {
+					if err = j.s.createIfNeeded(ctx, j.p.FailoverItem(i)); err != nil {
 						break
 					}
 					flagged = true
 				}
-				if _, err = j.s.deleteIfValue(ctx, j.p.itemNode(i, name), v); err != nil {
+				if _, err = j.s.deleteIfValue(ctx, j.p.ItemNode(i, name), v); err != nil {
 					break
 				}
-				_, err = j.s.deleteIfValue(ctx, j.p.itemNode(i, "running"), v)
+				_, err = j.s.deleteIfValue(ctx, j.p.Running(i), v)
 			case "running":
 				if cfg.Failover {
 					if err = j.setCrashedFailoverFlag(ctx, i, v); err != nil {
@@ -88,14 +88,14 @@ func (j *Job) cleanStale(ctx context.Context) error {
 					}
 					flagged = true
 				}
-				_, err = j.s.deleteIfValue(ctx, j.p.itemNode(i, name), v)
+				_, err = j.s.deleteIfValue(ctx, j.p.ItemNode(i, name), v)
 			}
 			errs = append(errs, err)
 		}
-		if ok, err := j.s.exists(ctx, j.p.itemNode(i, "misfire")); err != nil {
+		if ok, err := j.s.exists(ctx, j.p.Misfire(i)); err != nil {
 			return err
 		} else if ok {
-			owner, _, err := j.s.get(ctx, j.p.itemNode(i, "instance"))
+			owner, _, err := j.s.get(ctx, j.p.ShardingInstance(i))
 			if err != nil {
 				return err
 			}
@@ -109,7 +109,7 @@ func (j *Job) cleanStale(ctx context.Context) error {
 				errs = append(errs, err)
 			case dead || owner == "":
 				j.log.Info("removing the misfire flag of an item whose owner is gone", "item", i, "owner", owner)
-				if err := j.c.Delete(ctx, j.p.itemNode(i, "misfire"), reg.AnyVersion); err != nil && !errors.Is(err, reg.ErrNoNode) {
+				if err := j.c.Delete(ctx, j.p.Misfire(i), reg.AnyVersion); err != nil && !errors.Is(err, reg.ErrNoNode) {
 					errs = append(errs, err)
 				}
 			}

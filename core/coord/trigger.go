@@ -10,6 +10,7 @@ import (
 
 	"github.com/ejob-io/ejob/core/config"
 	"github.com/ejob-io/ejob/core/executor"
+	"github.com/ejob-io/ejob/core/node"
 	"github.com/ejob-io/ejob/core/reg"
 )
 
@@ -167,7 +168,7 @@ func (j *Job) availableInCache(cache *reg.CacheView) (available, ok bool) {
 	if !found || len(v) == 0 {
 		return false, false
 	}
-	if string(v) != serverEnabled {
+	if string(v) != node.ServerEnabled {
 		return false, true
 	}
 	on := false
@@ -360,7 +361,7 @@ func (j *Job) ownInCache(cache *reg.CacheView, items []int) bool {
 // failoverQueuedInCache reports whether the tree cache shows queued
 // failover items (leader/failover/items has children).
 func (j *Job) failoverQueuedInCache(cache *reg.CacheView) bool {
-	names, _ := cache.Children(j.p.of(nodeFailoverItems))
+	names, _ := cache.Children(j.p.FailoverItems())
 	return len(names) > 0
 }
 

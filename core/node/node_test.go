@@ -313,3 +313,69 @@ func TestValues(t *testing.T) {
 		}
 	}
 }
+
+// TestInstanceValueFast: the encoder-free InstanceValue writes exactly
+// what EncodeInstance writes for ejob's own instance ids, and
+// InstanceServerIP reads the IP back (or falls back to the id's prefix).
+func TestInstanceValueFast(t *testing.T) {
+	t.Parallel()
+	for _, in := range []JobInstance{
+		{JobInstanceID: "127.0.0.1@-@0", ServerIP: "127.0.0.1"},
+		{JobInstanceID: "192.0.2.17@-@4194304", ServerIP: "192.0.2.17"},
+	} {
+		want, err := EncodeInstance(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := InstanceValue(in.JobInstanceID, in.ServerIP); string(got) != string(want) {
+			t.Errorf("InstanceValue(%+v) = %q, want EncodeInstance's %q", in, got, want)
+		}
+		if ip := InstanceServerIP(in.JobInstanceID, want); ip != in.ServerIP {
+			t.Errorf("InstanceServerIP(%q) = %q, want %q", want, ip, in.ServerIP)
+		}
+	}
+	for _, tc := range []struct{ id, data, want string }{
+		{"10.0.0.1@-@5", "jobInstanceId: 10.0.0.1@-@5\n", "10.0.0.1"},
+		{"10.0.0.1@-@5", "jobInstanceId: 10.0.0.1@-@5\nserverIp: '10.0.0.9'\n", "10.0.0.9"},
+		{"10.0.0.1@-@5", "", "10.0.0.1"},
+	} {
+		if ip := InstanceServerIP(tc.id, []byte(tc.data)); ip != tc.want {
+			t.Errorf("InstanceServerIP(%q, %q) = %q, want %q", tc.id, tc.data, ip, tc.want)
+		}
+	}
+}
+
+// TestItemNodeAndLeaves: ItemNode builds the item children the named
+// builders build, and IsItemLeaf is true exactly for them.
+func TestItemNodeAndLeaves(t *testing.T) {
+	t.Parallel()
+	j := New("test_job")
+	for _, tc := range []struct{ got, want string }{
+		{j.ItemNode(3, ItemRunning), j.Running(3)},
+		{j.ItemNode(12, ItemInstance), "/test_job/sharding/12/instance"},
+		{j.ShardingItem(120), "/test_job/sharding/120"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("got %q, want %q", tc.got, tc.want)
+		}
+	}
+	for path, want := range map[string]bool{
+		"/test_job/sharding/0/instance":    true,
+		"/test_job/sharding/0/running":     true,
+		"/test_job/sharding/7/failover":    true,
+		"/test_job/sharding/7/failovering": true,
+		"/test_job/sharding/7/misfire":     true,
+		"/test_job/sharding/7/disabled":    true,
+		"/test_job/sharding/7/other":       false,
+		"/test_job/sharding/7":             false,
+		"/test_job/sharding//running":      false,
+		"/test_job/sharding/7/running/x":   false,
+		"/test_job/servers/7/running":      false,
+		"/test_job2/sharding/7/running":    false,
+		"/test_job":                        false,
+	} {
+		if got := j.IsItemLeaf(path); got != want {
+			t.Errorf("IsItemLeaf(%q) = %v, want %v", path, got, want)
+		}
+	}
+}

@@ -97,30 +97,58 @@ func (j Job) Sharding() string { return j.Full(ShardingNode) }
 
 // ShardingItem is "/{job}/sharding/{item}".
 func (j Job) ShardingItem(item int) string {
-	return j.Full(ShardingNode + "/" + strconv.Itoa(item))
+	return j.root + "/" + ShardingNode + "/" + strconv.Itoa(item)
 }
 
-func (j Job) itemChild(item int, child string) string {
-	return j.ShardingItem(item) + "/" + child
+// ItemNode is "/{job}/sharding/{item}/{child}" for one of the Item*
+// names. Built in one concatenation (one allocation): the trigger path
+// builds several per item and fire.
+func (j Job) ItemNode(item int, child string) string {
+	return j.root + "/" + ShardingNode + "/" + strconv.Itoa(item) + "/" + child
+}
+
+// IsItemLeaf reports whether path is sharding/{item}/{child} of this job
+// for one of the Item* names (the nodes under sharding/{item}; none has
+// children in ElasticJob's tree) (a tree cache need not watch their children;
+// running nodes come and go at every trigger). It does not allocate: the
+// cache asks it of every node it loads.
+func (j Job) IsItemLeaf(path string) bool {
+	rel, ok := j.Rel(path)
+	if !ok {
+		return false
+	}
+	rest, ok := strings.CutPrefix(rel, ShardingNode+"/")
+	if !ok {
+		return false
+	}
+	item, child, ok := strings.Cut(rest, "/")
+	if !ok || item == "" || strings.Contains(child, "/") {
+		return false
+	}
+	switch child {
+	case ItemInstance, ItemRunning, ItemFailover, ItemFailovering, ItemMisfire, ItemDisabled:
+		return true
+	}
+	return false
 }
 
 // ShardingInstance is "/{job}/sharding/{item}/instance": the owner's id.
-func (j Job) ShardingInstance(item int) string { return j.itemChild(item, ItemInstance) }
+func (j Job) ShardingInstance(item int) string { return j.ItemNode(item, ItemInstance) }
 
 // Running is "/{job}/sharding/{item}/running".
-func (j Job) Running(item int) string { return j.itemChild(item, ItemRunning) }
+func (j Job) Running(item int) string { return j.ItemNode(item, ItemRunning) }
 
 // Failover is "/{job}/sharding/{item}/failover" (ephemeral).
-func (j Job) Failover(item int) string { return j.itemChild(item, ItemFailover) }
+func (j Job) Failover(item int) string { return j.ItemNode(item, ItemFailover) }
 
 // Failovering is "/{job}/sharding/{item}/failovering".
-func (j Job) Failovering(item int) string { return j.itemChild(item, ItemFailovering) }
+func (j Job) Failovering(item int) string { return j.ItemNode(item, ItemFailovering) }
 
 // Misfire is "/{job}/sharding/{item}/misfire".
-func (j Job) Misfire(item int) string { return j.itemChild(item, ItemMisfire) }
+func (j Job) Misfire(item int) string { return j.ItemNode(item, ItemMisfire) }
 
 // Disabled is "/{job}/sharding/{item}/disabled".
-func (j Job) Disabled(item int) string { return j.itemChild(item, ItemDisabled) }
+func (j Job) Disabled(item int) string { return j.ItemNode(item, ItemDisabled) }
 
 // Leader is "/{job}/leader".
 func (j Job) Leader() string { return j.Full(LeaderNode) }

@@ -75,6 +75,28 @@ func EncodeInstance(in JobInstance) ([]byte, error) {
 	return out, nil
 }
 
+// InstanceValue is EncodeInstance's output for an instance without labels
+// ("jobInstanceId: {id}\nserverIp: {ip}\n"), written without the YAML
+// encoder: every job writes it at registration. Only for ids and IPs that
+// SnakeYAML writes plain (ejob's own: an IPv4 and a PID); a test compares
+// it with EncodeInstance.
+func InstanceValue(id, ip string) []byte {
+	return []byte("jobInstanceId: " + id + "\nserverIp: " + ip + "\n")
+}
+
+// InstanceServerIP returns the serverIp of an instance node value without
+// parsing it as YAML (the leader reads every instance at each resharding),
+// falling back to the id's prefix before "@-@" when the value has none.
+func InstanceServerIP(id string, data []byte) string {
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "serverIp:"); ok {
+			return strings.Trim(strings.TrimSpace(v), `'"`)
+		}
+	}
+	ip, _, _ := strings.Cut(id, "@-@")
+	return ip
+}
+
 // DecodeInstance parses an instance node value. Empty data (a node being
 // removed, or written by 3.0.0-alpha) is an error wrapping ErrValue, as is
 // YAML without jobInstanceId; unknown keys are ignored.

@@ -8,120 +8,21 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ejob-io/ejob/core/instance"
+	"github.com/ejob-io/ejob/core/node"
 	"github.com/ejob-io/ejob/core/reg"
 )
 
-// Node names relative to the job root (protocol spec §2).
-const (
-	nodeConfig          = "config"
-	nodeServers         = "servers"
-	nodeInstances       = "instances"
-	nodeSharding        = "sharding"
-	nodeTrigger         = "trigger"
-	nodeLeaderInstance  = "leader/election/instance"
-	nodeNecessary       = "leader/sharding/necessary"
-	nodeProcessing      = "leader/sharding/processing"
-	nodeFailoverItems   = "leader/failover/items"
-	nodeFailoverLatch   = "leader/failover/latch"
-	nodeSystemTime      = "systemTime/current"
-	instanceIDSeparator = "@-@"
-
-	serverEnabled  = "ENABLED"
-	serverDisabled = "DISABLED"
-)
-
-// paths builds namespace-relative paths under one job root.
-type paths struct{ root string }
-
-// of is reg.Join(p.root, elem...), built with one allocation: paths are
-// built several times per trigger.
-func (p paths) of(elem ...string) string {
-	if p.root == "/" || p.root == "" {
-		return reg.Join(append([]string{p.root}, elem...)...)
-	}
-	n := len(p.root)
-	for _, e := range elem {
-		n += 1 + len(e)
-	}
-	var b strings.Builder
-	b.Grow(n)
-	b.WriteString(p.root)
-	for _, e := range elem {
-		if e = strings.Trim(e, "/"); e != "" {
-			b.WriteByte('/')
-			b.WriteString(e)
-		}
-	}
-	return b.String()
-}
-func (p paths) server(ip string) string   { return p.of(nodeServers, ip) }
-func (p paths) instance(id string) string { return p.of(nodeInstances, id) }
-func (p paths) trigger(id string) string  { return p.of(nodeTrigger, id) }
-func (p paths) item(i int) string         { return p.of(nodeSharding, strconv.Itoa(i)) }
-func (p paths) itemNode(i int, n string) string {
-	return p.of(nodeSharding, strconv.Itoa(i), n)
-}
-func (p paths) failoverItem(i int) string { return p.of(nodeFailoverItems, strconv.Itoa(i)) }
-
-// itemLeaves are the nodes under sharding/{i} (spec §2): none has
-// children in ElasticJob's tree.
-var itemLeaves = map[string]bool{
-	"instance": true, "running": true, "failover": true, "failovering": true, "misfire": true, "disabled": true,
-}
-
-// isItemLeaf reports whether path is sharding/{i}/{node} for one of
-// itemLeaves: the tree cache arms no child watch on those (running nodes
-// come and go at every trigger; issue 16).
-func (p paths) isItemLeaf(path string) bool {
-	r, ok := p.rel(path)
-	if !ok {
-		return false
-	}
-	r, ok = strings.CutPrefix(r, nodeSharding+"/")
-	if !ok {
-		return false
-	}
-	_, leaf, ok := strings.Cut(r, "/")
-	return ok && !strings.Contains(leaf, "/") && itemLeaves[leaf]
-}
-
-// rel returns path relative to the job root ("" for the root itself), and
-// false when path is outside the job.
-func (p paths) rel(path string) (string, bool) {
-	if path == p.root {
-		return "", true
-	}
-	r, ok := strings.CutPrefix(path, p.root+"/")
-	return r, ok
-}
-
-// instanceYAML is the instance node's value exactly as SnakeYAML writes
-// upstream's JobInstance (keys sorted, nulls omitted; spec §4).
-func instanceYAML(id, ip string) []byte {
-	return []byte("jobInstanceId: " + id + "\nserverIp: " + ip + "\n")
-}
-
-// serverIPOf returns the serverIp of an instance node value, falling back to
-// the id's prefix when the value has none.
-func serverIPOf(id string, data []byte) string {
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "serverIp:"); ok {
-			return strings.Trim(strings.TrimSpace(v), `'"`)
-		}
-	}
-	return ipPrefix(id)
-}
-
 // ipPrefix is the server IP part of an instance id (before the first "@-@").
 func ipPrefix(id string) string {
-	ip, _, _ := strings.Cut(id, instanceIDSeparator)
+	ip, _ := instance.ServerIP(id)
 	return ip
 }
 
 // store wraps a reg.Client with upstream's JobNodeStorage helpers.
 type store struct {
 	c reg.Client
-	p paths
+	p node.Job
 }
 
 // get returns the data of path and whether it exists.
@@ -210,7 +111,7 @@ func (s store) children(ctx context.Context, path string) ([]string, error) {
 // createIfNeeded is createJobNodeIfNeeded: persist "" at path only when the
 // job root exists and path does not.
 func (s store) createIfNeeded(ctx context.Context, path string) error {
-	ok, err := s.exists(ctx, s.p.root)
+	ok, err := s.exists(ctx, s.p.Root())
 	if err != nil || !ok {
 		return err
 	}
