@@ -18,3 +18,7 @@ func PreArmLeadOf(rtts ...time.Duration) time.Duration {
 	}
 	return a.get()
 }
+
+// SetPaused marks the job paused or not, as a suspension of its
+// registry connection does (tests).
+func SetPaused(j *Job, p bool) { j.setPaused(p) }

@@ -94,7 +94,8 @@ func (a *armLead) record(d time.Duration) {
 	defer a.mu.Unlock()
 	a.samples[a.n%preArmSamples] = d
 	a.n++
-	s := slices.Clone(a.samples[:min(a.n, preArmSamples)])
+	ring := a.samples // a copy: no allocation per trigger
+	s := ring[:min(a.n, preArmSamples)]
 	slices.Sort(s)
 	if s[len(s)/2] < minPreArmLatency {
 		a.lead = 0

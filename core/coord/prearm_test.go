@@ -200,3 +200,24 @@ func TestPreArmLead(t *testing.T) {
 		}
 	}
 }
+
+// A suspension of the registry connection within the lead: ConfirmArmed
+// fails and the nodes created ahead are deleted (as soon as the
+// connection allows).
+func TestPreArmNotConfirmedWhenSuspended(t *testing.T) {
+	cl, in, _ := settledInstance(t)
+	ctx := ctxT(t)
+	sc, ok, err := in.job.PreArm(ctx)
+	if err != nil || !ok {
+		t.Fatalf("PreArm = %v, %v", ok, err)
+	}
+	coord.SetPaused(in.job, true)
+	if in.job.ConfirmArmed(ctx, sc) {
+		t.Fatal("ConfirmArmed = true while suspended")
+	}
+	in.job.Disarm(ctx)
+	coord.SetPaused(in.job, false)
+	if got := runningNodes(cl, 0, 1); len(got) != 0 || in.job.IsRunning() {
+		t.Fatalf("after Disarm: running nodes %v, running %v", got, in.job.IsRunning())
+	}
+}
