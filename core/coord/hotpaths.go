@@ -5,9 +5,34 @@ import (
 	"github.com/ejob-io/ejob/core/reg"
 )
 
-// hotItemNodes are the nodes under sharding/{i} a trigger reads or writes,
-// in the order of hotPaths.items' entries.
-var hotItemNodes = [...]string{node.ItemInstance, node.ItemRunning, node.ItemMisfire, node.ItemDisabled, node.ItemFailover, node.ItemFailovering}
+// hotItemNodes is how many nodes under sharding/{i} a trigger reads or
+// writes; hotItem names them in the order of hotPaths.items' entries (a
+// switch, not a package-level table: no package-level mutable state).
+const hotItemNodes = 6
+
+// hotItem returns the index of name in hotPaths.items' entries, or -1.
+func hotItem(name string) int {
+	switch name {
+	case node.ItemInstance:
+		return 0
+	case node.ItemRunning:
+		return 1
+	case node.ItemMisfire:
+		return 2
+	case node.ItemDisabled:
+		return 3
+	case node.ItemFailover:
+		return 4
+	case node.ItemFailovering:
+		return 5
+	}
+	return -1
+}
+
+// hotItemName is hotItem's inverse.
+func hotItemName(k int) string {
+	return [hotItemNodes]string{node.ItemInstance, node.ItemRunning, node.ItemMisfire, node.ItemDisabled, node.ItemFailover, node.ItemFailovering}[k]
+}
 
 // maxHotItems bounds the items whose paths hotPaths keeps.
 const maxHotItems = 64
@@ -21,7 +46,7 @@ type hotPaths struct {
 	instance  string // instances/{this instance}
 	server    string // servers/{this server's IP}
 	id        []byte // this instance's id, a running node's data
-	items     [][len(hotItemNodes)]string
+	items     [][hotItemNodes]string
 }
 
 // warmPaths builds the job's hotPaths for items 0..total-1 (up to
@@ -37,12 +62,12 @@ func (j *Job) warmPaths(total int) {
 		instance:  j.p.Instance(j.id),
 		server:    j.p.Server(j.ip),
 		id:        []byte(j.id),
-		items:     make([][len(hotItemNodes)]string, n),
+		items:     make([][hotItemNodes]string, n),
 	}
 	for i := range h.items {
 		base := j.p.ShardingItem(i) + "/"
-		for k, name := range hotItemNodes {
-			h.items[i][k] = base + name
+		for k := range hotItemNodes {
+			h.items[i][k] = base + hotItemName(k)
 		}
 	}
 	j.hot.Store(h)
@@ -51,10 +76,8 @@ func (j *Job) warmPaths(total int) {
 // itemPath is j.p.ItemNode(i, name), from hotPaths when they have it.
 func (j *Job) itemPath(i int, name string) string {
 	if h := j.hot.Load(); h != nil && i >= 0 && i < len(h.items) {
-		for k, n := range hotItemNodes {
-			if n == name {
-				return h.items[i][k]
-			}
+		if k := hotItem(name); k >= 0 {
+			return h.items[i][k]
 		}
 	}
 	return j.p.ItemNode(i, name)
