@@ -217,39 +217,23 @@ func (c *Client) MultiRead(ctx context.Context, ops ...reg.ReadOp) ([]reg.ReadRe
 
 // multiRead sends ops as one multiRead request on the current connection.
 func (c *Client) multiRead(ops []reg.ReadOp) ([]reg.ReadResult, error) {
-	sc := c.wire.Load()
-	if sc == nil {
-		return nil, zk.ErrConnectionClosed
-	}
-	body := binary.BigEndian.AppendUint32(nil, uint32(opMultiRead))
+	w := juteW{}
+	w.int32(opMultiRead)
 	for _, op := range ops {
 		t := int32(opGetData)
 		if op.Kind == reg.ReadChildren {
 			t = opGetChildren
 		}
-		body = appendMultiHeader(body, t, false, -1)
-		full := c.abs(op.Path)
-		body = binary.BigEndian.AppendUint32(body, uint32(len(full)))
-		body = append(body, full...)
-		body = append(body, 0) // watch: false
+		w.multiHeader(t, false, -1)
+		w.string(c.abs(op.Path))
+		w.bool(false) // watch
 	}
-	body = appendMultiHeader(body, -1, true, -1)
-	xid := int32(ownXidTop - c.xid.Add(1)%ownXids)
-	f, err := sc.roundTrip(xid, body, ms(c.cfg.ConnectionTimeoutMilliseconds), c.closing)
+	w.multiHeader(-1, true, -1)
+	f, err := c.ownRequest(w.b)
 	if err != nil {
 		return nil, err
 	}
 	return decodeMultiRead(f, ops)
-}
-
-func appendMultiHeader(b []byte, typ int32, done bool, code int32) []byte {
-	b = binary.BigEndian.AppendUint32(b, uint32(typ))
-	if done {
-		b = append(b, 1)
-	} else {
-		b = append(b, 0)
-	}
-	return binary.BigEndian.AppendUint32(b, uint32(code))
 }
 
 // codeErr is the go-zookeeper error for a ZooKeeper error code (mapErr
@@ -270,68 +254,6 @@ func codeErr(code int32) error {
 		return zk.ErrSessionMoved
 	}
 	return fmt.Errorf("zookeeper error code %d", code)
-}
-
-// jute reads a reply's fields; the first malformed read sets err.
-type jute struct {
-	b   []byte
-	err error
-}
-
-func (j *jute) need(n int) bool {
-	if j.err == nil && len(j.b) < n {
-		j.err = fmt.Errorf("%d bytes left, need %d", len(j.b), n)
-	}
-	return j.err == nil
-}
-
-func (j *jute) int32() int32 {
-	if !j.need(4) {
-		return 0
-	}
-	v := int32(binary.BigEndian.Uint32(j.b))
-	j.b = j.b[4:]
-	return v
-}
-
-func (j *jute) int64() int64 {
-	if !j.need(8) {
-		return 0
-	}
-	v := int64(binary.BigEndian.Uint64(j.b))
-	j.b = j.b[8:]
-	return v
-}
-
-func (j *jute) bool() bool {
-	if !j.need(1) {
-		return false
-	}
-	v := j.b[0] != 0
-	j.b = j.b[1:]
-	return v
-}
-
-// buffer is a jute buffer: nil for length -1 (ZooKeeper's null), else a
-// copy (empty, not nil, for length 0), as go-zookeeper decodes it.
-func (j *jute) buffer() []byte {
-	n := j.int32()
-	if n < 0 || !j.need(int(n)) {
-		return nil
-	}
-	v := append(make([]byte, 0, n), j.b[:n]...)
-	j.b = j.b[n:]
-	return v
-}
-
-func (j *jute) stat() reg.Stat {
-	var s reg.Stat
-	s.Czxid, s.Mzxid, s.Ctime, s.Mtime = j.int64(), j.int64(), j.int64(), j.int64()
-	s.Version, s.Cversion, s.Aversion = j.int32(), j.int32(), j.int32()
-	s.EphemeralOwner = j.int64()
-	s.DataLength, s.NumChildren = j.int32(), j.int32()
-	s.Pzxid = j.int64()
-	return s
 }
 
 // walkMulti reads a multi or multiRead reply frame (xid first) of n ops:

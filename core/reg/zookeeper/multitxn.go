@@ -1,7 +1,6 @@
 package zookeeper
 
 import (
-	"encoding/binary"
 	"fmt"
 
 	"github.com/go-zookeeper/zk"
@@ -47,11 +46,8 @@ func hasContainer(ops []reg.Op) bool {
 // per-op results, and the error of the first failing op (nil when the
 // transaction was applied).
 func (c *Client) multiTxn(ops []reg.Op) ([]zk.MultiResponse, error) {
-	sc := c.wire.Load()
-	if sc == nil {
-		return nil, zk.ErrConnectionClosed
-	}
-	body := binary.BigEndian.AppendUint32(nil, uint32(opMulti))
+	w := juteW{}
+	w.int32(opMulti)
 	for _, op := range ops {
 		full := c.abs(op.Path)
 		switch op.Kind {
@@ -60,48 +56,37 @@ func (c *Client) multiTxn(ops []reg.Op) ([]zk.MultiResponse, error) {
 			if op.Mode == reg.Container {
 				t = opCreateContainer
 			}
-			body = appendMultiHeader(body, t, false, -1)
-			body = appendString(body, full)
-			body = appendBuffer(body, nonNull(op.Data))
-			body = binary.BigEndian.AppendUint32(body, uint32(len(c.acl)))
+			w.multiHeader(t, false, -1)
+			w.string(full)
+			w.buffer(nonNull(op.Data))
+			w.int32(int32(len(c.acl)))
 			for _, a := range c.acl {
-				body = binary.BigEndian.AppendUint32(body, uint32(a.Perms))
-				body = appendString(body, a.Scheme)
-				body = appendString(body, a.ID)
+				w.int32(a.Perms)
+				w.string(a.Scheme)
+				w.string(a.ID)
 			}
-			body = binary.BigEndian.AppendUint32(body, uint32(createFlags(op.Mode)))
+			w.int32(createFlags(op.Mode))
 		case reg.OpDelete:
-			body = appendMultiHeader(body, opDelete, false, -1)
-			body = appendString(body, full)
-			body = binary.BigEndian.AppendUint32(body, uint32(op.Version))
+			w.multiHeader(opDelete, false, -1)
+			w.string(full)
+			w.int32(op.Version)
 		case reg.OpSet:
-			body = appendMultiHeader(body, opSetData, false, -1)
-			body = appendString(body, full)
-			body = appendBuffer(body, nonNull(op.Data))
-			body = binary.BigEndian.AppendUint32(body, uint32(op.Version))
+			w.multiHeader(opSetData, false, -1)
+			w.string(full)
+			w.buffer(nonNull(op.Data))
+			w.int32(op.Version)
 		case reg.OpCheck:
-			body = appendMultiHeader(body, opCheck, false, -1)
-			body = appendString(body, full)
-			body = binary.BigEndian.AppendUint32(body, uint32(op.Version))
+			w.multiHeader(opCheck, false, -1)
+			w.string(full)
+			w.int32(op.Version)
 		}
 	}
-	body = appendMultiHeader(body, -1, true, -1)
-	xid := int32(ownXidTop - c.xid.Add(1)%ownXids)
-	f, err := sc.roundTrip(xid, body, ms(c.cfg.ConnectionTimeoutMilliseconds), c.closing)
+	w.multiHeader(-1, true, -1)
+	f, err := c.ownRequest(w.b)
 	if err != nil {
 		return nil, err
 	}
 	return decodeMultiTxn(f, ops)
-}
-
-func appendString(b []byte, s string) []byte {
-	b = binary.BigEndian.AppendUint32(b, uint32(len(s)))
-	return append(b, s...)
-}
-
-func appendBuffer(b, data []byte) []byte {
-	b = binary.BigEndian.AppendUint32(b, uint32(len(data)))
-	return append(b, data...)
 }
 
 // txnCodeErr is the go-zookeeper error for an op's error code in a failed

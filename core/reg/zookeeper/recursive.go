@@ -192,12 +192,11 @@ func (c *Client) WatchRecursive(ctx context.Context, path string, fn func(reg.Wa
 // addWatch sends addWatch for w on sc and waits for the reply; the reply
 // arms w (on the reader, see arm).
 func (c *Client) addWatch(sc *sniffConn, w *rwatch) error {
-	body := binary.BigEndian.AppendUint32(nil, uint32(opAddWatch))
-	body = binary.BigEndian.AppendUint32(body, uint32(len(w.full)))
-	body = append(body, w.full...)
-	body = binary.BigEndian.AppendUint32(body, addWatchPersistentRecursive)
-	xid := int32(ownXidTop - c.xid.Add(1)%ownXids)
-	f, err := sc.roundTripHooks(xid, body, ms(c.cfg.ConnectionTimeoutMilliseconds), c.closing,
+	body := juteW{}
+	body.int32(opAddWatch)
+	body.string(w.full)
+	body.int32(addWatchPersistentRecursive)
+	f, err := sc.roundTripHooks(c.ownXid(), body.b, ms(c.cfg.ConnectionTimeoutMilliseconds), c.closing,
 		// Under sc.wmu: the one-shot reads written after it leave the
 		// path to the recursive watch (see outgoing).
 		func() { sc.noteAddWatch(w.full, true) },

@@ -168,11 +168,11 @@ func (a *saslAuth) mechErr(err error, authErr func(int32, error) error) error {
 // server's error code.
 func saslRoundTrip(conn net.Conn, tok []byte) ([]byte, int32, error) {
 	xid := saslXid
-	req := binary.BigEndian.AppendUint32(nil, uint32(xid))
-	req = binary.BigEndian.AppendUint32(req, opSASL)
-	req = binary.BigEndian.AppendUint32(req, uint32(len(tok)))
-	req = append(req, tok...)
-	if err := writeFrame(conn, req); err != nil {
+	req := juteW{}
+	req.int32(xid)
+	req.int32(opSASL)
+	req.buffer(tok)
+	if err := writeFrame(conn, req.b); err != nil {
 		return nil, 0, fmt.Errorf("send token: %w", err)
 	}
 	f, err := readFrame(conn)

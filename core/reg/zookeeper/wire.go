@@ -320,13 +320,13 @@ func closeSessionAs(ctx context.Context, dial func(ctx context.Context, network,
 
 	// ConnectRequest: int protocolVersion, long lastZxidSeen, int timeOut,
 	// long sessionId, buffer passwd.
-	req := binary.BigEndian.AppendUint32(nil, 0)
-	req = binary.BigEndian.AppendUint64(req, 0)
-	req = binary.BigEndian.AppendUint32(req, uint32(cr.timeoutMs))
-	req = binary.BigEndian.AppendUint64(req, uint64(cr.id))
-	req = binary.BigEndian.AppendUint32(req, uint32(len(cr.passwd)))
-	req = append(req, cr.passwd...)
-	if err := writeFrame(conn, req); err != nil {
+	req := juteW{}
+	req.int32(0)
+	req.int64(0)
+	req.int32(cr.timeoutMs)
+	req.int64(cr.id)
+	req.buffer(cr.passwd)
+	if err := writeFrame(conn, req.b); err != nil {
 		return fmt.Errorf("send connect: %w", err)
 	}
 	resp, err := readFrame(conn)
@@ -346,9 +346,10 @@ func closeSessionAs(ctx context.Context, dial func(ctx context.Context, network,
 		}
 	}
 	// RequestHeader: int xid, int type (closeSession = -11).
-	closeReq := binary.BigEndian.AppendUint32(nil, 1)
-	closeReq = binary.BigEndian.AppendUint32(closeReq, uint32(0xfffffff5))
-	if err := writeFrame(conn, closeReq); err != nil {
+	closeReq := juteW{}
+	closeReq.int32(1)
+	closeReq.int32(-11)
+	if err := writeFrame(conn, closeReq.b); err != nil {
 		return fmt.Errorf("send close: %w", err)
 	}
 	for {
