@@ -231,6 +231,10 @@ type runtime struct {
 	// leased is the last session context with the execution lease added
 	// (leasedContext).
 	leased atomic.Pointer[leasedContext]
+	// cronMu guards cron and tz: the schedule the trigger loop follows
+	// (Add's, then each reschedule's).
+	cronMu   sync.Mutex
+	cron, tz string
 }
 
 // leasedContext is a session context (coord.Job.SessionContext) and the
@@ -437,7 +441,8 @@ func (s *Scheduler) Add(ctx context.Context, job Job) error {
 	// The closures below capture name, not cfg: the caller's config is
 	// not kept (coord keeps its own copy).
 	name := cfg.JobName
-	rt := &runtime{name: name, obs: s.opts.Observer, log: lazylog.With(s.log, "job", name, "instance", s.opts.InstanceID), done: make(chan struct{}), scheduled: make(chan struct{}), execs: &s.execs}
+	rt := &runtime{name: name, obs: s.opts.Observer, log: lazylog.With(s.log, "job", name, "instance", s.opts.InstanceID), done: make(chan struct{}), scheduled: make(chan struct{}), execs: &s.execs,
+		cron: cfg.Cron, tz: cfg.TimeZone}
 	co := s.opts.Coord
 	co.Client, co.Config, co.JobClassName = s.opts.Client, cfg.Clone(), className
 	co.InstanceID, co.ServerIP, co.Logger = s.opts.InstanceID, s.opts.ServerIP, s.coordLog
@@ -548,13 +553,21 @@ func (s *Scheduler) describeListener(ctx context.Context, cfg *config.JobConfigu
 	return executor.SPIListener{Listener: l, Desc: desc}, nil
 }
 
+// reschedule makes the trigger loop follow expr in tz, unless it already
+// does (a job whose registry config has the local cron: the usual start).
 func (s *Scheduler) reschedule(rt *runtime, expr, tz string) {
+	rt.cronMu.Lock()
+	defer rt.cronMu.Unlock()
+	if expr == rt.cron && tz == rt.tz {
+		return
+	}
 	sched, err := s.schedule(expr, tz)
 	if err != nil {
 		rt.log.Error("the registry's config has an invalid cron; keeping the current schedule", "cron", expr, "time_zone", tz, "error", err)
 		return
 	}
-	rt.log.Info("rescheduling", "cron", expr, "time_zone", tz)
+	rt.log.Info("rescheduling", "cron", expr, "time_zone", tz, "was", rt.cron, "was_time_zone", rt.tz)
+	rt.cron, rt.tz = expr, tz
 	s.trig.Reschedule(rt.name, sched)
 }
 
