@@ -438,6 +438,7 @@ func (j *Job) registerNew(ctx context.Context) error {
 		return j.setUpConfig(ctx, false)
 	}
 	f.sess = sess
+	j.local = nil // kept until now for the step-by-step fallback
 	return nil
 }
 
