@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unique"
 )
 
 // The recursive mode of SharedCache (see its doc): one recursive watch,
@@ -393,7 +394,7 @@ func (s *SharedCache) apply(v *CacheView, path string, get, kids *ReadResult) {
 				return // its parent's appearance lists it
 			}
 		}
-		n = &snode{name: strings.Clone(Base(path)), data: get.Data, stat: packStat(get.Stat)}
+		n = &snode{name: unique.Make(Base(path)).Value(), data: get.Data, stat: packStat(get.Stat)} // one copy of names that repeat across jobs
 		if parent == nil {
 			v.node = n
 		} else {

@@ -473,7 +473,10 @@ func (s *Scheduler) Add(ctx context.Context, job Job) error {
 	// The listeners the local config names were described above (a bad
 	// one fails Add); the executor asks for those of the effective config,
 	// which may be the registry's.
-	described := make(map[string]executor.SPIListener, len(typed))
+	var described map[string]executor.SPIListener // most jobs name none
+	if len(typed) > 0 {
+		described = make(map[string]executor.SPIListener, len(typed))
+	}
 	for i, l := range typed {
 		l.Guarantee = cj
 		described[spi.NormalizeType(cfg.JobListenerTypes[i])] = l
@@ -488,6 +491,9 @@ func (s *Scheduler) Add(ctx context.Context, job Job) error {
 			return nil, err
 		}
 		l.Guarantee = cj
+		if described == nil {
+			described = map[string]executor.SPIListener{}
+		}
 		described[key] = l
 		return l, nil
 	}

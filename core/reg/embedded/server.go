@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unique"
 
 	"github.com/ejob-io/ejob/core/reg"
 )
@@ -340,7 +341,9 @@ func (t *txn) create(path string, data []byte, mode reg.CreateMode, owner int64)
 	if parent.child(name) != nil {
 		return "", reg.ErrNodeExists
 	}
-	n := &node{name: strings.Clone(name), data: nonNull(data)}
+	// Names repeat across jobs ("config", "leader", instance ids): one
+	// copy of each (unique interns them, and frees what no node uses).
+	n := &node{name: unique.Make(name).Value(), data: nonNull(data)}
 	n.stat = nodeStat{Czxid: t.zxid, Mzxid: t.zxid, Pzxid: t.zxid, Ctime: t.now, Mtime: t.now}
 	switch {
 	case mode == reg.Container:
