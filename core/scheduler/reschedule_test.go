@@ -2,7 +2,6 @@ package scheduler_test
 
 import (
 	"bytes"
-	"context"
 	"strings"
 	"sync"
 	"testing"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/ejob-io/ejob/core/config"
 	"github.com/ejob-io/ejob/core/reg/embedded"
-	"github.com/ejob-io/ejob/core/scheduler"
 	"github.com/ejob-io/ejob/internal/testkit"
 )
 
@@ -50,40 +48,11 @@ func TestStartReschedulesOnlyWhenTheRegistryCronDiffers(t *testing.T) {
 
 	start := func(id, cron string) (*logBuffer, *recorder) {
 		t.Helper()
-		client, err := srv.Connect("sched-test")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { client.Close() })
-		logs := &logBuffer{}
-		s, err := scheduler.New(scheduler.Options{
-			Client: client, InstanceID: id, ServerIP: "127.0.0.1", Plugins: plugins(),
-			Logger:       hclog.New(&hclog.LoggerOptions{Name: id, Level: hclog.Info, Output: logs}),
-			DrainTimeout: 5 * time.Second,
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		logs, r := &logBuffer{}, &recorder{}
 		cfg := config.New("cronWins", 1)
 		cfg.Cron = cron
-		r := &recorder{}
-		if err := s.Add(context.Background(), scheduler.Job{Config: cfg, Runner: r.runner(id, 10*time.Millisecond)}); err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- s.Run(ctx) }()
-		t.Cleanup(func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("%s: Run: %v", id, err)
-			}
-		})
-		rctx, rcancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer rcancel()
-		if err := s.Ready(rctx); err != nil {
-			t.Fatalf("%s not ready: %v", id, err)
-		}
+		startInstanceLogging(t, srv, id, cfg, r.runner(id, 10*time.Millisecond),
+			hclog.New(&hclog.LoggerOptions{Name: id, Level: hclog.Info, Output: logs}))
 		return logs, r
 	}
 

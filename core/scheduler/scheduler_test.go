@@ -67,6 +67,14 @@ type instance struct {
 
 func startInstance(t *testing.T, srv *embedded.Server, id string, cfg *config.JobConfiguration, rec *recorder) *instance {
 	t.Helper()
+	return startInstanceLogging(t, srv, id, cfg, rec.runner(id, 50*time.Millisecond),
+		hclog.New(&hclog.LoggerOptions{Name: id, Level: hclog.Warn}))
+}
+
+// startInstanceLogging is startInstance with the job's runner and the
+// scheduler's logger given.
+func startInstanceLogging(t *testing.T, srv *embedded.Server, id string, cfg *config.JobConfiguration, runner executor.SimpleFunc, log hclog.Logger) *instance {
+	t.Helper()
 	client, err := srv.Connect("sched-test")
 	if err != nil {
 		t.Fatal(err)
@@ -74,13 +82,13 @@ func startInstance(t *testing.T, srv *embedded.Server, id string, cfg *config.Jo
 	t.Cleanup(func() { client.Close() })
 	s, err := scheduler.New(scheduler.Options{
 		Client: client, InstanceID: id, ServerIP: "127.0.0.1", Plugins: plugins(),
-		Logger:       hclog.New(&hclog.LoggerOptions{Name: id, Level: hclog.Warn}),
+		Logger:       log,
 		DrainTimeout: 5 * time.Second,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Add(context.Background(), scheduler.Job{Config: cfg.Clone(), Runner: rec.runner(id, 50*time.Millisecond)}); err != nil {
+	if err := s.Add(context.Background(), scheduler.Job{Config: cfg.Clone(), Runner: runner}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
