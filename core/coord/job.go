@@ -169,24 +169,11 @@ type Job struct {
 	pre preBegin
 	// arm estimates the lead of a pre-armed fire (prearm.go).
 	arm armLead
-	// needRecover: running nodes of an execution cut off by a session loss
-	// (or presumed loss) may remain under this instance's id; they are
-	// cleared (and queued for failover) as soon as no execution runs here.
-	needRecover atomic.Bool
-	// lastTrig is when a failover claim last asked the scheduler to run
-	// (UnixNano); the failover pump spaces its re-triggers by it.
-	lastTrig atomic.Int64
-	// misfireSeen is when the pump first saw own items with a pending
-	// misfire while idle (UnixNano; 0: none seen).
-	misfireSeen atomic.Int64
-	// misfireBefore: a fire was missed while a resharding was pending;
-	// these were this instance's items then (nil: none). The items the
-	// resharding gives it are flagged once it commits (SetMisfire).
-	misfireMu     sync.Mutex
-	misfireBefore []int
-	// misfireSet are the items whose misfire flag this process set and
-	// has not seen cleared (see misfireCandidates); under misfireMu.
-	misfireSet map[int]bool
+	// fo is the failover's state (claims, the pump's last trigger, the
+	// recovery of cut-off running nodes), mis the misfire and catch-up
+	// state: failoverstate.go, misfirestate.go.
+	fo  failoverState
+	mis misfireState
 	// verifiedPzxid is the pzxid of leader/sharding at which a fresh read
 	// found the tree cache showing the committed assignment (see
 	// cachedAssignment).
@@ -196,14 +183,6 @@ type Job struct {
 	// or flagged again after it (reshardAgainIfChanged), so their late
 	// events flag nothing (see membershipAccounted).
 	accountedZxid atomic.Int64
-	// catchUp are the items whose flags runPendingMisfires cleared for the
-	// run it triggered (see handOverCatchUp).
-	catchUpMu sync.Mutex
-	catchUp   []int
-	// claims are the items this process claimed for failover and has not
-	// seen completed (see localFailoverItems).
-	claimsMu sync.Mutex
-	claims   map[int]bool
 	// elect is the job's leader election (leader/election/instance):
 	// campaign, is-leader, resign, and the fence of leader-only writes.
 	elect *recipe.Election

@@ -74,12 +74,12 @@ func (j *Job) reRegister(ctx context.Context) error {
 // needRecover is set and no execution runs here; it reports whether items
 // were queued for failover.
 func (j *Job) recoverIfIdle(ctx context.Context) (bool, error) {
-	if !j.needRecover.Load() || j.running.Load() {
+	if !j.fo.needRecover.Load() || j.running.Load() {
 		return false, nil
 	}
 	flagged, err := j.recoverOwnRunning(ctx, nil)
 	if err == nil {
-		j.needRecover.Store(false)
+		j.fo.needRecover.Store(false)
 	}
 	return flagged, err
 }
