@@ -202,6 +202,8 @@ type Job struct {
 	// start and end (lifecycle.go).
 	loop jobLoop
 	life lifecycle
+	// stale is the sweep of nodes gone instances left (stale.go).
+	stale staleSweeper
 }
 
 var _ executor.Facade = (*Job)(nil)
@@ -238,6 +240,7 @@ func New(opts Options) (*Job, error) {
 	j.rg = registration{c: opts.Client, log: j.log, margin: opts.ExpiryMargin, running: j.running.Load,
 		ask: j.askReRegister, cq: newSerialQueue()}
 	j.loop.q = newSerialQueue()
+	j.stale = staleSweeper{c: opts.Client, s: j.s, p: p, id: opts.InstanceID, log: j.log, job: j}
 	j.life = lifecycle{ns: opts.Namespace, onStopped: opts.OnStopped,
 		startupDone: make(chan struct{}), stopped: make(chan struct{})}
 	if j.life.onStopped == nil {
