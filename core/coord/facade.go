@@ -226,7 +226,7 @@ func (j *Job) localFailoverItems(ctx context.Context) ([]int, error) {
 		return nil, nil
 	}
 	if j.cache == nil {
-		return j.itemsWithValue(ctx, "failover", j.id)
+		return j.fo.itemsWithValue(ctx, "failover", j.id)
 	}
 	cand := map[int]bool{}
 	names, _ := j.cache.Children(j.p.Sharding())
@@ -488,5 +488,5 @@ func (j *Job) FailoverIfNecessary(ctx context.Context) error {
 	if cache := j.treeCache(); cache != nil && !j.failoverQueuedInCache(cache) {
 		return nil
 	}
-	return j.failoverIfNecessary(ctx)
+	return j.fo.failoverIfNecessary(ctx)
 }

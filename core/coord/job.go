@@ -140,7 +140,6 @@ type Job struct {
 	onRes       func(string, string)
 	onShut      func()
 	onEv        func(string)
-	onFailover  func(int)
 	onResharded func()
 
 	// cache is the job's view of the shared tree cache, set by Start.
@@ -169,10 +168,11 @@ type Job struct {
 	pre preBegin
 	// arm estimates the lead of a pre-armed fire (prearm.go).
 	arm armLead
-	// fo is the failover's state (claims, the pump's last trigger, the
-	// recovery of cut-off running nodes), mis the misfire and catch-up
-	// state: failoverstate.go, misfirestate.go.
-	fo  failoverState
+	// fo is the failover protocol and its state (claims, the pump's last
+	// trigger, the recovery of cut-off running nodes): failover.go,
+	// failoverstate.go. mis is the misfire and catch-up state
+	// (misfirestate.go).
+	fo  failover
 	mis misfireState
 	// verifiedPzxid is the pzxid of leader/sharding at which a fresh read
 	// found the tree cache showing the committed assignment (see
@@ -234,13 +234,12 @@ func New(opts Options) (*Job, error) {
 		log:   lazylog.With(log, "job", opts.Config.JobName, "instance", opts.InstanceID),
 		poll:  opts.PollInterval, recon: opts.ReconcileTick, reconMinute: opts.ReconcileUnit, grace: opts.ShutdownGrace,
 		onTrig: opts.OnTrigger, onRes: opts.OnReschedule, onShut: opts.OnShutdown, onEv: opts.OnEvent,
-		onFailover: opts.OnFailover, onResharded: opts.OnResharded,
-		ready: make(chan struct{}),
+		onResharded: opts.OnResharded,
+		ready:       make(chan struct{}),
 	}
 	j.rg = registration{c: opts.Client, log: j.log, margin: opts.ExpiryMargin, running: j.running.Load,
 		ask: j.askReRegister, cq: newSerialQueue()}
 	j.loop.q = newSerialQueue()
-	j.stale = staleSweeper{c: opts.Client, s: j.s, p: p, id: opts.InstanceID, log: j.log, job: j}
 	j.life = lifecycle{ns: opts.Namespace, onStopped: opts.OnStopped,
 		startupDone: make(chan struct{}), stopped: make(chan struct{})}
 	if j.life.onStopped == nil {
@@ -264,12 +263,15 @@ func New(opts Options) (*Job, error) {
 	if j.onEv == nil {
 		j.onEv = func(string) {}
 	}
-	if j.onFailover == nil {
-		j.onFailover = func(int) {}
-	}
 	if j.onRes == nil {
 		j.onRes = func(string, string) {}
 	}
+	j.fo = failover{c: opts.Client, s: j.s, p: p, id: opts.InstanceID, log: j.log, poll: j.poll,
+		onFailover: opts.OnFailover, onTrig: j.onTrig, job: j}
+	if j.fo.onFailover == nil {
+		j.fo.onFailover = func(int) {}
+	}
+	j.stale = staleSweeper{c: opts.Client, s: j.s, p: p, id: opts.InstanceID, log: j.log, job: j, fo: &j.fo}
 	return j, nil
 }
 

@@ -142,7 +142,7 @@ func (j *Job) runPendingMisfires(ctx context.Context) error {
 		return err
 	}
 	j.log.Info("fire missed and not yet caught up; running the items now", "items", pending)
-	j.trigger()
+	j.fo.trigger()
 	return nil
 }
 

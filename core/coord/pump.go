@@ -7,17 +7,6 @@ import (
 	"github.com/ejob-io/ejob/core/node"
 )
 
-// trigger asks the scheduler to run once now, or right after the
-// execution of the job in progress (the enquiry claims from inside one).
-// That is a claim's only path to its run: the pump asks again only when the
-// run did not happen (a fire skipped while the connection was suspended,
-// an execution that failed before its items ran, or a scheduler that
-// dropped the request), a failover tick later.
-func (j *Job) trigger() {
-	j.fo.triggered(time.Now())
-	j.onTrig()
-}
-
 // failoverTick is the period of pump.
 func (j *Job) failoverTick() time.Duration { return j.poll * 5 }
 
@@ -106,11 +95,11 @@ func (j *Job) pump(ctx context.Context) error {
 				return err
 			}
 			j.log.Info("claimed failover items have not run yet; triggering again", "items", fi)
-			j.trigger()
+			j.fo.trigger()
 			return nil
 		}
 		if names, _ := j.cache.Children(j.p.FailoverItems()); len(names) > 0 {
-			return j.failoverIfNecessary(ctx)
+			return j.fo.failoverIfNecessary(ctx)
 		}
 	}
 	if j.mis.deferred() {

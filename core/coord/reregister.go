@@ -63,7 +63,7 @@ func (j *Job) reRegister(ctx context.Context) error {
 	}
 	j.setPaused(false)
 	if flagged {
-		if err := j.failoverIfNecessary(ctx); err != nil {
+		if err := j.fo.failoverIfNecessary(ctx); err != nil {
 			j.log.Warn("failover after the session interruption failed", "error", err)
 		}
 	}
@@ -121,7 +121,7 @@ func (j *Job) recoverOwnRunning(ctx context.Context, items []int) (bool, error) 
 			}
 			if fo != j.id {
 				j.log.Info("item was running when the session was interrupted; queuing it for failover", "item", i)
-				if err := j.setCrashedFailoverFlag(ctx, i, j.id); err != nil {
+				if err := j.fo.setCrashedFailoverFlag(ctx, i, j.id); err != nil {
 					return flagged, err
 				}
 				flagged = true

@@ -21,14 +21,19 @@ type staleSweeper struct {
 	id  string // this instance's id
 	log hclog.Logger
 	job staleJob
+	fo  staleFailover
 }
 
 // staleJob is what the sweep asks of the job (Job implements it): the
-// config, the leadership, and the failover protocol's hand-over of a gone
-// instance's items (failover.go).
+// config and the leadership.
 type staleJob interface {
 	config(ctx context.Context) (*config.JobConfiguration, error)
 	isLeader(ctx context.Context) (bool, error)
+}
+
+// staleFailover is the failover protocol's hand-over of a gone instance's
+// items (failover implements it).
+type staleFailover interface {
 	setCrashedFailoverFlag(ctx context.Context, i int, x string) error
 	queueMisfire(ctx context.Context, i int, x string) (bool, error)
 	failoverIfNecessary(ctx context.Context) error
@@ -110,7 +115,7 @@ func (w *staleSweeper) sweep(ctx context.Context) error {
 				_, err = w.s.deleteIfValue(ctx, w.p.Running(i), v)
 			case "running":
 				if cfg.Failover {
-					if err = w.job.setCrashedFailoverFlag(ctx, i, v); err != nil {
+					if err = w.fo.setCrashedFailoverFlag(ctx, i, v); err != nil {
 						break
 					}
 					flagged = true
@@ -131,7 +136,7 @@ func (w *staleSweeper) sweep(ctx context.Context) error {
 			case err != nil:
 				return err
 			case dead && cfg.Failover:
-				q, err := w.job.queueMisfire(ctx, i, owner)
+				q, err := w.fo.queueMisfire(ctx, i, owner)
 				flagged = flagged || q
 				errs = append(errs, err)
 			case dead || owner == "":
@@ -146,7 +151,7 @@ func (w *staleSweeper) sweep(ctx context.Context) error {
 		return err
 	}
 	if flagged {
-		return w.job.failoverIfNecessary(ctx)
+		return w.fo.failoverIfNecessary(ctx)
 	}
 	return nil
 }
