@@ -12,7 +12,7 @@ func (j *Job) failoverTick() time.Duration { return j.poll * 5 }
 
 // wakePump asks the job's queue to run the pump a failoverTick from now,
 // for a change of state the tree cache does not show (needRecover,
-// misfireBefore). Tree events wake it by themselves.
+// misfireState's deferral). Tree events wake it by themselves.
 func (j *Job) wakePump() { j.armPump() }
 
 // setNeedRecover notes that running nodes of a cut-off execution may
@@ -45,7 +45,7 @@ func (j *Job) pumpWanted() bool {
 	if j.mis.deferred() {
 		return true
 	}
-	// misfireSeen set: the next tick clears it or acts on it.
+	// A sighting (misfireState.sighted): the next tick clears it or acts on it.
 	return misfire && (j.mis.sighting() || len(j.misfiredInCache()) > 0)
 }
 
