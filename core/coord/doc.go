@@ -24,7 +24,22 @@
 // or, while disconnected, presumed expired by the client's clock
 // (Options.ExpiryMargin), cancelling running items before another instance
 // can take them over. Nodes left by gone instances are swept by the leader
-// (stale.go). See docs/guarantees.md.
+// (staleSweeper, stale.go). See docs/guarantees.md.
+//
+// Each piece of a job's mutable state has one owner the Job composes: the
+// registration (session, lease, pause, re-registration: registration.go),
+// the event loop (loop.go), the start and end (lifecycle.go), the election
+// (recipe.Election), the failover protocol (failover, failover.go) with its
+// state (failoverState: the claims this process made, when a claim last
+// asked for a run, whether cut-off running nodes remain to be recovered),
+// the misfire and catch-up state (misfireState, misfirestate.go) and the
+// stale-node sweep (staleSweeper). The failover protocol and the sweep ask
+// the job for what they need through small interfaces (failoverJob,
+// staleJob), so each is tested alone on the embedded registry. The pump
+// (pump.go) runs on the job's queue and drives failover, recovery and the
+// catch-up of missed fires (misfire.go); the Job implements
+// executor.Facade (facade.go, trigger.go, misfire.go) by delegating to
+// them.
 //
 // The election is a recipe.Election the Job composes; election.go adds
 // ElasticJob's triggers (passive, active, abdication) and the blocking

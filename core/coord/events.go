@@ -76,16 +76,16 @@ func (j *Job) handleEvent(ctx context.Context, ev reg.TreeEvent, st *loopState) 
 		// node, so resharding does not wait for them) are queued for
 		// failover before a resharding can give them to a live owner.
 		if ev.Type == reg.NodeDeleted && id != j.id {
-			logErr("crash failover", j.onInstanceCrashed(ctx, id))
+			logErr("crash failover", j.fo.onInstanceCrashed(ctx, id))
 		}
 		if !j.membershipAccounted(ev) {
 			logErr("resharding flag", j.serversChanged(ctx))
 		}
 		if ev.Type == reg.NodeDeleted && id != j.id {
-			logErr("stale node sweep", j.cleanStaleIfLeader(ctx))
+			logErr("stale node sweep", j.stale.sweepIfLeader(ctx))
 		}
 		if ev.Type == reg.NodeAdded && id == j.id {
-			logErr("legacy crashed items", j.onOwnInstanceAdded(ctx))
+			logErr("legacy crashed items", j.fo.onOwnInstanceAdded(ctx))
 		}
 		if ev.Type == reg.NodeDeleted && id == j.id {
 			return j.isShutdownByConsole(ctx, ev)

@@ -1,13 +1,16 @@
 package coord
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // SetBeforeCommit installs a hook run between taking the leader fence and
 // committing a resharding (tests: depose the leader in between).
 func SetBeforeCommit(j *Job, f func()) { j.beforeCommit = f }
 
 // CleanStale runs the stale-node sweep once (tests).
-var CleanStale = (*Job).cleanStale
+func CleanStale(j *Job, ctx context.Context) error { return j.stale.sweep(ctx) }
 
 // PreArmLeadOf is the lead armLead computes from these round trips, in
 // order (tests).

@@ -226,7 +226,7 @@ func (j *Job) localFailoverItems(ctx context.Context) ([]int, error) {
 		return nil, nil
 	}
 	if j.cache == nil {
-		return j.itemsWithValue(ctx, "failover", j.id)
+		return j.fo.itemsWithValue(ctx, "failover", j.id)
 	}
 	cand := map[int]bool{}
 	names, _ := j.cache.Children(j.p.Sharding())
@@ -237,11 +237,7 @@ func (j *Job) localFailoverItems(ctx context.Context) ([]int, error) {
 			}
 		}
 	}
-	j.claimsMu.Lock()
-	for i := range j.claims {
-		cand[i] = true
-	}
-	j.claimsMu.Unlock()
+	j.fo.addClaims(cand)
 	items := make([]int, 0, len(cand))
 	for i := range cand {
 		items = append(items, i)
@@ -256,7 +252,7 @@ func (j *Job) localFailoverItems(ctx context.Context) ([]int, error) {
 		if ok && v == j.id {
 			out = append(out, i)
 		} else {
-			j.forgetClaims(i)
+			j.fo.forgetClaims(i)
 		}
 	}
 	return out, nil
@@ -265,33 +261,6 @@ func (j *Job) localFailoverItems(ctx context.Context) ([]int, error) {
 // errClaimedWhileWaiting: an execution waiting for the leader's resharding
 // stops waiting because this instance claimed failover items meanwhile.
 var errClaimedWhileWaiting = errors.New("coord: failover items claimed while waiting for resharding")
-
-// hasClaims reports whether this process claimed failover items it has not
-// seen completed.
-func (j *Job) hasClaims() bool {
-	j.claimsMu.Lock()
-	defer j.claimsMu.Unlock()
-	return len(j.claims) > 0
-}
-
-// rememberClaim records an item this process claimed for failover.
-func (j *Job) rememberClaim(i int) {
-	j.claimsMu.Lock()
-	defer j.claimsMu.Unlock()
-	if j.claims == nil {
-		j.claims = map[int]bool{}
-	}
-	j.claims[i] = true
-}
-
-// forgetClaims drops items from the recorded claims.
-func (j *Job) forgetClaims(items ...int) {
-	j.claimsMu.Lock()
-	defer j.claimsMu.Unlock()
-	for _, i := range items {
-		delete(j.claims, i)
-	}
-}
 
 // contexts is ExecutionContextService.getJobShardingContext; it also
 // returns the items it dropped because they run (monitorExecution).
@@ -487,7 +456,7 @@ func (j *Job) RegisterCompleted(ctx context.Context, sc executor.ShardingContext
 		if cfg.Failover {
 			_, err := j.s.deleteIfValue(ctx, j.p.Failover(i), j.id)
 			if err == nil {
-				j.forgetClaims(i)
+				j.fo.forgetClaims(i)
 			}
 			errs = append(errs, err)
 			_, err = j.s.deleteIfValue(ctx, j.p.Failovering(i), j.id)
@@ -495,114 +464,6 @@ func (j *Job) RegisterCompleted(ctx context.Context, sc executor.ShardingContext
 		}
 	}
 	return wrap("register completed", errors.Join(errs...))
-}
-
-// ExecuteMisfired implements executor.Facade.
-func (j *Job) ExecuteMisfired(ctx context.Context, items []int) (bool, error) {
-	cfg, err := j.config(ctx)
-	if err != nil || !cfg.Misfire {
-		return false, err
-	}
-	if cache := j.treeCache(); cache != nil && j.ownInCache(cache, items) {
-		if items = j.misfireCandidates(cache, items); len(items) == 0 {
-			return false, nil
-		}
-	}
-	if need, err := j.NeedSharding(ctx); err != nil || need {
-		return false, err
-	}
-	mis, err := j.itemsWith(ctx, items, "misfire")
-	if err == nil {
-		j.forgetMisfire(without(items, mis))
-	}
-	return len(mis) > 0, err
-}
-
-// ClearMisfire implements executor.Facade.
-func (j *Job) ClearMisfire(ctx context.Context, items []int) error {
-	for _, i := range items {
-		if err := j.c.Delete(ctx, j.p.Misfire(i), reg.AnyVersion); err != nil && !errors.Is(err, reg.ErrNoNode) {
-			return wrap("clear misfire", err)
-		}
-	}
-	j.forgetMisfire(items)
-	return nil
-}
-
-// SetMisfire implements executor.Facade: it sets the misfire flags of this
-// instance's items (spec §11). While a resharding is pending, the fire
-// that was missed would have run the items this instance owns once it
-// commits: the items it gains then are flagged too (the event loop sees
-// the resharding flag go; misfireAfterResharding). Upstream flags the
-// items owned when the busy thread frees.
-func (j *Job) SetMisfire(ctx context.Context) error {
-	// The pending resharding is looked at first, and the deferral
-	// registered before the items are read: a commit in between then gives
-	// either the items after it, or all of them once it is seen.
-	need, err := j.NeedSharding(ctx)
-	if err != nil {
-		return wrap("set misfire", err)
-	}
-	if need {
-		j.misfireMu.Lock()
-		if j.misfireBefore == nil {
-			j.misfireBefore = []int{}
-		}
-		j.misfireMu.Unlock()
-		j.wakePump()
-	}
-	items, err := j.LocalItems(ctx)
-	if err != nil {
-		return wrap("set misfire", err)
-	}
-	if need {
-		j.misfireMu.Lock()
-		if j.misfireBefore != nil {
-			j.misfireBefore = append(j.misfireBefore, items...)
-		}
-		j.misfireMu.Unlock()
-	}
-	return j.setMisfire(ctx, items)
-}
-
-// misfireAfterResharding flags the items gained by the resharding that was
-// pending when a fire was missed (see SetMisfire), once it is no longer
-// pending.
-func (j *Job) misfireAfterResharding(ctx context.Context) error {
-	j.misfireMu.Lock()
-	before := j.misfireBefore
-	j.misfireBefore = nil
-	j.misfireMu.Unlock()
-	if before == nil {
-		return nil
-	}
-	if need, err := j.NeedSharding(ctx); err != nil || need {
-		j.misfireMu.Lock() // pending again: wait for that one
-		j.misfireBefore = append(before, j.misfireBefore...)
-		j.misfireMu.Unlock()
-		return err
-	}
-	items, err := j.LocalItems(ctx)
-	if err != nil {
-		return err
-	}
-	gained := without(items, before)
-	if len(gained) == 0 {
-		return nil
-	}
-	j.log.Info("a fire missed while a resharding was pending; flagging the items it gave this instance", "items", gained)
-	return j.setMisfire(ctx, gained)
-}
-
-// setMisfire creates the misfire flags of items.
-func (j *Job) setMisfire(ctx context.Context, items []int) error {
-	for _, i := range items {
-		if err := j.s.createIfNeeded(ctx, j.p.Misfire(i)); err != nil {
-			return wrap("set misfire", err)
-		}
-	}
-	j.noteMisfire(items)
-	return nil
 }
 
 // LocalItems returns this instance's assigned items (no resharding), for
@@ -627,5 +488,5 @@ func (j *Job) FailoverIfNecessary(ctx context.Context) error {
 	if cache := j.treeCache(); cache != nil && !j.failoverQueuedInCache(cache) {
 		return nil
 	}
-	return j.failoverIfNecessary(ctx)
+	return j.fo.failoverIfNecessary(ctx)
 }

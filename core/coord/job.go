@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -41,85 +40,6 @@ var (
 	ErrTimeDiff = errors.New("coord: time difference with the registry exceeds maxTimeDiffSeconds")
 )
 
-// Options configure a Job. Client, Config, InstanceID, ServerIP and
-// Strategies are required.
-type Options struct {
-	Client reg.Client
-	// Config is the local configuration; the registry's wins at startup
-	// unless it is absent or Config.Overwrite (spec §3.4).
-	Config *config.JobConfiguration
-	// JobClassName is written to the job root node (the Java class name or
-	// the job type, e.g. "SCRIPT"); startup fails with config.ErrJobConflict
-	// when the root holds another non-blank value.
-	JobClassName string
-	// InstanceID is "ip@-@pid"; ServerIP its IPv4 prefix.
-	InstanceID string
-	ServerIP   string
-	// Strategies resolves a sharding strategy type name (already defaulted
-	// to AVG_ALLOCATION when empty).
-	Strategies func(typeName string) (spi.ShardingStrategy, error)
-	Logger     hclog.Logger
-
-	// OnTrigger asks the scheduler to run the job once now (failover claim,
-	// catch-up of a missed fire, trigger node), or right after an
-	// execution in progress: a claim made by the failover enquiry at the
-	// end of an execution comes while it still runs, and its item runs
-	// right after it only if the request is kept (core/scheduler keeps it;
-	// a scheduler that drops it delays claimed items to the pump, which
-	// asks again a failover tick later: issue 11). Called from the job's
-	// queue or from inside an execution: must not block.
-	OnTrigger func()
-	// OnReschedule reports a changed cron or time zone in the config node.
-	OnReschedule func(cron, timeZone string)
-	// OnShutdown reports that the console shut this instance down (its
-	// instance node was deleted by someone else); the job then stops
-	// (OnStopped(nil) once it has).
-	OnShutdown func()
-	// OnStopped reports an end of the job that Stop or the end of Start's
-	// ctx did not ask for, once everything of the job has ended: nil after
-	// a shutdown from the console, else why (the Namespace stopped: the
-	// client closed). Never called when Start failed. It must not wait
-	// for Stop or Done (they wait for it).
-	OnStopped func(error)
-	// Namespace is the machinery shared with the other jobs of the same
-	// client (one tree cache and one connection subscription); it must be
-	// running while the job runs. Nil: the job makes and runs its own.
-	Namespace *Namespace
-
-	// OnEvent, if set, observes every tree event after the job handled it
-	// (on the job's queue; tests use it as a barrier, hosts for metrics).
-	OnEvent func(path string)
-	// OnFailover, if set, is told of each crashed instance's item this
-	// instance claimed to run (metrics).
-	OnFailover func(item int)
-	// OnResharded, if set, is told when this instance, as leader,
-	// committed a new assignment of the items (metrics).
-	OnResharded func()
-
-	// PollInterval is the period of upstream's 100 ms busy waits
-	// (default 100 ms).
-	PollInterval time.Duration
-	// ReconcileTick is the period of the reconcile check (default 1 min).
-	ReconcileTick time.Duration
-	// ShutdownGrace bounds how long a clean shutdown waits for the local
-	// execution to end (RegisterCompleted) before deleting the instance
-	// node, so that survivors never fail items over while they still run
-	// here (default 10 s).
-	ShutdownGrace time.Duration
-	// ReconcileUnit is the length of one reconcileIntervalMinutes unit
-	// (default 1 min; tests shorten it).
-	ReconcileUnit time.Duration
-	// ExpiryMargin is how long before the session may expire (its
-	// reg.Session.ExpiryDeadline: last contact with the server plus the
-	// negotiated timeout) the running items' ctx is cancelled while the
-	// connection is down, so job code stops before another instance can
-	// take its items over. It must cover the time job code needs to stop
-	// plus one network round trip. Default: a third of the negotiated
-	// session timeout. A margin at least the timeout cancels at once on
-	// suspension.
-	ExpiryMargin time.Duration
-}
-
 // Job is one job's coordination on one instance. It implements
 // executor.Facade.
 type Job struct {
@@ -140,7 +60,6 @@ type Job struct {
 	onRes       func(string, string)
 	onShut      func()
 	onEv        func(string)
-	onFailover  func(int)
 	onResharded func()
 
 	// cache is the job's view of the shared tree cache, set by Start.
@@ -169,24 +88,12 @@ type Job struct {
 	pre preBegin
 	// arm estimates the lead of a pre-armed fire (prearm.go).
 	arm armLead
-	// needRecover: running nodes of an execution cut off by a session loss
-	// (or presumed loss) may remain under this instance's id; they are
-	// cleared (and queued for failover) as soon as no execution runs here.
-	needRecover atomic.Bool
-	// lastTrig is when a failover claim last asked the scheduler to run
-	// (UnixNano); the failover pump spaces its re-triggers by it.
-	lastTrig atomic.Int64
-	// misfireSeen is when the pump first saw own items with a pending
-	// misfire while idle (UnixNano; 0: none seen).
-	misfireSeen atomic.Int64
-	// misfireBefore: a fire was missed while a resharding was pending;
-	// these were this instance's items then (nil: none). The items the
-	// resharding gives it are flagged once it commits (SetMisfire).
-	misfireMu     sync.Mutex
-	misfireBefore []int
-	// misfireSet are the items whose misfire flag this process set and
-	// has not seen cleared (see misfireCandidates); under misfireMu.
-	misfireSet map[int]bool
+	// fo is the failover protocol and its state (claims, the pump's last
+	// trigger, the recovery of cut-off running nodes): failover.go,
+	// failoverstate.go. mis is the misfire and catch-up state
+	// (misfirestate.go).
+	fo  failover
+	mis misfireState
 	// verifiedPzxid is the pzxid of leader/sharding at which a fresh read
 	// found the tree cache showing the committed assignment (see
 	// cachedAssignment).
@@ -196,14 +103,6 @@ type Job struct {
 	// or flagged again after it (reshardAgainIfChanged), so their late
 	// events flag nothing (see membershipAccounted).
 	accountedZxid atomic.Int64
-	// catchUp are the items whose flags runPendingMisfires cleared for the
-	// run it triggered (see handOverCatchUp).
-	catchUpMu sync.Mutex
-	catchUp   []int
-	// claims are the items this process claimed for failover and has not
-	// seen completed (see localFailoverItems).
-	claimsMu sync.Mutex
-	claims   map[int]bool
 	// elect is the job's leader election (leader/election/instance):
 	// campaign, is-leader, resign, and the fence of leader-only writes.
 	elect *recipe.Election
@@ -223,6 +122,8 @@ type Job struct {
 	// start and end (lifecycle.go).
 	loop jobLoop
 	life lifecycle
+	// stale is the sweep of nodes gone instances left (stale.go).
+	stale staleSweeper
 }
 
 var _ executor.Facade = (*Job)(nil)
@@ -253,8 +154,8 @@ func New(opts Options) (*Job, error) {
 		log:   lazylog.With(log, "job", opts.Config.JobName, "instance", opts.InstanceID),
 		poll:  opts.PollInterval, recon: opts.ReconcileTick, reconMinute: opts.ReconcileUnit, grace: opts.ShutdownGrace,
 		onTrig: opts.OnTrigger, onRes: opts.OnReschedule, onShut: opts.OnShutdown, onEv: opts.OnEvent,
-		onFailover: opts.OnFailover, onResharded: opts.OnResharded,
-		ready: make(chan struct{}),
+		onResharded: opts.OnResharded,
+		ready:       make(chan struct{}),
 	}
 	j.rg = registration{c: opts.Client, log: j.log, margin: opts.ExpiryMargin, running: j.running.Load,
 		ask: j.askReRegister, cq: newSerialQueue()}
@@ -282,12 +183,15 @@ func New(opts Options) (*Job, error) {
 	if j.onEv == nil {
 		j.onEv = func(string) {}
 	}
-	if j.onFailover == nil {
-		j.onFailover = func(int) {}
-	}
 	if j.onRes == nil {
 		j.onRes = func(string, string) {}
 	}
+	j.fo = failover{c: opts.Client, s: j.s, p: p, id: opts.InstanceID, log: j.log, poll: j.poll,
+		onFailover: opts.OnFailover, onTrig: j.onTrig, job: j}
+	if j.fo.onFailover == nil {
+		j.fo.onFailover = func(int) {}
+	}
+	j.stale = staleSweeper{c: opts.Client, s: j.s, p: p, id: opts.InstanceID, log: j.log, job: j, fo: &j.fo}
 	return j, nil
 }
 
@@ -538,50 +442,6 @@ func (j *Job) cleanShutdown() {
 		}
 	}
 	j.log.Info("job coordination stopped")
-}
-
-// runFlag is a flag (an execution runs) whose Idle channel is closed
-// while it is off, so that a shutdown waits for the end of the execution
-// without polling.
-type runFlag struct {
-	mu   sync.Mutex
-	on   bool
-	idle chan struct{} // closed while !on; nil until first used
-}
-
-// Load reports whether the flag is on.
-func (f *runFlag) Load() bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.on
-}
-
-// Store sets the flag.
-func (f *runFlag) Store(on bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if on == f.on {
-		return
-	}
-	f.on = on
-	switch {
-	case on:
-		f.idle = make(chan struct{})
-	case f.idle != nil:
-		close(f.idle)
-	}
-}
-
-// Idle returns a channel closed while the flag is off (at once when it is
-// off now; else when it goes off).
-func (f *runFlag) Idle() <-chan struct{} {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if !f.on && f.idle == nil {
-		f.idle = make(chan struct{})
-		close(f.idle)
-	}
-	return f.idle
 }
 
 // poll waits one poll interval or until ctx ends.

@@ -141,11 +141,9 @@ func (j *Job) PreArm(ctx context.Context) (executor.ShardingContexts, bool, erro
 	if paused, _ := j.Paused(); paused {
 		return none, false, nil
 	}
-	j.catchUpMu.Lock()
-	catchingUp := len(j.catchUp) > 0
-	j.catchUpMu.Unlock()
+	catchingUp := j.mis.catchingUp()
 	cfg, err := j.config(ctx)
-	if err != nil || catchingUp || j.needRecover.Load() {
+	if err != nil || catchingUp || j.fo.needRecover.Load() {
 		j.arm.reset()
 		return none, false, nil
 	}
@@ -193,7 +191,7 @@ func (j *Job) ConfirmArmed(ctx context.Context, sc executor.ShardingContexts) bo
 	if !j.ownInCache(cache, sc.Items) || len(j.cachedItemsWith(cache, sc.Items, "disabled")) > 0 {
 		return false
 	}
-	if cfg.Failover && (j.hasClaims() || j.claimedInCache() || len(j.cachedItemsWith(cache, sc.Items, "failover")) > 0) {
+	if cfg.Failover && (j.fo.hasClaims() || j.claimedInCache() || len(j.cachedItemsWith(cache, sc.Items, "failover")) > 0) {
 		return false
 	}
 	return true

@@ -249,7 +249,7 @@ func (j *Job) waitShardingCompleted(ctx context.Context) error {
 		if err != nil || leader {
 			return err
 		}
-		if j.hasClaims() {
+		if j.fo.hasClaims() {
 			return errClaimedWhileWaiting
 		}
 		need, err := j.s.exists(ctx, j.p.ShardingNecessary())

@@ -4,10 +4,42 @@ import (
 	"context"
 	"errors"
 
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/ejob-io/ejob/core/config"
+	"github.com/ejob-io/ejob/core/node"
 	"github.com/ejob-io/ejob/core/reg"
 )
 
-// cleanStale removes the per-item nodes that instances which no longer
+// staleSweeper is the stale-node sweep of one job on one instance (see
+// sweep). It keeps no state between sweeps; what it needs of the job is
+// staleJob.
+type staleSweeper struct {
+	c   reg.Client
+	s   store
+	p   node.Job
+	id  string // this instance's id
+	log hclog.Logger
+	job staleJob
+	fo  staleFailover
+}
+
+// staleJob is what the sweep asks of the job (Job implements it): the
+// config and the leadership.
+type staleJob interface {
+	config(ctx context.Context) (*config.JobConfiguration, error)
+	isLeader(ctx context.Context) (bool, error)
+}
+
+// staleFailover is the failover protocol's hand-over of a gone instance's
+// items (failover implements it).
+type staleFailover interface {
+	setCrashedFailoverFlag(ctx context.Context, i int, x string) error
+	queueMisfire(ctx context.Context, i int, x string) (bool, error)
+	failoverIfNecessary(ctx context.Context) error
+}
+
+// sweep removes the per-item nodes that instances which no longer
 // exist left behind (better than upstream, where such nodes can stop a job
 // forever, #2429): a running node of a dead instance blocks resharding and
 // hides the item from its owner, a failovering node keeps the item out of
@@ -27,21 +59,21 @@ import (
 // this instance are left to recoverOwnRunning, and empty values (3.0.0-1)
 // are not judged. The leader runs it at startup, on reconcile ticks and
 // after an instance crash.
-func (j *Job) cleanStale(ctx context.Context) error {
-	cfg, err := j.config(ctx)
+func (w *staleSweeper) sweep(ctx context.Context) error {
+	cfg, err := w.job.config(ctx)
 	if err != nil {
 		return err
 	}
-	names, err := j.s.children(ctx, j.p.Sharding())
+	names, err := w.s.children(ctx, w.p.Sharding())
 	if err != nil {
 		return err
 	}
-	alive := map[string]bool{j.id: true}
+	alive := map[string]bool{w.id: true}
 	isDead := func(id string) (bool, error) {
 		if id == "" || alive[id] {
 			return false, nil
 		}
-		ok, err := j.s.exists(ctx, j.p.Instance(id))
+		ok, err := w.s.exists(ctx, w.p.Instance(id))
 		if err != nil || ok {
 			alive[id] = ok
 			return false, err
@@ -52,7 +84,7 @@ func (j *Job) cleanStale(ctx context.Context) error {
 	var errs []error
 	for _, i := range itemNumbers(names) {
 		for _, name := range []string{"failover", "failovering", "running"} {
-			v, ok, err := j.s.get(ctx, j.p.ItemNode(i, name))
+			v, ok, err := w.s.get(ctx, w.p.ItemNode(i, name))
 			if err != nil {
 				return err
 			}
@@ -66,36 +98,36 @@ func (j *Job) cleanStale(ctx context.Context) error {
 			if !dead {
 				continue
 			}
-			j.log.Warn("removing a node left by an instance that is gone", "item", i, "node", name, "instance", v)
+			w.log.Warn("removing a node left by an instance that is gone", "item", i, "node", name, "instance", v)
 			switch name {
 			case "failover":
-				_, err = j.s.deleteIfValue(ctx, j.p.ItemNode(i, name), v)
+				_, err = w.s.deleteIfValue(ctx, w.p.ItemNode(i, name), v)
 			case "failovering":
 				if cfg.Failover {
-					if err = j.s.createIfNeeded(ctx, j.p.FailoverItem(i)); err != nil {
+					if err = w.s.createIfNeeded(ctx, w.p.FailoverItem(i)); err != nil {
 						break
 					}
 					flagged = true
 				}
-				if _, err = j.s.deleteIfValue(ctx, j.p.ItemNode(i, name), v); err != nil {
+				if _, err = w.s.deleteIfValue(ctx, w.p.ItemNode(i, name), v); err != nil {
 					break
 				}
-				_, err = j.s.deleteIfValue(ctx, j.p.Running(i), v)
+				_, err = w.s.deleteIfValue(ctx, w.p.Running(i), v)
 			case "running":
 				if cfg.Failover {
-					if err = j.setCrashedFailoverFlag(ctx, i, v); err != nil {
+					if err = w.fo.setCrashedFailoverFlag(ctx, i, v); err != nil {
 						break
 					}
 					flagged = true
 				}
-				_, err = j.s.deleteIfValue(ctx, j.p.ItemNode(i, name), v)
+				_, err = w.s.deleteIfValue(ctx, w.p.ItemNode(i, name), v)
 			}
 			errs = append(errs, err)
 		}
-		if ok, err := j.s.exists(ctx, j.p.Misfire(i)); err != nil {
+		if ok, err := w.s.exists(ctx, w.p.Misfire(i)); err != nil {
 			return err
 		} else if ok {
-			owner, _, err := j.s.get(ctx, j.p.ShardingInstance(i))
+			owner, _, err := w.s.get(ctx, w.p.ShardingInstance(i))
 			if err != nil {
 				return err
 			}
@@ -104,12 +136,12 @@ func (j *Job) cleanStale(ctx context.Context) error {
 			case err != nil:
 				return err
 			case dead && cfg.Failover:
-				q, err := j.queueMisfire(ctx, i, owner)
+				q, err := w.fo.queueMisfire(ctx, i, owner)
 				flagged = flagged || q
 				errs = append(errs, err)
 			case dead || owner == "":
-				j.log.Info("removing the misfire flag of an item whose owner is gone", "item", i, "owner", owner)
-				if err := j.c.Delete(ctx, j.p.Misfire(i), reg.AnyVersion); err != nil && !errors.Is(err, reg.ErrNoNode) {
+				w.log.Info("removing the misfire flag of an item whose owner is gone", "item", i, "owner", owner)
+				if err := w.c.Delete(ctx, w.p.Misfire(i), reg.AnyVersion); err != nil && !errors.Is(err, reg.ErrNoNode) {
 					errs = append(errs, err)
 				}
 			}
@@ -119,15 +151,15 @@ func (j *Job) cleanStale(ctx context.Context) error {
 		return err
 	}
 	if flagged {
-		return j.failoverIfNecessary(ctx)
+		return w.fo.failoverIfNecessary(ctx)
 	}
 	return nil
 }
 
-// cleanStaleIfLeader runs cleanStale on the leader only.
-func (j *Job) cleanStaleIfLeader(ctx context.Context) error {
-	if ok, err := j.isLeader(ctx); err != nil || !ok {
+// sweepIfLeader runs sweep on the leader only.
+func (w *staleSweeper) sweepIfLeader(ctx context.Context) error {
+	if ok, err := w.job.isLeader(ctx); err != nil || !ok {
 		return err
 	}
-	return j.cleanStale(ctx)
+	return w.sweep(ctx)
 }

@@ -273,7 +273,7 @@ func (j *Job) completeFast(ctx context.Context, items []int, monitor, failover b
 		if !failover {
 			continue
 		}
-		if j.claimed(i) {
+		if j.fo.claimed(i) {
 			return false // a claim the cache may not show yet
 		}
 		for _, n := range []string{"failover", "failovering"} {
@@ -293,36 +293,6 @@ func (j *Job) completeFast(ctx context.Context, items []int, monitor, failover b
 	return err == nil
 }
 
-// claimed reports whether this process claimed item i for failover and
-// has not seen it completed.
-func (j *Job) claimed(i int) bool {
-	j.claimsMu.Lock()
-	defer j.claimsMu.Unlock()
-	return j.claims[i]
-}
-
-// noteMisfire records items whose misfire flag this process set, which
-// the tree cache may not show yet (misfireCandidates).
-func (j *Job) noteMisfire(items []int) {
-	j.misfireMu.Lock()
-	defer j.misfireMu.Unlock()
-	if j.misfireSet == nil {
-		j.misfireSet = map[int]bool{}
-	}
-	for _, i := range items {
-		j.misfireSet[i] = true
-	}
-}
-
-// forgetMisfire drops items from the flags this process set.
-func (j *Job) forgetMisfire(items []int) {
-	j.misfireMu.Lock()
-	defer j.misfireMu.Unlock()
-	for _, i := range items {
-		delete(j.misfireSet, i)
-	}
-}
-
 // misfireCandidates are the items among items that may have a misfire
 // flag: the tree cache shows one, or this process set one. With no
 // candidate, ExecuteMisfired answers without a request. It is used for
@@ -335,16 +305,7 @@ func (j *Job) forgetMisfire(items []int) {
 // assignment was stale) is served by the pump (runPendingMisfires), as a
 // flag that arrives just after a fresh read would be.
 func (j *Job) misfireCandidates(cache *reg.CacheView, items []int) []int {
-	out := j.cachedItemsWith(cache, items, "misfire")
-	j.misfireMu.Lock()
-	defer j.misfireMu.Unlock()
-	for _, i := range items {
-		if j.misfireSet[i] && !slices.Contains(out, i) {
-			out = append(out, i)
-		}
-	}
-	slices.Sort(out)
-	return out
+	return j.mis.withSet(j.cachedItemsWith(cache, items, "misfire"), items)
 }
 
 // ownInCache reports whether the tree cache shows every item of items
@@ -498,7 +459,7 @@ func (j *Job) pipelinedContexts(ctx context.Context, cfg *config.JobConfiguratio
 		if err := j.undoBegin(ctx, sc.Items, fence); err != nil {
 			// Left to the recovery of this instance's running nodes,
 			// once this trigger has ended (as after a cut-off run).
-			j.needRecover.Store(true)
+			j.fo.needRecover.Store(true)
 			j.running.Store(false)
 			return none, false, wrap("undo running nodes", err)
 		}
@@ -542,7 +503,7 @@ func (j *Job) statAndBegin(ctx context.Context, ops []reg.Op) (flagsStat, error)
 // moving away, a failover, disabled or running flag on an item, or no
 // monitorExecution (no transaction to pipeline).
 func (j *Job) steadyItemsInCache(cfg *config.JobConfiguration, cache *reg.CacheView) (items []int, minCzxid int64, ok bool) {
-	if cache == nil || !cfg.MonitorExecution || j.shutdown.Load() || j.needRecover.Load() || j.running.Load() {
+	if cache == nil || !cfg.MonitorExecution || j.shutdown.Load() || j.fo.needRecover.Load() || j.running.Load() {
 		return nil, 0, false
 	}
 	j.warmPaths(cfg.ShardingTotalCount)
@@ -550,7 +511,7 @@ func (j *Job) steadyItemsInCache(cfg *config.JobConfiguration, cache *reg.CacheV
 	if found := cache.EachChild(j.flagsPath(), func(string) bool { flagged = true; return false }); !found || flagged {
 		return nil, 0, false
 	}
-	if cfg.Failover && (j.hasClaims() || j.claimedInCache()) {
+	if cfg.Failover && (j.fo.hasClaims() || j.claimedInCache()) {
 		return nil, 0, false
 	}
 	if avail, found := j.availableInCache(cache); !found || !avail {
@@ -560,10 +521,7 @@ func (j *Job) steadyItemsInCache(cfg *config.JobConfiguration, cache *reg.CacheV
 	if !ok || len(items) == 0 {
 		return nil, 0, false
 	}
-	j.catchUpMu.Lock()
-	moved := without(j.catchUp, items)
-	j.catchUpMu.Unlock()
-	if len(moved) > 0 {
+	if len(j.mis.catchUpMoved(items)) > 0 {
 		return nil, 0, false
 	}
 	if cfg.Failover && len(j.cachedItemsWith(cache, items, "failover")) > 0 {
@@ -676,7 +634,7 @@ func (j *Job) dropPreBegun(ctx context.Context, rec *begun) bool {
 	j.pre.timer.Stop()
 	if err := j.undoPreBegun(ctx, rec); err != nil {
 		j.log.Warn("cannot delete the running nodes of a trigger that did not begin; left to recovery", "items", rec.items, "error", err)
-		j.needRecover.Store(true)
+		j.fo.needRecover.Store(true)
 	}
 	j.running.Store(false)
 	return true

@@ -174,41 +174,6 @@ type Scheduler struct {
 	// abort is closed by Abort: the drain ends at once.
 	abort     chan struct{}
 	abortOnce sync.Once
-	// execs counts the executions in progress (runtime.fire), for drain.
-	execs execCount
-}
-
-// execCount counts executions in progress; Idle's channel is closed while
-// none is.
-type execCount struct {
-	mu   sync.Mutex
-	n    int
-	idle chan struct{} // made by Idle while n > 0, closed when n drops to 0
-}
-
-func (c *execCount) add(d int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.n += d
-	if c.n == 0 && c.idle != nil {
-		close(c.idle)
-		c.idle = nil
-	}
-}
-
-// Idle returns a channel closed while no execution is in progress.
-func (c *execCount) Idle() <-chan struct{} {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.n == 0 {
-		idle := make(chan struct{})
-		close(idle)
-		return idle
-	}
-	if c.idle == nil {
-		c.idle = make(chan struct{})
-	}
-	return c.idle
 }
 
 // runtime is one job's wiring.
@@ -226,8 +191,6 @@ type runtime struct {
 	scheduled chan struct{}
 	// err is why it ended, readable after done.
 	err error
-	// execs is the scheduler's count of executions in progress.
-	execs *execCount
 	// leased is the last session context with the execution lease added
 	// (leasedContext).
 	leased atomic.Pointer[leasedContext]
@@ -441,7 +404,7 @@ func (s *Scheduler) Add(ctx context.Context, job Job) error {
 	// The closures below capture name, not cfg: the caller's config is
 	// not kept (coord keeps its own copy).
 	name := cfg.JobName
-	rt := &runtime{name: name, obs: s.opts.Observer, log: lazylog.With(s.log, "job", name, "instance", s.opts.InstanceID), done: make(chan struct{}), scheduled: make(chan struct{}), execs: &s.execs,
+	rt := &runtime{name: name, obs: s.opts.Observer, log: lazylog.With(s.log, "job", name, "instance", s.opts.InstanceID), done: make(chan struct{}), scheduled: make(chan struct{}),
 		cron: cfg.Cron, tz: cfg.TimeZone}
 	co := s.opts.Coord
 	co.Client, co.Config, co.JobClassName = s.opts.Client, cfg.Clone(), className
@@ -618,8 +581,6 @@ func (s *Scheduler) ended(rt *runtime, err error) {
 // fire runs one trigger of the job; called by the trigger loop, never
 // concurrently for one job.
 func (rt *runtime) fire(ctx context.Context, f trigger.Fire) {
-	rt.execs.add(1)
-	defer rt.execs.add(-1)
 	select {
 	case <-rt.coord.Ready():
 	default:
@@ -884,46 +845,41 @@ func (s *Scheduler) Run(ctx context.Context) error {
 }
 
 // drain waits until no execution runs, or DrainTimeout passes (at once
-// when it is 0). The trigger loop says which jobs run (its Snapshot, taken
-// after every job was paused, so no fire starts later); drain waits for
-// the end of the executions on execs, without polling. Only while the two
-// disagree (a fire the loop started has not reached runtime.fire yet, or
-// one that returned is not yet back in the loop: microseconds) does it ask
-// the loop again after a millisecond.
+// when it is 0). The trigger loop says which jobs run: its Snapshot, taken
+// after every job was paused (so no fire starts later), and its Idle
+// channel, closed when the last of them returns, without polling.
 func (s *Scheduler) drain() {
 	timeout := time.NewTimer(s.opts.DrainTimeout)
 	defer timeout.Stop()
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		entries, err := s.trig.Snapshot(ctx)
-		cancel()
-		busy := 0
-		for _, e := range entries {
-			if e.Running {
-				busy++
-			}
-		}
-		if err != nil || busy == 0 {
-			return
-		}
-		ended := s.execs.Idle()
-		var again <-chan time.Time
-		select {
-		case <-ended:
-			ended, again = nil, time.After(time.Millisecond)
-		default:
-		}
-		select {
-		case <-ended:
-		case <-again:
-		case <-timeout.C:
-			s.log.Warn("drain timeout: cancelling running items", "running_jobs", busy)
-			return
-		case <-s.abort:
-			s.log.Warn("drain aborted: cancelling running items", "running_jobs", busy)
-			return
+	busy := s.busyJobs()
+	if busy == 0 {
+		return
+	}
+	select {
+	case <-s.trig.Idle():
+	case <-timeout.C:
+		s.log.Warn("drain timeout: cancelling running items", "running_jobs", s.busyJobs())
+	case <-s.abort:
+		s.log.Warn("drain aborted: cancelling running items", "running_jobs", s.busyJobs())
+	}
+}
+
+// busyJobs is how many jobs the trigger loop runs (0 when it does not
+// answer within a second).
+func (s *Scheduler) busyJobs() int {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	entries, err := s.trig.Snapshot(ctx)
+	if err != nil {
+		return 0
+	}
+	busy := 0
+	for _, e := range entries {
+		if e.Running {
+			busy++
 		}
 	}
+	return busy
 }
 
 // Abort ends the shutdown's wait for running items at once, as if

@@ -476,3 +476,68 @@ func TestIdleJobsKeepNoGoroutine(t *testing.T) {
 		t.Fatalf("%d goroutines of the scheduler and coord for %d idle jobs:\n%s", len(last), n, strings.Join(last, "\n\n"))
 	}
 }
+
+// The drain waits for the last of several jobs' executions, on the
+// trigger loop's Idle channel: a job's execution that ends does not end
+// the drain while another still runs, and neither is cancelled.
+func TestShutdownDrainsUntilTheLastExecutionEnds(t *testing.T) {
+	srv := embedded.NewServer()
+	client, err := srv.Connect("sched-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	s, err := scheduler.New(scheduler.Options{Client: client, InstanceID: "127.0.0.1@-@9", ServerIP: "127.0.0.1", Plugins: plugins(), DrainTimeout: time.Minute,
+		Logger: hclog.New(&hclog.LoggerOptions{Name: "drain", Level: hclog.Warn})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"first", "last"}
+	started := map[string]chan struct{}{}
+	release := map[string]chan struct{}{}
+	cancelled := make(chan string, len(names))
+	for _, n := range names {
+		started[n], release[n] = make(chan struct{}), make(chan struct{})
+		var once sync.Once
+		hold := executor.SimpleFunc(func(ctx context.Context, sc spi.ShardingContext) error {
+			once.Do(func() { close(started[n]) })
+			select {
+			case <-ctx.Done():
+				cancelled <- n
+				return ctx.Err()
+			case <-release[n]:
+				return nil
+			}
+		})
+		if err := s.Add(context.Background(), scheduler.Job{Config: config.New(n, 1), Runner: hold}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	if err := s.Ready(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range names {
+		if err := s.Trigger(n); err != nil {
+			t.Fatal(err)
+		}
+		<-started[n]
+	}
+	cancel()
+	close(release["first"])
+	// Room for a drain that wrongly ended with the first execution to
+	// cancel the last one (the failure this test catches; no timing is
+	// asserted).
+	time.Sleep(200 * time.Millisecond)
+	close(release["last"])
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case n := <-cancelled:
+		t.Fatalf("the drain cancelled %s's execution before it ended", n)
+	default:
+	}
+}

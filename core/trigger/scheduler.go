@@ -302,6 +302,8 @@ type Scheduler struct {
 	heap    jobHeap
 	seq     uint64
 	running int
+	// idle are the channels of Idle calls, closed once no job runs.
+	idle []chan struct{}
 }
 
 type job struct {
@@ -347,6 +349,7 @@ const (
 	opTriggerNow
 	opTriggerSoon
 	opSnapshot
+	opIdle
 )
 
 type command struct {
@@ -436,6 +439,19 @@ func (s *Scheduler) TriggerSoon(id string) {
 	s.enqueue(command{op: opTriggerSoon, id: id, at: s.clock.Now()})
 }
 
+// Idle returns a channel closed once no job runs, as Snapshot reports
+// them (the executions of removed jobs are not waited for), or once the
+// scheduler has stopped. It applies earlier commands first: after Pause of
+// every job, it is closed when the last execution returns, without
+// polling.
+func (s *Scheduler) Idle() <-chan struct{} {
+	w := make(chan struct{})
+	if !s.enqueue(command{op: opIdle, waiter: w}) {
+		close(w)
+	}
+	return w
+}
+
 // Snapshot returns every job, ordered by next fire time (jobs without one
 // last), then by id. It waits for the loop to apply earlier commands.
 func (s *Scheduler) Snapshot(ctx context.Context) ([]Entry, error) {
@@ -484,6 +500,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	defer timer.Stop()
 	for {
 		s.apply(ctx)
+		s.releaseIdle()
 		now := s.clock.Now()
 		s.fireDue(ctx, now)
 
@@ -530,6 +547,23 @@ func (s *Scheduler) shutdown() {
 	for _, j := range s.jobs {
 		closeAll(j.waiters)
 	}
+	closeAll(s.idle)
+	s.idle = nil
+}
+
+// releaseIdle closes the Idle channels when no job runs (removed ones
+// aside, as in snapshot).
+func (s *Scheduler) releaseIdle() {
+	if len(s.idle) == 0 {
+		return
+	}
+	for _, j := range s.jobs {
+		if j.running && !j.removed {
+			return
+		}
+	}
+	closeAll(s.idle)
+	s.idle = nil
 }
 
 func closeAll(ws []chan struct{}) {
@@ -582,6 +616,8 @@ func (s *Scheduler) apply(ctx context.Context) {
 			s.triggerNow(ctx, j, c.at, now)
 		case opSnapshot:
 			c.reply <- s.snapshot()
+		case opIdle:
+			s.idle = append(s.idle, c.waiter)
 		}
 	}
 }

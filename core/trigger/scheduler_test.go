@@ -587,3 +587,61 @@ func TestReAddedJobRunsWithALiveContext(t *testing.T) {
 		}
 	})
 }
+
+// Idle is closed once no job runs, as Snapshot reports them: not while one
+// runs, at the return of the last, and at once for a removed job's
+// execution or after the scheduler stopped. Scheduler.drain waits on it.
+func TestIdle(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := trigger.New(trigger.Options{})
+		ctx, cancel := context.WithCancel(t.Context())
+		errc := make(chan error, 1)
+		go func() { errc <- s.Run(ctx) }()
+		closed := func(ch <-chan struct{}) bool {
+			synctest.Wait()
+			select {
+			case <-ch:
+				return true
+			default:
+				return false
+			}
+		}
+		if !closed(s.Idle()) {
+			t.Fatal("Idle not closed with no job")
+		}
+		release := map[string]chan struct{}{}
+		for _, id := range []string{"a", "b", "c"} {
+			release[id] = make(chan struct{})
+			s.Add(id, nil, func(context.Context, trigger.Fire) { <-release[id] })
+			s.TriggerNow(id)
+		}
+		synctest.Wait()
+		for _, id := range []string{"a", "b", "c"} {
+			s.Pause(id)
+		}
+		idle := s.Idle()
+		if closed(idle) {
+			t.Fatal("Idle closed while three jobs run")
+		}
+		close(release["a"])
+		if closed(idle) {
+			t.Fatal("Idle closed while two jobs run")
+		}
+		s.Remove("c") // its execution goes on, ignoring its ctx
+		if closed(idle) {
+			t.Fatal("Idle closed while b runs")
+		}
+		close(release["b"])
+		if !closed(idle) {
+			t.Fatal("Idle not closed when the last job returned (the removed c does not count)")
+		}
+		close(release["c"])
+		cancel()
+		if err := <-errc; err != nil {
+			t.Fatal(err)
+		}
+		if !closed(s.Idle()) {
+			t.Fatal("Idle not closed after the scheduler stopped")
+		}
+	})
+}

@@ -1,0 +1,206 @@
+package coord
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/ejob-io/ejob/core/config"
+	"github.com/ejob-io/ejob/core/node"
+	"github.com/ejob-io/ejob/core/reg"
+	"github.com/ejob-io/ejob/core/reg/embedded"
+)
+
+// jobView is the failoverJob of a failover protocol tested alone: a fixed
+// config and what the job would say about itself.
+type jobView struct {
+	cfg                       *config.JobConfiguration
+	avail                     []string
+	paused, running, shutdown bool
+}
+
+func (v *jobView) config(context.Context) (*config.JobConfiguration, error) { return v.cfg, nil }
+func (v *jobView) isEnableServer(context.Context, string) (bool, error)     { return true, nil }
+func (v *jobView) availableInstances(context.Context) ([]string, error)     { return v.avail, nil }
+func (v *jobView) Paused() (bool, <-chan struct{})                          { return v.paused, nil }
+func (v *jobView) IsRunning() bool                                          { return v.running }
+func (v *jobView) ShuttingDown() bool                                       { return v.shutdown }
+
+// aloneFailover is a failover protocol on its own registry, with what it
+// reports recorded.
+type aloneFailover struct {
+	f        *failover
+	v        *jobView
+	c        reg.Client
+	p        node.Job
+	claimed  []int
+	triggers int
+}
+
+func newAloneFailover(t *testing.T, id string) *aloneFailover {
+	t.Helper()
+	c, err := embedded.NewServer().Connect("ns")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	p := node.New("job")
+	cfg := config.New("job", 4)
+	cfg.Failover = true
+	a := &aloneFailover{v: &jobView{cfg: cfg, avail: []string{id}}, c: c, p: p}
+	a.f = &failover{c: c, s: store{c: c, p: p}, p: p, id: id, log: hclog.NewNullLogger(), poll: 10 * time.Millisecond,
+		onFailover: func(i int) { a.claimed = append(a.claimed, i) }, onTrig: func() { a.triggers++ }, job: a.v}
+	return a
+}
+
+func (a *aloneFailover) put(t *testing.T, path, v string) {
+	t.Helper()
+	if _, err := reg.Persist(context.Background(), a.c, path, []byte(v)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (a *aloneFailover) get(t *testing.T, path string) (string, bool) {
+	t.Helper()
+	v, ok, err := a.f.s.get(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v, ok
+}
+
+// failoverIfNecessary claims one queued item per call, in the order of
+// the queue's names (descending, as upstream), only while this instance is
+// idle, registered and not shutting down; the claim is the failover and
+// failovering nodes naming this instance and the queue entry gone, it is
+// remembered, reported and asks the scheduler to run.
+func TestFailoverClaimAlone(t *testing.T) {
+	const me = "10.0.0.1@-@1"
+	a := newAloneFailover(t, me)
+	ctx := context.Background()
+	if err := a.f.failoverIfNecessary(ctx); err != nil || a.triggers != 0 {
+		t.Fatalf("without a queue: err %v, %d triggers", err, a.triggers)
+	}
+	a.put(t, a.p.FailoverItem(2), "")
+	a.put(t, a.p.FailoverItem(3), "")
+	for _, v := range []*bool{&a.v.paused, &a.v.running, &a.v.shutdown} {
+		*v = true
+		if err := a.f.failoverIfNecessary(ctx); err != nil {
+			t.Fatal(err)
+		}
+		*v = false
+		if a.triggers != 0 || a.f.hasClaims() {
+			t.Fatal("claimed while paused, running or shutting down")
+		}
+	}
+	for n, want := range []int{3, 2} {
+		if err := a.f.failoverIfNecessary(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if a.triggers != n+1 || !slices.Equal(a.claimed, []int{3, 2}[:n+1]) || !a.f.claimed(want) {
+			t.Fatalf("after claim %d: %d triggers, reported %v, claimed(%d) %v", n+1, a.triggers, a.claimed, want, a.f.claimed(want))
+		}
+		if v, _ := a.get(t, a.p.Failover(want)); v != me {
+			t.Fatalf("failover node of %d = %q, want %q", want, v, me)
+		}
+		if v, _ := a.get(t, a.p.Failovering(want)); v != me {
+			t.Fatalf("failovering node of %d = %q, want %q", want, v, me)
+		}
+		if _, ok := a.get(t, a.p.FailoverItem(want)); ok {
+			t.Fatalf("item %d still queued", want)
+		}
+	}
+	if err := a.f.failoverIfNecessary(ctx); err != nil || a.triggers != 2 {
+		t.Fatalf("with the queue empty: err %v, %d triggers", err, a.triggers)
+	}
+}
+
+// An instance's crash queues the items it was running and, being idle,
+// this instance claims one; an instance whose node is back keeps its
+// items, and the misfire flag of a gone owner's idle item is handed over
+// with the queue.
+func TestFailoverCrashAlone(t *testing.T) {
+	const me, back, gone = "10.0.0.1@-@1", "10.0.0.2@-@2", "10.0.0.3@-@3"
+	a := newAloneFailover(t, me)
+	ctx := context.Background()
+	a.put(t, a.p.Instance(me), "")
+	a.put(t, a.p.Instance(back), "")
+	a.put(t, a.p.ShardingInstance(0), back)
+	a.put(t, a.p.Running(0), back)
+	a.put(t, a.p.ShardingInstance(1), gone)
+	a.put(t, a.p.Running(1), gone)
+	a.put(t, a.p.ShardingInstance(2), gone)
+	a.put(t, a.p.Misfire(2), "")
+	if err := a.f.onInstanceCrashed(ctx, back); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := a.get(t, a.p.Running(0)); v != back || a.triggers != 0 {
+		t.Fatal("a live instance's item was failed over")
+	}
+	a.v.running = true // the claim waits for the end of this execution
+	if err := a.f.onInstanceCrashed(ctx, gone); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := a.get(t, a.p.Running(1)); ok {
+		t.Fatal("the gone instance's running node is left")
+	}
+	if _, ok := a.get(t, a.p.Misfire(2)); ok {
+		t.Fatal("the gone owner's misfire flag is left")
+	}
+	for _, i := range []int{1, 2} {
+		if _, ok := a.get(t, a.p.FailoverItem(i)); !ok {
+			t.Fatalf("item %d not queued", i)
+		}
+	}
+	if a.triggers != 0 {
+		t.Fatal("claimed during an execution")
+	}
+	a.v.running = false
+	if err := a.f.failoverIfNecessary(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(a.claimed, []int{2}) || a.triggers != 1 {
+		t.Fatalf("claimed %v with %d triggers, want [2] and 1", a.claimed, a.triggers)
+	}
+}
+
+// The legacy listener: this instance alone queues the items vanished
+// instances left running or in failover, and claims one (the claim names
+// this instance in the item's failovering node).
+func TestFailoverLegacyAlone(t *testing.T) {
+	const me, ghost = "10.0.0.1@-@1", "10.0.0.9@-@9"
+	a := newAloneFailover(t, me)
+	ctx := context.Background()
+	a.put(t, a.p.Instance(me), "")
+	a.put(t, a.p.Running(0), ghost)
+	a.put(t, a.p.Failovering(1), ghost)
+	a.put(t, a.p.Running(3), me)
+	a.v.avail = []string{me, "10.0.0.2@-@2"}
+	if err := a.f.onOwnInstanceAdded(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := a.get(t, a.p.Running(0)); !ok {
+		t.Fatal("acted while another instance is available")
+	}
+	a.v.avail = []string{me}
+	if err := a.f.onOwnInstanceAdded(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{a.p.Running(0), a.p.Failovering(1)} {
+		if v, _ := a.get(t, path); v == ghost {
+			t.Fatalf("%s still names the vanished instance", path)
+		}
+	}
+	if v, _ := a.get(t, a.p.Running(3)); v != me {
+		t.Fatal("this instance's own running node was touched")
+	}
+	if !slices.Equal(a.claimed, []int{1}) || a.triggers != 1 {
+		t.Fatalf("claimed %v with %d triggers, want [1] and 1", a.claimed, a.triggers)
+	}
+	if _, ok := a.get(t, a.p.FailoverItem(0)); !ok {
+		t.Fatal("item 0 not queued")
+	}
+}

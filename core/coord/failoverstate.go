@@ -1,0 +1,80 @@
+package coord
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// failoverState is the failover's mutable state on this instance, its one
+// owner: the items this process claimed, when a claim last asked the
+// scheduler to run, and whether running nodes of a cut-off execution
+// remain. The protocol that reads and writes the registry (failover.go,
+// pump.go, reregister.go) keeps no state of its own. The zero value is
+// ready to use.
+type failoverState struct {
+	// needRecover: running nodes of an execution cut off by a session loss
+	// (or presumed loss) may remain under this instance's id; they are
+	// cleared (and queued for failover) as soon as no execution runs here.
+	needRecover atomic.Bool
+	// lastTrig is when a failover claim last asked the scheduler to run
+	// (UnixNano); the failover pump spaces its re-triggers by it.
+	lastTrig atomic.Int64
+	// claims are the items this process claimed for failover and has not
+	// seen completed (see localFailoverItems).
+	mu     sync.Mutex
+	claims map[int]bool
+}
+
+// claimed reports whether this process claimed item i for failover and
+// has not seen it completed.
+func (f *failoverState) claimed(i int) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.claims[i]
+}
+
+// hasClaims reports whether this process claimed failover items it has not
+// seen completed.
+func (f *failoverState) hasClaims() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.claims) > 0
+}
+
+// rememberClaim records an item this process claimed for failover.
+func (f *failoverState) rememberClaim(i int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.claims == nil {
+		f.claims = map[int]bool{}
+	}
+	f.claims[i] = true
+}
+
+// forgetClaims drops items from the recorded claims.
+func (f *failoverState) forgetClaims(items ...int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, i := range items {
+		delete(f.claims, i)
+	}
+}
+
+// addClaims adds the recorded claims to cand.
+func (f *failoverState) addClaims(cand map[int]bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i := range f.claims {
+		cand[i] = true
+	}
+}
+
+// triggered notes that a claim asked the scheduler to run at now.
+func (f *failoverState) triggered(now time.Time) { f.lastTrig.Store(now.UnixNano()) }
+
+// sinceTrigger is how long before now a claim last asked the scheduler to
+// run.
+func (f *failoverState) sinceTrigger(now time.Time) time.Duration {
+	return now.Sub(time.Unix(0, f.lastTrig.Load()))
+}

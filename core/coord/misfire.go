@@ -1,0 +1,180 @@
+package coord
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/ejob-io/ejob/core/node"
+	"github.com/ejob-io/ejob/core/reg"
+)
+
+// ExecuteMisfired implements executor.Facade.
+func (j *Job) ExecuteMisfired(ctx context.Context, items []int) (bool, error) {
+	cfg, err := j.config(ctx)
+	if err != nil || !cfg.Misfire {
+		return false, err
+	}
+	if cache := j.treeCache(); cache != nil && j.ownInCache(cache, items) {
+		if items = j.misfireCandidates(cache, items); len(items) == 0 {
+			return false, nil
+		}
+	}
+	if need, err := j.NeedSharding(ctx); err != nil || need {
+		return false, err
+	}
+	mis, err := j.itemsWith(ctx, items, "misfire")
+	if err == nil {
+		j.mis.forget(without(items, mis))
+	}
+	return len(mis) > 0, err
+}
+
+// ClearMisfire implements executor.Facade.
+func (j *Job) ClearMisfire(ctx context.Context, items []int) error {
+	for _, i := range items {
+		if err := j.c.Delete(ctx, j.p.Misfire(i), reg.AnyVersion); err != nil && !errors.Is(err, reg.ErrNoNode) {
+			return wrap("clear misfire", err)
+		}
+	}
+	j.mis.forget(items)
+	return nil
+}
+
+// SetMisfire implements executor.Facade: it sets the misfire flags of this
+// instance's items (spec §11). While a resharding is pending, the fire
+// that was missed would have run the items this instance owns once it
+// commits: the items it gains then are flagged too (the event loop sees
+// the resharding flag go; misfireAfterResharding). Upstream flags the
+// items owned when the busy thread frees.
+func (j *Job) SetMisfire(ctx context.Context) error {
+	// The pending resharding is looked at first, and the deferral
+	// registered before the items are read: a commit in between then gives
+	// either the items after it, or all of them once it is seen.
+	need, err := j.NeedSharding(ctx)
+	if err != nil {
+		return wrap("set misfire", err)
+	}
+	if need {
+		j.mis.deferToResharding()
+		j.wakePump()
+	}
+	items, err := j.LocalItems(ctx)
+	if err != nil {
+		return wrap("set misfire", err)
+	}
+	if need {
+		j.mis.addBefore(items)
+	}
+	return j.setMisfire(ctx, items)
+}
+
+// misfireAfterResharding flags the items gained by the resharding that was
+// pending when a fire was missed (see SetMisfire), once it is no longer
+// pending.
+func (j *Job) misfireAfterResharding(ctx context.Context) error {
+	before := j.mis.takeBefore()
+	if before == nil {
+		return nil
+	}
+	if need, err := j.NeedSharding(ctx); err != nil || need {
+		j.mis.restoreBefore(before) // pending again: wait for that one
+		return err
+	}
+	items, err := j.LocalItems(ctx)
+	if err != nil {
+		return err
+	}
+	gained := without(items, before)
+	if len(gained) == 0 {
+		return nil
+	}
+	j.log.Info("a fire missed while a resharding was pending; flagging the items it gave this instance", "items", gained)
+	return j.setMisfire(ctx, gained)
+}
+
+// setMisfire creates the misfire flags of items.
+func (j *Job) setMisfire(ctx context.Context, items []int) error {
+	for _, i := range items {
+		if err := j.s.createIfNeeded(ctx, j.p.Misfire(i)); err != nil {
+			return wrap("set misfire", err)
+		}
+	}
+	j.mis.note(items)
+	return nil
+}
+
+// runPendingMisfires serves own items with a misfire flag that no
+// execution serves: the trigger's misfire loop re-runs only that trigger's
+// items, so flags wait for the next fire (upstream semantics), and are lost
+// if the instance dies meanwhile (found by the chaos suite), when they were
+// set on this instance's items during an execution of failover items, when
+// a resharding gave this instance items flagged by their previous owner, or
+// when a fire found them running on another instance as it ended. Flags
+// seen on two idle ticks in a row, on items no instance runs, are cleared
+// and the scheduler is asked to run once; the run is the catch-up. Should
+// a pending resharding move some of them away first, that run sets their
+// flags again for their new owner (handOverCatchUp).
+func (j *Job) runPendingMisfires(ctx context.Context) error {
+	items := j.misfiredInCache()
+	if len(items) == 0 {
+		j.mis.clearSighting()
+		return nil
+	}
+	if !j.mis.sighted(time.Now(), j.failoverTick()) || j.running.Load() {
+		return nil
+	}
+	j.mis.clearSighting()
+	own, err := j.localShardingItems(ctx)
+	if err != nil {
+		return err
+	}
+	pending, err := j.itemsWith(ctx, own, "misfire")
+	if err != nil || len(pending) == 0 {
+		return err
+	}
+	if running, err := j.itemsWith(ctx, pending, "running"); err != nil || len(running) > 0 {
+		return err
+	}
+	j.mis.setCatchUp(pending)
+	if err := j.ClearMisfire(ctx, pending); err != nil {
+		return err
+	}
+	j.log.Info("fire missed and not yet caught up; running the items now", "items", pending)
+	j.fo.trigger()
+	return nil
+}
+
+// handOverCatchUp is called by the next execution once it knows its items
+// (after any resharding): the items runPendingMisfires cleared the flags of
+// and that are no longer this instance's get their flags back, for their
+// new owner to serve.
+func (j *Job) handOverCatchUp(ctx context.Context, own []int) error {
+	items := j.mis.takeCatchUp()
+	moved := without(items, own)
+	if len(moved) == 0 {
+		return nil
+	}
+	j.log.Info("items whose missed fire was to be caught up here moved away; flagging them for their new owner", "items", moved)
+	return j.setMisfire(ctx, moved)
+}
+
+// misfiredInCache: the tree cache shows this instance's own items
+// (sharding/i/instance = me) with a misfire flag and no running node.
+func (j *Job) misfiredInCache() []int {
+	names, _ := j.cache.Children(j.p.Sharding())
+	var out []int
+	for _, i := range itemNumbers(names) {
+		n := strconv.Itoa(i)
+		if v, _, ok := j.cache.Get(j.p.Full(node.ShardingNode + "/" + n + "/" + node.ItemInstance)); !ok || string(v) != j.id {
+			continue
+		}
+		_, _, mis := j.cache.Get(j.p.Full(node.ShardingNode + "/" + n + "/" + node.ItemMisfire))
+		_, _, run := j.cache.Get(j.p.Full(node.ShardingNode + "/" + n + "/" + node.ItemRunning))
+		if mis && !run {
+			out = append(out, i)
+		}
+	}
+	return out
+}

@@ -1,0 +1,164 @@
+package coord
+
+import (
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// misfireState is the misfire and catch-up state of this instance, its one
+// owner: the flags this process set, the items a fire missed while a
+// resharding was pending, the pump's sighting of pending flags and the
+// items of a catch-up run. The protocol that reads and writes the registry
+// (misfire.go, pump.go, trigger.go) keeps no state of its own. The zero
+// value is ready to use.
+type misfireState struct {
+	// seen is when the pump first saw own items with a pending misfire
+	// while idle (UnixNano; 0: none seen).
+	seen atomic.Int64
+
+	mu sync.Mutex
+	// before: a fire was missed while a resharding was pending; these were
+	// this instance's items then (nil: none). The items the resharding
+	// gives it are flagged once it commits (SetMisfire).
+	before []int
+	// set are the items whose misfire flag this process set and has not
+	// seen cleared (see misfireCandidates).
+	set map[int]bool
+
+	// catchUp are the items whose flags runPendingMisfires cleared for the
+	// run it triggered (see handOverCatchUp).
+	catchUpMu sync.Mutex
+	catchUp   []int
+}
+
+// deferToResharding notes that a fire was missed while a resharding was
+// pending (its items follow with addBefore).
+func (m *misfireState) deferToResharding() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.before == nil {
+		m.before = []int{}
+	}
+}
+
+// addBefore adds the items owned when the fire was missed, unless the
+// deferral was taken meanwhile.
+func (m *misfireState) addBefore(items []int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.before != nil {
+		m.before = append(m.before, items...)
+	}
+}
+
+// deferred reports whether a missed fire waits for a resharding.
+func (m *misfireState) deferred() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.before != nil
+}
+
+// takeBefore returns the deferral (nil: none) and clears it.
+func (m *misfireState) takeBefore() []int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	before := m.before
+	m.before = nil
+	return before
+}
+
+// restoreBefore puts back a deferral takeBefore returned, ahead of any
+// made since.
+func (m *misfireState) restoreBefore(before []int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.before = append(before, m.before...)
+}
+
+// note records items whose misfire flag this process set, which the tree
+// cache may not show yet (misfireCandidates).
+func (m *misfireState) note(items []int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.set == nil {
+		m.set = map[int]bool{}
+	}
+	for _, i := range items {
+		m.set[i] = true
+	}
+}
+
+// forget drops items from the flags this process set.
+func (m *misfireState) forget(items []int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, i := range items {
+		delete(m.set, i)
+	}
+}
+
+// withSet adds to out the items among items whose flag this process set,
+// and returns it sorted.
+func (m *misfireState) withSet(out, items []int) []int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, i := range items {
+		if m.set[i] && !slices.Contains(out, i) {
+			out = append(out, i)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// sighted is the pump's sighting of pending flags at now: it reports
+// whether they were sighted at least tick before (the first sighting is
+// recorded and reports false). clearSighting forgets it.
+func (m *misfireState) sighted(now time.Time, tick time.Duration) bool {
+	n := now.UnixNano()
+	seen := m.seen.Load()
+	if seen == 0 {
+		m.seen.Store(n)
+		return false
+	}
+	return time.Duration(n-seen) >= tick
+}
+
+// clearSighting forgets the pump's sighting of pending flags.
+func (m *misfireState) clearSighting() { m.seen.Store(0) }
+
+// sighting reports whether the pump sighted pending flags.
+func (m *misfireState) sighting() bool { return m.seen.Load() != 0 }
+
+// setCatchUp records the items of a catch-up run.
+func (m *misfireState) setCatchUp(items []int) {
+	m.catchUpMu.Lock()
+	defer m.catchUpMu.Unlock()
+	m.catchUp = items
+}
+
+// takeCatchUp returns the items of the catch-up run and clears them.
+func (m *misfireState) takeCatchUp() []int {
+	m.catchUpMu.Lock()
+	defer m.catchUpMu.Unlock()
+	items := m.catchUp
+	m.catchUp = nil
+	return items
+}
+
+// catchingUp reports whether a catch-up run is pending.
+func (m *misfireState) catchingUp() bool {
+	m.catchUpMu.Lock()
+	defer m.catchUpMu.Unlock()
+	return len(m.catchUp) > 0
+}
+
+// catchUpMoved are the items of the pending catch-up run that are not
+// among items.
+func (m *misfireState) catchUpMoved(items []int) []int {
+	m.catchUpMu.Lock()
+	defer m.catchUpMu.Unlock()
+	return without(m.catchUp, items)
+}

@@ -1,0 +1,129 @@
+package coord
+
+import (
+	"context"
+	"time"
+
+	"github.com/ejob-io/ejob/core/node"
+)
+
+// failoverTick is the period of pump.
+func (j *Job) failoverTick() time.Duration { return j.poll * 5 }
+
+// wakePump asks the job's queue to run the pump a failoverTick from now,
+// for a change of state the tree cache does not show (needRecover,
+// misfireState's deferral). Tree events wake it by themselves.
+func (j *Job) wakePump() { j.armPump() }
+
+// setNeedRecover notes that running nodes of a cut-off execution may
+// remain, for the pump to clear.
+func (j *Job) setNeedRecover() {
+	j.fo.needRecover.Store(true)
+	j.wakePump()
+}
+
+// pumpWanted reports whether the pump may still have something to do, so
+// its timer must keep running: each case pump acts on, read from local
+// state and the tree cache. It errs on the side of ticking (a paused or
+// running instance whose case holds keeps ticking, as the pump then only
+// waits). When it reports false, only a tree event or wakePump ticks the
+// pump again.
+func (j *Job) pumpWanted() bool {
+	if j.cache == nil || j.shutdown.Load() {
+		return false
+	}
+	cfg := j.cfg.Load()
+	failover, misfire := cfg == nil || cfg.Failover, cfg == nil || cfg.Misfire
+	if failover {
+		if j.fo.needRecover.Load() || j.claimedInCache() {
+			return true
+		}
+		if names, _ := j.cache.Children(j.p.FailoverItems()); len(names) > 0 {
+			return true
+		}
+	}
+	if j.mis.deferred() {
+		return true
+	}
+	// A sighting (misfireState.sighted): the next tick clears it or acts on it.
+	return misfire && (j.mis.sighting() || len(j.misfiredInCache()) > 0)
+}
+
+// pump runs on the event loop a failoverTick after a tree event or a
+// wakePump, and every failoverTick while pumpWanted (better than
+// upstream, whose claims happen only on a crash event and after an
+// execution, so a queued item can wait for a cron fire or forever). While
+// this instance is idle and registered, it
+//   - with failover on, clears the running nodes an execution cut off by a
+//     (presumed) session loss left, queuing them for failover
+//     (recoverIfIdle);
+//   - with failover on, asks the scheduler again to run the items it has
+//     claimed (sharding/i/failover = me) when the claim's trigger did not
+//     run them (see trigger), or else claims one queued item
+//     (leader/failover/items non-empty);
+//   - otherwise, with misfire on, runs its own items whose missed fire no
+//     execution served (runPendingMisfires).
+//
+// It reads the tree cache first, so an idle tick costs no registry call.
+func (j *Job) pump(ctx context.Context) error {
+	if j.cache == nil || j.shutdown.Load() {
+		return nil
+	}
+	if j.running.Load() {
+		j.mis.clearSighting()
+		return nil
+	}
+	if _, err := j.session(); err != nil {
+		return nil // paused or not registered: reRegister resumes first
+	}
+	cfg, err := j.config(ctx)
+	if err != nil {
+		return err
+	}
+	if cfg.Failover {
+		if j.fo.needRecover.Load() {
+			if _, err := j.recoverIfIdle(ctx); err != nil {
+				return err
+			}
+		}
+		if j.claimedInCache() {
+			if j.fo.sinceTrigger(time.Now()) < j.failoverTick() {
+				return nil
+			}
+			fi, err := j.localFailoverItems(ctx)
+			if err != nil || len(fi) == 0 || j.running.Load() {
+				return err
+			}
+			j.log.Info("claimed failover items have not run yet; triggering again", "items", fi)
+			j.fo.trigger()
+			return nil
+		}
+		if names, _ := j.cache.Children(j.p.FailoverItems()); len(names) > 0 {
+			return j.fo.failoverIfNecessary(ctx)
+		}
+	}
+	if j.mis.deferred() {
+		// The flag's deletion event may have been missed (coalesced).
+		if _, _, pending := j.cache.Get(j.p.ShardingNecessary()); !pending {
+			if err := j.misfireAfterResharding(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	if cfg.Misfire {
+		return j.runPendingMisfires(ctx)
+	}
+	return nil
+}
+
+// claimedInCache: the tree cache shows an item whose failover node names
+// this instance.
+func (j *Job) claimedInCache() bool {
+	names, _ := j.cache.Children(j.p.Sharding())
+	for _, n := range names {
+		if v, _, ok := j.cache.Get(j.p.Full(node.ShardingNode + "/" + n + "/" + node.ItemFailover)); ok && string(v) == j.id {
+			return true
+		}
+	}
+	return false
+}
