@@ -25,3 +25,7 @@ func PreArmLeadOf(rtts ...time.Duration) time.Duration {
 // SetPaused marks the job paused or not, as a suspension of its
 // registry connection does (tests).
 func SetPaused(j *Job, p bool) { j.setPaused(p) }
+
+// SetCatchUp records items as cleared for a catch-up run, as
+// runPendingMisfires does (tests).
+func SetCatchUp(j *Job, items []int) { j.mis.setCatchUp(items) }

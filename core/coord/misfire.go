@@ -3,6 +3,7 @@ package coord
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"time"
 
@@ -150,9 +151,15 @@ func (j *Job) runPendingMisfires(ctx context.Context) error {
 // (after any resharding): the items runPendingMisfires cleared the flags of
 // and that are no longer this instance's get their flags back, for their
 // new owner to serve.
+// Items the job no longer has (its shardingTotalCount dropped meanwhile)
+// get no flag: nobody runs them, and the flag would recreate their
+// sharding node after the resharding deleted it.
 func (j *Job) handOverCatchUp(ctx context.Context, own []int) error {
 	items := j.mis.takeCatchUp()
 	moved := without(items, own)
+	if cfg := j.cfg.Load(); cfg != nil {
+		moved = slices.DeleteFunc(moved, func(i int) bool { return i >= cfg.ShardingTotalCount })
+	}
 	if len(moved) == 0 {
 		return nil
 	}

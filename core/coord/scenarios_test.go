@@ -17,6 +17,7 @@ func scenarios() map[string]func(*testing.T, *cluster) {
 		"JoiningInstanceGetsItemsBeforeNextRun":  scenarioJoiningInstanceGetsItemsBeforeNextRun,
 		"LeavingInstanceItemsResharded":          scenarioLeavingInstanceItemsResharded,
 		"ShardingTotalCountChangeReshards":       scenarioShardingTotalCountChangeReshards,
+		"CatchUpOfAnItemGoneWithTheCount":        scenarioCatchUpOfAnItemGoneWithTheCount,
 		"DisabledServerGetsNoItemsAndCannotLead": scenarioDisabledServerGetsNoItemsAndCannotLead,
 		"StartDisabledAbdicates":                 scenarioStartDisabledAbdicates,
 		"DisabledItemSkipped":                    scenarioDisabledItemSkipped,
