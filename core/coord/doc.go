@@ -33,7 +33,8 @@
 // state (failoverState: the claims this process made, when a claim last
 // asked for a run, whether cut-off running nodes remain to be recovered),
 // the misfire and catch-up state (misfireState, misfirestate.go) and the
-// stale-node sweep (staleSweeper). The failover protocol and the sweep ask
+// stale-node sweep (staleSweeper, stateless: made for each sweep, so an
+// idle job does not carry one). The failover protocol and the sweep ask
 // the job for what they need through small interfaces (failoverJob,
 // staleJob), so each is tested alone on the embedded registry. The pump
 // (pump.go) runs on the job's queue and drives failover, recovery and the

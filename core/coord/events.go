@@ -82,7 +82,7 @@ func (j *Job) handleEvent(ctx context.Context, ev reg.TreeEvent, st *loopState) 
 			logErr("resharding flag", j.serversChanged(ctx))
 		}
 		if ev.Type == reg.NodeDeleted && id != j.id {
-			logErr("stale node sweep", j.stale.sweepIfLeader(ctx))
+			logErr("stale node sweep", j.stale().sweepIfLeader(ctx))
 		}
 		if ev.Type == reg.NodeAdded && id == j.id {
 			logErr("legacy crashed items", j.fo.onOwnInstanceAdded(ctx))

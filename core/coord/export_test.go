@@ -10,7 +10,7 @@ import (
 func SetBeforeCommit(j *Job, f func()) { j.beforeCommit = f }
 
 // CleanStale runs the stale-node sweep once (tests).
-func CleanStale(j *Job, ctx context.Context) error { return j.stale.sweep(ctx) }
+func CleanStale(j *Job, ctx context.Context) error { return j.stale().sweep(ctx) }
 
 // PreArmLeadOf is the lead armLead computes from these round trips, in
 // order (tests).

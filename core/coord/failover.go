@@ -10,7 +10,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/ejob-io/ejob/core/config"
-	"github.com/ejob-io/ejob/core/node"
 	"github.com/ejob-io/ejob/core/reg"
 	"github.com/ejob-io/ejob/core/reg/recipe"
 )
@@ -21,9 +20,7 @@ import (
 // failover state (failoverState). What it needs of the job is failoverJob.
 type failover struct {
 	failoverState
-	c    reg.Client
-	s    store
-	p    node.Job
+	s    store  // the registry client and the job's paths
 	id   string // this instance's id
 	log  hclog.Logger
 	poll time.Duration
@@ -55,7 +52,7 @@ func (f *failover) onInstanceCrashed(ctx context.Context, x string) error {
 	}
 	// The deletion event may be stale: an instance that re-registered has
 	// its node back, and must not have its running items taken away.
-	if _, back, err := f.c.Exists(ctx, f.p.Instance(x)); err != nil || back {
+	if _, back, err := f.s.c.Exists(ctx, f.s.p.Instance(x)); err != nil || back {
 		if back {
 			f.log.Info("instance node was deleted and is back; not failing its items over", "instance", x)
 		}
@@ -82,10 +79,10 @@ func (f *failover) failOverCrashedRunning(ctx context.Context, x string) error {
 	if len(fo) > 0 {
 		for _, i := range fo {
 			f.log.Info("instance crashed during failover; re-flagging item", "crashed", x, "item", i)
-			if err := f.s.createIfNeeded(ctx, f.p.FailoverItem(i)); err != nil {
+			if err := f.s.createIfNeeded(ctx, f.s.p.FailoverItem(i)); err != nil {
 				return err
 			}
-			if _, err := f.deleteIfValueOrEmpty(ctx, f.p.Running(i), x); err != nil {
+			if _, err := f.deleteIfValueOrEmpty(ctx, f.s.p.Running(i), x); err != nil {
 				return err
 			}
 			if err := f.failoverIfNecessary(ctx); err != nil {
@@ -123,7 +120,7 @@ func (f *failover) queueMisfiresOf(ctx context.Context, x string) (bool, error) 
 	}
 	queued := false
 	for i := 0; i < cfg.ShardingTotalCount; i++ {
-		owner, _, err := f.s.get(ctx, f.p.ShardingInstance(i))
+		owner, _, err := f.s.get(ctx, f.s.p.ShardingInstance(i))
 		if err != nil {
 			return queued, err
 		}
@@ -148,19 +145,19 @@ func (f *failover) queueMisfiresOf(ctx context.Context, x string) (bool, error) 
 // was queued.
 func (f *failover) queueMisfire(ctx context.Context, i int, x string) (bool, error) {
 	for _, n := range []string{"running", "failover"} {
-		if ok, err := f.s.exists(ctx, f.p.ItemNode(i, n)); err != nil || ok {
+		if ok, err := f.s.exists(ctx, f.s.p.ItemNode(i, n)); err != nil || ok {
 			return false, err
 		}
 	}
-	if ok, err := f.s.exists(ctx, f.p.Misfire(i)); err != nil || !ok {
+	if ok, err := f.s.exists(ctx, f.s.p.Misfire(i)); err != nil || !ok {
 		return false, err
 	}
-	if err := f.s.createIfNeeded(ctx, f.p.FailoverItems()); err != nil {
+	if err := f.s.createIfNeeded(ctx, f.s.p.FailoverItems()); err != nil {
 		return false, err
 	}
-	_, err := f.c.Multi(ctx,
-		reg.CreateOp(f.p.FailoverItem(i), nil, reg.Persistent),
-		reg.DeleteOp(f.p.Misfire(i), reg.AnyVersion))
+	_, err := f.s.c.Multi(ctx,
+		reg.CreateOp(f.s.p.FailoverItem(i), nil, reg.Persistent),
+		reg.DeleteOp(f.s.p.Misfire(i), reg.AnyVersion))
 	var me *reg.MultiError
 	switch {
 	case err == nil:
@@ -168,7 +165,7 @@ func (f *failover) queueMisfire(ctx context.Context, i int, x string) (bool, err
 		return true, nil
 	case errors.As(err, &me) && me.Index == 0 && errors.Is(err, reg.ErrNodeExists):
 		// Already queued: that run serves the missed fire too.
-		if err := f.c.Delete(ctx, f.p.Misfire(i), reg.AnyVersion); err != nil && !errors.Is(err, reg.ErrNoNode) {
+		if err := f.s.c.Delete(ctx, f.s.p.Misfire(i), reg.AnyVersion); err != nil && !errors.Is(err, reg.ErrNoNode) {
 			return false, wrap("clear misfire", err)
 		}
 		return false, nil
@@ -190,14 +187,14 @@ func (f *failover) crashedItems(ctx context.Context, x string) ([]int, error) {
 	}
 	var out []int
 	for i := 0; i < cfg.ShardingTotalCount; i++ {
-		owner, _, err := f.s.get(ctx, f.p.ShardingInstance(i))
+		owner, _, err := f.s.get(ctx, f.s.p.ShardingInstance(i))
 		if err != nil {
 			return nil, err
 		}
 		if owner != x {
 			continue
 		}
-		if ok, err := f.s.exists(ctx, f.p.Running(i)); err != nil {
+		if ok, err := f.s.exists(ctx, f.s.p.Running(i)); err != nil {
 			return nil, err
 		} else if ok {
 			out = append(out, i)
@@ -209,13 +206,13 @@ func (f *failover) crashedItems(ctx context.Context, x string) ([]int, error) {
 // setCrashedFailoverFlag: unless the item is already taken over, queue it
 // in leader/failover/items and drop the dead owner's running node.
 func (f *failover) setCrashedFailoverFlag(ctx context.Context, i int, x string) error {
-	if ok, err := f.s.exists(ctx, f.p.Failover(i)); err != nil || ok {
+	if ok, err := f.s.exists(ctx, f.s.p.Failover(i)); err != nil || ok {
 		return err
 	}
-	if err := f.s.createIfNeeded(ctx, f.p.FailoverItem(i)); err != nil {
+	if err := f.s.createIfNeeded(ctx, f.s.p.FailoverItem(i)); err != nil {
 		return err
 	}
-	_, err := f.deleteIfValueOrEmpty(ctx, f.p.Running(i), x)
+	_, err := f.deleteIfValueOrEmpty(ctx, f.s.p.Running(i), x)
 	return err
 }
 
@@ -232,13 +229,13 @@ func (f *failover) deleteIfValueOrEmpty(ctx context.Context, path, x string) (bo
 // itemsWithValue lists items (children of sharding/, ascending) whose
 // node name holds value.
 func (f *failover) itemsWithValue(ctx context.Context, name, value string) ([]int, error) {
-	names, err := f.s.children(ctx, f.p.Sharding())
+	names, err := f.s.children(ctx, f.s.p.Sharding())
 	if err != nil {
 		return nil, err
 	}
 	var out []int
 	for _, i := range itemNumbers(names) {
-		v, ok, err := f.s.get(ctx, f.p.ItemNode(i, name))
+		v, ok, err := f.s.get(ctx, f.s.p.ItemNode(i, name))
 		if err != nil {
 			return nil, err
 		}
@@ -258,7 +255,7 @@ func (f *failover) failoverIfNecessary(ctx context.Context) error {
 	if err != nil || !need {
 		return err
 	}
-	latch := recipe.NewLatch(f.c, f.p.FailoverLatch(), "")
+	latch := recipe.NewLatch(f.s.c, f.s.p.FailoverLatch(), "")
 	if err := latch.Acquire(ctx); err != nil {
 		return wrap("acquire failover latch", err)
 	}
@@ -275,7 +272,7 @@ func (f *failover) failoverIfNecessary(ctx context.Context) error {
 	if need, err = f.needFailover(ctx); err != nil || !need {
 		return err
 	}
-	names, err := f.s.children(ctx, f.p.FailoverItems())
+	names, err := f.s.children(ctx, f.s.p.FailoverItems())
 	if err != nil || len(names) == 0 {
 		return err
 	}
@@ -287,25 +284,25 @@ func (f *failover) failoverIfNecessary(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := f.s.createIfNeeded(ctx, f.p.ShardingItem(item)); err != nil {
+	if err := f.s.createIfNeeded(ctx, f.s.p.ShardingItem(item)); err != nil {
 		return err
 	}
 	var ops []reg.Op
-	if ok, err := f.s.exists(ctx, f.p.Failover(item)); err != nil {
+	if ok, err := f.s.exists(ctx, f.s.p.Failover(item)); err != nil {
 		return err
 	} else if ok {
-		ops = append(ops, reg.DeleteOp(f.p.Failover(item), reg.AnyVersion))
+		ops = append(ops, reg.DeleteOp(f.s.p.Failover(item), reg.AnyVersion))
 	}
-	ops = append(ops, reg.CreateOp(f.p.Failover(item), []byte(f.id), reg.Ephemeral))
-	if ok, err := f.s.exists(ctx, f.p.Failovering(item)); err != nil {
+	ops = append(ops, reg.CreateOp(f.s.p.Failover(item), []byte(f.id), reg.Ephemeral))
+	if ok, err := f.s.exists(ctx, f.s.p.Failovering(item)); err != nil {
 		return err
 	} else if ok {
-		ops = append(ops, reg.SetOp(f.p.Failovering(item), []byte(f.id), reg.AnyVersion))
+		ops = append(ops, reg.SetOp(f.s.p.Failovering(item), []byte(f.id), reg.AnyVersion))
 	} else {
-		ops = append(ops, reg.CreateOp(f.p.Failovering(item), []byte(f.id), reg.Persistent))
+		ops = append(ops, reg.CreateOp(f.s.p.Failovering(item), []byte(f.id), reg.Persistent))
 	}
-	ops = append(ops, reg.DeleteOp(f.p.FailoverItem(item), reg.AnyVersion))
-	if _, err := recipe.FencedMulti(ctx, f.c, fence, ops...); err != nil {
+	ops = append(ops, reg.DeleteOp(f.s.p.FailoverItem(item), reg.AnyVersion))
+	if _, err := recipe.FencedMulti(ctx, f.s.c, fence, ops...); err != nil {
 		return wrap("claim failover item "+names[0], err)
 	}
 	f.rememberClaim(item)
@@ -319,7 +316,7 @@ func (f *failover) needFailover(ctx context.Context) (bool, error) {
 	if paused, _ := f.job.Paused(); paused || f.job.IsRunning() || f.job.ShuttingDown() {
 		return false, nil
 	}
-	names, err := f.s.children(ctx, f.p.FailoverItems())
+	names, err := f.s.children(ctx, f.s.p.FailoverItems())
 	return len(names) > 0, err
 }
 
@@ -337,7 +334,7 @@ func (f *failover) vanished(ctx context.Context, id string) (bool, error) {
 	if id == "" {
 		return true, nil
 	}
-	ok, err := f.s.exists(ctx, f.p.Instance(id))
+	ok, err := f.s.exists(ctx, f.s.p.Instance(id))
 	return !ok, err
 }
 
@@ -353,7 +350,7 @@ func (f *failover) onOwnInstanceAdded(ctx context.Context) error {
 	if err != nil || len(avail) != 1 || avail[0] != f.id {
 		return err
 	}
-	names, err := f.s.children(ctx, f.p.Sharding())
+	names, err := f.s.children(ctx, f.s.p.Sharding())
 	if err != nil {
 		return err
 	}
@@ -361,7 +358,7 @@ func (f *failover) onOwnInstanceAdded(ctx context.Context) error {
 	slices.Sort(items)
 	done := map[int]bool{}
 	for _, i := range items {
-		v, ok, err := f.s.get(ctx, f.p.Failovering(i))
+		v, ok, err := f.s.get(ctx, f.s.p.Failovering(i))
 		if err != nil {
 			return err
 		}
@@ -376,13 +373,13 @@ func (f *failover) onOwnInstanceAdded(ctx context.Context) error {
 		}
 		f.log.Info("item was in failover by a vanished instance; re-flagging", "item", i, "instance", v)
 		done[i] = true
-		if err := f.s.createIfNeeded(ctx, f.p.FailoverItem(i)); err != nil {
+		if err := f.s.createIfNeeded(ctx, f.s.p.FailoverItem(i)); err != nil {
 			return err
 		}
-		if err := reg.DeleteRecursive(ctx, f.c, f.p.Failovering(i)); err != nil {
+		if err := reg.DeleteRecursive(ctx, f.s.c, f.s.p.Failovering(i)); err != nil {
 			return err
 		}
-		if err := reg.DeleteRecursive(ctx, f.c, f.p.Running(i)); err != nil {
+		if err := reg.DeleteRecursive(ctx, f.s.c, f.s.p.Running(i)); err != nil {
 			return err
 		}
 	}
@@ -390,7 +387,7 @@ func (f *failover) onOwnInstanceAdded(ctx context.Context) error {
 		if done[i] {
 			continue
 		}
-		v, ok, err := f.s.get(ctx, f.p.Running(i))
+		v, ok, err := f.s.get(ctx, f.s.p.Running(i))
 		if err != nil {
 			return err
 		}
@@ -407,7 +404,7 @@ func (f *failover) onOwnInstanceAdded(ctx context.Context) error {
 		if err := f.setCrashedFailoverFlag(ctx, i, v); err != nil {
 			return err
 		}
-		if err := reg.DeleteRecursive(ctx, f.c, f.p.Running(i)); err != nil && !errors.Is(err, reg.ErrNoNode) {
+		if err := reg.DeleteRecursive(ctx, f.s.c, f.s.p.Running(i)); err != nil && !errors.Is(err, reg.ErrNoNode) {
 			return err
 		}
 	}

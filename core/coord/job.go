@@ -122,8 +122,6 @@ type Job struct {
 	// start and end (lifecycle.go).
 	loop jobLoop
 	life lifecycle
-	// stale is the sweep of nodes gone instances left (stale.go).
-	stale staleSweeper
 }
 
 var _ executor.Facade = (*Job)(nil)
@@ -186,13 +184,18 @@ func New(opts Options) (*Job, error) {
 	if j.onRes == nil {
 		j.onRes = func(string, string) {}
 	}
-	j.fo = failover{c: opts.Client, s: j.s, p: p, id: opts.InstanceID, log: j.log, poll: j.poll,
+	j.fo = failover{s: j.s, id: opts.InstanceID, log: j.log, poll: j.poll,
 		onFailover: opts.OnFailover, onTrig: j.onTrig, job: j}
 	if j.fo.onFailover == nil {
 		j.fo.onFailover = func(int) {}
 	}
-	j.stale = staleSweeper{c: opts.Client, s: j.s, p: p, id: opts.InstanceID, log: j.log, job: j, fo: &j.fo}
 	return j, nil
+}
+
+// stale is the sweep of nodes gone instances left (stale.go). It keeps no
+// state, so an idle job does not carry one.
+func (j *Job) stale() *staleSweeper {
+	return &staleSweeper{s: j.s, id: j.id, log: j.log, job: j, fo: &j.fo}
 }
 
 // InstanceID returns this instance's id.

@@ -147,7 +147,7 @@ func (j *Job) startUp(ctx context.Context) error {
 	close(j.ready)
 	j.log.Info("instance registered", "server", j.ip)
 	if fresh == nil || fresh.sess == nil {
-		if err := j.stale.sweepIfLeader(ctx); err != nil && ctx.Err() == nil {
+		if err := j.stale().sweepIfLeader(ctx); err != nil && ctx.Err() == nil {
 			j.log.Warn("stale node sweep at startup failed", "error", err)
 		}
 	}

@@ -129,7 +129,7 @@ func (j *Job) reconcileTick() {
 		j.log.Warn("reconcile failed", "error", err)
 	}
 	if paused, _ := j.Paused(); !paused {
-		if err := j.stale.sweepIfLeader(ctx); err != nil && ctx.Err() == nil {
+		if err := j.stale().sweepIfLeader(ctx); err != nil && ctx.Err() == nil {
 			j.log.Warn("stale node sweep failed", "error", err)
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/ejob-io/ejob/core/config"
-	"github.com/ejob-io/ejob/core/node"
 	"github.com/ejob-io/ejob/core/reg"
 )
 
@@ -15,9 +14,7 @@ import (
 // sweep). It keeps no state between sweeps; what it needs of the job is
 // staleJob.
 type staleSweeper struct {
-	c   reg.Client
-	s   store
-	p   node.Job
+	s   store  // the registry client and the job's paths
 	id  string // this instance's id
 	log hclog.Logger
 	job staleJob
@@ -64,7 +61,7 @@ func (w *staleSweeper) sweep(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	names, err := w.s.children(ctx, w.p.Sharding())
+	names, err := w.s.children(ctx, w.s.p.Sharding())
 	if err != nil {
 		return err
 	}
@@ -73,7 +70,7 @@ func (w *staleSweeper) sweep(ctx context.Context) error {
 		if id == "" || alive[id] {
 			return false, nil
 		}
-		ok, err := w.s.exists(ctx, w.p.Instance(id))
+		ok, err := w.s.exists(ctx, w.s.p.Instance(id))
 		if err != nil || ok {
 			alive[id] = ok
 			return false, err
@@ -84,7 +81,7 @@ func (w *staleSweeper) sweep(ctx context.Context) error {
 	var errs []error
 	for _, i := range itemNumbers(names) {
 		for _, name := range []string{"failover", "failovering", "running"} {
-			v, ok, err := w.s.get(ctx, w.p.ItemNode(i, name))
+			v, ok, err := w.s.get(ctx, w.s.p.ItemNode(i, name))
 			if err != nil {
 				return err
 			}
@@ -101,18 +98,18 @@ func (w *staleSweeper) sweep(ctx context.Context) error {
 			w.log.Warn("removing a node left by an instance that is gone", "item", i, "node", name, "instance", v)
 			switch name {
 			case "failover":
-				_, err = w.s.deleteIfValue(ctx, w.p.ItemNode(i, name), v)
+				_, err = w.s.deleteIfValue(ctx, w.s.p.ItemNode(i, name), v)
 			case "failovering":
 				if cfg.Failover {
-					if err = w.s.createIfNeeded(ctx, w.p.FailoverItem(i)); err != nil {
+					if err = w.s.createIfNeeded(ctx, w.s.p.FailoverItem(i)); err != nil {
 						break
 					}
 					flagged = true
 				}
-				if _, err = w.s.deleteIfValue(ctx, w.p.ItemNode(i, name), v); err != nil {
+				if _, err = w.s.deleteIfValue(ctx, w.s.p.ItemNode(i, name), v); err != nil {
 					break
 				}
-				_, err = w.s.deleteIfValue(ctx, w.p.Running(i), v)
+				_, err = w.s.deleteIfValue(ctx, w.s.p.Running(i), v)
 			case "running":
 				if cfg.Failover {
 					if err = w.fo.setCrashedFailoverFlag(ctx, i, v); err != nil {
@@ -120,14 +117,14 @@ func (w *staleSweeper) sweep(ctx context.Context) error {
 					}
 					flagged = true
 				}
-				_, err = w.s.deleteIfValue(ctx, w.p.ItemNode(i, name), v)
+				_, err = w.s.deleteIfValue(ctx, w.s.p.ItemNode(i, name), v)
 			}
 			errs = append(errs, err)
 		}
-		if ok, err := w.s.exists(ctx, w.p.Misfire(i)); err != nil {
+		if ok, err := w.s.exists(ctx, w.s.p.Misfire(i)); err != nil {
 			return err
 		} else if ok {
-			owner, _, err := w.s.get(ctx, w.p.ShardingInstance(i))
+			owner, _, err := w.s.get(ctx, w.s.p.ShardingInstance(i))
 			if err != nil {
 				return err
 			}
@@ -141,7 +138,7 @@ func (w *staleSweeper) sweep(ctx context.Context) error {
 				errs = append(errs, err)
 			case dead || owner == "":
 				w.log.Info("removing the misfire flag of an item whose owner is gone", "item", i, "owner", owner)
-				if err := w.c.Delete(ctx, w.p.Misfire(i), reg.AnyVersion); err != nil && !errors.Is(err, reg.ErrNoNode) {
+				if err := w.s.c.Delete(ctx, w.s.p.Misfire(i), reg.AnyVersion); err != nil && !errors.Is(err, reg.ErrNoNode) {
 					errs = append(errs, err)
 				}
 			}

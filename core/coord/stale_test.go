@@ -84,7 +84,7 @@ func TestStaleSweeper(t *testing.T) {
 			cfg := config.New("job", 9)
 			cfg.Failover = failover
 			h := &handOvers{cfg: cfg}
-			w := staleSweeper{c: c, s: store{c: c, p: p}, p: p, id: me, log: hclog.NewNullLogger(), job: h, fo: h}
+			w := staleSweeper{s: store{c: c, p: p}, id: me, log: hclog.NewNullLogger(), job: h, fo: h}
 
 			if err := w.sweepIfLeader(ctx); err != nil {
 				t.Fatal(err)
@@ -148,7 +148,7 @@ func TestStaleSweeperError(t *testing.T) {
 	}
 	_ = c.Close()
 	h := &handOvers{cfg: config.New("job", 1), leader: true}
-	w := staleSweeper{c: c, s: store{c: c, p: p}, p: p, id: "me", log: hclog.NewNullLogger(), job: h, fo: h}
+	w := staleSweeper{s: store{c: c, p: p}, id: "me", log: hclog.NewNullLogger(), job: h, fo: h}
 	if err := w.sweep(context.Background()); err == nil || errors.Is(err, reg.ErrNoNode) {
 		t.Fatalf("sweep on a closed client = %v, want its error", err)
 	}
