@@ -414,8 +414,8 @@ func (j *Job) RegisterCompleted(ctx context.Context, sc executor.ShardingContext
 	defer j.running.Store(false)
 	if l := j.beginLease.Swap(nil); !l.live() || l.sess != j.c.Session() {
 		cause := ErrSessionLost
-		if l != nil && context.Cause(l.ctx) != nil {
-			cause = context.Cause(l.ctx)
+		if l != nil && l.cause() != nil {
+			cause = l.cause()
 		}
 		j.setNeedRecover()
 		if _, err := j.session(); err == nil {

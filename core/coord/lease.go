@@ -3,6 +3,7 @@ package coord
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/ejob-io/ejob/core/reg"
 )
@@ -19,19 +20,59 @@ var ErrSessionPresumedLost = fmt.Errorf("%w: presumed expired by the client's cl
 // the session is presumed expired while disconnected, or when the
 // registration is replaced. Its context is the parent of every execution's
 // context (context tree: session -> lease -> execution).
+//
+// The context is made when an execution first needs it (context): an idle
+// job's lease is a few words, not a context registered on the session's
+// (about 0.35 KB a job).
 type lease struct {
-	sess   *reg.Session
-	ctx    context.Context
-	cancel context.CancelCauseFunc // also detaches from the session
+	sess *reg.Session
+
+	mu     sync.Mutex
+	ctx    context.Context         // nil until context is called
+	cancel context.CancelCauseFunc // ctx's; also detaches from the session
+	ended  error                   // end's cause while ctx is nil
 }
 
-func newLease(sess *reg.Session) *lease {
-	ctx, cancel := sess.CauseContext(context.Background())
-	return &lease{sess: sess, ctx: ctx, cancel: cancel}
+func newLease(sess *reg.Session) *lease { return &lease{sess: sess} }
+
+// context returns the lease's context: done with the cause of the lease's
+// end, or of the session's.
+func (l *lease) context() context.Context {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ctx == nil {
+		l.ctx, l.cancel = l.sess.CauseContext(context.Background())
+		if l.ended != nil {
+			l.cancel(l.ended)
+		}
+	}
+	return l.ctx
 }
 
 // end ends the lease with cause (first cause wins).
-func (l *lease) end(cause error) { l.cancel(cause) }
+func (l *lease) end(cause error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case l.ctx != nil:
+		l.cancel(cause)
+	case l.ended == nil:
+		l.ended = cause
+	}
+}
+
+// cause is why the lease ended (nil while it is live).
+func (l *lease) cause() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ctx != nil {
+		return context.Cause(l.ctx)
+	}
+	if l.ended != nil {
+		return l.ended
+	}
+	return l.sess.Err()
+}
 
 // live reports whether executions may still run under the lease.
-func (l *lease) live() bool { return l != nil && l.ctx.Err() == nil }
+func (l *lease) live() bool { return l != nil && l.cause() == nil }

@@ -151,11 +151,12 @@ func (r *registration) sessionContext(parent context.Context) (context.Context, 
 		cancel(ErrSessionLost)
 		return ctx, func() {}
 	}
-	if l.ctx.Err() != nil {
-		cancel(context.Cause(l.ctx))
+	lctx := l.context()
+	if lctx.Err() != nil {
+		cancel(context.Cause(lctx))
 		return ctx, func() {}
 	}
-	stop := context.AfterFunc(l.ctx, func() { cancel(context.Cause(l.ctx)) })
+	stop := context.AfterFunc(lctx, func() { cancel(context.Cause(lctx)) })
 	// Ended with its parent (a job removed): nothing stays registered on
 	// the lease.
 	context.AfterFunc(ctx, func() { stop() })
