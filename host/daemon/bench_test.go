@@ -301,9 +301,10 @@ func waitFirstLine(b *testing.B, path string, timeout time.Duration, h *benchHos
 // the resident sizes to settle, then reports VmRSS from /proc in MiB: the
 // host process (host-MiB, plus its peak VmHWM as host-peak-MiB), the
 // built-in plugin process `ejob __builtin-plugins` (plugin-MiB; all the
-// host's children, in fact: there is one) and their sum (total-MiB).
-// started-s is process start to "host started". Upstream ElasticJob-Lite
-// takes about 90–106 MB per JVM for one job.
+// host's children, in fact: there is one) and their sum (total-MiB),
+// then the parts (memParts: anonymous, file-backed, the binary's pages
+// both map, PSS). started-s is process start to "host started".
+// Upstream ElasticJob-Lite takes about 90–106 MB per JVM for one job.
 func BenchmarkHostRSS(b *testing.B) {
 	if _, err := os.Stat("/proc/self/status"); err != nil {
 		b.Skip("needs /proc (Linux)")
