@@ -365,8 +365,8 @@ func memSplit(b *testing.B, pid int) memParts {
 			m.pluginAnon += benchKiB(anon)
 			// The plugin process is the host's binary re-executed; only
 			// the two of them map this build of it, so its pages that
-			// another process maps too are the host's.
-			// Dirty: a binary just built may not be written back yet.
+			// another process maps too are the host's (clean, or dirty
+			// when the fresh build is not written back yet).
 			clean, _ := testkit.ProcMappingKB(p, exe, "Shared_Clean")
 			dirty, _ := testkit.ProcMappingKB(p, exe, "Shared_Dirty")
 			m.binShared += benchKiB(clean + dirty)
