@@ -21,7 +21,9 @@ import (
 //
 //   - started-s: process start to the "host started" line (every job
 //     registered);
-//   - total-MiB: settled VmRSS of the host plus its plugin process;
+//   - total-MiB: settled VmRSS of the host plus its plugin process, and
+//     its parts (memParts: anonymous, file-backed, the binary's pages both
+//     map, PSS);
 //   - cpu-first30s-pct: CPU (user + system, host + plugin process) over the
 //     30 s after "host started", in % of one core;
 //   - cpu-idle-pct: the same over the following 10 s, once settled;

@@ -301,9 +301,10 @@ func waitFirstLine(b *testing.B, path string, timeout time.Duration, h *benchHos
 // the resident sizes to settle, then reports VmRSS from /proc in MiB: the
 // host process (host-MiB, plus its peak VmHWM as host-peak-MiB), the
 // built-in plugin process `ejob __builtin-plugins` (plugin-MiB; all the
-// host's children, in fact: there is one) and their sum (total-MiB).
-// started-s is process start to "host started". Upstream ElasticJob-Lite
-// takes about 90–106 MB per JVM for one job.
+// host's children, in fact: there is one) and their sum (total-MiB),
+// then the parts (memParts: anonymous, file-backed, the binary's pages
+// both map, PSS). started-s is process start to "host started".
+// Upstream ElasticJob-Lite takes about 90–106 MB per JVM for one job.
 func BenchmarkHostRSS(b *testing.B) {
 	if _, err := os.Stat("/proc/self/status"); err != nil {
 		b.Skip("needs /proc (Linux)")
@@ -340,13 +341,19 @@ func BenchmarkHostRSS(b *testing.B) {
 }
 
 // memParts splits the RSS of a host and its plugin process: anonymous
-// memory (heap, stacks, the runtime's) against pages of the ejob binary
-// (file-backed, shared by both processes, counted in each one's RSS), and
-// the proportional set size of both (shared pages counted once in all).
-type memParts struct{ hostAnon, pluginAnon, file, pss float64 }
+// memory (heap, stacks, the runtime's) against file-backed pages (mostly
+// the ejob binary's, which both processes map, and libc's), the pages of
+// the binary that both map (binShared: counted in each one's RSS, so twice
+// in the total), and the proportional set size of both (a page shared by n
+// processes counts 1/n in each, so the binary's pages count once in all).
+type memParts struct{ hostAnon, pluginAnon, file, binShared, pss float64 }
 
 func memSplit(b *testing.B, pid int) memParts {
 	b.Helper()
+	exe, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe")
+	if err != nil {
+		b.Fatal(err)
+	}
 	var m memParts
 	for i, p := range append([]int{pid}, childPIDs(b, pid)...) {
 		anon, _ := testkit.ProcStatusKB(p, "RssAnon")
@@ -356,6 +363,13 @@ func memSplit(b *testing.B, pid int) memParts {
 			m.hostAnon = benchKiB(anon)
 		} else {
 			m.pluginAnon += benchKiB(anon)
+			// The plugin process is the host's binary re-executed; only
+			// the two of them map this build of it, so its pages that
+			// another process maps too are the host's (clean, or dirty
+			// when the fresh build is not written back yet).
+			clean, _ := testkit.ProcMappingKB(p, exe, "Shared_Clean")
+			dirty, _ := testkit.ProcMappingKB(p, exe, "Shared_Dirty")
+			m.binShared += benchKiB(clean + dirty)
 		}
 		m.file += benchKiB(file)
 		m.pss += benchKiB(pss)
@@ -367,6 +381,7 @@ func (m memParts) report(b *testing.B) {
 	b.ReportMetric(m.hostAnon, "host-anon-MiB")
 	b.ReportMetric(m.pluginAnon, "plugin-anon-MiB")
 	b.ReportMetric(m.file, "file-MiB")
+	b.ReportMetric(m.binShared, "binary-shared-MiB")
 	b.ReportMetric(m.pss, "pss-MiB")
 }
 

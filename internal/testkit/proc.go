@@ -20,6 +20,38 @@ func ProcRollupKB(pid int, field string) (int64, bool) {
 	return procFieldKB(pid, "smaps_rollup", field)
 }
 
+// ProcMappingKB sums a field of /proc/PID/smaps (Rss, Shared_Clean, ...)
+// over the process's mappings of the file at path (its segments: code,
+// read-only data, data); false when the process is not there or maps no
+// such file.
+func ProcMappingKB(pid int, path, field string) (int64, bool) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/smaps")
+	if err != nil {
+		return 0, false
+	}
+	var sum int64
+	in, found := false, false
+	for line := range strings.Lines(string(data)) {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		if !strings.HasSuffix(f[0], ":") { // a mapping's header: "start-end perms offset dev inode [path]"
+			in = len(f) >= 6 && strings.Join(f[5:], " ") == path
+			found = found || in
+			continue
+		}
+		if in && f[0] == field+":" && len(f) > 1 {
+			kb, err := strconv.ParseInt(f[1], 10, 64)
+			if err != nil {
+				return 0, false
+			}
+			sum += kb
+		}
+	}
+	return sum, found
+}
+
 func procFieldKB(pid int, file, field string) (int64, bool) {
 	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/" + file)
 	if err != nil {
