@@ -26,9 +26,6 @@ type decoder struct {
 	// budget bounds the nodes visited when flattening maps, so that
 	// aliases cannot make the work exponential.
 	budget int
-	// hostDone is len(problems) once the top level and the ejob: section
-	// are decoded (-1 before): problems up to it concern the host settings.
-	hostDone int
 }
 
 // missing reports a missing required key unless a misspelling of it was
