@@ -189,3 +189,27 @@ func TestAgainstSnakeYAML(t *testing.T) {
 		}
 	}
 }
+
+// SetUp's Config when it writes is what its ConfigData parses to, as
+// Equal compares (the job keeps it instead of parsing the node it wrote).
+func TestPropertySetUpConfigReadsBack(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := range 2000 {
+		local := randConfig(r, true)
+		res, err := SetUp("com.example.Job", local, RegistryState{})
+		if err != nil {
+			t.Fatalf("#%d SetUp: %v", i, err)
+		}
+		if !res.Write {
+			t.Fatalf("#%d SetUp on an empty registry did not write", i)
+		}
+		back, err := Unmarshal(res.ConfigData)
+		if err != nil {
+			t.Fatalf("#%d Unmarshal: %v\n%s", i, err, res.ConfigData)
+		}
+		if !back.Equal(res.Config) {
+			t.Fatalf("#%d SetUp's Config differs from what its ConfigData parses to\n--- yaml\n%s\n--- Config %#v\n--- parsed %#v", i, res.ConfigData, res.Config, back)
+		}
+	}
+}
