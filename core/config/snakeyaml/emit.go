@@ -3,7 +3,6 @@ package snakeyaml
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"unicode/utf16"
 )
@@ -323,7 +322,7 @@ func analyzeScalar(s string) analysis {
 	a := analysis{multiline: lineBreaks, allowFlowPlain: true, allowBlockPlain: true, allowSingleQuoted: true, allowBlock: true}
 	// SnakeYAML (since 1.2x) also refuses plain style for "0[0-9_]+", which
 	// YAML 1.1 readers could take for an octal number.
-	if leadingSpace || leadingBreak || trailingSpace || trailingBreak || leadingZeroRE.MatchString(s) {
+	if leadingSpace || leadingBreak || trailingSpace || trailingBreak || leadingZero(s) {
 		a.allowFlowPlain, a.allowBlockPlain = false, false
 	}
 	if trailingSpace {
@@ -347,7 +346,18 @@ func analyzeScalar(s string) analysis {
 	return a
 }
 
-var leadingZeroRE = regexp.MustCompile(`^0[0-9_]+$`)
+// leadingZero reports whether s matches ^0[0-9_]+$.
+func leadingZero(s string) bool {
+	if len(s) < 2 || s[0] != '0' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if c := s[i]; c != '_' && (c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
+}
 
 func (e *emitter) processScalar(value string, style outStyle, split bool) {
 	u := utf16.Encode([]rune(value))

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"regexp"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -81,7 +82,7 @@ func String(s string) *Node {
 		return &Node{Kind: ScalarNode, Tag: TagBinary, Value: base64.StdEncoding.EncodeToString([]byte(s)), Style: StyleLiteral}
 	}
 	n := &Node{Kind: ScalarNode, Tag: TagStr, Value: s}
-	if multilineRE.MatchString(s) {
+	if strings.ContainsAny(s, "\n\u0085\u2028\u2029") { // Java's MULTILINE_PATTERN
 		n.Style = StyleLiteral
 	}
 	return n
@@ -112,8 +113,6 @@ func Mapping(kv ...*Node) *Node {
 func Sequence(items ...*Node) *Node {
 	return &Node{Kind: SequenceNode, Content: items}
 }
-
-var multilineRE = regexp.MustCompile("\n|\u0085|\u2028|\u2029")
 
 // IsPrintable reports whether every character of s is printable in YAML, as
 // SnakeYAML's StreamReader.isPrintable decides. Strings that are not are

@@ -2,6 +2,7 @@ package snakeyaml
 
 import (
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -80,6 +81,21 @@ func TestDumpErrors(t *testing.T) {
 	} {
 		if _, err := Dump(n); err == nil {
 			t.Errorf("%s: Dump succeeded", name)
+		}
+	}
+}
+
+// leadingZero and String's line-break check are the patterns they replace.
+func TestScalarChecksMatchTheirPatterns(t *testing.T) {
+	t.Parallel()
+	leading := regexp.MustCompile(`^0[0-9_]+$`)
+	multiline := regexp.MustCompile("\n|\u0085|\u2028|\u2029")
+	for _, s := range []string{"", "0", "00", "0_", "01_2", "012a", "10", "_0", "0 1", "007", "0\n1", "a\u0085b", "x\u2028", "\u2029", "plain", "a\rb"} {
+		if got, want := leadingZero(s), leading.MatchString(s); got != want {
+			t.Errorf("leadingZero(%q) = %v, want %v", s, got, want)
+		}
+		if got, want := String(s).Style == StyleLiteral, multiline.MatchString(s); IsPrintable(s) && got != want {
+			t.Errorf("String(%q) literal = %v, want %v", s, got, want)
 		}
 	}
 }
