@@ -97,6 +97,11 @@ func newPlan(h hostconfig.HostSettings, opts Options) plan {
 		retention: h.TracingRetention,
 		http:      h.HTTP,
 	}
+	if opts.Builtin != nil {
+		b := *opts.Builtin
+		b.NoChecksum = true // a host shows it nowhere
+		p.catalog.Builtin = &b
+	}
 	if p.javaPeers == "" {
 		p.javaPeers = hostconfig.DefaultJavaPeers
 	}
