@@ -148,17 +148,20 @@ type resolver struct {
 	re    *regexp.Regexp
 	first string
 	limit int
+	// chars holds every character a match can contain: a value with
+	// another one is not tried (a cron expression holds spaces and ?).
+	chars string
 }
 
 // resolvers in SnakeYAML's registration order (INT before FLOAT).
 var resolvers = []resolver{
-	{TagBool, boolRE, "yYnNtTfFoO", 10},
-	{TagInt, intRE, "-+0123456789", 1024},
-	{TagFloat, floatRE, "-+0123456789.", 1024},
-	{TagMerge, mergeRE, "<", 10},
-	{TagNull, nullRE, "~nN", 10},
-	{TagTimestamp, timestampRE, "0123456789", 50},
-	{TagYAML, yamlRE, "!&*", 10},
+	{TagBool, boolRE, "yYnNtTfFoO", 10, "yesYESnoNOtrueTRUEfalsFALS"},
+	{TagInt, intRE, "-+0123456789", 1024, "-+0123456789_:bxabcdefABCDEF"},
+	{TagFloat, floatRE, "-+0123456789.", 1024, "-+0123456789_:.eEinfINFaA"},
+	{TagMerge, mergeRE, "<", 10, "<"},
+	{TagNull, nullRE, "~nN", 10, "~nulNUL "},
+	{TagTimestamp, timestampRE, "0123456789", 50, "0123456789-:.+TtZ \t"},
+	{TagYAML, yamlRE, "!&*", 10, "!&*"},
 }
 
 // Resolve returns the tag SnakeYAML's Resolver gives a plain scalar with
@@ -171,7 +174,7 @@ func Resolve(value string) string {
 	first, _ := utf8.DecodeRuneInString(value)
 	n := utf16Len(value)
 	for _, r := range resolvers {
-		if !containsRune(r.first, first) || n > r.limit {
+		if !containsRune(r.first, first) || n > r.limit || !onlyChars(value, r.chars) {
 			continue
 		}
 		if r.re.MatchString(value) {
@@ -179,6 +182,16 @@ func Resolve(value string) string {
 		}
 	}
 	return TagStr
+}
+
+// onlyChars reports whether every byte of value is one of chars (ASCII).
+func onlyChars(value, chars string) bool {
+	for i := 0; i < len(value); i++ {
+		if strings.IndexByte(chars, value[i]) < 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func containsRune(s string, r rune) bool {

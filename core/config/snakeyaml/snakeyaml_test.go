@@ -1,10 +1,12 @@
 package snakeyaml
 
 import (
+	"math/rand/v2"
 	"os"
 	"regexp"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 )
@@ -96,6 +98,41 @@ func TestScalarChecksMatchTheirPatterns(t *testing.T) {
 		}
 		if got, want := String(s).Style == StyleLiteral, multiline.MatchString(s); IsPrintable(s) && got != want {
 			t.Errorf("String(%q) literal = %v, want %v", s, got, want)
+		}
+	}
+}
+
+// Resolve's character filter skips only patterns that cannot match: it
+// agrees with the patterns alone on random values made of the characters
+// they use and some they do not.
+func TestResolveCharFilter(t *testing.T) {
+	t.Parallel()
+	byPatterns := func(value string) string {
+		if value == "" {
+			return TagNull
+		}
+		first, _ := utf8.DecodeRuneInString(value)
+		for _, r := range resolvers {
+			if containsRune(r.first, first) && utf16Len(value) <= r.limit && r.re.MatchString(value) {
+				return r.tag
+			}
+		}
+		return TagStr
+	}
+	const alphabet = "0123456789-+_:.xbBeEinfINFaAnNuUlLyYsSoOtTrRZ \t~<!&*?#/gG"
+	r := rand.New(rand.NewPCG(5, 6))
+	values := []string{"0 0 0 1 1 ? 2099", "2001-12-14t21:59:43.10-05:00", "2002-12-14", "0x_1F", "0b101", "1:20", "1_000",
+		".inf", "-.Inf", ".NaN", "6.8523015e+5", "190:20:30.15", "~", "NULL", "<<", "yes", "OFF", "!", "*"}
+	for range 200_000 {
+		b := make([]byte, 1+r.IntN(12))
+		for i := range b {
+			b[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		values = append(values, string(b))
+	}
+	for _, v := range values {
+		if got, want := Resolve(v), byPatterns(v); got != want {
+			t.Fatalf("Resolve(%q) = %s, the patterns say %s", v, got, want)
 		}
 	}
 }
