@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -213,3 +214,24 @@ func TestPropertySetUpConfigReadsBack(t *testing.T) {
 		}
 	}
 }
+
+// javaCompare's ASCII shortcut orders as the UTF-16 comparison does.
+func TestJavaCompareASCII(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(7, 8))
+	const alphabet = "aAzZ09_-.~ \x7f\x00é😀"
+	for range 100_000 {
+		var a, b strings.Builder
+		for range r.IntN(6) {
+			a.WriteString(string([]rune(alphabet)[r.IntN(len([]rune(alphabet)))]))
+		}
+		for range r.IntN(6) {
+			b.WriteString(string([]rune(alphabet)[r.IntN(len([]rune(alphabet)))]))
+		}
+		if got, want := sign(javaCompare(a.String(), b.String())), sign(slices.Compare(utf16Units(a.String()), utf16Units(b.String()))); got != want {
+			t.Fatalf("javaCompare(%q, %q) = %d, UTF-16 order says %d", a.String(), b.String(), got, want)
+		}
+	}
+}
+
+func sign(n int) int { return min(max(n, -1), 1) }
