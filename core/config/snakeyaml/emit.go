@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // ErrEmit is wrapped by every error Dump returns.
@@ -376,7 +377,16 @@ func (e *emitter) processScalar(value string, style outStyle, split bool) {
 // --- low-level writers (Emitter.write*) ---
 
 func (e *emitter) write(u []uint16) {
-	e.buf.WriteString(string(utf16.Decode(u)))
+	for _, c := range u {
+		if c >= utf8.RuneSelf {
+			e.buf.WriteString(string(utf16.Decode(u)))
+			return
+		}
+	}
+	e.buf.Grow(len(u))
+	for _, c := range u {
+		e.buf.WriteByte(byte(c)) // ASCII: one byte per code unit
+	}
 }
 
 func (e *emitter) writeString(s string) {
