@@ -145,23 +145,53 @@ var (
 
 type resolver struct {
 	tag   string
-	re    *regexp.Regexp
+	re    *regexp.Regexp // SnakeYAML's pattern
 	first string
 	limit int
 	// chars holds every character a match can contain: a value with
 	// another one is not tried (a cron expression holds spaces and ?).
 	chars string
+	// match is re.MatchString, or the same test without regexp.
+	match func(string) bool
 }
 
 // resolvers in SnakeYAML's registration order (INT before FLOAT).
 var resolvers = []resolver{
-	{TagBool, boolRE, "yYnNtTfFoO", 10, "yesYESnoNOtrueTRUEfalsFALS"},
-	{TagInt, intRE, "-+0123456789", 1024, "-+0123456789_:bxabcdefABCDEF"},
-	{TagFloat, floatRE, "-+0123456789.", 1024, "-+0123456789_:.eEinfINFaA"},
-	{TagMerge, mergeRE, "<", 10, "<"},
-	{TagNull, nullRE, "~nN", 10, "~nulNUL "},
-	{TagTimestamp, timestampRE, "0123456789", 50, "0123456789-:.+TtZ \t"},
-	{TagYAML, yamlRE, "!&*", 10, "!&*"},
+	{TagBool, boolRE, "yYnNtTfFoO", 10, "yesYESnoNOtrueTRUEfalsFALS", isBoolWord},
+	{TagInt, intRE, "-+0123456789", 1024, "-+0123456789_:bxabcdefABCDEF", isInt},
+	{TagFloat, floatRE, "-+0123456789.", 1024, "-+0123456789_:.eEinfINFaA", floatRE.MatchString},
+	{TagMerge, mergeRE, "<", 10, "<", func(s string) bool { return s == "<<" }},
+	{TagNull, nullRE, "~nN", 10, "~nulNUL ", isNullWord},
+	{TagTimestamp, timestampRE, "0123456789", 50, "0123456789-:.+TtZ \t", timestampRE.MatchString},
+	{TagYAML, yamlRE, "!&*", 10, "!&*", func(s string) bool { return s == "!" || s == "&" || s == "*" }},
+}
+
+// isBoolWord is boolRE.MatchString.
+func isBoolWord(s string) bool {
+	switch s {
+	case "yes", "Yes", "YES", "no", "No", "NO", "true", "True", "TRUE", "false", "False", "FALSE", "on", "On", "ON", "off", "Off", "OFF":
+		return true
+	}
+	return false
+}
+
+// isNullWord is nullRE.MatchString.
+func isNullWord(s string) bool {
+	switch s {
+	case "~", "null", "Null", "NULL", " ":
+		return true
+	}
+	return false
+}
+
+// isInt is intRE.MatchString; a plain decimal ([-+]?(0|[1-9][0-9_]*),
+// one of its forms) is told without it.
+func isInt(s string) bool {
+	d := strings.TrimLeft(s, "-+")
+	if len(s)-len(d) <= 1 && d != "" && (d == "0" || d[0] != '0') && onlyChars(d, "0123456789_") && d[0] != '_' {
+		return true
+	}
+	return intRE.MatchString(s)
 }
 
 // Resolve returns the tag SnakeYAML's Resolver gives a plain scalar with
@@ -177,7 +207,7 @@ func Resolve(value string) string {
 		if !containsRune(r.first, first) || n > r.limit || !onlyChars(value, r.chars) {
 			continue
 		}
-		if r.re.MatchString(value) {
+		if r.match(value) {
 			return r.tag
 		}
 	}
