@@ -437,7 +437,9 @@ func (j *Job) registerNew(ctx context.Context) error {
 		reg.CreateOp(reg.Parent(j.p.ShardingNecessary()), nil, reg.Persistent),
 		reg.CreateOp(j.p.ShardingNecessary(), nil, reg.Persistent),
 	}
-	if _, err := j.c.Multi(ctx, ops...); err != nil {
+	// With the other new jobs' transactions (Namespace.writes): all of
+	// them commit, or each is sent again alone.
+	if err := j.life.ns.writes.Multi(ctx, ops...); err != nil {
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
 		}
