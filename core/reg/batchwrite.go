@@ -25,10 +25,7 @@ const BatchMaxOps = 1000
 // concurrent use; it holds no goroutine while idle.
 type BatchWriter struct {
 	w Writer
-
-	mu      sync.Mutex
-	pending []*writeCall
-	running bool
+	q coalescer[*writeCall]
 }
 
 type writeCall struct {
@@ -51,13 +48,7 @@ func (b *BatchWriter) Multi(ctx context.Context, ops ...Op) error {
 		return err
 	}
 	c := &writeCall{ops: ops, done: make(chan struct{})}
-	b.mu.Lock()
-	b.pending = append(b.pending, c)
-	if !b.running {
-		b.running = true
-		go b.run()
-	}
-	b.mu.Unlock()
+	b.q.add(c, b.sendBatch)
 	select {
 	case <-c.done:
 		return c.err
@@ -66,37 +57,26 @@ func (b *BatchWriter) Multi(ctx context.Context, ops ...Op) error {
 	}
 }
 
-// run sends the pending calls as batches until none is left. A batch
-// runs to its end even when its callers gave up (the client's own
-// timeouts and retries bound it).
-func (b *BatchWriter) run() {
-	for {
-		b.mu.Lock()
-		batch := b.pending
-		b.pending = nil
-		if len(batch) == 0 {
-			b.running = false
-			b.mu.Unlock()
-			return
+// sendBatch sends a batch of calls in Multis of at most BatchMaxOps ops,
+// at once. It runs to its end even when its callers gave up (the client's
+// own timeouts and retries bound it).
+func (b *BatchWriter) sendBatch(batch []*writeCall) {
+	var wg sync.WaitGroup
+	for len(batch) > 0 {
+		n, ops := 1, len(batch[0].ops)
+		for n < len(batch) && ops+len(batch[n].ops) <= BatchMaxOps {
+			ops += len(batch[n].ops)
+			n++
 		}
-		b.mu.Unlock()
-		var wg sync.WaitGroup
-		for len(batch) > 0 {
-			n, ops := 1, len(batch[0].ops)
-			for n < len(batch) && ops+len(batch[n].ops) <= BatchMaxOps {
-				ops += len(batch[n].ops)
-				n++
-			}
-			part := batch[:n]
-			batch = batch[n:]
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				b.send(part, ops)
-			}()
-		}
-		wg.Wait()
+		part := batch[:n]
+		batch = batch[n:]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b.send(part, ops)
+		}()
 	}
+	wg.Wait()
 }
 
 // send commits calls in one Multi of n ops; if that fails and it held
