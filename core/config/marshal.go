@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ejob-io/ejob/core/config/snakeyaml"
 	"gopkg.in/yaml.v3"
@@ -115,8 +116,20 @@ func (k JobKey) node(cfg *JobConfiguration, bit keySet) *snakeyaml.Node {
 // javaCompare orders strings as Java's String.compareTo: by UTF-16 code
 // units. It differs from Go's byte order only for supplementary characters.
 func javaCompare(a, b string) int {
+	if isASCII(a) && isASCII(b) {
+		return strings.Compare(a, b) // one code unit per byte
+	}
 	ua, ub := utf16Units(a), utf16Units(b)
 	return slices.Compare(ua, ub)
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 func utf16Units(s string) []uint16 {

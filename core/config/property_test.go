@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -189,3 +190,48 @@ func TestAgainstSnakeYAML(t *testing.T) {
 		}
 	}
 }
+
+// SetUp's Config when it writes is what its ConfigData parses to, as
+// Equal compares (the job keeps it instead of parsing the node it wrote).
+func TestPropertySetUpConfigReadsBack(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := range 2000 {
+		local := randConfig(r, true)
+		res, err := SetUp("com.example.Job", local, RegistryState{})
+		if err != nil {
+			t.Fatalf("#%d SetUp: %v", i, err)
+		}
+		if !res.Write {
+			t.Fatalf("#%d SetUp on an empty registry did not write", i)
+		}
+		back, err := Unmarshal(res.ConfigData)
+		if err != nil {
+			t.Fatalf("#%d Unmarshal: %v\n%s", i, err, res.ConfigData)
+		}
+		if !back.Equal(res.Config) {
+			t.Fatalf("#%d SetUp's Config differs from what its ConfigData parses to\n--- yaml\n%s\n--- Config %#v\n--- parsed %#v", i, res.ConfigData, res.Config, back)
+		}
+	}
+}
+
+// javaCompare's ASCII shortcut orders as the UTF-16 comparison does.
+func TestJavaCompareASCII(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(7, 8))
+	const alphabet = "aAzZ09_-.~ \x7f\x00é😀"
+	for range 100_000 {
+		var a, b strings.Builder
+		for range r.IntN(6) {
+			a.WriteString(string([]rune(alphabet)[r.IntN(len([]rune(alphabet)))]))
+		}
+		for range r.IntN(6) {
+			b.WriteString(string([]rune(alphabet)[r.IntN(len([]rune(alphabet)))]))
+		}
+		if got, want := sign(javaCompare(a.String(), b.String())), sign(slices.Compare(utf16Units(a.String()), utf16Units(b.String()))); got != want {
+			t.Fatalf("javaCompare(%q, %q) = %d, UTF-16 order says %d", a.String(), b.String(), got, want)
+		}
+	}
+}
+
+func sign(n int) int { return min(max(n, -1), 1) }

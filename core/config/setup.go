@@ -22,8 +22,11 @@ type SetUpResult struct {
 	Write bool
 	// ConfigData is Marshal(local) when Write.
 	ConfigData []byte
-	// Config is the configuration the job runs with: the local one when
-	// Write, else the registry's.
+	// Config is the configuration the job runs with: the registry's, or
+	// when Write the local one as ConfigData reads back (Unmarshal's
+	// result, as Equal compares it: a thread-pool type that Marshal
+	// omits, CPU, is empty), so that a caller can take it for what the
+	// node parses to instead of parsing ConfigData again.
 	Config *JobConfiguration
 }
 
@@ -53,11 +56,23 @@ func SetUp(jobClassName string, local *JobConfiguration, reg RegistryState) (Set
 		if err != nil {
 			return SetUpResult{}, fmt.Errorf("set up job configuration %q: %w", local.JobName, err)
 		}
-		return SetUpResult{Write: true, ConfigData: data, Config: local}, nil
+		return SetUpResult{Write: true, ConfigData: data, Config: readBack(local)}, nil
 	}
 	remote, err := Unmarshal(reg.Config)
 	if err != nil {
 		return SetUpResult{}, fmt.Errorf("set up job configuration %q: registry config: %w", local.JobName, err)
 	}
 	return SetUpResult{Config: remote}, nil
+}
+
+// readBack returns c as Unmarshal reads Marshal(c) back, as Equal compares
+// them: c itself, or a copy without the thread-pool type when Marshal
+// omits it (CPU: see LegacyThreadPoolKey).
+func readBack(c *JobConfiguration) *JobConfiguration {
+	if _, written := poolKeyWritten(c); written || c.JobExecutorThreadPoolSizeProviderType == "" {
+		return c
+	}
+	c = c.Clone()
+	c.JobExecutorThreadPoolSizeProviderType = ""
+	return c
 }

@@ -275,9 +275,17 @@ func (j *Job) setUpConfig(ctx context.Context, allowNew bool) error {
 		return err
 	}
 	j.fresh = nil
+	// The node's bytes and what they parse to: the registry's, or what
+	// this process writes (SetUp's Config reads as its ConfigData parses),
+	// so that refreshCachedConfig does not parse them again.
+	cfg, data := res.Config.Clone(), st.Config
+	if res.Write {
+		data = res.ConfigData
+	}
+	j.parsed.Store(&parsedConfig{data: data, cfg: cfg})
 	if allowNew && res.Write && !st.RootExists && !res.Config.Disabled {
 		j.fresh = &freshStart{config: res.ConfigData}
-		j.cfg.Store(res.Config.Clone())
+		j.cfg.Store(cfg)
 		return nil
 	}
 	if res.Write {
@@ -288,7 +296,7 @@ func (j *Job) setUpConfig(ctx context.Context, allowNew bool) error {
 			return wrap("write job root", err)
 		}
 	}
-	j.cfg.Store(res.Config.Clone())
+	j.cfg.Store(cfg)
 	// The local config served only this: from now on the registry's is
 	// the job's (a copy is in the tree cache and in j.cfg).
 	j.local = nil
@@ -336,7 +344,9 @@ func (j *Job) registerNew(ctx context.Context) error {
 		reg.CreateOp(reg.Parent(j.p.ShardingNecessary()), nil, reg.Persistent),
 		reg.CreateOp(j.p.ShardingNecessary(), nil, reg.Persistent),
 	}
-	if _, err := j.c.Multi(ctx, ops...); err != nil {
+	// With the other new jobs' transactions (Namespace.writes): all of
+	// them commit, or each is sent again alone.
+	if err := j.life.ns.writes.Multi(ctx, ops...); err != nil {
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
 		}
@@ -484,7 +494,9 @@ func (j *Job) loadConfig(ctx context.Context) (*config.JobConfiguration, error) 
 	return j.parseConfig([]byte(data))
 }
 
-// parsedConfig is the bytes of a config node and the config they parse to.
+// parsedConfig is the bytes of a config node and the config they parse to
+// (as Equal compares: setUpConfig stores what this process wrote with the
+// config it wrote, whose wire state, never marshalled here, may differ).
 type parsedConfig struct {
 	data []byte // never modified (see parseConfig)
 	cfg  *config.JobConfiguration

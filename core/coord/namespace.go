@@ -28,6 +28,9 @@ type Namespace struct {
 	// reads coalesces the jobs' fresh startup reads (setUpConfig): a host
 	// starting many jobs at once reads them in a few MultiReads.
 	reads *reg.BatchReader
+	// writes coalesces the registration transactions of the jobs new to
+	// the registry (registerNew) into a few Multis.
+	writes *reg.BatchWriter
 
 	mu      sync.Mutex
 	last    reg.ConnEvent // the current state, as WatchConnection's first event (State 0: none yet)
@@ -52,9 +55,10 @@ func NewNamespace(c reg.Client, log hclog.Logger) *Namespace {
 	}
 	return &Namespace{
 		c: c, log: log,
-		cache: reg.NewSharedCache(c, reg.WithSharedLogger(log)),
-		reads: reg.NewBatchReader(c),
-		subs:  map[*nsSub]struct{}{},
+		cache:  reg.NewSharedCache(c, reg.WithSharedLogger(log)),
+		reads:  reg.NewBatchReader(c),
+		writes: reg.NewBatchWriter(c),
+		subs:   map[*nsSub]struct{}{},
 	}
 }
 

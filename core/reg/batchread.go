@@ -1,9 +1,6 @@
 package reg
 
-import (
-	"context"
-	"sync"
-)
+import "context"
 
 // BatchReader coalesces the reads of concurrent callers into few
 // MultiReads (issue 16: a host starting 1,000 jobs reads each job's root
@@ -15,10 +12,7 @@ import (
 // began would. Safe for concurrent use; it holds no goroutine while idle.
 type BatchReader struct {
 	r Reader
-
-	mu      sync.Mutex
-	pending []*batchCall
-	running bool
+	q coalescer[*batchCall]
 }
 
 type batchCall struct {
@@ -48,13 +42,7 @@ func (b *BatchReader) Read(ctx context.Context, ops ...ReadOp) ([]ReadResult, er
 		return nil, err
 	}
 	c := &batchCall{ops: ops, done: make(chan struct{})}
-	b.mu.Lock()
-	b.pending = append(b.pending, c)
-	if !b.running {
-		b.running = true
-		go b.run()
-	}
-	b.mu.Unlock()
+	b.q.add(c, b.send)
 	select {
 	case <-c.done:
 		return c.res, c.err
@@ -63,36 +51,24 @@ func (b *BatchReader) Read(ctx context.Context, ops ...ReadOp) ([]ReadResult, er
 	}
 }
 
-// run sends the pending calls as batches until none is left. A batch
-// runs to its end even when its callers gave up (the client's own
-// timeouts and retries bound it).
-func (b *BatchReader) run() {
-	for {
-		b.mu.Lock()
-		batch := b.pending
-		b.pending = nil
-		if len(batch) == 0 {
-			b.running = false
-			b.mu.Unlock()
-			return
+// send reads a batch of calls. It runs to its end even when its callers
+// gave up (the client's own timeouts and retries bound it).
+func (b *BatchReader) send(batch []*batchCall) {
+	n := 0
+	for _, c := range batch {
+		n += len(c.ops)
+	}
+	ops := make([]ReadOp, 0, n)
+	for _, c := range batch {
+		ops = append(ops, c.ops...)
+	}
+	res, err := ReadMany(context.Background(), b.r, ops...)
+	for _, c := range batch {
+		if err != nil {
+			c.err = err
+		} else {
+			c.res, res = res[:len(c.ops):len(c.ops)], res[len(c.ops):]
 		}
-		b.mu.Unlock()
-		n := 0
-		for _, c := range batch {
-			n += len(c.ops)
-		}
-		ops := make([]ReadOp, 0, n)
-		for _, c := range batch {
-			ops = append(ops, c.ops...)
-		}
-		res, err := ReadMany(context.Background(), b.r, ops...)
-		for _, c := range batch {
-			if err != nil {
-				c.err = err
-			} else {
-				c.res, res = res[:len(c.ops):len(c.ops)], res[len(c.ops):]
-			}
-			close(c.done)
-		}
+		close(c.done)
 	}
 }

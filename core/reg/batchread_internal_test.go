@@ -42,12 +42,6 @@ func (m *mapReader) MultiRead(ctx context.Context, ops ...ReadOp) ([]ReadResult,
 	return ReadEach(ctx, m, ops...)
 }
 
-func (b *BatchReader) queued() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return len(b.pending)
-}
-
 // TestBatchReader: the calls made while a batch is in flight go out
 // together as the next one, and each gets its own ops' results, in order,
 // absent nodes as their op's error; a failed batch fails its calls.
@@ -84,7 +78,7 @@ func TestBatchReader(t *testing.T) {
 			}
 		}()
 	}
-	for b.queued() < n {
+	for b.q.queued() < n {
 		time.Sleep(time.Millisecond) // until every call waits behind the first batch
 	}
 	close(m.gate)

@@ -752,20 +752,23 @@ func TestTimeZonesIANAAndGMT(t *testing.T) {
 	}
 }
 
-func TestLoadHostDespiteProblemsElsewhere(t *testing.T) {
+func TestOpenDespiteProblemsElsewhere(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	p := filepath.Join(dir, "f.yaml")
 	os.WriteFile(p, []byte("elasticjob:\n  jobs:\n    j:\n      cron: bad\n      shardingTotalCount: x\nejob:\n  pluginsDir: plugins\n"), 0o644)
-	h, err := LoadHost(p, nil)
+	o, err := Open(p, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h.PluginsDir != filepath.Join(dir, "plugins") {
+	if h := o.Host(); h.PluginsDir != filepath.Join(dir, "plugins") {
 		t.Fatalf("pluginsDir = %q", h.PluginsDir)
 	}
+	if _, err := o.Check(LoadOptions{}); err == nil || !strings.Contains(err.Error(), ":4:") || !strings.Contains(err.Error(), ":5:") {
+		t.Fatalf("Check: err = %v, want the cron (line 4) and shardingTotalCount (line 5) problems", err)
+	}
 	os.WriteFile(p, []byte("elasticjob:\n  jobs: {}\nejob:\n  pluginDir: plugins\n"), 0o644)
-	if _, err := LoadHost(p, nil); err == nil || !strings.Contains(err.Error(), ":4:") {
+	if _, err := Open(p, nil); err == nil || !strings.Contains(err.Error(), ":4:") {
 		t.Fatalf("a problem in the ejob section: err = %v, want it reported with its line", err)
 	}
 }

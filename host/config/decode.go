@@ -26,9 +26,6 @@ type decoder struct {
 	// budget bounds the nodes visited when flattening maps, so that
 	// aliases cannot make the work exponential.
 	budget int
-	// hostDone is len(problems) once the top level and the ejob: section
-	// are decoded (-1 before): problems up to it concern the host settings.
-	hostDone int
 }
 
 // missing reports a missing required key unless a misspelling of it was
@@ -158,13 +155,23 @@ func join(path, key string) string {
 // section reads a mapping whose keys are known (relaxed binding). It
 // returns the entries by their known spelling; unknown keys are reported.
 func (d *decoder) section(m *yaml.Node, path string, known []string, inJob bool) (map[string]entry, bool) {
+	return d.sectionOf(m, path, known, byRelaxed(known), inJob)
+}
+
+// byRelaxed maps the relaxed form of each known key to the key.
+func byRelaxed(known []string) map[string]string {
+	out := make(map[string]string, len(known))
+	for _, k := range known {
+		out[relaxed(k)] = k
+	}
+	return out
+}
+
+// sectionOf is section, with byRelaxed(known) given.
+func (d *decoder) sectionOf(m *yaml.Node, path string, known []string, byRelaxed map[string]string, inJob bool) (map[string]entry, bool) {
 	ps, ok := d.pairs(m, path, relaxed)
 	if !ok {
 		return nil, false
-	}
-	byRelaxed := make(map[string]string, len(known))
-	for _, k := range known {
-		byRelaxed[relaxed(k)] = k
 	}
 	out := make(map[string]entry, len(ps))
 	for _, e := range ps {

@@ -22,8 +22,9 @@ func (d *decoder) jobs(e entry, opts LoadOptions) []Job {
 		return nil
 	}
 	out := make([]Job, 0, len(ps))
+	keys := newJobKeySet() // the same for every job
 	for _, je := range ps {
-		if j, ok := d.job(je, opts); ok {
+		if j, ok := d.job(je, opts, keys); ok {
 			out = append(out, j)
 		}
 	}
@@ -62,8 +63,20 @@ func available(opts LoadOptions, k spi.Kind) string {
 	return " (available: " + strings.Join(ts, ", ") + ")"
 }
 
-func (d *decoder) job(je entry, opts LoadOptions) (Job, bool) {
-	fs, ok := d.section(je.value, je.path, jobKeys(), true)
+// jobKeySet is fileJobKeys, jobKeys and its byRelaxed.
+type jobKeySet struct {
+	keys      []jobconfig.JobKey
+	spellings []string
+	relaxed   map[string]string
+}
+
+func newJobKeySet() jobKeySet {
+	sp := jobKeys()
+	return jobKeySet{keys: fileJobKeys(), spellings: sp, relaxed: byRelaxed(sp)}
+}
+
+func (d *decoder) job(je entry, opts LoadOptions, ks jobKeySet) (Job, bool) {
+	fs, ok := d.sectionOf(je.value, je.path, ks.spellings, ks.relaxed, true)
 	if !ok {
 		return Job{}, false
 	}
@@ -82,7 +95,7 @@ func (d *decoder) job(je entry, opts LoadOptions) (Job, bool) {
 			}
 		}
 	}
-	keys := fileJobKeys()
+	keys := ks.keys
 	lines := d.jobValues(fs, cfg, keys, bad)
 
 	// A key with two spellings (the thread-pool type).

@@ -21,7 +21,8 @@ const maxFlattenNodes = 100_000
 
 func parse(name string, data []byte, opts LoadOptions, baseDir string) (*File, error) {
 	d := newDecoder(name, opts)
-	f := d.file1(data, opts, baseDir)
+	h := d.head(data, baseDir)
+	f := d.rest(h, opts, baseDir)
 	if len(d.problems) > 0 {
 		return nil, d.fileError(d.problems)
 	}
@@ -29,7 +30,7 @@ func parse(name string, data []byte, opts LoadOptions, baseDir string) (*File, e
 }
 
 func newDecoder(name string, opts LoadOptions) *decoder {
-	d := &decoder{file: name, lookup: opts.Getenv, suggested: map[string]bool{}, budget: maxFlattenNodes, hostDone: -1}
+	d := &decoder{file: name, lookup: opts.Getenv, suggested: map[string]bool{}, budget: maxFlattenNodes}
 	if d.lookup == nil {
 		d.lookup = os.LookupEnv
 	}
@@ -42,45 +43,74 @@ func (d *decoder) fileError(problems []*Problem) *FileError {
 	return &FileError{Problems: problems}
 }
 
-// LoadHost returns the ejob: host settings of a file even when its other
-// sections have problems, so that a caller can open the plugins directory
-// the file names before validating job types against it (Load). Its error
-// lists only syntax problems and those of the top level and ejob: section.
-func LoadHost(path string, getenv func(string) (string, bool)) (HostSettings, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return HostSettings{}, fmt.Errorf("configuration file: %w", err)
-	}
-	opts := LoadOptions{Getenv: getenv}
-	d := newDecoder(path, opts)
-	f := d.file1(data, opts, filepath.Dir(path))
-	if d.hostDone < 0 {
-		return HostSettings{}, d.fileError(d.problems)
-	}
-	if d.hostDone > 0 {
-		return HostSettings{}, d.fileError(d.problems[:d.hostDone])
-	}
-	return f.Host, nil
+// Opened is a configuration file read and decoded up to its ejob: host
+// settings (Open); Check decodes and checks the rest. The host settings
+// name the plugins directory that the job types are checked against, so
+// a caller opens it in between, and the file is read and parsed once.
+type Opened struct {
+	d       *decoder
+	h       head
+	baseDir string
 }
 
-// file1 decodes the document; the result is only meaningful when no
-// problem was reported.
-func (d *decoder) file1(data []byte, opts LoadOptions, baseDir string) *File {
+// Open reads the configuration file at path and decodes its YAML, top
+// level and ejob: section; getenv is Load's LoadOptions.Getenv. Its error
+// lists only syntax problems and those of the top level and ejob:
+// section, even when other sections have problems too (Check reports
+// those).
+func Open(path string, getenv func(string) (string, bool)) (*Opened, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("configuration file: %w", err)
+	}
+	d := newDecoder(path, LoadOptions{Getenv: getenv})
+	baseDir := filepath.Dir(path)
+	h := d.head(data, baseDir)
+	if len(d.problems) > 0 {
+		return nil, d.fileError(d.problems)
+	}
+	return &Opened{d: d, h: h, baseDir: baseDir}, nil
+}
+
+// Host returns the file's ejob: host settings, but for DumpPort: it is
+// read from the elasticjob: section (Check's File has it).
+func (o *Opened) Host() HostSettings { return o.h.f.Host }
+
+// Check decodes and checks the rest of the file, as Load does with opts
+// (whose Getenv is ignored: Open's applies). It is called once.
+func (o *Opened) Check(opts LoadOptions) (*File, error) {
+	f := o.d.rest(o.h, opts, o.baseDir)
+	if len(o.d.problems) > 0 {
+		return nil, o.d.fileError(o.d.problems)
+	}
+	return f, nil
+}
+
+// head is a document decoded up to its host settings: the File with
+// Host set, and the top level's entries (nil when the document or its
+// top level could not be decoded).
+type head struct {
+	f   *File
+	top map[string]entry
+}
+
+// head decodes the YAML document, its top level and the ejob: section.
+func (d *decoder) head(data []byte, baseDir string) head {
 	f := &File{Name: d.file, Host: HostSettings{DrainTimeout: DefaultDrainTimeout, JavaPeers: DefaultJavaPeers}}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
 		d.syntax(data, err)
-		return nil
+		return head{}
 	}
 	var extra yaml.Node
 	switch err := dec.Decode(&extra); {
 	case err == nil:
 		d.report(extra.Line, nil, "a second YAML document (---): the file must hold one document")
-		return nil
+		return head{}
 	case !errors.Is(err, io.EOF):
 		d.syntax(data, err)
-		return nil
+		return head{}
 	}
 	var root *yaml.Node
 	if len(doc.Content) > 0 {
@@ -88,12 +118,21 @@ func (d *decoder) file1(data []byte, opts LoadOptions, baseDir string) *File {
 	}
 	top, ok := d.section(root, "", topKeys(), false)
 	if !ok {
-		return nil
+		return head{}
 	}
 	if e, ok := top[keyEjob]; ok {
 		d.host(e, &f.Host, baseDir)
 	}
-	d.hostDone = len(d.problems)
+	return head{f: f, top: top}
+}
+
+// rest decodes the elasticjob: section of a head; the result is only
+// meaningful when no problem was reported.
+func (d *decoder) rest(h head, opts LoadOptions, baseDir string) *File {
+	f, top := h.f, h.top
+	if top == nil {
+		return nil
+	}
 	e, ok := top[keyElasticjob]
 	if !ok {
 		d.report(1, nil, "no elasticjob section: a host without jobs has nothing to run (add jobs under elasticjob.jobs)")

@@ -97,6 +97,11 @@ func newPlan(h hostconfig.HostSettings, opts Options) plan {
 		retention: h.TracingRetention,
 		http:      h.HTTP,
 	}
+	if opts.Builtin != nil {
+		b := *opts.Builtin
+		b.NoChecksum = true // a host shows it nowhere
+		p.catalog.Builtin = &b
+	}
 	if p.javaPeers == "" {
 		p.javaPeers = hostconfig.DefaultJavaPeers
 	}
@@ -165,12 +170,12 @@ func load(ctx context.Context, opts Options, obs plugins.Observer, validated *sc
 		opts.Logger = hclog.NewNullLogger()
 	}
 	// The host settings name the plugins directory the job types are
-	// checked against; then the whole file is checked at once.
-	host, err := hostconfig.LoadHost(opts.ConfigFile, opts.Getenv)
+	// checked against; then the rest of the file is checked at once.
+	opened, err := hostconfig.Open(opts.ConfigFile, opts.Getenv)
 	if err != nil {
 		return nil, nil, plan{}, err
 	}
-	p := newPlan(host, opts)
+	p := newPlan(opened.Host(), opts)
 	p.catalog.Observer = obs
 	if p.level != hclog.NoLevel {
 		// Before the catalog starts plugin processes: they take the
@@ -181,8 +186,7 @@ func load(ctx context.Context, opts Options, obs plugins.Observer, validated *sc
 	if err != nil {
 		return nil, nil, plan{}, err
 	}
-	file, err := hostconfig.Load(opts.ConfigFile, hostconfig.LoadOptions{
-		Getenv:    opts.Getenv,
+	file, err := opened.Check(hostconfig.LoadOptions{
 		KnownType: func(k spi.Kind, name string) bool { _, err := cat.Provider(k, name); return err == nil },
 		Types:     cat.Types,
 		KnownListener: func(name string) bool {
@@ -202,6 +206,7 @@ func load(ctx context.Context, opts Options, obs plugins.Observer, validated *sc
 		cat.Close()
 		return nil, nil, plan{}, err
 	}
+	p.dumpPort = file.Host.DumpPort // elasticjob.dump: known after Check
 	return file, cat, p, nil
 }
 

@@ -168,6 +168,9 @@ func TestCatalogIndexesBuiltinsAndPlugins(t *testing.T) {
 	if fmt.Sprint(resp.Assignments) != "[{b [0 2]} {a [1]}]" {
 		t.Fatalf("assignments = %v", resp.Assignments)
 	}
+	if b, err := cat.Provider(spi.KindSharding, "AVG_ALLOCATION"); err != nil || !b.Builtin || len(b.SHA256) != 64 {
+		t.Fatalf("built-in provider = %+v, %v; want its checksum", b, err)
+	}
 	// The built-in is served out of process by the ejob binary.
 	avg, err := spi.Resolve[spi.ShardingStrategy](cat, "avg_allocation")
 	if err != nil {
@@ -207,6 +210,14 @@ func TestDuplicateTypeNamesBothBinaries(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), a) || !strings.Contains(err.Error(), b) {
 		t.Fatalf("error %q does not name both %s and %s", err, a, b)
+	}
+}
+
+func TestBuiltinNoChecksum(t *testing.T) {
+	cat, _ := open(t, "", func(c *plugins.Config) { c.Builtin.NoChecksum = true })
+	b, err := cat.Provider(spi.KindSharding, "AVG_ALLOCATION")
+	if err != nil || !b.Builtin || b.SHA256 != "" {
+		t.Fatalf("built-in provider = %+v, %v; want no checksum", b, err)
 	}
 }
 

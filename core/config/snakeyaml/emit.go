@@ -3,9 +3,9 @@ package snakeyaml
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // ErrEmit is wrapped by every error Dump returns.
@@ -323,7 +323,7 @@ func analyzeScalar(s string) analysis {
 	a := analysis{multiline: lineBreaks, allowFlowPlain: true, allowBlockPlain: true, allowSingleQuoted: true, allowBlock: true}
 	// SnakeYAML (since 1.2x) also refuses plain style for "0[0-9_]+", which
 	// YAML 1.1 readers could take for an octal number.
-	if leadingSpace || leadingBreak || trailingSpace || trailingBreak || leadingZeroRE.MatchString(s) {
+	if leadingSpace || leadingBreak || trailingSpace || trailingBreak || leadingZero(s) {
 		a.allowFlowPlain, a.allowBlockPlain = false, false
 	}
 	if trailingSpace {
@@ -347,7 +347,18 @@ func analyzeScalar(s string) analysis {
 	return a
 }
 
-var leadingZeroRE = regexp.MustCompile(`^0[0-9_]+$`)
+// leadingZero reports whether s matches ^0[0-9_]+$.
+func leadingZero(s string) bool {
+	if len(s) < 2 || s[0] != '0' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if c := s[i]; c != '_' && (c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
+}
 
 func (e *emitter) processScalar(value string, style outStyle, split bool) {
 	u := utf16.Encode([]rune(value))
@@ -366,7 +377,16 @@ func (e *emitter) processScalar(value string, style outStyle, split bool) {
 // --- low-level writers (Emitter.write*) ---
 
 func (e *emitter) write(u []uint16) {
-	e.buf.WriteString(string(utf16.Decode(u)))
+	for _, c := range u {
+		if c >= utf8.RuneSelf {
+			e.buf.WriteString(string(utf16.Decode(u)))
+			return
+		}
+	}
+	e.buf.Grow(len(u))
+	for _, c := range u {
+		e.buf.WriteByte(byte(c)) // ASCII: one byte per code unit
+	}
 }
 
 func (e *emitter) writeString(s string) {

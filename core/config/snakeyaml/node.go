@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"regexp"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -81,7 +82,7 @@ func String(s string) *Node {
 		return &Node{Kind: ScalarNode, Tag: TagBinary, Value: base64.StdEncoding.EncodeToString([]byte(s)), Style: StyleLiteral}
 	}
 	n := &Node{Kind: ScalarNode, Tag: TagStr, Value: s}
-	if multilineRE.MatchString(s) {
+	if strings.ContainsAny(s, "\n\u0085\u2028\u2029") { // Java's MULTILINE_PATTERN
 		n.Style = StyleLiteral
 	}
 	return n
@@ -112,8 +113,6 @@ func Mapping(kv ...*Node) *Node {
 func Sequence(items ...*Node) *Node {
 	return &Node{Kind: SequenceNode, Content: items}
 }
-
-var multilineRE = regexp.MustCompile("\n|\u0085|\u2028|\u2029")
 
 // IsPrintable reports whether every character of s is printable in YAML, as
 // SnakeYAML's StreamReader.isPrintable decides. Strings that are not are
@@ -146,20 +145,53 @@ var (
 
 type resolver struct {
 	tag   string
-	re    *regexp.Regexp
+	re    *regexp.Regexp // SnakeYAML's pattern
 	first string
 	limit int
+	// chars holds every character a match can contain: a value with
+	// another one is not tried (a cron expression holds spaces and ?).
+	chars string
+	// match is re.MatchString, or the same test without regexp.
+	match func(string) bool
 }
 
 // resolvers in SnakeYAML's registration order (INT before FLOAT).
 var resolvers = []resolver{
-	{TagBool, boolRE, "yYnNtTfFoO", 10},
-	{TagInt, intRE, "-+0123456789", 1024},
-	{TagFloat, floatRE, "-+0123456789.", 1024},
-	{TagMerge, mergeRE, "<", 10},
-	{TagNull, nullRE, "~nN", 10},
-	{TagTimestamp, timestampRE, "0123456789", 50},
-	{TagYAML, yamlRE, "!&*", 10},
+	{TagBool, boolRE, "yYnNtTfFoO", 10, "yesYESnoNOtrueTRUEfalsFALS", isBoolWord},
+	{TagInt, intRE, "-+0123456789", 1024, "-+0123456789_:bxabcdefABCDEF", isInt},
+	{TagFloat, floatRE, "-+0123456789.", 1024, "-+0123456789_:.eEinfINFaA", floatRE.MatchString},
+	{TagMerge, mergeRE, "<", 10, "<", func(s string) bool { return s == "<<" }},
+	{TagNull, nullRE, "~nN", 10, "~nulNUL ", isNullWord},
+	{TagTimestamp, timestampRE, "0123456789", 50, "0123456789-:.+TtZ \t", timestampRE.MatchString},
+	{TagYAML, yamlRE, "!&*", 10, "!&*", func(s string) bool { return s == "!" || s == "&" || s == "*" }},
+}
+
+// isBoolWord is boolRE.MatchString.
+func isBoolWord(s string) bool {
+	switch s {
+	case "yes", "Yes", "YES", "no", "No", "NO", "true", "True", "TRUE", "false", "False", "FALSE", "on", "On", "ON", "off", "Off", "OFF":
+		return true
+	}
+	return false
+}
+
+// isNullWord is nullRE.MatchString.
+func isNullWord(s string) bool {
+	switch s {
+	case "~", "null", "Null", "NULL", " ":
+		return true
+	}
+	return false
+}
+
+// isInt is intRE.MatchString; a plain decimal ([-+]?(0|[1-9][0-9_]*),
+// one of its forms) is told without it.
+func isInt(s string) bool {
+	d := strings.TrimLeft(s, "-+")
+	if len(s)-len(d) <= 1 && d != "" && (d == "0" || d[0] != '0') && onlyChars(d, "0123456789_") && d[0] != '_' {
+		return true
+	}
+	return intRE.MatchString(s)
 }
 
 // Resolve returns the tag SnakeYAML's Resolver gives a plain scalar with
@@ -172,14 +204,24 @@ func Resolve(value string) string {
 	first, _ := utf8.DecodeRuneInString(value)
 	n := utf16Len(value)
 	for _, r := range resolvers {
-		if !containsRune(r.first, first) || n > r.limit {
+		if !containsRune(r.first, first) || n > r.limit || !onlyChars(value, r.chars) {
 			continue
 		}
-		if r.re.MatchString(value) {
+		if r.match(value) {
 			return r.tag
 		}
 	}
 	return TagStr
+}
+
+// onlyChars reports whether every byte of value is one of chars (ASCII).
+func onlyChars(value, chars string) bool {
+	for i := 0; i < len(value); i++ {
+		if strings.IndexByte(chars, value[i]) < 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func containsRune(s string, r rune) bool {

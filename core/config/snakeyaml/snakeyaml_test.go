@@ -1,9 +1,12 @@
 package snakeyaml
 
 import (
+	"math/rand/v2"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 )
@@ -80,6 +83,57 @@ func TestDumpErrors(t *testing.T) {
 	} {
 		if _, err := Dump(n); err == nil {
 			t.Errorf("%s: Dump succeeded", name)
+		}
+	}
+}
+
+// leadingZero and String's line-break check are the patterns they replace.
+func TestScalarChecksMatchTheirPatterns(t *testing.T) {
+	t.Parallel()
+	leading := regexp.MustCompile(`^0[0-9_]+$`)
+	multiline := regexp.MustCompile("\n|\u0085|\u2028|\u2029")
+	for _, s := range []string{"", "0", "00", "0_", "01_2", "012a", "10", "_0", "0 1", "007", "0\n1", "a\u0085b", "x\u2028", "\u2029", "plain", "a\rb"} {
+		if got, want := leadingZero(s), leading.MatchString(s); got != want {
+			t.Errorf("leadingZero(%q) = %v, want %v", s, got, want)
+		}
+		if got, want := String(s).Style == StyleLiteral, multiline.MatchString(s); IsPrintable(s) && got != want {
+			t.Errorf("String(%q) literal = %v, want %v", s, got, want)
+		}
+	}
+}
+
+// Resolve's character filter and its tests without regexp agree with
+// SnakeYAML's patterns alone, on random values made of the characters
+// they use and some they do not.
+func TestResolveCharFilter(t *testing.T) {
+	t.Parallel()
+	byPatterns := func(value string) string {
+		if value == "" {
+			return TagNull
+		}
+		first, _ := utf8.DecodeRuneInString(value)
+		for _, r := range resolvers {
+			if containsRune(r.first, first) && utf16Len(value) <= r.limit && r.re.MatchString(value) { // the patterns alone
+				return r.tag
+			}
+		}
+		return TagStr
+	}
+	const alphabet = "0123456789-+_:.xbBeEinfINFaAnNuUlLyYsSoOtTrRZ \t~<!&*?#/gG"
+	r := rand.New(rand.NewPCG(5, 6))
+	values := []string{"0 0 0 1 1 ? 2099", "2001-12-14t21:59:43.10-05:00", "2002-12-14", "0x_1F", "0b101", "1:20", "1_000",
+		".inf", "-.Inf", ".NaN", "6.8523015e+5", "190:20:30.15", "~", "NULL", "<<", "yes", "OFF", "!", "*",
+		"0", "-0", "+12_3", "_1", "01", "--1", "+-1", "1_", "10", "True", "fALSE", "no", "On", "null", " ", "&", "<"}
+	for range 200_000 {
+		b := make([]byte, 1+r.IntN(12))
+		for i := range b {
+			b[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		values = append(values, string(b))
+	}
+	for _, v := range values {
+		if got, want := Resolve(v), byPatterns(v); got != want {
+			t.Fatalf("Resolve(%q) = %s, the patterns say %s", v, got, want)
 		}
 	}
 }
