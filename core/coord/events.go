@@ -1,6 +1,7 @@
 package coord
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net/netip"
@@ -23,8 +24,17 @@ func (j *Job) refreshCachedConfig() {
 	if j.cache == nil {
 		return
 	}
-	data, _, ok := j.cache.Get(j.p.Config())
+	// The cache's own bytes (Peek), never modified: what parseConfig keeps
+	// of them is then shared with the cache, not a second copy.
+	data, _, ok := j.cache.Peek(j.p.Config())
 	if !ok {
+		return
+	}
+	if p := j.parsed.Load(); p != nil && bytes.Equal(p.data, data) {
+		// Parsed already (setUpConfig keeps what it wrote): keep the
+		// cache's bytes instead of that copy.
+		j.parsed.CompareAndSwap(p, &parsedConfig{data: data, cfg: p.cfg})
+		j.cfg.Store(p.cfg)
 		return
 	}
 	if c, err := j.parseConfig(data); err == nil {
