@@ -678,7 +678,7 @@ func startIdleJobs(b *testing.B, njobs int) idleJobs {
 // newIdleScheduler returns a scheduler on c (instance 10.0.2.1@-@1) with
 // njobs idle jobs "idle-N" (1 item, a cron that next fires in 2099), not
 // yet running.
-func newIdleScheduler(b *testing.B, c reg.Client, level hclog.Level, njobs int) *scheduler.Scheduler {
+func newIdleScheduler(b testing.TB, c reg.Client, level hclog.Level, njobs int) *scheduler.Scheduler {
 	b.Helper()
 	s, err := scheduler.New(scheduler.Options{
 		Client: c, InstanceID: "10.0.2.1@-@1", ServerIP: "10.0.2.1", Plugins: plugins(),
