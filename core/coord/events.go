@@ -147,7 +147,7 @@ func (j *Job) onConfigEvent(ctx context.Context, ev reg.TreeEvent, st *loopState
 	if ev.Type == reg.NodeUpdated && (cfg.Cron != st.cron || cfg.TimeZone != st.tz) {
 		st.cron, st.tz = cfg.Cron, cfg.TimeZone
 		j.log.Info("cron changed; rescheduling", "cron", cfg.Cron, "timeZone", cfg.TimeZone)
-		j.onRes(cfg.Cron, cfg.TimeZone)
+		j.hooks.Reschedule(cfg.Cron, cfg.TimeZone)
 	}
 	return errors.Join(errs...)
 }
@@ -212,7 +212,7 @@ func (j *Job) onTriggerNode(ctx context.Context) error {
 		return nil
 	}
 	j.log.Info("triggered from the registry")
-	j.onTrig()
+	j.hooks.Trigger()
 	return nil
 }
 

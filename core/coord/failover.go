@@ -24,11 +24,10 @@ type failover struct {
 	id   string // this instance's id
 	log  hclog.Logger
 	poll time.Duration
-	// onFailover is Options.OnFailover; onTrig asks the scheduler to run
-	// (Options.OnTrigger).
-	onFailover func(int)
-	onTrig     func()
-	job        failoverJob
+	// hooks: FailedOver reports a claimed item, Trigger asks the
+	// scheduler to run.
+	hooks Hooks
+	job   failoverJob
 }
 
 // failoverJob is what the failover protocol asks of the job (Job
@@ -306,7 +305,7 @@ func (f *failover) failoverIfNecessary(ctx context.Context) error {
 		return wrap("claim failover item "+names[0], err)
 	}
 	f.rememberClaim(item)
-	f.onFailover(item)
+	f.hooks.FailedOver(item)
 	f.log.Info("claimed failover item; triggering", "item", item)
 	f.trigger()
 	return nil
@@ -419,5 +418,5 @@ func (f *failover) onOwnInstanceAdded(ctx context.Context) error {
 // dropped the request), a failover tick later.
 func (f *failover) trigger() {
 	f.triggered(time.Now())
-	f.onTrig()
+	f.hooks.Trigger()
 }

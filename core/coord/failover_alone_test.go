@@ -52,7 +52,7 @@ func newAloneFailover(t *testing.T, id string) *aloneFailover {
 	cfg.Failover = true
 	a := &aloneFailover{v: &jobView{cfg: cfg, avail: []string{id}}, c: c, p: p}
 	a.f = &failover{s: store{c: c, p: p}, id: id, log: hclog.NewNullLogger(), poll: 10 * time.Millisecond,
-		onFailover: func(i int) { a.claimed = append(a.claimed, i) }, onTrig: func() { a.triggers++ }, job: a.v}
+		hooks: &funcHooks{failedOver: func(i int) { a.claimed = append(a.claimed, i) }, trigger: func() { a.triggers++ }}, job: a.v}
 	return a
 }
 

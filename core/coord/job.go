@@ -56,11 +56,8 @@ type Job struct {
 	recon       time.Duration
 	reconMinute time.Duration
 	grace       time.Duration
-	onTrig      func()
-	onRes       func(string, string)
-	onShut      func()
-	onEv        func(string)
-	onResharded func()
+	hooks       Hooks        // the scheduler's (Options.Hooks or the On* functions)
+	onEv        func(string) // Options.OnEvent (nil: none)
 
 	// cache is the job's view of the shared tree cache, set by Start.
 	cache *reg.CacheView
@@ -151,18 +148,14 @@ func New(opts Options) (*Job, error) {
 		strat: opts.Strategies,
 		log:   lazylog.With(log, "job", opts.Config.JobName, "instance", opts.InstanceID),
 		poll:  opts.PollInterval, recon: opts.ReconcileTick, reconMinute: opts.ReconcileUnit, grace: opts.ShutdownGrace,
-		onTrig: opts.OnTrigger, onRes: opts.OnReschedule, onShut: opts.OnShutdown, onEv: opts.OnEvent,
-		onResharded: opts.OnResharded,
-		ready:       make(chan struct{}),
+		hooks: opts.hooks(), onEv: opts.OnEvent,
+		ready: make(chan struct{}),
 	}
 	j.rg = registration{c: opts.Client, log: j.log, margin: opts.ExpiryMargin, running: j.running.Load,
 		ask: j.askReRegister, cq: newSerialQueue()}
 	j.loop.q = newSerialQueue()
-	j.life = lifecycle{ns: opts.Namespace, onStopped: opts.OnStopped,
+	j.life = lifecycle{ns: opts.Namespace, hooks: j.hooks,
 		startupDone: make(chan struct{}), stopped: make(chan struct{})}
-	if j.life.onStopped == nil {
-		j.life.onStopped = func(error) {}
-	}
 	j.elect = recipe.NewElection(opts.Client, p.LeaderLatch(), p.LeaderInstance(), opts.InstanceID)
 	if j.poll <= 0 {
 		j.poll = 100 * time.Millisecond
@@ -173,22 +166,7 @@ func New(opts Options) (*Job, error) {
 	if j.recon <= 0 {
 		j.recon = time.Minute
 	}
-	for _, f := range []*func(){&j.onTrig, &j.onShut, &j.onResharded} {
-		if *f == nil {
-			*f = func() {}
-		}
-	}
-	if j.onEv == nil {
-		j.onEv = func(string) {}
-	}
-	if j.onRes == nil {
-		j.onRes = func(string, string) {}
-	}
-	j.fo = failover{s: j.s, id: opts.InstanceID, log: j.log, poll: j.poll,
-		onFailover: opts.OnFailover, onTrig: j.onTrig, job: j}
-	if j.fo.onFailover == nil {
-		j.fo.onFailover = func(int) {}
-	}
+	j.fo = failover{s: j.s, id: opts.InstanceID, log: j.log, poll: j.poll, hooks: j.hooks, job: j}
 	return j, nil
 }
 

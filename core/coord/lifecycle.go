@@ -12,8 +12,8 @@ import (
 
 // lifecycle is the job's start and end (Start, Stop, Run).
 type lifecycle struct {
-	ns        *Namespace // Options.Namespace, or the job's own
-	onStopped func(error)
+	ns    *Namespace // Options.Namespace, or the job's own
+	hooks Hooks      // Stopped: an end nobody asked for
 
 	started atomic.Bool
 	// ctx is the job's life (Start's ctx, cancelled by finish); set by
@@ -226,7 +226,7 @@ func (j *Job) finish(asked bool, cause error) {
 			<-l.nsDone
 		}
 		if !asked && l.up.Load() {
-			l.onStopped(cause)
+			l.hooks.Stopped(cause)
 		}
 		close(l.stopped)
 	})

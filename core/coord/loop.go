@@ -50,11 +50,13 @@ func (j *Job) post(fn func()) {
 // load), on the queue.
 func (j *Job) onTreeEvent(ev reg.TreeEvent) {
 	shut := j.handleEvent(j.life.ctx, ev, &j.loop.st)
-	j.onEv(ev.Path)
+	if j.onEv != nil {
+		j.onEv(ev.Path)
+	}
 	if shut {
 		j.log.Info("instance shut down from the registry")
 		j.loop.halted = true
-		j.onShut()
+		j.hooks.Shutdown()
 		go j.finish(false, nil)
 		return
 	}

@@ -55,6 +55,11 @@ type Options struct {
 	// running while the job runs. Nil: the job makes and runs its own.
 	Namespace *Namespace
 
+	// Hooks, if set, is told what the On* functions above and below are
+	// (OnEvent aside), instead of them: a scheduler of many jobs passes
+	// each job's own value rather than a closure per hook and job.
+	Hooks Hooks
+
 	// OnEvent, if set, observes every tree event after the job handled it
 	// (on the job's queue; tests use it as a barrier, hosts for metrics).
 	OnEvent func(path string)
@@ -87,4 +92,71 @@ type Options struct {
 	// session timeout. A margin at least the timeout cancels at once on
 	// suspension.
 	ExpiryMargin time.Duration
+}
+
+// Hooks are the job's calls to its scheduler, as Options' On* functions
+// describe them: Trigger is OnTrigger, Reschedule OnReschedule, Shutdown
+// OnShutdown, Stopped OnStopped, FailedOver OnFailover, Resharded
+// OnResharded.
+type Hooks interface {
+	Trigger()
+	Reschedule(cron, timeZone string)
+	Shutdown()
+	Stopped(err error)
+	FailedOver(item int)
+	Resharded()
+}
+
+// funcHooks are Options' On* functions as Hooks (an unset one does
+// nothing).
+type funcHooks struct {
+	trigger, shutdown, resharded func()
+	reschedule                   func(cron, timeZone string)
+	stopped                      func(error)
+	failedOver                   func(int)
+}
+
+func (h *funcHooks) Trigger() {
+	if h.trigger != nil {
+		h.trigger()
+	}
+}
+
+func (h *funcHooks) Reschedule(cron, timeZone string) {
+	if h.reschedule != nil {
+		h.reschedule(cron, timeZone)
+	}
+}
+
+func (h *funcHooks) Shutdown() {
+	if h.shutdown != nil {
+		h.shutdown()
+	}
+}
+
+func (h *funcHooks) Stopped(err error) {
+	if h.stopped != nil {
+		h.stopped(err)
+	}
+}
+
+func (h *funcHooks) FailedOver(item int) {
+	if h.failedOver != nil {
+		h.failedOver(item)
+	}
+}
+
+func (h *funcHooks) Resharded() {
+	if h.resharded != nil {
+		h.resharded()
+	}
+}
+
+// hooks returns o.Hooks, or o's On* functions as Hooks.
+func (o *Options) hooks() Hooks {
+	if o.Hooks != nil {
+		return o.Hooks
+	}
+	return &funcHooks{trigger: o.OnTrigger, shutdown: o.OnShutdown, resharded: o.OnResharded,
+		reschedule: o.OnReschedule, stopped: o.OnStopped, failedOver: o.OnFailover}
 }

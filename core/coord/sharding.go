@@ -212,7 +212,7 @@ func (j *Job) commitReshard(ctx context.Context, cfg *config.JobConfiguration, i
 	if err != nil {
 		return false, err
 	}
-	j.onResharded()
+	j.hooks.Resharded()
 	return true, nil
 }
 

@@ -175,6 +175,14 @@ type Scheduler struct {
 	toStart  []*runtime
 	starters int
 
+	// lookups resolve plugin types for every job (made once by New, not
+	// a closure per job).
+	lookups struct {
+		strategy     func(name string) (spi.ShardingStrategy, error)
+		errorHandler executor.ErrorHandlerLookup
+		poolSize     executor.PoolSizeLookup
+	}
+
 	// abort is closed by Abort: the drain ends at once.
 	abort     chan struct{}
 	abortOnce sync.Once
@@ -183,6 +191,7 @@ type Scheduler struct {
 // runtime is one job's wiring.
 type runtime struct {
 	name  string
+	s     *Scheduler // the job's: its hooks call it
 	coord *coord.Job
 	exec  *executor.Executor
 	log   hclog.Logger
@@ -202,6 +211,9 @@ type runtime struct {
 	// (Add's, then each reschedule's).
 	cronMu   sync.Mutex
 	cron, tz string
+	// described are the job listeners described for the job, by type
+	// (typedListener); nil while none.
+	described map[string]executor.SPIListener
 }
 
 // leasedContext is a session context (coord.Job.SessionContext) and the
@@ -258,6 +270,16 @@ func New(opts Options) (*Scheduler, error) {
 		s.ns, s.ownNS = coord.NewNamespace(opts.Client, s.coordLog), true
 	}
 	s.trig = trigger.New(trigger.Options{Clock: opts.Clock, Logger: opts.Logger.Named("trigger"), OnMisfire: s.onMisfire})
+	plugins := opts.Plugins
+	s.lookups.strategy = func(name string) (spi.ShardingStrategy, error) {
+		return spi.Resolve[spi.ShardingStrategy](plugins, name)
+	}
+	s.lookups.errorHandler = func(_ context.Context, typ string) (spi.ErrorHandler, error) {
+		return spi.Resolve[spi.ErrorHandler](plugins, typ)
+	}
+	s.lookups.poolSize = func(_ context.Context, typ string) (spi.ThreadPoolSizeProvider, error) {
+		return spi.Resolve[spi.ThreadPoolSizeProvider](plugins, typ)
+	}
 	return s, nil
 }
 
@@ -405,31 +427,17 @@ func (s *Scheduler) Add(ctx context.Context, job Job) error {
 	if _, dup := s.jobs[cfg.JobName]; dup {
 		return fmt.Errorf("%w: %q", ErrDuplicateJob, cfg.JobName)
 	}
-	// The closures below capture name, not cfg: the caller's config is
-	// not kept (coord keeps its own copy).
+	// The job's runtime keeps its name, not cfg: the caller's config is
+	// not kept (coord keeps its own copy). It is the job's coord.Hooks.
 	name := cfg.JobName
-	rt := &runtime{name: name, obs: s.opts.Observer, log: lazylog.With(s.log, "job", name, "instance", s.opts.InstanceID), done: make(chan struct{}), scheduled: make(chan struct{}),
+	rt := &runtime{name: name, s: s, obs: s.opts.Observer, log: lazylog.With(s.log, "job", name, "instance", s.opts.InstanceID), done: make(chan struct{}), scheduled: make(chan struct{}),
 		cron: cfg.Cron, tz: cfg.TimeZone}
 	co := s.opts.Coord
 	co.Client, co.Config, co.JobClassName = s.opts.Client, cfg.Clone(), className
 	co.InstanceID, co.ServerIP, co.Logger = s.opts.InstanceID, s.opts.ServerIP, s.coordLog
 	co.Namespace = s.ns
-	co.Strategies = func(name string) (spi.ShardingStrategy, error) {
-		return spi.Resolve[spi.ShardingStrategy](s.opts.Plugins, name)
-	}
-	// A coordination trigger (failover claim, catch-up, trigger node) that
-	// comes while the job runs starts right after it, as Quartz's one-shot
-	// triggerJob does upstream.
-	co.OnTrigger = func() { s.trig.TriggerSoon(name) }
-	obs := s.opts.Observer
-	co.OnFailover = func(item int) { obs.FailedOver(name, item) }
-	co.OnResharded = func() { obs.Resharded(name) }
-	co.OnReschedule = func(expr, tz string) { s.reschedule(rt, expr, tz) }
-	co.OnShutdown = func() {
-		rt.log.Warn("this instance was shut down for the job from the console; the job stops here")
-		s.trig.Remove(name)
-	}
-	co.OnStopped = func(err error) { s.ended(rt, err) }
+	co.Strategies = s.lookups.strategy
+	co.Hooks = rt
 	cj, err := coord.New(co)
 	if err != nil {
 		return fmt.Errorf("job %q: %w", cfg.JobName, err)
@@ -440,51 +448,31 @@ func (s *Scheduler) Add(ctx context.Context, job Job) error {
 	// The listeners the local config names were described above (a bad
 	// one fails Add); the executor asks for those of the effective config,
 	// which may be the registry's.
-	var described map[string]executor.SPIListener // most jobs name none
-	if len(typed) > 0 {
-		described = make(map[string]executor.SPIListener, len(typed))
-	}
-	for i, l := range typed {
-		l.Guarantee = cj
-		described[spi.NormalizeType(cfg.JobListenerTypes[i])] = l
-	}
-	typedListener := func(ctx context.Context, eff *config.JobConfiguration, name string) (executor.Listener, error) {
-		key := spi.NormalizeType(name)
-		if l, ok := described[key]; ok {
-			return l, nil
-		}
-		l, err := s.describeListener(ctx, eff, name)
-		if err != nil {
-			return nil, err
+	rt.coord = cj
+	for i, l := range typed { // most jobs name none: no map then
+		if rt.described == nil {
+			rt.described = make(map[string]executor.SPIListener, len(typed))
 		}
 		l.Guarantee = cj
-		if described == nil {
-			described = map[string]executor.SPIListener{}
-		}
-		described[key] = l
-		return l, nil
+		rt.described[spi.NormalizeType(cfg.JobListenerTypes[i])] = l
 	}
 	ex, err := executor.New(cfg.JobName, executor.Options{
-		InstanceID: s.opts.InstanceID,
-		Facade:     cj,
-		Runner:     runner,
-		ErrorHandlers: func(_ context.Context, typ string) (spi.ErrorHandler, error) {
-			return spi.Resolve[spi.ErrorHandler](s.opts.Plugins, typ)
-		},
-		PoolSizes: func(_ context.Context, typ string) (spi.ThreadPoolSizeProvider, error) {
-			return spi.Resolve[spi.ThreadPoolSizeProvider](s.opts.Plugins, typ)
-		},
+		InstanceID:     s.opts.InstanceID,
+		Facade:         cj,
+		Runner:         runner,
+		ErrorHandlers:  s.lookups.errorHandler,
+		PoolSizes:      s.lookups.poolSize,
 		Listeners:      job.Listeners,
-		TypedListeners: typedListener,
+		TypedListeners: rt.typedListener,
 		Events:         s.opts.Events,
-		OnRetry:        func(item int) { obs.ItemRetried(name, item) },
+		OnRetry:        rt.itemRetried,
 		Logger:         s.execLog,
 		AvailableCPUs:  s.opts.AvailableCPUs,
 	})
 	if err != nil {
 		return fmt.Errorf("job %q: %w", cfg.JobName, err)
 	}
-	rt.coord, rt.exec = cj, ex
+	rt.exec = ex
 	s.jobs[cfg.JobName] = rt
 	// A steady job's fire is dispatched a lead ahead of its time (the
 	// pre-arm: core/coord prearm.go); the items start at the time.
@@ -494,6 +482,49 @@ func (s *Scheduler) Add(ctx context.Context, job Job) error {
 	}
 	return nil
 }
+
+// typedListener is the job's executor.ListenerLookup: the listeners the
+// local config names were described by Add (a bad one fails it); the
+// executor asks for those of the effective config, which may be the
+// registry's. Called under the executor's lock.
+func (rt *runtime) typedListener(ctx context.Context, eff *config.JobConfiguration, name string) (executor.Listener, error) {
+	key := spi.NormalizeType(name)
+	if l, ok := rt.described[key]; ok {
+		return l, nil
+	}
+	l, err := rt.s.describeListener(ctx, eff, name)
+	if err != nil {
+		return nil, err
+	}
+	l.Guarantee = rt.coord
+	if rt.described == nil {
+		rt.described = map[string]executor.SPIListener{}
+	}
+	rt.described[key] = l
+	return l, nil
+}
+
+func (rt *runtime) itemRetried(item int) { rt.obs.ItemRetried(rt.name, item) }
+
+// The job's coord.Hooks.
+
+// Trigger: a coordination trigger (failover claim, catch-up, trigger node)
+// that comes while the job runs starts right after it, as Quartz's
+// one-shot triggerJob does upstream.
+func (rt *runtime) Trigger() { rt.s.trig.TriggerSoon(rt.name) }
+
+func (rt *runtime) Reschedule(expr, tz string) { rt.s.reschedule(rt, expr, tz) }
+
+func (rt *runtime) Shutdown() {
+	rt.log.Warn("this instance was shut down for the job from the console; the job stops here")
+	rt.s.trig.Remove(rt.name)
+}
+
+func (rt *runtime) Stopped(err error) { rt.s.ended(rt, err) }
+
+func (rt *runtime) FailedOver(item int) { rt.obs.FailedOver(rt.name, item) }
+
+func (rt *runtime) Resharded() { rt.obs.Resharded(rt.name) }
 
 // describeListeners resolves cfg.JobListenerTypes through Plugins and asks
 // each listener, once, how to call it for this job (executors spec §6: each
