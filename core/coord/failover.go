@@ -20,7 +20,7 @@ import (
 // failover state (failoverState). What it needs of the job is failoverJob.
 type failover struct {
 	failoverState
-	s    store  // the registry client and the job's paths
+	s    *store // the registry client and the job's paths (the job's)
 	id   string // this instance's id
 	log  hclog.Logger
 	poll time.Duration

@@ -51,7 +51,7 @@ func newAloneFailover(t *testing.T, id string) *aloneFailover {
 	cfg := config.New("job", 4)
 	cfg.Failover = true
 	a := &aloneFailover{v: &jobView{cfg: cfg, avail: []string{id}}, c: c, p: p}
-	a.f = &failover{s: store{c: c, p: p}, id: id, log: hclog.NewNullLogger(), poll: 10 * time.Millisecond,
+	a.f = &failover{s: &store{c: c, p: p}, id: id, log: hclog.NewNullLogger(), poll: 10 * time.Millisecond,
 		hooks: &funcHooks{failedOver: func(i int) { a.claimed = append(a.claimed, i) }, trigger: func() { a.triggers++ }}, job: a.v}
 	return a
 }

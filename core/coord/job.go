@@ -83,8 +83,9 @@ type Job struct {
 	// pre: running nodes a trigger created with its resharding check,
 	// until RegisterBegin adopts them (trigger.go, pipelinedContexts).
 	pre preBegin
-	// arm estimates the lead of a pre-armed fire (prearm.go).
-	arm armLead
+	// arm estimates the lead of a pre-armed fire (prearm.go); made at the
+	// first trigger (armLead).
+	arm atomic.Pointer[armLead]
 	// fo is the failover protocol and its state (claims, the pump's last
 	// trigger, the recovery of cut-off running nodes): failover.go,
 	// failoverstate.go. mis is the misfire and catch-up state
@@ -166,7 +167,7 @@ func New(opts Options) (*Job, error) {
 	if j.recon <= 0 {
 		j.recon = time.Minute
 	}
-	j.fo = failover{s: j.s, id: opts.InstanceID, log: j.log, poll: j.poll, hooks: j.hooks, job: j}
+	j.fo = failover{s: &j.s, id: opts.InstanceID, log: j.log, poll: j.poll, hooks: j.hooks, job: j}
 	return j, nil
 }
 

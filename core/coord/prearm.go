@@ -104,20 +104,31 @@ func (a *armLead) record(d time.Duration) {
 	a.lead = min(2*s[len(s)-1]+time.Millisecond, maxPreArmLead)
 }
 
-// reset forgets the samples: the last trigger was not a steady one.
+// reset forgets the samples: the last trigger was not a steady one. The
+// reads (reset, count, get) take a nil armLead as one without samples: a
+// job that never fired has none (see Job.armLead).
 func (a *armLead) reset() {
+	if a == nil {
+		return
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.n, a.lead = 0, 0
 }
 
 func (a *armLead) count() int {
+	if a == nil {
+		return 0
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.n
 }
 
 func (a *armLead) get() time.Duration {
+	if a == nil {
+		return 0
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.lead
@@ -128,7 +139,17 @@ func (a *armLead) get() time.Duration {
 // pipelined its begin, and whenever the last pre-arm did not apply
 // (monitorExecution off, failover work, a resharding: nothing to do
 // ahead); else from the round trips of the recent begins (armLead).
-func (j *Job) PreArmLead() time.Duration { return j.arm.get() }
+func (j *Job) PreArmLead() time.Duration { return j.arm.Load().get() }
+
+// armLead returns the job's armLead, made at its first trigger (an idle
+// job carries none).
+func (j *Job) armLead() *armLead {
+	if a := j.arm.Load(); a != nil {
+		return a
+	}
+	j.arm.CompareAndSwap(nil, &armLead{})
+	return j.arm.Load()
+}
 
 // PreArm implements executor.PreArmer: pipelinedContexts ahead of the
 // fire, when the trigger is steady (see above). ok false: nothing was
@@ -144,14 +165,14 @@ func (j *Job) PreArm(ctx context.Context) (executor.ShardingContexts, bool, erro
 	catchingUp := j.mis.catchingUp()
 	cfg, err := j.config(ctx)
 	if err != nil || catchingUp || j.fo.needRecover.Load() {
-		j.arm.reset()
+		j.arm.Load().reset()
 		return none, false, nil
 	}
 	j.dropPreBegun(ctx, nil) // of an execution that did not begin
-	sent := j.arm.count()
+	sent := j.arm.Load().count()
 	sc, ok, err := j.pipelinedContexts(ctx, cfg, j.treeCache())
-	if !ok && err == nil && j.arm.count() == sent {
-		j.arm.reset() // not steady: no lead until a trigger pipelines again
+	if !ok && err == nil && j.arm.Load().count() == sent {
+		j.arm.Load().reset() // not steady: no lead until a trigger pipelines again
 	}
 	return sc, ok, err
 }

@@ -445,7 +445,7 @@ func (j *Job) pipelinedContexts(ctx context.Context, cfg *config.JobConfiguratio
 	j.running.Store(true)
 	sent := time.Now()
 	f, merr := j.statAndBegin(ctx, j.runningOps(cfg, sc.Items, fence))
-	j.arm.record(time.Since(sent)) // the lead of a pre-arm (prearm.go)
+	j.armLead().record(time.Since(sent)) // the lead of a pre-arm (prearm.go)
 	settled := f.err == nil && f.exists && f.st.NumChildren == 0 && j.assignmentSettledAt(minCzxid, f.st.Pzxid)
 	var me *reg.MultiError
 	switch {
