@@ -162,7 +162,9 @@ func (s keySet) has(b keySet) bool { return s&b != 0 }
 // as Java's YAML loader does; see Unmarshal.
 func New(jobName string, shardingTotalCount int) *JobConfiguration {
 	c := &JobConfiguration{}
-	for _, k := range JobKeys() {
+	keys := jobKeys()
+	for i := range keys {
+		k := &keys[i]
 		k.set(c, k.def)
 	}
 	c.JobName, c.ShardingTotalCount = jobName, shardingTotalCount

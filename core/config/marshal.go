@@ -31,7 +31,9 @@ func Marshal(cfg *JobConfiguration) ([]byte, error) {
 		value *snakeyaml.Node
 	}
 	var entries []entry
-	for i, k := range JobKeys() {
+	keys := jobKeys()
+	for i := range keys {
+		k := &keys[i]
 		name := k.Name
 		if k.Legacy != "" && cfg.LegacyThreadPoolKey {
 			name = k.Legacy

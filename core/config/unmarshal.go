@@ -37,7 +37,7 @@ func Unmarshal(data []byte) (*JobConfiguration, error) {
 	if root.Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("%w: line %d: the document is not a mapping", ErrMalformed, root.Line)
 	}
-	keys := JobKeys()
+	keys := jobKeys()
 	cfg := &JobConfiguration{}
 	legacy := -1 // the key with two spellings
 	for i, k := range keys {
@@ -63,7 +63,7 @@ func Unmarshal(data []byte) (*JobConfiguration, error) {
 		key := kn.Value
 		p := fieldParser{key: key, line: v.Line}
 		var err error
-		switch ki := lookupJobKey(keys, key); {
+		switch ki := lookupJobKey(keys[:], key); {
 		case ki < 0:
 			var n *snakeyaml.Node
 			n, err = snakeyaml.FromYAML(root.Content[i+1])

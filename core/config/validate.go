@@ -78,7 +78,7 @@ func (c *JobConfiguration) Validate(opts ValidateOptions) error {
 	fail := func(field, msg string, err error) {
 		errs = append(errs, &FieldError{Field: field, Msg: msg, Err: err})
 	}
-	keys := JobKeys()
+	keys := jobKeys()
 	for _, k := range keys {
 		if k.check != nil {
 			if msg := k.check(c); msg != "" {
