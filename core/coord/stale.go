@@ -57,11 +57,19 @@ type staleFailover interface {
 // are not judged. The leader runs it at startup, on reconcile ticks and
 // after an instance crash.
 func (w *staleSweeper) sweep(ctx context.Context) error {
-	cfg, err := w.job.config(ctx)
+	names, err := w.s.children(ctx, w.s.p.Sharding())
 	if err != nil {
 		return err
 	}
-	names, err := w.s.children(ctx, w.s.p.Sharding())
+	return w.sweepItems(ctx, names)
+}
+
+// sweepItems is sweep on the children of sharding/ listed already.
+func (w *staleSweeper) sweepItems(ctx context.Context, names []string) error {
+	if len(names) == 0 {
+		return nil
+	}
+	cfg, err := w.job.config(ctx)
 	if err != nil {
 		return err
 	}
