@@ -35,6 +35,7 @@ func scenarios() map[string]func(*testing.T, *cluster) {
 		"MissedFireDuringReshardingFlagsGained":  scenarioMissedFireDuringReshardingFlagsGainedItems,
 		"ClaimWhileWaitingForReshardingRuns":     scenarioClaimWhileWaitingForReshardingRuns,
 		"RestartRegisters":                       scenarioRestartRegisters,
+		"RestartDisabledAbdicates":               scenarioRestartDisabledAbdicates,
 	}
 }
 

@@ -27,9 +27,10 @@ import (
 //   - the server and instance nodes go in one transaction, with the
 //     other jobs starting now (Namespace.writes), built from the tree
 //     cache loaded before the election: the server node is left as it is
-//     when it already holds the status (upstream sets it again, which
-//     changes nothing but its version and wakes every instance's
-//     listener), and the instance node is created (an instance node of
+//     when it is ENABLED already (upstream sets it again, which changes
+//     nothing but its version and wakes every instance's listener; a
+//     DISABLED one is written again, as its event makes this instance
+//     abdicate), and the instance node is created (an instance node of
 //     this id found in the cache, or a failed transaction, falls back to
 //     upstream's steps, which handle both);
 //   - what follows reads the registry fresh, in one MultiRead with the
@@ -91,8 +92,10 @@ func (j *Job) registrationOps(status string) []reg.Op {
 	}
 	ops := make([]reg.Op, 0, 2)
 	switch cur, _, ok := cv.Peek(j.p.Server(j.ip)); {
-	case ok && string(cur) == status:
-		// Already so: a Set would change nothing but the version.
+	case ok && string(cur) == status && status == node.ServerEnabled:
+		// Already so: a Set would change nothing but the version. (A
+		// DISABLED server is written again: its event makes a leader
+		// this election gave us abdicate, as upstream's listener does.)
 	case ok:
 		ops = append(ops, reg.SetOp(j.p.Server(j.ip), []byte(status), reg.AnyVersion))
 	default:

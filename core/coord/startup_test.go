@@ -350,3 +350,26 @@ func scenarioRestartRegisters(t *testing.T, cl *cluster) {
 	}
 	expectAssign(t, cl, 2, map[string][]int{b.id: {0, 1}})
 }
+
+// scenarioRestartDisabledAbdicates: a disabled job restarted on a server
+// whose node is DISABLED already still abdicates the leadership its
+// election gave it (upstream's server write wakes the listener that
+// abdicates; a restart must not skip that write), and takes no items.
+func scenarioRestartDisabledAbdicates(t *testing.T, cl *cluster) {
+	cfg := testConfig(2)
+	cfg.Disabled = true
+	a := cl.start("192.168.1.1", 1, cfg)
+	testkit.Eventually(t, waitFor, "the first instance abdicated", func() bool { _, ok := cl.get(jp("leader", "election", "instance")); return !ok })
+	a.stop()
+	if err := a.c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := cl.get(jp("servers", "192.168.1.1")); v != "DISABLED" {
+		t.Fatalf("server = %q", v)
+	}
+	b := cl.start("192.168.1.1", 2, cfg)
+	testkit.Eventually(t, waitFor, "the restarted instance abdicated", func() bool { _, ok := cl.get(jp("leader", "election", "instance")); return !ok })
+	if items, err := b.run(ctxT(t)); err != nil || len(items) != 0 {
+		t.Errorf("disabled instance ran %v, %v", items, err)
+	}
+}
