@@ -9,9 +9,18 @@ import (
 )
 
 // electLeader is upstream's electLeader (spec §6): the recipe's campaign
-// for leader/election/instance under leader/election/latch.
+// for leader/election/instance under leader/election/latch. When the tree
+// cache shows no leader node, the campaign expects none (CampaignVacant:
+// the leader node's create and the latch's release in one transaction;
+// the steps are upstream's if there is one after all).
 func (j *Job) electLeader(ctx context.Context) (bool, error) {
-	ok, err := j.elect.Campaign(ctx)
+	campaign := j.elect.Campaign
+	if cv := j.cache; cv != nil {
+		if _, _, ok := cv.Peek(j.p.LeaderInstance()); !ok {
+			campaign = j.elect.CampaignVacant
+		}
+	}
+	ok, err := campaign(ctx)
 	if err != nil {
 		return false, wrap("elect leader", err)
 	}

@@ -338,51 +338,16 @@ func (j *Job) registerNew(ctx context.Context) error {
 	return nil
 }
 
-// registerStartUp is SetUpFacade.registerStartUpInfo after the listeners
-// are on: elect, server status, instance node, remove offline servers.
-func (j *Job) registerStartUp(ctx context.Context, enabled bool) error {
-	if _, err := j.electLeader(ctx); err != nil {
-		return wrap("elect leader", err)
-	}
-	status := node.ServerEnabled
-	if !enabled {
-		status = node.ServerDisabled
-	}
-	if _, err := reg.Persist(ctx, j.c, j.p.Server(j.ip), []byte(status)); err != nil {
-		return wrap("register server", err)
-	}
-	sess := j.c.Session()
-	if err := j.s.persistEphemeral(ctx, j.p.Instance(j.id), node.InstanceValue(j.id, j.ip)); err != nil {
-		return wrap("register instance", err)
-	}
-	j.rg.registered(sess)
-	if err := j.removeOfflineServers(ctx); err != nil {
-		j.log.Warn("remove offline servers failed", "error", err)
-	}
-	// The leader's listener would flag resharding when it sees this
-	// instance join, but only asynchronously: a leader that is this very
-	// instance flags it now, so that a fire right after startup already
-	// gets its items (the flag is set on the leader only, as upstream).
-	if err := j.serversChanged(ctx); err != nil {
-		return wrap("flag resharding at startup", err)
-	}
-	return nil
-}
-
 // removeOfflineServers deletes servers/{ip} with a non-blank value whose IP
-// is the prefix of no instance id (3.0.5, spec §12.7).
-func (j *Job) removeOfflineServers(ctx context.Context) error {
-	ids, err := j.s.children(ctx, j.p.Instances())
-	if err != nil || len(ids) == 0 {
-		return err
+// is the prefix of no instance id (3.0.5, spec §12.7), given the instance
+// ids and server IPs listed (instances first, as upstream).
+func (j *Job) removeOfflineServers(ctx context.Context, ids, ips []string) error {
+	if len(ids) == 0 {
+		return nil
 	}
 	online := map[string]bool{}
 	for _, id := range ids {
 		online[ipPrefix(id)] = true
-	}
-	ips, err := j.s.children(ctx, j.p.Servers())
-	if err != nil {
-		return err
 	}
 	for _, ip := range ips {
 		if online[ip] {

@@ -135,19 +135,22 @@ func (j *Job) startUp(ctx context.Context) error {
 	}
 	fresh := j.fresh
 	j.fresh = nil
+	// The stale-node sweep: on a leader, of a job the registry had.
+	var sweep bool
+	var items []string
 	if fresh != nil && fresh.sess != nil {
 		// registerNew did it all: leader, server, instance, flag; the
 		// subtree held nothing else (no offline server, no stale node).
 		j.rg.registered(fresh.sess)
 		j.log.Info("became leader")
-	} else if err := j.registerStartUp(ctx, !cfg.Disabled); err != nil {
+	} else if sweep, items, err = j.registerStartUp(ctx, !cfg.Disabled); err != nil {
 		return err
 	}
 	j.loop.st = loopState{curTotal: cfg.ShardingTotalCount, cron: cfg.Cron, tz: cfg.TimeZone, lastReconcile: time.Now()}
 	close(j.ready)
 	j.log.Info("instance registered", "server", j.ip)
-	if fresh == nil || fresh.sess == nil {
-		if err := j.stale().sweepIfLeader(ctx); err != nil && ctx.Err() == nil {
+	if sweep {
+		if err := j.stale().sweepItems(ctx, items); err != nil && ctx.Err() == nil {
 			j.log.Warn("stale node sweep at startup failed", "error", err)
 		}
 	}

@@ -34,6 +34,8 @@ func scenarios() map[string]func(*testing.T, *cluster) {
 		"PendingMisfireRunAtOnceAndHandedOver":   scenarioPendingMisfireRunAtOnceAndHandedOver,
 		"MissedFireDuringReshardingFlagsGained":  scenarioMissedFireDuringReshardingFlagsGainedItems,
 		"ClaimWhileWaitingForReshardingRuns":     scenarioClaimWhileWaitingForReshardingRuns,
+		"RestartRegisters":                       scenarioRestartRegisters,
+		"RestartDisabledAbdicates":               scenarioRestartDisabledAbdicates,
 	}
 }
 

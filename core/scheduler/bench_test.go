@@ -680,8 +680,14 @@ func startIdleJobs(b *testing.B, njobs int) idleJobs {
 // yet running.
 func newIdleScheduler(b testing.TB, c reg.Client, level hclog.Level, njobs int) *scheduler.Scheduler {
 	b.Helper()
+	return newIdleSchedulerAs(b, c, level, "10.0.2.1@-@1", njobs)
+}
+
+// newIdleSchedulerAs is newIdleScheduler as instance id (on 10.0.2.1).
+func newIdleSchedulerAs(b *testing.B, c reg.Client, level hclog.Level, id string, njobs int) *scheduler.Scheduler {
+	b.Helper()
 	s, err := scheduler.New(scheduler.Options{
-		Client: c, InstanceID: "10.0.2.1@-@1", ServerIP: "10.0.2.1", Plugins: plugins(),
+		Client: c, InstanceID: id, ServerIP: "10.0.2.1", Plugins: plugins(),
 		Logger: hclog.New(&hclog.LoggerOptions{Level: level, Output: os.Stderr}),
 	})
 	if err != nil {

@@ -58,6 +58,16 @@ func (e *Election) Campaign(ctx context.Context) (bool, error) {
 	return ok, nil
 }
 
+// CampaignVacant is Campaign when the leader node is likely absent (a
+// cache shows none): see ElectVacant.
+func (e *Election) CampaignVacant(ctx context.Context) (bool, error) {
+	ok, err := ElectVacant(ctx, e.c, e.latch, e.leader, []byte(e.id))
+	if err != nil {
+		return false, fmt.Errorf("campaign %s: %w", e.leader, err)
+	}
+	return ok, nil
+}
+
 // IsLeader reports whether we lead now, read fresh from the registry: the
 // leader node holds our id and belongs to the client's current session.
 func (e *Election) IsLeader(ctx context.Context) (bool, error) {

@@ -173,11 +173,12 @@ func (l *Latch) await(ctx context.Context, node string, sess *reg.Session, relea
 			return fmt.Errorf("latch %s: node %s vanished: %w", l.path, ours, reg.ErrSessionLost)
 		}
 		if idx == 0 {
-			st, ok, err := l.c.Exists(ctx, node)
-			if err != nil {
-				return fmt.Errorf("latch %s: %w", l.path, err)
-			}
-			if !ok || st.EphemeralOwner != sess.ID() {
+			// Curator's check is this listing alone. Our node in it is ours
+			// while the session that created it lives and is still the
+			// client's: a session's ephemerals go with it, and nobody else
+			// creates a node of our protected name. (A read of the node's
+			// owner here told nothing more, for a request.)
+			if err := sess.Err(); err != nil || l.c.Session() != sess {
 				return fmt.Errorf("latch %s: node %s not owned by %v: %w", l.path, ours, sess, reg.ErrSessionLost)
 			}
 			return nil
@@ -235,6 +236,21 @@ func (l *Latch) Release(ctx context.Context) error {
 	return nil
 }
 
+// forget drops node, our participant node, which the caller deleted (in
+// a transaction with its own writes): the latch is released, as by
+// Release, without a request.
+func (l *Latch) forget(node string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.released != nil {
+		close(l.released)
+		l.released = nil
+	}
+	if l.node == node {
+		l.node, l.sess, l.owner = "", nil, false
+	}
+}
+
 // IsOwner reports whether this participant holds the latch in a live
 // session. It is a local view; use Fence to make a write depend on it.
 func (l *Latch) IsOwner() bool {
@@ -289,6 +305,11 @@ func newUUID() (string, error) {
 // ExecuteInLeader is upstream's executeInLeader: a one-shot latch at
 // latchPath (participant id "") used as a mutex: acquire, run fn, release.
 func ExecuteInLeader(ctx context.Context, c reg.Client, latchPath string, fn func(ctx context.Context) error) error {
+	return executeInLeader(ctx, c, latchPath, func(ctx context.Context, _ *Latch) error { return fn(ctx) })
+}
+
+// executeInLeader is ExecuteInLeader with the latch passed to fn.
+func executeInLeader(ctx context.Context, c reg.Client, latchPath string, fn func(ctx context.Context, l *Latch) error) error {
 	l := NewLatch(c, latchPath, "")
 	if err := l.Acquire(ctx); err != nil {
 		return err
@@ -298,7 +319,7 @@ func ExecuteInLeader(ctx context.Context, c reg.Client, latchPath string, fn fun
 	l.mu.Unlock()
 	sctx, cancel := sess.Context(ctx)
 	defer cancel()
-	ferr := fn(sctx)
+	ferr := fn(sctx, l)
 	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer rcancel()
 	return errors.Join(ferr, l.Release(rctx))
@@ -308,8 +329,36 @@ func ExecuteInLeader(ctx context.Context, c reg.Client, latchPath string, fn fun
 // latchPath, create the ephemeral leaderPath with data unless it exists.
 // It reports whether this client's session now owns leaderPath.
 func Elect(ctx context.Context, c reg.Client, latchPath, leaderPath string, data []byte) (bool, error) {
+	return elect(ctx, c, latchPath, leaderPath, data, false)
+}
+
+// ElectVacant is Elect for a leader node that is likely absent (a cache
+// shows none): once the latch is ours, the leader node's create and the
+// release of the latch go in one transaction, instead of a check of the
+// leader node, its create and the release (three requests). The other
+// participants see the latch free only once the leader node exists, as
+// after Elect's steps, and the tree is the same. If the transaction fails
+// (the leader node exists after all, or its outcome is unknown), Elect's
+// steps run, still under the latch.
+func ElectVacant(ctx context.Context, c reg.Client, latchPath, leaderPath string, data []byte) (bool, error) {
+	return elect(ctx, c, latchPath, leaderPath, data, true)
+}
+
+func elect(ctx context.Context, c reg.Client, latchPath, leaderPath string, data []byte, vacant bool) (bool, error) {
 	var leader bool
-	err := ExecuteInLeader(ctx, c, latchPath, func(ctx context.Context) error {
+	err := executeInLeader(ctx, c, latchPath, func(ctx context.Context, l *Latch) error {
+		if vacant {
+			node := l.NodePath()
+			_, err := c.Multi(ctx, reg.CreateOp(leaderPath, data, reg.Ephemeral), reg.DeleteOp(node, reg.AnyVersion))
+			if err == nil {
+				l.forget(node)
+				leader = true
+				return nil
+			}
+			if ctx.Err() != nil {
+				return err
+			}
+		}
 		st, ok, err := c.Exists(ctx, leaderPath)
 		if err != nil {
 			return err

@@ -1,6 +1,7 @@
 package regtest
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -75,7 +76,8 @@ func Run(t *testing.T, h Harness) {
 		"LatchNodeFormat":       s.testLatchFormat,
 		"LatchHandover":         s.testLatchHandover,
 		"LatchCancel":           s.testLatchCancel,
-		"ElectLeader":           s.testElect,
+		"ElectLeader":           func(t *testing.T) { s.testElect(t, recipe.Elect) },
+		"ElectLeaderVacant":     func(t *testing.T) { s.testElect(t, recipe.ElectVacant) },
 		"FencedWrite":           s.testFenced,
 		"FencedWriteOnLeaderNS": s.testFencedLeaderNode,
 	}
@@ -1705,7 +1707,11 @@ func (s *suite) testLatchCancel(t *testing.T) {
 	}
 }
 
-func (s *suite) testElect(t *testing.T) {
+// testElect: concurrent campaigns through elect (recipe.Elect, or
+// ElectVacant, whose create and release go in one transaction) make one
+// leader and leave no latch participant; a campaign again, either way,
+// keeps it.
+func (s *suite) testElect(t *testing.T, elect func(context.Context, reg.Client, string, string, []byte) (bool, error)) {
 	ctx := ctxFor(t)
 	ns := namespace(t)
 	var clients []reg.Client
@@ -1719,7 +1725,7 @@ func (s *suite) testElect(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ok, err := recipe.Elect(ctx, c, latch, leader, fmt.Appendf(nil, "10.0.0.%d@-@1", i))
+			ok, err := elect(ctx, c, latch, leader, fmt.Appendf(nil, "10.0.0.%d@-@1", i))
 			if err != nil {
 				t.Error(err)
 			}
@@ -1743,13 +1749,25 @@ func (s *suite) testElect(t *testing.T) {
 	if winner == nil || !strings.HasPrefix(string(data), "10.0.0.") {
 		t.Fatalf("leader node %q owner %x", data, st.EphemeralOwner)
 	}
-	// Elect again: the existing leader stays.
-	for _, c := range clients {
-		ok, err := recipe.Elect(ctx, c, latch, leader, []byte("x"))
-		noErr(t, err)
-		if ok != (c == winner) {
-			t.Fatal("re-election changed the leader")
+	// Elect again, both ways: the existing leader stays.
+	for _, again := range []func(context.Context, reg.Client, string, string, []byte) (bool, error){recipe.Elect, recipe.ElectVacant} {
+		for _, c := range clients {
+			ok, err := again(ctx, c, latch, leader, []byte("x"))
+			noErr(t, err)
+			if ok != (c == winner) {
+				t.Fatal("re-election changed the leader")
+			}
 		}
+	}
+	if d, _, _ := clients[0].Get(ctx, leader); !bytes.Equal(d, data) {
+		t.Fatalf("leader node %q after the re-elections, was %q", d, data)
+	}
+	names, err := clients[0].Children(ctx, latch)
+	if !errors.Is(err, reg.ErrNoNode) { // the container may be reaped already
+		noErr(t, err)
+	}
+	if len(names) != 0 {
+		t.Fatalf("latch participants left: %v", names)
 	}
 }
 

@@ -197,6 +197,13 @@ func (c *Client) Create(ctx context.Context, path string, data []byte, mode reg.
 			pm = zk.FlagContainer
 		}
 		if err := c.mkdirs(ctx, reg.Parent(full), pm); err != nil {
+			// An ancestor mkdirs found was gone when it created the next
+			// one: an empty container the server reaped meanwhile (a
+			// job's leader/election after its last leader node went, on
+			// a restart). Start over from the top, as for the node.
+			if errors.Is(err, reg.ErrNoNode) && try < 3 {
+				continue
+			}
 			return "", &reg.OpError{Op: "create", Path: path, Err: fmt.Errorf("create parents: %w", err)}
 		}
 	}

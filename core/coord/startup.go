@@ -1,0 +1,202 @@
+package coord
+
+import (
+	"context"
+	"errors"
+
+	"github.com/ejob-io/ejob/core/node"
+	"github.com/ejob-io/ejob/core/reg"
+	"github.com/ejob-io/ejob/core/reg/recipe"
+)
+
+// registerStartUp is SetUpFacade.registerStartUpInfo after the listeners
+// are on, for a job whose root exists (a restart, or another instance
+// registered it first): elect, server status, instance node, remove
+// offline servers, flag resharding. It reports whether this instance
+// leads, as read after it registered, and then the children of sharding/
+// read with it (for the stale-node sweep).
+//
+// Upstream's steps, each a request or a few; here (issue 16: a host
+// restarting 1,000 jobs made ~20 requests a job, now 3):
+//   - the election keeps every step of the protocol (electLeader): the
+//     latch node's create, the latch's listing, the check-and-create of
+//     the leader node under the latch, the latch's release; a Java
+//     participant may be inside the latch, so none is skipped. When the
+//     cache shows no leader node, the create and the release go in one
+//     transaction (recipe.ElectVacant);
+//   - the server and instance nodes go in one transaction, with the
+//     other jobs starting now (Namespace.writes), built from the tree
+//     cache loaded before the election: the server node is left as it is
+//     when it is ENABLED already (upstream sets it again, which changes
+//     nothing but its version and wakes every instance's listener; a
+//     DISABLED one is written again, as its event makes this instance
+//     abdicate), and the instance node is created (an instance node of
+//     this id found in the cache, or a failed transaction, falls back to
+//     upstream's steps, which handle both);
+//   - what follows reads the registry fresh, in one MultiRead with the
+//     other jobs (Namespace.reads): the instances and servers for the
+//     offline-server sweep, the leader node for the resharding flag and
+//     the stale-node sweep, the flag itself and the items (for a static
+//     sharding and the sweep).
+func (j *Job) registerStartUp(ctx context.Context, enabled bool) (leads bool, items []string, err error) {
+	if _, err := j.electLeader(ctx); err != nil {
+		return false, nil, wrap("elect leader", err)
+	}
+	status := node.ServerEnabled
+	if !enabled {
+		status = node.ServerDisabled
+	}
+	sess := j.c.Session()
+	if err := j.registerNodes(ctx, status); err != nil {
+		return false, nil, err
+	}
+	j.rg.registered(sess)
+	return j.afterRegistration(ctx)
+}
+
+// registerNodes writes servers/{ip} (status) and the ephemeral
+// instances/{id}: in one transaction when the tree cache shows both
+// parents and no instance node of this id, else (or if that fails) as
+// upstream, step by step.
+func (j *Job) registerNodes(ctx context.Context, status string) error {
+	if ops := j.registrationOps(status); ops != nil {
+		err := j.life.ns.writes.Multi(ctx, ops...)
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		j.log.Debug("registering server and instance in one transaction failed; registering step by step", "error", err)
+	}
+	if _, err := reg.Persist(ctx, j.c, j.p.Server(j.ip), []byte(status)); err != nil {
+		return wrap("register server", err)
+	}
+	if err := j.s.persistEphemeral(ctx, j.p.Instance(j.id), node.InstanceValue(j.id, j.ip)); err != nil {
+		return wrap("register instance", err)
+	}
+	return nil
+}
+
+// registrationOps returns registerNodes' transaction as the tree cache
+// shows the nodes, or nil when it needs upstream's steps: a parent
+// missing, or an instance node of this id (an earlier session's, which
+// persistEphemeral replaces, or this one's, which it keeps).
+func (j *Job) registrationOps(status string) []reg.Op {
+	cv := j.cache
+	if _, _, ok := cv.Peek(j.p.Instance(j.id)); ok {
+		return nil
+	}
+	if _, _, ok := cv.Peek(j.p.Instances()); !ok {
+		return nil
+	}
+	ops := make([]reg.Op, 0, 2)
+	switch cur, _, ok := cv.Peek(j.p.Server(j.ip)); {
+	case ok && string(cur) == status && status == node.ServerEnabled:
+		// Already so: a Set would change nothing but the version. (A
+		// DISABLED server is written again: its event makes a leader
+		// this election gave us abdicate, as upstream's listener does.)
+	case ok:
+		ops = append(ops, reg.SetOp(j.p.Server(j.ip), []byte(status), reg.AnyVersion))
+	default:
+		if _, _, ok := cv.Peek(j.p.Servers()); !ok {
+			return nil
+		}
+		ops = append(ops, reg.CreateOp(j.p.Server(j.ip), []byte(status), reg.Persistent))
+	}
+	return append(ops, reg.CreateOp(j.p.Instance(j.id), node.InstanceValue(j.id, j.ip), reg.Ephemeral))
+}
+
+// afterRegistration is the rest of registerStartUp once this instance is
+// registered: the offline-server sweep, then, on the leader, the
+// resharding flag (serversChanged). The leader's listener would flag
+// resharding when it sees this instance join, but only asynchronously: a
+// leader that is this very instance flags it now, so that a fire right
+// after startup already gets its items (the flag is set on the leader
+// only, as upstream). It returns what registerStartUp does.
+func (j *Job) afterRegistration(ctx context.Context) (bool, []string, error) {
+	rs, err := j.life.ns.reads.Read(ctx,
+		reg.ChildrenOp(j.p.Instances()),
+		reg.ChildrenOp(j.p.Servers()),
+		reg.GetOp(j.p.LeaderInstance()),
+		reg.GetOp(j.p.ShardingNecessary()),
+		reg.GetOp(j.p.Instance(j.id)),
+		reg.ChildrenOp(j.p.Sharding()),
+	)
+	if err == nil {
+		for _, r := range rs {
+			if r.Err != nil && !errors.Is(r.Err, reg.ErrNoNode) {
+				err = r.Err
+				break
+			}
+		}
+	}
+	if err != nil {
+		return false, nil, wrap("read registration", err)
+	}
+	instances, servers, leader, flag, own, items := rs[0], rs[1], rs[2], rs[3], rs[4], rs[5]
+	if err := j.removeOfflineServers(ctx, instances.Children, servers.Children); err != nil {
+		j.log.Warn("remove offline servers failed", "error", err)
+	}
+	if leader.Err != nil {
+		// No leader now: upstream's wait for one (isLeaderUntilBlock).
+		if err := j.serversChanged(ctx); err != nil {
+			return false, nil, wrap("flag resharding at startup", err)
+		}
+		return j.leadsNow(ctx)
+	}
+	if j.shutdown.Load() || !j.elect.Leads(leader.Data, leader.Stat) {
+		return false, nil, nil
+	}
+	cfg, err := j.config(ctx)
+	if err != nil {
+		return false, nil, err
+	}
+	if cfg.StaticSharding && len(items.Children) > 0 {
+		// A static sharding is not redone for a member joining.
+		return true, items.Children, nil
+	}
+	if flag.Err != nil {
+		// setReshardingFlag's create, knowing what its reads would find:
+		// this instance leads and the flag is absent (a missing parent
+		// fails it, as a removed job, whose root is gone, does).
+		err := j.elect.Fenced(ctx, func(f recipe.Fence) error {
+			_, err := recipe.FencedMulti(ctx, j.c, f, reg.CreateOp(j.p.ShardingNecessary(), nil, reg.Persistent))
+			return err
+		})
+		switch {
+		case err == nil, errors.Is(err, reg.ErrNodeExists):
+		case ctx.Err() != nil:
+			return false, nil, context.Cause(ctx)
+		default:
+			// Leadership lost meanwhile, or leader/sharding missing:
+			// upstream's steps.
+			j.log.Debug("flagging resharding at startup failed; trying upstream's steps", "error", err)
+			if err := j.serversChanged(ctx); err != nil {
+				return false, nil, wrap("flag resharding at startup", err)
+			}
+			return j.leadsNow(ctx)
+		}
+	}
+	// Flagged (found or set) after this instance registered: the next
+	// resharding reads the membership with it. So the membership changes
+	// up to its registration (its instance node's Mzxid) need not flag
+	// again when their events come (membershipAccounted).
+	if own.Err == nil && own.Stat.EphemeralOwner == j.c.Session().ID() {
+		if z := own.Stat.Mzxid + 1; z > j.accountedZxid.Load() {
+			j.accountedZxid.Store(z)
+		}
+	}
+	return true, items.Children, nil
+}
+
+// leadsNow is afterRegistration's end after upstream's steps: whether this
+// instance leads (fresh) and, if so, the children of sharding/.
+func (j *Job) leadsNow(ctx context.Context) (bool, []string, error) {
+	ok, err := j.isLeader(ctx)
+	if err != nil || !ok {
+		return false, nil, err
+	}
+	items, err := j.s.children(ctx, j.p.Sharding())
+	return err == nil, items, err
+}
