@@ -684,7 +684,7 @@ func newIdleScheduler(b testing.TB, c reg.Client, level hclog.Level, njobs int) 
 }
 
 // newIdleSchedulerAs is newIdleScheduler as instance id (on 10.0.2.1).
-func newIdleSchedulerAs(b *testing.B, c reg.Client, level hclog.Level, id string, njobs int) *scheduler.Scheduler {
+func newIdleSchedulerAs(b testing.TB, c reg.Client, level hclog.Level, id string, njobs int) *scheduler.Scheduler {
 	b.Helper()
 	s, err := scheduler.New(scheduler.Options{
 		Client: c, InstanceID: id, ServerIP: "10.0.2.1", Plugins: plugins(),
