@@ -170,6 +170,11 @@ type Scheduler struct {
 	runCtx  context.Context // set by Run; jobs added later start under it
 	wg      sync.WaitGroup  // jobs' startups (startLocked)
 	stopped bool
+	// pending counts the jobs whose start has not settled; settled is
+	// closed while it is 0 (Ready waits on it). One channel for all jobs,
+	// not two per job.
+	pending int
+	settled chan struct{}
 	// toStart are the jobs whose startup has not begun, and starters the
 	// goroutines starting them (at most maxStarters; see startLocked).
 	toStart  []*runtime
@@ -196,14 +201,10 @@ type runtime struct {
 	exec  *executor.Executor
 	log   hclog.Logger
 	obs   Observer
-	// done is closed when the job's coordination has ended (see ended).
-	done     chan struct{}
-	doneOnce sync.Once
-	// scheduled is closed once the job registered and its trigger loop
-	// follows the effective configuration's cron (startLocked).
-	scheduled chan struct{}
-	// err is why it ended, readable after done.
-	err error
+	// outcome is how the job's start ended (pending until it has), and
+	// err why it failed; under the scheduler's mu (see settle).
+	outcome startOutcome
+	err     error
 	// leased is the last session context with the execution lease added
 	// (leasedContext).
 	leased atomic.Pointer[leasedContext]
@@ -263,8 +264,9 @@ func New(opts Options) (*Scheduler, error) {
 	if opts.Validated == nil {
 		opts.Validated = &ValidatedProps{}
 	}
-	s := &Scheduler{opts: opts, log: opts.Logger, jobs: map[string]*runtime{}, abort: make(chan struct{}),
+	s := &Scheduler{opts: opts, log: opts.Logger, jobs: map[string]*runtime{}, abort: make(chan struct{}), settled: make(chan struct{}),
 		coordLog: opts.Logger.Named("coord"), execLog: opts.Logger.Named("executor")}
+	close(s.settled) // no job yet
 	s.ns = opts.Coord.Namespace
 	if s.ns == nil {
 		s.ns, s.ownNS = coord.NewNamespace(opts.Client, s.coordLog), true
@@ -430,7 +432,7 @@ func (s *Scheduler) Add(ctx context.Context, job Job) error {
 	// The job's runtime keeps its name, not cfg: the caller's config is
 	// not kept (coord keeps its own copy). It is the job's coord.Hooks.
 	name := cfg.JobName
-	rt := &runtime{name: name, s: s, obs: s.opts.Observer, log: lazylog.With(s.log, "job", name, "instance", s.opts.InstanceID), done: make(chan struct{}), scheduled: make(chan struct{}),
+	rt := &runtime{name: name, s: s, obs: s.opts.Observer, log: lazylog.With(s.log, "job", name, "instance", s.opts.InstanceID),
 		cron: cfg.Cron, tz: cfg.TimeZone}
 	co := s.opts.Coord
 	co.Client, co.Config, co.JobClassName = s.opts.Client, cfg.Clone(), className
@@ -474,6 +476,9 @@ func (s *Scheduler) Add(ctx context.Context, job Job) error {
 	}
 	rt.exec = ex
 	s.jobs[cfg.JobName] = rt
+	if s.pending++; s.pending == 1 {
+		s.settled = make(chan struct{})
+	}
 	// A steady job's fire is dispatched a lead ahead of its time (the
 	// pre-arm: core/coord prearm.go); the items start at the time.
 	s.trig.AddAhead(cfg.JobName, sched, rt.fire, cj.PreArmLead)
@@ -624,7 +629,7 @@ func (s *Scheduler) start(ctx context.Context, rt *runtime) {
 	}
 	// Ready waits for this: a fire due right after Ready returned
 	// was lost when the reschedule came after it.
-	defer close(rt.scheduled)
+	defer s.settle(rt, startScheduled, nil)
 	cfg, err := rt.coord.Config(ctx)
 	if err != nil {
 		rt.log.Warn("cannot read the effective config after startup", "error", err)
@@ -636,13 +641,36 @@ func (s *Scheduler) start(ctx context.Context, rt *runtime) {
 // ended records the end of a job's coordination: its startup failed, or it
 // stopped without the scheduler asking (console shutdown: err nil).
 func (s *Scheduler) ended(rt *runtime, err error) {
-	rt.doneOnce.Do(func() {
-		rt.err = err
-		close(rt.done)
-	})
+	why := err
+	if why == nil {
+		why = errors.New("stopped before it registered") // if it had not
+	}
+	s.settle(rt, startFailed, why)
 	if err != nil && s.runCtx.Err() == nil {
 		rt.log.Error("job coordination stopped", "error", err)
 		s.trig.Remove(rt.name)
+	}
+}
+
+// startOutcome is how a job's start ended.
+type startOutcome uint8
+
+const (
+	startPending   startOutcome = iota
+	startScheduled              // registered, and the trigger loop follows its cron
+	startFailed                 // ended before that
+)
+
+// settle records the first outcome of rt's start.
+func (s *Scheduler) settle(rt *runtime, o startOutcome, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if rt.outcome != startPending {
+		return
+	}
+	rt.outcome, rt.err = o, err
+	if s.pending--; s.pending == 0 {
+		close(s.settled)
 	}
 }
 
@@ -770,27 +798,23 @@ func (s *Scheduler) IsLeader(ctx context.Context, job string) (bool, error) {
 // registered, a *StartError naming each job that failed, or ctx's error.
 func (s *Scheduler) Ready(ctx context.Context) error {
 	s.mu.Lock()
-	rts := make([]*runtime, 0, len(s.jobs))
-	for _, rt := range s.jobs {
-		rts = append(rts, rt)
-	}
+	settled := s.settled
 	s.mu.Unlock()
-	slices.SortFunc(rts, func(a, b *runtime) int { return strings.Compare(a.name, b.name) })
-	se := &StartError{Jobs: len(rts)}
-	for _, rt := range rts {
-		select {
-		case <-rt.scheduled:
-		case <-rt.done:
-			err := rt.err
-			if err == nil {
-				err = errors.New("stopped before it registered")
-			}
-			se.Failed = append(se.Failed, JobFailure{Job: rt.name, Err: err})
-		case <-ctx.Done():
-			return ctx.Err()
+	select {
+	case <-settled:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	s.mu.Lock()
+	se := &StartError{Jobs: len(s.jobs)}
+	for _, rt := range s.jobs {
+		if rt.outcome == startFailed {
+			se.Failed = append(se.Failed, JobFailure{Job: rt.name, Err: rt.err})
 		}
 	}
+	s.mu.Unlock()
 	if len(se.Failed) > 0 {
+		slices.SortFunc(se.Failed, func(a, b JobFailure) int { return strings.Compare(a.Job, b.Job) })
 		return se
 	}
 	return nil
