@@ -123,6 +123,7 @@ func (f Fire) TakeMissed(final bool) Misfire {
 // execution is one execution of a job: what it runs, and what the loop
 // shares with it while it runs. One allocation per fire.
 type execution struct {
+	job *job
 	ctx context.Context // the job's (job.ctx)
 	fn  Func            // the job's function, called with fire; nil for a misfire report
 	// fire is what fn receives (its exec is this execution).
@@ -266,6 +267,11 @@ type Options struct {
 	// MaxSleep bounds how long the loop sleeps without looking at the clock,
 	// so that a wall-clock jump is noticed. Default 1 minute.
 	MaxSleep time.Duration
+	// WorkerIdle is how long a goroutine that ran an execution waits (on
+	// the Clock) for another before it exits. Default 2 s: jobs that fire
+	// every second reuse goroutines; a scheduler whose jobs fire less
+	// often keeps none between fires.
+	WorkerIdle time.Duration
 }
 
 // Entry is one job as Snapshot reports it.
@@ -282,11 +288,16 @@ type Entry struct {
 // queue a command that Run applies in order, so they may be called before
 // Run starts.
 type Scheduler struct {
-	clock     Clock
-	log       hclog.Logger
-	onMisfire MisfireFunc
-	threshold time.Duration
-	maxSleep  time.Duration
+	clock      Clock
+	log        hclog.Logger
+	onMisfire  MisfireFunc
+	threshold  time.Duration
+	maxSleep   time.Duration
+	workerIdle time.Duration
+
+	// work hands an execution to an idle worker. It is unbuffered: a send
+	// succeeds only when a worker waits (spawn).
+	work chan *execution
 
 	mu      sync.Mutex
 	cmds    []command
@@ -366,15 +377,17 @@ type command struct {
 // New returns a Scheduler; call Run to start it.
 func New(opts Options) *Scheduler {
 	s := &Scheduler{
-		clock:     opts.Clock,
-		log:       opts.Logger,
-		onMisfire: opts.OnMisfire,
-		threshold: opts.MisfireThreshold,
-		maxSleep:  opts.MaxSleep,
-		wake:      make(chan struct{}, 1),
-		done:      make(chan *job),
-		exited:    make(chan struct{}),
-		jobs:      make(map[string]*job),
+		clock:      opts.Clock,
+		log:        opts.Logger,
+		onMisfire:  opts.OnMisfire,
+		threshold:  opts.MisfireThreshold,
+		maxSleep:   opts.MaxSleep,
+		workerIdle: opts.WorkerIdle,
+		work:       make(chan *execution),
+		wake:       make(chan struct{}, 1),
+		done:       make(chan *job),
+		exited:     make(chan struct{}),
+		jobs:       make(map[string]*job),
 	}
 	if s.clock == nil {
 		s.clock = RealClock{}
@@ -387,6 +400,9 @@ func New(opts Options) *Scheduler {
 	}
 	if s.maxSleep <= 0 {
 		s.maxSleep = time.Minute
+	}
+	if s.workerIdle <= 0 {
+		s.workerIdle = 2 * time.Second
 	}
 	return s
 }
@@ -760,17 +776,54 @@ func (s *Scheduler) spawn(ctx context.Context, j *job, e *execution) {
 	if j.ctx == nil || j.ctx.Err() != nil {
 		j.ctx, j.cancel = context.WithCancel(ctx)
 	}
-	e.ctx = j.ctx
+	e.job, e.ctx = j, j.ctx
 	e.fire.exec = e
 	j.running = true
 	j.exec = e
 	s.running++
-	go s.execute(j, e)
+	select {
+	case s.work <- e:
+	default:
+		go s.worker(e)
+	}
 }
 
-// execute runs e, j's execution, and hands j back to the loop.
-func (s *Scheduler) execute(j *job, e *execution) {
-	growStack(0)
+// worker runs e, then the executions spawn hands it, until none came for
+// workerIdle or Run has returned. Reusing a goroutine saves an execution
+// the start of one and the growth of its stack (growStack); it keeps no
+// state between executions. Executions still never wait for one another:
+// spawn starts a worker when none is idle.
+func (s *Scheduler) worker(e *execution) {
+	var idle Timer
+	defer func() {
+		if idle != nil {
+			idle.Stop()
+		}
+	}()
+	for {
+		// Again before each execution: a GC halves the stack of a
+		// goroutine that waits with little of it in use.
+		growStack(0)
+		s.execute(e)
+		if idle == nil {
+			idle = s.clock.NewTimer(s.workerIdle)
+		} else {
+			idle.Reset(s.workerIdle)
+		}
+		select {
+		case e = <-s.work:
+		case <-idle.C():
+			return
+		case <-s.exited:
+			return
+		}
+	}
+}
+
+// execute runs e, a job's execution, recovers a panic of it, and hands the
+// job back to the loop.
+func (s *Scheduler) execute(e *execution) {
+	j := e.job
 	defer func() {
 		if r := recover(); r != nil {
 			s.log.Error("job execution panicked", "job", j.id, "panic", fmt.Sprint(r),
@@ -785,8 +838,7 @@ func (s *Scheduler) execute(j *job, e *execution) {
 	s.onMisfire(e.ctx, j.id, e.misfire)
 }
 
-// executionStack is the stack an execution's goroutine gets before it
-// starts: enough for the executor and the embedded registry's calls below
+// executionStack is the stack a worker gets before its first execution: enough for the executor and the embedded registry's calls below
 // it (16 KB cost more to zero and copy than the growths it saved).
 const executionStack = 8 << 10
 
