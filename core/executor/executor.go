@@ -634,7 +634,7 @@ func (r *run) once(ctx context.Context, sc ShardingContexts, src Source) error {
 	if len(failures) > 0 {
 		failed = slices.Sorted(maps.Keys(failures))
 	}
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.opts.CleanupTimeout)
+	cctx, cancel := newCleanupCtx(ctx, r.opts.CleanupTimeout)
 	defer cancel()
 	if err := f.RegisterCompleted(cctx, sc, failed); err != nil {
 		// ejob's own end of the status trace: upstream would post
