@@ -104,8 +104,11 @@ type SharedCache struct {
 	roots map[string][]*CacheView // tracked views by root
 	rmu   sync.RWMutex
 
-	imu    sync.Mutex // guards the inbox
-	inbox  []WatchEvent
+	imu   sync.Mutex // guards the inbox
+	inbox []WatchEvent
+	// spare is the array of the last inbox applied, emptied, for the next
+	// events (none when it grew past maxSpareInbox).
+	spare  []WatchEvent
 	added  []*CacheView // tracked, to be loaded
 	closed []*CacheView // closed, to be freed
 	wake   chan struct{}

@@ -152,6 +152,7 @@ func (s *SharedCache) runRecursive(ctx context.Context) error {
 				s.tmu.RUnlock()
 			}
 		}
+		s.recycleInbox(evs)
 		for _, v := range added {
 			if !v.closed.Load() {
 				s.mark(v, v.root, dirtyList)
@@ -187,8 +188,26 @@ func (s *SharedCache) takeInbox() (evs []WatchEvent, added, closed []*CacheView)
 	s.imu.Lock()
 	defer s.imu.Unlock()
 	evs, added, closed = s.inbox, s.added, s.closed
-	s.inbox, s.added, s.closed = nil, nil, nil
+	s.inbox, s.added, s.closed = s.spare, nil, nil
+	s.spare = nil
 	return evs, added, closed
+}
+
+// maxSpareInbox bounds the array the cache keeps between inboxes.
+const maxSpareInbox = 256
+
+// recycleInbox hands back the array of an inbox whose events are applied,
+// so that the next events reuse it.
+func (s *SharedCache) recycleInbox(evs []WatchEvent) {
+	if cap(evs) > maxSpareInbox {
+		return
+	}
+	clear(evs)
+	s.imu.Lock()
+	if s.spare == nil {
+		s.spare = evs[:0]
+	}
+	s.imu.Unlock()
 }
 
 // free drops a closed view's nodes.

@@ -299,10 +299,13 @@ type Scheduler struct {
 	// succeeds only when a worker waits (spawn).
 	work chan *execution
 
-	mu      sync.Mutex
-	cmds    []command
-	started bool
-	stopped bool
+	mu   sync.Mutex
+	cmds []command
+	// spareCmds is the array of the commands applied last, emptied, for
+	// the next (none when it grew past maxSpareCmds). Run's.
+	spareCmds []command
+	started   bool
+	stopped   bool
 
 	wake   chan struct{} // capacity 1: commands are queued
 	done   chan *job     // executions that returned
@@ -588,11 +591,20 @@ func closeAll(ws []chan struct{}) {
 	}
 }
 
+// maxSpareCmds bounds the array of commands the loop keeps for reuse.
+const maxSpareCmds = 256
+
 func (s *Scheduler) apply(ctx context.Context) {
 	s.mu.Lock()
 	cmds := s.cmds
-	s.cmds = nil
+	s.cmds, s.spareCmds = s.spareCmds, nil
 	s.mu.Unlock()
+	defer func() {
+		if cap(cmds) <= maxSpareCmds {
+			clear(cmds)
+			s.spareCmds = cmds[:0]
+		}
+	}()
 	for _, c := range cmds {
 		now := s.clock.Now()
 		j := s.jobs[c.id]
