@@ -7,13 +7,13 @@ import (
 )
 
 // cleanupCtx is context.WithTimeout(context.WithoutCancel(parent), d) for
-// the completion (run.once), in two allocations and without a timer until
-// one is needed: its timer is armed by the first Done or AfterFunc (what a
-// call that waits asks for), and Err compares the clock with the deadline.
-// On the embedded registry nothing in the completion waits, so the timer
-// (the runtime's timer heap, twice per execution) and the four other
-// allocations of the standard contexts are saved (three of five); on ZooKeeper the first
-// request arms it and it ends the calls at the same deadline.
+// the completion (run.once), in two allocations instead of five and
+// without a timer until one is needed: its timer is armed by the first
+// Done or AfterFunc (what a call that waits asks for), and Err compares
+// the clock with the deadline. On the embedded registry nothing in the
+// completion waits, so no timer is added to and removed from the
+// runtime's heap per execution; on ZooKeeper the first request arms it and
+// the calls end at the same deadline.
 type cleanupCtx struct {
 	values   context.Context // context.WithoutCancel(parent): hides the parent's cancelCtx from context.Cause
 	deadline time.Time
@@ -25,12 +25,14 @@ type cleanupCtx struct {
 	funcs map[*func()]struct{} // AfterFunc's, run when err is set
 }
 
-// newCleanupCtx returns the context and its cancel func (which ends it with
-// context.Canceled, as a WithTimeout's).
-func newCleanupCtx(parent context.Context, d time.Duration) (*cleanupCtx, context.CancelFunc) {
-	c := &cleanupCtx{values: context.WithoutCancel(parent), deadline: time.Now().Add(d)}
-	return c, func() { c.end(context.Canceled) }
+// newCleanupCtx returns the context; its cancel ends it.
+func newCleanupCtx(parent context.Context, d time.Duration) *cleanupCtx {
+	return &cleanupCtx{values: context.WithoutCancel(parent), deadline: time.Now().Add(d)}
 }
+
+// cancel ends c with context.Canceled, as a WithTimeout's CancelFunc (a
+// method, not a func value: no allocation).
+func (c *cleanupCtx) cancel() { c.end(context.Canceled) }
 
 func (c *cleanupCtx) Deadline() (time.Time, bool) { return c.deadline, true }
 

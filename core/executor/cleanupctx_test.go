@@ -17,8 +17,8 @@ type cleanupKey struct{}
 func TestCleanupCtxIsWithTimeoutWithoutCancel(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		parent, cancelParent := context.WithCancel(context.WithValue(context.Background(), cleanupKey{}, "v"))
-		ctx, cancel := newCleanupCtx(parent, time.Second)
-		defer cancel()
+		ctx := newCleanupCtx(parent, time.Second)
+		defer ctx.cancel()
 		cancelParent()
 		if err := ctx.Err(); err != nil {
 			t.Fatalf("Err after the parent's cancellation = %v, want nil", err)
@@ -70,7 +70,7 @@ func TestCleanupCtxIsWithTimeoutWithoutCancel(t *testing.T) {
 // armed), and cancel ends the context with context.Canceled.
 func TestCleanupCtxErrWithoutTimerAndCancel(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ctx, cancel := newCleanupCtx(context.Background(), time.Second)
+		ctx := newCleanupCtx(context.Background(), time.Second)
 		time.Sleep(2 * time.Second)
 		if err := ctx.Err(); !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("Err past the deadline = %v", err)
@@ -80,14 +80,14 @@ func TestCleanupCtxErrWithoutTimerAndCancel(t *testing.T) {
 		default:
 			t.Error("Done not closed after Err reported the deadline")
 		}
-		cancel()
+		ctx.cancel()
 		if err := ctx.Err(); !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("Err after cancel of an expired context = %v", err)
 		}
 
-		ctx, cancel = newCleanupCtx(context.Background(), time.Hour)
+		ctx = newCleanupCtx(context.Background(), time.Hour)
 		done := ctx.Done()
-		cancel()
+		ctx.cancel()
 		<-done
 		if err := ctx.Err(); !errors.Is(err, context.Canceled) {
 			t.Errorf("Err after cancel = %v", err)

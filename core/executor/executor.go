@@ -634,8 +634,8 @@ func (r *run) once(ctx context.Context, sc ShardingContexts, src Source) error {
 	if len(failures) > 0 {
 		failed = slices.Sorted(maps.Keys(failures))
 	}
-	cctx, cancel := newCleanupCtx(ctx, r.opts.CleanupTimeout)
-	defer cancel()
+	cctx := newCleanupCtx(ctx, r.opts.CleanupTimeout)
+	defer cctx.cancel()
 	if err := f.RegisterCompleted(cctx, sc, failed); err != nil {
 		// ejob's own end of the status trace: upstream would post
 		// FINISHED or ERROR as if the run had completed normally.

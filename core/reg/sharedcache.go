@@ -120,6 +120,10 @@ type SharedCache struct {
 	reads []read
 	views []*CacheView
 	paths []string // one view's dirty paths, sorted
+	// freeDirty are emptied dirty maps of views a round has read, for
+	// the next views marked (a map per execution's changes was a tenth
+	// of the bytes an execution allocated on the embedded registry).
+	freeDirty []map[string]uint8
 }
 
 // SharedCache states and modes.
