@@ -267,10 +267,10 @@ type Options struct {
 	// MaxSleep bounds how long the loop sleeps without looking at the clock,
 	// so that a wall-clock jump is noticed. Default 1 minute.
 	MaxSleep time.Duration
-	// WorkerIdle is how long a goroutine that ran an execution waits (on
-	// the Clock) for another before it exits. Default 2 s: jobs that fire
-	// every second reuse goroutines; a scheduler whose jobs fire less
-	// often keeps none between fires.
+	// WorkerIdle is how long, at least, a goroutine that ran an execution
+	// waits (on the Clock) for another before it exits; at most twice
+	// that. Default 2 s: jobs that fire every second reuse goroutines; a
+	// scheduler whose jobs fire less often keeps none between fires.
 	WorkerIdle time.Duration
 }
 
@@ -800,34 +800,34 @@ func (s *Scheduler) spawn(ctx context.Context, j *job, e *execution) {
 	}
 }
 
-// worker runs e, then the executions spawn hands it, until none came for
-// workerIdle or Run has returned. Reusing a goroutine saves an execution
-// the start of one and the growth of its stack (growStack); it keeps no
-// state between executions. Executions still never wait for one another:
-// spawn starts a worker when none is idle.
+// worker runs e, then the executions spawn hands it, until it has been
+// idle for a whole WorkerIdle period (so between WorkerIdle and twice that
+// after its last execution) or Run has returned. Reusing a goroutine saves
+// an execution the start of one and the growth of its stack (growStack);
+// it keeps no state between executions. Executions still never wait for
+// one another: spawn starts a worker when none is idle. The idle timer is
+// re-armed once a period, not after each execution.
 func (s *Scheduler) worker(e *execution) {
-	var idle Timer
-	defer func() {
-		if idle != nil {
-			idle.Stop()
-		}
-	}()
+	idle := s.clock.NewTimer(s.workerIdle)
+	defer idle.Stop()
 	for {
 		// Again before each execution: a GC halves the stack of a
 		// goroutine that waits with little of it in use.
 		growStack(0)
 		s.execute(e)
-		if idle == nil {
-			idle = s.clock.NewTimer(s.workerIdle)
-		} else {
-			idle.Reset(s.workerIdle)
-		}
-		select {
-		case e = <-s.work:
-		case <-idle.C():
-			return
-		case <-s.exited:
-			return
+		ran := true // in the idle timer's current period
+		for e = nil; e == nil; {
+			select {
+			case e = <-s.work:
+			case <-idle.C():
+				if !ran {
+					return
+				}
+				ran = false
+				idle.Reset(s.workerIdle)
+			case <-s.exited:
+				return
+			}
 		}
 	}
 }
