@@ -268,8 +268,8 @@ type Options struct {
 	// so that a wall-clock jump is noticed. Default 1 minute.
 	MaxSleep time.Duration
 	// WorkerIdle is how long, at least, a goroutine that ran an execution
-	// waits (on the Clock) for another before it exits; at most twice
-	// that. Default 2 s: jobs that fire every second reuse goroutines; a
+	// waits (in real time, not on the Clock) for another before it exits;
+	// at most twice that. Default 2 s: jobs that fire every second reuse goroutines; a
 	// scheduler whose jobs fire less often keeps none between fires.
 	WorkerIdle time.Duration
 }
@@ -808,7 +808,9 @@ func (s *Scheduler) spawn(ctx context.Context, j *job, e *execution) {
 // one another: spawn starts a worker when none is idle. The idle timer is
 // re-armed once a period, not after each execution.
 func (s *Scheduler) worker(e *execution) {
-	idle := s.clock.NewTimer(s.workerIdle)
+	// Real time, not the Clock: how long a goroutine is kept is no fire
+	// time (a test's manual clock sees only the loop's timer).
+	idle := time.NewTimer(s.workerIdle)
 	defer idle.Stop()
 	for {
 		// Again before each execution: a GC halves the stack of a
@@ -819,7 +821,7 @@ func (s *Scheduler) worker(e *execution) {
 		for e = nil; e == nil; {
 			select {
 			case e = <-s.work:
-			case <-idle.C():
+			case <-idle.C:
 				if !ran {
 					return
 				}
