@@ -269,8 +269,9 @@ type Options struct {
 	MaxSleep time.Duration
 	// WorkerIdle is how long, at least, a goroutine that ran an execution
 	// waits (in real time, not on the Clock) for another before it exits;
-	// at most twice that. Default 2 s: jobs that fire every second reuse goroutines; a
-	// scheduler whose jobs fire less often keeps none between fires.
+	// at most twice that. Default 2 s: jobs that fire every second reuse
+	// goroutines; a scheduler whose jobs fire less often keeps none
+	// between fires.
 	WorkerIdle time.Duration
 }
 
@@ -852,8 +853,9 @@ func (s *Scheduler) execute(e *execution) {
 	s.onMisfire(e.ctx, j.id, e.misfire)
 }
 
-// executionStack is the stack a worker gets before its first execution: enough for the executor and the embedded registry's calls below
-// it (16 KB cost more to zero and copy than the growths it saved).
+// executionStack is the stack a worker gets before each execution: enough
+// for the executor and the embedded registry's calls below it (16 KB cost
+// more to zero and copy than the growths it saved).
 const executionStack = 8 << 10
 
 // growStack grows the calling goroutine's stack to executionStack while
