@@ -297,7 +297,8 @@ type Scheduler struct {
 	workerIdle time.Duration
 
 	// work hands an execution to an idle worker. It is unbuffered: a send
-	// succeeds only when a worker waits (spawn).
+	// succeeds only when a worker waits (spawn). Run closes it as it
+	// returns.
 	work chan *execution
 
 	mu   sync.Mutex
@@ -515,6 +516,9 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	s.started = true
 	s.mu.Unlock()
 	defer close(s.exited)
+	// The idle workers exit as Run returns: spawn runs on the loop, so
+	// nothing sends on work after it.
+	defer close(s.work)
 
 	timer := s.clock.NewTimer(s.maxSleep)
 	defer timer.Stop()
@@ -821,15 +825,17 @@ func (s *Scheduler) worker(e *execution) {
 		ran := true // in the idle timer's current period
 		for e = nil; e == nil; {
 			select {
-			case e = <-s.work:
+			case next, ok := <-s.work:
+				if !ok { // Run has returned
+					return
+				}
+				e = next
 			case <-idle.C:
 				if !ran {
 					return
 				}
 				ran = false
 				idle.Reset(s.workerIdle)
-			case <-s.exited:
-				return
 			}
 		}
 	}

@@ -136,3 +136,31 @@ func TestWorkerSurvivesAPanic(t *testing.T) {
 		}
 	})
 }
+
+// The idle workers exit when Run returns, without waiting for WorkerIdle.
+func TestWorkersExitWithRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		base := runtime.NumGoroutine()
+		s := trigger.New(trigger.Options{WorkerIdle: time.Hour})
+		ctx, cancel := context.WithCancel(t.Context())
+		errc := make(chan error, 1)
+		go func() { errc <- s.Run(ctx) }()
+		for _, id := range []string{"a", "b"} {
+			s.Add(id, nil, func(context.Context, trigger.Fire) {})
+			s.TriggerNow(id)
+		}
+		synctest.Wait()
+		<-s.Idle()
+		if d := runtime.NumGoroutine() - base; d < 2 {
+			t.Fatalf("%d goroutines more after two executions, want the loop and a worker at least", d)
+		}
+		cancel()
+		if err := <-errc; err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait() // no time passes: only what exits at once
+		if d := runtime.NumGoroutine() - base; d != 0 {
+			t.Errorf("%d goroutines left after Run returned, want 0", d)
+		}
+	})
+}
