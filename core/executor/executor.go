@@ -227,6 +227,11 @@ type run struct {
 	listeners []Listener
 	timeout   time.Duration
 	retry     config.Retry
+	// skips is the recording of skipped fires in progress (recordSkips).
+	skips struct {
+		end        func() // the trigger loop's stop of the callback; nil when none
+		unrecorded atomic.Bool
+	}
 }
 
 // Execute runs one trigger of the job (executors spec §1.2, §1.6). src is
@@ -250,8 +255,8 @@ func (e *Executor) Execute(ctx context.Context, src Source, missed MissedFires) 
 	// Fires skipped from now on set the flags of the items this instance
 	// owns when they come (a pending resharding may move items while the
 	// trigger waits for it).
-	stopRecording := r.recordSkips(ctx, missed)
-	defer stopRecording()
+	r.recordSkips(ctx, missed)
+	defer r.stopRecording()
 
 	if cfg.MaxTimeDiffSeconds >= 0 {
 		if err := f.CheckEnvironment(ctx); err != nil {
@@ -285,7 +290,7 @@ func (e *Executor) Execute(ctx context.Context, src Source, missed MissedFires) 
 		return err
 	}
 	err = r.once(ctx, sc, src)
-	unrecorded := stopRecording()
+	unrecorded := r.stopRecording()
 	if err != nil {
 		return err
 	}
@@ -302,31 +307,37 @@ func (e *Executor) Execute(ctx context.Context, src Source, missed MissedFires) 
 
 // recordSkips sets the misfire flags each time the trigger loop skips a
 // fire (on a goroutine the loop starts then: none while no fire is
-// skipped). The returned stop ends it and waits for a recording in
+// skipped), until stopRecording. One recording at a time; its state is
+// the run's (no closure and flag allocated per execution).
+func (r *run) recordSkips(ctx context.Context, missed MissedFires) {
+	r.skips.unrecorded.Store(false)
+	if missed == nil {
+		return
+	}
+	r.skips.end = missed.OnSkip(func() {
+		if ctx.Err() == nil && missed.TakeMissed(false) > 0 && !r.recordMisfire(ctx) {
+			r.skips.unrecorded.Store(true)
+		}
+	})
+}
+
+// stopRecording ends recordSkips' recording and waits for a recording in
 // progress, so no flag is written after the misfire loop has looked at
 // them; it reports whether a skipped fire could not be recorded (the loop
 // records it), and may be called again (it then does nothing more).
-func (r *run) recordSkips(ctx context.Context, missed MissedFires) (stop func() (unrecorded bool)) {
-	if missed == nil {
-		return func() bool { return false }
-	}
-	var unrecorded atomic.Bool
-	end := missed.OnSkip(func() {
-		if ctx.Err() == nil && missed.TakeMissed(false) > 0 && !r.recordMisfire(ctx) {
-			unrecorded.Store(true)
-		}
-	})
-	return func() bool {
+func (r *run) stopRecording() (unrecorded bool) {
+	if end := r.skips.end; end != nil {
+		r.skips.end = nil
 		end()
-		return unrecorded.Load()
 	}
+	return r.skips.unrecorded.Load()
 }
 
 // onceRecording is once while skipped fires are recorded (recordSkips).
 func (r *run) onceRecording(ctx context.Context, sc ShardingContexts, src Source, missed MissedFires) (unrecorded bool, err error) {
-	stop := r.recordSkips(ctx, missed)
+	r.recordSkips(ctx, missed)
 	err = r.once(ctx, sc, src)
-	return stop(), err
+	return r.stopRecording(), err
 }
 
 // recordMisfire sets the local items' misfire flags for skipped fires; it
@@ -634,8 +645,8 @@ func (r *run) once(ctx context.Context, sc ShardingContexts, src Source) error {
 	if len(failures) > 0 {
 		failed = slices.Sorted(maps.Keys(failures))
 	}
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.opts.CleanupTimeout)
-	defer cancel()
+	cctx := newCleanupCtx(ctx, r.opts.CleanupTimeout)
+	defer cctx.cancel()
 	if err := f.RegisterCompleted(cctx, sc, failed); err != nil {
 		// ejob's own end of the status trace: upstream would post
 		// FINISHED or ERROR as if the run had completed normally.

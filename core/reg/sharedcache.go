@@ -104,8 +104,11 @@ type SharedCache struct {
 	roots map[string][]*CacheView // tracked views by root
 	rmu   sync.RWMutex
 
-	imu    sync.Mutex // guards the inbox
-	inbox  []WatchEvent
+	imu   sync.Mutex // guards the inbox
+	inbox []WatchEvent
+	// spare is the array of the last inbox applied, emptied, for the next
+	// events (none when it grew past maxSpareInbox).
+	spare  []WatchEvent
 	added  []*CacheView // tracked, to be loaded
 	closed []*CacheView // closed, to be freed
 	wake   chan struct{}
@@ -117,6 +120,10 @@ type SharedCache struct {
 	reads []read
 	views []*CacheView
 	paths []string // one view's dirty paths, sorted
+	// freeDirty are emptied dirty maps of views a round has read, for
+	// the next views marked (a map per execution's changes was a tenth
+	// of the bytes an execution allocated on the embedded registry).
+	freeDirty []map[string]uint8
 }
 
 // SharedCache states and modes.

@@ -152,6 +152,7 @@ func (s *SharedCache) runRecursive(ctx context.Context) error {
 				s.tmu.RUnlock()
 			}
 		}
+		s.recycleInbox(evs)
 		for _, v := range added {
 			if !v.closed.Load() {
 				s.mark(v, v.root, dirtyList)
@@ -187,8 +188,26 @@ func (s *SharedCache) takeInbox() (evs []WatchEvent, added, closed []*CacheView)
 	s.imu.Lock()
 	defer s.imu.Unlock()
 	evs, added, closed = s.inbox, s.added, s.closed
-	s.inbox, s.added, s.closed = nil, nil, nil
+	s.inbox, s.added, s.closed = s.spare, nil, nil
+	s.spare = nil
 	return evs, added, closed
+}
+
+// maxSpareInbox bounds the array the cache keeps between inboxes.
+const maxSpareInbox = 256
+
+// recycleInbox hands back the array of an inbox whose events are applied,
+// so that the next events reuse it.
+func (s *SharedCache) recycleInbox(evs []WatchEvent) {
+	if cap(evs) > maxSpareInbox {
+		return
+	}
+	clear(evs)
+	s.imu.Lock()
+	if s.spare == nil {
+		s.spare = evs[:0]
+	}
+	s.imu.Unlock()
 }
 
 // free drops a closed view's nodes.
@@ -237,13 +256,36 @@ func walk(path string, n *snode, f func(string, *snode)) {
 
 func (s *SharedCache) mark(v *CacheView, path string, flags uint8) {
 	if v.dirty == nil {
-		v.dirty = make(map[string]uint8)
+		if n := len(s.freeDirty); n > 0 {
+			v.dirty = s.freeDirty[n-1]
+			s.freeDirty[n-1] = nil
+			s.freeDirty = s.freeDirty[:n-1]
+		} else {
+			v.dirty = make(map[string]uint8)
+		}
 	}
 	v.dirty[path] |= flags
 	if !v.queued {
 		v.queued = true
 		s.work = append(s.work, v)
 	}
+}
+
+// Bounds of the dirty maps kept for reuse (freeDirty): how many, and how
+// many paths a kept map held (a small map's one group; a larger one keeps
+// its larger table when cleared).
+const (
+	maxFreeDirty     = 16
+	maxFreeDirtySize = 8
+)
+
+// dropDirty takes v's dirty map, keeping it for reuse when small.
+func (s *SharedCache) dropDirty(v *CacheView) {
+	if d := v.dirty; d != nil && len(d) <= maxFreeDirtySize && len(s.freeDirty) < maxFreeDirty {
+		clear(d)
+		s.freeDirty = append(s.freeDirty, d)
+	}
+	v.dirty = nil
 }
 
 // read is one dirty path of a round.
@@ -270,7 +312,7 @@ func (s *SharedCache) round(ctx context.Context) error {
 		taken++
 		v.queued = false
 		if v.closed.Load() {
-			v.dirty = nil
+			s.dropDirty(v)
 			continue
 		}
 		views = append(views, v)
@@ -289,7 +331,7 @@ func (s *SharedCache) round(ctx context.Context) error {
 			}
 			reads = append(reads, r)
 		}
-		v.dirty = nil
+		s.dropDirty(v)
 	}
 	s.work = slices.Delete(s.work, 0, taken)
 	if len(ops) == 0 {

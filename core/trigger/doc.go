@@ -3,6 +3,11 @@
 // earliest entry, so an idle job costs a heap entry, not a goroutine or a
 // timer (the shape of robfig/cron's run loop).
 //
+// Executions run on worker goroutines the loop reuses: an execution goes
+// to an idle worker, or to a new one when none is idle (executions never
+// wait for one another), and a worker exits once idle for
+// Options.WorkerIdle (within twice that), so an idle scheduler keeps none.
+//
 // A job runs at most one execution at a time. A fire that comes due while
 // the job's previous execution is still going is not queued: the execution
 // is told at once (Fire.OnSkip, or Fire.Skipped's channel) and may take it to serve it itself before

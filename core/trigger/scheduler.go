@@ -123,6 +123,7 @@ func (f Fire) TakeMissed(final bool) Misfire {
 // execution is one execution of a job: what it runs, and what the loop
 // shares with it while it runs. One allocation per fire.
 type execution struct {
+	job *job
 	ctx context.Context // the job's (job.ctx)
 	fn  Func            // the job's function, called with fire; nil for a misfire report
 	// fire is what fn receives (its exec is this execution).
@@ -266,6 +267,12 @@ type Options struct {
 	// MaxSleep bounds how long the loop sleeps without looking at the clock,
 	// so that a wall-clock jump is noticed. Default 1 minute.
 	MaxSleep time.Duration
+	// WorkerIdle is how long, at least, a goroutine that ran an execution
+	// waits (in real time, not on the Clock) for another before it exits;
+	// at most twice that. Default 2 s: jobs that fire every second reuse
+	// goroutines; a scheduler whose jobs fire less often keeps none
+	// between fires.
+	WorkerIdle time.Duration
 }
 
 // Entry is one job as Snapshot reports it.
@@ -282,16 +289,25 @@ type Entry struct {
 // queue a command that Run applies in order, so they may be called before
 // Run starts.
 type Scheduler struct {
-	clock     Clock
-	log       hclog.Logger
-	onMisfire MisfireFunc
-	threshold time.Duration
-	maxSleep  time.Duration
+	clock      Clock
+	log        hclog.Logger
+	onMisfire  MisfireFunc
+	threshold  time.Duration
+	maxSleep   time.Duration
+	workerIdle time.Duration
 
-	mu      sync.Mutex
-	cmds    []command
-	started bool
-	stopped bool
+	// work hands an execution to an idle worker. It is unbuffered: a send
+	// succeeds only when a worker waits (spawn). Run closes it as it
+	// returns.
+	work chan *execution
+
+	mu   sync.Mutex
+	cmds []command
+	// spareCmds is the array of the commands applied last, emptied, for
+	// the next (none when it grew past maxSpareCmds). Run's.
+	spareCmds []command
+	started   bool
+	stopped   bool
 
 	wake   chan struct{} // capacity 1: commands are queued
 	done   chan *job     // executions that returned
@@ -366,15 +382,17 @@ type command struct {
 // New returns a Scheduler; call Run to start it.
 func New(opts Options) *Scheduler {
 	s := &Scheduler{
-		clock:     opts.Clock,
-		log:       opts.Logger,
-		onMisfire: opts.OnMisfire,
-		threshold: opts.MisfireThreshold,
-		maxSleep:  opts.MaxSleep,
-		wake:      make(chan struct{}, 1),
-		done:      make(chan *job),
-		exited:    make(chan struct{}),
-		jobs:      make(map[string]*job),
+		clock:      opts.Clock,
+		log:        opts.Logger,
+		onMisfire:  opts.OnMisfire,
+		threshold:  opts.MisfireThreshold,
+		maxSleep:   opts.MaxSleep,
+		workerIdle: opts.WorkerIdle,
+		work:       make(chan *execution),
+		wake:       make(chan struct{}, 1),
+		done:       make(chan *job),
+		exited:     make(chan struct{}),
+		jobs:       make(map[string]*job),
 	}
 	if s.clock == nil {
 		s.clock = RealClock{}
@@ -387,6 +405,9 @@ func New(opts Options) *Scheduler {
 	}
 	if s.maxSleep <= 0 {
 		s.maxSleep = time.Minute
+	}
+	if s.workerIdle <= 0 {
+		s.workerIdle = 2 * time.Second
 	}
 	return s
 }
@@ -495,6 +516,9 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	s.started = true
 	s.mu.Unlock()
 	defer close(s.exited)
+	// The idle workers exit as Run returns: spawn runs on the loop, so
+	// nothing sends on work after it.
+	defer close(s.work)
 
 	timer := s.clock.NewTimer(s.maxSleep)
 	defer timer.Stop()
@@ -572,11 +596,20 @@ func closeAll(ws []chan struct{}) {
 	}
 }
 
+// maxSpareCmds bounds the array of commands the loop keeps for reuse.
+const maxSpareCmds = 256
+
 func (s *Scheduler) apply(ctx context.Context) {
 	s.mu.Lock()
 	cmds := s.cmds
-	s.cmds = nil
+	s.cmds, s.spareCmds = s.spareCmds, nil
 	s.mu.Unlock()
+	defer func() {
+		if cap(cmds) <= maxSpareCmds {
+			clear(cmds)
+			s.spareCmds = cmds[:0]
+		}
+	}()
 	for _, c := range cmds {
 		now := s.clock.Now()
 		j := s.jobs[c.id]
@@ -760,17 +793,58 @@ func (s *Scheduler) spawn(ctx context.Context, j *job, e *execution) {
 	if j.ctx == nil || j.ctx.Err() != nil {
 		j.ctx, j.cancel = context.WithCancel(ctx)
 	}
-	e.ctx = j.ctx
+	e.job, e.ctx = j, j.ctx
 	e.fire.exec = e
 	j.running = true
 	j.exec = e
 	s.running++
-	go s.execute(j, e)
+	select {
+	case s.work <- e:
+	default:
+		go s.worker(e)
+	}
 }
 
-// execute runs e, j's execution, and hands j back to the loop.
-func (s *Scheduler) execute(j *job, e *execution) {
-	growStack(0)
+// worker runs e, then the executions spawn hands it, until it has been
+// idle for a whole WorkerIdle period (so between WorkerIdle and twice that
+// after its last execution) or Run has returned. Reusing a goroutine saves
+// an execution the start of one and the growth of its stack (growStack);
+// it keeps no state between executions. Executions still never wait for
+// one another: spawn starts a worker when none is idle. The idle timer is
+// re-armed once a period, not after each execution.
+func (s *Scheduler) worker(e *execution) {
+	// Real time, not the Clock: how long a goroutine is kept is no fire
+	// time (a test's manual clock sees only the loop's timer).
+	idle := time.NewTimer(s.workerIdle)
+	defer idle.Stop()
+	for {
+		// Again before each execution: a GC halves the stack of a
+		// goroutine that waits with little of it in use.
+		growStack(0)
+		s.execute(e)
+		ran := true // in the idle timer's current period
+		for e = nil; e == nil; {
+			select {
+			case next, ok := <-s.work:
+				if !ok { // Run has returned
+					return
+				}
+				e = next
+			case <-idle.C:
+				if !ran {
+					return
+				}
+				ran = false
+				idle.Reset(s.workerIdle)
+			}
+		}
+	}
+}
+
+// execute runs e, a job's execution, recovers a panic of it, and hands the
+// job back to the loop.
+func (s *Scheduler) execute(e *execution) {
+	j := e.job
 	defer func() {
 		if r := recover(); r != nil {
 			s.log.Error("job execution panicked", "job", j.id, "panic", fmt.Sprint(r),
@@ -785,9 +859,9 @@ func (s *Scheduler) execute(j *job, e *execution) {
 	s.onMisfire(e.ctx, j.id, e.misfire)
 }
 
-// executionStack is the stack an execution's goroutine gets before it
-// starts: enough for the executor and the embedded registry's calls below
-// it (16 KB cost more to zero and copy than the growths it saved).
+// executionStack is the stack a worker gets before each execution: enough
+// for the executor and the embedded registry's calls below it (16 KB cost
+// more to zero and copy than the growths it saved).
 const executionStack = 8 << 10
 
 // growStack grows the calling goroutine's stack to executionStack while

@@ -10,8 +10,12 @@ import "sync"
 type Queue[T any] struct {
 	handle func(T)
 
-	mu      sync.Mutex
-	q       []T
+	mu sync.Mutex
+	q  []T
+	// spare is the array of the last batch handled, emptied, for the
+	// next pushes (none when it grew past maxSpare): a burst of events
+	// then costs no allocation while the array grows again.
+	spare   []T
 	running bool
 	idle    chan struct{} // closed while no goroutine runs
 }
@@ -35,11 +39,18 @@ func (q *Queue[T]) Push(v T) {
 	}
 }
 
+// maxSpare bounds the array a Queue keeps between batches.
+const maxSpare = 256
+
 func (q *Queue[T]) run(idle chan struct{}) {
+	var done []T // the batch handled last
 	for {
 		q.mu.Lock()
+		if cap(done) <= maxSpare && q.spare == nil {
+			q.spare = done[:0]
+		}
 		batch := q.q
-		q.q = nil
+		q.q, q.spare = q.spare, nil
 		if len(batch) == 0 {
 			q.running = false
 			close(idle)
@@ -50,6 +61,8 @@ func (q *Queue[T]) run(idle chan struct{}) {
 		for _, v := range batch {
 			q.handle(v)
 		}
+		clear(batch)
+		done = batch
 	}
 }
 

@@ -1,0 +1,166 @@
+package trigger_test
+
+import (
+	"context"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/ejob-io/ejob/core/trigger"
+)
+
+// goid is the calling goroutine's id, from its stack's header line.
+func goid() string {
+	b := make([]byte, 64)
+	return strings.Fields(string(b[:runtime.Stack(b, false)]))[1]
+}
+
+// The executions of different jobs run at the same time, each on its own
+// goroutine: three jobs triggered together all start before any returns,
+// though the goroutines are reused workers.
+func TestWorkersRunJobsConcurrently(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := trigger.New(trigger.Options{})
+		start(t, s)
+		const n = 3
+		var (
+			mu       sync.Mutex
+			started  int
+			all      = make(chan struct{})
+			timedOut []string
+		)
+		for round := range 2 { // the second round runs on the first's workers
+			started, all = 0, make(chan struct{})
+			for i := range n {
+				id := string(rune('a' + i))
+				s.Add(id, nil, func(context.Context, trigger.Fire) {
+					mu.Lock()
+					started++
+					if started == n {
+						close(all)
+					}
+					wait := all
+					mu.Unlock()
+					select {
+					case <-wait:
+					case <-time.After(time.Hour): // fake time: only if the others never start
+						mu.Lock()
+						timedOut = append(timedOut, id)
+						mu.Unlock()
+					}
+				})
+				s.TriggerNow(id)
+			}
+			time.Sleep(time.Second)
+			synctest.Wait()
+			<-s.Idle()
+			mu.Lock()
+			if len(timedOut) > 0 {
+				t.Fatalf("round %d: jobs %v waited an hour for the others to start", round, timedOut)
+			}
+			mu.Unlock()
+		}
+	})
+}
+
+// A job's executions that follow one another run on the same goroutine,
+// and that goroutine exits once no execution came for WorkerIdle (within
+// twice that).
+func TestWorkerIsReusedThenExitsWhenIdle(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const idle = 5 * time.Second
+		s := trigger.New(trigger.Options{WorkerIdle: idle})
+		start(t, s)
+		ids := make(chan string, 10)
+		s.Add("job", nil, func(context.Context, trigger.Fire) { ids <- goid() })
+		synctest.Wait()
+		base := runtime.NumGoroutine()
+
+		s.TriggerNow("job")
+		synctest.Wait()
+		first := <-ids
+		if d := runtime.NumGoroutine() - base; d != 1 {
+			t.Fatalf("%d goroutines more after one execution, want 1 (its idle worker)", d)
+		}
+		time.Sleep(idle * 3 / 2) // the worker's timer fires once meanwhile
+		s.TriggerNow("job")
+		synctest.Wait()
+		if second := <-ids; second != first {
+			t.Errorf("second execution on goroutine %s, want the idle worker %s", second, first)
+		}
+		time.Sleep(2*idle + time.Second)
+		synctest.Wait()
+		if d := runtime.NumGoroutine() - base; d != 0 {
+			t.Fatalf("%d goroutines more %v after the last execution, want 0", d, 2*idle+time.Second)
+		}
+		s.TriggerNow("job")
+		synctest.Wait()
+		if third := <-ids; third == first {
+			t.Errorf("execution after the worker exited ran on its goroutine %s", third)
+		}
+	})
+}
+
+// A panic in an execution is recovered: the job is not left running, its
+// next execution runs, and the worker goes on.
+func TestWorkerSurvivesAPanic(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := trigger.New(trigger.Options{})
+		start(t, s)
+		ids := make(chan string, 10)
+		calls := 0
+		s.Add("job", nil, func(context.Context, trigger.Fire) {
+			ids <- goid()
+			calls++
+			if calls == 1 {
+				panic("boom")
+			}
+		})
+		s.TriggerNow("job")
+		synctest.Wait()
+		<-s.Idle()
+		first := <-ids
+		s.TriggerNow("job")
+		synctest.Wait()
+		<-s.Idle()
+		select {
+		case second := <-ids:
+			if second != first {
+				t.Errorf("execution after the panic on goroutine %s, want the worker %s", second, first)
+			}
+		default:
+			t.Fatal("the job did not run again after its execution panicked")
+		}
+	})
+}
+
+// The idle workers exit when Run returns, without waiting for WorkerIdle.
+func TestWorkersExitWithRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		base := runtime.NumGoroutine()
+		s := trigger.New(trigger.Options{WorkerIdle: time.Hour})
+		ctx, cancel := context.WithCancel(t.Context())
+		errc := make(chan error, 1)
+		go func() { errc <- s.Run(ctx) }()
+		for _, id := range []string{"a", "b"} {
+			s.Add(id, nil, func(context.Context, trigger.Fire) {})
+			s.TriggerNow(id)
+		}
+		synctest.Wait()
+		<-s.Idle()
+		if d := runtime.NumGoroutine() - base; d < 2 {
+			t.Fatalf("%d goroutines more after two executions, want the loop and a worker at least", d)
+		}
+		cancel()
+		if err := <-errc; err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait() // no time passes: only what exits at once
+		if d := runtime.NumGoroutine() - base; d != 0 {
+			t.Errorf("%d goroutines left after Run returned, want 0", d)
+		}
+	})
+}
