@@ -535,7 +535,16 @@ func (j *Job) ClearMisfire(ctx context.Context, items []int) error {
 // commits: the items it gains then are flagged too (the event loop sees
 // the resharding flag go; misfireAfterResharding). Upstream flags the
 // items owned when the busy thread frees.
-func (j *Job) SetMisfire(ctx context.Context) error {
+func (j *Job) SetMisfire(ctx context.Context) error { return j.SetMisfireExcept(ctx, nil) }
+
+// SetMisfireExcept implements executor.FailoverFireRecorder: a fire of the
+// schedule whose execution runs the failover items except instead of this
+// instance's items flags those as SetMisfire does (upstream loses that
+// fire for them); the pump runs them once the execution ends
+// (runPendingMisfires). The items in except are not flagged, nor, with a
+// resharding pending, taken for gained when it gives them to this
+// instance: the run starting now serves the fire for them.
+func (j *Job) SetMisfireExcept(ctx context.Context, except []int) error {
 	// The pending resharding is looked at first, and the deferral
 	// registered before the items are read: a commit in between then gives
 	// either the items after it, or all of them once it is seen.
@@ -559,8 +568,13 @@ func (j *Job) SetMisfire(ctx context.Context) error {
 		j.misfireMu.Lock()
 		if j.misfireBefore != nil {
 			j.misfireBefore = append(j.misfireBefore, items...)
+			j.misfireBefore = append(j.misfireBefore, except...)
 		}
 		j.misfireMu.Unlock()
+	}
+	if items = without(items, except); len(except) > 0 && len(items) > 0 {
+		j.log.Info("a fire of the schedule runs failover items instead of this instance's items; they run right after it",
+			"failover_items", except, "items", items, "resharding_pending", need)
 	}
 	return j.setMisfire(ctx, items)
 }
