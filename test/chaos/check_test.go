@@ -218,6 +218,8 @@ func (s *suite) serveBy(job string, p time.Duration, jr jobRuns, i int, f time.T
 		}
 	}
 	owner := s.hostOf(pidOf(s.timeline.ownerAt(job, i, f)))
+	var end time.Time
+	ok := false
 	switch {
 	case busy != nil:
 		// A misfire: one catch-up run right after the running one.
@@ -226,8 +228,15 @@ func (s *suite) serveBy(job string, p time.Duration, jr jobRuns, i int, f time.T
 	case owner != "":
 		// The owner busy with other items (failover items): its own
 		// items' catch-up follows that execution.
-		if end, ok := busyUntil(jr.byHost[owner], f); ok {
+		if end, ok = busyUntil(jr.byHost[owner], f); ok {
 			d = s.catchUp(job, p, d, end, pumpMargin, "the catch-up after the owner's execution in progress at the fire")
+		}
+	}
+	if busy == nil && !ok {
+		// The fire's execution on an owner ran its failover claims
+		// instead: its own items' catch-up follows that execution.
+		if end, ok = s.failoverExecution(job, jr, i, f, d.by); ok {
+			d = s.catchUp(job, p, d, end, pumpMargin, "the catch-up after the failover execution the fire ran on an owner")
 		}
 	}
 	for _, id := range s.timeline.ownersIn(job, i, f, d.by) {
@@ -236,6 +245,36 @@ func (s *suite) serveBy(job string, p time.Duration, jr jobRuns, i int, f time.T
 		}
 	}
 	return d
+}
+
+// failoverExecution: an instance that owned item i at some moment of
+// [f, by] started in that span an execution of items it had claimed for
+// failover (the observer saw sharding/{k}/failover naming it at the run's
+// start), which a fire of the schedule runs instead of the instance's own
+// items (docs/guarantees.md, "A fire that finds its item running"). It
+// returns the end of the first such execution (its runs and the runs
+// chained right after them). A run of another item that was not claimed
+// (an execution on a superseded assignment) does not count.
+func (s *suite) failoverExecution(job string, jr jobRuns, i int, f, by time.Time) (time.Time, bool) {
+	for _, id := range s.timeline.ownersIn(job, i, f, by) {
+		pid := pidOf(id)
+		h := s.hostOf(pid)
+		if h == "" {
+			continue
+		}
+		var mine []*run
+		for _, r := range jr.byHost[h] {
+			if r.hostPID == pid {
+				mine = append(mine, r)
+			}
+		}
+		for _, r := range startedBetween(mine, f, by.Add(time.Nanosecond)) {
+			if r.item != i && s.timeline.claimedAt(job, r.item, id, r.start) {
+				return busyUntil(mine, r.start.Add(time.Nanosecond))
+			}
+		}
+	}
+	return time.Time{}, false
 }
 
 // catchUp is the due of a misfire whose busy execution ended at end: within
