@@ -425,7 +425,7 @@ func scenarioClaimWhileWaitingForReshardingRuns(t *testing.T, cl *cluster) {
 // executor runs (core/executor); the fire is told apart as the scheduler
 // tells it (trigger.Fire.Manual). Here b claims its own items back (as
 // after a cut-off run): the claimed item's run serves the fire for it.
-func scenarioScheduleFireTakenByFailoverKeepsOwnItems(t *testing.T, cl *cluster) {
+func scenarioScheduleFireTakenByClaimKeepsOwnItems(t *testing.T, cl *cluster) {
 	a := cl.start("192.168.1.1", 100, failoverConfig(4)) // the leader
 	b := cl.start("192.168.1.2", 200, failoverConfig(4))
 	cl.waitNecessary()
