@@ -212,9 +212,12 @@ func (s *suite) serveBy(job string, p time.Duration, jr jobRuns, i int, f time.T
 		d.by, d.rule = maxTime(d.by, sp.to.Add(pumpMargin)), "its run after the pending resharding"
 	}
 	var busy *run // a run of the item in progress at the fire
+	var cut *run  // a run of the item cut off shortly before the fire
 	for _, r := range startedBetween(jr.byItem[i], f.Add(-maxRun), f) {
 		if r.end.After(f) {
 			busy = r
+		} else if r.kind != 'E' && r.end.After(f.Add(-heldAfterCut)) {
+			cut = r
 		}
 	}
 	owner := s.hostOf(pidOf(s.timeline.ownerAt(job, i, f)))
@@ -239,6 +242,15 @@ func (s *suite) serveBy(job string, p time.Duration, jr jobRuns, i int, f time.T
 			d = s.catchUp(job, p, d, end, pumpMargin, "the catch-up after the failover execution the fire ran on an owner")
 		}
 	}
+	if cut != nil && busy == nil {
+		// The kernel still counted the cut-off run in progress at the
+		// fire (its running node lives until the session it ran in has
+		// ended): the fire is served by that item's failover run (or,
+		// without failover, its next fire), so it depends on the host
+		// that was cut off (its fault excuses it; the failover invariant
+		// checks the re-run).
+		d.hosts = append(d.hosts, s.hostOf(cut.hostPID))
+	}
 	for _, id := range s.timeline.ownersIn(job, i, f, d.by) {
 		if h := s.hostOf(pidOf(id)); h != "" && !slices.Contains(d.hosts, h) {
 			d.hosts = append(d.hosts, h)
@@ -246,6 +258,12 @@ func (s *suite) serveBy(job string, p time.Duration, jr jobRuns, i int, f time.T
 	}
 	return d
 }
+
+// heldAfterCut bounds how long after a run's last line (cancelled by a
+// presumed session loss, or killed) its running node may still exist: the
+// session's expiry on the server (at most S after the last contact, which
+// precedes the last line), a tick, and the crash event reaching a survivor.
+const heldAfterCut = sessionTimeout + tick + eventMargin
 
 // failoverExecution: an instance that owned item i at some moment of
 // [f, by] started in that span an execution of items it had claimed for
