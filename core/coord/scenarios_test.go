@@ -34,6 +34,7 @@ func scenarios() map[string]func(*testing.T, *cluster) {
 		"MissedFireDuringReshardingFlagsGained":  scenarioMissedFireDuringReshardingFlagsGainedItems,
 		"ClaimWhileWaitingForReshardingRuns":     scenarioClaimWhileWaitingForReshardingRuns,
 		"ScheduleFireTakenByClaimKeepsOwnItems":  scenarioScheduleFireTakenByClaimKeepsOwnItems,
+		"CrashDuringFailoverItemClaimedOnce":     scenarioCrashDuringFailoverItemClaimedOnce,
 	}
 }
 

@@ -72,10 +72,11 @@ func (j *Job) cleanStale(ctx context.Context) error {
 				_, err = j.s.deleteIfValue(ctx, j.p.ItemNode(i, name), v)
 			case "failovering":
 				if cfg.Failover {
-					if err = j.s.createIfNeeded(ctx, j.p.FailoverItem(i)); err != nil {
+					var queued bool
+					if queued, err = j.queueIfNames(ctx, i, name, v); err != nil {
 						break
 					}
-					flagged = true
+					flagged = flagged || queued
 				}
 				if _, err = j.s.deleteIfValue(ctx, j.p.ItemNode(i, name), v); err != nil {
 					break
