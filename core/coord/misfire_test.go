@@ -123,11 +123,7 @@ func startOnClock(t *testing.T, cl *cluster, cfg *config.JobConfiguration, clk *
 // flags are consumed (issue 18: the leader's stale sweep deleted them and
 // the missed fire was lost).
 func scenarioDeadOwnersMissedFireFailsOver(t *testing.T, cl *cluster) {
-	a := cl.start("192.168.1.1", 100, failoverConfig(4)) // the leader
-	b := cl.start("192.168.1.2", 200, failoverConfig(4))
-	cl.waitNecessary()
-	runAll(t, a, b)
-	expectAssign(t, cl, 4, map[string][]int{b.id: {0, 1}, a.id: {2, 3}})
+	a, b := twoSharded(t, cl)
 	if err := b.job.SetMisfire(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -283,11 +279,7 @@ func (t *manualTimer) fireIfDueLocked() {
 // running it runs it again right after (upstream skips the item silently,
 // and the fire is lost for it).
 func scenarioOwnItemRunningElsewhereCaughtUp(t *testing.T, cl *cluster) {
-	a := cl.start("192.168.1.1", 100, failoverConfig(4))
-	b := cl.start("192.168.1.2", 200, failoverConfig(4))
-	cl.waitNecessary()
-	runAll(t, a, b)
-	expectAssign(t, cl, 4, map[string][]int{b.id: {0, 1}, a.id: {2, 3}})
+	a, b := twoSharded(t, cl)
 	// b has taken a's item 2 over (as after a cut-off) and runs it.
 	cl.persist(jp("sharding", "2", "failover"), b.id)
 	cl.persist(jp("sharding", "2", "failovering"), b.id)
@@ -379,11 +371,7 @@ func scenarioMissedFireDuringReshardingFlagsGainedItems(t *testing.T, cl *cluste
 // meanwhile, instead of holding them back until the resharding (chaos seed
 // 11: a claimed item waited 8 s for a busy leader's next fire).
 func scenarioClaimWhileWaitingForReshardingRuns(t *testing.T, cl *cluster) {
-	a := cl.start("192.168.1.1", 100, failoverConfig(4)) // the leader
-	b := cl.start("192.168.1.2", 200, failoverConfig(4))
-	cl.waitNecessary()
-	runAll(t, a, b)
-	expectAssign(t, cl, 4, map[string][]int{b.id: {0, 1}, a.id: {2, 3}})
+	a, b := twoSharded(t, cl)
 	releaseA, doneA := startHeldRun(t, cl, a, []int{2, 3}) // the leader is busy
 	defer func() {
 		releaseA()
@@ -426,11 +414,7 @@ func scenarioClaimWhileWaitingForReshardingRuns(t *testing.T, cl *cluster) {
 // tells it (trigger.Fire.Manual). Here b claims its own items back (as
 // after a cut-off run): the claimed item's run serves the fire for it.
 func scenarioScheduleFireTakenByClaimKeepsOwnItems(t *testing.T, cl *cluster) {
-	a := cl.start("192.168.1.1", 100, failoverConfig(4)) // the leader
-	b := cl.start("192.168.1.2", 200, failoverConfig(4))
-	cl.waitNecessary()
-	runAll(t, a, b)
-	expectAssign(t, cl, 4, map[string][]int{b.id: {0, 1}, a.id: {2, 3}})
+	a, b := twoSharded(t, cl)
 	release, done := startHeldRun(t, cl, a, []int{2, 3}) // a claims nothing
 	defer func() {
 		release()
@@ -504,3 +488,15 @@ type oneFire struct{ schedule bool }
 func (oneFire) OnSkip(func()) (stop func()) { return func() {} }
 func (oneFire) TakeMissed(bool) int         { return 0 }
 func (f oneFire) ScheduleFire() bool        { return f.schedule }
+
+// twoSharded starts a (the leader) and b with failover on, and lets them
+// shard 4 items: b runs [0, 1], a [2, 3].
+func twoSharded(t *testing.T, cl *cluster) (a, b *instance) {
+	t.Helper()
+	a = cl.start("192.168.1.1", 100, failoverConfig(4))
+	b = cl.start("192.168.1.2", 200, failoverConfig(4))
+	cl.waitNecessary()
+	runAll(t, a, b)
+	expectAssign(t, cl, 4, map[string][]int{b.id: {0, 1}, a.id: {2, 3}})
+	return a, b
+}
