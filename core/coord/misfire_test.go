@@ -500,3 +500,45 @@ func twoSharded(t *testing.T, cl *cluster) (a, b *instance) {
 	expectAssign(t, cl, 4, map[string][]int{b.id: {0, 1}, a.id: {2, 3}})
 	return a, b
 }
+
+// An instance that holds claimed failover items when its run ends runs
+// them before its own items' catch-up: the catch-up (and every one after
+// it, when long items keep missing fires) would hold a cut-off item's
+// re-run back (chaos seed 3: two claimed items waited 10.6 s behind a
+// chain of catch-ups of 3.5 s items fired every 4 s). The flags stay, and
+// the own items run right after the claimed one.
+func scenarioClaimedItemRunsBeforeCatchUp(t *testing.T, cl *cluster) {
+	a, b := twoSharded(t, cl)
+	a.autorun(t)
+	release, done := startHeldRun(t, cl, b, []int{0, 1})
+	defer release()
+	// A fire found b's items running, and b claimed a's item 2 meanwhile.
+	cl.persist(jp("sharding", "0", "misfire"), "")
+	cl.persist(jp("sharding", "1", "misfire"), "")
+	cl.persist(jp("sharding", "2", "failover"), b.id)
+	cl.persist(jp("sharding", "2", "failovering"), b.id)
+	cl.sync()
+	before := countRuns(b, 0)
+	release()
+	if err := <-done; err != nil {
+		t.Fatalf("b's run: %v", err)
+	}
+	if got := countRuns(b, 0) - before; got != 1 {
+		t.Fatalf("b ran item 0 %d times before its claimed item; want once (the catch-up waits)", got)
+	}
+	for _, i := range []string{"0", "1"} {
+		if _, ok := cl.get(jp("sharding", i, "misfire")); !ok {
+			t.Fatalf("the misfire flag of item %s was cleared before the claimed item ran", i)
+		}
+	}
+	b.autorun(t)
+	testkit.Eventually(t, waitFor, "b ran the claimed item, then the catch-up of items 0 and 1", func() bool {
+		return countRuns(b, 2) > 0 && countRuns(b, 0) > before+1 && countRuns(b, 1) > before+1
+	})
+	runs := b.runs()
+	claimed := slices.IndexFunc(runs, func(r []int) bool { return slices.Contains(r, 2) })
+	catchUp := slices.IndexFunc(runs[claimed+1:], func(r []int) bool { return slices.Contains(r, 0) })
+	if catchUp < 0 {
+		t.Errorf("b's runs %v: the catch-up of item 0 did not follow the claimed item", runs)
+	}
+}

@@ -35,6 +35,7 @@ func scenarios() map[string]func(*testing.T, *cluster) {
 		"ClaimWhileWaitingForReshardingRuns":     scenarioClaimWhileWaitingForReshardingRuns,
 		"ScheduleFireTakenByClaimKeepsOwnItems":  scenarioScheduleFireTakenByClaimKeepsOwnItems,
 		"CrashDuringFailoverItemClaimedOnce":     scenarioCrashDuringFailoverItemClaimedOnce,
+		"ClaimedItemRunsBeforeCatchUp":           scenarioClaimedItemRunsBeforeCatchUp,
 	}
 }
 
