@@ -246,7 +246,7 @@ func (s *suite) serveBy(job string, p time.Duration, jr jobRuns, i int, f time.T
 			d = s.claimsFirst(job, jr, pid, i, end, d)
 		}
 	}
-	if cut != nil && busy == nil {
+	if cut != nil && busy == nil && !slices.Contains(d.hosts, s.hostOf(cut.hostPID)) {
 		// The kernel still counted the cut-off run in progress at the
 		// fire (its running node lives until the session it ran in has
 		// ended): the fire is served by that item's failover run (or,
