@@ -77,9 +77,14 @@ func (f *failover) failOverCrashedRunning(ctx context.Context, x string) error {
 	}
 	if len(fo) > 0 {
 		for _, i := range fo {
-			f.log.Info("instance crashed during failover; re-flagging item", "crashed", x, "item", i)
-			if err := f.s.createIfNeeded(ctx, f.s.p.FailoverItem(i)); err != nil {
+			queued, err := f.queueIfNames(ctx, i, "failovering", x)
+			if err != nil {
 				return err
+			}
+			if queued {
+				f.log.Info("instance crashed during failover; re-flagging item", "crashed", x, "item", i)
+			} else {
+				f.log.Info("instance crashed during failover; its item was claimed again since, not re-flagged", "crashed", x, "item", i)
 			}
 			if _, err := f.deleteIfValueOrEmpty(ctx, f.s.p.Running(i), x); err != nil {
 				return err
@@ -203,16 +208,61 @@ func (f *failover) crashedItems(ctx context.Context, x string) ([]int, error) {
 }
 
 // setCrashedFailoverFlag: unless the item is already taken over, queue it
-// in leader/failover/items and drop the dead owner's running node.
+// in leader/failover/items and drop the dead owner's running node, in one
+// transaction while that node still names x (queueIfNames).
 func (f *failover) setCrashedFailoverFlag(ctx context.Context, i int, x string) error {
 	if ok, err := f.s.exists(ctx, f.s.p.Failover(i)); err != nil || ok {
 		return err
 	}
-	if err := f.s.createIfNeeded(ctx, f.s.p.FailoverItem(i)); err != nil {
-		return err
-	}
-	_, err := f.deleteIfValueOrEmpty(ctx, f.s.p.Running(i), x)
+	_, err := f.queueIfNames(ctx, i, "running", x)
 	return err
+}
+
+// queueIfNames queues item i for failover (leader/failover/items/i) in
+// one transaction with a check that its node name still names x (or is
+// empty, as 3.0.0 and 3.0.1 wrote it) at the version read; for a running
+// node the same transaction deletes it. Every survivor handles a crash,
+// and the leader's sweep too: one that read the node before another
+// instance claimed the item (the claim sets failovering, deletes the
+// queued item; the claimer's run replaces the running node) would queue
+// it again after the claim, and a second instance would claim and run it
+// once more (chaos seed 3: two claims of one item 13 ms apart, and the
+// second one's run took its instance's next fire). It reports whether
+// the item is queued (by this call, or already).
+func (f *failover) queueIfNames(ctx context.Context, i int, name, x string) (bool, error) {
+	path := f.s.p.ItemNode(i, name)
+	v, st, err := f.s.c.Get(ctx, path)
+	if errors.Is(err, reg.ErrNoNode) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if string(v) != x && (name != "running" || len(v) > 0) {
+		return false, nil
+	}
+	if err := f.s.createIfNeeded(ctx, f.s.p.FailoverItems()); err != nil {
+		return false, err
+	}
+	ops := []reg.Op{reg.CheckOp(path, st.Version), reg.CreateOp(f.s.p.FailoverItem(i), nil, reg.Persistent)}
+	if name == "running" {
+		ops = append(ops, reg.DeleteOp(path, st.Version))
+	}
+	_, err = f.s.c.Multi(ctx, ops...)
+	var me *reg.MultiError
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.As(err, &me) && me.Index == 0 && (errors.Is(err, reg.ErrBadVersion) || errors.Is(err, reg.ErrNoNode)):
+		return false, nil // claimed or cleared since it was read
+	case errors.As(err, &me) && me.Index == 1 && errors.Is(err, reg.ErrNodeExists):
+		if name == "running" { // queued already: the node still goes
+			_, err := f.deleteIfValueOrEmpty(ctx, path, x)
+			return true, err
+		}
+		return true, nil
+	}
+	return false, wrap("queue failover item", err)
 }
 
 // deleteIfValueOrEmpty deletes path when it names x ("" is what 3.0.0 and

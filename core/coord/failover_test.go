@@ -3,12 +3,15 @@ package coord_test
 import (
 	"context"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/ejob-io/ejob/core/config"
 	"github.com/ejob-io/ejob/core/reg"
+	"github.com/ejob-io/ejob/core/reg/regcount"
 	"github.com/ejob-io/ejob/internal/testkit"
 )
 
@@ -282,5 +285,92 @@ func TestLegacyListenerLeavesAnInstanceThatJustRegistered(t *testing.T) {
 	}
 	if v, _ := cl.get(jp("sharding", "0", "failover")); v != "" {
 		t.Errorf("the item of an instance that is alive was claimed by %q", v)
+	}
+}
+
+// Every survivor handles an instance's crash, and the leader's sweep too.
+// One that read "x was failing item k over" before another survivor
+// claimed k must not queue k again once that claim deleted the queued
+// item: a second instance would claim k and run it once more after the
+// first (chaos seed 3: two claims of one item 13 ms apart; the second
+// claimer's run met its own next fire, or was cut off by the next fault).
+// Here a's claim waits until b's crash handling has read the failovering
+// node, and b's goes on only once a has run k; once b has handled the
+// crash, k's failover state is gone and b holds no claim.
+func scenarioCrashDuringFailoverItemClaimedOnce(t *testing.T, cl *cluster) {
+	const k = 2
+	var (
+		armed, read, claiming atomic.Bool
+		released              = make(chan struct{})
+		ran                   atomic.Int64 // a's runs of k before the crash
+	)
+	waitUntil := func(what string, cond func() bool) {
+		for deadline := time.Now().Add(waitFor); !cond(); time.Sleep(fastPoll) {
+			if time.Now().After(deadline) {
+				t.Errorf("timed out waiting for %s", what)
+				return
+			}
+		}
+	}
+	var a *instance
+	latch := jp("leader", "failover", "latch")
+	logA := &callLog{before: func(c regcount.Call) {
+		if armed.Load() && c.Method == "Multi" && strings.HasPrefix(c.Path, latch) && claiming.CompareAndSwap(false, true) {
+			waitUntil("b's crash handling to read the failovering node", read.Load)
+		}
+	}}
+	failovering := jp("sharding", strconv.Itoa(k), "failovering")
+	logB := &callLog{before: func(c regcount.Call) {
+		switch {
+		case !armed.Load() || c.Kind == regcount.Watch || c.Method == "MultiRead": // the tree cache's
+			return
+		case c.Method == "Get" && strings.HasSuffix(c.Path, "/failovering"):
+			read.Store(read.Load() || c.Path == failovering)
+			return
+		case !read.Load() || !armed.CompareAndSwap(true, false):
+			return
+		}
+		defer close(released)
+		waitUntil("a to run the item", func() bool { return int64(countRuns(a, k)) > ran.Load() })
+	}}
+	start := func(ip string, pid int, log *callLog) *instance {
+		log.on.Store(true)
+		in := cl.startAsync(ip, pid, failoverConfig(4), regcount.New(cl.connect(t), regcount.WithObserver(log.observe)))
+		testkit.Eventually(t, waitFor, in.id+" ready", func() bool {
+			select {
+			case <-in.job.Ready():
+				return true
+			default:
+				return false
+			}
+		})
+		return in
+	}
+	a = start("192.168.1.1", 100, logA) // the leader
+	b := start("192.168.1.2", 200, logB)
+	x := cl.start("192.168.1.3", 300, failoverConfig(4))
+	cl.waitNecessary()
+	runAll(t, a, b, x)
+	// x was executing item k by failover.
+	cl.persist(failovering, x.id)
+	cl.persist(jp("sharding", strconv.Itoa(k), "running"), x.id)
+	cl.sync()
+	ran.Store(int64(countRuns(a, k)))
+	a.autorun(t)
+	armed.Store(true)
+	x.stop()
+	select {
+	case <-released:
+	case <-time.After(2 * waitFor):
+		t.Fatal("b's crash handling did not go on after reading the failovering node; the test shows nothing")
+	}
+	cl.sync() // b's event loop has handled the crash
+	for _, n := range []string{"failover", "failovering", "running"} {
+		if v, ok := cl.get(jp("sharding", strconv.Itoa(k), n)); ok {
+			t.Errorf("sharding/%d/%s = %q after a ran the item", k, n, v)
+		}
+	}
+	if _, ok := cl.get(jp("leader", "failover", "items", strconv.Itoa(k))); ok {
+		t.Error("the item was queued again after a claimed and ran it")
 	}
 }

@@ -1,6 +1,7 @@
 package coord
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,6 +33,19 @@ func (f *failoverState) claimed(i int) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.claims[i]
+}
+
+// claimedBesides reports whether this process claimed a failover item
+// other than items and has not seen it completed.
+func (f *failoverState) claimedBesides(items []int) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i := range f.claims {
+		if !slices.Contains(items, i) {
+			return true
+		}
+	}
+	return false
 }
 
 // hasClaims reports whether this process claimed failover items it has not

@@ -3,6 +3,7 @@ package coord_test
 import (
 	"context"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -122,11 +123,7 @@ func startOnClock(t *testing.T, cl *cluster, cfg *config.JobConfiguration, clk *
 // flags are consumed (issue 18: the leader's stale sweep deleted them and
 // the missed fire was lost).
 func scenarioDeadOwnersMissedFireFailsOver(t *testing.T, cl *cluster) {
-	a := cl.start("192.168.1.1", 100, failoverConfig(4)) // the leader
-	b := cl.start("192.168.1.2", 200, failoverConfig(4))
-	cl.waitNecessary()
-	runAll(t, a, b)
-	expectAssign(t, cl, 4, map[string][]int{b.id: {0, 1}, a.id: {2, 3}})
+	a, b := twoSharded(t, cl)
 	if err := b.job.SetMisfire(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -282,11 +279,7 @@ func (t *manualTimer) fireIfDueLocked() {
 // running it runs it again right after (upstream skips the item silently,
 // and the fire is lost for it).
 func scenarioOwnItemRunningElsewhereCaughtUp(t *testing.T, cl *cluster) {
-	a := cl.start("192.168.1.1", 100, failoverConfig(4))
-	b := cl.start("192.168.1.2", 200, failoverConfig(4))
-	cl.waitNecessary()
-	runAll(t, a, b)
-	expectAssign(t, cl, 4, map[string][]int{b.id: {0, 1}, a.id: {2, 3}})
+	a, b := twoSharded(t, cl)
 	// b has taken a's item 2 over (as after a cut-off) and runs it.
 	cl.persist(jp("sharding", "2", "failover"), b.id)
 	cl.persist(jp("sharding", "2", "failovering"), b.id)
@@ -378,11 +371,7 @@ func scenarioMissedFireDuringReshardingFlagsGainedItems(t *testing.T, cl *cluste
 // meanwhile, instead of holding them back until the resharding (chaos seed
 // 11: a claimed item waited 8 s for a busy leader's next fire).
 func scenarioClaimWhileWaitingForReshardingRuns(t *testing.T, cl *cluster) {
-	a := cl.start("192.168.1.1", 100, failoverConfig(4)) // the leader
-	b := cl.start("192.168.1.2", 200, failoverConfig(4))
-	cl.waitNecessary()
-	runAll(t, a, b)
-	expectAssign(t, cl, 4, map[string][]int{b.id: {0, 1}, a.id: {2, 3}})
+	a, b := twoSharded(t, cl)
 	releaseA, doneA := startHeldRun(t, cl, a, []int{2, 3}) // the leader is busy
 	defer func() {
 		releaseA()
@@ -410,5 +399,146 @@ func scenarioClaimWhileWaitingForReshardingRuns(t *testing.T, cl *cluster) {
 	}
 	if _, ok := cl.get(jp("leader", "sharding", "necessary")); !ok {
 		t.Error("the resharding was done meanwhile; the test shows nothing")
+	}
+}
+
+// A fire of the schedule that finds its instance holding a failover claim
+// runs the claimed item only (upstream's order: failover items first), and
+// the instance's other items keep that fire: they run right after that
+// execution, not at their next fire (chaos seed 3: h3 held a claim whose
+// item still ran elsewhere when its fire came; the fire ran the claimed
+// item, and h3's own item waited 4.5 s for the pump while a resharding
+// and a ZooKeeper restart took its next fire too). A trigger the instance
+// asked for itself (the claim's) owes its items nothing. The whole
+// executor runs (core/executor); the fire is told apart as the scheduler
+// tells it (trigger.Fire.Manual). Here b claims its own items back (as
+// after a cut-off run): the claimed item's run serves the fire for it.
+func scenarioScheduleFireTakenByClaimKeepsOwnItems(t *testing.T, cl *cluster) {
+	a, b := twoSharded(t, cl)
+	release, done := startHeldRun(t, cl, a, []int{2, 3}) // a claims nothing
+	defer func() {
+		release()
+		<-done
+	}()
+	var mu sync.Mutex
+	var ran []int
+	exec, err := executor.New(testJob, executor.Options{
+		InstanceID: b.id, Facade: b.job, Logger: testLogger(t, "executor"),
+		Runner: executor.SimpleFunc(func(_ context.Context, sc spi.ShardingContext) error {
+			mu.Lock()
+			defer mu.Unlock()
+			ran = append(ran, sc.ShardingItem)
+			return nil
+		}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// fire runs one trigger of b while its claim of item (queued for
+	// failover) has not run yet, and returns the items it ran.
+	fire := func(item int, schedule bool) []int {
+		t.Helper()
+		cl.persist(jp("leader", "failover", "items", strconv.Itoa(item)), "")
+		testkit.Eventually(t, waitFor, "b claimed item "+strconv.Itoa(item), func() bool {
+			v, _ := cl.get(jp("sharding", strconv.Itoa(item), "failover"))
+			return v == b.id
+		})
+		cl.sync()
+		mu.Lock()
+		ran = nil
+		mu.Unlock()
+		if err := exec.Execute(ctxT(t), executor.NormalTrigger, oneFire{schedule: schedule}); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(ran)
+	}
+	// The claim's own trigger: the claimed item, and no flag.
+	if got := fire(0, false); !equalInts(got, []int{0}) {
+		t.Fatalf("the claim's trigger ran %v; want the claimed item [0]", got)
+	}
+	if _, ok := cl.get(jp("sharding", "1", "misfire")); ok {
+		t.Error("the claim's trigger flagged b's item 1")
+	}
+	// A fire of the schedule meets the claim: it runs the claimed item,
+	// then b's other item runs without any later fire.
+	if got := fire(1, true); !equalInts(got, []int{1}) {
+		t.Fatalf("the fire ran %v; want the claimed item [1]", got)
+	}
+	if _, ok := cl.get(jp("sharding", "1", "misfire")); ok {
+		t.Error("the fire flagged the claimed item, whose run served it")
+	}
+	for len(b.triggers) > 0 { // the claims' triggers, served above
+		<-b.triggers
+	}
+	before := countRuns(b, 0)
+	b.autorun(t)
+	testkit.Eventually(t, waitFor, "b's item 0 run right after the fire the claim took", func() bool {
+		return countRuns(b, 0) > before
+	})
+}
+
+// oneFire is the executor.MissedFires of one fire during which the trigger
+// loop skips none: a fire of the job's schedule, or (schedule false) one
+// asked for with TriggerSoon or TriggerNow (core/scheduler's adapter of
+// trigger.Fire reports trigger.Fire.Manual the same way).
+type oneFire struct{ schedule bool }
+
+func (oneFire) OnSkip(func()) (stop func()) { return func() {} }
+func (oneFire) TakeMissed(bool) int         { return 0 }
+func (f oneFire) ScheduleFire() bool        { return f.schedule }
+
+// twoSharded starts a (the leader) and b with failover on, and lets them
+// shard 4 items: b runs [0, 1], a [2, 3].
+func twoSharded(t *testing.T, cl *cluster) (a, b *instance) {
+	t.Helper()
+	a = cl.start("192.168.1.1", 100, failoverConfig(4))
+	b = cl.start("192.168.1.2", 200, failoverConfig(4))
+	cl.waitNecessary()
+	runAll(t, a, b)
+	expectAssign(t, cl, 4, map[string][]int{b.id: {0, 1}, a.id: {2, 3}})
+	return a, b
+}
+
+// An instance that holds claimed failover items when its run ends runs
+// them before its own items' catch-up: the catch-up (and every one after
+// it, when long items keep missing fires) would hold a cut-off item's
+// re-run back (chaos seed 3: two claimed items waited 10.6 s behind a
+// chain of catch-ups of 3.5 s items fired every 4 s). The flags stay, and
+// the own items run right after the claimed one.
+func scenarioClaimedItemRunsBeforeCatchUp(t *testing.T, cl *cluster) {
+	a, b := twoSharded(t, cl)
+	a.autorun(t)
+	release, done := startHeldRun(t, cl, b, []int{0, 1})
+	defer release()
+	// A fire found b's items running, and b claimed a's item 2 meanwhile.
+	cl.persist(jp("sharding", "0", "misfire"), "")
+	cl.persist(jp("sharding", "1", "misfire"), "")
+	cl.persist(jp("sharding", "2", "failover"), b.id)
+	cl.persist(jp("sharding", "2", "failovering"), b.id)
+	cl.sync()
+	before := countRuns(b, 0)
+	release()
+	if err := <-done; err != nil {
+		t.Fatalf("b's run: %v", err)
+	}
+	if got := countRuns(b, 0) - before; got != 1 {
+		t.Fatalf("b ran item 0 %d times before its claimed item; want once (the catch-up waits)", got)
+	}
+	for _, i := range []string{"0", "1"} {
+		if _, ok := cl.get(jp("sharding", i, "misfire")); !ok {
+			t.Fatalf("the misfire flag of item %s was cleared before the claimed item ran", i)
+		}
+	}
+	b.autorun(t)
+	testkit.Eventually(t, waitFor, "b ran the claimed item, then the catch-up of items 0 and 1", func() bool {
+		return countRuns(b, 2) > 0 && countRuns(b, 0) > before+1 && countRuns(b, 1) > before+1
+	})
+	runs := b.runs()
+	claimed := slices.IndexFunc(runs, func(r []int) bool { return slices.Contains(r, 2) })
+	catchUp := slices.IndexFunc(runs[claimed+1:], func(r []int) bool { return slices.Contains(r, 0) })
+	if catchUp < 0 {
+		t.Errorf("b's runs %v: the catch-up of item 0 did not follow the claimed item", runs)
 	}
 }

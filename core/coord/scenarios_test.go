@@ -36,6 +36,9 @@ func scenarios() map[string]func(*testing.T, *cluster) {
 		"ClaimWhileWaitingForReshardingRuns":     scenarioClaimWhileWaitingForReshardingRuns,
 		"RestartRegisters":                       scenarioRestartRegisters,
 		"RestartDisabledAbdicates":               scenarioRestartDisabledAbdicates,
+		"ScheduleFireTakenByClaimKeepsOwnItems":  scenarioScheduleFireTakenByClaimKeepsOwnItems,
+		"CrashDuringFailoverItemClaimedOnce":     scenarioCrashDuringFailoverItemClaimedOnce,
+		"ClaimedItemRunsBeforeCatchUp":           scenarioClaimedItemRunsBeforeCatchUp,
 	}
 }
 

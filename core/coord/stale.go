@@ -32,6 +32,7 @@ type staleJob interface {
 // items (failover implements it).
 type staleFailover interface {
 	setCrashedFailoverFlag(ctx context.Context, i int, x string) error
+	queueIfNames(ctx context.Context, i int, name, x string) (bool, error)
 	queueMisfire(ctx context.Context, i int, x string) (bool, error)
 	failoverIfNecessary(ctx context.Context) error
 }
@@ -129,10 +130,11 @@ func (w *staleSweeper) sweepItems(ctx context.Context, names []string) error {
 				_, err = w.s.deleteIfValue(ctx, w.s.p.ItemNode(i, name), v)
 			case "failovering":
 				if cfg.Failover {
-					if err = w.s.createIfNeeded(ctx, w.s.p.FailoverItem(i)); err != nil {
+					var queued bool
+					if queued, err = w.fo.queueIfNames(ctx, i, name, v); err != nil {
 						break
 					}
-					flagged = true
+					flagged = flagged || queued
 				}
 				if _, err = w.s.deleteIfValue(ctx, w.s.p.ItemNode(i, name), v); err != nil {
 					break

@@ -24,6 +24,7 @@ type handOvers struct {
 	leader  bool
 	crashed []string // "item/instance" of setCrashedFailoverFlag
 	misfire []string // "item/owner" of queueMisfire
+	queued  []string // "item/node/instance" of queueIfNames
 	claims  int      // failoverIfNecessary calls
 }
 
@@ -35,6 +36,10 @@ func (h *handOvers) setCrashedFailoverFlag(_ context.Context, i int, x string) e
 }
 func (h *handOvers) queueMisfire(_ context.Context, i int, x string) (bool, error) {
 	h.misfire = append(h.misfire, fmt.Sprintf("%d/%s", i, x))
+	return true, nil
+}
+func (h *handOvers) queueIfNames(_ context.Context, i int, name, x string) (bool, error) {
+	h.queued = append(h.queued, fmt.Sprintf("%d/%s/%s", i, name, x))
 	return true, nil
 }
 func (h *handOvers) failoverIfNecessary(context.Context) error { h.claims++; return nil }
@@ -120,8 +125,8 @@ func TestStaleSweeper(t *testing.T) {
 					t.Errorf("%s removed, want it kept", path)
 				}
 			}
-			if got := exists(p.FailoverItem(5)); got != failover {
-				t.Errorf("failovering item queued for failover: %v, want %v", got, failover)
+			if got := slices.Equal(h.queued, []string{"5/failovering/" + ghost}); got != failover {
+				t.Errorf("failovering item queued for failover: %v (%v), want %v", got, h.queued, failover)
 			}
 			var wantCrashed, wantMisfire []string
 			wantClaims := 0

@@ -218,6 +218,15 @@ type MissedFires interface {
 	TakeMissed(final bool) int
 }
 
+// ScheduleFire is implemented by the MissedFires of a fire that knows
+// where it comes from (the scheduler's adapter of trigger.Fire).
+type ScheduleFire interface {
+	// ScheduleFire reports whether the fire is one of the job's schedule,
+	// not a trigger asked for by hand or by the coordination layer
+	// (TriggerNow, TriggerSoon: a failover claim, a catch-up).
+	ScheduleFire() bool
+}
+
 // run is the state of one trigger.
 type run struct {
 	*Executor
@@ -274,6 +283,7 @@ func (e *Executor) Execute(ctx context.Context, src Source, missed MissedFires) 
 	}
 	if sc.Failover && src == NormalTrigger {
 		src = Failover
+		r.keepOwnItemsFire(ctx, sc, missed)
 	}
 	e.status(ctx, e.events.TaskStaging, sc, src, TaskStaging, e.beginMsg)
 	running, err := f.MisfireIfRunning(ctx, sc.Items)
@@ -331,6 +341,24 @@ func (r *run) stopRecording() (unrecorded bool) {
 		end()
 	}
 	return r.skips.unrecorded.Load()
+}
+
+// keepOwnItemsFire: a fire of the job's schedule whose ShardingContexts
+// returned failover items runs only those (upstream's order), so it is
+// lost for this instance's own items. With misfire on it is kept for them
+// as a fire skipped while the job runs is (FailoverFireRecorder): their
+// flags make them run right after this execution (chaos seed 3: the fire
+// of an item whose owner held a claim ran nothing of it until the owner's
+// next fire, which a resharding held back).
+func (r *run) keepOwnItemsFire(ctx context.Context, sc ShardingContexts, missed MissedFires) {
+	sf, ok := missed.(ScheduleFire)
+	rec, can := r.opts.Facade.(FailoverFireRecorder)
+	if !ok || !can || !r.cfg.Misfire || !sf.ScheduleFire() {
+		return
+	}
+	if err := rec.SetMisfireExcept(ctx, sc.Items); err != nil && ctx.Err() == nil {
+		r.log.Warn("cannot keep the fire for this instance's items while it runs failover items", "failover_items", sc.Items, "error", err)
+	}
 }
 
 // onceRecording is once while skipped fires are recorded (recordSkips).

@@ -57,7 +57,8 @@ type fakeFacade struct {
 }
 
 var (
-	_ executor.Facade = (*fakeFacade)(nil)
+	_ executor.Facade               = (*fakeFacade)(nil)
+	_ executor.FailoverFireRecorder = (*fakeFacade)(nil)
 )
 
 func (f *fakeFacade) Config(ctx context.Context) (*config.JobConfiguration, error) {
@@ -121,6 +122,11 @@ func (f *fakeFacade) FailoverIfNecessary(ctx context.Context) error {
 }
 
 // SetMisfire flags the items: the next ExecuteMisfired answers true.
+func (f *fakeFacade) SetMisfireExcept(ctx context.Context, except []int) error {
+	f.j.add("SetMisfireExcept %v", except)
+	return nil
+}
+
 func (f *fakeFacade) SetMisfire(ctx context.Context) error {
 	f.j.add("SetMisfire")
 	f.setMisfire.Add(1)
@@ -908,5 +914,53 @@ func TestCutOffExecutionTraced(t *testing.T) {
 	want := `TASK_ERROR NORMAL_TRIGGER "Job 'job' execution was cut off: the completion of items [0, 1] could not be registered: session lost"`
 	if got[len(got)-1] != want {
 		t.Errorf("last event %q, want %q", got[len(got)-1], want)
+	}
+}
+
+// scheduleFire is fakeMissed for a fire whose origin is known
+// (executor.ScheduleFire).
+type scheduleFire struct {
+	*fakeMissed
+	schedule bool
+}
+
+func (f scheduleFire) ScheduleFire() bool { return f.schedule }
+
+// A fire of the schedule whose ShardingContexts returns failover items
+// keeps the fire for the instance's other items (SetMisfireExcept with the
+// failover items, before they run); a trigger asked for (TriggerSoon,
+// TriggerNow), a fire of unknown origin, or misfire off does not.
+func TestScheduleFireRunningFailoverItemsKeepsOwnItems(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		missed  executor.MissedFires
+		misfire bool
+		keeps   bool
+	}{
+		{"schedule fire", scheduleFire{newFakeMissed(), true}, true, true},
+		{"asked for", scheduleFire{newFakeMissed(), false}, true, false},
+		{"origin unknown", newFakeMissed(), true, false},
+		{"misfire off", scheduleFire{newFakeMissed(), true}, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness([]int{2}, "", "")
+			h.f.sc.Failover = true
+			h.f.cfg.Misfire = tc.misfire
+			e, err := executor.New("job", h.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := e.Execute(context.Background(), executor.NormalTrigger, tc.missed); err != nil {
+				t.Fatal(err)
+			}
+			got := h.j.get()
+			i := slices.Index(got, "SetMisfireExcept [2]")
+			if kept := i >= 0; kept != tc.keeps {
+				t.Fatalf("kept the fire for the other items: %v, want %v; calls %v", kept, tc.keeps, got)
+			}
+			if tc.keeps && i > slices.Index(got, "MisfireIfRunning [2]") {
+				t.Errorf("the other items were flagged after the failover items were checked: %v", got)
+			}
+		})
 	}
 }

@@ -65,3 +65,17 @@ type Facade interface {
 	// idle (the enquiry after a run, protocol spec §10.2).
 	FailoverIfNecessary(ctx context.Context) error
 }
+
+// FailoverFireRecorder is implemented by a Facade that keeps a fire of the
+// job's schedule for this instance's own items when ShardingContexts gave
+// that fire's execution failover items instead (it returns only those
+// while the instance holds some, as upstream, which loses the fire for the
+// own items).
+type FailoverFireRecorder interface {
+	// SetMisfireExcept sets the misfire flags of the local sharding items
+	// other than except (the failover items the fire runs instead), as
+	// SetMisfire does for a skipped fire: they run right after the
+	// execution (docs/guarantees.md, "A fire that finds its item
+	// running").
+	SetMisfireExcept(ctx context.Context, except []int) error
+}

@@ -709,6 +709,10 @@ type missedFires struct {
 
 func (m missedFires) Ahead() bool { return m.f.Ahead() }
 
+// ScheduleFire implements executor.ScheduleFire: TriggerNow and
+// TriggerSoon (OnTrigger) fires are Manual.
+func (m missedFires) ScheduleFire() bool { return !m.f.Manual }
+
 // AwaitScheduled waits for the scheduled time of a fire dispatched ahead;
 // the fire is then skipped, as runtime.fire skips one, when the registry
 // connection is suspended or the session lost meanwhile.

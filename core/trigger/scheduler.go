@@ -38,7 +38,7 @@ type Fire struct {
 	// Actual is when the scheduler dispatched the fire: before Scheduled
 	// for a fire dispatched ahead (Ahead).
 	Actual time.Time
-	// Manual is true for a TriggerNow.
+	// Manual is true for a TriggerNow or a TriggerSoon.
 	Manual bool
 
 	exec *execution

@@ -212,28 +212,111 @@ func (s *suite) serveBy(job string, p time.Duration, jr jobRuns, i int, f time.T
 		d.by, d.rule = maxTime(d.by, sp.to.Add(pumpMargin)), "its run after the pending resharding"
 	}
 	var busy *run // a run of the item in progress at the fire
+	var cut *run  // a run of the item cut off shortly before the fire
 	for _, r := range startedBetween(jr.byItem[i], f.Add(-maxRun), f) {
 		if r.end.After(f) {
 			busy = r
+		} else if r.kind != 'E' && r.end.After(f.Add(-heldAfterCut)) {
+			cut = r
 		}
 	}
 	owner := s.hostOf(pidOf(s.timeline.ownerAt(job, i, f)))
+	var end time.Time
+	ok := false
 	switch {
 	case busy != nil:
 		// A misfire: one catch-up run right after the running one.
 		d = s.catchUp(job, p, d, busy.end, catchUpMargin, "the catch-up after the run in progress at the fire")
+		d = s.claimsFirst(job, jr, busy.hostPID, i, busy.end, d)
 		d.hosts = append(d.hosts, s.hostOf(busy.hostPID))
 	case owner != "":
 		// The owner busy with other items (failover items): its own
 		// items' catch-up follows that execution.
-		if end, ok := busyUntil(jr.byHost[owner], f); ok {
+		if end, ok = busyUntil(jr.byHost[owner], f); ok {
 			d = s.catchUp(job, p, d, end, pumpMargin, "the catch-up after the owner's execution in progress at the fire")
+			d = s.claimsFirst(job, jr, pidOf(s.timeline.ownerAt(job, i, f)), i, end, d)
 		}
+	}
+	if busy == nil && !ok {
+		// The fire's execution on an owner ran its failover claims
+		// instead: its own items' catch-up follows that execution.
+		var pid int
+		if end, pid, ok = s.failoverExecution(job, jr, i, f, d.by); ok {
+			d = s.catchUp(job, p, d, end, pumpMargin, "the catch-up after the failover execution the fire ran on an owner")
+			d = s.claimsFirst(job, jr, pid, i, end, d)
+		}
+	}
+	if cut != nil && busy == nil && !slices.Contains(d.hosts, s.hostOf(cut.hostPID)) {
+		// The kernel still counted the cut-off run in progress at the
+		// fire (its running node lives until the session it ran in has
+		// ended): the fire is served by that item's failover run (or,
+		// without failover, its next fire), so it depends on the host
+		// that was cut off (its fault excuses it; the failover invariant
+		// checks the re-run).
+		d.hosts = append(d.hosts, s.hostOf(cut.hostPID))
 	}
 	for _, id := range s.timeline.ownersIn(job, i, f, d.by) {
 		if h := s.hostOf(pidOf(id)); h != "" && !slices.Contains(d.hosts, h) {
 			d.hosts = append(d.hosts, h)
 		}
+	}
+	return d
+}
+
+// heldAfterCut bounds how long after a run's last line (cancelled by a
+// presumed session loss, or killed) its running node may still exist: the
+// session's expiry on the server (at most S after the last contact, which
+// precedes the last line), a tick, and the crash event reaching a survivor.
+const heldAfterCut = sessionTimeout + tick + eventMargin
+
+// failoverExecution: an instance that owned item i at some moment of
+// [f, by] started in that span an execution of items it had claimed for
+// failover, which a fire of the schedule runs instead of the instance's
+// own items (docs/guarantees.md, "A fire that finds its item running").
+// It returns the end of the first such execution and that instance's pid.
+func (s *suite) failoverExecution(job string, jr jobRuns, i int, f, by time.Time) (time.Time, int, bool) {
+	for _, id := range s.timeline.ownersIn(job, i, f, by) {
+		pid := pidOf(id)
+		if end, ok := s.claimedExecution(job, jr, pid, i, f, by); ok {
+			return end, pid, true
+		}
+	}
+	return time.Time{}, 0, false
+}
+
+// claimedExecution: the instance with pid started, in [from, to], an
+// execution of items other than i that it had claimed for failover (the
+// observer saw sharding/{k}/failover naming it at the run's start); it
+// returns that execution's end (its runs and the runs chained right after
+// them). A run of an item that was not claimed (an execution on a
+// superseded assignment) does not count.
+func (s *suite) claimedExecution(job string, jr jobRuns, pid, i int, from, to time.Time) (time.Time, bool) {
+	h := s.hostOf(pid)
+	if h == "" {
+		return time.Time{}, false
+	}
+	var mine []*run
+	for _, r := range jr.byHost[h] {
+		if r.hostPID == pid {
+			mine = append(mine, r)
+		}
+	}
+	for _, r := range startedBetween(mine, from, to.Add(time.Nanosecond)) {
+		if r.item != i && s.timeline.claimedAt(job, r.item, r.instance, r.start) {
+			return busyUntil(mine, r.start.Add(time.Nanosecond))
+		}
+	}
+	return time.Time{}, false
+}
+
+// claimsFirst: an instance that holds claimed failover items when its
+// execution ends runs them before that execution's catch-up (the flags
+// stay, and the pump serves them right after: docs/guarantees.md). When
+// the instance with pid started such an execution between end (its
+// execution's end) and the due time d, the catch-up is due after it.
+func (s *suite) claimsFirst(job string, jr jobRuns, pid, i int, end time.Time, d due) due {
+	if e, ok := s.claimedExecution(job, jr, pid, i, end, d.by); ok {
+		d.by, d.rule = maxTime(d.by, e.Add(pumpMargin)), d.rule+" (after its claimed failover items)"
 	}
 	return d
 }

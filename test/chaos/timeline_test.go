@@ -13,16 +13,18 @@ import (
 )
 
 // timeline is what the suite's observer saw of each job's tree, as it
-// happened: who owned each item (sharding/{i}/instance) and when resharding
-// was pending (leader/sharding/necessary). The coverage check reads it to
-// know which host had to serve a fire and when a pending resharding held
-// executions back. It follows the tree through a tree cache on its own
+// happened: who owned each item (sharding/{i}/instance), who had claimed
+// it for failover (sharding/{i}/failover) and when resharding was pending
+// (leader/sharding/necessary). The coverage check reads it to know which
+// host had to serve a fire, which executions ran failover claims, and
+// when a pending resharding held executions back. It follows the tree through a tree cache on its own
 // connection, straight to ZooKeeper (no proxy): only full ZooKeeper faults
 // reach it, and their fires are excused anyway; after such a fault the
 // cache reads the tree again and reports what changed.
 type timeline struct {
 	mu        sync.Mutex
 	owners    map[string]map[int][]ownerChange // job -> item -> changes, in time order
+	claims    map[string]map[int][]claim       // job -> item -> failover claims, in time order
 	necessary map[string][]span                // job -> pending resharding spans
 	open      map[string]time.Time             // job -> start of a span not yet closed
 }
@@ -32,13 +34,21 @@ type ownerChange struct {
 	instance string
 }
 
+// claim is a failover claim of an item by instance, from its node's
+// creation until its deletion was seen (a zero to: still there).
+type claim struct {
+	instance string
+	from, to time.Time
+}
+
 // span is [from, to]; a zero to is still open.
 type span struct{ from, to time.Time }
 
 // watchTimeline starts following the namespace; it stops at the test's
 // cleanup.
 func (s *suite) watchTimeline() {
-	tl := &timeline{owners: map[string]map[int][]ownerChange{}, necessary: map[string][]span{}, open: map[string]time.Time{}}
+	tl := &timeline{owners: map[string]map[int][]ownerChange{}, claims: map[string]map[int][]claim{},
+		necessary: map[string][]span{}, open: map[string]time.Time{}}
 	s.timeline = tl
 	ctx, cancel := context.WithCancel(context.Background())
 	cfg := zookeeper.DefaultConfig(s.zk.Addr(), s.ns)
@@ -103,6 +113,26 @@ func (tl *timeline) add(ev reg.TreeEvent, now time.Time) {
 			at = now
 		}
 		tl.owners[job][i] = append(tl.owners[job][i], ownerChange{at: at, instance: string(ev.Data)})
+	case len(parts) == 4 && parts[1] == "sharding" && parts[3] == "failover":
+		i, err := strconv.Atoi(parts[2])
+		if err != nil {
+			return
+		}
+		if tl.claims[job] == nil {
+			tl.claims[job] = map[int][]claim{}
+		}
+		list := tl.claims[job][i]
+		if n := len(list); n > 0 && list[n-1].to.IsZero() {
+			list[n-1].to = now // deleted, or replaced by another claim
+		}
+		if ev.Type != reg.NodeDeleted {
+			from := ev.Stat.CreateTime()
+			if ev.Stat.Ctime == 0 || from.After(now) {
+				from = now
+			}
+			list = append(list, claim{instance: string(ev.Data), from: from})
+		}
+		tl.claims[job][i] = list
 	case strings.Join(parts[1:], "/") == "leader/sharding/necessary":
 		switch ev.Type {
 		case reg.NodeAdded:
@@ -133,6 +163,19 @@ func (tl *timeline) ownerAt(job string, i int, t time.Time) string {
 		id = c.instance
 	}
 	return id
+}
+
+// claimedAt reports whether the observer saw item i of job claimed for
+// failover by instance at t.
+func (tl *timeline) claimedAt(job string, i int, instance string, t time.Time) bool {
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	for _, c := range tl.claims[job][i] {
+		if c.instance == instance && !c.from.After(t) && (c.to.IsZero() || !c.to.Before(t)) {
+			return true
+		}
+	}
+	return false
 }
 
 // ownersIn are the instances item i was assigned to at some moment of
