@@ -798,8 +798,9 @@ func (s *Scheduler) IsLeader(ctx context.Context, job string) (bool, error) {
 
 // Ready blocks until every job added so far has registered with the
 // registry (and its trigger loop follows the effective configuration's
-// cron) or failed to start, or ctx ends. It returns nil when every job
-// registered, a *StartError naming each job that failed, or ctx's error.
+// cron) or failed to start, or ctx ends; a job added while it waits is
+// waited for too. It returns nil when every job registered, a *StartError
+// naming each job that failed, or ctx's error.
 func (s *Scheduler) Ready(ctx context.Context) error {
 	s.mu.Lock()
 	settled := s.settled
