@@ -57,6 +57,9 @@ func (l *lease) end(cause error) {
 	case l.ctx != nil:
 		l.cancel(cause)
 	case l.ended == nil:
+		if err := l.sess.Err(); err != nil {
+			cause = err // ended with the session first, as a context made now says
+		}
 		l.ended = cause
 	}
 }

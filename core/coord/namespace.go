@@ -25,11 +25,13 @@ type Namespace struct {
 	c     reg.Client
 	log   hclog.Logger
 	cache *reg.SharedCache
-	// reads coalesces the jobs' fresh startup reads (setUpConfig): a host
-	// starting many jobs at once reads them in a few MultiReads.
+	// reads coalesces the jobs' fresh startup reads (setUpConfig, and
+	// afterRegistration's): a host starting many jobs at once reads them
+	// in a few MultiReads.
 	reads *reg.BatchReader
-	// writes coalesces the registration transactions of the jobs new to
-	// the registry (registerNew) into a few Multis.
+	// writes coalesces the registration transactions of the jobs (a new
+	// job's, registerNew; a restarted one's server and instance nodes,
+	// registerNodes) into a few Multis.
 	writes *reg.BatchWriter
 
 	mu      sync.Mutex

@@ -93,9 +93,13 @@ func (j *Job) registrationOps(status string) []reg.Op {
 	ops := make([]reg.Op, 0, 2)
 	switch cur, _, ok := cv.Peek(j.p.Server(j.ip)); {
 	case ok && string(cur) == status && status == node.ServerEnabled:
-		// Already so: a Set would change nothing but the version. (A
-		// DISABLED server is written again: its event makes a leader
-		// this election gave us abdicate, as upstream's listener does.)
+		// Already so: a Set would change nothing but the version. The
+		// transaction checks it still exists (the cache may lag behind
+		// another instance's offline-server sweep; then the steps below
+		// write it). (A DISABLED server is written again: its event makes
+		// a leader this election gave us abdicate, as upstream's listener
+		// does.)
+		ops = append(ops, reg.CheckOp(j.p.Server(j.ip), reg.AnyVersion))
 	case ok:
 		ops = append(ops, reg.SetOp(j.p.Server(j.ip), []byte(status), reg.AnyVersion))
 	default:

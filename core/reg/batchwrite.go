@@ -21,7 +21,9 @@ const BatchMaxOps = 1000
 //
 // So a call's ops may be sent twice when the first outcome is unknown (a
 // connection loss): use it only for ops that fail rather than apply twice
-// (creates of fixed paths, sets and deletes of a given version). Safe for
+// (creates of fixed paths, sets and deletes of a given version, checks),
+// or whose second application changes nothing but a version (a set of
+// the same value). Safe for
 // concurrent use; it holds no goroutine while idle.
 type BatchWriter struct {
 	w Writer

@@ -39,10 +39,3 @@ func (q *coalescer[C]) run(send func(batch []C)) {
 		send(batch)
 	}
 }
-
-// queued is the number of calls waiting for the next batch.
-func (q *coalescer[C]) queued() int {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return len(q.pending)
-}

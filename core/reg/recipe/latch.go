@@ -339,7 +339,9 @@ func Elect(ctx context.Context, c reg.Client, latchPath, leaderPath string, data
 // participants see the latch free only once the leader node exists, as
 // after Elect's steps, and the tree is the same. If the transaction fails
 // (the leader node exists after all, or its outcome is unknown), Elect's
-// steps run, still under the latch.
+// steps run: under the latch, unless a transaction of unknown outcome
+// committed and released it, in which case they find this session's own
+// leader node.
 func ElectVacant(ctx context.Context, c reg.Client, latchPath, leaderPath string, data []byte) (bool, error) {
 	return elect(ctx, c, latchPath, leaderPath, data, true)
 }

@@ -201,7 +201,7 @@ func (c *Client) Create(ctx context.Context, path string, data []byte, mode reg.
 			// one: an empty container the server reaped meanwhile (a
 			// job's leader/election after its last leader node went, on
 			// a restart). Start over from the top, as for the node.
-			if errors.Is(err, reg.ErrNoNode) && try < 3 {
+			if errors.Is(err, reg.ErrNoNode) {
 				continue
 			}
 			return "", &reg.OpError{Op: "create", Path: path, Err: fmt.Errorf("create parents: %w", err)}
