@@ -443,7 +443,7 @@ func (v *CacheView) Children(path string) ([]string, bool) {
 	}
 	out := make([]string, len(n.kids))
 	for i, k := range n.kids {
-		out[i] = k.name
+		out[i] = k.name.Value()
 	}
 	return out, true
 }
@@ -471,7 +471,7 @@ func (v *CacheView) EachChild(path string, f func(name string) bool) (found bool
 		return false
 	}
 	for _, k := range n.kids {
-		if !f(k.name) {
+		if !f(k.name.Value()) {
 			break
 		}
 	}

@@ -19,7 +19,9 @@ const maxRoundOps = 8192
 // snode is a cached node: kept small (issue 16: 10,000 idle jobs of ~13
 // nodes in ≤ 100 MiB), no map per node.
 type snode struct {
-	name string
+	// name is the last path element: a handle, so the names that repeat
+	// across jobs ("config", "leader", instance ids) are one copy.
+	name unique.Handle[string]
 	data []byte
 	stat nstat
 	kids []*snode // sorted by name
@@ -250,7 +252,7 @@ func (s *SharedCache) resync(v *CacheView) {
 func walk(path string, n *snode, f func(string, *snode)) {
 	f(path, n)
 	for _, k := range n.kids {
-		walk(childPath(path, k.name), k, f)
+		walk(childPath(path, k.name.Value()), k, f)
 	}
 }
 
@@ -436,11 +438,11 @@ func (s *SharedCache) apply(v *CacheView, path string, get, kids *ReadResult) {
 				return // its parent's appearance lists it
 			}
 		}
-		n = &snode{name: unique.Make(Base(path)).Value(), data: get.Data, stat: packStat(get.Stat)} // one copy of names that repeat across jobs
+		n = &snode{name: unique.Make(Base(path)), data: get.Data, stat: packStat(get.Stat)}
 		if parent == nil {
 			v.node = n
 		} else {
-			i, _ := slices.BinarySearchFunc(parent.kids, n.name, func(k *snode, name string) int { return strings.Compare(k.name, name) })
+			i, _ := slices.BinarySearchFunc(parent.kids, n.name.Value(), func(k *snode, name string) int { return strings.Compare(k.name.Value(), name) })
 			parent.kids = slices.Insert(parent.kids, i, n)
 		}
 		v.emit(NodeAdded, path, n)
@@ -481,7 +483,7 @@ func (v *CacheView) remove(path string, n *snode) {
 // drop reports the subtree at n deleted, children first.
 func (v *CacheView) drop(path string, n *snode) {
 	for _, k := range n.kids {
-		v.drop(childPath(path, k.name), k)
+		v.drop(childPath(path, k.name.Value()), k)
 	}
 	v.emit(NodeDeleted, path, n)
 }
@@ -515,13 +517,13 @@ func (n *snode) child(name string) *snode {
 	lo, hi := 0, len(n.kids)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if n.kids[m].name < name {
+		if n.kids[m].name.Value() < name {
 			lo = m + 1
 		} else {
 			hi = m
 		}
 	}
-	if lo < len(n.kids) && n.kids[lo].name == name {
+	if lo < len(n.kids) && n.kids[lo].name.Value() == name {
 		return n.kids[lo]
 	}
 	return nil

@@ -71,7 +71,7 @@ func nonNull(data []byte) string { return string(data) }
 // for one child. It keeps what of the stat is not derived (see statCopy),
 // and its data as a string, so that it takes 112 bytes (a size class).
 type node struct {
-	name string  // the last path element
+	name unique.Handle[string] // the last path element (see create)
 	data string  // see nonNull
 	kids []*node // sorted by name
 	stat nodeStat
@@ -111,18 +111,18 @@ func (n *node) find(name string) (int, bool) {
 	lo, hi := 0, len(n.kids)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if n.kids[m].name < name {
+		if n.kids[m].name.Value() < name {
 			lo = m + 1
 		} else {
 			hi = m
 		}
 	}
-	return lo, lo < len(n.kids) && n.kids[lo].name == name
+	return lo, lo < len(n.kids) && n.kids[lo].name.Value() == name
 }
 
 // addChild inserts c (whose name n has no child by).
 func (n *node) addChild(c *node) {
-	i, _ := n.find(c.name)
+	i, _ := n.find(c.name.Value())
 	n.kids = slices.Insert(n.kids, i, c)
 }
 
@@ -140,7 +140,7 @@ func (n *node) removeChild(name string) {
 func (n *node) childNames() []string {
 	names := make([]string, len(n.kids))
 	for i, k := range n.kids {
-		names[i] = k.name
+		names[i] = k.name.Value()
 	}
 	return names
 }
@@ -354,9 +354,9 @@ func (t *txn) create(path string, data []byte, mode reg.CreateMode, owner int64)
 	if parent.child(name) != nil {
 		return "", reg.ErrNodeExists
 	}
-	// Names repeat across jobs ("config", "leader", instance ids): one
-	// copy of each (unique interns them, and frees what no node uses).
-	n := &node{name: unique.Make(name).Value(), data: nonNull(data)}
+	// Names repeat across jobs ("config", "leader", instance ids): the
+	// node holds a handle, so one copy of each lives while a node has it.
+	n := &node{name: unique.Make(name), data: nonNull(data)}
 	n.stat = nodeStat{Czxid: t.zxid, Mzxid: t.zxid, Pzxid: t.zxid, Ctime: t.now, Mtime: t.now}
 	switch {
 	case mode == reg.Container:
