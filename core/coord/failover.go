@@ -219,8 +219,9 @@ func (f *failover) setCrashedFailoverFlag(ctx context.Context, i int, x string) 
 }
 
 // queueIfNames queues item i for failover (leader/failover/items/i) in
-// one transaction with a check that its node name still names x (or is
-// empty, as 3.0.0 and 3.0.1 wrote it) at the version read; for a running
+// one transaction with a check that its node name still names x (a
+// running node also when empty, as 3.0.0 and 3.0.1 wrote it) at the
+// version read; for a running
 // node the same transaction deletes it. Every survivor handles a crash,
 // and the leader's sweep too: one that read the node before another
 // instance claimed the item (the claim sets failovering, deletes the

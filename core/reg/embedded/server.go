@@ -72,8 +72,8 @@ func nonNull(data []byte) string { return string(data) }
 // and its data as a string, so that it takes 112 bytes (a size class).
 type node struct {
 	name unique.Handle[string] // the last path element (see create)
-	data string  // see nonNull
-	kids []*node // sorted by name
+	data string                // see nonNull
+	kids []*node               // sorted by name
 	stat nodeStat
 	// version is the stat's Version (out of nodeStat, which would be
 	// padded to 56 bytes).

@@ -11,11 +11,10 @@ type Queue[T any] struct {
 	handle func(T)
 
 	mu sync.Mutex
-	q  []T
-	// spare is the array of the last batch handled, emptied, for the
-	// next pushes (none when it grew past maxSpare): a burst of events
-	// then costs no allocation while the array grows again.
-	spare   []T
+	// q takes the pushes; run hands it the array of the batch it handled
+	// last, emptied (unless it grew past maxSpare), so a burst of events
+	// costs no allocation while the array grows again.
+	q       []T
 	running bool
 	idle    chan struct{} // closed while no goroutine runs
 }
@@ -46,11 +45,11 @@ func (q *Queue[T]) run(idle chan struct{}) {
 	var done []T // the batch handled last
 	for {
 		q.mu.Lock()
-		if cap(done) <= maxSpare && q.spare == nil {
-			q.spare = done[:0]
-		}
 		batch := q.q
-		q.q, q.spare = q.spare, nil
+		q.q = nil
+		if cap(done) <= maxSpare {
+			q.q = done[:0]
+		}
 		if len(batch) == 0 {
 			q.running = false
 			close(idle)
