@@ -212,25 +212,42 @@ cmd_ensemble() {
 	local tick=$TICK
 	install_zk
 	mkdir -p "$d"; d=$(cd "$d" && pwd)
-	local n servers="" nd
-	if [ ! -f "$d/node1/zoo.cfg" ]; then
-		local -a cp qp ep
-		for n in 1 2 3; do cp[$n]=$(pick_port); qp[$n]=$(pick_port); ep[$n]=$(pick_port); done
-		for n in 1 2 3; do servers="${servers}server.$n=127.0.0.1:${qp[$n]}:${ep[$n]}"$'\n'; done
+	local n servers nd attempt ok fresh=1
+	[ -f "$d/node1/zoo.cfg" ] && fresh=0 # a restart keeps its ports and data
+	for attempt in 1 2 3; do
+		if [ ! -f "$d/node1/zoo.cfg" ]; then
+			local -a cp qp ep
+			servers=""
+			for n in 1 2 3; do cp[$n]=$(pick_port); qp[$n]=$(pick_port); ep[$n]=$(pick_port); done
+			for n in 1 2 3; do servers="${servers}server.$n=127.0.0.1:${qp[$n]}:${ep[$n]}"$'\n'; done
+			for n in 1 2 3; do
+				write_cfg "$d/node$n" "${cp[$n]}" "$tick" "$servers"
+				echo "$n" >"$d/node$n/data/myid"
+			done
+		fi
 		for n in 1 2 3; do
-			write_cfg "$d/node$n" "${cp[$n]}" "$tick" "$servers"
-			echo "$n" >"$d/node$n/data/myid"
+			nd="$d/node$n"
+			running "$nd" || launch "$nd" org.apache.zookeeper.server.quorum.QuorumPeerMain
 		done
-	fi
-	for n in 1 2 3; do
-		nd="$d/node$n"
-		running "$nd" || launch "$nd" org.apache.zookeeper.server.quorum.QuorumPeerMain
+		ok=1
+		for n in 1 2 3; do
+			nd="$d/node$n"
+			wait_ready "$(cfg_port "$nd")" "$nd/pid" "$nd/zk.log" 'leader|follower' || { ok=0; break; }
+		done
+		if [ "$ok" = 1 ]; then
+			addr_of "$d"
+			return 0
+		fi
+		cmd_stop "$d" >/dev/null 2>&1 || true
+		# A port picked free was taken before the server bound it (another
+		# test's server): a fresh ensemble tries again on new ports.
+		if [ "$fresh" = 1 ] && grep -q 'Address already in use' "$d"/node*/zk.log 2>/dev/null; then
+			rm -rf "$d"/node1 "$d"/node2 "$d"/node3
+			continue
+		fi
+		die "ensemble node $n did not start"
 	done
-	for n in 1 2 3; do
-		nd="$d/node$n"
-		wait_ready "$(cfg_port "$nd")" "$nd/pid" "$nd/zk.log" 'leader|follower' || { cmd_stop "$d" >/dev/null 2>&1 || true; die "ensemble node $n did not start"; }
-	done
-	addr_of "$d"
+	die "ensemble did not start in $d (ports busy)"
 }
 
 signal_all() { # signal_all DIR SIGNAL
