@@ -98,6 +98,9 @@ func (j *Job) Start(ctx context.Context) error {
 			initialized = ev.Type == reg.TreeInitialized
 			return
 		}
+		if j.runningNodeEvent(ev) {
+			return
+		}
 		j.post(func() { j.onTreeEvent(ev) })
 	}, reg.WithTreeLogger(j.log), reg.WithLeaves(j.p.IsItemLeaf))
 	j.liveCache.Store(j.cache)
