@@ -310,7 +310,7 @@ type Scheduler struct {
 	stopped   bool
 
 	wake   chan struct{} // capacity 1: commands are queued
-	done   chan *job     // executions that returned
+	done   chan *job     // executions that returned (buffered: doneBuffer)
 	exited chan struct{} // closed when Run returns
 
 	// Owned by the Run goroutine.
@@ -390,7 +390,7 @@ func New(opts Options) *Scheduler {
 		workerIdle: opts.WorkerIdle,
 		work:       make(chan *execution),
 		wake:       make(chan struct{}, 1),
-		done:       make(chan *job),
+		done:       make(chan *job, doneBuffer),
 		exited:     make(chan struct{}),
 		jobs:       make(map[string]*job),
 	}
@@ -858,6 +858,14 @@ func (s *Scheduler) execute(e *execution) {
 	}
 	s.onMisfire(e.ctx, j.id, e.misfire)
 }
+
+// doneBuffer is how many returned executions may wait for the loop to
+// take them (Run's receive from done) without their worker waiting too:
+// when many jobs fire at once the loop is busy dispatching them while the
+// first return, and each worker parked on an unbuffered send and was woken
+// again for it (a context switch per execution, before it could take the
+// next fire).
+const doneBuffer = 256
 
 // executionStack is the stack a worker gets before each execution: enough
 // for the executor and the embedded registry's calls below it (16 KB cost

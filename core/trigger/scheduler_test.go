@@ -609,9 +609,8 @@ func TestIdle(t *testing.T) {
 		if !closed(s.Idle()) {
 			t.Fatal("Idle not closed with no job")
 		}
-		release := map[string]chan struct{}{}
+		release := map[string]chan struct{}{"a": make(chan struct{}), "b": make(chan struct{}), "c": make(chan struct{})}
 		for _, id := range []string{"a", "b", "c"} {
-			release[id] = make(chan struct{})
 			s.Add(id, nil, func(context.Context, trigger.Fire) { <-release[id] })
 			s.TriggerNow(id)
 		}
