@@ -343,3 +343,17 @@ type RecursiveWatcher interface {
 	// does not support it (before 3.6); callers fall back to one-shot watches.
 	WatchRecursive(ctx context.Context, path string, fn func(WatchEvent)) error
 }
+
+// InlineRecursiveWatcher is implemented by in-process clients (the embedded
+// registry) that can call a recursive watch's fn on the goroutine of the
+// write that caused each event, while that write is still serialised with
+// the others, instead of on a delivery goroutine: a burst of writes then
+// costs no goroutine start and no hand-over per event. The order and the
+// events are WatchRecursive's. fn must in addition never block and take no
+// lock that anything holds while it calls the client (SharedCache's queue
+// of notifications qualifies).
+type InlineRecursiveWatcher interface {
+	RecursiveWatcher
+	// WatchRecursiveInline is WatchRecursive with fn called inline.
+	WatchRecursiveInline(ctx context.Context, path string, fn func(WatchEvent)) error
+}

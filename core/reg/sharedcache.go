@@ -291,7 +291,11 @@ const minBackoff, maxBackoff = 50 * time.Millisecond, 2 * time.Second
 func (s *SharedCache) arm(ctx context.Context, rw RecursiveWatcher) error {
 	backoff := minBackoff
 	for {
-		err := rw.WatchRecursive(ctx, "/", s.notify)
+		watch := rw.WatchRecursive
+		if in, ok := rw.(InlineRecursiveWatcher); ok {
+			watch = in.WatchRecursiveInline // notify never blocks nor calls the client
+		}
+		err := watch(ctx, "/", s.notify)
 		if err == nil {
 			break
 		}

@@ -24,14 +24,18 @@ import (
 //     old session's ephemerals deleted, for one) are not delivered: the
 //     caller re-reads on EventResync.
 //
-// fn is never called under Server.mu: the server queues the events on the
-// client (in the order the transactions committed) and one goroutine per
-// client, started when the queue goes non-empty and gone when it drains
-// (notify.Queue), calls fn. An idle client has no such goroutine.
+// WatchRecursive's fn is never called under Server.mu: the server queues
+// the events on the client (in the order the transactions committed) and
+// one goroutine per client, started when the queue goes non-empty and gone
+// when it drains (notify.Queue), calls fn. An idle client has no such
+// goroutine. WatchRecursiveInline's fn is called under Server.mu, in the
+// commit order, by the goroutine whose call caused the event (see
+// reg.InlineRecursiveWatcher).
 type rwatch struct {
-	c    *Client
-	path string // full server path
-	fn   func(reg.WatchEvent)
+	c      *Client
+	path   string // full server path
+	fn     func(reg.WatchEvent)
+	inline bool // fn is called under srv.mu (WatchRecursiveInline)
 	// Guarded by srv.mu.
 	sess  *session // the session it is armed in; nil while disarmed
 	ended bool     // EventNotWatching queued: nothing more for fn
@@ -43,17 +47,28 @@ type rdelivery struct {
 	ev reg.WatchEvent
 }
 
-var _ reg.RecursiveWatcher = (*Client)(nil)
+var _ reg.InlineRecursiveWatcher = (*Client)(nil)
 
 // WatchRecursive implements reg.RecursiveWatcher. The watch is armed when it
 // returns: every change committed afterwards reaches fn. It fails with
 // ErrConnectionLoss while the client is suspended and ErrClosed once closed.
 func (c *Client) WatchRecursive(ctx context.Context, path string, fn func(reg.WatchEvent)) error {
+	return c.watchRecursive(ctx, path, fn, false)
+}
+
+// WatchRecursiveInline implements reg.InlineRecursiveWatcher: as
+// WatchRecursive, with fn called under the server's lock by the call that
+// caused each event.
+func (c *Client) WatchRecursiveInline(ctx context.Context, path string, fn func(reg.WatchEvent)) error {
+	return c.watchRecursive(ctx, path, fn, true)
+}
+
+func (c *Client) watchRecursive(ctx context.Context, path string, fn func(reg.WatchEvent), inline bool) error {
 	if err := c.begin(ctx, "watchrecursive", path, false); err != nil {
 		return err
 	}
 	defer c.srv.mu.Unlock()
-	w := &rwatch{c: c, path: c.abs(path), fn: fn}
+	w := &rwatch{c: c, path: c.abs(path), fn: fn, inline: inline}
 	c.rwatches = append(c.rwatches, w)
 	c.srv.armRecursive(w, c.sess)
 	// The func runs on a goroutine of its own once ctx ends, and waits for
@@ -91,8 +106,15 @@ func (c *Client) resyncRecursive() {
 	}
 }
 
-// enqueue queues an event for w's fn. Caller holds srv.mu.
-func (c *Client) enqueue(w *rwatch, ev reg.WatchEvent) { c.rq.Push(rdelivery{w, ev}) }
+// enqueue queues an event for w's fn, or calls fn for an inline watch.
+// Caller holds srv.mu.
+func (c *Client) enqueue(w *rwatch, ev reg.WatchEvent) {
+	if w.inline {
+		w.fn(ev)
+		return
+	}
+	c.rq.Push(rdelivery{w, ev})
+}
 
 func deliverRecursive(d rdelivery) { d.w.fn(d.ev) }
 

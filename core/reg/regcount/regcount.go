@@ -93,8 +93,9 @@ type Client struct {
 }
 
 var (
-	_ reg.Client           = (*Client)(nil)
-	_ reg.RecursiveWatcher = (*Client)(nil)
+	_ reg.Client                 = (*Client)(nil)
+	_ reg.RecursiveWatcher       = (*Client)(nil)
+	_ reg.InlineRecursiveWatcher = (*Client)(nil)
 )
 
 // New wraps c.
@@ -215,6 +216,17 @@ func (c *Client) WatchRecursive(ctx context.Context, path string, fn func(reg.Wa
 	}
 	c.count(Watch, "WatchRecursive", path, 1)
 	return rw.WatchRecursive(ctx, path, fn)
+}
+
+// WatchRecursiveInline implements reg.InlineRecursiveWatcher: one Watch
+// request; WatchRecursive's when the wrapped client has no inline watches.
+func (c *Client) WatchRecursiveInline(ctx context.Context, path string, fn func(reg.WatchEvent)) error {
+	in, ok := c.inner.(reg.InlineRecursiveWatcher)
+	if !ok {
+		return c.WatchRecursive(ctx, path, fn)
+	}
+	c.count(Watch, "WatchRecursive", path, 1)
+	return in.WatchRecursiveInline(ctx, path, fn)
 }
 
 // Session implements reg.Client (not a request).

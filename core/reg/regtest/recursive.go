@@ -72,7 +72,15 @@ func (s *suite) watchRec(t *testing.T, ctx context.Context, c reg.Client, path s
 		t.Skip("client has no recursive watches")
 	}
 	r := &recRecorder{}
-	err := rw.WatchRecursive(ctx, path, r.fn)
+	watch := rw.WatchRecursive
+	if s.inline {
+		in, ok := c.(reg.InlineRecursiveWatcher)
+		if !ok {
+			t.Skip("client has no inline recursive watches")
+		}
+		watch = in.WatchRecursiveInline
+	}
+	err := watch(ctx, path, r.fn)
 	if errors.Is(err, reg.ErrUnimplemented) {
 		t.Skip("server has no recursive watches")
 	}
@@ -418,6 +426,33 @@ func (s *suite) testRecursiveFlood(t *testing.T) {
 	i := s.waitFor(t, r, "resync", isEv(reg.EventResync, "/f"))
 	stat(t)(o.Set(ctx, "/f", []byte("after"), reg.AnyVersion))
 	s.waitAfter(t, r, i, "a change after the flood", isEv(reg.EventNodeDataChanged, "/f"))
+}
+
+// testInlineBeforeReturn: an inline watch's fn has the events of a write
+// (by the watching client or another of the same registry) when the write
+// returns, in the order of the writes.
+func (s *suite) testInlineBeforeReturn(t *testing.T) {
+	ctx := ctxFor(t)
+	ns := namespace(t)
+	c := s.client(t, ns)
+	o := s.client(t, ns)
+	r := s.watchRec(t, ctx, c, "/i")
+	str(t)(c.Create(ctx, "/i", nil, reg.Persistent))
+	if got := r.events(); len(got) != 1 {
+		t.Fatalf("events when the create returned:%s\nwant the create", fmtEvents(got))
+	}
+	_, err := o.Multi(ctx, reg.CreateOp("/i/x", nil, reg.Persistent), reg.SetOp("/i", []byte("v"), reg.AnyVersion))
+	noErr(t, err)
+	noErr(t, c.Delete(ctx, "/i/x", reg.AnyVersion))
+	want := []reg.WatchEvent{
+		{Type: reg.EventNodeCreated, Path: "/i"},
+		{Type: reg.EventNodeCreated, Path: "/i/x"},
+		{Type: reg.EventNodeDataChanged, Path: "/i"},
+		{Type: reg.EventNodeDeleted, Path: "/i/x"},
+	}
+	if got := r.events(); !slices.Equal(got, want) {
+		t.Fatalf("events when the writes returned:%s\nwant:%s", fmtEvents(got), fmtEvents(want))
+	}
 }
 
 // testRecursiveFnHoldsNoLock: fn runs under no lock of the client's: while

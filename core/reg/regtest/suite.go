@@ -38,6 +38,9 @@ type Harness struct {
 type suite struct {
 	h    Harness
 	tree treeKind // what the TreeCache tests mirror subtrees with
+	// inline: the Recursive tests arm their watches with
+	// WatchRecursiveInline (reg.InlineRecursiveWatcher).
+	inline bool
 	// shared holds the SharedCache of each client of the running test
 	// (tree kinds other than kindTreeCache).
 	shared sharedFor
@@ -96,6 +99,14 @@ func Run(t *testing.T, h Harness) {
 	for n, f := range s.recursiveTests() {
 		tests[n] = f
 	}
+	is := &suite{h: h, inline: true}
+	for n, f := range is.recursiveTests() {
+		if n == "Recursive/FnHoldsNoLock" {
+			continue // an inline fn runs under the registry's lock by design
+		}
+		tests["Inline"+n] = f
+	}
+	tests["InlineRecursive/BeforeTheWriteReturns"] = is.testInlineBeforeReturn
 	names := make([]string, 0, len(tests))
 	for n := range tests {
 		names = append(names, n)
