@@ -12,8 +12,7 @@ import (
 
 // lifecycle is the job's start and end (Start, Stop, Run).
 type lifecycle struct {
-	ns    *Namespace // Options.Namespace, or the job's own
-	hooks Hooks      // Stopped: an end nobody asked for
+	ns *Namespace // Options.Namespace, or the job's own
 
 	started atomic.Bool
 	// ctx is the job's life (Start's ctx, cancelled by finish); set by
@@ -53,7 +52,7 @@ func (j *Job) Start(ctx context.Context) error {
 	}
 	l := &j.life
 	if l.ns == nil {
-		l.ns = NewNamespace(j.c, j.log)
+		l.ns = NewNamespace(j.s.c, j.log)
 		nctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 		l.ownNS, l.nsDone = cancel, make(chan struct{})
 		go func() {
@@ -93,13 +92,13 @@ func (j *Job) Start(ctx context.Context) error {
 	// acts on it directly. Later events queue until it is done. The view
 	// calls fn on the cache's goroutine, one call at a time.
 	initialized := false
-	j.cache = l.ns.track(j.p.Root(), func(ev reg.TreeEvent) {
+	j.cache = l.ns.track(j.s.p.Root(), func(ev reg.TreeEvent) {
 		if !initialized {
 			initialized = ev.Type == reg.TreeInitialized
 			return
 		}
 		j.post(func() { j.onTreeEvent(ev) })
-	}, reg.WithTreeLogger(j.log), reg.WithLeaves(j.p.IsItemLeaf))
+	}, reg.WithTreeLogger(j.log), reg.WithLeaves(j.s.p.IsItemLeaf))
 	j.liveCache.Store(j.cache)
 	stopAF := context.AfterFunc(ctx, func() { j.finish(true, nil) })
 	err := j.startUp(l.ctx)
@@ -229,7 +228,7 @@ func (j *Job) finish(asked bool, cause error) {
 			<-l.nsDone
 		}
 		if !asked && l.up.Load() {
-			l.hooks.Stopped(cause)
+			j.hooks.Stopped(cause) // an end nobody asked for
 		}
 		close(l.stopped)
 	})

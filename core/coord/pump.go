@@ -38,15 +38,15 @@ func (j *Job) pumpWanted() bool {
 		if j.fo.needRecover.Load() || j.claimedInCache() {
 			return true
 		}
-		if names, _ := j.cache.Children(j.p.FailoverItems()); len(names) > 0 {
+		if names, _ := j.cache.Children(j.s.p.FailoverItems()); len(names) > 0 {
 			return true
 		}
 	}
-	if j.mis.deferred() {
+	if j.mis.Load().deferred() {
 		return true
 	}
 	// A sighting (misfireState.sighted): the next tick clears it or acts on it.
-	return misfire && (j.mis.sighting() || len(j.misfiredInCache()) > 0)
+	return misfire && (j.mis.Load().sighting() || len(j.misfiredInCache()) > 0)
 }
 
 // pump runs on the event loop a failoverTick after a tree event or a
@@ -70,7 +70,7 @@ func (j *Job) pump(ctx context.Context) error {
 		return nil
 	}
 	if j.running.Load() {
-		j.mis.clearSighting()
+		j.mis.Load().clearSighting()
 		return nil
 	}
 	if _, err := j.session(); err != nil {
@@ -98,13 +98,13 @@ func (j *Job) pump(ctx context.Context) error {
 			j.fo.trigger()
 			return nil
 		}
-		if names, _ := j.cache.Children(j.p.FailoverItems()); len(names) > 0 {
+		if names, _ := j.cache.Children(j.s.p.FailoverItems()); len(names) > 0 {
 			return j.fo.failoverIfNecessary(ctx)
 		}
 	}
-	if j.mis.deferred() {
+	if j.mis.Load().deferred() {
 		// The flag's deletion event may have been missed (coalesced).
-		if _, _, pending := j.cache.Get(j.p.ShardingNecessary()); !pending {
+		if _, _, pending := j.cache.Get(j.s.p.ShardingNecessary()); !pending {
 			if err := j.misfireAfterResharding(ctx); err != nil {
 				return err
 			}
@@ -119,9 +119,9 @@ func (j *Job) pump(ctx context.Context) error {
 // claimedInCache: the tree cache shows an item whose failover node names
 // this instance.
 func (j *Job) claimedInCache() bool {
-	names, _ := j.cache.Children(j.p.Sharding())
+	names, _ := j.cache.Children(j.s.p.Sharding())
 	for _, n := range names {
-		if v, _, ok := j.cache.Get(j.p.Full(node.ShardingNode + "/" + n + "/" + node.ItemFailover)); ok && string(v) == j.id {
+		if v, _, ok := j.cache.Get(j.s.p.Full(node.ShardingNode + "/" + n + "/" + node.ItemFailover)); ok && string(v) == j.id {
 			return true
 		}
 	}
