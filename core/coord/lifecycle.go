@@ -89,7 +89,8 @@ func (j *Job) Start(ctx context.Context) error {
 		}
 	}
 	// The initial load describes the tree as it was; the startup sequence
-	// acts on it directly. Later events queue until it is done. The view
+	// acts on it directly, so its events are not made (the first is
+	// TreeInitialized). Later events queue until it is done. The view
 	// calls fn on the cache's goroutine, one call at a time.
 	initialized := false
 	j.cache = l.ns.track(j.s.p.Root(), func(ev reg.TreeEvent) {
@@ -98,7 +99,7 @@ func (j *Job) Start(ctx context.Context) error {
 			return
 		}
 		j.post(func() { j.onTreeEvent(ev) })
-	}, reg.WithTreeLogger(j.log), reg.WithLeaves(j.s.p.IsItemLeaf))
+	}, reg.WithTreeLogger(j.log), reg.WithLeaves(j.s.p.IsItemLeaf), reg.WithoutInitialEvents())
 	j.liveCache.Store(j.cache)
 	stopAF := context.AfterFunc(ctx, func() { j.finish(true, nil) })
 	err := j.startUp(l.ctx)
