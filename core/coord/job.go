@@ -150,7 +150,7 @@ func New(opts Options) (*Job, error) {
 		s: store{c: opts.Client, p: p}, inProcess: reg.IsInProcess(opts.Client),
 		local: opts.Config, class: opts.JobClassName, id: opts.InstanceID, ip: opts.ServerIP,
 		strat: opts.Strategies,
-		log:   lazylog.With(log, "job", opts.Config.JobName, "instance", opts.InstanceID),
+		log:   lazylog.With(log, lazylog.JobInstance, opts.Config.JobName, opts.InstanceID),
 		poll:  opts.PollInterval, recon: opts.ReconcileTick, reconMinute: opts.ReconcileUnit, grace: opts.ShutdownGrace,
 		hooks: opts.hooks(), onEv: opts.OnEvent,
 		ready: make(chan struct{}),
