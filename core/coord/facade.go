@@ -17,9 +17,7 @@ import (
 )
 
 func (j *Job) checkReady() error {
-	select {
-	case <-j.ready:
-	default:
+	if !j.ready.Load() {
 		return ErrNotReady
 	}
 	if j.shutdown.Load() {

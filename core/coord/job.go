@@ -108,7 +108,8 @@ type Job struct {
 	// and committing a resharding.
 	beforeCommit func()
 
-	ready chan struct{}
+	// ready: Start has registered this instance (see Ready).
+	ready atomic.Bool
 	// fresh: setUpConfig found no job root, so Start registers the job in
 	// one transaction (registerNew); startUp's own. Nil otherwise.
 	fresh *freshStart
@@ -153,13 +154,12 @@ func New(opts Options) (*Job, error) {
 		log:   lazylog.With(log, lazylog.JobInstance, opts.Config.JobName, opts.InstanceID),
 		poll:  opts.PollInterval, recon: opts.ReconcileTick, reconMinute: opts.ReconcileUnit, grace: opts.ShutdownGrace,
 		hooks: opts.hooks(), onEv: opts.OnEvent,
-		ready: make(chan struct{}),
 	}
 	j.rg = registration{c: opts.Client, log: j.log, margin: opts.ExpiryMargin, running: j.running.Load,
 		ask: j.askReRegister, cq: newSerialQueue()}
 	j.loop.q = newSerialQueue()
 	j.life = lifecycle{ns: opts.Namespace,
-		startupDone: make(chan struct{}), stopped: make(chan struct{})}
+		startupDone: make(chan struct{})}
 	j.elect = recipe.NewElection(opts.Client, p.LeaderLatch(), p.LeaderInstance(), opts.InstanceID)
 	if j.poll <= 0 {
 		j.poll = 100 * time.Millisecond
@@ -184,7 +184,29 @@ func (j *Job) stale() *staleSweeper {
 func (j *Job) InstanceID() string { return j.id }
 
 // Ready is closed once Start has registered this instance (spec §5).
-func (j *Job) Ready() <-chan struct{} { return j.ready }
+func (j *Job) Ready() <-chan struct{} {
+	l := &j.life
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.readyCh == nil {
+		if j.ready.Load() {
+			return closedChan
+		}
+		l.readyCh = make(chan struct{})
+	}
+	return l.readyCh
+}
+
+// setReady marks the instance registered (Ready).
+func (j *Job) setReady() {
+	l := &j.life
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	j.ready.Store(true)
+	if l.readyCh != nil {
+		close(l.readyCh)
+	}
+}
 
 // Paused reports whether executions must not start now: the registry
 // connection is suspended, or the session was lost and this instance is

@@ -15,10 +15,12 @@ type lifecycle struct {
 	ns *Namespace // Options.Namespace, or the job's own
 
 	started atomic.Bool
+	over    bool // everything of the job has ended (see stopped); guarded by mu
 	// ctx is the job's life (Start's ctx, cancelled by finish); set by
 	// Start before anything runs under it.
 	ctx context.Context
-	// mu guards cancel and ending against a Stop during Start.
+	// mu guards cancel and ending against a Stop during Start, and over,
+	// stopped and readyCh.
 	mu     sync.Mutex
 	cancel context.CancelCauseFunc
 	ending error // the cause finish cancelled with (nil: not ending)
@@ -32,7 +34,32 @@ type lifecycle struct {
 	finished sync.Once
 
 	startupDone chan struct{} // closed when Start's work is over (whatever its result)
-	stopped     chan struct{} // closed when everything of the job has ended
+	// stopped is closed when everything of the job has ended (over), and
+	// readyCh when the instance is registered (Job.ready): each made when
+	// first asked for (Done, Run, Ready), so the jobs of a Scheduler, which
+	// stops them with Stop and checks readiness with the flag, carry none.
+	stopped chan struct{}
+	readyCh chan struct{}
+}
+
+// stoppedCh returns stopped, made now if need be.
+func (l *lifecycle) stoppedCh() <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.stopped == nil {
+		if l.over {
+			return closedChan
+		}
+		l.stopped = make(chan struct{})
+	}
+	return l.stopped
+}
+
+// ended reports whether everything of the job has ended.
+func (l *lifecycle) ended() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.over
 }
 
 // Start registers this instance (startup sequence, spec §5) and returns
@@ -43,12 +70,10 @@ type lifecycle struct {
 // console (Options.OnShutdown, then OnStopped(nil)). It may be called once.
 func (j *Job) Start(ctx context.Context) error {
 	if !j.life.started.CompareAndSwap(false, true) {
-		select {
-		case <-j.life.stopped:
+		if j.life.ended() {
 			return ErrShutdown
-		default:
-			return errors.New("coord: Start called twice")
 		}
+		return errors.New("coord: Start called twice")
 	}
 	l := &j.life
 	if l.ns == nil {
@@ -147,7 +172,7 @@ func (j *Job) startUp(ctx context.Context) error {
 		return err
 	}
 	j.loop.st = loopState{curTotal: cfg.ShardingTotalCount, cron: cfg.Cron, tz: cfg.TimeZone, lastReconcile: time.Now()}
-	close(j.ready)
+	j.setReady()
 	j.log.Info("instance registered", "server", j.ip)
 	if sweep {
 		if err := j.stale().sweepItems(ctx, items); err != nil && ctx.Err() == nil {
@@ -175,7 +200,7 @@ func (j *Job) Stop() {
 
 // Done is closed once everything of the job has ended (after Stop, the
 // end of Start's ctx, a failed Start, or an end reported by OnStopped).
-func (j *Job) Done() <-chan struct{} { return j.life.stopped }
+func (j *Job) Done() <-chan struct{} { return j.life.stoppedCh() }
 
 // Run is Start, then waits until the job has ended (ctx ends, or the
 // console shuts the instance down). It returns Start's error, nil when ctx
@@ -187,7 +212,7 @@ func (j *Job) Run(ctx context.Context) error {
 		}
 		return err
 	}
-	<-j.life.stopped
+	<-j.life.stoppedCh()
 	return nil
 }
 
@@ -231,6 +256,11 @@ func (j *Job) finish(asked bool, cause error) {
 		if !asked && l.up.Load() {
 			j.hooks.Stopped(cause) // an end nobody asked for
 		}
-		close(l.stopped)
+		l.mu.Lock()
+		l.over = true
+		if l.stopped != nil {
+			close(l.stopped)
+		}
+		l.mu.Unlock()
 	})
 }
