@@ -185,6 +185,9 @@ func (j *Job) InstanceID() string { return j.id }
 
 // Ready is closed once Start has registered this instance (spec §5).
 func (j *Job) Ready() <-chan struct{} {
+	if j.ready.Load() {
+		return closedChan // the scheduler's check at each fire: no lock
+	}
 	l := &j.life
 	l.mu.Lock()
 	defer l.mu.Unlock()
