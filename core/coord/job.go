@@ -155,8 +155,7 @@ func New(opts Options) (*Job, error) {
 		poll:  opts.PollInterval, recon: opts.ReconcileTick, reconMinute: opts.ReconcileUnit, grace: opts.ShutdownGrace,
 		hooks: opts.hooks(), onEv: opts.OnEvent,
 	}
-	j.rg = registration{c: opts.Client, log: j.log, margin: opts.ExpiryMargin, running: j.running.Load,
-		ask: j.askReRegister, cq: newSerialQueue()}
+	j.rg = registration{c: opts.Client, log: j.log, margin: opts.ExpiryMargin, job: j, cq: newSerialQueue()}
 	j.loop.q = newSerialQueue()
 	j.life = lifecycle{ns: opts.Namespace,
 		startupDone: make(chan struct{})}

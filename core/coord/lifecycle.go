@@ -26,12 +26,14 @@ type lifecycle struct {
 	ending error // the cause finish cancelled with (nil: not ending)
 	// ownNS: the job made ns (no Options.Namespace) and runs it until
 	// nsDone.
-	ownNS    context.CancelFunc
-	nsDone   chan struct{}
-	unsub    func()      // from ns
-	stopAF   func() bool // stops the AfterFunc on Start's ctx
-	up       atomic.Bool // Start succeeded
-	finished sync.Once
+	ownNS  context.CancelFunc
+	nsDone chan struct{}
+	// subscribed: the job is subscribed to ns (set by Start before
+	// anything can call finish concurrently with it).
+	subscribed bool
+	stopAF     func() bool // stops the AfterFunc on Start's ctx
+	up         atomic.Bool // Start succeeded
+	finished   sync.Once
 
 	startupDone chan struct{} // closed when Start's work is over (whatever its result)
 	// stopped is closed when everything of the job has ended (over), and
@@ -41,6 +43,13 @@ type lifecycle struct {
 	stopped chan struct{}
 	readyCh chan struct{}
 }
+
+// nsConn implements nsSubscriber: a connection event, handled on the
+// connection queue.
+func (j *Job) nsConn(ce reg.ConnEvent) { j.rg.cq.post(func() { j.rg.onConn(ce) }) }
+
+// nsEnd implements nsSubscriber: the namespace stopped, so the job ends.
+func (j *Job) nsEnd(err error) { go j.finish(false, err) }
 
 // stoppedCh returns stopped, made now if need be.
 func (l *lifecycle) stoppedCh() <-chan struct{} {
@@ -99,10 +108,8 @@ func (j *Job) Start(ctx context.Context) error {
 	l.mu.Unlock()
 	// Subscribed before the cache loads, as before: the connection events
 	// from now on are handled once the instance is registered.
-	cq := j.rg.cq
-	l.unsub = l.ns.subscribe(
-		func(ce reg.ConnEvent) { cq.post(func() { j.rg.onConn(ce) }) },
-		func(err error) { go j.finish(false, err) })
+	l.ns.subscribe(j)
+	l.subscribed = true
 	// A job new to the registry registers in one transaction before its
 	// subtree is loaded (registerNew); if that fails, the usual sequence
 	// runs once the cache is loaded.
@@ -115,15 +122,13 @@ func (j *Job) Start(ctx context.Context) error {
 	}
 	// The initial load describes the tree as it was; the startup sequence
 	// acts on it directly, so its events are not made (the first is
-	// TreeInitialized). Later events queue until it is done. The view
-	// calls fn on the cache's goroutine, one call at a time.
-	initialized := false
+	// TreeInitialized, which needs nothing either). Later events queue
+	// until it is done. The view calls fn on the cache's goroutine, one
+	// call at a time.
 	j.cache = l.ns.track(j.s.p.Root(), func(ev reg.TreeEvent) {
-		if !initialized {
-			initialized = ev.Type == reg.TreeInitialized
-			return
+		if ev.Type != reg.TreeInitialized {
+			j.post(func() { j.onTreeEvent(ev) })
 		}
-		j.post(func() { j.onTreeEvent(ev) })
 	}, reg.WithTreeLogger(j.log), reg.WithLeaves(j.s.p.IsItemLeaf), reg.WithoutInitialEvents())
 	j.liveCache.Store(j.cache)
 	stopAF := context.AfterFunc(ctx, func() { j.finish(true, nil) })
@@ -237,12 +242,12 @@ func (j *Job) finish(asked bool, cause error) {
 		if l.stopAF != nil {
 			l.stopAF()
 		}
-		if l.unsub != nil {
-			l.unsub()
+		if l.subscribed {
+			l.ns.unsubscribe(j)
 		}
 		j.stopLoop()
 		j.rg.stop()
-		if l.unsub != nil {
+		if l.subscribed {
 			// The cache stays readable while the last execution ends.
 			j.cleanShutdown()
 		}

@@ -12,6 +12,15 @@ import (
 	"github.com/ejob-io/ejob/core/reg"
 )
 
+// registrant is what a registration asks of its job.
+type registrant interface {
+	// IsRunning reports whether an execution runs here (for the logs).
+	IsRunning() bool
+	// askReRegister asks the job to re-register (it posts to the job's
+	// queue).
+	askReRegister()
+}
+
 // registration is this instance's standing in the registry's session: the
 // session it is registered under, the lease executions start under, the
 // pause, and the handling of connection events that moves them (spec
@@ -20,15 +29,14 @@ import (
 // from the job's queue: a suspension pauses at once and a presumed expiry
 // cuts the lease on time even while the job's queue is busy (a handler
 // waiting on the registry). The re-registration itself, which writes to
-// the registry, runs on the job's queue (ask).
+// the registry, runs on the job's queue (askReRegister).
 type registration struct {
 	c      reg.Client
 	log    hclog.Logger
 	margin time.Duration // see Options.ExpiryMargin
-	// running reports whether an execution runs here (for the logs).
-	running func() bool
-	// ask asks the job to re-register (it posts to the job's queue).
-	ask func()
+	// job is the job's side (a *Job; an interface, not two method
+	// values, which cost an allocation each per job).
+	job registrant
 	// cq runs onConn and the presumed-expiry timer's closure; the fields
 	// below it are owned by its closures.
 	cq         *serialQueue
@@ -243,10 +251,10 @@ func (r *registration) onConn(ce reg.ConnEvent) {
 		// A new session, or the same one after its lease was cut by a
 		// presumed expiry: the job clears what the cut-off execution
 		// left and renews the lease before resuming.
-		r.ask()
+		r.job.askReRegister()
 	case reg.StateNewSession:
 		r.disarm()
-		r.ask()
+		r.job.askReRegister()
 	}
 }
 
@@ -295,7 +303,7 @@ func (r *registration) presumeExpired(sess *reg.Session) {
 		r.log.Warn("registry unreachable for nearly the session timeout: presuming the session expired; cancelling running items and leader duties",
 			"session", sess, "last_heard_ago", time.Since(sess.LastHeard()).Round(time.Millisecond),
 			"session_timeout", sess.Timeout(), "server_may_expire_in", time.Until(dl).Round(time.Millisecond),
-			"running", r.running())
+			"running", r.job.IsRunning())
 	}
 }
 
