@@ -86,7 +86,7 @@ func (j *Job) handleEvent(ctx context.Context, ev reg.TreeEvent, st *loopState) 
 		// node, so resharding does not wait for them) are queued for
 		// failover before a resharding can give them to a live owner.
 		if ev.Type == reg.NodeDeleted && id != j.id {
-			logErr("crash failover", j.fo.onInstanceCrashed(ctx, id))
+			logErr("crash failover", j.failover().onInstanceCrashed(ctx, id))
 		}
 		if !j.membershipAccounted(ev) {
 			logErr("resharding flag", j.serversChanged(ctx))
@@ -94,8 +94,10 @@ func (j *Job) handleEvent(ctx context.Context, ev reg.TreeEvent, st *loopState) 
 		if ev.Type == reg.NodeDeleted && id != j.id {
 			logErr("stale node sweep", j.stale().sweepIfLeader(ctx))
 		}
-		if ev.Type == reg.NodeAdded && id == j.id {
-			logErr("legacy crashed items", j.fo.onOwnInstanceAdded(ctx))
+		// (With failover off it does nothing: the job makes no failover
+		// state for it.)
+		if cfg := j.cfg.Load(); ev.Type == reg.NodeAdded && id == j.id && (cfg == nil || cfg.Failover) {
+			logErr("legacy crashed items", j.failover().onOwnInstanceAdded(ctx))
 		}
 		if ev.Type == reg.NodeDeleted && id == j.id {
 			return j.isShutdownByConsole(ctx, ev)

@@ -224,7 +224,7 @@ func (j *Job) localFailoverItems(ctx context.Context) ([]int, error) {
 		return nil, nil
 	}
 	if j.cache == nil {
-		return j.fo.itemsWithValue(ctx, "failover", j.id)
+		return j.failover().itemsWithValue(ctx, "failover", j.id)
 	}
 	cand := map[int]bool{}
 	names, _ := j.cache.Children(j.s.p.Sharding())
@@ -235,7 +235,7 @@ func (j *Job) localFailoverItems(ctx context.Context) ([]int, error) {
 			}
 		}
 	}
-	j.fo.addClaims(cand)
+	j.failover().addClaims(cand)
 	items := make([]int, 0, len(cand))
 	for i := range cand {
 		items = append(items, i)
@@ -250,7 +250,7 @@ func (j *Job) localFailoverItems(ctx context.Context) ([]int, error) {
 		if ok && v == j.id {
 			out = append(out, i)
 		} else {
-			j.fo.forgetClaims(i)
+			j.foState().forgetClaims(i)
 		}
 	}
 	return out, nil
@@ -454,7 +454,7 @@ func (j *Job) RegisterCompleted(ctx context.Context, sc executor.ShardingContext
 		if cfg.Failover {
 			_, err := j.s.deleteIfValue(ctx, j.s.p.Failover(i), j.id)
 			if err == nil {
-				j.fo.forgetClaims(i)
+				j.foState().forgetClaims(i)
 			}
 			errs = append(errs, err)
 			_, err = j.s.deleteIfValue(ctx, j.s.p.Failovering(i), j.id)
@@ -486,5 +486,5 @@ func (j *Job) FailoverIfNecessary(ctx context.Context) error {
 	if cache := j.treeCache(); cache != nil && !j.failoverQueuedInCache(cache) {
 		return nil
 	}
-	return j.fo.failoverIfNecessary(ctx)
+	return j.failover().failoverIfNecessary(ctx)
 }

@@ -27,9 +27,15 @@ type failoverState struct {
 	claims map[int]bool
 }
 
+// recovering reports needRecover.
+func (f *failoverState) recovering() bool { return f != nil && f.needRecover.Load() }
+
 // claimed reports whether this process claimed item i for failover and
 // has not seen it completed.
 func (f *failoverState) claimed(i int) bool {
+	if f == nil {
+		return false
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.claims[i]
@@ -38,6 +44,9 @@ func (f *failoverState) claimed(i int) bool {
 // claimedBesides reports whether this process claimed a failover item
 // other than items and has not seen it completed.
 func (f *failoverState) claimedBesides(items []int) bool {
+	if f == nil {
+		return false
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for i := range f.claims {
@@ -51,6 +60,9 @@ func (f *failoverState) claimedBesides(items []int) bool {
 // hasClaims reports whether this process claimed failover items it has not
 // seen completed.
 func (f *failoverState) hasClaims() bool {
+	if f == nil {
+		return false
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return len(f.claims) > 0
@@ -68,6 +80,9 @@ func (f *failoverState) rememberClaim(i int) {
 
 // forgetClaims drops items from the recorded claims.
 func (f *failoverState) forgetClaims(items ...int) {
+	if f == nil {
+		return
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, i := range items {

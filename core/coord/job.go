@@ -90,7 +90,7 @@ type Job struct {
 	// trigger, the recovery of cut-off running nodes): failover.go,
 	// failoverstate.go. mis is the misfire and catch-up state
 	// (misfirestate.go).
-	fo  failover
+	fo  atomic.Pointer[failover]     // made at first use (failover)
 	mis atomic.Pointer[misfireState] // made at first use (misfire)
 	// verifiedPzxid is the pzxid of leader/sharding at which a fresh read
 	// found the tree cache showing the committed assignment (see
@@ -155,7 +155,7 @@ func New(opts Options) (*Job, error) {
 		poll:  opts.PollInterval, recon: opts.ReconcileTick, reconMinute: opts.ReconcileUnit, grace: opts.ShutdownGrace,
 		hooks: opts.hooks(), onEv: opts.OnEvent,
 	}
-	j.rg = registration{c: opts.Client, log: j.log, margin: opts.ExpiryMargin, job: j, cq: newSerialQueue()}
+	j.rg = registration{margin: opts.ExpiryMargin, job: j, cq: newSerialQueue()}
 	j.loop.q = newSerialQueue()
 	j.life = lifecycle{ns: opts.Namespace,
 		startupDone: make(chan struct{})}
@@ -169,14 +169,33 @@ func New(opts Options) (*Job, error) {
 	if j.recon <= 0 {
 		j.recon = time.Minute
 	}
-	j.fo = failover{s: &j.s, id: opts.InstanceID, log: j.log, poll: j.poll, hooks: j.hooks, job: j}
 	return j, nil
+}
+
+// failover returns the job's failover protocol and state, made now if
+// need be: an idle job carries none. The reads that find nothing claimed
+// and nothing to recover on a job without one go through foState.
+func (j *Job) failover() *failover {
+	if f := j.fo.Load(); f != nil {
+		return f
+	}
+	j.fo.CompareAndSwap(nil, &failover{s: &j.s, id: j.id, log: j.log, poll: j.poll, hooks: j.hooks, job: j})
+	return j.fo.Load()
+}
+
+// foState returns the failover state, or nil while the job has made none
+// (failoverState's reads work on nil).
+func (j *Job) foState() *failoverState {
+	if f := j.fo.Load(); f != nil {
+		return &f.failoverState
+	}
+	return nil
 }
 
 // stale is the sweep of nodes gone instances left (stale.go). It keeps no
 // state, so an idle job does not carry one.
 func (j *Job) stale() *staleSweeper {
-	return &staleSweeper{s: j.s, id: j.id, log: j.log, job: j, fo: &j.fo}
+	return &staleSweeper{s: j.s, id: j.id, log: j.log, job: j, fo: j.failover()}
 }
 
 // InstanceID returns this instance's id.
@@ -253,6 +272,10 @@ func (j *Job) Cache() reg.TreeView {
 	}
 	return nil
 }
+
+// regClient and logger implement registrant.
+func (j *Job) regClient() reg.Client { return j.s.c }
+func (j *Job) logger() hclog.Logger  { return j.log }
 
 // IsRunning reports whether an execution is registered as running locally.
 func (j *Job) IsRunning() bool { return j.running.Load() }

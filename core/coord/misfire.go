@@ -98,7 +98,7 @@ func (j *Job) SetMisfireExcept(ctx context.Context, except []int) error {
 // items other than items: recorded by this process (rememberClaim), or a
 // failover node naming it in the tree cache.
 func (j *Job) claimsBesides(items []int) bool {
-	if j.fo.claimedBesides(items) {
+	if j.foState().claimedBesides(items) {
 		return true
 	}
 	if j.cache == nil {
@@ -185,7 +185,7 @@ func (j *Job) runPendingMisfires(ctx context.Context) error {
 		return err
 	}
 	j.log.Info("fire missed and not yet caught up; running the items now", "items", pending)
-	j.fo.trigger()
+	j.failover().trigger()
 	return nil
 }
 

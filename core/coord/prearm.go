@@ -164,7 +164,7 @@ func (j *Job) PreArm(ctx context.Context) (executor.ShardingContexts, bool, erro
 	}
 	catchingUp := j.mis.Load().catchingUp()
 	cfg, err := j.config(ctx)
-	if err != nil || catchingUp || j.fo.needRecover.Load() {
+	if err != nil || catchingUp || j.foState().recovering() {
 		j.arm.Load().reset()
 		return none, false, nil
 	}
@@ -212,7 +212,7 @@ func (j *Job) ConfirmArmed(ctx context.Context, sc executor.ShardingContexts) bo
 	if !j.ownInCache(cache, sc.Items) || len(j.cachedItemsWith(cache, sc.Items, "disabled")) > 0 {
 		return false
 	}
-	if cfg.Failover && (j.fo.hasClaims() || j.claimedInCache() || len(j.cachedItemsWith(cache, sc.Items, "failover")) > 0) {
+	if cfg.Failover && (j.foState().hasClaims() || j.claimedInCache() || len(j.cachedItemsWith(cache, sc.Items, "failover")) > 0) {
 		return false
 	}
 	return true

@@ -18,7 +18,7 @@ func (j *Job) wakePump() { j.armPump() }
 // setNeedRecover notes that running nodes of a cut-off execution may
 // remain, for the pump to clear.
 func (j *Job) setNeedRecover() {
-	j.fo.needRecover.Store(true)
+	j.failover().needRecover.Store(true)
 	j.wakePump()
 }
 
@@ -35,7 +35,7 @@ func (j *Job) pumpWanted() bool {
 	cfg := j.cfg.Load()
 	failover, misfire := cfg == nil || cfg.Failover, cfg == nil || cfg.Misfire
 	if failover {
-		if j.fo.needRecover.Load() || j.claimedInCache() {
+		if j.foState().recovering() || j.claimedInCache() {
 			return true
 		}
 		if names, _ := j.cache.Children(j.s.p.FailoverItems()); len(names) > 0 {
@@ -81,13 +81,13 @@ func (j *Job) pump(ctx context.Context) error {
 		return err
 	}
 	if cfg.Failover {
-		if j.fo.needRecover.Load() {
+		if j.foState().recovering() {
 			if _, err := j.recoverIfIdle(ctx); err != nil {
 				return err
 			}
 		}
 		if j.claimedInCache() {
-			if j.fo.sinceTrigger(time.Now()) < j.failoverTick() {
+			if j.failover().sinceTrigger(time.Now()) < j.failoverTick() {
 				return nil
 			}
 			fi, err := j.localFailoverItems(ctx)
@@ -95,11 +95,11 @@ func (j *Job) pump(ctx context.Context) error {
 				return err
 			}
 			j.log.Info("claimed failover items have not run yet; triggering again", "items", fi)
-			j.fo.trigger()
+			j.failover().trigger()
 			return nil
 		}
 		if names, _ := j.cache.Children(j.s.p.FailoverItems()); len(names) > 0 {
-			return j.fo.failoverIfNecessary(ctx)
+			return j.failover().failoverIfNecessary(ctx)
 		}
 	}
 	if j.mis.Load().deferred() {

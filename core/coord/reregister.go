@@ -63,7 +63,7 @@ func (j *Job) reRegister(ctx context.Context) error {
 	}
 	j.setPaused(false)
 	if flagged {
-		if err := j.fo.failoverIfNecessary(ctx); err != nil {
+		if err := j.failover().failoverIfNecessary(ctx); err != nil {
 			j.log.Warn("failover after the session interruption failed", "error", err)
 		}
 	}
@@ -74,12 +74,12 @@ func (j *Job) reRegister(ctx context.Context) error {
 // needRecover is set and no execution runs here; it reports whether items
 // were queued for failover.
 func (j *Job) recoverIfIdle(ctx context.Context) (bool, error) {
-	if !j.fo.needRecover.Load() || j.running.Load() {
+	if !j.foState().recovering() || j.running.Load() {
 		return false, nil
 	}
 	flagged, err := j.recoverOwnRunning(ctx, nil)
 	if err == nil {
-		j.fo.needRecover.Store(false)
+		j.failover().needRecover.Store(false)
 	}
 	return flagged, err
 }
@@ -121,7 +121,7 @@ func (j *Job) recoverOwnRunning(ctx context.Context, items []int) (bool, error) 
 			}
 			if fo != j.id {
 				j.log.Info("item was running when the session was interrupted; queuing it for failover", "item", i)
-				if err := j.fo.setCrashedFailoverFlag(ctx, i, j.id); err != nil {
+				if err := j.failover().setCrashedFailoverFlag(ctx, i, j.id); err != nil {
 					return flagged, err
 				}
 				flagged = true

@@ -249,7 +249,7 @@ func (j *Job) waitShardingCompleted(ctx context.Context) error {
 		if err != nil || leader {
 			return err
 		}
-		if j.fo.hasClaims() {
+		if j.foState().hasClaims() {
 			return errClaimedWhileWaiting
 		}
 		need, err := j.s.exists(ctx, j.s.p.ShardingNecessary())

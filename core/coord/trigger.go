@@ -273,7 +273,7 @@ func (j *Job) completeFast(ctx context.Context, items []int, monitor, failover b
 		if !failover {
 			continue
 		}
-		if j.fo.claimed(i) {
+		if j.foState().claimed(i) {
 			return false // a claim the cache may not show yet
 		}
 		for _, n := range []string{"failover", "failovering"} {
@@ -459,7 +459,7 @@ func (j *Job) pipelinedContexts(ctx context.Context, cfg *config.JobConfiguratio
 		if err := j.undoBegin(ctx, sc.Items, fence); err != nil {
 			// Left to the recovery of this instance's running nodes,
 			// once this trigger has ended (as after a cut-off run).
-			j.fo.needRecover.Store(true)
+			j.failover().needRecover.Store(true)
 			j.running.Store(false)
 			return none, false, wrap("undo running nodes", err)
 		}
@@ -503,7 +503,7 @@ func (j *Job) statAndBegin(ctx context.Context, ops []reg.Op) (flagsStat, error)
 // moving away, a failover, disabled or running flag on an item, or no
 // monitorExecution (no transaction to pipeline).
 func (j *Job) steadyItemsInCache(cfg *config.JobConfiguration, cache *reg.CacheView) (items []int, minCzxid int64, ok bool) {
-	if cache == nil || !cfg.MonitorExecution || j.shutdown.Load() || j.fo.needRecover.Load() || j.running.Load() {
+	if cache == nil || !cfg.MonitorExecution || j.shutdown.Load() || j.foState().recovering() || j.running.Load() {
 		return nil, 0, false
 	}
 	j.warmPaths(cfg.ShardingTotalCount)
@@ -511,7 +511,7 @@ func (j *Job) steadyItemsInCache(cfg *config.JobConfiguration, cache *reg.CacheV
 	if found := cache.EachChild(j.flagsPath(), func(string) bool { flagged = true; return false }); !found || flagged {
 		return nil, 0, false
 	}
-	if cfg.Failover && (j.fo.hasClaims() || j.claimedInCache()) {
+	if cfg.Failover && (j.foState().hasClaims() || j.claimedInCache()) {
 		return nil, 0, false
 	}
 	if avail, found := j.availableInCache(cache); !found || !avail {
@@ -634,7 +634,7 @@ func (j *Job) dropPreBegun(ctx context.Context, rec *begun) bool {
 	j.pre.timer.Stop()
 	if err := j.undoPreBegun(ctx, rec); err != nil {
 		j.log.Warn("cannot delete the running nodes of a trigger that did not begin; left to recovery", "items", rec.items, "error", err)
-		j.fo.needRecover.Store(true)
+		j.failover().needRecover.Store(true)
 	}
 	j.running.Store(false)
 	return true
