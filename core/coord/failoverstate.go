@@ -12,7 +12,9 @@ import (
 // scheduler to run, and whether running nodes of a cut-off execution
 // remain. The protocol that reads and writes the registry (failover.go,
 // pump.go, reregister.go) keeps no state of its own. The zero value is
-// ready to use.
+// ready to use; the reads (recovering, claimed, claimedBesides,
+// hasClaims) and forgetClaims also work on nil, the state of a job that
+// has made no failover yet (Job.foState).
 type failoverState struct {
 	// needRecover: running nodes of an execution cut off by a session loss
 	// (or presumed loss) may remain under this instance's id; they are
