@@ -16,7 +16,7 @@ import (
 func (j *Job) electLeader(ctx context.Context) (bool, error) {
 	campaign := j.elect.Campaign
 	if cv := j.cache; cv != nil {
-		if _, _, ok := cv.Peek(j.p.LeaderInstance()); !ok {
+		if _, _, ok := cv.Peek(j.s.p.LeaderInstance()); !ok {
 			campaign = j.elect.CampaignVacant
 		}
 	}
@@ -107,7 +107,7 @@ func (j *Job) electAndCheck(ctx context.Context) error {
 	}
 	stale := false
 	for i := 0; i < cfg.ShardingTotalCount && !stale; i++ {
-		v, _, err := j.s.get(ctx, j.p.ShardingInstance(i))
+		v, _, err := j.s.get(ctx, j.s.p.ShardingInstance(i))
 		if err != nil {
 			return err
 		}
@@ -142,7 +142,7 @@ func (j *Job) onLocalServerEvent(ctx context.Context, ev reg.TreeEvent) error {
 // re-read up to 10 times (spec §2.1).
 func (j *Job) isEnableServer(ctx context.Context, ip string) (bool, error) {
 	for try := 0; ; try++ {
-		v, ok, err := j.s.get(ctx, j.p.Server(ip))
+		v, ok, err := j.s.get(ctx, j.s.p.Server(ip))
 		if err != nil {
 			return false, err
 		}
@@ -166,7 +166,7 @@ func (j *Job) isAvailableServer(ctx context.Context, ip string) (bool, error) {
 	if err != nil || !ok {
 		return false, err
 	}
-	ids, err := j.s.children(ctx, j.p.Instances())
+	ids, err := j.s.children(ctx, j.s.p.Instances())
 	if err != nil {
 		return false, err
 	}
@@ -179,7 +179,7 @@ func (j *Job) isAvailableServer(ctx context.Context, ip string) (bool, error) {
 }
 
 func (j *Job) hasAvailableServers(ctx context.Context) (bool, error) {
-	ips, err := j.s.children(ctx, j.p.Servers())
+	ips, err := j.s.children(ctx, j.s.p.Servers())
 	if err != nil {
 		return false, err
 	}

@@ -26,7 +26,7 @@ func (j *Job) refreshCachedConfig() {
 	}
 	// The cache's own bytes (Peek), never modified: what parseConfig keeps
 	// of them is then shared with the cache, not a second copy.
-	data, _, ok := j.cache.Peek(j.p.Config())
+	data, _, ok := j.cache.Peek(j.s.p.Config())
 	if !ok {
 		return
 	}
@@ -49,7 +49,7 @@ func (j *Job) handleEvent(ctx context.Context, ev reg.TreeEvent, st *loopState) 
 	if j.shutdown.Load() || ev.Type == reg.TreeInitialized {
 		return false
 	}
-	rel, ok := j.p.Rel(ev.Path)
+	rel, ok := j.s.p.Rel(ev.Path)
 	if !ok {
 		return false
 	}
@@ -86,7 +86,7 @@ func (j *Job) handleEvent(ctx context.Context, ev reg.TreeEvent, st *loopState) 
 		// node, so resharding does not wait for them) are queued for
 		// failover before a resharding can give them to a live owner.
 		if ev.Type == reg.NodeDeleted && id != j.id {
-			logErr("crash failover", j.fo.onInstanceCrashed(ctx, id))
+			logErr("crash failover", j.failover().onInstanceCrashed(ctx, id))
 		}
 		if !j.membershipAccounted(ev) {
 			logErr("resharding flag", j.serversChanged(ctx))
@@ -94,8 +94,10 @@ func (j *Job) handleEvent(ctx context.Context, ev reg.TreeEvent, st *loopState) 
 		if ev.Type == reg.NodeDeleted && id != j.id {
 			logErr("stale node sweep", j.stale().sweepIfLeader(ctx))
 		}
-		if ev.Type == reg.NodeAdded && id == j.id {
-			logErr("legacy crashed items", j.fo.onOwnInstanceAdded(ctx))
+		// (With failover off it does nothing: the job makes no failover
+		// state for it.)
+		if cfg := j.cfg.Load(); ev.Type == reg.NodeAdded && id == j.id && (cfg == nil || cfg.Failover) {
+			logErr("legacy crashed items", j.failover().onOwnInstanceAdded(ctx))
 		}
 		if ev.Type == reg.NodeDeleted && id == j.id {
 			return j.isShutdownByConsole(ctx, ev)
@@ -141,7 +143,7 @@ func (j *Job) onConfigEvent(ctx context.Context, ev reg.TreeEvent, st *loopState
 	}
 	if ev.Type == reg.NodeUpdated && !cfg.MonitorExecution {
 		for i := 0; i < cfg.ShardingTotalCount; i++ {
-			errs = append(errs, reg.DeleteRecursive(ctx, j.c, j.p.Running(i)))
+			errs = append(errs, reg.DeleteRecursive(ctx, j.s.c, j.s.p.Running(i)))
 		}
 	}
 	if ev.Type == reg.NodeUpdated && (cfg.Cron != st.cron || cfg.TimeZone != st.tz) {
@@ -154,12 +156,12 @@ func (j *Job) onConfigEvent(ctx context.Context, ev reg.TreeEvent, st *loopState
 
 // removeFailoverInfo deletes sharding/*/failover (failover turned off).
 func (j *Job) removeFailoverInfo(ctx context.Context) error {
-	names, err := j.s.children(ctx, j.p.Sharding())
+	names, err := j.s.children(ctx, j.s.p.Sharding())
 	if err != nil {
 		return err
 	}
 	for _, n := range names {
-		if err := reg.DeleteRecursive(ctx, j.c, j.p.Full(node.ShardingNode+"/"+n+"/"+node.ItemFailover)); err != nil {
+		if err := reg.DeleteRecursive(ctx, j.s.c, j.s.p.Full(node.ShardingNode+"/"+n+"/"+node.ItemFailover)); err != nil {
 			return err
 		}
 	}
@@ -173,7 +175,7 @@ func (j *Job) serversChanged(ctx context.Context) error {
 		return err
 	}
 	if cfg.StaticSharding {
-		names, err := j.s.children(ctx, j.p.Sharding())
+		names, err := j.s.children(ctx, j.s.p.Sharding())
 		if err != nil || len(names) > 0 {
 			return err
 		}
@@ -191,7 +193,7 @@ func (j *Job) isShutdownByConsole(ctx context.Context, ev reg.TreeEvent) bool {
 	if sess == nil || ev.Stat.EphemeralOwner != sess.ID() || sess.Err() != nil {
 		return false
 	}
-	ok, err := j.s.exists(ctx, j.p.Instance(j.id))
+	ok, err := j.s.exists(ctx, j.s.p.Instance(j.id))
 	if err != nil || ok {
 		return false
 	}
@@ -204,7 +206,7 @@ func (j *Job) isShutdownByConsole(ctx context.Context, ev reg.TreeEvent) bool {
 
 // onTriggerNode: delete trigger/{me}; run once unless running (spec §12.2).
 func (j *Job) onTriggerNode(ctx context.Context) error {
-	if err := j.c.Delete(ctx, j.p.TriggerInstance(j.id), reg.AnyVersion); err != nil && !errors.Is(err, reg.ErrNoNode) {
+	if err := j.s.c.Delete(ctx, j.s.p.TriggerInstance(j.id), reg.AnyVersion); err != nil && !errors.Is(err, reg.ErrNoNode) {
 		return err
 	}
 	if j.shutdown.Load() || j.running.Load() {
@@ -227,7 +229,7 @@ func (j *Job) reconcile(ctx context.Context, st *loopState, now time.Time) error
 		return nil
 	}
 	st.lastReconcile = now
-	if ok, err := j.s.exists(ctx, j.p.ShardingNecessary()); err != nil || ok {
+	if ok, err := j.s.exists(ctx, j.s.p.ShardingNecessary()); err != nil || ok {
 		return err
 	}
 	offline, err := j.hasShardingInfoInOfflineServers(ctx, cfg.ShardingTotalCount)
@@ -235,7 +237,7 @@ func (j *Job) reconcile(ctx context.Context, st *loopState, now time.Time) error
 		return err
 	}
 	if cfg.StaticSharding {
-		names, err := j.s.children(ctx, j.p.Sharding())
+		names, err := j.s.children(ctx, j.s.p.Sharding())
 		if err != nil || len(names) > 0 {
 			return err
 		}
@@ -254,7 +256,7 @@ func (j *Job) reconUnit() time.Duration {
 // hasShardingInfoInOfflineServers: some item's instance value is not an
 // instance child (a missing value counts).
 func (j *Job) hasShardingInfoInOfflineServers(ctx context.Context, total int) (bool, error) {
-	ids, err := j.s.children(ctx, j.p.Instances())
+	ids, err := j.s.children(ctx, j.s.p.Instances())
 	if err != nil {
 		return false, err
 	}
@@ -263,7 +265,7 @@ func (j *Job) hasShardingInfoInOfflineServers(ctx context.Context, total int) (b
 		online[id] = true
 	}
 	for i := 0; i < total; i++ {
-		v, _, err := j.s.get(ctx, j.p.ShardingInstance(i))
+		v, _, err := j.s.get(ctx, j.s.p.ShardingInstance(i))
 		if err != nil {
 			return false, err
 		}

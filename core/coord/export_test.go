@@ -28,4 +28,4 @@ func SetPaused(j *Job, p bool) { j.setPaused(p) }
 
 // SetCatchUp records items as cleared for a catch-up run, as
 // runPendingMisfires does (tests).
-func SetCatchUp(j *Job, items []int) { j.mis.setCatchUp(items) }
+func SetCatchUp(j *Job, items []int) { j.misfire().setCatchUp(items) }

@@ -17,9 +17,7 @@ import (
 )
 
 func (j *Job) checkReady() error {
-	select {
-	case <-j.ready:
-	default:
+	if !j.ready.Load() {
 		return ErrNotReady
 	}
 	if j.shutdown.Load() {
@@ -49,7 +47,7 @@ func (j *Job) CheckEnvironment(ctx context.Context) error {
 	if !on {
 		return nil
 	}
-	regTime, err := reg.ServerTime(ctx, j.c, j.p.SystemTime())
+	regTime, err := reg.ServerTime(ctx, j.s.c, j.s.p.SystemTime())
 	if err != nil {
 		return err
 	}
@@ -226,18 +224,18 @@ func (j *Job) localFailoverItems(ctx context.Context) ([]int, error) {
 		return nil, nil
 	}
 	if j.cache == nil {
-		return j.fo.itemsWithValue(ctx, "failover", j.id)
+		return j.failover().itemsWithValue(ctx, "failover", j.id)
 	}
 	cand := map[int]bool{}
-	names, _ := j.cache.Children(j.p.Sharding())
+	names, _ := j.cache.Children(j.s.p.Sharding())
 	for _, n := range names {
-		if v, _, ok := j.cache.Get(j.p.Full(node.ShardingNode + "/" + n + "/" + node.ItemFailover)); ok && string(v) == j.id {
+		if v, _, ok := j.cache.Get(j.s.p.Full(node.ShardingNode + "/" + n + "/" + node.ItemFailover)); ok && string(v) == j.id {
 			if i, err := strconv.Atoi(n); err == nil {
 				cand[i] = true
 			}
 		}
 	}
-	j.fo.addClaims(cand)
+	j.failover().addClaims(cand)
 	items := make([]int, 0, len(cand))
 	for i := range cand {
 		items = append(items, i)
@@ -245,14 +243,14 @@ func (j *Job) localFailoverItems(ctx context.Context) ([]int, error) {
 	slices.Sort(items)
 	var out []int
 	for _, i := range items {
-		v, ok, err := j.s.get(ctx, j.p.Failover(i))
+		v, ok, err := j.s.get(ctx, j.s.p.Failover(i))
 		if err != nil {
 			return nil, err
 		}
 		if ok && v == j.id {
 			out = append(out, i)
 		} else {
-			j.fo.forgetClaims(i)
+			j.foState().forgetClaims(i)
 		}
 	}
 	return out, nil
@@ -377,15 +375,15 @@ func (j *Job) RegisterBegin(ctx context.Context, sc executor.ShardingContexts) e
 		return nil
 	}
 	for _, i := range sc.Items {
-		if _, err := j.s.deleteIfValue(ctx, j.p.Running(i), j.id); err != nil {
+		if _, err := j.s.deleteIfValue(ctx, j.s.p.Running(i), j.id); err != nil {
 			return err
 		}
 	}
-	fence, err := recipe.NewFence(ctx, j.c, j.p.Instance(j.id))
+	fence, err := recipe.NewFence(ctx, j.s.c, j.s.p.Instance(j.id))
 	if err != nil {
 		return fmt.Errorf("register begin: %w (%w)", ErrSessionLost, err)
 	}
-	if _, err := recipe.FencedMulti(ctx, j.c, fence, ops...); err != nil {
+	if _, err := recipe.FencedMulti(ctx, j.s.c, fence, ops...); err != nil {
 		var me *reg.MultiError
 		switch {
 		case errors.Is(err, recipe.ErrFenced):
@@ -412,7 +410,7 @@ func (j *Job) RegisterBegin(ctx context.Context, sc executor.ShardingContexts) e
 // failover on (the items are then failed over by the survivors).
 func (j *Job) RegisterCompleted(ctx context.Context, sc executor.ShardingContexts, failed []int) error {
 	defer j.running.Store(false)
-	if l := j.beginLease.Swap(nil); !l.live() || l.sess != j.c.Session() {
+	if l := j.beginLease.Swap(nil); !l.live() || l.sess != j.s.c.Session() {
 		cause := ErrSessionLost
 		if l != nil && l.cause() != nil {
 			cause = l.cause()
@@ -450,16 +448,16 @@ func (j *Job) RegisterCompleted(ctx context.Context, sc executor.ShardingContext
 	var errs []error
 	for _, i := range sc.Items {
 		if cfg.MonitorExecution {
-			_, err := j.s.deleteIfValue(ctx, j.p.Running(i), j.id)
+			_, err := j.s.deleteIfValue(ctx, j.s.p.Running(i), j.id)
 			errs = append(errs, err)
 		}
 		if cfg.Failover {
-			_, err := j.s.deleteIfValue(ctx, j.p.Failover(i), j.id)
+			_, err := j.s.deleteIfValue(ctx, j.s.p.Failover(i), j.id)
 			if err == nil {
-				j.fo.forgetClaims(i)
+				j.foState().forgetClaims(i)
 			}
 			errs = append(errs, err)
-			_, err = j.s.deleteIfValue(ctx, j.p.Failovering(i), j.id)
+			_, err = j.s.deleteIfValue(ctx, j.s.p.Failovering(i), j.id)
 			errs = append(errs, err)
 		}
 	}
@@ -472,7 +470,7 @@ func (j *Job) LocalItems(ctx context.Context) ([]int, error) { return j.localSha
 
 // NeedSharding implements executor.Facade.
 func (j *Job) NeedSharding(ctx context.Context) (bool, error) {
-	return j.s.exists(ctx, j.p.ShardingNecessary())
+	return j.s.exists(ctx, j.s.p.ShardingNecessary())
 }
 
 // FailoverIfNecessary implements executor.Facade.
@@ -488,5 +486,5 @@ func (j *Job) FailoverIfNecessary(ctx context.Context) error {
 	if cache := j.treeCache(); cache != nil && !j.failoverQueuedInCache(cache) {
 		return nil
 	}
-	return j.fo.failoverIfNecessary(ctx)
+	return j.failover().failoverIfNecessary(ctx)
 }

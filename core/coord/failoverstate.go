@@ -12,7 +12,9 @@ import (
 // scheduler to run, and whether running nodes of a cut-off execution
 // remain. The protocol that reads and writes the registry (failover.go,
 // pump.go, reregister.go) keeps no state of its own. The zero value is
-// ready to use.
+// ready to use; the reads (recovering, claimed, claimedBesides,
+// hasClaims) and forgetClaims also work on nil, the state of a job that
+// has made no failover yet (Job.foState).
 type failoverState struct {
 	// needRecover: running nodes of an execution cut off by a session loss
 	// (or presumed loss) may remain under this instance's id; they are
@@ -27,9 +29,15 @@ type failoverState struct {
 	claims map[int]bool
 }
 
+// recovering reports needRecover.
+func (f *failoverState) recovering() bool { return f != nil && f.needRecover.Load() }
+
 // claimed reports whether this process claimed item i for failover and
 // has not seen it completed.
 func (f *failoverState) claimed(i int) bool {
+	if f == nil {
+		return false
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.claims[i]
@@ -38,6 +46,9 @@ func (f *failoverState) claimed(i int) bool {
 // claimedBesides reports whether this process claimed a failover item
 // other than items and has not seen it completed.
 func (f *failoverState) claimedBesides(items []int) bool {
+	if f == nil {
+		return false
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for i := range f.claims {
@@ -51,6 +62,9 @@ func (f *failoverState) claimedBesides(items []int) bool {
 // hasClaims reports whether this process claimed failover items it has not
 // seen completed.
 func (f *failoverState) hasClaims() bool {
+	if f == nil {
+		return false
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return len(f.claims) > 0
@@ -68,6 +82,9 @@ func (f *failoverState) rememberClaim(i int) {
 
 // forgetClaims drops items from the recorded claims.
 func (f *failoverState) forgetClaims(items ...int) {
+	if f == nil {
+		return
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, i := range items {

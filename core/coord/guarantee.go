@@ -132,12 +132,12 @@ func (j *Job) distributeOnce(ctx context.Context, ph guaranteePhase, items []int
 	}
 	recheck := time.NewTicker(guaranteeRecheck)
 	defer recheck.Stop()
-	own := j.p.Full(ph.root + "/" + strconv.Itoa(items[0]))
+	own := j.s.p.Full(ph.root + "/" + strconv.Itoa(items[0]))
 	for {
 		// Done when our registration is gone: the last instance (or one
 		// that timed out) removed the root. The watch on our own node
 		// catches a root created and removed before the tree cache saw it.
-		_, mine, gone, err := j.c.ExistsW(ctx, own)
+		_, mine, gone, err := j.s.c.ExistsW(ctx, own)
 		if err != nil {
 			return wrap("check "+own, err)
 		}
@@ -155,7 +155,7 @@ func (j *Job) distributeOnce(ctx context.Context, ph guaranteePhase, items []int
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-expired:
-			if err := reg.DeleteRecursive(context.WithoutCancel(ctx), j.c, j.p.Full(ph.root)); err != nil {
+			if err := reg.DeleteRecursive(context.WithoutCancel(ctx), j.s.c, j.s.p.Full(ph.root)); err != nil {
 				j.log.Warn("clear guarantee root after timeout failed", "path", ph.root, "error", err)
 			}
 			return &TimeoutError{Timeout: timeout}
@@ -171,7 +171,7 @@ func (j *Job) distributeOnce(ctx context.Context, ph guaranteePhase, items []int
 // {root}/{item} for each item.
 func (j *Job) registerGuarantee(ctx context.Context, ph guaranteePhase, items []int) error {
 	for _, i := range items {
-		if err := j.s.createIfNeeded(ctx, j.p.Full(ph.root+"/"+strconv.Itoa(i))); err != nil {
+		if err := j.s.createIfNeeded(ctx, j.s.p.Full(ph.root+"/"+strconv.Itoa(i))); err != nil {
 			return wrap("register "+ph.root, err)
 		}
 	}
@@ -181,7 +181,7 @@ func (j *Job) registerGuarantee(ctx context.Context, ph guaranteePhase, items []
 // isRegistered is isRegisterStartSuccess/isRegisterCompleteSuccess.
 func (j *Job) isRegistered(ctx context.Context, ph guaranteePhase, items []int) (bool, error) {
 	for _, i := range items {
-		ok, err := j.s.exists(ctx, j.p.Full(ph.root+"/"+strconv.Itoa(i)))
+		ok, err := j.s.exists(ctx, j.s.p.Full(ph.root+"/"+strconv.Itoa(i)))
 		if err != nil || !ok {
 			return false, err
 		}
@@ -193,11 +193,11 @@ func (j *Job) isRegistered(ctx context.Context, ph guaranteePhase, items []int) 
 // child count completes the round for the config's shardingTotalCount
 // (read from the registry directly, as upstream).
 func (j *Job) isAllGuaranteed(ctx context.Context, ph guaranteePhase) (bool, error) {
-	ok, err := j.s.exists(ctx, j.p.Full(ph.root))
+	ok, err := j.s.exists(ctx, j.s.p.Full(ph.root))
 	if err != nil || !ok {
 		return false, err
 	}
-	names, err := j.s.children(ctx, j.p.Full(ph.root))
+	names, err := j.s.children(ctx, j.s.p.Full(ph.root))
 	if err != nil {
 		return false, err
 	}
@@ -211,7 +211,7 @@ func (j *Job) isAllGuaranteed(ctx context.Context, ph guaranteePhase) (bool, err
 // executeInLeader is executeInLeaderForLastStarted/Completed: under the
 // Curator latch, re-check and run hook; always delete the root afterwards.
 func (j *Job) executeInLeader(ctx context.Context, ph guaranteePhase, hook func(context.Context) error) (err error) {
-	latch := recipe.NewLatch(j.c, j.p.Full(ph.latch), "")
+	latch := recipe.NewLatch(j.s.c, j.s.p.Full(ph.latch), "")
 	if err := latch.Acquire(ctx); err != nil {
 		return wrap("acquire "+ph.latch, err)
 	}
@@ -219,7 +219,7 @@ func (j *Job) executeInLeader(ctx context.Context, ph guaranteePhase, hook func(
 		// Cleanup runs even when ctx ended, bounded on its own.
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), j.poll*50)
 		defer cancel()
-		if derr := reg.DeleteRecursive(cctx, j.c, j.p.Full(ph.root)); derr != nil && !errors.Is(derr, reg.ErrNoNode) {
+		if derr := reg.DeleteRecursive(cctx, j.s.c, j.s.p.Full(ph.root)); derr != nil && !errors.Is(derr, reg.ErrNoNode) {
 			err = errors.Join(err, wrap("clear "+ph.root, derr))
 		}
 		if rerr := latch.Release(cctx); rerr != nil {
@@ -235,5 +235,5 @@ func (j *Job) executeInLeader(ctx context.Context, ph guaranteePhase, hook func(
 
 // clearGuarantee is clearAllStartedInfo/clearAllCompletedInfo.
 func (j *Job) clearGuarantee(ctx context.Context, ph guaranteePhase) error {
-	return reg.DeleteRecursive(ctx, j.c, j.p.Full(ph.root))
+	return reg.DeleteRecursive(ctx, j.s.c, j.s.p.Full(ph.root))
 }

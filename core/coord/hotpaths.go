@@ -57,15 +57,15 @@ func (j *Job) warmPaths(total int) {
 		return
 	}
 	h := &hotPaths{
-		flags:     reg.Parent(j.p.ShardingNecessary()),
-		instances: j.p.Instances(),
-		instance:  j.p.Instance(j.id),
-		server:    j.p.Server(j.ip),
+		flags:     reg.Parent(j.s.p.ShardingNecessary()),
+		instances: j.s.p.Instances(),
+		instance:  j.s.p.Instance(j.id),
+		server:    j.s.p.Server(j.ip),
 		id:        []byte(j.id),
 		items:     make([][hotItemNodes]string, n),
 	}
 	for i := range h.items {
-		base := j.p.ShardingItem(i) + "/"
+		base := j.s.p.ShardingItem(i) + "/"
 		for k := range hotItemNodes {
 			h.items[i][k] = base + hotItemName(k)
 		}
@@ -73,14 +73,14 @@ func (j *Job) warmPaths(total int) {
 	j.hot.Store(h)
 }
 
-// itemPath is j.p.ItemNode(i, name), from hotPaths when they have it.
+// itemPath is j.s.p.ItemNode(i, name), from hotPaths when they have it.
 func (j *Job) itemPath(i int, name string) string {
 	if h := j.hot.Load(); h != nil && i >= 0 && i < len(h.items) {
 		if k := hotItem(name); k >= 0 {
 			return h.items[i][k]
 		}
 	}
-	return j.p.ItemNode(i, name)
+	return j.s.p.ItemNode(i, name)
 }
 
 // flagsPath is leader/sharding, the parent of the resharding flags.
@@ -88,7 +88,7 @@ func (j *Job) flagsPath() string {
 	if h := j.hot.Load(); h != nil {
 		return h.flags
 	}
-	return reg.Parent(j.p.ShardingNecessary())
+	return reg.Parent(j.s.p.ShardingNecessary())
 }
 
 // instancesPath is instances.
@@ -96,7 +96,7 @@ func (j *Job) instancesPath() string {
 	if h := j.hot.Load(); h != nil {
 		return h.instances
 	}
-	return j.p.Instances()
+	return j.s.p.Instances()
 }
 
 // instancePath is this instance's node.
@@ -104,7 +104,7 @@ func (j *Job) instancePath() string {
 	if h := j.hot.Load(); h != nil {
 		return h.instance
 	}
-	return j.p.Instance(j.id)
+	return j.s.p.Instance(j.id)
 }
 
 // serverPath is this server's node.
@@ -112,5 +112,5 @@ func (j *Job) serverPath() string {
 	if h := j.hot.Load(); h != nil {
 		return h.server
 	}
-	return j.p.Server(j.ip)
+	return j.s.p.Server(j.ip)
 }

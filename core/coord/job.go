@@ -43,9 +43,9 @@ var (
 // Job is one job's coordination on one instance. It implements
 // executor.Facade.
 type Job struct {
-	c           reg.Client
+	// s is the registry client and the job's paths (s.c, s.p), which the
+	// job's parts use too.
 	s           store
-	p           node.Job
 	local       *config.JobConfiguration // until setUpConfig is done (nil after)
 	class       string
 	id          string
@@ -90,8 +90,8 @@ type Job struct {
 	// trigger, the recovery of cut-off running nodes): failover.go,
 	// failoverstate.go. mis is the misfire and catch-up state
 	// (misfirestate.go).
-	fo  failover
-	mis misfireState
+	fo  atomic.Pointer[failover]     // made at first use (failover)
+	mis atomic.Pointer[misfireState] // made at first use (misfire)
 	// verifiedPzxid is the pzxid of leader/sharding at which a fresh read
 	// found the tree cache showing the committed assignment (see
 	// cachedAssignment).
@@ -108,7 +108,8 @@ type Job struct {
 	// and committing a resharding.
 	beforeCommit func()
 
-	ready chan struct{}
+	// ready: Start has registered this instance (see Ready).
+	ready atomic.Bool
 	// fresh: setUpConfig found no job root, so Start registers the job in
 	// one transaction (registerNew); startUp's own. Nil otherwise.
 	fresh *freshStart
@@ -147,19 +148,17 @@ func New(opts Options) (*Job, error) {
 	}
 	p := node.New(opts.Config.JobName)
 	j := &Job{
-		c: opts.Client, s: store{c: opts.Client, p: p}, p: p, inProcess: reg.IsInProcess(opts.Client),
+		s: store{c: opts.Client, p: p}, inProcess: reg.IsInProcess(opts.Client),
 		local: opts.Config, class: opts.JobClassName, id: opts.InstanceID, ip: opts.ServerIP,
 		strat: opts.Strategies,
-		log:   lazylog.With(log, "job", opts.Config.JobName, "instance", opts.InstanceID),
+		log:   lazylog.With(log, lazylog.JobInstance, opts.Config.JobName, opts.InstanceID),
 		poll:  opts.PollInterval, recon: opts.ReconcileTick, reconMinute: opts.ReconcileUnit, grace: opts.ShutdownGrace,
 		hooks: opts.hooks(), onEv: opts.OnEvent,
-		ready: make(chan struct{}),
 	}
-	j.rg = registration{c: opts.Client, log: j.log, margin: opts.ExpiryMargin, running: j.running.Load,
-		ask: j.askReRegister, cq: newSerialQueue()}
+	j.rg = registration{margin: opts.ExpiryMargin, job: j, cq: newSerialQueue()}
 	j.loop.q = newSerialQueue()
-	j.life = lifecycle{ns: opts.Namespace, hooks: j.hooks,
-		startupDone: make(chan struct{}), stopped: make(chan struct{})}
+	j.life = lifecycle{ns: opts.Namespace,
+		startupDone: make(chan struct{})}
 	j.elect = recipe.NewElection(opts.Client, p.LeaderLatch(), p.LeaderInstance(), opts.InstanceID)
 	if j.poll <= 0 {
 		j.poll = 100 * time.Millisecond
@@ -170,21 +169,65 @@ func New(opts Options) (*Job, error) {
 	if j.recon <= 0 {
 		j.recon = time.Minute
 	}
-	j.fo = failover{s: &j.s, id: opts.InstanceID, log: j.log, poll: j.poll, hooks: j.hooks, job: j}
 	return j, nil
+}
+
+// failover returns the job's failover protocol and state, made now if
+// need be: an idle job carries none. The reads that find nothing claimed
+// and nothing to recover on a job without one go through foState.
+func (j *Job) failover() *failover {
+	if f := j.fo.Load(); f != nil {
+		return f
+	}
+	j.fo.CompareAndSwap(nil, &failover{s: &j.s, id: j.id, log: j.log, poll: j.poll, hooks: j.hooks, job: j})
+	return j.fo.Load()
+}
+
+// foState returns the failover state, or nil while the job has made none
+// (failoverState's reads work on nil).
+func (j *Job) foState() *failoverState {
+	if f := j.fo.Load(); f != nil {
+		return &f.failoverState
+	}
+	return nil
 }
 
 // stale is the sweep of nodes gone instances left (stale.go). It keeps no
 // state, so an idle job does not carry one.
 func (j *Job) stale() *staleSweeper {
-	return &staleSweeper{s: j.s, id: j.id, log: j.log, job: j, fo: &j.fo}
+	return &staleSweeper{s: j.s, id: j.id, log: j.log, job: j, fo: j.failover()}
 }
 
 // InstanceID returns this instance's id.
 func (j *Job) InstanceID() string { return j.id }
 
 // Ready is closed once Start has registered this instance (spec §5).
-func (j *Job) Ready() <-chan struct{} { return j.ready }
+func (j *Job) Ready() <-chan struct{} {
+	if j.ready.Load() {
+		return closedChan // the scheduler's check at each fire: no lock
+	}
+	l := &j.life
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.readyCh == nil {
+		if j.ready.Load() {
+			return closedChan
+		}
+		l.readyCh = make(chan struct{})
+	}
+	return l.readyCh
+}
+
+// setReady marks the instance registered (Ready).
+func (j *Job) setReady() {
+	l := &j.life
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	j.ready.Store(true)
+	if l.readyCh != nil {
+		close(l.readyCh)
+	}
+}
 
 // Paused reports whether executions must not start now: the registry
 // connection is suspended, or the session was lost and this instance is
@@ -230,6 +273,10 @@ func (j *Job) Cache() reg.TreeView {
 	return nil
 }
 
+// regClient and logger implement registrant.
+func (j *Job) regClient() reg.Client { return j.s.c }
+func (j *Job) logger() hclog.Logger  { return j.log }
+
 // IsRunning reports whether an execution is registered as running locally.
 func (j *Job) IsRunning() bool { return j.running.Load() }
 
@@ -241,7 +288,7 @@ func (j *Job) setUpConfig(ctx context.Context, allowNew bool) error {
 	var st config.RegistryState
 	// Both nodes read fresh, in one MultiRead with the other jobs starting
 	// now (Namespace.reads).
-	rs, err := j.life.ns.reads.Read(ctx, reg.GetOp(j.p.Root()), reg.GetOp(j.p.Config()))
+	rs, err := j.life.ns.reads.Read(ctx, reg.GetOp(j.s.p.Root()), reg.GetOp(j.s.p.Config()))
 	if err != nil {
 		return wrap("read job root and config", err)
 	}
@@ -260,7 +307,7 @@ func (j *Job) setUpConfig(ctx context.Context, allowNew bool) error {
 	// The node's bytes and what they parse to: the registry's, or what
 	// this process writes (SetUp's Config reads as its ConfigData parses),
 	// so that refreshCachedConfig does not parse them again.
-	cfg, data := res.Config.Clone(), st.Config
+	cfg, data := res.Config, st.Config
 	if res.Write {
 		data = res.ConfigData
 	}
@@ -271,10 +318,10 @@ func (j *Job) setUpConfig(ctx context.Context, allowNew bool) error {
 		return nil
 	}
 	if res.Write {
-		if _, err := reg.Persist(ctx, j.c, j.p.Config(), res.ConfigData); err != nil {
+		if _, err := reg.Persist(ctx, j.s.c, j.s.p.Config(), res.ConfigData); err != nil {
 			return wrap("write job config", err)
 		}
-		if _, err := reg.Persist(ctx, j.c, j.p.Root(), []byte(j.class)); err != nil {
+		if _, err := reg.Persist(ctx, j.s.c, j.s.p.Root(), []byte(j.class)); err != nil {
 			return wrap("write job root", err)
 		}
 	}
@@ -311,20 +358,20 @@ type freshStart struct {
 // handles either outcome (a leader node of this session is ours).
 func (j *Job) registerNew(ctx context.Context) error {
 	f := j.fresh
-	sess := j.c.Session()
-	leader := j.p.LeaderInstance()
+	sess := j.s.c.Session()
+	leader := j.s.p.LeaderInstance()
 	ops := []reg.Op{
-		reg.CreateOp(j.p.Root(), []byte(j.class), reg.Persistent),
-		reg.CreateOp(j.p.Config(), f.config, reg.Persistent),
+		reg.CreateOp(j.s.p.Root(), []byte(j.class), reg.Persistent),
+		reg.CreateOp(j.s.p.Config(), f.config, reg.Persistent),
 		reg.CreateOp(reg.Parent(reg.Parent(leader)), nil, reg.Container),
 		reg.CreateOp(reg.Parent(leader), nil, reg.Container),
 		reg.CreateOp(leader, []byte(j.id), reg.Ephemeral),
-		reg.CreateOp(j.p.Servers(), nil, reg.Persistent),
-		reg.CreateOp(j.p.Server(j.ip), []byte(node.ServerEnabled), reg.Persistent),
-		reg.CreateOp(j.p.Instances(), nil, reg.Persistent),
-		reg.CreateOp(j.p.Instance(j.id), node.InstanceValue(j.id, j.ip), reg.Ephemeral),
-		reg.CreateOp(reg.Parent(j.p.ShardingNecessary()), nil, reg.Persistent),
-		reg.CreateOp(j.p.ShardingNecessary(), nil, reg.Persistent),
+		reg.CreateOp(j.s.p.Servers(), nil, reg.Persistent),
+		reg.CreateOp(j.s.p.Server(j.ip), []byte(node.ServerEnabled), reg.Persistent),
+		reg.CreateOp(j.s.p.Instances(), nil, reg.Persistent),
+		reg.CreateOp(j.s.p.Instance(j.id), node.InstanceValue(j.id, j.ip), reg.Ephemeral),
+		reg.CreateOp(reg.Parent(j.s.p.ShardingNecessary()), nil, reg.Persistent),
+		reg.CreateOp(j.s.p.ShardingNecessary(), nil, reg.Persistent),
 	}
 	// With the other new jobs' transactions (Namespace.writes): all of
 	// them commit, or each is sent again alone.
@@ -356,7 +403,7 @@ func (j *Job) removeOfflineServers(ctx context.Context, ids, ips []string) error
 		if online[ip] {
 			continue
 		}
-		data, st, err := j.c.Get(ctx, j.p.Server(ip))
+		data, st, err := j.s.c.Get(ctx, j.s.p.Server(ip))
 		if errors.Is(err, reg.ErrNoNode) {
 			continue
 		}
@@ -366,7 +413,7 @@ func (j *Job) removeOfflineServers(ctx context.Context, ids, ips []string) error
 		if len(bytes.TrimSpace(data)) == 0 {
 			continue
 		}
-		if err := j.c.Delete(ctx, j.p.Server(ip), st.Version); err != nil &&
+		if err := j.s.c.Delete(ctx, j.s.p.Server(ip), st.Version); err != nil &&
 			!errors.Is(err, reg.ErrNoNode) && !errors.Is(err, reg.ErrBadVersion) && !errors.Is(err, reg.ErrNotEmpty) {
 			return err
 		}
@@ -389,16 +436,16 @@ func (j *Job) cleanShutdown() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	sess := j.c.Session()
+	sess := j.s.c.Session()
 	if sess.Err() != nil {
 		return
 	}
 	if _, err := j.elect.Resign(ctx); err != nil {
 		j.log.Warn("shutdown: delete failed", "path", j.elect.LeaderPath(), "error", err)
 	}
-	if _, st, err := j.c.Get(ctx, j.p.Instance(j.id)); err == nil && st.EphemeralOwner == sess.ID() {
-		if err := j.c.Delete(ctx, j.p.Instance(j.id), st.Version); err != nil && !errors.Is(err, reg.ErrNoNode) {
-			j.log.Warn("shutdown: delete failed", "path", j.p.Instance(j.id), "error", err)
+	if _, st, err := j.s.c.Get(ctx, j.s.p.Instance(j.id)); err == nil && st.EphemeralOwner == sess.ID() {
+		if err := j.s.c.Delete(ctx, j.s.p.Instance(j.id), st.Version); err != nil && !errors.Is(err, reg.ErrNoNode) {
+			j.log.Warn("shutdown: delete failed", "path", j.s.p.Instance(j.id), "error", err)
 		}
 	}
 	j.log.Info("job coordination stopped")
@@ -428,7 +475,7 @@ func (j *Job) config(ctx context.Context) (*config.JobConfiguration, error) {
 // loadConfig reads the config node directly (load(false)). The result is
 // shared (see parseConfig): callers must not modify it.
 func (j *Job) loadConfig(ctx context.Context) (*config.JobConfiguration, error) {
-	data, ok, err := j.s.get(ctx, j.p.Config())
+	data, ok, err := j.s.get(ctx, j.s.p.Config())
 	if err != nil {
 		return nil, wrap("read config", err)
 	}

@@ -12,28 +12,63 @@ import (
 
 // lifecycle is the job's start and end (Start, Stop, Run).
 type lifecycle struct {
-	ns    *Namespace // Options.Namespace, or the job's own
-	hooks Hooks      // Stopped: an end nobody asked for
+	ns *Namespace // Options.Namespace, or the job's own
 
 	started atomic.Bool
+	over    bool // everything of the job has ended (see stopped); guarded by mu
 	// ctx is the job's life (Start's ctx, cancelled by finish); set by
 	// Start before anything runs under it.
 	ctx context.Context
-	// mu guards cancel and ending against a Stop during Start.
+	// mu guards cancel and ending against a Stop during Start, and over,
+	// stopped and readyCh.
 	mu     sync.Mutex
 	cancel context.CancelCauseFunc
 	ending error // the cause finish cancelled with (nil: not ending)
 	// ownNS: the job made ns (no Options.Namespace) and runs it until
 	// nsDone.
-	ownNS    context.CancelFunc
-	nsDone   chan struct{}
-	unsub    func()      // from ns
-	stopAF   func() bool // stops the AfterFunc on Start's ctx
-	up       atomic.Bool // Start succeeded
-	finished sync.Once
+	ownNS  context.CancelFunc
+	nsDone chan struct{}
+	// subscribed: the job is subscribed to ns (set by Start before
+	// anything can call finish concurrently with it).
+	subscribed bool
+	stopAF     func() bool // stops the AfterFunc on Start's ctx
+	up         atomic.Bool // Start succeeded
+	finished   sync.Once
 
 	startupDone chan struct{} // closed when Start's work is over (whatever its result)
-	stopped     chan struct{} // closed when everything of the job has ended
+	// stopped is closed when everything of the job has ended (over), and
+	// readyCh when the instance is registered (Job.ready): each made when
+	// first asked for (Done, Run, Ready), so the jobs of a Scheduler, which
+	// stops them with Stop and checks readiness with the flag, carry none.
+	stopped chan struct{}
+	readyCh chan struct{}
+}
+
+// nsConn implements nsSubscriber: a connection event, handled on the
+// connection queue.
+func (j *Job) nsConn(ce reg.ConnEvent) { j.rg.cq.post(func() { j.rg.onConn(ce) }) }
+
+// nsEnd implements nsSubscriber: the namespace stopped, so the job ends.
+func (j *Job) nsEnd(err error) { go j.finish(false, err) }
+
+// stoppedCh returns stopped, made now if need be.
+func (l *lifecycle) stoppedCh() <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.stopped == nil {
+		if l.over {
+			return closedChan
+		}
+		l.stopped = make(chan struct{})
+	}
+	return l.stopped
+}
+
+// ended reports whether everything of the job has ended.
+func (l *lifecycle) ended() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.over
 }
 
 // Start registers this instance (startup sequence, spec §5) and returns
@@ -44,16 +79,14 @@ type lifecycle struct {
 // console (Options.OnShutdown, then OnStopped(nil)). It may be called once.
 func (j *Job) Start(ctx context.Context) error {
 	if !j.life.started.CompareAndSwap(false, true) {
-		select {
-		case <-j.life.stopped:
+		if j.life.ended() {
 			return ErrShutdown
-		default:
-			return errors.New("coord: Start called twice")
 		}
+		return errors.New("coord: Start called twice")
 	}
 	l := &j.life
 	if l.ns == nil {
-		l.ns = NewNamespace(j.c, j.log)
+		l.ns = NewNamespace(j.s.c, j.log)
 		nctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 		l.ownNS, l.nsDone = cancel, make(chan struct{})
 		go func() {
@@ -75,10 +108,8 @@ func (j *Job) Start(ctx context.Context) error {
 	l.mu.Unlock()
 	// Subscribed before the cache loads, as before: the connection events
 	// from now on are handled once the instance is registered.
-	cq := j.rg.cq
-	l.unsub = l.ns.subscribe(
-		func(ce reg.ConnEvent) { cq.post(func() { j.rg.onConn(ce) }) },
-		func(err error) { go j.finish(false, err) })
+	l.ns.subscribe(j)
+	l.subscribed = true
 	// A job new to the registry registers in one transaction before its
 	// subtree is loaded (registerNew); if that fails, the usual sequence
 	// runs once the cache is loaded.
@@ -90,19 +121,16 @@ func (j *Job) Start(ctx context.Context) error {
 		}
 	}
 	// The initial load describes the tree as it was; the startup sequence
-	// acts on it directly. Later events queue until it is done. The view
-	// calls fn on the cache's goroutine, one call at a time.
-	initialized := false
-	j.cache = l.ns.track(j.p.Root(), func(ev reg.TreeEvent) {
-		if !initialized {
-			initialized = ev.Type == reg.TreeInitialized
-			return
-		}
-		if j.runningNodeEvent(ev) {
+	// acts on it directly, so its events are not made (the first is
+	// TreeInitialized, which needs nothing either). Later events queue
+	// until it is done. The view calls fn on the cache's goroutine, one
+	// call at a time.
+	j.cache = l.ns.track(j.s.p.Root(), func(ev reg.TreeEvent) {
+		if ev.Type == reg.TreeInitialized || j.runningNodeEvent(ev) {
 			return
 		}
 		j.post(func() { j.onTreeEvent(ev) })
-	}, reg.WithTreeLogger(j.log), reg.WithLeaves(j.p.IsItemLeaf))
+	}, reg.WithTreeLogger(j.log), reg.WithLeaves(j.s.p.IsItemLeaf), reg.WithoutInitialEvents())
 	j.liveCache.Store(j.cache)
 	stopAF := context.AfterFunc(ctx, func() { j.finish(true, nil) })
 	err := j.startUp(l.ctx)
@@ -150,7 +178,7 @@ func (j *Job) startUp(ctx context.Context) error {
 		return err
 	}
 	j.loop.st = loopState{curTotal: cfg.ShardingTotalCount, cron: cfg.Cron, tz: cfg.TimeZone, lastReconcile: time.Now()}
-	close(j.ready)
+	j.setReady()
 	j.log.Info("instance registered", "server", j.ip)
 	if sweep {
 		if err := j.stale().sweepItems(ctx, items); err != nil && ctx.Err() == nil {
@@ -178,7 +206,7 @@ func (j *Job) Stop() {
 
 // Done is closed once everything of the job has ended (after Stop, the
 // end of Start's ctx, a failed Start, or an end reported by OnStopped).
-func (j *Job) Done() <-chan struct{} { return j.life.stopped }
+func (j *Job) Done() <-chan struct{} { return j.life.stoppedCh() }
 
 // Run is Start, then waits until the job has ended (ctx ends, or the
 // console shuts the instance down). It returns Start's error, nil when ctx
@@ -190,7 +218,7 @@ func (j *Job) Run(ctx context.Context) error {
 		}
 		return err
 	}
-	<-j.life.stopped
+	<-j.life.stoppedCh()
 	return nil
 }
 
@@ -215,12 +243,12 @@ func (j *Job) finish(asked bool, cause error) {
 		if l.stopAF != nil {
 			l.stopAF()
 		}
-		if l.unsub != nil {
-			l.unsub()
+		if l.subscribed {
+			l.ns.unsubscribe(j)
 		}
 		j.stopLoop()
 		j.rg.stop()
-		if l.unsub != nil {
+		if l.subscribed {
 			// The cache stays readable while the last execution ends.
 			j.cleanShutdown()
 		}
@@ -232,8 +260,13 @@ func (j *Job) finish(asked bool, cause error) {
 			<-l.nsDone
 		}
 		if !asked && l.up.Load() {
-			l.hooks.Stopped(cause)
+			j.hooks.Stopped(cause) // an end nobody asked for
 		}
-		close(l.stopped)
+		l.mu.Lock()
+		l.over = true
+		if l.stopped != nil {
+			close(l.stopped)
+		}
+		l.mu.Unlock()
 	})
 }

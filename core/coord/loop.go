@@ -75,7 +75,7 @@ func (j *Job) onTreeEvent(ev reg.TreeEvent) {
 // startup is done (the queue holds events until then), every event goes
 // through the queue.
 func (j *Job) runningNodeEvent(ev reg.TreeEvent) bool {
-	if !j.life.up.Load() || !j.p.IsRunning(ev.Path) {
+	if !j.life.up.Load() || !j.s.p.IsRunning(ev.Path) {
 		return false
 	}
 	if j.pumpWanted() {

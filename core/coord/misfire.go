@@ -36,7 +36,7 @@ func (j *Job) ExecuteMisfired(ctx context.Context, items []int) (bool, error) {
 	}
 	mis, err := j.itemsWith(ctx, items, "misfire")
 	if err == nil {
-		j.mis.forget(without(items, mis))
+		j.mis.Load().forget(without(items, mis))
 	}
 	return len(mis) > 0, err
 }
@@ -44,11 +44,11 @@ func (j *Job) ExecuteMisfired(ctx context.Context, items []int) (bool, error) {
 // ClearMisfire implements executor.Facade.
 func (j *Job) ClearMisfire(ctx context.Context, items []int) error {
 	for _, i := range items {
-		if err := j.c.Delete(ctx, j.p.Misfire(i), reg.AnyVersion); err != nil && !errors.Is(err, reg.ErrNoNode) {
+		if err := j.s.c.Delete(ctx, j.s.p.Misfire(i), reg.AnyVersion); err != nil && !errors.Is(err, reg.ErrNoNode) {
 			return wrap("clear misfire", err)
 		}
 	}
-	j.mis.forget(items)
+	j.mis.Load().forget(items)
 	return nil
 }
 
@@ -76,7 +76,7 @@ func (j *Job) SetMisfireExcept(ctx context.Context, except []int) error {
 		return wrap("set misfire", err)
 	}
 	if need {
-		j.mis.deferToResharding()
+		j.misfire().deferToResharding()
 		j.wakePump()
 	}
 	items, err := j.LocalItems(ctx)
@@ -84,8 +84,8 @@ func (j *Job) SetMisfireExcept(ctx context.Context, except []int) error {
 		return wrap("set misfire", err)
 	}
 	if need {
-		j.mis.addBefore(items)
-		j.mis.addBefore(except)
+		j.misfire().addBefore(items)
+		j.misfire().addBefore(except)
 	}
 	if items = without(items, except); len(except) > 0 && len(items) > 0 {
 		j.log.Info("a fire of the schedule runs failover items instead of this instance's items; they run right after it",
@@ -98,15 +98,15 @@ func (j *Job) SetMisfireExcept(ctx context.Context, except []int) error {
 // items other than items: recorded by this process (rememberClaim), or a
 // failover node naming it in the tree cache.
 func (j *Job) claimsBesides(items []int) bool {
-	if j.fo.claimedBesides(items) {
+	if j.foState().claimedBesides(items) {
 		return true
 	}
 	if j.cache == nil {
 		return false
 	}
-	names, _ := j.cache.Children(j.p.Sharding())
+	names, _ := j.cache.Children(j.s.p.Sharding())
 	for _, i := range itemNumbers(names) {
-		if v, _, ok := j.cache.Get(j.p.Failover(i)); ok && string(v) == j.id && !slices.Contains(items, i) {
+		if v, _, ok := j.cache.Get(j.s.p.Failover(i)); ok && string(v) == j.id && !slices.Contains(items, i) {
 			return true
 		}
 	}
@@ -117,12 +117,12 @@ func (j *Job) claimsBesides(items []int) bool {
 // pending when a fire was missed (see SetMisfire), once it is no longer
 // pending.
 func (j *Job) misfireAfterResharding(ctx context.Context) error {
-	before := j.mis.takeBefore()
+	before := j.mis.Load().takeBefore()
 	if before == nil {
 		return nil
 	}
 	if need, err := j.NeedSharding(ctx); err != nil || need {
-		j.mis.restoreBefore(before) // pending again: wait for that one
+		j.misfire().restoreBefore(before) // pending again: wait for that one
 		return err
 	}
 	items, err := j.LocalItems(ctx)
@@ -140,11 +140,11 @@ func (j *Job) misfireAfterResharding(ctx context.Context) error {
 // setMisfire creates the misfire flags of items.
 func (j *Job) setMisfire(ctx context.Context, items []int) error {
 	for _, i := range items {
-		if err := j.s.createIfNeeded(ctx, j.p.Misfire(i)); err != nil {
+		if err := j.s.createIfNeeded(ctx, j.s.p.Misfire(i)); err != nil {
 			return wrap("set misfire", err)
 		}
 	}
-	j.mis.note(items)
+	j.misfire().note(items)
 	return nil
 }
 
@@ -162,13 +162,13 @@ func (j *Job) setMisfire(ctx context.Context, items []int) error {
 func (j *Job) runPendingMisfires(ctx context.Context) error {
 	items := j.misfiredInCache()
 	if len(items) == 0 {
-		j.mis.clearSighting()
+		j.mis.Load().clearSighting()
 		return nil
 	}
-	if !j.mis.sighted(time.Now(), j.failoverTick()) || j.running.Load() {
+	if !j.misfire().sighted(time.Now(), j.failoverTick()) || j.running.Load() {
 		return nil
 	}
-	j.mis.clearSighting()
+	j.mis.Load().clearSighting()
 	own, err := j.localShardingItems(ctx)
 	if err != nil {
 		return err
@@ -180,12 +180,12 @@ func (j *Job) runPendingMisfires(ctx context.Context) error {
 	if running, err := j.itemsWith(ctx, pending, "running"); err != nil || len(running) > 0 {
 		return err
 	}
-	j.mis.setCatchUp(pending)
+	j.misfire().setCatchUp(pending)
 	if err := j.ClearMisfire(ctx, pending); err != nil {
 		return err
 	}
 	j.log.Info("fire missed and not yet caught up; running the items now", "items", pending)
-	j.fo.trigger()
+	j.failover().trigger()
 	return nil
 }
 
@@ -197,7 +197,7 @@ func (j *Job) runPendingMisfires(ctx context.Context) error {
 // get no flag: nobody runs them, and the flag would recreate their
 // sharding node after the resharding deleted it.
 func (j *Job) handOverCatchUp(ctx context.Context, own []int) error {
-	items := j.mis.takeCatchUp()
+	items := j.mis.Load().takeCatchUp()
 	moved := without(items, own)
 	if cfg := j.cfg.Load(); cfg != nil {
 		moved = slices.DeleteFunc(moved, func(i int) bool { return i >= cfg.ShardingTotalCount })
@@ -212,15 +212,15 @@ func (j *Job) handOverCatchUp(ctx context.Context, own []int) error {
 // misfiredInCache: the tree cache shows this instance's own items
 // (sharding/i/instance = me) with a misfire flag and no running node.
 func (j *Job) misfiredInCache() []int {
-	names, _ := j.cache.Children(j.p.Sharding())
+	names, _ := j.cache.Children(j.s.p.Sharding())
 	var out []int
 	for _, i := range itemNumbers(names) {
 		n := strconv.Itoa(i)
-		if v, _, ok := j.cache.Get(j.p.Full(node.ShardingNode + "/" + n + "/" + node.ItemInstance)); !ok || string(v) != j.id {
+		if v, _, ok := j.cache.Get(j.s.p.Full(node.ShardingNode + "/" + n + "/" + node.ItemInstance)); !ok || string(v) != j.id {
 			continue
 		}
-		_, _, mis := j.cache.Get(j.p.Full(node.ShardingNode + "/" + n + "/" + node.ItemMisfire))
-		_, _, run := j.cache.Get(j.p.Full(node.ShardingNode + "/" + n + "/" + node.ItemRunning))
+		_, _, mis := j.cache.Get(j.s.p.Full(node.ShardingNode + "/" + n + "/" + node.ItemMisfire))
+		_, _, run := j.cache.Get(j.s.p.Full(node.ShardingNode + "/" + n + "/" + node.ItemRunning))
 		if mis && !run {
 			out = append(out, i)
 		}

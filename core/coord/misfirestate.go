@@ -12,7 +12,9 @@ import (
 // resharding was pending, the pump's sighting of pending flags and the
 // items of a catch-up run. The protocol that reads and writes the registry
 // (misfire.go, pump.go, trigger.go) keeps no state of its own. The zero
-// value is ready to use.
+// value is ready to use; a job makes its own when it first records
+// something (Job.misfire), so that an idle job carries none. The methods
+// that only read or clear work on nil (Job.mis.Load() before that).
 type misfireState struct {
 	// seen is when the pump first saw own items with a pending misfire
 	// while idle (UnixNano; 0: none seen).
@@ -31,6 +33,15 @@ type misfireState struct {
 	// run it triggered (see handOverCatchUp).
 	catchUpMu sync.Mutex
 	catchUp   []int
+}
+
+// misfire returns the job's misfire state, made now if need be.
+func (j *Job) misfire() *misfireState {
+	if m := j.mis.Load(); m != nil {
+		return m
+	}
+	j.mis.CompareAndSwap(nil, &misfireState{})
+	return j.mis.Load()
 }
 
 // deferToResharding notes that a fire was missed while a resharding was
@@ -55,6 +66,9 @@ func (m *misfireState) addBefore(items []int) {
 
 // deferred reports whether a missed fire waits for a resharding.
 func (m *misfireState) deferred() bool {
+	if m == nil {
+		return false
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.before != nil
@@ -62,6 +76,9 @@ func (m *misfireState) deferred() bool {
 
 // takeBefore returns the deferral (nil: none) and clears it.
 func (m *misfireState) takeBefore() []int {
+	if m == nil {
+		return nil
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	before := m.before
@@ -92,6 +109,9 @@ func (m *misfireState) note(items []int) {
 
 // forget drops items from the flags this process set.
 func (m *misfireState) forget(items []int) {
+	if m == nil {
+		return
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, i := range items {
@@ -102,6 +122,9 @@ func (m *misfireState) forget(items []int) {
 // withSet adds to out the items among items whose flag this process set,
 // and returns it sorted.
 func (m *misfireState) withSet(out, items []int) []int {
+	if m == nil {
+		return out
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, i := range items {
@@ -127,10 +150,14 @@ func (m *misfireState) sighted(now time.Time, tick time.Duration) bool {
 }
 
 // clearSighting forgets the pump's sighting of pending flags.
-func (m *misfireState) clearSighting() { m.seen.Store(0) }
+func (m *misfireState) clearSighting() {
+	if m != nil {
+		m.seen.Store(0)
+	}
+}
 
 // sighting reports whether the pump sighted pending flags.
-func (m *misfireState) sighting() bool { return m.seen.Load() != 0 }
+func (m *misfireState) sighting() bool { return m != nil && m.seen.Load() != 0 }
 
 // setCatchUp records the items of a catch-up run.
 func (m *misfireState) setCatchUp(items []int) {
@@ -141,6 +168,9 @@ func (m *misfireState) setCatchUp(items []int) {
 
 // takeCatchUp returns the items of the catch-up run and clears them.
 func (m *misfireState) takeCatchUp() []int {
+	if m == nil {
+		return nil
+	}
 	m.catchUpMu.Lock()
 	defer m.catchUpMu.Unlock()
 	items := m.catchUp
@@ -150,6 +180,9 @@ func (m *misfireState) takeCatchUp() []int {
 
 // catchingUp reports whether a catch-up run is pending.
 func (m *misfireState) catchingUp() bool {
+	if m == nil {
+		return false
+	}
 	m.catchUpMu.Lock()
 	defer m.catchUpMu.Unlock()
 	return len(m.catchUp) > 0
@@ -158,6 +191,9 @@ func (m *misfireState) catchingUp() bool {
 // catchUpMoved are the items of the pending catch-up run that are not
 // among items.
 func (m *misfireState) catchUpMoved(items []int) []int {
+	if m == nil {
+		return nil
+	}
 	m.catchUpMu.Lock()
 	defer m.catchUpMu.Unlock()
 	return without(m.catchUp, items)

@@ -36,18 +36,20 @@ type Namespace struct {
 
 	mu      sync.Mutex
 	last    reg.ConnEvent // the current state, as WatchConnection's first event (State 0: none yet)
-	subs    map[*nsSub]struct{}
+	subs    map[nsSubscriber]struct{}
 	started bool
 	ended   bool
 	endErr  error
 }
 
-// nsSub is one job's subscription: conn gets every connection event, end
-// the namespace's end. Both are called with Namespace.mu held and must
-// only post (never block, never call the Namespace).
-type nsSub struct {
-	conn func(reg.ConnEvent)
-	end  func(error)
+// nsSubscriber is one job's subscription (a *Job): nsConn gets every
+// connection event, nsEnd the namespace's end. Both are called with
+// Namespace.mu held and must only post (never block, never call the
+// Namespace). An interface rather than two funcs: a job's subscription
+// costs no closures.
+type nsSubscriber interface {
+	nsConn(reg.ConnEvent)
+	nsEnd(error)
 }
 
 // NewNamespace returns the shared machinery of the jobs on c; Run runs it.
@@ -60,7 +62,7 @@ func NewNamespace(c reg.Client, log hclog.Logger) *Namespace {
 		cache:  reg.NewSharedCache(c, reg.WithSharedLogger(log)),
 		reads:  reg.NewBatchReader(c),
 		writes: reg.NewBatchWriter(c),
-		subs:   map[*nsSub]struct{}{},
+		subs:   map[nsSubscriber]struct{}{},
 	}
 }
 
@@ -99,7 +101,7 @@ loop:
 				n.last.State = reg.StateConnected
 			}
 			for s := range n.subs {
-				s.conn(ce)
+				s.nsConn(ce)
 			}
 			n.mu.Unlock()
 		case err = <-cacheDone:
@@ -123,20 +125,19 @@ loop:
 		why = fmt.Errorf("%w: %w", ErrNamespaceStopped, err)
 	}
 	for s := range n.subs {
-		s.end(why)
+		s.nsEnd(why)
 	}
 	n.subs = nil
 	n.mu.Unlock()
 	return err
 }
 
-// subscribe adds a job's callbacks: conn gets the current state at once
-// (as a new WatchConnection subscription would: Connected, Suspended or
-// Lost, once the namespace has heard from the client) and every later
-// event, in order; end is called once if the namespace stops first.
-// The returned func removes them: neither is called after it returns.
-func (n *Namespace) subscribe(conn func(reg.ConnEvent), end func(error)) (unsubscribe func()) {
-	s := &nsSub{conn: conn, end: end}
+// subscribe adds a job: its nsConn gets the current state at once (as a
+// new WatchConnection subscription would: Connected, Suspended or Lost,
+// once the namespace has heard from the client) and every later event, in
+// order; its nsEnd is called once if the namespace stops first.
+// unsubscribe removes it.
+func (n *Namespace) subscribe(s nsSubscriber) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.ended {
@@ -144,18 +145,21 @@ func (n *Namespace) subscribe(conn func(reg.ConnEvent), end func(error)) (unsubs
 		if n.endErr != nil {
 			why = fmt.Errorf("%w: %w", ErrNamespaceStopped, n.endErr)
 		}
-		end(why)
-		return func() {}
+		s.nsEnd(why)
+		return
 	}
 	if n.last.State != 0 {
-		conn(n.last)
+		s.nsConn(n.last)
 	}
 	n.subs[s] = struct{}{}
-	return func() {
-		n.mu.Lock()
-		defer n.mu.Unlock()
-		delete(n.subs, s)
-	}
+}
+
+// unsubscribe removes s: neither of its methods is called after it
+// returns.
+func (n *Namespace) unsubscribe(s nsSubscriber) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	delete(n.subs, s)
 }
 
 // track mirrors the job subtree at root in the shared cache (see

@@ -57,23 +57,24 @@ func TestNamespaceFanOut(t *testing.T) {
 	}
 
 	var early connLog
-	unsubEarly := ns.subscribe(early.add, func(error) {})
+	earlySub := &funcSub{conn: early.add}
+	ns.subscribe(earlySub)
 	heard(&early, reg.StateConnected)
 
 	c.Suspend()
 	heard(&early, reg.StateConnected, reg.StateSuspended)
 	var late connLog
-	ns.subscribe(late.add, func(error) {})
+	ns.subscribe(&funcSub{conn: late.add})
 	heard(&late, reg.StateSuspended)
 
 	c.Resume()
 	heard(&early, reg.StateConnected, reg.StateSuspended, reg.StateReconnected)
 	heard(&late, reg.StateSuspended, reg.StateReconnected)
 	var later connLog
-	ns.subscribe(later.add, func(error) {})
+	ns.subscribe(&funcSub{conn: later.add})
 	heard(&later, reg.StateConnected)
 
-	unsubEarly()
+	ns.unsubscribe(earlySub)
 	c.Suspend()
 	heard(&late, reg.StateSuspended, reg.StateReconnected, reg.StateSuspended)
 	heard(&later, reg.StateConnected, reg.StateSuspended)
@@ -82,6 +83,12 @@ func TestNamespaceFanOut(t *testing.T) {
 	}
 	c.Resume()
 }
+
+// funcSub is a subscriber made of a func (a job is one of its own).
+type funcSub struct{ conn func(reg.ConnEvent) }
+
+func (f *funcSub) nsConn(ce reg.ConnEvent) { f.conn(ce) }
+func (f *funcSub) nsEnd(error)             {}
 
 func statesString(s []reg.ConnState) string {
 	var out string

@@ -162,9 +162,9 @@ func (j *Job) PreArm(ctx context.Context) (executor.ShardingContexts, bool, erro
 	if paused, _ := j.Paused(); paused {
 		return none, false, nil
 	}
-	catchingUp := j.mis.catchingUp()
+	catchingUp := j.mis.Load().catchingUp()
 	cfg, err := j.config(ctx)
-	if err != nil || catchingUp || j.fo.needRecover.Load() {
+	if err != nil || catchingUp || j.foState().recovering() {
 		j.arm.Load().reset()
 		return none, false, nil
 	}
@@ -203,7 +203,7 @@ func (j *Job) ConfirmArmed(ctx context.Context, sc executor.ShardingContexts) bo
 	if err != nil || !cfg.MonitorExecution {
 		return false
 	}
-	if flags, found := cache.Children(reg.Parent(j.p.ShardingNecessary())); !found || len(flags) > 0 {
+	if flags, found := cache.Children(reg.Parent(j.s.p.ShardingNecessary())); !found || len(flags) > 0 {
 		return false
 	}
 	if avail, found := j.availableInCache(cache); !found || !avail {
@@ -212,7 +212,7 @@ func (j *Job) ConfirmArmed(ctx context.Context, sc executor.ShardingContexts) bo
 	if !j.ownInCache(cache, sc.Items) || len(j.cachedItemsWith(cache, sc.Items, "disabled")) > 0 {
 		return false
 	}
-	if cfg.Failover && (j.fo.hasClaims() || j.claimedInCache() || len(j.cachedItemsWith(cache, sc.Items, "failover")) > 0) {
+	if cfg.Failover && (j.foState().hasClaims() || j.claimedInCache() || len(j.cachedItemsWith(cache, sc.Items, "failover")) > 0) {
 		return false
 	}
 	return true
@@ -234,11 +234,11 @@ func (j *Job) Disarm(ctx context.Context) {
 // may have replaced a node of ours since our session ended. Only the nodes
 // that still name this instance are deleted then, one by one.
 func (j *Job) undoPreBegun(ctx context.Context, rec *begun) error {
-	if rec.lease.live() && rec.lease.sess == j.c.Session() {
+	if rec.lease.live() && rec.lease.sess == j.s.c.Session() {
 		return j.undoBegin(ctx, rec.items, rec.fence)
 	}
 	for _, i := range rec.items {
-		if _, err := j.s.deleteIfValue(ctx, j.p.Running(i), j.id); err != nil {
+		if _, err := j.s.deleteIfValue(ctx, j.s.p.Running(i), j.id); err != nil {
 			return err
 		}
 	}

@@ -18,7 +18,7 @@ func (j *Job) wakePump() { j.armPump() }
 // setNeedRecover notes that running nodes of a cut-off execution may
 // remain, for the pump to clear.
 func (j *Job) setNeedRecover() {
-	j.fo.needRecover.Store(true)
+	j.failover().needRecover.Store(true)
 	j.wakePump()
 }
 
@@ -35,18 +35,18 @@ func (j *Job) pumpWanted() bool {
 	cfg := j.cfg.Load()
 	failover, misfire := cfg == nil || cfg.Failover, cfg == nil || cfg.Misfire
 	if failover {
-		if j.fo.needRecover.Load() || j.claimedInCache() {
+		if j.foState().recovering() || j.claimedInCache() {
 			return true
 		}
-		if names, _ := j.cache.Children(j.p.FailoverItems()); len(names) > 0 {
+		if names, _ := j.cache.Children(j.s.p.FailoverItems()); len(names) > 0 {
 			return true
 		}
 	}
-	if j.mis.deferred() {
+	if j.mis.Load().deferred() {
 		return true
 	}
 	// A sighting (misfireState.sighted): the next tick clears it or acts on it.
-	return misfire && (j.mis.sighting() || len(j.misfiredInCache()) > 0)
+	return misfire && (j.mis.Load().sighting() || len(j.misfiredInCache()) > 0)
 }
 
 // pump runs on the event loop a failoverTick after a tree event or a
@@ -70,7 +70,7 @@ func (j *Job) pump(ctx context.Context) error {
 		return nil
 	}
 	if j.running.Load() {
-		j.mis.clearSighting()
+		j.mis.Load().clearSighting()
 		return nil
 	}
 	if _, err := j.session(); err != nil {
@@ -81,13 +81,13 @@ func (j *Job) pump(ctx context.Context) error {
 		return err
 	}
 	if cfg.Failover {
-		if j.fo.needRecover.Load() {
+		if j.foState().recovering() {
 			if _, err := j.recoverIfIdle(ctx); err != nil {
 				return err
 			}
 		}
 		if j.claimedInCache() {
-			if j.fo.sinceTrigger(time.Now()) < j.failoverTick() {
+			if j.failover().sinceTrigger(time.Now()) < j.failoverTick() {
 				return nil
 			}
 			fi, err := j.localFailoverItems(ctx)
@@ -95,16 +95,16 @@ func (j *Job) pump(ctx context.Context) error {
 				return err
 			}
 			j.log.Info("claimed failover items have not run yet; triggering again", "items", fi)
-			j.fo.trigger()
+			j.failover().trigger()
 			return nil
 		}
-		if names, _ := j.cache.Children(j.p.FailoverItems()); len(names) > 0 {
-			return j.fo.failoverIfNecessary(ctx)
+		if names, _ := j.cache.Children(j.s.p.FailoverItems()); len(names) > 0 {
+			return j.failover().failoverIfNecessary(ctx)
 		}
 	}
-	if j.mis.deferred() {
+	if j.mis.Load().deferred() {
 		// The flag's deletion event may have been missed (coalesced).
-		if _, _, pending := j.cache.Get(j.p.ShardingNecessary()); !pending {
+		if _, _, pending := j.cache.Get(j.s.p.ShardingNecessary()); !pending {
 			if err := j.misfireAfterResharding(ctx); err != nil {
 				return err
 			}
@@ -119,9 +119,9 @@ func (j *Job) pump(ctx context.Context) error {
 // claimedInCache: the tree cache shows an item whose failover node names
 // this instance.
 func (j *Job) claimedInCache() bool {
-	names, _ := j.cache.Children(j.p.Sharding())
+	names, _ := j.cache.Children(j.s.p.Sharding())
 	for _, n := range names {
-		if v, _, ok := j.cache.Get(j.p.Full(node.ShardingNode + "/" + n + "/" + node.ItemFailover)); ok && string(v) == j.id {
+		if v, _, ok := j.cache.Get(j.s.p.Full(node.ShardingNode + "/" + n + "/" + node.ItemFailover)); ok && string(v) == j.id {
 			return true
 		}
 	}

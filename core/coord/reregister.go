@@ -17,7 +17,7 @@ func (j *Job) reRegister(ctx context.Context) error {
 	if j.shutdown.Load() {
 		return nil
 	}
-	sess := j.c.Session()
+	sess := j.s.c.Session()
 	if sess.Err() != nil {
 		return ErrSessionLost
 	}
@@ -28,18 +28,18 @@ func (j *Job) reRegister(ctx context.Context) error {
 	}
 	if !already {
 		status := node.ServerDisabled
-		if v, ok, err := j.s.get(ctx, j.p.Server(j.ip)); err != nil {
+		if v, ok, err := j.s.get(ctx, j.s.p.Server(j.ip)); err != nil {
 			return err
 		} else if ok && v == node.ServerEnabled {
 			status = node.ServerEnabled
 		}
-		if _, err := reg.Persist(ctx, j.c, j.p.Server(j.ip), []byte(status)); err != nil {
+		if _, err := reg.Persist(ctx, j.s.c, j.s.p.Server(j.ip), []byte(status)); err != nil {
 			return wrap("re-register server", err)
 		}
-		if err := j.s.persistEphemeral(ctx, j.p.Instance(j.id), node.InstanceValue(j.id, j.ip)); err != nil {
+		if err := j.s.persistEphemeral(ctx, j.s.p.Instance(j.id), node.InstanceValue(j.id, j.ip)); err != nil {
 			return wrap("re-register instance", err)
 		}
-		if sess != j.c.Session() || sess.Err() != nil {
+		if sess != j.s.c.Session() || sess.Err() != nil {
 			return ErrSessionLost
 		}
 	}
@@ -63,7 +63,7 @@ func (j *Job) reRegister(ctx context.Context) error {
 	}
 	j.setPaused(false)
 	if flagged {
-		if err := j.fo.failoverIfNecessary(ctx); err != nil {
+		if err := j.failover().failoverIfNecessary(ctx); err != nil {
 			j.log.Warn("failover after the session interruption failed", "error", err)
 		}
 	}
@@ -74,12 +74,12 @@ func (j *Job) reRegister(ctx context.Context) error {
 // needRecover is set and no execution runs here; it reports whether items
 // were queued for failover.
 func (j *Job) recoverIfIdle(ctx context.Context) (bool, error) {
-	if !j.fo.needRecover.Load() || j.running.Load() {
+	if !j.foState().recovering() || j.running.Load() {
 		return false, nil
 	}
 	flagged, err := j.recoverOwnRunning(ctx, nil)
 	if err == nil {
-		j.fo.needRecover.Store(false)
+		j.failover().needRecover.Store(false)
 	}
 	return flagged, err
 }
@@ -99,7 +99,7 @@ func (j *Job) recoverOwnRunning(ctx context.Context, items []int) (bool, error) 
 		return false, err
 	}
 	if items == nil {
-		names, err := j.s.children(ctx, j.p.Sharding())
+		names, err := j.s.children(ctx, j.s.p.Sharding())
 		if err != nil {
 			return false, err
 		}
@@ -107,7 +107,7 @@ func (j *Job) recoverOwnRunning(ctx context.Context, items []int) (bool, error) 
 	}
 	flagged := false
 	for _, i := range items {
-		v, ok, err := j.s.get(ctx, j.p.Running(i))
+		v, ok, err := j.s.get(ctx, j.s.p.Running(i))
 		if err != nil {
 			return flagged, err
 		}
@@ -115,19 +115,19 @@ func (j *Job) recoverOwnRunning(ctx context.Context, items []int) (bool, error) 
 			continue
 		}
 		if cfg.Failover {
-			fo, _, err := j.s.get(ctx, j.p.Failover(i))
+			fo, _, err := j.s.get(ctx, j.s.p.Failover(i))
 			if err != nil {
 				return flagged, err
 			}
 			if fo != j.id {
 				j.log.Info("item was running when the session was interrupted; queuing it for failover", "item", i)
-				if err := j.fo.setCrashedFailoverFlag(ctx, i, j.id); err != nil {
+				if err := j.failover().setCrashedFailoverFlag(ctx, i, j.id); err != nil {
 					return flagged, err
 				}
 				flagged = true
 			}
 		}
-		if _, err := j.s.deleteIfValue(ctx, j.p.Running(i), j.id); err != nil {
+		if _, err := j.s.deleteIfValue(ctx, j.s.p.Running(i), j.id); err != nil {
 			return flagged, err
 		}
 	}

@@ -25,17 +25,17 @@ func (j *Job) setReshardingFlag(ctx context.Context) error {
 	if err != nil || !leader {
 		return err
 	}
-	if ok, err := j.s.exists(ctx, j.p.ShardingNecessary()); err != nil || ok {
+	if ok, err := j.s.exists(ctx, j.s.p.ShardingNecessary()); err != nil || ok {
 		return err
 	}
-	if ok, err := j.s.exists(ctx, j.p.Root()); err != nil || !ok {
+	if ok, err := j.s.exists(ctx, j.s.p.Root()); err != nil || !ok {
 		return err
 	}
 	err = j.elect.Fenced(ctx, func(fence recipe.Fence) error {
-		if err := j.s.createIfNeeded(ctx, reg.Parent(j.p.ShardingNecessary())); err != nil {
+		if err := j.s.createIfNeeded(ctx, reg.Parent(j.s.p.ShardingNecessary())); err != nil {
 			return err
 		}
-		_, err := recipe.FencedMulti(ctx, j.c, fence, reg.CreateOp(j.p.ShardingNecessary(), nil, reg.Persistent))
+		_, err := recipe.FencedMulti(ctx, j.s.c, fence, reg.CreateOp(j.s.p.ShardingNecessary(), nil, reg.Persistent))
 		return err
 	})
 	if errors.Is(err, recipe.ErrNotLeader) || errors.Is(err, reg.ErrNodeExists) {
@@ -50,13 +50,13 @@ func (j *Job) setReshardingFlag(ctx context.Context) error {
 // trips instead of two reads per instance. A server node found missing or
 // empty is read again as upstream does (isEnableServer).
 func (j *Job) availableInstances(ctx context.Context) ([]string, error) {
-	ids, err := j.s.children(ctx, j.p.Instances())
+	ids, err := j.s.children(ctx, j.s.p.Instances())
 	if err != nil {
 		return nil, err
 	}
 	paths := make([]string, len(ids))
 	for i, id := range ids {
-		paths[i] = j.p.Instance(id)
+		paths[i] = j.s.p.Instance(id)
 	}
 	data, ok, err := j.s.getMany(ctx, paths)
 	if err != nil {
@@ -75,7 +75,7 @@ func (j *Job) availableInstances(ctx context.Context) ([]string, error) {
 	}
 	paths = paths[:0]
 	for _, ip := range servers {
-		paths = append(paths, j.p.Server(ip))
+		paths = append(paths, j.s.p.Server(ip))
 	}
 	status, found, err := j.s.getMany(ctx, paths)
 	if err != nil {
@@ -108,7 +108,7 @@ func (j *Job) hasRunningItems(ctx context.Context) (bool, error) {
 	}
 	paths := make([]string, cfg.ShardingTotalCount)
 	for i := range paths {
-		paths[i] = j.p.Running(i)
+		paths[i] = j.s.p.Running(i)
 	}
 	running, err := j.s.existsMany(ctx, paths)
 	return slices.Contains(running, true), err
@@ -137,7 +137,7 @@ func (j *Job) reshardIfNecessary(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	need, err := j.s.exists(ctx, j.p.ShardingNecessary())
+	need, err := j.s.exists(ctx, j.s.p.ShardingNecessary())
 	if err != nil || !need || len(instances) == 0 {
 		return err
 	}
@@ -184,7 +184,7 @@ func (j *Job) reshardIfNecessary(ctx context.Context) error {
 func (j *Job) commitReshard(ctx context.Context, cfg *config.JobConfiguration, instances []string) (bool, error) {
 	err := j.elect.Fenced(ctx, func(fence recipe.Fence) error {
 		j.log.Info("resharding", "shardingTotalCount", cfg.ShardingTotalCount, "instances", instances)
-		if err := j.s.persistEphemeral(ctx, j.p.ShardingProcessing(), nil); err != nil {
+		if err := j.s.persistEphemeral(ctx, j.s.p.ShardingProcessing(), nil); err != nil {
 			return wrap("write sharding processing flag", err)
 		}
 		if j.beforeCommit != nil {
@@ -194,7 +194,7 @@ func (j *Job) commitReshard(ctx context.Context, cfg *config.JobConfiguration, i
 		if err != nil {
 			// Fenced too: a deposed leader leaves the flag to its successor
 			// (the node is this session's ephemeral and goes with it).
-			if _, derr := recipe.FencedMulti(ctx, j.c, fence, reg.DeleteOp(j.p.ShardingProcessing(), reg.AnyVersion)); derr != nil &&
+			if _, derr := recipe.FencedMulti(ctx, j.s.c, fence, reg.DeleteOp(j.s.p.ShardingProcessing(), reg.AnyVersion)); derr != nil &&
 				!errors.Is(derr, reg.ErrNoNode) && !errors.Is(derr, recipe.ErrFenced) {
 				j.log.Warn("remove sharding processing flag failed", "error", derr)
 			}
@@ -249,14 +249,14 @@ func (j *Job) waitShardingCompleted(ctx context.Context) error {
 		if err != nil || leader {
 			return err
 		}
-		if j.fo.hasClaims() {
+		if j.foState().hasClaims() {
 			return errClaimedWhileWaiting
 		}
-		need, err := j.s.exists(ctx, j.p.ShardingNecessary())
+		need, err := j.s.exists(ctx, j.s.p.ShardingNecessary())
 		if err != nil {
 			return err
 		}
-		proc, err := j.s.exists(ctx, j.p.ShardingProcessing())
+		proc, err := j.s.exists(ctx, j.s.p.ShardingProcessing())
 		if err != nil {
 			return err
 		}
@@ -271,11 +271,11 @@ func (j *Job) waitShardingCompleted(ctx context.Context) error {
 
 func (j *Job) commitSharding(ctx context.Context, fence recipe.Fence, cfg *config.JobConfiguration, instances []string) error {
 	n := cfg.ShardingTotalCount
-	if err := j.s.createIfNeeded(ctx, j.p.Sharding()); err != nil {
+	if err := j.s.createIfNeeded(ctx, j.s.p.Sharding()); err != nil {
 		return err
 	}
 	var ops []reg.Op
-	names, err := j.s.children(ctx, j.p.Sharding())
+	names, err := j.s.children(ctx, j.s.p.Sharding())
 	if err != nil {
 		return err
 	}
@@ -284,7 +284,7 @@ func (j *Job) commitSharding(ctx context.Context, fence recipe.Fence, cfg *confi
 		if err != nil || i < n {
 			continue
 		}
-		sub, err := j.subtreeDeletes(ctx, j.p.Full(node.ShardingNode+"/"+name))
+		sub, err := j.subtreeDeletes(ctx, j.s.p.Full(node.ShardingNode+"/"+name))
 		if err != nil {
 			return err
 		}
@@ -301,7 +301,7 @@ func (j *Job) commitSharding(ctx context.Context, fence recipe.Fence, cfg *confi
 	var paths []string
 	for i := 0; i < n; i++ {
 		if existing[strconv.Itoa(i)] {
-			paths = append(paths, j.p.ShardingInstance(i))
+			paths = append(paths, j.s.p.ShardingInstance(i))
 		}
 	}
 	has, err := j.s.existsMany(ctx, paths)
@@ -311,7 +311,7 @@ func (j *Job) commitSharding(ctx context.Context, fence recipe.Fence, cfg *confi
 	k := 0
 	for i := 0; i < n; i++ {
 		if !existing[strconv.Itoa(i)] {
-			ops = append(ops, reg.CreateOp(j.p.ShardingItem(i), nil, reg.Persistent))
+			ops = append(ops, reg.CreateOp(j.s.p.ShardingItem(i), nil, reg.Persistent))
 			continue
 		}
 		if has[k] {
@@ -329,13 +329,13 @@ func (j *Job) commitSharding(ctx context.Context, fence recipe.Fence, cfg *confi
 	}
 	for _, a := range result {
 		for _, item := range a.Items {
-			ops = append(ops, reg.CreateOp(j.p.ShardingInstance(item), []byte(a.InstanceID), reg.Persistent))
+			ops = append(ops, reg.CreateOp(j.s.p.ShardingInstance(item), []byte(a.InstanceID), reg.Persistent))
 		}
 	}
 	ops = append(ops,
-		reg.DeleteOp(j.p.ShardingNecessary(), reg.AnyVersion),
-		reg.DeleteOp(j.p.ShardingProcessing(), reg.AnyVersion))
-	if _, err := recipe.FencedMulti(ctx, j.c, fence, ops...); err != nil {
+		reg.DeleteOp(j.s.p.ShardingNecessary(), reg.AnyVersion),
+		reg.DeleteOp(j.s.p.ShardingProcessing(), reg.AnyVersion))
+	if _, err := recipe.FencedMulti(ctx, j.s.c, fence, ops...); err != nil {
 		return err
 	}
 	j.log.Info("resharding committed", "assignments", fmt.Sprint(result))
@@ -350,7 +350,7 @@ func (j *Job) noteCommitZxid(ctx context.Context, result []spi.Assignment) {
 		if len(a.Items) == 0 {
 			continue
 		}
-		st, ok, err := j.c.Exists(ctx, j.p.ShardingInstance(a.Items[0]))
+		st, ok, err := j.s.c.Exists(ctx, j.s.p.ShardingInstance(a.Items[0]))
 		if err != nil || !ok {
 			return
 		}
@@ -430,7 +430,7 @@ func (j *Job) localShardingItems(ctx context.Context) ([]int, error) {
 	}
 	var items []int
 	for i := 0; i < cfg.ShardingTotalCount; i++ {
-		v, _, err := j.s.get(ctx, j.p.ShardingInstance(i))
+		v, _, err := j.s.get(ctx, j.s.p.ShardingInstance(i))
 		if err != nil {
 			return nil, err
 		}
@@ -445,7 +445,7 @@ func (j *Job) localShardingItems(ctx context.Context) ([]int, error) {
 func (j *Job) itemsWith(ctx context.Context, items []int, name string) ([]int, error) {
 	var out []int
 	for _, i := range items {
-		ok, err := j.s.exists(ctx, j.p.ItemNode(i, name))
+		ok, err := j.s.exists(ctx, j.s.p.ItemNode(i, name))
 		if err != nil {
 			return nil, err
 		}

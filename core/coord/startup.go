@@ -46,7 +46,7 @@ func (j *Job) registerStartUp(ctx context.Context, enabled bool) (leads bool, it
 	if !enabled {
 		status = node.ServerDisabled
 	}
-	sess := j.c.Session()
+	sess := j.s.c.Session()
 	if err := j.registerNodes(ctx, status); err != nil {
 		return false, nil, err
 	}
@@ -69,10 +69,10 @@ func (j *Job) registerNodes(ctx context.Context, status string) error {
 		}
 		j.log.Debug("registering server and instance in one transaction failed; registering step by step", "error", err)
 	}
-	if _, err := reg.Persist(ctx, j.c, j.p.Server(j.ip), []byte(status)); err != nil {
+	if _, err := reg.Persist(ctx, j.s.c, j.s.p.Server(j.ip), []byte(status)); err != nil {
 		return wrap("register server", err)
 	}
-	if err := j.s.persistEphemeral(ctx, j.p.Instance(j.id), node.InstanceValue(j.id, j.ip)); err != nil {
+	if err := j.s.persistEphemeral(ctx, j.s.p.Instance(j.id), node.InstanceValue(j.id, j.ip)); err != nil {
 		return wrap("register instance", err)
 	}
 	return nil
@@ -84,14 +84,14 @@ func (j *Job) registerNodes(ctx context.Context, status string) error {
 // persistEphemeral replaces, or this one's, which it keeps).
 func (j *Job) registrationOps(status string) []reg.Op {
 	cv := j.cache
-	if _, _, ok := cv.Peek(j.p.Instance(j.id)); ok {
+	if _, _, ok := cv.Peek(j.s.p.Instance(j.id)); ok {
 		return nil
 	}
-	if _, _, ok := cv.Peek(j.p.Instances()); !ok {
+	if _, _, ok := cv.Peek(j.s.p.Instances()); !ok {
 		return nil
 	}
 	ops := make([]reg.Op, 0, 2)
-	switch cur, _, ok := cv.Peek(j.p.Server(j.ip)); {
+	switch cur, _, ok := cv.Peek(j.s.p.Server(j.ip)); {
 	case ok && string(cur) == status && status == node.ServerEnabled:
 		// Already so: a Set would change nothing but the version. The
 		// transaction checks it still exists (the cache may lag behind
@@ -99,16 +99,16 @@ func (j *Job) registrationOps(status string) []reg.Op {
 		// write it). (A DISABLED server is written again: its event makes
 		// a leader this election gave us abdicate, as upstream's listener
 		// does.)
-		ops = append(ops, reg.CheckOp(j.p.Server(j.ip), reg.AnyVersion))
+		ops = append(ops, reg.CheckOp(j.s.p.Server(j.ip), reg.AnyVersion))
 	case ok:
-		ops = append(ops, reg.SetOp(j.p.Server(j.ip), []byte(status), reg.AnyVersion))
+		ops = append(ops, reg.SetOp(j.s.p.Server(j.ip), []byte(status), reg.AnyVersion))
 	default:
-		if _, _, ok := cv.Peek(j.p.Servers()); !ok {
+		if _, _, ok := cv.Peek(j.s.p.Servers()); !ok {
 			return nil
 		}
-		ops = append(ops, reg.CreateOp(j.p.Server(j.ip), []byte(status), reg.Persistent))
+		ops = append(ops, reg.CreateOp(j.s.p.Server(j.ip), []byte(status), reg.Persistent))
 	}
-	return append(ops, reg.CreateOp(j.p.Instance(j.id), node.InstanceValue(j.id, j.ip), reg.Ephemeral))
+	return append(ops, reg.CreateOp(j.s.p.Instance(j.id), node.InstanceValue(j.id, j.ip), reg.Ephemeral))
 }
 
 // afterRegistration is the rest of registerStartUp once this instance is
@@ -120,12 +120,12 @@ func (j *Job) registrationOps(status string) []reg.Op {
 // only, as upstream). It returns what registerStartUp does.
 func (j *Job) afterRegistration(ctx context.Context) (bool, []string, error) {
 	rs, err := j.life.ns.reads.Read(ctx,
-		reg.ChildrenOp(j.p.Instances()),
-		reg.ChildrenOp(j.p.Servers()),
-		reg.GetOp(j.p.LeaderInstance()),
-		reg.GetOp(j.p.ShardingNecessary()),
-		reg.GetOp(j.p.Instance(j.id)),
-		reg.ChildrenOp(j.p.Sharding()),
+		reg.ChildrenOp(j.s.p.Instances()),
+		reg.ChildrenOp(j.s.p.Servers()),
+		reg.GetOp(j.s.p.LeaderInstance()),
+		reg.GetOp(j.s.p.ShardingNecessary()),
+		reg.GetOp(j.s.p.Instance(j.id)),
+		reg.ChildrenOp(j.s.p.Sharding()),
 	)
 	if err == nil {
 		for _, r := range rs {
@@ -165,7 +165,7 @@ func (j *Job) afterRegistration(ctx context.Context) (bool, []string, error) {
 		// this instance leads and the flag is absent (a missing parent
 		// fails it, as a removed job, whose root is gone, does).
 		err := j.elect.Fenced(ctx, func(f recipe.Fence) error {
-			_, err := recipe.FencedMulti(ctx, j.c, f, reg.CreateOp(j.p.ShardingNecessary(), nil, reg.Persistent))
+			_, err := recipe.FencedMulti(ctx, j.s.c, f, reg.CreateOp(j.s.p.ShardingNecessary(), nil, reg.Persistent))
 			return err
 		})
 		switch {
@@ -186,7 +186,7 @@ func (j *Job) afterRegistration(ctx context.Context) (bool, []string, error) {
 	// resharding reads the membership with it. So the membership changes
 	// up to its registration (its instance node's Mzxid) need not flag
 	// again when their events come (membershipAccounted).
-	if own.Err == nil && own.Stat.EphemeralOwner == j.c.Session().ID() {
+	if own.Err == nil && own.Stat.EphemeralOwner == j.s.c.Session().ID() {
 		if z := own.Stat.Mzxid + 1; z > j.accountedZxid.Load() {
 			j.accountedZxid.Store(z)
 		}
@@ -201,6 +201,6 @@ func (j *Job) leadsNow(ctx context.Context) (bool, []string, error) {
 	if err != nil || !ok {
 		return false, nil, err
 	}
-	items, err := j.s.children(ctx, j.p.Sharding())
+	items, err := j.s.children(ctx, j.s.p.Sharding())
 	return err == nil, items, err
 }

@@ -54,7 +54,7 @@ func (j *Job) treeCache() *reg.CacheView {
 // no resharding ever committed, and the assignment is read from the
 // server).
 func (j *Job) settledAssignment(ctx context.Context) (pending bool, pzxid int64, err error) {
-	st, ok, err := j.c.Exists(ctx, j.flagsPath())
+	st, ok, err := j.s.c.Exists(ctx, j.flagsPath())
 	if err != nil {
 		return false, 0, wrap("read resharding flags", err)
 	}
@@ -130,7 +130,7 @@ func (j *Job) readAssignment(ctx context.Context, cache *reg.CacheView, total in
 	agree := cache != nil && pzxid != 0
 	var items []int
 	for i := range total {
-		v, st, err := j.c.Get(ctx, j.itemPath(i, "instance"))
+		v, st, err := j.s.c.Get(ctx, j.itemPath(i, "instance"))
 		if errors.Is(err, reg.ErrNoNode) {
 			agree = false
 			continue
@@ -228,7 +228,7 @@ func (j *Job) beginFast(ctx context.Context, sess *reg.Session, ops []reg.Op) bo
 	if !ok {
 		return false
 	}
-	_, err := j.c.Multi(ctx, append([]reg.Op{fence}, ops...)...)
+	_, err := j.s.c.Multi(ctx, append([]reg.Op{fence}, ops...)...)
 	return err == nil
 }
 
@@ -273,7 +273,7 @@ func (j *Job) completeFast(ctx context.Context, items []int, monitor, failover b
 		if !failover {
 			continue
 		}
-		if j.fo.claimed(i) {
+		if j.foState().claimed(i) {
 			return false // a claim the cache may not show yet
 		}
 		for _, n := range []string{"failover", "failovering"} {
@@ -289,7 +289,7 @@ func (j *Job) completeFast(ctx context.Context, items []int, monitor, failover b
 	if len(ops) == 0 {
 		return true
 	}
-	_, err := j.c.Multi(ctx, ops...)
+	_, err := j.s.c.Multi(ctx, ops...)
 	return err == nil
 }
 
@@ -305,7 +305,7 @@ func (j *Job) completeFast(ctx context.Context, items []int, monitor, failover b
 // assignment was stale) is served by the pump (runPendingMisfires), as a
 // flag that arrives just after a fresh read would be.
 func (j *Job) misfireCandidates(cache *reg.CacheView, items []int) []int {
-	return j.mis.withSet(j.cachedItemsWith(cache, items, "misfire"), items)
+	return j.mis.Load().withSet(j.cachedItemsWith(cache, items, "misfire"), items)
 }
 
 // ownInCache reports whether the tree cache shows every item of items
@@ -322,7 +322,7 @@ func (j *Job) ownInCache(cache *reg.CacheView, items []int) bool {
 // failoverQueuedInCache reports whether the tree cache shows queued
 // failover items (leader/failover/items has children).
 func (j *Job) failoverQueuedInCache(cache *reg.CacheView) bool {
-	names, _ := cache.Children(j.p.FailoverItems())
+	names, _ := cache.Children(j.s.p.FailoverItems())
 	return len(names) > 0
 }
 
@@ -459,7 +459,7 @@ func (j *Job) pipelinedContexts(ctx context.Context, cfg *config.JobConfiguratio
 		if err := j.undoBegin(ctx, sc.Items, fence); err != nil {
 			// Left to the recovery of this instance's running nodes,
 			// once this trigger has ended (as after a cut-off run).
-			j.fo.needRecover.Store(true)
+			j.failover().needRecover.Store(true)
 			j.running.Store(false)
 			return none, false, wrap("undo running nodes", err)
 		}
@@ -481,17 +481,17 @@ type flagsStat struct {
 // (reg.IsInProcess) the stat, then the transaction, from this goroutine.
 func (j *Job) statAndBegin(ctx context.Context, ops []reg.Op) (flagsStat, error) {
 	stat := func() flagsStat {
-		st, exists, err := j.c.Exists(ctx, j.flagsPath())
+		st, exists, err := j.s.c.Exists(ctx, j.flagsPath())
 		return flagsStat{st, exists, err}
 	}
 	if j.inProcess {
 		f := stat()
-		_, err := j.c.Multi(ctx, ops...)
+		_, err := j.s.c.Multi(ctx, ops...)
 		return f, err
 	}
 	flags := make(chan flagsStat, 1)
 	go func() { flags <- stat() }()
-	_, err := j.c.Multi(ctx, ops...)
+	_, err := j.s.c.Multi(ctx, ops...)
 	return <-flags, err
 }
 
@@ -503,7 +503,7 @@ func (j *Job) statAndBegin(ctx context.Context, ops []reg.Op) (flagsStat, error)
 // moving away, a failover, disabled or running flag on an item, or no
 // monitorExecution (no transaction to pipeline).
 func (j *Job) steadyItemsInCache(cfg *config.JobConfiguration, cache *reg.CacheView) (items []int, minCzxid int64, ok bool) {
-	if cache == nil || !cfg.MonitorExecution || j.shutdown.Load() || j.fo.needRecover.Load() || j.running.Load() {
+	if cache == nil || !cfg.MonitorExecution || j.shutdown.Load() || j.foState().recovering() || j.running.Load() {
 		return nil, 0, false
 	}
 	j.warmPaths(cfg.ShardingTotalCount)
@@ -511,7 +511,7 @@ func (j *Job) steadyItemsInCache(cfg *config.JobConfiguration, cache *reg.CacheV
 	if found := cache.EachChild(j.flagsPath(), func(string) bool { flagged = true; return false }); !found || flagged {
 		return nil, 0, false
 	}
-	if cfg.Failover && (j.fo.hasClaims() || j.claimedInCache()) {
+	if cfg.Failover && (j.foState().hasClaims() || j.claimedInCache()) {
 		return nil, 0, false
 	}
 	if avail, found := j.availableInCache(cache); !found || !avail {
@@ -521,7 +521,7 @@ func (j *Job) steadyItemsInCache(cfg *config.JobConfiguration, cache *reg.CacheV
 	if !ok || len(items) == 0 {
 		return nil, 0, false
 	}
-	if len(j.mis.catchUpMoved(items)) > 0 {
+	if len(j.mis.Load().catchUpMoved(items)) > 0 {
 		return nil, 0, false
 	}
 	if cfg.Failover && len(j.cachedItemsWith(cache, items, "failover")) > 0 {
@@ -634,7 +634,7 @@ func (j *Job) dropPreBegun(ctx context.Context, rec *begun) bool {
 	j.pre.timer.Stop()
 	if err := j.undoPreBegun(ctx, rec); err != nil {
 		j.log.Warn("cannot delete the running nodes of a trigger that did not begin; left to recovery", "items", rec.items, "error", err)
-		j.fo.needRecover.Store(true)
+		j.failover().needRecover.Store(true)
 	}
 	j.running.Store(false)
 	return true
@@ -650,7 +650,7 @@ func (j *Job) undoBegin(ctx context.Context, items []int, fence reg.Op) error {
 	for _, i := range items {
 		ops = append(ops, reg.DeleteOp(j.itemPath(i, "running"), 0))
 	}
-	if _, err := j.c.Multi(ctx, ops...); err == nil {
+	if _, err := j.s.c.Multi(ctx, ops...); err == nil {
 		return nil
 	}
 	for _, i := range items {
@@ -666,7 +666,7 @@ func (j *Job) undoBegin(ctx context.Context, items []int, fence reg.Op) error {
 // session; ok is false otherwise.
 func (j *Job) fastFence(cache *reg.CacheView, sess *reg.Session) (reg.Op, bool) {
 	_, st, ok := cache.Peek(j.instancePath())
-	if !ok || st.EphemeralOwner != sess.ID() || sess.Err() != nil || j.c.Session() != sess {
+	if !ok || st.EphemeralOwner != sess.ID() || sess.Err() != nil || j.s.c.Session() != sess {
 		return reg.Op{}, false
 	}
 	return reg.CheckOp(j.instancePath(), st.Version), true

@@ -181,7 +181,7 @@ func New(jobName string, opts Options) (*Executor, error) {
 	return &Executor{
 		jobName:   jobName,
 		opts:      opts,
-		log:       lazylog.With(opts.Logger, "job", jobName, "instance_id", opts.InstanceID),
+		log:       lazylog.With(opts.Logger, lazylog.JobInstanceID, jobName, opts.InstanceID),
 		events:    opts.Events,
 		quiet:     quiet,
 		beginMsg:  fmt.Sprintf("Job '%s' execute begin.", jobName),

@@ -44,7 +44,7 @@ func ChildrenOp(path string) ReadOp { return ReadOp{Kind: ReadChildren, Path: pa
 // Stat) or Children (Children, in the server's order) would have
 // returned, or its error (an *OpError wrapping ErrNoNode, ErrNoAuth, ...).
 type ReadResult struct {
-	Data     []byte
+	Data     []byte // not to be modified (see Client)
 	Stat     Stat
 	Children []string
 	Err      error

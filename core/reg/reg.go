@@ -112,7 +112,7 @@ func ApplyCreateOptions(opts []CreateOption) CreateOptions {
 	return o
 }
 
-// Reader reads nodes.
+// Reader reads nodes. Data read is not to be modified (see Client).
 type Reader interface {
 	// Get returns a node's data and stat. ErrNoNode if absent.
 	Get(ctx context.Context, path string) ([]byte, Stat, error)
@@ -130,6 +130,8 @@ type Reader interface {
 // ElasticJob instance reading a node with getDirectly dereferences its data,
 // so a null node breaks it (issue 11). Nodes written by others may still be
 // null; Get returns nil for those.
+//
+// Data written is not to be modified after the call (see Client).
 type Writer interface {
 	// Create makes a node and returns its path (with the sequence suffix for
 	// sequential modes). ErrNodeExists, ErrNoNode (parent missing and no
@@ -172,6 +174,18 @@ type Watcher interface {
 // already sent may still be applied afterwards (or after an
 // ErrConnectionLoss): recipes that cannot tolerate that use protected node
 // names (see recipe.Latch) or a check in a Multi.
+//
+// Node data is shared, not copied, where the registry is in the process
+// (InProcess: the embedded registry keeps a node's data as one slice for
+// the writer, every reader and the caches; a copy each way was a third of
+// an idle job's memory). So:
+//   - Data passed to a write (Create, Set, the Data of a Multi's ops) may be
+//     kept by the registry: the caller must not modify it after the call,
+//     even one that failed or returned when ctx ended. A buffer that is
+//     reused must be copied before it is written.
+//   - Data returned by a read (Get, GetW, MultiRead) may be shared with the
+//     registry and other readers: the caller must not modify it in place.
+//     Its capacity is its length, so an append to it copies.
 type Client interface {
 	Reader
 	MultiReader
@@ -254,7 +268,7 @@ func (k OpKind) String() string {
 type Op struct {
 	Kind    OpKind
 	Path    string
-	Data    []byte     // create, set
+	Data    []byte     // create, set; not to be modified once written (see Client)
 	Version int32      // check, set, delete
 	Mode    CreateMode // create
 }

@@ -186,6 +186,7 @@ type CacheView struct {
 	dirty       map[string]uint8 // path → dirty flags
 	queued      bool             // in s.work
 	initialized bool
+	quietLoad   bool        // WithoutInitialEvents
 	out         []TreeEvent // to deliver after the round
 }
 
@@ -195,9 +196,10 @@ type CacheView struct {
 // NodeUpdated, NodeDeleted with the same meaning and coalescing as a
 // TreeCache's, children deleted before their parents). fn must not block
 // (post to a queue) and must not call the view's Close; a nil fn makes the
-// view a mirror only. Options: WithLeaves (as a TreeCache's); WithoutEvents
-// is ignored (pass a nil fn). Close stops delivery (no call of fn after
-// Close returns) and frees the subtree's memory.
+// view a mirror only. Options: WithLeaves and WithoutInitialEvents (as a
+// TreeCache's); WithoutEvents is ignored (pass a nil fn). Close stops
+// delivery (no call of fn after Close returns) and frees the subtree's
+// memory.
 //
 // Track may be called before or while Run runs; a subtree tracked after Run
 // has returned, or at an invalid root, is never loaded.
@@ -207,7 +209,7 @@ func (s *SharedCache) Track(root string, fn func(TreeEvent), opts ...TreeCacheOp
 	for _, f := range opts {
 		f(&o)
 	}
-	v := &CacheView{s: s, root: root, fn: fn, opts: opts, leaf: o.leaf, initCh: make(chan struct{})}
+	v := &CacheView{s: s, root: root, fn: fn, opts: opts, leaf: o.leaf, quietLoad: o.quietLoad, initCh: make(chan struct{})}
 	if err := ValidatePath(root, false); err != nil {
 		s.log.Error("shared cache: not tracked", "root", root, "error", err)
 		v.closed.Store(true)

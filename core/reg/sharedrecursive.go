@@ -362,7 +362,7 @@ func (s *SharedCache) round(ctx context.Context) error {
 	for _, v := range views {
 		if !v.initialized && v.loaded() {
 			v.initialized = true
-			if v.node != nil && v.fn != nil {
+			if v.node != nil && v.fn != nil && !v.quietLoad {
 				walk(v.root, v.node, func(path string, n *snode) {
 					v.out = append(v.out, TreeEvent{Type: NodeAdded, Path: path, Data: n.data, Stat: n.Stat()})
 				})

@@ -71,7 +71,9 @@ type TreeCache struct {
 	root    string
 	log     hclog.Logger
 	discard bool
-	leaf    func(path string) bool
+	// quietLoad: no events before TreeInitialized (WithoutInitialEvents).
+	quietLoad bool
+	leaf      func(path string) bool
 	// fn, when set, gets every event on Run's goroutine instead of the
 	// Events queue (SharedCache's fallback).
 	fn func(TreeEvent)
@@ -104,6 +106,12 @@ func WithTreeLogger(l hclog.Logger) TreeCacheOption { return func(t *TreeCache) 
 // WithoutEvents makes the cache a mirror only: no events are queued, so
 // nobody needs to read Events.
 func WithoutEvents() TreeCacheOption { return func(t *TreeCache) { t.discard = true } }
+
+// WithoutInitialEvents leaves out the events of the initial load (a
+// NodeAdded for every node there is when the cache starts): the first event
+// is TreeInitialized, then every change after it, as usual. For a caller
+// that reads the initial tree from the cache itself and would drop them.
+func WithoutInitialEvents() TreeCacheOption { return func(t *TreeCache) { t.quietLoad = true } }
 
 // WithLeaves names the paths that never have children (leaf reports true
 // for them): the cache neither lists their children nor arms a child
@@ -219,6 +227,7 @@ type treeRun struct {
 	fwds       sync.WaitGroup // the forwarding goroutines
 	queue      []TreeEvent
 	rootExists bool // an exists watch on the absent root is armed
+	loaded     bool // TreeInitialized was emitted
 }
 
 // Run loads the subtree, then follows it until ctx ends. It returns nil
@@ -239,7 +248,6 @@ func (t *TreeCache) Run(ctx context.Context) error {
 	backoff := minBackoff
 	resync := true
 	var retry <-chan time.Time
-	initialized := false
 	for {
 		if resync && retry == nil {
 			if err := r.refreshData(t.root, true); err != nil {
@@ -254,8 +262,8 @@ func (t *TreeCache) Run(ctx context.Context) error {
 				backoff = min(backoff*2, maxBackoff)
 			} else {
 				resync, backoff = false, minBackoff
-				if !initialized {
-					initialized = true
+				if !r.loaded {
+					r.loaded = true
 					r.emit(TreeEvent{Type: TreeInitialized})
 					close(t.initCh)
 				}
@@ -339,7 +347,7 @@ func (r *treeRun) wait(out chan TreeEvent, head TreeEvent, retry <-chan time.Tim
 }
 
 func (r *treeRun) emit(ev TreeEvent) {
-	if r.discard {
+	if r.discard || (r.quietLoad && !r.loaded) {
 		return
 	}
 	if r.fn != nil {

@@ -432,7 +432,7 @@ func (s *Scheduler) Add(ctx context.Context, job Job) error {
 	// The job's runtime keeps its name, not cfg: the caller's config is
 	// not kept (coord keeps its own copy). It is the job's coord.Hooks.
 	name := cfg.JobName
-	rt := &runtime{name: name, s: s, obs: s.opts.Observer, log: lazylog.With(s.log, "job", name, "instance", s.opts.InstanceID),
+	rt := &runtime{name: name, s: s, obs: s.opts.Observer, log: lazylog.With(s.log, lazylog.JobInstance, name, s.opts.InstanceID),
 		cron: cfg.Cron, tz: cfg.TimeZone}
 	co := s.opts.Coord
 	co.Client, co.Config, co.JobClassName = s.opts.Client, cfg.Clone(), className

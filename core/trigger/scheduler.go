@@ -341,17 +341,32 @@ type job struct {
 	running bool
 	// ctx is the parent of the job's executions (made at its first, kept
 	// across them); cancel ends it when the job is removed.
-	ctx     context.Context
-	cancel  context.CancelFunc
-	exec    *execution // the running execution
+	ctx    context.Context
+	cancel context.CancelFunc
+	exec   *execution // the running execution
+	// missed is what fires left for later, made when one first does
+	// (miss): an idle job carries none (nil reads as none).
+	missed  *missed
+	waiters []chan struct{} // closed when no execution runs
+}
+
+// missed is a job's pending misfires and the fires held while it ran.
+type missed struct {
 	misfire Misfire
 	// deferred is the first schedule fire that came due after the running
 	// execution's final TakeMissed; it starts when that execution returns.
 	deferred time.Time
 	// soon is the time of a TriggerSoon that came while the job ran
 	// (zero: none); it starts when the running execution returns.
-	soon    time.Time
-	waiters []chan struct{} // closed when no execution runs
+	soon time.Time
+}
+
+// miss returns j.missed, made now if need be.
+func (j *job) miss() *missed {
+	if j.missed == nil {
+		j.missed = &missed{}
+	}
+	return j.missed
 }
 
 type opKind int
@@ -641,8 +656,8 @@ func (s *Scheduler) apply(ctx context.Context) {
 			s.triggerNow(ctx, j, c.at, now)
 		case opTriggerSoon:
 			if j != nil && !j.removed && j.running && !j.paused {
-				if j.soon.IsZero() {
-					j.soon = c.at
+				if m := j.miss(); m.soon.IsZero() {
+					m.soon = c.at
 				}
 				continue
 			}
@@ -703,7 +718,7 @@ func (s *Scheduler) resume(ctx context.Context, j *job, now time.Time) {
 	}
 	j.paused = false
 	if !j.next.IsZero() && j.next.Before(now.Add(-s.threshold)) {
-		j.misfire.addScheduled(j.next)
+		j.miss().misfire.addScheduled(j.next)
 		j.next = nextOf(j.sched, now)
 	}
 	s.reposition(j)
@@ -723,7 +738,7 @@ func (s *Scheduler) triggerNow(ctx context.Context, j *job, at, now time.Time) {
 	case j.paused:
 		j.manualPending = true
 	case j.running:
-		j.misfire.Manual++
+		j.miss().misfire.Manual++
 	default:
 		s.start(ctx, j, Fire{Scheduled: at, Actual: now, Manual: true})
 	}
@@ -768,14 +783,16 @@ func (s *Scheduler) fireDue(ctx context.Context, now time.Time) {
 		if !next.IsZero() && next.Before(now.Add(-s.threshold)) {
 			// The loop fell behind by more than a period (process
 			// stalled, clock jumped): do nothing, as Quartz.
-			j.misfire.addScheduled(next)
+			j.miss().misfire.addScheduled(next)
 			next = nextOf(j.sched, now)
 		}
 		j.next = next
 		s.reposition(j)
 		if j.running {
-			if !j.exec.skip(at) && j.deferred.IsZero() {
-				j.deferred = at
+			if !j.exec.skip(at) {
+				if m := j.miss(); m.deferred.IsZero() {
+					m.deferred = at
+				}
 			}
 			continue
 		}
@@ -888,10 +905,15 @@ func growStack(i int) byte {
 
 func (s *Scheduler) finished(ctx context.Context, j *job) {
 	j.running = false
-	j.misfire.merge(j.exec.leftover())
+	if lo := j.exec.leftover(); !lo.empty() {
+		j.miss().misfire.merge(lo)
+	}
 	j.exec = nil
-	deferred, soon := j.deferred, j.soon
-	j.deferred, j.soon = time.Time{}, time.Time{}
+	var deferred, soon time.Time
+	if m := j.missed; m != nil {
+		deferred, soon = m.deferred, m.soon
+		m.deferred, m.soon = time.Time{}, time.Time{}
+	}
 	s.running--
 	if j.removed {
 		if s.jobs[j.id] == j {
@@ -906,7 +928,7 @@ func (s *Scheduler) finished(ctx context.Context, j *job) {
 	s.replanLead(j, s.clock.Now())
 	if j.paused {
 		if !deferred.IsZero() {
-			j.misfire.addScheduled(deferred)
+			j.miss().misfire.addScheduled(deferred)
 		}
 		j.manualPending = j.manualPending || !soon.IsZero()
 	} else if !deferred.IsZero() || !soon.IsZero() {
@@ -924,11 +946,11 @@ func (s *Scheduler) finished(ctx context.Context, j *job) {
 // reportMisfire hands j's pending misfires to OnMisfire as j's next
 // execution; j must not be running.
 func (s *Scheduler) reportMisfire(ctx context.Context, j *job) {
-	if j.misfire.empty() {
+	if j.missed == nil || j.missed.misfire.empty() {
 		return
 	}
-	m := j.misfire
-	j.misfire = Misfire{}
+	m := j.missed.misfire
+	j.missed.misfire = Misfire{}
 	if s.onMisfire == nil {
 		s.log.Debug("misfire dropped: no misfire callback", "job", j.id,
 			"scheduled", m.Scheduled, "manual", m.Manual)

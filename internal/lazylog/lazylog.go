@@ -4,7 +4,7 @@
 // Every job of a scheduler had loggers of its own carrying the job's name
 // and instance id: a With copies hclog's logger and sorts its fields, some
 // 250 bytes each, three per job, for loggers an idle job may never use.
-// A lazylog.Logger (96 bytes) keeps the base logger and the two fields and
+// A lazylog.Logger (64 bytes) keeps the base logger and the two fields and
 // makes the With on first use; until then it answers the level questions
 // from the base, whose level a With shares (hclog's IndependentLevels,
 // which ejob does not use, would make a With keep the level the base had
@@ -23,21 +23,41 @@ import (
 	"github.com/hashicorp/go-hclog"
 )
 
-// Logger is base.With(k1, v1, k2, v2), made on first use. It is safe for
-// concurrent use.
+// Keys names the two fields of a Logger: one of a few pairs, so that a
+// Logger does not hold the key strings (it takes 64 bytes, not 96).
+type Keys uint8
+
+// The pairs of keys ejob's per-job loggers use.
+const (
+	JobInstance   Keys = iota // "job", "instance" (scheduler, coord)
+	JobInstanceID             // "job", "instance_id" (executor)
+)
+
+// names returns the two keys.
+func (k Keys) names() (string, string) {
+	if k == JobInstanceID {
+		return "job", "instance_id"
+	}
+	return "job", "instance"
+}
+
+// Logger is base.With(k1, v1, k2, v2) for keys k1, k2, made on first use.
+// It is safe for concurrent use.
 type Logger struct {
-	base           hclog.Logger
-	k1, v1, k2, v2 string
-	l              atomic.Pointer[hclog.Logger] // the With, once made
-	sinks          bool                         // base is an InterceptLogger
+	base   hclog.Logger
+	v1, v2 string
+	l      atomic.Pointer[hclog.Logger] // the With, once made
+	keys   Keys
+	sinks  bool // base is an InterceptLogger
 }
 
 var _ hclog.Logger = (*Logger)(nil)
 
-// With returns base.With(k1, v1, k2, v2), made when first needed.
-func With(base hclog.Logger, k1, v1, k2, v2 string) *Logger {
+// With returns base.With(k1, v1, k2, v2), made when first needed, where
+// keys names k1 and k2.
+func With(base hclog.Logger, keys Keys, v1, v2 string) *Logger {
 	_, sinks := base.(hclog.InterceptLogger)
-	return &Logger{base: base, k1: k1, v1: v1, k2: k2, v2: v2, sinks: sinks}
+	return &Logger{base: base, keys: keys, v1: v1, v2: v2, sinks: sinks}
 }
 
 // logger returns the With, made now if need be (two goroutines may both
@@ -46,7 +66,8 @@ func (z *Logger) logger() hclog.Logger {
 	if p := z.l.Load(); p != nil {
 		return *p
 	}
-	l := z.base.With(z.k1, z.v1, z.k2, z.v2)
+	k1, k2 := z.keys.names()
+	l := z.base.With(k1, z.v1, k2, z.v2)
 	z.l.CompareAndSwap(nil, &l)
 	return *z.l.Load()
 }

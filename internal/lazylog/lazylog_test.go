@@ -17,7 +17,7 @@ func newBase(buf *bytes.Buffer, level hclog.Level) hclog.Logger {
 func TestSameOutputAsWith(t *testing.T) {
 	var want, got bytes.Buffer
 	w := newBase(&want, hclog.Debug).With("job", "j1", "instance", "i1")
-	z := lazylog.With(newBase(&got, hclog.Debug), "job", "j1", "instance", "i1")
+	z := lazylog.With(newBase(&got, hclog.Debug), lazylog.JobInstance, "j1", "i1")
 	for _, l := range []hclog.Logger{w, z} {
 		l.Trace("dropped")
 		l.Debug("debug", "k", 1)
@@ -34,12 +34,21 @@ func TestSameOutputAsWith(t *testing.T) {
 	}
 }
 
+// The executor's keys.
+func TestJobInstanceID(t *testing.T) {
+	var buf bytes.Buffer
+	lazylog.With(newBase(&buf, hclog.Info), lazylog.JobInstanceID, "j1", "i1").Info("m")
+	if got := buf.String(); got != "[INFO]  base: m: instance_id=i1 job=j1\n" {
+		t.Fatalf("got %q", got)
+	}
+}
+
 // The level follows the base's until the With is made, and SetLevel on
 // the lazy logger sets the shared level as the With's would.
 func TestLevelShared(t *testing.T) {
 	var buf bytes.Buffer
 	base := newBase(&buf, hclog.Error)
-	z := lazylog.With(base, "job", "j1", "instance", "i1")
+	z := lazylog.With(base, lazylog.JobInstance, "j1", "i1")
 	z.Info("dropped")
 	base.SetLevel(hclog.Info)
 	z.Info("kept")
@@ -57,7 +66,7 @@ func TestInterceptSinks(t *testing.T) {
 	var out, sink bytes.Buffer
 	base := hclog.NewInterceptLogger(&hclog.LoggerOptions{Level: hclog.Error, Output: &out, DisableTime: true})
 	base.RegisterSink(hclog.NewSinkAdapter(&hclog.LoggerOptions{Level: hclog.Debug, Output: &sink, DisableTime: true}))
-	lazylog.With(base, "job", "j1", "instance", "i1").Debug("to the sink")
+	lazylog.With(base, lazylog.JobInstance, "j1", "i1").Debug("to the sink")
 	if out.Len() != 0 || sink.String() != "[DEBUG] to the sink: instance=i1 job=j1\n" {
 		t.Fatalf("out %q sink %q", out.String(), sink.String())
 	}

@@ -44,6 +44,8 @@ type emitter struct {
 	indention  bool
 
 	simpleKey bool // simple key context of the node being written
+
+	units []uint16 // processScalar's, reused
 }
 
 func (e *emitter) increaseIndent(flow, indentless bool) {
@@ -361,7 +363,13 @@ func leadingZero(s string) bool {
 }
 
 func (e *emitter) processScalar(value string, style outStyle, split bool) {
-	u := utf16.Encode([]rune(value))
+	// utf16.Encode([]rune(value)) into a buffer the scalars share (the
+	// writers below do not keep it): two allocations less a scalar.
+	u := e.units[:0]
+	for _, r := range value {
+		u = utf16.AppendRune(u, r)
+	}
+	e.units = u
 	switch style {
 	case stylePlainOut:
 		e.writePlain(u, split)

@@ -60,20 +60,30 @@ func NewServer(opts ...ServerOption) *Server {
 	return s
 }
 
-// nonNull copies data as a node keeps it (immutable; nil becomes empty).
-// As the zookeeper implementation, the embedded registry never stores
-// ZooKeeper's null: every node ejob writes reads back non-nil (dataOf), as
-// it would from Curator's tree.
-func nonNull(data []byte) string { return string(data) }
+// kept is data as a node keeps it: the caller's own slice, not a copy
+// (reg.Writer: data passed to a write is not modified afterwards), its
+// capacity capped so that no append through a slice read from the node
+// (dataOf) writes into the caller's array. Empty data is kept as nil,
+// holding no array. As the zookeeper implementation, the embedded registry
+// never stores ZooKeeper's null: every node ejob writes reads back non-nil
+// (dataOf), as it would from Curator's tree.
+func kept(data []byte) []byte {
+	if len(data) == 0 {
+		return nil
+	}
+	return data[:len(data):len(data)]
+}
 
 // node is one znode. Its children are a slice sorted by name rather than a
 // map: most nodes have none or a few, and a map costs some 250 bytes even
 // for one child. It keeps what of the stat is not derived (see statCopy),
-// and its data as a string, so that it takes 112 bytes (a size class).
+// so that it takes 112 bytes (a size class).
 type node struct {
 	name unique.Handle[string] // the last path element (see create)
-	data string                // see nonNull
-	kids []*node               // sorted by name
+	// data is never modified in place: a set replaces the slice. It is
+	// shared with the writer and every reader (see kept and dataOf).
+	data []byte
+	kids []*node // sorted by name
 	stat nodeStat
 	// version is the stat's Version (out of nodeStat, which would be
 	// padded to 56 bytes).
@@ -91,8 +101,15 @@ type nodeStat struct {
 	Czxid, Mzxid, Pzxid, Ctime, Mtime, EphemeralOwner int64
 }
 
-// dataOf returns a copy of n's data, never nil.
-func (n *node) dataOf() []byte { return append([]byte{}, n.data...) }
+// dataOf returns n's data, never nil: the node's own slice, not a copy
+// (reg.Reader: data read is not modified). Its capacity is its length
+// (kept), so an append to it copies and the node is unchanged.
+func (n *node) dataOf() []byte {
+	if n.data == nil {
+		return []byte{}
+	}
+	return n.data
+}
 
 // child returns the child called name, or nil.
 func (n *node) child(name string) *node {
@@ -246,7 +263,7 @@ type undo struct {
 	// (delete), the node's data and stat (set).
 	creates int32
 	pzxid   int64
-	data    string
+	data    []byte
 	stat    nodeStat
 	version int32
 }
@@ -356,7 +373,7 @@ func (t *txn) create(path string, data []byte, mode reg.CreateMode, owner int64)
 	}
 	// Names repeat across jobs ("config", "leader", instance ids): the
 	// node holds a handle, so one copy of each lives while a node has it.
-	n := &node{name: unique.Make(name), data: nonNull(data)}
+	n := &node{name: unique.Make(name), data: kept(data)}
 	n.stat = nodeStat{Czxid: t.zxid, Mzxid: t.zxid, Pzxid: t.zxid, Ctime: t.now, Mtime: t.now}
 	switch {
 	case mode == reg.Container:
@@ -390,7 +407,7 @@ func (t *txn) set(path string, data []byte, version int32) (reg.Stat, error) {
 		return reg.Stat{}, reg.ErrBadVersion
 	}
 	old, oldStat, oldV := n.data, n.stat, n.version
-	n.data = nonNull(data)
+	n.data = kept(data)
 	n.version++
 	n.stat.Mzxid = t.zxid
 	n.stat.Mtime = t.now

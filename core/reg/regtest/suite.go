@@ -1113,6 +1113,32 @@ func (s *suite) testTreeSnapshot(t *testing.T) {
 	s.eventually(t, "root re-created", func() bool { return r2.has(reg.NodeAdded, "/later", "again") })
 }
 
+// testTreeQuietLoad: with WithoutInitialEvents the initial load delivers
+// TreeInitialized alone, the cache holds the tree all the same, and the
+// changes after it are delivered as usual.
+func (s *suite) testTreeQuietLoad(t *testing.T) {
+	ctx := ctxFor(t)
+	c := s.client(t, namespace(t))
+	str(t)(c.Create(ctx, "/job/config", []byte("cfg"), reg.Persistent, reg.WithParents()))
+	str(t)(c.Create(ctx, "/job/servers/ip", []byte("ENABLED"), reg.Persistent, reg.WithParents()))
+	r := s.startTree(t, c, "/job", reg.WithoutInitialEvents())
+	select {
+	case <-r.tc.Initialized():
+	case <-time.After(s.h.Wait):
+		t.Fatal("not initialized")
+	}
+	s.eventually(t, "initialized event", func() bool { return r.has(reg.TreeInitialized, "", "") })
+	if data, _, ok := r.tc.Get("/job/servers/ip"); !ok || string(data) != "ENABLED" {
+		t.Fatalf("cache get %q %v", data, ok)
+	}
+	str(t)(c.Create(ctx, "/job/instances", []byte("new"), reg.Persistent))
+	s.eventually(t, "a change after the load", func() bool { return r.has(reg.NodeAdded, "/job/instances", "new") })
+	evs := r.events()
+	if len(evs) != 2 || evs[0].Type != reg.TreeInitialized {
+		t.Fatalf("events %+v, want TreeInitialized then the create", evs)
+	}
+}
+
 // testTreeBurst checks that under a burst of writes from another client the
 // cache reports, per path, an in-order subsequence of the writes that ends
 // with the final state.

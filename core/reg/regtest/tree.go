@@ -33,6 +33,7 @@ const (
 func (s *suite) treeTests() map[string]func(t *testing.T) {
 	tests := map[string]func(t *testing.T){
 		"Snapshot":    s.testTreeSnapshot,
+		"QuietLoad":   s.testTreeQuietLoad,
 		"Burst":       s.testTreeBurst,
 		"Churn":       s.testTreeChurn,
 		"Leaves":      s.testTreeLeaves,
