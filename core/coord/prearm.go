@@ -65,20 +65,20 @@ import (
 // maxPreArmLead bounds the lead (core/trigger caps it at MaxLead too).
 const maxPreArmLead = 50 * time.Millisecond
 
-// minPreArmLatency: below this median round trip of the pipelined
-// requests, no lead: the embedded registry answers in tenths of a
-// millisecond, less than the timer wake-up a pre-armed fire adds. A
-// ZooKeeper write costs a disk sync, rarely under 1 ms (2 ms was too high:
-// on a quiet machine one of three instances measured a median of 1.4-2
-// ms, fired without a lead, and took the occasional slow write after
-// the fire time).
-const minPreArmLatency = time.Millisecond
-
 // preArmSamples is how many recent round trips the lead is computed from.
 const preArmSamples = 8
 
 // armLead estimates the lead from the round trips of the job's last
 // pipelined begins (stat and running-node transaction, sent together).
+// Every steady trigger gets one, on any registry. On ZooKeeper the round
+// trip is a write's disk sync. On the embedded registry it is tens of
+// microseconds, but jobs firing at one time in one process run their
+// registry work one after the other: 100 jobs firing each second waited
+// up to 1.5 ms for the begins before theirs, and started later than
+// gocron's (BenchmarkEverySecond100Jobs in core/scheduler: fire-to-run p50
+// 1.3-1.8 ms against 1.2-1.3; 0.6-0.9 ms with the lead, for about a fifth
+// more CPU). Until 2026-11 the lead was 0 below a median of 1 ms, for the
+// wake-up a pre-armed fire adds.
 type armLead struct {
 	mu      sync.Mutex
 	samples [preArmSamples]time.Duration
@@ -87,21 +87,15 @@ type armLead struct {
 }
 
 // record adds a round trip and recomputes the lead: twice the slowest of
-// the recent round trips plus 1 ms, at most maxPreArmLead; none while
-// their median is under minPreArmLatency.
+// the recent round trips plus 1 ms, at most maxPreArmLead (core/trigger
+// rounds it up to a power of two of milliseconds, so that jobs due at one
+// time are dispatched together).
 func (a *armLead) record(d time.Duration) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.samples[a.n%preArmSamples] = d
 	a.n++
-	ring := a.samples // a copy: no allocation per trigger
-	s := ring[:min(a.n, preArmSamples)]
-	slices.Sort(s)
-	if s[len(s)/2] < minPreArmLatency {
-		a.lead = 0
-		return
-	}
-	a.lead = min(2*s[len(s)-1]+time.Millisecond, maxPreArmLead)
+	a.lead = min(2*slices.Max(a.samples[:min(a.n, preArmSamples)])+time.Millisecond, maxPreArmLead)
 }
 
 // reset forgets the samples: the last trigger was not a steady one. The

@@ -187,7 +187,8 @@ func TestPreArmLead(t *testing.T) {
 		rtts []time.Duration
 		want time.Duration
 	}{
-		{[]time.Duration{200 * time.Microsecond, 300 * time.Microsecond, 5 * ms}, 0}, // embedded: median under 1 ms
+		{[]time.Duration{20 * time.Microsecond, 30 * time.Microsecond}, 1060 * time.Microsecond}, // embedded: the lead is still 1 ms more
+		{[]time.Duration{200 * time.Microsecond, 300 * time.Microsecond, 5 * ms}, 11 * ms},
 		{[]time.Duration{1500 * time.Microsecond, 1200 * time.Microsecond, 900 * time.Microsecond}, 4 * ms},
 		{[]time.Duration{8 * ms}, 17 * ms},
 		{[]time.Duration{8 * ms, 6 * ms, 12 * ms}, 25 * ms},

@@ -100,12 +100,33 @@ const (
 // due is when the loop dispatches j's next fire: next, less the lead.
 func (j *job) due() time.Time { return j.next.Add(-j.lead) }
 
-// planLead sets the lead of j's next fire from its LeadFunc.
+// planLead sets the lead of j's next fire from its LeadFunc, rounded up
+// (roundLead).
 func (j *job) planLead() {
 	j.lead = 0
 	if j.leadFn != nil {
-		j.lead = min(max(j.leadFn(), 0), MaxLead)
+		j.lead = roundLead(j.leadFn())
 	}
+}
+
+// leadStep is the smallest lead roundLead gives.
+const leadStep = time.Millisecond
+
+// roundLead rounds a lead up to leadStep times a power of two, at most
+// MaxLead (<= 0: none). Jobs whose fires come due at one time (a cron on
+// the whole second or minute) ask for leads that differ by microseconds;
+// each distinct dispatch time is a wake-up of the loop and of the process.
+// Rounded, they share one or two. A lead is a least advance: rounding it
+// up keeps what was asked.
+func roundLead(d time.Duration) time.Duration {
+	if d <= 0 {
+		return 0
+	}
+	l := leadStep
+	for l < d && l < MaxLead {
+		l *= 2
+	}
+	return min(l, MaxLead)
 }
 
 // replanLead recomputes the lead of j's next fire when j's execution

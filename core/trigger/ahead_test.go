@@ -58,12 +58,15 @@ func (r *aheadRecorder) snapshot() ([]aheadRun, []trigger.Misfire) {
 
 func lead(d time.Duration) trigger.LeadFunc { return func() time.Duration { return d } }
 
-// A fire of an idle job is dispatched its lead ahead and goes on exactly at
-// its scheduled time, never before; a lead above MaxLead is capped.
+// A fire of an idle job is dispatched its lead ahead (rounded up to 1 ms
+// times a power of two) and goes on exactly at its scheduled time, never
+// before; a lead above MaxLead is capped.
 func TestAheadFireStartsAtItsScheduledTime(t *testing.T) {
+	ms := time.Millisecond
 	for _, tc := range []struct {
 		lead, want time.Duration
-	}{{20 * time.Millisecond, 20 * time.Millisecond}, {time.Second, trigger.MaxLead}, {0, 0}} {
+	}{{16 * ms, 16 * ms}, {20 * ms, 32 * ms}, {1100 * time.Microsecond, 2 * ms}, {time.Microsecond, ms},
+		{40 * ms, trigger.MaxLead}, {time.Second, trigger.MaxLead}, {0, 0}} {
 		synctest.Test(t, func(t *testing.T) {
 			r := &aheadRecorder{}
 			s := trigger.New(trigger.Options{OnMisfire: r.onMisfire})
@@ -276,8 +279,8 @@ func TestAheadLeadReadAfterTheExecution(t *testing.T) {
 		if len(runs) != 2 || runs[0].fire.Ahead() {
 			t.Fatalf("runs %+v, want 2, the first not ahead", runs)
 		}
-		if got := runs[1].fire.Scheduled.Sub(runs[1].dispatched); got != 30*time.Millisecond || !runs[1].resumed.Equal(t0.Add(2*time.Second)) {
-			t.Fatalf("second fire dispatched %v ahead, resumed at %v; want 30ms, 2s", got, runs[1].resumed.Sub(t0))
+		if got := runs[1].fire.Scheduled.Sub(runs[1].dispatched); got != 32*time.Millisecond || !runs[1].resumed.Equal(t0.Add(2*time.Second)) {
+			t.Fatalf("second fire dispatched %v ahead, resumed at %v; want 32ms (30 rounded up), 2s", got, runs[1].resumed.Sub(t0))
 		}
 	})
 }
