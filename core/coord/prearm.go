@@ -73,12 +73,12 @@ const preArmSamples = 8
 // Every steady trigger gets one, on any registry. On ZooKeeper the round
 // trip is a write's disk sync. On the embedded registry it is tens of
 // microseconds, but jobs firing at one time in one process run their
-// registry work one after the other: 100 jobs firing each second waited
-// up to 1.5 ms for the begins before theirs, and started later than
-// gocron's (BenchmarkEverySecond100Jobs in core/scheduler: fire-to-run p50
-// 1.3-1.8 ms against 1.2-1.3; 0.6-0.9 ms with the lead, for about a fifth
-// more CPU). Until 2026-11 the lead was 0 below a median of 1 ms, for the
-// wake-up a pre-armed fire adds.
+// registry work one after the other: without a lead, 100 jobs firing each
+// second waited up to 1.5 ms for the begins before theirs and started
+// later than gocron's (BenchmarkEverySecond100Jobs in core/scheduler:
+// fire-to-run p50 1.3-1.6 ms against gocron's 1.1-1.3; 0.56-1.17 ms with
+// the lead, for a wake-up and a cache round more per fire:
+// docs/benchmarks.md).
 type armLead struct {
 	mu      sync.Mutex
 	samples [preArmSamples]time.Duration
