@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/ejob-io/ejob/core/node"
@@ -215,12 +214,11 @@ func (j *Job) misfiredInCache() []int {
 	names, _ := j.cache.Children(j.s.p.Sharding())
 	var out []int
 	for _, i := range itemNumbers(names) {
-		n := strconv.Itoa(i)
-		if v, _, ok := j.cache.Get(j.s.p.Full(node.ShardingNode + "/" + n + "/" + node.ItemInstance)); !ok || string(v) != j.id {
+		if v, _, ok := j.cache.Peek(j.itemPath(i, node.ItemInstance)); !ok || string(v) != j.id {
 			continue
 		}
-		_, _, mis := j.cache.Get(j.s.p.Full(node.ShardingNode + "/" + n + "/" + node.ItemMisfire))
-		_, _, run := j.cache.Get(j.s.p.Full(node.ShardingNode + "/" + n + "/" + node.ItemRunning))
+		_, _, mis := j.cache.Peek(j.itemPath(i, node.ItemMisfire))
+		_, _, run := j.cache.Peek(j.itemPath(i, node.ItemRunning))
 		if mis && !run {
 			out = append(out, i)
 		}
