@@ -557,22 +557,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		case <-s.wake:
 		case j := <-s.done:
 			s.finished(ctx, j)
-			s.drainDone(ctx)
 		case <-timer.C():
-		}
-	}
-}
-
-// drainDone takes the other executions that returned meanwhile, so that a
-// burst of returns (many jobs fired at one time) costs one pass of the
-// loop (commands, due fires, its timer) rather than one each.
-func (s *Scheduler) drainDone(ctx context.Context) {
-	for {
-		select {
-		case j := <-s.done:
-			s.finished(ctx, j)
-		default:
-			return
 		}
 	}
 }
