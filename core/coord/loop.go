@@ -67,20 +67,18 @@ func (j *Job) onTreeEvent(ev reg.TreeEvent) {
 // running node (sharding/{item}/running: each trigger creates and deletes
 // its items', this instance's own among them) and reports true; false for
 // any other event, which goes to the job's queue. handleEvent ignores
-// running nodes: such an event matters only to the pump, and only a
-// deletion can give it work (an execution's end may let a claimed item, a
-// queued failover item or a pending misfire run; a creation only holds
-// them back, and whatever the pump already had keeps it ticking). So a
-// deletion arms the pump when pumpWanted finds something to do, without
-// waking the job's queue for it and ticking the pump after every trigger.
-// Whatever else gives the pump work is a tree event or a wakePump of its
-// own. Until the startup is done (the queue holds events until then),
-// every event goes through the queue.
+// running nodes: such an event matters only to the pump (an execution's
+// end may let a claimed item or a pending misfire run), so it arms the
+// pump when pumpWanted finds something to do, without waking the job's
+// queue for it and ticking the pump after every trigger. Whatever later
+// gives the pump work is a tree event or a wakePump of its own. Until the
+// startup is done (the queue holds events until then), every event goes
+// through the queue.
 func (j *Job) runningNodeEvent(ev reg.TreeEvent) bool {
 	if !j.life.up.Load() || !j.s.p.IsRunning(ev.Path) {
 		return false
 	}
-	if ev.Type == reg.NodeDeleted && j.pumpWanted() {
+	if j.pumpWanted() {
 		j.armPump()
 	}
 	if j.onEv != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/ejob-io/ejob/core/node"
@@ -214,11 +215,12 @@ func (j *Job) misfiredInCache() []int {
 	names, _ := j.cache.Children(j.s.p.Sharding())
 	var out []int
 	for _, i := range itemNumbers(names) {
-		if v, _, ok := j.cache.Peek(j.itemPath(i, node.ItemInstance)); !ok || string(v) != j.id {
+		n := strconv.Itoa(i)
+		if v, _, ok := j.cache.Get(j.s.p.Full(node.ShardingNode + "/" + n + "/" + node.ItemInstance)); !ok || string(v) != j.id {
 			continue
 		}
-		_, _, mis := j.cache.Peek(j.itemPath(i, node.ItemMisfire))
-		_, _, run := j.cache.Peek(j.itemPath(i, node.ItemRunning))
+		_, _, mis := j.cache.Get(j.s.p.Full(node.ShardingNode + "/" + n + "/" + node.ItemMisfire))
+		_, _, run := j.cache.Get(j.s.p.Full(node.ShardingNode + "/" + n + "/" + node.ItemRunning))
 		if mis && !run {
 			out = append(out, i)
 		}

@@ -120,8 +120,8 @@ func (j *Job) pump(ctx context.Context) error {
 // this instance.
 func (j *Job) claimedInCache() bool {
 	names, _ := j.cache.Children(j.s.p.Sharding())
-	for _, i := range itemNumbers(names) {
-		if v, _, ok := j.cache.Peek(j.itemPath(i, node.ItemFailover)); ok && string(v) == j.id {
+	for _, n := range names {
+		if v, _, ok := j.cache.Get(j.s.p.Full(node.ShardingNode + "/" + n + "/" + node.ItemFailover)); ok && string(v) == j.id {
 			return true
 		}
 	}
