@@ -63,30 +63,6 @@ func (j *Job) onTreeEvent(ev reg.TreeEvent) {
 	j.armPump()
 }
 
-// runningNodeEvent handles, on the tree cache's goroutine, an event of a
-// running node (sharding/{item}/running: each trigger creates and deletes
-// its items', this instance's own among them) and reports true; false for
-// any other event, which goes to the job's queue. handleEvent ignores
-// running nodes: such an event matters only to the pump (an execution's
-// end may let a claimed item or a pending misfire run), so it arms the
-// pump when pumpWanted finds something to do, without waking the job's
-// queue for it and ticking the pump after every trigger. Whatever later
-// gives the pump work is a tree event or a wakePump of its own. Until the
-// startup is done (the queue holds events until then), every event goes
-// through the queue.
-func (j *Job) runningNodeEvent(ev reg.TreeEvent) bool {
-	if !j.life.up.Load() || !j.s.p.IsRunning(ev.Path) {
-		return false
-	}
-	if j.pumpWanted() {
-		j.armPump()
-	}
-	if j.onEv != nil {
-		j.onEv(ev.Path)
-	}
-	return true
-}
-
 // askReRegister queues a re-registration unless one is queued already.
 func (j *Job) askReRegister() {
 	if j.loop.reRegPending.CompareAndSwap(false, true) {

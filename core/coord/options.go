@@ -62,8 +62,7 @@ type Options struct {
 	Hooks Hooks
 
 	// OnEvent, if set, observes every tree event after the job handled it
-	// (on the job's queue; a running node's on the tree cache's goroutine,
-	// see runningNodeEvent; tests use it as a barrier, hosts for metrics).
+	// (on the job's queue; tests use it as a barrier, hosts for metrics).
 	OnEvent func(path string)
 	// OnFailover, if set, is told of each crashed instance's item this
 	// instance claimed to run (metrics).
