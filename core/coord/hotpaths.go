@@ -42,6 +42,7 @@ const maxHotItems = 64
 // of the allocations of a no-op execution (BenchmarkFire100Jobs).
 type hotPaths struct {
 	flags     string // leader/sharding, the parent of the resharding flags
+	sharding  string // sharding, the parent of the items
 	instances string // instances
 	instance  string // instances/{this instance}
 	server    string // servers/{this server's IP}
@@ -58,6 +59,7 @@ func (j *Job) warmPaths(total int) {
 	}
 	h := &hotPaths{
 		flags:     reg.Parent(j.s.p.ShardingNecessary()),
+		sharding:  j.s.p.Sharding(),
 		instances: j.s.p.Instances(),
 		instance:  j.s.p.Instance(j.id),
 		server:    j.s.p.Server(j.ip),
@@ -89,6 +91,14 @@ func (j *Job) flagsPath() string {
 		return h.flags
 	}
 	return reg.Parent(j.s.p.ShardingNecessary())
+}
+
+// shardingPath is sharding, the parent of the items.
+func (j *Job) shardingPath() string {
+	if h := j.hot.Load(); h != nil {
+		return h.sharding
+	}
+	return j.s.p.Sharding()
 }
 
 // instancesPath is instances.

@@ -126,9 +126,10 @@ func (j *Job) Start(ctx context.Context) error {
 	// until it is done. The view calls fn on the cache's goroutine, one
 	// call at a time.
 	j.cache = l.ns.track(j.s.p.Root(), func(ev reg.TreeEvent) {
-		if ev.Type != reg.TreeInitialized {
-			j.post(func() { j.onTreeEvent(ev) })
+		if ev.Type == reg.TreeInitialized || j.runningNodeEvent(ev) {
+			return
 		}
+		j.post(func() { j.onTreeEvent(ev) })
 	}, reg.WithTreeLogger(j.log), reg.WithLeaves(j.s.p.IsItemLeaf), reg.WithoutInitialEvents())
 	j.liveCache.Store(j.cache)
 	stopAF := context.AfterFunc(ctx, func() { j.finish(true, nil) })

@@ -210,20 +210,34 @@ func (j *Job) handOverCatchUp(ctx context.Context, own []int) error {
 }
 
 // misfiredInCache: the tree cache shows this instance's own items
-// (sharding/i/instance = me) with a misfire flag and no running node.
+// (sharding/i/instance = me) with a misfire flag and no running node. The
+// pump asks it a failoverTick after every trigger (pumpFired), so it reads
+// without copying or building paths.
 func (j *Job) misfiredInCache() []int {
-	names, _ := j.cache.Children(j.s.p.Sharding())
+	var buf [8]int
 	var out []int
-	for _, i := range itemNumbers(names) {
-		n := strconv.Itoa(i)
-		if v, _, ok := j.cache.Get(j.s.p.Full(node.ShardingNode + "/" + n + "/" + node.ItemInstance)); !ok || string(v) != j.id {
+	for _, i := range j.cachedItems(buf[:0]) {
+		if v, _, ok := j.cache.Peek(j.itemPath(i, node.ItemInstance)); !ok || string(v) != j.id {
 			continue
 		}
-		_, _, mis := j.cache.Get(j.s.p.Full(node.ShardingNode + "/" + n + "/" + node.ItemMisfire))
-		_, _, run := j.cache.Get(j.s.p.Full(node.ShardingNode + "/" + n + "/" + node.ItemRunning))
+		_, _, mis := j.cache.Peek(j.itemPath(i, node.ItemMisfire))
+		_, _, run := j.cache.Peek(j.itemPath(i, node.ItemRunning))
 		if mis && !run {
 			out = append(out, i)
 		}
 	}
 	return out
+}
+
+// cachedItems appends to dst the items the tree cache shows under sharding
+// (the numbers of its children), ascending.
+func (j *Job) cachedItems(dst []int) []int {
+	j.cache.EachChild(j.shardingPath(), func(name string) bool {
+		if i, err := strconv.Atoi(name); err == nil && i >= 0 {
+			dst = append(dst, i)
+		}
+		return true
+	})
+	slices.Sort(dst)
+	return dst
 }

@@ -119,9 +119,9 @@ func (j *Job) pump(ctx context.Context) error {
 // claimedInCache: the tree cache shows an item whose failover node names
 // this instance.
 func (j *Job) claimedInCache() bool {
-	names, _ := j.cache.Children(j.s.p.Sharding())
-	for _, n := range names {
-		if v, _, ok := j.cache.Get(j.s.p.Full(node.ShardingNode + "/" + n + "/" + node.ItemFailover)); ok && string(v) == j.id {
+	var buf [8]int
+	for _, i := range j.cachedItems(buf[:0]) {
+		if v, _, ok := j.cache.Peek(j.itemPath(i, node.ItemFailover)); ok && string(v) == j.id {
 			return true
 		}
 	}

@@ -377,5 +377,8 @@ func TestItemNodeAndLeaves(t *testing.T) {
 		if got := j.IsItemLeaf(path); got != want {
 			t.Errorf("IsItemLeaf(%q) = %v, want %v", path, got, want)
 		}
+		if got, want := j.IsRunning(path), want && strings.HasSuffix(path, "/running"); got != want {
+			t.Errorf("IsRunning(%q) = %v, want %v", path, got, want)
+		}
 	}
 }

@@ -113,23 +113,33 @@ func (j Job) ItemNode(item int, child string) string {
 // running nodes come and go at every trigger). It does not allocate: the
 // cache asks it of every node it loads.
 func (j Job) IsItemLeaf(path string) bool {
-	rel, ok := j.Rel(path)
-	if !ok {
-		return false
-	}
-	rest, ok := strings.CutPrefix(rel, ShardingNode+"/")
-	if !ok {
-		return false
-	}
-	item, child, ok := strings.Cut(rest, "/")
-	if !ok || item == "" || strings.Contains(child, "/") {
-		return false
-	}
-	switch child {
+	switch j.itemChild(path) {
 	case ItemInstance, ItemRunning, ItemFailover, ItemFailovering, ItemMisfire, ItemDisabled:
 		return true
 	}
 	return false
+}
+
+// IsRunning reports whether path is sharding/{item}/running of this job,
+// without allocating.
+func (j Job) IsRunning(path string) bool { return j.itemChild(path) == ItemRunning }
+
+// itemChild returns {child} when path is sharding/{item}/{child} of this
+// job, else "".
+func (j Job) itemChild(path string) string {
+	rel, ok := j.Rel(path)
+	if !ok {
+		return ""
+	}
+	rest, ok := strings.CutPrefix(rel, ShardingNode+"/")
+	if !ok {
+		return ""
+	}
+	item, child, ok := strings.Cut(rest, "/")
+	if !ok || item == "" || strings.Contains(child, "/") {
+		return ""
+	}
+	return child
 }
 
 // ShardingInstance is "/{job}/sharding/{item}/instance": the owner's id.
