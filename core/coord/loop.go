@@ -26,14 +26,13 @@ type jobLoop struct {
 	// coalesce, as upstream's reconnect listener).
 	reRegPending atomic.Bool
 
-	// The pump's timer runs only while there may be something for the
-	// pump to do: a tick after any tree event or wake-up, and then again
-	// for as long as pumpWanted says so. An idle job has no pump timer
-	// pending. armPump may be called from any goroutine.
+	// The pump ticks only while there may be something for it to do: a
+	// tick after any tree event or wake-up, and then again for as long as
+	// pumpWanted says so. The ticks run on the namespace's pumpClock; an
+	// idle job has none armed. armPump may be called from any goroutine.
 	pumpMu    sync.Mutex
-	pumpArmed bool // the timer is pending, or its tick is queued
+	pumpArmed bool // a tick is armed on the clock, or queued
 	pumpOff   bool // the job has stopped
-	pump      *time.Timer
 }
 
 // post queues fn on the job's queue; it runs unless the job stops first.
@@ -111,7 +110,8 @@ func (j *Job) reRegisterTick() {
 	j.armPump()
 }
 
-// armPump arms the pump's timer unless it is armed (or its tick queued).
+// armPump arms the pump's tick a failoverTick from now unless one is
+// armed (or queued).
 func (j *Job) armPump() {
 	l := &j.loop
 	l.pumpMu.Lock()
@@ -120,21 +120,18 @@ func (j *Job) armPump() {
 		return
 	}
 	l.pumpArmed = true
-	if l.pump == nil {
-		l.pump = time.AfterFunc(j.failoverTick(), j.pumpFired)
-	} else {
-		l.pump.Reset(j.failoverTick())
-	}
+	j.life.ns.pumps.after(j, j.failoverTick())
 }
 
-// pumpFired is the pump timer's func, on the timer's goroutine. The tick
+// pumpFired is the pump's tick, on the namespace's pumpClock. The tick
 // goes to the job's queue (pumpTick) only when the pump has something to
 // do: pumpWanted reads every case pump acts on, and the misfire sighting
 // pump clears. Otherwise pump would do nothing, so the queue is not woken
-// and the job keeps no timer (most ticks: the one after each trigger's
-// running-node events). Anything that gives the pump work after the
-// second check below arms it anew (a tree event, or wakePump after the
-// state change it reports); what came before is seen by that check.
+// (most ticks: the one after each trigger's running-node events).
+// Anything that gives the pump work after the second check below arms it
+// anew (a tree event, or wakePump after the state change it reports);
+// what came before is seen by that check. A stopped job's tick posts
+// nothing (its queue is closed).
 func (j *Job) pumpFired() {
 	if j.pumpDue() {
 		j.post(j.pumpTick)
@@ -143,7 +140,6 @@ func (j *Job) pumpFired() {
 	l := &j.loop
 	l.pumpMu.Lock()
 	l.pumpArmed = false
-	l.pump = nil // an idle job keeps no timer (~0.13 KB a job otherwise)
 	l.pumpMu.Unlock()
 	if j.pumpDue() {
 		j.armPump()
@@ -163,15 +159,7 @@ func (j *Job) pumpTick() {
 	}
 	if j.pumpWanted() {
 		j.armPump()
-		return
 	}
-	// Nothing left for the pump: an idle job keeps no timer (the next
-	// armPump makes one; ~0.13 KB an idle job otherwise).
-	j.loop.pumpMu.Lock()
-	if !j.loop.pumpArmed {
-		j.loop.pump = nil
-	}
-	j.loop.pumpMu.Unlock()
 }
 
 // armReconcile arms the next reconcile tick.
@@ -201,10 +189,7 @@ func (j *Job) reconcileTick() {
 func (j *Job) stopLoop() {
 	j.loop.q.close()
 	j.loop.pumpMu.Lock()
-	j.loop.pumpOff = true
-	if j.loop.pump != nil {
-		j.loop.pump.Stop()
-	}
+	j.loop.pumpOff = true // an armed tick finds the queue closed
 	j.loop.pumpMu.Unlock()
 	for _, t := range []*time.Timer{j.loop.recon, j.loop.retry} {
 		if t != nil {

@@ -33,6 +33,8 @@ type Namespace struct {
 	// job's, registerNew; a restarted one's server and instance nodes,
 	// registerNodes) into a few Multis.
 	writes *reg.BatchWriter
+	// pumps runs the jobs' failover and misfire pump ticks.
+	pumps pumpClock
 
 	mu      sync.Mutex
 	last    reg.ConnEvent // the current state, as WatchConnection's first event (State 0: none yet)

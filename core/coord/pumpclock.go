@@ -1,0 +1,97 @@
+package coord
+
+import (
+	"container/heap"
+	"sync"
+	"time"
+)
+
+// pumpSlack is how late pumpClock may run a tick so that ticks due close
+// together run on one timer wake-up. The pump's tick is a failoverTick
+// (500 ms by default) after an event; a couple of milliseconds later
+// changes nothing it decides (its sightings and re-triggers wait at least
+// a tick, never at most), and runtime timers are that late on a busy
+// machine anyway.
+const pumpSlack = 2 * time.Millisecond
+
+// pumpClock runs the pump ticks of the jobs of one Namespace from one
+// runtime timer (issue 16). Every trigger's running-node events arm its
+// job's pump a failoverTick later (runningNodeEvent); with a timer per
+// job, 100 jobs firing each second cost 100 timer goroutines a second,
+// each for a check (pumpFired) that nearly always finds nothing to do.
+// Jobs fire together, so their ticks fall due together: one wake-up runs
+// every tick due by then (and those due within pumpSlack). A job with no
+// tick armed has no entry here.
+type pumpClock struct {
+	mu    sync.Mutex
+	due   pumpHeap
+	timer *time.Timer
+	at    time.Time // when the timer fires; zero while it is not armed or firing
+}
+
+// pumpEntry is one job's armed tick.
+type pumpEntry struct {
+	at time.Time
+	j  *Job
+}
+
+// after arms j's tick d from now: pumpFired runs then, on the clock's
+// goroutine. The caller arms at most one tick per job at a time
+// (armPump's pumpArmed).
+func (c *pumpClock) after(j *Job, d time.Duration) {
+	at := time.Now().Add(d)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	heap.Push(&c.due, pumpEntry{at: at, j: j})
+	c.armLocked()
+}
+
+// armLocked arms the timer for the earliest tick (plus pumpSlack) unless
+// it is armed for that time or earlier already.
+func (c *pumpClock) armLocked() {
+	if len(c.due) == 0 {
+		return
+	}
+	at := c.due[0].at.Add(pumpSlack)
+	if !c.at.IsZero() && !at.Before(c.at) {
+		return
+	}
+	c.at = at
+	if c.timer == nil {
+		c.timer = time.AfterFunc(time.Until(at), c.fire)
+	} else {
+		c.timer.Reset(time.Until(at))
+	}
+}
+
+// fire runs the ticks due by now, in the order they fell due, then arms
+// the timer for the next one.
+func (c *pumpClock) fire() {
+	now := time.Now()
+	c.mu.Lock()
+	c.at = time.Time{}
+	var ready []*Job
+	for len(c.due) > 0 && !c.due[0].at.After(now) {
+		ready = append(ready, heap.Pop(&c.due).(pumpEntry).j)
+	}
+	c.armLocked()
+	c.mu.Unlock()
+	for _, j := range ready {
+		j.pumpFired()
+	}
+}
+
+// pumpHeap is a min-heap of ticks by due time (container/heap).
+type pumpHeap []pumpEntry
+
+func (h pumpHeap) Len() int           { return len(h) }
+func (h pumpHeap) Less(a, b int) bool { return h[a].at.Before(h[b].at) }
+func (h pumpHeap) Swap(a, b int)      { h[a], h[b] = h[b], h[a] }
+func (h *pumpHeap) Push(x any)        { *h = append(*h, x.(pumpEntry)) }
+func (h *pumpHeap) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	old[len(old)-1] = pumpEntry{} // drop the job's reference
+	*h = old[:len(old)-1]
+	return e
+}
