@@ -27,13 +27,10 @@ func (j *Job) checkReady() error {
 }
 
 // Config implements executor.Facade: the configuration from the tree
-// cache, else read directly. The result is the caller's copy.
+// cache, else read directly. The result is shared: callers must not
+// modify it.
 func (j *Job) Config(ctx context.Context) (*config.JobConfiguration, error) {
-	c, err := j.config(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return c.Clone(), nil
+	return j.config(ctx) // shared (see parseConfig): callers do not modify it
 }
 
 // CheckEnvironment implements executor.Facade (spec §12.8): registry time

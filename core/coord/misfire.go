@@ -217,12 +217,13 @@ func (j *Job) misfiredInCache() []int {
 	var buf [8]int
 	var out []int
 	for _, i := range j.cachedItems(buf[:0]) {
+		if _, _, mis := j.cache.Peek(j.itemPath(i, node.ItemMisfire)); !mis {
+			continue // the usual answer, so asked first
+		}
 		if v, _, ok := j.cache.Peek(j.itemPath(i, node.ItemInstance)); !ok || string(v) != j.id {
 			continue
 		}
-		_, _, mis := j.cache.Peek(j.itemPath(i, node.ItemMisfire))
-		_, _, run := j.cache.Peek(j.itemPath(i, node.ItemRunning))
-		if mis && !run {
+		if _, _, run := j.cache.Peek(j.itemPath(i, node.ItemRunning)); !run {
 			out = append(out, i)
 		}
 	}

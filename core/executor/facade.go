@@ -22,7 +22,8 @@ type ShardingContexts = instance.ShardingContexts
 // trigger of a job at a time per instance. Every method honours ctx, which
 // is cancelled when the instance's registry session is lost.
 type Facade interface {
-	// Config returns the job's current configuration.
+	// Config returns the job's current configuration, shared: the caller
+	// must not modify it (a change of the configuration replaces it).
 	Config(ctx context.Context) (*config.JobConfiguration, error)
 	// CheckEnvironment runs the maxTimeDiffSeconds check against registry
 	// time. The pipeline calls it only when maxTimeDiffSeconds >= 0. A non-nil error is reported to the error handler; the trigger

@@ -62,8 +62,8 @@ func (l SPIListener) AfterJobExecuted(ctx context.Context, sc ShardingContexts) 
 
 func (l SPIListener) request(ctx context.Context, sc ShardingContexts) spi.ListenerRequest {
 	var props map[string]string
-	if cfg := JobConfig(ctx); cfg != nil {
-		props = cfg.Props
+	if cfg := sharedJobConfig(ctx); cfg != nil {
+		props = maps.Clone(cfg.Props) // the listener may keep or modify them
 	}
 	return spi.ListenerRequest{JobName: sc.JobName, Props: props, Contexts: SPIContexts(sc)}
 }

@@ -20,11 +20,22 @@ type ItemRunner interface {
 
 type configKey struct{}
 
-// JobConfig returns the job configuration the current trigger loaded (it
-// is in the ctx the pipeline gives an ItemRunner), or nil outside one.
-// Item runners read props from it rather than from the registry, so a
-// trigger sees one configuration throughout (executors spec §3.2).
+// JobConfig returns a copy of the job configuration the current trigger
+// loaded (it is in the ctx the pipeline gives an ItemRunner), or nil
+// outside one. Item runners read props from it rather than from the
+// registry, so a trigger sees one configuration throughout (executors spec
+// §3.2). A copy: the trigger's own is shared with the coordinator (see
+// Facade.Config), and a runner may modify what it gets.
 func JobConfig(ctx context.Context) *config.JobConfiguration {
+	if cfg := sharedJobConfig(ctx); cfg != nil {
+		return cfg.Clone()
+	}
+	return nil
+}
+
+// sharedJobConfig is JobConfig without the copy, for the pipeline's own
+// readers, which never modify it.
+func sharedJobConfig(ctx context.Context) *config.JobConfiguration {
 	cfg, _ := ctx.Value(configKey{}).(*config.JobConfiguration)
 	return cfg
 }
@@ -70,7 +81,7 @@ var _ ItemRunner = Typed{}
 // RunItem implements ItemRunner.
 func (t Typed) RunItem(ctx context.Context, sc spi.ShardingContext) error {
 	var props map[string]string
-	if cfg := JobConfig(ctx); cfg != nil {
+	if cfg := sharedJobConfig(ctx); cfg != nil {
 		props = cfg.Props
 	}
 	if t.Sharding != nil && parseJavaBool(props[PropStreamingProcess]) {
@@ -157,7 +168,7 @@ func parseJavaBool(s string) bool { return strings.EqualFold(s, "true") }
 // RunItem implements ItemRunner.
 func (d Dataflow[T]) RunItem(ctx context.Context, sc spi.ShardingContext) error {
 	streaming := false
-	if cfg := JobConfig(ctx); cfg != nil {
+	if cfg := sharedJobConfig(ctx); cfg != nil {
 		streaming = parseJavaBool(cfg.Props[PropStreamingProcess])
 	}
 	data, err := d.Job.Fetch(ctx, sc)
