@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/ejob-io/ejob/core/executor"
 	"github.com/ejob-io/ejob/core/node"
 	"github.com/ejob-io/ejob/core/reg"
 )
@@ -39,6 +40,63 @@ func (j *Job) ExecuteMisfired(ctx context.Context, items []int) (bool, error) {
 		j.mis.Load().forget(without(items, mis))
 	}
 	return len(mis) > 0, err
+}
+
+// JoinCatchUp implements executor.CatchUpJoiner: the catch-up run that an
+// execution's misfire loop is about to start also runs this instance's own
+// items, besides sc's, whose misfire flag waits: set, and the item neither
+// running, disabled nor claimed for failover (those are served where they
+// run, or not at all). Without it they wait for the pump, which serves them
+// only once this instance is idle, and a chain of catch-up runs can keep
+// it busy for many periods: chaos V8, an instance that ran another
+// instance's item for failover caught that item up run after run (its
+// owner, itself busy, flagged every fire it skipped, and the failover run
+// serves those: protocol §11) while its own item, flagged by its own
+// skipped fires, waited 20 s. ExecuteMisfired answered yes (no claims
+// besides sc's items, no resharding pending), so the run starts now for
+// sc's items anyway: the joined items run right after the run in progress
+// too, as a catch-up, and never twice at once (RegisterBegin's
+// transaction). sc is returned unchanged when nothing joins, or when one
+// of sc's items runs elsewhere (RegisterBegin then reports it, as before).
+func (j *Job) JoinCatchUp(ctx context.Context, sc executor.ShardingContexts) (executor.ShardingContexts, error) {
+	cfg, err := j.config(ctx)
+	if err != nil || !cfg.Misfire {
+		return sc, err
+	}
+	own, err := j.localShardingItems(ctx)
+	if err != nil {
+		return sc, wrap("join catch-up", err)
+	}
+	waiting, err := j.itemsWith(ctx, without(own, sc.Items), "misfire")
+	if err != nil || len(waiting) == 0 {
+		return sc, wrap("join catch-up", err)
+	}
+	held, err := j.itemsWith(ctx, waiting, "disabled")
+	if err != nil {
+		return sc, wrap("join catch-up", err)
+	}
+	if cfg.Failover {
+		claimed, err := j.itemsWith(ctx, waiting, "failover")
+		if err != nil {
+			return sc, wrap("join catch-up", err)
+		}
+		held = append(held, claimed...)
+	}
+	if waiting = without(waiting, held); len(waiting) == 0 {
+		return sc, nil
+	}
+	items := slices.Sorted(slices.Values(append(slices.Clone(sc.Items), waiting...)))
+	out, running, err := j.contexts(ctx, j.treeCache(), items)
+	if err != nil {
+		return sc, wrap("join catch-up", err)
+	}
+	if len(out.Items) == len(sc.Items) || slices.ContainsFunc(sc.Items, func(i int) bool { return slices.Contains(running, i) }) {
+		return sc, nil
+	}
+	out.Failover = sc.Failover
+	j.log.Info("a catch-up run of an execution's items also runs this instance's own items whose missed fires wait",
+		"items", sc.Items, "joined", without(out.Items, sc.Items))
+	return out, nil
 }
 
 // ClearMisfire implements executor.Facade.

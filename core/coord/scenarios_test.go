@@ -39,6 +39,7 @@ func scenarios() map[string]func(*testing.T, *cluster) {
 		"ScheduleFireTakenByClaimKeepsOwnItems":  scenarioScheduleFireTakenByClaimKeepsOwnItems,
 		"CrashDuringFailoverItemClaimedOnce":     scenarioCrashDuringFailoverItemClaimedOnce,
 		"ClaimedItemRunsBeforeCatchUp":           scenarioClaimedItemRunsBeforeCatchUp,
+		"OwnCatchUpJoinsFailoverChain":           scenarioOwnCatchUpJoinsFailoverChain,
 	}
 }
 
