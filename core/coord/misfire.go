@@ -94,9 +94,25 @@ func (j *Job) JoinCatchUp(ctx context.Context, sc executor.ShardingContexts) (ex
 		return sc, nil
 	}
 	out.Failover = sc.Failover
+	j.misfire().setJoined(out.TaskID, without(out.Items, sc.Items))
 	j.log.Info("a catch-up run of an execution's items also runs this instance's own items whose missed fires wait",
 		"items", sc.Items, "joined", without(out.Items, sc.Items))
 	return out, nil
+}
+
+// restoreJoined sets again the flags of the own items JoinCatchUp added to
+// the catch-up run sc, whose running-node transaction failed on an item
+// running elsewhere (the owner of a failover item started it as the chain
+// paused): the misfire loop cleared their flags, and they did not run.
+func (j *Job) restoreJoined(ctx context.Context, sc executor.ShardingContexts) {
+	items := j.mis.Load().takeJoined(sc.TaskID)
+	if len(items) == 0 {
+		return
+	}
+	j.log.Info("a catch-up run did not begin; flagging again the own items it had joined", "items", items)
+	if err := j.setMisfire(ctx, items); err != nil {
+		j.log.Warn("cannot flag again the own items of a catch-up run that did not begin", "items", items, "error", err)
+	}
 }
 
 // ClearMisfire implements executor.Facade.

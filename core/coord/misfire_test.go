@@ -2,6 +2,7 @@ package coord_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strconv"
 	"sync"
@@ -627,4 +628,71 @@ func countOf(s []int, v int) int {
 		}
 	}
 	return n
+}
+
+// A catch-up run that joined own items (scenarioOwnCatchUpJoinsFailoverChain)
+// and then cannot begin, because the failover item's owner started that
+// item as the chain paused, leaves the joined items' flags set: the loop
+// had cleared them, and they did not run.
+func scenarioJoinedCatchUpKeepsFlagsWhenItDoesNotBegin(t *testing.T, cl *cluster) {
+	a, b := twoSharded(t, cl)
+	cl.persist(jp("sharding", "2", "failover"), b.id)
+	cl.persist(jp("sharding", "2", "failovering"), b.id)
+	cl.sync()
+	var (
+		mu   sync.Mutex
+		errs []error
+	)
+	persist := func(path, value string) {
+		if _, err := reg.Persist(context.Background(), cl.admin, path, []byte(value)); err != nil {
+			mu.Lock()
+			errs = append(errs, err)
+			mu.Unlock()
+		}
+	}
+	f := &ownerStartsInGap{Job: b.job, start: func() { persist(jp("sharding", "2", "running"), a.id) }}
+	exec, err := executor.New(testJob, executor.Options{
+		InstanceID: b.id, Facade: f, Logger: testLogger(t, "executor"),
+		Runner: executor.SimpleFunc(func(_ context.Context, sc spi.ShardingContext) error {
+			persist(jp("sharding", "2", "misfire"), "") // a's fire
+			persist(jp("sharding", "0", "misfire"), "") // b's own fire, skipped
+			return nil
+		}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = exec.Execute(ctxT(t), executor.NormalTrigger, oneFire{})
+	if !errors.Is(err, coord.ErrItemRunning) {
+		t.Fatalf("the catch-up run began (%v); want it to meet a's run of item 2", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if !f.joined {
+		t.Fatal("the catch-up run did not join item 0; the test shows nothing")
+	}
+	if _, ok := cl.get(jp("sharding", "0", "misfire")); !ok {
+		t.Error("the flag of item 0, joined to a catch-up run that did not begin, is lost")
+	}
+}
+
+// ownerStartsInGap is b's Facade where the owner of the failover item
+// starts it (start) just after the misfire loop cleared the flags of a
+// catch-up run that joined own items.
+type ownerStartsInGap struct {
+	*coord.Job
+	start  func()
+	joined bool
+}
+
+func (f *ownerStartsInGap) ClearMisfire(ctx context.Context, items []int) error {
+	err := f.Job.ClearMisfire(ctx, items)
+	if !f.joined && slices.Contains(items, 0) && slices.Contains(items, 2) {
+		f.joined = true
+		f.start()
+	}
+	return err
 }

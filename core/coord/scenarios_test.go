@@ -40,6 +40,7 @@ func scenarios() map[string]func(*testing.T, *cluster) {
 		"CrashDuringFailoverItemClaimedOnce":     scenarioCrashDuringFailoverItemClaimedOnce,
 		"ClaimedItemRunsBeforeCatchUp":           scenarioClaimedItemRunsBeforeCatchUp,
 		"OwnCatchUpJoinsFailoverChain":           scenarioOwnCatchUpJoinsFailoverChain,
+		"JoinedCatchUpKeepsFlagsWhenNoBegin":     scenarioJoinedCatchUpKeepsFlagsWhenItDoesNotBegin,
 	}
 }
 
