@@ -425,18 +425,11 @@ func scenarioScheduleFireTakenByClaimKeepsOwnItems(t *testing.T, cl *cluster) {
 	}()
 	var mu sync.Mutex
 	var ran []int
-	exec, err := executor.New(testJob, executor.Options{
-		InstanceID: b.id, Facade: b.job, Logger: testLogger(t, "executor"),
-		Runner: executor.SimpleFunc(func(_ context.Context, sc spi.ShardingContext) error {
-			mu.Lock()
-			defer mu.Unlock()
-			ran = append(ran, sc.ShardingItem)
-			return nil
-		}),
+	exec := itemExecutor(t, b.id, b.job, func(item int) {
+		mu.Lock()
+		defer mu.Unlock()
+		ran = append(ran, item)
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	// fire runs one trigger of b while its claim of item (queued for
 	// failover) has not run yet, and returns the items it ran.
 	fire := func(item int, schedule bool) []int {
@@ -557,10 +550,7 @@ func scenarioClaimedItemRunsBeforeCatchUp(t *testing.T, cl *cluster) {
 // flags item 2, and during the first b's fire flags b's own item 0. The
 // whole executor runs (core/executor).
 func scenarioOwnCatchUpJoinsFailoverChain(t *testing.T, cl *cluster) {
-	_, b := twoSharded(t, cl)
-	cl.persist(jp("sharding", "2", "failover"), b.id)
-	cl.persist(jp("sharding", "2", "failovering"), b.id)
-	cl.sync()
+	_, b := claimedByB(t, cl)
 	var (
 		mu    sync.Mutex
 		seq   []int // the items, in the order their runs started
@@ -572,27 +562,20 @@ func scenarioOwnCatchUpJoinsFailoverChain(t *testing.T, cl *cluster) {
 			}
 		}
 	)
-	exec, err := executor.New(testJob, executor.Options{
-		InstanceID: b.id, Facade: b.job, Logger: testLogger(t, "executor"),
-		Runner: executor.SimpleFunc(func(_ context.Context, sc spi.ShardingContext) error {
-			mu.Lock()
-			defer mu.Unlock()
-			seq = append(seq, sc.ShardingItem)
-			if sc.ShardingItem != 2 {
-				return nil
-			}
-			if runs2++; runs2 <= 3 {
-				flag(2) // a's fire, a busy elsewhere: the run here serves it
-			}
-			if runs2 == 1 {
-				flag(0) // b's own fire, skipped while it runs item 2
-			}
-			return nil
-		}),
+	exec := itemExecutor(t, b.id, b.job, func(item int) {
+		mu.Lock()
+		defer mu.Unlock()
+		seq = append(seq, item)
+		if item != 2 {
+			return
+		}
+		if runs2++; runs2 <= 3 {
+			flag(2) // a's fire, a busy elsewhere: the run here serves it
+		}
+		if runs2 == 1 {
+			flag(0) // b's own fire, skipped while it runs item 2
+		}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The claim's trigger: item 2, then its catch-ups.
 	if err := exec.Execute(ctxT(t), executor.NormalTrigger, oneFire{}); err != nil {
 		t.Fatal(err)
@@ -635,10 +618,7 @@ func countOf(s []int, v int) int {
 // item as the chain paused, leaves the joined items' flags set: the loop
 // had cleared them, and they did not run.
 func scenarioJoinedCatchUpKeepsFlagsWhenItDoesNotBegin(t *testing.T, cl *cluster) {
-	a, b := twoSharded(t, cl)
-	cl.persist(jp("sharding", "2", "failover"), b.id)
-	cl.persist(jp("sharding", "2", "failovering"), b.id)
-	cl.sync()
+	a, b := claimedByB(t, cl)
 	var (
 		mu   sync.Mutex
 		errs []error
@@ -651,18 +631,11 @@ func scenarioJoinedCatchUpKeepsFlagsWhenItDoesNotBegin(t *testing.T, cl *cluster
 		}
 	}
 	f := &ownerStartsInGap{Job: b.job, start: func() { persist(jp("sharding", "2", "running"), a.id) }}
-	exec, err := executor.New(testJob, executor.Options{
-		InstanceID: b.id, Facade: f, Logger: testLogger(t, "executor"),
-		Runner: executor.SimpleFunc(func(_ context.Context, sc spi.ShardingContext) error {
-			persist(jp("sharding", "2", "misfire"), "") // a's fire
-			persist(jp("sharding", "0", "misfire"), "") // b's own fire, skipped
-			return nil
-		}),
+	exec := itemExecutor(t, b.id, f, func(int) {
+		persist(jp("sharding", "2", "misfire"), "") // a's fire
+		persist(jp("sharding", "0", "misfire"), "") // b's own fire, skipped
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = exec.Execute(ctxT(t), executor.NormalTrigger, oneFire{})
+	err := exec.Execute(ctxT(t), executor.NormalTrigger, oneFire{})
 	if !errors.Is(err, coord.ErrItemRunning) {
 		t.Fatalf("the catch-up run began (%v); want it to meet a's run of item 2", err)
 	}
@@ -695,4 +668,32 @@ func (f *ownerStartsInGap) ClearMisfire(ctx context.Context, items []int) error 
 		f.start()
 	}
 	return err
+}
+
+// claimedByB is twoSharded with a's item 2 claimed by b for failover (as
+// after a cut-off run of a), its claim's trigger not run yet.
+func claimedByB(t *testing.T, cl *cluster) (a, b *instance) {
+	t.Helper()
+	a, b = twoSharded(t, cl)
+	cl.persist(jp("sharding", "2", "failover"), b.id)
+	cl.persist(jp("sharding", "2", "failovering"), b.id)
+	cl.sync()
+	return a, b
+}
+
+// itemExecutor is the whole executor of the test job on instance id with
+// facade f, whose items call run.
+func itemExecutor(t *testing.T, id string, f executor.Facade, run func(item int)) *executor.Executor {
+	t.Helper()
+	exec, err := executor.New(testJob, executor.Options{
+		InstanceID: id, Facade: f, Logger: testLogger(t, "executor"),
+		Runner: executor.SimpleFunc(func(_ context.Context, sc spi.ShardingContext) error {
+			run(sc.ShardingItem)
+			return nil
+		}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exec
 }
