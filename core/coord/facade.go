@@ -386,6 +386,7 @@ func (j *Job) RegisterBegin(ctx context.Context, sc executor.ShardingContexts) e
 		case errors.Is(err, recipe.ErrFenced):
 			return fmt.Errorf("register begin: %w (%w)", ErrSessionLost, err)
 		case errors.As(err, &me) && errors.Is(err, reg.ErrNodeExists):
+			j.restoreJoined(ctx, sc)
 			return fmt.Errorf("register begin: %w: %s", ErrItemRunning, me.Op.Path)
 		}
 		return wrap("register begin", err)

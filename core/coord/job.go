@@ -126,6 +126,7 @@ type Job struct {
 var (
 	_ executor.Facade               = (*Job)(nil)
 	_ executor.FailoverFireRecorder = (*Job)(nil)
+	_ executor.CatchUpJoiner        = (*Job)(nil)
 )
 
 // New checks opts and returns a Job; Start starts it.

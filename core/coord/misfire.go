@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/ejob-io/ejob/core/executor"
 	"github.com/ejob-io/ejob/core/node"
 	"github.com/ejob-io/ejob/core/reg"
 )
@@ -39,6 +40,79 @@ func (j *Job) ExecuteMisfired(ctx context.Context, items []int) (bool, error) {
 		j.mis.Load().forget(without(items, mis))
 	}
 	return len(mis) > 0, err
+}
+
+// JoinCatchUp implements executor.CatchUpJoiner: the catch-up run that an
+// execution's misfire loop is about to start also runs this instance's own
+// items, besides sc's, whose misfire flag waits: set, and the item neither
+// running, disabled nor claimed for failover (those are served where they
+// run, or not at all). Without it they wait for the pump, which serves them
+// only once this instance is idle, and a chain of catch-up runs can keep
+// it busy for many periods: chaos V8, an instance that ran another
+// instance's item for failover caught that item up run after run (its
+// owner, itself busy, flagged every fire it skipped, and the failover run
+// serves those: protocol §11) while its own item, flagged by its own
+// skipped fires, waited 20 s. ExecuteMisfired answered yes (no claims
+// besides sc's items, no resharding pending), so the run starts now for
+// sc's items anyway: the joined items run right after the run in progress
+// too, as a catch-up, and never twice at once (RegisterBegin's
+// transaction). sc is returned unchanged when nothing joins, or when one
+// of sc's items runs elsewhere (RegisterBegin then reports it, as before).
+func (j *Job) JoinCatchUp(ctx context.Context, sc executor.ShardingContexts) (executor.ShardingContexts, error) {
+	cfg, err := j.config(ctx)
+	if err != nil || !cfg.Misfire {
+		return sc, err
+	}
+	own, err := j.localShardingItems(ctx)
+	if err != nil {
+		return sc, wrap("join catch-up", err)
+	}
+	waiting, err := j.itemsWith(ctx, without(own, sc.Items), "misfire")
+	if err != nil || len(waiting) == 0 {
+		return sc, wrap("join catch-up", err)
+	}
+	held, err := j.itemsWith(ctx, waiting, "disabled")
+	if err != nil {
+		return sc, wrap("join catch-up", err)
+	}
+	if cfg.Failover {
+		claimed, err := j.itemsWith(ctx, waiting, "failover")
+		if err != nil {
+			return sc, wrap("join catch-up", err)
+		}
+		held = append(held, claimed...)
+	}
+	if waiting = without(waiting, held); len(waiting) == 0 {
+		return sc, nil
+	}
+	items := slices.Sorted(slices.Values(append(slices.Clone(sc.Items), waiting...)))
+	out, running, err := j.contexts(ctx, j.treeCache(), items)
+	if err != nil {
+		return sc, wrap("join catch-up", err)
+	}
+	if len(out.Items) == len(sc.Items) || slices.ContainsFunc(sc.Items, func(i int) bool { return slices.Contains(running, i) }) {
+		return sc, nil
+	}
+	out.Failover = sc.Failover
+	j.misfire().setJoined(out.TaskID, without(out.Items, sc.Items))
+	j.log.Info("a catch-up run of an execution's items also runs this instance's own items whose missed fires wait",
+		"items", sc.Items, "joined", without(out.Items, sc.Items))
+	return out, nil
+}
+
+// restoreJoined sets again the flags of the own items JoinCatchUp added to
+// the catch-up run sc, whose running-node transaction failed on an item
+// running elsewhere (the owner of a failover item started it as the chain
+// paused): the misfire loop cleared their flags, and they did not run.
+func (j *Job) restoreJoined(ctx context.Context, sc executor.ShardingContexts) {
+	items := j.mis.Load().takeJoined(sc.TaskID)
+	if len(items) == 0 {
+		return
+	}
+	j.log.Info("a catch-up run did not begin; flagging again the own items it had joined", "items", items)
+	if err := j.setMisfire(ctx, items); err != nil {
+		j.log.Warn("cannot flag again the own items of a catch-up run that did not begin", "items", items, "error", err)
+	}
 }
 
 // ClearMisfire implements executor.Facade.

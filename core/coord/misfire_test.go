@@ -2,6 +2,7 @@ package coord_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strconv"
 	"sync"
@@ -424,18 +425,11 @@ func scenarioScheduleFireTakenByClaimKeepsOwnItems(t *testing.T, cl *cluster) {
 	}()
 	var mu sync.Mutex
 	var ran []int
-	exec, err := executor.New(testJob, executor.Options{
-		InstanceID: b.id, Facade: b.job, Logger: testLogger(t, "executor"),
-		Runner: executor.SimpleFunc(func(_ context.Context, sc spi.ShardingContext) error {
-			mu.Lock()
-			defer mu.Unlock()
-			ran = append(ran, sc.ShardingItem)
-			return nil
-		}),
+	exec := itemExecutor(t, b.id, b.job, func(item int) {
+		mu.Lock()
+		defer mu.Unlock()
+		ran = append(ran, item)
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	// fire runs one trigger of b while its claim of item (queued for
 	// failover) has not run yet, and returns the items it ran.
 	fire := func(item int, schedule bool) []int {
@@ -543,4 +537,163 @@ func scenarioClaimedItemRunsBeforeCatchUp(t *testing.T, cl *cluster) {
 	if catchUp < 0 {
 		t.Errorf("b's runs %v: the catch-up of item 0 did not follow the claimed item", runs)
 	}
+}
+
+// An instance that runs another instance's item for failover catches that
+// item up after each run for the fires its owner missed meanwhile (the
+// owner flags them; protocol §11), and a long item that misses a fire in
+// every run keeps such a chain going. The instance's own items whose
+// missed fires wait run in the chain's first catch-up run, not after the
+// chain (chaos V8: h2's own item waited 20 s behind five back-to-back runs
+// of the item it had claimed, whose owner kept flagging it). Here b runs
+// a's item 2 for failover; during each of its first three runs a's fire
+// flags item 2, and during the first b's fire flags b's own item 0. The
+// whole executor runs (core/executor).
+func scenarioOwnCatchUpJoinsFailoverChain(t *testing.T, cl *cluster) {
+	_, b := claimedByB(t, cl)
+	var (
+		mu    sync.Mutex
+		seq   []int // the items, in the order their runs started
+		runs2 int
+		errs  []error
+		flag  = func(i int) {
+			if _, err := reg.Persist(context.Background(), cl.admin, jp("sharding", strconv.Itoa(i), "misfire"), nil); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	)
+	exec := itemExecutor(t, b.id, b.job, func(item int) {
+		mu.Lock()
+		defer mu.Unlock()
+		seq = append(seq, item)
+		if item != 2 {
+			return
+		}
+		if runs2++; runs2 <= 3 {
+			flag(2) // a's fire, a busy elsewhere: the run here serves it
+		}
+		if runs2 == 1 {
+			flag(0) // b's own fire, skipped while it runs item 2
+		}
+	})
+	// The claim's trigger: item 2, then its catch-ups.
+	if err := exec.Execute(ctxT(t), executor.NormalTrigger, oneFire{}); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if runs2 != 4 {
+		t.Fatalf("item 2 ran %d times in b's execution (%v); want 4 (its run and a catch-up of each of a's three fires)", runs2, seq)
+	}
+	first0 := slices.Index(seq, 0)
+	if first0 < 0 {
+		t.Fatalf("b's execution ran %v: its own item 0, flagged during the first run, waited behind every catch-up of item 2", seq)
+	}
+	// Before it: item 2's run, and the first catch-up's item 2 (the items
+	// of one run may start in any order).
+	if n := countOf(seq[:first0], 2); n > 2 {
+		t.Errorf("b's execution ran %v: item 0 ran after %d runs of item 2, not in the first catch-up run", seq, n)
+	}
+	if _, ok := cl.get(jp("sharding", "0", "misfire")); ok {
+		t.Error("the misfire flag of item 0 is left after its catch-up")
+	}
+}
+
+// countOf counts v in s.
+func countOf(s []int, v int) int {
+	n := 0
+	for _, x := range s {
+		if x == v {
+			n++
+		}
+	}
+	return n
+}
+
+// A catch-up run that joined own items (scenarioOwnCatchUpJoinsFailoverChain)
+// and then cannot begin, because the failover item's owner started that
+// item as the chain paused, leaves the joined items' flags set: the loop
+// had cleared them, and they did not run.
+func scenarioJoinedCatchUpKeepsFlagsWhenItDoesNotBegin(t *testing.T, cl *cluster) {
+	a, b := claimedByB(t, cl)
+	var (
+		mu   sync.Mutex
+		errs []error
+	)
+	persist := func(path, value string) {
+		if _, err := reg.Persist(context.Background(), cl.admin, path, []byte(value)); err != nil {
+			mu.Lock()
+			errs = append(errs, err)
+			mu.Unlock()
+		}
+	}
+	f := &ownerStartsInGap{Job: b.job, start: func() { persist(jp("sharding", "2", "running"), a.id) }}
+	exec := itemExecutor(t, b.id, f, func(int) {
+		persist(jp("sharding", "2", "misfire"), "") // a's fire
+		persist(jp("sharding", "0", "misfire"), "") // b's own fire, skipped
+	})
+	err := exec.Execute(ctxT(t), executor.NormalTrigger, oneFire{})
+	if !errors.Is(err, coord.ErrItemRunning) {
+		t.Fatalf("the catch-up run began (%v); want it to meet a's run of item 2", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if !f.joined {
+		t.Fatal("the catch-up run did not join item 0; the test shows nothing")
+	}
+	if _, ok := cl.get(jp("sharding", "0", "misfire")); !ok {
+		t.Error("the flag of item 0, joined to a catch-up run that did not begin, is lost")
+	}
+}
+
+// ownerStartsInGap is b's Facade where the owner of the failover item
+// starts it (start) just after the misfire loop cleared the flags of a
+// catch-up run that joined own items.
+type ownerStartsInGap struct {
+	*coord.Job
+	start  func()
+	joined bool
+}
+
+func (f *ownerStartsInGap) ClearMisfire(ctx context.Context, items []int) error {
+	err := f.Job.ClearMisfire(ctx, items)
+	if !f.joined && slices.Contains(items, 0) && slices.Contains(items, 2) {
+		f.joined = true
+		f.start()
+	}
+	return err
+}
+
+// claimedByB is twoSharded with a's item 2 claimed by b for failover (as
+// after a cut-off run of a), its claim's trigger not run yet.
+func claimedByB(t *testing.T, cl *cluster) (a, b *instance) {
+	t.Helper()
+	a, b = twoSharded(t, cl)
+	cl.persist(jp("sharding", "2", "failover"), b.id)
+	cl.persist(jp("sharding", "2", "failovering"), b.id)
+	cl.sync()
+	return a, b
+}
+
+// itemExecutor is the whole executor of the test job on instance id with
+// facade f, whose items call run.
+func itemExecutor(t *testing.T, id string, f executor.Facade, run func(item int)) *executor.Executor {
+	t.Helper()
+	exec, err := executor.New(testJob, executor.Options{
+		InstanceID: id, Facade: f, Logger: testLogger(t, "executor"),
+		Runner: executor.SimpleFunc(func(_ context.Context, sc spi.ShardingContext) error {
+			run(sc.ShardingItem)
+			return nil
+		}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exec
 }

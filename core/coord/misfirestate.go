@@ -29,6 +29,11 @@ type misfireState struct {
 	// seen cleared (see misfireCandidates).
 	set map[int]bool
 
+	// joined are the own items JoinCatchUp added to a catch-up run, and
+	// that run's task id (see restoreJoined).
+	joined       []int
+	joinedTaskID string
+
 	// catchUp are the items whose flags runPendingMisfires cleared for the
 	// run it triggered (see handOverCatchUp).
 	catchUpMu sync.Mutex
@@ -197,4 +202,28 @@ func (m *misfireState) catchUpMoved(items []int) []int {
 	m.catchUpMu.Lock()
 	defer m.catchUpMu.Unlock()
 	return without(m.catchUp, items)
+}
+
+// setJoined records the own items JoinCatchUp added to the catch-up run
+// with task id taskID.
+func (m *misfireState) setJoined(taskID string, items []int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.joined, m.joinedTaskID = items, taskID
+}
+
+// takeJoined returns the items recorded by setJoined for the run with task
+// id taskID (none for another run), and forgets them.
+func (m *misfireState) takeJoined(taskID string) []int {
+	if m == nil {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.joinedTaskID != taskID {
+		return nil
+	}
+	items := m.joined
+	m.joined, m.joinedTaskID = nil, ""
+	return items
 }

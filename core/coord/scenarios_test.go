@@ -39,6 +39,8 @@ func scenarios() map[string]func(*testing.T, *cluster) {
 		"ScheduleFireTakenByClaimKeepsOwnItems":  scenarioScheduleFireTakenByClaimKeepsOwnItems,
 		"CrashDuringFailoverItemClaimedOnce":     scenarioCrashDuringFailoverItemClaimedOnce,
 		"ClaimedItemRunsBeforeCatchUp":           scenarioClaimedItemRunsBeforeCatchUp,
+		"OwnCatchUpJoinsFailoverChain":           scenarioOwnCatchUpJoinsFailoverChain,
+		"JoinedCatchUpKeepsFlagsWhenNoBegin":     scenarioJoinedCatchUpKeepsFlagsWhenItDoesNotBegin,
 	}
 }
 

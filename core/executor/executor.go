@@ -384,7 +384,9 @@ func (r *run) recordMisfire(ctx context.Context) bool {
 // is on, no resharding is pending and one of the items has a misfire flag,
 // the flags are cleared and the items run again with source Misfire, so
 // fires missed while they ran collapse into one catch-up run right after.
-// Fires the trigger loop skipped and that were not yet recorded (one that
+// Each catch-up run also takes the instance's own items whose flags wait
+// outside the execution's items (CatchUpJoiner), which would otherwise
+// wait until a chain of catch-up runs ends. Fires the trigger loop skipped and that were not yet recorded (one that
 // came as a run ended, or whose recording failed) set the flags before each
 // check. Once the loop ends, the trigger loop is told to skip no more fires
 // of this trigger (a fire due before it returns starts right after), so no
@@ -412,6 +414,11 @@ func (r *run) catchUp(ctx context.Context, sc ShardingContexts, missed MissedFir
 		}
 		if !again {
 			return nil
+		}
+		if j, ok := f.(CatchUpJoiner); ok {
+			if sc, err = j.JoinCatchUp(ctx, sc); err != nil {
+				return fmt.Errorf("executor: job %q: join catch-up: %w", r.jobName, err)
+			}
 		}
 		if err := f.ClearMisfire(ctx, sc.Items); err != nil {
 			return fmt.Errorf("executor: job %q: clear misfire: %w", r.jobName, err)

@@ -80,3 +80,18 @@ type FailoverFireRecorder interface {
 	// running").
 	SetMisfireExcept(ctx context.Context, except []int) error
 }
+
+// CatchUpJoiner is implemented by a Facade whose instance may have flagged
+// items of its own that the execution's items do not include (an execution
+// of failover items, or of some of its items only). The misfire loop
+// serves only the execution's items, and the pump serves the others only
+// once the instance is idle, so a chain of catch-up runs (a long item
+// missing a fire in every run) would hold them back for as long as it
+// lasts (chaos V8). Before each catch-up run the loop asks JoinCatchUp.
+type CatchUpJoiner interface {
+	// JoinCatchUp returns sc with this instance's own items whose misfire
+	// flag waits (set, the item not running, disabled or claimed for
+	// failover) added, or sc itself when there are none: the catch-up run
+	// serves both at once.
+	JoinCatchUp(ctx context.Context, sc ShardingContexts) (ShardingContexts, error)
+}

@@ -225,16 +225,19 @@ func (s *suite) serveBy(job string, p time.Duration, jr jobRuns, i int, f time.T
 	ok := false
 	switch {
 	case busy != nil:
-		// A misfire: one catch-up run right after the running one.
-		d = s.catchUp(job, p, d, busy.end, catchUpMargin, "the catch-up after the run in progress at the fire")
-		d = s.claimsFirst(job, jr, busy.hostPID, i, busy.end, d)
+		// A misfire: one catch-up run right after the execution of the
+		// running one (its other items may run longer: a catch-up run
+		// joins the instance's own waiting items to a failover item's).
+		end := executionEnd(jr.byHost[s.hostOf(busy.hostPID)], busy)
+		d = s.catchUp(job, p, d, end, catchUpMargin, "the catch-up after the run in progress at the fire")
+		d = s.claimsFirst(job, p, jr, busy.hostPID, i, end, d)
 		d.hosts = append(d.hosts, s.hostOf(busy.hostPID))
 	case owner != "":
 		// The owner busy with other items (failover items): its own
 		// items' catch-up follows that execution.
 		if end, ok = busyUntil(jr.byHost[owner], f); ok {
 			d = s.catchUp(job, p, d, end, pumpMargin, "the catch-up after the owner's execution in progress at the fire")
-			d = s.claimsFirst(job, jr, pidOf(s.timeline.ownerAt(job, i, f)), i, end, d)
+			d = s.claimsFirst(job, p, jr, pidOf(s.timeline.ownerAt(job, i, f)), i, end, d)
 		}
 	}
 	if busy == nil && !ok {
@@ -243,7 +246,7 @@ func (s *suite) serveBy(job string, p time.Duration, jr jobRuns, i int, f time.T
 		var pid int
 		if end, pid, ok = s.failoverExecution(job, jr, i, f, d.by); ok {
 			d = s.catchUp(job, p, d, end, pumpMargin, "the catch-up after the failover execution the fire ran on an owner")
-			d = s.claimsFirst(job, jr, pid, i, end, d)
+			d = s.claimsFirst(job, p, jr, pid, i, end, d)
 		}
 	}
 	if cut != nil && busy == nil && !slices.Contains(d.hosts, s.hostOf(cut.hostPID)) {
@@ -313,10 +316,11 @@ func (s *suite) claimedExecution(job string, jr jobRuns, pid, i int, from, to ti
 // execution ends runs them before that execution's catch-up (the flags
 // stay, and the pump serves them right after: docs/guarantees.md). When
 // the instance with pid started such an execution between end (its
-// execution's end) and the due time d, the catch-up is due after it.
-func (s *suite) claimsFirst(job string, jr jobRuns, pid, i int, end time.Time, d due) due {
+// execution's end) and the due time d, the catch-up is due after it, or
+// after the resharding pending when it ends (catchUp).
+func (s *suite) claimsFirst(job string, p time.Duration, jr jobRuns, pid, i int, end time.Time, d due) due {
 	if e, ok := s.claimedExecution(job, jr, pid, i, end, d.by); ok {
-		d.by, d.rule = maxTime(d.by, e.Add(pumpMargin)), d.rule+" (after its claimed failover items)"
+		return s.catchUp(job, p, d, e, pumpMargin, d.rule+" (after its claimed failover items)")
 	}
 	return d
 }
@@ -357,6 +361,23 @@ func busyUntil(hostRuns []*run, f time.Time) (time.Time, bool) {
 		}
 	}
 	return end, true
+}
+
+// sameExecution bounds how far apart the runs of one execution's items
+// start (they start together; the shortest item runs 0.3 s).
+const sameExecution = 50 * time.Millisecond
+
+// executionEnd is the end of the execution r belongs to: the last end
+// among the runs of r's host process (hostRuns, in start order) that
+// started with it.
+func executionEnd(hostRuns []*run, r *run) time.Time {
+	end := r.end
+	for _, o := range startedBetween(hostRuns, r.start.Add(-sameExecution), r.start.Add(sameExecution)) {
+		if o.hostPID == r.hostPID && o.end.After(end) {
+			end = o.end
+		}
+	}
+	return end
 }
 
 // hostOf is the name of the host whose incarnation had pid ("" if none).
