@@ -386,12 +386,13 @@ func (r *run) recordMisfire(ctx context.Context) bool {
 // fires missed while they ran collapse into one catch-up run right after.
 // Each catch-up run also takes the instance's own items whose flags wait
 // outside the execution's items (CatchUpJoiner), which would otherwise
-// wait until a chain of catch-up runs ends. Fires the trigger loop skipped and that were not yet recorded (one that
-// came as a run ended, or whose recording failed) set the flags before each
-// check. Once the loop ends, the trigger loop is told to skip no more fires
-// of this trigger (a fire due before it returns starts right after), so no
-// fire is left waiting for the next one; with misfire off the fires it
-// skips stay misfires (recorded, never re-run).
+// wait until a chain of catch-up runs ends. Fires the trigger loop
+// skipped and that were not yet recorded (one that came as a run ended, or
+// whose recording failed) set the flags before each check. Once the loop
+// ends, the trigger loop is told to skip no more fires of this trigger (a
+// fire due before it returns starts right after), so no fire is left
+// waiting for the next one; with misfire off the fires it skips stay
+// misfires (recorded, never re-run).
 func (r *run) catchUp(ctx context.Context, sc ShardingContexts, missed MissedFires, unrecorded bool) error {
 	f := r.opts.Facade
 	final := false

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -776,8 +777,11 @@ func TestShardingContextPerItem(t *testing.T) {
 	var got []spi.ShardingContext
 	h.opts.Runner = executor.SimpleFunc(func(ctx context.Context, sc spi.ShardingContext) error {
 		got = append(got, sc)
-		if executor.JobConfig(ctx) != h.f.cfg {
-			t.Error("JobConfig(ctx) is not the trigger's config")
+		// A copy of the trigger's config: the runner may modify it.
+		if cfg := executor.JobConfig(ctx); cfg == h.f.cfg || !reflect.DeepEqual(cfg, h.f.cfg) {
+			t.Error("JobConfig(ctx) is not a copy of the trigger's config")
+		} else if cfg.Props["k"] = "changed"; h.f.cfg.Props["k"] == "changed" {
+			t.Error("JobConfig(ctx) shares its props with the trigger's config")
 		}
 		return nil
 	})
