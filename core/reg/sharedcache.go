@@ -124,6 +124,9 @@ type SharedCache struct {
 	// the next views marked (a map per execution's changes was a tenth
 	// of the bytes an execution allocated on the embedded registry).
 	freeDirty []map[string]uint8
+	// freeOut are emptied event buffers of views a round has delivered,
+	// for the next views with events (v.out).
+	freeOut [][]TreeEvent
 }
 
 // SharedCache states and modes.

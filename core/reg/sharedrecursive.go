@@ -19,16 +19,25 @@ const maxRoundOps = 8192
 // snode is a cached node: kept small (issue 16: 10,000 idle jobs of ~13
 // nodes in ≤ 100 MiB), no map per node.
 type snode struct {
-	// name is the last path element: a handle, so the names that repeat
-	// across jobs ("config", "leader", instance ids) are one copy.
-	name unique.Handle[string]
 	data []byte
 	stat nstat
-	kids []*snode // sorted by name
+	kids []skid // sorted by name
+}
+
+// skid is a child of an snode, with its name: the last path element, a
+// handle, so the names that repeat across jobs ("config", "leader",
+// instance ids) are one copy. The names sit in the parent's array rather
+// than in the children: a lookup's binary search reads them from one or
+// two cache lines and touches only the child it finds (a trigger looks up
+// about thirty nodes of its job, cold in the cache a second after the last
+// trigger; with the names in the children each comparison was a miss).
+type skid struct {
+	name unique.Handle[string]
+	n    *snode
 }
 
 // nstat is a Stat without DataLength (len(data)): 64 bytes, so that an
-// snode takes 128 (a size class) rather than 144.
+// snode takes 112 bytes (a size class) rather than 128.
 type nstat struct {
 	czxid, mzxid, pzxid, ctime, mtime, owner int64
 	version, cversion, aversion, children    int32
@@ -252,7 +261,7 @@ func (s *SharedCache) resync(v *CacheView) {
 func walk(path string, n *snode, f func(string, *snode)) {
 	f(path, n)
 	for _, k := range n.kids {
-		walk(childPath(path, k.name.Value()), k, f)
+		walk(childPath(path, k.name.Value()), k.n, f)
 	}
 }
 
@@ -275,10 +284,19 @@ func (s *SharedCache) mark(v *CacheView, path string, flags uint8) {
 
 // Bounds of the dirty maps kept for reuse (freeDirty): how many, and how
 // many paths a kept map held (a small map's one group; a larger one keeps
-// its larger table when cleared).
+// its larger table when cleared). Jobs firing together dirty their views
+// in the same round (100 jobs every second: 100 maps a round), so the
+// pool holds enough for such a burst; it holds nothing more while fewer
+// views change.
 const (
-	maxFreeDirty     = 16
+	maxFreeDirty     = 128
 	maxFreeDirtySize = 8
+)
+
+// Bounds of the event buffers kept for reuse (freeOut), as freeDirty's.
+const (
+	maxFreeOut     = 128
+	maxFreeOutSize = 8
 )
 
 // dropDirty takes v's dirty map, keeping it for reuse when small.
@@ -393,9 +411,11 @@ func (v *CacheView) loaded() bool {
 }
 
 // deliver passes v's pending events to its fn unless v is closed.
+// Run's goroutine calls it, after the round's apply.
 func (v *CacheView) deliver() {
 	out := v.out
 	v.out = nil
+	defer v.s.recycleOut(out)
 	if len(out) == 0 || v.fn == nil {
 		return
 	}
@@ -409,8 +429,25 @@ func (v *CacheView) deliver() {
 	}
 }
 
+// recycleOut keeps a delivered event buffer for the next view's events
+// (Run's goroutine only, as emit).
+func (s *SharedCache) recycleOut(out []TreeEvent) {
+	if cap(out) == 0 || cap(out) > maxFreeOutSize || len(s.freeOut) >= maxFreeOut {
+		return
+	}
+	clear(out) // what the events point to
+	s.freeOut = append(s.freeOut, out[:0])
+}
+
 func (v *CacheView) emit(typ TreeEventType, path string, n *snode) {
 	if v.initialized && v.fn != nil {
+		if v.out == nil {
+			if k := len(v.s.freeOut); k > 0 {
+				v.out = v.s.freeOut[k-1]
+				v.s.freeOut[k-1] = nil
+				v.s.freeOut = v.s.freeOut[:k-1]
+			}
+		}
 		v.out = append(v.out, TreeEvent{Type: typ, Path: path, Data: n.data, Stat: n.Stat()})
 	}
 }
@@ -438,12 +475,13 @@ func (s *SharedCache) apply(v *CacheView, path string, get, kids *ReadResult) {
 				return // its parent's appearance lists it
 			}
 		}
-		n = &snode{name: unique.Make(Base(path)), data: get.Data, stat: packStat(get.Stat)}
+		n = &snode{data: get.Data, stat: packStat(get.Stat)}
 		if parent == nil {
 			v.node = n
 		} else {
-			i, _ := slices.BinarySearchFunc(parent.kids, n.name.Value(), func(k *snode, name string) int { return strings.Compare(k.name.Value(), name) })
-			parent.kids = slices.Insert(parent.kids, i, n)
+			name := Base(path)
+			i, _ := slices.BinarySearchFunc(parent.kids, name, func(k skid, name string) int { return strings.Compare(k.name.Value(), name) })
+			parent.kids = slices.Insert(parent.kids, i, skid{name: unique.Make(name), n: n})
 		}
 		v.emit(NodeAdded, path, n)
 		if kids == nil && !v.leaf(path) {
@@ -476,14 +514,14 @@ func (v *CacheView) remove(path string, n *snode) {
 	if path == v.root {
 		v.node = nil
 	} else if p := v.lookup(Parent(path)); p != nil {
-		p.kids = slices.DeleteFunc(p.kids, func(k *snode) bool { return k == n })
+		p.kids = slices.DeleteFunc(p.kids, func(k skid) bool { return k.n == n })
 	}
 }
 
 // drop reports the subtree at n deleted, children first.
 func (v *CacheView) drop(path string, n *snode) {
 	for _, k := range n.kids {
-		v.drop(childPath(path, k.name.Value()), k)
+		v.drop(childPath(path, k.name.Value()), k.n)
 	}
 	v.emit(NodeDeleted, path, n)
 }
@@ -524,7 +562,7 @@ func (n *snode) child(name string) *snode {
 		}
 	}
 	if lo < len(n.kids) && n.kids[lo].name.Value() == name {
-		return n.kids[lo]
+		return n.kids[lo].n
 	}
 	return nil
 }
