@@ -338,6 +338,14 @@ type WatchEvent struct {
 	Type WatchEventType
 	Path string // namespace-relative
 	Err  error  // for EventNotWatching
+	// Known (set by an in-process registry's recursive watch: the embedded
+	// one) says Data and Stat are the node's as the transaction that made
+	// the change left it (EventNodeCreated, EventNodeDataChanged), or as
+	// it was when deleted (EventNodeDeleted), so that a cache need not
+	// read it back. Data is shared and never modified (see Reader).
+	Known bool
+	Data  []byte
+	Stat  Stat
 }
 
 // RecursiveWatcher is implemented by clients that can follow a whole subtree with one

@@ -127,6 +127,8 @@ type SharedCache struct {
 	// freeOut are emptied event buffers of views a round has delivered,
 	// for the next views with events (v.out).
 	freeOut [][]TreeEvent
+	// known are the views noteEvent applied events to, to deliver.
+	known []*CacheView
 }
 
 // SharedCache states and modes.
@@ -188,6 +190,7 @@ type CacheView struct {
 	// Run's own.
 	dirty       map[string]uint8 // path → dirty flags
 	queued      bool             // in s.work
+	known       bool             // in s.known
 	initialized bool
 	quietLoad   bool        // WithoutInitialEvents
 	out         []TreeEvent // to deliver after the round

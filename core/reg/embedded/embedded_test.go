@@ -2,11 +2,15 @@ package embedded_test
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/ejob-io/ejob/core/reg"
 	"github.com/ejob-io/ejob/core/reg/embedded"
+	"github.com/ejob-io/ejob/core/reg/regcount"
 	"github.com/ejob-io/ejob/core/reg/regtest"
 	"github.com/ejob-io/ejob/internal/testkit"
 )
@@ -90,5 +94,98 @@ func TestSharedData(t *testing.T) {
 	}
 	if e, _, err := c.Get(ctx, "/empty"); err != nil || e == nil || len(e) != 0 {
 		t.Fatalf("empty node = %#v %v", e, err)
+	}
+}
+
+// TestSharedCacheAppliesKnownEvents: over the embedded registry, whose
+// recursive watch events carry their nodes (reg.WatchEvent.Known), a
+// SharedCache follows the creates, changes and deletes below a loaded
+// subtree without reading anything back: an event for every change (reads
+// back coalesce the changes made before they answer: here all but the
+// set), and the data and stats a read shows.
+func TestSharedCacheAppliesKnownEvents(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv := embedded.NewServer()
+	w, err := srv.Connect("known")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	c, err := srv.Connect("known")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err = w.Create(ctx, "/j", nil, reg.Persistent)
+	must(err)
+	_, err = w.Create(ctx, "/j/a", []byte("1"), reg.Persistent)
+	must(err)
+	rc := regcount.New(c)
+	sc := reg.NewSharedCache(rc)
+	var mu sync.Mutex
+	var evs []string
+	v := sc.Track("/j", func(ev reg.TreeEvent) {
+		if ev.Type == reg.TreeInitialized {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		evs = append(evs, fmt.Sprintf("%v %s %q", ev.Type, ev.Path, ev.Data))
+	}, reg.WithoutInitialEvents())
+	done := make(chan error, 1)
+	go func() { done <- sc.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	<-v.Initialized()
+	before := rc.Counts()
+
+	_, err = w.Create(ctx, "/j/b", []byte("x"), reg.Persistent)
+	must(err)
+	_, err = w.Set(ctx, "/j/a", []byte("2"), reg.AnyVersion)
+	must(err)
+	_, err = w.Multi(ctx, reg.CreateOp("/j/c", nil, reg.Ephemeral), reg.DeleteOp("/j/b", reg.AnyVersion))
+	must(err)
+	_, err = w.Create(ctx, "/j/c/d", []byte("y"), reg.Persistent)
+	if err == nil {
+		t.Fatal("an ephemeral node took a child")
+	}
+	must(w.Delete(ctx, "/j/c", reg.AnyVersion))
+	want := []string{
+		`added /j/b "x"`,
+		`updated /j/a "2"`,
+		`added /j/c ""`,
+		`deleted /j/b "x"`,
+		`deleted /j/c ""`,
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		mu.Lock()
+		got := slices.Clone(evs)
+		mu.Unlock()
+		if len(got) >= len(want) || time.Now().After(deadline) {
+			if !slices.Equal(got, want) {
+				t.Fatalf("events %q, want %q", got, want)
+			}
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if d := rc.Counts().Sub(before); d.Reads != 0 {
+		t.Errorf("the cache read %d times to follow the changes; want none (the events carry the nodes)", d.Reads)
+	}
+	data, st, ok := v.Get("/j/a")
+	_, wst, err := w.Get(ctx, "/j/a")
+	must(err)
+	if !ok || string(data) != "2" || st != wst {
+		t.Errorf("cached /j/a: %q %+v %v; the registry has \"2\" %+v", data, st, ok, wst)
+	}
+	if kids, _ := v.Children("/j"); !slices.Equal(kids, []string{"a"}) {
+		t.Errorf("cached children of /j: %v, want [a]", kids)
 	}
 }

@@ -150,14 +150,17 @@ func (s *Server) disarmSession(sess *session) {
 
 // fireRecursive queues a change of path for the recursive watches on path
 // and on its ancestors. Caller holds mu.
-func (s *Server) fireRecursive(path string, typ reg.WatchEventType) {
+func (s *Server) fireRecursive(ch change) {
 	if len(s.rwatches) == 0 {
 		return
 	}
-	for p := path; ; p = parentOf(p) {
+	// The node as the committed transaction left it (or as it was when
+	// deleted): the event carries it (WatchEvent.Known).
+	data, st := ch.n.dataOf(), ch.n.statCopy()
+	for p := ch.path; ; p = parentOf(p) {
 		for _, w := range s.rwatches[p] {
 			if !w.c.suspended {
-				w.c.enqueue(w, reg.WatchEvent{Type: typ, Path: w.c.rel(path)})
+				w.c.enqueue(w, reg.WatchEvent{Type: ch.typ, Path: w.c.rel(ch.path), Known: true, Data: data, Stat: st})
 			}
 		}
 		if p == "/" {

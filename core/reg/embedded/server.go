@@ -252,6 +252,7 @@ type txn struct {
 type change struct {
 	path string
 	typ  reg.WatchEventType
+	n    *node // the node created, changed or deleted
 }
 
 type pendingEvent struct {
@@ -336,7 +337,7 @@ func (t *txn) commit() {
 		s.fire(e.key, e.ev)
 	}
 	for _, ch := range t.changes {
-		s.fireRecursive(ch.path, ch.typ)
+		s.fireRecursive(ch)
 	}
 	for _, p := range t.emptied {
 		s.reapContainer(p)
@@ -403,7 +404,7 @@ func (t *txn) create(path string, data []byte, mode reg.CreateMode, owner int64)
 	t.events = append(t.events,
 		pendingEvent{watchKey{path, watchExist}, reg.EventNodeCreated},
 		pendingEvent{watchKey{pp, watchChild}, reg.EventNodeChildrenChanged})
-	t.changes = append(t.changes, change{path, reg.EventNodeCreated})
+	t.changes = append(t.changes, change{path, reg.EventNodeCreated, n})
 	return path, nil
 }
 
@@ -424,7 +425,7 @@ func (t *txn) set(path string, data []byte, version int32) (reg.Stat, error) {
 	t.events = append(t.events,
 		pendingEvent{watchKey{path, watchData}, reg.EventNodeDataChanged},
 		pendingEvent{watchKey{path, watchExist}, reg.EventNodeDataChanged})
-	t.changes = append(t.changes, change{path, reg.EventNodeDataChanged})
+	t.changes = append(t.changes, change{path, reg.EventNodeDataChanged, n})
 	return n.statCopy(), nil
 }
 
@@ -461,7 +462,7 @@ func (t *txn) delete(path string, version int32) error {
 		pendingEvent{watchKey{path, watchExist}, reg.EventNodeDeleted},
 		pendingEvent{watchKey{path, watchChild}, reg.EventNodeDeleted},
 		pendingEvent{watchKey{pp, watchChild}, reg.EventNodeChildrenChanged})
-	t.changes = append(t.changes, change{path, reg.EventNodeDeleted})
+	t.changes = append(t.changes, change{path, reg.EventNodeDeleted, n})
 	if len(parent.kids) == 0 && parent.isContainer() {
 		t.emptied = append(t.emptied, pp)
 	}

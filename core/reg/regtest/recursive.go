@@ -25,25 +25,43 @@ func (s *suite) recursiveTests() map[string]func(t *testing.T) {
 		"Recursive/OneShotAlongside": s.testRecursiveOneShot,
 		"Recursive/FloodAndDrop":     s.testRecursiveFlood,
 		"Recursive/FnHoldsNoLock":    s.testRecursiveFnHoldsNoLock,
+		"Recursive/KnownNodes":       s.testRecursiveKnown,
 	}
 }
 
 // recRecorder collects what a recursive watch's fn gets.
 type recRecorder struct {
-	mu  sync.Mutex
-	evs []reg.WatchEvent
+	mu   sync.Mutex
+	evs  []reg.WatchEvent // without what a Known event carries
+	full []reg.WatchEvent
 }
 
 func (r *recRecorder) fn(ev reg.WatchEvent) {
 	r.mu.Lock()
-	r.evs = append(r.evs, ev)
+	r.full = append(r.full, ev)
+	r.evs = append(r.evs, reg.WatchEvent{Type: ev.Type, Path: ev.Path, Err: ev.Err})
 	r.mu.Unlock()
 }
 
+// events returns the events recorded, as Type, Path and Err.
 func (r *recRecorder) events() []reg.WatchEvent {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.Clone(r.evs)
+}
+
+// fullEvents returns the events recorded, whole.
+func (r *recRecorder) fullEvents() []reg.WatchEvent {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.full)
+}
+
+// sameEvents compares events by Type, Path and Err.
+func sameEvents(a, b []reg.WatchEvent) bool {
+	return slices.EqualFunc(a, b, func(x, y reg.WatchEvent) bool {
+		return x.Type == y.Type && x.Path == y.Path && x.Err == y.Err
+	})
 }
 
 func (r *recRecorder) len() int {
@@ -123,7 +141,7 @@ func (s *suite) wantEvents(t *testing.T, r *recRecorder, want []reg.WatchEvent) 
 	last := want[len(want)-1]
 	s.waitFor(t, r, fmt.Sprintf("%v %s", last.Type, last.Path), isEv(last.Type, last.Path))
 	got := r.events()
-	if !slices.Equal(got, want) {
+	if !sameEvents(got, want) {
 		t.Fatalf("recursive watch got:%s\nwant:%s", fmtEvents(got), fmtEvents(want))
 	}
 }
@@ -163,6 +181,67 @@ func (s *suite) testRecursiveOrder(t *testing.T) {
 		{Type: reg.EventNodeDeleted, Path: "/a/m"},
 		{Type: reg.EventNodeDataChanged, Path: "/a"},
 	})
+}
+
+// testRecursiveKnown: an event that carries its node (WatchEvent.Known, an
+// in-process registry's) carries it as a read right after the write shows
+// it: the data and stat of a created or changed node, the stat a deleted
+// node had. A cache applies such events without reading the nodes back.
+// A registry that sets Known on no event passes.
+func (s *suite) testRecursiveKnown(t *testing.T) {
+	ctx := ctxFor(t)
+	ns := namespace(t)
+	c := s.client(t, ns)
+	o := s.client(t, ns)
+	r := s.watchRec(t, ctx, c, "/k")
+	str(t)(o.Create(ctx, "/k", []byte("a"), reg.Persistent))
+	_, created, err := o.Get(ctx, "/k")
+	noErr(t, err)
+	str(t)(o.Create(ctx, "/k/x", nil, reg.Ephemeral))
+	_, err = o.Multi(ctx, reg.SetOp("/k", []byte("b"), reg.AnyVersion), reg.DeleteOp("/k/x", reg.AnyVersion))
+	noErr(t, err)
+	data, changed, err := o.Get(ctx, "/k")
+	noErr(t, err)
+	noErr(t, o.Delete(ctx, "/k", reg.AnyVersion))
+	s.waitFor(t, r, "deleted /k", isEv(reg.EventNodeDeleted, "/k"))
+	evs := r.fullEvents()
+	if !evs[0].Known {
+		return // the registry's events carry no node
+	}
+	type want struct {
+		typ  reg.WatchEventType
+		path string
+		data string
+		czx  int64
+		mzx  int64
+	}
+	wants := []want{
+		{reg.EventNodeCreated, "/k", "a", created.Czxid, created.Mzxid},
+		{reg.EventNodeCreated, "/k/x", "", 0, 0},
+		{reg.EventNodeDataChanged, "/k", string(data), changed.Czxid, changed.Mzxid},
+		{reg.EventNodeDeleted, "/k/x", "", 0, 0},
+		{reg.EventNodeDeleted, "/k", string(data), changed.Czxid, changed.Mzxid},
+	}
+	if len(evs) != len(wants) {
+		t.Fatalf("events:%s\nwant %d", fmtEvents(evs), len(wants))
+	}
+	for i, w := range wants {
+		ev := evs[i]
+		if ev.Type != w.typ || ev.Path != w.path || !ev.Known {
+			t.Fatalf("event %d: %v %s known=%v, want %v %s known", i, ev.Type, ev.Path, ev.Known, w.typ, w.path)
+		}
+		if string(ev.Data) != w.data {
+			t.Errorf("event %d (%v %s): data %q, want %q", i, ev.Type, ev.Path, ev.Data, w.data)
+		}
+		if w.czx != 0 && (ev.Stat.Czxid != w.czx || ev.Stat.Mzxid != w.mzx) {
+			t.Errorf("event %d (%v %s): czxid/mzxid %d/%d, want %d/%d as read", i, ev.Type, ev.Path, ev.Stat.Czxid, ev.Stat.Mzxid, w.czx, w.mzx)
+		}
+	}
+	// The ephemeral child's events carry its own stat: created and deleted
+	// with one identity, younger than its parent.
+	if x, y := evs[1].Stat.Czxid, evs[3].Stat.Czxid; x == 0 || x != y || x <= created.Czxid {
+		t.Errorf("/k/x: czxid %d at its creation, %d at its deletion (parent %d)", x, y, created.Czxid)
+	}
 }
 
 // testRecursiveNamespace: a watch on the namespace root sees the
@@ -450,7 +529,7 @@ func (s *suite) testInlineBeforeReturn(t *testing.T) {
 		{Type: reg.EventNodeDataChanged, Path: "/i"},
 		{Type: reg.EventNodeDeleted, Path: "/i/x"},
 	}
-	if got := r.events(); !slices.Equal(got, want) {
+	if got := r.events(); !sameEvents(got, want) {
 		t.Fatalf("events when the writes returned:%s\nwant:%s", fmtEvents(got), fmtEvents(want))
 	}
 }
