@@ -83,6 +83,18 @@ func fmtEvents(evs []reg.WatchEvent) string {
 
 // watchRec arms a recursive watch on path of c, recording into a new
 // recorder; it skips t when c cannot.
+// watching returns a ctx for the test, a client c watching path
+// recursively (r records the events) and another client o of the same
+// namespace to write with.
+func (s *suite) watching(t *testing.T, path string) (ctx context.Context, c, o reg.Client, r *recRecorder) {
+	t.Helper()
+	ctx = ctxFor(t)
+	ns := namespace(t)
+	c = s.client(t, ns)
+	o = s.client(t, ns)
+	return ctx, c, o, s.watchRec(t, ctx, c, path)
+}
+
 func (s *suite) watchRec(t *testing.T, ctx context.Context, c reg.Client, path string) *recRecorder {
 	t.Helper()
 	rw, ok := c.(reg.RecursiveWatcher)
@@ -150,11 +162,7 @@ func (s *suite) wantEvents(t *testing.T, r *recRecorder, want []reg.WatchEvent) 
 // and below arrive in order, with their types and paths, and nothing else
 // (no child events, nothing of a sibling that shares the prefix).
 func (s *suite) testRecursiveOrder(t *testing.T) {
-	ctx := ctxFor(t)
-	ns := namespace(t)
-	c := s.client(t, ns)
-	o := s.client(t, ns)
-	r := s.watchRec(t, ctx, c, "/a")
+	ctx, _, o, r := s.watching(t, "/a")
 	str(t)(o.Create(ctx, "/a", nil, reg.Persistent))
 	str(t)(o.Create(ctx, "/a/b", nil, reg.Persistent))
 	str(t)(o.Create(ctx, "/ab", nil, reg.Persistent))   // same prefix, not below
@@ -189,11 +197,7 @@ func (s *suite) testRecursiveOrder(t *testing.T) {
 // node had. A cache applies such events without reading the nodes back.
 // A registry that sets Known on no event passes.
 func (s *suite) testRecursiveKnown(t *testing.T) {
-	ctx := ctxFor(t)
-	ns := namespace(t)
-	c := s.client(t, ns)
-	o := s.client(t, ns)
-	r := s.watchRec(t, ctx, c, "/k")
+	ctx, _, o, r := s.watching(t, "/k")
 	str(t)(o.Create(ctx, "/k", []byte("a"), reg.Persistent))
 	_, created, err := o.Get(ctx, "/k")
 	noErr(t, err)
@@ -511,11 +515,7 @@ func (s *suite) testRecursiveFlood(t *testing.T) {
 // (by the watching client or another of the same registry) when the write
 // returns, in the order of the writes.
 func (s *suite) testInlineBeforeReturn(t *testing.T) {
-	ctx := ctxFor(t)
-	ns := namespace(t)
-	c := s.client(t, ns)
-	o := s.client(t, ns)
-	r := s.watchRec(t, ctx, c, "/i")
+	ctx, c, o, r := s.watching(t, "/i")
 	str(t)(c.Create(ctx, "/i", nil, reg.Persistent))
 	if got := r.events(); len(got) != 1 {
 		t.Fatalf("events when the create returned:%s\nwant the create", fmtEvents(got))
