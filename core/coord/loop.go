@@ -69,12 +69,11 @@ func (j *Job) onTreeEvent(ev reg.TreeEvent) {
 // to do for a running node: such an event matters only to the pump (an
 // execution's end may let a claimed item or a pending misfire run), so it
 // arms the pump as onTreeEvent would, without waking the job's queue. The
-// pump still ticks a failoverTick after every such event, whatever the
-// state then (stop 14's V8, docs/chaos.md: arming it only when pumpWanted
-// found work at the event let catch-ups run seconds late); a tick with
-// nothing to do costs no queue wake-up either (pumpFired). Until the
-// startup is done (the queue holds events until then), every event goes
-// through the queue.
+// pump ticks a failoverTick after every such event, as after any other,
+// and decides then whether it has work (pumpFired), not at the event; a
+// tick with nothing to do costs no queue wake-up. Until the startup is
+// done (the queue holds events until then), every event goes through the
+// queue.
 func (j *Job) runningNodeEvent(ev reg.TreeEvent) bool {
 	if !j.life.up.Load() || !j.s.p.IsRunning(ev.Path) {
 		return false
