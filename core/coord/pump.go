@@ -34,11 +34,13 @@ func (j *Job) pumpWanted() bool {
 	}
 	cfg := j.cfg.Load()
 	failover, misfire := cfg == nil || cfg.Failover, cfg == nil || cfg.Misfire
+	// The cache counts the job's flags (node.Job.IsFlag): with none, the
+	// cases read from the cache cannot hold, and the pump's tick after
+	// every trigger looks nothing up.
+	n, counted := j.cache.Counted()
+	flags := !counted || n > 0
 	if failover {
-		if j.foState().recovering() || j.claimedInCache() {
-			return true
-		}
-		if names, _ := j.cache.Children(j.s.p.FailoverItems()); len(names) > 0 {
+		if j.foState().recovering() || flags && (j.claimedInCache() || j.failoverQueuedInCache(j.cache)) {
 			return true
 		}
 	}
@@ -46,7 +48,7 @@ func (j *Job) pumpWanted() bool {
 		return true
 	}
 	// A sighting (misfireState.sighted): the next tick clears it or acts on it.
-	return misfire && (j.mis.Load().sighting() || len(j.misfiredInCache()) > 0)
+	return misfire && (j.mis.Load().sighting() || flags && len(j.misfiredInCache()) > 0)
 }
 
 // pump runs on the event loop a failoverTick after a tree event or a

@@ -380,5 +380,20 @@ func TestItemNodeAndLeaves(t *testing.T) {
 		if got, want := j.IsRunning(path), want && strings.HasSuffix(path, "/running"); got != want {
 			t.Errorf("IsRunning(%q) = %v, want %v", path, got, want)
 		}
+		flag := want && (strings.HasSuffix(path, "/misfire") || strings.HasSuffix(path, "/failover") || strings.HasSuffix(path, "/failovering"))
+		if got := j.IsFlag(path); got != flag {
+			t.Errorf("IsFlag(%q) = %v, want %v", path, got, flag)
+		}
+	}
+	for path, want := range map[string]bool{
+		"/test_job/leader/failover/items/3":   true,
+		"/test_job/leader/failover/items":     false,
+		"/test_job/leader/failover/items/3/x": false,
+		"/test_job/leader/failover/latch":     false,
+		"/test_job2/leader/failover/items/3":  false,
+	} {
+		if got := j.IsFlag(path); got != want {
+			t.Errorf("IsFlag(%q) = %v, want %v", path, got, want)
+		}
 	}
 }

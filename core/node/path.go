@@ -124,6 +124,23 @@ func (j Job) IsItemLeaf(path string) bool {
 // without allocating.
 func (j Job) IsRunning(path string) bool { return j.itemChild(path) == ItemRunning }
 
+// IsFlag reports whether path is one of this job's failover or misfire
+// flags: an item's misfire, failover or failovering node, or an item
+// queued under leader/failover/items. It does not allocate (a tree cache
+// counts them as it adds and removes nodes: reg.WithCounted).
+func (j Job) IsFlag(path string) bool {
+	switch j.itemChild(path) {
+	case ItemMisfire, ItemFailover, ItemFailovering:
+		return true
+	}
+	rel, ok := j.Rel(path)
+	if !ok {
+		return false
+	}
+	item, ok := strings.CutPrefix(rel, FailoverItemsNode+"/")
+	return ok && item != "" && !strings.Contains(item, "/")
+}
+
 // itemChild returns {child} when path is sharding/{item}/{child} of this
 // job, else "".
 func (j Job) itemChild(path string) string {

@@ -175,6 +175,11 @@ type CacheView struct {
 	opts   []TreeCacheOption
 	leaf   func(path string) bool
 	initCh chan struct{}
+	// counted is WithCounted's func (nil: none), count the number of
+	// cached nodes it reports true for (recursive mode; written under
+	// s.rmu).
+	counted func(path string) bool
+	count   atomic.Int64
 
 	closed atomic.Bool // set by Close, under s.mu
 	dmu    sync.Mutex  // held while fn runs
@@ -215,7 +220,7 @@ func (s *SharedCache) Track(root string, fn func(TreeEvent), opts ...TreeCacheOp
 	for _, f := range opts {
 		f(&o)
 	}
-	v := &CacheView{s: s, root: root, fn: fn, opts: opts, leaf: o.leaf, quietLoad: o.quietLoad, initCh: make(chan struct{})}
+	v := &CacheView{s: s, root: root, fn: fn, opts: opts, leaf: o.leaf, counted: o.counted, quietLoad: o.quietLoad, initCh: make(chan struct{})}
 	if err := ValidatePath(root, false); err != nil {
 		s.log.Error("shared cache: not tracked", "root", root, "error", err)
 		v.closed.Store(true)
@@ -492,6 +497,30 @@ func (v *CacheView) EachChild(path string, f func(name string) bool) (found bool
 
 // Initialized is closed once the initial load is complete.
 func (v *CacheView) Initialized() <-chan struct{} { return v.initCh }
+
+// Counted returns how many of the view's cached nodes WithCounted's func
+// reports true for, as of the view's last change (a lookup of those nodes
+// would find as many). ok is false when the view does not count: no
+// WithCounted, a TreeCache fallback, not loaded yet, or closed.
+func (v *CacheView) Counted() (n int, ok bool) {
+	if v.counted == nil || v.tc.Load() != nil || v.closed.Load() {
+		return 0, false
+	}
+	select {
+	case <-v.initCh:
+	default:
+		return 0, false
+	}
+	return int(v.count.Load()), true
+}
+
+// countNode counts the node at path, added (d 1) or removed (d -1), when
+// WithCounted's func says so. Caller holds s.rmu.
+func (v *CacheView) countNode(path string, d int64) {
+	if v.counted != nil && v.counted(path) {
+		v.count.Add(d)
+	}
+}
 
 // Close stops delivery to the view's fn (no call of fn after Close
 // returns) and frees the subtree; the view then holds nothing. Closing

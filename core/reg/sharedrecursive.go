@@ -226,6 +226,7 @@ func (s *SharedCache) recycleInbox(evs []WatchEvent) {
 func (s *SharedCache) free(v *CacheView) {
 	s.rmu.Lock()
 	v.node = nil
+	v.count.Store(0)
 	s.rmu.Unlock()
 	v.dirty, v.out = nil, nil
 }
@@ -292,6 +293,7 @@ func (s *SharedCache) applyKnown(v *CacheView, ev *WatchEvent) {
 	name := Base(ev.Path)
 	i, _ := slices.BinarySearchFunc(parent.kids, name, func(k skid, name string) int { return strings.Compare(k.name.Value(), name) })
 	parent.kids = slices.Insert(parent.kids, i, skid{name: unique.Make(name), n: n})
+	v.countNode(ev.Path, 1)
 	v.emit(NodeAdded, ev.Path, n)
 	// A node has no children when it is created; later ones come as
 	// their own events, after this one.
@@ -562,6 +564,7 @@ func (s *SharedCache) apply(v *CacheView, path string, get, kids *ReadResult) {
 			i, _ := slices.BinarySearchFunc(parent.kids, name, func(k skid, name string) int { return strings.Compare(k.name.Value(), name) })
 			parent.kids = slices.Insert(parent.kids, i, skid{name: unique.Make(name), n: n})
 		}
+		v.countNode(path, 1)
 		v.emit(NodeAdded, path, n)
 		if kids == nil && !v.leaf(path) {
 			s.mark(v, path, dirtyList)
@@ -590,10 +593,22 @@ func (v *CacheView) remove(path string, n *snode) {
 	if v.initialized && v.fn != nil {
 		v.drop(path, n)
 	}
+	if v.counted != nil {
+		v.uncount(path, n)
+	}
 	if path == v.root {
 		v.node = nil
 	} else if p := v.lookup(Parent(path)); p != nil {
 		p.kids = slices.DeleteFunc(p.kids, func(k skid) bool { return k.n == n })
+	}
+}
+
+// uncount takes the subtree at n (path) out of v's count. Caller holds
+// rmu.
+func (v *CacheView) uncount(path string, n *snode) {
+	v.countNode(path, -1)
+	for _, k := range n.kids {
+		v.uncount(childPath(path, k.name.Value()), k.n)
 	}
 }
 

@@ -74,6 +74,9 @@ type TreeCache struct {
 	// quietLoad: no events before TreeInitialized (WithoutInitialEvents).
 	quietLoad bool
 	leaf      func(path string) bool
+	// counted is WithCounted's func: read by SharedCache.Track only (a
+	// TreeCache counts nothing).
+	counted func(path string) bool
 	// fn, when set, gets every event on Run's goroutine instead of the
 	// Events queue (SharedCache's fallback).
 	fn func(TreeEvent)
@@ -120,6 +123,17 @@ func WithoutInitialEvents() TreeCacheOption { return func(t *TreeCache) { t.quie
 // under such a path anyway is not seen.
 func WithLeaves(leaf func(path string) bool) TreeCacheOption {
 	return func(t *TreeCache) { t.leaf = leaf }
+}
+
+// WithCounted makes a SharedCache's view count its cached nodes whose path
+// counted reports true for (CacheView.Counted), for a caller that asks
+// often whether there is any such node: it reads one number instead of
+// looking the nodes up. Only a view of a SharedCache in recursive mode
+// counts; a TreeCache (the SharedCache's fallback included) does not.
+// counted must be cheap: the cache asks it of every node it adds or
+// removes.
+func WithCounted(counted func(path string) bool) TreeCacheOption {
+	return func(t *TreeCache) { t.counted = counted }
 }
 
 // NewTreeCache returns a cache of the subtree at root; Run starts it.

@@ -52,6 +52,7 @@ func (s *suite) treeTests() map[string]func(t *testing.T) {
 		tests["TrackDisconnected"] = s.testSharedTrackDisconnected
 		tests["LeavesNotListed"] = s.testSharedLeavesNotListed
 		tests["ChurnReconnects"] = s.testSharedChurnReconnects
+		tests["Counted"] = s.testSharedCounted
 	}
 	return tests
 }
@@ -791,4 +792,68 @@ func (s *suite) testSharedChurnReconnects(t *testing.T) {
 	halt()
 	s.eventuallySame(t, w, v, "/job")
 	s.eventuallyReplays(t, rec, v, "/job")
+}
+
+// testSharedCounted: a view made WithCounted counts the cached nodes its
+// func picks (here the items' "misfire" nodes) through creates, deletes,
+// a subtree's deletion, a re-creation and, where the harness can, a
+// dropped connection; the count is always what a walk of the view finds
+// once the view mirrors the registry. A fallback view does not count.
+func (s *suite) testSharedCounted(t *testing.T) {
+	ctx := ctxFor(t)
+	ns := namespace(t)
+	c := s.client(t, ns)
+	w := s.client(t, ns)
+	jobTree(t, w, "/job")
+	str(t)(w.Create(ctx, "/job/sharding/0/misfire", nil, reg.Persistent))
+	picked := func(p string) bool { return strings.HasSuffix(p, "/misfire") }
+	v := s.track(t, c, "/job", nil, reg.WithCounted(picked))
+	<-v.Initialized()
+	want := func(n int) {
+		t.Helper()
+		s.eventuallySame(t, w, v, "/job")
+		got, ok := v.Counted()
+		if s.tree == kindSharedFallback {
+			if ok {
+				t.Fatalf("a fallback view counts (%d)", got)
+			}
+			return
+		}
+		walked := 0
+		var walk func(p string)
+		walk = func(p string) {
+			if picked(p) {
+				walked++
+			}
+			kids, _ := v.Children(p)
+			for _, k := range kids {
+				walk(p + "/" + k)
+			}
+		}
+		walk("/job")
+		if !ok || got != n || walked != n {
+			t.Fatalf("Counted() = %d, %v; want %d (a walk of the view finds %d)", got, ok, n, walked)
+		}
+	}
+	want(1)
+	str(t)(w.Create(ctx, "/job/sharding/1/misfire", nil, reg.Persistent))
+	str(t)(w.Create(ctx, "/job/sharding/2/misfire", nil, reg.Persistent, reg.WithParents()))
+	want(3)
+	noErr(t, w.Delete(ctx, "/job/sharding/0/misfire", reg.AnyVersion))
+	want(2)
+	noErr(t, reg.DeleteRecursive(ctx, w, "/job/sharding/2"))
+	want(1)
+	_, err := w.Multi(ctx, reg.DeleteOp("/job/sharding/1/misfire", reg.AnyVersion), reg.CreateOp("/job/sharding/1/misfire", []byte("again"), reg.Persistent))
+	noErr(t, err)
+	want(1)
+	if s.h.Disconnect != nil {
+		reconnect := s.disconnect(t, c)
+		str(t)(w.Create(ctx, "/job/sharding/0/misfire", nil, reg.Persistent))
+		noErr(t, w.Delete(ctx, "/job/sharding/1/misfire", reg.AnyVersion))
+		str(t)(w.Create(ctx, "/job/sharding/3/misfire", nil, reg.Persistent, reg.WithParents()))
+		reconnect()
+		want(2)
+	}
+	noErr(t, reg.DeleteRecursive(ctx, w, "/job"))
+	want(0)
 }
