@@ -102,6 +102,7 @@ type SharedCache struct {
 	// nodes (written by Run only, which reads them without it).
 	tmu   sync.RWMutex
 	roots map[string][]*CacheView // tracked views by root
+	depth Depths                  // of the roots
 	rmu   sync.RWMutex
 
 	imu   sync.Mutex // guards the inbox
@@ -551,7 +552,10 @@ func (v *CacheView) Close() {
 		return
 	}
 	s.tmu.Lock()
-	s.roots[v.root] = slices.DeleteFunc(s.roots[v.root], func(x *CacheView) bool { return x == v })
+	if vs := s.roots[v.root]; slices.Contains(vs, v) {
+		s.roots[v.root] = slices.DeleteFunc(vs, func(x *CacheView) bool { return x == v })
+		s.depth.Remove(v.root)
+	}
 	if len(s.roots[v.root]) == 0 {
 		delete(s.roots, v.root)
 	}

@@ -70,6 +70,7 @@ func (s *SharedCache) addRecursive(v *CacheView) {
 	v.opts = nil // only a fallback TreeCache needs them
 	s.tmu.Lock()
 	s.roots[v.root] = append(s.roots[v.root], v)
+	s.depth.Add(v.root)
 	s.tmu.Unlock()
 	s.imu.Lock()
 	s.added = append(s.added, v)
@@ -108,8 +109,8 @@ func (s *SharedCache) tracked(path string) bool {
 	if len(s.roots) == 0 {
 		return false
 	}
-	for p := path; ; p = Parent(p) {
-		if len(s.roots[p]) > 0 {
+	for p, k := path, PathDepth(path); ; p, k = Parent(p), k-1 {
+		if s.depth.Has(k) && len(s.roots[p]) > 0 {
 			return true
 		}
 		if p == "/" {
@@ -123,9 +124,11 @@ func (s *SharedCache) viewsOf(path string, f func(*CacheView)) {
 	if len(s.roots) == 0 {
 		return
 	}
-	for p := path; ; p = Parent(p) {
-		for _, v := range s.roots[p] {
-			f(v)
+	for p, k := path, PathDepth(path); ; p, k = Parent(p), k-1 {
+		if s.depth.Has(k) {
+			for _, v := range s.roots[p] {
+				f(v)
+			}
 		}
 		if p == "/" {
 			return

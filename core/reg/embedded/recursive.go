@@ -122,6 +122,7 @@ func deliverRecursive(d rdelivery) { d.w.fn(d.ev) }
 func (s *Server) armRecursive(w *rwatch, sess *session) {
 	w.sess = sess
 	s.rwatches[w.path] = append(s.rwatches[w.path], w)
+	s.rdepth.Add(w.path)
 }
 
 // disarmRecursive removes w from the server. Caller holds mu.
@@ -130,6 +131,7 @@ func (s *Server) disarmRecursive(w *rwatch) {
 		return
 	}
 	w.sess = nil
+	s.rdepth.Remove(w.path)
 	ws := slices.DeleteFunc(s.rwatches[w.path], func(x *rwatch) bool { return x == w })
 	if len(ws) == 0 {
 		delete(s.rwatches, w.path)
@@ -157,10 +159,12 @@ func (s *Server) fireRecursive(ch change) {
 	// The node as the committed transaction left it (or as it was when
 	// deleted): the event carries it (WatchEvent.Known).
 	data, st := ch.n.dataOf(), ch.n.statCopy()
-	for p := ch.path; ; p = parentOf(p) {
-		for _, w := range s.rwatches[p] {
-			if !w.c.suspended {
-				w.c.enqueue(w, reg.WatchEvent{Type: ch.typ, Path: w.c.rel(ch.path), Known: true, Data: data, Stat: st})
+	for p, k := ch.path, reg.PathDepth(ch.path); ; p, k = parentOf(p), k-1 {
+		if s.rdepth.Has(k) {
+			for _, w := range s.rwatches[p] {
+				if !w.c.suspended {
+					w.c.enqueue(w, reg.WatchEvent{Type: ch.typ, Path: w.c.rel(ch.path), Known: true, Data: data, Stat: st})
+				}
 			}
 		}
 		if p == "/" {

@@ -25,6 +25,7 @@ type Server struct {
 	sessions map[int64]*session
 	watches  map[watchKey][]*watch
 	rwatches map[string][]*rwatch // recursive watches by full path
+	rdepth   reg.Depths           // of rwatches' paths
 	txns     []*txn               // ended transactions, for reuse (begin)
 	now      func() time.Time
 	timeout  time.Duration // session timeout; 0: sessions never time out
