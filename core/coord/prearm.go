@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/ejob-io/ejob/core/executor"
-	"github.com/ejob-io/ejob/core/reg"
 )
 
 // The pre-arm (fire-ahead, issue 16): the trigger loop dispatches a
@@ -197,7 +196,8 @@ func (j *Job) ConfirmArmed(ctx context.Context, sc executor.ShardingContexts) bo
 	if err != nil || !cfg.MonitorExecution {
 		return false
 	}
-	if flags, found := cache.Children(reg.Parent(j.s.p.ShardingNecessary())); !found || len(flags) > 0 {
+	flagged := false
+	if found := cache.EachChild(j.flagsPath(), func(string) bool { flagged = true; return false }); !found || flagged {
 		return false
 	}
 	if avail, found := j.availableInCache(cache); !found || !avail {

@@ -202,9 +202,13 @@ func (s *SharedCache) runRecursive(ctx context.Context) error {
 func (s *SharedCache) takeInbox() (evs []WatchEvent, added, closed []*CacheView) {
 	s.imu.Lock()
 	defer s.imu.Unlock()
-	evs, added, closed = s.inbox, s.added, s.closed
-	s.inbox, s.added, s.closed = s.spare, nil, nil
-	s.spare = nil
+	added, closed = s.added, s.closed
+	s.added, s.closed = nil, nil
+	if len(s.inbox) == 0 {
+		return nil, added, closed // the empty inbox keeps its array
+	}
+	evs = s.inbox
+	s.inbox, s.spare = s.spare, nil
 	return evs, added, closed
 }
 

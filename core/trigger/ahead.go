@@ -53,6 +53,7 @@ func (f Fire) Ahead() bool { return f.exec != nil && f.exec.ahead != nil }
 // Reschedule, Add of the job); the execution should then undo what it did
 // ahead and return. Once it has reported true, the fire can no longer be
 // abandoned. For a fire not dispatched ahead it reports true at once.
+// The execution calls it before it returns, from one goroutine at a time.
 func (f Fire) AwaitScheduled(ctx context.Context) bool {
 	e := f.exec
 	if e == nil || e.ahead == nil {
@@ -60,7 +61,7 @@ func (f Fire) AwaitScheduled(ctx context.Context) bool {
 	}
 	a := e.ahead
 	if d := f.Scheduled.Sub(a.clock.Now()); d > 0 {
-		t := a.clock.NewTimer(d)
+		t := e.job.awaitTimer(a.clock, d)
 		select {
 		case <-ctx.Done():
 		case <-a.abandoned:
@@ -80,6 +81,16 @@ func (f Fire) AwaitScheduled(ctx context.Context) bool {
 		}
 	}
 	return a.state == aheadStarted
+}
+
+// awaitTimer returns j's AwaitScheduled timer armed for d (see job.await).
+func (j *job) awaitTimer(c Clock, d time.Duration) Timer {
+	if j.await == nil {
+		j.await = c.NewTimer(d)
+	} else {
+		j.await.Reset(d)
+	}
+	return j.await
 }
 
 // ahead is the state of a fire dispatched ahead of its scheduled time.

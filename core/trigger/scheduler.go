@@ -348,6 +348,10 @@ type job struct {
 	// (miss): an idle job carries none (nil reads as none).
 	missed  *missed
 	waiters []chan struct{} // closed when no execution runs
+	// await is the timer of AwaitScheduled, made at the job's first fire
+	// dispatched ahead and reused (a job's executions never overlap):
+	// 100 jobs firing each second made 100 timers a second.
+	await Timer
 }
 
 // missed is a job's pending misfires and the fires held while it ran.
