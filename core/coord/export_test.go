@@ -29,3 +29,7 @@ func SetPaused(j *Job, p bool) { j.setPaused(p) }
 // SetCatchUp records items as cleared for a catch-up run, as
 // runPendingMisfires does (tests).
 func SetCatchUp(j *Job, items []int) { j.misfire().setCatchUp(items) }
+
+// UndoBegin undoes a begin of items as a trigger whose running-node
+// transaction was not kept does (tests).
+func UndoBegin(j *Job, ctx context.Context, items []int) error { return j.undoBegin(ctx, items) }

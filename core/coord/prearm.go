@@ -53,8 +53,8 @@ import (
 //     to the recovery of this instance's running nodes (needRecover), as a
 //     cut-off run's are; should the executor never come back (a crash),
 //     failover takes them as after a crash right after RegisterBegin.
-//     Deleting them is undoPreBegun: fenced as the creation was while the
-//     lease lives, else only the nodes that still name this instance.
+//     Deleting them is undoPreBegun: only the nodes that still name this
+//     instance.
 //   - The items, their ShardingContext, the events, listeners and metrics
 //     see the scheduled time: the executor waits before ShardingContexts
 //     returns to it.
@@ -220,21 +220,8 @@ func (j *Job) Disarm(ctx context.Context) {
 	}
 }
 
-// undoPreBegun deletes the running nodes of rec. While rec's lease lives
-// (the session they were created in is the current one), undoBegin's
-// transaction, fenced as the creation was. Once it has ended, that fence
-// (a check of the instance node's version) proves nothing: a later
-// session's instance node may have the same version, and another instance
-// may have replaced a node of ours since our session ended. Only the nodes
-// that still name this instance are deleted then, one by one.
+// undoPreBegun deletes the running nodes of rec that still name this
+// instance (undoBegin).
 func (j *Job) undoPreBegun(ctx context.Context, rec *begun) error {
-	if rec.lease.live() && rec.lease.sess == j.s.c.Session() {
-		return j.undoBegin(ctx, rec.items, rec.fence)
-	}
-	for _, i := range rec.items {
-		if _, err := j.s.deleteIfValue(ctx, j.s.p.Running(i), j.id); err != nil {
-			return err
-		}
-	}
-	return nil
+	return j.undoBegin(ctx, rec.items)
 }

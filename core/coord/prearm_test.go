@@ -181,6 +181,45 @@ func TestPreArmDisarmAfterSessionLoss(t *testing.T) {
 	}
 }
 
+// A trigger that undoes its running-node transaction (a resharding
+// pending, or the transaction's outcome unknown after a lost connection)
+// in a later session than the one it began in deletes only the nodes that
+// still name its instance: the new session's instance node has the
+// version the begin's fence checked (0), and a running node another
+// instance created meanwhile the version ours had (0). The long chaos run
+// of stop 15 caught an undo that deleted such a node, and its instance
+// then ran the item beside the instance that had taken it over.
+func TestUndoBeginInALaterSession(t *testing.T) {
+	cl, in, _ := settledInstance(t)
+	ctx := ctxT(t)
+	sc, ok, err := in.job.PreArm(ctx)
+	if err != nil || !ok || !slices.Equal(sc.Items, []int{0, 1}) {
+		t.Fatalf("PreArm = %v, %v, %v", sc.Items, ok, err)
+	}
+	sess := in.c.Session()
+	if err := in.c.(interface{ Unwrap() reg.Client }).Unwrap().(reg.Expirer).Expire(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cl.remove(jp("sharding", "0", "running"))
+	cl.persist(jp("sharding", "0", "running"), "192.168.1.9@-@1")
+	cl.remove(jp("sharding", "1", "running"))
+	cl.persist(jp("sharding", "1", "running"), in.id)
+	testkit.Eventually(t, waitFor, "registered again in a new session", func() bool {
+		s := in.c.Session()
+		_, registered := cl.get(jp("instances", in.id))
+		return s != nil && s != sess && s.Err() == nil && registered
+	})
+	if err := coord.UndoBegin(in.job, ctx, sc.Items); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := cl.get(jp("sharding", "0", "running")); v != "192.168.1.9@-@1" {
+		t.Fatalf("item 0's running node = %q: the undo deleted another instance's node", v)
+	}
+	if v, ok := cl.get(jp("sharding", "1", "running")); ok {
+		t.Fatalf("item 1's running node (%q, this instance's) left after the undo", v)
+	}
+}
+
 func TestPreArmLead(t *testing.T) {
 	ms := time.Millisecond
 	for _, tc := range []struct {

@@ -258,7 +258,10 @@ func (j *Job) completeFast(ctx context.Context, items []int, monitor, failover b
 			v, st, ok := cache.Peek(j.itemPath(i, "running"))
 			switch {
 			case !ok:
-				ops = append(ops, reg.DeleteOp(j.itemPath(i, "running"), 0))
+				// Not in the cache yet: a delete at version 0 would also
+				// delete another instance's node that replaced ours after
+				// a session change (see undoBegin). Read it fresh.
+				return false
 			case string(v) == j.id:
 				ops = append(ops, reg.DeleteOp(j.itemPath(i, "running"), st.Version))
 			default:
@@ -371,10 +374,9 @@ func (j *Job) failoverQueuedInCache(cache *reg.CacheView) bool {
 //     instance whose check of the flag came just before the flag was set
 //     goes on to create its running nodes and run its old items while the
 //     leader reshards. A resharding commit never conflicts with the nodes
-//     (it does not touch running nodes), and the undo deletes each node
-//     at version 0 fenced on this instance's node, so it never deletes
-//     another instance's node (one can replace ours only after our
-//     session ended, which fails the fence).
+//     (it does not touch running nodes), and the undo deletes only the
+//     nodes that name this instance (undoBegin), so it never deletes
+//     another instance's node, whatever became of the session meanwhile.
 //   - Between ShardingContexts and RegisterBegin the executor posts the
 //     staging event, asks MisfireIfRunning (the pre-begun items are this
 //     execution's: false) and runs the before-listeners; the running
@@ -408,7 +410,6 @@ type preBegin struct {
 type begun struct {
 	items []int
 	lease *lease
-	fence reg.Op // the check of this instance's node the nodes were created under
 	// deadline is when RegisterBegin is given up on (expirePreBegun).
 	deadline time.Time
 }
@@ -450,13 +451,13 @@ func (j *Job) pipelinedContexts(ctx context.Context, cfg *config.JobConfiguratio
 	var me *reg.MultiError
 	switch {
 	case merr == nil && settled:
-		j.recordPreBegun(sc.Items, l, fence)
+		j.recordPreBegun(sc.Items, l)
 		return sc, true, j.handOverCatchUp(ctx, sc.Items)
 	case merr == nil || !errors.As(merr, &me):
 		// Created, or maybe (the outcome of a transaction cut off by a
 		// lost connection is unknown): delete them again.
 		j.log.Debug("resharding pending or assignment unconfirmed at the trigger; running nodes undone", "items", sc.Items, "error", merr)
-		if err := j.undoBegin(ctx, sc.Items, fence); err != nil {
+		if err := j.undoBegin(ctx, sc.Items); err != nil {
 			// Left to the recovery of this instance's running nodes,
 			// once this trigger has ended (as after a cut-off run).
 			j.failover().needRecover.Store(true)
@@ -557,8 +558,8 @@ func (j *Job) runningOps(cfg *config.JobConfiguration, items []int, first ...reg
 
 // recordPreBegun keeps a committed running-node transaction for
 // RegisterBegin, and arms its undo should RegisterBegin not come.
-func (j *Job) recordPreBegun(items []int, l *lease, fence reg.Op) {
-	rec := &begun{items: slices.Clone(items), lease: l, fence: fence, deadline: time.Now().Add(preBeginTimeout)}
+func (j *Job) recordPreBegun(items []int, l *lease) {
+	rec := &begun{items: slices.Clone(items), lease: l, deadline: time.Now().Add(preBeginTimeout)}
 	j.pre.mu.Lock()
 	defer j.pre.mu.Unlock()
 	j.pre.rec = rec
@@ -640,19 +641,17 @@ func (j *Job) dropPreBegun(ctx context.Context, rec *begun) bool {
 	return true
 }
 
-// undoBegin deletes the running nodes this instance's transaction created
-// for items (version 0: never modified), fenced on this instance's node as
-// the transaction was, in one transaction; when that fails (a node gone
-// or changed, the fence moved) it deletes those that still name this
-// instance one by one.
-func (j *Job) undoBegin(ctx context.Context, items []int, fence reg.Op) error {
-	ops := []reg.Op{fence}
-	for _, i := range items {
-		ops = append(ops, reg.DeleteOp(j.itemPath(i, "running"), 0))
-	}
-	if _, err := j.s.c.Multi(ctx, ops...); err == nil {
-		return nil
-	}
+// undoBegin deletes the running nodes of items that name this instance,
+// one by one. It was a transaction deleting them at version 0, fenced on
+// this instance's node at the version the begin saw; that proves nothing
+// once the session the begin ran in has ended: the instance node of the
+// next session has the same version (0), and a running node another
+// instance created meanwhile has the same version as ours (0). The long
+// chaos run of stop 15 found it: an instance stopped for 4.5 s undid a
+// begin whose outcome its lost connection left unknown, in the next
+// session, and deleted the running node of the instance that had taken
+// the item over; it then claimed the item and ran it beside that one.
+func (j *Job) undoBegin(ctx context.Context, items []int) error {
 	for _, i := range items {
 		if _, err := j.s.deleteIfValue(ctx, j.itemPath(i, "running"), j.id); err != nil {
 			return err
