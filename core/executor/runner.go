@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -82,7 +83,7 @@ var _ ItemRunner = Typed{}
 func (t Typed) RunItem(ctx context.Context, sc spi.ShardingContext) error {
 	var props map[string]string
 	if cfg := sharedJobConfig(ctx); cfg != nil {
-		props = cfg.Props
+		props = maps.Clone(cfg.Props) // the job type may keep or modify them
 	}
 	if t.Sharding != nil && parseJavaBool(props[PropStreamingProcess]) {
 		var stop func()
