@@ -156,22 +156,7 @@ func TestPreArmDisarmAfterSessionLoss(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("PreArm = %v, %v", ok, err)
 	}
-	sess := in.c.Session()
-	if err := in.c.(interface{ Unwrap() reg.Client }).Unwrap().(reg.Expirer).Expire(ctx); err != nil {
-		t.Fatal(err)
-	}
-	// Another instance took item 0 over meanwhile (its node at version
-	// 0); item 1's node is still ours, as a persistent one (failover on)
-	// outlives the session.
-	cl.remove(jp("sharding", "0", "running"))
-	cl.persist(jp("sharding", "0", "running"), "192.168.1.9@-@1")
-	cl.remove(jp("sharding", "1", "running"))
-	cl.persist(jp("sharding", "1", "running"), in.id)
-	testkit.Eventually(t, waitFor, "registered again in a new session", func() bool {
-		s := in.c.Session()
-		_, registered := cl.get(jp("instances", in.id))
-		return s != nil && s != sess && s.Err() == nil && registered
-	})
+	takenOverInNewSession(t, cl, in)
 	in.job.Disarm(ctx)
 	if v, _ := cl.get(jp("sharding", "0", "running")); v != "192.168.1.9@-@1" {
 		t.Fatalf("item 0's running node = %q: Disarm deleted another instance's node", v)
@@ -196,6 +181,26 @@ func TestUndoBeginInALaterSession(t *testing.T) {
 	if err != nil || !ok || !slices.Equal(sc.Items, []int{0, 1}) {
 		t.Fatalf("PreArm = %v, %v, %v", sc.Items, ok, err)
 	}
+	takenOverInNewSession(t, cl, in)
+	if err := coord.UndoBegin(in.job, ctx, sc.Items); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := cl.get(jp("sharding", "0", "running")); v != "192.168.1.9@-@1" {
+		t.Fatalf("item 0's running node = %q: the undo deleted another instance's node", v)
+	}
+	if v, ok := cl.get(jp("sharding", "1", "running")); ok {
+		t.Fatalf("item 1's running node (%q, this instance's) left after the undo", v)
+	}
+}
+
+// takenOverInNewSession expires in's session after a pre-arm of items 0
+// and 1: another instance takes item 0 over meanwhile (its node at version
+// 0), item 1's node is still in's, as a persistent one (failover on)
+// outlives the session; it returns once in is registered again in a new
+// session.
+func takenOverInNewSession(t *testing.T, cl *cluster, in *instance) {
+	t.Helper()
+	ctx := ctxT(t)
 	sess := in.c.Session()
 	if err := in.c.(interface{ Unwrap() reg.Client }).Unwrap().(reg.Expirer).Expire(ctx); err != nil {
 		t.Fatal(err)
@@ -209,15 +214,6 @@ func TestUndoBeginInALaterSession(t *testing.T) {
 		_, registered := cl.get(jp("instances", in.id))
 		return s != nil && s != sess && s.Err() == nil && registered
 	})
-	if err := coord.UndoBegin(in.job, ctx, sc.Items); err != nil {
-		t.Fatal(err)
-	}
-	if v, _ := cl.get(jp("sharding", "0", "running")); v != "192.168.1.9@-@1" {
-		t.Fatalf("item 0's running node = %q: the undo deleted another instance's node", v)
-	}
-	if v, ok := cl.get(jp("sharding", "1", "running")); ok {
-		t.Fatalf("item 1's running node (%q, this instance's) left after the undo", v)
-	}
 }
 
 func TestPreArmLead(t *testing.T) {
