@@ -53,7 +53,7 @@ import (
 //     to the recovery of this instance's running nodes (needRecover), as a
 //     cut-off run's are; should the executor never come back (a crash),
 //     failover takes them as after a crash right after RegisterBegin.
-//     Deleting them is undoPreBegun: only the nodes that still name this
+//     Deleting them is undoBegin: only the nodes that still name this
 //     instance.
 //   - The items, their ShardingContext, the events, listeners and metrics
 //     see the scheduled time: the executor waits before ShardingContexts
@@ -218,10 +218,4 @@ func (j *Job) Disarm(ctx context.Context) {
 	if j.dropPreBegun(ctx, nil) {
 		j.log.Debug("running nodes created ahead of an abandoned or changed fire deleted")
 	}
-}
-
-// undoPreBegun deletes the running nodes of rec that still name this
-// instance (undoBegin).
-func (j *Job) undoPreBegun(ctx context.Context, rec *begun) error {
-	return j.undoBegin(ctx, rec.items)
 }

@@ -253,15 +253,16 @@ func (j *Job) completeFast(ctx context.Context, items []int, monitor, failover b
 		return false
 	}
 	var ops []reg.Op
+	blind := false // a running node deleted at version 0, unseen by the cache
 	for _, i := range items {
 		if monitor {
 			v, st, ok := cache.Peek(j.itemPath(i, "running"))
 			switch {
 			case !ok:
-				// Not in the cache yet: a delete at version 0 would also
-				// delete another instance's node that replaced ours after
-				// a session change (see undoBegin). Read it fresh.
-				return false
+				// Not in the cache yet (a run shorter than the cache's
+				// round): deleted at version 0, fenced below.
+				blind = true
+				ops = append(ops, reg.DeleteOp(j.itemPath(i, "running"), 0))
 			case string(v) == j.id:
 				ops = append(ops, reg.DeleteOp(j.itemPath(i, "running"), st.Version))
 			default:
@@ -291,6 +292,21 @@ func (j *Job) completeFast(ctx context.Context, items []int, monitor, failover b
 	}
 	if len(ops) == 0 {
 		return true
+	}
+	if blind {
+		// A version-0 delete matches any node created at that path (V9):
+		// fenced on this instance's node of the current session as the
+		// cache shows it, so that it cannot land after the session ended
+		// and another instance's node replaced ours.
+		sess := j.s.c.Session()
+		if sess == nil {
+			return false
+		}
+		fence, ok := j.fastFence(cache, sess)
+		if !ok {
+			return false
+		}
+		ops = append([]reg.Op{fence}, ops...)
 	}
 	_, err := j.s.c.Multi(ctx, ops...)
 	return err == nil
@@ -633,7 +649,7 @@ func (j *Job) dropPreBegun(ctx context.Context, rec *begun) bool {
 	}
 	rec, j.pre.rec = j.pre.rec, nil
 	j.pre.timer.Stop()
-	if err := j.undoPreBegun(ctx, rec); err != nil {
+	if err := j.undoBegin(ctx, rec.items); err != nil {
 		j.log.Warn("cannot delete the running nodes of a trigger that did not begin; left to recovery", "items", rec.items, "error", err)
 		j.failover().needRecover.Store(true)
 	}
