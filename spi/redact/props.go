@@ -1,46 +1,91 @@
 package redact
 
 import (
-	"cmp"
 	"maps"
 	"slices"
 	"strings"
+	"unicode"
 )
 
-// secretWords mark a prop as secret when one of its key's dot- or
-// dash-separated words (lower case) is one of them: the alerting error
-// handlers' secret props (dingtalk.secret, email.password, slack.token,
-// webhook.secret, webhook.headers.*) and the usual names of credentials.
+// secretWords mark a prop as secret when one of its key's words (split
+// at '.', '-', '_', '%', spaces and camelCase humps, lower case) is one of
+// them: the alerting error handlers' secret props (dingtalk.secret,
+// email.password, slack.token, webhook.secret, webhook.headers.*) and the
+// usual names of credentials (apiKey, X-Api-Key, client_secret,
+// Authorization, Cookie).
 func secretWords() []string {
-	return []string{"password", "passwd", "pwd", "secret", "token", "credential", "credentials",
-		"apikey", "accesskey", "privatekey", "headers", "authorization", "auth", "sign", "signature"}
+	return []string{"password", "passwd", "pwd", "pass", "passphrase", "secret", "token", "credential", "credentials",
+		"key", "apikey", "accesskey", "privatekey", "headers", "authorization", "auth", "sign", "signature", "sig",
+		"cookie", "jwt"}
 }
 
-// IsSecretKey reports whether a prop's value is a secret as a whole.
+// secretParts mark a key's word as secret when it contains one of them:
+// names written as one word (PGPASSWORD, authtoken, clientsecret).
+func secretParts() []string {
+	return []string{"password", "passwd", "secret", "token", "credential", "apikey", "accesskey", "privatekey",
+		"passphrase", "authorization"}
+}
+
+// keyWords splits a key into lower-case words at separators and at
+// camelCase humps ("X-Api-Key", "apiKey", "API_KEY" all give api, key).
+func keyWords(key string) []string {
+	var words []string
+	var cur []rune
+	flush := func() {
+		if len(cur) > 0 {
+			words = append(words, strings.ToLower(string(cur)))
+			cur = cur[:0]
+		}
+	}
+	rs := []rune(key)
+	for i, r := range rs {
+		switch {
+		case !unicode.IsLetter(r) && !unicode.IsDigit(r):
+			flush()
+			continue
+		case unicode.IsUpper(r) && len(cur) > 0 &&
+			(unicode.IsLower(cur[len(cur)-1]) || (i+1 < len(rs) && unicode.IsLower(rs[i+1]))):
+			flush()
+		}
+		cur = append(cur, r)
+	}
+	flush()
+	return words
+}
+
+// IsSecretKey reports whether a prop's value is a secret as a whole: one
+// of its key's words is a secret word (secretWords), contains a longer
+// one (secretParts) or ends in "pass" (storepass, keypass).
 func IsSecretKey(key string) bool {
-	words := strings.FieldsFunc(strings.ToLower(key), func(r rune) bool { return r == '.' || r == '-' || r == '_' })
-	for _, w := range words {
-		if slices.Contains(secretWords(), w) {
+	for _, w := range keyWords(key) {
+		if slices.Contains(secretWords(), w) || strings.HasSuffix(w, "pass") {
 			return true
+		}
+		for _, p := range secretParts() {
+			if strings.Contains(w, p) {
+				return true
+			}
 		}
 	}
 	return false
 }
 
-// Value is a job prop's value as ejob shows it (REST API, `ejob job
-// show`): Mask for a secret key, a URL with its user info, query values,
-// fragment and long path segments masked (URLString, as in ejob's logs),
-// else the value.
+// Value is a job prop's value as ejob shows it (REST API, console,
+// `ejob job show`, the dump): Mask for a secret key; a value that is one
+// URL with its user info, query values, fragment and long path segments
+// masked (URLString, as in ejob's logs); any other text with the secrets
+// it carries masked (Text: Authorization headers, password=..., --token
+// ..., URLs inside a command line or a body).
 func Value(key, v string) string {
 	switch {
 	case v == "":
 		return v
 	case IsSecretKey(key):
 		return Mask
-	case strings.Contains(v, "://"):
+	case strings.Contains(v, "://") && !strings.ContainsAny(v, " \t\r\n\"'"):
 		return URLString(v)
 	}
-	return v
+	return Text(v)
 }
 
 // Props returns props with every secret masked (Value).
@@ -63,23 +108,4 @@ func Unmask(sent, stored map[string]string) map[string]string {
 		}
 	}
 	return out
-}
-
-// TextMasker masks, in free text (a dump), every secret of props: the
-// values of secret keys, and each URL's secret parts.
-func TextMasker(props map[string]string) *strings.Replacer {
-	type pair struct{ old, new string }
-	var ps []pair
-	for k, v := range props {
-		if m := Value(k, v); m != v {
-			ps = append(ps, pair{v, m})
-		}
-	}
-	// Longest first, so that a secret containing another is masked whole.
-	slices.SortFunc(ps, func(a, b pair) int { return cmp.Or(len(b.old)-len(a.old), strings.Compare(a.old, b.old)) })
-	args := make([]string, 0, 2*len(ps))
-	for _, p := range ps {
-		args = append(args, p.old, p.new)
-	}
-	return strings.NewReplacer(args...)
 }

@@ -36,7 +36,4 @@ func TestProps(t *testing.T) {
 	if !maps.Equal(back, wantBack) {
 		t.Errorf("Unmask = %v, want %v", back, wantBack)
 	}
-	if s := redact.TextMasker(stored).Replace("pw hunter2 and Bearer abc"); s != "pw *** and ***" {
-		t.Errorf("TextMasker: %q", s)
-	}
 }
