@@ -31,7 +31,7 @@ func TestRedact(t *testing.T) {
 			keep: []string{"email.password"}},
 		"double-quoted escapes": {in: "jobName: j\nprops:\n  script.command.line: \"curl -H \\\"X-Api-Key: " + secret + "\\\" -d \\\"{\\\\\\\"password\\\\\\\":\\\\\\\"" + secret + "\\\\\\\"}\\\"\"\n",
 			keep: []string{"X-Api-Key"}},
-		"block scalar": {in: "jobName: j\nprops:\n  email.password: |\n    line1 " + secret + "\n    line2\n  a: b\n", keep: []string{"a: b"}},
+		"block scalar":  {in: "jobName: j\nprops:\n  email.password: |\n    line1 " + secret + "\n    line2\n  a: b\n", keep: []string{"a: b"}},
 		"nested secret": {in: "jobName: j\ncredentials:\n  user: u\n  pw: " + secret + "\n", keep: []string{"jobName: j", "credentials: '***'"}},
 		"tracing extra": {in: tracing, keep: []string{"username: job", "jdbcUrl: jdbc:postgresql://db:5432/elasticjob"}},
 		"does not parse": {in: "cron: [\njobName: j\nprops:\n  email.password: 'p''a " + secret + "\n    " + secret + "'\n  http.data: token=" + secret + "\n  other: x\n",
