@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/ejob-io/ejob/core/config"
+	"github.com/ejob-io/ejob/spi/redact"
 )
 
 // ConfigJSON is a job configuration as ElasticJob-UI's REST API carries it
@@ -45,7 +46,9 @@ type ConfigJSON struct {
 	StaticSharding         bool              `json:"staticSharding"`
 }
 
-// ToConfigJSON returns cfg as the console shows it.
+// ToConfigJSON returns cfg as the console shows it, the secrets of its
+// props masked (redact.Props; a console that writes the masked values
+// back keeps the stored ones, see redact.Unmask).
 func ToConfigJSON(cfg *config.JobConfiguration) ConfigJSON {
 	out := ConfigJSON{
 		JobName: cfg.JobName, Cron: cfg.Cron, TimeZone: cfg.TimeZone, ShardingTotalCount: cfg.ShardingTotalCount,
@@ -55,7 +58,7 @@ func ToConfigJSON(cfg *config.JobConfiguration) ConfigJSON {
 		JobShardingStrategyType:       cfg.JobShardingStrategyType,
 		JobExecutorServiceHandlerType: cfg.JobExecutorThreadPoolSizeProviderType,
 		JobErrorHandlerType:           cfg.JobErrorHandlerType, JobListenerTypes: slices.Clone(cfg.JobListenerTypes),
-		Description: cfg.Description, Props: maps.Clone(cfg.Props), Disabled: cfg.Disabled, Overwrite: cfg.Overwrite,
+		Description: cfg.Description, Props: redact.Props(cfg.Props), Disabled: cfg.Disabled, Overwrite: cfg.Overwrite,
 		Label: cfg.Label, StaticSharding: cfg.StaticSharding,
 	}
 	if out.JobListenerTypes == nil {

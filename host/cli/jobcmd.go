@@ -18,7 +18,6 @@ import (
 	"github.com/ejob-io/ejob/core/cron"
 	"github.com/ejob-io/ejob/core/lifecycle"
 	"github.com/ejob-io/ejob/core/reg"
-	"github.com/ejob-io/ejob/spi/redact"
 )
 
 func newJobCmd(e *env) *cobra.Command {
@@ -85,13 +84,12 @@ func showJob(ctx context.Context, c reg.Client, job string, fires int) (*jobView
 	if err != nil {
 		return nil, err
 	}
-	// Secrets of the props are masked, as the REST API masks them.
-	shown := stored.Config.Clone()
-	shown.Props = redact.Props(shown.Props)
-	v := &jobView{Status: brief.Status, Config: lifecycle.ToConfigJSON(shown), ConfigVersion: stored.Version}
-	if v.yaml, err = config.Marshal(shown); err != nil {
+	// Secrets are masked, as the REST API masks them.
+	v := &jobView{Status: brief.Status, Config: lifecycle.ToConfigJSON(stored.Config), ConfigVersion: stored.Version}
+	if v.yaml, err = config.Marshal(stored.Config); err != nil {
 		return nil, err
 	}
+	v.yaml = config.Redact(v.yaml)
 	if cfg := stored.Config; cfg.Cron != "" {
 		if v.NextFireTimes, err = cron.Preview(cfg.Cron, cfg.TimeZone, time.Now(), fires); err != nil {
 			v.CronError = err.Error()
@@ -232,8 +230,13 @@ func writeConfig(ctx context.Context, c reg.Client, e *env, f *opsFlags, stored 
 			return err
 		}
 		fmt.Fprintf(w, "updated %s:\n", cfg.JobName)
-		for _, d := range lineDiff(string(before), string(after)) {
+		// The diff shows secrets masked, as ejob job show does.
+		diff := lineDiff(string(config.Redact(before)), string(config.Redact(after)))
+		for _, d := range diff {
 			fmt.Fprintf(w, "  %s\n", d)
+		}
+		if len(diff) == 0 {
+			fmt.Fprintln(w, "  (only secret values changed; they are not shown)")
 		}
 		return nil
 	})

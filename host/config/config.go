@@ -106,11 +106,15 @@ type HostSettings struct {
 	// PreferredNetworkIP is upstream's elasticjob.preferred.network.ip: an
 	// address prefix or a regular expression.
 	PreferredNetworkIP string
-	// DumpPort is elasticjob.dump.port: the TCP port, on every interface,
-	// of the dump service (`echo dump@JOB | nc HOST PORT`, executors spec
-	// §9); 0 picks a free port, which the host logs. nil: no dump service
-	// (no elasticjob.dump section, or enabled: false).
+	// DumpPort is elasticjob.dump.port: the TCP port of the dump service
+	// (`echo dump@JOB | nc HOST PORT`); 0 picks a free port, which the
+	// host logs. nil: no dump service (no elasticjob.dump section, or
+	// enabled: false).
 	DumpPort *int
+	// DumpAddress is elasticjob.dump.address: the IP address the dump
+	// service listens on; "" is loopback (127.0.0.1), "0.0.0.0" or "::"
+	// every interface.
+	DumpAddress string
 	// JavaPeers says what the host does when it is about to write a job's
 	// configuration to a ZooKeeper namespace with values a Java ElasticJob
 	// 3.0.x instance cannot read or run (config.JavaPeerIssues): warn

@@ -78,7 +78,7 @@ func TestLoadEveryKey(t *testing.T) {
 		"regCenter.sessionTimeoutMilliseconds":    {f.Registry.SessionTimeoutMilliseconds, 30000},
 		"regCenter.connectionTimeoutMilliseconds": {f.Registry.ConnectionTimeoutMilliseconds, 7000},
 		"regCenter.digest":                        {f.Registry.Digest, "user:s3cret"},
-		"http.oidc":                               {fmt.Sprintf("%+v", *f.Host.HTTP.OIDC), "{Issuer:https://sso.example.com/realms/ops ClientID:ejob-console ClientSecret:s3cret RedirectURL:https://ejob.example.com/login/sso/callback Scopes:[openid profile groups] RoleClaim:realm_access.roles AdminValues:[ejob-admins] ReadOnlyValues:[ejob-viewers auditors] UsernameClaim:email Line:78}"},
+		"http.oidc":                               {fmt.Sprintf("%+v", *f.Host.HTTP.OIDC), "{Issuer:https://sso.example.com/realms/ops ClientID:ejob-console ClientSecret:s3cret RedirectURL:https://ejob.example.com/login/sso/callback Scopes:[openid profile groups] RoleClaim:realm_access.roles AdminValues:[ejob-admins] ReadOnlyValues:[ejob-viewers auditors] UsernameClaim:email Line:79}"},
 		"regCenter.sasl": {f.Registry.SASL, zookeeper.SASL{Mechanism: "GSSAPI", Principal: "ejob/host1@EXAMPLE.COM",
 			Keytab: filepath.Join("testdata", "ejob.keytab"), Krb5Conf: "/etc/ejob/krb5.conf",
 			ServiceName: "zk", ServiceHost: "zk.example.com", ACL: true}},
@@ -480,6 +480,7 @@ func TestParseProblems(t *testing.T) {
 		"dump without port": {"elasticjob:\n  dump: {enabled: true}\n" + job, "f.yaml:2: elasticjob.dump: missing required key port (or enabled: false, or remove the section)"},
 		"dump port":         {"elasticjob:\n  dump: {port: -1}\n" + job, "f.yaml:2: elasticjob.dump.port: Port value out of range: -1 (want 0 to 65535; 0 picks a free port)"},
 		"dump key":          {"elasticjob:\n  dump: {prot: 1}\n" + job, `f.yaml:2: elasticjob.dump: unknown key "prot" (did you mean "port"?)`},
+		"dump address":      {"elasticjob:\n  dump: {port: 1, address: 'localhost:9888'}\n" + job, `f.yaml:2: elasticjob.dump.address: "localhost:9888" is not an IP address (want 127.0.0.1, the default, or ::1 for loopback; a host's own address; 0.0.0.0 or :: for every interface)`},
 		"log level":         {"elasticjob:\n" + job + "ejob: {logLevel: verbose}\n", `f.yaml:4: ejob.logLevel: want trace, debug, info, warn or error, got "verbose"`},
 		"java peers":        {"elasticjob:\n" + job + "ejob:\n  javaPeers: loud\n", `f.yaml:5: ejob.javaPeers: want warn, strict or off, got "loud"`},
 		"empty type":        {"elasticjob:\n  jobs:\n    j: {elasticJobType: '', shardingTotalCount: 1}\n", "f.yaml:3: elasticjob.jobs.j.elasticJobType: must not be empty (available: HTTP, SCRIPT)"},
@@ -801,6 +802,8 @@ func TestDumpSection(t *testing.T) {
 		"  dump: {port: 9888, enabled: false}\n": "<nil>",
 		"  dump: {enabled: false}\n":             "<nil>",
 		"  dump:\n    port: ${DUMP_PORT:7}\n":    "7",
+		"  dump: {port: 1, address: '::'}\n":     ":: 1",
+		"  dump: {port: 1, address: 10.0.0.2}\n": "10.0.0.2 1",
 	} {
 		f, err := Parse("f.yaml", []byte("elasticjob:\n"+data+job), catalog())
 		if err != nil {
@@ -810,6 +813,9 @@ func TestDumpSection(t *testing.T) {
 		got := "<nil>"
 		if f.Host.DumpPort != nil {
 			got = strconv.Itoa(*f.Host.DumpPort)
+		}
+		if f.Host.DumpAddress != "" {
+			got = f.Host.DumpAddress + " " + got
 		}
 		if got != want {
 			t.Errorf("%q: dump port %s, want %s", data, got, want)

@@ -42,7 +42,8 @@ const (
 	keyJAASFile    = "jaasFile"
 	keyACL         = "acl"
 
-	keyPort = "port"
+	keyPort    = "port"
+	keyAddress = "address"
 
 	keyElasticJobClass      = "elasticJobClass"
 	keyElasticJobType       = "elasticJobType"
@@ -69,7 +70,7 @@ func elasticjobKeys() []string {
 	return []string{keyEnabled, keyRegCenter, keyJobs, keyTracing, keyDump}
 }
 
-func dumpKeys() []string { return []string{keyPort, keyEnabled} }
+func dumpKeys() []string { return []string{keyPort, keyEnabled, keyAddress} }
 
 func regCenterKeys() []string {
 	return []string{

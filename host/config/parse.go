@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -151,7 +152,7 @@ func (d *decoder) rest(h head, opts LoadOptions, baseDir string) *File {
 		f.Registry = d.regCenter(e, baseDir)
 	}
 	if e, ok := ej[keyDump]; ok {
-		f.Host.DumpPort = d.dump(e)
+		f.Host.DumpPort, f.Host.DumpAddress = d.dump(e)
 	}
 	if te, ok := ej[keyTracing]; ok {
 		f.Tracing = d.tracing(te, opts, f.Registry == nil, baseDir)
@@ -169,16 +170,27 @@ func (d *decoder) rest(h head, opts LoadOptions, baseDir string) *File {
 
 // dump reads elasticjob.dump as the starter does: the service runs when
 // port is set and enabled is not false. A section that would serve nothing
-// while enabled (no port) is refused rather than ignored.
-func (d *decoder) dump(e entry) *int {
+// while enabled (no port) is refused rather than ignored. address (ejob's
+// own key) is the IP address to listen on; "" is loopback.
+func (d *decoder) dump(e entry) (*int, string) {
 	fs, ok := d.section(e.value, e.path, dumpKeys(), false)
 	if !ok {
-		return nil
+		return nil, ""
 	}
 	enabled := true
 	if fe, ok := fs[keyEnabled]; ok {
 		if enabled, ok = d.boolean(fe); !ok {
-			return nil
+			return nil, ""
+		}
+	}
+	var addr string
+	if fe, ok := fs[keyAddress]; ok {
+		if addr, ok = d.str(fe); !ok {
+			return nil, ""
+		}
+		if addr != "" && net.ParseIP(addr) == nil {
+			d.report(fe.value.Line, nil, "%s: %q is not an IP address (want 127.0.0.1, the default, or ::1 for loopback; a host's own address; 0.0.0.0 or :: for every interface)", fe.path, addr)
+			return nil, ""
 		}
 	}
 	fe, ok := fs[keyPort]
@@ -186,20 +198,20 @@ func (d *decoder) dump(e entry) *int {
 		if enabled {
 			d.missing(e.line(), e.path, keyPort, " (or enabled: false, or remove the section)")
 		}
-		return nil
+		return nil, ""
 	}
 	port, ok := d.integer(fe)
 	if !ok {
-		return nil
+		return nil, ""
 	}
 	if port < 0 || port > 65535 {
 		d.report(fe.value.Line, nil, "%s: Port value out of range: %d (want 0 to 65535; 0 picks a free port)", fe.path, port)
-		return nil
+		return nil, ""
 	}
 	if !enabled {
-		return nil
+		return nil, ""
 	}
-	return &port
+	return &port, addr
 }
 
 func (d *decoder) regCenter(e entry, baseDir string) *zookeeper.Config {

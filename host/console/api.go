@@ -479,15 +479,13 @@ func (c *Console) getConfig(w http.ResponseWriter, r *http.Request) {
 
 func configModel(st lifecycle.StoredConfig) ConfigModel {
 	cj := lifecycle.ToConfigJSON(st.Config)
-	masked := redact.Props(cj.Props)
 	keys := []string{}
-	for k, v := range masked {
-		if v != cj.Props[k] {
+	for k, v := range cj.Props {
+		if v != st.Config.Props[k] {
 			keys = append(keys, k)
 		}
 	}
 	slices.Sort(keys)
-	cj.Props = masked
 	return ConfigModel{Config: cj, Version: st.Version, MaskedProps: keys}
 }
 

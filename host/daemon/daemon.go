@@ -75,6 +75,9 @@ type plan struct {
 	ip instance.IPOptions
 	// dumpPort is the dump service's port; nil: none.
 	dumpPort *int
+	// dumpAddr is the IP address the dump service listens on ("":
+	// loopback).
+	dumpAddr string
 	// javaPeers is what to do about values a Java instance cannot read
 	// (checkJavaPeers).
 	javaPeers hostconfig.JavaPeers
@@ -93,6 +96,7 @@ func newPlan(h hostconfig.HostSettings, opts Options) plan {
 		level:     hclog.NoLevel,
 		ip:        h.IPOptions(opts.getenv),
 		dumpPort:  h.DumpPort,
+		dumpAddr:  h.DumpAddress,
 		javaPeers: h.JavaPeers,
 		retention: h.TracingRetention,
 		http:      h.HTTP,
@@ -206,7 +210,7 @@ func load(ctx context.Context, opts Options, obs plugins.Observer, validated *sc
 		cat.Close()
 		return nil, nil, plan{}, err
 	}
-	p.dumpPort = file.Host.DumpPort // elasticjob.dump: known after Check
+	p.dumpPort, p.dumpAddr = file.Host.DumpPort, file.Host.DumpAddress // elasticjob.dump: known after Check
 	return file, cat, p, nil
 }
 
@@ -320,7 +324,7 @@ func Run(ctx context.Context, opts Options) error {
 		defer func() { stop(); <-httpDone }()
 	}
 	if p.dumpPort != nil {
-		dumpDone := serveDump(runCtx, *p.dumpPort, client, s, log)
+		dumpDone := serveDump(runCtx, p.dumpAddr, *p.dumpPort, client, s, log)
 		defer func() { stop(); <-dumpDone }()
 	}
 	done := make(chan error, 1)
@@ -408,12 +412,13 @@ type failer interface {
 	Failure() error
 }
 
-// serveDump opens the dump port (elasticjob.dump.port) and serves it until
-// ctx ends; the returned channel closes when it has stopped. As upstream,
-// a port that cannot be opened is logged and the host runs on without it.
-func serveDump(ctx context.Context, port int, c reg.Client, s *scheduler.Scheduler, log hclog.Logger) <-chan struct{} {
+// serveDump opens the dump port (elasticjob.dump.port on
+// elasticjob.dump.address) and serves it until ctx ends; the returned
+// channel closes when it has stopped. As upstream, a port that cannot be
+// opened is logged and the host runs on without it.
+func serveDump(ctx context.Context, addr string, port int, c reg.Client, s *scheduler.Scheduler, log hclog.Logger) <-chan struct{} {
 	done := make(chan struct{})
-	srv, err := dump.Listen(port, dump.Options{Client: c, Logger: log.Named("dump"),
+	srv, err := dump.Listen(addr, port, dump.Options{Client: c, Logger: log.Named("dump"),
 		Caches: func(job string) (dump.Cache, bool) {
 			if cache, ok := s.JobCache(job); ok {
 				return cache, true
@@ -421,7 +426,7 @@ func serveDump(ctx context.Context, port int, c reg.Client, s *scheduler.Schedul
 			return nil, false
 		}})
 	if err != nil {
-		log.Error("the dump port cannot be opened; running without it", "port", port, "error", err)
+		log.Error("the dump port cannot be opened; running without it", "address", addr, "port", port, "error", err)
 		close(done)
 		return done
 	}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ejob-io/ejob/core/lifecycle"
 	"github.com/ejob-io/ejob/core/reg"
 )
 
@@ -30,8 +31,11 @@ var errNoCache = errors.New("this host does not run the job")
 //
 // where value is the cached value when the cache holds the node (as
 // upstream's regCenter.get reads it), else the registry's ("" for none).
-// Values with line breaks are written as they are. IP addresses are then
-// masked (MaskIPs), and the lines are joined with "\n" plus a final "\n".
+// Values with line breaks are written as they are, with their secrets
+// masked first (lifecycle.RedactNode: the config node's secret props,
+// URL credentials, Authorization headers in command lines; upstream
+// shows them in clear). IP addresses are then masked (MaskIPs), and the
+// lines are joined with "\n" plus a final "\n".
 //
 // A job with no node under its root renders as "\n", as upstream. A job
 // that has nodes but no cache here (nil: this host does not run it) is
@@ -39,13 +43,13 @@ var errNoCache = errors.New("this host does not run the job")
 // connection without a byte, and so does Server.
 func Render(ctx context.Context, c reg.Client, cache Cache, jobName string) (string, error) {
 	var lines []string
-	if err := walk(ctx, c, cache, "/"+jobName, &lines); err != nil {
+	if err := walk(ctx, c, cache, jobName, "/"+jobName, &lines); err != nil {
 		return "", err
 	}
 	return strings.Join(MaskIPs(lines), "\n") + "\n", nil
 }
 
-func walk(ctx context.Context, c reg.Client, cache Cache, path string, lines *[]string) error {
+func walk(ctx context.Context, c reg.Client, cache Cache, jobName, path string, lines *[]string) error {
 	names, err := c.Children(ctx, path)
 	if errors.Is(err, reg.ErrNoNode) {
 		return nil
@@ -68,12 +72,13 @@ func walk(ctx context.Context, c reg.Client, cache Cache, path string, lines *[]
 			}
 			value = string(data)
 		}
+		value = lifecycle.RedactNode(jobName, p, value)
 		if inCache {
 			*lines = append(*lines, p+" | "+value)
 		} else {
 			*lines = append(*lines, p+" | "+value+" |  | ")
 		}
-		if err := walk(ctx, c, cache, p, lines); err != nil {
+		if err := walk(ctx, c, cache, jobName, p, lines); err != nil {
 			return err
 		}
 	}

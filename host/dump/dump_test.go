@@ -159,7 +159,7 @@ func TestMaskIPs(t *testing.T) {
 func serve(t *testing.T) (port int) {
 	t.Helper()
 	c, cache := world(t)
-	s, err := dump.Listen(0, dump.Options{Client: c, Caches: func(job string) (dump.Cache, bool) {
+	s, err := dump.Listen("", 0, dump.Options{Client: c, Caches: func(job string) (dump.Cache, bool) {
 		if job == "myJob" {
 			return cache, true
 		}
@@ -250,7 +250,7 @@ func TestServerNotHeldBySilentClients(t *testing.T) {
 
 func TestListenRefusesBadPorts(t *testing.T) {
 	for _, p := range []int{-1, 65536} {
-		if _, err := dump.Listen(p, dump.Options{}); err == nil || !strings.Contains(err.Error(), "Port value out of range: "+strconv.Itoa(p)) {
+		if _, err := dump.Listen("", p, dump.Options{}); err == nil || !strings.Contains(err.Error(), "Port value out of range: "+strconv.Itoa(p)) {
 			t.Errorf("Listen(%d) = %v, want upstream's out-of-range error", p, err)
 		}
 	}

@@ -46,12 +46,24 @@ type Server struct {
 	opts Options
 }
 
-// Listen opens the dump port on every interface, as upstream's
-// ServerSocket(port) does; port 0 picks a free one (see Addr). Upstream
-// refuses ports outside 0..65535 with "Port value out of range: N".
-func Listen(port int, opts Options) (*Server, error) {
+// DefaultAddress is the address the dump port listens on unless
+// configured (elasticjob.dump.address): loopback only, where upstream's
+// ServerSocket(port) listens on every interface.
+const DefaultAddress = "127.0.0.1"
+
+// Listen opens the dump port on the IP address addr ("" is
+// DefaultAddress; "0.0.0.0" or "::" is every interface, as upstream);
+// port 0 picks a free one (see Addr). Upstream refuses ports outside
+// 0..65535 with "Port value out of range: N".
+func Listen(addr string, port int, opts Options) (*Server, error) {
 	if port < 0 || port > 65535 {
 		return nil, fmt.Errorf("dump port: Port value out of range: %d", port)
+	}
+	if addr == "" {
+		addr = DefaultAddress
+	}
+	if net.ParseIP(addr) == nil {
+		return nil, fmt.Errorf("dump port: listen address %q is not an IP address (127.0.0.1, ::1, 0.0.0.0 for every interface)", addr)
 	}
 	if opts.Client == nil || opts.Caches == nil {
 		return nil, errors.New("dump: Client and Caches are required")
@@ -59,9 +71,9 @@ func Listen(port int, opts Options) (*Server, error) {
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
 	}
-	ln, err := net.Listen("tcp", ":"+strconv.Itoa(port))
+	ln, err := net.Listen("tcp", net.JoinHostPort(addr, strconv.Itoa(port)))
 	if err != nil {
-		return nil, fmt.Errorf("dump port %d: %w", port, err)
+		return nil, fmt.Errorf("dump port %s: %w", net.JoinHostPort(addr, strconv.Itoa(port)), err)
 	}
 	return &Server{ln: ln, opts: opts}, nil
 }

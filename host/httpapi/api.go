@@ -206,9 +206,7 @@ func (s *Server) getConfig(w http.ResponseWriter, r *http.Request, job string) {
 		fail(w, status(err), err.Error())
 		return
 	}
-	cj := lifecycle.ToConfigJSON(st.Config)
-	cj.Props = redact.Props(cj.Props)
-	ok(w, cj)
+	ok(w, lifecycle.ToConfigJSON(st.Config))
 }
 
 // operate runs one of JobOperateAPI's calls on (job, server).
@@ -303,8 +301,12 @@ func (s *Server) removeConfig(w http.ResponseWriter, r *http.Request) {
 }
 
 // dump asks a host's dump port for its view of a job. As upstream, the
-// model is the dump text, or the I/O error's message; secrets of the job's
-// props are masked in it.
+// model is the dump text, or the error's message. Only a host the
+// registry knows as a live instance of the job is dialed; any other
+// address is refused (404) before a dial, and a known host's failure
+// reads the same whatever the port did (lifecycle.DumpError, whose cause
+// goes to the audit line only). The dump's secrets are masked
+// (lifecycle.Dump).
 func (s *Server) dump(w http.ResponseWriter, r *http.Request) {
 	job, ip := r.PathValue("jobName"), r.PathValue("ip")
 	port, err := strconv.Atoi(r.PathValue("dumpPort"))
@@ -316,17 +318,17 @@ func (s *Server) dump(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), dumpTimeout)
 	defer cancel()
-	text, err := lifecycle.Dump(ctx, job, ip, port)
-	s.audit(r, "dump", job, ip, nil, err)
-	if errors.Is(err, lifecycle.ErrInvalid) {
-		answer(w, nil, err)
+	text, err := lifecycle.DumpInstance(ctx, s.reader(), job, ip, port)
+	var failed *lifecycle.DumpError
+	if errors.As(err, &failed) {
+		s.audit(r, "dump", job, ip, nil, fmt.Errorf("%w: %w", err, failed.Err))
+		ok(w, err.Error())
 		return
 	}
+	s.audit(r, "dump", job, ip, nil, err)
 	if err != nil {
-		text = err.Error()
-	}
-	if st, cerr := lifecycle.GetConfig(ctx, s.reader(), job); cerr == nil {
-		text = redact.TextMasker(st.Config.Props).Replace(text)
+		answer(w, nil, err)
+		return
 	}
 	ok(w, text)
 }
