@@ -41,3 +41,30 @@ func TestReadDumpRequest(t *testing.T) {
 		})
 	}
 }
+
+// The dump of a host that masks nothing (a Java ElasticJob): its IP
+// aliases change the URLs (ip2 for 10.0.0.5), so the stored values would
+// not be found in it; RedactDump masks the config node's YAML by
+// structure wherever it is, cached or not, and keeps every other line.
+func TestRedactDump(t *testing.T) {
+	const secret = "S3CR3T"
+	config := "cron: 0/5 * * * * ?\njobName: j\nprops:\n" +
+		"  email.password: 'p''a ss: #" + secret + "'\n" +
+		"  http.uri: http://bob:" + secret + "@ip2:8080/run?token=" + secret + "\n" +
+		"  http.data: apikey=" + secret + "\n" +
+		"shardingTotalCount: 1\n"
+	for name, tail := range map[string]string{"cached": "\n", "not cached": " |  | \n"} {
+		text := "/j/sharding | \n/j/sharding/0/instance | ip1@-@7\n/j/servers/ip1 | ENABLED\n/j/config | " + config + tail
+		got := lifecycle.RedactDump("j", text)
+		if strings.Contains(got, secret) {
+			t.Errorf("%s: a secret is left:\n%s", name, got)
+		}
+		want := strings.Replace(text, config, "", 1)
+		if !strings.HasPrefix(got, want[:strings.Index(want, "/j/config | ")+len("/j/config | ")]) || !strings.HasSuffix(got, "shardingTotalCount: 1\n"+tail) {
+			t.Errorf("%s: the dump's other lines changed:\n%s", name, got)
+		}
+	}
+	if got := lifecycle.RedactDump("j", "\n"); got != "\n" {
+		t.Errorf("the empty dump = %q", got)
+	}
+}

@@ -255,3 +255,44 @@ func TestListenRefusesBadPorts(t *testing.T) {
 		}
 	}
 }
+
+// A job whose props hold secrets, some in URLs with IP addresses (which
+// the dump aliases) and some YAML-quoted: the dump shows none of them,
+// and the rest of the config as it is.
+func TestRenderMasksSecretsAtTheSource(t *testing.T) {
+	const secret = "S3CR3T"
+	c, err := embedded.NewServer().Connect("dump")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	cfg := "cron: 0/5 * * * * ?\njobName: sj\nprops:\n" +
+		"  email.password: 'p''a ss: #" + secret + "'\n" +
+		"  http.uri: http://bob:" + secret + "@10.0.0.5:8080/run?token=" + secret + "\n" +
+		"  http.data: apikey=" + secret + "\n" +
+		"  script.command.line: curl -H 'Authorization: Bearer " + secret + "' http://10.0.0.5/\n" +
+		"  webhook.headers.X-Api-Key: " + secret + "\n" +
+		"shardingTotalCount: 1\n"
+	for path, v := range map[string]string{"/sj/config": cfg, "/sj/servers/10.0.0.5": "ENABLED"} {
+		if _, err := reg.Persist(ctxOf(t), c, path, []byte(v)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := dump.Render(ctxOf(t), c, missCache{}, "sj")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(got, secret) {
+		t.Errorf("the dump shows a secret:\n%s", got)
+	}
+	for _, keep := range []string{"/sj/servers/ip1 | ENABLED |  | ", "http.uri: http://***@ip1:8080/run?token=***", "cron: 0/5 * * * * ?", "shardingTotalCount: 1"} {
+		if !strings.Contains(got, keep) {
+			t.Errorf("the dump lost %q:\n%s", keep, got)
+		}
+	}
+}
+
+// missCache holds nothing: every value comes from the registry.
+type missCache struct{}
+
+func (missCache) Get(string) ([]byte, reg.Stat, bool) { return nil, reg.Stat{}, false }
