@@ -156,7 +156,9 @@ func (e *Env) wantServer(ip, status string, jobs ...string) {
 // dump port in a dialog.
 func TestServersPage(t *testing.T) {
 	dumpPort := testkit.FreePort(t)
-	e := NewEnv(t, Options{Hosts: 1, Elasticjob: fmt.Sprintf("  dump:\n    port: %d\n", dumpPort), Jobs: `    alpha:
+	// The console asks the dump port at the host's instance IP: the host
+	// listens beyond loopback.
+	e := NewEnv(t, Options{Hosts: 1, Elasticjob: fmt.Sprintf("  dump:\n    port: %d\n    address: 0.0.0.0\n", dumpPort), Jobs: `    alpha:
       elasticJobType: SCRIPT
       cron: "0 0 3 * * ?"
       shardingTotalCount: 2
