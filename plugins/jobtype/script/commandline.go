@@ -8,6 +8,7 @@ import (
 
 	"github.com/ejob-io/ejob/spi"
 	"github.com/ejob-io/ejob/spi/gson"
+	"github.com/ejob-io/ejob/spi/redact"
 )
 
 // The errors ParseCommandLine and the upstream quoting return, with
@@ -113,7 +114,9 @@ func ParseCommandLine(line string) ([]string, error) {
 		tokens = append(tokens, cur.String())
 	}
 	if state != normal {
-		return nil, fmt.Errorf("%w in %s", ErrUnbalancedQuotes, line)
+		// The line as upstream quotes it, its secrets masked (the error
+		// reaches logs and API answers).
+		return nil, fmt.Errorf("%w in %s", ErrUnbalancedQuotes, redact.Text(line))
 	}
 	if javaTrim(tokens[0]) == "" {
 		return nil, ErrEmptyExecutable

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ejob-io/ejob/plugins/jobtype/script"
@@ -188,4 +189,13 @@ func ExampleArgv() {
 	}, spi.ShardingContext{JobName: "myJob", TaskID: "t", ShardingTotalCount: 3, ShardingParameter: &p})
 	fmt.Printf("%q %v\n", argv, err)
 	// Output: ["/bin/sh" "-c" "echo \"$0\"" "{\"jobName\":\"myJob\",\"taskId\":\"t\",\"shardingTotalCount\":3,\"jobParameter\":\"\",\"shardingItem\":0,\"shardingParameter\":\"A\"}"] <nil>
+}
+
+// A command line refused for its quotes is quoted in the error with its
+// secrets masked: the error reaches logs and the REST API's answer.
+func TestUnbalancedQuotesErrorMasksSecrets(t *testing.T) {
+	_, err := script.ParseCommandLine(`curl -H "Authorization: Bearer S3CR3T`)
+	if !errors.Is(err, script.ErrUnbalancedQuotes) || strings.Contains(err.Error(), "S3CR3T") {
+		t.Errorf("error = %v, want unbalanced quotes without the token", err)
+	}
 }
