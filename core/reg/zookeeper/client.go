@@ -186,7 +186,10 @@ func (c *Client) firstSession(ctx context.Context, wait time.Duration) error {
 	took := roundDur(time.Since(start))
 	switch err := ctx.Err(); {
 	case errors.Is(err, context.Canceled):
-		return fmt.Errorf("zookeeper: connecting to %s interrupted after %v: %s: %w", servers, took, c.att.describe(), context.Cause(ctx))
+		if cause := context.Cause(ctx); !errors.Is(cause, err) {
+			err = fmt.Errorf("%w (%w)", err, cause)
+		}
+		return fmt.Errorf("zookeeper: connecting to %s interrupted after %v: %s: %w", servers, took, c.att.describe(), err)
 	case err != nil:
 		return fmt.Errorf("zookeeper: no session with %s before the caller's deadline (%v): %s: %w", servers, took, c.att.describe(), err)
 	}
@@ -243,6 +246,7 @@ func (c *Client) zkDialer(network, address string, timeout time.Duration) (net.C
 	sc := newSniffConn(raw, address)
 	sc.att, sc.handshakeBy = c.att, time.Now().Add(ms(c.cfg.ConnectionTimeoutMilliseconds))
 	sc.notPlain = func() bool { return c.speaksTLS(address) }
+	sc.isHTTP = func() bool { return probeHTTP(c.closeCtx, c.dial, address, probeTimeout) }
 	sc.report, sc.closeHook, sc.heard = c.setCreds, c.forget, c.heard
 	sc.needAuthFrame = c.cfg.Digest != ""
 	sc.rec = c.rec
@@ -254,6 +258,10 @@ func (c *Client) zkDialer(network, address string, timeout time.Duration) (net.C
 	return sc, nil
 }
 
+// probeTimeout bounds one probe of a server that does not answer like
+// ZooKeeper (probeTLS, probeHTTP).
+const probeTimeout = 2 * time.Second
+
 // speaksTLS reports (once per server) whether the server at addr, which
 // closed a plain connection without answering, completes a TLS
 // handshake.
@@ -261,7 +269,7 @@ func (c *Client) speaksTLS(addr string) bool {
 	if isTLS, probed := c.att.knownTLS(addr); probed {
 		return isTLS
 	}
-	isTLS := probeTLS(c.closeCtx, c.dial, addr, min(ms(c.cfg.ConnectionTimeoutMilliseconds), 2*time.Second))
+	isTLS := probeTLS(c.closeCtx, c.dial, addr, probeTimeout)
 	c.att.setTLS(addr, isTLS)
 	return isTLS
 }

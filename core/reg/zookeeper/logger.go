@@ -19,6 +19,12 @@ func (z zkLogger) Printf(format string, args ...any) {
 		z.l.Debug("go-zookeeper: " + msg)
 		return
 	}
+	if rest, ok := strings.CutPrefix(msg, "authentication failed: "); ok && (strings.HasPrefix(rest, "ZooKeeper handshake with ") || strings.Contains(rest, ErrNotZooKeeper.Error())) {
+		// A connection attempt that got no connect response: go-zookeeper
+		// calls its handshake "authentication".
+		z.l.Warn("zookeeper connection attempt failed", "error", rest)
+		return
+	}
 	if strings.Contains(low, "fail") || strings.Contains(low, "error") {
 		z.l.Warn("go-zookeeper: " + msg)
 		return

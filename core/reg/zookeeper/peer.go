@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -43,6 +44,10 @@ type HandshakeError struct {
 }
 
 func (e *HandshakeError) Error() string {
+	var nz *NotZooKeeperError
+	if errors.As(e.Err, &nz) && nz.Server == e.Server {
+		return e.Err.Error()
+	}
 	return fmt.Sprintf("ZooKeeper handshake with %s: %v", e.Server, e.Err)
 }
 
@@ -67,7 +72,7 @@ func readConnectResponse(r io.Reader, addr string) ([]byte, error) {
 	n, err := io.ReadFull(r, hdr[:])
 	switch {
 	case err == nil:
-	case n == 0 && errors.Is(err, io.EOF):
+	case n == 0 && (errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET)):
 		return fail(errSilentClose)
 	case n > 0 && isEOF(err):
 		return fail(&NotZooKeeperError{Server: addr, Like: "garbage (" + firstBytes(hdr[:n]) + ", then it closed the connection)"})
@@ -81,14 +86,25 @@ func readConnectResponse(r io.Reader, addr string) ([]byte, error) {
 		return fail(&NotZooKeeperError{Server: addr, Like: classify(hdr[:])})
 	}
 	b := make([]byte, size)
-	if _, err := io.ReadFull(r, b); err != nil {
-		if isTimeout(err) {
-			return fail(fmt.Errorf("the connect response stopped after its length: %w", errNoAnswer))
+	readBody := func(b []byte) error {
+		if _, err := io.ReadFull(r, b); err != nil {
+			if isTimeout(err) {
+				return fmt.Errorf("the connect response stopped after %d bytes: %w", len(hdr)+len(b), errNoAnswer)
+			}
+			return fmt.Errorf("read the connect response: %w", err)
 		}
-		return fail(fmt.Errorf("read the connect response: %w", err))
+		return nil
+	}
+	// protocolVersion first: a peer that sent a plausible length by chance
+	// is named before the rest of a frame it will never send.
+	if err := readBody(b[:4]); err != nil {
+		return fail(err)
 	}
 	if v := binary.BigEndian.Uint32(b); v != 0 {
-		return fail(&NotZooKeeperError{Server: addr, Like: "garbage (" + firstBytes(append(hdr[:], b[:min(len(b), 8)]...)) + ")"})
+		return fail(&NotZooKeeperError{Server: addr, Like: "garbage (" + firstBytes(append(hdr[:], b[:4]...)) + ")"})
+	}
+	if err := readBody(b[4:]); err != nil {
+		return fail(err)
 	}
 	return b, nil
 }
@@ -140,6 +156,30 @@ func probeTLS(ctx context.Context, dial func(ctx context.Context, network, addr 
 	err = conn.HandshakeContext(ctx)
 	var alert tls.AlertError
 	return err == nil || errors.As(err, &alert)
+}
+
+// probeHTTP reports whether the server at addr answers an HTTP request
+// within d like an HTTP server. An HTTP server waits for the end of a
+// request line that a connect request never sends, so it answers the
+// connect request only at its header timeout, if ever: this asks it on a
+// connection of its own. (A ZooKeeper server reads the request as a frame
+// too long and closes that connection.)
+func probeHTTP(ctx context.Context, dial func(ctx context.Context, network, addr string) (net.Conn, error), addr string, d time.Duration) bool {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	conn, err := dial(ctx, "tcp", addr)
+	if err != nil {
+		return false
+	}
+	defer conn.Close()
+	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Now()) })
+	defer stop()
+	if _, err := io.WriteString(conn, "HEAD / HTTP/1.0\r\nHost: "+addr+"\r\n\r\n"); err != nil {
+		return false
+	}
+	var b [5]byte
+	_, err = io.ReadFull(conn, b[:])
+	return err == nil && string(b[:]) == "HTTP/"
 }
 
 // attempts follows the client's connection attempts: what the newest one

@@ -50,8 +50,11 @@ type sniffConn struct {
 	att         *attempts
 	handshakeBy time.Time
 	// notPlain, when set, tells whether a server that closed the
-	// connection without answering speaks TLS instead (probeTLS).
+	// connection without answering speaks TLS instead (probeTLS);
+	// isHTTP whether one that has not answered for a second is an HTTP
+	// server (probeHTTP).
 	notPlain func() bool
+	isHTTP   func() bool
 	// needAuthFrame: ejob's requests wait until go-zookeeper has written
 	// its setAuth (the digest) on this connection, so the server checks
 	// them with the credentials go-zookeeper's requests have.
@@ -214,17 +217,43 @@ func (s *sniffConn) handshake(r io.Reader) ([]byte, error) {
 	rd := s.readDL
 	s.mu.Unlock()
 	_ = s.Conn.SetReadDeadline(earliest(rd, s.handshakeBy))
+	var httpPeer atomic.Bool
+	var probe *time.Timer
+	probed := make(chan struct{})
+	if s.isHTTP != nil {
+		probe = time.AfterFunc(httpProbeAfter, func() {
+			defer close(probed)
+			if s.isHTTP() {
+				httpPeer.Store(true)
+				_ = s.Conn.SetReadDeadline(time.Now()) // ends the read below
+			}
+		})
+	}
 	f, err := readConnectResponse(r, s.addr)
+	if probe != nil && !probe.Stop() {
+		<-probed
+	}
 	_ = s.Conn.SetReadDeadline(rd)
 	if err != nil {
-		if errors.Is(err, errSilentClose) && s.notPlain != nil && s.notPlain() {
-			err = &HandshakeError{Server: s.addr, Err: &NotZooKeeperError{Server: s.addr, Like: classify([]byte{0x16, 0x03, 0, 0})}}
+		switch {
+		case httpPeer.Load():
+			err = &HandshakeError{Server: s.addr, Err: &NotZooKeeperError{Server: s.addr, Like: "an HTTP server"}}
+		case errors.Is(err, errSilentClose) && s.notPlain != nil:
+			s.attemptDone(err) // while the probe runs
+			if s.notPlain() {
+				err = &HandshakeError{Server: s.addr, Err: &NotZooKeeperError{Server: s.addr, Like: classify([]byte{0x16, 0x03, 0, 0})}}
+			}
 		}
 		s.attemptDone(err)
 		return nil, err
 	}
 	return f, nil
 }
+
+// httpProbeAfter is how long a handshake goes unanswered before the
+// server is asked whether it is an HTTP server. A ZooKeeper server
+// answers within milliseconds.
+const httpProbeAfter = time.Second
 
 // attemptDone ends the connection attempt (err nil: the connection is
 // usable).
