@@ -111,7 +111,7 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 	conn, events, err := zk.Connect(cfg.Servers(), ms(cfg.SessionTimeoutMilliseconds),
 		zk.WithDialer(c.zkDialer),
 		zk.WithHostProvider(&hostProvider{}),
-		zk.WithLogger(zkLogger{c.log}),
+		zk.WithLogger(zkLogger{c.log, c.isClosing}),
 		zk.WithEventCallback(c.onEvent),
 	)
 	if err != nil {
@@ -186,9 +186,12 @@ func (c *Client) firstSession(ctx context.Context, wait time.Duration) error {
 	took := roundDur(time.Since(start))
 	switch err := ctx.Err(); {
 	case errors.Is(err, context.Canceled):
-		if cause := context.Cause(ctx); !errors.Is(cause, err) {
-			err = fmt.Errorf("%w (%w)", err, cause)
+		// The cause (a signal's name, say) tells what interrupted it.
+		cause := context.Cause(ctx)
+		if !errors.Is(cause, err) {
+			cause = fmt.Errorf("%w (%w)", err, cause)
 		}
+		err = cause
 		return fmt.Errorf("zookeeper: connecting to %s interrupted after %v: %s: %w", servers, took, c.att.describe(), err)
 	case err != nil:
 		return fmt.Errorf("zookeeper: no session with %s before the caller's deadline (%v): %s: %w", servers, took, c.att.describe(), err)

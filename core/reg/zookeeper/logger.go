@@ -8,12 +8,20 @@ import (
 )
 
 // zkLogger routes go-zookeeper's Printf logging into hclog: failures at Warn,
-// the connection chatter at Debug.
-type zkLogger struct{ l hclog.Logger }
+// the connection chatter at Debug. Once the client is closing, the
+// failures are its own doing: Debug.
+type zkLogger struct {
+	l       hclog.Logger
+	closing func() bool
+}
 
 func (z zkLogger) Printf(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	low := strings.ToLower(msg)
+	if z.closing != nil && z.closing() {
+		z.l.Debug("go-zookeeper: " + msg)
+		return
+	}
 	if strings.Contains(msg, "authentication failed: SASL ") {
 		// The client logged this SASL failure already (Client.authenticate).
 		z.l.Debug("go-zookeeper: " + msg)
