@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -86,7 +87,7 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 		conns:    make(map[net.Conn]struct{}),
 		acl:      zk.WorldACL(zk.PermAll),
 		failed:   make(chan struct{}),
-		att:      newAttempts(len(cfg.Servers())),
+		att:      newAttempts(len(distinct(cfg.Servers()))),
 	}
 	c.closeCtx, c.closeNow = context.WithCancel(context.Background())
 	if cfg.SASL.Enabled() {
@@ -159,6 +160,12 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 		}
 	}
 	return c, nil
+}
+
+// distinct is ss without repeats.
+func distinct(ss []string) []string {
+	slices.Sort(ss)
+	return slices.Compact(ss)
 }
 
 // firstSession waits up to wait (or ctx) for the first session. Its
