@@ -254,7 +254,8 @@ func (c *Client) zkDialer(network, address string, timeout time.Duration) (net.C
 	c.mu.Unlock()
 	c.att.begin(address, phaseHandshake)
 	sc := newSniffConn(raw, address)
-	sc.att, sc.handshakeBy = c.att, time.Now().Add(ms(c.cfg.ConnectionTimeoutMilliseconds))
+	sc.att, sc.handshakeFor = c.att, ms(c.cfg.ConnectionTimeoutMilliseconds)
+	sc.handshakeBy = time.Now().Add(sc.handshakeFor)
 	sc.notPlain = func() bool { return c.speaksTLS(address) }
 	sc.isHTTP = func() bool { return probeHTTP(c.closeCtx, c.dial, address, probeTimeout) }
 	sc.report, sc.closeHook, sc.heard = c.setCreds, c.forget, c.heard

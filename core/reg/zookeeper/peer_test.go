@@ -209,7 +209,7 @@ func TestHandshakeBoundedByConnectionTimeout(t *testing.T) {
 	cfg := slowConfig(t, p.addr, 3*time.Second)
 	cfg.ConnectionTimeoutMilliseconds = 500
 	err := connectWithin(t, context.Background(), cfg, 15*time.Second)
-	if !strings.Contains(err.Error(), "the last attempt: ZooKeeper handshake with "+p.addr) {
+	if want := "the last attempt: ZooKeeper handshake with " + p.addr + ": the server accepted the connection but has not answered the connect request within 500ms (connectionTimeoutMilliseconds)"; !strings.Contains(err.Error(), want) {
 		t.Fatalf("error %v, want one naming the last attempt's handshake", err)
 	}
 	if n := p.accepted.Load(); n < 3 {
@@ -242,6 +242,7 @@ func TestConnectNamesNonZooKeeperServers(t *testing.T) {
 		"http":      {httpSrv.Listener.Addr().String(), "it answered like an HTTP server"},
 		"tls":       {tlsSrv.Listener.Addr().String(), "it answered like a TLS server"},
 		"tls alert": {startPeer(t, writes([]byte{0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x46})).addr, "it answered like a TLS server"},
+		"ssh":       {startPeer(t, func(c net.Conn) { _, _ = io.WriteString(c, "SSH-2.0-OpenSSH_9.6\r\n") }).addr, "it answered like an SSH server"},
 		"garbage":   {startPeer(t, writes([]byte{0xde, 0xad, 0xbe, 0xef, 0x01})).addr, "it answered like garbage (first bytes 0xdeadbeef)"},
 		"short":     {startPeer(t, writes([]byte{0x00, 0x01})).addr, "it answered like garbage (first bytes 0x0001, then it closed the connection)"},
 		"bad version": {startPeer(t, writes(append(binary.BigEndian.AppendUint32(nil, 36), 0, 0, 0, 7))).addr,

@@ -47,8 +47,9 @@ type sniffConn struct {
 	// is done; handshakeBy bounds the handshake: the connect request's
 	// write and the connect response's read (go-zookeeper allows ten times
 	// its receive timeout, minutes with the default session timeout).
-	att         *attempts
-	handshakeBy time.Time
+	att          *attempts
+	handshakeBy  time.Time
+	handshakeFor time.Duration // connectionTimeoutMilliseconds
 	// notPlain, when set, tells whether a server that closed the
 	// connection without answering speaks TLS instead (probeTLS);
 	// isHTTP whether one that has not answered for a second is an HTTP
@@ -236,6 +237,8 @@ func (s *sniffConn) handshake(r io.Reader) ([]byte, error) {
 	_ = s.Conn.SetReadDeadline(rd)
 	if err != nil {
 		switch {
+		case errors.Is(err, errNoAnswer) && !s.handshakeBy.IsZero() && !time.Now().Before(s.handshakeBy):
+			err = &HandshakeError{Server: s.addr, Err: fmt.Errorf("%w within %v (connectionTimeoutMilliseconds)", errNoAnswer, s.handshakeFor)}
 		case httpPeer.Load():
 			err = &HandshakeError{Server: s.addr, Err: &NotZooKeeperError{Server: s.addr, Like: "an HTTP server"}}
 		case errors.Is(err, errSilentClose) && s.notPlain != nil:
