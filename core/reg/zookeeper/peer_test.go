@@ -140,8 +140,8 @@ func connectWithin(t *testing.T, ctx context.Context, cfg zookeeper.Config, limi
 // hold Connect past its deadline (maxSleep x maxRetries) by more than a
 // second, nor past a cancellation of its ctx by more than a second; the
 // error says which phase it was in. (go-zookeeper's own handshake read
-// waits 400 s with the default session timeout, and Close used to wait
-// for it.)
+// allows 400 s with the default session timeout; Close must not wait for
+// it.)
 func TestConnectDeadlineInEveryPhase(t *testing.T) {
 	phases := map[string]struct {
 		addr func(t *testing.T) string
@@ -220,7 +220,7 @@ func TestHandshakeBoundedByConnectionTimeout(t *testing.T) {
 // TestConnectNamesNonZooKeeperServers: an address of serverLists that is an
 // HTTP server, a TLS server or something that answers garbage fails Connect
 // at once with an error naming the address and what it answered like (an
-// HTTP server's answer used to read as "frame of 1213486160 bytes"). A
+// HTTP server's answer must not read as "frame of 1213486160 bytes"). A
 // server that only closes connections is no proof: Connect waits for its
 // deadline and says what the server did.
 func TestConnectNamesNonZooKeeperServers(t *testing.T) {
