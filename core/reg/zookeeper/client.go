@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -34,6 +35,7 @@ type Client struct {
 	closeOnce sync.Once
 	loopDone  chan struct{} // go-zookeeper's loop and our state loop exited
 
+	att      *attempts     // the connection attempts, for Connect's errors
 	sasl     *saslAuth     // nil: no SASL
 	failed   chan struct{} // closed on a final authentication failure
 	failOnce sync.Once
@@ -85,6 +87,7 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 		conns:    make(map[net.Conn]struct{}),
 		acl:      zk.WorldACL(zk.PermAll),
 		failed:   make(chan struct{}),
+		att:      newAttempts(len(distinct(cfg.Servers()))),
 	}
 	c.closeCtx, c.closeNow = context.WithCancel(context.Background())
 	if cfg.SASL.Enabled() {
@@ -109,7 +112,7 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 	conn, events, err := zk.Connect(cfg.Servers(), ms(cfg.SessionTimeoutMilliseconds),
 		zk.WithDialer(c.zkDialer),
 		zk.WithHostProvider(&hostProvider{}),
-		zk.WithLogger(zkLogger{c.log}),
+		zk.WithLogger(zkLogger{c.log, c.isClosing}),
 		zk.WithEventCallback(c.onEvent),
 	)
 	if err != nil {
@@ -138,14 +141,9 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 	}()
 
 	wait := ms(cfg.MaxSleepTimeMilliseconds * max(cfg.MaxRetries, 1))
-	wctx, cancel := context.WithTimeout(ctx, wait)
-	defer cancel()
-	if err := c.waitConnected(wctx); err != nil {
+	if err := c.firstSession(ctx, wait); err != nil {
 		_ = c.Close()
-		if errors.Is(err, ErrAuthFailed) {
-			return nil, fmt.Errorf("zookeeper: %w", err)
-		}
-		return nil, fmt.Errorf("zookeeper: no session with %s within %v: %w", cfg.ServerLists, wait, err)
+		return nil, err
 	}
 	if cfg.Digest != "" {
 		if _, err := call(ctx, c, "auth", "/", true, func() (struct{}, error) {
@@ -164,9 +162,54 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 	return c, nil
 }
 
+// distinct is ss without repeats.
+func distinct(ss []string) []string {
+	slices.Sort(ss)
+	return slices.Compact(ss)
+}
+
+// firstSession waits up to wait (or ctx) for the first session. Its
+// errors say what the connection attempt in progress is doing (dialing,
+// waiting for the handshake's answer, in the SASL exchange) and how the
+// last one ended. When every server answered as no ZooKeeper server does,
+// it fails at once with their *NotZooKeeperErrors.
+func (c *Client) firstSession(ctx context.Context, wait time.Duration) error {
+	start := time.Now()
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	servers := c.cfg.ServerLists
+	c.mu.Lock()
+	up := c.upCh
+	c.mu.Unlock()
+	select {
+	case <-up:
+		return nil
+	case <-c.failed:
+		return fmt.Errorf("zookeeper: %w", c.failure)
+	case <-c.att.wrong:
+		return fmt.Errorf("zookeeper: %w", c.att.wrongPeers())
+	case <-wctx.Done():
+	}
+	took := roundDur(time.Since(start))
+	switch err := ctx.Err(); {
+	case errors.Is(err, context.Canceled):
+		// The cause (a signal's name, say) tells what interrupted it.
+		cause := context.Cause(ctx)
+		if !errors.Is(cause, err) {
+			cause = fmt.Errorf("%w (%w)", err, cause)
+		}
+		err = cause
+		return fmt.Errorf("zookeeper: connecting to %s interrupted after %v: %s: %w", servers, took, c.att.describe(), err)
+	case err != nil:
+		return fmt.Errorf("zookeeper: no session with %s before the caller's deadline (%v): %s: %w", servers, took, c.att.describe(), err)
+	}
+	return fmt.Errorf("zookeeper: no session with %s within %v (maxSleepTimeMilliseconds x maxRetries): %s: %w", servers, wait, c.att.describe(), context.DeadlineExceeded)
+}
+
 // zkDialer adapts cfg.Dialer to go-zookeeper and sniffs session credentials.
 func (c *Client) zkDialer(network, address string, timeout time.Duration) (net.Conn, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), max(timeout, ms(c.cfg.ConnectionTimeoutMilliseconds)))
+	// Close ends the dial at once, as it does every other phase.
+	ctx, cancel := context.WithTimeout(c.closeCtx, max(timeout, ms(c.cfg.ConnectionTimeoutMilliseconds)))
 	defer cancel()
 	c.mu.Lock()
 	gate := c.gate
@@ -190,14 +233,31 @@ func (c *Client) zkDialer(network, address string, timeout time.Duration) (net.C
 			return nil, reg.ErrClosed
 		}
 	}
+	c.att.begin(address, phaseDial)
 	raw, err := c.dial(ctx, network, address)
 	if err != nil {
+		if c.isClosing() {
+			err = reg.ErrClosed
+		}
+		c.att.failed(address, err)
 		return nil, err
 	}
 	c.mu.Lock()
+	if c.isClosing() {
+		// Close has dropped the connections it knew of; this one is
+		// dropped here.
+		c.mu.Unlock()
+		_ = raw.Close()
+		return nil, reg.ErrClosed
+	}
 	c.conns[raw] = struct{}{}
 	c.mu.Unlock()
+	c.att.begin(address, phaseHandshake)
 	sc := newSniffConn(raw, address)
+	sc.att, sc.handshakeFor = c.att, ms(c.cfg.ConnectionTimeoutMilliseconds)
+	sc.handshakeBy = time.Now().Add(sc.handshakeFor)
+	sc.notPlain = func() bool { return c.speaksTLS(address) }
+	sc.isHTTP = func() bool { return probeHTTP(c.closeCtx, c.dial, address, probeTimeout) }
 	sc.report, sc.closeHook, sc.heard = c.setCreds, c.forget, c.heard
 	sc.needAuthFrame = c.cfg.Digest != ""
 	sc.rec = c.rec
@@ -207,6 +267,22 @@ func (c *Client) zkDialer(network, address string, timeout time.Duration) (net.C
 	}
 	c.wire.Store(sc)
 	return sc, nil
+}
+
+// probeTimeout bounds one probe of a server that does not answer like
+// ZooKeeper (probeTLS, probeHTTP).
+const probeTimeout = 2 * time.Second
+
+// speaksTLS reports (once per server) whether the server at addr, which
+// closed a plain connection without answering, completes a TLS
+// handshake.
+func (c *Client) speaksTLS(addr string) bool {
+	if isTLS, probed := c.att.knownTLS(addr); probed {
+		return isTLS
+	}
+	isTLS := probeTLS(c.closeCtx, c.dial, addr, probeTimeout)
+	c.att.setTLS(addr, isTLS)
+	return isTLS
 }
 
 // authenticate runs the SASL exchange on a new connection to addr. A final
@@ -674,12 +750,31 @@ func (c *Client) DropConnection() {
 // Close implements reg.Client: the session is closed on the server (its
 // ephemerals deleted), recursive watches end with ErrClosed, and Close
 // returns once every goroutine of the client has exited (the recursive
-// watches' fns have had their last call).
+// watches' fns have had their last call). Close is prompt in every phase:
+// a dial, a handshake or a SASL exchange in progress ends at once; with a
+// connected session, the server has up to a second to answer the close
+// request. Without one, go-zookeeper's own Close (which waits a second
+// for an answer to a close request nothing can send) ends in the
+// background.
 func (c *Client) Close() error {
 	c.closeOnce.Do(func() {
 		close(c.closing)
 		c.closeNow()
-		c.conn.Close()
+		c.mu.Lock()
+		connected := c.connected
+		c.mu.Unlock()
+		zkClosed := make(chan struct{})
+		go func() {
+			defer close(zkClosed)
+			c.conn.Close()
+		}()
+		if connected {
+			<-zkClosed
+		}
+		// go-zookeeper's loop may be blocked reading a server that does
+		// not answer (its handshake allows minutes): closing the sockets
+		// ends every read at once.
+		c.DropConnection()
 		<-c.loopDone
 		c.rec.closeAll()
 		if c.sasl != nil {

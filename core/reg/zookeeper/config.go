@@ -43,7 +43,9 @@ type Config struct {
 	// 60000); the server clamps it to [2, 20] x its tickTime.
 	SessionTimeoutMilliseconds int `json:"sessionTimeoutMilliseconds" yaml:"sessionTimeoutMilliseconds"`
 	// ConnectionTimeoutMilliseconds bounds how long one attempt of an
-	// operation waits for a connection (default 15000).
+	// operation waits for a connection, and each phase of one connection
+	// attempt: the dial, the server's connect response, the SASL exchange
+	// (default 15000).
 	ConnectionTimeoutMilliseconds int `json:"connectionTimeoutMilliseconds" yaml:"connectionTimeoutMilliseconds"`
 	// Digest is "user:password": the client authenticates with the digest
 	// scheme and every node it creates gets CREATOR_ALL_ACL. Empty: open ACL.

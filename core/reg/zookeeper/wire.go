@@ -43,6 +43,19 @@ type sniffConn struct {
 	// auth, when set, authenticates the connection; authTimeout bounds it.
 	auth        func(net.Conn) error
 	authTimeout time.Duration
+	// att follows the connection attempt until the handshake (and SASL)
+	// is done; handshakeBy bounds the handshake: the connect request's
+	// write and the connect response's read (go-zookeeper allows ten times
+	// its receive timeout, minutes with the default session timeout).
+	att          *attempts
+	handshakeBy  time.Time
+	handshakeFor time.Duration // connectionTimeoutMilliseconds
+	// notPlain, when set, tells whether a server that closed the
+	// connection without answering speaks TLS instead (probeTLS);
+	// isHTTP whether one that has not answered for a second is an HTTP
+	// server (probeHTTP).
+	notPlain func() bool
+	isHTTP   func() bool
 	// needAuthFrame: ejob's requests wait until go-zookeeper has written
 	// its setAuth (the digest) on this connection, so the server checks
 	// them with the credentials go-zookeeper's requests have.
@@ -108,16 +121,22 @@ func (s *sniffConn) Read(p []byte) (int, error) {
 		if s.br == nil {
 			s.br = bufio.NewReaderSize(s.Conn, 64<<10)
 		}
+		if !s.framed {
+			f, err := s.handshake(s.br)
+			if err != nil {
+				s.shut()
+				return 0, err
+			}
+			s.framed = true
+			s.connectResponse(f)
+			s.attemptDone(nil)
+			s.pending = withLength(f)
+			break
+		}
 		f, err := readFrameMax(s.br, maxFrame)
 		if err != nil {
 			s.shut()
 			return 0, err
-		}
-		if !s.framed {
-			s.framed = true
-			s.connectResponse(f)
-			s.pending = withLength(f)
-			break
 		}
 		if id := s.sessID.Load(); id != 0 && s.heard != nil {
 			s.heard(id)
@@ -159,13 +178,16 @@ func (s *sniffConn) extendReadDeadline() {
 // authenticate reads the connect response, runs auth if it holds a
 // session, and keeps the response for go-zookeeper's reads.
 func (s *sniffConn) authenticate() error {
-	f, err := readFrame(s.Conn)
+	f, err := s.handshake(s.Conn)
 	if err != nil {
 		return err
 	}
 	s.framed = true
 	s.connectResponse(f)
 	if s.sessID.Load() != 0 {
+		if s.att != nil {
+			s.att.begin(s.addr, phaseSASL)
+		}
 		_ = s.Conn.SetDeadline(time.Now().Add(s.authTimeout))
 		err := s.auth(s.Conn)
 		s.mu.Lock()
@@ -174,15 +196,87 @@ func (s *sniffConn) authenticate() error {
 		_ = s.Conn.SetReadDeadline(rd)
 		_ = s.Conn.SetWriteDeadline(wd)
 		if err != nil {
+			s.attemptDone(err)
 			return err
 		}
 	}
+	s.attemptDone(nil)
 	s.mu.Lock()
 	s.saslDone = true
 	s.mu.Unlock()
 	s.maybeReady()
 	s.pending = withLength(f)
 	return nil
+}
+
+// handshake reads the connect response from r within handshakeBy (and
+// go-zookeeper's read deadline), then restores go-zookeeper's deadline. A
+// failure is recorded with the attempt; a server that closed without a
+// word and speaks TLS is named as such.
+func (s *sniffConn) handshake(r io.Reader) ([]byte, error) {
+	s.mu.Lock()
+	rd := s.readDL
+	s.mu.Unlock()
+	_ = s.Conn.SetReadDeadline(earliest(rd, s.handshakeBy))
+	var httpPeer atomic.Bool
+	var probe *time.Timer
+	probed := make(chan struct{})
+	if s.isHTTP != nil {
+		probe = time.AfterFunc(httpProbeAfter, func() {
+			defer close(probed)
+			if s.isHTTP() {
+				httpPeer.Store(true)
+				_ = s.Conn.SetReadDeadline(time.Now()) // ends the read below
+			}
+		})
+	}
+	f, err := readConnectResponse(r, s.addr)
+	if probe != nil && !probe.Stop() {
+		<-probed
+	}
+	_ = s.Conn.SetReadDeadline(rd)
+	if err != nil {
+		switch {
+		case errors.Is(err, errNoAnswer) && !s.handshakeBy.IsZero() && !time.Now().Before(s.handshakeBy):
+			err = &HandshakeError{Server: s.addr, Err: fmt.Errorf("%w within %v (connectionTimeoutMilliseconds)", errNoAnswer, s.handshakeFor)}
+		case httpPeer.Load():
+			err = &HandshakeError{Server: s.addr, Err: &NotZooKeeperError{Server: s.addr, Like: "an HTTP server"}}
+		case errors.Is(err, errSilentClose) && s.notPlain != nil:
+			s.attemptDone(err) // while the probe runs
+			if s.notPlain() {
+				err = &HandshakeError{Server: s.addr, Err: &NotZooKeeperError{Server: s.addr, Like: classify([]byte{0x16, 0x03, 0, 0})}}
+			}
+		}
+		s.attemptDone(err)
+		return nil, err
+	}
+	return f, nil
+}
+
+// httpProbeAfter is how long a handshake goes unanswered before the
+// server is asked whether it is an HTTP server. A ZooKeeper server
+// answers within milliseconds.
+const httpProbeAfter = time.Second
+
+// attemptDone ends the connection attempt (err nil: the connection is
+// usable).
+func (s *sniffConn) attemptDone(err error) {
+	if s.att == nil {
+		return
+	}
+	if err != nil {
+		s.att.failed(s.addr, err)
+		return
+	}
+	s.att.succeeded(s.addr)
+}
+
+// earliest is the earlier of a deadline and a bound (zero: none).
+func earliest(dl, bound time.Time) time.Time {
+	if bound.IsZero() || (!dl.IsZero() && dl.Before(bound)) {
+		return dl
+	}
+	return bound
 }
 
 // SetDeadline, SetReadDeadline and SetWriteDeadline record go-zookeeper's
@@ -233,7 +327,16 @@ func (s *sniffConn) Write(p []byte) (int, error) {
 	if s.rec != nil && s.writes > 1 {
 		s.outgoing(p)
 	}
+	if s.writes == 1 && !s.handshakeBy.IsZero() {
+		s.mu.Lock()
+		wd := s.writeDL
+		s.mu.Unlock()
+		_ = s.Conn.SetWriteDeadline(earliest(wd, s.handshakeBy))
+	}
 	n, err := s.Conn.Write(p)
+	if s.writes == 1 && err != nil {
+		s.attemptDone(&HandshakeError{Server: s.addr, Err: fmt.Errorf("send the connect request: %w", err)})
+	}
 	if setAuth && err == nil {
 		s.authWritten = true
 	}
