@@ -63,6 +63,9 @@ func (e *FieldError) Unwrap() []error {
 //     name and does not contain "@-@" (the task id is split on it into
 //     exactly 5 parts); shardingTotalCount > 0;
 //   - the ints fit a Java int (Java cannot load the config otherwise);
+//   - the bounds on what sizes memory or work (CheckBounds:
+//     shardingTotalCount at most MaxShardingTotalCount, the lengths of
+//     the strings, the number and size of props and lists);
 //     maxTimeDiffSeconds < 0 and reconcileIntervalMinutes <= 0 are valid
 //     and disable their feature;
 //   - shardingItemParameters parses as upstream parses it, with every item
@@ -91,6 +94,7 @@ func (c *JobConfiguration) Validate(opts ValidateOptions) error {
 			fail(k.Name, fmt.Sprintf("%d does not fit a Java int", *p), nil)
 		}
 	}
+	errs = append(errs, c.boundErrors()...)
 	// Rules across keys.
 	if params, dups, err := parseShardingItemParameters(c.ShardingItemParameters); err != nil {
 		fail(KeyShardingItemParameters, "cannot parse", err)
