@@ -35,14 +35,16 @@ func TestBounds(t *testing.T) {
 		"cron":            {func(c *JobConfiguration) { c.Cron = strings.Repeat("0,", MaxCronBytes) }, KeyCron, "above the limit of 4096 bytes"},
 		"time zone":       {func(c *JobConfiguration) { c.TimeZone = strings.Repeat("z", MaxTimeZoneBytes+1) }, KeyTimeZone, "256 bytes"},
 		"job parameter":   {func(c *JobConfiguration) { c.JobParameter = strings.Repeat("x", MaxParameterBytes+1) }, KeyJobParameter, "32769 bytes is above the limit of 32768 bytes"},
-		"item parameters": {func(c *JobConfiguration) { c.ShardingItemParameters = "0=" + strings.Repeat("x", MaxItemParametersBytes) }, KeyShardingItemParameters, "above the limit of 65536 bytes"},
-		"description":     {func(c *JobConfiguration) { c.Description = strings.Repeat("d", MaxDescriptionBytes+1) }, KeyDescription, "4097 bytes"},
-		"label":           {func(c *JobConfiguration) { c.Label = strings.Repeat("l", MaxTypeNameBytes+1) }, KeyLabel, "256 bytes"},
-		"error handler":   {func(c *JobConfiguration) { c.JobErrorHandlerType = strings.Repeat("E", MaxTypeNameBytes+1) }, KeyJobErrorHandlerType, "256 bytes"},
-		"listeners":       {func(c *JobConfiguration) { c.JobListenerTypes = listeners }, KeyJobListenerTypes, "33 types is above the limit of 32"},
-		"props count":     {func(c *JobConfiguration) { c.Props = props(MaxProps+1, 1) }, KeyProps, "257 props is above the limit of 256"},
-		"props bytes":     {func(c *JobConfiguration) { c.Props = props(5, MaxPropsBytes/4) }, KeyProps, "above the limit of 262144 bytes"},
-		"prop name":       {func(c *JobConfiguration) { c.Props = map[string]string{strings.Repeat("k", MaxPropKeyBytes+1): "v"} }, KeyProps, "its name of 257 bytes"},
+		"item parameters": {func(c *JobConfiguration) {
+			c.ShardingItemParameters = "0=" + strings.Repeat("x", MaxItemParametersBytes)
+		}, KeyShardingItemParameters, "above the limit of 65536 bytes"},
+		"description":   {func(c *JobConfiguration) { c.Description = strings.Repeat("d", MaxDescriptionBytes+1) }, KeyDescription, "4097 bytes"},
+		"label":         {func(c *JobConfiguration) { c.Label = strings.Repeat("l", MaxTypeNameBytes+1) }, KeyLabel, "256 bytes"},
+		"error handler": {func(c *JobConfiguration) { c.JobErrorHandlerType = strings.Repeat("E", MaxTypeNameBytes+1) }, KeyJobErrorHandlerType, "256 bytes"},
+		"listeners":     {func(c *JobConfiguration) { c.JobListenerTypes = listeners }, KeyJobListenerTypes, "33 types is above the limit of 32"},
+		"props count":   {func(c *JobConfiguration) { c.Props = props(MaxProps+1, 1) }, KeyProps, "257 props is above the limit of 256"},
+		"props bytes":   {func(c *JobConfiguration) { c.Props = props(5, MaxPropsBytes/4) }, KeyProps, "above the limit of 262144 bytes"},
+		"prop name":     {func(c *JobConfiguration) { c.Props = map[string]string{strings.Repeat("k", MaxPropKeyBytes+1): "v"} }, KeyProps, "its name of 257 bytes"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
