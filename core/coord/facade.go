@@ -29,7 +29,14 @@ func (j *Job) checkReady() error {
 // Config implements executor.Facade: the configuration from the tree
 // cache, else read directly. The result is shared: callers must not
 // modify it.
+//
+// While the registry's config node is invalid (ConfigError), it returns
+// that error: nothing runs with a configuration the registry does not
+// hold.
 func (j *Job) Config(ctx context.Context) (*config.JobConfiguration, error) {
+	if err := j.ConfigError(); err != nil {
+		return nil, err
+	}
 	return j.config(ctx) // shared (see parseConfig): callers do not modify it
 }
 

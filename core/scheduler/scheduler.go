@@ -687,6 +687,11 @@ func (rt *runtime) fire(ctx context.Context, f trigger.Fire) {
 		rt.log.Warn("fire skipped: the registry connection is suspended or its session was lost", "scheduled", f.Scheduled)
 		return
 	}
+	if err := rt.coord.ConfigError(); err != nil {
+		// Logged once, when the node was read (coord); not at every fire.
+		rt.log.Debug("fire skipped: the job's configuration in the registry is invalid", "scheduled", f.Scheduled)
+		return
+	}
 	if !f.Ahead() { // else when the scheduled time comes (missedFires)
 		rt.obs.Fired(rt.name, max(time.Since(f.Scheduled), 0))
 	}
@@ -782,6 +787,23 @@ func (s *Scheduler) Jobs() []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// ConfigErrors returns, for every job of the scheduler, nil while its
+// configuration in the registry is valid, else why it is not (see
+// coord.Job.ConfigError): such a job does not fire.
+func (s *Scheduler) ConfigErrors() map[string]error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]error, len(s.jobs))
+	for name, rt := range s.jobs {
+		var err error
+		if rt.coord != nil {
+			err = rt.coord.ConfigError()
+		}
+		out[name] = err
+	}
+	return out
 }
 
 // IsLeader reports whether this instance is the leader of the job (false
