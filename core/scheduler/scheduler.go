@@ -631,6 +631,9 @@ func (s *Scheduler) start(ctx context.Context, rt *runtime) {
 	// was lost when the reschedule came after it.
 	defer s.settle(rt, startScheduled, nil)
 	cfg, err := rt.coord.Config(ctx)
+	if errors.Is(err, coord.ErrConfigInvalid) {
+		return // logged by coord; the schedule follows the node once it is valid
+	}
 	if err != nil {
 		rt.log.Warn("cannot read the effective config after startup", "error", err)
 		return
