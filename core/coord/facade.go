@@ -71,6 +71,9 @@ func (j *Job) ShardingContexts(ctx context.Context) (executor.ShardingContexts, 
 	if paused, _ := j.Paused(); paused {
 		return executor.ShardingContexts{}, ErrPaused
 	}
+	if err := j.ConfigError(); err != nil {
+		return executor.ShardingContexts{}, err
+	}
 	cfg, err := j.config(ctx)
 	if err != nil {
 		return executor.ShardingContexts{}, err
