@@ -63,11 +63,11 @@ func (e *FieldError) Unwrap() []error {
 //     name and does not contain "@-@" (the task id is split on it into
 //     exactly 5 parts); shardingTotalCount > 0;
 //   - the ints fit a Java int (Java cannot load the config otherwise);
+//     maxTimeDiffSeconds < 0 and reconcileIntervalMinutes <= 0 are valid
+//     and disable their feature;
 //   - the bounds on what sizes memory or work (CheckBounds:
 //     shardingTotalCount at most MaxShardingTotalCount, the lengths of
 //     the strings, the number and size of props and lists);
-//     maxTimeDiffSeconds < 0 and reconcileIntervalMinutes <= 0 are valid
-//     and disable their feature;
 //   - shardingItemParameters parses as upstream parses it, with every item
 //     in [0, shardingTotalCount) (upstream ignores out-of-range items; ejob
 //     refuses them in a configuration it is about to write);

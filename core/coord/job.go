@@ -551,10 +551,12 @@ type badConfig struct {
 }
 
 // configInvalid records data, the config node's bytes, as refused for
-// cause (a config.Decode error), and logs it.
+// cause (a config.Decode error), and logs it unless it was refused last.
 func (j *Job) configInvalid(data []byte, cause error) {
 	err := fmt.Errorf("%w: %w", ErrConfigInvalid, cause)
-	j.bad.Store(&badConfig{data: data, err: err})
+	if prev := j.bad.Swap(&badConfig{data: data, err: err}); prev != nil && bytes.Equal(prev.data, data) {
+		return // refused and logged already (a concurrent parse, or the start)
+	}
 	j.log.Error("the job's configuration in the registry is invalid; the job does not fire until a valid one is written "+
 		"(the REST API, the console or `ejob job set`)", "error", cause)
 }

@@ -139,7 +139,9 @@ func (m *Metrics) Tracing(rec TraceCounts) {
 // makes ReadyDetail name the invalid ones. Called once, by a host.
 func (m *Metrics) JobConfigErrors(errs func() map[string]error) {
 	m.configErrs.Store(&errs)
-	m.reg.MustRegister(configErrorCollector{errs: errs})
+	m.reg.MustRegister(configErrorCollector{errs: errs, desc: prometheus.NewDesc(prometheus.BuildFQName(Namespace, "", "job_config_error"),
+		"1 while the job's configuration in the registry does not parse or breaks a bound (the job does not fire), else 0.",
+		[]string{"job"}, nil)})
 }
 
 // ReadyDetail is what /readyz adds to a ready answer: a line per job of
@@ -161,14 +163,13 @@ func (m *Metrics) ReadyDetail() []string {
 	return out
 }
 
-var configErrorDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "", "job_config_error"),
-	"1 while the job's configuration in the registry does not parse or breaks a bound (the job does not fire), else 0.",
-	[]string{"job"}, nil)
-
 // configErrorCollector is ejob_job_config_error.
-type configErrorCollector struct{ errs func() map[string]error }
+type configErrorCollector struct {
+	errs func() map[string]error
+	desc *prometheus.Desc
+}
 
-func (c configErrorCollector) Describe(ch chan<- *prometheus.Desc) { ch <- configErrorDesc }
+func (c configErrorCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
 
 func (c configErrorCollector) Collect(ch chan<- prometheus.Metric) {
 	for job, err := range c.errs() {
@@ -176,6 +177,6 @@ func (c configErrorCollector) Collect(ch chan<- prometheus.Metric) {
 		if err != nil {
 			v = 1
 		}
-		ch <- prometheus.MustNewConstMetric(configErrorDesc, prometheus.GaugeValue, v, job)
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, v, job)
 	}
 }
