@@ -35,7 +35,10 @@ const (
 	// the instance node (17 + 407 + 48 + 407 + 64 = 943 bytes an item),
 	// and one that lowers the count deletes each dropped item's nodes
 	// (about 430 bytes a node). The child list of sharding that a
-	// getChildren returns is 4 + 3 bytes an item, 7 KB.
+	// getChildren returns is 4 + 3 bytes an item, 7 KB. With the longest
+	// names, 1,100 new items (about 1,062,000 bytes) make ZooKeeper close
+	// the connection instead of committing (core/coord's
+	// TestMaxShardingTotalCountFitsOneCommit commits the 1,000).
 	MaxShardingTotalCount = 1000
 	// MaxJobNameBytes bounds jobName (see MaxShardingTotalCount).
 	MaxJobNameBytes = 128
