@@ -558,7 +558,7 @@ func (j *Job) configInvalid(data []byte, cause error) {
 		return // refused and logged already (a concurrent parse, or the start)
 	}
 	j.log.Error("the job's configuration in the registry is invalid; the job does not fire until a valid one is written "+
-		"(the REST API, the console or `ejob job set`)", "error", cause)
+		"(PUT /api/jobs/config; for a node that parses, also the console or `ejob job set`)", "error", cause)
 }
 
 // configValid clears a refusal of the config node once a valid node was
