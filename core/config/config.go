@@ -11,7 +11,9 @@ import (
 	"github.com/ejob-io/ejob/core/config/snakeyaml"
 )
 
-// Sentinel errors. Every error of this package wraps exactly one of them.
+// Sentinel errors. Every error of this package wraps one of ErrInvalid,
+// ErrMalformed and ErrJobConflict (SetUp's ErrRegistryConfig comes with one
+// of the first two).
 var (
 	// ErrInvalid is wrapped by every validation error (Validate,
 	// ParseShardingItemParameters).
@@ -22,6 +24,10 @@ var (
 	// ErrJobConflict means the job root node holds another job class than
 	// ours (spec §3.4 step 1).
 	ErrJobConflict = errors.New("job conflict with register center")
+	// ErrRegistryConfig is wrapped, with ErrMalformed or ErrInvalid, by
+	// SetUp's error for a config node in the registry that does not parse
+	// or breaks a bound (Decode).
+	ErrRegistryConfig = errors.New("the job's configuration in the registry is refused")
 )
 
 // YAML keys of the config node (spec §3.1). JobKeys describes each.

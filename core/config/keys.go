@@ -113,7 +113,7 @@ func jobKeys() [numJobKeys]JobKey {
 			}
 			return ""
 		},
-		Doc: "number of sharding items, > 0",
+		Doc: "number of sharding items, from 1 to 1,000 (see [Bounds](#bounds))",
 	}, {
 		Name: KeyShardingItemParameters, InFile: true, write: writeUnlessAbsent,
 		field: func(c *JobConfiguration) any { return &c.ShardingItemParameters },

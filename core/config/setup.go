@@ -38,7 +38,8 @@ type SetUpResult struct {
 //  2. If `config` does not exist, or local.Overwrite: write the local
 //     configuration (Write=true) and run with it.
 //  3. Otherwise the registry's configuration wins and local is ignored;
-//     an unparsable registry config is an error wrapping ErrMalformed.
+//     a registry config that does not parse or breaks a bound (Decode) is
+//     an error wrapping ErrRegistryConfig and ErrMalformed or ErrInvalid.
 //
 // It does not validate local; do that first.
 func SetUp(jobClassName string, local *JobConfiguration, reg RegistryState) (SetUpResult, error) {
@@ -58,9 +59,9 @@ func SetUp(jobClassName string, local *JobConfiguration, reg RegistryState) (Set
 		}
 		return SetUpResult{Write: true, ConfigData: data, Config: readBack(local)}, nil
 	}
-	remote, err := Unmarshal(reg.Config)
+	remote, err := Decode(reg.Config)
 	if err != nil {
-		return SetUpResult{}, fmt.Errorf("set up job configuration %q: registry config: %w", local.JobName, err)
+		return SetUpResult{}, fmt.Errorf("set up job configuration %q: %w: %w", local.JobName, ErrRegistryConfig, err)
 	}
 	return SetUpResult{Config: remote}, nil
 }

@@ -65,6 +65,9 @@ func (e *FieldError) Unwrap() []error {
 //   - the ints fit a Java int (Java cannot load the config otherwise);
 //     maxTimeDiffSeconds < 0 and reconcileIntervalMinutes <= 0 are valid
 //     and disable their feature;
+//   - the bounds on what sizes memory or work (CheckBounds:
+//     shardingTotalCount at most MaxShardingTotalCount, the lengths of
+//     the strings, the number and size of props and lists);
 //   - shardingItemParameters parses as upstream parses it, with every item
 //     in [0, shardingTotalCount) (upstream ignores out-of-range items; ejob
 //     refuses them in a configuration it is about to write);
@@ -91,6 +94,7 @@ func (c *JobConfiguration) Validate(opts ValidateOptions) error {
 			fail(k.Name, fmt.Sprintf("%d does not fit a Java int", *p), nil)
 		}
 	}
+	errs = append(errs, c.boundErrors()...)
 	// Rules across keys.
 	if params, dups, err := parseShardingItemParameters(c.ShardingItemParameters); err != nil {
 		fail(KeyShardingItemParameters, "cannot parse", err)

@@ -128,6 +128,9 @@ func (j *Job) onConfigEvent(ctx context.Context, ev reg.TreeEvent, st *loopState
 		return nil
 	}
 	cfg, err := j.parseConfig(ev.Data)
+	if errors.Is(err, ErrConfigInvalid) {
+		return nil // logged once by parseConfig; the job waits for a valid one
+	}
 	if err != nil {
 		return err
 	}

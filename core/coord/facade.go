@@ -29,7 +29,14 @@ func (j *Job) checkReady() error {
 // Config implements executor.Facade: the configuration from the tree
 // cache, else read directly. The result is shared: callers must not
 // modify it.
+//
+// While the registry's config node is invalid (ConfigError), it returns
+// that error: nothing runs with a configuration the registry does not
+// hold.
 func (j *Job) Config(ctx context.Context) (*config.JobConfiguration, error) {
+	if err := j.ConfigError(); err != nil {
+		return nil, err
+	}
 	return j.config(ctx) // shared (see parseConfig): callers do not modify it
 }
 
@@ -63,6 +70,9 @@ func (j *Job) ShardingContexts(ctx context.Context) (executor.ShardingContexts, 
 	}
 	if paused, _ := j.Paused(); paused {
 		return executor.ShardingContexts{}, ErrPaused
+	}
+	if err := j.ConfigError(); err != nil {
+		return executor.ShardingContexts{}, err
 	}
 	cfg, err := j.config(ctx)
 	if err != nil {

@@ -38,6 +38,10 @@ var (
 	// ErrTimeDiff: the host clock differs from registry time by more than
 	// maxTimeDiffSeconds.
 	ErrTimeDiff = errors.New("coord: time difference with the registry exceeds maxTimeDiffSeconds")
+	// ErrConfigInvalid: the job's config node in the registry does not
+	// parse or breaks a bound of core/config (config.Decode); the job does
+	// not fire until a valid configuration is written (see ConfigError).
+	ErrConfigInvalid = errors.New("the job's configuration in the registry is invalid")
 )
 
 // Job is one job's coordination on one instance. It implements
@@ -71,6 +75,7 @@ type Job struct {
 
 	cfg      atomic.Pointer[config.JobConfiguration] // latest known config
 	parsed   atomic.Pointer[parsedConfig]            // last config node parsed (parseConfig)
+	bad      atomic.Pointer[badConfig]               // the config node refused last, while it is the node's (parseConfig)
 	params   atomic.Pointer[parsedParams]            // last shardingItemParameters parsed (itemParameters)
 	hot      atomic.Pointer[hotPaths]                // the trigger's paths, from its first (warmPaths)
 	running  runFlag                                 // an execution is between RegisterBegin and RegisterCompleted
@@ -301,6 +306,19 @@ func (j *Job) setUpConfig(ctx context.Context, allowNew bool) error {
 	st.RootExists, st.Root = rs[0].Err == nil, rs[0].Data
 	st.ConfigExists, st.Config = rs[1].Err == nil, rs[1].Data
 	res, err := config.SetUp(j.class, j.local, st)
+	if errors.Is(err, config.ErrRegistryConfig) {
+		// The registry's config is refused: the job registers and waits,
+		// without firing, for a valid one (its tree cache follows the
+		// node). The local configuration, validated, stands in for what
+		// sizes the job's own work meanwhile (its cron, its count).
+		if _, derr := config.Decode(st.Config); derr != nil {
+			j.configInvalid(st.Config, derr)
+		}
+		j.fresh = nil
+		j.cfg.Store(j.local)
+		j.local = nil
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -503,14 +521,63 @@ type parsedConfig struct {
 // run). The result is shared: callers must not modify it (Config hands
 // out a copy). It keeps data: the caller must not modify it afterwards
 // (it is a copy of its own or a tree event's, which no one modifies).
+//
+// A node that does not parse or breaks a bound (config.Decode) is an error
+// wrapping ErrConfigInvalid; it is logged once (the same bytes again give
+// the same error without a log line), and ConfigError reports it until a
+// valid node is parsed.
 func (j *Job) parseConfig(data []byte) (*config.JobConfiguration, error) {
 	if p := j.parsed.Load(); p != nil && bytes.Equal(p.data, data) {
+		j.configValid()
 		return p.cfg, nil
 	}
-	c, err := config.Unmarshal(data)
+	if b := j.bad.Load(); b != nil && bytes.Equal(b.data, data) {
+		return nil, b.err
+	}
+	c, err := config.Decode(data)
 	if err != nil {
-		return nil, err
+		j.configInvalid(data, err)
+		return nil, j.bad.Load().err
 	}
 	j.parsed.Store(&parsedConfig{data: data, cfg: c})
+	j.configValid()
 	return c, nil
+}
+
+// badConfig is a config node's bytes that parseConfig refused, and why.
+type badConfig struct {
+	data []byte
+	err  error // wraps ErrConfigInvalid
+}
+
+// configInvalid records data, the config node's bytes, as refused for
+// cause (a config.Decode error), and logs it unless it was refused last.
+func (j *Job) configInvalid(data []byte, cause error) {
+	err := fmt.Errorf("%w: %w", ErrConfigInvalid, cause)
+	if prev := j.bad.Swap(&badConfig{data: data, err: err}); prev != nil && bytes.Equal(prev.data, data) {
+		return // refused and logged already (a concurrent parse, or the start)
+	}
+	j.log.Error("the job's configuration in the registry is invalid; the job does not fire until a valid one is written "+
+		"(PUT /api/jobs/config; for a node that parses, also the console or `ejob job set`)", "error", cause)
+}
+
+// configValid clears a refusal of the config node once a valid node was
+// parsed.
+func (j *Job) configValid() {
+	if j.bad.Load() == nil {
+		return
+	}
+	if j.bad.Swap(nil) != nil {
+		j.log.Info("the job's configuration in the registry is valid again; the job fires again")
+	}
+}
+
+// ConfigError is nil while the job's config node in the registry is
+// valid, else why it is not (an error wrapping ErrConfigInvalid and the
+// config package's ErrMalformed or ErrInvalid): the job then does not fire.
+func (j *Job) ConfigError() error {
+	if b := j.bad.Load(); b != nil {
+		return b.err
+	}
+	return nil
 }

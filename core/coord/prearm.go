@@ -152,7 +152,7 @@ func (j *Job) PreArm(ctx context.Context) (executor.ShardingContexts, bool, erro
 	if j.checkReady() != nil {
 		return none, false, nil
 	}
-	if paused, _ := j.Paused(); paused {
+	if paused, _ := j.Paused(); paused || j.ConfigError() != nil {
 		return none, false, nil
 	}
 	catchingUp := j.mis.Load().catchingUp()

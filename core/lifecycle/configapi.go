@@ -32,6 +32,23 @@ func GetConfig(ctx context.Context, c Reader, jobName string) (StoredConfig, err
 	return StoredConfig{Config: cfg, Version: st.Version}, nil
 }
 
+// GetConfigToReplace is GetConfig for a caller about to write a whole
+// configuration over the stored one (the REST API's update): a config
+// node that does not parse (config.ErrMalformed) gives config.New(jobName,
+// 1) with the node's version instead of an error, so that a valid
+// configuration can replace it.
+func GetConfigToReplace(ctx context.Context, c Reader, jobName string) (StoredConfig, error) {
+	sc, err := GetConfig(ctx, c, jobName)
+	if !errors.Is(err, config.ErrMalformed) {
+		return sc, err
+	}
+	_, st, gerr := c.Get(ctx, node.New(jobName).Config())
+	if gerr != nil {
+		return StoredConfig{}, fmt.Errorf("job %q: read config: %w", jobName, gerr)
+	}
+	return StoredConfig{Config: config.New(jobName, 1), Version: st.Version}, nil
+}
+
 // UpdateOption modifies UpdateConfig.
 type UpdateOption func(*updateOptions)
 

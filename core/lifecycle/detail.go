@@ -70,14 +70,23 @@ func Detail(ctx context.Context, c Reader, jobName string) (JobDetail, error) {
 	if err != nil {
 		return JobDetail{}, fmt.Errorf("detail: %w", err)
 	}
-	cfg, _, err := readConfig(ctx, c, j)
-	if err != nil {
+	d := JobDetail{JobBrief: brief, Items: []ItemDetail{}, Instances: []InstanceDetail{}}
+	// A config node that breaks a bound or does not parse still shows,
+	// with its error (brief.ConfigError): its items are then the children
+	// of the sharding node only, never as many as its count says.
+	total := 0
+	params := map[int]string{}
+	if cfg, _, err := readConfig(ctx, c, j); err == nil {
+		d.JobParameter = cfg.JobParameter
+		if brief.Status != StatusConfigError {
+			total = cfg.ShardingTotalCount
+			// A config that does not validate still shows; its items then
+			// have no parameters.
+			params, _ = config.ParseShardingItemParameters(cfg.ShardingItemParameters)
+		}
+	} else if brief.Status != StatusConfigError {
 		return JobDetail{}, fmt.Errorf("detail: %w", err)
 	}
-	d := JobDetail{JobBrief: brief, JobParameter: cfg.JobParameter, Items: []ItemDetail{}, Instances: []InstanceDetail{}}
-	// A config that does not validate still shows; its items then have no
-	// parameters.
-	params, _ := config.ParseShardingItemParameters(cfg.ShardingItemParameters)
 	leader, _, err := get(ctx, c, j.LeaderInstance())
 	if err != nil {
 		return JobDetail{}, fmt.Errorf("job %q: read leader: %w", jobName, err)
@@ -92,7 +101,7 @@ func Detail(ctx context.Context, c Reader, jobName string) (JobDetail, error) {
 	}
 
 	itemSet := map[int]bool{}
-	for i := range cfg.ShardingTotalCount {
+	for i := range total {
 		itemSet[i] = true
 	}
 	names, err := children(ctx, c, j.Sharding())

@@ -13,6 +13,11 @@ const (
 	StatusCrashed      Status = "CRASHED"
 	StatusDisabled     Status = "DISABLED"
 	StatusShardingFlag Status = "SHARDING_FLAG"
+	// StatusConfigError: the job's config node does not parse or breaks
+	// a bound (config.Decode); no ejob instance fires it until a valid
+	// one is written. JobBrief.ConfigError says why. Not an upstream
+	// status.
+	StatusConfigError Status = "CONFIG_ERROR"
 )
 
 // JobBrief is upstream's JobBriefInfo: one job summarised.
@@ -32,6 +37,12 @@ type JobBrief struct {
 	// TimeZone is the config's timeZone (empty in JobsOfServer's briefs),
 	// for computing fire times. Not part of upstream's JSON.
 	TimeZone string `json:"-"`
+	// ConfigError is why the job's config node is refused, with Status
+	// StatusConfigError ("" otherwise). Description, Cron and
+	// ShardingTotalCount are then those of a node that parses but breaks
+	// a bound, and empty for one that does not parse. Not part of
+	// upstream's JSON.
+	ConfigError string `json:"configError,omitempty"`
 }
 
 // ServerBrief is upstream's ServerBriefInfo: one server IP over all jobs.

@@ -123,8 +123,8 @@ func jobBriefs(ctx context.Context, c Reader, names []string) ([]*JobBrief, erro
 		j := node.New(name)
 		r := res[4*i : 4*i+4]
 		b := briefs[i]
-		if b == nil || b.InstanceCount == 0 {
-			continue // CRASHED: nothing more to read
+		if b == nil || b.InstanceCount == 0 || b.Status == StatusConfigError {
+			continue // CRASHED or CONFIG_ERROR: nothing more to read
 		}
 		reads[i] = jobReads{servers: r[2], items: r[3]}
 		// The second round reads every server and item node; status
@@ -143,10 +143,11 @@ func jobBriefs(ctx context.Context, c Reader, names []string) ([]*JobBrief, erro
 		return nil, fmt.Errorf("read jobs: %w", err)
 	}
 	for i, b := range briefs {
-		if b == nil || b.InstanceCount == 0 {
-			if b != nil {
-				b.Status = StatusCrashed
-			}
+		if b == nil || b.Status == StatusConfigError {
+			continue
+		}
+		if b.InstanceCount == 0 {
+			b.Status = StatusCrashed
 			continue
 		}
 		r := &reads[i]
@@ -161,7 +162,8 @@ func jobBriefs(ctx context.Context, c Reader, names []string) ([]*JobBrief, erro
 	return briefs, nil
 }
 
-// brief is a job's brief without its status, from the reads of its config
+// brief is a job's brief without its status (but StatusConfigError for a
+// config node that config.Decode refuses), from the reads of its config
 // and instances nodes; nil without a config node.
 func brief(name string, cfgRead, instRead reg.ReadResult) (*JobBrief, error) {
 	if errors.Is(cfgRead.Err, reg.ErrNoNode) {
@@ -170,12 +172,15 @@ func brief(name string, cfgRead, instRead reg.ReadResult) (*JobBrief, error) {
 	if cfgRead.Err != nil {
 		return nil, fmt.Errorf("job %q: read config: %w", name, cfgRead.Err)
 	}
-	cfg, err := config.Unmarshal(cfgRead.Data)
+	b := &JobBrief{JobName: name}
+	cfg, err := config.Decode(cfgRead.Data)
 	if err != nil {
-		return nil, fmt.Errorf("job %q: %w", name, err)
+		// One bad node makes one row in error, not a failed list.
+		b.Status, b.ConfigError = StatusConfigError, err.Error()
 	}
-	b := &JobBrief{JobName: name, Description: cfg.Description, Cron: cfg.Cron, ShardingTotalCount: cfg.ShardingTotalCount,
-		TimeZone: cfg.TimeZone}
+	if cfg != nil {
+		b.Description, b.Cron, b.ShardingTotalCount, b.TimeZone = cfg.Description, cfg.Cron, cfg.ShardingTotalCount, cfg.TimeZone
+	}
 	if b.Instances, err = childList(instRead); err != nil {
 		return nil, fmt.Errorf("job %q: list instances: %w", name, err)
 	}

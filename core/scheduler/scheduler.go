@@ -631,6 +631,9 @@ func (s *Scheduler) start(ctx context.Context, rt *runtime) {
 	// was lost when the reschedule came after it.
 	defer s.settle(rt, startScheduled, nil)
 	cfg, err := rt.coord.Config(ctx)
+	if errors.Is(err, coord.ErrConfigInvalid) {
+		return // logged by coord; the schedule follows the node once it is valid
+	}
 	if err != nil {
 		rt.log.Warn("cannot read the effective config after startup", "error", err)
 		return
@@ -685,6 +688,11 @@ func (rt *runtime) fire(ctx context.Context, f trigger.Fire) {
 	}
 	if paused, _ := rt.coord.Paused(); paused {
 		rt.log.Warn("fire skipped: the registry connection is suspended or its session was lost", "scheduled", f.Scheduled)
+		return
+	}
+	if err := rt.coord.ConfigError(); err != nil {
+		// Logged once, when the node was read (coord); not at every fire.
+		rt.log.Debug("fire skipped: the job's configuration in the registry is invalid", "scheduled", f.Scheduled)
 		return
 	}
 	if !f.Ahead() { // else when the scheduled time comes (missedFires)
@@ -782,6 +790,23 @@ func (s *Scheduler) Jobs() []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// ConfigErrors returns, for every job of the scheduler, nil while its
+// configuration in the registry is valid, else why it is not (see
+// coord.Job.ConfigError): such a job does not fire.
+func (s *Scheduler) ConfigErrors() map[string]error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]error, len(s.jobs))
+	for name, rt := range s.jobs {
+		var err error
+		if rt.coord != nil {
+			err = rt.coord.ConfigError()
+		}
+		out[name] = err
+	}
+	return out
 }
 
 // IsLeader reports whether this instance is the leader of the job (false

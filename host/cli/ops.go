@@ -176,7 +176,9 @@ func newJobsCmd(e *env) *cobra.Command {
 		Long: `Lists every job of the namespace with its cron, shardingTotalCount, live
 instances and status, as the ElasticJob console computes it: CRASHED (no
 instance), DISABLED (every server disabled), SHARDING_FLAG (no item assigned,
-or an item assigned to an instance that is gone: resharding is pending), OK.`,
+or an item assigned to an instance that is gone: resharding is pending),
+CONFIG_ERROR (the job's configuration in the registry does not parse or breaks
+a bound, so no ejob instance fires it; the REASON column says why), OK.`,
 		Example: `  ejob jobs -c ejob.yaml
   ejob jobs --zk 127.0.0.1:2181 --namespace demo --json`,
 		Args: cobra.NoArgs,
@@ -188,16 +190,29 @@ or an item assigned to an instance that is gone: resharding is pending), OK.`,
 				}
 				return f.print(e, briefs, func(w io.Writer) error {
 					rows := make([][]string, len(briefs))
+					reasons := false
 					for i, b := range briefs {
 						rows[i] = []string{b.JobName, cronText(b.Cron), strconv.Itoa(b.ShardingTotalCount), strconv.Itoa(b.InstanceCount), string(b.Status)}
+						reasons = reasons || b.ConfigError != ""
 					}
-					return table(w, "JOB\tCRON\tITEMS\tINSTANCES\tSTATUS", rows)
+					if !reasons {
+						return table(w, "JOB\tCRON\tITEMS\tINSTANCES\tSTATUS", rows)
+					}
+					for i, b := range briefs {
+						rows[i] = append(rows[i], oneLine(b.ConfigError))
+					}
+					return table(w, "JOB\tCRON\tITEMS\tINSTANCES\tSTATUS\tREASON", rows)
 				})
 			})
 		},
 	}
 	f.register(cmd)
 	return cmd
+}
+
+// oneLine is s with its line breaks and tabs as spaces, for a table cell.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
 }
 
 func cronText(cron string) string {

@@ -66,6 +66,10 @@ type JobRow struct {
 	// a cron that does not parse, then CronError says why).
 	NextFireTime *time.Time `json:"nextFireTime"`
 	CronError    string     `json:"cronError,omitempty"`
+	// ConfigError is why the job's config node is refused (status
+	// CONFIG_ERROR: it does not parse or breaks a bound); the job then
+	// does not fire.
+	ConfigError string `json:"configError,omitempty"`
 	// LastRun is the newest execution in the event trace (nil: none in
 	// the recent ones, or no event trace).
 	LastRun *RunBrief `json:"lastRun"`
@@ -109,8 +113,8 @@ func (c *Console) jobRows(ctx context.Context, now time.Time) ([]JobRow, error) 
 	rows := make([]JobRow, len(briefs))
 	for i, b := range briefs {
 		rows[i] = JobRow{JobName: b.JobName, Status: b.Status, Description: b.Description, Cron: b.Cron, TimeZone: b.TimeZone,
-			ShardingTotalCount: b.ShardingTotalCount, InstanceCount: b.InstanceCount}
-		if b.Cron == "" {
+			ShardingTotalCount: b.ShardingTotalCount, InstanceCount: b.InstanceCount, ConfigError: b.ConfigError}
+		if b.Cron == "" || b.Status == lifecycle.StatusConfigError {
 			continue
 		}
 		s, err := schedule(b.Cron, b.TimeZone)
@@ -179,7 +183,11 @@ type OverviewModel struct {
 		Disabled     int `json:"disabled"`
 		Crashed      int `json:"crashed"`
 		ShardingFlag int `json:"shardingFlag"`
+		ConfigError  int `json:"configError"`
 	} `json:"jobs"`
+	// ConfigErrors names the jobs whose config node is refused (status
+	// CONFIG_ERROR), with why.
+	ConfigErrors []JobProblem `json:"configErrors"`
 	// Crashed and Resharding name the jobs in those states.
 	Crashed    []string `json:"crashed"`
 	Resharding []string `json:"resharding"`
@@ -243,7 +251,7 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	now := time.Now()
 	o := c.srv.Options()
-	m := OverviewModel{Now: now, Since: now.Add(-recentWindow), Crashed: []string{}, Resharding: []string{}, BadCron: []JobProblem{},
+	m := OverviewModel{Now: now, Since: now.Add(-recentWindow), Crashed: []string{}, Resharding: []string{}, BadCron: []JobProblem{}, ConfigErrors: []JobProblem{},
 		Failures: []JobFailure{}, Late: []LateJob{}}
 	m.Registry = RegistryState{ZKAddressList: o.Registry.ZKAddressList, Namespace: o.Registry.Namespace, Ready: true}
 	if o.Ready != nil {
@@ -269,6 +277,9 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request) {
 		case lifecycle.StatusShardingFlag:
 			m.Jobs.ShardingFlag++
 			m.Resharding = append(m.Resharding, j.JobName)
+		case lifecycle.StatusConfigError:
+			m.Jobs.ConfigError++
+			m.ConfigErrors = append(m.ConfigErrors, JobProblem{JobName: j.JobName, Problem: j.ConfigError})
 		}
 		if j.CronError != "" {
 			m.BadCron = append(m.BadCron, JobProblem{JobName: j.JobName, Problem: j.CronError})

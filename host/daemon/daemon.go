@@ -313,6 +313,7 @@ func Run(ctx context.Context, opts Options) error {
 			return fmt.Errorf("%s:%d: %w", file.Name, j.Line, err)
 		}
 	}
+	mx.JobConfigErrors(s.ConfigErrors)
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	if p.http != nil {
@@ -554,7 +555,7 @@ func serveHTTP(ctx context.Context, h hostconfig.HTTPSettings, file *hostconfig.
 // HTTPOptions are the operations server's options for the settings h on
 // the registry c (zk nil: the embedded registry).
 func HTTPOptions(h hostconfig.HTTPSettings, zk *zookeeper.Config, c reg.Client, mx *metrics.Metrics, log hclog.Logger) httpapi.Options {
-	o := httpapi.Options{Listen: h.Listen, Client: c, Metrics: mx.Handler(), Ready: mx.Ready, Logger: log,
+	o := httpapi.Options{Listen: h.Listen, Client: c, Metrics: mx.Handler(), Ready: mx.Ready, ReadyDetail: mx.ReadyDetail, Logger: log,
 		Console: console.Handler, SessionIdle: h.SessionIdleTimeout, SessionMaxAge: h.SessionMaxAge,
 		Registry: httpapi.RegistryInfo{ZKAddressList: "embedded", Namespace: c.Namespace()}}
 	if zk != nil {

@@ -280,7 +280,7 @@ func (s *Server) putConfig(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := s.ctx(r)
 	defer cancel()
 	err = func() error {
-		stored, err := lifecycle.GetConfig(ctx, s.client(), cj.JobName)
+		stored, err := lifecycle.GetConfigToReplace(ctx, s.client(), cj.JobName)
 		if err != nil {
 			return err
 		}

@@ -75,6 +75,10 @@ type Options struct {
 	// Ready says whether the process is ready (/readyz): nil when it is,
 	// else why not. nil func: always ready.
 	Ready func() error
+	// ReadyDetail, when set, gives lines /readyz adds after "ok" (a
+	// ready process with something to say, such as a job whose
+	// configuration in the registry is invalid).
+	ReadyDetail func() []string
 	// Registry describes the namespace for /api/registry-center/*.
 	Registry RegistryInfo
 	// Namespaces is the store of the registry centers and data sources
@@ -336,4 +340,9 @@ func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
 		}
 	}
 	_, _ = w.Write([]byte("ok\n"))
+	if s.opts.ReadyDetail != nil {
+		for _, l := range s.opts.ReadyDetail() {
+			_, _ = fmt.Fprintln(w, l)
+		}
+	}
 }

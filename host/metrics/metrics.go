@@ -3,7 +3,9 @@ package metrics
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"slices"
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -28,6 +30,8 @@ type Metrics struct {
 	live      atomic.Bool
 	jobsReady atomic.Bool
 	needsJobs atomic.Bool
+	// configErrs are the jobs' configuration errors (JobConfigErrors).
+	configErrs atomic.Pointer[func() map[string]error]
 }
 
 // New returns the collectors, registered on a new registry with the Go
@@ -127,4 +131,52 @@ func (m *Metrics) Tracing(rec TraceCounts) {
 		counter("tracing_events_written_total", "Execution events the tracing sink accepted.", rec.Written),
 		counter("tracing_write_errors_total", "Tracing sink writes that failed (each batch is retried).", rec.FailedWrites),
 	)
+}
+
+// JobConfigErrors registers ejob_job_config_error: per job of the host, 1
+// while its configuration in the registry is invalid (it does not fire), 0
+// otherwise, read from errs at each scrape (nil for a valid one); and
+// makes ReadyDetail name the invalid ones. Called once, by a host.
+func (m *Metrics) JobConfigErrors(errs func() map[string]error) {
+	m.configErrs.Store(&errs)
+	m.reg.MustRegister(configErrorCollector{errs: errs, desc: prometheus.NewDesc(prometheus.BuildFQName(Namespace, "", "job_config_error"),
+		"1 while the job's configuration in the registry does not parse or breaks a bound (the job does not fire), else 0.",
+		[]string{"job"}, nil)})
+}
+
+// ReadyDetail is what /readyz adds to a ready answer: a line per job of
+// the host whose configuration in the registry is invalid, sorted by job.
+// Such a job does not fire, but the host runs its other jobs, so it is
+// still ready.
+func (m *Metrics) ReadyDetail() []string {
+	p := m.configErrs.Load()
+	if p == nil {
+		return nil
+	}
+	var out []string
+	for job, err := range (*p)() {
+		if err != nil {
+			out = append(out, fmt.Sprintf("job %q: configuration error, not firing: %v", job, err))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// configErrorCollector is ejob_job_config_error.
+type configErrorCollector struct {
+	errs func() map[string]error
+	desc *prometheus.Desc
+}
+
+func (c configErrorCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c configErrorCollector) Collect(ch chan<- prometheus.Metric) {
+	for job, err := range c.errs() {
+		v := 0.0
+		if err != nil {
+			v = 1
+		}
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, v, job)
+	}
 }

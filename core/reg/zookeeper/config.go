@@ -11,6 +11,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/ejob-io/ejob/core/config"
 	"github.com/ejob-io/ejob/core/reg"
 )
 
@@ -143,6 +144,9 @@ func (c Config) Validate() error {
 			bad("namespace", "%q must not start or end with /", c.Namespace)
 		} else if err := reg.ValidatePath("/"+c.Namespace, false); err != nil {
 			bad("namespace", "%v", err)
+		} else if len(c.Namespace) > config.MaxNamespaceBytes {
+			bad("namespace", "%d bytes is above the limit of %d bytes (every node path holds it, and a job's "+
+				"resharding commit must fit ZooKeeper's packet limit)", len(c.Namespace), config.MaxNamespaceBytes)
 		}
 	}
 	for _, f := range []struct {

@@ -129,6 +129,7 @@ function JobDetail({ params }) {
     <div class="toolbar"><h1 class="grow">${t('detail.title', { job })}</h1><${Updated} poll=${poll} /></div>
     <${ErrorBox} error=${d ? null : poll.error} />
     ${d && html`
+      ${d.configError && html`<p class="error" id="config-error" role="alert">${t('detail.configError', { error: d.configError })}</p>`}
       <div class="panel facts">
         <span><${StatusBadge} status=${d.status} /></span>
         <span>${t('detail.cron')}: <code>${d.cron || t('detail.oneOff')}</code></span>

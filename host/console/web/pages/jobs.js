@@ -8,7 +8,7 @@ import { get, post, del, enc, isAdmin } from '../api.js';
 import { EditDialog } from '../components/job-edit.js';
 
 const REFRESH_MS = 5000;
-const STATUSES = ['OK', 'DISABLED', 'CRASHED', 'SHARDING_FLAG'];
+const STATUSES = ['OK', 'DISABLED', 'CRASHED', 'SHARDING_FLAG', 'CONFIG_ERROR'];
 
 // el builds a DOM element (Tabulator formatters return nodes: text never
 // goes through innerHTML).
@@ -75,7 +75,13 @@ function columns(admin, traceRef) {
   const cols = [
     { title: t('jobs.colName'), field: 'jobName', sorter: 'string', minWidth: 160, widthGrow: 2, responsive: 0,
       formatter: (c) => el('a', { href: '/jobs/' + enc(c.getValue()), class: 'job-link' }, c.getValue()) },
-    { title: t('jobs.colStatus'), field: 'status', width: 110, responsive: 0, formatter: (c) => badge(c.getValue()) },
+    { title: t('jobs.colStatus'), field: 'status', width: 110, responsive: 0,
+      formatter: (c) => {
+        const b = badge(c.getValue());
+        const why = c.getData().configError;
+        if (why) b.title = t('jobs.configError', { error: why });
+        return b;
+      } },
     { title: t('jobs.colCron'), field: 'cron', minWidth: 130, responsive: 2,
       formatter: (c) => {
         const j = c.getData();

@@ -20,6 +20,7 @@ function attention(m) {
   if (m.crashed.length) out.push(html`<li class="bad" id="att-crashed">${t('overview.crashed', { n: m.crashed.length, jobs: '' })}${list(m.crashed)}</li>`);
   if (m.failures.length) out.push(html`<li class="bad" id="att-failures"><a href="#failures">${t('overview.failedJobs', { n: m.failures.length })}</a></li>`);
   if (m.late.length) out.push(html`<li class="warn" id="att-late"><a href="#late">${t('overview.lateJobs', { n: m.late.length })}</a></li>`);
+  for (const b of m.configErrors || []) out.push(html`<li class="bad">${jobLink(b.jobName)}: ${t('overview.configError', { problem: b.problem })}</li>`);
   for (const b of m.badCron) out.push(html`<li class="bad">${t('overview.badCron', { job: b.jobName, problem: b.problem })}</li>`);
   if (m.traceError) out.push(html`<li class="warn">${t('overview.traceError', { error: m.traceError })}</li>`);
   return out;
@@ -73,6 +74,7 @@ function Overview() {
       <${Card} id="card-disabled" num=${m.jobs.disabled} label=${t('overview.disabled')} kind="off" />
       <${Card} id="card-crashed" num=${m.jobs.crashed} label=${t('overview.crashedCard')} kind=${m.jobs.crashed ? 'bad' : ''} />
       <${Card} id="card-sharding" num=${m.jobs.shardingFlag} label=${t('overview.shardingFlag')} kind=${m.jobs.shardingFlag ? 'warn' : ''} />
+      <${Card} id="card-config-error" num=${m.jobs.configError} label=${t('overview.configErrorCard')} kind=${m.jobs.configError ? 'bad' : ''} />
       <${Card} id="card-servers" num=${m.servers} label=${t('overview.servers')} />
       <${Card} id="card-instances" num=${m.instances} label=${t('overview.instances')} />
       <${Card} id="card-registry" num=${m.registry.ready ? t('overview.registryOk') : t('overview.registryNotReady')}
