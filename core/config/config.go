@@ -22,6 +22,8 @@ var (
 	// ErrJobConflict means the job root node holds another job class than
 	// ours (spec §3.4 step 1).
 	ErrJobConflict = errors.New("job conflict with register center")
+	// ErrInvalidJobName is wrapped by CheckJobName's errors.
+	ErrInvalidJobName = errors.New("invalid job name")
 )
 
 // YAML keys of the config node (spec §3.1). JobKeys describes each.

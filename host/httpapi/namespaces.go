@@ -82,7 +82,7 @@ type NamespacesModel struct {
 	DataSources     []DataSourceEntry `json:"dataSources"`
 }
 
-func (s *Server) namespaceRoutes(mux *http.ServeMux) {
+func (s *Server) namespaceRoutes(mux *Mux) {
 	mux.HandleFunc("GET /api/namespaces", func(w http.ResponseWriter, _ *http.Request) { ok(w, s.namespacesModel()) })
 	mux.HandleFunc("GET /api/registry-center/activated", func(w http.ResponseWriter, _ *http.Request) {
 		m := s.namespacesModel()

@@ -317,7 +317,7 @@ func (s *Server) Handler() http.Handler {
 		mux.Handle("GET /metrics", s.opts.Metrics)
 	}
 	mux.HandleFunc("POST /api/login", s.login)
-	api := http.NewServeMux()
+	api := NewMux()
 	s.routes(api)
 	mux.Handle("/api/", s.Authenticate(api))
 	if s.console != nil {
