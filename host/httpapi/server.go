@@ -82,7 +82,11 @@ type Options struct {
 	// nil: the server shows its own namespace only, read-only (a host).
 	Namespaces *namespaces.Store
 	Switch     Switcher
-	Logger     hclog.Logger
+	// DataSourceDir is the directory the SQLite files of the data sources
+	// added over HTTP must lie in (namespaces.DataSource.Confine); "":
+	// SQLite data sources are refused (`ejob serve --data-source-dir`).
+	DataSourceDir string
+	Logger        hclog.Logger
 	// TokenTTL: default DefaultTokenTTL. MaxBody: default DefaultMaxBody.
 	TokenTTL time.Duration
 	MaxBody  int64
