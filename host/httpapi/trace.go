@@ -189,8 +189,9 @@ func traceStatus(err error) int {
 
 // pageTotal is the total of a page at offset with n rows: exact when no
 // row follows or when the rows that follow are at most countAhead, else a
-// lower bound. An empty page past the end counts from the first row. more counts the rows from an offset, one query of at most
-// countBatch rows at a time.
+// lower bound. An empty page past the end counts from the first row.
+// more counts the rows from an offset, one query of at most countBatch
+// rows at a time.
 func pageTotal(ctx context.Context, offset, n int, hasMore bool, more func(ctx context.Context, offset, limit int) (int, bool, error)) (int, error) {
 	if n == 0 && offset > 0 {
 		// A page past the end: its offset is no count of rows; count
