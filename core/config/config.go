@@ -28,6 +28,8 @@ var (
 	// SetUp's error for a config node in the registry that does not parse
 	// or breaks a bound (Decode).
 	ErrRegistryConfig = errors.New("the job's configuration in the registry is refused")
+	// ErrInvalidJobName is wrapped by CheckJobName's errors.
+	ErrInvalidJobName = errors.New("invalid job name")
 )
 
 // YAML keys of the config node (spec §3.1). JobKeys describes each.

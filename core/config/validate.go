@@ -144,6 +144,19 @@ func (c *JobConfiguration) Validate(opts ValidateOptions) error {
 	return errors.Join(errs...)
 }
 
+// CheckJobName returns nil when name can be a job's name (the check
+// Validate makes of jobName), else an error wrapping ErrInvalidJobName
+// that says why not. Anything that builds a job's ZooKeeper path from a
+// name it did not read from the registry (a REST path, a request body)
+// checks the name with it first: "a/servers" would address a node inside
+// job a.
+func CheckJobName(name string) error {
+	if why := checkNodeName(name); why != "" {
+		return fmt.Errorf("%w: %s", ErrInvalidJobName, why)
+	}
+	return nil
+}
+
 // checkNodeName returns why name is not a valid job name, or "".
 // ZooKeeper's PathUtils.validatePath rejects these characters in a path.
 func checkNodeName(name string) string {

@@ -64,12 +64,18 @@ func Servers(ctx context.Context, c Reader) ([]ServerBrief, error) {
 	out := make([]ServerBrief, 0, len(byIP))
 	for _, ip := range slices.Sorted(maps.Keys(byIP)) {
 		a := byIP[ip]
-		b := ServerBrief{ServerIP: ip, Instances: slices.Sorted(maps.Keys(a.instances)),
-			JobNames: slices.Sorted(maps.Keys(a.jobs)), DisabledJobsNum: a.disabled}
+		b := ServerBrief{ServerIP: ip, Instances: sortedKeys(a.instances), JobNames: sortedKeys(a.jobs), DisabledJobsNum: a.disabled}
 		b.InstancesNum, b.JobsNum = len(b.Instances), len(b.JobNames)
 		out = append(out, b)
 	}
 	return out, nil
+}
+
+// sortedKeys is m's keys sorted, an empty list (not nil: JSON [] as
+// upstream's empty sets, never null) for an empty m. A server whose hosts
+// all stopped keeps its servers/{ip} node and has no instance.
+func sortedKeys(m map[string]bool) []string {
+	return append([]string{}, slices.Sorted(maps.Keys(m))...)
 }
 
 type serverNode struct{ ip, value string }

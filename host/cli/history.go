@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ejob-io/ejob/core/tracing"
 	"github.com/ejob-io/ejob/host/daemon"
 	"github.com/ejob-io/ejob/spi"
 )
@@ -112,11 +113,12 @@ TASK_ERROR), newest first; --task narrows it to one task id.`,
 			if limit < 1 || limit > 10_000 {
 				return usagef(cmd, "--limit: want 1 to 10000, got %d", limit)
 			}
-			if page < 1 {
-				return usagef(cmd, "--page: want 1 or more, got %d", page)
+			offset, err := tracing.PageOffset(page, limit)
+			if err != nil {
+				return usagef(cmd, "--page: want 1 to %d with --limit %d, got %d", tracing.MaxOffset/limit+1, limit, page)
 			}
 			var q spi.ExecutionQuery
-			q.JobName, q.IP, q.TaskID, q.Limit, q.Offset = job, ip, task, limit, (page-1)*limit
+			q.JobName, q.IP, q.TaskID, q.Limit, q.Offset = job, ip, task, limit, offset
 			if cmd.Flags().Changed("item") {
 				q.Item = &item
 			}

@@ -141,3 +141,22 @@ func TestHistory(t *testing.T) {
 		t.Errorf("bad --success: %d %s", code, errs)
 	}
 }
+
+// TestHistoryPageArithmetic: --page 9223372036854775807 must not wrap the
+// offset into the first page's rows: a page that would start past
+// tracing.MaxOffset is a usage error naming the largest page, and a page
+// past the end shows no rows.
+func TestHistoryPageArithmetic(t *testing.T) {
+	cfg, _, _ := historyFile(t)
+	for _, args := range [][]string{{"--page", "9223372036854775807"}, {"--page", "9223372036854775807", "--limit", "1"},
+		{"--page", "2147485", "--limit", "1000"}, {"--status", "billing", "--page", "9223372036854775807"}, {"--page", "0"}} {
+		code, out, errs := run(t, append([]string{"history", "-c", cfg}, args...)...)
+		if code != 2 || !strings.Contains(errs, "--page: want 1 to") || strings.Contains(out, "billing") {
+			t.Errorf("%v: exit %d\nstdout %s\nstderr %s\nwant a usage error and no rows", args, code, out, errs)
+		}
+	}
+	code, out, errs := run(t, "history", "-c", cfg, "--page", "2147484", "--limit", "1000")
+	if code != 0 || strings.Contains(out, "billing") || !strings.Contains(out, "(no rows)") {
+		t.Errorf("a page past the end: exit %d\nstdout %s\nstderr %s", code, out, errs)
+	}
+}

@@ -32,6 +32,7 @@ func newServeCmd(e *env) *cobra.Command {
 		cf     catalogFlags
 		listen string
 		nsFile string
+		dsDir  string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -58,7 +59,10 @@ them.
 The registry centers and event-trace data sources an admin adds in the
 console's Namespaces page are kept in --namespaces-file (default:
 namespaces.json in the user's configuration directory, mode 0600); switching
-to one changes the namespace served without a restart.`,
+to one changes the namespace served without a restart. An SQLite data source
+added there must name a file under --data-source-dir (links followed); without
+that flag SQLite data sources are refused, as the server would create the
+file wherever a request says.`,
 		Example: `  ejob serve -c ejob.yaml
   ejob serve --zk 127.0.0.1:2181 --namespace demo --listen 127.0.0.1:8088`,
 		Args: cobra.NoArgs,
@@ -99,7 +103,7 @@ to one changes the namespace served without a restart.`,
 				return err
 			}
 			defer c.Close()
-			return serve(cmd.Context(), e, settings, zk, tr, c, nsFile)
+			return serve(cmd.Context(), e, settings, zk, tr, c, nsFile, dsDir)
 		},
 	}
 	f.register(cmd)
@@ -107,13 +111,15 @@ to one changes the namespace served without a restart.`,
 	cmd.Flags().StringVar(&listen, "listen", DefaultListen, "host:port to listen on (overrides ejob.http.listen)")
 	cmd.Flags().StringVar(&nsFile, "namespaces-file", "", "the console's registry centers and data sources (default: "+
 		"namespaces.json in the user's configuration directory, e.g. ~/.config/ejob/namespaces.json)")
+	cmd.Flags().StringVar(&dsDir, "data-source-dir", "", "the directory SQLite data sources added in the console must keep their files in "+
+		"(default: none, SQLite data sources are refused)")
 	return cmd
 }
 
 // serve runs the operations server on c until ctx ends; tr, when not nil,
 // serves the event trace. nsFile is the namespaces store ("": the default
-// path).
-func serve(ctx context.Context, e *env, settings hostconfig.HTTPSettings, file *hostconfig.File, tr *daemon.Tracing, c reg.Client, nsFile string) error {
+// path), dsDir the directory of its SQLite data sources ("": none).
+func serve(ctx context.Context, e *env, settings hostconfig.HTTPSettings, file *hostconfig.File, tr *daemon.Tracing, c reg.Client, nsFile, dsDir string) error {
 	log := e.log.Named("serve")
 	mx := metrics.New()
 	opts := daemon.HTTPOptions(settings, nil, c, mx, log.Named("http"))
@@ -135,6 +141,16 @@ func serve(ctx context.Context, e *env, settings hostconfig.HTTPSettings, file *
 	}
 	if nsFile != "" {
 		opts.Namespaces, opts.Switch = namespaces.Open(nsFile), sw
+	}
+	if dsDir != "" {
+		st, err := os.Stat(dsDir)
+		if err == nil && !st.IsDir() {
+			err = errors.New("not a directory")
+		}
+		if err != nil {
+			return fmt.Errorf("--data-source-dir %s: %w", dsDir, err)
+		}
+		opts.DataSourceDir = dsDir
 	}
 	srv, err := httpapi.Listen(opts)
 	if err != nil {

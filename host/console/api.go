@@ -21,7 +21,7 @@ import (
 // The console's own endpoints (behind httpapi.Authenticate: a guest may
 // only GET). Everything they read or write goes through core/lifecycle,
 // core/cron and the host's tracing sink, as the REST API does.
-func (c *Console) apiRoutes(mux *http.ServeMux) {
+func (c *Console) apiRoutes(mux *httpapi.Mux) {
 	mux.HandleFunc("GET /console/api/overview", c.overview)
 	mux.HandleFunc("GET /console/api/jobs", c.jobs)
 	mux.HandleFunc("GET /console/api/cron/preview", c.cronPreview)

@@ -128,7 +128,7 @@ func (c *Console) routes() {
 	c.mux.HandleFunc("GET /console/session", c.session)
 	c.mux.HandleFunc("GET /assets/{path...}", c.asset)
 	c.ssoRoutes()
-	api := http.NewServeMux()
+	api := httpapi.NewMux()
 	c.apiRoutes(api)
 	c.mux.Handle("/console/api/", c.srv.Authenticate(api))
 	c.mux.HandleFunc("/", c.page)

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/ejob-io/ejob/core/config"
 	"github.com/ejob-io/ejob/core/lifecycle"
 	"github.com/ejob-io/ejob/spi/redact"
 )
@@ -18,7 +19,7 @@ import (
 const dumpTimeout = 30 * time.Second
 
 // routes registers ElasticJob-UI's endpoints (executors spec §10.3) on mux.
-func (s *Server) routes(mux *http.ServeMux) {
+func (s *Server) routes(mux *Mux) {
 	// Jobs.
 	mux.HandleFunc("GET /api/jobs/count", s.jobsCount)
 	mux.HandleFunc("GET /api/jobs/getAllJobsBriefInfo", s.jobs)
@@ -269,8 +270,11 @@ func (s *Server) putConfig(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	cj, err := lifecycle.DecodeConfigJSON(data)
-	if err == nil && cj.JobName == "" {
-		err = fmt.Errorf("%w: jobName is required", lifecycle.ErrInvalid)
+	if err == nil {
+		// The name addresses the config node: checked as a path parameter is.
+		if nerr := config.CheckJobName(cj.JobName); nerr != nil {
+			err = fmt.Errorf("%w: jobName: %w", lifecycle.ErrInvalid, nerr)
+		}
 	}
 	if err != nil {
 		s.audit(r, "update config", "", "", nil, err)

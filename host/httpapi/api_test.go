@@ -388,16 +388,16 @@ func TestBadInput(t *testing.T) {
 		"unknown job":       {"POST", "/api/jobs/nope/disable", "", 404, `job not found: \"nope\"`},
 		"unknown job item":  {"POST", "/api/jobs/nope/sharding/0/disable", "", 404, "not found"},
 		"item out of range": {"POST", "/api/jobs/j/sharding/3/disable", "", 400, "has items 0 to 2"},
-		"item not a number": {"POST", "/api/jobs/j/sharding/x/disable", "", 400, "is not a number"},
+		"item not a number": {"POST", "/api/jobs/j/sharding/x/disable", "", 400, "path parameter item: \\\"x\\\" is not a sharding item"},
 		"unknown server":    {"POST", "/api/servers/10.9.9.9/disable", "", 404, "no job has server"},
 		"bad cron":          {"PUT", "/api/jobs/config", `{"jobName":"j","cron":"not a cron","shardingTotalCount":3}`, 400, "cron"},
 		"bad total":         {"PUT", "/api/jobs/config", `{"jobName":"j","cron":"0 0/5 * * * ?","shardingTotalCount":0}`, 400, "shardingTotalCount"},
 		"malformed JSON":    {"PUT", "/api/jobs/config", `{"jobName":"j",`, 400, "JSON"},
-		"no job name":       {"PUT", "/api/jobs/config", `{"cron":"0 0/5 * * * ?"}`, 400, "jobName is required"},
+		"no job name":       {"PUT", "/api/jobs/config", `{"cron":"0 0/5 * * * ?"}`, 400, "jobName: invalid job name: must not be empty"},
 		"config unknown":    {"PUT", "/api/jobs/config", `{"jobName":"nope","cron":"0 0/5 * * * ?","shardingTotalCount":1}`, 404, "not found"},
 		"oversized":         {"PUT", "/api/jobs/config", big, 413, "larger than"},
 		"unknown endpoint":  {"GET", "/api/jobs/j/nothing", "", 404, "no endpoint"},
-		"bad dump port":     {"POST", "/api/servers/127.0.0.1/x/jobs/j/dump", "", 400, "not a number"},
+		"bad dump port":     {"POST", "/api/servers/127.0.0.1/x/jobs/j/dump", "", 400, "path parameter dumpPort: \\\"x\\\" is not a port"},
 	} {
 		st, data := f.do(tc.method, tc.path, token, strings.NewReader(tc.body))
 		env := f.envelope(data)

@@ -29,7 +29,7 @@ const (
 //
 //	GET /console/api/jobs/{jobName}             a job's detail
 //	GET /console/api/jobs/{jobName}/executions  its recent executions
-func (s *Server) ConsoleRoutes(mux *http.ServeMux) {
+func (s *Server) ConsoleRoutes(mux *Mux) {
 	mux.HandleFunc("GET "+ConsolePrefix+"jobs/{jobName}", s.jobDetail)
 	mux.HandleFunc("GET "+ConsolePrefix+"jobs/{jobName}/executions", s.recentExecutions)
 }

@@ -29,7 +29,7 @@ func (f *fixture) get(path, token string, v any) {
 // withConsole serves the console's endpoints as host/console does.
 func withConsole(o httpapi.Options) httpapi.Options {
 	o.Console = func(s *httpapi.Server) (http.Handler, error) {
-		mux := http.NewServeMux()
+		mux := httpapi.NewMux()
 		s.ConsoleRoutes(mux)
 		return s.Authenticate(mux), nil
 	}

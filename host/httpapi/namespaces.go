@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -82,7 +83,7 @@ type NamespacesModel struct {
 	DataSources     []DataSourceEntry `json:"dataSources"`
 }
 
-func (s *Server) namespaceRoutes(mux *http.ServeMux) {
+func (s *Server) namespaceRoutes(mux *Mux) {
 	mux.HandleFunc("GET /api/namespaces", func(w http.ResponseWriter, _ *http.Request) { ok(w, s.namespacesModel()) })
 	mux.HandleFunc("GET /api/registry-center/activated", func(w http.ResponseWriter, _ *http.Request) {
 		m := s.namespacesModel()
@@ -211,6 +212,10 @@ func (s *Server) putRegistry(w http.ResponseWriter, r *http.Request, old string)
 	if !s.decode(w, r, &rc) {
 		return
 	}
+	if err := checkEntryName(strings.TrimSpace(rc.Name)); err != nil {
+		s.nsAnswer(w, r, op, cmp.Or(old, rc.Name), fmt.Errorf("%w: name: %w", namespaces.ErrInvalid, err))
+		return
+	}
 	err := s.storeUpdate("registry-center", rc.Name, func(f *namespaces.File) error {
 		if old != "" && old == s.backend().registry.Name && old != rc.Name {
 			return errors.Join(namespaces.ErrInvalid, errors.New("registry center "+old+" is in use: switch to another before renaming it"))
@@ -229,11 +234,21 @@ func (s *Server) putDataSource(w http.ResponseWriter, r *http.Request, old strin
 		return
 	}
 	d.Name, d.Driver, d.URL = strings.TrimSpace(d.Name), strings.TrimSpace(d.Driver), strings.TrimSpace(d.URL)
+	if err := checkEntryName(d.Name); err != nil {
+		s.nsAnswer(w, r, op, cmp.Or(old, d.Name), fmt.Errorf("%w: name: %w", namespaces.ErrInvalid, err))
+		return
+	}
 	err := s.storeUpdate("data-source", d.Name, func(f *namespaces.File) error {
 		if old != "" && old == s.backend().trace.name && old != d.Name {
 			return errors.Join(namespaces.ErrInvalid, errors.New("data source "+old+" is in use: switch to another before renaming it"))
 		}
-		return f.PutDataSource(old, d)
+		if err := f.PutDataSource(old, d); err != nil {
+			return err
+		}
+		// Checked as stored (a masked URL sent back is the stored one).
+		stored, _ := f.DataSource(d.Name)
+		_, err := stored.Confine(s.opts.DataSourceDir)
+		return err
 	})
 	s.nsAnswer(w, r, op, cmp.Or(old, d.Name), err)
 }
@@ -312,6 +327,12 @@ func (s *Server) connect(w http.ResponseWriter, r *http.Request, kind string) {
 		d, found := f.DataSource(req.Name)
 		if !found {
 			return errors.Join(namespaces.ErrNotFound, errors.New("data source "+req.Name))
+		}
+		// The file opened is the one checked, wherever the store's entry
+		// came from.
+		d, err = d.Confine(s.opts.DataSourceDir)
+		if err != nil {
+			return err
 		}
 		return connectErr(s.opts.Switch.UseDataSource(ctx, &d))
 	}()

@@ -86,7 +86,11 @@ type Options struct {
 	// nil: the server shows its own namespace only, read-only (a host).
 	Namespaces *namespaces.Store
 	Switch     Switcher
-	Logger     hclog.Logger
+	// DataSourceDir is the directory the SQLite files of the data sources
+	// added over HTTP must lie in (namespaces.DataSource.Confine); "":
+	// SQLite data sources are refused (`ejob serve --data-source-dir`).
+	DataSourceDir string
+	Logger        hclog.Logger
 	// TokenTTL: default DefaultTokenTTL. MaxBody: default DefaultMaxBody.
 	TokenTTL time.Duration
 	MaxBody  int64
@@ -321,7 +325,7 @@ func (s *Server) Handler() http.Handler {
 		mux.Handle("GET /metrics", s.opts.Metrics)
 	}
 	mux.HandleFunc("POST /api/login", s.login)
-	api := http.NewServeMux()
+	api := NewMux()
 	s.routes(api)
 	mux.Handle("/api/", s.Authenticate(api))
 	if s.console != nil {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/ejob-io/ejob/core/tracing"
 	"github.com/ejob-io/ejob/spi"
 )
 
@@ -59,7 +60,10 @@ func (p pageRequest) bounds() (offset, limit int, err error) {
 	if number < 1 {
 		return 0, 0, fmt.Errorf("pageNumber: want 1 or more, got %d", number)
 	}
-	return (number - 1) * size, size, nil
+	if offset, err = tracing.PageOffset(number, size); err != nil {
+		return 0, 0, fmt.Errorf("pageNumber: want 1 to %d with pageSize %d, got %d", tracing.MaxOffset/size+1, size, number)
+	}
+	return offset, size, nil
 }
 
 // apiTime is a time in a request: epoch milliseconds (Jackson's default),
@@ -185,9 +189,15 @@ func traceStatus(err error) int {
 
 // pageTotal is the total of a page at offset with n rows: exact when no
 // row follows or when the rows that follow are at most countAhead, else a
-// lower bound. more counts the rows from an offset, one query of at most
-// countBatch rows at a time.
+// lower bound. An empty page past the end counts from the first row.
+// more counts the rows from an offset, one query of at most countBatch
+// rows at a time.
 func pageTotal(ctx context.Context, offset, n int, hasMore bool, more func(ctx context.Context, offset, limit int) (int, bool, error)) (int, error) {
+	if n == 0 && offset > 0 {
+		// A page past the end: its offset is no count of rows; count
+		// the rows before it.
+		return pageTotal(ctx, 0, 0, true, more)
+	}
 	total := offset + n
 	for counted := 0; hasMore; {
 		if counted >= countAhead {

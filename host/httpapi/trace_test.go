@@ -150,6 +150,30 @@ func TestEventTraceExecutions(t *testing.T) {
 	}
 }
 
+// TestEventTracePageArithmetic: pageNumber 2^63-1 must not wrap the
+// offset (it answered total -1904 and the first page's rows): a page that
+// would start past tracing.MaxOffset is refused with the largest page
+// number allowed, and a page past the end is empty with the true total.
+func TestEventTracePageArithmetic(t *testing.T) {
+	f := startTraced(t)
+	token := f.login("admin", adminPW)
+	for path, total := range map[string]int{"/api/event-trace/execution": 30, "/api/event-trace/status": 3} {
+		for _, body := range []string{`{"pageSize":1000,"pageNumber":9223372036854775807}`, `{"pageSize":1,"pageNumber":9223372036854775807}`,
+			`{"pageSize":1000,"pageNumber":2147485}`, `{"pageNumber":9223372036854775808}`} {
+			st, data := f.do("POST", path, token, strings.NewReader(body))
+			if env := f.envelope(data); st != http.StatusBadRequest || !strings.Contains(string(env["errorMsg"]), "pageNumber") {
+				t.Errorf("%s %s: %d %s, want 400 naming pageNumber", path, body, st, data)
+			}
+		}
+		for _, body := range []string{`{"pageSize":10,"pageNumber":100}`, `{"pageSize":1000,"pageNumber":2147484}`} {
+			p := f.query(path, token, body)
+			if len(p.Rows) != 0 || p.Rows == nil || p.Total != total {
+				t.Errorf("%s %s past the end: total %d, %d rows; want total %d and no rows", path, body, p.Total, len(p.Rows), total)
+			}
+		}
+	}
+}
+
 func TestEventTraceStatuses(t *testing.T) {
 	f := startTraced(t)
 	token := f.login("admin", adminPW)

@@ -419,11 +419,18 @@ func (w *where) String() string {
 	return " WHERE " + strings.Join(w.conds, " AND ")
 }
 
-func limits(offset, limit int) (int, int) {
+// limits is a query's offset and limit (DefaultLimit for none, at most
+// MaxLimit). A negative offset is refused: it is a caller's page
+// arithmetic gone wrong, and serving the first page for it would show
+// rows the caller did not ask for.
+func limits(offset, limit int) (int, int, error) {
+	if offset < 0 {
+		return 0, 0, fmt.Errorf("rdb tracing: offset %d: want 0 or more", offset)
+	}
 	if limit <= 0 {
 		limit = DefaultLimit
 	}
-	return max(offset, 0), min(limit, MaxLimit)
+	return offset, min(limit, MaxLimit), nil
 }
 
 func (s *store) order(col string) string {
@@ -463,7 +470,10 @@ func (t *Tracer) QueryExecutions(ctx context.Context, q spi.ExecutionQuery) (spi
 		w.add("is_success = ?", *q.Success)
 	}
 	s.timeRange(&w, "start_time", q.From, q.To)
-	offset, limit := limits(q.Offset, q.Limit)
+	offset, limit, err := limits(q.Offset, q.Limit)
+	if err != nil {
+		return spi.ExecutionPage{}, err
+	}
 	sqlText := "SELECT id, job_name, task_id, hostname, ip, sharding_item, execution_source, failure_cause, is_success, start_time, complete_time FROM " +
 		executionTable + w.String() + s.order("start_time") + fmt.Sprintf(" LIMIT %d OFFSET %d", limit+1, offset)
 	rows, err := s.db.QueryContext(ctx, s.d.bind(sqlText), w.args...)
@@ -513,7 +523,10 @@ func (t *Tracer) QueryStatuses(ctx context.Context, q spi.StatusQuery) (spi.Stat
 		w.add("task_id = ?", q.TaskID)
 	}
 	s.timeRange(&w, "creation_time", q.From, q.To)
-	offset, limit := limits(q.Offset, q.Limit)
+	offset, limit, err := limits(q.Offset, q.Limit)
+	if err != nil {
+		return spi.StatusPage{}, err
+	}
 	sqlText := "SELECT id, job_name, original_task_id, task_id, slave_id, execution_type, sharding_item, state, message, creation_time FROM " +
 		statusTable + w.String() + s.order("creation_time") + fmt.Sprintf(" LIMIT %d OFFSET %d", limit+1, offset)
 	rows, err := s.db.QueryContext(ctx, s.d.bind(sqlText), w.args...)

@@ -301,6 +301,14 @@ func TestQueryFiltersAndPaging(t *testing.T) {
 		if len(sp.Statuses) != 2 || sp.Statuses[0].State != "TASK_FINISHED" || sp.Statuses[1].State != "TASK_RUNNING" || !sp.More {
 			t.Errorf("statuses = %+v", sp)
 		}
+		// A negative offset (a caller's page arithmetic that wrapped) is
+		// refused, not served as the first page.
+		if p, err := tr.QueryExecutions(ctxT(t), spi.ExecutionQuery{Config: cfg, Offset: -1904, Limit: 4}); err == nil {
+			t.Errorf("offset -1904: %d rows, want an error", len(p.Executions))
+		}
+		if p, err := tr.QueryStatuses(ctxT(t), spi.StatusQuery{Config: cfg, Offset: -1}); err == nil {
+			t.Errorf("status offset -1: %d rows, want an error", len(p.Statuses))
+		}
 	})
 }
 
