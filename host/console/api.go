@@ -548,7 +548,9 @@ func (c *Console) putConfig(w http.ResponseWriter, r *http.Request) {
 			return fmt.Errorf("%w: the configuration of %s changed since the form was opened (version %d, now %d): reload it",
 				lifecycle.ErrConflict, job, *req.Version, stored.Version)
 		}
-		cj.Props = redact.Unmask(cj.Props, stored.Config.Props)
+		if cj.Props, err = redact.Unmask(cj.Props, stored.Config.Props); err != nil {
+			return fmt.Errorf("%w: %w", lifecycle.ErrInvalid, err)
+		}
 		cfg := cj.Apply(stored.Config)
 		if err := lifecycle.ValidateConfig(cfg); err != nil {
 			return err

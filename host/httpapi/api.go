@@ -288,7 +288,9 @@ func (s *Server) putConfig(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return err
 		}
-		cj.Props = redact.Unmask(cj.Props, stored.Config.Props)
+		if cj.Props, err = redact.Unmask(cj.Props, stored.Config.Props); err != nil {
+			return fmt.Errorf("%w: %w", lifecycle.ErrInvalid, err)
+		}
 		return lifecycle.UpdateConfig(ctx, s.client(), cj.Apply(stored.Config), lifecycle.IfVersion(stored.Version))
 	}()
 	s.audit(r, "update config", cj.JobName, "", nil, err)

@@ -1,6 +1,8 @@
 package redact
 
 import (
+	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -97,15 +99,33 @@ func Props(props map[string]string) map[string]string {
 	return out
 }
 
+// ErrMasked is wrapped by Unmask's error: a value sent back still holds
+// the Mask of a secret it was shown with, edited around it, so the secret
+// itself would be lost.
+var ErrMasked = errors.New("a masked secret was sent back edited")
+
 // Unmask returns sent with each value that is exactly the masked form
 // of the stored one replaced by the stored value: a console that reads a
-// config and writes it back keeps the secrets it was never shown.
-func Unmask(sent, stored map[string]string) map[string]string {
+// config and writes it back keeps the secrets it was never shown. A value
+// that differs from the stored one's masked form but still holds Mask,
+// where the stored value had a secret masked, is refused (ErrMasked,
+// naming the key): the edit was made around a secret the sender never
+// saw, and saving it would write Mask in the secret's place.
+func Unmask(sent, stored map[string]string) (map[string]string, error) {
 	out := maps.Clone(sent)
-	for k, v := range sent {
-		if sv, ok := stored[k]; ok && v != sv && v == Value(k, sv) {
+	for _, k := range slices.Sorted(maps.Keys(sent)) {
+		v := sent[k]
+		sv, ok := stored[k]
+		if !ok || v == sv {
+			continue
+		}
+		shown := Value(k, sv)
+		switch {
+		case v == shown:
 			out[k] = sv
+		case shown != sv && strings.Contains(v, Mask):
+			return nil, fmt.Errorf("%w: prop %s holds %s where its stored value has a secret: send the whole value, secret included", ErrMasked, k, Mask)
 		}
 	}
-	return out
+	return out, nil
 }

@@ -106,7 +106,7 @@ func TestValueHidesEverySecret(t *testing.T) {
 		}
 	}
 	masked := redact.Props(props)
-	if back := redact.Unmask(masked, props); back["http.data"] != props["http.data"] || back["script.command.line"] != props["script.command.line"] {
-		t.Errorf("Unmask of the masked props = %v, want the stored values", back)
+	if back, err := redact.Unmask(masked, props); err != nil || back["http.data"] != props["http.data"] || back["script.command.line"] != props["script.command.line"] {
+		t.Errorf("Unmask of the masked props = %v, %v; want the stored values", back, err)
 	}
 }
