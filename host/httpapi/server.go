@@ -203,10 +203,6 @@ func newServer(opts Options) (*Server, error) {
 	if opts.SessionMaxAge <= 0 {
 		opts.SessionMaxAge = DefaultSessionMaxAge
 	}
-	transport := hostconfig.HTTPSettings{Listen: opts.Listen, TLS: opts.TLS, AllowInsecureHTTP: opts.AllowInsecureHTTP}
-	if err := transport.CheckTransport(); err != nil {
-		return nil, fmt.Errorf("http %s: %w", opts.Listen, err)
-	}
 	s := &Server{opts: opts, log: opts.Logger, users: map[string]User{}, tokens: map[[32]byte]session{},
 		sessions: map[[32]byte]*Session{}, guard: newLoginGuard(), refusals: newRefusalLog(), auditLog: opts.Logger}
 	if opts.TLS != nil {
@@ -232,6 +228,10 @@ func newServer(opts Options) (*Server, error) {
 		// the process exits.
 		s.log.Warn("no ejob.http.users configured: generated a password for this run only; log in as this admin",
 			"user", GeneratedAdmin, "password", pw)
+	}
+	transport := hostconfig.HTTPSettings{Listen: opts.Listen, TLS: opts.TLS, AllowInsecureHTTP: opts.AllowInsecureHTTP}
+	if err := transport.CheckTransport(); err != nil {
+		return nil, fmt.Errorf("http: %w", err)
 	}
 	dummyCost := bcrypt.DefaultCost
 	for i, u := range opts.Users {

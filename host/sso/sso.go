@@ -45,11 +45,11 @@ const (
 	// MaxClientFlows bounds one client's flows in progress: its next
 	// Begin forgets its oldest flow, so one client never holds more than
 	// this share of MaxFlows, and never refuses another.
-	MaxClientFlows = 16
+	MaxClientFlows = 32
 	// BeginRate and BeginBurst bound one client's Begins: BeginBurst at
 	// once, then BeginRate a second; more are refused with ReasonRateLimited.
 	BeginRate  = 1
-	BeginBurst = 10
+	BeginBurst = 20
 	// clientTableSize bounds the clients whose Begin rate is remembered.
 	clientTableSize = 16384
 	// FlowCookie carries the flow's id between Begin and Finish (never a
@@ -257,7 +257,10 @@ func (c *Client) discover(ctx context.Context) (*discovered, error) {
 // progress (its oldest is forgotten). On an error it has written nothing.
 func (c *Client) Begin(w http.ResponseWriter, r *http.Request) error {
 	client := c.clientKey(r)
-	lim, _, _ := c.begins.PeekOrAdd(client, rate.NewLimiter(BeginRate, BeginBurst))
+	lim := rate.NewLimiter(BeginRate, BeginBurst)
+	if had, ok, _ := c.begins.PeekOrAdd(client, lim); ok {
+		lim = had
+	}
 	if res := lim.Reserve(); res.Delay() > 0 {
 		res.Cancel()
 		return &Error{Reason: ReasonRateLimited, RetryAfter: max(time.Second, res.Delay()),
