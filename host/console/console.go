@@ -193,15 +193,17 @@ func (c *Console) serveAsset(w http.ResponseWriter, r *http.Request, p string) {
 // is /. A browser strips tabs and line breaks from a URL and reads a
 // backslash as a slash, so "/\t/host" would leave for another origin: a
 // target holding any control, space or backslash character is refused,
-// whatever its position, as is one that parses with a scheme or a host or
-// whose path is not clean (dot or empty segments, also percent-encoded).
+// whatever its position and also percent-encoded in the path, as is one
+// that parses with a scheme or a host or whose path is not clean (dot or
+// empty segments, also percent-encoded).
 func safeNext(next string) string {
 	if next == "" || next[0] != '/' || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/login") ||
 		!utf8.ValidString(next) || strings.ContainsFunc(next, unsafeInURL) {
 		return "/"
 	}
 	u, err := url.Parse(next)
-	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" || !strings.HasPrefix(u.Path, "/") {
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" || !strings.HasPrefix(u.Path, "/") ||
+		strings.ContainsFunc(u.Path, unsafeInURL) {
 		return "/"
 	}
 	// Dot segments and empty ones resolve to "//host" in a browser.
