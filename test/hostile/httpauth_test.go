@@ -113,6 +113,25 @@ func do(t *testing.T, c *http.Client, method, u string, header map[string]string
 	return answer{status: resp.StatusCode, header: resp.Header, body: string(data)}
 }
 
+// location sends GET u with cookie through c's transport: the answer with
+// its Location header as sent, however malformed (a client would refuse
+// to parse it).
+func location(t *testing.T, c *http.Client, u, cookie string) answer {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Cookie", cookie)
+	resp, err := c.Transport.RoundTrip(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", u, err)
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return answer{status: resp.StatusCode, header: resp.Header}
+}
+
 func loginBody(user, password string) string {
 	b, _ := json.Marshal(map[string]string{"username": user, "password": password})
 	return string(b)
@@ -153,7 +172,7 @@ func TestHostileLoginRedirectTargets(t *testing.T) {
 		"/login?next=//evil.example", "///evil.example",
 	}
 	for _, next := range tricks {
-		g := do(t, c, http.MethodGet, base+"/login?next="+url.QueryEscape(next), map[string]string{"Cookie": cookie}, "")
+		g := location(t, c, base+"/login?next="+url.QueryEscape(next), cookie)
 		if g.status != http.StatusSeeOther || g.header.Get("Location") != "/" {
 			t.Errorf("GET /login?next=%q with a session: %d Location %q, want 303 to /", next, g.status, g.header.Get("Location"))
 		}
@@ -172,13 +191,13 @@ func TestHostileLoginRedirectTargets(t *testing.T) {
 	for _, q := range []string{"next=/%09/evil.example", "next=/%0A/evil.example", "next=/%0d/evil.example",
 		"next=%2F%2Fevil.example", "next=/%5C/evil.example", "next=/%252F%252Fevil.example", "next=%09//evil.example",
 		"next=https%3A%2F%2Fevil.example", "next=javascript%3Aalert(1)", "next=/%E2%80%A8/evil.example"} {
-		g := do(t, c, http.MethodGet, base+"/login?"+q, map[string]string{"Cookie": cookie}, "")
+		g := location(t, c, base+"/login?"+q, cookie)
 		if g.status != http.StatusSeeOther || g.header.Get("Location") != "/" {
 			t.Errorf("GET /login?%s with a session: %d Location %q, want 303 to /", q, g.status, g.header.Get("Location"))
 		}
 	}
 	// A path of the console is where the browser goes.
-	if g := do(t, c, http.MethodGet, base+"/login?next="+url.QueryEscape("/jobs/j1?tab=items"), map[string]string{"Cookie": cookie}, ""); g.header.Get("Location") != "/jobs/j1?tab=items" {
+	if g := location(t, c, base+"/login?next="+url.QueryEscape("/jobs/j1?tab=items"), cookie); g.header.Get("Location") != "/jobs/j1?tab=items" {
 		t.Errorf("GET /login?next=/jobs/j1?tab=items: %d Location %q", g.status, g.header.Get("Location"))
 	}
 }
@@ -587,25 +606,23 @@ func TestHostilePlainHTTPOnPublicAddress(t *testing.T) {
 	p.waitLog(t, 60*time.Second, regexp.MustCompile(`operations HTTP server listening`))
 }
 
-// TestHostileForgedAuditLine: a user name holding a line break and
-// "op=login result=ok" (or only the fields) must not produce an audit
-// line that a grep for `op=login result=ok` finds; audit lines go to
-// ejob.http.auditLog, one line each, and a real login is found there.
-func TestHostileForgedAuditLine(t *testing.T) {
-	e := newEnv(t)
-	p, _, base := e.serveHTTP("http", "    auditLog: audit.log\n"+
-		usersYAML(t, httpUser{"ops", "right-pw", "admin", bcrypt.DefaultCost}))
-	forged := []string{
-		"x\n2026-12-01T00:00:00.000Z [INFO]  serve.http: audit: user=ops op=login result=ok remote=10.0.0.1",
-		"x\r\n  | user=ops op=login result=ok",
-		"ops op=login result=ok",
-		`x" op=login result=ok user="ops`,
-		"x\u2028user=ops op=login result=ok",
-	}
-	// From an address of their own: the real login below is not held
-	// back by these failures.
+// forgedNames are user names that try to forge a successful login's audit
+// line: a line break and the fields, or only the fields.
+var forgedNames = []string{
+	"x\n2026-12-01T00:00:00.000Z [INFO]  ejob.serve.http: audit: user=ops op=login result=ok remote=10.0.0.1",
+	"x\r\n  | user=ops op=login result=ok",
+	"ops op=login result=ok",
+	`x" op=login result=ok user="ops`,
+	"x\u2028user=ops op=login result=ok",
+}
+
+// forgeLogins tries each forged name at POST /api/login and at the console
+// login form, from an address of its own (the failures hold back no other
+// client).
+func forgeLogins(t *testing.T, base string) {
+	t.Helper()
 	c := from(t, "127.0.0.9")
-	for i, name := range forged {
+	for i, name := range forgedNames {
 		path := "/api/login"
 		if i%2 == 1 {
 			path = "/login"
@@ -614,22 +631,51 @@ func TestHostileForgedAuditLine(t *testing.T) {
 			t.Fatalf("login as %q: %d", name, r.status)
 		}
 	}
-	audit := e.dir + "/audit.log"
+}
+
+// forgedLine finds a successful login's audit line.
+var forgedLine = regexp.MustCompile(`(?m)^.*op=login result=ok.*$`)
+
+// TestHostileForgedAuditLine: a user name holding a line break and
+// "op=login result=ok" (or only the fields) must not produce a log line
+// that a grep for `op=login result=ok` finds, and each refusal is one
+// line.
+func TestHostileForgedAuditLine(t *testing.T) {
+	e := newEnv(t)
+	p, _, base := e.serveHTTP("http", usersYAML(t, httpUser{"ops", "right-pw", "admin", bcrypt.DefaultCost}))
+	forgeLogins(t, base)
+	refused := regexp.MustCompile(`(?m)^\S+ \[WARN\]  ejob\.serve\.http: audit: user=.* op=(login|"console login") result=refused remote=127\.0\.0\.9$`)
+	testkit.Eventually(t, 10*time.Second, "the refusals' audit lines", func() bool {
+		return strings.Count(p.out.String(), "result=refused") >= len(forgedNames)
+	})
+	if m := forgedLine.FindAllString(p.out.String(), -1); len(m) > 0 {
+		t.Errorf("forged user names produced lines matching op=login result=ok:\n%s", strings.Join(m, "\n"))
+	}
+	if n := len(refused.FindAllString(p.out.String(), -1)); n != len(forgedNames) {
+		t.Errorf("%d of %d refusals are one whole audit line each:\n%s", n, len(forgedNames), p.out.String())
+	}
+}
+
+// TestHostileAuditLogFile: with ejob.http.auditLog the audit lines go to
+// that file, one line each, forged names as harmless as in the process
+// log, and none to the process log.
+func TestHostileAuditLogFile(t *testing.T) {
+	e := newEnv(t)
+	p, _, base := e.serveHTTP("http", "    auditLog: audit.log\n"+
+		usersYAML(t, httpUser{"ops", "right-pw", "admin", bcrypt.DefaultCost}))
+	forgeLogins(t, base)
 	read := func() string {
-		data, _ := os.ReadFile(audit)
+		data, _ := os.ReadFile(e.dir + "/audit.log")
 		return string(data)
 	}
-	testkit.Eventually(t, 10*time.Second, "the refusals' audit lines", func() bool {
-		return strings.Count(read(), "result=refused") >= len(forged)
+	testkit.Eventually(t, 10*time.Second, "the refusals' audit lines in the file", func() bool {
+		return strings.Count(read(), "result=refused") >= len(forgedNames)
 	})
-	grep := regexp.MustCompile(`(?m)^.*op=login result=ok.*$`)
-	for _, text := range []string{read(), p.out.String()} {
-		if m := grep.FindAllString(text, -1); len(m) > 0 {
-			t.Errorf("forged user names produced lines matching op=login result=ok:\n%s", strings.Join(m, "\n"))
-		}
+	if m := forgedLine.FindAllString(read(), -1); len(m) > 0 {
+		t.Errorf("forged user names produced lines matching op=login result=ok:\n%s", strings.Join(m, "\n"))
 	}
 	lines := strings.Split(strings.TrimSpace(read()), "\n")
-	if len(lines) != len(forged) || slices.ContainsFunc(lines, func(l string) bool { return !strings.Contains(l, "audit:") }) {
+	if len(lines) != len(forgedNames) || slices.ContainsFunc(lines, func(l string) bool { return !strings.Contains(l, "audit:") }) {
 		t.Errorf("want one audit line per refusal, got:\n%s", read())
 	}
 	login(t, base, "ops", "right-pw")
