@@ -106,7 +106,7 @@ func TestServeSwitchesNamespaces(t *testing.T) {
 	writeJob(t, clients["ns-b"], "beta", "0 0/5 * * * ?", 1, map[string]string{inst: "10.0.0.1"}, map[int]string{0: inst})
 
 	dir := t.TempDir()
-	hash, _ := bcrypt.GenerateFromPassword([]byte("pw"), bcrypt.MinCost)
+	hash, _ := bcrypt.GenerateFromPassword([]byte("pw"), bcrypt.DefaultCost)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

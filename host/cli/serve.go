@@ -176,6 +176,10 @@ command line or a file.`,
   read -rs P && printf '%s\n' "$P" | ejob hash-password`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cost < hostconfig.MinPasswordHashCost || cost > bcrypt.MaxCost {
+				return usagef(cmd, "--cost %d: want %d to %d (ejob.http.users refuses a hash of cost below %d)",
+					cost, hostconfig.MinPasswordHashCost, bcrypt.MaxCost, hostconfig.MinPasswordHashCost)
+			}
 			line, err := bufio.NewReader(cmd.InOrStdin()).ReadString('\n')
 			if err != nil && !errors.Is(err, io.EOF) {
 				return err
@@ -192,7 +196,8 @@ command line or a file.`,
 			return err
 		},
 	}
-	cmd.Flags().IntVar(&cost, "cost", bcrypt.DefaultCost, "bcrypt cost (4 to 31)")
+	cmd.Flags().IntVar(&cost, "cost", hostconfig.MinPasswordHashCost, fmt.Sprintf("bcrypt cost (%d to %d; each step doubles the work of a login)",
+		hostconfig.MinPasswordHashCost, bcrypt.MaxCost))
 	cmd.SetIn(os.Stdin)
 	return cmd
 }

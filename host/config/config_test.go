@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -78,7 +79,7 @@ func TestLoadEveryKey(t *testing.T) {
 		"regCenter.sessionTimeoutMilliseconds":    {f.Registry.SessionTimeoutMilliseconds, 30000},
 		"regCenter.connectionTimeoutMilliseconds": {f.Registry.ConnectionTimeoutMilliseconds, 7000},
 		"regCenter.digest":                        {f.Registry.Digest, "user:s3cret"},
-		"http.oidc":                               {fmt.Sprintf("%+v", *f.Host.HTTP.OIDC), "{Issuer:https://sso.example.com/realms/ops ClientID:ejob-console ClientSecret:s3cret RedirectURL:https://ejob.example.com/login/sso/callback Scopes:[openid profile groups] RoleClaim:realm_access.roles AdminValues:[ejob-admins] ReadOnlyValues:[ejob-viewers auditors] UsernameClaim:email Line:79}"},
+		"http.oidc":                               {fmt.Sprintf("%+v", *f.Host.HTTP.OIDC), "{Issuer:https://sso.example.com/realms/ops ClientID:ejob-console ClientSecret:s3cret RedirectURL:https://ejob.example.com/login/sso/callback Scopes:[openid profile groups] RoleClaim:realm_access.roles AdminValues:[ejob-admins] ReadOnlyValues:[ejob-viewers auditors] UsernameClaim:email Line:85}"},
 		"regCenter.sasl": {f.Registry.SASL, zookeeper.SASL{Mechanism: "GSSAPI", Principal: "ejob/host1@EXAMPLE.COM",
 			Keytab: filepath.Join("testdata", "ejob.keytab"), Krb5Conf: "/etc/ejob/krb5.conf",
 			ServiceName: "zk", ServiceHost: "zk.example.com", ACL: true}},
@@ -126,6 +127,12 @@ func TestLoadEveryKey(t *testing.T) {
 		"ejob.javaPeers":                 {f.Host.JavaPeers, JavaPeersStrict},
 		"ejob.http.sessionIdleTimeout":   {f.Host.HTTP.SessionIdleTimeout, 20 * time.Minute},
 		"ejob.http.sessionMaxAge":        {f.Host.HTTP.SessionMaxAge, 8 * time.Hour},
+		"ejob.http.tls": {*f.Host.HTTP.TLS, TLSFiles{CertFile: filepath.Join("testdata", "tls", "cert.pem"),
+			KeyFile: filepath.Join("testdata", "tls", "key.pem")}},
+		"ejob.http.trustedProxies": {f.Host.HTTP.TrustedProxies,
+			[]netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("192.168.1.7/32")}},
+		"ejob.http.allowInsecureHTTP": {f.Host.HTTP.AllowInsecureHTTP, false},
+		"ejob.http.auditLog":          {f.Host.HTTP.AuditLog, "/var/log/ejob/audit.log"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if !reflect.DeepEqual(tc.got, tc.want) {
@@ -200,10 +207,14 @@ func normalized(f *File) *File {
 		t.Line = 0
 		cp.Tracing = &t
 	}
-	if f.Host.HTTP != nil && f.Host.HTTP.OIDC != nil {
-		h, o := *f.Host.HTTP, *f.Host.HTTP.OIDC
-		o.Line = 0
-		h.OIDC = &o
+	if f.Host.HTTP != nil {
+		h := *f.Host.HTTP
+		h.Line = 0
+		if h.OIDC != nil {
+			o := *h.OIDC
+			o.Line = 0
+			h.OIDC = &o
+		}
 		cp.Host.HTTP = &h
 	}
 	return &cp
@@ -504,8 +515,8 @@ func TestParseProblems(t *testing.T) {
 			`f.yaml:5: ejob.http.sessionMaxAge: want at least 1s, got 10ms`},
 		"http bad listen": {"elasticjob:\n" + job + "ejob:\n  http: {listen: 8088}\n", `f.yaml:5: ejob.http.listen: want host:port (e.g. 127.0.0.1:8088), got "8088"`},
 		"http plain password": {"elasticjob:\n" + job + "ejob:\n  http:\n    listen: 127.0.0.1:1\n    users:\n      - {name: a, passwordHash: secret, role: admin}\n",
-			"f.yaml:8: ejob.http.users[0].passwordHash: not a bcrypt hash (crypto/bcrypt: hashedSecret too short to be a bcrypted password): store the hash, never the password (`ejob hash-password` or `htpasswd -nbBC 10 USER PASSWORD` makes one)"},
-		"http role": {"elasticjob:\n" + job + "ejob:\n  http:\n    listen: 127.0.0.1:1\n    users:\n      - {name: a, passwordHash: '$2a$04$hgYuP43l7JeVt98vBKJY9O9jhXOhENKThfrvIrZuAa2w3uTCG0bmq', role: root}\n",
+			"f.yaml:8: ejob.http.users[0].passwordHash: not a bcrypt hash (crypto/bcrypt: hashedSecret too short to be a bcrypted password): store the hash, never the password (`ejob hash-password` or `htpasswd -nbBC 12 USER PASSWORD` makes one)"},
+		"http role": {"elasticjob:\n" + job + "ejob:\n  http:\n    listen: 127.0.0.1:1\n    users:\n      - {name: a, passwordHash: '$2a$10$yvzp0AnemBgJhnX8b7YqouLn.eKECbS8KFEGKpVsE1EYTmoT1Aq.C', role: root}\n",
 			`f.yaml:8: ejob.http.users[0].role: want admin or guest, got "root"`},
 		"oidc missing keys": {"elasticjob:\n" + job + "ejob:\n  http:\n    listen: 127.0.0.1:1\n    oidc: {issuer: 'https://sso.example.com', clientId: c, roleClaim: groups, adminValues: [a]}\n",
 			"f.yaml:7: ejob.http.oidc: missing required key clientSecret (write ${ENV_VAR} to keep it out of the file)\n" +
@@ -520,6 +531,18 @@ func TestParseProblems(t *testing.T) {
 			`f.yaml:14: ejob.http.oidc.readOnlyValues: "ops" is also in ejob.http.oidc.adminValues: a value gives one role`},
 		"oidc unknown key": {"elasticjob:\n" + job + "ejob:\n  http:\n    listen: 127.0.0.1:1\n    oidc: {isuer: x, clientId: c, clientSecret: s, redirectUrl: 'https://e.example.com/login/sso/callback', roleClaim: g, adminValues: a}\n",
 			`f.yaml:7: ejob.http.oidc: unknown key "isuer" (did you mean "issuer"?)`},
+		"http cheap hash": {"elasticjob:\n" + job + "ejob:\n  http:\n    listen: 127.0.0.1:1\n    users:\n      - {name: ops, passwordHash: '$2a$04$hgYuP43l7JeVt98vBKJY9O9jhXOhENKThfrvIrZuAa2w3uTCG0bmq', role: admin}\n",
+			"f.yaml:8: ejob.http.users[0].passwordHash: user \"ops\": the bcrypt hash has cost 4, want at least 10 (a cheap hash makes guessed passwords cheap to try): make a new one with `ejob hash-password`"},
+		"http plain on a public address": {"elasticjob:\n" + job + "ejob:\n  http:\n    listen: 0.0.0.0:8088\n    users:\n      - {name: a, passwordHash: '$2a$10$yvzp0AnemBgJhnX8b7YqouLn.eKECbS8KFEGKpVsE1EYTmoT1Aq.C', role: admin}\n",
+			`f.yaml:6: ejob.http.listen: plain HTTP on a non-loopback address: "0.0.0.0:8088" would send passwords and session cookies in clear: set ejob.http.tls (certFile, keyFile), or allowInsecureHTTP: true when a proxy in front terminates TLS, or listen on 127.0.0.1`},
+		"http tls missing key": {"elasticjob:\n" + job + "ejob:\n  http:\n    listen: 127.0.0.1:1\n    tls: {certFile: c.pem}\n",
+			"f.yaml:7: ejob.http.tls: missing required key keyFile (a PEM file)"},
+		"http tls unreadable": {"elasticjob:\n" + job + "ejob:\n  http:\n    listen: 127.0.0.1:1\n    tls: {certFile: /nonexistent/c.pem, keyFile: /nonexistent/k.pem}\n",
+			"f.yaml:7: ejob.http.tls: certificate /nonexistent/c.pem and key /nonexistent/k.pem: open /nonexistent/c.pem: no such file or directory"},
+		"http trusted proxy": {"elasticjob:\n" + job + "ejob:\n  http:\n    listen: 127.0.0.1:1\n    trustedProxies: [10.0.0.0/8, proxy.example.com]\n",
+			`f.yaml:7: ejob.http.trustedProxies[1]: want an IP address or a CIDR range such as 10.0.0.0/8, got "proxy.example.com"`},
+		"http insecure not a bool": {"elasticjob:\n" + job + "ejob:\n  http:\n    listen: 127.0.0.1:1\n    allowInsecureHTTP: maybe\n",
+			`f.yaml:7: ejob.http.allowInsecureHTTP: want true or false, got "maybe"`},
 		"http user key": {"elasticjob:\n" + job + "ejob:\n  http:\n    listen: 127.0.0.1:1\n    users:\n      - {name: a, password: x, role: admin}\n",
 			"f.yaml:8: ejob.http.users[0]: unknown key \"password\" (did you mean \"passwordHash\"?)"},
 	} {

@@ -1,10 +1,13 @@
 package config
 
 import (
+	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
 	"net/url"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -29,7 +32,37 @@ type HTTPSettings struct {
 	SessionMaxAge      time.Duration
 	// OIDC is single sign-on with an OpenID Connect provider; nil: none.
 	OIDC *OIDCSettings
+	// TLS makes the server serve HTTPS with a certificate and key read
+	// from files (read again on SIGHUP); nil: plain HTTP.
+	TLS *TLSFiles
+	// TrustedProxies are the reverse proxies (addresses and CIDR ranges)
+	// whose X-Forwarded-For and X-Forwarded-Proto headers are believed:
+	// the client's address for the login rate limits and audit lines,
+	// and whether the browser reached the proxy over HTTPS (the session
+	// cookie is then Secure). Any other peer's headers are ignored.
+	TrustedProxies []netip.Prefix
+	// AllowInsecureHTTP allows plain HTTP on an address that is not a
+	// loopback one (TLS terminated by a proxy in front); without it such
+	// a listen address needs TLS.
+	AllowInsecureHTTP bool
+	// AuditLog is a file the audit lines go to (appended, mode 0600,
+	// opened again on SIGHUP) instead of the process's log; "": the
+	// process's log.
+	AuditLog string
+	// Line is the line of the listen key.
+	Line int
 }
+
+// TLSFiles is ejob.http.tls: PEM files of the server's certificate
+// (chain) and private key.
+type TLSFiles struct {
+	CertFile, KeyFile string
+}
+
+// MinPasswordHashCost is the lowest bcrypt cost ejob.http.users may use:
+// a cheaper hash makes a guessed password cheap to try, and a login by a
+// known name faster than one by an unknown name.
+const MinPasswordHashCost = bcrypt.DefaultCost
 
 // OIDCSettings is ejob.http.oidc: console sign-in through an OpenID
 // Connect provider (Keycloak, Dex, Okta, Casdoor, ...) with the
@@ -74,8 +107,8 @@ func DefaultOIDCScopes() []string { return []string{"openid", "profile", "email"
 // HTTPUser is one entry of ejob.http.users.
 type HTTPUser struct {
 	Name string
-	// PasswordHash is a bcrypt hash (`ejob hash-password`, or
-	// htpasswd -nbB).
+	// PasswordHash is a bcrypt hash of cost MinPasswordHashCost or more
+	// (`ejob hash-password`, or htpasswd -nbBC 12 USER PASSWORD).
 	PasswordHash string
 	// Role is RoleAdmin or RoleGuest.
 	Role string
@@ -98,6 +131,12 @@ const (
 	keySessionIdle  = "sessionIdleTimeout"
 	keySessionMax   = "sessionMaxAge"
 	keyOIDC         = "oidc"
+	keyTLS          = "tls"
+	keyCertFile     = "certFile"
+	keyKeyFile      = "keyFile"
+	keyTrusted      = "trustedProxies"
+	keyInsecure     = "allowInsecureHTTP"
+	keyAuditLog     = "auditLog"
 
 	keyIssuer         = "issuer"
 	keyClientID       = "clientId"
@@ -111,8 +150,9 @@ const (
 )
 
 func httpKeys() []string {
-	return []string{keyListen, keyUsers, keySessionIdle, keySessionMax, keyOIDC}
+	return []string{keyListen, keyUsers, keySessionIdle, keySessionMax, keyOIDC, keyTLS, keyTrusted, keyInsecure, keyAuditLog}
 }
+func tlsKeys() []string { return []string{keyCertFile, keyKeyFile} }
 func oidcKeys() []string {
 	return []string{keyIssuer, keyClientID, keyClientSecret, keyRedirectURL, keyScopes, keyRoleClaim,
 		keyAdminValues, keyReadOnlyValues, keyUsernameClaim}
@@ -134,7 +174,8 @@ func IsLoopback(listen string) bool {
 	return err == nil && a.IsLoopback()
 }
 
-func (d *decoder) http(e entry) *HTTPSettings {
+// http reads ejob.http; relative file paths are relative to baseDir.
+func (d *decoder) http(e entry, baseDir string) *HTTPSettings {
 	fs, ok := d.section(e.value, e.path, httpKeys(), false)
 	if !ok {
 		return nil
@@ -148,6 +189,7 @@ func (d *decoder) http(e entry) *HTTPSettings {
 	if h.Listen, ok = d.str(fe); !ok {
 		return nil
 	}
+	h.Line = fe.value.Line
 	if _, port, err := net.SplitHostPort(h.Listen); err != nil || port == "" {
 		d.report(fe.value.Line, nil, "%s: want host:port (e.g. 127.0.0.1:8088), got %q", fe.path, h.Listen)
 		return nil
@@ -177,12 +219,137 @@ func (d *decoder) http(e entry) *HTTPSettings {
 		h.OIDC = d.oidc(oe)
 		good = good && h.OIDC != nil
 	}
-	if good && len(h.Users) == 0 && h.OIDC == nil && !IsLoopback(h.Listen) {
+	if te, ok := fs[keyTLS]; ok && !isNull(te.value) {
+		h.TLS = d.tlsFiles(te, baseDir)
+		good = good && h.TLS != nil
+	}
+	if pe, ok := fs[keyTrusted]; ok {
+		h.TrustedProxies, ok = d.prefixes(pe)
+		good = good && ok
+	}
+	if ie, ok := fs[keyInsecure]; ok {
+		h.AllowInsecureHTTP, ok = d.boolean(ie)
+		good = good && ok
+	}
+	if ae, ok := fs[keyAuditLog]; ok {
+		if h.AuditLog, ok = d.str(ae); ok && h.AuditLog != "" && baseDir != "" && !filepath.IsAbs(h.AuditLog) {
+			h.AuditLog = filepath.Join(baseDir, h.AuditLog)
+		}
+		good = good && ok
+	}
+	if !good {
+		return nil
+	}
+	if len(h.Users) == 0 && h.OIDC == nil && !IsLoopback(h.Listen) {
 		d.report(fe.value.Line, nil, "%s: %q is not a loopback address and no users are configured: "+
 			"add ejob.http.users (name, passwordHash, role) or ejob.http.oidc, or listen on 127.0.0.1", fe.path, h.Listen)
 		return nil
 	}
+	if err := h.CheckTransport(); err != nil {
+		d.report(fe.value.Line, err, "%s: %v", fe.path, err)
+		return nil
+	}
 	return h
+}
+
+// ErrInsecureListen: plain HTTP on an address that is not a loopback one,
+// without AllowInsecureHTTP.
+var ErrInsecureListen = errors.New("plain HTTP on a non-loopback address")
+
+// CheckTransport refuses plain HTTP on an address that is not a loopback
+// one unless AllowInsecureHTTP says TLS is terminated in front: passwords
+// and session cookies would cross the network in clear.
+func (h HTTPSettings) CheckTransport() error {
+	if h.TLS != nil || h.AllowInsecureHTTP || IsLoopback(h.Listen) {
+		return nil
+	}
+	return fmt.Errorf("%w: %q would send passwords and session cookies in clear: set ejob.http.tls "+
+		"(certFile, keyFile), or allowInsecureHTTP: true when a proxy in front terminates TLS, or listen on 127.0.0.1",
+		ErrInsecureListen, h.Listen)
+}
+
+// tlsFiles reads ejob.http.tls; both files must be readable now (they are
+// loaded at start).
+func (d *decoder) tlsFiles(e entry, baseDir string) *TLSFiles {
+	fs, ok := d.section(e.value, e.path, tlsKeys(), false)
+	if !ok {
+		return nil
+	}
+	t := &TLSFiles{}
+	good := true
+	for _, k := range []struct {
+		key string
+		dst *string
+	}{{keyCertFile, &t.CertFile}, {keyKeyFile, &t.KeyFile}} {
+		fe, has := fs[k.key]
+		if !has {
+			d.missing(e.value.Line, e.path, k.key, " (a PEM file)")
+			good = false
+			continue
+		}
+		s, sok := d.str(fe)
+		s = strings.TrimSpace(s)
+		switch {
+		case !sok:
+			good = false
+		case s == "":
+			d.report(fe.value.Line, nil, "%s: must not be empty", fe.path)
+			good = false
+		default:
+			if baseDir != "" && !filepath.IsAbs(s) {
+				s = filepath.Join(baseDir, s)
+			}
+			*k.dst = s
+		}
+	}
+	if !good {
+		return nil
+	}
+	if _, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile); err != nil {
+		d.report(e.value.Line, err, "%s: certificate %s and key %s: %v", e.path, t.CertFile, t.KeyFile, err)
+		return nil
+	}
+	return t
+}
+
+// prefixes reads a list of IP addresses and CIDR ranges.
+func (d *decoder) prefixes(e entry) ([]netip.Prefix, bool) {
+	items, lines, ok := d.list(e)
+	if !ok {
+		return nil, false
+	}
+	var out []netip.Prefix
+	for i, it := range items {
+		it = strings.TrimSpace(it)
+		if it == "" {
+			continue
+		}
+		p, err := ParsePrefix(it)
+		if err != nil {
+			d.report(lines[i], err, "%s[%d]: %v", e.path, i, err)
+			ok = false
+			continue
+		}
+		out = append(out, p)
+	}
+	return out, ok
+}
+
+// ParsePrefix reads an IP address (one address) or a CIDR range.
+func ParsePrefix(s string) (netip.Prefix, error) {
+	if strings.Contains(s, "/") {
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			return netip.Prefix{}, fmt.Errorf("want an IP address or a CIDR range such as 10.0.0.0/8, got %q", s)
+		}
+		return p.Masked(), nil
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Prefix{}, fmt.Errorf("want an IP address or a CIDR range such as 10.0.0.0/8, got %q", s)
+	}
+	a = a.Unmap()
+	return netip.PrefixFrom(a, a.BitLen()), nil
 }
 
 func (d *decoder) httpUsers(e entry) ([]HTTPUser, bool) {
@@ -231,9 +398,16 @@ func (d *decoder) httpUsers(e entry) ([]HTTPUser, bool) {
 				d.report(fe.value.Line, nil, "%s: user %q is listed twice", fe.path, *k.dst)
 				uok = false
 			case k.key == keyPasswordHash:
-				if _, err := bcrypt.Cost([]byte(*k.dst)); err != nil {
+				cost, err := bcrypt.Cost([]byte(*k.dst))
+				switch {
+				case err != nil:
 					d.report(fe.value.Line, err, "%s: not a bcrypt hash (%v): store the hash, never the password "+
-						"(`ejob hash-password` or `htpasswd -nbBC 10 USER PASSWORD` makes one)", fe.path, err)
+						"(`ejob hash-password` or `htpasswd -nbBC 12 USER PASSWORD` makes one)", fe.path, err)
+					uok = false
+				case cost < MinPasswordHashCost:
+					d.report(fe.value.Line, nil, "%s: user %q: the bcrypt hash has cost %d, want at least %d "+
+						"(a cheap hash makes guessed passwords cheap to try): make a new one with `ejob hash-password`",
+						fe.path, u.Name, cost, MinPasswordHashCost)
 					uok = false
 				}
 			case k.key == keyRole:

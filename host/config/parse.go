@@ -388,7 +388,7 @@ func (d *decoder) host(e entry, h *HostSettings, baseDir string) {
 		h.TracingRetention, _ = d.days(fe)
 	}
 	if fe, ok := fs[keyHTTP]; ok {
-		h.HTTP = d.http(fe)
+		h.HTTP = d.http(fe, baseDir)
 	}
 	if fe, ok := fs[keyLogLevel]; ok {
 		if s, ok := d.str(fe); ok {

@@ -16,6 +16,7 @@ import (
 	"github.com/ejob-io/ejob/host/httpapi"
 	"github.com/ejob-io/ejob/spi"
 	"github.com/ejob-io/ejob/spi/redact"
+	"github.com/hashicorp/go-hclog"
 )
 
 // The console's own endpoints (behind httpapi.Authenticate: a guest may
@@ -559,13 +560,13 @@ func (c *Console) putConfig(w http.ResponseWriter, r *http.Request) {
 	}()
 	user := httpapi.UserOf(r)
 	if err != nil {
-		c.log.Warn("audit", "user", user, "op", "update config", "job", job, "result", "error", "error", err)
+		c.srv.Audit(hclog.Warn, "user", user, "op", "update config", "job", job, "result", "error", "error", err)
 		st := httpapi.Status(err)
 		msg := err.Error()
 		httpapi.WriteEnvelope(w, st, httpapi.Envelope{ErrorCode: st, ErrorMsg: &msg, Model: SaveError{Message: msg, Fields: fieldErrors(err)}})
 		return
 	}
-	c.log.Info("audit", "user", user, "op", "update config", "job", job, "result", "ok")
+	c.srv.Audit(hclog.Info, "user", user, "op", "update config", "job", job, "result", "ok")
 	st, err := lifecycle.GetConfig(ctx, c.srv.Options().Client, job)
 	if err != nil {
 		httpapi.Answer(w, nil, err)

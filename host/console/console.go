@@ -17,6 +17,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -187,13 +189,39 @@ func (c *Console) serveAsset(w http.ResponseWriter, r *http.Request, p string) {
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(a.data))
 }
 
-// safeNext is a same-site path to go to after login: anything else is /.
+// safeNext is a path of this origin to go to after login: anything else
+// is /. A browser strips tabs and line breaks from a URL and reads a
+// backslash as a slash, so "/\t/host" would leave for another origin: a
+// target holding any control, space or backslash character is refused,
+// whatever its position and also percent-encoded in the path, as is one
+// that parses with a scheme or a host or whose path is not clean (dot or
+// empty segments, also percent-encoded).
 func safeNext(next string) string {
-	if next == "" || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") ||
-		strings.HasPrefix(next, "/login") {
+	if next == "" || next[0] != '/' || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/login") ||
+		!utf8.ValidString(next) || strings.ContainsFunc(next, unsafeInURL) {
+		return "/"
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" || !strings.HasPrefix(u.Path, "/") ||
+		strings.ContainsFunc(u.Path, unsafeInURL) {
+		return "/"
+	}
+	// Dot segments and empty ones resolve to "//host" in a browser.
+	clean := path.Clean(u.Path)
+	if strings.HasSuffix(u.Path, "/") && clean != "/" {
+		clean += "/"
+	}
+	if clean != u.Path {
 		return "/"
 	}
 	return next
+}
+
+// unsafeInURL reports a rune a browser may drop or rewrite in a URL: a
+// control or format character, any space, a backslash.
+func unsafeInURL(r rune) bool {
+	return r == '\\' || r <= ' ' || r == 0x7f || unicode.IsSpace(r) || unicode.IsControl(r) ||
+		unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp) || !unicode.IsPrint(r)
 }
 
 // sameOrigin reports whether a browser's write comes from this site: the
@@ -234,9 +262,13 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 		}
 		req = loginRequest{Username: r.PostForm.Get("username"), Password: r.PostForm.Get("password"), Next: r.PostForm.Get("next")}
 	}
-	u, ok := c.srv.CheckPassword(req.Username, req.Password)
+	u, ok, err := c.srv.Login(r, req.Username, req.Password)
+	if err != nil {
+		c.srv.LoginRefused(w, r, req.Username, "console login", err)
+		return
+	}
 	if !ok {
-		c.log.Warn("audit", "user", req.Username, "op", "console login", "result", "refused", "remote", r.RemoteAddr)
+		c.srv.Audit(hclog.Warn, "user", req.Username, "op", "console login", "result", "refused", "remote", c.srv.Remote(r))
 		httpapi.Fail(w, http.StatusUnauthorized, "wrong user name or password")
 		return
 	}

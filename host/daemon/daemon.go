@@ -565,6 +565,7 @@ func HTTPOptions(h hostconfig.HTTPSettings, zk *zookeeper.Config, c reg.Client, 
 		o.Users = append(o.Users, httpapi.User{Name: u.Name, PasswordHash: u.PasswordHash, Role: httpapi.Role(u.Role)})
 	}
 	o.OIDC = h.OIDC
+	o.TLS, o.AllowInsecureHTTP, o.TrustedProxies, o.AuditLog = h.TLS, h.AllowInsecureHTTP, h.TrustedProxies, h.AuditLog
 	return o
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/ejob-io/ejob/core/config"
 	"github.com/ejob-io/ejob/core/lifecycle"
 	"github.com/ejob-io/ejob/spi/redact"
+	"github.com/hashicorp/go-hclog"
 )
 
 // dumpTimeout bounds one dump request to a host's dump port.
@@ -116,10 +117,10 @@ func (s *Server) audit(r *http.Request, op, job, server string, item *int, err e
 		args = append(args, "item", *item)
 	}
 	if err != nil {
-		s.log.Warn("audit", append(args, "result", "error", "error", err)...)
+		s.Audit(hclog.Warn, append(args, "result", "error", "error", err)...)
 		return
 	}
-	s.log.Info("audit", append(args, "result", "ok")...)
+	s.Audit(hclog.Info, append(args, "result", "ok")...)
 }
 
 // decode reads a JSON body of at most MaxBody bytes into v; on failure it

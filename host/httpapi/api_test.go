@@ -21,6 +21,7 @@ import (
 	"github.com/ejob-io/ejob/core/node"
 	"github.com/ejob-io/ejob/core/reg"
 	"github.com/ejob-io/ejob/core/reg/embedded"
+	hostconfig "github.com/ejob-io/ejob/host/config"
 	"github.com/ejob-io/ejob/host/httpapi"
 	"github.com/ejob-io/ejob/internal/proctest"
 	"github.com/ejob-io/ejob/internal/testkit"
@@ -452,8 +453,13 @@ func TestNoDefaultCredentials(t *testing.T) {
 			t.Errorf("listen %s without users: %v, want ErrPublicWithoutUsers", addr, err)
 		}
 	}
-	// With users, a public address is allowed.
-	srv, err := httpapi.Listen(httpapi.Options{Listen: "0.0.0.0:0", Client: c, Users: defaultUsers(t)})
+	// With users, a public address needs TLS or the explicit opt-in to
+	// plain HTTP.
+	_, err = httpapi.Listen(httpapi.Options{Listen: "0.0.0.0:0", Client: c, Users: defaultUsers(t)})
+	if !errors.Is(err, hostconfig.ErrInsecureListen) {
+		t.Errorf("listen publicly over plain HTTP: %v, want ErrInsecureListen", err)
+	}
+	srv, err := httpapi.Listen(httpapi.Options{Listen: "0.0.0.0:0", Client: c, Users: defaultUsers(t), AllowInsecureHTTP: true})
 	if err != nil {
 		t.Fatalf("listen publicly with users: %v", err)
 	}

@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"time"
+
+	"github.com/hashicorp/go-hclog"
 )
 
 // TokenHeader carries the token of a login (upstream's header).
@@ -34,9 +36,13 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	if !s.decode(w, r, &req) {
 		return
 	}
-	u, valid := s.CheckPassword(req.Username, req.Password)
+	u, valid, err := s.Login(r, req.Username, req.Password)
+	if err != nil {
+		s.LoginRefused(w, r, req.Username, "login", err)
+		return
+	}
 	if !valid {
-		s.log.Warn("audit", "user", req.Username, "op", "login", "result", "refused", "remote", r.RemoteAddr)
+		s.Audit(hclog.Warn, "user", req.Username, "op", "login", "result", "refused", "remote", s.Remote(r))
 		fail(w, http.StatusForbidden, "Unauthorized.")
 		return
 	}
@@ -50,7 +56,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	}
 	s.tokens[sha256.Sum256([]byte(token))] = session{user: u.Name, role: u.Role, expires: now.Add(s.opts.TokenTTL)}
 	s.mu.Unlock()
-	s.log.Info("audit", "user", u.Name, "op", "login", "result", "ok", "remote", r.RemoteAddr)
+	s.Audit(hclog.Info, "user", u.Name, "op", "login", "result", "ok", "remote", s.Remote(r))
 	ok(w, LoginModel{Username: u.Name, AccessToken: token, IsGuest: u.Role == RoleGuest})
 }
 
@@ -76,7 +82,7 @@ func (s *Server) Authenticate(next http.Handler) http.Handler {
 				return
 			}
 			if !reads && !CSRFValid(r, cs) {
-				s.log.Warn("audit", "user", cs.Username, "op", r.Method+" "+r.URL.Path, "result", "refused: no valid CSRF token", "remote", r.RemoteAddr)
+				s.Audit(hclog.Warn, "user", cs.Username, "op", r.Method+" "+r.URL.Path, "result", "refused: no valid CSRF token", "remote", s.Remote(r))
 				fail(w, http.StatusForbidden, "Forbidden: missing or wrong "+CSRFHeader+" header")
 				return
 			}
@@ -84,7 +90,7 @@ func (s *Server) Authenticate(next http.Handler) http.Handler {
 		}
 		reads = reads || r.Method == http.MethodPost && traceRoutes[r.URL.Path]
 		if ss.role != RoleAdmin && !reads {
-			s.log.Warn("audit", "user", ss.user, "op", r.Method+" "+r.URL.Path, "result", "refused: read-only user")
+			s.Audit(hclog.Warn, "user", ss.user, "op", r.Method+" "+r.URL.Path, "result", "refused: read-only user", "remote", s.Remote(r))
 			fail(w, http.StatusForbidden, "Forbidden: user "+ss.user+" is read-only (role guest)")
 			return
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ejob-io/ejob/host/namespaces"
 	"github.com/ejob-io/ejob/spi/redact"
+	"github.com/hashicorp/go-hclog"
 )
 
 // DefaultDataSource names the process's own event-trace data source (its
@@ -182,10 +183,10 @@ var errConnect = errors.New("connect")
 func (s *Server) nsAudit(r *http.Request, op, name string, err error) {
 	args := []any{"user", UserOf(r), "op", op, "name", name}
 	if err != nil {
-		s.log.Warn("audit", append(args, "result", "error", "error", err)...)
+		s.Audit(hclog.Warn, append(args, "result", "error", "error", err)...)
 		return
 	}
-	s.log.Info("audit", append(args, "result", "ok")...)
+	s.Audit(hclog.Info, append(args, "result", "ok")...)
 }
 
 func (s *Server) nsAnswer(w http.ResponseWriter, r *http.Request, op, name string, err error) {

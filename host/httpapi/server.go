@@ -3,12 +3,17 @@ package httpapi
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
+	"os"
+	"os/signal"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -103,6 +108,16 @@ type Options struct {
 	Console func(*Server) (http.Handler, error)
 	// OIDC is single sign-on for the console (ejob.http.oidc); nil: none.
 	OIDC *hostconfig.OIDCSettings
+	// TLS serves HTTPS with the certificate and key of these files, read
+	// again on SIGHUP; nil: plain HTTP, which a Listen address that is not
+	// a loopback one refuses unless AllowInsecureHTTP.
+	TLS               *hostconfig.TLSFiles
+	AllowInsecureHTTP bool
+	// TrustedProxies are the peers whose X-Forwarded-For and
+	// X-Forwarded-Proto are believed (ClientIP, Secure).
+	TrustedProxies []netip.Prefix
+	// AuditLog is a file for the audit lines ("": Logger).
+	AuditLog string
 }
 
 // RegistryInfo is the registry the server operates, as the console's
@@ -126,8 +141,15 @@ type Server struct {
 	// first, another after a switch (SetRegistry, SetTrace).
 	be atomic.Pointer[backend]
 	// dummy is compared against for an unknown user, so that the answer
-	// takes as long as for a known one.
-	dummy []byte
+	// takes as long as for a known one: its cost is the highest of the
+	// users' hashes.
+	dummy    []byte
+	guard    *loginGuard
+	refusals *refusalLog
+	// audit writes the audit lines; auditFile is Options.AuditLog's file.
+	auditLog  hclog.Logger
+	auditFile *auditFile
+	cert      *certificate
 
 	console http.Handler
 
@@ -150,10 +172,21 @@ func Listen(opts Options) (*Server, error) {
 	}
 	ln, err := net.Listen("tcp", opts.Listen)
 	if err != nil {
+		s.close()
 		return nil, fmt.Errorf("http: %w", err)
+	}
+	if s.cert != nil {
+		ln = tls.NewListener(ln, s.cert.config())
 	}
 	s.ln = ln
 	return s, nil
+}
+
+// close releases what newServer opened.
+func (s *Server) close() {
+	if s.auditFile != nil {
+		_ = s.auditFile.Close()
+	}
 }
 
 func newServer(opts Options) (*Server, error) {
@@ -179,7 +212,13 @@ func newServer(opts Options) (*Server, error) {
 		opts.SessionMaxAge = DefaultSessionMaxAge
 	}
 	s := &Server{opts: opts, log: opts.Logger, users: map[string]User{}, tokens: map[[32]byte]session{},
-		sessions: map[[32]byte]*Session{}}
+		sessions: map[[32]byte]*Session{}, guard: newLoginGuard(), refusals: newRefusalLog(), auditLog: opts.Logger}
+	if opts.TLS != nil {
+		var err error
+		if s.cert, err = loadCertificate(*opts.TLS); err != nil {
+			return nil, fmt.Errorf("http: %w", err)
+		}
+	}
 	s.be.Store(&backend{client: opts.Client, registry: opts.Registry,
 		trace: traceSink{tracer: opts.Tracer, config: opts.TracerConfig, name: DefaultDataSource}})
 	// With single sign-on and no users, SSO is the only way in.
@@ -198,22 +237,38 @@ func newServer(opts Options) (*Server, error) {
 		s.log.Warn("no ejob.http.users configured: generated a password for this run only; log in as this admin",
 			"user", GeneratedAdmin, "password", pw)
 	}
-	for _, u := range opts.Users {
-		if _, err := bcrypt.Cost([]byte(u.PasswordHash)); err != nil {
+	transport := hostconfig.HTTPSettings{Listen: opts.Listen, TLS: opts.TLS, AllowInsecureHTTP: opts.AllowInsecureHTTP}
+	if err := transport.CheckTransport(); err != nil {
+		return nil, fmt.Errorf("http: %w", err)
+	}
+	dummyCost := bcrypt.DefaultCost
+	for i, u := range opts.Users {
+		cost, err := bcrypt.Cost([]byte(u.PasswordHash))
+		if err != nil {
 			return nil, fmt.Errorf("http: user %q: password hash: %w", u.Name, err)
 		}
 		if u.Role != RoleAdmin && u.Role != RoleGuest {
 			return nil, fmt.Errorf("http: user %q: role %q: want admin or guest", u.Name, u.Role)
 		}
+		if i == 0 || cost > dummyCost {
+			dummyCost = cost
+		}
 		s.users[u.Name] = u
 	}
-	h, err := bcrypt.GenerateFromPassword([]byte(rand.Text()), bcrypt.DefaultCost)
+	h, err := bcrypt.GenerateFromPassword([]byte(rand.Text()), dummyCost)
 	if err != nil {
 		return nil, fmt.Errorf("http: %w", err)
 	}
 	s.dummy = h
+	if opts.AuditLog != "" {
+		if s.auditFile, err = openAuditFile(opts.AuditLog); err != nil {
+			return nil, fmt.Errorf("http: %w", err)
+		}
+		s.auditLog = hclog.New(&hclog.LoggerOptions{Name: s.log.Name(), Level: hclog.Info, Output: s.auditFile})
+	}
 	if opts.Console != nil {
 		if s.console, err = opts.Console(s); err != nil {
+			s.close()
 			return nil, fmt.Errorf("http: console: %w", err)
 		}
 	}
@@ -296,13 +351,31 @@ func (s *Server) Run(ctx context.Context) error {
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 		ErrorLog:          s.log.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
 	}
-	s.log.Info("operations HTTP server listening", "addr", s.ln.Addr().String())
+	defer s.close()
+	scheme := "http"
+	if s.cert != nil {
+		scheme = "https"
+	}
+	s.log.Info("operations HTTP server listening", "addr", s.ln.Addr().String(), "scheme", scheme)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(s.ln) }()
-	select {
-	case err := <-done:
-		return fmt.Errorf("http: %w", err)
-	case <-ctx.Done():
+	// SIGHUP reads the certificate again and reopens the audit log
+	// (after a renewal, a log rotation).
+	hup := make(chan os.Signal, 1)
+	if s.cert != nil || s.auditFile != nil {
+		signal.Notify(hup, syscall.SIGHUP)
+		defer signal.Stop(hup)
+	}
+wait:
+	for {
+		select {
+		case err := <-done:
+			return fmt.Errorf("http: %w", err)
+		case <-hup:
+			s.reload()
+		case <-ctx.Done():
+			break wait
+		}
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
@@ -311,6 +384,23 @@ func (s *Server) Run(ctx context.Context) error {
 		err = e
 	}
 	return err
+}
+
+// reload reads the TLS certificate again and reopens the audit log; what
+// fails keeps the one in use and is logged.
+func (s *Server) reload() {
+	if s.cert != nil {
+		if err := s.cert.reload(); err != nil {
+			s.log.Error("SIGHUP: the certificate in use stays", "error", err)
+		} else {
+			s.log.Info("SIGHUP: certificate read again", "cert", s.opts.TLS.CertFile)
+		}
+	}
+	if s.auditFile != nil {
+		if err := s.auditFile.reopen(); err != nil {
+			s.log.Error("SIGHUP: the audit log stays open as it was", "error", err)
+		}
+	}
 }
 
 // Handler returns the server's routes.

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"golang.org/x/crypto/bcrypt"
 )
 
@@ -56,7 +57,8 @@ func (s *Server) CheckPassword(name, password string) (User, bool) {
 }
 
 // StartSession starts a cookie session for user with role and sets its
-// cookie on w (HttpOnly, SameSite=Strict, Secure when r came over TLS).
+// cookie on w (HttpOnly, SameSite=Strict, Secure when the browser came
+// over HTTPS: Secure).
 // It is the one way a login (password or single sign-on) opens the
 // console; the caller has authenticated the user.
 func (s *Server) StartSession(w http.ResponseWriter, r *http.Request, user string, role Role) Session {
@@ -74,9 +76,9 @@ func (s *Server) StartSession(w http.ResponseWriter, r *http.Request, user strin
 	s.sessions[sha256.Sum256([]byte(id))] = ss
 	out := *ss
 	s.mu.Unlock()
-	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: id, Path: "/", HttpOnly: true, Secure: r.TLS != nil,
+	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: id, Path: "/", HttpOnly: true, Secure: s.Secure(r),
 		SameSite: http.SameSiteStrictMode, Expires: ss.deadline})
-	s.log.Info("audit", "user", user, "op", "console login", "result", "ok", "remote", r.RemoteAddr)
+	s.Audit(hclog.Info, "user", user, "op", "console login", "result", "ok", "remote", s.Remote(r))
 	return out
 }
 
@@ -114,10 +116,10 @@ func (s *Server) EndSession(w http.ResponseWriter, r *http.Request) {
 		delete(s.sessions, key)
 		s.mu.Unlock()
 		if ok {
-			s.log.Info("audit", "user", ss.Username, "op", "console logout", "result", "ok", "remote", r.RemoteAddr)
+			s.Audit(hclog.Info, "user", ss.Username, "op", "console logout", "result", "ok", "remote", s.Remote(r))
 		}
 	}
-	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: "", Path: "/", HttpOnly: true, Secure: r.TLS != nil,
+	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: "", Path: "/", HttpOnly: true, Secure: s.Secure(r),
 		SameSite: http.SameSiteStrictMode, MaxAge: -1})
 }
 

@@ -18,6 +18,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -26,7 +27,9 @@ import (
 
 	"github.com/coreos/go-oidc/v3/oidc"
 	"github.com/hashicorp/go-hclog"
+	lru "github.com/hashicorp/golang-lru/v2"
 	"golang.org/x/oauth2"
+	"golang.org/x/time/rate"
 
 	hostconfig "github.com/ejob-io/ejob/host/config"
 )
@@ -39,6 +42,16 @@ const (
 	// MaxFlows bounds the flows in progress (Begin answers unauthenticated
 	// requests: memory must not grow with them).
 	MaxFlows = 10000
+	// MaxClientFlows bounds one client's flows in progress: its next
+	// Begin forgets its oldest flow, so one client never holds more than
+	// this share of MaxFlows, and never refuses another.
+	MaxClientFlows = 32
+	// BeginRate and BeginBurst bound one client's Begins: BeginBurst at
+	// once, then BeginRate a second; more are refused with ReasonRateLimited.
+	BeginRate  = 1
+	BeginBurst = 20
+	// clientTableSize bounds the clients whose Begin rate is remembered.
+	clientTableSize = 16384
 	// FlowCookie carries the flow's id between Begin and Finish (never a
 	// secret: state, nonce and verifier stay on the server).
 	FlowCookie = "ejob_sso_flow"
@@ -72,12 +85,17 @@ const (
 	ReasonNoRole Reason = "norole"
 	// ReasonBusy: too many sign-ins in progress.
 	ReasonBusy Reason = "busy"
+	// ReasonRateLimited: this client began too many sign-ins; try again
+	// after Error.RetryAfter.
+	ReasonRateLimited Reason = "ratelimited"
 )
 
 // Error is a failed sign-in: Reason for the page, Err for the log.
 type Error struct {
 	Reason Reason
 	Err    error
+	// RetryAfter is how long to wait (ReasonRateLimited).
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string { return "single sign-on: " + string(e.Reason) + ": " + e.Err.Error() }
@@ -114,6 +132,12 @@ type Options struct {
 	// Now is the clock the ID token's expiry is checked against; nil:
 	// time.Now.
 	Now func() time.Time
+	// ClientKey names a request's client for the per-client bounds (its
+	// address); nil: the peer's address.
+	ClientKey func(*http.Request) string
+	// Secure reports whether the browser reached the console over HTTPS
+	// (the flow cookie is then Secure); nil: the request came over TLS.
+	Secure func(*http.Request) bool
 }
 
 // Client is the console's relying party at one provider.
@@ -123,11 +147,18 @@ type Client struct {
 	http *http.Client
 	now  func() time.Time
 
+	clientKey func(*http.Request) string
+	secureReq func(*http.Request) bool
+	// begins is each client's Begin rate.
+	begins *lru.Cache[string, *rate.Limiter]
+
 	mu      sync.Mutex
 	disc    *discovered
 	discErr error
 	discAt  time.Time
 	flows   map[string]flow
+	// byClient is each client's flows in progress, oldest first.
+	byClient map[string][]string
 }
 
 // discovered is what discovery gave: the provider, its verifier and the
@@ -141,6 +172,7 @@ type discovered struct {
 type flow struct {
 	state, nonce, verifier string
 	expires                time.Time
+	client                 string
 }
 
 // New returns a client for opts.Settings and tries discovery once: a
@@ -148,7 +180,18 @@ type flow struct {
 // at the next sign-in (at most every 10 s), so the console and the jobs
 // start while the provider is down, and SSO works once it is back.
 func New(ctx context.Context, opts Options) *Client {
-	c := &Client{set: opts.Settings, log: opts.Logger, http: opts.HTTPClient, now: opts.Now, flows: map[string]flow{}}
+	begins, _ := lru.New[string, *rate.Limiter](clientTableSize)
+	c := &Client{set: opts.Settings, log: opts.Logger, http: opts.HTTPClient, now: opts.Now, flows: map[string]flow{},
+		byClient: map[string][]string{}, begins: begins, clientKey: opts.ClientKey, secureReq: opts.Secure}
+	if c.clientKey == nil {
+		c.clientKey = func(r *http.Request) string {
+			host, _, _ := net.SplitHostPort(r.RemoteAddr)
+			return host
+		}
+	}
+	if c.secureReq == nil {
+		c.secureReq = func(r *http.Request) bool { return r.TLS != nil }
+	}
 	if c.log == nil {
 		c.log = hclog.NewNullLogger()
 	}
@@ -209,20 +252,36 @@ func (c *Client) discover(ctx context.Context) (*discovered, error) {
 
 // Begin starts a sign-in: it remembers a new state, nonce and PKCE
 // verifier for this browser (a cookie holds the flow's id) and redirects
-// to the provider. On an error it has written nothing.
+// to the provider. A client (ClientKey) may begin BeginBurst sign-ins at
+// once and then BeginRate a second, and holds at most MaxClientFlows in
+// progress (its oldest is forgotten). On an error it has written nothing.
 func (c *Client) Begin(w http.ResponseWriter, r *http.Request) error {
+	client := c.clientKey(r)
+	lim := rate.NewLimiter(BeginRate, BeginBurst)
+	if had, ok, _ := c.begins.PeekOrAdd(client, lim); ok {
+		lim = had
+	}
+	if res := lim.Reserve(); res.Delay() > 0 {
+		res.Cancel()
+		return &Error{Reason: ReasonRateLimited, RetryAfter: max(time.Second, res.Delay()),
+			Err: fmt.Errorf("client %s began more than %d sign-ins (then %d a second)", client, BeginBurst, BeginRate)}
+	}
 	d, err := c.discover(r.Context())
 	if err != nil {
 		return &Error{Reason: ReasonUnavailable, Err: err}
 	}
-	f := flow{state: rand.Text(), nonce: rand.Text(), verifier: oauth2.GenerateVerifier(), expires: c.now().Add(FlowTTL)}
+	f := flow{state: rand.Text(), nonce: rand.Text(), verifier: oauth2.GenerateVerifier(), expires: c.now().Add(FlowTTL),
+		client: client}
 	id := rand.Text()
 	c.mu.Lock()
 	now := c.now()
+	if mine := c.byClient[client]; len(mine) >= MaxClientFlows {
+		c.forget(mine[0])
+	}
 	if len(c.flows) >= MaxFlows {
 		for k, old := range c.flows {
 			if now.After(old.expires) {
-				delete(c.flows, k)
+				c.forget(k)
 			}
 		}
 	}
@@ -231,6 +290,7 @@ func (c *Client) Begin(w http.ResponseWriter, r *http.Request) error {
 		return fail(ReasonBusy, "%d sign-ins in progress", MaxFlows)
 	}
 	c.flows[id] = f
+	c.byClient[client] = append(c.byClient[client], id)
 	c.mu.Unlock()
 	http.SetCookie(w, &http.Cookie{Name: FlowCookie, Value: id, Path: "/login/sso", MaxAge: int(FlowTTL / time.Second),
 		HttpOnly: true, Secure: c.secure(r), SameSite: http.SameSiteLaxMode})
@@ -238,10 +298,25 @@ func (c *Client) Begin(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// forget removes flow id (c.mu held).
+func (c *Client) forget(id string) {
+	f, ok := c.flows[id]
+	if !ok {
+		return
+	}
+	delete(c.flows, id)
+	ids := slices.DeleteFunc(c.byClient[f.client], func(s string) bool { return s == id })
+	if len(ids) == 0 {
+		delete(c.byClient, f.client)
+	} else {
+		c.byClient[f.client] = ids
+	}
+}
+
 // secure says whether the browser reaches the console over TLS: the
 // flow cookie then never travels in clear.
 func (c *Client) secure(r *http.Request) bool {
-	return r.TLS != nil || strings.HasPrefix(c.set.RedirectURL, "https:")
+	return c.secureReq(r) || strings.HasPrefix(c.set.RedirectURL, "https:")
 }
 
 // Finish completes a sign-in at the redirect URL: the flow of this
@@ -336,7 +411,7 @@ func (c *Client) takeFlow(r *http.Request) (flow, error) {
 	}
 	c.mu.Lock()
 	f, ok := c.flows[ck.Value]
-	delete(c.flows, ck.Value)
+	c.forget(ck.Value)
 	c.mu.Unlock()
 	switch {
 	case !ok:

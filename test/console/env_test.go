@@ -114,7 +114,7 @@ func NewEnv(t *testing.T, opts Options) *Env {
 	jobs := opts.Elasticjob + "  jobs:\n" + fmt.Sprintf(opts.Jobs, recorderBin+" "+e.Runs)
 	write(t, e.Cfg, reg+jobs+"ejob:\n  drainTimeout: 5s\n")
 	hash := func(pw string) string {
-		h, err := bcrypt.GenerateFromPassword([]byte(pw), bcrypt.MinCost)
+		h, err := bcrypt.GenerateFromPassword([]byte(pw), bcrypt.DefaultCost)
 		if err != nil {
 			t.Fatal(err)
 		}
