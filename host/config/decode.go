@@ -219,6 +219,19 @@ func (d *decoder) str(e entry) (string, bool) {
 	return s, ok
 }
 
+// nonEmptyStr reads a string, trimmed, and reports it when it is empty.
+func (d *decoder) nonEmptyStr(e entry) (string, bool) {
+	s, ok := d.str(e)
+	if !ok {
+		return "", false
+	}
+	if s = strings.TrimSpace(s); s == "" {
+		d.report(e.value.Line, nil, "%s: must not be empty", e.path)
+		return "", false
+	}
+	return s, true
+}
+
 // integer reads a Java int (decimal).
 func (d *decoder) integer(e entry) (int, bool) {
 	s, null, ok := d.text(e, "an integer")

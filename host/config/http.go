@@ -287,20 +287,15 @@ func (d *decoder) tlsFiles(e entry, baseDir string) *TLSFiles {
 			good = false
 			continue
 		}
-		s, sok := d.str(fe)
-		s = strings.TrimSpace(s)
-		switch {
-		case !sok:
+		s, sok := d.nonEmptyStr(fe)
+		if !sok {
 			good = false
-		case s == "":
-			d.report(fe.value.Line, nil, "%s: must not be empty", fe.path)
-			good = false
-		default:
-			if baseDir != "" && !filepath.IsAbs(s) {
-				s = filepath.Join(baseDir, s)
-			}
-			*k.dst = s
+			continue
 		}
+		if baseDir != "" && !filepath.IsAbs(s) {
+			s = filepath.Join(baseDir, s)
+		}
+		*k.dst = s
 	}
 	if !good {
 		return nil
@@ -457,16 +452,10 @@ func (d *decoder) oidc(e entry) *OIDCSettings {
 			}
 			continue
 		}
-		s, sok := d.str(fe)
-		s = strings.TrimSpace(s)
-		switch {
-		case !sok:
-			good = false
-		case s == "":
-			d.report(fe.value.Line, nil, "%s: must not be empty", fe.path)
-			good = false
-		default:
+		if s, sok := d.nonEmptyStr(fe); sok {
 			*k.dst = s
+		} else {
+			good = false
 		}
 	}
 	if fe, has := fs[keyIssuer]; has && o.Issuer != "" {
