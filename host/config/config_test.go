@@ -209,7 +209,6 @@ func normalized(f *File) *File {
 	}
 	if f.Host.HTTP != nil {
 		h := *f.Host.HTTP
-		h.Line = 0
 		if h.OIDC != nil {
 			o := *h.OIDC
 			o.Line = 0

@@ -49,8 +49,6 @@ type HTTPSettings struct {
 	// opened again on SIGHUP) instead of the process's log; "": the
 	// process's log.
 	AuditLog string
-	// Line is the line of the listen key.
-	Line int
 }
 
 // TLSFiles is ejob.http.tls: PEM files of the server's certificate
@@ -189,7 +187,6 @@ func (d *decoder) http(e entry, baseDir string) *HTTPSettings {
 	if h.Listen, ok = d.str(fe); !ok {
 		return nil
 	}
-	h.Line = fe.value.Line
 	if _, port, err := net.SplitHostPort(h.Listen); err != nil || port == "" {
 		d.report(fe.value.Line, nil, "%s: want host:port (e.g. 127.0.0.1:8088), got %q", fe.path, h.Listen)
 		return nil

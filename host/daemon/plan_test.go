@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"net/netip"
 	"reflect"
 	"testing"
 	"time"
@@ -80,7 +81,7 @@ func TestEveryHTTPSettingIsConsumed(t *testing.T) {
 	// cannot be compared).
 	view := func(h hostconfig.HTTPSettings) any {
 		o := HTTPOptions(h, nil, c, mx, hclog.NewNullLogger())
-		return []any{o.Listen, o.Users, o.SessionIdle, o.SessionMaxAge, o.OIDC}
+		return []any{o.Listen, o.Users, o.SessionIdle, o.SessionMaxAge, o.OIDC, o.TLS, o.TrustedProxies, o.AllowInsecureHTTP, o.AuditLog}
 	}
 	base := view(hostconfig.HTTPSettings{})
 	samples := map[string]any{
@@ -89,6 +90,10 @@ func TestEveryHTTPSettingIsConsumed(t *testing.T) {
 		"SessionIdleTimeout": 7 * time.Minute,
 		"SessionMaxAge":      7 * time.Hour,
 		"OIDC":               &hostconfig.OIDCSettings{Issuer: "https://sso.example.com"},
+		"TLS":                &hostconfig.TLSFiles{CertFile: "cert.pem", KeyFile: "key.pem"},
+		"TrustedProxies":     []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")},
+		"AllowInsecureHTTP":  true,
+		"AuditLog":           "audit.log",
 	}
 	typ := reflect.TypeFor[hostconfig.HTTPSettings]()
 	for i := range typ.NumField() {
