@@ -50,10 +50,12 @@ func jobNames(tab *browsertest.Tab) string {
 // file is 0600, the digest shown masked and kept on an edit that leaves
 // it blank), switches ejob serve to it (the API then answers from the
 // other namespace) and back; it adds an SQLite data source and uses it
-// (the event trace then answers from it); a read-only user sees no controls and a
+// under ejob serve's --data-source-dir (the event trace then answers from
+// it); a read-only user sees no controls and a
 // forged switch is refused.
 func TestNamespacesPage(t *testing.T) {
-	e := NewEnv(t, Options{})
+	traces := t.TempDir() // --data-source-dir: SQLite files from the console go here
+	e := NewEnv(t, Options{ServeArgs: []string{"--data-source-dir", traces}})
 	other := e.Namespace + "-b"
 	seedNamespace(t, other, "beta")
 	store := filepath.Join(e.Dir, "config", "ejob", "namespaces.json")
@@ -100,7 +102,7 @@ func TestNamespacesPage(t *testing.T) {
 		chromedp.Click(chromedp.CSS("#ns-dataSource .ns-add")),
 		chromedp.SendKeys(chromedp.CSS(`#ns-form-dataSource input[name=name]`), "history"),
 		chromedp.SetValue(chromedp.CSS(`#ns-form-dataSource select[name=driver]`), "sqlite"),
-		chromedp.SendKeys(chromedp.CSS(`#ns-form-dataSource input[name=url]`), filepath.Join(e.Dir, "trace.db")),
+		chromedp.SendKeys(chromedp.CSS(`#ns-form-dataSource input[name=url]`), filepath.Join(traces, "trace.db")),
 		chromedp.Click(chromedp.CSS(`#ns-form-dataSource button[type=submit]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#ns-dataSource tr[data-name="history"]`)),
 		chromedp.Click(chromedp.CSS(`#ns-dataSource tr[data-name="history"] .ns-use`)),
