@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ejob-io/ejob/internal/testkit"
 )
 
 // TestHostileConfigEveryProblem: `ejob run -c bad.yaml` with six problems
@@ -88,5 +90,59 @@ elasticjob:
 		if !regexp.MustCompile(`(?m)` + w).MatchString(out) {
 			t.Errorf("no line matching %q\noutput:\n%s", w, out)
 		}
+	}
+}
+
+// TestHostileFailureLogPlainText: a SCRIPT job that fails, with the LOG
+// error handler (in the builtin plugin process, its line re-logged by the
+// host), must log its cause chain as plain text without Go type names
+// (no "caused by *fmt.wrapError", no "*transport.remoteError"), and its
+// fields in one fixed order on every line.
+func TestHostileFailureLogPlainText(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	cfg := e.write("fail.yaml", e.config(`    failing:
+      elasticJobType: SCRIPT
+      cron: "* * * * * ?"
+      shardingTotalCount: 2
+      jobErrorHandlerType: LOG
+      props:
+        script.command.line: "false"
+`))
+	p := e.start("run", "run", "-c", cfg)
+	defer p.stop(10 * time.Second)
+	// One log entry runs from its timestamp to the next (a multi-line
+	// value, the detail, spans lines).
+	entries := func() []string {
+		var out []string
+		for _, en := range regexp.MustCompile(`(?m)^\d{4}-\d\d-\d\dT`).Split(p.out.String(), -1) {
+			if strings.Contains(en, "Job 'failing' exception occur in job processing") {
+				out = append(out, en)
+			}
+		}
+		return out
+	}
+	testkit.Eventually(t, 60*time.Second, "four failure entries", func() bool { return len(entries()) >= 4 })
+	var shapes []string
+	for _, en := range entries() {
+		if m := regexp.MustCompile(`\*[a-z]+\.[A-Za-z]+`).FindString(en); m != "" {
+			t.Errorf("a Go type name %q in: %s", m, en)
+		}
+		if !strings.Contains(en, "caused by: ") {
+			t.Errorf("no cause chain in: %s", en)
+		}
+		var keys []string
+		for _, m := range regexp.MustCompile(`(?:^|\s)([@a-z_]+)=`).FindAllStringSubmatch(en, -1) {
+			keys = append(keys, m[1])
+		}
+		shapes = append(shapes, strings.Join(keys, ","))
+	}
+	for _, s := range shapes[1:] {
+		if s != shapes[0] {
+			t.Errorf("fields in different orders: %q and %q", shapes[0], s)
+		}
+	}
+	if t.Failed() {
+		t.Logf("output:\n%s", p.out.String())
 	}
 }
