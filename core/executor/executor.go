@@ -619,10 +619,12 @@ func (r *run) handleTries(ctx context.Context, taskID string, item, tries int, e
 	return nil
 }
 
-// detail lists the error chain, one level per line, outermost first. Each
-// line says what its level adds: a wrapper's text ends with its cause's
-// (fmt.Errorf("...: %w")), which the next line shows, so that suffix is cut
-// and every fact appears once.
+// detail lists the error chain as plain text, one level per line,
+// outermost first: "caused by: <text>". Each line says what its level
+// adds: a wrapper's text ends with its cause's (fmt.Errorf("...: %w")),
+// which the next line shows, so that suffix is cut and every fact appears
+// once. Go type names (*fmt.wrapError) say nothing to an operator and are
+// left out; a level that adds no text is left out too.
 func detail(err error) string {
 	var b strings.Builder
 	for e := errors.Unwrap(err); e != nil; e = errors.Unwrap(e) {
@@ -632,7 +634,10 @@ func detail(err error) string {
 				msg = strings.TrimSuffix(own, ": ")
 			}
 		}
-		fmt.Fprintf(&b, "caused by %T: %s\n", e, msg)
+		if msg == "" {
+			continue
+		}
+		fmt.Fprintf(&b, "caused by: %s\n", msg)
 	}
 	return b.String()
 }

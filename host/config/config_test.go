@@ -790,9 +790,91 @@ func TestOpenDespiteProblemsElsewhere(t *testing.T) {
 	if _, err := o.Check(LoadOptions{}); err == nil || !strings.Contains(err.Error(), ":4:") || !strings.Contains(err.Error(), ":5:") {
 		t.Fatalf("Check: err = %v, want the cron (line 4) and shardingTotalCount (line 5) problems", err)
 	}
-	os.WriteFile(p, []byte("elasticjob:\n  jobs: {}\nejob:\n  pluginDir: plugins\n"), 0o644)
-	if _, err := Open(p, nil); err == nil || !strings.Contains(err.Error(), ":4:") {
-		t.Fatalf("a problem in the ejob section: err = %v, want it reported with its line", err)
+	os.WriteFile(p, []byte("elasticjob:\n  jobs:\n    j:\n      cron: bad\nejob:\n  pluginDir: plugins\n"), 0o644)
+	o, err = Open(p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.HostOK() {
+		t.Fatal("HostOK with an unknown key in the ejob section")
+	}
+	if _, err := o.Check(LoadOptions{}); err == nil || !strings.Contains(err.Error(), ":4:") || !strings.Contains(err.Error(), ":6:") {
+		t.Fatalf("a problem in the ejob section: err = %v, want it (line 6) and the cron's (line 4)", err)
+	}
+}
+
+// A file with problems in several sections, the ejob: section among them,
+// must report every one with its line and key, sorted by line, not stop
+// at the first section with a problem; a plugins directory that cannot be
+// opened is one of them, at the pluginsDir key's line.
+func TestOpenCheckReportsEveryProblem(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	p := filepath.Join(dir, "f.yaml")
+	os.WriteFile(p, []byte(`ejob:
+  drainTimeout: 10
+  pluginsDir: ./nope
+  logLevel: loud
+elasticjob:
+  dump:
+    address: example.com
+  jobs:
+    a:
+      elasticJobType: SCRIPT
+      cron: "bad cron"
+      shardingTotalCount: x
+`), 0o644)
+	o, err := Open(p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.HostOK() {
+		t.Fatal("HostOK with a bad drainTimeout and logLevel")
+	}
+	o.PluginsProblem(errors.New("plugins directory: stat nope: no such file or directory"), false)
+	_, err = o.Check(LoadOptions{})
+	var fe *FileError
+	if !errors.As(err, &fe) {
+		t.Fatalf("Check: err = %v, want a *FileError", err)
+	}
+	want := []string{
+		p + ":2: ejob.drainTimeout: ",
+		p + ":3: ejob.pluginsDir: plugins directory: stat nope",
+		p + ":4: ejob.logLevel: ",
+		p + ":7: elasticjob.dump.address: ",
+		p + ":11: elasticjob.jobs.a.cron: ",
+		p + ":12: elasticjob.jobs.a.shardingTotalCount: ",
+	}
+	if len(fe.Problems) != len(want) {
+		t.Fatalf("got %d problems, want %d:\n%v", len(fe.Problems), len(want), err)
+	}
+	for i, w := range want {
+		if got := fe.Problems[i].Error(); !strings.HasPrefix(got, w) {
+			t.Errorf("problem %d = %q, want it to start with %q", i, got, w)
+		}
+	}
+}
+
+// A plugins directory that cannot be opened, with no pluginsDir key (it
+// came from --plugins-dir), is reported at the ejob: section's line, else
+// at line 1, naming where it came from.
+func TestPluginsProblemLine(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	p := filepath.Join(dir, "f.yaml")
+	for _, c := range []struct{ text, want string }{
+		{"elasticjob:\n  jobs: {}\nejob:\n  logLevel: info\n", ":3: plugins directory (--plugins-dir or EJOB_PLUGINS_DIR): boom"},
+		{"elasticjob:\n  jobs: {}\n", ":1: plugins directory (--plugins-dir or EJOB_PLUGINS_DIR): boom"},
+	} {
+		os.WriteFile(p, []byte(c.text), 0o644)
+		o, err := Open(p, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.PluginsProblem(errors.New("boom"), true)
+		if _, err := o.Check(LoadOptions{}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: err = %v, want %q", c.text, err, c.want)
+		}
 	}
 }
 

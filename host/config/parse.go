@@ -48,6 +48,8 @@ func (d *decoder) fileError(problems []*Problem) *FileError {
 // settings (Open); Check decodes and checks the rest. The host settings
 // name the plugins directory that the job types are checked against, so
 // a caller opens it in between, and the file is read and parsed once.
+// Every problem of the file, those of the ejob: section and of the
+// plugins directory included, is reported by Check, all together.
 type Opened struct {
 	d       *decoder
 	h       head
@@ -56,9 +58,10 @@ type Opened struct {
 
 // Open reads the configuration file at path and decodes its YAML, top
 // level and ejob: section; getenv is Load's LoadOptions.Getenv. Its error
-// lists only syntax problems and those of the top level and ejob:
-// section, even when other sections have problems too (Check reports
-// those).
+// is for a file it cannot read, and for YAML it cannot decode (nothing
+// more can be checked then). Problems in the top level or the ejob:
+// section are kept: HostOK reports them, Check returns them with the
+// rest.
 func Open(path string, getenv func(string) (string, bool)) (*Opened, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -67,18 +70,42 @@ func Open(path string, getenv func(string) (string, bool)) (*Opened, error) {
 	d := newDecoder(path, LoadOptions{Getenv: getenv})
 	baseDir := filepath.Dir(path)
 	h := d.head(data, baseDir)
-	if len(d.problems) > 0 {
+	if h.top == nil {
 		return nil, d.fileError(d.problems)
 	}
 	return &Opened{d: d, h: h, baseDir: baseDir}, nil
 }
 
 // Host returns the file's ejob: host settings, but for DumpPort: it is
-// read from the elasticjob: section (Check's File has it).
+// read from the elasticjob: section (Check's File has it). When HostOK is
+// false they are incomplete: the plugin catalog is not to be opened
+// with them.
 func (o *Opened) Host() HostSettings { return o.h.f.Host }
 
+// HostOK reports whether the top level and the ejob: section have no
+// problem, so that Host's settings can open the plugin catalog.
+func (o *Opened) HostOK() bool { return len(o.d.problems) == 0 }
+
+// PluginsProblem records err, the plugin catalog failing to open with
+// Host's settings, as a problem of ejob.pluginsDir: at the key's line,
+// else at the ejob: section's, else at line 1. overridden says the
+// directory came from outside the file (--plugins-dir or
+// EJOB_PLUGINS_DIR). Check reports it with the file's other problems.
+func (o *Opened) PluginsProblem(err error, overridden bool) {
+	line, key := o.h.pluginsLine, "ejob.pluginsDir"
+	if overridden || line == 0 {
+		line = max(o.h.ejobLine, 1)
+	}
+	if overridden {
+		key = "plugins directory (--plugins-dir or EJOB_PLUGINS_DIR)"
+	}
+	o.d.report(line, err, "%s: %v", key, err)
+}
+
 // Check decodes and checks the rest of the file, as Load does with opts
-// (whose Getenv is ignored: Open's applies). It is called once.
+// (whose Getenv is ignored: Open's applies). It is called once. Its
+// error lists every problem of the file, Open's and PluginsProblem's
+// included, sorted by line; with any problem it returns no File.
 func (o *Opened) Check(opts LoadOptions) (*File, error) {
 	f := o.d.rest(o.h, opts, o.baseDir)
 	if len(o.d.problems) > 0 {
@@ -93,6 +120,9 @@ func (o *Opened) Check(opts LoadOptions) (*File, error) {
 type head struct {
 	f   *File
 	top map[string]entry
+	// ejobLine and pluginsLine are the lines of the ejob: section and of
+	// its pluginsDir key (0: absent).
+	ejobLine, pluginsLine int
 }
 
 // head decodes the YAML document, its top level and the ejob: section.
@@ -121,10 +151,12 @@ func (d *decoder) head(data []byte, baseDir string) head {
 	if !ok {
 		return head{}
 	}
+	h := head{f: f, top: top}
 	if e, ok := top[keyEjob]; ok {
-		d.host(e, &f.Host, baseDir)
+		h.ejobLine = e.line()
+		h.pluginsLine = d.host(e, &f.Host, baseDir)
 	}
-	return head{f: f, top: top}
+	return h
 }
 
 // rest decodes the elasticjob: section of a head; the result is only
@@ -350,10 +382,15 @@ func zkFieldErrors(err error) []error {
 
 const zkErrPrefix = "zookeeper config: "
 
-func (d *decoder) host(e entry, h *HostSettings, baseDir string) {
+// host decodes the ejob: section into h; it returns the line of its
+// pluginsDir key (0: absent).
+func (d *decoder) host(e entry, h *HostSettings, baseDir string) (pluginsLine int) {
 	fs, ok := d.section(e.value, e.path, ejobKeys(), false)
 	if !ok {
-		return
+		return 0
+	}
+	if fe, ok := fs[keyPluginsDir]; ok {
+		pluginsLine = fe.line()
 	}
 	for _, k := range []struct {
 		key  string
@@ -410,4 +447,5 @@ func (d *decoder) host(e entry, h *HostSettings, baseDir string) {
 			}
 		}
 	}
+	return pluginsLine
 }

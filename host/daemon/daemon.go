@@ -175,22 +175,53 @@ func load(ctx context.Context, opts Options, obs plugins.Observer, validated *sc
 	}
 	// The host settings name the plugins directory the job types are
 	// checked against; then the rest of the file is checked at once.
+	// Every problem is reported together: with a bad ejob: section or
+	// plugins directory the rest is checked without the catalog.
 	opened, err := hostconfig.Open(opts.ConfigFile, opts.Getenv)
 	if err != nil {
 		return nil, nil, plan{}, err
 	}
 	p := newPlan(opened.Host(), opts)
 	p.catalog.Observer = obs
-	if p.level != hclog.NoLevel {
-		// Before the catalog starts plugin processes: they take the
-		// host's level at launch.
-		opts.Logger.SetLevel(p.level)
+	var cat *plugins.Catalog
+	var lo hostconfig.LoadOptions
+	if opened.HostOK() {
+		if p.level != hclog.NoLevel {
+			// Before the catalog starts plugin processes: they take the
+			// host's level at launch.
+			opts.Logger.SetLevel(p.level)
+		}
+		cat, err = plugins.Open(ctx, p.catalog)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return nil, nil, plan{}, err
+		case err != nil:
+			opened.PluginsProblem(err, opts.PluginsDir != "")
+		default:
+			lo = catalogChecks(ctx, cat, validated)
+		}
+	} else if dir := p.catalog.Dir; dir != "" {
+		// The catalog is not opened with settings that have problems,
+		// but a plugins directory that is not there is one more.
+		if _, err := os.Stat(dir); err != nil {
+			opened.PluginsProblem(fmt.Errorf("plugins directory: %w", err), opts.PluginsDir != "")
+		}
 	}
-	cat, err := plugins.Open(ctx, p.catalog)
+	file, err := opened.Check(lo)
 	if err != nil {
+		if cat != nil {
+			cat.Close()
+		}
 		return nil, nil, plan{}, err
 	}
-	file, err := opened.Check(hostconfig.LoadOptions{
+	p.dumpPort, p.dumpAddr = file.Host.DumpPort, file.Host.DumpAddress // elasticjob.dump: known after Check
+	return file, cat, p, nil
+}
+
+// catalogChecks are the checks of a file's types and props against the
+// open catalog cat.
+func catalogChecks(ctx context.Context, cat *plugins.Catalog, validated *scheduler.ValidatedProps) hostconfig.LoadOptions {
+	return hostconfig.LoadOptions{
 		KnownType: func(k spi.Kind, name string) bool { _, err := cat.Provider(k, name); return err == nil },
 		Types:     cat.Types,
 		KnownListener: func(name string) bool {
@@ -205,13 +236,7 @@ func load(ctx context.Context, opts Options, obs plugins.Observer, validated *sc
 				return validateProps(ctx, cat, kind, typ, job, props)
 			})
 		},
-	})
-	if err != nil {
-		cat.Close()
-		return nil, nil, plan{}, err
 	}
-	p.dumpPort, p.dumpAddr = file.Host.DumpPort, file.Host.DumpAddress // elasticjob.dump: known after Check
-	return file, cat, p, nil
 }
 
 // validateProps asks the job type or error handler typ whether props suit

@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -289,6 +291,41 @@ type fixedName struct {
 
 func (f fixedName) Named(string) hclog.Logger { return f }
 
+// Trace and Debug pass a plugin's lines on with their fields in a fixed
+// order (see ordered); Info, Warn and Error do too.
+func (f fixedName) Trace(msg string, args ...interface{}) { f.Logger.Trace(msg, ordered(args)...) }
+func (f fixedName) Debug(msg string, args ...interface{}) { f.Logger.Debug(msg, ordered(args)...) }
+
+// ordered puts the fields of a line the plugin logged in a fixed order.
+// go-plugin re-logs each of the plugin's JSON lines with its fields
+// taken from a map, in a random order on every line, and "timestamp"
+// appended last: those fields are sorted by key, the timestamp kept
+// last. Other argument lists are returned as they are.
+func ordered(args []interface{}) []interface{} {
+	n := len(args)
+	if n < 4 || n%2 != 0 || args[n-2] != "timestamp" {
+		return args
+	}
+	type kv struct {
+		k string
+		v interface{}
+	}
+	pairs := make([]kv, 0, n/2-1)
+	for i := 0; i < n-2; i += 2 {
+		k, ok := args[i].(string)
+		if !ok {
+			return args
+		}
+		pairs = append(pairs, kv{k, args[i+1]})
+	}
+	slices.SortStableFunc(pairs, func(a, b kv) int { return strings.Compare(a.k, b.k) })
+	out := make([]interface{}, 0, n)
+	for _, p := range pairs {
+		out = append(out, p.k, p.v)
+	}
+	return append(out, args[n-2:]...)
+}
+
 // serving reports whether the plugin completed its start.
 func (f fixedName) serving() bool { return f.p.runner != nil && f.p.runner.serving.Load() }
 
@@ -300,7 +337,7 @@ func (f fixedName) Warn(msg string, args ...interface{}) {
 		f.Logger.Debug(msg, args...)
 		return
 	}
-	f.Logger.Warn(msg, args...)
+	f.Logger.Warn(msg, ordered(args)...)
 }
 
 // Error demotes go-plugin's "plugin process exited" with an error to
@@ -311,7 +348,7 @@ func (f fixedName) Error(msg string, args ...interface{}) {
 		f.Logger.Debug(msg, args...)
 		return
 	}
-	f.Logger.Error(msg, args...)
+	f.Logger.Error(msg, ordered(args)...)
 }
 
 // Info demotes go-plugin's "plugin process exited" for a clean exit to
@@ -323,7 +360,7 @@ func (f fixedName) Info(msg string, args ...interface{}) {
 		f.Logger.Debug(msg, args...)
 		return
 	}
-	f.Logger.Info(msg, args...)
+	f.Logger.Info(msg, ordered(args)...)
 }
 
 // maxLine bounds a buffered partial line of lineLogger.

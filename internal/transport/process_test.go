@@ -341,6 +341,37 @@ func TestStrayOutputIsLogged(t *testing.T) {
 	}
 }
 
+// TestPluginLogFieldsInAFixedOrder: go-plugin re-logs a plugin's JSON log
+// line with its fields taken from a map; every such line must carry them
+// in one fixed order (sorted by key, the timestamp last), not a random
+// order on each line.
+func TestPluginLogFieldsInAFixedOrder(t *testing.T) {
+	t.Parallel()
+	p, logs := launch(t, bins.plugin)
+	s := p.Conn().ShardingStrategy("TEST_AVG")
+	const calls = 30
+	for i := 0; i < calls; i++ {
+		if _, err := s.Sharding(t.Context(), spi.ShardingRequest{JobName: "ordered", Instances: []string{"a"}, ShardingTotalCount: 2}); err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+	}
+	lines := func() []string {
+		var out []string
+		for _, l := range strings.Split(logs.String(), "\n") {
+			if strings.Contains(l, "host.testplugin: called:") && strings.Contains(l, "job=ordered") {
+				out = append(out, l)
+			}
+		}
+		return out
+	}
+	testkit.Eventually(t, 10*time.Second, "every call's log line", func() bool { return len(lines()) >= calls })
+	for _, l := range lines() {
+		if !strings.Contains(l, "called: @module=testplugin job=ordered method=sharding timestamp=") {
+			t.Errorf("fields out of order: %s", l)
+		}
+	}
+}
+
 // TestPluginLogsAtTheHostsLevel: the host passes its log level to the
 // plugin process (LogLevelEnv), whose sdk.Logger uses it.
 func TestPluginLogsAtTheHostsLevel(t *testing.T) {

@@ -110,7 +110,7 @@ func (m Message) Fields() [][2]string {
 //	Task:     orders@-@0,1,2@-@READY@-@10.0.0.5@-@4242
 //	Time:     2026-11-23T10:00:00Z
 //
-//	caused by *exec.ExitError: exit status 1
+//	caused by: exit status 1
 func (m Message) Text() string {
 	var b strings.Builder
 	b.WriteString(m.FirstLine())
