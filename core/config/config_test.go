@@ -20,8 +20,8 @@ func readTestdata(t *testing.T, name string) []byte {
 	return b
 }
 
-// Every exact config string of spec §3.2, of the real ZooKeeper tree and
-// of upstream's JobConfigurationPOJOTest parses and writes back
+// Every exact config string of upstream's YAML writer, of the real ZooKeeper
+// tree and of upstream's JobConfigurationPOJOTest parses and writes back
 // byte-identically.
 func TestRoundTripExact(t *testing.T) {
 	t.Parallel()

@@ -15,8 +15,8 @@ import (
 type Options struct {
 	Client reg.Client
 	// Config is the local configuration; the registry's wins at startup
-	// unless it is absent or Config.Overwrite (spec §3.4). The job keeps
-	// it (it may run with it): the caller must not modify it after New.
+	// unless it is absent or Config.Overwrite (setUpJobConfiguration). The job
+	// keeps it (it may run with it): the caller must not modify it after New.
 	Config *config.JobConfiguration
 	// JobClassName is written to the job root node (the Java class name or
 	// the job type, e.g. "SCRIPT"); startup fails with config.ErrJobConflict

@@ -239,7 +239,7 @@ func TestLateRegistrationEventsFlagNoResharding(t *testing.T) {
 	}
 }
 
-// The leader reshards only once no item runs (spec §7.2, hasRunningItems:
+// The leader reshards only once no item runs (ExecutionService.hasRunningItems:
 // one batched read of every item's running node): while another
 // instance's item has a running node it keeps checking and writes
 // nothing, and once the node is gone it commits.

@@ -100,7 +100,7 @@ func TestClaimDuringAnExecutionRunsRightAfterIt(t *testing.T) {
 	cfg := config.New("claim", 2)
 	cfg.Failover = true
 	cfg.MonitorExecution = true
-	// Once sharded over both instances, the assignment stays (spec §7.7):
+	// Once sharded over both instances, the assignment stays:
 	// a resharding flag raised late by the victim's registration would
 	// make the leader wait for the victim's held item.
 	cfg.StaticSharding = true
