@@ -92,8 +92,8 @@ func TestMarshalFromGo(t *testing.T) {
 	}{
 		"spec 3.2 builder defaults": {builder, "spec_builder_default.yaml", ""},
 		// A thread-pool type of CPU set in Go writes no key, which 3.0.4
-		// and 3.0.5 both read as CPU; either spelling breaks one of them
-		// (issue 11). Read from YAML, it is written back (TestCPUReadIsKept).
+		// and 3.0.5 both read as CPU; either spelling breaks one of them.
+		// Read from YAML, it is written back (TestCPUReadIsKept).
 		"upstream assertMarshal":  {pojo, "spec_pojo_marshal.yaml", "jobExecutorThreadPoolSizeProviderType: CPU\n"},
 		"spec 3.2 full example":   {full, "spec_full.yaml", ""},
 		"real tree javaSimpleJob": {tree, "tree_javaSimpleJob.yaml", ""},

@@ -8,7 +8,7 @@
 // Stop (or the end of Start's ctx). The jobs of one client share a
 // Namespace (namespace.go): one cache of their subtrees (reg.SharedCache)
 // and one subscription to the connection state. A job has no goroutine of
-// its own while nothing happens (issue 16): its event loop is a serial
+// its own while nothing happens: its event loop is a serial
 // queue (queue.go, loop.go) whose goroutine runs only while work is
 // queued, and which handles the job subtree's events in order (as
 // upstream's ListenerNotify-{job} thread), the re-registrations and the

@@ -90,9 +90,9 @@ func (j *Job) electIfAvailable(ctx context.Context) error {
 
 // electAndCheck elects and, when this instance won, flags resharding if
 // some item is assigned to an instance that is not available. Upstream
-// does not (issue #2449): a flag lost with the old leader, or not set
-// because the change was seen before the new leader existed, would leave
-// items on dead or disabled instances until reconcile.
+// does not (ElasticJob issue #2449): a flag lost with the old leader, or not set
+// because the change was seen before the new leader existed, would leave items
+// on dead or disabled instances until reconcile.
 func (j *Job) electAndCheck(ctx context.Context) error {
 	won, err := j.electLeader(ctx)
 	if err != nil || !won {

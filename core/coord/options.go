@@ -36,7 +36,7 @@ type Options struct {
 	// end of an execution comes while it still runs, and its item runs
 	// right after it only if the request is kept (core/scheduler keeps it;
 	// a scheduler that drops it delays claimed items to the pump, which
-	// asks again a failover tick later: issue 11). Called from the job's
+	// asks again a failover tick later). Called from the job's
 	// queue or from inside an execution: must not block.
 	OnTrigger func()
 	// OnReschedule reports a changed cron or time zone in the config node.

@@ -9,7 +9,7 @@ import (
 	"github.com/ejob-io/ejob/core/executor"
 )
 
-// The pre-arm (fire-ahead, issue 16): the trigger loop dispatches a
+// The pre-arm (fire-ahead): the trigger loop dispatches a
 // steady job's schedule fire a short lead before its scheduled time
 // (core/trigger AddAhead, with PreArmLead as the lead), PreArm does then
 // what a steady trigger does before its first item (pipelinedContexts: the
@@ -18,8 +18,8 @@ import (
 // for the scheduled time before it goes on (ConfirmArmed, RegisterBegin
 // adopting the nodes, the items). On ZooKeeper those two requests cost a
 // write's fsync and the server's threads, 4-17 ms after an idle second on
-// the development machine (docs/benchmarks.md, "Trigger jitter"); ahead of
-// the fire they no longer delay the items.
+// a 2-core machine (docs/benchmarks.md, "Trigger jitter"); ahead of the
+// fire they do not delay the items.
 //
 // Why this keeps docs/guarantees.md ("Pre-arm" there says it to users):
 //
