@@ -380,7 +380,7 @@ func (f *failover) needFailover(ctx context.Context) (bool, error) {
 // TestClaimDuringAnExecutionRunsRightAfterIt showed it). Each node's
 // instance is therefore checked after the node was read, as the stale
 // sweep does. A node without a value (3.0.0-1) names nobody: it is judged
-// by the available instances alone, as before.
+// by the available instances alone.
 func (f *failover) vanished(ctx context.Context, id string) (bool, error) {
 	if id == "" {
 		return true, nil

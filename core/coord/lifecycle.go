@@ -106,7 +106,7 @@ func (j *Job) Start(ctx context.Context) error {
 		cancel(l.ending) // Stop came during setUpConfig
 	}
 	l.mu.Unlock()
-	// Subscribed before the cache loads, as before: the connection events
+	// Subscribed before the cache loads: the connection events
 	// from now on are handled once the instance is registered.
 	l.ns.subscribe(j)
 	l.subscribed = true

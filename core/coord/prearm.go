@@ -32,7 +32,7 @@ import (
 //     shows it (steadyItemsInCache: no flag, claim, catch-up or running
 //     node that needs a decision) and the trigger loop dispatches ahead
 //     only a job that is idle then (a busy one fires at its time, and its
-//     misfire is decided then, as before). When PreArm does not apply
+//     misfire is decided then, as for any fire). When PreArm does not apply
 //     (ok false), the executor calls ShardingContexts at the scheduled
 //     time, as for any fire.
 //   - At the scheduled time ConfirmArmed checks again, on the tree cache as

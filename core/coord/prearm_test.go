@@ -147,7 +147,7 @@ func TestPreArmLeavesABusyItemToTheFireTime(t *testing.T) {
 
 // After the session the nodes were created in ended, Disarm deletes only
 // the nodes that still name this instance (the version fence of the
-// creation no longer proves anything): another instance's node at the
+// creation proves nothing then): another instance's node at the
 // same path stays.
 func TestPreArmDisarmAfterSessionLoss(t *testing.T) {
 	cl, in, _ := settledInstance(t)

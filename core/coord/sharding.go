@@ -299,7 +299,7 @@ func (j *Job) commitSharding(ctx context.Context, fence recipe.Fence, cfg *confi
 		existing[name] = true
 	}
 	// Whose instance node exists: the existing items' nodes read together
-	// (existsMany), then the ops in item order as before.
+	// (existsMany), then the ops in item order.
 	var paths []string
 	for i := 0; i < n; i++ {
 		if existing[strconv.Itoa(i)] {

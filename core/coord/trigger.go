@@ -217,7 +217,7 @@ func (j *Job) runningInCache(cache *reg.CacheView, items []int) []int {
 // the cache shows it owned by the current session. The check op makes the
 // server verify it, so a stale cache can only make the transaction fail,
 // never pass: the caller then takes the fresh path, which also reports
-// any other failure (a lost connection: ErrSessionLost, as before). It
+// any other failure (a lost connection: ErrSessionLost). It
 // reports whether it committed.
 func (j *Job) beginFast(ctx context.Context, sess *reg.Session, ops []reg.Op) bool {
 	cache := j.treeCache()
