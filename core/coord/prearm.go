@@ -73,11 +73,10 @@ const preArmSamples = 8
 // trip is a write's disk sync. On the embedded registry it is tens of
 // microseconds, but jobs firing at one time in one process run their
 // registry work one after the other: without a lead, 100 jobs firing each
-// second waited up to 1.5 ms for the begins before theirs and started
-// later than gocron's (BenchmarkEverySecond100Jobs in core/scheduler:
-// fire-to-run p50 1.3-1.6 ms against gocron's 1.1-1.3; 0.56-1.17 ms with
-// the lead, for a wake-up and a cache round more per fire:
-// docs/benchmarks.md).
+// second wait up to 1.5 ms for the begins before theirs and start later
+// than gocron's (BenchmarkEverySecond100Jobs in core/scheduler: fire-to-run
+// p50 1.3-1.6 ms against gocron's 1.1-1.3; 0.45-1.04 ms with the lead, for
+// a wake-up and a cache round more per fire: docs/benchmarks.md).
 type armLead struct {
 	mu      sync.Mutex
 	samples [preArmSamples]time.Duration
