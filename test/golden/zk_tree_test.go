@@ -157,7 +157,7 @@ func loadGolden(t *testing.T) *golden {
 }
 
 // valueOK reports whether data is one of e's value alternatives for path.
-// Null data never is: every node of the spec tree has data (Curator writes
+// Null data never is: every node of the recorded tree has data (Curator writes
 // empty data, never ZooKeeper's null, and Java's getDirectly dereferences
 // it), so "absent" in the golden file means empty, not null.
 func (g *golden) valueOK(e expect, path, data string, null bool) bool {
@@ -576,8 +576,8 @@ func TestZooKeeperTreeMatchesElasticJob(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// 3. Executions hold across a fire, which misfires: as upstream (spec
-	// 308-313), the misfire flags are written when the held run ends and
+	// 3. Executions hold across a fire, which misfires: as upstream's
+	// recorded run, the misfire flags are written when the held run ends and
 	// stay while the next run runs; the snapshot is taken during that run.
 	gate1 := make(chan struct{})
 	ctl.mu.Lock()
@@ -645,7 +645,7 @@ func TestZooKeeperTreeMatchesElasticJob(t *testing.T) {
 	close(failGate)
 	matches("after-failover-and-resharding", 20*time.Second)
 
-	// Every node seen at any moment has a kind and value the spec tree has.
+	// Every node seen at any moment has a kind and value the recorded tree has.
 	all := append(rec.nodes(), dumps...)
 	for _, v := range g.catalogueViolations(all) {
 		t.Error(v)
