@@ -202,8 +202,9 @@ func scenarioReconcileFlagsOfflineAssignments(t *testing.T, cl *cluster) {
 // The events of an instance's own registration (its server and instance
 // nodes), handled by the event loop only after the first resharding
 // committed, flag no second resharding: that assignment already has the
-// instance. (They did: a trigger of the other instances then waited for
-// the leader's next one, which stalled BenchmarkRequestsPerTrigger.)
+// instance. A second flag would make a trigger of the other instances wait
+// for the leader's next trigger (BenchmarkRequestsPerTrigger, which
+// triggers each instance once, would time out).
 func TestLateRegistrationEventsFlagNoResharding(t *testing.T) {
 	cl := newEmbeddedCluster(t)
 	// The job root exists (empty, as a console may leave it): the
