@@ -22,7 +22,7 @@ var (
 	// cannot be parsed, or a key holds a value of the wrong type.
 	ErrMalformed = errors.New("malformed job configuration YAML")
 	// ErrJobConflict means the job root node holds another job class than
-	// ours (spec §3.4 step 1).
+	// ours (setUpJobConfiguration's first check).
 	ErrJobConflict = errors.New("job conflict with register center")
 	// ErrRegistryConfig is wrapped, with ErrMalformed or ErrInvalid, by
 	// SetUp's error for a config node in the registry that does not parse
@@ -32,7 +32,8 @@ var (
 	ErrInvalidJobName = errors.New("invalid job name")
 )
 
-// YAML keys of the config node (spec §3.1). JobKeys describes each.
+// YAML keys of the config node (JobConfigurationPOJO's fields). JobKeys
+// describes each.
 const (
 	KeyJobName                               = "jobName"
 	KeyCron                                  = "cron"
@@ -62,7 +63,7 @@ const (
 )
 
 // JobConfiguration is one job's configuration, field for field the
-// upstream JobConfigurationPOJO (spec §3.1). Each field but
+// upstream JobConfigurationPOJO. Each field but
 // LegacyThreadPoolKey is a key of JobKeys, which says how it is read,
 // written, defaulted and validated.
 //
@@ -74,9 +75,9 @@ const (
 // A value returned by Unmarshal also remembers what the Go fields cannot
 // express, so that Marshal writes it back unchanged: keys that were absent
 // (null in Java), keys that held `”` where Java would omit an empty value,
-// keys this version does not know, and the insertion order of props. Assigning a non-empty value to a
-// field overrides what was remembered for it. Use Equal to compare two
-// configurations by their fields only.
+// keys this version does not know, and the insertion order of props. Assigning a
+// non-empty value to a field overrides what was remembered for it. Use Equal to
+// compare two configurations by their fields only.
 //
 // jobBootstrapBeanName is not a key of the config node: it belongs to the
 // Spring Boot starter's (and ejob's host) configuration file, and Java's
@@ -275,7 +276,8 @@ func (c *JobConfiguration) Equal(o *JobConfiguration) bool {
 // in 3.0.5, `...elasticjob.tracing.yaml...` in ≤3.0.4). Its body is kept as
 // parsed and written back as Java would write it.
 type ExtraConfiguration struct {
-	// Tag is the YAML tag as written, e.g. "!!org.apache...YamlTracingConfiguration".
+	// Tag is the YAML tag as written, e.g.
+	// "!!org.apache...YamlTracingConfiguration".
 	Tag  string
 	body *snakeyaml.Node
 }

@@ -20,8 +20,8 @@ func readTestdata(t *testing.T, name string) []byte {
 	return b
 }
 
-// Every exact config string of spec §3.2, of the real ZooKeeper tree and
-// of upstream's JobConfigurationPOJOTest parses and writes back
+// Every exact config string of upstream's YAML writer, of the real ZooKeeper
+// tree and of upstream's JobConfigurationPOJOTest parses and writes back
 // byte-identically.
 func TestRoundTripExact(t *testing.T) {
 	t.Parallel()
@@ -90,12 +90,12 @@ func TestMarshalFromGo(t *testing.T) {
 		// omit is a line of the file ejob does not write on purpose.
 		omit string
 	}{
-		"spec 3.2 builder defaults": {builder, "spec_builder_default.yaml", ""},
+		"upstream builder defaults": {builder, "upstream_builder_default.yaml", ""},
 		// A thread-pool type of CPU set in Go writes no key, which 3.0.4
-		// and 3.0.5 both read as CPU; either spelling breaks one of them
-		// (issue 11). Read from YAML, it is written back (TestCPUReadIsKept).
-		"upstream assertMarshal":  {pojo, "spec_pojo_marshal.yaml", "jobExecutorThreadPoolSizeProviderType: CPU\n"},
-		"spec 3.2 full example":   {full, "spec_full.yaml", ""},
+		// and 3.0.5 both read as CPU; either spelling breaks one of them.
+		// Read from YAML, it is written back (TestCPUReadIsKept).
+		"upstream assertMarshal":  {pojo, "upstream_pojo_marshal.yaml", "jobExecutorThreadPoolSizeProviderType: CPU\n"},
+		"upstream full example":   {full, "upstream_full.yaml", ""},
 		"real tree javaSimpleJob": {tree, "tree_javaSimpleJob.yaml", ""},
 	}
 	for name, tc := range tests {
@@ -126,7 +126,7 @@ func TestUnmarshalValues(t *testing.T) {
 		want *JobConfiguration
 	}{
 		// upstream assertUnmarshal
-		"pojo": {"spec_pojo_marshal.yaml", &JobConfiguration{
+		"pojo": {"upstream_pojo_marshal.yaml", &JobConfiguration{
 			JobName: "test_job", Cron: "0/1 * * * * ?", ShardingTotalCount: 3,
 			ShardingItemParameters: "0=A,1=B,2=C", JobParameter: "param", MaxTimeDiffSeconds: -1,
 			JobShardingStrategyType: "AVG_ALLOCATION", JobExecutorThreadPoolSizeProviderType: "CPU",
@@ -456,7 +456,7 @@ func TestJavaPropertiesOrder(t *testing.T) {
 		insert []string
 		want   []string
 	}{
-		"spec full example": {nil, []string{"script.command.line", "streaming.process"}},
+		"upstream full example": {nil, []string{"script.command.line", "streaming.process"}},
 		// inserted as an HTTP job's props usually are; uri and
 		// connect.timeout share a bin, so insertion order decides.
 		"http props": {

@@ -13,13 +13,13 @@ import (
 
 // Marshal writes cfg exactly as upstream writes the config node:
 // `new Yaml(new ElasticJobYamlRepresenter(new DumperOptions())).dumpAsMap(pojo)`
-// (spec §3.2). Keys are in alphabetical order; null strings and empty lists
-// and maps are omitted; booleans and ints are always written; strings are
-// plain unless SnakeYAML would quote them (YAML 1.1 booleans such as `yes`
-// and `on`, numbers, timestamps, `”`, leading indicators such as `*` or
-// `?`, `: ` and ` #`...), and long strings are folded at column 80 as
-// SnakeYAML folds them. yaml.v3's emitter cannot produce this output, so the
-// snakeyaml sub-package ports SnakeYAML's emitter.
+// Keys are in alphabetical order; null strings and empty lists and maps are
+// omitted; booleans and ints are always written; strings are plain unless
+// SnakeYAML would quote them (YAML 1.1 booleans such as `yes` and `on`, numbers,
+// timestamps, `”`, leading indicators such as `*` or `?`, `: ` and ` #`...), and
+// long strings are folded at column 80 as SnakeYAML folds them. yaml.v3's
+// emitter cannot produce this output, so the snakeyaml sub-package ports
+// SnakeYAML's emitter.
 //
 // Marshal does not validate; call Validate first when the config is local.
 func Marshal(cfg *JobConfiguration) ([]byte, error) {

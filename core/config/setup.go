@@ -31,7 +31,7 @@ type SetUpResult struct {
 }
 
 // SetUp applies upstream's ConfigurationService.setUpJobConfiguration
-// (spec §3.4) as a pure function:
+// as a pure function:
 //
 //  1. If the root node exists and holds a non-blank job class name other
 //     than jobClassName, it fails with ErrJobConflict and upstream's text.

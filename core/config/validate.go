@@ -190,7 +190,7 @@ func (e *ShardingItemParametersError) Error() string { return e.Text }
 func (e *ShardingItemParametersError) Unwrap() error { return ErrInvalid }
 
 // ParseShardingItemParameters parses "0=A,1=B" exactly as upstream's
-// ShardingItemParameters (executors spec §2.2): Java String.split on ","
+// ShardingItemParameters: Java String.split on ","
 // (trailing empty pieces dropped, so "0=a," is valid), each piece trimmed
 // (Java trim: characters <= U+0020) and split on "=" into exactly two
 // parts, the key trimmed and parsed as a Java int, the value trimmed. A

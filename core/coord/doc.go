@@ -1,15 +1,14 @@
 // Package coord is one job's coordination on one instance, wire-compatible
-// with ElasticJob-Lite 3.0.x on ZooKeeper (protocol spec §2, §5–§14): the
+// with ElasticJob-Lite 3.0.x on ZooKeeper (its lite-core internal services): the
 // startup registration, leader election, lazy resharding, failover,
-// trigger/shutdown/config reactions, reconcile and connection-loss
-// handling, and the executor.Facade the execution pipeline calls on every
-// trigger.
+// trigger/shutdown/config reactions, reconcile and connection-loss handling, and
+// the executor.Facade the execution pipeline calls on every trigger.
 //
 // A Job is started by Start, which registers the instance, and stopped by
 // Stop (or the end of Start's ctx). The jobs of one client share a
 // Namespace (namespace.go): one cache of their subtrees (reg.SharedCache)
 // and one subscription to the connection state. A job has no goroutine of
-// its own while nothing happens (issue 16): its event loop is a serial
+// its own while nothing happens: its event loop is a serial
 // queue (queue.go, loop.go) whose goroutine runs only while work is
 // queued, and which handles the job subtree's events in order (as
 // upstream's ListenerNotify-{job} thread), the re-registrations and the

@@ -8,7 +8,7 @@ import (
 	"github.com/ejob-io/ejob/core/reg"
 )
 
-// electLeader is upstream's electLeader (spec §6): the recipe's campaign
+// electLeader is upstream's LeaderService.electLeader: the recipe's campaign
 // for leader/election/instance under leader/election/latch. When the tree
 // cache shows no leader node, the campaign expects none (CampaignVacant:
 // the leader node's create and the latch's release in one transaction;
@@ -44,7 +44,8 @@ func (j *Job) isLeader(ctx context.Context) (bool, error) {
 }
 
 // isLeaderUntilBlock waits while there is no leader but some available
-// server, electing when this server is available (spec §6).
+// server, electing when this server is available
+// (LeaderService.isLeaderUntilBlock).
 func (j *Job) isLeaderUntilBlock(ctx context.Context) (bool, error) {
 	for {
 		has, err := j.elect.HasLeader(ctx)
@@ -89,9 +90,9 @@ func (j *Job) electIfAvailable(ctx context.Context) error {
 
 // electAndCheck elects and, when this instance won, flags resharding if
 // some item is assigned to an instance that is not available. Upstream
-// does not (issue #2449): a flag lost with the old leader, or not set
-// because the change was seen before the new leader existed, would leave
-// items on dead or disabled instances until reconcile.
+// does not (ElasticJob issue #2449): a flag lost with the old leader, or not set
+// because the change was seen before the new leader existed, would leave items
+// on dead or disabled instances until reconcile.
 func (j *Job) electAndCheck(ctx context.Context) error {
 	won, err := j.electLeader(ctx)
 	if err != nil || !won {
@@ -139,7 +140,7 @@ func (j *Job) onLocalServerEvent(ctx context.Context, ev reg.TreeEvent) error {
 }
 
 // isEnableServer: servers/{ip} is ENABLED; a missing or empty node is
-// re-read up to 10 times (spec §2.1).
+// re-read up to 10 times (ServerService.isEnableServer).
 func (j *Job) isEnableServer(ctx context.Context, ip string) (bool, error) {
 	for try := 0; ; try++ {
 		v, ok, err := j.s.get(ctx, j.s.p.Server(ip))

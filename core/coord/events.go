@@ -42,8 +42,8 @@ func (j *Job) refreshCachedConfig() {
 	}
 }
 
-// handleEvent runs upstream's data listeners (spec §13) for one event, in
-// their order. It reports whether the instance was shut down from the
+// handleEvent runs upstream's data listeners (the ListenerManager's) for one
+// event, in their order. It reports whether the instance was shut down from the
 // registry.
 func (j *Job) handleEvent(ctx context.Context, ev reg.TreeEvent, st *loopState) (shutdown bool) {
 	if j.shutdown.Load() || ev.Type == reg.TreeInitialized {
@@ -207,7 +207,8 @@ func (j *Job) isShutdownByConsole(ctx context.Context, ev reg.TreeEvent) bool {
 	return true
 }
 
-// onTriggerNode: delete trigger/{me}; run once unless running (spec §12.2).
+// onTriggerNode: delete trigger/{me}; run once unless running
+// (TriggerListenerManager).
 func (j *Job) onTriggerNode(ctx context.Context) error {
 	if err := j.s.c.Delete(ctx, j.s.p.TriggerInstance(j.id), reg.AnyVersion); err != nil && !errors.Is(err, reg.ErrNoNode) {
 		return err
@@ -221,7 +222,7 @@ func (j *Job) onTriggerNode(ctx context.Context) error {
 	return nil
 }
 
-// reconcile is ReconcileService's tick (spec §12.6).
+// reconcile is ReconcileService's tick.
 func (j *Job) reconcile(ctx context.Context, st *loopState, now time.Time) error {
 	cfg, err := j.config(ctx)
 	if err != nil {

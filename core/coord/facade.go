@@ -40,8 +40,9 @@ func (j *Job) Config(ctx context.Context) (*config.JobConfiguration, error) {
 	return j.config(ctx) // shared (see parseConfig): callers do not modify it
 }
 
-// CheckEnvironment implements executor.Facade (spec §12.8): registry time
-// is the mtime of systemTime/current after touching it.
+// CheckEnvironment implements executor.Facade
+// (LiteJobFacade.checkJobExecutionEnvironment): registry time is the mtime of
+// systemTime/current after touching it.
 func (j *Job) CheckEnvironment(ctx context.Context) error {
 	cfg, err := j.config(ctx)
 	if err != nil {
@@ -63,7 +64,8 @@ func (j *Job) CheckEnvironment(ctx context.Context) error {
 	return nil
 }
 
-// ShardingContexts implements executor.Facade (spec §7.3).
+// ShardingContexts implements executor.Facade
+// (LiteJobFacade.getShardingContexts).
 func (j *Job) ShardingContexts(ctx context.Context) (executor.ShardingContexts, error) {
 	if err := j.checkReady(); err != nil {
 		return executor.ShardingContexts{}, err

@@ -14,10 +14,11 @@ import (
 	"github.com/ejob-io/ejob/core/reg/recipe"
 )
 
-// failover is the failover protocol of one job on one instance (spec
-// §10): the crash listeners, the claim of queued items under the failover
-// latch, and the hand-over of a gone owner's misfires. It owns the
-// failover state (failoverState). What it needs of the job is failoverJob.
+// failover is the failover protocol of one job on one instance (upstream's
+// FailoverService and FailoverListenerManager): the crash listeners, the claim
+// of queued items under the failover latch, and the hand-over of a gone owner's
+// misfires. It owns the failover state (failoverState). What it needs of the job
+// is failoverJob.
 type failover struct {
 	failoverState
 	s    *store // the registry client and the job's paths (the job's)
@@ -42,7 +43,7 @@ type failoverJob interface {
 	ShuttingDown() bool
 }
 
-// onInstanceCrashed is JobCrashedJobListener (spec §10.1): instance x's
+// onInstanceCrashed is JobCrashedJobListener: instance x's
 // node was deleted.
 func (f *failover) onInstanceCrashed(ctx context.Context, x string) error {
 	cfg, err := f.job.config(ctx)
@@ -299,7 +300,7 @@ func (f *failover) itemsWithValue(ctx context.Context, name, value string) ([]in
 
 // failoverIfNecessary claims ONE queued crashed item under the Curator
 // latch leader/failover/latch, in a transaction fenced on the latch node,
-// then asks the scheduler to run once (spec §10.2).
+// then asks the scheduler to run once (FailoverService.failoverIfNecessary).
 func (f *failover) failoverIfNecessary(ctx context.Context) error {
 	need, err := f.needFailover(ctx)
 	if err != nil || !need {
@@ -379,7 +380,7 @@ func (f *failover) needFailover(ctx context.Context) (bool, error) {
 // TestClaimDuringAnExecutionRunsRightAfterIt showed it). Each node's
 // instance is therefore checked after the node was read, as the stale
 // sweep does. A node without a value (3.0.0-1) names nobody: it is judged
-// by the available instances alone, as before.
+// by the available instances alone.
 func (f *failover) vanished(ctx context.Context, id string) (bool, error) {
 	if id == "" {
 		return true, nil
@@ -388,7 +389,7 @@ func (f *failover) vanished(ctx context.Context, id string) (bool, error) {
 	return !ok, err
 }
 
-// onOwnInstanceAdded is LegacyCrashedRunningItemListener (spec §10.4): when
+// onOwnInstanceAdded is LegacyCrashedRunningItemListener: when
 // this instance is the only available one, items left running or in
 // failover by instances that are gone are queued for failover.
 func (f *failover) onOwnInstanceAdded(ctx context.Context) error {

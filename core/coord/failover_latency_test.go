@@ -7,13 +7,13 @@ import (
 )
 
 // A scheduler that drops an OnTrigger arriving while the job is still
-// executing (core/scheduler did before trigger.TriggerSoon; it now starts
-// it right after the execution, see core/scheduler's
-// TestClaimDuringAnExecutionRunsRightAfterIt), and a failover enquiry at the
-// end of an execution (executor step 8) that claims an item and triggers
-// from inside that very execution: the claimed item must still run soon,
-// not only at the claimer's next cron fire (chaos seed 1795262795368076946:
-// a cut-off item restarted only ~15 s later). The pump asks again.
+// executing (core/scheduler's own starts it right after the execution: its
+// TestClaimDuringAnExecutionRunsRightAfterIt), and a failover enquiry at
+// the end of an execution (executor step 8) that claims an item and
+// triggers from inside that very execution: the claimed item still runs
+// soon, not only at the claimer's next cron fire, because the pump asks
+// again. Without the pump a cut-off item restarts only ~15 s later (chaos
+// seed 1795262795368076946).
 func TestClaimedFailoverItemRunsAfterDroppedTrigger(t *testing.T) {
 	cl, a, b, releaseB, _ := twoRunning(t) // b runs [0,1]
 	defer releaseB()
@@ -87,9 +87,10 @@ func TestCutOffItemsQueuedAfterReRegistrationAreClaimed(t *testing.T) {
 
 // A fire that comes while this instance runs failover items sets the
 // misfire flags of its own items, but that execution's catch-up re-runs
-// only the failover items (upstream semantics). The own items must run
-// right after it, not wait for the next fire (found by the chaos suite:
-// the instance was killed before its next fire and the fire was lost).
+// only the failover items (upstream semantics). The own items run right
+// after it, not at the next fire: an instance killed before its next fire
+// would lose that fire (the chaos suite's ensemble run with seed 42 sees
+// it as a coverage violation).
 func TestOwnItemsMisfiredDuringFailoverRunRunAfterIt(t *testing.T) {
 	cl, a, b, releaseB, _ := twoRunning(t) // b runs [0,1]; a owns [2,3]
 	defer releaseB()

@@ -92,7 +92,7 @@ func (j *Job) onGuaranteeEvent(rel string, ev reg.TreeEvent) {
 var _ executor.DistributeOnce = (*Job)(nil)
 
 // AtLastStarted is the before half of upstream's
-// AbstractDistributeOnceElasticJobListener (protocol spec §15): it
+// AbstractDistributeOnceElasticJobListener (and its GuaranteeService): it
 // registers guarantee/started/{item} for each of sc's items; the instance
 // that completes the set (shardingTotalCount children, config read from the
 // registry) runs hook inside the latch guarantee/started-latch, re-checking

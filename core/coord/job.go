@@ -207,7 +207,7 @@ func (j *Job) stale() *staleSweeper {
 // InstanceID returns this instance's id.
 func (j *Job) InstanceID() string { return j.id }
 
-// Ready is closed once Start has registered this instance (spec §5).
+// Ready is closed once Start has registered this instance.
 func (j *Job) Ready() <-chan struct{} {
 	if j.ready.Load() {
 		return closedChan // the scheduler's check at each fire: no lock
@@ -286,10 +286,10 @@ func (j *Job) logger() hclog.Logger  { return j.log }
 // IsRunning reports whether an execution is registered as running locally.
 func (j *Job) IsRunning() bool { return j.running.Load() }
 
-// setUpConfig applies the startup overwrite rule (spec §3.4). When the
-// job root is absent, the job enabled and allowNew set, it writes nothing:
-// Start then writes the config with the rest of the registration
-// (registerNew).
+// setUpConfig applies the startup overwrite rule
+// (ConfigurationService.setUpJobConfiguration). When the job root is absent, the
+// job enabled and allowNew set, it writes nothing: Start then writes the config
+// with the rest of the registration (registerNew).
 func (j *Job) setUpConfig(ctx context.Context, allowNew bool) error {
 	var st config.RegistryState
 	// Both nodes read fresh, in one MultiRead with the other jobs starting
@@ -408,8 +408,8 @@ func (j *Job) registerNew(ctx context.Context) error {
 }
 
 // removeOfflineServers deletes servers/{ip} with a non-blank value whose IP
-// is the prefix of no instance id (3.0.5, spec §12.7), given the instance
-// ids and server IPs listed (instances first, as upstream).
+// is the prefix of no instance id (3.0.5's ServerService.removeOfflineServers),
+// given the instance ids and server IPs listed (instances first, as upstream).
 func (j *Job) removeOfflineServers(ctx context.Context, ids, ips []string) error {
 	if len(ids) == 0 {
 		return nil
@@ -442,7 +442,8 @@ func (j *Job) removeOfflineServers(ctx context.Context, ids, ips []string) error
 }
 
 // cleanShutdown is the graceful shutdown: leader node and instance node of
-// this session are deleted (spec §14). Best effort with a short deadline.
+// this session are deleted (upstream's JobShutdownHookPlugin). Best effort with
+// a short deadline.
 func (j *Job) cleanShutdown() {
 	j.shutdown.Store(true)
 	// Wait for the local execution to end first (bounded).

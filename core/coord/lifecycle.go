@@ -71,12 +71,12 @@ func (l *lifecycle) ended() bool {
 	return l.over
 }
 
-// Start registers this instance (startup sequence, spec §5) and returns
-// once it is registered (Ready is closed then), or with the error that
-// stopped it (the job has then ended: nothing of it runs). From then on the
-// job follows its tree and the connection without a goroutine of its own
-// while nothing happens, until Stop, the end of ctx, or a shutdown from the
-// console (Options.OnShutdown, then OnStopped(nil)). It may be called once.
+// Start registers this instance (upstream's SetUpFacade.registerStartUpInfo) and
+// returns once it is registered (Ready is closed then), or with the error that
+// stopped it (the job has then ended: nothing of it runs). From then on the job
+// follows its tree and the connection without a goroutine of its own while
+// nothing happens, until Stop, the end of ctx, or a shutdown from the console
+// (Options.OnShutdown, then OnStopped(nil)). It may be called once.
 func (j *Job) Start(ctx context.Context) error {
 	if !j.life.started.CompareAndSwap(false, true) {
 		if j.life.ended() {
@@ -106,7 +106,7 @@ func (j *Job) Start(ctx context.Context) error {
 		cancel(l.ending) // Stop came during setUpConfig
 	}
 	l.mu.Unlock()
-	// Subscribed before the cache loads, as before: the connection events
+	// Subscribed before the cache loads: the connection events
 	// from now on are handled once the instance is registered.
 	l.ns.subscribe(j)
 	l.subscribed = true

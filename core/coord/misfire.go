@@ -48,16 +48,16 @@ func (j *Job) ExecuteMisfired(ctx context.Context, items []int) (bool, error) {
 // running, disabled nor claimed for failover (those are served where they
 // run, or not at all). Without it they wait for the pump, which serves them
 // only once this instance is idle, and a chain of catch-up runs can keep
-// it busy for many periods: chaos V8, an instance that ran another
-// instance's item for failover caught that item up run after run (its
-// owner, itself busy, flagged every fire it skipped, and the failover run
-// serves those: protocol §11) while its own item, flagged by its own
-// skipped fires, waited 20 s. ExecuteMisfired answered yes (no claims
-// besides sc's items, no resharding pending), so the run starts now for
-// sc's items anyway: the joined items run right after the run in progress
-// too, as a catch-up, and never twice at once (RegisterBegin's
-// transaction). sc is returned unchanged when nothing joins, or when one
-// of sc's items runs elsewhere (RegisterBegin then reports it, as before).
+// it busy for many periods: an instance that runs another instance's item
+// for failover catches that item up run after run (its owner, itself busy,
+// flags every fire it skips, and the failover run serves those, as
+// upstream's misfire loop does) while its own item, flagged by its own
+// skipped fires, waits (scenarioOwnCatchUpJoinsFailoverChain). ExecuteMisfired
+// answered yes (no claims besides sc's items, no resharding pending), so the run
+// starts now for sc's items anyway: the joined items run right after the run in
+// progress too, as a catch-up, and never twice at once (RegisterBegin's
+// transaction). sc is returned unchanged when nothing joins, or when one of sc's
+// items runs elsewhere (RegisterBegin then reports it, as for any run).
 func (j *Job) JoinCatchUp(ctx context.Context, sc executor.ShardingContexts) (executor.ShardingContexts, error) {
 	cfg, err := j.config(ctx)
 	if err != nil || !cfg.Misfire {
@@ -127,11 +127,11 @@ func (j *Job) ClearMisfire(ctx context.Context, items []int) error {
 }
 
 // SetMisfire implements executor.Facade: it sets the misfire flags of this
-// instance's items (spec §11). While a resharding is pending, the fire
-// that was missed would have run the items this instance owns once it
-// commits: the items it gains then are flagged too (the event loop sees
-// the resharding flag go; misfireAfterResharding). Upstream flags the
-// items owned when the busy thread frees.
+// instance's items (ExecutionService.setMisfire). While a resharding is pending,
+// the fire that was missed would have run the items this instance owns once it
+// commits: the items it gains then are flagged too (the event loop sees the
+// resharding flag go; misfireAfterResharding). Upstream flags the items owned
+// when the busy thread frees.
 func (j *Job) SetMisfire(ctx context.Context) error { return j.SetMisfireExcept(ctx, nil) }
 
 // SetMisfireExcept implements executor.FailoverFireRecorder: a fire of the

@@ -25,8 +25,10 @@ import (
 // A fire that finds its item still running (misfire on, monitorExecution
 // on) sets the item's misfire flag while the run goes on, and the item runs
 // again as soon as that run ends, before any later fire: the trigger's
-// misfire loop serves it (issue 18: the catch-up waited for the next fire,
-// and was lost when the instance died first). The whole pipeline runs:
+// misfire loop serves it. Flags written only once the run returned would
+// miss that loop: the catch-up would wait for the next fire, and be lost
+// when the instance dies first (a 4 min chaos run with seed 150817456
+// then reports the fire lost). The whole pipeline runs:
 // trigger loop (on a clock the test moves), executor, coordination. The
 // same holds for every kind of cron: missedFireScenario returns the
 // scenario for a cron whose first two fires after the clock's start
@@ -121,8 +123,9 @@ func startOnClock(t *testing.T, cl *cluster, cfg *config.JobConfiguration, clk *
 // An instance whose items carry a misfire flag (a fire found them running;
 // the run ended) and that dies before its catch-up run: with failover on,
 // the items are queued for failover and run at once on a survivor, and the
-// flags are consumed (issue 18: the leader's stale sweep deleted them and
-// the missed fire was lost).
+// flags are consumed. A stale sweep that deleted the flags instead would
+// lose the missed fire (the chaos suite's coverage check sees it when the
+// owner dies between the fire and its catch-up).
 func scenarioDeadOwnersMissedFireFailsOver(t *testing.T, cl *cluster) {
 	a, b := twoSharded(t, cl)
 	if err := b.job.SetMisfire(ctxT(t)); err != nil {
@@ -541,11 +544,13 @@ func scenarioClaimedItemRunsBeforeCatchUp(t *testing.T, cl *cluster) {
 
 // An instance that runs another instance's item for failover catches that
 // item up after each run for the fires its owner missed meanwhile (the
-// owner flags them; protocol §11), and a long item that misses a fire in
-// every run keeps such a chain going. The instance's own items whose
-// missed fires wait run in the chain's first catch-up run, not after the
-// chain (chaos V8: h2's own item waited 20 s behind five back-to-back runs
-// of the item it had claimed, whose owner kept flagging it). Here b runs
+// owner flags them, as upstream's misfire loop does), and a long item that
+// misses a fire in every run keeps such a chain going. The instance's own
+// items whose missed fires wait run in the chain's first catch-up run, not
+// after the chain: otherwise an own item waits behind back-to-back runs of
+// the claimed item for as long as its owner keeps flagging it (20 s in an
+// ensemble chaos run with seed 1795844410342395729, five catch-ups of a
+// 3.5 s item fired every 4 s). Here b runs
 // a's item 2 for failover; during each of its first three runs a's fire
 // flags item 2, and during the first b's fire flags b's own item 0. The
 // whole executor runs (core/executor).

@@ -15,8 +15,8 @@ import (
 type Options struct {
 	Client reg.Client
 	// Config is the local configuration; the registry's wins at startup
-	// unless it is absent or Config.Overwrite (spec §3.4). The job keeps
-	// it (it may run with it): the caller must not modify it after New.
+	// unless it is absent or Config.Overwrite (setUpJobConfiguration). The job
+	// keeps it (it may run with it): the caller must not modify it after New.
 	Config *config.JobConfiguration
 	// JobClassName is written to the job root node (the Java class name or
 	// the job type, e.g. "SCRIPT"); startup fails with config.ErrJobConflict
@@ -36,7 +36,7 @@ type Options struct {
 	// end of an execution comes while it still runs, and its item runs
 	// right after it only if the request is kept (core/scheduler keeps it;
 	// a scheduler that drops it delays claimed items to the pump, which
-	// asks again a failover tick later: issue 11). Called from the job's
+	// asks again a failover tick later). Called from the job's
 	// queue or from inside an execution: must not block.
 	OnTrigger func()
 	// OnReschedule reports a changed cron or time zone in the config node.

@@ -9,7 +9,7 @@ import (
 	"github.com/ejob-io/ejob/core/executor"
 )
 
-// The pre-arm (fire-ahead, issue 16): the trigger loop dispatches a
+// The pre-arm (fire-ahead): the trigger loop dispatches a
 // steady job's schedule fire a short lead before its scheduled time
 // (core/trigger AddAhead, with PreArmLead as the lead), PreArm does then
 // what a steady trigger does before its first item (pipelinedContexts: the
@@ -18,8 +18,8 @@ import (
 // for the scheduled time before it goes on (ConfirmArmed, RegisterBegin
 // adopting the nodes, the items). On ZooKeeper those two requests cost a
 // write's fsync and the server's threads, 4-17 ms after an idle second on
-// the development machine (docs/benchmarks.md, "Trigger jitter"); ahead of
-// the fire they no longer delay the items.
+// a 2-core machine (docs/benchmarks.md, "Trigger jitter"); ahead of the
+// fire they do not delay the items.
 //
 // Why this keeps docs/guarantees.md ("Pre-arm" there says it to users):
 //
@@ -32,7 +32,7 @@ import (
 //     shows it (steadyItemsInCache: no flag, claim, catch-up or running
 //     node that needs a decision) and the trigger loop dispatches ahead
 //     only a job that is idle then (a busy one fires at its time, and its
-//     misfire is decided then, as before). When PreArm does not apply
+//     misfire is decided then, as for any fire). When PreArm does not apply
 //     (ok false), the executor calls ShardingContexts at the scheduled
 //     time, as for any fire.
 //   - At the scheduled time ConfirmArmed checks again, on the tree cache as
@@ -73,11 +73,10 @@ const preArmSamples = 8
 // trip is a write's disk sync. On the embedded registry it is tens of
 // microseconds, but jobs firing at one time in one process run their
 // registry work one after the other: without a lead, 100 jobs firing each
-// second waited up to 1.5 ms for the begins before theirs and started
-// later than gocron's (BenchmarkEverySecond100Jobs in core/scheduler:
-// fire-to-run p50 1.3-1.6 ms against gocron's 1.1-1.3; 0.56-1.17 ms with
-// the lead, for a wake-up and a cache round more per fire:
-// docs/benchmarks.md).
+// second wait up to 1.5 ms for the begins before theirs and start later
+// than gocron's (BenchmarkEverySecond100Jobs in core/scheduler: fire-to-run
+// p50 1.3-1.6 ms against gocron's 1.1-1.3; 0.45-1.04 ms with the lead, for
+// a wake-up and a cache round more per fire: docs/benchmarks.md).
 type armLead struct {
 	mu      sync.Mutex
 	samples [preArmSamples]time.Duration

@@ -15,7 +15,7 @@ import (
 const pumpSlack = 2 * time.Millisecond
 
 // pumpClock runs the pump ticks of the jobs of one Namespace from one
-// runtime timer (issue 16). Every trigger's running-node events arm its
+// runtime timer. Every trigger's running-node events arm its
 // job's pump a failoverTick later (runningNodeEvent); with a timer per
 // job, 100 jobs firing each second cost 100 timer goroutines a second,
 // each for a check (pumpFired) that nearly always finds nothing to do.

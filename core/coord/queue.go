@@ -4,9 +4,9 @@ import "sync"
 
 // serialQueue runs closures one at a time, in the order they were posted,
 // on a goroutine started when the queue goes non-empty and exiting as soon
-// as it is empty again: an idle job holds no goroutine (issue 16). It is
-// what a job's event loop was: the job's handlers, which must never run
-// concurrently, post to it instead of running on a goroutine of their own.
+// as it is empty again: an idle job holds no goroutine. It is a job's event
+// loop: the job's handlers, which must never run concurrently, post to it
+// instead of running on a goroutine of their own.
 //
 // A queue starts held: closures posted before release accumulate (a job's
 // startup acts on the tree directly; the events that come meanwhile run

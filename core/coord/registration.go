@@ -26,12 +26,12 @@ type registrant interface {
 
 // registration is this instance's standing in the registry's session: the
 // session it is registered under, the lease executions start under, the
-// pause, and the handling of connection events that moves them (spec
-// §14). It is the one owner of that state. Connection events and the
-// presumed-expiry timer run one at a time on its own queue (cq), apart
-// from the job's queue: a suspension pauses at once and a presumed expiry
-// cuts the lease on time even while the job's queue is busy (a handler
-// waiting on the registry). The re-registration itself, which writes to
+// pause, and the handling of connection events that moves them (upstream's
+// RegistryCenterConnectionStateListener). It is the one owner of that state.
+// Connection events and the presumed-expiry timer run one at a time on its own
+// queue (cq), apart from the job's queue: a suspension pauses at once and a
+// presumed expiry cuts the lease on time even while the job's queue is busy (a
+// handler waiting on the registry). The re-registration itself, which writes to
 // the registry, runs on the job's queue (askReRegister).
 type registration struct {
 	margin time.Duration // see Options.ExpiryMargin

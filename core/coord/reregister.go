@@ -7,12 +7,12 @@ import (
 	"github.com/ejob-io/ejob/core/reg"
 )
 
-// reRegister re-creates what the lost session took (spec §14, better than
-// upstream): server status, instance node, clears this instance's stale
-// running nodes (before resuming, so no new execution's nodes are taken
-// for stale ones), elects if there is no leader, then resumes. After a
-// presumed expiry that the session survived it only does the clearing and
-// renews the lease.
+// reRegister re-creates what the lost session took
+// (RegistryCenterConnectionStateListener, better than upstream): server status,
+// instance node, clears this instance's stale running nodes (before resuming, so
+// no new execution's nodes are taken for stale ones), elects if there is no
+// leader, then resumes. After a presumed expiry that the session survived it
+// only does the clearing and renews the lease.
 func (j *Job) reRegister(ctx context.Context) error {
 	if j.shutdown.Load() {
 		return nil

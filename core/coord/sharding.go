@@ -16,7 +16,7 @@ import (
 )
 
 // setReshardingFlag creates leader/sharding/necessary, on the leader only
-// (spec §7.1).
+// (ShardingService.setReshardingFlag).
 //
 // The create is fenced on this session's leader node (better than
 // upstream): a deposed leader cannot raise the flag.
@@ -45,10 +45,11 @@ func (j *Job) setReshardingFlag(ctx context.Context) error {
 }
 
 // availableInstances lists instance ids (descending) whose server is
-// ENABLED, skipping nodes without data (spec §7.2). The instance nodes are
-// read together, then the servers of their IPs (getMany): a few round
-// trips instead of two reads per instance. A server node found missing or
-// empty is read again as upstream does (isEnableServer).
+// ENABLED, skipping nodes without data
+// (InstanceService.getAvailableJobInstances). The instance nodes are read
+// together, then the servers of their IPs (getMany): a few round trips instead
+// of two reads per instance. A server node found missing or empty is read again
+// as upstream does (isEnableServer).
 func (j *Job) availableInstances(ctx context.Context) ([]string, error) {
 	ids, err := j.s.children(ctx, j.s.p.Instances())
 	if err != nil {
@@ -114,10 +115,11 @@ func (j *Job) hasRunningItems(ctx context.Context) (bool, error) {
 	return slices.Contains(running, true), err
 }
 
-// shardingIfNecessary is upstream's lazy resharding (spec §7.2): the
-// leader waits until nothing runs, then commits the new assignment, the
-// reset of old assignments and the deletion of the flags in one
-// transaction fenced on its leader node; others wait until it is done.
+// shardingIfNecessary is upstream's lazy resharding
+// (ShardingService.shardingIfNecessary): the leader waits until nothing runs,
+// then commits the new assignment, the reset of old assignments and the deletion
+// of the flags in one transaction fenced on its leader node; others wait until
+// it is done.
 //
 // It first reads the stat of leader/sharding (settledAssignment): when
 // neither flag exists, nothing is pending and it returns settled with the
@@ -297,7 +299,7 @@ func (j *Job) commitSharding(ctx context.Context, fence recipe.Fence, cfg *confi
 		existing[name] = true
 	}
 	// Whose instance node exists: the existing items' nodes read together
-	// (existsMany), then the ops in item order as before.
+	// (existsMany), then the ops in item order.
 	var paths []string
 	for i := 0; i < n; i++ {
 		if existing[strconv.Itoa(i)] {
@@ -416,7 +418,8 @@ func (j *Job) subtreeDeletes(ctx context.Context, path string) ([]reg.Op, error)
 }
 
 // localShardingItems are the items assigned to this instance, ascending
-// (spec §7.3); none when this server is not available.
+// (ShardingService.getLocalShardingItems); none when this server is not
+// available.
 func (j *Job) localShardingItems(ctx context.Context) ([]int, error) {
 	if j.shutdown.Load() {
 		return nil, nil

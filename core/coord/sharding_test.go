@@ -202,8 +202,9 @@ func scenarioReconcileFlagsOfflineAssignments(t *testing.T, cl *cluster) {
 // The events of an instance's own registration (its server and instance
 // nodes), handled by the event loop only after the first resharding
 // committed, flag no second resharding: that assignment already has the
-// instance. (They did: a trigger of the other instances then waited for
-// the leader's next one, which stalled BenchmarkRequestsPerTrigger.)
+// instance. A second flag would make a trigger of the other instances wait
+// for the leader's next trigger (BenchmarkRequestsPerTrigger, which
+// triggers each instance once, would time out).
 func TestLateRegistrationEventsFlagNoResharding(t *testing.T) {
 	cl := newEmbeddedCluster(t)
 	// The job root exists (empty, as a console may leave it): the
@@ -239,7 +240,7 @@ func TestLateRegistrationEventsFlagNoResharding(t *testing.T) {
 	}
 }
 
-// The leader reshards only once no item runs (spec §7.2, hasRunningItems:
+// The leader reshards only once no item runs (ExecutionService.hasRunningItems:
 // one batched read of every item's running node): while another
 // instance's item has a running node it keeps checking and writes
 // nothing, and once the node is gone it commits.

@@ -42,9 +42,9 @@ type staleFailover interface {
 // forever, #2429): a running node of a dead instance blocks resharding and
 // hides the item from its owner, a failovering node keeps the item out of
 // failover, a failover node takes the item off its owner. Crash handling
-// (spec §10.1) misses them when the dead instance's server was disabled,
-// when the crash happened while nobody watched (whole-cluster restart with
-// several instances), or when Java instances of 3.0.0/3.0.1 wrote them.
+// (JobCrashedJobListener) misses them when the dead instance's server was
+// disabled, when the crash happened while nobody watched (whole-cluster restart
+// with several instances), or when Java instances of 3.0.0/3.0.1 wrote them.
 //
 // A node is stale when the instance it names has no instances/ node after
 // the node was read: running nodes are only created fenced on the creator's

@@ -16,8 +16,8 @@ import (
 // leads, as read after it registered, and then the children of sharding/
 // read with it (for the stale-node sweep).
 //
-// Upstream's steps, each a request or a few; here (issue 16: a host
-// restarting 1,000 jobs made ~20 requests a job, now 3):
+// Upstream's steps, each a request or a few; here (3 requests a job when a
+// host restarts 1,000 jobs, against ~20 for the steps one by one):
 //   - the election keeps every step of the protocol (electLeader): the
 //     latch node's create, the latch's listing, the check-and-create of
 //     the leader node under the latch, the latch's release; a Java

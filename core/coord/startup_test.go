@@ -263,7 +263,7 @@ func ipOf(id string) string {
 // ask of the registry until its event loop has handled its own
 // registration (regcount's calls: a Multi or MultiRead counts once), in
 // scenarioRestartRegisters (2 items, the flag to set). Measured: 18-21 on
-// ZooKeeper and embedded (upstream's steps, as before: 46-51). 11 of them
+// ZooKeeper and embedded (upstream's steps one by one: 46-51). 11 of them
 // are the registration's: the setup's read, the cache's watch and load,
 // the election (the latch node's create, the latch's listing, the leader
 // node's create with the latch's release), the server and instance

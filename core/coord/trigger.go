@@ -17,7 +17,7 @@ import (
 // The trigger path (ShardingContexts, MisfireIfRunning, RegisterBegin,
 // RegisterCompleted, ExecuteMisfired, FailoverIfNecessary) reads the job's
 // tree cache, which watches every node it needs, and goes to the server
-// only where the protocol needs a fresh answer (issue 16). A steady
+// only where the protocol needs a fresh answer. A steady
 // trigger makes one read before its running-node transaction: the stat of
 // leader/sharding (see settledAssignment). Where a cached value could be
 // stale in a way that matters, the comment at its use says why it cannot
@@ -217,7 +217,7 @@ func (j *Job) runningInCache(cache *reg.CacheView, items []int) []int {
 // the cache shows it owned by the current session. The check op makes the
 // server verify it, so a stale cache can only make the transaction fail,
 // never pass: the caller then takes the fresh path, which also reports
-// any other failure (a lost connection: ErrSessionLost, as before). It
+// any other failure (a lost connection: ErrSessionLost). It
 // reports whether it committed.
 func (j *Job) beginFast(ctx context.Context, sess *reg.Session, ops []reg.Op) bool {
 	cache := j.treeCache()
@@ -243,10 +243,10 @@ func (j *Job) beginFast(ctx context.Context, sess *reg.Session, ops []reg.Op) bo
 // The running nodes were created by this execution's RegisterBegin at
 // version 0; the cache may not have seen them yet. A node the cache shows
 // naming another instance sends the caller to the fresh path: the cache
-// may not have seen this execution replace it. Another instance can only replace this instance's running
-// node after its instance node is gone (the stale sweep, crash handling),
-// i.e. after its session ended; RegisterCompleted handles that case
-// before (the execution's lease is dead).
+// may not have seen this execution replace it. Another instance can only replace
+// this instance's running node after its instance node is gone (the stale sweep,
+// crash handling), i.e. after its session ended; RegisterCompleted handles that
+// case before (the execution's lease is dead).
 func (j *Job) completeFast(ctx context.Context, items []int, monitor, failover bool) bool {
 	cache := j.treeCache()
 	if cache == nil {
@@ -294,7 +294,7 @@ func (j *Job) completeFast(ctx context.Context, items []int, monitor, failover b
 		return true
 	}
 	if blind {
-		// A version-0 delete matches any node created at that path (V9):
+		// A version-0 delete matches any node created at that path:
 		// fenced on this instance's node of the current session as the
 		// cache shows it, so that it cannot land after the session ended
 		// and another instance's node replaced ours.
@@ -658,15 +658,14 @@ func (j *Job) dropPreBegun(ctx context.Context, rec *begun) bool {
 }
 
 // undoBegin deletes the running nodes of items that name this instance,
-// one by one. It was a transaction deleting them at version 0, fenced on
-// this instance's node at the version the begin saw; that proves nothing
-// once the session the begin ran in has ended: the instance node of the
-// next session has the same version (0), and a running node another
-// instance created meanwhile has the same version as ours (0). The long
-// chaos run of stop 15 found it: an instance stopped for 4.5 s undid a
-// begin whose outcome its lost connection left unknown, in the next
-// session, and deleted the running node of the instance that had taken
-// the item over; it then claimed the item and ran it beside that one.
+// one by one. A transaction deleting them at version 0, fenced on this
+// instance's node at the version the begin saw, would prove nothing once
+// the session the begin ran in has ended: the instance node of the next
+// session has the same version (0), and a running node another instance
+// created meanwhile has the same version as ours (0). Such an undo, made
+// in the next session for a begin whose outcome a lost connection left
+// unknown, deletes the node of the instance that took the item over, and
+// the item then runs on both (TestUndoBeginInALaterSession).
 func (j *Job) undoBegin(ctx context.Context, items []int) error {
 	for _, i := range items {
 		if _, err := j.s.deleteIfValue(ctx, j.itemPath(i, "running"), j.id); err != nil {

@@ -69,7 +69,7 @@ func IPOptionsFromEnv(getenv func(string) string) IPOptions {
 }
 
 // SelectIP chooses the server IP exactly as upstream's IpUtils.getIp
-// (executors spec §11.3), so that a Go and a Java instance on one host
+// so that a Go and a Java instance on one host
 // register the same servers/{ip} node:
 //
 //  1. Drop interfaces that are loopback, virtual or down.

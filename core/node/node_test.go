@@ -11,7 +11,7 @@ import (
 
 // Ported from upstream's JobNodePathTest, ConfigurationNodeTest,
 // LeaderNodeTest, ShardingNodeTest, FailoverNodeTest, GuaranteeNodeTest,
-// InstanceNodeTest and ServerNodeTest (spec §18.1).
+// InstanceNodeTest and ServerNodeTest (upstream's node tests, ported).
 func TestBuilders(t *testing.T) {
 	t.Parallel()
 	j := New("test_job")

@@ -3,8 +3,8 @@ package reg
 import "context"
 
 // BatchReader coalesces the reads of concurrent callers into few
-// MultiReads (issue 16: a host starting 1,000 jobs reads each job's root
-// and config; as plain reads that is 2,000 requests, as MultiReads a few).
+// MultiReads (a host starting 1,000 jobs reads each job's root and config:
+// as plain reads that is 2,000 requests, as MultiReads a few).
 // A call made while no batch is in flight goes out at once, alone; calls
 // made while one is in flight wait for it to end and then go out together
 // as the next batch (ReadMany: multiRead requests of a few hundred ops).

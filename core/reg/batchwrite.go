@@ -11,12 +11,12 @@ import (
 const BatchMaxOps = 1000
 
 // BatchWriter coalesces the transactions of concurrent callers into few
-// Multi requests (issue 16: a host registering 1,000 new jobs sent 1,000
+// Multi requests (a host registering 1,000 new jobs makes 1,000
 // transactions of a dozen creates; in a few Multis the ZooKeeper server
-// spends 10-25% less CPU on them). A call made while no batch is in flight goes out at once,
-// alone; calls made while one is in flight wait for it to end and then go
-// out together, in Multis of at most BatchMaxOps ops. A Multi commits all
-// its calls' ops or none: when one carrying several calls fails, each of
+// spends 10-25% less CPU on them). A call made while no batch is in flight goes
+// out at once, alone; calls made while one is in flight wait for it to end and
+// then go out together, in Multis of at most BatchMaxOps ops. A Multi commits
+// all its calls' ops or none: when one carrying several calls fails, each of
 // them is sent again alone, so that a call fails only for its own ops.
 //
 // So a call's ops may be sent twice when the first outcome is unknown (a

@@ -128,7 +128,7 @@ type Reader interface {
 // Data is never written as ZooKeeper's null: nil data (and every parent a
 // create makes) is written as empty data, length 0, as Curator does. A Java
 // ElasticJob instance reading a node with getDirectly dereferences its data,
-// so a null node breaks it (issue 11). Nodes written by others may still be
+// so a null node breaks it. Nodes written by others may still be
 // null; Get returns nil for those.
 //
 // Data written is not to be modified after the call (see Client).
@@ -348,21 +348,23 @@ type WatchEvent struct {
 	Stat  Stat
 }
 
-// RecursiveWatcher is implemented by clients that can follow a whole subtree with one
-// persistent recursive watch (ZooKeeper 3.6+ addWatch, mode PERSISTENT_RECURSIVE).
+// RecursiveWatcher is implemented by clients that can follow a whole subtree
+// with one persistent recursive watch (ZooKeeper 3.6+ addWatch, mode
+// PERSISTENT_RECURSIVE).
 type RecursiveWatcher interface {
-	// WatchRecursive arms a persistent recursive watch on path and calls fn for every
-	// create (EventNodeCreated), delete (EventNodeDeleted) and data change
-	// (EventNodeDataChanged) of path or of any node below it, in the order the server
-	// applied them, until ctx ends or the client closes. There are no child events.
-	// fn runs on the client's delivery goroutine: it must return quickly and must not
-	// call the client.
-	// When changes may have been missed (the connection was lost and the watch was armed
-	// again on the new connection, or a new session began), fn gets EventResync (Path =
-	// the watched path): the caller must re-read what it follows. When ctx ends or the
-	// client closes, fn gets EventNotWatching once (Err says why) and never again.
-	// It returns once the watch is armed on the server. ErrUnimplemented: the server
-	// does not support it (before 3.6); callers fall back to one-shot watches.
+	// WatchRecursive arms a persistent recursive watch on path and calls fn for
+	// every create (EventNodeCreated), delete (EventNodeDeleted) and data change
+	// (EventNodeDataChanged) of path or of any node below it, in the order the
+	// server applied them, until ctx ends or the client closes. There are no
+	// child events. fn runs on the client's delivery goroutine: it must return
+	// quickly and must not call the client. When changes may have been missed
+	// (the connection was lost and the watch was armed again on the new
+	// connection, or a new session began), fn gets EventResync (Path = the
+	// watched path): the caller must re-read what it follows. When ctx ends or
+	// the client closes, fn gets EventNotWatching once (Err says why) and never
+	// again. It returns once the watch is armed on the server. ErrUnimplemented:
+	// the server does not support it (before 3.6); callers fall back to one-shot
+	// watches.
 	WatchRecursive(ctx context.Context, path string, fn func(WatchEvent)) error
 }
 

@@ -30,7 +30,7 @@ var (
 // recursive watch on the namespace root and one goroutine however many
 // subtrees it tracks. On a client without RecursiveWatcher (or when it
 // answers ErrUnimplemented: ZooKeeper before 3.6) each tracked subtree is a
-// TreeCache of its own, as before (a goroutine per subtree then).
+// TreeCache of its own (a goroutine per subtree then).
 //
 // A tracked subtree has the semantics of a TreeCache over its root: no
 // change is missed, changes may coalesce (latest data wins), a node deleted

@@ -16,8 +16,8 @@ import (
 // the next round).
 const maxRoundOps = 8192
 
-// snode is a cached node: kept small (issue 16: 10,000 idle jobs of ~13
-// nodes in ≤ 100 MiB), no map per node.
+// snode is a cached node: kept small (10,000 idle jobs of ~13 nodes fit
+// in 100 MiB: IdleJobs in core/scheduler), no map per node.
 type snode struct {
 	data []byte
 	stat nstat

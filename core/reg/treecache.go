@@ -432,7 +432,7 @@ func (r *treeRun) handle(f fired) error {
 		//     child change, fired that watch, which is still to be
 		//     handled (handling it re-lists and moves listedPzxid on).
 		// Otherwise (a re-listing since may have seen a re-created node
-		// under the same name) the node is read as before.
+		// under the same name) the node is read.
 		if n == nil {
 			return nil
 		}

@@ -23,9 +23,9 @@ var (
 )
 
 // BenchmarkStartupOnZooKeeper: one scheduler registers 1,000 idle jobs (1
-// item, a cron that next fires in 2099) on a real ZooKeeper (issue 16's
-// "1,000 idle jobs on ZooKeeper: start to host started", without the
-// host's own work). first is a first start on an empty namespace; restart
+// item, a cron that next fires in 2099) on a real ZooKeeper
+// (host/daemon's BenchmarkHostIdleOnZooKeeper without the host's own
+// work). first is a first start on an empty namespace; restart
 // registers the jobs, stops that scheduler (its session ends: its
 // ephemeral nodes go) and measures the start of a new one (another
 // instance id, the same IP) on the same namespace, whose jobs are all in

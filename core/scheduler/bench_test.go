@@ -224,7 +224,7 @@ func quiesce(tb testing.TB, settle time.Duration, nodes []*benchNode) regcount.C
 // warmUp runs triggers (runOnce) until, once the requests settled, no
 // resharding is pending: the first trigger reshards, and a membership
 // event handled after it may flag one more (a real change; an instance's
-// own registration events no longer do). obs is a client of the job's
+// own registration events do not). obs is a client of the job's
 // namespace.
 func warmUp(tb testing.TB, obs reg.Client, job string, settle time.Duration, nodes []*benchNode, runOnce func()) {
 	tb.Helper()

@@ -13,10 +13,9 @@ import (
 // trigger of a 3-item job on 1 instance (failover and monitorExecution on)
 // may make on the embedded registry itself: the stat of leader/sharding
 // (sent together with the running-node transaction), the running-node
-// transaction and the completion transaction. It was 62 when the test was
-// written (issue 16), the tree cache's re-reads included; 12 once the
-// trigger read the tree cache. A change that adds a request to the trigger
-// path fails the test; a change that saves some lowers it here.
+// transaction and the completion transaction (upstream makes about 58). A
+// change that adds a request to the trigger path fails the test; a change
+// that saves some lowers it here.
 const requestBudgetPerTrigger = 3
 
 // cacheReadBudgetPerTrigger is the most rounds of reads (MultiRead) the

@@ -31,7 +31,7 @@ func TestAddValidatesErrorHandlerProps(t *testing.T) {
 		!strings.Contains(err.Error(), "The property `email.port` should be positive.") {
 		t.Errorf("Add = %v", err)
 	}
-	// The other bad props issue 12 names, each refused by Add with
+	// The other bad error-handler props, each refused by Add with
 	// upstream's message where upstream has one.
 	mail := func(k, v string) map[string]string {
 		p := map[string]string{"email.host": "smtp.example.com", "email.port": "587", "email.username": "", "email.password": "",

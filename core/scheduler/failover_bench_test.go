@@ -209,16 +209,16 @@ func awaitTakeover(b *testing.B, starts <-chan itemStart, item int, killed time.
 	}
 }
 
-// BenchmarkFailoverLatencyBusySurvivor is the mixed-cluster scenario of
-// issue 11: two schedulers run a 2-item job (failover and monitorExecution
+// BenchmarkFailoverLatencyBusySurvivor is a mixed-cluster scenario: two
+// schedulers run a 2-item job (failover and monitorExecution
 // on) on cron 0/3 with a 3 s session; every item takes 1 s. The victim is
 // killed (its connections cut and refused, as BenchmarkFailoverLatency)
 // 0.4 s after one of its items started, so that when its session expires
 // (about 3 s later) the survivor is busy running its own item of the next
 // fire. latency-ms is the time from the kill to the victim's item starting
 // on the survivor; session-ms the negotiated session timeout. Upstream
-// ElasticJob 3.0.4 (Java survivors) measured 4.0 s in that scenario, ejob
-// 4.7 s before issue 11.
+// ElasticJob 3.0.4 (Java survivors) measures 4.0 s in that scenario
+// (docs/benchmarks.md, "Failure handling").
 func BenchmarkFailoverLatencyBusySurvivor(b *testing.B) {
 	if testing.Short() {
 		b.Skip("real ZooKeeper benchmarks skipped in -short mode")

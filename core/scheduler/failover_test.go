@@ -91,16 +91,16 @@ func busy(t *testing.T, s *scheduler.Scheduler, g *gatedRuns, id string) {
 // crashed instance's item in the failover enquiry at the end of its own
 // execution (executor step 8), and the claim's trigger, which reaches the
 // trigger loop while that execution still runs, starts the claimed item
-// right after it, not after the coordination pump, which asks again for
-// claimed items that did not run, found it waiting: that was the extra step
-// of issue 11 (the claim's trigger was dropped while the execution ended,
-// and the item waited for a pump tick, 0.5-1 s).
+// right after it (trigger.TriggerSoon). A loop that dropped that trigger
+// would leave the item to the coordination pump, which asks again for
+// claimed items that did not run: 0.5-1 s later, which a mixed cluster
+// shows as ejob survivors slower than Java ones.
 func TestClaimDuringAnExecutionRunsRightAfterIt(t *testing.T) {
 	srv := embedded.NewServer()
 	cfg := config.New("claim", 2)
 	cfg.Failover = true
 	cfg.MonitorExecution = true
-	// Once sharded over both instances, the assignment stays (spec §7.7):
+	// Once sharded over both instances, the assignment stays:
 	// a resharding flag raised late by the victim's registration would
 	// make the leader wait for the victim's held item.
 	cfg.StaticSharding = true

@@ -36,7 +36,7 @@ func (l *logBuffer) String() string {
 // config wins at start (overwrite off), so a job whose local cron differs
 // follows the registry's, and says so once; a job whose local cron is the
 // registry's keeps its schedule and logs nothing about it (a host of 1,000
-// jobs used to log "rescheduling" 1,000 times per start).
+// jobs must not log "rescheduling" 1,000 times per start).
 func TestStartReschedulesOnlyWhenTheRegistryCronDiffers(t *testing.T) {
 	srv := embedded.NewServer()
 	// The first instance writes the config: every second.

@@ -360,8 +360,8 @@ func schedule(expr, tz string) (trigger.Schedule, error) {
 }
 
 // Add validates and adds a job; ctx bounds the plugin calls that check it
-// (props validation, listener descriptions). Before Run it is started by Run; after Run
-// has started it starts at once.
+// (props validation, listener descriptions). Before Run it is started by Run;
+// after Run has started it starts at once.
 func (s *Scheduler) Add(ctx context.Context, job Job) error {
 	cfg := job.Config
 	if cfg == nil {
@@ -532,8 +532,8 @@ func (rt *runtime) FailedOver(item int) { rt.obs.FailedOver(rt.name, item) }
 func (rt *runtime) Resharded() { rt.obs.Resharded(rt.name) }
 
 // describeListeners resolves cfg.JobListenerTypes through Plugins and asks
-// each listener, once, how to call it for this job (executors spec §6: each
-// name is resolved when the scheduler is built).
+// each listener, once, how to call it for this job (as upstream resolves
+// each name when the job's scheduler is built).
 func (s *Scheduler) describeListeners(ctx context.Context, cfg *config.JobConfiguration) ([]executor.SPIListener, error) {
 	out := make([]executor.SPIListener, 0, len(cfg.JobListenerTypes))
 	for _, name := range cfg.JobListenerTypes {

@@ -428,7 +428,7 @@ func errorsIs(err, target error) bool { return errors.Is(err, target) }
 // TestIdleJobsKeepNoGoroutine: once its jobs have started, a scheduler
 // runs a constant number of goroutines of its own and of the coordination
 // layer (trigger loop, watchdog, the shared Namespace), however many jobs
-// it has: an idle job is data (issue 16).
+// it has: an idle job is data.
 func TestIdleJobsKeepNoGoroutine(t *testing.T) {
 	srv := embedded.NewServer()
 	client, err := srv.Connect("idle")

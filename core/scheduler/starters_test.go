@@ -42,8 +42,8 @@ func (g gatedClient) MultiRead(ctx context.Context, ops ...reg.ReadOp) ([]reg.Re
 	return g.Client.MultiRead(ctx, ops...)
 }
 
-// The jobs of a scheduler start on a bounded number of goroutines: a
-// 10,000-job start used to run one goroutine per job, whose descriptors the
+// The jobs of a scheduler start on a bounded number of goroutines: one
+// goroutine per job in a 10,000-job start would leave descriptors the
 // runtime keeps for good (~4.5 MB). With every startup stuck on the
 // registry, at most 256 jobs are in Start; once the registry answers, all
 // of them register.

@@ -10,9 +10,9 @@ import (
 )
 
 // ValidatedProps remembers which (kind, type, props) a plugin accepted, so
-// that jobs sharing a type and props are checked once (issue 16: a host
-// with 1,000 jobs of one type and the same props made 2,000 Validate calls
-// to its plugin process before registering any). Validation depends on
+// that jobs sharing a type and props are checked once (a host with 1,000
+// jobs of one type and the same props would otherwise make 2,000 Validate
+// calls to its plugin process before registering any). Validation depends on
 // the props alone (spi.JobExecutor.Validate, spi.ErrorHandler.Validate);
 // a refusal is never remembered, so each job gets its own message. Safe
 // for concurrent use; the zero value is ready.

@@ -97,7 +97,7 @@ func TestAheadFireStartsAtItsScheduledTime(t *testing.T) {
 // dispatched ahead: the fire is decided at its scheduled time as without a
 // lead. A run that ends between the lead's start and the fire time leaves
 // the fire to start normally (no misfire); one still running at the fire
-// time has it skipped, as before.
+// time has it skipped, as an unarmed fire would.
 func TestAheadMisfireDecidedAtTheScheduledTime(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		// Run 0 (fire at 1s) ends at 1.98s, inside the 50 ms lead of the

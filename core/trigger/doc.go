@@ -10,13 +10,13 @@
 //
 // A job runs at most one execution at a time. A fire that comes due while
 // the job's previous execution is still going is not queued: the execution
-// is told at once (Fire.OnSkip, or Fire.Skipped's channel) and may take it to serve it itself before
-// it returns (Fire.TakeMissed: ElasticJob's misfire loop re-runs the items
-// right after the execution); what it does not take is reported to the
-// misfire callback once it ends, which is what Quartz does with
+// is told at once (Fire.OnSkip, or Fire.Skipped's channel) and may take it to
+// serve it itself before it returns (Fire.TakeMissed: ElasticJob's misfire loop
+// re-runs the items right after the execution); what it does not take is
+// reported to the misfire callback once it ends, which is what Quartz does with
 // ElasticJob's settings (one worker thread per job, misfireThreshold 1 ms,
-// misfire policy "do nothing", JobTriggerListener; executors spec §1.4,
-// protocol spec §11).
+// misfire policy "do nothing", JobTriggerListener; upstream's
+// JobScheduleController and its misfire handling).
 //
 // A job added with AddAhead may have its schedule fires dispatched a short
 // lead ahead of their time (ahead.go): its execution does its preparation

@@ -98,7 +98,7 @@ func (f Fire) OnSkip(fn func()) (stop func()) {
 // execution runs, and forgets them: they are the execution's to serve (a
 // catch-up run before it returns, ElasticJob's misfire loop), so they are
 // not reported to OnMisfire. Fires not taken are reported once the
-// execution returns, as before.
+// execution returns.
 //
 // With final set, no fire is skipped from then on: the first schedule fire
 // that comes due before the execution returns starts as soon as it

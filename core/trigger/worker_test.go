@@ -32,7 +32,7 @@ func TestWorkersRunJobsConcurrently(t *testing.T) {
 			all      = make(chan struct{})
 			timedOut []string
 		)
-		for round := range 2 { // the second round runs on the first's workers
+		for round := range 2 { // round 1 runs on the workers of round 0
 			started, all = 0, make(chan struct{})
 			for i := range n {
 				id := string(rune('a' + i))

@@ -1,12 +1,11 @@
 // Package namespaces keeps the registry centers and trace data sources an
-// operator adds in the console (upstream's Configurations.xml, ElasticJob
-// console spec §10.3) in one JSON file under the user's configuration
-// directory (os.UserConfigDir()/ejob/namespaces.json). The file holds
-// secrets (a ZooKeeper digest, a database password): it is written with
-// mode 0600, atomically (a temporary file renamed over it), and a file
-// that others may read is refused, never used. Secrets leave the package
-// masked (Public) and a masked value sent back keeps the stored one
-// (Merge).
+// operator adds in the console (upstream ElasticJob-UI's Configurations.xml
+// of RegistryCenterConfiguration entries) in one JSON file under the user's
+// configuration directory (os.UserConfigDir()/ejob/namespaces.json). The file
+// holds secrets (a ZooKeeper digest, a database password): it is written with
+// mode 0600, atomically (a temporary file renamed over it), and a file that
+// others may read is refused, never used. Secrets leave the package masked
+// (Public) and a masked value sent back keeps the stored one (Merge).
 package namespaces
 
 import (

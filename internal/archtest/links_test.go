@@ -57,8 +57,8 @@ func TestDocLinksStayInTheRepository(t *testing.T) {
 
 // TestDocsCiteNoSpec: user docs (README.md, docs/*.md, examples' READMEs)
 // and the godoc of the packages plugin authors import (spi, sdk) cite no
-// "spec §N": the ElasticJob specs ejob was built from are not part of the
-// repository, so a reader cannot follow such a reference.
+// numbered section of a spec: the ElasticJob specs ejob was built from are
+// not part of the repository, so a reader cannot follow such a reference.
 func TestDocsCiteNoSpec(t *testing.T) {
 	root := filepath.Join("..", "..")
 	var files []string

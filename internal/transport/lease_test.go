@@ -112,6 +112,10 @@ func TestLeaseWithoutDeadline(t *testing.T) {
 // renews nothing; its plugin process, still running, cancels the
 // execution on its own, with cause spi.ErrLeaseExpired, while the host is
 // stopped. (TestLeaseFrozenHost checks the timing on synctest's clock.)
+// Nothing else bounds an item by its session while the host is paused:
+// without the lease, the chaos suite's sigstop-host-only fault finds the
+// item still running beside the instance that took it over once the
+// session expired.
 func TestLeaseFrozenHostProcess(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()

@@ -26,7 +26,7 @@ import (
 //     cancels the plugin's handler ctx (its Err is context.Canceled, its
 //     Cause says why). The plugin applies the caller's deadline itself,
 //     from the request, so a timed-out call sees context.DeadlineExceeded
-//     as before; a Cancel for that deadline is then only a backstop;
+//     as in process; a Cancel for that deadline is then only a backstop;
 //  3. waits for the Execute RPC to return, up to the Conn's stop grace, and
 //     returns an error wrapping the caller's ctx error and cause (and the
 //     plugin's own error, if it returned another one);

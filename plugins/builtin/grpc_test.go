@@ -70,8 +70,8 @@ func TestNewConformOverGRPC(t *testing.T) {
 	}
 }
 
-// TestRuntimeVectorsOverGRPC checks that §8's runtime examples survive the
-// transport: request order kept, empty item lists present.
+// TestRuntimeVectorsOverGRPC checks that the strategies' runtime examples
+// survive the transport: request order kept, empty item lists present.
 func TestRuntimeVectorsOverGRPC(t *testing.T) {
 	t.Parallel()
 	set := builtin.New(builtin.Options{})

@@ -34,7 +34,7 @@ const (
 	namespace  = "peer"
 	jobName    = "javaSimpleJob"
 	jobRoot    = "/" + jobName
-	// The spec's instance ids (tree B: A=15920, B=15966, C=16020).
+	// The recorded cluster's instance ids (A=15920, B=15966, C=16020).
 	idA = "192.0.2.2@-@15920"
 	idB = "192.0.2.2@-@15966"
 	idC = "192.0.2.2@-@16020"
@@ -157,7 +157,7 @@ func loadGolden(t *testing.T) *golden {
 }
 
 // valueOK reports whether data is one of e's value alternatives for path.
-// Null data never is: every node of the spec tree has data (Curator writes
+// Null data never is: every node of the recorded tree has data (Curator writes
 // empty data, never ZooKeeper's null, and Java's getDirectly dereferences
 // it), so "absent" in the golden file means empty, not null.
 func (g *golden) valueOK(e expect, path, data string, null bool) bool {
@@ -413,13 +413,13 @@ type node struct {
 	done   chan error
 }
 
-// TestZooKeeperTreeMatchesElasticJob runs the spec's cluster on a real
+// TestZooKeeperTreeMatchesElasticJob runs the recorded cluster on a real
 // ZooKeeper (three instances, failover on, triggers, a disabled item, a
 // console trigger, a misfire, a crash with failover and resharding) and
 // compares the tree ejob writes with the tree ElasticJob 3.0.4 wrote
 // (testdata/elasticjob-tree.golden): at four checkpoints the whole tree must
-// equal the spec's, and every node seen at any moment must have a kind and
-// value format the spec tree has.
+// equal the recorded one, and every node seen at any moment must have a kind
+// and value format the recorded tree has.
 func TestZooKeeperTreeMatchesElasticJob(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real ZooKeeper scenario skipped in -short mode")
@@ -467,7 +467,7 @@ func TestZooKeeperTreeMatchesElasticJob(t *testing.T) {
 	t.Cleanup(func() { stopCache(); <-cacheDone })
 	<-cache.Initialized()
 
-	// The spec's job: same config as javaSimpleJob (spec 60-75).
+	// The recorded cluster's job: the config of javaSimpleJob.
 	cfg := config.New(jobName, 3)
 	cfg.Cron = "0/2 * * * * ?"
 	cfg.Description = "java reference peer simple job"
@@ -530,13 +530,13 @@ func TestZooKeeperTreeMatchesElasticJob(t *testing.T) {
 				for _, n := range sortedNodes(tree) {
 					fmt.Fprintf(&b, "  %s\n", n)
 				}
-				t.Fatalf("checkpoint %q: the tree differs from the spec's after %s:\n  %s\ntree:\n%s", name, d, strings.Join(last, "\n  "), b.String())
+				t.Fatalf("checkpoint %q: the tree differs from ElasticJob's after %s:\n  %s\ntree:\n%s", name, d, strings.Join(last, "\n  "), b.String())
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
 
-	// 1. Three instances in the spec's order; A leads. Between executions.
+	// 1. Three instances in the recorded order; A leads. Between executions.
 	start(idA)
 	b := start(idB)
 	start(idC)
@@ -576,8 +576,8 @@ func TestZooKeeperTreeMatchesElasticJob(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// 3. Executions hold across a fire, which misfires: as upstream (spec
-	// 308-313), the misfire flags are written when the held run ends and
+	// 3. Executions hold across a fire, which misfires: as upstream's
+	// recorded run, the misfire flags are written when the held run ends and
 	// stay while the next run runs; the snapshot is taken during that run.
 	gate1 := make(chan struct{})
 	ctl.mu.Lock()
@@ -645,7 +645,7 @@ func TestZooKeeperTreeMatchesElasticJob(t *testing.T) {
 	close(failGate)
 	matches("after-failover-and-resharding", 20*time.Second)
 
-	// Every node seen at any moment has a kind and value the spec tree has.
+	// Every node seen at any moment has a kind and value the recorded tree has.
 	all := append(rec.nodes(), dumps...)
 	for _, v := range g.catalogueViolations(all) {
 		t.Error(v)

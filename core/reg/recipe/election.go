@@ -9,7 +9,7 @@ import (
 	"github.com/ejob-io/ejob/core/reg"
 )
 
-// Election is ElasticJob's leader election (spec §6) as a recipe. The
+// Election is ElasticJob's leader election (LeaderService) as a recipe. The
 // leader is whoever owns the ephemeral leader node (ElasticJob:
 // "/{job}/leader/election/instance", holding the leader's id). A campaign
 // creates that node, unless it exists, under the Curator latch at the

@@ -14,8 +14,8 @@ import (
 )
 
 // jobOps creates a job-shaped subtree at root in one transaction: the nodes
-// an idle ElasticJob job holds (see /work/shared/spec/elasticjob-zk-tree.txt):
-// 15 nodes, a ~700-byte config.
+// an idle ElasticJob job holds (as in test/golden's recorded tree): 15
+// nodes, a ~700-byte config.
 func jobOps(root string) []reg.Op {
 	inst := "10.0.0.1@-@4242"
 	cfg := "cron: 0/5 * * * * ?\ndescription: ''\ndisabled: false\nfailover: false\njobName: " + root[1:] +

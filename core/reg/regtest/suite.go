@@ -1455,7 +1455,7 @@ func (s *suite) testTreeSessionLoss(t *testing.T) {
 	s.eventually(t, "update after resync", func() bool { return r.has(reg.NodeUpdated, "/job/instances", "x") })
 }
 
-// --- upstream ports (spec §18.2-18.3) ---
+// --- upstream ports (ZookeeperRegistryCenter and its tests) ---
 
 // testUpstreamQuery ports ZookeeperRegistryCenterQueryWithoutCacheTest.
 func (s *suite) testUpstreamQuery(t *testing.T) {

@@ -33,7 +33,7 @@ import (
 //     watches; a data change exist and data watches; a delete all three; a
 //     child change child watches), and whenever no recursive watch took it
 //     (the server sent it for some watch; if not ours, go-zookeeper's: so a
-//     client without recursive watches passes everything on, as before).
+//     client without recursive watches passes everything on).
 //     go-zookeeper hands every notification it reads to its event callback
 //     and to a small channel that drops events when full; a flood of
 //     recursive notifications has no business there. State events do not

@@ -79,7 +79,7 @@ func LogMessage(jobName string) string {
 }
 
 // Throw is the THROW handler: it answers Propagate, so the kernel stops the
-// current trigger with the error (executors spec §1.5); the cron schedule
+// current trigger with the error (ThrowJobErrorHandler); the cron schedule
 // keeps running. It is safe for concurrent use.
 type Throw struct{}
 

@@ -20,7 +20,7 @@ const (
 	secret = "SEC-mocked-dingtalk-secret-0001"
 )
 
-// TestSignVector is the executors spec's §5.4 example.
+// TestSignVector is DingTalk's documented signing example.
 func TestSignVector(t *testing.T) {
 	t.Parallel()
 	if got, want := dingtalk.Sign("mocked_secret", 1700000000000), "WXHf7JYFeYGoLy9GNKGBbO5xkO549s2AEq7MjeJHUDg%3D"; got != want {
@@ -43,7 +43,7 @@ const wantBody = `{"msgtype":"text","text":{"content":"[ejob alert] Job \u0027or
 	`caused by *exec.ExitError: exit status 3\n"}}`
 
 // checkSign verifies a request's timestamp and sign as DingTalk does,
-// computed here from the spec's formula.
+// computed here from DingTalk's formula.
 func checkSign(t *testing.T, r alerttest.Request) {
 	t.Helper()
 	q := r.URL.Query()

@@ -1,7 +1,7 @@
 // Package shardingbuiltin implements ElasticJob's built-in sharding
 // strategies, AVG_ALLOCATION, ODEVITY and ROUND_ROBIN, exactly as upstream
-// 3.0.x computes them (protocol spec §8), plus JavaStringHashCode, the Java
-// String.hashCode the name-based strategies need.
+// 3.0.x computes them (its JobShardingStrategy implementations), plus
+// JavaStringHashCode, the Java String.hashCode the name-based strategies need.
 //
 // Instances are used in the order the request gives them (at runtime,
 // descending instance-id string order) and never sorted; every response

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// TestJavaStringHashCode checks the hash table of protocol spec §8.5
+// TestJavaStringHashCode checks a table of hashes
 // (computed with the JDK), including Java's % and Math.abs semantics.
 func TestJavaStringHashCode(t *testing.T) {
 	t.Parallel()

@@ -22,7 +22,7 @@ func hosts(n int) []string {
 	return ids
 }
 
-// runtimeIDs is the ZooKeeper order of §8's runtime examples (descending
+// runtimeIDs is the ZooKeeper order of the runtime examples (descending
 // string order, so 1.10 comes last).
 var runtimeIDs = []string{"1.2@-@200", "1.1@-@100", "1.10@-@50"}
 
@@ -35,7 +35,7 @@ type vector struct {
 	want [][]int
 }
 
-// TestUpstreamVectors checks every vector of protocol spec §8: the upstream
+// TestUpstreamVectors checks every vector of the strategies: the upstream
 // unit tests and the runtime examples.
 func TestUpstreamVectors(t *testing.T) {
 	t.Parallel()
