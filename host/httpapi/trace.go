@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strconv"
 	"time"
 
@@ -63,7 +64,8 @@ func (n *apiInt) UnmarshalJSON(b []byte) error {
 	}
 	v, err := strconv.Atoi(s)
 	if err != nil {
-		return fmt.Errorf("want a whole number, got %s", b)
+		// The decoder names the field of an UnmarshalTypeError.
+		return &json.UnmarshalTypeError{Value: "value " + string(b), Type: reflect.TypeFor[int]()}
 	}
 	*n = apiInt(v)
 	return nil
@@ -83,7 +85,7 @@ func (o *apiBool) UnmarshalJSON(b []byte) error {
 	case "false", `"false"`:
 		o.v = new(false)
 	default:
-		return fmt.Errorf("want true, false or \"\" (no filter), got %s", b)
+		return &json.UnmarshalTypeError{Value: "value " + string(b) + ` (want true, false or "" for no filter)`, Type: reflect.TypeFor[bool]()}
 	}
 	return nil
 }
