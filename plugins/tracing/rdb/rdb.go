@@ -633,15 +633,8 @@ const DefaultDistinct = 100
 // Values are compared and matched (LIKE) as the database's collation
 // does.
 func (t *Tracer) Distinct(ctx context.Context, q spi.DistinctQuery) (spi.DistinctValues, error) {
-	var table, col string
-	switch q.Field {
-	case spi.ExecutionJobNames:
-		table, col = executionTable, "job_name"
-	case spi.ExecutionIPs:
-		table, col = executionTable, "ip"
-	case spi.StatusJobNames:
-		table, col = statusTable, "job_name"
-	default:
+	table, col, ok := distinctColumn(q.Field)
+	if !ok {
 		return spi.DistinctValues{}, fmt.Errorf("rdb tracing: distinct values of %q: %w (want %s, %s or %s)",
 			q.Field, spi.ErrUnsupported, spi.ExecutionJobNames, spi.ExecutionIPs, spi.StatusJobNames)
 	}
@@ -654,11 +647,7 @@ func (t *Tracer) Distinct(ctx context.Context, q spi.DistinctQuery) (spi.Distinc
 		limit = DefaultDistinct
 	}
 	limit = min(limit, spi.MaxDistinct)
-	seek := func(op string) string {
-		return s.d.bind("SELECT v FROM (SELECT " + col + " AS v FROM " + table + " WHERE " + col + " " + op + " ? ORDER BY " + col +
-			" LIMIT 1) x WHERE v LIKE ? ESCAPE '!'")
-	}
-	first, next := seek(">="), seek(">")
+	first, next := s.d.bind(distinctSeek(table, col, ">=")), s.d.bind(distinctSeek(table, col, ">"))
 	pattern := escapeLike(q.Prefix) + "%"
 	var out spi.DistinctValues
 	for after, query := q.Prefix, first; ; query = next {
@@ -677,6 +666,27 @@ func (t *Tracer) Distinct(ctx context.Context, q spi.DistinctQuery) (spi.Distinc
 		out.Values = append(out.Values, trimPad(v))
 		after = v
 	}
+}
+
+// distinctColumn is the table and column of field.
+func distinctColumn(field spi.DistinctField) (table, col string, ok bool) {
+	switch field {
+	case spi.ExecutionJobNames:
+		return executionTable, "job_name", true
+	case spi.ExecutionIPs:
+		return executionTable, "ip", true
+	case spi.StatusJobNames:
+		return statusTable, "job_name", true
+	}
+	return "", "", false
+}
+
+// distinctSeek is one step of Distinct's scan: the least value of col op
+// the first argument (one seek in col's index), if it matches the LIKE
+// pattern of the second.
+func distinctSeek(table, col, op string) string {
+	return "SELECT v FROM (SELECT " + col + " AS v FROM " + table + " WHERE " + col + " " + op + " ? ORDER BY " + col +
+		" LIMIT 1) x WHERE v LIKE ? ESCAPE '!'"
 }
 
 // escapeLike escapes the LIKE wildcards of s with '!'.
