@@ -69,7 +69,9 @@ func (s *Server) routes(mux *Mux) {
 	mux.HandleFunc("POST /api/event-trace/status", s.statuses)
 	for path, field := range map[string]spi.DistinctField{"execution/jobNames": spi.ExecutionJobNames,
 		"execution/ip": spi.ExecutionIPs, "status/jobNames": spi.StatusJobNames} {
+		// ElasticJob-UI asks .../jobNames/ for an empty prefix.
 		mux.HandleFunc("GET /api/event-trace/"+path, s.distinct(field))
+		mux.HandleFunc("GET /api/event-trace/"+path+"/{$}", s.distinct(field))
 		mux.HandleFunc("GET /api/event-trace/"+path+"/{prefix}", s.distinct(field))
 	}
 	mux.HandleFunc("/api/", notFound)

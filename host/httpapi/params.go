@@ -57,8 +57,9 @@ func (m *Mux) Handle(pattern string, h http.Handler) {
 	}))
 }
 
-// wildcard matches a ServeMux pattern's {name} and {name...}.
-var wildcard = regexp.MustCompile(`\{([^}.]+)(?:\.\.\.)?\}`)
+// wildcard matches a ServeMux pattern's {name} and {name...} (not {$},
+// the end of the path).
+var wildcard = regexp.MustCompile(`\{([^}.$]+)(?:\.\.\.)?\}`)
 
 // CheckParam checks the value of the path parameter name against its rule:
 // nil, or an error naming the parameter and what is wrong.

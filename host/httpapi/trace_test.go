@@ -263,6 +263,8 @@ func TestEventTracePrefixLists(t *testing.T) {
 	token := f.login("guest", guestPW)
 	for path, want := range map[string]string{
 		"/api/event-trace/execution/jobNames":    `["a","b"]`,
+		"/api/event-trace/execution/jobNames/":   `["a","b"]`,
+		"/api/event-trace/status/jobNames/":      `["a"]`,
 		"/api/event-trace/execution/jobNames/a":  `["a"]`,
 		"/api/event-trace/execution/jobNames/zz": `[]`,
 		"/api/event-trace/execution/ip":          `["10.0.0.1","10.0.0.2"]`,
