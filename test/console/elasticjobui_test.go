@@ -20,14 +20,15 @@ import (
 // TestElasticJobUIRequestPath drives `ejob serve`'s REST API the way
 // ElasticJob-UI 3.0.2's frontend does (testdata/elasticjob-ui: the real
 // axios it depends on, served with /api/ proxied to ejob as the UI's own
-// server does): a login stores the token sent as Access-Token, an error
-// shows ejob's exact errorMsg, and a dead token (one the server does not
+// server does): a login stores the token sent as Access-Token, the Job
+// trace page's first requests (every filter "") answer, an error shows
+// ejob's exact errorMsg, and a dead token (one the server does not
 // know, as after its restart or the token's expiry) sends the user to
 // #/login. ejob once answered /api/* errors with HTTP status = errorCode,
 // which axios rejects before the envelope is read: the UI showed "Error:
 // Request failed with status code 400" and never went back to the login.
 func TestElasticJobUIRequestPath(t *testing.T) {
-	e := NewEnv(t, Options{})
+	e := NewEnv(t, Options{Elasticjob: tracing(t)})
 	backend, err := url.Parse(e.Base)
 	if err != nil {
 		t.Fatal(err)
@@ -49,6 +50,18 @@ func TestElasticJobUIRequestPath(t *testing.T) {
 	// A success: the envelope's model.
 	browsertest.Eval[any](tab, `ui.call('get', '/api/jobs/getAllJobsBriefInfo')`)
 	tab.Eventually(15*time.Second, "the jobs list", `document.querySelector('#model').textContent.startsWith('[')`)
+
+	// The Job trace page as it opens (every filter empty) and its
+	// job-name completion with nothing typed.
+	for _, c := range []struct{ method, path, body, want string }{
+		{"post", "/api/event-trace/execution", `{"jobName":"","ip":"","isSuccess":"","startTime":"","endTime":"","pageSize":10,"pageNumber":1}`, `{"total":0,"rows":[]}`},
+		{"post", "/api/event-trace/status", `{"jobName":"","source":"","executionType":"","state":"","pageSize":10,"pageNumber":1}`, `{"total":0,"rows":[]}`},
+		{"get", "/api/event-trace/execution/jobNames/", "undefined", `[]`},
+	} {
+		browsertest.Eval[any](tab, fmt.Sprintf(`ui.call(%q, %q, %s)`, c.method, c.path, c.body))
+		tab.Eventually(15*time.Second, c.method+" "+c.path+" to answer "+c.want,
+			fmt.Sprintf(`document.querySelector('#model').textContent === %q`, c.want))
+	}
 
 	// Errors show ejob's own message, whatever their errorCode.
 	token := apiLogin(t, e.Base)
