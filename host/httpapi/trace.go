@@ -228,9 +228,13 @@ func timeOrNil(t time.Time) *time.Time {
 	return &t
 }
 
-// traceStatus maps a sink's error to an HTTP status.
+// traceStatus maps a sink's error to an HTTP status: a sink that does
+// not serve the call (a plugin built before its method) is 501.
 func traceStatus(err error) int {
-	if errors.Is(err, spi.ErrInvalidConfig) || errors.Is(err, spi.ErrUnknownType) {
+	switch {
+	case errors.Is(err, spi.ErrUnsupported):
+		return http.StatusNotImplemented
+	case errors.Is(err, spi.ErrInvalidConfig) || errors.Is(err, spi.ErrUnknownType):
 		return http.StatusInternalServerError
 	}
 	return status(err)
