@@ -104,6 +104,13 @@ type StatusQuery struct {
 	// From and To bound creation_time as in ExecutionQuery.
 	From, To      time.Time
 	Offset, Limit int
+	// State, ExecutionType and Source filter when non-empty (upstream's
+	// console filters on them). Source is the ≤3.0.4 column: every event
+	// of a lite job has source LITE_EXECUTOR, so a store without the
+	// column matches all events for that value and none for another.
+	State         string
+	ExecutionType string
+	Source        string
 }
 
 // StatusPage is one page of status events.
@@ -128,6 +135,41 @@ type TracePurgeResponse struct {
 // TraceValidateRequest asks whether a sink's settings are usable.
 type TraceValidateRequest struct {
 	Config map[string]string
+}
+
+// DistinctField names a field whose distinct values Distinct lists.
+type DistinctField string
+
+// The fields Distinct lists (upstream's console completes its filters with
+// them).
+const (
+	// ExecutionJobNames: the job names of the executions.
+	ExecutionJobNames DistinctField = "execution.jobName"
+	// ExecutionIPs: the IP addresses of the executions.
+	ExecutionIPs DistinctField = "execution.ip"
+	// StatusJobNames: the job names of the status events.
+	StatusJobNames DistinctField = "status.jobName"
+)
+
+// MaxDistinct bounds DistinctQuery.Limit.
+const MaxDistinct = 1000
+
+// DistinctQuery asks for the distinct values of Field that begin with
+// Prefix ("": every value), in the store's order of that field.
+type DistinctQuery struct {
+	Config map[string]string
+	Field  DistinctField
+	Prefix string
+	// Limit values at most are returned (<= 0: a default of the sink's;
+	// at most MaxDistinct).
+	Limit int
+}
+
+// DistinctValues is the answer of Distinct.
+type DistinctValues struct {
+	Values []string
+	// More reports whether more values match.
+	More bool
 }
 
 // Tracer is an execution-history sink (upstream's event tracing), named
@@ -156,4 +198,8 @@ type Tracer interface {
 	QueryExecutions(ctx context.Context, q ExecutionQuery) (ExecutionPage, error)
 	QueryStatuses(ctx context.Context, q StatusQuery) (StatusPage, error)
 	Purge(ctx context.Context, req TracePurgeRequest) (TracePurgeResponse, error)
+	// Distinct lists distinct values of one field by prefix; its cost
+	// must not grow with the rows stored (an index seek per value). An
+	// unknown Field is an error wrapping ErrUnsupported.
+	Distinct(ctx context.Context, q DistinctQuery) (DistinctValues, error)
 }

@@ -104,19 +104,40 @@ func (s *nsSwitcher) UseDataSource(ctx context.Context, d *namespaces.DataSource
 		s.log.Info("switched event-trace data source", "name", httpapi.DefaultDataSource)
 		return nil
 	}
+	cfg, err := s.check(ctx, *d)
+	if err != nil {
+		return err
+	}
+	s.srv.SetTrace(s.rdb, cfg, d.Name)
+	s.log.Info("switched event-trace data source", "name", d.Name, "driver", d.Driver, "url", namespaces.MaskDSN(d.URL))
+	return nil
+}
+
+// TestDataSource implements httpapi.Switcher: d is checked as
+// UseDataSource checks it, and nothing is switched.
+func (s *nsSwitcher) TestDataSource(ctx context.Context, d namespaces.DataSource) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, err := s.check(ctx, d)
+	return err
+}
+
+// check opens the built-in RDB sink on d (its plugin started at the first
+// call) and runs one query; it answers the sink's settings. s.mu is held.
+func (s *nsSwitcher) check(ctx context.Context, d namespaces.DataSource) (map[string]string, error) {
 	if s.rdb == nil {
 		b, err := builtinSource()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		cat, err := plugins.Open(ctx, plugins.Config{Builtin: b, Logger: s.log})
 		if err != nil {
-			return fmt.Errorf("data source %s: %w", d.Name, err)
+			return nil, fmt.Errorf("data source %s: %w", d.Name, err)
 		}
 		tr, err := spi.Resolve[spi.Tracer](cat, "RDB")
 		if err != nil {
 			_ = cat.Close()
-			return fmt.Errorf("data source %s: %w", d.Name, err)
+			return nil, fmt.Errorf("data source %s: %w", d.Name, err)
 		}
 		s.cat, s.rdb = cat, tr
 	}
@@ -130,11 +151,9 @@ func (s *nsSwitcher) UseDataSource(ctx context.Context, d *namespaces.DataSource
 	ctx, cancel := context.WithTimeout(ctx, switchTimeout)
 	defer cancel()
 	if _, err := s.rdb.QueryExecutions(ctx, spi.ExecutionQuery{Config: cfg, Limit: 1}); err != nil {
-		return fmt.Errorf("data source %s: %w", d.Name, err)
+		return nil, fmt.Errorf("data source %s: %w", d.Name, err)
 	}
-	s.srv.SetTrace(s.rdb, cfg, d.Name)
-	s.log.Info("switched event-trace data source", "name", d.Name, "driver", d.Driver, "url", namespaces.MaskDSN(d.URL))
-	return nil
+	return cfg, nil
 }
 
 // Close stops the registry switched to, if any, and the RDB sink's

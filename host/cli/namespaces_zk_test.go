@@ -22,6 +22,7 @@ import (
 	"github.com/ejob-io/ejob/core/reg/zktest"
 	"github.com/ejob-io/ejob/core/reg/zookeeper"
 	"github.com/ejob-io/ejob/host/cli"
+	"github.com/ejob-io/ejob/internal/testkit"
 )
 
 // apiClient calls an ejob serve's REST API as one user.
@@ -53,7 +54,7 @@ func (a *apiClient) call(method, path string, body any) (int, map[string]any) {
 	if err := json.Unmarshal(data, &env); err != nil {
 		a.t.Fatalf("%s %s: %s: %s", method, path, resp.Status, data)
 	}
-	return resp.StatusCode, env
+	return testkit.APIStatus(resp.StatusCode, data), env
 }
 
 func login(t *testing.T, base, user, pw string) *apiClient {

@@ -141,7 +141,7 @@ func (b *browser) do(method, path string, header map[string]string, body string)
 	if err != nil {
 		b.f.t.Fatal(err)
 	}
-	return response{resp.StatusCode, resp.Header, string(data)}
+	return response{testkit.APIStatus(resp.StatusCode, data), resp.Header, string(data)}
 }
 
 // login logs in through POST /login and reads the CSRF token.

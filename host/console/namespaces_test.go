@@ -35,8 +35,8 @@ func TestNamespacesPageOnHost(t *testing.T) {
 	}
 	st := browsertest.Eval[int](tab, `fetch('/console/session').then(r => r.json()).then(s =>
 		fetch('/api/registry-center/add', {method: 'POST', headers: {'X-CSRF-Token': s.model.csrfToken, 'Content-Type': 'application/json'},
-			body: JSON.stringify({name: 'x', zkAddressList: 'h:1', namespace: 'n'})})).then(r => r.status)`)
+			body: JSON.stringify({name: 'x', zkAddressList: 'h:1', namespace: 'n'})})).then(r => r.json()).then(b => b.errorCode)`)
 	if st != 409 {
-		t.Errorf("add on a host: HTTP %d, want 409", st)
+		t.Errorf("add on a host: errorCode %d, want 409", st)
 	}
 }

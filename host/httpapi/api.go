@@ -12,6 +12,7 @@ import (
 
 	"github.com/ejob-io/ejob/core/config"
 	"github.com/ejob-io/ejob/core/lifecycle"
+	"github.com/ejob-io/ejob/spi"
 	"github.com/ejob-io/ejob/spi/redact"
 	"github.com/hashicorp/go-hclog"
 )
@@ -66,6 +67,13 @@ func (s *Server) routes(mux *Mux) {
 	// Event trace (the host's tracing sink).
 	mux.HandleFunc("POST /api/event-trace/execution", s.executions)
 	mux.HandleFunc("POST /api/event-trace/status", s.statuses)
+	for path, field := range map[string]spi.DistinctField{"execution/jobNames": spi.ExecutionJobNames,
+		"execution/ip": spi.ExecutionIPs, "status/jobNames": spi.StatusJobNames} {
+		// ElasticJob-UI asks .../jobNames/ for an empty prefix.
+		mux.HandleFunc("GET /api/event-trace/"+path, s.distinct(field))
+		mux.HandleFunc("GET /api/event-trace/"+path+"/{$}", s.distinct(field))
+		mux.HandleFunc("GET /api/event-trace/"+path+"/{prefix}", s.distinct(field))
+	}
 	mux.HandleFunc("/api/", notFound)
 }
 

@@ -124,7 +124,11 @@ func (f *fixture) instance(id string) {
 	}
 }
 
-// do sends a request and returns the status and the raw body.
+// do sends a request and returns the status and the raw body. The status
+// of an /api/* error is the envelope's errorCode (testkit.APIStatus), and
+// do fails the test unless such an error came with HTTP 200, as upstream
+// answers; the console's own endpoints must answer errors with a real
+// HTTP status.
 func (f *fixture) do(method, path, token string, body io.Reader) (int, []byte) {
 	f.t.Helper()
 	req, err := http.NewRequest(method, f.base+path, body)
@@ -146,7 +150,14 @@ func (f *fixture) do(method, path, token string, body io.Reader) (int, []byte) {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	return resp.StatusCode, data
+	st := testkit.APIStatus(resp.StatusCode, data)
+	switch upstream := strings.HasPrefix(path, "/api/"); {
+	case upstream && resp.StatusCode != http.StatusOK && strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json"):
+		f.t.Errorf("%s %s: HTTP %d, want 200 with the status in errorCode: %s", method, path, resp.StatusCode, data)
+	case !upstream && st != resp.StatusCode:
+		f.t.Errorf("%s %s: HTTP 200 for errorCode %d, want the real status: %s", method, path, st, data)
+	}
+	return st, data
 }
 
 // envelope decodes an envelope, failing the test on any other shape.

@@ -141,7 +141,8 @@ func Fail(w http.ResponseWriter, status int, msg string) { fail(w, status, msg) 
 // WriteEnvelope answers status with env.
 func WriteEnvelope(w http.ResponseWriter, status int, env Envelope) { write(w, status, env) }
 
-// fail answers with status and the same errorCode in the envelope.
+// fail answers with status and the same errorCode in the envelope; under
+// /api/ the HTTP status is 200 (statusInBody).
 func fail(w http.ResponseWriter, status int, msg string) {
 	write(w, status, Envelope{ErrorCode: status, ErrorMsg: &msg})
 }

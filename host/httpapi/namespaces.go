@@ -26,6 +26,9 @@ type Switcher interface {
 	UseRegistry(ctx context.Context, r *namespaces.Registry) error
 	// UseDataSource switches to d; nil: back to the process's own.
 	UseDataSource(ctx context.Context, d *namespaces.DataSource) error
+	// TestDataSource checks d as UseDataSource does and switches
+	// nothing.
+	TestDataSource(ctx context.Context, d namespaces.DataSource) error
 }
 
 // errOwnOnly answers the namespace writes of a server without a store.
@@ -108,6 +111,7 @@ func (s *Server) namespaceRoutes(mux *Mux) {
 		}
 		ok(w, out)
 	})
+	mux.HandleFunc("POST /api/data-source/connectTest", s.connectTest)
 	mux.HandleFunc("GET /api/data-source/drivers", func(w http.ResponseWriter, _ *http.Request) {
 		ok(w, []string{"sqlite", "postgres", "mysql"})
 	})
@@ -338,6 +342,36 @@ func (s *Server) connect(w http.ResponseWriter, r *http.Request, kind string) {
 		return connectErr(s.opts.Switch.UseDataSource(ctx, &d))
 	}()
 	s.nsAnswer(w, r, kind+" connect", req.Name, err)
+}
+
+// connectTest is POST /api/data-source/connectTest: the data source in
+// the body (not stored; an SQLite file confined as an added one is) is
+// opened and queried once; model true, or the error. Nothing is switched.
+func (s *Server) connectTest(w http.ResponseWriter, r *http.Request) {
+	var d namespaces.DataSource
+	if !s.decode(w, r, &d) {
+		return
+	}
+	d.Name, d.Driver, d.URL = strings.TrimSpace(d.Name), strings.TrimSpace(d.Driver), strings.TrimSpace(d.URL)
+	err := func() error {
+		if s.opts.Namespaces == nil {
+			return errOwnOnly
+		}
+		switch {
+		case d.Driver == "":
+			return fmt.Errorf("%w: data source %q: driver (sqlite, postgres or mysql) is required", namespaces.ErrInvalid, d.Name)
+		case d.URL == "":
+			return fmt.Errorf("%w: data source %q: url is required", namespaces.ErrInvalid, d.Name)
+		}
+		d, err := d.Confine(s.opts.DataSourceDir)
+		if err != nil {
+			return err
+		}
+		ctx, cancel := s.ctx(r)
+		defer cancel()
+		return connectErr(s.opts.Switch.TestDataSource(ctx, d))
+	}()
+	s.nsAnswer(w, r, "data-source connectTest", d.Name, err)
 }
 
 func connectErr(err error) error {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/ejob-io/ejob/core/config"
 	"github.com/ejob-io/ejob/core/instance"
@@ -56,8 +57,9 @@ func (m *Mux) Handle(pattern string, h http.Handler) {
 	}))
 }
 
-// wildcard matches a ServeMux pattern's {name} and {name...}.
-var wildcard = regexp.MustCompile(`\{([^}.]+)(?:\.\.\.)?\}`)
+// wildcard matches a ServeMux pattern's {name} and {name...} (not {$},
+// the end of the path).
+var wildcard = regexp.MustCompile(`\{([^}.$]+)(?:\.\.\.)?\}`)
 
 // CheckParam checks the value of the path parameter name against its rule:
 // nil, or an error naming the parameter and what is wrong.
@@ -88,6 +90,8 @@ func paramRule(name string) (shown string, check func(string) error, ok bool) {
 		return name, checkPort, true
 	case "name":
 		return name, checkEntryName, true
+	case "prefix":
+		return name, checkPrefix, true
 	}
 	return "", nil, false
 }
@@ -104,6 +108,24 @@ func checkItem(s string) error {
 func checkPort(s string) error {
 	if n, err := strconv.ParseUint(s, 10, 16); err != nil || n == 0 {
 		return fmt.Errorf("%q is not a port (1 to 65535)", s)
+	}
+	return nil
+}
+
+// maxPrefix bounds the prefix of the event-trace prefix lists (the
+// longest column they list holds 100 characters).
+const maxPrefix = 400
+
+// checkPrefix: a prefix of a job name or an IP address: at most maxPrefix
+// bytes of UTF-8 without control characters.
+func checkPrefix(s string) error {
+	switch {
+	case len(s) > maxPrefix:
+		return fmt.Errorf("%d bytes, more than a prefix may have (%d)", len(s), maxPrefix)
+	case !utf8.ValidString(s):
+		return fmt.Errorf("%q is not UTF-8", s)
+	case strings.ContainsFunc(s, unicode.IsControl):
+		return fmt.Errorf("%q has a control character", s)
 	}
 	return nil
 }

@@ -414,10 +414,10 @@ func (s *Server) Handler() http.Handler {
 	if s.opts.Metrics != nil {
 		mux.Handle("GET /metrics", s.opts.Metrics)
 	}
-	mux.HandleFunc("POST /api/login", s.login)
+	mux.Handle("POST /api/login", statusInBody(http.HandlerFunc(s.login)))
 	api := NewMux()
 	s.routes(api)
-	mux.Handle("/api/", s.Authenticate(api))
+	mux.Handle("/api/", statusInBody(s.Authenticate(api)))
 	if s.console != nil {
 		mux.Handle("/", s.console)
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strconv"
 	"time"
 
@@ -40,14 +41,57 @@ var traceRoutes = map[string]bool{"/api/event-trace/execution": true, "/api/even
 // in older consoles) are accepted and ignored: rows are always newest
 // first, the order the tracing sink serves.
 type pageRequest struct {
-	PageSize   int    `json:"pageSize"`
-	PageNumber int    `json:"pageNumber"`
+	PageSize   apiInt `json:"pageSize"`
+	PageNumber apiInt `json:"pageNumber"`
 	Sort       string `json:"sort"`
 	Order      string `json:"order"`
 }
 
+// apiInt is a number in a request: a JSON number, or a string of digits
+// (a form's value); "" and null are 0, the default.
+type apiInt int
+
+func (n *apiInt) UnmarshalJSON(b []byte) error {
+	if bytes.Equal(b, []byte("null")) {
+		return nil
+	}
+	var s string
+	if json.Unmarshal(b, &s) != nil {
+		s = string(b)
+	}
+	if s == "" {
+		return nil
+	}
+	v, err := strconv.Atoi(s)
+	if err != nil {
+		// The decoder names the field of an UnmarshalTypeError.
+		return &json.UnmarshalTypeError{Value: "value " + string(b), Type: reflect.TypeFor[int]()}
+	}
+	*n = apiInt(v)
+	return nil
+}
+
+// apiBool is an optional outcome in a request: true or false, as JSON
+// booleans or strings; null and "" (the console's cleared select) are no
+// filter, as upstream reads them.
+type apiBool struct{ v *bool }
+
+func (o *apiBool) UnmarshalJSON(b []byte) error {
+	switch string(b) {
+	case "null", `""`:
+		return nil
+	case "true", `"true"`:
+		o.v = new(true)
+	case "false", `"false"`:
+		o.v = new(false)
+	default:
+		return &json.UnmarshalTypeError{Value: "value " + string(b) + ` (want true, false or "" for no filter)`, Type: reflect.TypeFor[bool]()}
+	}
+	return nil
+}
+
 func (p pageRequest) bounds() (offset, limit int, err error) {
-	size, number := p.PageSize, p.PageNumber
+	size, number := int(p.PageSize), int(p.PageNumber)
 	if size == 0 {
 		size = DefaultPageSize
 	}
@@ -109,22 +153,27 @@ func first(ts ...apiTime) time.Time {
 }
 
 // executionRequest is upstream's FindJobExecutionEventsRequest (the time
-// range as startTime/endTime, or startTimeFrom/startTimeTo).
+// range as startTime/endTime, or startTimeFrom/startTimeTo). An empty
+// field ("", null, absent) is no filter, as upstream reads it.
 type executionRequest struct {
 	pageRequest
 	JobName       string  `json:"jobName"`
 	IP            string  `json:"ip"`
-	IsSuccess     *bool   `json:"isSuccess"`
+	IsSuccess     apiBool `json:"isSuccess"`
 	StartTime     apiTime `json:"startTime"`
 	EndTime       apiTime `json:"endTime"`
 	StartTimeFrom apiTime `json:"startTimeFrom"`
 	StartTimeTo   apiTime `json:"startTimeTo"`
 }
 
-// statusRequest is upstream's FindJobStatusTraceEventsRequest.
+// statusRequest is upstream's FindJobStatusTraceEventsRequest; an empty
+// field is no filter.
 type statusRequest struct {
 	pageRequest
 	JobName          string  `json:"jobName"`
+	Source           string  `json:"source"`
+	ExecutionType    string  `json:"executionType"`
+	State            string  `json:"state"`
 	StartTime        apiTime `json:"startTime"`
 	EndTime          apiTime `json:"endTime"`
 	CreationTimeFrom apiTime `json:"creationTimeFrom"`
@@ -179,9 +228,13 @@ func timeOrNil(t time.Time) *time.Time {
 	return &t
 }
 
-// traceStatus maps a sink's error to an HTTP status.
+// traceStatus maps a sink's error to an HTTP status: a sink that does
+// not serve the call (a plugin built before its method) is 501.
 func traceStatus(err error) int {
-	if errors.Is(err, spi.ErrInvalidConfig) || errors.Is(err, spi.ErrUnknownType) {
+	switch {
+	case errors.Is(err, spi.ErrUnsupported):
+		return http.StatusNotImplemented
+	case errors.Is(err, spi.ErrInvalidConfig) || errors.Is(err, spi.ErrUnknownType):
 		return http.StatusInternalServerError
 	}
 	return status(err)
@@ -245,7 +298,7 @@ func traceCall[R any](s *Server, w http.ResponseWriter, r *http.Request, page fu
 func (s *Server) executions(w http.ResponseWriter, r *http.Request) {
 	traceCall(s, w, r, func(q executionRequest) pageRequest { return q.pageRequest },
 		func(ctx context.Context, t traceSink, req executionRequest, offset, limit int) (any, error) {
-			q := spi.ExecutionQuery{Config: t.config, JobName: req.JobName, IP: req.IP, Success: req.IsSuccess,
+			q := spi.ExecutionQuery{Config: t.config, JobName: req.JobName, IP: req.IP, Success: req.IsSuccess.v,
 				From: first(req.StartTime, req.StartTimeFrom), To: first(req.EndTime, req.StartTimeTo)}
 			run := func(ctx context.Context, offset, limit int) (spi.ExecutionPage, error) {
 				q.Offset, q.Limit = offset, limit
@@ -275,7 +328,7 @@ func (s *Server) executions(w http.ResponseWriter, r *http.Request) {
 func (s *Server) statuses(w http.ResponseWriter, r *http.Request) {
 	traceCall(s, w, r, func(q statusRequest) pageRequest { return q.pageRequest },
 		func(ctx context.Context, t traceSink, req statusRequest, offset, limit int) (any, error) {
-			q := spi.StatusQuery{Config: t.config, JobName: req.JobName,
+			q := spi.StatusQuery{Config: t.config, JobName: req.JobName, State: req.State, ExecutionType: req.ExecutionType, Source: req.Source,
 				From: first(req.StartTime, req.CreationTimeFrom), To: first(req.EndTime, req.CreationTimeTo)}
 			run := func(ctx context.Context, offset, limit int) (spi.StatusPage, error) {
 				q.Offset, q.Limit = offset, limit
@@ -300,4 +353,29 @@ func (s *Server) statuses(w http.ResponseWriter, r *http.Request) {
 			}
 			return out, nil
 		})
+}
+
+// DistinctLimit bounds the values of one prefix list.
+const DistinctLimit = 100
+
+// distinct is GET /api/event-trace/{execution/jobNames, execution/ip,
+// status/jobNames}[/{prefix}]: the distinct job names or IP addresses of
+// the stored events that begin with prefix (all of them without one), at
+// most DistinctLimit (upstream's console completes its filters with them).
+func (s *Server) distinct(field spi.DistinctField) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		t := s.backend().trace
+		if t.tracer == nil {
+			fail(w, http.StatusNotFound, errNoTracing.Error())
+			return
+		}
+		ctx, cancel := s.ctx(r)
+		defer cancel()
+		v, err := t.tracer.Distinct(ctx, spi.DistinctQuery{Config: t.config, Field: field, Prefix: r.PathValue("prefix"), Limit: DistinctLimit})
+		if err != nil {
+			fail(w, traceStatus(err), "event trace: "+err.Error())
+			return
+		}
+		ok(w, append([]string{}, v.Values...))
+	}
 }

@@ -204,3 +204,85 @@ func TestEventTraceNotConfigured(t *testing.T) {
 		}
 	}
 }
+
+// TestEventTraceEmptyFilters: the bodies ElasticJob-UI sends, every filter
+// an empty string (its selects and inputs cleared: isSuccess "" once made
+// the Job trace page empty with "cannot unmarshal string"), are no
+// filter, as upstream reads them; numbers may come as strings.
+func TestEventTraceEmptyFilters(t *testing.T) {
+	f := startTraced(t)
+	token := f.login("admin", adminPW)
+	for _, c := range []struct {
+		path, body string
+		total      int
+	}{
+		{"/api/event-trace/execution", `{"jobName":"","ip":"","isSuccess":"","startTime":"","endTime":"","pageSize":10,"pageNumber":1,"sort":"","order":""}`, 30},
+		{"/api/event-trace/execution", `{"jobName":"a","isSuccess":"true","pageSize":"100","pageNumber":"1"}`, 13},
+		{"/api/event-trace/execution", `{"jobName":"a","isSuccess":"false"}`, 12},
+		{"/api/event-trace/execution", `{"isSuccess":null,"pageSize":""}`, 30},
+		{"/api/event-trace/status", `{"jobName":"","source":"","executionType":"","state":"","startTime":"","endTime":"","pageSize":10,"pageNumber":1}`, 3},
+	} {
+		if p := f.query(c.path, token, c.body); p.Total != c.total {
+			t.Errorf("%s %s: total %d, want %d", c.path, c.body, p.Total, c.total)
+		}
+	}
+	if st, data := f.do("POST", "/api/event-trace/execution", token, strings.NewReader(`{"isSuccess":"maybe"}`)); st != http.StatusBadRequest || !strings.Contains(string(data), "isSuccess") {
+		t.Errorf(`isSuccess "maybe": %d %s, want 400 naming isSuccess`, st, data)
+	}
+}
+
+// TestEventTraceStatusFilters: state, executionType and source filter
+// the status trace as upstream's query does (they were once ignored: every
+// row came back).
+func TestEventTraceStatusFilters(t *testing.T) {
+	f := startTraced(t)
+	token := f.login("admin", adminPW)
+	for body, want := range map[string][]string{
+		`{"state":"TASK_RUNNING"}`:                           {"status-1"},
+		`{"jobName":"a","state":"TASK_FAILED"}`:              {},
+		`{"executionType":"READY"}`:                          {"status-2", "status-1", "status-0"},
+		`{"executionType":"FAILOVER"}`:                       {},
+		`{"source":"LITE_EXECUTOR","state":"TASK_FINISHED"}`: {"status-2"},
+		`{"source":"CLOUD_EXECUTOR"}`:                        {},
+	} {
+		p := f.query("/api/event-trace/status", token, body)
+		got := []string{}
+		for _, r := range p.Rows {
+			got = append(got, str(t, r["id"]))
+		}
+		if !slices.Equal(got, want) || p.Total != len(want) {
+			t.Errorf("%s: %v total %d, want %v", body, got, p.Total, want)
+		}
+	}
+}
+
+// TestEventTracePrefixLists: upstream's autocomplete lists, the model a
+// list of strings ([] when nothing matches), a guest may read them.
+func TestEventTracePrefixLists(t *testing.T) {
+	f := startTraced(t)
+	token := f.login("guest", guestPW)
+	for path, want := range map[string]string{
+		"/api/event-trace/execution/jobNames":    `["a","b"]`,
+		"/api/event-trace/execution/jobNames/":   `["a","b"]`,
+		"/api/event-trace/status/jobNames/":      `["a"]`,
+		"/api/event-trace/execution/jobNames/a":  `["a"]`,
+		"/api/event-trace/execution/jobNames/zz": `[]`,
+		"/api/event-trace/execution/ip":          `["10.0.0.1","10.0.0.2"]`,
+		"/api/event-trace/execution/ip/10.0.0.2": `["10.0.0.2"]`,
+		"/api/event-trace/status/jobNames":       `["a"]`,
+		"/api/event-trace/status/jobNames/b":     `[]`,
+	} {
+		st, data := f.do("GET", path, token, nil)
+		env := f.envelope(data)
+		if st != http.StatusOK || string(env["success"]) != "true" || string(env["model"]) != want {
+			t.Errorf("GET %s: %d %s, want model %s", path, st, data, want)
+		}
+	}
+	if st, data := f.do("GET", "/api/event-trace/execution/ip/%00", token, nil); st != http.StatusBadRequest || !strings.Contains(string(data), "prefix") {
+		t.Errorf("a NUL prefix: %d %s, want 400 naming prefix", st, data)
+	}
+	g := startWith(t, defaultUsers(t), withConsole(httpapi.Options{}))
+	if st, data := g.do("GET", "/api/event-trace/execution/jobNames/a", g.login("admin", adminPW), nil); st != http.StatusNotFound || !strings.Contains(string(data), "not configured") {
+		t.Errorf("without tracing: %d %s, want 404 not configured", st, data)
+	}
+}

@@ -68,3 +68,24 @@ func TestRunReportsLeaks(t *testing.T) {
 		}
 	}
 }
+
+func TestAPIStatusReadsTheEnvelopesErrorCode(t *testing.T) {
+	for name, tc := range map[string]struct {
+		status int
+		body   string
+		want   int
+	}{
+		"error in a 200":     {200, `{"success":false,"errorCode":403,"errorMsg":"Unauthorized.","model":null}`, 403},
+		"success":            {200, `{"success":true,"errorCode":0,"errorMsg":null,"model":[]}`, 200},
+		"bare count":         {200, `3`, 200},
+		"real status":        {404, `{"success":false,"errorCode":404,"errorMsg":"no job"}`, 404},
+		"not JSON":           {200, `ok`, 200},
+		"JSON, not envelope": {200, `{"errorCode":400}`, 200},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got := APIStatus(tc.status, []byte(tc.body)); got != tc.want {
+				t.Errorf("APIStatus(%d, %s) = %d, want %d", tc.status, tc.body, got, tc.want)
+			}
+		})
+	}
+}

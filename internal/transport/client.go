@@ -217,3 +217,7 @@ func (t tracerClient) QueryStatuses(ctx context.Context, q spi.StatusQuery) (spi
 func (t tracerClient) Purge(ctx context.Context, req spi.TracePurgeRequest) (spi.TracePurgeResponse, error) {
 	return unary(ctx, client(t), "purge traces", pb.PluginClient.PurgeTraces, tracePurgeRequestToProto(t.typeName, req), tracePurgeResponseFromProto)
 }
+
+func (t tracerClient) Distinct(ctx context.Context, q spi.DistinctQuery) (spi.DistinctValues, error) {
+	return unary(ctx, client(t), "distinct traces", pb.PluginClient.DistinctTraces, distinctQueryToProto(t.typeName, q), distinctValuesFromProto)
+}

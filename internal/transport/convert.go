@@ -393,6 +393,7 @@ func statusQueryToProto(typeName string, q spi.StatusQuery) *pb.StatusQuery {
 	return &pb.StatusQuery{
 		Type: typeName, Config: q.Config, JobName: q.JobName, TaskId: q.TaskID,
 		FromUnixNanos: timeToProto(q.From), ToUnixNanos: timeToProto(q.To), Offset: int64(q.Offset), Limit: int64(q.Limit),
+		State: q.State, ExecutionType: q.ExecutionType, Source: q.Source,
 	}
 }
 
@@ -401,6 +402,7 @@ func statusQueryFromProto(m *pb.StatusQuery) spi.StatusQuery {
 		Config: propsFromProto(m.GetConfig()), JobName: m.GetJobName(), TaskID: m.GetTaskId(),
 		From: timeFromProto(m.GetFromUnixNanos()), To: timeFromProto(m.GetToUnixNanos()),
 		Offset: int(m.GetOffset()), Limit: int(m.GetLimit()),
+		State: m.GetState(), ExecutionType: m.GetExecutionType(), Source: m.GetSource(),
 	}
 }
 
@@ -426,4 +428,20 @@ func tracePurgeResponseToProto(r spi.TracePurgeResponse) *pb.TracePurgeResponse 
 
 func tracePurgeResponseFromProto(m *pb.TracePurgeResponse) spi.TracePurgeResponse {
 	return spi.TracePurgeResponse{Executions: m.GetExecutions(), Statuses: m.GetStatuses()}
+}
+
+func distinctQueryToProto(typeName string, q spi.DistinctQuery) *pb.DistinctQuery {
+	return &pb.DistinctQuery{Type: typeName, Config: q.Config, Field: string(q.Field), Prefix: q.Prefix, Limit: int64(q.Limit)}
+}
+
+func distinctQueryFromProto(m *pb.DistinctQuery) spi.DistinctQuery {
+	return spi.DistinctQuery{Config: propsFromProto(m.GetConfig()), Field: spi.DistinctField(m.GetField()), Prefix: m.GetPrefix(), Limit: int(m.GetLimit())}
+}
+
+func distinctValuesToProto(v spi.DistinctValues) *pb.DistinctValues {
+	return &pb.DistinctValues{Values: v.Values, More: v.More}
+}
+
+func distinctValuesFromProto(m *pb.DistinctValues) spi.DistinctValues {
+	return spi.DistinctValues{Values: m.GetValues(), More: m.GetMore()}
 }

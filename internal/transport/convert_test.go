@@ -242,9 +242,22 @@ func TestConvertRoundTrip(t *testing.T) {
 			},
 		},
 		"status query and page": {
-			in: spi.StatusQuery{JobName: "j", TaskID: "t", From: tracingT0(), Offset: 1, Limit: 2},
+			in: spi.StatusQuery{JobName: "j", TaskID: "t", From: tracingT0(), Offset: 1, Limit: 2,
+				State: "TASK_ERROR", ExecutionType: "FAILOVER", Source: "LITE_EXECUTOR"},
 			trip: func(t *testing.T, v any) any {
 				return statusQueryFromProto(wire(t, statusQueryToProto("RDB", v.(spi.StatusQuery))))
+			},
+		},
+		"distinct query": {
+			in: spi.DistinctQuery{Config: map[string]string{"k": "v"}, Field: spi.ExecutionIPs, Prefix: "10.", Limit: 7},
+			trip: func(t *testing.T, v any) any {
+				return distinctQueryFromProto(wire(t, distinctQueryToProto("RDB", v.(spi.DistinctQuery))))
+			},
+		},
+		"distinct values": {
+			in: spi.DistinctValues{Values: []string{"a", "b"}, More: true},
+			trip: func(t *testing.T, v any) any {
+				return distinctValuesFromProto(wire(t, distinctValuesToProto(v.(spi.DistinctValues))))
 			},
 		},
 		"status page": {

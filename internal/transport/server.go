@@ -195,3 +195,7 @@ func (s *server) QueryStatuses(ctx context.Context, req *pb.StatusQuery) (*pb.St
 func (s *server) PurgeTraces(ctx context.Context, req *pb.TracePurgeRequest) (*pb.TracePurgeResponse, error) {
 	return handle(ctx, s, req.GetType(), spi.Tracer.Purge, tracePurgeRequestFromProto(req), tracePurgeResponseToProto)
 }
+
+func (s *server) DistinctTraces(ctx context.Context, req *pb.DistinctQuery) (*pb.DistinctValues, error) {
+	return handle(ctx, s, req.GetType(), spi.Tracer.Distinct, distinctQueryFromProto(req), distinctValuesToProto)
+}

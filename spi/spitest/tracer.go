@@ -64,6 +64,12 @@ func executionIDs(ctx context.Context, tr spi.Tracer, q spi.ExecutionQuery) ([]s
 //     event once;
 //   - filters_and_paging: newest first, Limit and Offset with More, and
 //     the job, item, success and time filters;
+//   - status_filters: the status query's job, state, execution type and
+//     source (LITE_EXECUTOR for every lite event) filters;
+//   - distinct: Distinct lists the job names and IPs of the executions
+//     and the job names of the status events by prefix, LIKE's wildcards
+//     in a prefix taken literally, at most Limit with More; an unknown
+//     field is an error wrapping spi.ErrUnsupported;
 //   - purge: Purge deletes what started (was created) before its time;
 //   - invalid_config: Validate rejects each of opts.InvalidConfig with an
 //     error wrapping spi.ErrInvalidConfig.
@@ -170,6 +176,85 @@ func TracerChecks(opts TracerOptions) []Check[spi.Tracer] {
 				if !slices.Equal(ids, c.want) || p.More != c.more {
 					return fmt.Errorf("query %+v: %v more=%v, want %v more=%v", c.q, ids, p.More, c.want, c.more)
 				}
+			}
+			return nil
+		}},
+		{Name: "status_filters", Run: func(ctx context.Context, tr spi.Tracer) error {
+			cfg := opts.Config()
+			req := batch(cfg)
+			other := req.Statuses[0]
+			other.ID, other.JobName, other.ExecutionType, other.State = "conf-s3", "other", "FAILOVER", "TASK_RUNNING"
+			req.Statuses = append(req.Statuses, other)
+			if _, err := tr.Write(ctx, req); err != nil {
+				return fmt.Errorf("Write: %w", err)
+			}
+			for _, c := range []struct {
+				q    spi.StatusQuery
+				want []string
+			}{
+				{spi.StatusQuery{}, []string{"conf-s2", "conf-s1", "conf-s3"}},
+				{spi.StatusQuery{State: "TASK_ERROR"}, []string{"conf-s2"}},
+				{spi.StatusQuery{JobName: "job", State: "TASK_RUNNING"}, nil},
+				{spi.StatusQuery{ExecutionType: "FAILOVER"}, []string{"conf-s3"}},
+				{spi.StatusQuery{Source: "LITE_EXECUTOR", State: "TASK_STAGING"}, []string{"conf-s1"}},
+				{spi.StatusQuery{Source: "CLOUD_EXECUTOR"}, nil},
+			} {
+				c.q.Config = cfg
+				p, err := tr.QueryStatuses(ctx, c.q)
+				if err != nil {
+					return fmt.Errorf("QueryStatuses(%+v): %w", c.q, err)
+				}
+				var ids []string
+				for _, e := range p.Statuses {
+					ids = append(ids, e.ID)
+				}
+				slices.Sort(ids)
+				if want := slices.Sorted(slices.Values(c.want)); !slices.Equal(ids, want) {
+					return fmt.Errorf("QueryStatuses(%+v): %v, want %v", c.q, ids, want)
+				}
+			}
+			return nil
+		}},
+		{Name: "distinct", Run: func(ctx context.Context, tr spi.Tracer) error {
+			cfg := opts.Config()
+			req := spi.TraceWriteRequest{Config: cfg}
+			for i, job := range []string{"nightly", "night_x", "nightly", "report", "nightlyX"} {
+				e := suiteExec(fmt.Sprint("conf-d", i), job, 0, t0.Add(time.Duration(i)*time.Second))
+				e.IP = fmt.Sprintf("10.1.%d.1", i%2)
+				req.Executions = append(req.Executions, e)
+				req.Statuses = append(req.Statuses, spi.StatusEvent{ID: fmt.Sprint("conf-ds", i), JobName: "s-" + job, TaskID: e.TaskID,
+					SlaveID: e.IP, ExecutionType: "READY", ShardingItems: "[0]", State: "TASK_STAGING", CreationTime: e.StartTime})
+			}
+			if _, err := tr.Write(ctx, req); err != nil {
+				return fmt.Errorf("Write: %w", err)
+			}
+			for _, c := range []struct {
+				q    spi.DistinctQuery
+				want []string
+			}{
+				{spi.DistinctQuery{Field: spi.ExecutionJobNames}, []string{"night_x", "nightly", "nightlyX", "report"}},
+				{spi.DistinctQuery{Field: spi.ExecutionJobNames, Prefix: "nightly"}, []string{"nightly", "nightlyX"}},
+				{spi.DistinctQuery{Field: spi.ExecutionJobNames, Prefix: "night_"}, []string{"night_x"}},
+				{spi.DistinctQuery{Field: spi.ExecutionJobNames, Prefix: "%"}, nil},
+				{spi.DistinctQuery{Field: spi.ExecutionIPs, Prefix: "10.1."}, []string{"10.1.0.1", "10.1.1.1"}},
+				{spi.DistinctQuery{Field: spi.StatusJobNames, Prefix: "s-r"}, []string{"s-report"}},
+			} {
+				c.q.Config = cfg
+				v, err := tr.Distinct(ctx, c.q)
+				if err != nil {
+					return fmt.Errorf("Distinct(%+v): %w", c.q, err)
+				}
+				// In the store's order, which is its own (a collation).
+				if got := slices.Sorted(slices.Values(v.Values)); !slices.Equal(got, c.want) || v.More {
+					return fmt.Errorf("Distinct(%+v): %q more=%v, want %q", c.q, v.Values, v.More, c.want)
+				}
+			}
+			v, err := tr.Distinct(ctx, spi.DistinctQuery{Config: cfg, Field: spi.ExecutionJobNames, Prefix: "night", Limit: 2})
+			if err != nil || len(v.Values) != 2 || !v.More {
+				return fmt.Errorf("Distinct(night, Limit 2): %q more=%v (%v), want 2 values and More", v.Values, v.More, err)
+			}
+			if _, err := tr.Distinct(ctx, spi.DistinctQuery{Config: cfg, Field: "execution.nosuch"}); !errors.Is(err, spi.ErrUnsupported) {
+				return fmt.Errorf("Distinct(execution.nosuch) = %v, want an error wrapping spi.ErrUnsupported", err)
 			}
 			return nil
 		}},

@@ -122,9 +122,9 @@ func TestNamespacesPage(t *testing.T) {
 	}
 	st := browsertest.Eval[int](guest, `fetch('/console/session').then(r => r.json()).then(s =>
 		fetch('/api/registry-center/connect', {method: 'POST', headers: {'X-CSRF-Token': s.model.csrfToken, 'Content-Type': 'application/json'},
-			body: JSON.stringify({name: '`+e.Namespace+`'})})).then(r => r.status)`)
+			body: JSON.stringify({name: '`+e.Namespace+`'})})).then(r => r.json()).then(b => b.errorCode)`)
 	if st != 403 {
-		t.Errorf("a read-only user's forged switch: HTTP %d, want 403", st)
+		t.Errorf("a read-only user's forged switch: errorCode %d, want 403", st)
 	}
 
 	tab.Run("switch back", chromedp.Click(chromedp.CSS(`#ns-registry tr[data-name="`+e.Namespace+`"] .ns-use`)),

@@ -42,3 +42,23 @@ func TestExpiredSessionGoesToLogin(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS("#card-total")))
 	tab.Eventually(10*time.Second, "back on the overview", `location.pathname === "/overview"`)
 }
+
+// TestExpiredSessionOnAnAPIPage: a page that polls /api/* (the servers
+// page), whose errors come as HTTP 200 with errorCode 403 as upstream
+// answers them, goes to the login page too once its session has ended.
+func TestExpiredSessionOnAnAPIPage(t *testing.T) {
+	e := NewEnv(t, Options{ServeExtra: "    sessionIdleTimeout: 2s\n"})
+	b := browsertest.Start(t)
+	tab := e.Login(b, AdminUser, AdminPW, "/servers")
+	tab.Eventually(30*time.Second, "the servers page to go to the login page", `location.pathname === "/login" && new URLSearchParams(location.search).get("next") === "/servers" && document.readyState === "complete"`)
+}
+
+// TestHistoryWithoutTracing: the history page of a server without
+// elasticjob.tracing says so (the /api/* answer is errorCode 404 in an
+// HTTP 200) rather than showing an error.
+func TestHistoryWithoutTracing(t *testing.T) {
+	e := NewEnv(t, Options{})
+	b := browsertest.Start(t)
+	tab := e.Login(b, AdminUser, AdminPW, "/history")
+	tab.Eventually(15*time.Second, "the no-tracing note", `document.body.textContent.includes('this server has no elasticjob.tracing')`)
+}

@@ -90,9 +90,9 @@ func TestSSOInBrowser(t *testing.T) {
 		}
 		st := browsertest.Eval[int](tab, `fetch('/console/session').then(r => r.json()).then(s =>
 			fetch('/api/registry-center/add', {method: 'POST', headers: {'X-CSRF-Token': s.model.csrfToken, 'Content-Type': 'application/json'},
-				body: JSON.stringify({name: 'by-alice', zkAddressList: '127.0.0.1:2181', namespace: 'other'})})).then(r => r.status)`)
+				body: JSON.stringify({name: 'by-alice', zkAddressList: '127.0.0.1:2181', namespace: 'other'})})).then(r => r.json()).then(b => b.success ? 200 : b.errorCode)`)
 		if st != 200 {
-			t.Errorf("admin's write: HTTP %d", st)
+			t.Errorf("admin's write: errorCode %d", st)
 		}
 		tab.Run("log out", chromedp.Click(chromedp.CSS("#logout")), chromedp.WaitVisible(chromedp.CSS("#sso-login")))
 		tab.Screenshot("login-sso")
@@ -108,9 +108,9 @@ func TestSSOInBrowser(t *testing.T) {
 		}
 		st := browsertest.Eval[int](tab, `fetch('/console/session').then(r => r.json()).then(s =>
 			fetch('/api/registry-center/add', {method: 'POST', headers: {'X-CSRF-Token': s.model.csrfToken, 'Content-Type': 'application/json'},
-				body: JSON.stringify({name: 'by-bob', zkAddressList: '127.0.0.1:2181', namespace: 'other'})})).then(r => r.status)`)
+				body: JSON.stringify({name: 'by-bob', zkAddressList: '127.0.0.1:2181', namespace: 'other'})})).then(r => r.json()).then(b => b.errorCode)`)
 		if st != 403 {
-			t.Errorf("read-only user's forged write: HTTP %d, want 403", st)
+			t.Errorf("read-only user's forged write: errorCode %d, want 403", st)
 		}
 	})
 

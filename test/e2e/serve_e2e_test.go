@@ -80,7 +80,7 @@ func TestServeEventTrace(t *testing.T) {
 		if err := json.Unmarshal(data, &env); err != nil {
 			t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, data)
 		}
-		return resp.StatusCode, env
+		return testkit.APIStatus(resp.StatusCode, data), env
 	}
 	_, env := call("POST", "/api/login", "", fmt.Sprintf(`{"username":"admin","password":%q}`, pw))
 	var login struct{ AccessToken string }

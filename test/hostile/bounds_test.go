@@ -164,7 +164,7 @@ func httpGetNoLogin(t *testing.T, url string) (int, string) {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return testkit.APIStatus(resp.StatusCode, b), string(b)
 }
 
 // cliJobRow is the line of job in `ejob jobs`' table, or "".

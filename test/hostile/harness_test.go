@@ -220,7 +220,8 @@ func login(t *testing.T, base, user, password string) *apiClient {
 }
 
 // call sends method path with body (JSON, or none when empty) and returns
-// the status and the raw response body.
+// the status (an /api/* error's errorCode: testkit.APIStatus) and the raw
+// response body.
 func (c *apiClient) call(method, path, body string) (int, []byte) {
 	c.t.Helper()
 	var rd io.Reader
@@ -246,5 +247,5 @@ func (c *apiClient) call(method, path, body string) (int, []byte) {
 	if err != nil {
 		c.t.Fatalf("%s %s: reading the answer: %v", method, path, err)
 	}
-	return resp.StatusCode, data
+	return testkit.APIStatus(resp.StatusCode, data), data
 }

@@ -361,6 +361,29 @@ func TestHostileDataSourceFiles(t *testing.T) {
 	if st, data := c.call(http.MethodPost, "/api/data-source/connect", `{"name":"old"}`); st != http.StatusBadRequest || !strings.Contains(errorMsg(data), "not under") {
 		t.Errorf("connect old: %d %s, want 400", st, data)
 	}
+	// connectTest (ElasticJob-UI's "test" of the add dialog) checks a
+	// data source without storing or switching to it, confined alike.
+	test := func(body string) (int, []byte) {
+		return c.call(http.MethodPost, "/api/data-source/connectTest", body)
+	}
+	if st, data := test(fmt.Sprintf(`{"name":"t","driver":"sqlite","url":"jdbc:sqlite:%s"}`, filepath.Join(outside, "tested.db"))); st != http.StatusBadRequest || !strings.Contains(errorMsg(data), "SQLite file") {
+		t.Errorf("connectTest outside the directory: %d %s, want 400", st, data)
+	}
+	if st, data := test(`{"name":"t","driver":"sqlite","url":"jdbc:sqlite:tested.db"}`); st != http.StatusOK || !strings.Contains(string(data), `"model":true`) {
+		t.Errorf("connectTest inside the directory: %d %s, want model true", st, data)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "tested.db")); err != nil {
+		t.Errorf("connectTest opened no database in the directory: %v", err)
+	}
+	if st, data := test(fmt.Sprintf(`{"name":"t","driver":"postgres","url":"postgres://u@127.0.0.1:%d/db?connect_timeout=2","password":"pw"}`, testkit.FreePort(t))); st != http.StatusBadGateway || !strings.Contains(errorMsg(data), "data source t") {
+		t.Errorf("connectTest of an unreachable database: %d %s, want 502 with the connection error", st, data)
+	}
+	if st, data := test(`{"name":"t","driver":"sqlite"}`); st != http.StatusBadRequest || !strings.Contains(errorMsg(data), "url") {
+		t.Errorf("connectTest without a url: %d %s, want 400 naming url", st, data)
+	}
+	if st, data := c.call(http.MethodGet, "/api/data-source/load", ""); st != http.StatusOK || strings.Contains(string(data), `"name":"t"`) {
+		t.Errorf("connectTest stored the data source: %d %s", st, data)
+	}
 	if st, data := add(c, "good", "jdbc:sqlite:good.db"); st != http.StatusOK {
 		t.Fatalf("add good: %d %s", st, data)
 	}

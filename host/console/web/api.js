@@ -1,7 +1,10 @@
 // api.js: the console's only way to the server. It sends the session
 // cookie, adds the CSRF header to every write, unwraps the REST API's
 // envelope ({success, errorCode, errorMsg, model}) and sends the browser to
-// the login page when the session is gone.
+// the login page when the session is gone. An error's status is the
+// envelope's errorCode: /api/* answers errors with HTTP 200, as
+// ElasticJob-UI's backend does, /console/api/* with the same status in
+// both.
 
 let current = null; // the session: {username, role, csrfToken, expiresAt}
 let leaving = false; // toLogin ran: the page is going away
@@ -75,12 +78,13 @@ export async function request(method, path, body, { signal, background = false }
   }
   const envelope = data !== null && typeof data === 'object' && 'success' in data && 'errorCode' in data;
   const msg = envelope ? data.errorMsg : null;
-  if (res.status === 401 || (res.status === 403 && msg === 'Unauthorized.')) {
+  const status = envelope && !data.success && data.errorCode ? data.errorCode : res.status;
+  if (res.status === 401 || (status === 403 && msg === 'Unauthorized.')) {
     toLogin();
     return new Promise(() => {});
   }
   if (!res.ok || (envelope && !data.success)) {
-    throw new ApiError(res.status, msg || `HTTP ${res.status}`, data);
+    throw new ApiError(status, msg || `HTTP ${status}`, data);
   }
   return envelope ? data.model : data;
 }

@@ -55,19 +55,23 @@ func wantColumns(backend string) (exec, status []string) {
 }
 
 // wantKeys are the primary key, unique keys, TASK_ID_STATE_INDEX and
-// ejob's JOB_EXECUTION_LOG_JOB_START, as "table: index(columns)".
+// ejob's JOB_EXECUTION_LOG_JOB_START, JOB_EXECUTION_LOG_IP and
+// JOB_STATUS_TRACE_LOG_JOB_CREATION, as "table: index(columns)".
 func wantKeys(backend string) []string {
+	ejob := []string{
+		"JOB_EXECUTION_LOG: JOB_EXECUTION_LOG_JOB_START(job_name,start_time)", "JOB_EXECUTION_LOG: JOB_EXECUTION_LOG_IP(ip)",
+		"JOB_STATUS_TRACE_LOG: JOB_STATUS_TRACE_LOG_JOB_CREATION(job_name,creation_time)",
+	}
 	if backend == "MariaDB" {
-		return []string{
-			"JOB_EXECUTION_LOG: JOB_EXECUTION_LOG_JOB_START(job_name,start_time)",
+		return append(ejob,
 			"JOB_EXECUTION_LOG: PRIMARY(auto_id)", "JOB_EXECUTION_LOG: id UNIQUE(id)",
 			"JOB_STATUS_TRACE_LOG: PRIMARY(auto_id)", "JOB_STATUS_TRACE_LOG: TASK_ID_STATE_INDEX(task_id(128),state)",
-		}
+		)
 	}
-	return []string{
-		"JOB_EXECUTION_LOG: JOB_EXECUTION_LOG_JOB_START(job_name,start_time)", "JOB_EXECUTION_LOG: PRIMARY(id)",
+	return append(ejob,
+		"JOB_EXECUTION_LOG: PRIMARY(id)",
 		"JOB_STATUS_TRACE_LOG: PRIMARY(id)", "JOB_STATUS_TRACE_LOG: TASK_ID_STATE_INDEX(task_id,state)",
-	}
+	)
 }
 
 func query(t *testing.T, db *sql.DB, q string, args ...any) [][]string {

@@ -17,9 +17,9 @@ import (
 // (rather than of the connection) look, and the catalogue queries.
 type dialect struct {
 	name string
-	// ddl creates JOB_EXECUTION_LOG, JOB_STATUS_TRACE_LOG,
-	// TASK_ID_STATE_INDEX and ejob's historyIndex, in that order.
-	ddl [4]string
+	// ddl creates JOB_EXECUTION_LOG, JOB_STATUS_TRACE_LOG and
+	// TASK_ID_STATE_INDEX, in that order (ejob's indexes: ejobIndexes).
+	ddl [3]string
 	// dollar: placeholders are $1, $2 (PostgreSQL) rather than ?.
 	dollar bool
 	// savepoints: a failed statement aborts the transaction unless it ran
@@ -32,8 +32,9 @@ type dialect struct {
 	// stored twice is a duplicate-key error (not MySQL's, keyed by
 	// auto_id: there the writer looks first, through the task index).
 	statusIDUnique bool
-	// tieBreak orders rows of equal time (MySQL's auto_id), or "".
-	tieBreak  string
+	// autoID is MySQL's auto_id column, which orders rows of equal time
+	// where a table has it (tables of 3.0.5+'s DDL), or "".
+	autoID    string
 	duplicate func(error) bool
 	// eventLevel reports an error caused by one event's values (the
 	// event is dropped) rather than by the connection (the batch is
@@ -90,17 +91,35 @@ const (
 	executionTable = "JOB_EXECUTION_LOG"
 	statusTable    = "JOB_STATUS_TRACE_LOG"
 	statusIndex    = "TASK_ID_STATE_INDEX"
-	// historyIndex is ejob's one addition to upstream's tables: history
-	// queries filter by job and sort by start time, which upstream's DDL
-	// leaves to a scan (0.4 s on a million rows; 1 ms with it). Java
-	// writers and readers ignore an index they did not create.
+	// historyIndex is the first of ejob's indexes.
 	historyIndex = "JOB_EXECUTION_LOG_JOB_START"
-	historyDDL   = "CREATE INDEX " + historyIndex + " ON JOB_EXECUTION_LOG (job_name, start_time)"
 )
 
+// index is one of ejob's additions to upstream's tables.
+type index struct{ name, ddl string }
+
+// ejobIndexes are ejob's additions to upstream's tables, created when
+// missing (on tables a Java instance created too); Java writers and
+// readers ignore an index they did not create, and the tables' columns
+// stay upstream's:
+//   - JOB_EXECUTION_LOG_JOB_START: history queries filter by job and sort
+//     by start time, which upstream's DDL leaves to a scan (0.4 s on a
+//     million rows; 1 ms with it); the job names of the executions are
+//     listed through it too (Distinct);
+//   - JOB_EXECUTION_LOG_IP: the IP addresses of the executions (Distinct);
+//   - JOB_STATUS_TRACE_LOG_JOB_CREATION: status queries by job, newest
+//     first, and the job names of the status events (Distinct).
+func ejobIndexes() []index {
+	return []index{
+		{historyIndex, "CREATE INDEX " + historyIndex + " ON JOB_EXECUTION_LOG (job_name, start_time)"},
+		{"JOB_EXECUTION_LOG_IP", "CREATE INDEX JOB_EXECUTION_LOG_IP ON JOB_EXECUTION_LOG (ip)"},
+		{"JOB_STATUS_TRACE_LOG_JOB_CREATION", "CREATE INDEX JOB_STATUS_TRACE_LOG_JOB_CREATION ON JOB_STATUS_TRACE_LOG (job_name, creation_time)"},
+	}
+}
+
 // mysqlDDL is MySQL.properties' DDL, whitespace as in the spec.
-func mysqlDDL() [4]string {
-	return [4]string{
+func mysqlDDL() [3]string {
+	return [3]string{
 		"CREATE TABLE IF NOT EXISTS JOB_EXECUTION_LOG (auto_id int NOT NULL AUTO_INCREMENT, id VARCHAR (40) NOT NULL, " +
 			"job_name VARCHAR (100) NOT NULL, task_id VARCHAR (255) NOT NULL, hostname VARCHAR (255) NOT NULL, " +
 			"ip VARCHAR (50) NOT NULL, sharding_item INT NOT NULL, execution_source VARCHAR (20) NOT NULL, " +
@@ -112,12 +131,11 @@ func mysqlDDL() [4]string {
 			"state VARCHAR (20) NOT NULL, message VARCHAR (4000) NULL, creation_time TIMESTAMP NULL, " +
 			"PRIMARY KEY (auto_id)) ENGINE=InnoDB",
 		"CREATE INDEX TASK_ID_STATE_INDEX ON JOB_STATUS_TRACE_LOG (task_id(128), state)",
-		historyDDL,
 	}
 }
 
 // postgresDDL is the spec's PostgreSQL reference template.
-func postgresDDL() [4]string {
+func postgresDDL() [3]string {
 	typeOf := func(c column) string {
 		switch c.kind {
 		case "int":
@@ -129,18 +147,17 @@ func postgresDDL() [4]string {
 		}
 		return fmt.Sprintf("VARCHAR(%d)", c.size)
 	}
-	return [4]string{
+	return [3]string{
 		createTable("CREATE TABLE", executionTable, executionColumns(), typeOf),
 		createTable("CREATE TABLE", statusTable, statusColumns(), typeOf),
 		"CREATE INDEX TASK_ID_STATE_INDEX ON JOB_STATUS_TRACE_LOG (task_id, state)",
-		historyDDL,
 	}
 }
 
 // sqliteDDL is SQL92.properties' DDL, what upstream runs on a database it
 // has no dialect for (SQLite among them): CHARACTER(n), CHARACTER
 // VARYING(4000) for failure_cause and message, INTEGER, TIMESTAMP.
-func sqliteDDL() [4]string {
+func sqliteDDL() [3]string {
 	typeOf := func(c column) string {
 		switch {
 		case c.kind == "int", c.kind == "bool":
@@ -152,11 +169,10 @@ func sqliteDDL() [4]string {
 		}
 		return fmt.Sprintf("CHARACTER(%d)", c.size)
 	}
-	return [4]string{
+	return [3]string{
 		createTable("CREATE TABLE", executionTable, executionColumns(), typeOf),
 		createTable("CREATE TABLE", statusTable, statusColumns(), typeOf),
 		"CREATE INDEX TASK_ID_STATE_INDEX ON JOB_STATUS_TRACE_LOG (task_id, state)",
-		historyDDL,
 	}
 }
 
@@ -186,7 +202,7 @@ func dialectOf(drv string) dialect {
 			name: "MySQL", ddl: mysqlDDL(),
 			tableExists: "SELECT count(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND lower(table_name) = lower(?)",
 			indexExists: "SELECT count(*) FROM information_schema.statistics WHERE table_schema = DATABASE() AND lower(index_name) = lower(?)",
-			tieBreak:    "auto_id DESC",
+			autoID:      "auto_id",
 			duplicate: func(err error) bool {
 				var me *mysql.MySQLError
 				return errors.As(err, &me) && me.Number == 1062

@@ -72,6 +72,9 @@ type store struct {
 	ready bool
 	// legacy: JOB_STATUS_TRACE_LOG has the ≤3.0.4 source column.
 	legacy bool
+	// execOrder and statusOrder break ties of equal time in each table
+	// (by MySQL's auto_id where the table has it), or are "".
+	execOrder, statusOrder string
 }
 
 func configKey(cfg map[string]string) string {
@@ -184,22 +187,48 @@ func (s *store) initOnce(ctx context.Context) error {
 			return err
 		}
 	}
-	// Also on tables a Java instance created: history queries need it.
-	if _, err := create(s.d.indexExists, historyIndex, s.d.ddl[3]); err != nil {
+	// Also on tables a Java instance created: the queries need them.
+	for _, ix := range ejobIndexes() {
+		if _, err := create(s.d.indexExists, ix.name, ix.ddl); err != nil {
+			return err
+		}
+	}
+	execCols, err := s.columns(ctx, executionTable)
+	if err != nil {
 		return err
 	}
-	rows, err := s.db.QueryContext(ctx, "SELECT * FROM "+statusTable+" WHERE 1 = 0")
+	statusCols, err := s.columns(ctx, statusTable)
 	if err != nil {
-		return fmt.Errorf("%s: read the columns of %s: %w", s.desc, statusTable, err)
+		return err
 	}
-	cols, err := rows.Columns()
-	rows.Close()
-	if err != nil {
-		return fmt.Errorf("%s: read the columns of %s: %w", s.desc, statusTable, err)
+	has := func(cols []string, name string) bool {
+		return slices.ContainsFunc(cols, func(c string) bool { return strings.EqualFold(c, name) })
 	}
-	s.legacy = slices.ContainsFunc(cols, func(c string) bool { return strings.EqualFold(c, "source") })
+	s.legacy = has(statusCols, "source")
+	// A table of another DDL (≤3.0.4's, one made by hand) may lack
+	// auto_id even on MySQL.
+	if s.d.autoID != "" && has(execCols, s.d.autoID) {
+		s.execOrder = s.d.autoID + " DESC"
+	}
+	if s.d.autoID != "" && has(statusCols, s.d.autoID) {
+		s.statusOrder = s.d.autoID + " DESC"
+	}
 	s.ready = true
 	return nil
+}
+
+// columns reads the column names of table.
+func (s *store) columns(ctx context.Context, table string) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT * FROM "+table+" WHERE 1 = 0")
+	if err != nil {
+		return nil, fmt.Errorf("%s: read the columns of %s: %w", s.desc, table, err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, fmt.Errorf("%s: read the columns of %s: %w", s.desc, table, err)
+	}
+	return cols, nil
 }
 
 // Validate implements spi.Tracer: it parses the config without connecting.
@@ -433,10 +462,11 @@ func limits(offset, limit int) (int, int, error) {
 	return offset, min(limit, MaxLimit), nil
 }
 
-func (s *store) order(col string) string {
+// order sorts by col, newest first, ties broken by tieBreak ("": none).
+func order(col, tieBreak string) string {
 	o := " ORDER BY " + col + " DESC"
-	if s.d.tieBreak != "" {
-		o += ", " + s.d.tieBreak
+	if tieBreak != "" {
+		o += ", " + tieBreak
 	}
 	return o
 }
@@ -475,7 +505,7 @@ func (t *Tracer) QueryExecutions(ctx context.Context, q spi.ExecutionQuery) (spi
 		return spi.ExecutionPage{}, err
 	}
 	sqlText := "SELECT id, job_name, task_id, hostname, ip, sharding_item, execution_source, failure_cause, is_success, start_time, complete_time FROM " +
-		executionTable + w.String() + s.order("start_time") + fmt.Sprintf(" LIMIT %d OFFSET %d", limit+1, offset)
+		executionTable + w.String() + order("start_time", s.execOrder) + fmt.Sprintf(" LIMIT %d OFFSET %d", limit+1, offset)
 	rows, err := s.db.QueryContext(ctx, s.d.bind(sqlText), w.args...)
 	if err != nil {
 		return spi.ExecutionPage{}, fmt.Errorf("%s: query executions: %w", s.desc, err)
@@ -519,16 +549,26 @@ func (t *Tracer) QueryStatuses(ctx context.Context, q spi.StatusQuery) (spi.Stat
 	if q.JobName != "" {
 		w.add("job_name = ?", q.JobName)
 	}
-	if q.TaskID != "" {
-		w.add("task_id = ?", q.TaskID)
+	for _, f := range []struct{ col, val string }{{"task_id", q.TaskID}, {"state", q.State}, {"execution_type", q.ExecutionType}} {
+		if f.val != "" {
+			w.add(f.col+" = ?", f.val)
+		}
 	}
 	s.timeRange(&w, "creation_time", q.From, q.To)
 	offset, limit, err := limits(q.Offset, q.Limit)
 	if err != nil {
 		return spi.StatusPage{}, err
 	}
+	switch {
+	case q.Source == "":
+	case s.legacy:
+		w.add("source = ?", q.Source)
+	case q.Source != legacySource:
+		// Without the ≤3.0.4 column every event is a lite executor's.
+		return spi.StatusPage{}, nil
+	}
 	sqlText := "SELECT id, job_name, original_task_id, task_id, slave_id, execution_type, sharding_item, state, message, creation_time FROM " +
-		statusTable + w.String() + s.order("creation_time") + fmt.Sprintf(" LIMIT %d OFFSET %d", limit+1, offset)
+		statusTable + w.String() + order("creation_time", s.statusOrder) + fmt.Sprintf(" LIMIT %d OFFSET %d", limit+1, offset)
 	rows, err := s.db.QueryContext(ctx, s.d.bind(sqlText), w.args...)
 	if err != nil {
 		return spi.StatusPage{}, fmt.Errorf("%s: query statuses: %w", s.desc, err)
@@ -581,4 +621,75 @@ func (t *Tracer) Purge(ctx context.Context, req spi.TracePurgeRequest) (spi.Trac
 		}
 	}
 	return resp, nil
+}
+
+// DefaultDistinct is the values Distinct answers when the query sets no
+// limit.
+const DefaultDistinct = 100
+
+// Distinct implements spi.Tracer with a loose index scan on ejob's
+// indexes (ejobIndexes): each value is one seek for the next greater one,
+// so the cost grows with the values answered, not with the rows stored.
+// Values are compared and matched (LIKE) as the database's collation
+// does.
+func (t *Tracer) Distinct(ctx context.Context, q spi.DistinctQuery) (spi.DistinctValues, error) {
+	table, col, ok := distinctColumn(q.Field)
+	if !ok {
+		return spi.DistinctValues{}, fmt.Errorf("rdb tracing: distinct values of %q: %w (want %s, %s or %s)",
+			q.Field, spi.ErrUnsupported, spi.ExecutionJobNames, spi.ExecutionIPs, spi.StatusJobNames)
+	}
+	s, err := t.open(ctx, q.Config)
+	if err != nil {
+		return spi.DistinctValues{}, err
+	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = DefaultDistinct
+	}
+	limit = min(limit, spi.MaxDistinct)
+	first, next := s.d.bind(distinctSeek(table, col, ">=")), s.d.bind(distinctSeek(table, col, ">"))
+	pattern := escapeLike(q.Prefix) + "%"
+	var out spi.DistinctValues
+	for after, query := q.Prefix, first; ; query = next {
+		var v string
+		err := s.db.QueryRowContext(ctx, query, after, pattern).Scan(&v)
+		if errors.Is(err, sql.ErrNoRows) {
+			return out, nil
+		}
+		if err != nil {
+			return spi.DistinctValues{}, fmt.Errorf("%s: distinct values of %s: %w", s.desc, q.Field, err)
+		}
+		if len(out.Values) == limit {
+			out.More = true
+			return out, nil
+		}
+		out.Values = append(out.Values, trimPad(v))
+		after = v
+	}
+}
+
+// distinctColumn is the table and column of field.
+func distinctColumn(field spi.DistinctField) (table, col string, ok bool) {
+	switch field {
+	case spi.ExecutionJobNames:
+		return executionTable, "job_name", true
+	case spi.ExecutionIPs:
+		return executionTable, "ip", true
+	case spi.StatusJobNames:
+		return statusTable, "job_name", true
+	}
+	return "", "", false
+}
+
+// distinctSeek is one step of Distinct's scan: the least value of col op
+// the first argument (one seek in col's index), if it matches the LIKE
+// pattern of the second.
+func distinctSeek(table, col, op string) string {
+	return "SELECT v FROM (SELECT " + col + " AS v FROM " + table + " WHERE " + col + " " + op + " ? ORDER BY " + col +
+		" LIMIT 1) x WHERE v LIKE ? ESCAPE '!'"
+}
+
+// escapeLike escapes the LIKE wildcards of s with '!'.
+func escapeLike(s string) string {
+	return strings.NewReplacer("!", "!!", "%", "!%", "_", "!_").Replace(s)
 }

@@ -228,6 +228,10 @@ func legacyStatusDDL(name string) string {
 	return "CREATE TABLE JOB_STATUS_TRACE_LOG (" + fmt.Sprintf(cols, "VARCHAR", "VARCHAR")
 }
 
+// TestLegacySourceColumn: on a ≤3.0.4 JOB_STATUS_TRACE_LOG the writer
+// fills the source column, the source filter reads it, and a status query
+// on MySQL/MariaDB orders without an auto_id the table does not have
+// (it once ordered by auto_id and failed with "Unknown column").
 func TestLegacySourceColumn(t *testing.T) {
 	forEach(t, func(t *testing.T, b backend) {
 		cfg, db := b.fresh(t)
@@ -242,6 +246,66 @@ func TestLegacySourceColumn(t *testing.T) {
 		}
 		if strings.TrimSpace(src) != "LITE_EXECUTOR" {
 			t.Errorf("source = %q, want LITE_EXECUTOR", src)
+		}
+		// The table has no auto_id (on MariaDB too): the query orders
+		// without it, and the source filter reads the column.
+		for src, want := range map[string]int{"": 1, "LITE_EXECUTOR": 1, "CLOUD_EXECUTOR": 0} {
+			sp, err := tr.QueryStatuses(ctxT(t), spi.StatusQuery{Config: cfg, Source: src, State: "TASK_STAGING"})
+			if err != nil || len(sp.Statuses) != want {
+				t.Errorf("statuses of source %q on a ≤3.0.4 table: %+v, %v; want %d", src, sp.Statuses, err, want)
+			}
+		}
+	})
+}
+
+// TestDistinctByPrefix: the prefix lists of the console's filters, with
+// LIKE's wildcards in a prefix taken literally, bounded by Limit.
+func TestDistinctByPrefix(t *testing.T) {
+	forEach(t, func(t *testing.T, b backend) {
+		cfg, _ := b.fresh(t)
+		tr := newTracer(t)
+		var req spi.TraceWriteRequest
+		for i, job := range []string{"beta", "alpha", "al_x", "alpha", "alxy", "gamma"} {
+			e := start(fmt.Sprint("d", i), 0, "NORMAL_TRIGGER", base().Add(time.Duration(i)*time.Second))
+			e.JobName, e.IP = job, fmt.Sprintf("10.0.%d.1", i%3)
+			req.Executions = append(req.Executions, e)
+			st := status(fmt.Sprint("s", i), "TASK_STAGING", "", base())
+			st.JobName = "st-" + job
+			req.Statuses = append(req.Statuses, st)
+		}
+		write(t, tr, cfg, req)
+		for name, c := range map[string]struct {
+			q    spi.DistinctQuery
+			want []string
+			more bool
+		}{
+			"every job":        {spi.DistinctQuery{Field: spi.ExecutionJobNames}, []string{"al_x", "alpha", "alxy", "beta", "gamma"}, false},
+			"prefix":           {spi.DistinctQuery{Field: spi.ExecutionJobNames, Prefix: "al"}, []string{"al_x", "alpha", "alxy"}, false},
+			"underscore":       {spi.DistinctQuery{Field: spi.ExecutionJobNames, Prefix: "al_"}, []string{"al_x"}, false},
+			"percent":          {spi.DistinctQuery{Field: spi.ExecutionJobNames, Prefix: "%"}, nil, false},
+			"limit":            {spi.DistinctQuery{Field: spi.ExecutionJobNames, Prefix: "al", Limit: 2}, nil, true},
+			"ips":              {spi.DistinctQuery{Field: spi.ExecutionIPs, Prefix: "10.0."}, []string{"10.0.0.1", "10.0.1.1", "10.0.2.1"}, false},
+			"status jobs":      {spi.DistinctQuery{Field: spi.StatusJobNames, Prefix: "st-g"}, []string{"st-gamma"}, false},
+			"nothing after it": {spi.DistinctQuery{Field: spi.StatusJobNames, Prefix: "zz"}, nil, false},
+		} {
+			c.q.Config = cfg
+			got, err := tr.Distinct(ctxT(t), c.q)
+			// In the database's collation's order (MariaDB sorts '_'
+			// after letters); a limited answer has Limit of them.
+			values := slices.Sorted(slices.Values(got.Values))
+			if c.q.Limit > 0 {
+				ok := len(values) == c.q.Limit && !slices.ContainsFunc(values, func(v string) bool { return !strings.HasPrefix(v, "al") })
+				if err != nil || !ok || !got.More {
+					t.Errorf("%s: %q more=%v (%v), want %d names of al... and more", name, got.Values, got.More, err, c.q.Limit)
+				}
+				continue
+			}
+			if err != nil || !slices.Equal(values, c.want) || got.More != c.more {
+				t.Errorf("%s: %q more=%v (%v), want %q more=%v", name, got.Values, got.More, err, c.want, c.more)
+			}
+		}
+		if _, err := tr.Distinct(ctxT(t), spi.DistinctQuery{Config: cfg, Field: "execution.hostname"}); !errors.Is(err, spi.ErrUnsupported) {
+			t.Errorf("unknown field: %v, want spi.ErrUnsupported", err)
 		}
 	})
 }
