@@ -160,8 +160,8 @@ func checkDir(dir string) error {
 	if !fi.IsDir() {
 		return fmt.Errorf("control socket directory %s is not a directory (a symbolic link is refused): %w", dir, ErrUnsafePath)
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() && st.Uid != 0 {
-		return fmt.Errorf("control socket directory %s belongs to user id %d, not to this user (%d): %w", dir, st.Uid, os.Getuid(), ErrUnsafePath)
+	if uid, ok := owner(fi); ok && uid != os.Getuid() && uid != 0 {
+		return fmt.Errorf("control socket directory %s belongs to user id %d, not to this user (%d): %w", dir, uid, os.Getuid(), ErrUnsafePath)
 	}
 	if fi.Mode().Perm()&0o022 != 0 {
 		return fmt.Errorf("control socket directory %s is writable by other users (mode %04o): choose a directory only its owner may write: %w",
@@ -180,10 +180,10 @@ func takeLock(configFile, p string) (*os.File, error) {
 		if err != nil {
 			return nil, fmt.Errorf("control socket lock: %w", err)
 		}
-		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		if err := tryLock(f); err != nil {
 			pid, _ := os.ReadFile(p)
 			f.Close()
-			if errors.Is(err, syscall.EWOULDBLOCK) {
+			if errors.Is(err, errLocked) {
 				return nil, fmt.Errorf("%w on %s (pid %s, control socket %s): stop it first, or give this host a config file of its own",
 					ErrHostRunning, configFile, strings.TrimSpace(string(pid)), strings.TrimSuffix(p, ".lock"))
 			}
@@ -314,6 +314,12 @@ func Serve(ctx context.Context, l *Listener, h http.Handler) error {
 // path, after checking that a host listens there; ErrNoHost (with the
 // command that starts one) when none does.
 func Dial(ctx context.Context, configFile, path string) (*http.Client, error) {
+	if fi, err := os.Lstat(path); err == nil {
+		if uid, ok := owner(fi); ok && uid != os.Getuid() {
+			return nil, fmt.Errorf("control socket %s belongs to user id %d: only the user the host runs as may steer it (this is user id %d)",
+				path, uid, os.Getuid())
+		}
+	}
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "unix", path)
 	if err != nil {

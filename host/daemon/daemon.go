@@ -313,10 +313,14 @@ func Run(ctx context.Context, opts Options) error {
 	var ctl *control.Listener
 	if file.Registry == nil {
 		// Before anything runs: a second host on the file is refused here.
-		if ctl, err = listenControl(file, p.controlSocket, opts, log); err != nil {
+		switch ctl, err = listenControl(file, p.controlSocket, opts, log); {
+		case errors.Is(err, errors.ErrUnsupported):
+			log.Warn("the operator commands cannot reach this host: no control socket on this system", "error", err)
+		case err != nil:
 			return err
+		default:
+			defer ctl.Close()
 		}
-		defer ctl.Close()
 	}
 	client, err := Connect(ctx, file, log)
 	if err != nil {
