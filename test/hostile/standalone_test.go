@@ -1,8 +1,11 @@
 package hostile
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -175,4 +178,68 @@ func TestCommandsWithoutAStandaloneHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	noHost("after the host stopped")
+}
+
+var socketLine = regexp.MustCompile(`control socket: .*socket=(\S+)`)
+
+// TestControlSocketSurvivesHostileRequests: a standalone host's control
+// socket is owner-only (mode 0600), and what arrives on it that is not
+// the protocol (an oversized body, bytes that are not HTTP, a JSON body
+// with unknown fields, a request for an ephemeral node) is refused with
+// an answer while the host runs on and the commands still reach it.
+func TestControlSocketSurvivesHostileRequests(t *testing.T) {
+	e := newEnv(t)
+	const file = "standalone.yaml"
+	e.write(file, standaloneConfig(filepath.Join(e.dir, "runs.txt")))
+	host := e.start("host", "run", "-c", file)
+	host.waitLog(t, 60*time.Second, hostStarted)
+	sock := socketLine.FindStringSubmatch(host.out.String())
+	if sock == nil {
+		t.Fatalf("the host did not log its control socket:\n%s", host.out.String())
+	}
+	fi, err := os.Lstat(sock[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Type() != os.ModeSocket || fi.Mode().Perm() != 0o600 {
+		t.Errorf("control socket mode %v, want a socket with 0600", fi.Mode())
+	}
+	// send writes raw bytes on a fresh connection and returns the status
+	// line of the answer ("" when the host closed without one).
+	send := func(raw []byte) string {
+		t.Helper()
+		c, err := net.DialTimeout("unix", sock[1], 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		_ = c.SetDeadline(time.Now().Add(20 * time.Second))
+		go func() { _, _ = c.Write(raw) }()
+		line, _ := bufio.NewReader(c).ReadString('\n')
+		return strings.TrimSpace(line)
+	}
+	post := func(op, body string, length int) []byte {
+		return []byte(fmt.Sprintf("POST /registry/v1/%s HTTP/1.1\r\nHost: ejob\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", op, length, body))
+	}
+	big := append(post("create", "", 9<<20), bytes.Repeat([]byte("x"), 9<<20)...)
+	for name, c := range map[string]struct {
+		raw  []byte
+		want string
+	}{
+		"9 MiB body":     {big, "413"},
+		"not HTTP":       {[]byte("\x00\x01\x02 hello\r\n\r\n"), "400"},
+		"unknown fields": {post("get", `{"path":"/","x":1}`, len(`{"path":"/","x":1}`)), "400"},
+		"ephemeral":      {post("create", `{"path":"/e","mode":1}`, len(`{"path":"/e","mode":1}`)), "400"},
+		"unknown path":   {post("watch", `{}`, 2), "404"},
+	} {
+		if got := send(c.raw); !strings.Contains(got, " "+c.want+" ") {
+			t.Errorf("%s: answer %q, want status %s", name, got, c.want)
+		}
+	}
+	if !host.alive() {
+		t.Fatalf("the host exited: %v", host.err)
+	}
+	if out := e.ok("jobs", "-c", file); !strings.Contains(out, "once") {
+		t.Errorf("ejob jobs after the hostile requests:\n%s", out)
+	}
 }
