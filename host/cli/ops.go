@@ -82,19 +82,19 @@ func (f *registryFlags) connect(ctx context.Context, cmd *cobra.Command, e *env)
 // on file (no regCenter) through its control socket (host/control): the
 // commands then steer it as they steer a ZooKeeper namespace.
 func connectStandalone(ctx context.Context, file *hostconfig.File) (reg.Client, error) {
-	path, err := control.SocketPath(file.Name, file.Host.ControlSocket, nil)
+	paths, err := control.Candidates(file.Name, file.Host.ControlSocket, nil)
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	hc, err := control.Dial(ctx, file.Name, path)
+	hc, err := control.Dial(ctx, file.Name, paths)
 	if err != nil {
 		return nil, err
 	}
 	c, err := httpreg.New(ctx, hc, "http://ejob")
 	if err != nil {
-		return nil, fmt.Errorf("the standalone host of %s (control socket %s): %w", file.Name, path, err)
+		return nil, fmt.Errorf("the standalone host of %s: %w", file.Name, err)
 	}
 	return c, nil
 }

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -48,6 +49,8 @@ const (
 	writeTimeout      = 90 * time.Second
 	idleTimeout       = 2 * time.Minute
 	maxHeaderBytes    = 64 << 10
+	// clientTimeout bounds each request of the commands.
+	clientTimeout = 2 * time.Minute
 )
 
 // SocketPath is the control socket of the host that runs configFile:
@@ -55,19 +58,51 @@ const (
 // directory) when it is not empty, else the default of the package doc.
 // getenv nil means os.Getenv.
 func SocketPath(configFile, setting string, getenv func(string) string) (string, error) {
+	paths, err := socketPaths(configFile, setting, getenv)
+	if err != nil {
+		return "", err
+	}
+	return paths[0], checkLen(paths[0], "the default path (set ejob.controlSocket to a shorter one)")
+}
+
+// Candidates are the paths where the commands look for the control socket
+// of the host of configFile: SocketPath's, then (without a setting) the
+// same name in the other default directories, for a host started with
+// another environment (without XDG_RUNTIME_DIR or TMPDIR: by cron, sudo,
+// a system service).
+func Candidates(configFile, setting string, getenv func(string) string) ([]string, error) {
+	paths, err := socketPaths(configFile, setting, getenv)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, p := range paths {
+		if len(p) <= MaxPathLen {
+			out = append(out, p)
+		}
+	}
+	if len(out) == 0 {
+		return nil, checkLen(paths[0], "the default path (set ejob.controlSocket to a shorter one)")
+	}
+	return out, nil
+}
+
+// socketPaths is setting, or the default name in each default directory,
+// the host's first.
+func socketPaths(configFile, setting string, getenv func(string) string) ([]string, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
 	if setting != "" {
 		p, err := filepath.Abs(setting)
 		if err != nil {
-			return "", fmt.Errorf("ejob.controlSocket %q: %w", setting, err)
+			return nil, fmt.Errorf("ejob.controlSocket %q: %w", setting, err)
 		}
-		return p, checkLen(p, "ejob.controlSocket")
+		return []string{p}, checkLen(p, "ejob.controlSocket")
 	}
 	abs, err := filepath.Abs(configFile)
 	if err != nil {
-		return "", fmt.Errorf("control socket of %s: %w", configFile, err)
+		return nil, fmt.Errorf("control socket of %s: %w", configFile, err)
 	}
 	if real, err := filepath.EvalSymlinks(abs); err == nil {
 		abs = real
@@ -77,20 +112,28 @@ func SocketPath(configFile, setting string, getenv func(string) string) (string,
 	if len(base) > 24 {
 		base = base[:24]
 	}
-	p := filepath.Join(defaultDir(getenv), base+"-"+hex.EncodeToString(sum[:8])+".sock")
-	return p, checkLen(p, "the default path (set ejob.controlSocket to a shorter one)")
+	name := base + "-" + hex.EncodeToString(sum[:8]) + ".sock"
+	var out []string
+	for _, d := range defaultDirs(getenv) {
+		if p := filepath.Join(d, name); !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
 }
 
-// defaultDir is $XDG_RUNTIME_DIR/ejob, or $TMPDIR/ejob-UID.
-func defaultDir(getenv func(string) string) string {
+// defaultDirs are $XDG_RUNTIME_DIR/ejob, $TMPDIR/ejob-UID and
+// /tmp/ejob-UID, those that apply, the host's first.
+func defaultDirs(getenv func(string) string) []string {
+	var dirs []string
 	if d := getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(d) {
-		return filepath.Join(d, "ejob")
+		dirs = append(dirs, filepath.Join(d, "ejob"))
 	}
-	tmp := getenv("TMPDIR")
-	if !filepath.IsAbs(tmp) {
-		tmp = "/tmp"
+	user := "ejob-" + strconv.Itoa(os.Getuid())
+	if tmp := getenv("TMPDIR"); filepath.IsAbs(tmp) {
+		dirs = append(dirs, filepath.Join(tmp, user))
 	}
-	return filepath.Join(tmp, "ejob-"+strconv.Itoa(os.Getuid()))
+	return append(dirs, filepath.Join("/tmp", user))
 }
 
 func checkLen(p, what string) error {
@@ -310,31 +353,38 @@ func Serve(ctx context.Context, l *Listener, h http.Handler) error {
 	return l.Close()
 }
 
-// Dial returns an HTTP client whose requests go to the control socket at
-// path, after checking that a host listens there; ErrNoHost (with the
-// command that starts one) when none does.
-func Dial(ctx context.Context, configFile, path string) (*http.Client, error) {
-	if fi, err := os.Lstat(path); err == nil {
-		if uid, ok := owner(fi); ok && uid != os.Getuid() {
-			return nil, fmt.Errorf("control socket %s belongs to user id %d: only the user the host runs as may steer it (this is user id %d)",
-				path, uid, os.Getuid())
-		}
-	}
+// Dial returns an HTTP client whose requests go to the first of paths
+// (Candidates) where a host listens; ErrNoHost (with the command that
+// starts one) when none does.
+func Dial(ctx context.Context, configFile string, paths []string) (*http.Client, error) {
 	var d net.Dialer
-	c, err := d.DialContext(ctx, "unix", path)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED) {
-			return nil, fmt.Errorf("%w on %s (a file without regCenter is steered through its host's control socket %s): start one with `ejob run -c %s`",
-				ErrNoHost, configFile, path, configFile)
+	for _, path := range paths {
+		if fi, err := os.Lstat(path); err == nil {
+			if uid, ok := owner(fi); ok && uid != os.Getuid() {
+				return nil, fmt.Errorf("control socket %s belongs to user id %d: only the user the host runs as may steer it (this is user id %d)",
+					path, uid, os.Getuid())
+			}
 		}
-		return nil, fmt.Errorf("control socket %s: %w", path, err)
+		c, err := d.DialContext(ctx, "unix", path)
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("control socket %s: %w", path, err)
+		}
+		c.Close()
+		return &http.Client{
+			Transport: &http.Transport{
+				DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+					return d.DialContext(ctx, "unix", path)
+				},
+				MaxIdleConnsPerHost: 4,
+				IdleConnTimeout:     30 * time.Second,
+			},
+			// A host that stopped answering fails the command.
+			Timeout: clientTimeout,
+		}, nil
 	}
-	c.Close()
-	return &http.Client{Transport: &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			return d.DialContext(ctx, "unix", path)
-		},
-		MaxIdleConnsPerHost: 4,
-		IdleConnTimeout:     30 * time.Second,
-	}}, nil
+	return nil, fmt.Errorf("%w on %s (a file without regCenter is steered through its host's control socket %s): start one with `ejob run -c %s`",
+		ErrNoHost, configFile, strings.Join(paths, " or "), configFile)
 }

@@ -41,7 +41,7 @@ func get(t *testing.T, cfg, path string) (string, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	hc, err := control.Dial(ctx, cfg, path)
+	hc, err := control.Dial(ctx, cfg, []string{path})
 	if err != nil {
 		return "", err
 	}
@@ -249,5 +249,45 @@ func TestSocketPath(t *testing.T) {
 	long := "/" + strings.Repeat("d", 120) + "/a.sock"
 	if _, err := control.SocketPath(cfg, long, env); !errors.Is(err, control.ErrUnsafePath) || !strings.Contains(err.Error(), "at most 107") {
 		t.Errorf("a 128-byte path: %v; want ErrUnsafePath naming the limit", err)
+	}
+}
+
+// TestCommandsFindAHostStartedWithAnotherEnvironment: a host started
+// without XDG_RUNTIME_DIR (by cron, sudo, a system service) listens under
+// $TMPDIR; the commands, run where XDG_RUNTIME_DIR is set, still find it.
+func TestCommandsFindAHostStartedWithAnotherEnvironment(t *testing.T) {
+	xdg, tmp := t.TempDir(), t.TempDir()
+	cfg := filepath.Join(t.TempDir(), "a.yaml")
+	hostEnv := func(k string) string { return map[string]string{"TMPDIR": tmp}[k] }
+	cliEnv := func(k string) string { return map[string]string{"TMPDIR": tmp, "XDG_RUNTIME_DIR": xdg}[k] }
+	path, err := control.SocketPath(cfg, "", hostEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := control.Listen(cfg, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	serveOK(t, l)
+	paths, err := control.Candidates(cfg, "", cliEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(paths) != 3 || !strings.HasPrefix(paths[0], xdg) || paths[1] != path {
+		t.Fatalf("Candidates = %v, want the XDG path, then %s, then /tmp's", paths, path)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	hc, err := control.Dial(ctx, cfg, paths)
+	if err != nil {
+		t.Fatalf("Dial: %v", err)
+	}
+	resp, err := hc.Get("http://ejob/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if _, err := control.Dial(ctx, cfg, paths[:1]); !errors.Is(err, control.ErrNoHost) {
+		t.Errorf("Dial of the XDG path alone: %v; want ErrNoHost", err)
 	}
 }
