@@ -6,8 +6,10 @@
 // The path comes from the config file: its ejob.controlSocket, else a
 // name derived from the file's absolute path in a directory of the user's
 // own ($XDG_RUNTIME_DIR/ejob, or $TMPDIR/ejob-UID), so that the host and
-// the commands find the same socket from the same file without a setting,
-// and the path stays short (a Unix socket path is limited to 107 bytes).
+// the commands find the same socket from the same file without a setting
+// (the commands look in each default directory, for a host started with
+// another environment), and the path stays short (a Unix socket path is
+// limited to 107 bytes).
 // Only the user the host runs as gets in: the socket is created mode 0600
 // in a directory that no other user may write (checked), and every
 // connection's peer user id (SO_PEERCRED, on Linux) must be the host's.
