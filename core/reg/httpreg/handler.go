@@ -156,31 +156,35 @@ func noEphemeral(opName, path string, mode reg.CreateMode) error {
 		"%v nodes cannot be created from another process: they would belong to the host's session: %w", mode, reg.ErrInvalidArgument)}
 }
 
-func (h *handler) get(ctx context.Context, body []byte) (any, string, error) {
+// onPath decodes a pathRequest from body and answers fn of its path.
+func onPath(body []byte, fn func(path string) (any, error)) (any, string, error) {
 	var req pathRequest
 	if err := decode(body, &req); err != nil {
 		return nil, "", err
 	}
-	data, st, err := h.c.Get(ctx, req.Path)
-	return getResponse{Data: data, Stat: st}, req.Path, err
+	resp, err := fn(req.Path)
+	return resp, req.Path, err
+}
+
+func (h *handler) get(ctx context.Context, body []byte) (any, string, error) {
+	return onPath(body, func(path string) (any, error) {
+		data, st, err := h.c.Get(ctx, path)
+		return getResponse{Data: data, Stat: st}, err
+	})
 }
 
 func (h *handler) exists(ctx context.Context, body []byte) (any, string, error) {
-	var req pathRequest
-	if err := decode(body, &req); err != nil {
-		return nil, "", err
-	}
-	st, ok, err := h.c.Exists(ctx, req.Path)
-	return existsResponse{Stat: st, Exists: ok}, req.Path, err
+	return onPath(body, func(path string) (any, error) {
+		st, ok, err := h.c.Exists(ctx, path)
+		return existsResponse{Stat: st, Exists: ok}, err
+	})
 }
 
 func (h *handler) children(ctx context.Context, body []byte) (any, string, error) {
-	var req pathRequest
-	if err := decode(body, &req); err != nil {
-		return nil, "", err
-	}
-	names, err := h.c.Children(ctx, req.Path)
-	return childrenResponse{Children: names}, req.Path, err
+	return onPath(body, func(path string) (any, error) {
+		names, err := h.c.Children(ctx, path)
+		return childrenResponse{Children: names}, err
+	})
 }
 
 func (h *handler) multiRead(ctx context.Context, body []byte) (any, string, error) {
