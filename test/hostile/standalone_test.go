@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -241,5 +242,20 @@ func TestControlSocketSurvivesHostileRequests(t *testing.T) {
 	}
 	if out := e.ok("jobs", "-c", file); !strings.Contains(out, "once") {
 		t.Errorf("ejob jobs after the hostile requests:\n%s", out)
+	}
+}
+
+// TestServeReachesAStandaloneHost: `ejob serve -c standalone.yaml` serves
+// the console's REST API for the standalone host running on the file.
+func TestServeReachesAStandaloneHost(t *testing.T) {
+	e := newEnv(t)
+	cfg := e.write("standalone.yaml", standaloneConfig(filepath.Join(e.dir, "runs.txt")))
+	host := e.start("host", "run", "-c", cfg)
+	host.waitLog(t, 60*time.Second, hostStarted)
+	_, base, pw := e.serve(cfg)
+	c := login(t, base, "admin", pw)
+	status, body := c.call(http.MethodGet, "/api/jobs/getAllJobsBriefInfo", "")
+	if status != http.StatusOK || !strings.Contains(string(body), `"jobName":"once"`) {
+		t.Errorf("jobs list through ejob serve: %d %s", status, body)
 	}
 }
