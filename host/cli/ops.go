@@ -22,7 +22,9 @@ import (
 )
 
 // registryFlags select the registry an operator command talks to: the
-// regCenter of a config file, or flags.
+// regCenter of a config file (without one, the embedded registry of the
+// standalone host running on the file, through its control socket), or
+// flags.
 type registryFlags struct {
 	file      string
 	servers   string
