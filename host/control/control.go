@@ -369,6 +369,9 @@ func Dial(ctx context.Context, configFile string, paths []string) (*http.Client,
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED) {
 			continue
 		}
+		if errors.Is(err, fs.ErrPermission) {
+			return nil, fmt.Errorf("control socket %s: %w: only the user the host runs as may steer it", path, err)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("control socket %s: %w", path, err)
 		}
