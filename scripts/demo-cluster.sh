@@ -47,6 +47,9 @@ for i in 1 2 3; do
 	grep -q 'host started' "$dir/host-$i.log" || { echo "demo: host-$i did not start:" >&2; cat "$dir/host-$i.log" >&2; exit 1; }
 	echo "   host-$i is pid ${pid[$i]}"
 done
+console=$(grep -o 'operations HTTP server listening: .*addr=[^ ]*' "$dir/host-1.log" | sed 's/.*addr=//' | head -1)
+password=$(grep -o 'password=[^ ]*' "$dir/host-1.log" | sed 's/password=//' | head -1)
+echo "   console of host-1 (the whole cluster): http://$console/  user admin, password $password"
 echo
 
 # show_seconds prints each fire second up to two seconds ago that is not

@@ -6,14 +6,20 @@
 #     prints each item it receives;
 #   - pingBilling, an HTTP job, every 5 s, 2 items: POSTs to a tiny local endpoint
 #     (examples/demo/httpecho) that prints the shardingContext header of each request.
-# Then it stops the host with SIGTERM: no new fires, running items drain, clean exit.
+# The host serves the web console on http://127.0.0.1:8088 (the demo prints the
+# generated admin password) and records each run (examples/demo/ejob-tracing.db);
+# while it runs the demo steers it with the CLI on the same file: ejob jobs,
+# ejob trigger cityReport, ejob history. Then it stops the host with SIGTERM: no
+# new fires, running items drain, clean exit.
 #
 #   scripts/demo.sh            the job demo above
 #   scripts/demo.sh plugins    the plugin runtime: builds bin/ejob and the example plugin
 #                              ejob-sharding-rendezvous only; lists the types, previews
 #                              each sharding strategy (explaining each row), checks the
 #                              plugin (ejob plugins check) and pins it
-# Environment: DEMO_SECONDS (default 15) is how long the host runs.
+# Environment: DEMO_SECONDS (default 15) is how long the host runs (DEMO_SECONDS=600
+# leaves time to explore the console); EJOB_DEMO_CONSOLE (default 127.0.0.1:8088)
+# is the console's address.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -94,9 +100,23 @@ tail_pid=$!
 echo "== ejob run -c examples/demo/standalone.yaml   (standalone, for ${seconds}s; endpoint on port $port)"
 sed -n '/^elasticjob:/,$p' examples/demo/standalone.yaml | sed 's/^/   | /'
 echo
-EJOB_DEMO_HTTP_PORT=$port EJOB_DEMO_OUT="$dir/script.out" \
-	bin/ejob run -c examples/demo/standalone.yaml >"$dir/ejob.log" 2>&1 &
+config=examples/demo/standalone.yaml
+EJOB_DEMO_HTTP_PORT=$port EJOB_DEMO_OUT="$dir/script.out" EJOB_DEMO_CONSOLE=${EJOB_DEMO_CONSOLE:-127.0.0.1:8088} \
+	bin/ejob run -c $config >"$dir/ejob.log" 2>&1 &
 host_pid=$!
+for _ in $(seq 200); do grep -q 'host started' "$dir/ejob.log" && break; kill -0 "$host_pid" 2>/dev/null || break; sleep 0.05; done
+grep -q 'host started' "$dir/ejob.log" || { echo "demo: ejob did not start; its log:" >&2; cat "$dir/ejob.log" >&2; exit 1; }
+console=$(grep -o 'operations HTTP server listening: .*addr=[^ ]*' "$dir/ejob.log" | sed 's/.*addr=//' | head -1)
+password=$(grep -o 'password=[^ ]*' "$dir/ejob.log" | sed 's/password=//' | head -1)
+echo "== the web console: http://$console/   user: admin   password: $password"
+echo "   (generated for this run: the file has no ejob.http.users; see docs/console.md)"
+echo
+
+# cli runs an operator command against the running host, as a user would.
+cli() {
+	echo "== bin/ejob $* -c $config"
+	bin/ejob "$@" -c $config | sed 's/^/   /'
+}
 
 # Show the host's own lifecycle lines next to the jobs' output.
 show_host_log() {
@@ -108,7 +128,9 @@ show_host_log() {
 	fi
 }
 shown=0
-end=$((SECONDS + seconds))
+start=$SECONDS
+end=$((start + seconds))
+step=0
 while [ $SECONDS -lt $end ]; do
 	if ! kill -0 "$host_pid" 2>/dev/null; then
 		echo "demo: ejob exited early; its log:" >&2
@@ -116,6 +138,15 @@ while [ $SECONDS -lt $end ]; do
 		exit 1
 	fi
 	show_host_log
+	# The CLI steers the running host through its control socket.
+	if [ $step -eq 0 ] && [ $SECONDS -ge $((start + 4)) ]; then
+		step=1
+		cli jobs
+		cli trigger cityReport
+	elif [ $step -eq 1 ] && [ $SECONDS -ge $((end - 3)) ]; then
+		step=2
+		cli history --job cityReport --limit 6
+	fi
 	sleep 0.2
 done
 
@@ -130,5 +161,7 @@ sleep 0.3 # let tail print the last items
 echo "== ejob exited with status $status"
 [ "$status" -eq 0 ] || { cat "$dir/ejob.log" >&2; exit 1; }
 echo
+echo "Explore it longer: DEMO_SECONDS=600 make demo, open the console, and in another"
+echo "terminal: bin/ejob jobs -c $config (README: Quickstart)."
 echo "More: make demo-cluster (three hosts on a local ZooKeeper, kill -9, failover),"
 echo "      make demo-plugins (plugin discovery, sharding previews, plugins check)."

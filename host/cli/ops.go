@@ -14,13 +14,17 @@ import (
 
 	"github.com/ejob-io/ejob/core/lifecycle"
 	"github.com/ejob-io/ejob/core/reg"
+	"github.com/ejob-io/ejob/core/reg/httpreg"
 	"github.com/ejob-io/ejob/core/reg/zookeeper"
 	hostconfig "github.com/ejob-io/ejob/host/config"
+	"github.com/ejob-io/ejob/host/control"
 	"github.com/ejob-io/ejob/spi"
 )
 
 // registryFlags select the registry an operator command talks to: the
-// regCenter of a config file, or flags.
+// regCenter of a config file (without one, the embedded registry of the
+// standalone host running on the file, through its control socket), or
+// flags.
 type registryFlags struct {
 	file      string
 	servers   string
@@ -30,7 +34,7 @@ type registryFlags struct {
 }
 
 func (f *registryFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringVarP(&f.file, "config", "c", "", "take the registry from this config file's regCenter")
+	cmd.Flags().StringVarP(&f.file, "config", "c", "", "take the registry from this config file's regCenter (without one: the standalone host running on the file)")
 	cmd.Flags().StringVar(&f.servers, "zk", "", "ZooKeeper servers host:port[,host:port...] (instead of -c)")
 	cmd.Flags().StringVar(&f.namespace, "namespace", "", "registry namespace (with --zk)")
 	cmd.Flags().StringVar(&f.digest, "digest", "", "ZooKeeper digest user:password (with --zk)")
@@ -50,7 +54,7 @@ func (f *registryFlags) connect(ctx context.Context, cmd *cobra.Command, e *env)
 			return nil, err
 		}
 		if file.Registry == nil {
-			return nil, fmt.Errorf("%s has no regCenter: a standalone host's embedded registry lives inside that host and cannot be reached from another process", f.file)
+			return connectStandalone(ctx, file)
 		}
 		cfg = *file.Registry
 	case f.servers != "":
@@ -72,6 +76,27 @@ func (f *registryFlags) connect(ctx context.Context, cmd *cobra.Command, e *env)
 	c, err := zookeeper.Connect(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect to ZooKeeper %s: %w", cfg.ServerLists, err)
+	}
+	return c, nil
+}
+
+// connectStandalone reaches the registry of the standalone host running
+// on file (no regCenter) through its control socket (host/control): the
+// commands then steer it as they steer a ZooKeeper namespace.
+func connectStandalone(ctx context.Context, file *hostconfig.File) (reg.Client, error) {
+	paths, err := control.Candidates(file.Name, file.Host.ControlSocket, nil)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	hc, err := control.Dial(ctx, file.Name, paths)
+	if err != nil {
+		return nil, err
+	}
+	c, err := httpreg.New(ctx, hc, "http://ejob")
+	if err != nil {
+		return nil, fmt.Errorf("the standalone host of %s: %w", file.Name, err)
 	}
 	return c, nil
 }

@@ -18,7 +18,10 @@ func newRunCmd(e *env) *cobra.Command {
 shape of ElasticJob's Spring Boot starter (an elasticjob: section with
 regCenter and jobs) plus an ejob: section for host settings; see
 docs/configuration.md. With a regCenter the host joins the ZooKeeper cluster;
-without one it runs standalone on an embedded registry.
+without one it runs standalone on an embedded registry, and serves the
+operator commands given -c FILE (ejob jobs, trigger, ...) on a Unix socket
+only its user can reach (ejob.controlSocket; docs/operations.md). A second
+standalone host on the same file is refused.
 
 A bad file fails before anything starts, naming the file, line and reason.
 On SIGTERM/SIGINT the host stops firing, waits for running items up to

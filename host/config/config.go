@@ -127,6 +127,11 @@ type HostSettings struct {
 	// HTTP is ejob.http: the operations HTTP server (REST API, metrics,
 	// health); nil: none.
 	HTTP *HTTPSettings
+	// ControlSocket is the Unix socket on which a standalone host (no
+	// regCenter) serves the operator commands (host/control); empty means
+	// the default derived from the file's path. Relative paths as for
+	// PluginsDir.
+	ControlSocket string
 }
 
 // JavaPeers is the ejob.javaPeers setting.

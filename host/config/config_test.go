@@ -171,6 +171,7 @@ func TestEveryKeyInSample(t *testing.T) {
 	// regCenter.sasl's keys cannot all be set at once: the other
 	// mechanism's and the JAAS file's are in testdata/sasl.
 	samples, _ := filepath.Glob("testdata/sasl/*.yaml")
+	samples = append(samples, "testdata/standalone-keys.yaml")
 	for _, p := range samples {
 		b, err := os.ReadFile(p)
 		if err != nil {
@@ -885,10 +886,12 @@ func TestPluginsProblemLine(t *testing.T) {
 func TestEveryHostSettingIsParsed(t *testing.T) {
 	t.Parallel()
 	f := mustLoad(t, "testdata/all-keys.yaml", catalog())
+	// The keys of a standalone host only are in a file of their own.
+	sf := mustLoad(t, "testdata/standalone-keys.yaml", catalog())
 	defaults := HostSettings{DrainTimeout: DefaultDrainTimeout, JavaPeers: DefaultJavaPeers}
-	got, def := reflect.ValueOf(f.Host), reflect.ValueOf(defaults)
+	got, def, alone := reflect.ValueOf(f.Host), reflect.ValueOf(defaults), reflect.ValueOf(sf.Host)
 	for i := range got.NumField() {
-		if got.Field(i).Equal(def.Field(i)) {
+		if got.Field(i).Equal(def.Field(i)) && alone.Field(i).Equal(def.Field(i)) {
 			t.Errorf("HostSettings.%s is not read from testdata/all-keys.yaml: still %v", got.Type().Field(i).Name, got.Field(i))
 		}
 	}
@@ -960,5 +963,21 @@ testdata/sasl/badjaas.yaml:7: elasticjob.regCenter.sasl.username: must not be se
 				t.Errorf("error:\n%v\nwant:\n%s", err, want)
 			}
 		})
+	}
+}
+
+// TestControlSocketIsStandaloneOnly: ejob.controlSocket is read (relative
+// to the file's directory), and refused, at its line, in a file with a
+// regCenter, whose host serves no control socket.
+func TestControlSocketIsStandaloneOnly(t *testing.T) {
+	t.Parallel()
+	f := mustLoad(t, "testdata/standalone-keys.yaml", catalog())
+	if want := filepath.Join("testdata", "run", "ejob.sock"); f.Host.ControlSocket != want {
+		t.Errorf("ControlSocket = %q, want %q", f.Host.ControlSocket, want)
+	}
+	text := "elasticjob:\n  regCenter: {serverLists: 'zk:2181', namespace: ns}\n  jobs:\n    one: {elasticJobType: SCRIPT, shardingTotalCount: 1, props: {script.command.line: 'true'}}\nejob:\n  controlSocket: /run/ejob.sock\n"
+	_, err := Parse("ejob.yaml", []byte(text), catalog())
+	if err == nil || !strings.Contains(err.Error(), "ejob.yaml:6: ejob.controlSocket: only a standalone host") {
+		t.Errorf("controlSocket with a regCenter: %v", err)
 	}
 }

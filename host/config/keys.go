@@ -58,6 +58,7 @@ const (
 	keyPreferredNetworkIP        = "preferredNetworkIp"
 	keyJavaPeers                 = "javaPeers"
 	keyTracingRetention          = "tracingRetention"
+	keyControlSocket             = "controlSocket"
 )
 
 // The keys of each section. Functions, not variables: there is no
@@ -137,6 +138,7 @@ func ejobKeys() []string {
 	return []string{
 		keyPluginsDir, keyLockFile, keyDrainTimeout, keyPluginStopGrace, keyLogLevel,
 		keyPreferredNetworkInterface, keyPreferredNetworkIP, keyJavaPeers, keyTracingRetention, keyHTTP,
+		keyControlSocket,
 	}
 }
 

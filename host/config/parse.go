@@ -120,9 +120,9 @@ func (o *Opened) Check(opts LoadOptions) (*File, error) {
 type head struct {
 	f   *File
 	top map[string]entry
-	// ejobLine and pluginsLine are the lines of the ejob: section and of
-	// its pluginsDir key (0: absent).
-	ejobLine, pluginsLine int
+	// ejobLine, pluginsLine and controlLine are the lines of the ejob:
+	// section and of its pluginsDir and controlSocket keys (0: absent).
+	ejobLine, pluginsLine, controlLine int
 }
 
 // head decodes the YAML document, its top level and the ejob: section.
@@ -154,7 +154,7 @@ func (d *decoder) head(data []byte, baseDir string) head {
 	h := head{f: f, top: top}
 	if e, ok := top[keyEjob]; ok {
 		h.ejobLine = e.line()
-		h.pluginsLine = d.host(e, &f.Host, baseDir)
+		h.pluginsLine, h.controlLine = d.host(e, &f.Host, baseDir)
 	}
 	return h
 }
@@ -182,6 +182,10 @@ func (d *decoder) rest(h head, opts LoadOptions, baseDir string) *File {
 	}
 	if e, ok := ej[keyRegCenter]; ok {
 		f.Registry = d.regCenter(e, baseDir)
+		if h.controlLine > 0 {
+			d.report(h.controlLine, nil, "ejob.controlSocket: only a standalone host (no %s) serves a control socket; "+
+				"the operator commands reach this host's jobs through ZooKeeper (remove the key)", e.path)
+		}
 	}
 	if e, ok := ej[keyDump]; ok {
 		f.Host.DumpPort, f.Host.DumpAddress = d.dump(e)
@@ -384,13 +388,16 @@ const zkErrPrefix = "zookeeper config: "
 
 // host decodes the ejob: section into h; it returns the line of its
 // pluginsDir key (0: absent).
-func (d *decoder) host(e entry, h *HostSettings, baseDir string) (pluginsLine int) {
+func (d *decoder) host(e entry, h *HostSettings, baseDir string) (pluginsLine, controlLine int) {
 	fs, ok := d.section(e.value, e.path, ejobKeys(), false)
 	if !ok {
-		return 0
+		return 0, 0
 	}
 	if fe, ok := fs[keyPluginsDir]; ok {
 		pluginsLine = fe.line()
+	}
+	if fe, ok := fs[keyControlSocket]; ok {
+		controlLine = fe.line()
 	}
 	for _, k := range []struct {
 		key  string
@@ -399,6 +406,7 @@ func (d *decoder) host(e entry, h *HostSettings, baseDir string) (pluginsLine in
 	}{
 		{keyPluginsDir, &h.PluginsDir, true},
 		{keyLockFile, &h.LockFile, true},
+		{keyControlSocket, &h.ControlSocket, true},
 		{keyPreferredNetworkInterface, &h.PreferredNetworkInterface, false},
 		{keyPreferredNetworkIP, &h.PreferredNetworkIP, false},
 	} {
@@ -447,5 +455,5 @@ func (d *decoder) host(e entry, h *HostSettings, baseDir string) (pluginsLine in
 			}
 		}
 	}
-	return pluginsLine
+	return pluginsLine, controlLine
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"runtime/debug"
 	"sync"
@@ -15,11 +16,13 @@ import (
 	"github.com/ejob-io/ejob/core/instance"
 	"github.com/ejob-io/ejob/core/reg"
 	"github.com/ejob-io/ejob/core/reg/embedded"
+	"github.com/ejob-io/ejob/core/reg/httpreg"
 	"github.com/ejob-io/ejob/core/reg/zookeeper"
 	"github.com/ejob-io/ejob/core/scheduler"
 	"github.com/ejob-io/ejob/core/tracing"
 	hostconfig "github.com/ejob-io/ejob/host/config"
 	"github.com/ejob-io/ejob/host/console"
+	"github.com/ejob-io/ejob/host/control"
 	"github.com/ejob-io/ejob/host/dump"
 	"github.com/ejob-io/ejob/host/httpapi"
 	"github.com/ejob-io/ejob/host/metrics"
@@ -86,6 +89,9 @@ type plan struct {
 	retention time.Duration
 	// http is the operations HTTP server's settings; nil: none.
 	http *hostconfig.HTTPSettings
+	// controlSocket is the control socket's path as the file sets it
+	// ("": the default); a standalone host serves one (host/control).
+	controlSocket string
 }
 
 func newPlan(h hostconfig.HostSettings, opts Options) plan {
@@ -100,6 +106,8 @@ func newPlan(h hostconfig.HostSettings, opts Options) plan {
 		javaPeers: h.JavaPeers,
 		retention: h.TracingRetention,
 		http:      h.HTTP,
+
+		controlSocket: h.ControlSocket,
 	}
 	if opts.Builtin != nil {
 		b := *opts.Builtin
@@ -302,11 +310,29 @@ func Run(ctx context.Context, opts Options) error {
 		return fmt.Errorf("choose this host's instance id: %w", err)
 	}
 	log := opts.Logger.With("instance", id.String())
+	var ctl *control.Listener
+	if file.Registry == nil {
+		// Before anything runs: a second host on the file is refused here.
+		switch ctl, err = listenControl(file, p.controlSocket, opts, log); {
+		case errors.Is(err, errors.ErrUnsupported):
+			log.Warn("the operator commands cannot reach this host: no control socket on this system", "error", err)
+		case err != nil:
+			return err
+		default:
+			defer ctl.Close()
+		}
+	}
 	client, err := Connect(ctx, file, log)
 	if err != nil {
 		return err
 	}
 	defer client.Close()
+	if ctl != nil {
+		ctlDone := serveControl(ctx, ctl, client, log)
+		// Until the host has drained and left: the commands reach it
+		// while its items finish, and no second host starts meanwhile.
+		defer ctlDone()
+	}
 	if file.Registry != nil {
 		// A ZooKeeper namespace may be shared with Java instances; the
 		// embedded registry never is.
@@ -429,6 +455,45 @@ func Run(ctx context.Context, opts Options) error {
 		return fmt.Errorf("registry: %w", ferr)
 	}
 	return err
+}
+
+// listenControl opens the control socket of a standalone host on file
+// (ejob.controlSocket, or the default derived from the file's path).
+func listenControl(file *hostconfig.File, setting string, opts Options, log hclog.Logger) (*control.Listener, error) {
+	path, err := control.SocketPath(file.Name, setting, opts.getenv)
+	if err != nil {
+		return nil, err
+	}
+	l, err := control.Listen(file.Name, path, log.Named("control"))
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// ControlHandler is what a standalone host serves on its control socket:
+// the registry calls of the operator commands under httpreg.PathPrefix,
+// on a mux that more of the host's operations can be mounted on.
+func ControlHandler(c reg.Client, log hclog.Logger) *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.Handle(httpreg.PathPrefix, httpreg.Handler(c, httpreg.HandlerOptions{Logger: log}))
+	return mux
+}
+
+// serveControl serves the control socket l with the registry c until the
+// returned stop is called; stop returns once the server has stopped.
+func serveControl(ctx context.Context, l *control.Listener, c reg.Client, log hclog.Logger) (stop func()) {
+	clog := log.Named("control")
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := control.Serve(sctx, l, ControlHandler(c, clog)); err != nil {
+			clog.Error("the control socket stopped", "socket", l.Path(), "error", err)
+		}
+	}()
+	clog.Info("serving the operator commands on the control socket", "socket", l.Path())
+	return func() { cancel(); <-done }
 }
 
 // failer is a registry client that can fail for good (the ZooKeeper
