@@ -108,8 +108,11 @@ function Chart({ rows }) {
       // Under the cursor a series shows its value there (nothing for a
       // point of the other series); elsewhere its summary.
       const value = (ok) => (u, v, _s, idx) => (idx == null ? u.ejobSummary(ok) : v == null ? '' : fmtDuration(v * scale.ms));
+      const box = el.current;
       const p = new UPlot({
         width, height: 220,
+        // The drawn y range, in the chart's unit, for the browser tests.
+        hooks: { setScale: [(u, key) => { if (key === 'y') box.dataset.yMax = String(u.scales.y.max); }] },
         scales: { x: { time: true }, y: { range: (u, min, max) => [0, max > 0 ? max * 1.15 : 1] } },
         axes: [{}, { label: scale.label, size: 60 }],
         series: [{ value: (u, v, _s, idx) => (idx == null ? t('detail.legendTime') : fmtTime(v * 1000)) },
@@ -117,6 +120,7 @@ function Chart({ rows }) {
           { label: t('detail.failed'), stroke: '#c62828', width: 0, points: point('#c62828'), paths: () => null, value: value(false) }],
       }, data, el.current);
       p.ejobUnit = scale.unit;
+      box.dataset.unit = scale.unit;
       p.ejobSummary = summary;
       p.setLegend({ idx: null });
       plot.current = p;
