@@ -199,7 +199,7 @@ func TestClusterShardingFailoverAndOperations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out, "on 3 instance(s)") {
+	if !strings.Contains(out, "on 3 instances") {
 		t.Errorf("ejob trigger %s: %q, want 3 instances triggered", oneOffJob, out)
 	}
 	c.waitFor(20*time.Second, "the one-off job's items", func() (bool, string) {

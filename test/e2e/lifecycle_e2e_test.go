@@ -196,7 +196,7 @@ func TestLifecycleObeyedLive(t *testing.T) {
 	}
 
 	// Trigger a one-off job: each instance runs its own item, once.
-	if out := must("trigger", manualJob); !strings.Contains(out, "on 2 instance(s)") {
+	if out := must("trigger", manualJob); !strings.Contains(out, "on 2 instances") {
 		t.Errorf("ejob trigger: %s", out)
 	}
 	c.waitFor(15*time.Second, "the triggered job's items", func() (bool, string) {
