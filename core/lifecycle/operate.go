@@ -50,9 +50,6 @@ func TriggerAll(ctx context.Context, c reg.Client, jobName string) ([]string, er
 // runnable returns ErrNotRunnable, saying why, unless one of the job's
 // live instances ids is on a server where the job is not disabled.
 func runnable(ctx context.Context, c Reader, j node.Job, ids []string) error {
-	if len(ids) == 0 {
-		return fmt.Errorf("%w: job %q has no live instance (start a host that runs it)", ErrNotRunnable, j.Name())
-	}
 	disabled := map[string]bool{}
 	for _, id := range ids {
 		ip := serverOf(id)
