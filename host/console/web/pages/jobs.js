@@ -85,7 +85,7 @@ function columns(admin, traceRef) {
         if (why) b.title = t('jobs.configError', { error: why });
         return b;
       } },
-    { title: t('jobs.colCron'), field: 'cron', minWidth: 130, responsive: 2,
+    { title: t('jobs.colCron'), field: 'cron', minWidth: 120, responsive: 2,
       formatter: (c) => {
         const j = c.getData();
         if (!j.cron) return el('span', { class: 'muted' }, t('jobs.oneOff'));
@@ -98,7 +98,7 @@ function columns(admin, traceRef) {
         : el('span', { class: 'muted' }, t('ui.never'))) },
     { title: t('jobs.colItems'), field: 'shardingTotalCount', sorter: 'number', hozAlign: 'right', width: 80, responsive: 3 },
     { title: t('jobs.colInstances'), field: 'instanceCount', sorter: 'number', hozAlign: 'right', width: 115, responsive: 2 },
-    { title: t('jobs.colLast'), field: 'lastRun', minWidth: 230, responsive: 1,
+    { title: t('jobs.colLast'), field: 'lastRun', minWidth: 200, responsive: 1,
       sorter: (a, b) => (a ? timeOf(a.startTime) : 0) - (b ? timeOf(b.startTime) : 0),
       formatter: (c) => lastRunCell(c.getValue(), traceRef.current) },
   ];
@@ -106,7 +106,7 @@ function columns(admin, traceRef) {
     // On a phone the buttons stack in a narrow column rather than push the
     // table past the screen's edge.
     const narrow = window.matchMedia('(max-width: 760px)').matches;
-    cols.push({ title: t('jobs.colActions'), field: 'jobName', headerSort: false, minWidth: narrow ? 110 : 240, responsive: 0,
+    cols.push({ title: t('jobs.colActions'), field: 'jobName', headerSort: false, minWidth: narrow ? 110 : 310, responsive: 0,
       cssClass: 'actions-cell',
       formatter: (c) => el('div', { class: 'row-actions' }, ...actionsFor(c.getData()).map((a) =>
         el('button', { type: 'button', class: 'small' + (a.danger ? ' danger' : ''), 'data-op': a.op, 'data-job': c.getData().jobName }, t('jobs.' + a.op)))) });
