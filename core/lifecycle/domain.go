@@ -39,9 +39,9 @@ const (
 	// StateRunning: an item has a running node (written while it runs
 	// when monitorExecution is on, the default).
 	StateRunning State = "RUNNING"
-	// StateNeverRun: no item has ever had an owner: the job has not fired
-	// since its sharding nodes were created (a one-off job never
-	// triggered, a cron job before its first fire).
+	// StateNeverRun: no item has an owner: the job has not fired yet (it
+	// is sharded at its first fire): a one-off job never triggered, a cron
+	// job before its first fire.
 	StateNeverRun State = "NEVER_RUN"
 	// StateResharding: the job has run, and a resharding is pending: the
 	// leader/sharding/necessary flag is set (an instance came or went, the
@@ -118,8 +118,8 @@ const (
 	ItemDisabled ItemState = "DISABLED"
 	// ItemRunning: sharding/{item}/running exists.
 	ItemRunning ItemState = "RUNNING"
-	// ItemNeverRun: no item of the job has ever had an owner (the job
-	// has never fired).
+	// ItemNeverRun: no item of the job has an owner (the job has not
+	// fired yet).
 	ItemNeverRun ItemState = "NEVER_RUN"
 	// ItemResharding: the item has no owner or its owner is not a live
 	// instance, or the job's resharding flag is set: the next fire

@@ -57,11 +57,13 @@ func TestStatesTellTheTruth(t *testing.T) {
 		`(() => { const i = document.querySelector('#jobs-status'); i.value = 'RESHARDING'; i.dispatchEvent(new Event('change', {bubbles: true})); return true })() &&
 		 document.querySelector('#jobs-count').textContent === '0 of 3 jobs'`)
 	browsertest.Eval[bool](tab, `(() => { const i = document.querySelector('#jobs-status'); i.value = ''; i.dispatchEvent(new Event('change', {bubbles: true})); return true })()`)
-	// Nothing clipped: every badge and header label fits its cell.
+	// Nothing clipped: every badge and header label fits its cell, and the
+	// name column takes no more than its share (it once took 300 px).
 	tab.Eventually(10*time.Second, "badges and headers not clipped", `[...document.querySelectorAll('#jobs-table .tabulator-cell .badge, #jobs-table .tabulator-col-title')].every(x => {
 		const cell = x.closest('.tabulator-cell, .tabulator-col');
 		return x.scrollWidth <= x.clientWidth + 1 && x.getBoundingClientRect().right <= cell.getBoundingClientRect().right + 1;
-	})`)
+	}) && document.querySelector('#jobs-table .tabulator-col[tabulator-field="jobName"]').offsetWidth <
+		document.querySelector('#jobs-table .tabulator-col[tabulator-field="lastRun"]').offsetWidth`)
 
 	act(tab, "trigger", "flaky")
 	tab.Eventually(10*time.Second, "the trigger done", `[...document.querySelectorAll('.toast')].some(x => x.textContent.includes('flaky done'))`)
