@@ -96,6 +96,8 @@ function Chart({ rows }) {
     };
     import('uplot').then(({ default: UPlot }) => {
       if (gone || !el.current) return;
+      // The longest run plotted, for the browser tests.
+      el.current.dataset.longestMs = String(maxMs);
       const width = Math.max(280, el.current.clientWidth);
       if (plot.current && plot.current.ejobUnit === scale.unit) {
         plot.current.ejobSummary = summary;
