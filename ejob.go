@@ -283,13 +283,15 @@ func (s *Scheduler) Start(ctx context.Context) error {
 }
 
 // Execute runs a job once now on every process that runs it (upstream's
-// OneOffJobBootstrap.execute): each runs its own items.
+// OneOffJobBootstrap.execute): each runs its own items. A job that no
+// process would run (none runs it, or it is disabled on every server
+// where one does) is refused with an error matching
+// lifecycle.ErrNotRunnable that says which.
 func (s *Scheduler) Execute(ctx context.Context, jobName string) error {
-	ids, err := lifecycle.TriggerAll(ctx, s.reg, jobName)
-	if err == nil && len(ids) == 0 {
-		err = fmt.Errorf("ejob: job %q has no live instance", jobName)
+	if _, err := lifecycle.TriggerAll(ctx, s.reg, jobName); err != nil {
+		return fmt.Errorf("ejob: %w", err)
 	}
-	return err
+	return nil
 }
 
 // Shutdown stops firing, waits for running items up to the drain timeout

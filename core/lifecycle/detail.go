@@ -17,6 +17,9 @@ import (
 // which gives the items only (getShardingInfo).
 type JobDetail struct {
 	JobBrief
+	// State is the brief's State, in the JSON (the brief leaves it out of
+	// upstream's fields).
+	State        State  `json:"state"`
 	JobParameter string `json:"jobParameter"`
 	// Leader is the leader's instance id ("" while none is elected).
 	Leader string `json:"leader"`
@@ -33,6 +36,8 @@ type JobDetail struct {
 // ItemDetail is one sharding item: upstream's ShardingInfo and more.
 type ItemDetail struct {
 	ShardingInfo
+	// State is ejob's own state of the item (see ItemState).
+	State ItemState `json:"state"`
 	// Parameter is the item's value in shardingItemParameters ("" when
 	// it has none).
 	Parameter string `json:"parameter"`
@@ -70,7 +75,7 @@ func Detail(ctx context.Context, c Reader, jobName string) (JobDetail, error) {
 	if err != nil {
 		return JobDetail{}, fmt.Errorf("detail: %w", err)
 	}
-	d := JobDetail{JobBrief: brief, Items: []ItemDetail{}, Instances: []InstanceDetail{}}
+	d := JobDetail{JobBrief: brief, State: brief.State, Items: []ItemDetail{}, Instances: []InstanceDetail{}}
 	// A config node that breaks a bound or does not parse still shows,
 	// with its error (brief.ConfigError): its items are then the children
 	// of the sharding node only, never as many as its count says.
@@ -135,6 +140,11 @@ func Detail(ctx context.Context, c Reader, jobName string) (JobDetail, error) {
 	if err != nil {
 		return JobDetail{}, fmt.Errorf("job %q: %w", jobName, err)
 	}
+	reshard, err := exists(ctx, c, j.ShardingNecessary())
+	if err != nil {
+		return JobDetail{}, fmt.Errorf("job %q: read resharding flag: %w", jobName, err)
+	}
+	setItemStates(d.Items, reshard)
 
 	byID := map[string]*InstanceDetail{}
 	for _, id := range brief.Instances {
@@ -167,4 +177,25 @@ func Detail(ctx context.Context, c Reader, jobName string) (JobDetail, error) {
 		d.Instances = append(d.Instances, *byID[id])
 	}
 	return d, nil
+}
+
+// setItemStates sets each item's State from its upstream status, whether
+// any item has an owner, and the job's resharding flag.
+func setItemStates(items []ItemDetail, reshard bool) {
+	owned := slices.ContainsFunc(items, func(it ItemDetail) bool { return it.InstanceID != "" })
+	for i := range items {
+		it := &items[i]
+		switch {
+		case it.Status == ShardingDisabled:
+			it.State = ItemDisabled
+		case it.Status == ShardingRunning:
+			it.State = ItemRunning
+		case !owned:
+			it.State = ItemNeverRun
+		case it.Status == ShardingFlag || reshard:
+			it.State = ItemResharding
+		default:
+			it.State = ItemReady
+		}
+	}
 }

@@ -31,16 +31,17 @@ func TestDetail(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := lifecycle.JobDetail{
-			JobBrief: lifecycle.JobBrief{JobName: javaSimple, Status: lifecycle.StatusShardingFlag, Description: "java reference peer simple job",
+			JobBrief: lifecycle.JobBrief{JobName: javaSimple, Status: lifecycle.StatusShardingFlag, State: lifecycle.StateRunning, Description: "java reference peer simple job",
 				Cron: "0/2 * * * * ?", InstanceCount: 2, ShardingTotalCount: 3, Instances: []string{jid(15920), jid(16020)}},
+			State:  lifecycle.StateRunning,
 			Leader: jid(15920),
 			Items: []lifecycle.ItemDetail{
-				{ShardingInfo: lifecycle.ShardingInfo{Item: 0, ServerIP: javaIP, InstanceID: jid(16020), Status: lifecycle.ShardingRunning}, Parameter: "A"},
+				{ShardingInfo: lifecycle.ShardingInfo{Item: 0, ServerIP: javaIP, InstanceID: jid(16020), Status: lifecycle.ShardingRunning}, State: lifecycle.ItemRunning, Parameter: "A"},
 				{ShardingInfo: lifecycle.ShardingInfo{Item: 1, ServerIP: javaIP, InstanceID: jid(15966), Status: lifecycle.ShardingFlag, Failover: true},
-					Parameter: "B", FailoverInstanceID: jid(15920)},
-				{ShardingInfo: lifecycle.ShardingInfo{Item: 2, ServerIP: javaIP, InstanceID: jid(15920), Status: lifecycle.ShardingDisabled}, Parameter: "C"},
+					State: lifecycle.ItemResharding, Parameter: "B", FailoverInstanceID: jid(15920)},
+				{ShardingInfo: lifecycle.ShardingInfo{Item: 2, ServerIP: javaIP, InstanceID: jid(15920), Status: lifecycle.ShardingDisabled}, State: lifecycle.ItemDisabled, Parameter: "C"},
 				{ShardingInfo: lifecycle.ShardingInfo{Item: 5, ServerIP: javaIP, InstanceID: jid(16020), Status: lifecycle.ShardingPending},
-					FailoverPending: true},
+					State: lifecycle.ItemReady, FailoverPending: true},
 			},
 			Instances: []lifecycle.InstanceDetail{
 				{InstanceID: jid(15920), ServerIP: javaIP, PID: "15920", ServerStatus: "ENABLED", Leader: true, Items: []int{2}, FailoverItems: []int{1}},

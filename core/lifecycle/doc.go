@@ -7,5 +7,8 @@
 // the registry changes upstream's makes, so running instances, ejob's and
 // Java ElasticJob's alike, obey it; the domain objects carry the console's
 // JSON field names. Where upstream writes blindly, these calls check first
-// and return ErrNotFound or ErrInvalid without writing anything.
+// and return ErrNotFound, ErrInvalid or ErrConflict (ErrNotRunnable for a
+// trigger no instance would run) without writing anything. Besides
+// upstream's statuses the briefs carry ejob's own State, which tells a job
+// that has never run from one waiting for a resharding.
 package lifecycle

@@ -20,10 +20,46 @@ const (
 	StatusConfigError Status = "CONFIG_ERROR"
 )
 
+// State is a job's state as ejob's own console and CLI show it. Status
+// is upstream's, kept unchanged by the ElasticJob-compatible REST API; it
+// calls a job that has never fired SHARDING_FLAG (nothing is sharded
+// before the first fire) and cannot tell a running job from an idle one.
+// State tells them apart. In order of precedence:
+type State string
+
+// Job states.
+const (
+	// StateConfigError: the config node is refused (StatusConfigError).
+	StateConfigError State = "CONFIG_ERROR"
+	// StateCrashed: no live instance (StatusCrashed).
+	StateCrashed State = "CRASHED"
+	// StateDisabled: the job has server nodes and every one is DISABLED,
+	// so no instance fires it.
+	StateDisabled State = "DISABLED"
+	// StateRunning: an item has a running node (written while it runs
+	// when monitorExecution is on, the default).
+	StateRunning State = "RUNNING"
+	// StateNeverRun: no item has an owner: the job has not fired yet (it
+	// is sharded at its first fire): a one-off job never triggered, a cron
+	// job before its first fire.
+	StateNeverRun State = "NEVER_RUN"
+	// StateResharding: the job has run, and a resharding is pending: the
+	// leader/sharding/necessary flag is set (an instance came or went, the
+	// item count changed) or an item's owner is not a live instance. The
+	// next fire or trigger reshards first.
+	StateResharding State = "RESHARDING"
+	// StateReady: every item is owned by a live instance and nothing is
+	// pending: the job waits for its next fire or trigger.
+	StateReady State = "READY"
+)
+
 // JobBrief is upstream's JobBriefInfo: one job summarised.
 type JobBrief struct {
 	JobName string `json:"jobName"`
 	Status  Status `json:"status"`
+	// State is ejob's own state of the job (see State). Not part of
+	// upstream's JSON.
+	State State `json:"-"`
 	// Description, Cron and ShardingTotalCount come from the job's
 	// config; they are empty in the per-server briefs of JobsOfServer (as
 	// upstream leaves them null and 0). An empty Cron is a one-off job.
@@ -69,6 +105,28 @@ const (
 	ShardingRunning  ShardingStatus = "RUNNING"
 	ShardingFlag     ShardingStatus = "SHARDING_FLAG"
 	ShardingPending  ShardingStatus = "PENDING"
+)
+
+// ItemState is one item's state as ejob's own console and CLI show it
+// (ShardingStatus is upstream's, which calls an item that has never had an
+// owner SHARDING_FLAG and an idle one PENDING). In order of precedence:
+type ItemState string
+
+// Item states.
+const (
+	// ItemDisabled: sharding/{item}/disabled exists.
+	ItemDisabled ItemState = "DISABLED"
+	// ItemRunning: sharding/{item}/running exists.
+	ItemRunning ItemState = "RUNNING"
+	// ItemNeverRun: no item of the job has an owner (the job has not
+	// fired yet).
+	ItemNeverRun ItemState = "NEVER_RUN"
+	// ItemResharding: the item has no owner or its owner is not a live
+	// instance, or the job's resharding flag is set: the next fire
+	// reshards before it runs the item.
+	ItemResharding ItemState = "RESHARDING"
+	// ItemReady: owned by a live instance, waiting for the next fire.
+	ItemReady ItemState = "READY"
 )
 
 // ShardingInfo is upstream's ShardingInfo: one sharding item of a job.

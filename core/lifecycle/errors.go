@@ -23,8 +23,14 @@ var (
 	// out of range, neither job nor server given.
 	ErrInvalid = errors.New("invalid request")
 	// ErrConflict: the configuration changed between the read and the
-	// conditional write (UpdateConfig with IfVersion).
+	// conditional write (UpdateConfig with IfVersion). ErrNotRunnable is
+	// a conflict too: a request refused because of the job's state.
 	ErrConflict = errors.New("configuration changed concurrently")
+	// ErrNotRunnable: a trigger of a job that no instance would run: it
+	// has no live instance, or every live instance is on a server where
+	// the job is disabled. It matches ErrConflict (errors.Is) without
+	// that error's message.
+	ErrNotRunnable error = &refusal{msg: "job not runnable", category: ErrConflict}
 
 	// ErrNoSuchJob is ErrJobNotFound under its former name.
 	//
@@ -35,3 +41,13 @@ var (
 func invalidf(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
 }
+
+// refusal is a sentinel error that belongs to a category (errors.Is
+// matches both) but reads as its own message.
+type refusal struct {
+	msg      string
+	category error
+}
+
+func (r *refusal) Error() string { return r.msg }
+func (r *refusal) Unwrap() error { return r.category }

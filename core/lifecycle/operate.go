@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 
 	"github.com/ejob-io/ejob/core/node"
 	"github.com/ejob-io/ejob/core/reg"
@@ -16,17 +18,26 @@ import (
 // node is cleared, then trigger/{instanceId} (value "") is created for each
 // child of instances. It returns the instances asked; ErrJobNotFound when
 // the job has no config node.
+//
+// Unlike upstream, which writes the nodes whatever they reach, it refuses
+// (ErrNotRunnable, nothing written) a job no instance would run: one
+// without a live instance, or whose every live instance is on a server
+// where the job is disabled (servers/{ip} is DISABLED). The error says
+// which.
 func TriggerAll(ctx context.Context, c reg.Client, jobName string) ([]string, error) {
 	j := node.New(jobName)
 	if err := mustExist(ctx, c, j); err != nil {
 		return nil, fmt.Errorf("trigger: %w", err)
 	}
-	if err := reg.DeleteRecursive(ctx, c, j.Trigger()); err != nil {
-		return nil, fmt.Errorf("trigger %q: clear trigger nodes: %w", jobName, err)
-	}
 	ids, err := children(ctx, c, j.Instances())
 	if err != nil {
 		return nil, fmt.Errorf("trigger %q: list instances: %w", jobName, err)
+	}
+	if err := runnable(ctx, c, j, ids); err != nil {
+		return nil, fmt.Errorf("trigger: %w", err)
+	}
+	if err := reg.DeleteRecursive(ctx, c, j.Trigger()); err != nil {
+		return nil, fmt.Errorf("trigger %q: clear trigger nodes: %w", jobName, err)
 	}
 	for _, id := range ids {
 		if _, err := c.Create(ctx, j.TriggerInstance(id), nil, reg.Persistent, reg.WithParents()); err != nil && !errors.Is(err, reg.ErrNodeExists) {
@@ -34,6 +45,39 @@ func TriggerAll(ctx context.Context, c reg.Client, jobName string) ([]string, er
 		}
 	}
 	return ids, nil
+}
+
+// runnable returns ErrNotRunnable, saying why, unless one of the job's
+// live instances ids is on a server where the job is not disabled.
+func runnable(ctx context.Context, c Reader, j node.Job, ids []string) error {
+	disabled := map[string]bool{}
+	for _, id := range ids {
+		ip := serverOf(id)
+		if v, ok, err := get(ctx, c, j.Instance(id)); err != nil {
+			return fmt.Errorf("job %q: read instance %s: %w", j.Name(), id, err)
+		} else if !ok {
+			continue // gone since listed
+		} else if in, err := node.DecodeInstance(v); err == nil && in.ServerIP != "" {
+			ip = in.ServerIP
+		}
+		off, seen := disabled[ip]
+		if !seen {
+			v, _, err := get(ctx, c, j.Server(ip))
+			if err != nil {
+				return fmt.Errorf("job %q: read server %s: %w", j.Name(), ip, err)
+			}
+			off = string(v) == node.ServerDisabled
+			disabled[ip] = off
+		}
+		if !off {
+			return nil
+		}
+	}
+	if len(disabled) == 0 {
+		return fmt.Errorf("%w: job %q has no live instance (start a host that runs it)", ErrNotRunnable, j.Name())
+	}
+	return fmt.Errorf("%w: job %q is disabled on every server with a live instance (%s); enable it first", ErrNotRunnable, j.Name(),
+		strings.Join(slices.Sorted(maps.Keys(disabled)), ", "))
 }
 
 // Disable is upstream's JobOperateAPI.disable: it writes DISABLED to

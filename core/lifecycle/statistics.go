@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sync/errgroup"
@@ -81,6 +82,8 @@ type jobReads struct {
 	servers, items reg.ReadResult   // children of servers and sharding
 	serverVals     []reg.ReadResult // servers/{ip}, in sorted ip order
 	owners         []reg.ReadResult // sharding/{item}/instance, in sorted item order
+	running        []reg.ReadResult // sharding/{item}/running, in sorted item order
+	necessary      reg.ReadResult   // leader/sharding/necessary
 }
 
 // jobBriefs reads the briefs of names (nil for a name without a config
@@ -138,16 +141,25 @@ func jobBriefs(ctx context.Context, c Reader, names []string) ([]*JobBrief, erro
 		for _, it := range items {
 			more = append(more, reg.GetOp(j.Full(node.ShardingNode+"/"+it+"/"+node.ItemInstance)))
 		}
+		// What State needs besides: the running nodes and the flag.
+		for _, it := range items {
+			more = append(more, reg.GetOp(j.Full(node.ShardingNode+"/"+it+"/"+node.ItemRunning)))
+		}
+		more = append(more, reg.GetOp(j.ShardingNecessary()))
 	}
 	if res, err = reg.ReadMany(ctx, c, more...); err != nil {
 		return nil, fmt.Errorf("read jobs: %w", err)
 	}
 	for i, b := range briefs {
-		if b == nil || b.Status == StatusConfigError {
+		if b == nil {
+			continue
+		}
+		if b.Status == StatusConfigError {
+			b.State = StateConfigError
 			continue
 		}
 		if b.InstanceCount == 0 {
-			b.Status = StatusCrashed
+			b.Status, b.State = StatusCrashed, StateCrashed
 			continue
 		}
 		r := &reads[i]
@@ -155,7 +167,12 @@ func jobBriefs(ctx context.Context, c Reader, names []string) ([]*JobBrief, erro
 		r.serverVals, res = res[:len(ips)], res[len(ips):]
 		items, _ := childList(r.items)
 		r.owners, res = res[:len(items)], res[len(items):]
+		r.running, res = res[:len(items)], res[len(items):]
+		r.necessary, res = res[0], res[1:]
 		if b.Status, err = status(r, b.Instances); err != nil {
+			return nil, fmt.Errorf("job %q: %w", b.JobName, err)
+		}
+		if b.State, err = state(r, items, b.Instances, b.ShardingTotalCount); err != nil {
 			return nil, fmt.Errorf("job %q: %w", b.JobName, err)
 		}
 	}
@@ -301,6 +318,65 @@ func status(r *jobReads, instances []string) (Status, error) {
 		}
 	}
 	return StatusOK, nil
+}
+
+// state is a job's State from its reads, for a job with instances and a
+// config node that is not refused (status has read them without error):
+// items are the children of its sharding node, in the order of r's reads,
+// and total its shardingTotalCount.
+func state(r *jobReads, items, instances []string, total int) (State, error) {
+	disabled := len(r.serverVals) > 0
+	for _, sv := range r.serverVals {
+		if v, _ := value(sv); string(v) != node.ServerDisabled {
+			disabled = false
+			break
+		}
+	}
+	if disabled {
+		return StateDisabled, nil
+	}
+	for _, rn := range r.running {
+		if rn.Err == nil {
+			return StateRunning, nil
+		}
+		if !errors.Is(rn.Err, reg.ErrNoNode) {
+			return "", fmt.Errorf("read running nodes: %w", rn.Err)
+		}
+	}
+	owned, inRange, gone := 0, 0, false
+	for i, o := range r.owners {
+		v, _ := value(o)
+		if len(v) == 0 {
+			continue
+		}
+		owned++
+		if n, err := strconv.Atoi(items[i]); err == nil && n >= 0 && n < total {
+			inRange++
+		}
+		if _, live := slices.BinarySearch(instances, string(v)); !live {
+			gone = true
+		}
+	}
+	if owned == 0 {
+		return StateNeverRun, nil
+	}
+	flag, err := present(r.necessary)
+	if err != nil {
+		return "", fmt.Errorf("read resharding flag: %w", err)
+	}
+	// An item of [0, total) without an owner waits for a resharding too.
+	if flag || gone || inRange < total {
+		return StateResharding, nil
+	}
+	return StateReady, nil
+}
+
+// present reports whether a read found its node.
+func present(r reg.ReadResult) (bool, error) {
+	if errors.Is(r.Err, reg.ErrNoNode) {
+		return false, nil
+	}
+	return r.Err == nil, r.Err
 }
 
 // readConfig reads and parses a job's config node: ErrJobNotFound when it

@@ -39,8 +39,8 @@ func TestStatisticsOfAJavaTree(t *testing.T) {
 			t.Fatal(err)
 		}
 		eq(t, "Jobs", jobs, []lifecycle.JobBrief{
-			{JobName: javaScript, Status: lifecycle.StatusOK, Cron: "0/5 * * * * ?", InstanceCount: 1, ShardingTotalCount: 2, Instances: []string{id}},
-			{JobName: javaSimple, Status: lifecycle.StatusOK, Description: "java reference peer simple job", Cron: "0/2 * * * * ?",
+			{JobName: javaScript, Status: lifecycle.StatusOK, State: lifecycle.StateReady, Cron: "0/5 * * * * ?", InstanceCount: 1, ShardingTotalCount: 2, Instances: []string{id}},
+			{JobName: javaSimple, Status: lifecycle.StatusOK, State: lifecycle.StateReady, Description: "java reference peer simple job", Cron: "0/2 * * * * ?",
 				InstanceCount: 1, ShardingTotalCount: 3, Instances: []string{id}},
 		})
 		if n, err := lifecycle.JobsTotalCount(ctx, c); err != nil || n != 2 {
@@ -86,7 +86,7 @@ func TestShardingAndStatusOfJavaTrees(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		eq(t, "Job in B", b, lifecycle.JobBrief{JobName: javaSimple, Status: lifecycle.StatusOK, Description: "java reference peer simple job",
+		eq(t, "Job in B", b, lifecycle.JobBrief{JobName: javaSimple, Status: lifecycle.StatusOK, State: lifecycle.StateRunning, Description: "java reference peer simple job",
 			Cron: "0/2 * * * * ?", InstanceCount: 3, ShardingTotalCount: 3, Instances: []string{jid(15920), jid(15966), jid(16020)}})
 		items, err := lifecycle.Sharding(ctx, c, javaSimple)
 		if err != nil {

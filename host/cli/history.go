@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -11,7 +12,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ejob-io/ejob/core/lifecycle"
+	"github.com/ejob-io/ejob/core/reg/zookeeper"
 	"github.com/ejob-io/ejob/core/tracing"
+	hostconfig "github.com/ejob-io/ejob/host/config"
 	"github.com/ejob-io/ejob/host/daemon"
 	"github.com/ejob-io/ejob/spi"
 )
@@ -28,26 +32,81 @@ func (f *historyFlags) register(cmd *cobra.Command) {
 	f.cf.register(cmd, true)
 }
 
+// traceSource is what the history commands read: the file, its tracing
+// sink and settings.
+type traceSource struct {
+	file   *hostconfig.File
+	tracer spi.Tracer
+	config map[string]string
+}
+
 // open loads the file and returns its tracing sink and settings, and the
 // close of the plugin catalog.
-func (f *historyFlags) open(ctx context.Context, cmd *cobra.Command, e *env) (spi.Tracer, map[string]string, func(), error) {
+func (f *historyFlags) open(ctx context.Context, cmd *cobra.Command, e *env) (*traceSource, func(), error) {
 	if f.file == "" {
-		return nil, nil, nil, usagef(cmd, "-c FILE is required (the file with elasticjob.tracing)")
+		return nil, nil, usagef(cmd, "-c FILE is required (the file with elasticjob.tracing)")
 	}
 	b, err := builtinSource()
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
-	_, cat, tr, err := daemon.LoadTracing(ctx, daemon.Options{ConfigFile: f.file, PluginsDir: f.cf.dir, LockFile: f.cf.lockFile,
+	file, cat, tr, err := daemon.LoadTracing(ctx, daemon.Options{ConfigFile: f.file, PluginsDir: f.cf.dir, LockFile: f.cf.lockFile,
 		Builtin: b, Logger: e.log, LogLevelFixed: true})
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	if tr == nil {
 		cat.Close()
-		return nil, nil, nil, fmt.Errorf("%s has no elasticjob.tracing section: no history is recorded", f.file)
+		return nil, nil, fmt.Errorf("%s has no elasticjob.tracing section: no history is recorded", f.file)
 	}
-	return tr.Tracer, tr.Config, func() { cat.Close() }, nil
+	return &traceSource{file: file, tracer: tr.Tracer, config: tr.Config}, func() { cat.Close() }, nil
+}
+
+// registryCheckTimeout bounds the registry look-up of knownJob.
+const registryCheckTimeout = 10 * time.Second
+
+// knownJob returns lifecycle.ErrJobNotFound, saying where it looked, when
+// job is unknown: not in the file's jobs, without any execution or status
+// event in the trace, and not in the registry of the file's regCenter
+// (a standalone file's jobs are its registry's). A registry that cannot be
+// reached is not taken as an answer: the job then counts as known.
+func knownJob(ctx context.Context, e *env, src *traceSource, job string) error {
+	if _, ok := src.file.Job(job); ok {
+		return nil
+	}
+	xs, err := src.tracer.QueryExecutions(ctx, spi.ExecutionQuery{Config: src.config, JobName: job, Limit: 1})
+	if err != nil {
+		return err
+	}
+	if len(xs.Executions) > 0 {
+		return nil
+	}
+	ss, err := src.tracer.QueryStatuses(ctx, spi.StatusQuery{Config: src.config, JobName: job, Limit: 1})
+	if err != nil {
+		return err
+	}
+	if len(ss.Statuses) > 0 {
+		return nil
+	}
+	where := fmt.Sprintf("not in %s", src.file.Name)
+	if r := src.file.Registry; r != nil {
+		cfg := *r
+		cfg.Logger = e.log.Named("zookeeper")
+		ctx, cancel := context.WithTimeout(ctx, registryCheckTimeout)
+		defer cancel()
+		c, err := zookeeper.Connect(ctx, cfg)
+		if err != nil {
+			e.log.Warn("cannot tell whether the job is known: the registry is unreachable", "job", job, "error", err)
+			return nil
+		}
+		defer c.Close()
+		_, err = lifecycle.Job(ctx, c, job)
+		if !errors.Is(err, lifecycle.ErrJobNotFound) {
+			return err // known (nil), or the registry failed
+		}
+		where += fmt.Sprintf(", not in namespace %q", r.Namespace)
+	}
+	return fmt.Errorf("%w: %q is unknown: %s, and no execution or status is recorded for it", lifecycle.ErrJobNotFound, job, where)
 }
 
 // parseAge reads a duration with a d (days) unit besides Go's: 30d, 12h.
@@ -152,19 +211,24 @@ TASK_ERROR), newest first; --task narrows it to one task id.`,
 				}
 				*b.dst = t
 			}
-			tr, cfg, closeCat, err := hf.open(cmd.Context(), cmd, e)
+			src, closeCat, err := hf.open(cmd.Context(), cmd, e)
 			if err != nil {
 				return err
 			}
 			defer closeCat()
 			if statusJob != "" {
-				return showStatuses(cmd.Context(), e, tr, spi.StatusQuery{Config: cfg, JobName: statusJob, TaskID: task,
+				return showStatuses(cmd.Context(), e, src, spi.StatusQuery{Config: src.config, JobName: statusJob, TaskID: task,
 					From: q.From, To: q.To, Offset: q.Offset, Limit: q.Limit}, asJSON, page)
 			}
-			q.Config = cfg
-			p, err := tr.QueryExecutions(cmd.Context(), q)
+			q.Config = src.config
+			p, err := src.tracer.QueryExecutions(cmd.Context(), q)
 			if err != nil {
 				return err
+			}
+			if len(p.Executions) == 0 && job != "" {
+				if err := knownJob(cmd.Context(), e, src, job); err != nil {
+					return err
+				}
 			}
 			if asJSON {
 				return writeJSON(e, map[string]any{"executions": executionsJSON(p.Executions), "page": page, "more": p.More})
@@ -210,10 +274,15 @@ TASK_ERROR), newest first; --task narrows it to one task id.`,
 	return cmd
 }
 
-func showStatuses(ctx context.Context, e *env, tr spi.Tracer, q spi.StatusQuery, asJSON bool, page int) error {
-	p, err := tr.QueryStatuses(ctx, q)
+func showStatuses(ctx context.Context, e *env, src *traceSource, q spi.StatusQuery, asJSON bool, page int) error {
+	p, err := src.tracer.QueryStatuses(ctx, q)
 	if err != nil {
 		return err
+	}
+	if len(p.Statuses) == 0 {
+		if err := knownJob(ctx, e, src, q.JobName); err != nil {
+			return err
+		}
 	}
 	if asJSON {
 		return writeJSON(e, map[string]any{"statuses": statusesJSON(p.Statuses), "page": page, "more": p.More})
@@ -309,13 +378,13 @@ elasticjob.tracing.`,
 			if err != nil {
 				return usagef(cmd, "--older-than: %v", err)
 			}
-			tr, cfg, closeCat, err := hf.open(cmd.Context(), cmd, e)
+			src, closeCat, err := hf.open(cmd.Context(), cmd, e)
 			if err != nil {
 				return err
 			}
 			defer closeCat()
 			before := time.Now().Add(-age)
-			resp, err := tr.Purge(cmd.Context(), spi.TracePurgeRequest{Config: cfg, Before: before})
+			resp, err := src.tracer.Purge(cmd.Context(), spi.TracePurgeRequest{Config: src.config, Before: before})
 			if err != nil {
 				return err
 			}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ejob-io/ejob/host/cli"
 	"github.com/ejob-io/ejob/plugins/tracing/rdb"
 	"github.com/ejob-io/ejob/spi"
 )
@@ -158,5 +159,45 @@ func TestHistoryPageArithmetic(t *testing.T) {
 	code, out, errs := run(t, "history", "-c", cfg, "--page", "2147484", "--limit", "1000")
 	if code != 0 || strings.Contains(out, "billing") || !strings.Contains(out, "(no rows)") {
 		t.Errorf("a page past the end: exit %d\nstdout %s\nstderr %s", code, out, errs)
+	}
+}
+
+// A job that is in neither the file, the trace nor the registry is
+// unknown (exit 3, saying where it looked); `ejob history --job nosuch`
+// once printed "(no rows)" and exited 0. A known job with no rows in the
+// range still prints "(no rows)".
+func TestHistoryUnknownJob(t *testing.T) {
+	cfg, _, _ := historyFile(t)
+	for _, args := range [][]string{{"--job", "nosuch"}, {"--status", "nosuch"}, {"--job", "nosuch", "--since", "1h"}} {
+		code, out, errs := run(t, append([]string{"history", "-c", cfg}, args...)...)
+		if code != cli.ExitNotFound || !strings.Contains(errs, `"nosuch" is unknown: not in `+cfg+`, and no execution or status is recorded for it`) {
+			t.Errorf("%v: exit %d\nstdout %s\nstderr %s\nwant exit 3 saying the job is unknown", args, code, out, errs)
+		}
+	}
+	for _, args := range [][]string{{"--job", "billing", "--since", "1s"}, {"--job", "report", "--item", "2", "--success", "false"},
+		{"--status", "report"}} {
+		code, out, errs := run(t, append([]string{"history", "-c", cfg}, args...)...)
+		if code != cli.ExitOK || !strings.Contains(out, "(no rows)") {
+			t.Errorf("%v (a known job, no rows): exit %d\nstdout %s\nstderr %s", args, code, out, errs)
+		}
+	}
+
+	// With a regCenter, a job of the registry is known too.
+	_, flags := opsWorld(t)
+	data, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zkCfg := filepath.Join(t.TempDir(), "zk.yaml")
+	text := strings.Replace(string(data), "elasticjob:\n", fmt.Sprintf("elasticjob:\n  regCenter: {serverLists: %q, namespace: %q}\n", flags[1], flags[3]), 1)
+	if err := os.WriteFile(zkCfg, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errs := run(t, "history", "-c", zkCfg, "--job", "nightly"); code != cli.ExitOK || !strings.Contains(out, "(no rows)") {
+		t.Errorf("a job of the registry: exit %d\nstdout %s\nstderr %s", code, out, errs)
+	}
+	code, _, errs := run(t, "history", "-c", zkCfg, "--job", "nosuch")
+	if code != cli.ExitNotFound || !strings.Contains(errs, fmt.Sprintf(`not in namespace %q`, flags[3])) {
+		t.Errorf("unknown with a regCenter: exit %d\nstderr %s", code, errs)
 	}
 }

@@ -34,13 +34,15 @@ is written; the running instances pick the change up at once), or delete it.`,
 
 // jobView is what `ejob job show` prints.
 type jobView struct {
-	Status        lifecycle.Status         `json:"status"`
-	Config        lifecycle.ConfigJSON     `json:"config"`
-	ConfigVersion int32                    `json:"configVersion"`
-	NextFireTimes []time.Time              `json:"nextFireTimes"`
-	CronError     string                   `json:"cronError,omitempty"`
-	Sharding      []lifecycle.ShardingInfo `json:"sharding"`
-	Servers       []lifecycle.JobServer    `json:"servers"`
+	// Status is upstream's, State ejob's own (as 'ejob jobs').
+	Status        lifecycle.Status       `json:"status"`
+	State         lifecycle.State        `json:"state"`
+	Config        lifecycle.ConfigJSON   `json:"config"`
+	ConfigVersion int32                  `json:"configVersion"`
+	NextFireTimes []time.Time            `json:"nextFireTimes"`
+	CronError     string                 `json:"cronError,omitempty"`
+	Sharding      []lifecycle.ItemDetail `json:"sharding"`
+	Servers       []lifecycle.JobServer  `json:"servers"`
 	yaml          []byte
 }
 
@@ -51,11 +53,13 @@ func newJobShowCmd(e *env) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "show JOB",
-		Short: "Show a job: status, configuration, next fire times, sharding, instances",
-		Long: `Shows JOB's status (as 'ejob jobs'), its configuration as stored in the
-registry (the YAML of its config node), its next fire times computed from its
-cron and time zone, its sharding items (owner, status, failover) and its
-servers with their live instances. Secrets in props are shown as *** (as the
+		Short: "Show a job: state, configuration, next fire times, sharding, instances",
+		Long: `Shows JOB's state (as 'ejob jobs', with the ElasticJob console's status), its
+configuration as stored in the registry (the YAML of its config node), its next
+fire times computed from its cron and time zone, every sharding item (0 to
+shardingTotalCount-1, and any left over from a larger count) with its state
+(DISABLED, RUNNING, NEVER_RUN, RESHARDING or READY), owner and failover, and
+its servers with their live instances. Secrets in props are shown as *** (as the
 REST API shows them).`,
 		Example: `  ejob job show myJob -c ejob.yaml
   ejob job show myJob --zk 127.0.0.1:2181 --namespace demo --json`,
@@ -80,12 +84,13 @@ func showJob(ctx context.Context, c reg.Client, job string, fires int) (*jobView
 	if err != nil {
 		return nil, err
 	}
-	brief, err := lifecycle.Job(ctx, c, job)
+	d, err := lifecycle.Detail(ctx, c, job)
 	if err != nil {
 		return nil, err
 	}
 	// Secrets are masked, as the REST API masks them.
-	v := &jobView{Status: brief.Status, Config: lifecycle.ToConfigJSON(stored.Config), ConfigVersion: stored.Version}
+	v := &jobView{Status: d.Status, State: d.State, Config: lifecycle.ToConfigJSON(stored.Config), ConfigVersion: stored.Version,
+		Sharding: d.Items, Servers: d.Servers}
 	if v.yaml, err = config.Marshal(stored.Config); err != nil {
 		return nil, err
 	}
@@ -98,17 +103,11 @@ func showJob(ctx context.Context, c reg.Client, job string, fires int) (*jobView
 	if v.NextFireTimes == nil {
 		v.NextFireTimes = []time.Time{}
 	}
-	if v.Sharding, err = lifecycle.Sharding(ctx, c, job); err != nil {
-		return nil, err
-	}
-	if v.Servers, err = lifecycle.JobServers(ctx, c, job); err != nil {
-		return nil, err
-	}
 	return v, nil
 }
 
 func (v *jobView) write(w io.Writer, job string) error {
-	fmt.Fprintf(w, "Job:     %s\nStatus:  %s\n", job, v.Status)
+	fmt.Fprintf(w, "Job:     %s\nState:   %s (ElasticJob status %s)\n", job, v.State, v.Status)
 	zone := v.Config.TimeZone
 	if zone == "" {
 		zone = "host zone"
@@ -140,9 +139,9 @@ func (v *jobView) write(w io.Writer, job string) error {
 		if s.Failover {
 			fo = "yes"
 		}
-		rows[i] = []string{strconv.Itoa(s.Item), string(s.Status), orDash(s.InstanceID), orDash(s.ServerIP), fo}
+		rows[i] = []string{strconv.Itoa(s.Item), string(s.State), orDash(s.InstanceID), orDash(s.ServerIP), fo}
 	}
-	if err := table(w, "ITEM\tSTATUS\tINSTANCE\tSERVER\tFAILOVER", rows); err != nil {
+	if err := table(w, "ITEM\tSTATE\tINSTANCE\tSERVER\tFAILOVER", rows); err != nil {
 		return err
 	}
 	fmt.Fprintln(w, "\nServers:")
@@ -392,8 +391,8 @@ registry entry and write a new one at their next start.`,
 					return err
 				}
 				if brief.InstanceCount > 0 && !force {
-					return fmt.Errorf("%w: job %q has %d live instance(s) (%s): shut it down first ('ejob shutdown %s'), or pass --force",
-						lifecycle.ErrInvalid, args[0], brief.InstanceCount, strings.Join(brief.Instances, ", "), args[0])
+					return fmt.Errorf("%w: job %q has %s (%s): shut it down first ('ejob shutdown %s'), or pass --force",
+						lifecycle.ErrInvalid, args[0], plural(brief.InstanceCount, "live instance", "live instances"), strings.Join(brief.Instances, ", "), args[0])
 				}
 				if err := lifecycle.RemoveConfig(ctx, c, args[0]); err != nil {
 					return err

@@ -169,7 +169,11 @@ func newTriggerCmd(e *env) *cobra.Command {
 		Long: `Asks every live instance of JOB to run it once now, exactly as the ElasticJob
 console's trigger button does (one trigger/{instanceId} node per instance).
 Each instance runs its own items. This is how a one-off job (no cron) runs.
-An instance that is already running the job drops the request.`,
+An instance that is already running the job drops the request.
+
+A job that no instance would run is refused and nothing is written (exit
+status 4, with the reason): one with no live instance, or one disabled on
+every server where it has a live instance ('ejob enable JOB' first).`,
 		Example: `  ejob trigger myJob -c ejob.yaml
   ejob trigger myJob --zk 127.0.0.1:2181 --namespace demo`,
 		Args: exactArgs(1, "one job name"),
@@ -179,11 +183,8 @@ An instance that is already running the job drops the request.`,
 				if err != nil {
 					return err
 				}
-				if len(ids) == 0 {
-					return fmt.Errorf("job %q has no live instance to trigger", args[0])
-				}
 				return f.print(e, ids, func(w io.Writer) error {
-					_, err := fmt.Fprintf(w, "triggered %s on %d instance(s): %s\n", args[0], len(ids), strings.Join(ids, ", "))
+					_, err := fmt.Fprintf(w, "triggered %s on %s: %s\n", args[0], plural(len(ids), "instance", "instances"), strings.Join(ids, ", "))
 					return err
 				})
 			})
@@ -197,13 +198,18 @@ func newJobsCmd(e *env) *cobra.Command {
 	var f opsFlags
 	cmd := &cobra.Command{
 		Use:   "jobs",
-		Short: "List the jobs of a namespace with cron, items, instances and status",
+		Short: "List the jobs of a namespace with cron, items, instances and state",
 		Long: `Lists every job of the namespace with its cron, shardingTotalCount, live
-instances and status, as the ElasticJob console computes it: CRASHED (no
-instance), DISABLED (every server disabled), SHARDING_FLAG (no item assigned,
-or an item assigned to an instance that is gone: resharding is pending),
+instances and state (docs/cli.md says exactly when each applies):
 CONFIG_ERROR (the job's configuration in the registry does not parse or breaks
-a bound, so no ejob instance fires it; the REASON column says why), OK.`,
+a bound, so no ejob instance fires it; the REASON column says why), CRASHED
+(no live instance), DISABLED (disabled on every server), RUNNING (an item is
+running), NEVER_RUN (it has not fired yet: a one-off job never triggered, a
+cron job before its first fire), RESHARDING (it has run, and the next fire
+reshards first: an instance came or went, or the item count changed), READY
+(waiting for its next fire or trigger). --json prints the ElasticJob
+console's fields, its status (OK, CRASHED, DISABLED, SHARDING_FLAG) included,
+plus state.`,
 		Example: `  ejob jobs -c ejob.yaml
   ejob jobs --zk 127.0.0.1:2181 --namespace demo --json`,
 		Args: cobra.NoArgs,
@@ -213,26 +219,45 @@ a bound, so no ejob instance fires it; the REASON column says why), OK.`,
 				if err != nil {
 					return err
 				}
-				return f.print(e, briefs, func(w io.Writer) error {
+				js := make([]jobJSON, len(briefs))
+				for i, b := range briefs {
+					js[i] = jobJSON{JobBrief: b, State: b.State}
+				}
+				return f.print(e, js, func(w io.Writer) error {
 					rows := make([][]string, len(briefs))
 					reasons := false
 					for i, b := range briefs {
-						rows[i] = []string{b.JobName, cronText(b.Cron), strconv.Itoa(b.ShardingTotalCount), strconv.Itoa(b.InstanceCount), string(b.Status)}
+						rows[i] = []string{b.JobName, cronText(b.Cron), strconv.Itoa(b.ShardingTotalCount), strconv.Itoa(b.InstanceCount), string(b.State)}
 						reasons = reasons || b.ConfigError != ""
 					}
 					if !reasons {
-						return table(w, "JOB\tCRON\tITEMS\tINSTANCES\tSTATUS", rows)
+						return table(w, "JOB\tCRON\tITEMS\tINSTANCES\tSTATE", rows)
 					}
 					for i, b := range briefs {
 						rows[i] = append(rows[i], oneLine(b.ConfigError))
 					}
-					return table(w, "JOB\tCRON\tITEMS\tINSTANCES\tSTATUS\tREASON", rows)
+					return table(w, "JOB\tCRON\tITEMS\tINSTANCES\tSTATE\tREASON", rows)
 				})
 			})
 		},
 	}
 	f.register(cmd)
 	return cmd
+}
+
+// jobJSON is one job of 'ejob jobs --json': upstream's brief and ejob's
+// state.
+type jobJSON struct {
+	lifecycle.JobBrief
+	State lifecycle.State `json:"state"`
+}
+
+// plural is "1 thing" or "N things".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }
 
 // oneLine is s with its line breaks and tabs as spaces, for a table cell.

@@ -97,7 +97,7 @@ func TestOperatorCommands(t *testing.T) {
 
 	t.Run("jobs", func(t *testing.T) {
 		out, _ := ops(t, flags, cli.ExitOK, "jobs")
-		for _, re := range []string{`(?m)^nightly\s+\(one-off\)\s+1\s+1\s+OK$`, `(?m)^report\s+0 0/5 \* \* \* \?\s+3\s+2\s+OK$`} {
+		for _, re := range []string{`(?m)^nightly\s+\(one-off\)\s+1\s+1\s+READY$`, `(?m)^report\s+0 0/5 \* \* \* \?\s+3\s+2\s+READY$`} {
 			if !regexp.MustCompile(re).MatchString(out) {
 				t.Errorf("jobs output lacks %s:\n%s", re, out)
 			}
@@ -105,7 +105,7 @@ func TestOperatorCommands(t *testing.T) {
 		out, _ = ops(t, flags, cli.ExitOK, "jobs", "--json")
 		var briefs []map[string]any
 		if err := json.Unmarshal([]byte(out), &briefs); err != nil || len(briefs) != 2 || briefs[1]["jobName"] != "report" ||
-			briefs[1]["instanceCount"] != 2.0 || briefs[1]["status"] != "OK" {
+			briefs[1]["instanceCount"] != 2.0 || briefs[1]["status"] != "OK" || briefs[1]["state"] != "READY" {
 			t.Errorf("jobs --json = %s (%v)", out, err)
 		}
 	})
@@ -126,8 +126,8 @@ func TestOperatorCommands(t *testing.T) {
 		if out, _ := ops(t, flags, cli.ExitOK, "job", "show", "report", "--json"); strings.Contains(out, "hunter2") || !strings.Contains(out, `"email.password": "***"`) {
 			t.Errorf("job show --json does not mask the secret prop:\n%s", out)
 		}
-		for _, want := range []string{"Status:  OK", "Cron:    0 0/5 * * * ? (host zone)", "shardingTotalCount: 3",
-			"1     PENDING  10.0.0.2@-@200", "10.0.0.1  ENABLED  10.0.0.1@-@100"} {
+		for _, want := range []string{"State:   READY (ElasticJob status OK)", "Cron:    0 0/5 * * * ? (host zone)", "shardingTotalCount: 3",
+			"1     READY  10.0.0.2@-@200", "10.0.0.1  ENABLED  10.0.0.1@-@100"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("job show lacks %q:\n%s", want, out)
 			}
@@ -247,7 +247,7 @@ func TestOperatorCommands(t *testing.T) {
 			}
 		}
 		out, _ = ops(t, flags, cli.ExitOK, "jobs")
-		if !regexp.MustCompile(`(?m)^nightly.*DISABLED$`).MatchString(out) || !regexp.MustCompile(`(?m)^report.*OK$`).MatchString(out) {
+		if !regexp.MustCompile(`(?m)^nightly.*DISABLED$`).MatchString(out) || !regexp.MustCompile(`(?m)^report.*READY$`).MatchString(out) {
 			t.Errorf("jobs after disabling 10.0.0.1: %s", out)
 		}
 		out, _ = ops(t, flags, cli.ExitOK, "servers")
@@ -269,7 +269,7 @@ func TestOperatorCommands(t *testing.T) {
 
 	t.Run("trigger", func(t *testing.T) {
 		out, _ := ops(t, flags, cli.ExitOK, "trigger", "report")
-		if !strings.Contains(out, "triggered report on 2 instance(s)") {
+		if !strings.Contains(out, "triggered report on 2 instances") {
 			t.Errorf("trigger: %s", out)
 		}
 		for _, id := range []string{"10.0.0.1@-@100", "10.0.0.2@-@200"} {
@@ -297,7 +297,7 @@ func TestOperatorCommands(t *testing.T) {
 			t.Error("server node still there after remove")
 		}
 		_, errOut := ops(t, flags, cli.ExitRefused, "job", "delete", "report")
-		if !strings.Contains(errOut, "1 live instance(s) (10.0.0.1@-@100)") {
+		if !strings.Contains(errOut, "has 1 live instance (10.0.0.1@-@100)") {
 			t.Errorf("delete with live instances: %s", errOut)
 		}
 		ops(t, flags, cli.ExitOK, "job", "delete", "report", "--force")
@@ -306,4 +306,45 @@ func TestOperatorCommands(t *testing.T) {
 		}
 		ops(t, flags, cli.ExitNotFound, "job", "delete", "report")
 	})
+}
+
+// A job that has never fired (no owner, the resharding flag set) is
+// NEVER_RUN, not SHARDING_FLAG as upstream's status calls it; a trigger
+// that no instance would run exits 4 with the reason and writes nothing,
+// where it once reported success on a disabled job.
+func TestStatesAndRefusedTrigger(t *testing.T) {
+	c, flags := opsWorld(t)
+	a := "10.0.0.1@-@100"
+	writeJob(t, c, "fresh", "", 2, map[string]string{a: "10.0.0.1"}, nil)
+	fresh := node.New("fresh")
+	if _, err := reg.Persist(context.Background(), c, fresh.ShardingNecessary(), nil); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := ops(t, flags, cli.ExitOK, "jobs")
+	if !regexp.MustCompile(`(?m)^fresh\s+\(one-off\)\s+2\s+1\s+NEVER_RUN$`).MatchString(out) {
+		t.Errorf("jobs: a never-run job is not NEVER_RUN:\n%s", out)
+	}
+	out, _ = ops(t, flags, cli.ExitOK, "job", "show", "fresh")
+	for _, want := range []string{"State:   NEVER_RUN (ElasticJob status SHARDING_FLAG)", "0     NEVER_RUN  -", "1     NEVER_RUN  -"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("job show lacks %q:\n%s", want, out)
+		}
+	}
+
+	ops(t, flags, cli.ExitOK, "disable", "fresh")
+	_, errOut := ops(t, flags, cli.ExitRefused, "trigger", "fresh")
+	if !strings.Contains(errOut, `job "fresh" is disabled on every server with a live instance (10.0.0.1); enable it first`) {
+		t.Errorf("trigger of a disabled job: %s", errOut)
+	}
+	if _, ok := value(t, c, fresh.TriggerInstance(a)); ok {
+		t.Error("a refused trigger wrote a trigger node")
+	}
+	ops(t, flags, cli.ExitOK, "enable", "fresh")
+	ops(t, flags, cli.ExitOK, "trigger", "fresh")
+
+	writeJob(t, c, "orphan", "", 1, nil, nil)
+	_, errOut = ops(t, flags, cli.ExitRefused, "trigger", "orphan")
+	if !strings.Contains(errOut, `job "orphan" has no live instance`) {
+		t.Errorf("trigger of a job without instances: %s", errOut)
+	}
 }

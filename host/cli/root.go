@@ -91,7 +91,8 @@ const (
 	ExitNotFound = 3
 	// ExitRefused: the request was refused and nothing was written: an
 	// invalid value (a bad cron, shardingTotalCount < 1, an item out of
-	// range) or a configuration changed by someone else meanwhile.
+	// range), a configuration changed by someone else meanwhile, or a
+	// trigger that no instance would run (lifecycle.ErrNotRunnable).
 	ExitRefused = 4
 )
 

@@ -56,13 +56,16 @@ const (
 
 // JobRow is one row of the jobs page.
 type JobRow struct {
-	JobName            string           `json:"jobName"`
-	Status             lifecycle.Status `json:"status"`
-	Description        string           `json:"description"`
-	Cron               string           `json:"cron"`
-	TimeZone           string           `json:"timeZone"`
-	ShardingTotalCount int              `json:"shardingTotalCount"`
-	InstanceCount      int              `json:"instanceCount"`
+	JobName string           `json:"jobName"`
+	Status  lifecycle.Status `json:"status"`
+	// State is ejob's own state of the job (lifecycle.State); Status is
+	// upstream's.
+	State              lifecycle.State `json:"state"`
+	Description        string          `json:"description"`
+	Cron               string          `json:"cron"`
+	TimeZone           string          `json:"timeZone"`
+	ShardingTotalCount int             `json:"shardingTotalCount"`
+	InstanceCount      int             `json:"instanceCount"`
 	// NextFireTime is the next fire after now (nil: none, a one-off job or
 	// a cron that does not parse, then CronError says why).
 	NextFireTime *time.Time `json:"nextFireTime"`
@@ -113,7 +116,7 @@ func (c *Console) jobRows(ctx context.Context, now time.Time) ([]JobRow, error) 
 	}
 	rows := make([]JobRow, len(briefs))
 	for i, b := range briefs {
-		rows[i] = JobRow{JobName: b.JobName, Status: b.Status, Description: b.Description, Cron: b.Cron, TimeZone: b.TimeZone,
+		rows[i] = JobRow{JobName: b.JobName, Status: b.Status, State: b.State, Description: b.Description, Cron: b.Cron, TimeZone: b.TimeZone,
 			ShardingTotalCount: b.ShardingTotalCount, InstanceCount: b.InstanceCount, ConfigError: b.ConfigError}
 		if b.Cron == "" || b.Status == lifecycle.StatusConfigError {
 			continue
@@ -177,14 +180,16 @@ func (c *Console) tracer() (spi.Tracer, map[string]string) {
 // OverviewModel is GET /console/api/overview.
 type OverviewModel struct {
 	Now time.Time `json:"now"`
-	// Jobs counts the jobs by status.
+	// Jobs counts the jobs by state (lifecycle.State).
 	Jobs struct {
-		Total        int `json:"total"`
-		OK           int `json:"ok"`
-		Disabled     int `json:"disabled"`
-		Crashed      int `json:"crashed"`
-		ShardingFlag int `json:"shardingFlag"`
-		ConfigError  int `json:"configError"`
+		Total       int `json:"total"`
+		Ready       int `json:"ready"`
+		Running     int `json:"running"`
+		NeverRun    int `json:"neverRun"`
+		Resharding  int `json:"resharding"`
+		Disabled    int `json:"disabled"`
+		Crashed     int `json:"crashed"`
+		ConfigError int `json:"configError"`
 	} `json:"jobs"`
 	// ConfigErrors names the jobs whose config node is refused (status
 	// CONFIG_ERROR), with why.
@@ -267,18 +272,22 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request) {
 	}
 	m.Jobs.Total = len(rows)
 	for _, j := range rows {
-		switch j.Status {
-		case lifecycle.StatusOK:
-			m.Jobs.OK++
-		case lifecycle.StatusDisabled:
+		switch j.State {
+		case lifecycle.StateReady:
+			m.Jobs.Ready++
+		case lifecycle.StateRunning:
+			m.Jobs.Running++
+		case lifecycle.StateNeverRun:
+			m.Jobs.NeverRun++
+		case lifecycle.StateDisabled:
 			m.Jobs.Disabled++
-		case lifecycle.StatusCrashed:
+		case lifecycle.StateCrashed:
 			m.Jobs.Crashed++
 			m.Crashed = append(m.Crashed, j.JobName)
-		case lifecycle.StatusShardingFlag:
-			m.Jobs.ShardingFlag++
+		case lifecycle.StateResharding:
+			m.Jobs.Resharding++
 			m.Resharding = append(m.Resharding, j.JobName)
-		case lifecycle.StatusConfigError:
+		case lifecycle.StateConfigError:
 			m.Jobs.ConfigError++
 			m.ConfigErrors = append(m.ConfigErrors, JobProblem{JobName: j.JobName, Problem: j.ConfigError})
 		}

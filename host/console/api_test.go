@@ -73,7 +73,7 @@ func TestOverviewWithoutTrace(t *testing.T) {
 	b.login("guest", guestPW)
 	var m console.OverviewModel
 	model(t, b.do("GET", "/console/api/overview", nil, ""), &m)
-	if m.Jobs.Total != 1 || m.Jobs.OK != 1 || m.Instances != 1 || m.Servers != 1 {
+	if m.Jobs.Total != 1 || m.Jobs.Ready != 1 || m.Instances != 1 || m.Servers != 1 {
 		t.Errorf("counts: %+v instances %d servers %d", m.Jobs, m.Instances, m.Servers)
 	}
 	if m.Trace || len(m.Failures) != 0 || len(m.Late) != 0 {
@@ -92,7 +92,7 @@ func TestOverviewWithoutTrace(t *testing.T) {
 		t.Fatalf("disable: %d %s", r.status, r.body)
 	}
 	model(t, b.do("GET", "/console/api/overview", nil, ""), &m)
-	if m.Jobs.Disabled != 1 || m.Jobs.OK != 0 {
+	if m.Jobs.Disabled != 1 || m.Jobs.Ready != 0 {
 		t.Errorf("after disable: %+v", m.Jobs)
 	}
 }
@@ -153,7 +153,7 @@ func TestJobsRows(t *testing.T) {
 		t.Fatalf("jobs: %+v", m)
 	}
 	j := m.Jobs[0]
-	if j.JobName != "j" || j.Status != lifecycle.StatusOK || j.Cron != "0 0/5 * * * ?" || j.ShardingTotalCount != 2 || j.InstanceCount != 1 {
+	if j.JobName != "j" || j.Status != lifecycle.StatusOK || j.State != lifecycle.StateReady || j.Cron != "0 0/5 * * * ?" || j.ShardingTotalCount != 2 || j.InstanceCount != 1 {
 		t.Errorf("row: %+v", j)
 	}
 	if j.NextFireTime == nil || !j.NextFireTime.After(m.Now) || j.NextFireTime.After(m.Now.Add(5*time.Minute)) || j.NextFireTime.Minute()%5 != 0 {

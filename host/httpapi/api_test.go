@@ -495,3 +495,29 @@ func TestHealth(t *testing.T) {
 		}
 	}
 }
+
+// A trigger no instance would run is refused in the envelope with
+// errorCode 409 and the reason (upstream, and ejob once, answered success
+// and nothing ran). Only the envelope is asserted: /api/* may carry its
+// errors on HTTP 200 as upstream does.
+func TestTriggerOfADisabledJobIsRefused(t *testing.T) {
+	f := start(t, defaultUsers(t))
+	token := f.login("admin", adminPW)
+	if _, data := f.do("POST", "/api/jobs/j/disable", token, nil); string(f.envelope(data)["success"]) != "true" {
+		t.Fatalf("disable: %s", data)
+	}
+	_, data := f.do("POST", "/api/jobs/j/trigger", token, nil)
+	env := f.envelope(data)
+	var msg string
+	_ = json.Unmarshal(env["errorMsg"], &msg)
+	if string(env["success"]) != "false" || string(env["errorCode"]) != "409" ||
+		!strings.Contains(msg, `job "j" is disabled on every server with a live instance (10.0.0.1); enable it first`) {
+		t.Errorf("trigger of a disabled job: %s; want errorCode 409 with the reason", data)
+	}
+	if _, data := f.do("POST", "/api/jobs/j/enable", token, nil); string(f.envelope(data)["success"]) != "true" {
+		t.Fatalf("enable: %s", data)
+	}
+	if _, data := f.do("POST", "/api/jobs/j/trigger", token, nil); string(f.envelope(data)["success"]) != "true" {
+		t.Errorf("trigger of an enabled job: %s", data)
+	}
+}

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -34,12 +35,85 @@ func (s *Server) ConsoleRoutes(mux *Mux) {
 	mux.HandleFunc("GET "+ConsolePrefix+"jobs/{jobName}/executions", s.recentExecutions)
 }
 
-// jobDetail is GET /console/api/jobs/{jobName}: lifecycle.Detail.
+// JobDetail is the model of GET /console/api/jobs/{jobName}: the job's
+// lifecycle.Detail and each item's last result from the event trace.
+type JobDetail struct {
+	lifecycle.JobDetail
+	// Trace says whether the server has an event trace, and TraceError
+	// why it could not be read.
+	Trace      bool   `json:"trace"`
+	TraceError string `json:"traceError,omitempty"`
+	// LastResults is each item's newest finished execution (success or
+	// failure, with its times and cause), by item; an item without one
+	// in the trace has no entry.
+	LastResults map[int]ExecutionRow `json:"lastResults"`
+}
+
+// Per-item last results of a job detail.
+const (
+	// lastResultRows is how many of the job's newest executions are read
+	// at once for the items' last results.
+	lastResultRows = 500
+	// lastResultLookups bounds the per-item queries for the items not in
+	// those rows.
+	lastResultLookups = 64
+)
+
+// jobDetail is GET /console/api/jobs/{jobName}: lifecycle.Detail and the
+// items' last results.
 func (s *Server) jobDetail(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := s.ctx(r)
 	defer cancel()
 	d, err := lifecycle.Detail(ctx, s.reader(), r.PathValue("jobName"))
-	answer(w, d, err)
+	if err != nil {
+		answer(w, nil, err)
+		return
+	}
+	m := JobDetail{JobDetail: d, LastResults: map[int]ExecutionRow{}}
+	if t := s.backend().trace; t.tracer != nil {
+		m.Trace = true
+		if err := lastResults(ctx, t.tracer, t.config, d, m.LastResults); err != nil {
+			m.TraceError = err.Error()
+		}
+	}
+	ok(w, m)
+}
+
+// lastResults fills out with the newest finished execution of each of d's
+// items: one query of the job's newest rows, then one per item not among
+// them (at most lastResultLookups).
+func lastResults(ctx context.Context, tr spi.Tracer, cfg map[string]string, d lifecycle.JobDetail, out map[int]ExecutionRow) error {
+	take := func(xs []spi.ExecutionEvent) {
+		for _, x := range xs {
+			// A failure may be recorded without a complete time.
+			finished := !x.CompleteTime.IsZero() || x.FailureCause != ""
+			if _, seen := out[x.ShardingItem]; !seen && finished {
+				out[x.ShardingItem] = executionRow(x)
+			}
+		}
+	}
+	p, err := tr.QueryExecutions(ctx, spi.ExecutionQuery{Config: cfg, JobName: d.JobName, Limit: lastResultRows})
+	if err != nil {
+		return fmt.Errorf("event trace: %w", err)
+	}
+	take(p.Executions)
+	if !p.More {
+		return nil
+	}
+	lookups := 0
+	for _, it := range d.Items {
+		if _, found := out[it.Item]; found || lookups == lastResultLookups {
+			continue
+		}
+		lookups++
+		// The newest two: the newest may still be running.
+		p, err := tr.QueryExecutions(ctx, spi.ExecutionQuery{Config: cfg, JobName: d.JobName, Item: &it.Item, Limit: 2})
+		if err != nil {
+			return fmt.Errorf("event trace: %w", err)
+		}
+		take(p.Executions)
+	}
+	return nil
 }
 
 // Recent is the model of GET /console/api/jobs/{jobName}/executions: a

@@ -48,9 +48,10 @@ func (e *Env) showJob(job string) jobShow {
 
 // execution is a row of the console's recent-executions endpoint.
 type execution struct {
-	ShardingItem int       `json:"shardingItem"`
-	StartTime    time.Time `json:"startTime"`
-	Success      bool      `json:"success"`
+	ShardingItem int        `json:"shardingItem"`
+	StartTime    time.Time  `json:"startTime"`
+	CompleteTime *time.Time `json:"completeTime"`
+	Success      bool       `json:"success"`
 }
 
 // executions fetches, in tab's session, job's executions started since.

@@ -110,7 +110,7 @@ func TestJobsPageOperations(t *testing.T) {
 	tab.Run("jobs", chromedp.Click(chromedp.CSS(`#nav a[href="/jobs"]`)))
 	tab.Run("the jobs table", chromedp.WaitVisible(chromedp.CSS(`#jobs-table .tabulator-row`)))
 	tab.Eventually(10*time.Second, "4 jobs listed", `document.querySelectorAll('#jobs-table .tabulator-row').length === 4`)
-	tab.Eventually(10*time.Second, "ticker and witness OK", rowHas("ticker", ".badge-ok")+" && "+rowHas("witness", ".badge-ok"))
+	tab.Eventually(10*time.Second, "ticker and witness ready or running", rowHas("ticker", ".badge-ready, .badge-running")+" && "+rowHas("witness", ".badge-ready, .badge-running"))
 	tab.Eventually(10*time.Second, "the count", `document.querySelector('#jobs-count').textContent === '4 of 4 jobs'`)
 	// Next fire times and the one-off job's row.
 	tab.Eventually(10*time.Second, "manual is one-off", rowHas("manual", ".muted"))
@@ -150,7 +150,7 @@ func TestJobsPageOperations(t *testing.T) {
 	testkit.Eventually(t, 15*time.Second, "the registry to say ticker is OK", func() bool { return e.status("ticker") == "OK" })
 	n1 := len(e.Starts("ticker"))
 	testkit.Eventually(t, 20*time.Second, "ticker to fire again", func() bool { return len(e.Starts("ticker")) >= n1+2 })
-	tab.Eventually(15*time.Second, "the row to show OK", rowHas("ticker", ".badge-ok"))
+	tab.Eventually(15*time.Second, "the row to show ready or running", rowHas("ticker", ".badge-ready, .badge-running"))
 
 	// Trigger the one-off job.
 	if len(e.Starts("manual")) != 0 {

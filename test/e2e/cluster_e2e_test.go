@@ -191,7 +191,7 @@ func TestClusterShardingFailoverAndOperations(t *testing.T) {
 	t.Logf("steady state reached %v after start", time.Unix(s0, 0).Sub(began).Round(time.Millisecond))
 
 	// Operations: `ejob jobs` and `ejob trigger`.
-	row := c.waitJobRow(everySecondJob, 3, "OK", 15*time.Second)
+	row := c.waitJobRow(everySecondJob, 3, 15*time.Second, "READY", "RUNNING")
 	if row.cron != "* * * * * ?" || row.items != everySecondN {
 		t.Errorf("ejob jobs: %s row = %+v", everySecondJob, row)
 	}
@@ -199,7 +199,7 @@ func TestClusterShardingFailoverAndOperations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out, "on 3 instance(s)") {
+	if !strings.Contains(out, "on 3 instances") {
 		t.Errorf("ejob trigger %s: %q, want 3 instances triggered", oneOffJob, out)
 	}
 	c.waitFor(20*time.Second, "the one-off job's items", func() (bool, string) {
@@ -283,7 +283,7 @@ func TestClusterShardingFailoverAndOperations(t *testing.T) {
 	if bad := checkSeconds(runs, s0, killedAt.Unix()-1, everySecondN, all); len(bad) > 0 {
 		t.Errorf("steady state with 3 hosts (up to the kill), not every item exactly once:\n%s", strings.Join(bad, "\n"))
 	}
-	c.waitJobRow(everySecondJob, 2, "OK", 15*time.Second)
+	c.waitJobRow(everySecondJob, 2, 15*time.Second, "READY", "RUNNING")
 
 	// Survivors drain and exit cleanly on SIGTERM.
 	for _, h := range survivors {

@@ -238,10 +238,10 @@ func (c *cluster) ejob(args ...string) (string, error) {
 type jobRow struct {
 	cron             string
 	items, instances int
-	status           string
+	state            string
 }
 
-// jobs runs `ejob jobs` and parses its table. The cron column may hold
+// jobs runs `ejob jobs` and parses its table (STATE is the last column). The cron column may hold
 // spaces, so the other columns are taken from both ends.
 func (c *cluster) jobs() (map[string]jobRow, string, error) {
 	out, err := c.ejob("jobs")
@@ -260,23 +260,23 @@ func (c *cluster) jobs() (map[string]jobRow, string, error) {
 		if err1 != nil || err2 != nil {
 			return nil, out, fmt.Errorf("unparsable line %q", line)
 		}
-		rows[f[0]] = jobRow{cron: strings.Join(f[1:n-3], " "), items: items, instances: inst, status: f[n-1]}
+		rows[f[0]] = jobRow{cron: strings.Join(f[1:n-3], " "), items: items, instances: inst, state: f[n-1]}
 	}
 	return rows, out, nil
 }
 
 // waitJobRow waits until `ejob jobs` shows job with the given instance
-// count and status.
-func (c *cluster) waitJobRow(job string, instances int, status string, timeout time.Duration) jobRow {
+// count and one of states.
+func (c *cluster) waitJobRow(job string, instances int, timeout time.Duration, states ...string) jobRow {
 	c.t.Helper()
 	var row jobRow
-	c.waitFor(timeout, fmt.Sprintf("`ejob jobs` to show %s with %d instances, %s", job, instances, status), func() (bool, string) {
+	c.waitFor(timeout, fmt.Sprintf("`ejob jobs` to show %s with %d instances, %s", job, instances, strings.Join(states, " or ")), func() (bool, string) {
 		rows, out, err := c.jobs()
 		if err != nil {
 			return false, err.Error()
 		}
 		row = rows[job]
-		return row.instances == instances && row.status == status, "last output:\n" + out
+		return row.instances == instances && slices.Contains(states, row.state), "last output:\n" + out
 	})
 	return row
 }

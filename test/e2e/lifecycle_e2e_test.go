@@ -157,7 +157,7 @@ func TestLifecycleObeyedLive(t *testing.T) {
 	if rs := runsFrom(from, from+2); len(rs) > 0 {
 		t.Errorf("the disabled job ran: %v", rs)
 	}
-	if row := c.waitJobRow(liveJob, 2, "DISABLED", 10*time.Second); row.items != liveN {
+	if row := c.waitJobRow(liveJob, 2, 10*time.Second, "DISABLED"); row.items != liveN {
 		t.Errorf("ejob jobs: %+v", row)
 	}
 	must("enable", liveJob)
@@ -196,7 +196,7 @@ func TestLifecycleObeyedLive(t *testing.T) {
 	}
 
 	// Trigger a one-off job: each instance runs its own item, once.
-	if out := must("trigger", manualJob); !strings.Contains(out, "on 2 instance(s)") {
+	if out := must("trigger", manualJob); !strings.Contains(out, "on 2 instances") {
 		t.Errorf("ejob trigger: %s", out)
 	}
 	c.waitFor(15*time.Second, "the triggered job's items", func() (bool, string) {
@@ -243,7 +243,7 @@ func TestLifecycleObeyedLive(t *testing.T) {
 			t.Errorf("the hosts' other job after the shutdown: %s: %s", s, s.exactlyOnce(2, all))
 		}
 	}
-	c.waitJobRow(liveJob, 0, "CRASHED", 10*time.Second)
+	c.waitJobRow(liveJob, 0, 10*time.Second, "CRASHED")
 	must("remove", liveJob, "--server", ip)
 	var show struct {
 		Servers []struct{ ServerIP string }

@@ -1,6 +1,8 @@
 // t(key, vars): the string of key ("group.name") in the user's language
 // (English until a translation module is added next to en.js), with {var}
-// replaced from vars. A missing key shows as the key itself.
+// replaced from vars, and {var|one|other} by "one" when vars[var] is 1 and
+// by "other" otherwise (plurals: '{n} {n|job|jobs}'). A missing key shows
+// as the key itself.
 import { en } from './en.js';
 
 const catalogs = { en };
@@ -19,6 +21,9 @@ const catalog = pick();
 export function t(key, vars) {
   let s = catalog[key] ?? en[key];
   if (s === undefined) return key;
-  if (vars) s = s.replace(/\{(\w+)\}/g, (m, k) => (k in vars ? String(vars[k]) : m));
+  if (vars) {
+    s = s.replace(/\{(\w+)\|([^|}]*)\|([^}]*)\}/g, (m, k, one, other) => (k in vars ? (Number(vars[k]) === 1 ? one : other) : m));
+    s = s.replace(/\{(\w+)\}/g, (m, k) => (k in vars ? String(vars[k]) : m));
+  }
   return s;
 }

@@ -1,8 +1,8 @@
-// Job detail page: the sharding map (item -> instance -> status, with
-// parameters and failover), the instances (IP, PID), recent executions
+// Job detail page: the sharding map (item -> instance -> state and last
+// result, with parameters and failover), the instances (IP, PID), recent executions
 // and a chart of run durations and failures over time.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { html, t, fmtTime, fmtDuration, toast, confirmDialog, usePoll, StatusBadge, ErrorBox } from '../ui.js';
+import { html, t, fmtTime, fmtDuration, fmtRelative, toast, confirmDialog, usePoll, StatusBadge, ErrorBox } from '../ui.js';
 import { get, post, enc, isAdmin, ApiError } from '../api.js';
 import { addCss, pidOf, durationMs, Result, Cause, Updated, run } from './parts.js';
 
@@ -11,7 +11,18 @@ addCss('/assets/vendor/uplot-1.6.32/dist/uPlot.min.css');
 // Chart ranges: label key and length in ms.
 const RANGES = [['detail.range1h', 3600e3], ['detail.range24h', 86400e3], ['detail.range7d', 7 * 86400e3]];
 
-function Items({ job, items, refresh }) {
+// LastResult shows an item's newest finished run: success or failure with
+// its time (the cause as a tooltip).
+function LastResult({ run }) {
+  if (!run) return html`<span class="muted">${t('detail.noResult')}</span>`;
+  const at = run.completeTime || run.startTime;
+  const title = fmtTime(at) + (run.failureCause ? '\n' + run.failureCause : '');
+  return run.success
+    ? html`<span class="badge badge-success last-result" title=${title}>${t('detail.lastOk', { when: fmtRelative(at) })}</span>`
+    : html`<span class="badge badge-failure last-result" title=${title}>${t('detail.lastFailed', { when: fmtRelative(at) })}</span>`;
+}
+
+function Items({ job, items, trace, lastResults, refresh }) {
   const admin = isAdmin();
   const toggle = async (it, op) => {
     if (!await confirmDialog(t(op === 'disable' ? 'detail.confirmDisableItem' : 'detail.confirmEnableItem', { item: it.item, job }))) return;
@@ -20,15 +31,17 @@ function Items({ job, items, refresh }) {
   };
   return html`<div class="table-wrap"><table class="plain" id="items">
     <thead><tr><th>${t('detail.item')}</th><th>${t('detail.parameter')}</th><th>${t('detail.instance')}</th>
-      <th>${t('detail.ip')}</th><th>${t('detail.pid')}</th><th>${t('detail.status')}</th><th>${t('detail.failover')}</th>
+      <th>${t('detail.ip')}</th><th>${t('detail.pid')}</th><th>${t('detail.status')}</th>
+      ${trace && html`<th>${t('detail.lastResult')}</th>`}<th>${t('detail.failover')}</th>
       ${admin && html`<th></th>`}</tr></thead>
-    <tbody>${items.map((it) => html`<tr id=${'item-' + it.item} data-status=${it.status}>
+    <tbody>${items.map((it) => html`<tr id=${'item-' + it.item} data-status=${it.status} data-state=${it.state}>
       <td class="num">${it.item}</td>
       <td class="mono">${it.parameter || html`<span class="muted">${t('ui.never')}</span>`}</td>
       <td class="mono">${it.instanceId || html`<span class="muted">${t('detail.noOwner')}</span>`}</td>
       <td class="mono">${it.serverIp}</td>
       <td class="mono">${pidOf(it.instanceId)}</td>
-      <td><${StatusBadge} status=${it.status} /></td>
+      <td><${StatusBadge} status=${it.state} /></td>
+      ${trace && html`<td><${LastResult} run=${lastResults[it.item]} /></td>`}
       <td>${it.failover ? html`<span class="badge badge-failover" title=${t('detail.failoverBy', { id: it.failoverInstanceId })}>
             ${t('detail.failoverBy', { id: it.failoverInstanceId || '?' })}</span>`
         : it.failoverPending ? html`<span class="badge badge-failover">${t('detail.failoverPending')}</span>`
@@ -54,32 +67,65 @@ function Instances({ instances }) {
     </tr>`)}</tbody></table></div>`;
 }
 
+// chartScale is the y unit that fits durations up to maxMs: milliseconds
+// below 1 s, else seconds.
+function chartScale(maxMs) {
+  return maxMs < 1000 ? { unit: 'ms', ms: 1, label: t('detail.ms') } : { unit: 's', ms: 1000, label: t('detail.seconds') };
+}
+
 // Chart plots each finished execution's duration at its start time:
-// successes and failures as two series of points.
+// successes and failures as two series of points. The y-axis fits the
+// data (from 0 to a little above the longest run, in ms or s); the legend
+// shows each series' run count and longest run, and the values under the
+// cursor.
 function Chart({ rows }) {
   const el = useRef(null);
   const plot = useRef(null);
   useEffect(() => {
     let gone = false;
     const done = rows.filter((r) => r.completeTime).slice().reverse();
+    const maxMs = done.reduce((m, r) => Math.max(m, durationMs(r)), 0);
+    const scale = chartScale(maxMs);
     const xs = done.map((r) => new Date(r.startTime).getTime() / 1000);
-    const secs = (r) => durationMs(r) / 1000;
-    const data = [xs, done.map((r) => (r.success ? secs(r) : null)), done.map((r) => (r.success ? null : secs(r)))];
+    const y = (r) => durationMs(r) / scale.ms;
+    const data = [xs, done.map((r) => (r.success ? y(r) : null)), done.map((r) => (r.success ? null : y(r)))];
+    const summary = (ok) => {
+      const mine = done.filter((r) => r.success === ok);
+      if (mine.length === 0) return t('detail.legendNone');
+      return t('detail.legendSummary', { n: mine.length, max: fmtDuration(Math.max(...mine.map(durationMs))) });
+    };
     import('uplot').then(({ default: UPlot }) => {
       if (gone || !el.current) return;
+      // The longest run plotted, for the browser tests.
+      el.current.dataset.longestMs = String(maxMs);
       const width = Math.max(280, el.current.clientWidth);
-      if (plot.current) {
+      if (plot.current && plot.current.ejobUnit === scale.unit) {
+        plot.current.ejobSummary = summary;
         plot.current.setData(data);
+        plot.current.setLegend();
         return;
       }
+      if (plot.current) plot.current.destroy();
       const point = (color) => ({ show: true, size: 7, fill: color, stroke: color });
-      plot.current = new UPlot({
+      // Under the cursor a series shows its value there (nothing for a
+      // point of the other series); elsewhere its summary.
+      const value = (ok) => (u, v, _s, idx) => (idx == null ? u.ejobSummary(ok) : v == null ? '' : fmtDuration(v * scale.ms));
+      const box = el.current;
+      const p = new UPlot({
         width, height: 220,
-        scales: { x: { time: true }, y: { range: (u, min, max) => [0, Math.max(1, max * 1.1)] } },
-        axes: [{}, { label: t('detail.seconds') }],
-        series: [{}, { label: t('detail.succeeded'), stroke: '#2e7d32', width: 0, points: point('#2e7d32'), paths: () => null },
-          { label: t('detail.failed'), stroke: '#c62828', width: 0, points: point('#c62828'), paths: () => null }],
+        // The drawn y range, in the chart's unit, for the browser tests.
+        hooks: { setScale: [(u, key) => { if (key === 'y') box.dataset.yMax = String(u.scales.y.max); }] },
+        scales: { x: { time: true }, y: { range: (u, min, max) => [0, max > 0 ? max * 1.15 : 1] } },
+        axes: [{}, { label: scale.label, size: 60 }],
+        series: [{ value: (u, v, _s, idx) => (idx == null ? t('detail.legendTime') : fmtTime(v * 1000)) },
+          { label: t('detail.succeeded'), stroke: '#2e7d32', width: 0, points: point('#2e7d32'), paths: () => null, value: value(true) },
+          { label: t('detail.failed'), stroke: '#c62828', width: 0, points: point('#c62828'), paths: () => null, value: value(false) }],
       }, data, el.current);
+      p.ejobUnit = scale.unit;
+      box.dataset.unit = scale.unit;
+      p.ejobSummary = summary;
+      p.setLegend({ idx: null });
+      plot.current = p;
     });
     return () => { gone = true; };
   }, [rows]);
@@ -131,7 +177,7 @@ function JobDetail({ params }) {
     ${d && html`
       ${d.configError && html`<p class="error" id="config-error" role="alert">${t('detail.configError', { error: d.configError })}</p>`}
       <div class="panel facts">
-        <span><${StatusBadge} status=${d.status} /></span>
+        <span id="job-state"><${StatusBadge} status=${d.state} /></span>
         <span>${t('detail.cron')}: <code>${d.cron || t('detail.oneOff')}</code></span>
         <span>${t('detail.itemsCount', { n: d.shardingTotalCount })}</span>
         <span>${t('detail.instancesCount', { n: d.instanceCount })}</span>
@@ -139,7 +185,7 @@ function JobDetail({ params }) {
         ${d.jobParameter && html`<span>${t('detail.jobParameter')}: <code>${d.jobParameter}</code></span>`}
         ${d.description && html`<span class="muted">${d.description}</span>`}
       </div>
-      <section class="panel"><h2>${t('detail.sharding')}</h2><${Items} job=${job} items=${d.items} refresh=${poll.refresh} /></section>
+      <section class="panel"><h2>${t('detail.sharding')}</h2><${Items} job=${job} items=${d.items} trace=${d.trace} lastResults=${d.lastResults || {}} refresh=${poll.refresh} /></section>
       <section class="panel"><h2>${t('detail.instances')}</h2><${Instances} instances=${d.instances} /></section>`}
     <${History} job=${job} />
   </section>`;

@@ -8,7 +8,8 @@ import { get, post, del, enc, isAdmin } from '../api.js';
 import { EditDialog } from '../components/job-edit.js';
 
 const REFRESH_MS = 5000;
-const STATUSES = ['OK', 'DISABLED', 'CRASHED', 'SHARDING_FLAG', 'CONFIG_ERROR'];
+// The states of ejob's console (lifecycle.State), in the filter's order.
+const STATES = ['READY', 'RUNNING', 'NEVER_RUN', 'RESHARDING', 'DISABLED', 'CRASHED', 'CONFIG_ERROR'];
 
 // el builds a DOM element (Tabulator formatters return nodes: text never
 // goes through innerHTML).
@@ -25,17 +26,18 @@ function el(tag, attrs, ...children) {
 
 const badge = (status) => el('span', { class: 'badge badge-' + status.toLowerCase().replace(/_/g, '-') }, t('status.' + status));
 
-// The actions upstream's console offers, and when (spec §10.4), except
-// that a job waiting for resharding (SHARDING_FLAG: every job until its
-// first fire after a change of instances, a one-off job until triggered)
-// may be triggered and disabled too: the trigger reshards it first.
-const runnable = (j) => j.status === 'OK' || j.status === 'SHARDING_FLAG';
+// The actions upstream's console offers, and when (spec §10.4), by the
+// job's state: a job that has never run or waits for a resharding may be
+// triggered too (the trigger reshards it first); a running one is not
+// (its instances drop a trigger while they run it); a disabled or crashed
+// one is not (the server refuses it: no instance would run it).
+const runnable = (j) => j.state === 'READY' || j.state === 'NEVER_RUN' || j.state === 'RESHARDING';
 const ACTIONS = [
   { op: 'trigger', when: runnable },
-  { op: 'disable', when: runnable },
-  { op: 'enable', when: (j) => j.status === 'DISABLED' },
-  { op: 'shutdown', when: (j) => j.status !== 'CRASHED' },
-  { op: 'remove', when: (j) => j.status === 'CRASHED', danger: true },
+  { op: 'disable', when: (j) => runnable(j) || j.state === 'RUNNING' },
+  { op: 'enable', when: (j) => j.state === 'DISABLED' },
+  { op: 'shutdown', when: (j) => j.state !== 'CRASHED' },
+  { op: 'remove', when: (j) => j.state === 'CRASHED', danger: true },
   { op: 'edit', when: () => true },
 ];
 
@@ -73,16 +75,17 @@ const timeOf = (v) => (v ? new Date(v).getTime() : Number.POSITIVE_INFINITY);
 
 function columns(admin, traceRef) {
   const cols = [
-    { title: t('jobs.colName'), field: 'jobName', sorter: 'string', minWidth: 160, widthGrow: 2, responsive: 0,
+    { title: t('jobs.colName'), field: 'jobName', sorter: 'string', minWidth: 140, responsive: 0,
       formatter: (c) => el('a', { href: '/jobs/' + enc(c.getValue()), class: 'job-link' }, c.getValue()) },
-    { title: t('jobs.colStatus'), field: 'status', width: 110, responsive: 0,
+    // The fixed widths fit their badges and headers (sort arrow included).
+    { title: t('jobs.colStatus'), field: 'state', width: 125, responsive: 0,
       formatter: (c) => {
         const b = badge(c.getValue());
         const why = c.getData().configError;
         if (why) b.title = t('jobs.configError', { error: why });
         return b;
       } },
-    { title: t('jobs.colCron'), field: 'cron', minWidth: 130, responsive: 2,
+    { title: t('jobs.colCron'), field: 'cron', minWidth: 120, responsive: 2,
       formatter: (c) => {
         const j = c.getData();
         if (!j.cron) return el('span', { class: 'muted' }, t('jobs.oneOff'));
@@ -94,8 +97,8 @@ function columns(admin, traceRef) {
       formatter: (c) => (c.getValue() ? el('span', { title: `${fmtTime(c.getValue())} (${fmtRelative(c.getValue())})` }, fmtShort(c.getValue()))
         : el('span', { class: 'muted' }, t('ui.never'))) },
     { title: t('jobs.colItems'), field: 'shardingTotalCount', sorter: 'number', hozAlign: 'right', width: 80, responsive: 3 },
-    { title: t('jobs.colInstances'), field: 'instanceCount', sorter: 'number', hozAlign: 'right', width: 100, responsive: 2 },
-    { title: t('jobs.colLast'), field: 'lastRun', minWidth: 150, responsive: 1,
+    { title: t('jobs.colInstances'), field: 'instanceCount', sorter: 'number', hozAlign: 'right', width: 115, responsive: 2 },
+    { title: t('jobs.colLast'), field: 'lastRun', minWidth: 200, responsive: 1,
       sorter: (a, b) => (a ? timeOf(a.startTime) : 0) - (b ? timeOf(b.startTime) : 0),
       formatter: (c) => lastRunCell(c.getValue(), traceRef.current) },
   ];
@@ -103,7 +106,7 @@ function columns(admin, traceRef) {
     // On a phone the buttons stack in a narrow column rather than push the
     // table past the screen's edge.
     const narrow = window.matchMedia('(max-width: 760px)').matches;
-    cols.push({ title: t('jobs.colActions'), field: 'jobName', headerSort: false, minWidth: narrow ? 110 : 230, widthGrow: 2, responsive: 0,
+    cols.push({ title: t('jobs.colActions'), field: 'jobName', headerSort: false, minWidth: narrow ? 110 : 310, responsive: 0,
       cssClass: 'actions-cell',
       formatter: (c) => el('div', { class: 'row-actions' }, ...actionsFor(c.getData()).map((a) =>
         el('button', { type: 'button', class: 'small' + (a.danger ? ' danger' : ''), 'data-op': a.op, 'data-job': c.getData().jobName }, t('jobs.' + a.op)))) });
@@ -113,7 +116,7 @@ function columns(admin, traceRef) {
 
 // matches is the toolbar's filter.
 function matches(j, q, status) {
-  if (status && j.status !== status) return false;
+  if (status && j.state !== status) return false;
   if (!q) return true;
   const s = q.toLowerCase();
   return j.jobName.toLowerCase().includes(s) || (j.cron || '').toLowerCase().includes(s) || (j.description || '').toLowerCase().includes(s);
@@ -175,7 +178,7 @@ function Jobs({ query }) {
         onInput=${(e) => setQ(e.target.value)} class="grow" />
       <select id="jobs-status" aria-label=${t('jobs.colStatus')} value=${status} onChange=${(e) => setStatus(e.target.value)}>
         <option value="">${t('jobs.allStatuses')}</option>
-        ${STATUSES.map((s) => html`<option value=${s}>${t('status.' + s)}</option>`)}
+        ${STATES.map((s) => html`<option value=${s}>${t('status.' + s)}</option>`)}
       </select>
       <span class="muted" id="jobs-count">${rows ? t('jobs.count', { shown: shown ?? total, total }) : t('app.loading')}</span>
     </div>

@@ -1,4 +1,4 @@
-// Overview page: what needs a human first, then jobs by status, servers,
+// Overview page: what needs a human first, then jobs by state, servers,
 // the registry session, and the failures and late jobs of the last 24 h
 // (from the event trace, when the server has one). Refreshes every 5 s.
 import { html, t, usePoll, fmtTime, fmtRelative, ErrorBox, useNow } from '../ui.js';
@@ -70,10 +70,12 @@ function Overview() {
     </div>
     <div class="cards">
       <${Card} id="card-total" num=${m.jobs.total} label=${t('overview.jobs')} />
-      <${Card} id="card-ok" num=${m.jobs.ok} label=${t('overview.ok')} kind="ok" />
+      <${Card} id="card-ready" num=${m.jobs.ready} label=${t('overview.ready')} kind="ok" />
+      <${Card} id="card-running" num=${m.jobs.running} label=${t('overview.running')} kind="ok" />
+      <${Card} id="card-never-run" num=${m.jobs.neverRun} label=${t('overview.neverRun')} />
+      <${Card} id="card-resharding" num=${m.jobs.resharding} label=${t('overview.reshardingCard')} kind=${m.jobs.resharding ? 'warn' : ''} />
       <${Card} id="card-disabled" num=${m.jobs.disabled} label=${t('overview.disabled')} kind="off" />
       <${Card} id="card-crashed" num=${m.jobs.crashed} label=${t('overview.crashedCard')} kind=${m.jobs.crashed ? 'bad' : ''} />
-      <${Card} id="card-sharding" num=${m.jobs.shardingFlag} label=${t('overview.shardingFlag')} kind=${m.jobs.shardingFlag ? 'warn' : ''} />
       <${Card} id="card-config-error" num=${m.jobs.configError} label=${t('overview.configErrorCard')} kind=${m.jobs.configError ? 'bad' : ''} />
       <${Card} id="card-servers" num=${m.servers} label=${t('overview.servers')} />
       <${Card} id="card-instances" num=${m.instances} label=${t('overview.instances')} />

@@ -1,6 +1,7 @@
 // Servers page: every server IP of the namespace with its instances, jobs
-// and disabled jobs; a server's page lists its jobs. Admins enable,
-// disable, shut down and remove (after a confirm) and read a job's dump.
+// and disabled jobs; a server's page lists its jobs. Admins enable (a
+// server with a disabled job) or disable (one without), shut down and
+// remove (after a confirm) and read a job's dump.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { html, t, toast, confirmDialog, usePoll, StatusBadge, ErrorBox } from '../ui.js';
 import { get, post, del, enc, isAdmin } from '../api.js';
@@ -37,8 +38,10 @@ function Servers() {
         <td>${s.jobsNum}</td>
         <td>${s.disabledJobsNum > 0 ? html`<span class="badge badge-disabled">${s.disabledJobsNum}</span>` : 0}</td>
         ${admin && html`<td class="row-actions">
-          <button class="small op-disable" onClick=${() => serverOp('disable', s.serverIp, '', poll.refresh)}>${t('servers.disable')}</button>
-          <button class="small op-enable" onClick=${() => serverOp('enable', s.serverIp, '', poll.refresh)}>${t('servers.enable')}</button>
+          ${s.disabledJobsNum > 0
+            ? html`<button class="small op-enable" title=${t('servers.enableHint', { n: s.disabledJobsNum })}
+                onClick=${() => serverOp('enable', s.serverIp, '', poll.refresh)}>${t('servers.enable')}</button>`
+            : html`<button class="small op-disable" onClick=${() => serverOp('disable', s.serverIp, '', poll.refresh)}>${t('servers.disable')}</button>`}
           ${s.instancesNum > 0
             ? html`<button class="small danger op-shutdown" onClick=${() => serverOp('shutdown', s.serverIp, '', poll.refresh)}>${t('servers.shutdown')}</button>`
             : html`<button class="small danger op-remove" onClick=${() => serverOp('remove', s.serverIp, '', poll.refresh)}>${t('servers.remove')}</button>`}
