@@ -1,6 +1,6 @@
 // Package lifecycle is the operations API on a registry, call for call
-// upstream's lifecycle module (executors spec §8), which ElasticJob's
-// console is built on: configuration (GetConfig, UpdateConfig,
+// upstream's lifecycle module (the APIs of its JobAPIFactory), which
+// ElasticJob's console is built on: configuration (GetConfig, UpdateConfig,
 // RemoveConfig), operations (TriggerAll, Disable, Enable, Shutdown,
 // Remove, Dump), sharding (DisableItem, EnableItem) and statistics (Jobs,
 // Job, JobsOfServer, Servers, Sharding and the totals). Each call makes

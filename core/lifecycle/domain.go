@@ -1,10 +1,12 @@
 package lifecycle
 
-// The domain objects of upstream's lifecycle API (executors spec §8.7).
+// The domain objects of upstream's lifecycle API (JobBriefInfo,
+// ServerBriefInfo, ShardingInfo).
 // Their JSON field names and order are those ElasticJob-UI's backend
 // serialises with Jackson, so a REST handler can encode them as they are.
 
-// Status is a job's status as the console reports it (executors spec §8.4).
+// Status is a job's status as the console reports it: upstream's
+// JobBriefInfo.JobStatus.
 type Status string
 
 // Job statuses.
@@ -95,8 +97,9 @@ type ServerBrief struct {
 	DisabledJobsNum int `json:"disabledJobsNum"`
 }
 
-// ShardingStatus is one item's status (executors spec §8.6). There is no
-// FAILOVER status: see ShardingInfo.Failover.
+// ShardingStatus is one item's status: upstream's
+// ShardingInfo.ShardingStatus. There is no FAILOVER status: see
+// ShardingInfo.Failover.
 type ShardingStatus string
 
 // Item statuses, in order of precedence.

@@ -14,10 +14,11 @@ import (
 
 // TriggerAll is upstream's JobOperateAPI.trigger: it asks every live
 // instance of the job to run it once now, as the console's trigger button
-// and OneOffJobBootstrap.execute() do (protocol spec §12.2). The trigger
-// node is cleared, then trigger/{instanceId} (value "") is created for each
-// child of instances. It returns the instances asked; ErrJobNotFound when
-// the job has no config node.
+// and OneOffJobBootstrap.execute() do through upstream's
+// InstanceService.triggerAllInstances. The trigger node is cleared, then
+// trigger/{instanceId} (value "") is created for each child of instances.
+// It returns the instances asked; ErrJobNotFound when the job has no
+// config node.
 //
 // Unlike upstream, which writes the nodes whatever they reach, it refuses
 // (ErrNotRunnable, nothing written) a job no instance would run: one

@@ -130,9 +130,9 @@ func jobBriefs(ctx context.Context, c Reader, names []string) ([]*JobBrief, erro
 			continue // CRASHED or CONFIG_ERROR: nothing more to read
 		}
 		reads[i] = jobReads{servers: r[2], items: r[3]}
-		// The second round reads every server and item node; status
-		// consults them (and their errors) in the order it did when it
-		// read them one by one, so the outcome is the same.
+		// The second batch reads every server and item node; status
+		// consults them (and their errors) in the order reading them one
+		// by one would, so the outcome is the same.
 		ips, _ := childList(r[2])
 		for _, ip := range ips {
 			more = append(more, reg.GetOp(j.Server(ip)))

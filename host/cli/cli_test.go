@@ -67,9 +67,10 @@ func TestShardingPreviewMatchesUpstreamVectors(t *testing.T) {
 		total         int
 		want          string
 	}{
-		// elasticjob-protocol.md §8.1 runtime example.
+		// AVG_ALLOCATION on the runtime order, total 10.
 		"avg total 10": {"AVG_ALLOCATION", "any", 10, `{"192.168.1.2@-@200":[0,1,2,9],"192.168.1.1@-@100":[3,4,5],"192.168.1.10@-@50":[6,7,8]}`},
-		// §8.5 runtime examples, total 2.
+		// ODEVITY and ROUND_ROBIN on the runtime order, by the job name's
+		// Java String.hashCode.
 		"odevity even hash":         {"ODEVITY", "test_job", 2, `{"192.168.1.2@-@200":[],"192.168.1.1@-@100":[1],"192.168.1.10@-@50":[0]}`},
 		"odevity odd hash":          {"odevity", "myJob", 2, `{"192.168.1.2@-@200":[0],"192.168.1.1@-@100":[1],"192.168.1.10@-@50":[]}`},
 		"round robin offset 2":      {"Round_Robin", "javaSimpleJob", 2, `{"192.168.1.2@-@200":[1],"192.168.1.1@-@100":[],"192.168.1.10@-@50":[0]}`},

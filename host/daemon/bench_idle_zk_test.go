@@ -17,7 +17,8 @@ import (
 // BenchmarkHostIdleOnZooKeeper starts one `ejob run -c FILE` host with
 // 1,000 idle SCRIPT jobs (1 item, cron 0 0 0 1 1 ? 2099) on a real
 // ZooKeeper (standalone, loopback) and reports what the jobs cost while
-// nothing fires (issue 16's "1,000 idle jobs on ZooKeeper" rows):
+// nothing fires (the "1,000 idle jobs on ZooKeeper" rows of the
+// benchmarks doc):
 //
 //   - started-s: process start to the "host started" line (every job
 //     registered);

@@ -19,7 +19,8 @@ var ErrJavaPeers = errors.New("values a Java ElasticJob 3.0.x instance cannot re
 
 // checkJavaPeers applies ejob.javaPeers before any job starts: for each job
 // that will write its configuration to the namespace (its config node is
-// absent, or the job overwrites it, spec §3.4) and has values a Java
+// absent, or the job overwrites it, as upstream's
+// ConfigurationService.setUpJobConfiguration decides) and has values a Java
 // ElasticJob 3.0.x instance cannot read or run (config.JavaPeerIssues),
 // warn logs one WARN naming the job, each key and what a Java instance
 // would do; strict returns an error saying the same for every such job;

@@ -20,7 +20,7 @@ import (
 // dumpTimeout bounds one dump request to a host's dump port.
 const dumpTimeout = 30 * time.Second
 
-// routes registers ElasticJob-UI's endpoints (executors spec §10.3) on mux.
+// routes registers ElasticJob-UI's REST endpoints on mux.
 func (s *Server) routes(mux *Mux) {
 	// Jobs.
 	mux.HandleFunc("GET /api/jobs/count", s.jobsCount)

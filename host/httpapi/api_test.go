@@ -324,7 +324,9 @@ func TestGuestIsReadOnly(t *testing.T) {
 	}
 }
 
-// TestFieldNames: the JSON of the console (spec §8.7, §10.2).
+// TestFieldNames: the JSON of the console: the field names of upstream's
+// domain objects as Jackson serialises them, in ElasticJob-UI's
+// ResponseResult envelope.
 func TestFieldNames(t *testing.T) {
 	f := start(t, defaultUsers(t))
 	token := f.login("admin", adminPW)

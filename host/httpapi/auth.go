@@ -120,7 +120,8 @@ func UserOf(r *http.Request) string {
 	return u
 }
 
-// Envelope is every /api response but the bare counts (spec §10.2).
+// Envelope is every /api response but the bare counts: ElasticJob-UI's
+// ResponseResult.
 type Envelope struct {
 	Success   bool    `json:"success"`
 	ErrorCode int     `json:"errorCode"`

@@ -73,13 +73,8 @@ var notebookPatterns = []notebookPattern{
 // rewritten and then removed from here; the list only shrinks.
 var notebookExempt = []string{
 	"core/executor/",
-	"core/lifecycle/",
-	"host/cli/",
-	"host/daemon/",
-	"host/httpapi/",
 	"plugins/jobtype/",
 	"plugins/tracing/",
-	"spi/gson/",
 }
 
 var generatedHeader = regexp.MustCompile(`(?m)^// Code generated .* DO NOT EDIT\.$`)

@@ -122,7 +122,8 @@ func ExampleShardingContext() {
 }
 
 // ExampleString shows the upstream WeCom payload's content string: the
-// spec's example (executors spec §5.3), with ' escaped as \u0027.
+// content WechatJobErrorHandler sends for a RuntimeException, with '
+// escaped as \u0027.
 func ExampleString() {
 	fmt.Println(string(gson.String("Job 'test_job' exception occur in job processing, caused by java.lang.RuntimeException: test\n\tat ...\n")))
 	// Output: "Job \u0027test_job\u0027 exception occur in job processing, caused by java.lang.RuntimeException: test\n\tat ...\n"
