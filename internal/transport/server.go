@@ -132,7 +132,15 @@ func (s *server) Execute(ctx context.Context, req *pb.ExecuteRequest) (*pb.Execu
 		}
 		defer s.execs.start(id, x)()
 	}
-	return handle(ctx, s, req.GetType(), spi.JobExecutor.Execute, executeRequestFromProto(req), executeResponseToProto)
+	impl, err := spi.Resolve[spi.JobExecutor](s.plugins, req.GetType())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	resp, err := impl.Execute(ctx, executeRequestFromProto(req))
+	if err != nil {
+		return nil, withOutput(toStatus(err), resp.Output)
+	}
+	return executeResponseToProto(resp), nil
 }
 
 // Cancel cancels the running Execute with the request's execution id (see
@@ -190,6 +198,10 @@ func (s *server) QueryExecutions(ctx context.Context, req *pb.ExecutionQuery) (*
 
 func (s *server) QueryStatuses(ctx context.Context, req *pb.StatusQuery) (*pb.StatusPage, error) {
 	return handle(ctx, s, req.GetType(), spi.Tracer.QueryStatuses, statusQueryFromProto(req), statusPageToProto)
+}
+
+func (s *server) QueryOutput(ctx context.Context, req *pb.OutputQuery) (*pb.OutputResult, error) {
+	return handle(ctx, s, req.GetType(), spi.Tracer.QueryOutput, outputQueryFromProto(req), outputResultToProto)
 }
 
 func (s *server) PurgeTraces(ctx context.Context, req *pb.TracePurgeRequest) (*pb.TracePurgeResponse, error) {

@@ -39,6 +39,7 @@ const (
 	Plugin_QueryExecutions_FullMethodName      = "/ejob.plugin.v1.Plugin/QueryExecutions"
 	Plugin_QueryStatuses_FullMethodName        = "/ejob.plugin.v1.Plugin/QueryStatuses"
 	Plugin_PurgeTraces_FullMethodName          = "/ejob.plugin.v1.Plugin/PurgeTraces"
+	Plugin_QueryOutput_FullMethodName          = "/ejob.plugin.v1.Plugin/QueryOutput"
 )
 
 // PluginClient is the client API for Plugin service.
@@ -77,6 +78,8 @@ type PluginClient interface {
 	QueryExecutions(ctx context.Context, in *ExecutionQuery, opts ...grpc.CallOption) (*ExecutionPage, error)
 	QueryStatuses(ctx context.Context, in *StatusQuery, opts ...grpc.CallOption) (*StatusPage, error)
 	PurgeTraces(ctx context.Context, in *TracePurgeRequest, opts ...grpc.CallOption) (*TracePurgeResponse, error)
+	// QueryOutput returns one item execution's stored output.
+	QueryOutput(ctx context.Context, in *OutputQuery, opts ...grpc.CallOption) (*OutputResult, error)
 }
 
 type pluginClient struct {
@@ -257,6 +260,16 @@ func (c *pluginClient) PurgeTraces(ctx context.Context, in *TracePurgeRequest, o
 	return out, nil
 }
 
+func (c *pluginClient) QueryOutput(ctx context.Context, in *OutputQuery, opts ...grpc.CallOption) (*OutputResult, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(OutputResult)
+	err := c.cc.Invoke(ctx, Plugin_QueryOutput_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // PluginServer is the server API for Plugin service.
 // All implementations must embed UnimplementedPluginServer
 // for forward compatibility.
@@ -293,6 +306,8 @@ type PluginServer interface {
 	QueryExecutions(context.Context, *ExecutionQuery) (*ExecutionPage, error)
 	QueryStatuses(context.Context, *StatusQuery) (*StatusPage, error)
 	PurgeTraces(context.Context, *TracePurgeRequest) (*TracePurgeResponse, error)
+	// QueryOutput returns one item execution's stored output.
+	QueryOutput(context.Context, *OutputQuery) (*OutputResult, error)
 	mustEmbedUnimplementedPluginServer()
 }
 
@@ -353,6 +368,9 @@ func (UnimplementedPluginServer) QueryStatuses(context.Context, *StatusQuery) (*
 }
 func (UnimplementedPluginServer) PurgeTraces(context.Context, *TracePurgeRequest) (*TracePurgeResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method PurgeTraces not implemented")
+}
+func (UnimplementedPluginServer) QueryOutput(context.Context, *OutputQuery) (*OutputResult, error) {
+	return nil, status.Error(codes.Unimplemented, "method QueryOutput not implemented")
 }
 func (UnimplementedPluginServer) mustEmbedUnimplementedPluginServer() {}
 func (UnimplementedPluginServer) testEmbeddedByValue()                {}
@@ -681,6 +699,24 @@ func _Plugin_PurgeTraces_Handler(srv interface{}, ctx context.Context, dec func(
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Plugin_QueryOutput_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(OutputQuery)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).QueryOutput(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_QueryOutput_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).QueryOutput(ctx, req.(*OutputQuery))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Plugin_ServiceDesc is the grpc.ServiceDesc for Plugin service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -755,6 +791,10 @@ var Plugin_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "PurgeTraces",
 			Handler:    _Plugin_PurgeTraces_Handler,
+		},
+		{
+			MethodName: "QueryOutput",
+			Handler:    _Plugin_QueryOutput_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
