@@ -65,6 +65,16 @@ func helperMain(args []string) int {
 		fmt.Fprint(os.Stderr, "err 1\n")
 		fmt.Fprint(os.Stdout, "out tail")
 		return 0
+	case "flood":
+		n, err := strconv.Atoi(args[1])
+		if err != nil {
+			return 2
+		}
+		for i := 1; i <= n; i++ {
+			fmt.Fprintf(os.Stdout, "line %d of %d\n", i, n)
+		}
+		fmt.Fprint(os.Stderr, "cannot reach db\n")
+		return 1
 	case "exit":
 		code, err := strconv.Atoi(args[1])
 		if err != nil {
