@@ -790,7 +790,10 @@ func (r *run) startEvent(sc ShardingContexts, src Source, item int) ItemEvent {
 // a whole, not each try.
 func (r *run) item(ctx, ictx context.Context, sc ShardingContexts, item int, ev ItemEvent) (string, error) {
 	r.events.ItemStarted(ctx, ev)
-	tries, err := r.tryItem(ictx, sc, item)
+	tries, out, err := r.tryItem(ictx, sc, item)
+	if !r.quiet {
+		ev.Output = out
+	}
 	if cause := context.Cause(ictx); errors.Is(cause, ErrExecutionTimeout) && !errors.Is(err, ErrExecutionTimeout) {
 		if err == nil {
 			err = cause
@@ -817,17 +820,17 @@ func (r *run) item(ctx, ictx context.Context, sc ShardingContexts, item int, ev 
 }
 
 // tryItem runs the item up to 1+retry.Max times, until a try succeeds. It
-// returns how many tries ran and the last one's error, which wraps
+// returns how many tries ran, the last one's output and error, which wraps
 // ErrRetryStopped when a wait before a retry was cut short.
-func (r *run) tryItem(ctx context.Context, sc ShardingContexts, item int) (int, error) {
+func (r *run) tryItem(ctx context.Context, sc ShardingContexts, item int) (int, spi.Output, error) {
 	tries := r.retry.Max + 1
 	for try := 1; ; try++ {
-		err := r.runItem(ctx, sc.ShardingContext(item))
+		out, err := r.runItem(ctx, sc.ShardingContext(item))
 		if err == nil || try == tries {
-			return try, err
+			return try, out, err
 		}
 		if ctx.Err() != nil { // the runner was stopped: no retry to announce
-			return try, fmt.Errorf("%w (%w: %w)", err, ErrRetryStopped, context.Cause(ctx))
+			return try, out, fmt.Errorf("%w (%w: %w)", err, ErrRetryStopped, context.Cause(ctx))
 		}
 		delay := r.retry.Delay(try)
 		if r.opts.OnRetry != nil {
@@ -838,7 +841,7 @@ func (r *run) tryItem(ctx context.Context, sc ShardingContexts, item int) (int, 
 		if stop := r.backoff(ctx, delay); stop != nil {
 			r.log.Warn(fmt.Sprintf("item %d: retry stopped after try %d of %d", item, try, tries),
 				"item", item, "try", try, "tries", tries, "reason", stop)
-			return try, fmt.Errorf("%w (%w: %w)", err, ErrRetryStopped, stop)
+			return try, out, fmt.Errorf("%w (%w: %w)", err, ErrRetryStopped, stop)
 		}
 	}
 }
@@ -875,13 +878,17 @@ func (r *run) backoff(ctx context.Context, d time.Duration) error {
 
 // runItem calls the runner, turning a panic into an error as upstream
 // catches every Throwable.
-func (r *run) runItem(ctx context.Context, sc spi.ShardingContext) (err error) {
+// (and the output of an OutputRunner).
+func (r *run) runItem(ctx context.Context, sc spi.ShardingContext) (out spi.Output, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("%w: %v\n%s", ErrItemPanicked, p, debug.Stack())
 		}
 	}()
-	return r.opts.Runner.RunItem(ctx, sc)
+	if o, ok := r.opts.Runner.(OutputRunner); ok {
+		return o.RunItemOutput(ctx, sc)
+	}
+	return spi.Output{}, r.opts.Runner.RunItem(ctx, sc)
 }
 
 // javaList formats items as Java's List/Set toString: "[0, 1]".

@@ -23,6 +23,7 @@ import (
 	"github.com/ejob-io/ejob/core/executor"
 	"github.com/ejob-io/ejob/core/instance"
 	"github.com/ejob-io/ejob/spi"
+	"github.com/ejob-io/ejob/spi/redact"
 )
 
 // Defaults of Options.
@@ -202,8 +203,30 @@ func (r *Recorder) item(ev executor.ItemEvent) {
 	r.push(event{exec: &spi.ExecutionEvent{
 		ID: id, Hostname: r.opts.Hostname, IP: ipOf(ev.InstanceID), TaskID: ev.TaskID, JobName: ev.JobName,
 		Source: ev.Source.String(), ShardingItem: ev.Item, StartTime: ev.Start, CompleteTime: ev.Complete,
-		Success: ev.Success, FailureCause: ev.FailureCause,
+		Success: ev.Success, FailureCause: ev.FailureCause, Output: ev.Output,
 	}})
+}
+
+// Mask returns e with the secrets of its output and failure cause masked
+// (redact.Text), the output capped at spi.MaxOutputBytes: what leaves the
+// host process of an execution.
+func Mask(e spi.ExecutionEvent) spi.ExecutionEvent {
+	if e.FailureCause != "" {
+		e.FailureCause = redact.Text(e.FailureCause)
+	}
+	e.Output = MaskOutput(e.Output)
+	return e
+}
+
+// MaskOutput returns o with its secrets masked (redact.Text), capped at
+// spi.MaxOutputBytes (the tail kept).
+func MaskOutput(o spi.Output) spi.Output {
+	if o.IsZero() {
+		return o
+	}
+	m := spi.TailOutput(redact.Text(o.Text), spi.MaxOutputBytes)
+	m.Cut += o.Cut
+	return m
 }
 
 // TaskStaging implements executor.Events.
@@ -307,7 +330,8 @@ func (r *Recorder) write(ctx context.Context, batch []event) error {
 	req := spi.TraceWriteRequest{Config: r.opts.Config}
 	for _, ev := range batch {
 		if ev.exec != nil {
-			req.Executions = append(req.Executions, *ev.exec)
+			// Masked here, on the writer, off the items' goroutines.
+			req.Executions = append(req.Executions, Mask(*ev.exec))
 		} else {
 			req.Statuses = append(req.Statuses, *ev.status)
 		}
