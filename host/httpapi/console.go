@@ -29,9 +29,11 @@ const (
 //
 //	GET /console/api/jobs/{jobName}             a job's detail
 //	GET /console/api/jobs/{jobName}/executions  its recent executions
+//	GET /console/api/executions/{executionId}/output  one execution and its output
 func (s *Server) ConsoleRoutes(mux *Mux) {
 	mux.HandleFunc("GET "+ConsolePrefix+"jobs/{jobName}", s.jobDetail)
 	mux.HandleFunc("GET "+ConsolePrefix+"jobs/{jobName}/executions", s.recentExecutions)
+	mux.HandleFunc("GET "+ConsolePrefix+"executions/{executionId}/output", s.executionOutput)
 }
 
 // jobDetail is GET /console/api/jobs/{jobName}: lifecycle.Detail.
@@ -46,7 +48,7 @@ func (s *Server) jobDetail(w http.ResponseWriter, r *http.Request) {
 // job's executions, newest start first, without the total that
 // /api/event-trace/execution counts.
 type Recent struct {
-	Rows []ExecutionRow `json:"rows"`
+	Rows []RecentRow `json:"rows"`
 	// More: older rows match too.
 	More bool `json:"more"`
 }
@@ -96,9 +98,75 @@ func (s *Server) recentExecutions(w http.ResponseWriter, r *http.Request) {
 		fail(w, traceStatus(err), "event trace: "+err.Error())
 		return
 	}
-	out := Recent{Rows: make([]ExecutionRow, 0, len(p.Executions)), More: p.More}
+	out := Recent{Rows: make([]RecentRow, 0, len(p.Executions)), More: p.More}
 	for _, x := range p.Executions {
-		out.Rows = append(out.Rows, executionRow(x))
+		row := RecentRow{ExecutionRow: executionRow(x)}
+		if !x.Output.IsZero() {
+			row.Output = &OutputExcerpt{Tail: x.Output.Text, Cut: x.Output.Cut}
+		}
+		out.Rows = append(out.Rows, row)
+	}
+	ok(w, out)
+}
+
+// RecentRow is one row of Recent: upstream's fields and, when the
+// execution has output, an excerpt of it.
+type RecentRow struct {
+	ExecutionRow
+	Output *OutputExcerpt `json:"output,omitempty"`
+}
+
+// OutputExcerpt is the end of an execution's output: its last
+// spi.OutputExcerptChars characters; Cut counts the bytes before them
+// (0: Tail is the whole output).
+type OutputExcerpt struct {
+	Tail string `json:"tail"`
+	Cut  int64  `json:"cut"`
+}
+
+// ExecutionOutput is the model of GET
+// /console/api/executions/{executionId}/output:
+// the execution (its failure cause whole) and its whole stored output.
+type ExecutionOutput struct {
+	Execution ExecutionRow `json:"execution"`
+	// HasOutput is false when the execution printed nothing, is still
+	// running, or its output was dropped (a host's memory bound).
+	HasOutput bool `json:"hasOutput"`
+	// Output is the output's text (masked: secrets read ***); a SCRIPT's
+	// lines start with "out| " or "err| ".
+	Output string `json:"output"`
+	// Cut counts the bytes cut from the output's start to keep the cap.
+	Cut int64 `json:"cut"`
+}
+
+// executionOutput is GET /console/api/executions/{executionId}/output: 404
+// for an id the event trace does not hold.
+func (s *Server) executionOutput(w http.ResponseWriter, r *http.Request) {
+	t := s.backend().trace
+	if t.tracer == nil {
+		fail(w, http.StatusNotFound, errNoTracing.Error())
+		return
+	}
+	id := r.PathValue("executionId")
+	ctx, cancel := s.ctx(r)
+	defer cancel()
+	p, err := t.tracer.QueryExecutions(ctx, spi.ExecutionQuery{Config: t.config, ID: id, Limit: 1})
+	if err != nil {
+		fail(w, traceStatus(err), "event trace: "+err.Error())
+		return
+	}
+	if len(p.Executions) == 0 {
+		fail(w, http.StatusNotFound, fmt.Sprintf("no execution with id %q in the event trace", id))
+		return
+	}
+	out := ExecutionOutput{Execution: executionRow(p.Executions[0])}
+	if !p.Executions[0].Output.IsZero() {
+		o, err := t.tracer.QueryOutput(ctx, spi.OutputQuery{Config: t.config, ID: id})
+		if err != nil {
+			fail(w, traceStatus(err), "event trace: "+err.Error())
+			return
+		}
+		out.HasOutput, out.Output, out.Cut = o.Found, o.Output.Text, o.Output.Cut
 	}
 	ok(w, out)
 }
