@@ -243,6 +243,12 @@ export const en = {
 
   // History page.
   'nav.history': 'History',
+  'output.open': 'Output',
+  'output.output': 'Output',
+  'output.title': '{job} item {item} · {time}',
+  'output.loading': 'Loading…',
+  'output.cut': 'The first {bytes} bytes were cut to keep the cap; the end is shown.',
+  'output.none': 'No output recorded (the run printed nothing, is still running, or its output was not kept).',
   'history.title': 'History',
   'history.tab.executions': 'Executions',
   'history.tab.status': 'Status traces',

@@ -4,7 +4,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { html, t, fmtTime, fmtDuration, toast, confirmDialog, usePoll, StatusBadge, ErrorBox } from '../ui.js';
 import { get, post, enc, isAdmin, ApiError } from '../api.js';
-import { addCss, pidOf, durationMs, Result, Cause, Updated, run } from './parts.js';
+import { addCss, pidOf, durationMs, Result, Cause, Updated, run, OutputButton, OutputDialog } from './parts.js';
 
 addCss('/assets/vendor/uplot-1.6.32/dist/uPlot.min.css');
 
@@ -102,6 +102,7 @@ function History({ job }) {
   const rows = (poll.data && poll.data.rows) || [];
   const finished = rows.filter((r) => r.completeTime);
   const failures = finished.filter((r) => !r.success).length;
+  const [shown, setShown] = useState(null);
   return html`<section class="panel" id="executions">
     <div class="toolbar"><h2 class="grow">${t('detail.executions')}</h2>
       <select aria-label=${t('detail.range')} value=${range} onChange=${(e) => setRange(Number(e.target.value))}>
@@ -112,12 +113,14 @@ function History({ job }) {
       <${Chart} rows=${rows} />
       <div class="table-wrap"><table class="plain" id="recent">
         <thead><tr><th>${t('history.start')}</th><th>${t('detail.item')}</th><th>${t('detail.ip')}</th>
-          <th>${t('history.duration')}</th><th>${t('history.result')}</th><th>${t('history.cause')}</th></tr></thead>
-        <tbody>${rows.slice(0, 20).map((r) => html`<tr data-success=${String(r.success)}>
+          <th>${t('history.duration')}</th><th>${t('history.result')}</th><th>${t('history.cause')}</th><th>${t('output.output')}</th></tr></thead>
+        <tbody>${rows.slice(0, 20).map((r) => html`<tr data-success=${String(r.success)} data-id=${r.id}>
           <td>${fmtTime(r.startTime)}</td><td class="num">${r.shardingItem}</td><td class="mono">${r.ip}</td>
           <td>${r.completeTime ? fmtDuration(durationMs(r)) : ''}</td><td><${Result} row=${r} /></td>
-          <td><${Cause} text=${r.failureCause} /></td></tr>`)}</tbody></table></div>
+          <td><${Cause} text=${r.failureCause} /></td>
+          <td><${OutputButton} row=${r} open=${setShown} hasOutput=${Boolean(r.output || r.failureCause)} /></td></tr>`)}</tbody></table></div>
       ${rows.length > 20 && html`<p><a href=${'/history?job=' + enc(job)}>${t('detail.allHistory')}</a></p>`}`}
+    ${shown && html`<${OutputDialog} id=${shown} onClose=${() => setShown(null)} />`}
   </section>`;
 }
 

@@ -1,6 +1,8 @@
 // parts.js: what the job detail, servers and history pages share (not a
 // page: not listed in index.js).
-import { html, t } from '../ui.js';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { html, t, fmtTime } from '../ui.js';
+import { get, enc } from '../api.js';
 
 // addCss links a stylesheet once.
 export function addCss(href) {
@@ -38,6 +40,53 @@ export function Cause({ text }) {
   if (!text) return html`<span class="muted">${t('ui.never')}</span>`;
   const first = text.split('\n')[0];
   return html`<details class="cause"><summary>${first.length > 120 ? first.slice(0, 120) + '…' : first}</summary><pre>${text}</pre></details>`;
+}
+
+// OutputButton opens an execution's output (OutputDialog) with open(id);
+// hasOutput false (the list knows there is none) shows a dash instead.
+export function OutputButton({ row, open, hasOutput = true }) {
+  if (!hasOutput) return html`<span class="muted">—</span>`;
+  return html`<button class="small op-output" title=${row.output ? row.output.tail : ''}
+    onClick=${() => open(row.id)}>${t('output.open')}</button>`;
+}
+
+// OutputDialog shows one execution (GET
+// /console/api/executions/{id}/output): its whole failure cause and its
+// output, a SCRIPT's stderr lines marked.
+export function OutputDialog({ id, onClose }) {
+  const [data, setData] = useState(null);
+  const [error, setError] = useState(null);
+  const ref = useRef(null);
+  useEffect(() => {
+    const d = ref.current;
+    d.showModal();
+    const onCancel = (e) => {
+      e.preventDefault();
+      onClose();
+    };
+    d.addEventListener('cancel', onCancel);
+    const ctl = new AbortController();
+    get(`/console/api/executions/${enc(id)}/output`, { signal: ctl.signal }).then(setData, (e) => {
+      if (e.name !== 'AbortError') setError(e);
+    });
+    return () => {
+      ctl.abort();
+      d.removeEventListener('cancel', onCancel);
+    };
+  }, [id]);
+  const x = data && data.execution;
+  const lines = data && data.hasOutput ? data.output.replace(/\n$/, '').split('\n') : [];
+  return html`<dialog ref=${ref} class="dump" id="output-dialog" aria-labelledby="output-title">
+    <h2 id="output-title">${x ? t('output.title', { job: x.jobName, item: x.shardingItem, time: fmtTime(x.startTime) }) : t('output.loading')}</h2>
+    ${error && html`<p class="error">${t('ui.error', { error: error.message })}</p>`}
+    ${x && x.failureCause && html`<h3>${t('history.cause')}</h3><pre id="output-cause" class="dump-text">${x.failureCause}</pre>`}
+    ${data && html`<h3>${t('output.output')}</h3>
+      ${data.cut > 0 && html`<p class="muted small" id="output-cut">${t('output.cut', { bytes: data.cut })}</p>`}
+      ${data.hasOutput
+        ? html`<pre id="output-text" class="dump-text output">${lines.map((l) => html`<span class=${l.startsWith('err| ') ? 'stderr' : ''}>${l + '\n'}</span>`)}</pre>`
+        : html`<p class="muted" id="output-none">${t('output.none')}</p>`}`}
+    <div class="dialog-buttons"><button id="output-close" onClick=${onClose}>${t('ui.close')}</button></div>
+  </dialog>`;
 }
 
 // Updated says when the data was last refreshed, or why it could not be.
