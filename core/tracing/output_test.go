@@ -56,3 +56,30 @@ func TestOutputStoredMasked(t *testing.T) {
 		t.Errorf("QueryOutput after the purge = %+v, %v", got, err)
 	}
 }
+
+// TestMaskOutputLines checks that a long output's secrets are masked
+// wherever they are (a line, a value spanning lines near it), that the
+// lines around are kept, and that an output without a suspect line comes
+// back unchanged.
+func TestMaskOutputLines(t *testing.T) {
+	clean := strings.Repeat("out| processed row 7 of 5000: ok\n", 1900)
+	if got := tracing.MaskOutput(spi.Output{Text: clean}); got.Text != clean {
+		t.Errorf("a clean output changed: %d bytes, want %d", len(got.Text), len(clean))
+	}
+	in := clean[:3300] + "err| retrying with password=hunter2\n" + clean[:330] +
+		"out| {\"credentials\": {\"user\": \"bob\",\n\"pin\": \"4321\"}, \"n\": 1}\n" + clean[:3300] + "out| done\n"
+	got := tracing.MaskOutput(spi.Output{Text: in, Cut: 3}).Text
+	for _, secret := range []string{"hunter2", "4321", "bob"} {
+		if strings.Contains(got, secret) {
+			t.Errorf("%q not masked", secret)
+		}
+	}
+	for _, kept := range []string{"err| retrying with password=***\n", `out| {"credentials": ***, "n": 1}` + "\n", "out| done\n"} {
+		if !strings.Contains(got, kept) {
+			t.Errorf("masked output lacks %q", kept)
+		}
+	}
+	if want := len(in) - len("hunter2") + 3 - len(`{"user": "bob",`+"\n"+`"pin": "4321"}`) + 3; len(got) != want {
+		t.Errorf("masked output of %d bytes, want %d", len(got), want)
+	}
+}
