@@ -283,7 +283,6 @@ func maskLines(s string) string {
 	return b.String()
 }
 
-
 // TaskStaging implements executor.Events.
 func (r *Recorder) TaskStaging(_ context.Context, ev executor.StatusEvent) { r.status(ev) }
 
