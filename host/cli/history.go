@@ -395,8 +395,8 @@ elasticjob.tracing.`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(e.stdout, "deleted %d executions and %d status events older than %s\n",
-				resp.Executions, resp.Statuses, before.Format("2006-01-02 15:04:05"))
+			fmt.Fprintf(e.stdout, "deleted %d executions (%d with output) and %d status events older than %s\n",
+				resp.Executions, resp.Outputs, resp.Statuses, before.Format("2006-01-02 15:04:05"))
 			return nil
 		},
 	}

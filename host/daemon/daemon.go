@@ -552,7 +552,7 @@ func (t *tracingRun) purgeDaily(ctx context.Context, s *scheduler.Scheduler, job
 				t.log.Error("tracing: purge failed; retrying in an hour", "error", err)
 			} else {
 				last = time.Now()
-				t.log.Info("tracing: purged old history", "executions", resp.Executions, "statuses", resp.Statuses,
+				t.log.Info("tracing: purged old history", "executions", resp.Executions, "outputs", resp.Outputs, "statuses", resp.Statuses,
 					"before", before.Format(time.RFC3339))
 			}
 		}
