@@ -58,32 +58,39 @@ func BenchmarkEventsPerSecond(b *testing.B) {
 			const n = 20_000
 			var rate float64
 			for b.Loop() {
-				r, err := tracing.New(tracing.Options{Tracer: sink, Config: cfg, QueueSize: n})
-				if err != nil {
-					b.Fatal(err)
-				}
-				ctx, cancel := context.WithCancel(context.Background())
-				done := make(chan error, 1)
-				go func() { done <- r.Run(ctx) }()
-				start := time.Now()
-				for i := range n / 2 {
-					ev := executor.ItemEvent{ID: executor.NewEventID(), JobName: "bench", TaskID: "bench@-@0@-@READY@-@10.0.0.1@-@1",
-						InstanceID: "10.0.0.1@-@1", Item: i % 8, Start: time.Now()}
-					r.ItemStarted(ctx, ev)
-					ev.Complete, ev.Success = time.Now(), true
-					r.ItemCompleted(ctx, ev)
-				}
-				testkit.Eventually(b, 5*time.Minute, "every event written", func() bool { return r.Written()+r.Dropped() == n })
-				rate = n / time.Since(start).Seconds()
-				cancel()
-				<-done
-				if r.Dropped() != 0 {
-					b.Fatalf("dropped %d events", r.Dropped())
-				}
+				rate = n / recordExecutions(b, sink, cfg, n/2, spi.Output{}).Seconds()
 			}
 			b.ReportMetric(rate, "events/s")
 		})
 	}
+}
+
+// recordExecutions queues n executions (a start and a completion with
+// out each) into a new Recorder writing into sink as fast as it can, and
+// returns how long it took until all were stored.
+func recordExecutions(b *testing.B, sink spi.Tracer, cfg map[string]string, n int, out spi.Output) time.Duration {
+	r, err := tracing.New(tracing.Options{Tracer: sink, Config: cfg, QueueSize: 2 * n})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	start := time.Now()
+	for i := range n {
+		ev := executor.ItemEvent{ID: executor.NewEventID(), JobName: "bench", TaskID: "bench@-@0@-@READY@-@10.0.0.1@-@1",
+			InstanceID: "10.0.0.1@-@1", Item: i % 8, Start: time.Now()}
+		r.ItemStarted(ctx, ev)
+		ev.Complete, ev.Success, ev.Output = time.Now(), true, out
+		r.ItemCompleted(ctx, ev)
+	}
+	testkit.Eventually(b, 5*time.Minute, "every event written", func() bool { return r.Written()+r.Dropped() == int64(2*n) })
+	took := time.Since(start)
+	if r.Dropped() != 0 {
+		b.Fatalf("dropped %d events", r.Dropped())
+	}
+	return took
 }
 
 // BenchmarkTriggerJitterTracing: one host (embedded registry) runs a
@@ -265,28 +272,7 @@ func BenchmarkOutputPerExecution(b *testing.B) {
 				const n = 1000
 				var per float64
 				for b.Loop() {
-					r, err := tracing.New(tracing.Options{Tracer: sink, Config: cfg, QueueSize: 2 * n})
-					if err != nil {
-						b.Fatal(err)
-					}
-					ctx, cancel := context.WithCancel(context.Background())
-					done := make(chan error, 1)
-					go func() { done <- r.Run(ctx) }()
-					start := time.Now()
-					for i := range n {
-						ev := executor.ItemEvent{ID: executor.NewEventID(), JobName: "bench", TaskID: "bench@-@0@-@READY@-@10.0.0.1@-@1",
-							InstanceID: "10.0.0.1@-@1", Item: i % 8, Start: time.Now()}
-						r.ItemStarted(ctx, ev)
-						ev.Complete, ev.Success, ev.Output = time.Now(), true, out
-						r.ItemCompleted(ctx, ev)
-					}
-					testkit.Eventually(b, 5*time.Minute, "every event written", func() bool { return r.Written()+r.Dropped() == 2*n })
-					per = float64(time.Since(start).Microseconds()) / n
-					cancel()
-					<-done
-					if r.Dropped() != 0 {
-						b.Fatalf("dropped %d events", r.Dropped())
-					}
+					per = float64(recordExecutions(b, sink, cfg, n, out).Microseconds()) / n
 				}
 				b.ReportMetric(per, "us/execution")
 			})

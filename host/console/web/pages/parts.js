@@ -42,6 +42,23 @@ export function Cause({ text }) {
   return html`<details class="cause"><summary>${first.length > 120 ? first.slice(0, 120) + '…' : first}</summary><pre>${text}</pre></details>`;
 }
 
+// useModal opens the dialog of the returned ref as a modal and calls
+// onClose when Escape cancels it; the caller closes it by unmounting.
+export function useModal(onClose) {
+  const ref = useRef(null);
+  useEffect(() => {
+    const d = ref.current;
+    d.showModal();
+    const onCancel = (e) => {
+      e.preventDefault();
+      onClose();
+    };
+    d.addEventListener('cancel', onCancel);
+    return () => d.removeEventListener('cancel', onCancel);
+  }, []);
+  return ref;
+}
+
 // OutputButton opens an execution's output (OutputDialog) with open(id);
 // hasOutput false (the list knows there is none) shows a dash instead.
 export function OutputButton({ row, open, hasOutput = true }) {
@@ -56,23 +73,13 @@ export function OutputButton({ row, open, hasOutput = true }) {
 export function OutputDialog({ id, onClose }) {
   const [data, setData] = useState(null);
   const [error, setError] = useState(null);
-  const ref = useRef(null);
+  const ref = useModal(onClose);
   useEffect(() => {
-    const d = ref.current;
-    d.showModal();
-    const onCancel = (e) => {
-      e.preventDefault();
-      onClose();
-    };
-    d.addEventListener('cancel', onCancel);
     const ctl = new AbortController();
     get(`/console/api/executions/${enc(id)}/output`, { signal: ctl.signal }).then(setData, (e) => {
       if (e.name !== 'AbortError') setError(e);
     });
-    return () => {
-      ctl.abort();
-      d.removeEventListener('cancel', onCancel);
-    };
+    return () => ctl.abort();
   }, [id]);
   const x = data && data.execution;
   const lines = data && data.hasOutput ? data.output.replace(/\n$/, '').split('\n') : [];
