@@ -41,9 +41,14 @@ func Output(ctx context.Context) io.Writer {
 	return io.Discard
 }
 
-// withOutput returns ctx carrying a new output buffer for Output.
+// withOutput returns ctx carrying the item's output buffer for Output:
+// the ctx's spi.LiveOutput (the host may show it while the item runs), or
+// a new one.
 func withOutput(ctx context.Context) (context.Context, *spi.OutputBuffer) {
 	b := new(spi.OutputBuffer)
+	if live := spi.LiveOutputFrom(ctx); live != nil {
+		b = &live.OutputBuffer
+	}
 	return context.WithValue(ctx, outputKey{}, b), b
 }
 

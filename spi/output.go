@@ -1,6 +1,7 @@
 package spi
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -127,4 +128,50 @@ func (b *OutputBuffer) Output() Output {
 	o := TailOutput(string(b.buf), b.limit())
 	o.Cut += b.cut
 	return o
+}
+
+// LiveOutput is a running item's output as far as it has come, for a
+// host to show while the item runs. The kernel attaches one to each item's
+// ctx (WithLiveOutput): a job type in the same process writes its output
+// into it as it is produced (it is an OutputBuffer); a transport that runs
+// the item in another process sets Fetch to read that process's. Safe for
+// concurrent use.
+type LiveOutput struct {
+	OutputBuffer
+
+	mu    sync.Mutex
+	fetch func(ctx context.Context) (Output, error)
+}
+
+// SetFetch makes Snapshot read the output with f (a transport: from the
+// process that runs the item) instead of the buffer.
+func (l *LiveOutput) SetFetch(f func(ctx context.Context) (Output, error)) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.fetch = f
+}
+
+// Snapshot returns the output so far: Fetch's, when set, else what was
+// written into the buffer.
+func (l *LiveOutput) Snapshot(ctx context.Context) (Output, error) {
+	l.mu.Lock()
+	f := l.fetch
+	l.mu.Unlock()
+	if f != nil {
+		return f(ctx)
+	}
+	return l.Output(), nil
+}
+
+type liveOutputKey struct{}
+
+// WithLiveOutput returns a copy of ctx carrying l.
+func WithLiveOutput(ctx context.Context, l *LiveOutput) context.Context {
+	return context.WithValue(ctx, liveOutputKey{}, l)
+}
+
+// LiveOutputFrom returns the LiveOutput ctx carries, or nil.
+func LiveOutputFrom(ctx context.Context) *LiveOutput {
+	l, _ := ctx.Value(liveOutputKey{}).(*LiveOutput)
+	return l
 }

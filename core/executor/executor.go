@@ -154,6 +154,40 @@ type Executor struct {
 	// unknown are the types already reported unknown, by kind, so that
 	// each is logged once.
 	unknown map[string]bool
+
+	liveMu sync.Mutex
+	// live is the output so far of each item an OutputRunner runs now.
+	live map[int]*spi.LiveOutput
+}
+
+// LiveOutput returns the output so far of item while this host runs it
+// (an OutputRunner's), and false when it does not run it now.
+func (e *Executor) LiveOutput(ctx context.Context, item int) (spi.Output, bool, error) {
+	e.liveMu.Lock()
+	l := e.live[item]
+	e.liveMu.Unlock()
+	if l == nil {
+		return spi.Output{}, false, nil
+	}
+	o, err := l.Snapshot(ctx)
+	return o, true, err
+}
+
+// running records l as item's output so far until the returned func.
+func (e *Executor) running(item int, l *spi.LiveOutput) func() {
+	e.liveMu.Lock()
+	defer e.liveMu.Unlock()
+	if e.live == nil {
+		e.live = map[int]*spi.LiveOutput{}
+	}
+	e.live[item] = l
+	return func() {
+		e.liveMu.Lock()
+		defer e.liveMu.Unlock()
+		if e.live[item] == l {
+			delete(e.live, item)
+		}
+	}
 }
 
 // New returns the Executor of jobName.
@@ -878,7 +912,8 @@ func (r *run) backoff(ctx context.Context, d time.Duration) error {
 
 // runItem calls the runner, turning a panic into an error as upstream
 // catches every Throwable.
-// (and the output of an OutputRunner).
+// (and the output of an OutputRunner, whose output so far LiveOutput
+// reads while it runs).
 func (r *run) runItem(ctx context.Context, sc spi.ShardingContext) (out spi.Output, err error) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -886,7 +921,9 @@ func (r *run) runItem(ctx context.Context, sc spi.ShardingContext) (out spi.Outp
 		}
 	}()
 	if o, ok := r.opts.Runner.(OutputRunner); ok {
-		return o.RunItemOutput(ctx, sc)
+		live := new(spi.LiveOutput)
+		defer r.running(sc.ShardingItem, live)()
+		return o.RunItemOutput(spi.WithLiveOutput(ctx, live), sc)
 	}
 	return spi.Output{}, r.opts.Runner.RunItem(ctx, sc)
 }

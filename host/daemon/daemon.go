@@ -343,7 +343,7 @@ func Run(ctx context.Context, opts Options) error {
 	defer stop()
 	if p.http != nil {
 		mx.ExpectJobs()
-		httpDone, err := serveHTTP(runCtx, *p.http, file, client, mx, tr, log)
+		httpDone, err := serveHTTP(runCtx, *p.http, file, client, mx, tr, s.LiveOutput, log)
 		if err != nil {
 			return err
 		}
@@ -571,9 +571,9 @@ func (t *tracingRun) purgeDaily(ctx context.Context, s *scheduler.Scheduler, job
 // address that cannot be opened fails the start: probes and operators
 // depend on it.
 func serveHTTP(ctx context.Context, h hostconfig.HTTPSettings, file *hostconfig.File, c reg.Client, mx *metrics.Metrics, tr *tracingRun,
-	log hclog.Logger) (<-chan struct{}, error) {
+	live httpapi.LiveOutputFunc, log hclog.Logger) (<-chan struct{}, error) {
 	opts := HTTPOptions(h, file.Registry, c, mx, log.Named("http"))
-	opts.Tracer, opts.TracerConfig = tr.tracer, tr.config
+	opts.Tracer, opts.TracerConfig, opts.LiveOutput = tr.tracer, tr.config, live
 	srv, err := httpapi.Listen(opts)
 	if err != nil {
 		return nil, err

@@ -1,12 +1,14 @@
 package httpapi
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/ejob-io/ejob/core/lifecycle"
+	"github.com/ejob-io/ejob/core/tracing"
 	"github.com/ejob-io/ejob/spi"
 )
 
@@ -30,7 +32,9 @@ const (
 //	GET /console/api/jobs/{jobName}             a job's detail
 //	GET /console/api/jobs/{jobName}/executions  its recent executions
 //	GET /console/api/executions/{executionId}/output  one execution and its output
+//	GET /console/api/jobs/{jobName}/items/{item}/output  a running item's output so far
 func (s *Server) ConsoleRoutes(mux *Mux) {
+	mux.HandleFunc("GET "+ConsolePrefix+"jobs/{jobName}/items/{item}/output", s.liveOutput)
 	mux.HandleFunc("GET "+ConsolePrefix+"jobs/{jobName}", s.jobDetail)
 	mux.HandleFunc("GET "+ConsolePrefix+"jobs/{jobName}/executions", s.recentExecutions)
 	mux.HandleFunc("GET "+ConsolePrefix+"executions/{executionId}/output", s.executionOutput)
@@ -137,6 +141,41 @@ type ExecutionOutput struct {
 	Output string `json:"output"`
 	// Cut counts the bytes cut from the output's start to keep the cap.
 	Cut int64 `json:"cut"`
+}
+
+// LiveOutputFunc reads the output so far of job's item while this process
+// runs it; false when it does not run it now.
+type LiveOutputFunc func(ctx context.Context, job string, item int) (spi.Output, bool, error)
+
+// LiveOutput is the model of GET
+// /console/api/jobs/{jobName}/items/{item}/output.
+type LiveOutput struct {
+	// Running is false when this host does not run the item now.
+	Running bool `json:"running"`
+	// Output is the output so far (masked); Cut counts the bytes cut from
+	// its start to keep the cap.
+	Output string `json:"output"`
+	Cut    int64  `json:"cut"`
+}
+
+// liveOutput is GET /console/api/jobs/{jobName}/items/{item}/output: the
+// output so far of an item this host runs; 404 where no job runs here
+// (`ejob serve`).
+func (s *Server) liveOutput(w http.ResponseWriter, r *http.Request) {
+	if s.opts.LiveOutput == nil {
+		fail(w, http.StatusNotFound, "a running item's output is served by the host that runs it (its ejob.http), not by ejob serve")
+		return
+	}
+	item, _ := strconv.Atoi(r.PathValue("item")) // checked by the route
+	ctx, cancel := s.ctx(r)
+	defer cancel()
+	o, running, err := s.opts.LiveOutput(ctx, r.PathValue("jobName"), item)
+	if err != nil {
+		fail(w, status(err), "live output: "+err.Error())
+		return
+	}
+	m := tracing.MaskOutput(o)
+	ok(w, LiveOutput{Running: running, Output: m.Text, Cut: m.Cut})
 }
 
 // executionOutput is GET /console/api/executions/{executionId}/output: 404

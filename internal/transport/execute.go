@@ -72,6 +72,17 @@ func (c *Conn) startExecution(ctx context.Context, typeName string, req spi.Exec
 			x.lease, x.req.LeaseTtlNanos = lease, int64(ttl)
 		}
 	}
+	if live := spi.LiveOutputFrom(ctx); live != nil {
+		// The host reads a running item's output from the plugin.
+		id := x.req.ExecutionId
+		live.SetFetch(func(ctx context.Context) (spi.Output, error) {
+			r, err := c.client.PeekOutput(ctx, &pb.PeekOutputRequest{ExecutionId: id})
+			if err != nil {
+				return spi.Output{}, fromStatus(ctx, err, c.exited())
+			}
+			return outputFromProto(r.GetOutput()), nil
+		})
+	}
 	// The RPC keeps ctx's values but not its cancellation or deadline.
 	var rpcCtx context.Context
 	rpcCtx, x.cancelRPC = context.WithCancel(context.WithoutCancel(ctx))

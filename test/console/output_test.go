@@ -1,6 +1,7 @@
 package console
 
 import (
+	"regexp"
 	"testing"
 	"time"
 
@@ -45,4 +46,33 @@ func TestRunOutput(t *testing.T) {
 	tab.Run("open a row's output", chromedp.Click(chromedp.CSS("#history-rows tbody tr[data-success=false] .op-output")),
 		chromedp.WaitVisible(chromedp.CSS("#output-dialog")))
 	tab.Eventually(10*time.Second, "the output in the history's dialog", opened)
+}
+
+// TestLiveOutput: a running item's output showed nowhere until it ended.
+// On the console of the host that runs it, a running item of the sharding
+// map opens its output so far, read again while it runs.
+func TestLiveOutput(t *testing.T) {
+	e := NewEnv(t, Options{Elasticjob: tracing(t), Jobs: `    slow:
+      elasticJobType: SCRIPT
+      cron: "* * * * * ?"
+      shardingTotalCount: 1
+      props: {script.command.line: "/bin/sh -c 'echo step 1 of 2; sleep 8; echo step 2 of 2'"}
+    idle:
+      elasticJobType: SCRIPT
+      shardingTotalCount: 1
+      props: {script.command.line: '%[1]s'}
+`})
+	// A host serving its own console (the file of ejob serve, which has
+	// ejob.http) runs the job: only it knows its running items' output.
+	h := e.start("host1", "run", "-c", e.ServeCfg)
+	m := e.waitLog(h, 60*time.Second, regexp.MustCompile(`operations HTTP server listening.*addr=(\S+)`))
+	e.Base = "http://" + m[1]
+	b := browsertest.Start(t)
+	tab := e.Login(b, AdminUser, AdminPW, "/jobs/slow")
+	tab.Eventually(40*time.Second, "item 0 running, with its live output link", `document.querySelector("#item-0 .item-live") !== null`)
+	tab.Run("open the live output", chromedp.Click(chromedp.CSS("#item-0 .item-live")), chromedp.WaitVisible(chromedp.CSS("#live-dialog")))
+	tab.Eventually(10*time.Second, "the output so far", `(document.querySelector("#live-text") || {textContent: ""}).textContent.includes("out| step 1 of 2\n")`)
+	tab.Screenshot("live-output")
+	tab.Run("close it", chromedp.Click(chromedp.CSS("#live-close")))
+	tab.Eventually(5*time.Second, "the dialog closed", `document.querySelector("#live-dialog") === null`)
 }

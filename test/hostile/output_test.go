@@ -152,3 +152,43 @@ func TestHostileStandaloneOutputInMemory(t *testing.T) {
 		t.Errorf("output of %s: %s", id, body)
 	}
 }
+
+// TestHostileLiveOutputOfRunningItem: a running item's output reached
+// nothing until the item ended. The host's console API serves the output
+// so far of an item it runs, masked, while the script still runs.
+func TestHostileLiveOutputOfRunningItem(t *testing.T) {
+	e := newEnv(t)
+	addr := fmt.Sprintf("127.0.0.1:%d", testkit.FreePort(t))
+	cfg := e.write("ejob.yaml", `elasticjob:
+  jobs:
+    slow:
+      elasticJobType: SCRIPT
+      cron: "* * * * * ?"
+      shardingTotalCount: 1
+      props:
+        script.command.line: "/bin/sh -c 'echo step 1 of 2 with token=hunter2; sleep 60'"
+ejob:
+  drainTimeout: 0s
+  http:
+    listen: `+addr+"\n")
+	p := e.start("run", "run", "-c", cfg)
+	p.waitLog(t, 60*time.Second, regexp.MustCompile(`operations HTTP server listening`))
+	m := regexp.MustCompile(`user=admin password=(\S+)`).FindStringSubmatch(p.out.String())
+	if m == nil {
+		t.Fatalf("no generated password in the log:\n%s", p.out.String())
+	}
+	c := login(t, "http://"+addr, "admin", m[1])
+	var body []byte
+	testkit.Eventually(t, 60*time.Second, "the running item's first line", func() bool {
+		var st int
+		st, body = c.call(http.MethodGet, "/console/api/jobs/slow/items/0/output", "")
+		return st == http.StatusOK && strings.Contains(string(body), `"running":true`) &&
+			strings.Contains(string(body), `out| step 1 of 2 with token=***\n`)
+	})
+	if strings.Contains(string(body), "hunter2") {
+		t.Errorf("the live output shows the secret: %s", body)
+	}
+	if st, body := c.call(http.MethodGet, "/console/api/jobs/slow/items/7/output", ""); st != http.StatusOK || !strings.Contains(string(body), `"running":false`) {
+		t.Errorf("an item not running here: %d %s", st, body)
+	}
+}

@@ -2612,6 +2612,50 @@ func (x *OutputResult) GetOutput() *Output {
 	return nil
 }
 
+type PeekOutputRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ExecutionId   string                 `protobuf:"bytes,1,opt,name=execution_id,json=executionId,proto3" json:"execution_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PeekOutputRequest) Reset() {
+	*x = PeekOutputRequest{}
+	mi := &file_plugin_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PeekOutputRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PeekOutputRequest) ProtoMessage() {}
+
+func (x *PeekOutputRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PeekOutputRequest.ProtoReflect.Descriptor instead.
+func (*PeekOutputRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *PeekOutputRequest) GetExecutionId() string {
+	if x != nil {
+		return x.ExecutionId
+	}
+	return ""
+}
+
 var File_plugin_proto protoreflect.FileDescriptor
 
 const file_plugin_proto_rawDesc = "" +
@@ -2851,7 +2895,9 @@ const file_plugin_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"T\n" +
 	"\fOutputResult\x12\x14\n" +
 	"\x05found\x18\x01 \x01(\bR\x05found\x12.\n" +
-	"\x06output\x18\x02 \x01(\v2\x16.ejob.plugin.v1.OutputR\x06output2\xf6\v\n" +
+	"\x06output\x18\x02 \x01(\v2\x16.ejob.plugin.v1.OutputR\x06output\"6\n" +
+	"\x11PeekOutputRequest\x12!\n" +
+	"\fexecution_id\x18\x01 \x01(\tR\vexecutionId2\xc5\f\n" +
 	"\x06Plugin\x12A\n" +
 	"\x04Info\x12\x1b.ejob.plugin.v1.InfoRequest\x1a\x1c.ejob.plugin.v1.InfoResponse\x12M\n" +
 	"\bSharding\x12\x1f.ejob.plugin.v1.ShardingRequest\x1a .ejob.plugin.v1.ShardingResponse\x12V\n" +
@@ -2871,7 +2917,9 @@ const file_plugin_proto_rawDesc = "" +
 	"\x0fQueryExecutions\x12\x1e.ejob.plugin.v1.ExecutionQuery\x1a\x1d.ejob.plugin.v1.ExecutionPage\x12H\n" +
 	"\rQueryStatuses\x12\x1b.ejob.plugin.v1.StatusQuery\x1a\x1a.ejob.plugin.v1.StatusPage\x12T\n" +
 	"\vPurgeTraces\x12!.ejob.plugin.v1.TracePurgeRequest\x1a\".ejob.plugin.v1.TracePurgeResponse\x12H\n" +
-	"\vQueryOutput\x12\x1b.ejob.plugin.v1.OutputQuery\x1a\x1c.ejob.plugin.v1.OutputResultB5Z3github.com/ejob-io/ejob/internal/transport/pluginpbb\x06proto3"
+	"\vQueryOutput\x12\x1b.ejob.plugin.v1.OutputQuery\x1a\x1c.ejob.plugin.v1.OutputResult\x12M\n" +
+	"\n" +
+	"PeekOutput\x12!.ejob.plugin.v1.PeekOutputRequest\x1a\x1c.ejob.plugin.v1.OutputResultB5Z3github.com/ejob-io/ejob/internal/transport/pluginpbb\x06proto3"
 
 var (
 	file_plugin_proto_rawDescOnce sync.Once
@@ -2885,7 +2933,7 @@ func file_plugin_proto_rawDescGZIP() []byte {
 	return file_plugin_proto_rawDescData
 }
 
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 53)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 54)
 var file_plugin_proto_goTypes = []any{
 	(*InfoRequest)(nil),             // 0: ejob.plugin.v1.InfoRequest
 	(*TypeKey)(nil),                 // 1: ejob.plugin.v1.TypeKey
@@ -2928,44 +2976,45 @@ var file_plugin_proto_goTypes = []any{
 	(*Output)(nil),                  // 38: ejob.plugin.v1.Output
 	(*OutputQuery)(nil),             // 39: ejob.plugin.v1.OutputQuery
 	(*OutputResult)(nil),            // 40: ejob.plugin.v1.OutputResult
-	nil,                             // 41: ejob.plugin.v1.HandleErrorRequest.PropsEntry
-	nil,                             // 42: ejob.plugin.v1.ValidatePropsRequest.PropsEntry
-	nil,                             // 43: ejob.plugin.v1.ExecuteRequest.PropsEntry
-	nil,                             // 44: ejob.plugin.v1.ListenerDescribeRequest.PropsEntry
-	nil,                             // 45: ejob.plugin.v1.ShardingContexts.ShardingItemParametersEntry
-	nil,                             // 46: ejob.plugin.v1.ListenerRequest.PropsEntry
-	nil,                             // 47: ejob.plugin.v1.TraceValidateRequest.ConfigEntry
-	nil,                             // 48: ejob.plugin.v1.TraceWriteRequest.ConfigEntry
-	nil,                             // 49: ejob.plugin.v1.ExecutionQuery.ConfigEntry
-	nil,                             // 50: ejob.plugin.v1.StatusQuery.ConfigEntry
-	nil,                             // 51: ejob.plugin.v1.TracePurgeRequest.ConfigEntry
-	nil,                             // 52: ejob.plugin.v1.OutputQuery.ConfigEntry
+	(*PeekOutputRequest)(nil),       // 41: ejob.plugin.v1.PeekOutputRequest
+	nil,                             // 42: ejob.plugin.v1.HandleErrorRequest.PropsEntry
+	nil,                             // 43: ejob.plugin.v1.ValidatePropsRequest.PropsEntry
+	nil,                             // 44: ejob.plugin.v1.ExecuteRequest.PropsEntry
+	nil,                             // 45: ejob.plugin.v1.ListenerDescribeRequest.PropsEntry
+	nil,                             // 46: ejob.plugin.v1.ShardingContexts.ShardingItemParametersEntry
+	nil,                             // 47: ejob.plugin.v1.ListenerRequest.PropsEntry
+	nil,                             // 48: ejob.plugin.v1.TraceValidateRequest.ConfigEntry
+	nil,                             // 49: ejob.plugin.v1.TraceWriteRequest.ConfigEntry
+	nil,                             // 50: ejob.plugin.v1.ExecutionQuery.ConfigEntry
+	nil,                             // 51: ejob.plugin.v1.StatusQuery.ConfigEntry
+	nil,                             // 52: ejob.plugin.v1.TracePurgeRequest.ConfigEntry
+	nil,                             // 53: ejob.plugin.v1.OutputQuery.ConfigEntry
 }
 var file_plugin_proto_depIdxs = []int32{
 	1,  // 0: ejob.plugin.v1.InfoResponse.types:type_name -> ejob.plugin.v1.TypeKey
 	4,  // 1: ejob.plugin.v1.ShardingResponse.assignments:type_name -> ejob.plugin.v1.Assignment
-	41, // 2: ejob.plugin.v1.HandleErrorRequest.props:type_name -> ejob.plugin.v1.HandleErrorRequest.PropsEntry
+	42, // 2: ejob.plugin.v1.HandleErrorRequest.props:type_name -> ejob.plugin.v1.HandleErrorRequest.PropsEntry
 	6,  // 3: ejob.plugin.v1.HandleErrorRequest.error:type_name -> ejob.plugin.v1.JobError
-	42, // 4: ejob.plugin.v1.ValidatePropsRequest.props:type_name -> ejob.plugin.v1.ValidatePropsRequest.PropsEntry
+	43, // 4: ejob.plugin.v1.ValidatePropsRequest.props:type_name -> ejob.plugin.v1.ValidatePropsRequest.PropsEntry
 	11, // 5: ejob.plugin.v1.ExecuteRequest.context:type_name -> ejob.plugin.v1.ShardingContext
-	43, // 6: ejob.plugin.v1.ExecuteRequest.props:type_name -> ejob.plugin.v1.ExecuteRequest.PropsEntry
+	44, // 6: ejob.plugin.v1.ExecuteRequest.props:type_name -> ejob.plugin.v1.ExecuteRequest.PropsEntry
 	38, // 7: ejob.plugin.v1.ExecuteResponse.output:type_name -> ejob.plugin.v1.Output
 	16, // 8: ejob.plugin.v1.RenewLeaseRequest.renewals:type_name -> ejob.plugin.v1.LeaseRenewal
-	44, // 9: ejob.plugin.v1.ListenerDescribeRequest.props:type_name -> ejob.plugin.v1.ListenerDescribeRequest.PropsEntry
-	45, // 10: ejob.plugin.v1.ShardingContexts.sharding_item_parameters:type_name -> ejob.plugin.v1.ShardingContexts.ShardingItemParametersEntry
-	46, // 11: ejob.plugin.v1.ListenerRequest.props:type_name -> ejob.plugin.v1.ListenerRequest.PropsEntry
+	45, // 9: ejob.plugin.v1.ListenerDescribeRequest.props:type_name -> ejob.plugin.v1.ListenerDescribeRequest.PropsEntry
+	46, // 10: ejob.plugin.v1.ShardingContexts.sharding_item_parameters:type_name -> ejob.plugin.v1.ShardingContexts.ShardingItemParametersEntry
+	47, // 11: ejob.plugin.v1.ListenerRequest.props:type_name -> ejob.plugin.v1.ListenerRequest.PropsEntry
 	23, // 12: ejob.plugin.v1.ListenerRequest.contexts:type_name -> ejob.plugin.v1.ShardingContexts
 	38, // 13: ejob.plugin.v1.ExecutionEvent.output:type_name -> ejob.plugin.v1.Output
-	47, // 14: ejob.plugin.v1.TraceValidateRequest.config:type_name -> ejob.plugin.v1.TraceValidateRequest.ConfigEntry
-	48, // 15: ejob.plugin.v1.TraceWriteRequest.config:type_name -> ejob.plugin.v1.TraceWriteRequest.ConfigEntry
+	48, // 14: ejob.plugin.v1.TraceValidateRequest.config:type_name -> ejob.plugin.v1.TraceValidateRequest.ConfigEntry
+	49, // 15: ejob.plugin.v1.TraceWriteRequest.config:type_name -> ejob.plugin.v1.TraceWriteRequest.ConfigEntry
 	26, // 16: ejob.plugin.v1.TraceWriteRequest.executions:type_name -> ejob.plugin.v1.ExecutionEvent
 	27, // 17: ejob.plugin.v1.TraceWriteRequest.statuses:type_name -> ejob.plugin.v1.StatusEvent
-	49, // 18: ejob.plugin.v1.ExecutionQuery.config:type_name -> ejob.plugin.v1.ExecutionQuery.ConfigEntry
+	50, // 18: ejob.plugin.v1.ExecutionQuery.config:type_name -> ejob.plugin.v1.ExecutionQuery.ConfigEntry
 	26, // 19: ejob.plugin.v1.ExecutionPage.executions:type_name -> ejob.plugin.v1.ExecutionEvent
-	50, // 20: ejob.plugin.v1.StatusQuery.config:type_name -> ejob.plugin.v1.StatusQuery.ConfigEntry
+	51, // 20: ejob.plugin.v1.StatusQuery.config:type_name -> ejob.plugin.v1.StatusQuery.ConfigEntry
 	27, // 21: ejob.plugin.v1.StatusPage.statuses:type_name -> ejob.plugin.v1.StatusEvent
-	51, // 22: ejob.plugin.v1.TracePurgeRequest.config:type_name -> ejob.plugin.v1.TracePurgeRequest.ConfigEntry
-	52, // 23: ejob.plugin.v1.OutputQuery.config:type_name -> ejob.plugin.v1.OutputQuery.ConfigEntry
+	52, // 22: ejob.plugin.v1.TracePurgeRequest.config:type_name -> ejob.plugin.v1.TracePurgeRequest.ConfigEntry
+	53, // 23: ejob.plugin.v1.OutputQuery.config:type_name -> ejob.plugin.v1.OutputQuery.ConfigEntry
 	38, // 24: ejob.plugin.v1.OutputResult.output:type_name -> ejob.plugin.v1.Output
 	0,  // 25: ejob.plugin.v1.Plugin.Info:input_type -> ejob.plugin.v1.InfoRequest
 	3,  // 26: ejob.plugin.v1.Plugin.Sharding:input_type -> ejob.plugin.v1.ShardingRequest
@@ -2985,26 +3034,28 @@ var file_plugin_proto_depIdxs = []int32{
 	34, // 40: ejob.plugin.v1.Plugin.QueryStatuses:input_type -> ejob.plugin.v1.StatusQuery
 	36, // 41: ejob.plugin.v1.Plugin.PurgeTraces:input_type -> ejob.plugin.v1.TracePurgeRequest
 	39, // 42: ejob.plugin.v1.Plugin.QueryOutput:input_type -> ejob.plugin.v1.OutputQuery
-	2,  // 43: ejob.plugin.v1.Plugin.Info:output_type -> ejob.plugin.v1.InfoResponse
-	5,  // 44: ejob.plugin.v1.Plugin.Sharding:output_type -> ejob.plugin.v1.ShardingResponse
-	8,  // 45: ejob.plugin.v1.Plugin.HandleError:output_type -> ejob.plugin.v1.HandleErrorResponse
-	10, // 46: ejob.plugin.v1.Plugin.ValidateErrorHandler:output_type -> ejob.plugin.v1.ValidatePropsResponse
-	13, // 47: ejob.plugin.v1.Plugin.Execute:output_type -> ejob.plugin.v1.ExecuteResponse
-	15, // 48: ejob.plugin.v1.Plugin.Cancel:output_type -> ejob.plugin.v1.CancelResponse
-	18, // 49: ejob.plugin.v1.Plugin.RenewLease:output_type -> ejob.plugin.v1.RenewLeaseResponse
-	10, // 50: ejob.plugin.v1.Plugin.ValidateJobType:output_type -> ejob.plugin.v1.ValidatePropsResponse
-	20, // 51: ejob.plugin.v1.Plugin.PoolSize:output_type -> ejob.plugin.v1.PoolSizeResponse
-	22, // 52: ejob.plugin.v1.Plugin.DescribeJobListener:output_type -> ejob.plugin.v1.ListenerDescription
-	25, // 53: ejob.plugin.v1.Plugin.BeforeJobExecuted:output_type -> ejob.plugin.v1.ListenerResponse
-	25, // 54: ejob.plugin.v1.Plugin.AfterJobExecuted:output_type -> ejob.plugin.v1.ListenerResponse
-	29, // 55: ejob.plugin.v1.Plugin.ValidateTracing:output_type -> ejob.plugin.v1.TraceValidateResponse
-	31, // 56: ejob.plugin.v1.Plugin.WriteTraces:output_type -> ejob.plugin.v1.TraceWriteResponse
-	33, // 57: ejob.plugin.v1.Plugin.QueryExecutions:output_type -> ejob.plugin.v1.ExecutionPage
-	35, // 58: ejob.plugin.v1.Plugin.QueryStatuses:output_type -> ejob.plugin.v1.StatusPage
-	37, // 59: ejob.plugin.v1.Plugin.PurgeTraces:output_type -> ejob.plugin.v1.TracePurgeResponse
-	40, // 60: ejob.plugin.v1.Plugin.QueryOutput:output_type -> ejob.plugin.v1.OutputResult
-	43, // [43:61] is the sub-list for method output_type
-	25, // [25:43] is the sub-list for method input_type
+	41, // 43: ejob.plugin.v1.Plugin.PeekOutput:input_type -> ejob.plugin.v1.PeekOutputRequest
+	2,  // 44: ejob.plugin.v1.Plugin.Info:output_type -> ejob.plugin.v1.InfoResponse
+	5,  // 45: ejob.plugin.v1.Plugin.Sharding:output_type -> ejob.plugin.v1.ShardingResponse
+	8,  // 46: ejob.plugin.v1.Plugin.HandleError:output_type -> ejob.plugin.v1.HandleErrorResponse
+	10, // 47: ejob.plugin.v1.Plugin.ValidateErrorHandler:output_type -> ejob.plugin.v1.ValidatePropsResponse
+	13, // 48: ejob.plugin.v1.Plugin.Execute:output_type -> ejob.plugin.v1.ExecuteResponse
+	15, // 49: ejob.plugin.v1.Plugin.Cancel:output_type -> ejob.plugin.v1.CancelResponse
+	18, // 50: ejob.plugin.v1.Plugin.RenewLease:output_type -> ejob.plugin.v1.RenewLeaseResponse
+	10, // 51: ejob.plugin.v1.Plugin.ValidateJobType:output_type -> ejob.plugin.v1.ValidatePropsResponse
+	20, // 52: ejob.plugin.v1.Plugin.PoolSize:output_type -> ejob.plugin.v1.PoolSizeResponse
+	22, // 53: ejob.plugin.v1.Plugin.DescribeJobListener:output_type -> ejob.plugin.v1.ListenerDescription
+	25, // 54: ejob.plugin.v1.Plugin.BeforeJobExecuted:output_type -> ejob.plugin.v1.ListenerResponse
+	25, // 55: ejob.plugin.v1.Plugin.AfterJobExecuted:output_type -> ejob.plugin.v1.ListenerResponse
+	29, // 56: ejob.plugin.v1.Plugin.ValidateTracing:output_type -> ejob.plugin.v1.TraceValidateResponse
+	31, // 57: ejob.plugin.v1.Plugin.WriteTraces:output_type -> ejob.plugin.v1.TraceWriteResponse
+	33, // 58: ejob.plugin.v1.Plugin.QueryExecutions:output_type -> ejob.plugin.v1.ExecutionPage
+	35, // 59: ejob.plugin.v1.Plugin.QueryStatuses:output_type -> ejob.plugin.v1.StatusPage
+	37, // 60: ejob.plugin.v1.Plugin.PurgeTraces:output_type -> ejob.plugin.v1.TracePurgeResponse
+	40, // 61: ejob.plugin.v1.Plugin.QueryOutput:output_type -> ejob.plugin.v1.OutputResult
+	40, // 62: ejob.plugin.v1.Plugin.PeekOutput:output_type -> ejob.plugin.v1.OutputResult
+	44, // [44:63] is the sub-list for method output_type
+	25, // [25:44] is the sub-list for method input_type
 	25, // [25:25] is the sub-list for extension type_name
 	25, // [25:25] is the sub-list for extension extendee
 	0,  // [0:25] is the sub-list for field type_name
@@ -3023,7 +3074,7 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   53,
+			NumMessages:   54,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

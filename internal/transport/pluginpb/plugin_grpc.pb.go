@@ -40,6 +40,7 @@ const (
 	Plugin_QueryStatuses_FullMethodName        = "/ejob.plugin.v1.Plugin/QueryStatuses"
 	Plugin_PurgeTraces_FullMethodName          = "/ejob.plugin.v1.Plugin/PurgeTraces"
 	Plugin_QueryOutput_FullMethodName          = "/ejob.plugin.v1.Plugin/QueryOutput"
+	Plugin_PeekOutput_FullMethodName           = "/ejob.plugin.v1.Plugin/PeekOutput"
 )
 
 // PluginClient is the client API for Plugin service.
@@ -80,6 +81,9 @@ type PluginClient interface {
 	PurgeTraces(ctx context.Context, in *TracePurgeRequest, opts ...grpc.CallOption) (*TracePurgeResponse, error)
 	// QueryOutput returns one item execution's stored output.
 	QueryOutput(ctx context.Context, in *OutputQuery, opts ...grpc.CallOption) (*OutputResult, error)
+	// PeekOutput returns the output so far of the running Execute whose
+	// execution_id matches (found false when none runs).
+	PeekOutput(ctx context.Context, in *PeekOutputRequest, opts ...grpc.CallOption) (*OutputResult, error)
 }
 
 type pluginClient struct {
@@ -270,6 +274,16 @@ func (c *pluginClient) QueryOutput(ctx context.Context, in *OutputQuery, opts ..
 	return out, nil
 }
 
+func (c *pluginClient) PeekOutput(ctx context.Context, in *PeekOutputRequest, opts ...grpc.CallOption) (*OutputResult, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(OutputResult)
+	err := c.cc.Invoke(ctx, Plugin_PeekOutput_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // PluginServer is the server API for Plugin service.
 // All implementations must embed UnimplementedPluginServer
 // for forward compatibility.
@@ -308,6 +322,9 @@ type PluginServer interface {
 	PurgeTraces(context.Context, *TracePurgeRequest) (*TracePurgeResponse, error)
 	// QueryOutput returns one item execution's stored output.
 	QueryOutput(context.Context, *OutputQuery) (*OutputResult, error)
+	// PeekOutput returns the output so far of the running Execute whose
+	// execution_id matches (found false when none runs).
+	PeekOutput(context.Context, *PeekOutputRequest) (*OutputResult, error)
 	mustEmbedUnimplementedPluginServer()
 }
 
@@ -371,6 +388,9 @@ func (UnimplementedPluginServer) PurgeTraces(context.Context, *TracePurgeRequest
 }
 func (UnimplementedPluginServer) QueryOutput(context.Context, *OutputQuery) (*OutputResult, error) {
 	return nil, status.Error(codes.Unimplemented, "method QueryOutput not implemented")
+}
+func (UnimplementedPluginServer) PeekOutput(context.Context, *PeekOutputRequest) (*OutputResult, error) {
+	return nil, status.Error(codes.Unimplemented, "method PeekOutput not implemented")
 }
 func (UnimplementedPluginServer) mustEmbedUnimplementedPluginServer() {}
 func (UnimplementedPluginServer) testEmbeddedByValue()                {}
@@ -717,6 +737,24 @@ func _Plugin_QueryOutput_Handler(srv interface{}, ctx context.Context, dec func(
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Plugin_PeekOutput_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PeekOutputRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).PeekOutput(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_PeekOutput_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).PeekOutput(ctx, req.(*PeekOutputRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Plugin_ServiceDesc is the grpc.ServiceDesc for Plugin service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -795,6 +833,10 @@ var Plugin_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "QueryOutput",
 			Handler:    _Plugin_QueryOutput_Handler,
+		},
+		{
+			MethodName: "PeekOutput",
+			Handler:    _Plugin_PeekOutput_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

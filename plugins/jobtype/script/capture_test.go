@@ -3,11 +3,14 @@
 package script_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/ejob-io/ejob/internal/testkit"
 	"github.com/ejob-io/ejob/plugins/jobtype/script"
 	"github.com/ejob-io/ejob/sdk"
 	"github.com/ejob-io/ejob/sdk/sdktest"
@@ -95,5 +98,41 @@ func TestOutputOverGRPC(t *testing.T) {
 		if !strings.Contains(resp.Output.Text, want) {
 			t.Errorf("%s: output %q lacks %q", line, resp.Output.Text, want)
 		}
+	}
+}
+
+// TestLiveOutputOverGRPC checks that a running script's output so far can
+// be read, in process and through the plugin transport, through the
+// spi.LiveOutput in the item's ctx, before the script ends.
+func TestLiveOutputOverGRPC(t *testing.T) {
+	t.Parallel()
+	_, quoted := helperPath(t)
+	p := sdktest.Connect(t, sdk.Plugins{JobTypes: map[string]spi.JobExecutor{script.TypeName: script.New(&recLogger{})}})
+	for name, e := range map[string]spi.JobExecutor{"in process": script.New(&recLogger{}), "gRPC": p.JobExecutor("script")} {
+		t.Run(name, func(t *testing.T) {
+			live := new(spi.LiveOutput)
+			ctx, cancel := context.WithCancel(spi.WithLiveOutput(t.Context(), live))
+			defer cancel()
+			done := make(chan error, 1)
+			go func() {
+				_, err := e.Execute(ctx, spi.ExecuteRequest{Context: spi.ShardingContext{JobName: "live"},
+					Props: map[string]string{script.PropCommandLine: quoted + " linger"}})
+				done <- err
+			}()
+			testkit.Eventually(t, 20*time.Second, "the running script's first lines", func() bool {
+				o, err := live.Snapshot(t.Context())
+				return err == nil && strings.Contains(o.Text, spi.StdoutPrefix+"step 1 done\n") &&
+					strings.Contains(o.Text, spi.StderrPrefix+"waiting for step 2\n")
+			})
+			select {
+			case err := <-done:
+				t.Fatalf("the script ended before it was cancelled: %v", err)
+			default:
+			}
+			cancel()
+			if err := <-done; !errors.Is(err, context.Canceled) {
+				t.Errorf("Execute after cancel = %v", err)
+			}
+		})
 	}
 }

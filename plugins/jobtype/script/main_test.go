@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/ejob-io/ejob/plugins/jobtype/script"
 	"github.com/ejob-io/ejob/spi"
@@ -75,6 +76,11 @@ func helperMain(args []string) int {
 		}
 		fmt.Fprint(os.Stderr, "cannot reach db\n")
 		return 1
+	case "linger":
+		fmt.Fprintln(os.Stdout, "step 1 done")
+		fmt.Fprintln(os.Stderr, "waiting for step 2")
+		time.Sleep(time.Minute) // until the test cancels the item
+		return 0
 	case "exit":
 		code, err := strconv.Atoi(args[1])
 		if err != nil {

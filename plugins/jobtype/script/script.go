@@ -121,7 +121,8 @@ func (e *ExitError) Error() string {
 // ctx.Err(). Once the script started, the response carries its output
 // (stdout and stderr lines in the order they arrived, behind
 // spi.StdoutPrefix and spi.StderrPrefix, the last spi.MaxOutputBytes
-// kept), whatever the outcome.
+// kept), whatever the outcome; while it runs, the lines go into the
+// ctx's spi.LiveOutput too, if it carries one.
 func (e *Executor) Execute(ctx context.Context, req spi.ExecuteRequest) (spi.ExecuteResponse, error) {
 	sc := req.Context
 	argv, err := Argv(req.Props, sc)
@@ -143,9 +144,12 @@ func (e *Executor) Execute(ctx context.Context, req spi.ExecuteRequest) (spi.Exe
 		grace = DefaultKillGrace
 	}
 
-	var out spi.OutputBuffer
-	stdout := newLineLogger(logger.Info, sc.JobName, sc.ShardingItem, "stdout", false, &out, spi.StdoutPrefix)
-	stderr := newLineLogger(logger.Warn, sc.JobName, sc.ShardingItem, "stderr", true, &out, spi.StderrPrefix)
+	out := new(spi.OutputBuffer)
+	if live := spi.LiveOutputFrom(ctx); live != nil {
+		out = &live.OutputBuffer // the host may show it while the script runs
+	}
+	stdout := newLineLogger(logger.Info, sc.JobName, sc.ShardingItem, "stdout", false, out, spi.StdoutPrefix)
+	stderr := newLineLogger(logger.Warn, sc.JobName, sc.ShardingItem, "stderr", true, out, spi.StderrPrefix)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin = nil // the null device: the script reads EOF, as upstream closes stdin at once
 	cmd.Env = scriptEnv(os.Environ())

@@ -4,7 +4,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { html, t, fmtTime, fmtDuration, toast, confirmDialog, usePoll, StatusBadge, ErrorBox } from '../ui.js';
 import { get, post, enc, isAdmin, ApiError } from '../api.js';
-import { addCss, pidOf, durationMs, Result, Cause, Updated, run, OutputButton, OutputDialog } from './parts.js';
+import { addCss, pidOf, durationMs, Result, Cause, Updated, run, OutputButton, OutputDialog, LiveOutputDialog } from './parts.js';
 
 addCss('/assets/vendor/uplot-1.6.32/dist/uPlot.min.css');
 
@@ -13,6 +13,7 @@ const RANGES = [['detail.range1h', 3600e3], ['detail.range24h', 86400e3], ['deta
 
 function Items({ job, items, refresh }) {
   const admin = isAdmin();
+  const [live, setLive] = useState(null);
   const toggle = async (it, op) => {
     if (!await confirmDialog(t(op === 'disable' ? 'detail.confirmDisableItem' : 'detail.confirmEnableItem', { item: it.item, job }))) return;
     await run(() => post(`/api/jobs/${enc(job)}/sharding/${it.item}/${op}`),
@@ -28,7 +29,8 @@ function Items({ job, items, refresh }) {
       <td class="mono">${it.instanceId || html`<span class="muted">${t('detail.noOwner')}</span>`}</td>
       <td class="mono">${it.serverIp}</td>
       <td class="mono">${pidOf(it.instanceId)}</td>
-      <td><${StatusBadge} status=${it.status} /></td>
+      <td><${StatusBadge} status=${it.status} />${it.status === 'RUNNING' && html` <a href="#" class="item-live small"
+        onClick=${(e) => { e.preventDefault(); setLive(it.item); }}>${t('output.live')}</a>`}</td>
       <td>${it.failover ? html`<span class="badge badge-failover" title=${t('detail.failoverBy', { id: it.failoverInstanceId })}>
             ${t('detail.failoverBy', { id: it.failoverInstanceId || '?' })}</span>`
         : it.failoverPending ? html`<span class="badge badge-failover">${t('detail.failoverPending')}</span>`
@@ -36,7 +38,8 @@ function Items({ job, items, refresh }) {
       ${admin && html`<td class="row-actions">${it.status === 'DISABLED'
         ? html`<button class="small item-enable" data-item=${it.item} onClick=${() => toggle(it, 'enable')}>${t('detail.enable')}</button>`
         : html`<button class="small item-disable" data-item=${it.item} onClick=${() => toggle(it, 'disable')}>${t('detail.disable')}</button>`}</td>`}
-    </tr>`)}</tbody></table></div>`;
+    </tr>`)}</tbody></table></div>
+    ${live !== null && html`<${LiveOutputDialog} job=${job} item=${live} onClose=${() => setLive(null)} />`}`;
 }
 
 function Instances({ instances }) {

@@ -82,7 +82,6 @@ export function OutputDialog({ id, onClose }) {
     return () => ctl.abort();
   }, [id]);
   const x = data && data.execution;
-  const lines = data && data.hasOutput ? data.output.replace(/\n$/, '').split('\n') : [];
   return html`<dialog ref=${ref} class="dump" id="output-dialog" aria-labelledby="output-title">
     <h2 id="output-title">${x ? t('output.title', { job: x.jobName, item: x.shardingItem, time: fmtTime(x.startTime) }) : t('output.loading')}</h2>
     ${error && html`<p class="error">${t('ui.error', { error: error.message })}</p>`}
@@ -90,9 +89,48 @@ export function OutputDialog({ id, onClose }) {
     ${data && html`<h3>${t('output.output')}</h3>
       ${data.cut > 0 && html`<p class="muted small" id="output-cut">${t('output.cut', { bytes: data.cut })}</p>`}
       ${data.hasOutput
-        ? html`<pre id="output-text" class="dump-text output">${lines.map((l) => html`<span class=${l.startsWith('err| ') ? 'stderr' : ''}>${l + '\n'}</span>`)}</pre>`
+        ? html`<${OutputText} id="output-text" text=${data.output} />`
         : html`<p class="muted" id="output-none">${t('output.none')}</p>`}`}
     <div class="dialog-buttons"><button id="output-close" onClick=${onClose}>${t('ui.close')}</button></div>
+  </dialog>`;
+}
+
+// OutputText shows output lines, a SCRIPT's stderr lines marked.
+function OutputText({ text, id }) {
+  const lines = text.replace(/\n$/, '').split('\n');
+  return html`<pre id=${id} class="dump-text output">${lines.map((l) => html`<span class=${l.startsWith('err| ') ? 'stderr' : ''}>${l + '\n'}</span>`)}</pre>`;
+}
+
+// LiveOutputDialog shows a running item's output so far (GET
+// /console/api/jobs/{job}/items/{item}/output, from the host that runs
+// it), read again every 2 s until the item ends.
+export function LiveOutputDialog({ job, item, onClose }) {
+  const [data, setData] = useState(null);
+  const [error, setError] = useState(null);
+  const ref = useModal(onClose);
+  useEffect(() => {
+    const ctl = new AbortController();
+    let timer = null;
+    const load = () => get(`/console/api/jobs/${enc(job)}/items/${item}/output`, { signal: ctl.signal, background: true }).then((d) => {
+      setData(d);
+      setError(null);
+      if (d.running) timer = setTimeout(load, 2000);
+    }, (e) => {
+      if (e.name !== 'AbortError') setError(e);
+    });
+    load();
+    return () => {
+      ctl.abort();
+      clearTimeout(timer);
+    };
+  }, [job, item]);
+  return html`<dialog ref=${ref} class="dump" id="live-dialog" aria-labelledby="live-title">
+    <h2 id="live-title">${t('output.liveTitle', { job, item })}</h2>
+    ${error && html`<p class="error">${t('ui.error', { error: error.message })}</p>`}
+    ${data && !data.running && html`<p class="muted" id="live-ended">${t('output.liveEnded')}</p>`}
+    ${data && data.cut > 0 && html`<p class="muted small">${t('output.cut', { bytes: data.cut })}</p>`}
+    ${data && (data.output ? html`<${OutputText} id="live-text" text=${data.output} />` : data.running && html`<p class="muted">${t('output.liveNone')}</p>`)}
+    <div class="dialog-buttons"><button id="live-close" onClick=${onClose}>${t('ui.close')}</button></div>
   </dialog>`;
 }
 
