@@ -146,6 +146,10 @@ func TestHostileStandaloneOutputInMemory(t *testing.T) {
 	if st != http.StatusOK || json.Unmarshal(body, &env) != nil {
 		t.Fatalf("output of %s: %d %s", id, st, body)
 	}
+	// The in-memory history is no data source of the namespaces page.
+	if st, body := c.call(http.MethodGet, "/api/namespaces", ""); st != http.StatusOK || !strings.Contains(string(body), `"dataSources":[]`) {
+		t.Errorf("namespaces of a host with in-memory history: %d %s", st, body)
+	}
 	o := env.Model
 	if !o.HasOutput || !strings.Contains(o.Output, "out| rows: 3\n") || !strings.Contains(o.Output, "err| login failed with api_key=***\n") ||
 		strings.Contains(string(body), "hunter2") || !strings.Contains(o.Execution.FailureCause, "stderr tail") {
