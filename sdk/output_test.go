@@ -22,8 +22,11 @@ func TestOutput(t *testing.T) {
 		if props["fail"] == "true" {
 			return errors.New("failed")
 		}
-		if props["flood"] == "true" {
+		if props["flood"] != "" {
 			fmt.Fprint(sdk.Output(ctx), strings.Repeat("z", spi.MaxOutputBytes)+"end")
+		}
+		if props["flood"] == "fail" {
+			return errors.New("failed after a flood")
 		}
 		return nil
 	})
@@ -49,6 +52,12 @@ func TestOutput(t *testing.T) {
 	resp, err := exec("S", map[string]string{"say": "x", "flood": "true"})
 	if o := resp.Output; err != nil || len(o.Text) != spi.MaxOutputBytes || !strings.HasSuffix(o.Text, "zend") || o.Cut != int64(len("item 2: x\n")+3) {
 		t.Errorf("flood: %d bytes cut %d, %v", len(o.Text), o.Cut, err)
+	}
+	// A failed item's output travels in the error's status: the cap's
+	// worth of it too.
+	resp, err = exec("S", map[string]string{"say": "x", "flood": "fail"})
+	if o := resp.Output; err == nil || len(o.Text) != spi.MaxOutputBytes || !strings.HasSuffix(o.Text, "zend") {
+		t.Errorf("failed flood: %d bytes, %v", len(o.Text), err)
 	}
 	if resp, err := exec("F", nil); err != nil || resp.Output.Text != "processed 3\n" {
 		t.Errorf("dataflow: %+v, %v", resp.Output, err)

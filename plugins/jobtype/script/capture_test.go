@@ -89,10 +89,12 @@ func TestOutputOverGRPC(t *testing.T) {
 	for line, want := range map[string]string{
 		quoted + " print":    spi.StdoutPrefix + "out tail\n",
 		quoted + " flood 10": spi.StderrPrefix + "cannot reach db\n",
+		// The cap's worth of a failed item's output fits its status.
+		quoted + " flood 20000": spi.StdoutPrefix + "line 19999 of 20000\n",
 	} {
 		resp, err := p.JobExecutor("script").Execute(t.Context(), spi.ExecuteRequest{
 			Context: spi.ShardingContext{JobName: "grpc"}, Props: map[string]string{script.PropCommandLine: line}})
-		if wantErr := strings.HasSuffix(line, "10"); (err != nil) != wantErr {
+		if wantErr := strings.Contains(line, "flood"); (err != nil) != wantErr {
 			t.Errorf("%s: Execute = %v, want an error: %v", line, err, wantErr)
 		}
 		if !strings.Contains(resp.Output.Text, want) {
