@@ -64,3 +64,30 @@ func BenchmarkTrigger(b *testing.B) {
 		})
 	}
 }
+
+// nopJobType is an in-process job type that does nothing.
+type nopJobType struct{}
+
+func (nopJobType) Execute(context.Context, spi.ExecuteRequest) (spi.ExecuteResponse, error) {
+	return spi.ExecuteResponse{}, nil
+}
+func (nopJobType) Validate(context.Context, spi.ValidatePropsRequest) error { return nil }
+
+// BenchmarkTriggerTyped is BenchmarkTrigger's one item run through a job
+// type (executor.Typed), as a host runs SCRIPT and HTTP items: with the
+// item's output and its live output slot.
+func BenchmarkTriggerTyped(b *testing.B) {
+	cfg := config.New("job", 1)
+	f := nopFacade{cfg: cfg, sc: executor.ShardingContexts{TaskID: "job@-@x@-@READY@-@1@-@1", JobName: "job", ShardingTotalCount: 1, Items: []int{0}}}
+	e, err := executor.New("job", executor.Options{Facade: f, AvailableCPUs: 2, Runner: executor.Typed{Executor: nopJobType{}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := b.Context()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := e.Execute(ctx, executor.NormalTrigger, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

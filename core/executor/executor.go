@@ -173,20 +173,22 @@ func (e *Executor) LiveOutput(ctx context.Context, item int) (spi.Output, bool, 
 	return o, true, err
 }
 
-// running records l as item's output so far until the returned func.
-func (e *Executor) running(item int, l *spi.LiveOutput) func() {
+// running records l as item's output so far, until ended.
+func (e *Executor) running(item int, l *spi.LiveOutput) {
 	e.liveMu.Lock()
 	defer e.liveMu.Unlock()
 	if e.live == nil {
 		e.live = map[int]*spi.LiveOutput{}
 	}
 	e.live[item] = l
-	return func() {
-		e.liveMu.Lock()
-		defer e.liveMu.Unlock()
-		if e.live[item] == l {
-			delete(e.live, item)
-		}
+}
+
+// ended forgets l, item's output so far.
+func (e *Executor) ended(item int, l *spi.LiveOutput) {
+	e.liveMu.Lock()
+	defer e.liveMu.Unlock()
+	if e.live[item] == l {
+		delete(e.live, item)
 	}
 }
 
@@ -922,7 +924,8 @@ func (r *run) runItem(ctx context.Context, sc spi.ShardingContext) (out spi.Outp
 	}()
 	if o, ok := r.opts.Runner.(OutputRunner); ok {
 		live := new(spi.LiveOutput)
-		defer r.running(sc.ShardingItem, live)()
+		r.running(sc.ShardingItem, live)
+		defer r.ended(sc.ShardingItem, live)
 		return o.RunItemOutput(spi.WithLiveOutput(ctx, live), sc)
 	}
 	return spi.Output{}, r.opts.Runner.RunItem(ctx, sc)
