@@ -37,31 +37,32 @@ func (nopFacade) FailoverIfNecessary(context.Context) error            { return 
 // no-op facade and no-op items: one item (inline) and eight (pooled).
 func BenchmarkTrigger(b *testing.B) {
 	for _, n := range []int{1, 8} {
-		items := make([]int, n)
-		for i := range items {
-			items[i] = i
-		}
 		b.Run(map[int]string{1: "1item", 8: "8items"}[n], func(b *testing.B) {
-			cfg := config.New("job", n)
-			f := nopFacade{cfg: cfg, sc: executor.ShardingContexts{
-				TaskID: "job@-@x@-@READY@-@1@-@1", JobName: "job", ShardingTotalCount: n, Items: items,
-			}}
-			e, err := executor.New("job", executor.Options{
-				Facade:        f,
-				AvailableCPUs: 2,
-				Runner:        executor.SimpleFunc(func(context.Context, spi.ShardingContext) error { return nil }),
-			})
-			if err != nil {
-				b.Fatal(err)
-			}
-			ctx := b.Context()
-			b.ReportAllocs()
-			for b.Loop() {
-				if err := e.Execute(ctx, executor.NormalTrigger, nil); err != nil {
-					b.Fatal(err)
-				}
-			}
+			benchTrigger(b, n, executor.SimpleFunc(func(context.Context, spi.ShardingContext) error { return nil }))
 		})
+	}
+}
+
+// benchTrigger runs triggers of an n-item job whose items runner runs.
+func benchTrigger(b *testing.B, n int, runner executor.ItemRunner) {
+	items := make([]int, n)
+	for i := range items {
+		items[i] = i
+	}
+	cfg := config.New("job", n)
+	f := nopFacade{cfg: cfg, sc: executor.ShardingContexts{
+		TaskID: "job@-@x@-@READY@-@1@-@1", JobName: "job", ShardingTotalCount: n, Items: items,
+	}}
+	e, err := executor.New("job", executor.Options{Facade: f, AvailableCPUs: 2, Runner: runner})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := b.Context()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := e.Execute(ctx, executor.NormalTrigger, nil); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 
@@ -77,17 +78,5 @@ func (nopJobType) Validate(context.Context, spi.ValidatePropsRequest) error { re
 // type (executor.Typed), as a host runs SCRIPT and HTTP items: with the
 // item's output and its live output slot.
 func BenchmarkTriggerTyped(b *testing.B) {
-	cfg := config.New("job", 1)
-	f := nopFacade{cfg: cfg, sc: executor.ShardingContexts{TaskID: "job@-@x@-@READY@-@1@-@1", JobName: "job", ShardingTotalCount: 1, Items: []int{0}}}
-	e, err := executor.New("job", executor.Options{Facade: f, AvailableCPUs: 2, Runner: executor.Typed{Executor: nopJobType{}}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx := b.Context()
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := e.Execute(ctx, executor.NormalTrigger, nil); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchTrigger(b, 1, executor.Typed{Executor: nopJobType{}})
 }

@@ -100,15 +100,7 @@ func TestHostileRunOutputInHistory(t *testing.T) {
 // excerpt and serves a run's whole output, masked.
 func TestHostileStandaloneOutputInMemory(t *testing.T) {
 	e := newEnv(t)
-	addr := fmt.Sprintf("127.0.0.1:%d", testkit.FreePort(t))
-	cfg := e.write("ejob.yaml", "elasticjob:\n  jobs:\n"+noisyJob+"ejob:\n  http:\n    listen: "+addr+"\n")
-	p := e.start("run", "run", "-c", cfg)
-	p.waitLog(t, 60*time.Second, regexp.MustCompile(`operations HTTP server listening`))
-	m := regexp.MustCompile(`user=admin password=(\S+)`).FindStringSubmatch(p.out.String())
-	if m == nil {
-		t.Fatalf("no generated password in the log:\n%s", p.out.String())
-	}
-	c := login(t, "http://"+addr, "admin", m[1])
+	c := e.standaloneConsole(noisyJob, "")
 	var id string
 	testkit.Eventually(t, 60*time.Second, "a run with output in the console's list", func() bool {
 		st, body := c.call(http.MethodGet, "/console/api/jobs/noisy/executions", "")
@@ -162,26 +154,13 @@ func TestHostileStandaloneOutputInMemory(t *testing.T) {
 // so far of an item it runs, masked, while the script still runs.
 func TestHostileLiveOutputOfRunningItem(t *testing.T) {
 	e := newEnv(t)
-	addr := fmt.Sprintf("127.0.0.1:%d", testkit.FreePort(t))
-	cfg := e.write("ejob.yaml", `elasticjob:
-  jobs:
-    slow:
+	c := e.standaloneConsole(`    slow:
       elasticJobType: SCRIPT
       cron: "* * * * * ?"
       shardingTotalCount: 1
       props:
         script.command.line: "/bin/sh -c 'echo step 1 of 2 with token=hunter2; sleep 60'"
-ejob:
-  drainTimeout: 0s
-  http:
-    listen: `+addr+"\n")
-	p := e.start("run", "run", "-c", cfg)
-	p.waitLog(t, 60*time.Second, regexp.MustCompile(`operations HTTP server listening`))
-	m := regexp.MustCompile(`user=admin password=(\S+)`).FindStringSubmatch(p.out.String())
-	if m == nil {
-		t.Fatalf("no generated password in the log:\n%s", p.out.String())
-	}
-	c := login(t, "http://"+addr, "admin", m[1])
+`, "  drainTimeout: 0s\n")
 	var body []byte
 	testkit.Eventually(t, 60*time.Second, "the running item's first line", func() bool {
 		var st int
@@ -195,4 +174,21 @@ ejob:
 	if st, body := c.call(http.MethodGet, "/console/api/jobs/slow/items/7/output", ""); st != http.StatusOK || !strings.Contains(string(body), `"running":false`) {
 		t.Errorf("an item not running here: %d %s", st, body)
 	}
+}
+
+// standaloneConsole starts `ejob run` on a standalone file with jobs
+// (elasticjob.jobs entries indented by four spaces), ejob settings (keys
+// indented by two) and ejob.http on a free port, and logs in to its
+// console API as the generated admin.
+func (e *env) standaloneConsole(jobs, ejob string) *apiClient {
+	e.t.Helper()
+	addr := fmt.Sprintf("127.0.0.1:%d", testkit.FreePort(e.t))
+	cfg := e.write("ejob.yaml", "elasticjob:\n  jobs:\n"+jobs+"ejob:\n"+ejob+"  http:\n    listen: "+addr+"\n")
+	p := e.start("run", "run", "-c", cfg)
+	p.waitLog(e.t, 60*time.Second, regexp.MustCompile(`operations HTTP server listening`))
+	m := regexp.MustCompile(`user=admin password=(\S+)`).FindStringSubmatch(p.out.String())
+	if m == nil {
+		e.t.Fatalf("no generated password in the log:\n%s", p.out.String())
+	}
+	return login(e.t, "http://"+addr, "admin", m[1])
 }
