@@ -207,15 +207,28 @@ func inRange(t, from, to time.Time) bool {
 func (m *Memory) QueryExecutions(_ context.Context, q spi.ExecutionQuery) (spi.ExecutionPage, error) {
 	m.mu.Lock()
 	var rows []*memExec
-	for _, x := range m.execs {
+	keep := func(x *memExec) {
 		e := x.ev
 		switch {
-		case q.ID != "" && e.ID != q.ID, q.JobName != "" && e.JobName != q.JobName, q.IP != "" && e.IP != q.IP,
+		case q.JobName != "" && e.JobName != q.JobName, q.IP != "" && e.IP != q.IP,
 			q.TaskID != "" && e.TaskID != q.TaskID, q.Item != nil && e.ShardingItem != *q.Item,
 			q.Success != nil && e.Success != *q.Success, !inRange(e.StartTime, q.From, q.To):
-			continue
+			return
 		}
 		rows = append(rows, x)
+	}
+	if q.ID != "" {
+		if x, ok := m.execs[q.ID]; ok {
+			keep(x)
+		}
+	} else {
+		for key, runs := range m.items {
+			if q.JobName == "" || key.job == q.JobName {
+				for _, x := range runs {
+					keep(x)
+				}
+			}
+		}
 	}
 	m.mu.Unlock()
 	slices.SortFunc(rows, func(a, b *memExec) int {
