@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -176,6 +177,11 @@ TASK_ERROR), newest first; --task narrows it to one task id.`,
 			p, err := tr.QueryExecutions(cmd.Context(), q)
 			if err != nil {
 				return err
+			}
+			if id != "" {
+				// A tracing plugin built before the id filter ignores it.
+				p.Executions = slices.DeleteFunc(p.Executions, func(x spi.ExecutionEvent) bool { return x.ID != id })
+				p.More = false
 			}
 			if id != "" && len(p.Executions) == 0 {
 				return fmt.Errorf("no execution with id %q in %s: %w", id, hf.file, lifecycle.ErrNotFound)
