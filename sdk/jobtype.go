@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/ejob-io/ejob/spi"
@@ -23,6 +24,33 @@ type ValidateFunc func(ctx context.Context, req spi.ValidatePropsRequest) error
 // is called concurrently for the items of an execution and for different
 // jobs, and must return soon after ctx is cancelled.
 type SimpleFunc func(ctx context.Context, sc spi.ShardingContext, props map[string]string) error
+
+type outputKey struct{}
+
+// Output returns the writer of the running item's output: what a job
+// type's function writes to it (fmt.Fprintln(sdk.Output(ctx), ...)) is
+// returned to the host as the item's output, whether the item succeeds or
+// fails, and shown by the console, the REST API and `ejob history
+// --output`. It keeps the last spi.MaxOutputBytes bytes and is safe for
+// concurrent use. Outside an item of SimpleJobType or DataflowJobType it
+// discards what it is given.
+func Output(ctx context.Context) io.Writer {
+	if b, ok := ctx.Value(outputKey{}).(*spi.OutputBuffer); ok {
+		return b
+	}
+	return io.Discard
+}
+
+// withOutput returns ctx carrying the item's output buffer for Output:
+// the ctx's spi.LiveOutput (the host may show it while the item runs), or
+// a new one.
+func withOutput(ctx context.Context) (context.Context, *spi.OutputBuffer) {
+	b := new(spi.OutputBuffer)
+	if live := spi.LiveOutputFrom(ctx); live != nil {
+		b = &live.OutputBuffer
+	}
+	return context.WithValue(ctx, outputKey{}, b), b
+}
 
 // SimpleJobType returns a job type that runs execute once per item and
 // accepts any props. Serve it under a type name in Plugins.JobTypes.
@@ -53,10 +81,13 @@ func (s simpleJobType) Execute(ctx context.Context, req spi.ExecuteRequest) (spi
 	if err := ctx.Err(); err != nil {
 		return spi.ExecuteResponse{}, fmt.Errorf("item %d not started: %w", req.Context.ShardingItem, err)
 	}
-	if err := s.execute(ctx, req.Context, req.Props); err != nil {
-		return spi.ExecuteResponse{}, withCtxErr(ctx, err)
+	ctx, out := withOutput(ctx)
+	err := s.execute(ctx, req.Context, req.Props)
+	resp := spi.ExecuteResponse{Output: out.Output()}
+	if err != nil {
+		return resp, withCtxErr(ctx, err)
 	}
-	return spi.ExecuteResponse{}, nil
+	return resp, nil
 }
 
 func (s simpleJobType) Validate(ctx context.Context, req spi.ValidatePropsRequest) error {
@@ -115,27 +146,33 @@ type dataflowJobType[T any] struct {
 }
 
 func (d dataflowJobType[T]) Execute(ctx context.Context, req spi.ExecuteRequest) (spi.ExecuteResponse, error) {
+	ctx, out := withOutput(ctx)
+	err := d.loop(ctx, req)
+	return spi.ExecuteResponse{Output: out.Output()}, err
+}
+
+func (d dataflowJobType[T]) loop(ctx context.Context, req spi.ExecuteRequest) error {
 	sc, props := req.Context, req.Props
 	streaming := strings.EqualFold(props[PropStreamingProcess], "true")
 	for batch := 0; ; batch++ {
 		if err := ctx.Err(); err != nil {
 			if batch == 0 {
-				return spi.ExecuteResponse{}, fmt.Errorf("item %d not started: %w", sc.ShardingItem, err)
+				return fmt.Errorf("item %d not started: %w", sc.ShardingItem, err)
 			}
-			return spi.ExecuteResponse{}, fmt.Errorf("item %d: streaming stopped after %d batches: %w", sc.ShardingItem, batch, err)
+			return fmt.Errorf("item %d: streaming stopped after %d batches: %w", sc.ShardingItem, batch, err)
 		}
 		data, err := d.f.Fetch(ctx, sc, props)
 		if err != nil {
-			return spi.ExecuteResponse{}, withCtxErr(ctx, fmt.Errorf("item %d: fetch: %w", sc.ShardingItem, err))
+			return withCtxErr(ctx, fmt.Errorf("item %d: fetch: %w", sc.ShardingItem, err))
 		}
 		if len(data) == 0 {
-			return spi.ExecuteResponse{}, nil
+			return nil
 		}
 		if err := d.f.Process(ctx, sc, props, data); err != nil {
-			return spi.ExecuteResponse{}, withCtxErr(ctx, fmt.Errorf("item %d: process: %w", sc.ShardingItem, err))
+			return withCtxErr(ctx, fmt.Errorf("item %d: process: %w", sc.ShardingItem, err))
 		}
 		if !streaming {
-			return spi.ExecuteResponse{}, nil
+			return nil
 		}
 	}
 }

@@ -22,9 +22,13 @@ type ExecuteRequest struct {
 	Props map[string]string
 }
 
-// ExecuteResponse reports a successful item. It is empty today; fields may
-// be added.
-type ExecuteResponse struct{}
+// ExecuteResponse reports an item's result besides its error.
+type ExecuteResponse struct {
+	// Output is what the item printed or returned (see Output), capped at
+	// MaxOutputBytes (the tail kept). It is read whether or not Execute
+	// returns an error: a failed item's output is often why it failed.
+	Output Output
+}
 
 // JobExecutor runs the items of a job type (SCRIPT, HTTP, or a type a
 // third party writes).
@@ -38,7 +42,7 @@ type ExecuteResponse struct{}
 // use.
 //
 // Contract: Execute returns nil when the item succeeded and an error when
-// it failed. It must return soon after ctx is cancelled (job timeout,
+// it failed, and the item's output in the response either way. It must return soon after ctx is cancelled (job timeout,
 // resharding, shutdown), with ctx.Err() or an error wrapping it. A
 // long-running type such as DATAFLOW runs its whole fetch/process loop in
 // one Execute call. Validate returns an error wrapping ErrInvalidConfig that

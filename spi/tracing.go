@@ -26,7 +26,18 @@ type ExecutionEvent struct {
 	Success      bool
 	// FailureCause is the failed item's error text ("" otherwise).
 	FailureCause string
+	// Output is what the item printed or returned (see Output), set on a
+	// completion only, masked (spi/redact) by the host before it writes
+	// it. A sink stores it apart from upstream's columns. In
+	// QueryExecutions' rows it is an excerpt: its last OutputExcerptChars
+	// characters, Cut counting the bytes before them; QueryOutput returns
+	// it whole.
+	Output Output
 }
+
+// OutputExcerptChars bounds the output excerpt of a QueryExecutions row,
+// in characters.
+const OutputExcerptChars = 200
 
 // StatusEvent is one step of a trigger's status trace (upstream's
 // JobStatusTraceEvent).
@@ -71,7 +82,8 @@ type TraceWriteResponse struct {
 // ExecutionQuery selects item executions, newest start first.
 type ExecutionQuery struct {
 	Config map[string]string
-	// JobName, IP and TaskID filter when non-empty.
+	// ID, JobName, IP and TaskID filter when non-empty.
+	ID      string
 	JobName string
 	IP      string
 	TaskID  string
@@ -119,17 +131,36 @@ type StatusPage struct {
 	More     bool
 }
 
+// OutputQuery asks for the output of one item execution.
+type OutputQuery struct {
+	Config map[string]string
+	// ID is the execution's id (ExecutionEvent.ID). Required.
+	ID string
+}
+
+// OutputResult is one item execution's stored output.
+type OutputResult struct {
+	// Found reports whether the store holds output for the id (an
+	// execution that printed nothing, is still running or is unknown has
+	// none).
+	Found  bool
+	Output Output
+}
+
 // TracePurgeRequest deletes what is older than Before.
 type TracePurgeRequest struct {
 	Config map[string]string
 	// Before: executions that started and status events created before it
-	// are deleted. Required (not zero).
+	// are deleted, and the executions' outputs with them. Required (not
+	// zero).
 	Before time.Time
 }
 
 // TracePurgeResponse counts what a purge deleted.
 type TracePurgeResponse struct {
 	Executions, Statuses int64
+	// Outputs counts the deleted executions' outputs.
+	Outputs int64
 }
 
 // TraceValidateRequest asks whether a sink's settings are usable.
@@ -182,7 +213,8 @@ type DistinctValues struct {
 // hosts (and Java ElasticJob instances) may write into one store at once,
 // and a completion may arrive before its start (a Java writer posts them
 // concurrently): the sink must keep both. The read methods (the history
-// command, a console) and Purge (the leader once a day, an operator) are
+// command, a console; QueryOutput when an operator opens one execution's
+// output) and Purge (the leader once a day, an operator) are
 // called rarely, from any goroutine. Validate is called once when the host
 // loads its configuration, before anything starts.
 //
@@ -197,6 +229,7 @@ type Tracer interface {
 	Write(ctx context.Context, req TraceWriteRequest) (TraceWriteResponse, error)
 	QueryExecutions(ctx context.Context, q ExecutionQuery) (ExecutionPage, error)
 	QueryStatuses(ctx context.Context, q StatusQuery) (StatusPage, error)
+	QueryOutput(ctx context.Context, q OutputQuery) (OutputResult, error)
 	Purge(ctx context.Context, req TracePurgeRequest) (TracePurgeResponse, error)
 	// Distinct lists distinct values of one field by prefix; its cost
 	// must not grow with the rows stored (an index seek per value). An

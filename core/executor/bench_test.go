@@ -37,30 +37,46 @@ func (nopFacade) FailoverIfNecessary(context.Context) error            { return 
 // no-op facade and no-op items: one item (inline) and eight (pooled).
 func BenchmarkTrigger(b *testing.B) {
 	for _, n := range []int{1, 8} {
-		items := make([]int, n)
-		for i := range items {
-			items[i] = i
-		}
 		b.Run(map[int]string{1: "1item", 8: "8items"}[n], func(b *testing.B) {
-			cfg := config.New("job", n)
-			f := nopFacade{cfg: cfg, sc: executor.ShardingContexts{
-				TaskID: "job@-@x@-@READY@-@1@-@1", JobName: "job", ShardingTotalCount: n, Items: items,
-			}}
-			e, err := executor.New("job", executor.Options{
-				Facade:        f,
-				AvailableCPUs: 2,
-				Runner:        executor.SimpleFunc(func(context.Context, spi.ShardingContext) error { return nil }),
-			})
-			if err != nil {
-				b.Fatal(err)
-			}
-			ctx := b.Context()
-			b.ReportAllocs()
-			for b.Loop() {
-				if err := e.Execute(ctx, executor.NormalTrigger, nil); err != nil {
-					b.Fatal(err)
-				}
-			}
+			benchTrigger(b, n, executor.SimpleFunc(func(context.Context, spi.ShardingContext) error { return nil }))
 		})
 	}
+}
+
+// benchTrigger runs triggers of an n-item job whose items runner runs.
+func benchTrigger(b *testing.B, n int, runner executor.ItemRunner) {
+	items := make([]int, n)
+	for i := range items {
+		items[i] = i
+	}
+	cfg := config.New("job", n)
+	f := nopFacade{cfg: cfg, sc: executor.ShardingContexts{
+		TaskID: "job@-@x@-@READY@-@1@-@1", JobName: "job", ShardingTotalCount: n, Items: items,
+	}}
+	e, err := executor.New("job", executor.Options{Facade: f, AvailableCPUs: 2, Runner: runner})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := b.Context()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := e.Execute(ctx, executor.NormalTrigger, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// nopJobType is an in-process job type that does nothing.
+type nopJobType struct{}
+
+func (nopJobType) Execute(context.Context, spi.ExecuteRequest) (spi.ExecuteResponse, error) {
+	return spi.ExecuteResponse{}, nil
+}
+func (nopJobType) Validate(context.Context, spi.ValidatePropsRequest) error { return nil }
+
+// BenchmarkTriggerTyped is BenchmarkTrigger's one item run through a job
+// type (executor.Typed), as a host runs SCRIPT and HTTP items: with the
+// item's output and its live output slot.
+func BenchmarkTriggerTyped(b *testing.B) {
+	benchTrigger(b, 1, executor.Typed{Executor: nopJobType{}})
 }

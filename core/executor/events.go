@@ -5,6 +5,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"time"
+
+	"github.com/ejob-io/ejob/spi"
 )
 
 // State is a task status of the status trace (upstream's
@@ -72,6 +74,9 @@ type ItemEvent struct {
 	Success    bool
 	// FailureCause is the item's error text when it failed.
 	FailureCause string
+	// Output is the completed item's output (an OutputRunner's, of its
+	// last try), as the job type returned it: not masked yet.
+	Output spi.Output
 }
 
 // Events receives the pipeline's tracing events. The pipeline calls it

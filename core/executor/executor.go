@@ -154,6 +154,42 @@ type Executor struct {
 	// unknown are the types already reported unknown, by kind, so that
 	// each is logged once.
 	unknown map[string]bool
+
+	liveMu sync.Mutex
+	// live is the output so far of each item an OutputRunner runs now.
+	live map[int]*spi.LiveOutput
+}
+
+// LiveOutput returns the output so far of item while this host runs it
+// (an OutputRunner's), and false when it does not run it now.
+func (e *Executor) LiveOutput(ctx context.Context, item int) (spi.Output, bool, error) {
+	e.liveMu.Lock()
+	l := e.live[item]
+	e.liveMu.Unlock()
+	if l == nil {
+		return spi.Output{}, false, nil
+	}
+	o, err := l.Snapshot(ctx)
+	return o, true, err
+}
+
+// running records l as item's output so far, until ended.
+func (e *Executor) running(item int, l *spi.LiveOutput) {
+	e.liveMu.Lock()
+	defer e.liveMu.Unlock()
+	if e.live == nil {
+		e.live = map[int]*spi.LiveOutput{}
+	}
+	e.live[item] = l
+}
+
+// ended forgets l, item's output so far.
+func (e *Executor) ended(item int, l *spi.LiveOutput) {
+	e.liveMu.Lock()
+	defer e.liveMu.Unlock()
+	if e.live[item] == l {
+		delete(e.live, item)
+	}
 }
 
 // New returns the Executor of jobName.
@@ -790,7 +826,10 @@ func (r *run) startEvent(sc ShardingContexts, src Source, item int) ItemEvent {
 // a whole, not each try.
 func (r *run) item(ctx, ictx context.Context, sc ShardingContexts, item int, ev ItemEvent) (string, error) {
 	r.events.ItemStarted(ctx, ev)
-	tries, err := r.tryItem(ictx, sc, item)
+	tries, out, err := r.tryItem(ictx, sc, item)
+	if !r.quiet {
+		ev.Output = out
+	}
 	if cause := context.Cause(ictx); errors.Is(cause, ErrExecutionTimeout) && !errors.Is(err, ErrExecutionTimeout) {
 		if err == nil {
 			err = cause
@@ -817,17 +856,17 @@ func (r *run) item(ctx, ictx context.Context, sc ShardingContexts, item int, ev 
 }
 
 // tryItem runs the item up to 1+retry.Max times, until a try succeeds. It
-// returns how many tries ran and the last one's error, which wraps
+// returns how many tries ran, the last one's output and error, which wraps
 // ErrRetryStopped when a wait before a retry was cut short.
-func (r *run) tryItem(ctx context.Context, sc ShardingContexts, item int) (int, error) {
+func (r *run) tryItem(ctx context.Context, sc ShardingContexts, item int) (int, spi.Output, error) {
 	tries := r.retry.Max + 1
 	for try := 1; ; try++ {
-		err := r.runItem(ctx, sc.ShardingContext(item))
+		out, err := r.runItem(ctx, sc.ShardingContext(item))
 		if err == nil || try == tries {
-			return try, err
+			return try, out, err
 		}
 		if ctx.Err() != nil { // the runner was stopped: no retry to announce
-			return try, fmt.Errorf("%w (%w: %w)", err, ErrRetryStopped, context.Cause(ctx))
+			return try, out, fmt.Errorf("%w (%w: %w)", err, ErrRetryStopped, context.Cause(ctx))
 		}
 		delay := r.retry.Delay(try)
 		if r.opts.OnRetry != nil {
@@ -838,7 +877,7 @@ func (r *run) tryItem(ctx context.Context, sc ShardingContexts, item int) (int, 
 		if stop := r.backoff(ctx, delay); stop != nil {
 			r.log.Warn(fmt.Sprintf("item %d: retry stopped after try %d of %d", item, try, tries),
 				"item", item, "try", try, "tries", tries, "reason", stop)
-			return try, fmt.Errorf("%w (%w: %w)", err, ErrRetryStopped, stop)
+			return try, out, fmt.Errorf("%w (%w: %w)", err, ErrRetryStopped, stop)
 		}
 	}
 }
@@ -875,13 +914,21 @@ func (r *run) backoff(ctx context.Context, d time.Duration) error {
 
 // runItem calls the runner, turning a panic into an error as upstream
 // catches every Throwable.
-func (r *run) runItem(ctx context.Context, sc spi.ShardingContext) (err error) {
+// (and the output of an OutputRunner, whose output so far LiveOutput
+// reads while it runs).
+func (r *run) runItem(ctx context.Context, sc spi.ShardingContext) (out spi.Output, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("%w: %v\n%s", ErrItemPanicked, p, debug.Stack())
 		}
 	}()
-	return r.opts.Runner.RunItem(ctx, sc)
+	if o, ok := r.opts.Runner.(OutputRunner); ok {
+		live := new(spi.LiveOutput)
+		r.running(sc.ShardingItem, live)
+		defer r.ended(sc.ShardingItem, live)
+		return o.RunItemOutput(spi.WithLiveOutput(ctx, live), sc)
+	}
+	return spi.Output{}, r.opts.Runner.RunItem(ctx, sc)
 }
 
 // javaList formats items as Java's List/Set toString: "[0, 1]".

@@ -19,6 +19,16 @@ type ItemRunner interface {
 	RunItem(ctx context.Context, sc spi.ShardingContext) error
 }
 
+// OutputRunner is an ItemRunner that also returns the item's output (what
+// it printed or returned, see spi.Output), whether the item succeeded or
+// failed. The pipeline calls RunItemOutput instead of RunItem and records
+// the output of an item's last try with its completion event
+// (ItemEvent.Output).
+type OutputRunner interface {
+	ItemRunner
+	RunItemOutput(ctx context.Context, sc spi.ShardingContext) (spi.Output, error)
+}
+
 type configKey struct{}
 
 // JobConfig returns a copy of the job configuration the current trigger
@@ -77,10 +87,17 @@ type Typed struct {
 	PollInterval time.Duration
 }
 
-var _ ItemRunner = Typed{}
+var _ OutputRunner = Typed{}
 
 // RunItem implements ItemRunner.
 func (t Typed) RunItem(ctx context.Context, sc spi.ShardingContext) error {
+	_, err := t.RunItemOutput(ctx, sc)
+	return err
+}
+
+// RunItemOutput implements OutputRunner: the output is the job type's
+// (spi.ExecuteResponse.Output).
+func (t Typed) RunItemOutput(ctx context.Context, sc spi.ShardingContext) (spi.Output, error) {
 	var props map[string]string
 	if cfg := sharedJobConfig(ctx); cfg != nil {
 		props = maps.Clone(cfg.Props) // the job type may keep or modify them
@@ -90,13 +107,14 @@ func (t Typed) RunItem(ctx context.Context, sc spi.ShardingContext) error {
 		ctx, stop = t.stopOnResharding(ctx)
 		defer stop()
 	}
-	if _, err := t.Executor.Execute(ctx, spi.ExecuteRequest{Context: sc, Props: props}); err != nil {
+	resp, err := t.Executor.Execute(ctx, spi.ExecuteRequest{Context: sc, Props: props})
+	if err != nil {
 		if errors.Is(context.Cause(ctx), ErrResharding) {
-			return nil
+			return resp.Output, nil
 		}
-		return err // the pipeline names the job and item; the transport, the plugin and type
+		return resp.Output, err // the pipeline names the job and item; the transport, the plugin and type
 	}
-	return nil
+	return resp.Output, nil
 }
 
 // stopOnResharding returns a ctx cancelled with ErrResharding once

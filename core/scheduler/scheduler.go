@@ -809,6 +809,18 @@ func (s *Scheduler) ConfigErrors() map[string]error {
 	return out
 }
 
+// LiveOutput returns the output so far of job's item while this host
+// runs it (a job type's item), and false when it does not run it now.
+func (s *Scheduler) LiveOutput(ctx context.Context, job string, item int) (spi.Output, bool, error) {
+	s.mu.Lock()
+	rt, ok := s.jobs[job]
+	s.mu.Unlock()
+	if !ok || rt.exec == nil {
+		return spi.Output{}, false, nil
+	}
+	return rt.exec.LiveOutput(ctx, item)
+}
+
 // IsLeader reports whether this instance is the leader of the job (false
 // for a job it does not run).
 func (s *Scheduler) IsLeader(ctx context.Context, job string) (bool, error) {

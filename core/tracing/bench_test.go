@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -57,32 +58,39 @@ func BenchmarkEventsPerSecond(b *testing.B) {
 			const n = 20_000
 			var rate float64
 			for b.Loop() {
-				r, err := tracing.New(tracing.Options{Tracer: sink, Config: cfg, QueueSize: n})
-				if err != nil {
-					b.Fatal(err)
-				}
-				ctx, cancel := context.WithCancel(context.Background())
-				done := make(chan error, 1)
-				go func() { done <- r.Run(ctx) }()
-				start := time.Now()
-				for i := range n / 2 {
-					ev := executor.ItemEvent{ID: executor.NewEventID(), JobName: "bench", TaskID: "bench@-@0@-@READY@-@10.0.0.1@-@1",
-						InstanceID: "10.0.0.1@-@1", Item: i % 8, Start: time.Now()}
-					r.ItemStarted(ctx, ev)
-					ev.Complete, ev.Success = time.Now(), true
-					r.ItemCompleted(ctx, ev)
-				}
-				testkit.Eventually(b, 5*time.Minute, "every event written", func() bool { return r.Written()+r.Dropped() == n })
-				rate = n / time.Since(start).Seconds()
-				cancel()
-				<-done
-				if r.Dropped() != 0 {
-					b.Fatalf("dropped %d events", r.Dropped())
-				}
+				rate = n / recordExecutions(b, sink, cfg, n/2, spi.Output{}).Seconds()
 			}
 			b.ReportMetric(rate, "events/s")
 		})
 	}
+}
+
+// recordExecutions queues n executions (a start and a completion with
+// out each) into a new Recorder writing into sink as fast as it can, and
+// returns how long it took until all were stored.
+func recordExecutions(b *testing.B, sink spi.Tracer, cfg map[string]string, n int, out spi.Output) time.Duration {
+	r, err := tracing.New(tracing.Options{Tracer: sink, Config: cfg, QueueSize: 2 * n})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	start := time.Now()
+	for i := range n {
+		ev := executor.ItemEvent{ID: executor.NewEventID(), JobName: "bench", TaskID: "bench@-@0@-@READY@-@10.0.0.1@-@1",
+			InstanceID: "10.0.0.1@-@1", Item: i % 8, Start: time.Now()}
+		r.ItemStarted(ctx, ev)
+		ev.Complete, ev.Success, ev.Output = time.Now(), true, out
+		r.ItemCompleted(ctx, ev)
+	}
+	testkit.Eventually(b, 5*time.Minute, "every event written", func() bool { return r.Written()+r.Dropped() == int64(2*n) })
+	took := time.Since(start)
+	if r.Dropped() != 0 {
+		b.Fatalf("dropped %d events", r.Dropped())
+	}
+	return took
 }
 
 // BenchmarkTriggerJitterTracing: one host (embedded registry) runs a
@@ -229,4 +237,82 @@ func BenchmarkHistoryQuery(b *testing.B) {
 		b.Fatal(err)
 	}
 	queries("scan/") // upstream's DDL alone
+}
+
+// benchOutput is size bytes of SCRIPT-like output, one line per row.
+func benchOutput(size int) spi.Output {
+	var b strings.Builder
+	for i := 0; b.Len() < size; i++ {
+		fmt.Fprintf(&b, "%sprocessed row %d of 5000: ok, user=billing host=db-%d\n", spi.StdoutPrefix, i, i%7)
+	}
+	return spi.TailOutput(b.String(), size)
+}
+
+// BenchmarkOutputPerExecution: what the output of an execution costs the
+// host's recording, per execution (a start and a completion) stored in
+// batches through the SQLite sink and in the in-memory history, with no
+// output and with 4 KiB and 64 KiB (the cap) of it. The writer masks the
+// output (redact.Text) before the sink call; items only queue events, so
+// the trigger path does not see this cost.
+func BenchmarkOutputPerExecution(b *testing.B) {
+	for _, store := range []string{"sqlite", "memory"} {
+		for _, size := range []int{0, 4 << 10, spi.MaxOutputBytes} {
+			b.Run(fmt.Sprintf("%s/output=%dKiB", store, size>>10), func(b *testing.B) {
+				var sink spi.Tracer = tracing.NewMemory(tracing.MemoryOptions{Runs: 1 << 20, OutputBytes: 1 << 30})
+				var cfg map[string]string
+				if store == "sqlite" {
+					s := rdb.New()
+					b.Cleanup(func() { s.Close() })
+					sink, cfg = s, map[string]string{"driver": "sqlite", "url": filepath.Join(b.TempDir(), "trace.db")}
+				}
+				out := spi.Output{}
+				if size > 0 {
+					out = benchOutput(size)
+				}
+				const n = 1000
+				var per float64
+				for b.Loop() {
+					per = float64(recordExecutions(b, sink, cfg, n, out).Microseconds()) / n
+				}
+				b.ReportMetric(per, "us/execution")
+			})
+		}
+	}
+}
+
+// BenchmarkOutputCaptureAndMask: the other per-execution costs of output,
+// for 4 KiB and 64 KiB of 70-byte lines: capturing it line by line as a
+// SCRIPT item does (spi.OutputBuffer, on the plugin's side), and masking
+// it (tracing.MaskOutput, on the host's writer) when no line and when
+// every line may hold a secret.
+func BenchmarkOutputCaptureAndMask(b *testing.B) {
+	for _, size := range []int{4 << 10, spi.MaxOutputBytes} {
+		out := benchOutput(size)
+		lines := strings.SplitAfter(out.Text, "\n")
+		b.Run(fmt.Sprintf("capture/output=%dKiB", size>>10), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				var buf spi.OutputBuffer
+				for _, l := range lines {
+					buf.WriteLine(spi.StdoutPrefix, strings.TrimSuffix(strings.TrimPrefix(l, spi.StdoutPrefix), "\n"))
+				}
+				_ = buf.Output()
+			}
+		})
+		b.Run(fmt.Sprintf("mask/output=%dKiB", size>>10), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = tracing.MaskOutput(out)
+			}
+		})
+		// The worst case: every line names a secret word, so every
+		// line goes through redact.Text.
+		suspect := spi.TailOutput(strings.Repeat("out| refreshed the api token of user=billing, expires in 3600s\n", size/60), size)
+		b.Run(fmt.Sprintf("mask-every-line-suspect/output=%dKiB", size>>10), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = tracing.MaskOutput(suspect)
+			}
+		})
+	}
 }

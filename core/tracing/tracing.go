@@ -23,6 +23,7 @@ import (
 	"github.com/ejob-io/ejob/core/executor"
 	"github.com/ejob-io/ejob/core/instance"
 	"github.com/ejob-io/ejob/spi"
+	"github.com/ejob-io/ejob/spi/redact"
 )
 
 // Defaults of Options.
@@ -202,8 +203,84 @@ func (r *Recorder) item(ev executor.ItemEvent) {
 	r.push(event{exec: &spi.ExecutionEvent{
 		ID: id, Hostname: r.opts.Hostname, IP: ipOf(ev.InstanceID), TaskID: ev.TaskID, JobName: ev.JobName,
 		Source: ev.Source.String(), ShardingItem: ev.Item, StartTime: ev.Start, CompleteTime: ev.Complete,
-		Success: ev.Success, FailureCause: ev.FailureCause,
+		Success: ev.Success, FailureCause: ev.FailureCause, Output: ev.Output,
 	}})
+}
+
+// Mask returns e with the secrets of its output and failure cause masked
+// (redact.Text), the output capped at spi.MaxOutputBytes: what leaves the
+// host process of an execution.
+func Mask(e spi.ExecutionEvent) spi.ExecutionEvent {
+	if e.FailureCause != "" {
+		e.FailureCause = redact.Text(e.FailureCause)
+	}
+	e.Output = MaskOutput(e.Output)
+	return e
+}
+
+// MaskOutput returns o with its secrets masked (redact.Text), capped at
+// spi.MaxOutputBytes (the tail kept). Only the lines that may hold a
+// secret (redact.MayHoldSecret) go through redact.Text, with the lines
+// after them (maskGap), so that a value spanning lines is masked as a
+// whole: redact.Text costs ~0.5 µs a byte, and most output has no
+// secret.
+func MaskOutput(o spi.Output) spi.Output {
+	if o.IsZero() {
+		return o
+	}
+	m := spi.TailOutput(maskLines(o.Text), spi.MaxOutputBytes)
+	m.Cut += o.Cut
+	return m
+}
+
+// maskGap is how many lines after a suspect line are masked with it (a
+// value may continue there), and so how many lines without a suspect word
+// may separate two suspect lines masked as one text.
+const maskGap = 8
+
+// maskLines masks the runs of s's lines around suspect lines.
+func maskLines(s string) string {
+	var b strings.Builder
+	done := 0          // s[:done] is written
+	from, to := -1, -1 // the pending run of lines, s[from:to]
+	gap := 0
+	flush := func() {
+		if from < 0 {
+			return
+		}
+		b.WriteString(s[done:from])
+		b.WriteString(redact.Text(s[from:to]))
+		done, from = to, -1
+	}
+	for pos := 0; pos < len(s); {
+		end := strings.IndexByte(s[pos:], '\n')
+		if end < 0 {
+			end = len(s)
+		} else {
+			end += pos + 1
+		}
+		switch {
+		case redact.MayHoldSecret(s[pos:end]):
+			if from < 0 {
+				from = pos
+			}
+			to, gap = end, 0
+		case from >= 0:
+			// The lines after a suspect one may continue its value.
+			if gap++; gap > maskGap {
+				flush()
+			} else {
+				to = end
+			}
+		}
+		pos = end
+	}
+	flush()
+	if done == 0 {
+		return s
+	}
+	b.WriteString(s[done:])
+	return b.String()
 }
 
 // TaskStaging implements executor.Events.
@@ -307,7 +384,8 @@ func (r *Recorder) write(ctx context.Context, batch []event) error {
 	req := spi.TraceWriteRequest{Config: r.opts.Config}
 	for _, ev := range batch {
 		if ev.exec != nil {
-			req.Executions = append(req.Executions, *ev.exec)
+			// Masked here, on the writer, off the items' goroutines.
+			req.Executions = append(req.Executions, Mask(*ev.exec))
 		} else {
 			req.Statuses = append(req.Statuses, *ev.status)
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -57,7 +58,8 @@ func (f *historyFlags) open(ctx context.Context, cmd *cobra.Command, e *env) (*t
 	}
 	if tr == nil {
 		cat.Close()
-		return nil, nil, fmt.Errorf("%s has no elasticjob.tracing section: no history is recorded", f.file)
+		return nil, nil, fmt.Errorf("%s has no elasticjob.tracing section: no history is recorded here "+
+			"(a standalone host without it keeps each item's last %d runs in memory, shown by its console)", f.file, tracing.DefaultMemoryRuns)
 	}
 	return &traceSource{file: file, tracer: tr.Tracer, config: tr.Config}, func() { cat.Close() }, nil
 }
@@ -148,6 +150,8 @@ func newHistoryCmd(e *env) *cobra.Command {
 		limit, page     int
 		asJSON          bool
 		statusJob       string
+		withOutput      bool
+		id              string
 	)
 	cmd := &cobra.Command{
 		Use:   "history -c FILE",
@@ -160,11 +164,18 @@ file). Filters combine: --job, --item, --ip (the instance's IP), --success
 range: --since (a duration such as 24h or 7d) or --from/--to. Pages hold
 --limit rows; --page N shows the Nth page.
 
+--output shows each execution as a block with its whole failure cause and
+its output (a SCRIPT's stdout and stderr lines behind "out| " and "err| ",
+an HTTP job's status line and body start, what a Go job type returned),
+instead of the table; --id ID shows the one execution with that id so.
+
 --status JOB shows the status trace of JOB's triggers instead (upstream's
 JOB_STATUS_TRACE_LOG: TASK_STAGING, TASK_RUNNING, TASK_FINISHED or
 TASK_ERROR), newest first; --task narrows it to one task id.`,
 		Example: `  ejob history -c ejob.yaml --job billing --success false --since 24h
   ejob history -c ejob.yaml --job billing --item 3 --limit 20 --page 2
+  ejob history -c ejob.yaml --job billing --success false --output
+  ejob history -c ejob.yaml --id 6f1c0e9a-5d1b-4c1e-9a49-0d5c2b0f7e11
   ejob history -c ejob.yaml --status billing --json
   ejob history purge -c ejob.yaml --older-than 30d`,
 		Args: cobra.NoArgs,
@@ -177,7 +188,7 @@ TASK_ERROR), newest first; --task narrows it to one task id.`,
 				return usagef(cmd, "--page: want 1 to %d with --limit %d, got %d", tracing.MaxOffset/limit+1, limit, page)
 			}
 			var q spi.ExecutionQuery
-			q.JobName, q.IP, q.TaskID, q.Limit, q.Offset = job, ip, task, limit, offset
+			q.ID, q.JobName, q.IP, q.TaskID, q.Limit, q.Offset = id, job, ip, task, limit, offset
 			if cmd.Flags().Changed("item") {
 				q.Item = &item
 			}
@@ -230,24 +241,38 @@ TASK_ERROR), newest first; --task narrows it to one task id.`,
 					return err
 				}
 			}
+			if id != "" {
+				// A tracing plugin built before the id filter ignores it.
+				p.Executions = slices.DeleteFunc(p.Executions, func(x spi.ExecutionEvent) bool { return x.ID != id })
+				p.More = false
+			}
+			if id != "" && len(p.Executions) == 0 {
+				return fmt.Errorf("no execution with id %q in %s: %w", id, hf.file, lifecycle.ErrNotFound)
+			}
+			if withOutput || id != "" {
+				if err := wholeOutputs(cmd.Context(), src.tracer, src.config, p.Executions); err != nil {
+					return err
+				}
+				if !asJSON {
+					for _, x := range p.Executions {
+						printRun(e, x)
+					}
+					footer(e, len(p.Executions), page, p.More)
+					return nil
+				}
+			}
 			if asJSON {
 				return writeJSON(e, map[string]any{"executions": executionsJSON(p.Executions), "page": page, "more": p.More})
 			}
 			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "START\tDURATION\tJOB\tITEM\tIP\tSOURCE\tRESULT\tFAILURE")
 			for _, x := range p.Executions {
-				dur, result := "-", "running"
+				dur := "-"
 				if !x.CompleteTime.IsZero() {
 					dur = x.CompleteTime.Sub(x.StartTime).Round(time.Millisecond).String()
 				}
-				switch {
-				case x.Success:
-					result = "ok"
-				case !x.CompleteTime.IsZero() || x.FailureCause != "":
-					result = "FAILED"
-				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", x.StartTime.Format("2006-01-02 15:04:05.000"), dur, x.JobName,
-					x.ShardingItem, x.IP, x.Source, result, firstLine(x.FailureCause, 80))
+					x.ShardingItem, x.IP, x.Source, result(x), firstLine(x.FailureCause, 80))
 			}
 			if err := tw.Flush(); err != nil {
 				return err
@@ -269,9 +294,62 @@ TASK_ERROR), newest first; --task narrows it to one task id.`,
 	f.IntVar(&page, "page", 1, "page number (1 is the newest)")
 	f.BoolVar(&asJSON, "json", false, "print JSON instead of a table")
 	f.StringVar(&statusJob, "status", "", "show the status trace of this job's triggers instead")
+	f.BoolVar(&withOutput, "output", false, "show each execution's whole failure cause and output")
+	f.StringVar(&id, "id", "", "show the execution with this id, with its output")
 	hf.register(cmd)
 	cmd.AddCommand(newHistoryPurgeCmd(e))
 	return cmd
+}
+
+// wholeOutputs replaces the output excerpts of xs by the whole outputs,
+// one query per execution that has output.
+func wholeOutputs(ctx context.Context, tr spi.Tracer, cfg map[string]string, xs []spi.ExecutionEvent) error {
+	for i := range xs {
+		if xs[i].Output.IsZero() {
+			continue
+		}
+		r, err := tr.QueryOutput(ctx, spi.OutputQuery{Config: cfg, ID: xs[i].ID})
+		if err != nil {
+			return err
+		}
+		xs[i].Output = r.Output
+	}
+	return nil
+}
+
+// result is an execution's outcome: ok, FAILED or running.
+func result(x spi.ExecutionEvent) string {
+	switch {
+	case x.Success:
+		return "ok"
+	case !x.CompleteTime.IsZero() || x.FailureCause != "":
+		return "FAILED"
+	}
+	return "running"
+}
+
+// printRun prints one execution as a block: a heading line, the whole
+// failure cause and the output, indented.
+func printRun(e *env, x spi.ExecutionEvent) {
+	dur := "-"
+	if !x.CompleteTime.IsZero() {
+		dur = x.CompleteTime.Sub(x.StartTime).Round(time.Millisecond).String()
+	}
+	fmt.Fprintf(e.stdout, "%s  %s item %d  %s  %s  %s  %s  id %s\n", x.StartTime.Format("2006-01-02 15:04:05.000"), x.JobName,
+		x.ShardingItem, x.IP, x.Source, result(x), dur, x.ID)
+	indent := func(s string) string { return "    " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n    ") }
+	if x.FailureCause != "" {
+		fmt.Fprintf(e.stdout, "  failure:\n%s\n", indent(x.FailureCause))
+	}
+	switch {
+	case x.Output.IsZero():
+		fmt.Fprintln(e.stdout, "  (no output)")
+	case x.Output.Cut > 0:
+		fmt.Fprintf(e.stdout, "  output (the first %d bytes cut):\n%s\n", x.Output.Cut, indent(x.Output.Text))
+	default:
+		fmt.Fprintf(e.stdout, "  output:\n%s\n", indent(x.Output.Text))
+	}
+	fmt.Fprintln(e.stdout)
 }
 
 func showStatuses(ctx context.Context, e *env, src *traceSource, q spi.StatusQuery, asJSON bool, page int) error {
@@ -340,6 +418,9 @@ func executionsJSON(xs []spi.ExecutionEvent) []map[string]any {
 			"source": x.Source, "shardingItem": x.ShardingItem, "startTime": jsonTime(x.StartTime),
 			"completeTime": jsonTime(x.CompleteTime), "success": x.Success, "failureCause": x.FailureCause,
 		})
+		if !x.Output.IsZero() {
+			out[len(out)-1]["output"], out[len(out)-1]["outputCut"] = x.Output.Text, x.Output.Cut
+		}
 	}
 	return out
 }
@@ -388,8 +469,8 @@ elasticjob.tracing.`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(e.stdout, "deleted %d executions and %d status events older than %s\n",
-				resp.Executions, resp.Statuses, before.Format("2006-01-02 15:04:05"))
+			fmt.Fprintf(e.stdout, "deleted %d executions (%d with output) and %d status events older than %s\n",
+				resp.Executions, resp.Outputs, resp.Statuses, before.Format("2006-01-02 15:04:05"))
 			return nil
 		},
 	}

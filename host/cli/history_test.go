@@ -45,6 +45,7 @@ func historyFile(t *testing.T) (cfgPath string, dbCfg map[string]string, t0 time
 		e.CompleteTime, e.Success = e.StartTime.Add(1500*time.Millisecond), i%4 != 0
 		if !e.Success {
 			e.FailureCause = "exit status 3\nstack"
+			e.Output = spi.Output{Text: fmt.Sprintf("out| step 1 of %s %d\nerr| disk full\n", job, i), Cut: 10}
 		}
 		req.Executions = append(req.Executions, e)
 	}
@@ -128,7 +129,7 @@ func TestHistory(t *testing.T) {
 	}
 
 	code, out, _ = run(t, "history", "purge", "-c", cfg, "--older-than", "50m")
-	if code != 0 || !strings.Contains(out, "deleted 14 executions and 3 status events") {
+	if code != 0 || !strings.Contains(out, "deleted 14 executions (4 with output) and 3 status events") {
 		t.Errorf("purge: %d %s", code, out)
 	}
 	tr := rdb.New()
@@ -136,6 +137,9 @@ func TestHistory(t *testing.T) {
 	p, err := tr.QueryExecutions(context.Background(), spi.ExecutionQuery{Config: dbCfg, Limit: 100})
 	if err != nil || len(p.Executions) != 1 || p.Executions[0].ID != "billing-11" {
 		t.Errorf("after purge: %d rows, %v", len(p.Executions), err)
+	}
+	if o, err := tr.QueryOutput(context.Background(), spi.OutputQuery{Config: dbCfg, ID: "billing-08"}); err != nil || o.Found {
+		t.Errorf("output of a purged execution: %+v, %v", o, err)
 	}
 
 	if code, _, errs := run(t, "history", "-c", cfg, "--success", "maybe"); code != 2 || !strings.Contains(errs, "--success") {
@@ -199,5 +203,33 @@ func TestHistoryUnknownJob(t *testing.T) {
 	code, _, errs := run(t, "history", "-c", zkCfg, "--job", "nosuch")
 	if code != cli.ExitNotFound || !strings.Contains(errs, fmt.Sprintf(`not in namespace %q`, flags[3])) {
 		t.Errorf("unknown with a regCenter: exit %d\nstderr %s", code, errs)
+	}
+}
+
+// TestHistoryOutput: --output shows each execution with its whole failure
+// cause and its output (how much was cut said), --id one execution, the
+// JSON the output's excerpt; an unknown --id exits 3.
+func TestHistoryOutput(t *testing.T) {
+	cfg, _, _ := historyFile(t)
+	code, out, errs := run(t, "history", "-c", cfg, "--job", "billing", "--success", "false", "--output", "--limit", "2")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"billing item 2", "FAILED", "id billing-08", "  failure:\n    exit status 3\n    stack\n",
+		"  output (the first 10 bytes cut):\n    out| step 1 of billing 8\n    err| disk full\n", "  (no output)\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("--output lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, _ = run(t, "history", "-c", cfg, "--id", "billing-04")
+	if code != 0 || !strings.Contains(out, "id billing-04") || !strings.Contains(out, "out| step 1 of billing 4") || strings.Contains(out, "billing-08") {
+		t.Errorf("--id billing-04: exit %d\n%s", code, out)
+	}
+	code, out, _ = run(t, "history", "-c", cfg, "--id", "billing-04", "--json")
+	if code != 0 || !strings.Contains(out, `"output": "out| step 1 of billing 4\nerr| disk full\n"`) || !strings.Contains(out, `"outputCut": 10`) {
+		t.Errorf("--id --json: exit %d\n%s", code, out)
+	}
+	if code, _, errs := run(t, "history", "-c", cfg, "--id", "nope"); code != 3 || !strings.Contains(errs, `"nope"`) {
+		t.Errorf("unknown --id: exit %d: %s", code, errs)
 	}
 }

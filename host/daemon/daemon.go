@@ -369,7 +369,7 @@ func Run(ctx context.Context, opts Options) error {
 	defer stop()
 	if p.http != nil {
 		mx.ExpectJobs()
-		httpDone, err := serveHTTP(runCtx, *p.http, file, client, mx, tr, log)
+		httpDone, err := serveHTTP(runCtx, *p.http, file, client, mx, tr, s.LiveOutput, log)
 		if err != nil {
 			return err
 		}
@@ -545,20 +545,23 @@ type tracingRun struct {
 }
 
 // startTracing starts the writer of the file's elasticjob.tracing, if any.
+// A standalone host without one records into memory (tracing.Memory: the
+// last runs of each item, with their output), so that its console and CLI
+// still show recent runs.
 func startTracing(ctx context.Context, file *hostconfig.File, cat *plugins.Catalog, log hclog.Logger) (*tracingRun, error) {
 	t := file.Tracing
 	if t == nil {
-		return &tracingRun{stop: func() {}}, nil
+		if file.Registry != nil {
+			return &tracingRun{stop: func() {}}, nil
+		}
+		return recordTracing(ctx, tracing.NewMemory(tracing.MemoryOptions{}), map[string]string{"driver": tracing.MemoryDriver},
+			tracing.Filter{}, log.Named("tracing"), "type", tracing.MemoryDriver, "runs_per_item", tracing.DefaultMemoryRuns)
 	}
 	tr, err := spi.Resolve[spi.Tracer](cat, t.Type)
 	if err != nil {
 		return nil, fmt.Errorf("%s:%d: elasticjob.tracing: %w", file.Name, t.Line, err)
 	}
-	tlog := log.Named("tracing")
-	rec, err := tracing.New(tracing.Options{
-		Tracer: tr, Config: t.DataSource, Filter: tracing.Filter{Include: t.Include, Exclude: t.Exclude}, Logger: tlog,
-	})
-	if err != nil {
+	if err := (tracing.Filter{Include: t.Include, Exclude: t.Exclude}).Validate(); err != nil {
 		return nil, fmt.Errorf("%s:%d: elasticjob.tracing: %w", file.Name, t.Line, err)
 	}
 	// Never the data source's values: they may hold a password.
@@ -569,6 +572,16 @@ func startTracing(ctx context.Context, file *hostconfig.File, cat *plugins.Catal
 	if t.DefaultDataSource {
 		attrs = append(attrs, "file", t.DataSource["url"])
 	}
+	return recordTracing(ctx, tr, t.DataSource, tracing.Filter{Include: t.Include, Exclude: t.Exclude}, log.Named("tracing"), attrs...)
+}
+
+// recordTracing starts a Recorder writing into tr until the run's stop.
+func recordTracing(ctx context.Context, tr spi.Tracer, config map[string]string, filter tracing.Filter, tlog hclog.Logger,
+	attrs ...any) (*tracingRun, error) {
+	rec, err := tracing.New(tracing.Options{Tracer: tr, Config: config, Filter: filter, Logger: tlog})
+	if err != nil {
+		return nil, err
+	}
 	tlog.Info("recording execution events", attrs...)
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
@@ -576,7 +589,7 @@ func startTracing(ctx context.Context, file *hostconfig.File, cat *plugins.Catal
 		defer close(done)
 		_ = rec.Run(rctx)
 	}()
-	return &tracingRun{events: rec, rec: rec, tracer: tr, config: t.DataSource, log: tlog, stop: func() {
+	return &tracingRun{events: rec, rec: rec, tracer: tr, config: config, log: tlog, stop: func() {
 		cancel()
 		<-done
 		if d := rec.Dropped(); d > 0 {
@@ -604,7 +617,7 @@ func (t *tracingRun) purgeDaily(ctx context.Context, s *scheduler.Scheduler, job
 				t.log.Error("tracing: purge failed; retrying in an hour", "error", err)
 			} else {
 				last = time.Now()
-				t.log.Info("tracing: purged old history", "executions", resp.Executions, "statuses", resp.Statuses,
+				t.log.Info("tracing: purged old history", "executions", resp.Executions, "outputs", resp.Outputs, "statuses", resp.Statuses,
 					"before", before.Format(time.RFC3339))
 			}
 		}
@@ -623,9 +636,9 @@ func (t *tracingRun) purgeDaily(ctx context.Context, s *scheduler.Scheduler, job
 // address that cannot be opened fails the start: probes and operators
 // depend on it.
 func serveHTTP(ctx context.Context, h hostconfig.HTTPSettings, file *hostconfig.File, c reg.Client, mx *metrics.Metrics, tr *tracingRun,
-	log hclog.Logger) (<-chan struct{}, error) {
+	live httpapi.LiveOutputFunc, log hclog.Logger) (<-chan struct{}, error) {
 	opts := HTTPOptions(h, file.Registry, c, mx, log.Named("http"))
-	opts.Tracer, opts.TracerConfig = tr.tracer, tr.config
+	opts.Tracer, opts.TracerConfig, opts.LiveOutput = tr.tracer, tr.config, live
 	srv, err := httpapi.Listen(opts)
 	if err != nil {
 		return nil, err

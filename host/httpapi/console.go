@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ejob-io/ejob/core/lifecycle"
+	"github.com/ejob-io/ejob/core/tracing"
 	"github.com/ejob-io/ejob/spi"
 )
 
@@ -30,9 +31,13 @@ const (
 //
 //	GET /console/api/jobs/{jobName}             a job's detail
 //	GET /console/api/jobs/{jobName}/executions  its recent executions
+//	GET /console/api/executions/{executionId}/output  one execution and its output
+//	GET /console/api/jobs/{jobName}/items/{item}/output  a running item's output so far
 func (s *Server) ConsoleRoutes(mux *Mux) {
+	mux.HandleFunc("GET "+ConsolePrefix+"jobs/{jobName}/items/{item}/output", s.liveOutput)
 	mux.HandleFunc("GET "+ConsolePrefix+"jobs/{jobName}", s.jobDetail)
 	mux.HandleFunc("GET "+ConsolePrefix+"jobs/{jobName}/executions", s.recentExecutions)
+	mux.HandleFunc("GET "+ConsolePrefix+"executions/{executionId}/output", s.executionOutput)
 }
 
 // JobDetail is the model of GET /console/api/jobs/{jobName}: the job's
@@ -120,7 +125,7 @@ func lastResults(ctx context.Context, tr spi.Tracer, cfg map[string]string, d li
 // job's executions, newest start first, without the total that
 // /api/event-trace/execution counts.
 type Recent struct {
-	Rows []ExecutionRow `json:"rows"`
+	Rows []RecentRow `json:"rows"`
 	// More: older rows match too.
 	More bool `json:"more"`
 }
@@ -170,9 +175,111 @@ func (s *Server) recentExecutions(w http.ResponseWriter, r *http.Request) {
 		fail(w, traceStatus(err), "event trace: "+err.Error())
 		return
 	}
-	out := Recent{Rows: make([]ExecutionRow, 0, len(p.Executions)), More: p.More}
+	out := Recent{Rows: make([]RecentRow, 0, len(p.Executions)), More: p.More}
 	for _, x := range p.Executions {
-		out.Rows = append(out.Rows, executionRow(x))
+		row := RecentRow{ExecutionRow: executionRow(x)}
+		if !x.Output.IsZero() {
+			row.Output = &OutputExcerpt{Tail: x.Output.Text, Cut: x.Output.Cut}
+		}
+		out.Rows = append(out.Rows, row)
+	}
+	ok(w, out)
+}
+
+// RecentRow is one row of Recent: upstream's fields and, when the
+// execution has output, an excerpt of it.
+type RecentRow struct {
+	ExecutionRow
+	Output *OutputExcerpt `json:"output,omitempty"`
+}
+
+// OutputExcerpt is the end of an execution's output: its last
+// spi.OutputExcerptChars characters; Cut counts the bytes before them
+// (0: Tail is the whole output).
+type OutputExcerpt struct {
+	Tail string `json:"tail"`
+	Cut  int64  `json:"cut"`
+}
+
+// ExecutionOutput is the model of GET
+// /console/api/executions/{executionId}/output:
+// the execution (its failure cause whole) and its whole stored output.
+type ExecutionOutput struct {
+	Execution ExecutionRow `json:"execution"`
+	// HasOutput is false when the execution printed nothing, is still
+	// running, or its output was dropped (a host's memory bound).
+	HasOutput bool `json:"hasOutput"`
+	// Output is the output's text (masked: secrets read ***); a SCRIPT's
+	// lines start with "out| " or "err| ".
+	Output string `json:"output"`
+	// Cut counts the bytes cut from the output's start to keep the cap.
+	Cut int64 `json:"cut"`
+}
+
+// LiveOutputFunc reads the output so far of job's item while this process
+// runs it; false when it does not run it now.
+type LiveOutputFunc func(ctx context.Context, job string, item int) (spi.Output, bool, error)
+
+// LiveOutput is the model of GET
+// /console/api/jobs/{jobName}/items/{item}/output.
+type LiveOutput struct {
+	// Running is false when this host does not run the item now.
+	Running bool `json:"running"`
+	// Output is the output so far (masked); Cut counts the bytes cut from
+	// its start to keep the cap.
+	Output string `json:"output"`
+	Cut    int64  `json:"cut"`
+}
+
+// liveOutput is GET /console/api/jobs/{jobName}/items/{item}/output: the
+// output so far of an item this host runs; 404 where no job runs here
+// (`ejob serve`).
+func (s *Server) liveOutput(w http.ResponseWriter, r *http.Request) {
+	if s.opts.LiveOutput == nil {
+		fail(w, http.StatusNotFound, "a running item's output is served by the host that runs it (its ejob.http), not by ejob serve")
+		return
+	}
+	item, _ := strconv.Atoi(r.PathValue("item")) // checked by the route
+	ctx, cancel := s.ctx(r)
+	defer cancel()
+	o, running, err := s.opts.LiveOutput(ctx, r.PathValue("jobName"), item)
+	if err != nil {
+		fail(w, status(err), "live output: "+err.Error())
+		return
+	}
+	m := tracing.MaskOutput(o)
+	ok(w, LiveOutput{Running: running, Output: m.Text, Cut: m.Cut})
+}
+
+// executionOutput is GET /console/api/executions/{executionId}/output: 404
+// for an id the event trace does not hold.
+func (s *Server) executionOutput(w http.ResponseWriter, r *http.Request) {
+	t := s.backend().trace
+	if t.tracer == nil {
+		fail(w, http.StatusNotFound, errNoTracing.Error())
+		return
+	}
+	id := r.PathValue("executionId")
+	ctx, cancel := s.ctx(r)
+	defer cancel()
+	p, err := t.tracer.QueryExecutions(ctx, spi.ExecutionQuery{Config: t.config, ID: id, Limit: 1})
+	if err != nil {
+		fail(w, traceStatus(err), "event trace: "+err.Error())
+		return
+	}
+	// A tracing plugin built before the id filter ignores it: match here.
+	if len(p.Executions) == 0 || p.Executions[0].ID != id {
+		fail(w, http.StatusNotFound, fmt.Sprintf("no execution with id %q in the event trace", id))
+		return
+	}
+	out := ExecutionOutput{Execution: executionRow(p.Executions[0])}
+	if !p.Executions[0].Output.IsZero() {
+		o, err := t.tracer.QueryOutput(ctx, spi.OutputQuery{Config: t.config, ID: id})
+		if err != nil {
+			fail(w, traceStatus(err), "event trace: "+err.Error())
+			return
+		}
+		out.HasOutput, out.Output, out.Cut = o.Found, o.Output.Text, o.Output.Cut
 	}
 	ok(w, out)
 }

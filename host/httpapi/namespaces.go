@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ejob-io/ejob/core/tracing"
 	"github.com/ejob-io/ejob/host/namespaces"
 	"github.com/ejob-io/ejob/spi/redact"
 	"github.com/hashicorp/go-hclog"
@@ -140,7 +141,8 @@ func (s *Server) namespacesModel() NamespacesModel {
 		rc.Digest = redact.Mask
 	}
 	m.RegistryCenters = []RegistryEntry{{RegistryCenter: rc, Builtin: true}}
-	if s.opts.Tracer != nil {
+	// A standalone host's in-memory history is no data source to list.
+	if s.opts.Tracer != nil && s.opts.TracerConfig["driver"] != tracing.MemoryDriver {
 		c := s.opts.TracerConfig
 		ds := namespaces.DataSource{Name: DefaultDataSource, Driver: c["driver"], URL: cmp.Or(c["url"], c["jdbcUrl"]),
 			Username: c["username"], Password: c["password"]}

@@ -92,6 +92,8 @@ func paramRule(name string) (shown string, check func(string) error, ok bool) {
 		return name, checkEntryName, true
 	case "prefix":
 		return name, checkPrefix, true
+	case "executionId":
+		return name, checkExecutionID, true
 	}
 	return "", nil, false
 }
@@ -100,6 +102,19 @@ func paramRule(name string) (shown string, check func(string) error, ok bool) {
 func checkItem(s string) error {
 	if _, err := strconv.ParseUint(s, 10, 31); err != nil {
 		return fmt.Errorf("%q is not a sharding item (0 to %d)", s, 1<<31-1)
+	}
+	return nil
+}
+
+// checkExecutionID: an execution's id as the event trace keys it (a UUID
+// as ejob and upstream write it): 1 to 40 letters, digits, '-', '_' or '.'.
+func checkExecutionID(s string) error {
+	ok := len(s) > 0 && len(s) <= 40
+	for _, r := range s {
+		ok = ok && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.')
+	}
+	if !ok {
+		return fmt.Errorf("%q is not an execution id (1 to 40 letters, digits, '-', '_' or '.')", s)
 	}
 	return nil
 }

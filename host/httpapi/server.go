@@ -75,6 +75,10 @@ type Options struct {
 	// answer that event trace is not configured.
 	Tracer       spi.Tracer
 	TracerConfig map[string]string
+	// LiveOutput reads the output so far of an item this process runs
+	// (a host's scheduler); nil (`ejob serve`): the live-output endpoint
+	// answers that only the host running the item has it.
+	LiveOutput LiveOutputFunc
 	// Metrics serves /metrics; nil: no /metrics.
 	Metrics http.Handler
 	// Ready says whether the process is ready (/readyz): nil when it is,

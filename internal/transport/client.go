@@ -214,6 +214,10 @@ func (t tracerClient) QueryStatuses(ctx context.Context, q spi.StatusQuery) (spi
 	return unary(ctx, client(t), "query statuses", pb.PluginClient.QueryStatuses, statusQueryToProto(t.typeName, q), statusPageFromProto)
 }
 
+func (t tracerClient) QueryOutput(ctx context.Context, q spi.OutputQuery) (spi.OutputResult, error) {
+	return unary(ctx, client(t), "query output", pb.PluginClient.QueryOutput, outputQueryToProto(t.typeName, q), outputResultFromProto)
+}
+
 func (t tracerClient) Purge(ctx context.Context, req spi.TracePurgeRequest) (spi.TracePurgeResponse, error) {
 	return unary(ctx, client(t), "purge traces", pb.PluginClient.PurgeTraces, tracePurgeRequestToProto(t.typeName, req), tracePurgeResponseFromProto)
 }

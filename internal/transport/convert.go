@@ -151,9 +151,42 @@ func executeRequestFromProto(m *pb.ExecuteRequest) spi.ExecuteRequest {
 	return spi.ExecuteRequest{Context: shardingContextFromProto(m.GetContext()), Props: propsFromProto(m.GetProps())}
 }
 
-func executeResponseToProto(spi.ExecuteResponse) *pb.ExecuteResponse { return &pb.ExecuteResponse{} }
+func executeResponseToProto(r spi.ExecuteResponse) *pb.ExecuteResponse {
+	return &pb.ExecuteResponse{Output: outputToProto(r.Output)}
+}
 
-func executeResponseFromProto(*pb.ExecuteResponse) spi.ExecuteResponse { return spi.ExecuteResponse{} }
+func executeResponseFromProto(m *pb.ExecuteResponse) spi.ExecuteResponse {
+	return spi.ExecuteResponse{Output: outputFromProto(m.GetOutput())}
+}
+
+// outputToProto is nil for no output, so that an item without output
+// costs nothing on the wire.
+func outputToProto(o spi.Output) *pb.Output {
+	if o.IsZero() {
+		return nil
+	}
+	return &pb.Output{Text: o.Text, Cut: o.Cut}
+}
+
+func outputFromProto(m *pb.Output) spi.Output {
+	return spi.Output{Text: m.GetText(), Cut: m.GetCut()}
+}
+
+func outputQueryToProto(typeName string, q spi.OutputQuery) *pb.OutputQuery {
+	return &pb.OutputQuery{Type: typeName, Config: q.Config, Id: q.ID}
+}
+
+func outputQueryFromProto(m *pb.OutputQuery) spi.OutputQuery {
+	return spi.OutputQuery{Config: propsFromProto(m.GetConfig()), ID: m.GetId()}
+}
+
+func outputResultToProto(r spi.OutputResult) *pb.OutputResult {
+	return &pb.OutputResult{Found: r.Found, Output: outputToProto(r.Output)}
+}
+
+func outputResultFromProto(m *pb.OutputResult) spi.OutputResult {
+	return spi.OutputResult{Found: m.GetFound(), Output: outputFromProto(m.GetOutput())}
+}
 
 func poolSizeRequestToProto(typeName string, r spi.PoolSizeRequest) *pb.PoolSizeRequest {
 	return &pb.PoolSizeRequest{Type: typeName, JobName: r.JobName, AvailableCpus: int64(r.AvailableCPUs)}
@@ -281,6 +314,7 @@ func executionEventToProto(e spi.ExecutionEvent) *pb.ExecutionEvent {
 		Id: e.ID, Hostname: e.Hostname, Ip: e.IP, TaskId: e.TaskID, JobName: e.JobName, Source: e.Source,
 		ShardingItem: int64(e.ShardingItem), StartTimeUnixNanos: timeToProto(e.StartTime),
 		CompleteTimeUnixNanos: timeToProto(e.CompleteTime), Success: e.Success, FailureCause: e.FailureCause,
+		Output: outputToProto(e.Output),
 	}
 }
 
@@ -289,6 +323,7 @@ func executionEventFromProto(m *pb.ExecutionEvent) spi.ExecutionEvent {
 		ID: m.GetId(), Hostname: m.GetHostname(), IP: m.GetIp(), TaskID: m.GetTaskId(), JobName: m.GetJobName(),
 		Source: m.GetSource(), ShardingItem: int(m.GetShardingItem()), StartTime: timeFromProto(m.GetStartTimeUnixNanos()),
 		CompleteTime: timeFromProto(m.GetCompleteTimeUnixNanos()), Success: m.GetSuccess(), FailureCause: m.GetFailureCause(),
+		Output: outputFromProto(m.GetOutput()),
 	}
 }
 
@@ -354,7 +389,7 @@ func traceWriteResponseFromProto(m *pb.TraceWriteResponse) spi.TraceWriteRespons
 
 func executionQueryToProto(typeName string, q spi.ExecutionQuery) *pb.ExecutionQuery {
 	out := &pb.ExecutionQuery{
-		Type: typeName, Config: q.Config, JobName: q.JobName, Ip: q.IP, TaskId: q.TaskID, Success: q.Success,
+		Type: typeName, Config: q.Config, Id: q.ID, JobName: q.JobName, Ip: q.IP, TaskId: q.TaskID, Success: q.Success,
 		FromUnixNanos: timeToProto(q.From), ToUnixNanos: timeToProto(q.To), Offset: int64(q.Offset), Limit: int64(q.Limit),
 	}
 	if q.Item != nil {
@@ -366,7 +401,7 @@ func executionQueryToProto(typeName string, q spi.ExecutionQuery) *pb.ExecutionQ
 
 func executionQueryFromProto(m *pb.ExecutionQuery) spi.ExecutionQuery {
 	out := spi.ExecutionQuery{
-		Config: propsFromProto(m.GetConfig()), JobName: m.GetJobName(), IP: m.GetIp(), TaskID: m.GetTaskId(),
+		Config: propsFromProto(m.GetConfig()), ID: m.GetId(), JobName: m.GetJobName(), IP: m.GetIp(), TaskID: m.GetTaskId(),
 		From: timeFromProto(m.GetFromUnixNanos()), To: timeFromProto(m.GetToUnixNanos()),
 		Offset: int(m.GetOffset()), Limit: int(m.GetLimit()),
 	}
@@ -423,11 +458,11 @@ func tracePurgeRequestFromProto(m *pb.TracePurgeRequest) spi.TracePurgeRequest {
 }
 
 func tracePurgeResponseToProto(r spi.TracePurgeResponse) *pb.TracePurgeResponse {
-	return &pb.TracePurgeResponse{Executions: r.Executions, Statuses: r.Statuses}
+	return &pb.TracePurgeResponse{Executions: r.Executions, Statuses: r.Statuses, Outputs: r.Outputs}
 }
 
 func tracePurgeResponseFromProto(m *pb.TracePurgeResponse) spi.TracePurgeResponse {
-	return spi.TracePurgeResponse{Executions: m.GetExecutions(), Statuses: m.GetStatuses()}
+	return spi.TracePurgeResponse{Executions: m.GetExecutions(), Statuses: m.GetStatuses(), Outputs: m.GetOutputs()}
 }
 
 func distinctQueryToProto(typeName string, q spi.DistinctQuery) *pb.DistinctQuery {

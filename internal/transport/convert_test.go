@@ -203,7 +203,8 @@ func TestConvertRoundTrip(t *testing.T) {
 					{ID: "e1", Hostname: "h", IP: "10.0.0.1", TaskID: "j@-@0,1@-@READY@-@10.0.0.1@-@7", JobName: "j",
 						Source: "MISFIRE", ShardingItem: 1, StartTime: tracingT0()},
 					{ID: "e1", Hostname: "h", IP: "10.0.0.1", TaskID: "t", JobName: "j", Source: "NORMAL_TRIGGER",
-						ShardingItem: 1 << 33, StartTime: tracingT0(), CompleteTime: tracingT0().Add(time.Second), FailureCause: "boom"},
+						ShardingItem: 1 << 33, StartTime: tracingT0(), CompleteTime: tracingT0().Add(time.Second), FailureCause: "boom",
+						Output: spi.Output{Text: "out| a\nerr| b ü\n", Cut: 1 << 33}},
 				},
 				Statuses: []spi.StatusEvent{{ID: "s1", JobName: "j", TaskID: "t", SlaveID: "10.0.0.1", ExecutionType: "READY",
 					ShardingItems: "[0, 1]", State: "TASK_ERROR", Message: "{0=x}", CreationTime: tracingT0()}},
@@ -223,7 +224,7 @@ func TestConvertRoundTrip(t *testing.T) {
 			},
 		},
 		"execution query all filters": {
-			in: spi.ExecutionQuery{Config: map[string]string{"k": "v"}, JobName: "j", IP: "1.2.3.4", TaskID: "t",
+			in: spi.ExecutionQuery{Config: map[string]string{"k": "v"}, ID: "e1", JobName: "j", IP: "1.2.3.4", TaskID: "t",
 				Item: new(0), Success: new(false), From: tracingT0(), To: tracingT0().Add(time.Hour), Offset: 20, Limit: 10},
 			trip: func(t *testing.T, v any) any {
 				return executionQueryFromProto(wire(t, executionQueryToProto("RDB", v.(spi.ExecutionQuery))))
@@ -273,9 +274,37 @@ func TestConvertRoundTrip(t *testing.T) {
 			},
 		},
 		"purge response": {
-			in: spi.TracePurgeResponse{Executions: 3, Statuses: 1 << 40},
+			in: spi.TracePurgeResponse{Executions: 3, Statuses: 1 << 40, Outputs: 2},
 			trip: func(t *testing.T, v any) any {
 				return tracePurgeResponseFromProto(wire(t, tracePurgeResponseToProto(v.(spi.TracePurgeResponse))))
+			},
+		},
+		"execute response with output": {
+			in: spi.ExecuteResponse{Output: spi.Output{Text: "HTTP/1.1 200 OK\nok", Cut: 5}},
+			trip: func(t *testing.T, v any) any {
+				return executeResponseFromProto(wire(t, executeResponseToProto(v.(spi.ExecuteResponse))))
+			},
+		},
+		"execute response without output": {
+			in: spi.ExecuteResponse{},
+			trip: func(t *testing.T, v any) any {
+				m := executeResponseToProto(v.(spi.ExecuteResponse))
+				if m.GetOutput() != nil {
+					t.Errorf("no output sent as %v", m.GetOutput())
+				}
+				return executeResponseFromProto(wire(t, m))
+			},
+		},
+		"output query and result": {
+			in: spi.OutputQuery{Config: map[string]string{"k": "v"}, ID: "e1"},
+			trip: func(t *testing.T, v any) any {
+				return outputQueryFromProto(wire(t, outputQueryToProto("RDB", v.(spi.OutputQuery))))
+			},
+		},
+		"output result": {
+			in: spi.OutputResult{Found: true, Output: spi.Output{Text: "x", Cut: 3}},
+			trip: func(t *testing.T, v any) any {
+				return outputResultFromProto(wire(t, outputResultToProto(v.(spi.OutputResult))))
 			},
 		},
 		"trace validate": {

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	pb "github.com/ejob-io/ejob/internal/transport/pluginpb"
 	"github.com/ejob-io/ejob/spi"
 )
 
@@ -87,6 +88,32 @@ func codeOf(err error) codes.Code {
 	default:
 		return codes.Unknown
 	}
+}
+
+// withOutput attaches a failed Execute's output to its status error as a
+// detail (an ExecuteResponse), so that the host keeps what the item
+// printed before it failed.
+func withOutput(err error, out spi.Output) error {
+	m := outputToProto(out)
+	if m == nil {
+		return err
+	}
+	st, derr := status.Convert(err).WithDetails(&pb.ExecuteResponse{Output: m})
+	if derr != nil {
+		return err
+	}
+	return st.Err()
+}
+
+// outputOf returns the output a failed Execute's status error carries
+// (see withOutput).
+func outputOf(err error) spi.Output {
+	for _, d := range status.Convert(err).Details() {
+		if r, ok := d.(*pb.ExecuteResponse); ok {
+			return outputFromProto(r.GetOutput())
+		}
+	}
+	return spi.Output{}
 }
 
 // remoteError is an error that came over the wire: Error is the text to

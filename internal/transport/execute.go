@@ -30,7 +30,7 @@ func (c *Conn) execute(ctx context.Context, typeName string, req spi.ExecuteRequ
 	defer x.end()
 	resp, err := x.waitOrStop(ctx)
 	if err != nil {
-		return spi.ExecuteResponse{}, c.wrap(op, typeName, err)
+		return resp, c.wrap(op, typeName, err)
 	}
 	return resp, nil
 }
@@ -72,6 +72,17 @@ func (c *Conn) startExecution(ctx context.Context, typeName string, req spi.Exec
 			x.lease, x.req.LeaseTtlNanos = lease, int64(ttl)
 		}
 	}
+	if live := spi.LiveOutputFrom(ctx); live != nil {
+		// The host reads a running item's output from the plugin.
+		id := x.req.ExecutionId
+		live.SetFetch(func(ctx context.Context) (spi.Output, error) {
+			r, err := c.client.PeekOutput(ctx, &pb.PeekOutputRequest{ExecutionId: id})
+			if err != nil {
+				return spi.Output{}, fromStatus(ctx, err, c.exited())
+			}
+			return outputFromProto(r.GetOutput()), nil
+		})
+	}
 	// The RPC keeps ctx's values but not its cancellation or deadline.
 	var rpcCtx context.Context
 	rpcCtx, x.cancelRPC = context.WithCancel(context.WithoutCancel(ctx))
@@ -89,7 +100,8 @@ func (x *remoteExecution) end() {
 }
 
 // waitOrStop waits for the RPC to return, or for the process to exit, or
-// for ctx to end; then the plugin is asked to stop the execution.
+// for ctx to end; then the plugin is asked to stop the execution. The
+// response carries the item's output also when the error is not nil.
 func (x *remoteExecution) waitOrStop(ctx context.Context) (spi.ExecuteResponse, error) {
 	select {
 	case r := <-x.results:
@@ -99,7 +111,7 @@ func (x *remoteExecution) waitOrStop(ctx context.Context) (spi.ExecuteResponse, 
 		x.cancelRPC()
 		return x.result(ctx, <-x.results)
 	case <-ctx.Done():
-		return spi.ExecuteResponse{}, x.stop(ctx)
+		return x.stop(ctx)
 	}
 }
 
@@ -108,13 +120,14 @@ func (x *remoteExecution) result(ctx context.Context, r executeResult) (spi.Exec
 	if r.err == nil {
 		return executeResponseFromProto(r.resp), nil
 	}
+	resp := spi.ExecuteResponse{Output: outputOf(r.err)}
 	switch status.Code(r.err) {
 	case codes.Canceled:
 		if ctx.Err() == nil && x.lease != nil {
 			if dl := x.lease.Deadline(); !dl.IsZero() && !time.Now().Before(dl) {
 				// The plugin stopped the call at the lease's deadline: the
 				// host did not renew it in time.
-				return spi.ExecuteResponse{}, fmt.Errorf("%w: %w", context.Canceled, spi.ErrLeaseExpired)
+				return resp, fmt.Errorf("%w: %w", context.Canceled, spi.ErrLeaseExpired)
 			}
 		}
 	case codes.DeadlineExceeded:
@@ -124,13 +137,14 @@ func (x *remoteExecution) result(ctx context.Context, r executeResult) (spi.Exec
 			<-ctx.Done()
 		}
 	}
-	return spi.ExecuteResponse{}, fromStatus(ctx, r.err, x.c.exited())
+	return resp, fromStatus(ctx, r.err, x.c.exited())
 }
 
 // stop asks the plugin to stop the execution, ctx having ended, and waits
 // for its Execute to return within the stop grace. It returns the
-// execution's error (see stopped).
-func (x *remoteExecution) stop(ctx context.Context) error {
+// execution's error (see stopped) and its output, if the plugin returned
+// in time.
+func (x *remoteExecution) stop(ctx context.Context) (spi.ExecuteResponse, error) {
 	grace := x.c.stopGrace
 	cancelCtx, cancelCancel := context.WithTimeout(context.WithoutCancel(ctx), grace)
 	cancelled := make(chan struct{})
@@ -152,22 +166,22 @@ func (x *remoteExecution) stop(ctx context.Context) error {
 	defer timer.Stop()
 	select {
 	case r := <-x.results:
-		return x.stopResult(ctx, r.err)
+		return x.stopResult(ctx, r)
 	case <-x.c.done:
 		x.cancelRPC()
-		return x.stopResult(ctx, (<-x.results).err)
+		return x.stopResult(ctx, <-x.results)
 	case <-timer.C:
 		x.cancelRPC()
 		<-x.results
-		return stopped(ctx, nil, true, grace)
+		return spi.ExecuteResponse{}, stopped(ctx, nil, true, grace)
 	}
 }
 
-// stopResult is the error of an Execute stopped after ctx ended, from the
-// RPC's error (nil: the plugin returned success).
-func (x *remoteExecution) stopResult(ctx context.Context, rpcErr error) error {
-	if rpcErr == nil {
-		return stopped(ctx, nil, false, 0)
+// stopResult is the outcome of an Execute stopped after ctx ended, from the
+// RPC's result (a nil error: the plugin returned success).
+func (x *remoteExecution) stopResult(ctx context.Context, r executeResult) (spi.ExecuteResponse, error) {
+	if r.err == nil {
+		return executeResponseFromProto(r.resp), stopped(ctx, nil, false, 0)
 	}
-	return stopped(ctx, fromStatus(ctx, rpcErr, x.c.exited()), false, 0)
+	return spi.ExecuteResponse{Output: outputOf(r.err)}, stopped(ctx, fromStatus(ctx, r.err, x.c.exited()), false, 0)
 }

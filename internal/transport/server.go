@@ -130,9 +130,19 @@ func (s *server) Execute(ctx context.Context, req *pb.ExecuteRequest) (*pb.Execu
 			x.lease = startLease(time.Duration(ttl), x.cancel)
 			defer x.lease.stop()
 		}
+		x.live = new(spi.LiveOutput)
+		ctx = spi.WithLiveOutput(ctx, x.live)
 		defer s.execs.start(id, x)()
 	}
-	return handle(ctx, s, req.GetType(), spi.JobExecutor.Execute, executeRequestFromProto(req), executeResponseToProto)
+	impl, err := spi.Resolve[spi.JobExecutor](s.plugins, req.GetType())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	resp, err := impl.Execute(ctx, executeRequestFromProto(req))
+	if err != nil {
+		return nil, withOutput(toStatus(err), resp.Output)
+	}
+	return executeResponseToProto(resp), nil
 }
 
 // Cancel cancels the running Execute with the request's execution id (see
@@ -190,6 +200,23 @@ func (s *server) QueryExecutions(ctx context.Context, req *pb.ExecutionQuery) (*
 
 func (s *server) QueryStatuses(ctx context.Context, req *pb.StatusQuery) (*pb.StatusPage, error) {
 	return handle(ctx, s, req.GetType(), spi.Tracer.QueryStatuses, statusQueryFromProto(req), statusPageToProto)
+}
+
+// PeekOutput returns the output so far of a running Execute.
+func (s *server) PeekOutput(ctx context.Context, req *pb.PeekOutputRequest) (*pb.OutputResult, error) {
+	live := s.execs.live(req.GetExecutionId())
+	if live == nil {
+		return &pb.OutputResult{}, nil
+	}
+	o, err := live.Snapshot(ctx)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.OutputResult{Found: true, Output: outputToProto(o)}, nil
+}
+
+func (s *server) QueryOutput(ctx context.Context, req *pb.OutputQuery) (*pb.OutputResult, error) {
+	return handle(ctx, s, req.GetType(), spi.Tracer.QueryOutput, outputQueryFromProto(req), outputResultToProto)
 }
 
 func (s *server) PurgeTraces(ctx context.Context, req *pb.TracePurgeRequest) (*pb.TracePurgeResponse, error) {

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/ejob-io/ejob/spi"
 )
 
 // Stopping an Execute across the process boundary.
@@ -93,6 +95,8 @@ type execution struct {
 	cancel   context.CancelCauseFunc
 	deadline time.Time
 	lease    *leaseTimer // nil: no execution lease
+	// live is the execution's output so far (PeekOutput).
+	live *spi.LiveOutput
 }
 
 type earlyCancel struct {
@@ -141,6 +145,13 @@ func (x execution) stop(cause error, deadlineExceeded bool) {
 
 // cancel cancels execution id with cause and reports whether it was
 // running; if not, it is remembered for a later start.
+// live returns the output so far of the running execution id, or nil.
+func (e *executions) live(id string) *spi.LiveOutput {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.running[id].live
+}
+
 func (e *executions) cancel(id string, cause error, deadlineExceeded bool) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()

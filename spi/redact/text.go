@@ -51,6 +51,24 @@ func authSchemes() []string {
 	return []string{"bearer", "basic", "digest", "token", "bot", "negotiate", "ntlm", "apikey", "key", "sso-key"}
 }
 
+// MayHoldSecret reports whether Text may change s: s holds a URL's "://",
+// a user info's '@', a '%' (a percent-encoded name), a secret word or
+// part of a name (IsSecretKey's, as a substring in any case), an
+// Authorization scheme (bearer, basic) or a user flag (-u, -U, --user).
+// Text(s) == s when it returns false. A cheap test: callers with long
+// text (a run's output) mask only the lines it reports.
+func MayHoldSecret(s string) bool {
+	l := strings.ToLower(s)
+	for _, words := range [][]string{{"://", "@", "%", "bearer", "basic", "-u"}, secretWords(), secretParts()} {
+		for _, w := range words {
+			if strings.Contains(l, w) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // Text returns free text (a command line, a request body, a header
 // list, a dump) with every secret it carries masked, whatever the quoting:
 //

@@ -63,6 +63,9 @@ func TestText(t *testing.T) {
 		"":                                    "",
 	} {
 		got := redact.Text(in)
+		if got != in && !redact.MayHoldSecret(in) {
+			t.Errorf("MayHoldSecret(%q) = false, but Text masks it", in)
+		}
 		if got != want {
 			t.Errorf("Text(%q)\n = %q\nwant %q", in, got, want)
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -70,7 +71,13 @@ func executionIDs(ctx context.Context, tr spi.Tracer, q spi.ExecutionQuery) ([]s
 //     and the job names of the status events by prefix, LIKE's wildcards
 //     in a prefix taken literally, at most Limit with More; an unknown
 //     field is an error wrapping spi.ErrUnsupported;
-//   - purge: Purge deletes what started (was created) before its time;
+//   - output: a completion's output is stored once (also when its batch
+//     is written twice); QueryOutput returns it whole, QueryExecutions'
+//     row an excerpt of its last spi.OutputExcerptChars characters with
+//     Cut counting the rest, the ID filter selects one execution, and an
+//     execution without output is not Found;
+//   - purge: Purge deletes what started (was created) before its time,
+//     the executions' outputs with them;
 //   - invalid_config: Validate rejects each of opts.InvalidConfig with an
 //     error wrapping spi.ErrInvalidConfig.
 func TracerChecks(opts TracerOptions) []Check[spi.Tracer] {
@@ -258,17 +265,65 @@ func TracerChecks(opts TracerOptions) []Check[spi.Tracer] {
 			}
 			return nil
 		}},
+		{Name: "output", Run: func(ctx context.Context, tr spi.Tracer) error {
+			cfg := opts.Config()
+			long := spi.Output{Text: strings.Repeat("out| ok ünïcode\n", 300) + "err| cannot reach db\n", Cut: 7}
+			e, quiet := suiteExec("conf-out", "job", 0, t0), suiteExec("conf-quiet", "job", 1, t0)
+			done := suiteDone(e, "boom")
+			done.Output = long
+			req := spi.TraceWriteRequest{Config: cfg, Executions: []spi.ExecutionEvent{e, quiet, done, suiteDone(quiet, "")}}
+			for range 2 {
+				if _, err := tr.Write(ctx, req); err != nil {
+					return fmt.Errorf("Write: %w", err)
+				}
+			}
+			r, err := tr.QueryOutput(ctx, spi.OutputQuery{Config: cfg, ID: "conf-out"})
+			if err != nil {
+				return fmt.Errorf("QueryOutput: %w", err)
+			}
+			if !r.Found || r.Output != long {
+				return fmt.Errorf("QueryOutput = found %v, %d bytes cut %d; want the %d bytes cut %d written", r.Found, len(r.Output.Text), r.Output.Cut, len(long.Text), long.Cut)
+			}
+			for _, id := range []string{"conf-quiet", "conf-none"} {
+				if r, err := tr.QueryOutput(ctx, spi.OutputQuery{Config: cfg, ID: id}); err != nil || r.Found {
+					return fmt.Errorf("QueryOutput(%s) = %+v, %v; want not found", id, r, err)
+				}
+			}
+			p, err := tr.QueryExecutions(ctx, spi.ExecutionQuery{Config: cfg, ID: "conf-out"})
+			if err != nil {
+				return fmt.Errorf("QueryExecutions: %w", err)
+			}
+			if len(p.Executions) != 1 {
+				return fmt.Errorf("QueryExecutions by ID: %d rows, want 1", len(p.Executions))
+			}
+			x := p.Executions[0].Output
+			runes := []rune(long.Text)
+			want := string(runes[len(runes)-spi.OutputExcerptChars:])
+			if x.Text != want || x.Cut != long.Cut+int64(len(long.Text)-len(want)) {
+				return fmt.Errorf("excerpt %q cut %d, want %q cut %d", x.Text, x.Cut, want, long.Cut+int64(len(long.Text)-len(want)))
+			}
+			p, err = tr.QueryExecutions(ctx, spi.ExecutionQuery{Config: cfg, ID: "conf-quiet"})
+			if err != nil || len(p.Executions) != 1 || !p.Executions[0].Output.IsZero() {
+				return fmt.Errorf("QueryExecutions(conf-quiet) = %+v, %v; want one row without output", p.Executions, err)
+			}
+			return nil
+		}},
 		{Name: "purge", Run: func(ctx context.Context, tr spi.Tracer) error {
 			cfg := opts.Config()
-			if _, err := tr.Write(ctx, batch(cfg)); err != nil {
+			b := batch(cfg)
+			b.Executions[2].Output = spi.Output{Text: "out| done\n"}
+			if _, err := tr.Write(ctx, b); err != nil {
 				return fmt.Errorf("Write: %w", err)
 			}
 			resp, err := tr.Purge(ctx, spi.TracePurgeRequest{Config: cfg, Before: t0.Add(time.Second)})
 			if err != nil {
 				return fmt.Errorf("Purge: %w", err)
 			}
-			if resp.Executions != 2 || resp.Statuses != 1 {
-				return fmt.Errorf("Purge = %+v, want 2 executions and 1 status", resp)
+			if resp.Executions != 2 || resp.Statuses != 1 || resp.Outputs != 1 {
+				return fmt.Errorf("Purge = %+v, want 2 executions, 1 status and 1 output", resp)
+			}
+			if r, err := tr.QueryOutput(ctx, spi.OutputQuery{Config: cfg, ID: b.Executions[2].ID}); err != nil || r.Found {
+				return fmt.Errorf("QueryOutput after Purge = %+v, %v; want not found", r, err)
 			}
 			sp, err := tr.QueryStatuses(ctx, spi.StatusQuery{Config: cfg})
 			if err != nil || len(sp.Statuses) != 1 || sp.Statuses[0].ID != "conf-s2" {

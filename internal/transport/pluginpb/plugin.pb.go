@@ -810,8 +810,11 @@ func (x *ExecuteRequest) GetLeaseTtlNanos() int64 {
 	return 0
 }
 
+// A failed Execute returns its output in its status's details, as an
+// ExecuteResponse.
 type ExecuteResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
+	Output        *Output                `protobuf:"bytes,1,opt,name=output,proto3" json:"output,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -844,6 +847,13 @@ func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
 // Deprecated: Use ExecuteResponse.ProtoReflect.Descriptor instead.
 func (*ExecuteResponse) Descriptor() ([]byte, []int) {
 	return file_plugin_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *ExecuteResponse) GetOutput() *Output {
+	if x != nil {
+		return x.Output
+	}
+	return nil
 }
 
 type CancelRequest struct {
@@ -1537,8 +1547,10 @@ type ExecutionEvent struct {
 	CompleteTimeUnixNanos int64                  `protobuf:"varint,9,opt,name=complete_time_unix_nanos,json=completeTimeUnixNanos,proto3" json:"complete_time_unix_nanos,omitempty"`
 	Success               bool                   `protobuf:"varint,10,opt,name=success,proto3" json:"success,omitempty"`
 	FailureCause          string                 `protobuf:"bytes,11,opt,name=failure_cause,json=failureCause,proto3" json:"failure_cause,omitempty"`
-	unknownFields         protoimpl.UnknownFields
-	sizeCache             protoimpl.SizeCache
+	// The output on a completion; an excerpt in an ExecutionPage.
+	Output        *Output `protobuf:"bytes,12,opt,name=output,proto3" json:"output,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ExecutionEvent) Reset() {
@@ -1646,6 +1658,13 @@ func (x *ExecutionEvent) GetFailureCause() string {
 		return x.FailureCause
 	}
 	return ""
+}
+
+func (x *ExecutionEvent) GetOutput() *Output {
+	if x != nil {
+		return x.Output
+	}
+	return nil
 }
 
 type StatusEvent struct {
@@ -1985,6 +2004,7 @@ type ExecutionQuery struct {
 	ToUnixNanos   int64                  `protobuf:"varint,9,opt,name=to_unix_nanos,json=toUnixNanos,proto3" json:"to_unix_nanos,omitempty"`
 	Offset        int64                  `protobuf:"varint,10,opt,name=offset,proto3" json:"offset,omitempty"`
 	Limit         int64                  `protobuf:"varint,11,opt,name=limit,proto3" json:"limit,omitempty"`
+	Id            string                 `protobuf:"bytes,12,opt,name=id,proto3" json:"id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2094,6 +2114,13 @@ func (x *ExecutionQuery) GetLimit() int64 {
 		return x.Limit
 	}
 	return 0
+}
+
+func (x *ExecutionQuery) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
 }
 
 type ExecutionPage struct {
@@ -2388,6 +2415,7 @@ type TracePurgeResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Executions    int64                  `protobuf:"varint,1,opt,name=executions,proto3" json:"executions,omitempty"`
 	Statuses      int64                  `protobuf:"varint,2,opt,name=statuses,proto3" json:"statuses,omitempty"`
+	Outputs       int64                  `protobuf:"varint,3,opt,name=outputs,proto3" json:"outputs,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2436,6 +2464,222 @@ func (x *TracePurgeResponse) GetStatuses() int64 {
 	return 0
 }
 
+func (x *TracePurgeResponse) GetOutputs() int64 {
+	if x != nil {
+		return x.Outputs
+	}
+	return 0
+}
+
+type Output struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Text  string                 `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
+	// Bytes cut from the output's start to keep the cap.
+	Cut           int64 `protobuf:"varint,2,opt,name=cut,proto3" json:"cut,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Output) Reset() {
+	*x = Output{}
+	mi := &file_plugin_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Output) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Output) ProtoMessage() {}
+
+func (x *Output) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Output.ProtoReflect.Descriptor instead.
+func (*Output) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *Output) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *Output) GetCut() int64 {
+	if x != nil {
+		return x.Cut
+	}
+	return 0
+}
+
+type OutputQuery struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Type          string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	Config        map[string]string      `protobuf:"bytes,2,rep,name=config,proto3" json:"config,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Id            string                 `protobuf:"bytes,3,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OutputQuery) Reset() {
+	*x = OutputQuery{}
+	mi := &file_plugin_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OutputQuery) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OutputQuery) ProtoMessage() {}
+
+func (x *OutputQuery) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OutputQuery.ProtoReflect.Descriptor instead.
+func (*OutputQuery) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *OutputQuery) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *OutputQuery) GetConfig() map[string]string {
+	if x != nil {
+		return x.Config
+	}
+	return nil
+}
+
+func (x *OutputQuery) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+type OutputResult struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Found         bool                   `protobuf:"varint,1,opt,name=found,proto3" json:"found,omitempty"`
+	Output        *Output                `protobuf:"bytes,2,opt,name=output,proto3" json:"output,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OutputResult) Reset() {
+	*x = OutputResult{}
+	mi := &file_plugin_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OutputResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OutputResult) ProtoMessage() {}
+
+func (x *OutputResult) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OutputResult.ProtoReflect.Descriptor instead.
+func (*OutputResult) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *OutputResult) GetFound() bool {
+	if x != nil {
+		return x.Found
+	}
+	return false
+}
+
+func (x *OutputResult) GetOutput() *Output {
+	if x != nil {
+		return x.Output
+	}
+	return nil
+}
+
+type PeekOutputRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ExecutionId   string                 `protobuf:"bytes,1,opt,name=execution_id,json=executionId,proto3" json:"execution_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PeekOutputRequest) Reset() {
+	*x = PeekOutputRequest{}
+	mi := &file_plugin_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PeekOutputRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PeekOutputRequest) ProtoMessage() {}
+
+func (x *PeekOutputRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PeekOutputRequest.ProtoReflect.Descriptor instead.
+func (*PeekOutputRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *PeekOutputRequest) GetExecutionId() string {
+	if x != nil {
+		return x.ExecutionId
+	}
+	return ""
+}
+
 type DistinctQuery struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Type   string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
@@ -2451,7 +2695,7 @@ type DistinctQuery struct {
 
 func (x *DistinctQuery) Reset() {
 	*x = DistinctQuery{}
-	mi := &file_plugin_proto_msgTypes[38]
+	mi := &file_plugin_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2463,7 +2707,7 @@ func (x *DistinctQuery) String() string {
 func (*DistinctQuery) ProtoMessage() {}
 
 func (x *DistinctQuery) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[38]
+	mi := &file_plugin_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2476,7 +2720,7 @@ func (x *DistinctQuery) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DistinctQuery.ProtoReflect.Descriptor instead.
 func (*DistinctQuery) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{38}
+	return file_plugin_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *DistinctQuery) GetType() string {
@@ -2524,7 +2768,7 @@ type DistinctValues struct {
 
 func (x *DistinctValues) Reset() {
 	*x = DistinctValues{}
-	mi := &file_plugin_proto_msgTypes[39]
+	mi := &file_plugin_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2536,7 +2780,7 @@ func (x *DistinctValues) String() string {
 func (*DistinctValues) ProtoMessage() {}
 
 func (x *DistinctValues) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[39]
+	mi := &file_plugin_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2549,7 +2793,7 @@ func (x *DistinctValues) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DistinctValues.ProtoReflect.Descriptor instead.
 func (*DistinctValues) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{39}
+	return file_plugin_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *DistinctValues) GetValues() []string {
@@ -2638,8 +2882,9 @@ const file_plugin_proto_rawDesc = "" +
 	"\n" +
 	"PropsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x11\n" +
-	"\x0fExecuteResponse\"w\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"A\n" +
+	"\x0fExecuteResponse\x12.\n" +
+	"\x06output\x18\x01 \x01(\v2\x16.ejob.plugin.v1.OutputR\x06output\"w\n" +
 	"\rCancelRequest\x12!\n" +
 	"\fexecution_id\x18\x01 \x01(\tR\vexecutionId\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12+\n" +
@@ -2691,7 +2936,7 @@ const file_plugin_proto_rawDesc = "" +
 	"PropsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x12\n" +
-	"\x10ListenerResponse\"\xe8\x02\n" +
+	"\x10ListenerResponse\"\x98\x03\n" +
 	"\x0eExecutionEvent\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1a\n" +
 	"\bhostname\x18\x02 \x01(\tR\bhostname\x12\x0e\n" +
@@ -2704,7 +2949,8 @@ const file_plugin_proto_rawDesc = "" +
 	"\x18complete_time_unix_nanos\x18\t \x01(\x03R\x15completeTimeUnixNanos\x12\x18\n" +
 	"\asuccess\x18\n" +
 	" \x01(\bR\asuccess\x12#\n" +
-	"\rfailure_cause\x18\v \x01(\tR\ffailureCause\"\xcd\x02\n" +
+	"\rfailure_cause\x18\v \x01(\tR\ffailureCause\x12.\n" +
+	"\x06output\x18\f \x01(\v2\x16.ejob.plugin.v1.OutputR\x06output\"\xcd\x02\n" +
 	"\vStatusEvent\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n" +
 	"\bjob_name\x18\x02 \x01(\tR\ajobName\x12(\n" +
@@ -2736,7 +2982,7 @@ const file_plugin_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"L\n" +
 	"\x12TraceWriteResponse\x12\x1a\n" +
 	"\brejected\x18\x01 \x01(\x03R\brejected\x12\x1a\n" +
-	"\bproblems\x18\x02 \x03(\tR\bproblems\"\xae\x03\n" +
+	"\bproblems\x18\x02 \x03(\tR\bproblems\"\xbe\x03\n" +
 	"\x0eExecutionQuery\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12B\n" +
 	"\x06config\x18\x02 \x03(\v2*.ejob.plugin.v1.ExecutionQuery.ConfigEntryR\x06config\x12\x19\n" +
@@ -2749,7 +2995,8 @@ const file_plugin_proto_rawDesc = "" +
 	"\rto_unix_nanos\x18\t \x01(\x03R\vtoUnixNanos\x12\x16\n" +
 	"\x06offset\x18\n" +
 	" \x01(\x03R\x06offset\x12\x14\n" +
-	"\x05limit\x18\v \x01(\x03R\x05limit\x1a9\n" +
+	"\x05limit\x18\v \x01(\x03R\x05limit\x12\x0e\n" +
+	"\x02id\x18\f \x01(\tR\x02id\x1a9\n" +
 	"\vConfigEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\a\n" +
@@ -2787,12 +3034,28 @@ const file_plugin_proto_rawDesc = "" +
 	"\x11before_unix_nanos\x18\x03 \x01(\x03R\x0fbeforeUnixNanos\x1a9\n" +
 	"\vConfigEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"P\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"j\n" +
 	"\x12TracePurgeResponse\x12\x1e\n" +
 	"\n" +
 	"executions\x18\x01 \x01(\x03R\n" +
 	"executions\x12\x1a\n" +
-	"\bstatuses\x18\x02 \x01(\x03R\bstatuses\"\xe5\x01\n" +
+	"\bstatuses\x18\x02 \x01(\x03R\bstatuses\x12\x18\n" +
+	"\aoutputs\x18\x03 \x01(\x03R\aoutputs\".\n" +
+	"\x06Output\x12\x12\n" +
+	"\x04text\x18\x01 \x01(\tR\x04text\x12\x10\n" +
+	"\x03cut\x18\x02 \x01(\x03R\x03cut\"\xad\x01\n" +
+	"\vOutputQuery\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\x12?\n" +
+	"\x06config\x18\x02 \x03(\v2'.ejob.plugin.v1.OutputQuery.ConfigEntryR\x06config\x12\x0e\n" +
+	"\x02id\x18\x03 \x01(\tR\x02id\x1a9\n" +
+	"\vConfigEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"T\n" +
+	"\fOutputResult\x12\x14\n" +
+	"\x05found\x18\x01 \x01(\bR\x05found\x12.\n" +
+	"\x06output\x18\x02 \x01(\v2\x16.ejob.plugin.v1.OutputR\x06output\"6\n" +
+	"\x11PeekOutputRequest\x12!\n" +
+	"\fexecution_id\x18\x01 \x01(\tR\vexecutionId\"\xe5\x01\n" +
 	"\rDistinctQuery\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12A\n" +
 	"\x06config\x18\x02 \x03(\v2).ejob.plugin.v1.DistinctQuery.ConfigEntryR\x06config\x12\x14\n" +
@@ -2804,7 +3067,7 @@ const file_plugin_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"<\n" +
 	"\x0eDistinctValues\x12\x16\n" +
 	"\x06values\x18\x01 \x03(\tR\x06values\x12\x12\n" +
-	"\x04more\x18\x02 \x01(\bR\x04more2\xfd\v\n" +
+	"\x04more\x18\x02 \x01(\bR\x04more2\x96\r\n" +
 	"\x06Plugin\x12A\n" +
 	"\x04Info\x12\x1b.ejob.plugin.v1.InfoRequest\x1a\x1c.ejob.plugin.v1.InfoResponse\x12M\n" +
 	"\bSharding\x12\x1f.ejob.plugin.v1.ShardingRequest\x1a .ejob.plugin.v1.ShardingResponse\x12V\n" +
@@ -2824,7 +3087,10 @@ const file_plugin_proto_rawDesc = "" +
 	"\x0fQueryExecutions\x12\x1e.ejob.plugin.v1.ExecutionQuery\x1a\x1d.ejob.plugin.v1.ExecutionPage\x12H\n" +
 	"\rQueryStatuses\x12\x1b.ejob.plugin.v1.StatusQuery\x1a\x1a.ejob.plugin.v1.StatusPage\x12T\n" +
 	"\vPurgeTraces\x12!.ejob.plugin.v1.TracePurgeRequest\x1a\".ejob.plugin.v1.TracePurgeResponse\x12O\n" +
-	"\x0eDistinctTraces\x12\x1d.ejob.plugin.v1.DistinctQuery\x1a\x1e.ejob.plugin.v1.DistinctValuesB5Z3github.com/ejob-io/ejob/internal/transport/pluginpbb\x06proto3"
+	"\x0eDistinctTraces\x12\x1d.ejob.plugin.v1.DistinctQuery\x1a\x1e.ejob.plugin.v1.DistinctValues\x12H\n" +
+	"\vQueryOutput\x12\x1b.ejob.plugin.v1.OutputQuery\x1a\x1c.ejob.plugin.v1.OutputResult\x12M\n" +
+	"\n" +
+	"PeekOutput\x12!.ejob.plugin.v1.PeekOutputRequest\x1a\x1c.ejob.plugin.v1.OutputResultB5Z3github.com/ejob-io/ejob/internal/transport/pluginpbb\x06proto3"
 
 var (
 	file_plugin_proto_rawDescOnce sync.Once
@@ -2838,7 +3104,7 @@ func file_plugin_proto_rawDescGZIP() []byte {
 	return file_plugin_proto_rawDescData
 }
 
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 52)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 57)
 var file_plugin_proto_goTypes = []any{
 	(*InfoRequest)(nil),             // 0: ejob.plugin.v1.InfoRequest
 	(*TypeKey)(nil),                 // 1: ejob.plugin.v1.TypeKey
@@ -2878,85 +3144,98 @@ var file_plugin_proto_goTypes = []any{
 	(*StatusPage)(nil),              // 35: ejob.plugin.v1.StatusPage
 	(*TracePurgeRequest)(nil),       // 36: ejob.plugin.v1.TracePurgeRequest
 	(*TracePurgeResponse)(nil),      // 37: ejob.plugin.v1.TracePurgeResponse
-	(*DistinctQuery)(nil),           // 38: ejob.plugin.v1.DistinctQuery
-	(*DistinctValues)(nil),          // 39: ejob.plugin.v1.DistinctValues
-	nil,                             // 40: ejob.plugin.v1.HandleErrorRequest.PropsEntry
-	nil,                             // 41: ejob.plugin.v1.ValidatePropsRequest.PropsEntry
-	nil,                             // 42: ejob.plugin.v1.ExecuteRequest.PropsEntry
-	nil,                             // 43: ejob.plugin.v1.ListenerDescribeRequest.PropsEntry
-	nil,                             // 44: ejob.plugin.v1.ShardingContexts.ShardingItemParametersEntry
-	nil,                             // 45: ejob.plugin.v1.ListenerRequest.PropsEntry
-	nil,                             // 46: ejob.plugin.v1.TraceValidateRequest.ConfigEntry
-	nil,                             // 47: ejob.plugin.v1.TraceWriteRequest.ConfigEntry
-	nil,                             // 48: ejob.plugin.v1.ExecutionQuery.ConfigEntry
-	nil,                             // 49: ejob.plugin.v1.StatusQuery.ConfigEntry
-	nil,                             // 50: ejob.plugin.v1.TracePurgeRequest.ConfigEntry
-	nil,                             // 51: ejob.plugin.v1.DistinctQuery.ConfigEntry
+	(*Output)(nil),                  // 38: ejob.plugin.v1.Output
+	(*OutputQuery)(nil),             // 39: ejob.plugin.v1.OutputQuery
+	(*OutputResult)(nil),            // 40: ejob.plugin.v1.OutputResult
+	(*PeekOutputRequest)(nil),       // 41: ejob.plugin.v1.PeekOutputRequest
+	(*DistinctQuery)(nil),           // 42: ejob.plugin.v1.DistinctQuery
+	(*DistinctValues)(nil),          // 43: ejob.plugin.v1.DistinctValues
+	nil,                             // 44: ejob.plugin.v1.HandleErrorRequest.PropsEntry
+	nil,                             // 45: ejob.plugin.v1.ValidatePropsRequest.PropsEntry
+	nil,                             // 46: ejob.plugin.v1.ExecuteRequest.PropsEntry
+	nil,                             // 47: ejob.plugin.v1.ListenerDescribeRequest.PropsEntry
+	nil,                             // 48: ejob.plugin.v1.ShardingContexts.ShardingItemParametersEntry
+	nil,                             // 49: ejob.plugin.v1.ListenerRequest.PropsEntry
+	nil,                             // 50: ejob.plugin.v1.TraceValidateRequest.ConfigEntry
+	nil,                             // 51: ejob.plugin.v1.TraceWriteRequest.ConfigEntry
+	nil,                             // 52: ejob.plugin.v1.ExecutionQuery.ConfigEntry
+	nil,                             // 53: ejob.plugin.v1.StatusQuery.ConfigEntry
+	nil,                             // 54: ejob.plugin.v1.TracePurgeRequest.ConfigEntry
+	nil,                             // 55: ejob.plugin.v1.OutputQuery.ConfigEntry
+	nil,                             // 56: ejob.plugin.v1.DistinctQuery.ConfigEntry
 }
 var file_plugin_proto_depIdxs = []int32{
 	1,  // 0: ejob.plugin.v1.InfoResponse.types:type_name -> ejob.plugin.v1.TypeKey
 	4,  // 1: ejob.plugin.v1.ShardingResponse.assignments:type_name -> ejob.plugin.v1.Assignment
-	40, // 2: ejob.plugin.v1.HandleErrorRequest.props:type_name -> ejob.plugin.v1.HandleErrorRequest.PropsEntry
+	44, // 2: ejob.plugin.v1.HandleErrorRequest.props:type_name -> ejob.plugin.v1.HandleErrorRequest.PropsEntry
 	6,  // 3: ejob.plugin.v1.HandleErrorRequest.error:type_name -> ejob.plugin.v1.JobError
-	41, // 4: ejob.plugin.v1.ValidatePropsRequest.props:type_name -> ejob.plugin.v1.ValidatePropsRequest.PropsEntry
+	45, // 4: ejob.plugin.v1.ValidatePropsRequest.props:type_name -> ejob.plugin.v1.ValidatePropsRequest.PropsEntry
 	11, // 5: ejob.plugin.v1.ExecuteRequest.context:type_name -> ejob.plugin.v1.ShardingContext
-	42, // 6: ejob.plugin.v1.ExecuteRequest.props:type_name -> ejob.plugin.v1.ExecuteRequest.PropsEntry
-	16, // 7: ejob.plugin.v1.RenewLeaseRequest.renewals:type_name -> ejob.plugin.v1.LeaseRenewal
-	43, // 8: ejob.plugin.v1.ListenerDescribeRequest.props:type_name -> ejob.plugin.v1.ListenerDescribeRequest.PropsEntry
-	44, // 9: ejob.plugin.v1.ShardingContexts.sharding_item_parameters:type_name -> ejob.plugin.v1.ShardingContexts.ShardingItemParametersEntry
-	45, // 10: ejob.plugin.v1.ListenerRequest.props:type_name -> ejob.plugin.v1.ListenerRequest.PropsEntry
-	23, // 11: ejob.plugin.v1.ListenerRequest.contexts:type_name -> ejob.plugin.v1.ShardingContexts
-	46, // 12: ejob.plugin.v1.TraceValidateRequest.config:type_name -> ejob.plugin.v1.TraceValidateRequest.ConfigEntry
-	47, // 13: ejob.plugin.v1.TraceWriteRequest.config:type_name -> ejob.plugin.v1.TraceWriteRequest.ConfigEntry
-	26, // 14: ejob.plugin.v1.TraceWriteRequest.executions:type_name -> ejob.plugin.v1.ExecutionEvent
-	27, // 15: ejob.plugin.v1.TraceWriteRequest.statuses:type_name -> ejob.plugin.v1.StatusEvent
-	48, // 16: ejob.plugin.v1.ExecutionQuery.config:type_name -> ejob.plugin.v1.ExecutionQuery.ConfigEntry
-	26, // 17: ejob.plugin.v1.ExecutionPage.executions:type_name -> ejob.plugin.v1.ExecutionEvent
-	49, // 18: ejob.plugin.v1.StatusQuery.config:type_name -> ejob.plugin.v1.StatusQuery.ConfigEntry
-	27, // 19: ejob.plugin.v1.StatusPage.statuses:type_name -> ejob.plugin.v1.StatusEvent
-	50, // 20: ejob.plugin.v1.TracePurgeRequest.config:type_name -> ejob.plugin.v1.TracePurgeRequest.ConfigEntry
-	51, // 21: ejob.plugin.v1.DistinctQuery.config:type_name -> ejob.plugin.v1.DistinctQuery.ConfigEntry
-	0,  // 22: ejob.plugin.v1.Plugin.Info:input_type -> ejob.plugin.v1.InfoRequest
-	3,  // 23: ejob.plugin.v1.Plugin.Sharding:input_type -> ejob.plugin.v1.ShardingRequest
-	7,  // 24: ejob.plugin.v1.Plugin.HandleError:input_type -> ejob.plugin.v1.HandleErrorRequest
-	9,  // 25: ejob.plugin.v1.Plugin.ValidateErrorHandler:input_type -> ejob.plugin.v1.ValidatePropsRequest
-	12, // 26: ejob.plugin.v1.Plugin.Execute:input_type -> ejob.plugin.v1.ExecuteRequest
-	14, // 27: ejob.plugin.v1.Plugin.Cancel:input_type -> ejob.plugin.v1.CancelRequest
-	17, // 28: ejob.plugin.v1.Plugin.RenewLease:input_type -> ejob.plugin.v1.RenewLeaseRequest
-	9,  // 29: ejob.plugin.v1.Plugin.ValidateJobType:input_type -> ejob.plugin.v1.ValidatePropsRequest
-	19, // 30: ejob.plugin.v1.Plugin.PoolSize:input_type -> ejob.plugin.v1.PoolSizeRequest
-	21, // 31: ejob.plugin.v1.Plugin.DescribeJobListener:input_type -> ejob.plugin.v1.ListenerDescribeRequest
-	24, // 32: ejob.plugin.v1.Plugin.BeforeJobExecuted:input_type -> ejob.plugin.v1.ListenerRequest
-	24, // 33: ejob.plugin.v1.Plugin.AfterJobExecuted:input_type -> ejob.plugin.v1.ListenerRequest
-	28, // 34: ejob.plugin.v1.Plugin.ValidateTracing:input_type -> ejob.plugin.v1.TraceValidateRequest
-	30, // 35: ejob.plugin.v1.Plugin.WriteTraces:input_type -> ejob.plugin.v1.TraceWriteRequest
-	32, // 36: ejob.plugin.v1.Plugin.QueryExecutions:input_type -> ejob.plugin.v1.ExecutionQuery
-	34, // 37: ejob.plugin.v1.Plugin.QueryStatuses:input_type -> ejob.plugin.v1.StatusQuery
-	36, // 38: ejob.plugin.v1.Plugin.PurgeTraces:input_type -> ejob.plugin.v1.TracePurgeRequest
-	38, // 39: ejob.plugin.v1.Plugin.DistinctTraces:input_type -> ejob.plugin.v1.DistinctQuery
-	2,  // 40: ejob.plugin.v1.Plugin.Info:output_type -> ejob.plugin.v1.InfoResponse
-	5,  // 41: ejob.plugin.v1.Plugin.Sharding:output_type -> ejob.plugin.v1.ShardingResponse
-	8,  // 42: ejob.plugin.v1.Plugin.HandleError:output_type -> ejob.plugin.v1.HandleErrorResponse
-	10, // 43: ejob.plugin.v1.Plugin.ValidateErrorHandler:output_type -> ejob.plugin.v1.ValidatePropsResponse
-	13, // 44: ejob.plugin.v1.Plugin.Execute:output_type -> ejob.plugin.v1.ExecuteResponse
-	15, // 45: ejob.plugin.v1.Plugin.Cancel:output_type -> ejob.plugin.v1.CancelResponse
-	18, // 46: ejob.plugin.v1.Plugin.RenewLease:output_type -> ejob.plugin.v1.RenewLeaseResponse
-	10, // 47: ejob.plugin.v1.Plugin.ValidateJobType:output_type -> ejob.plugin.v1.ValidatePropsResponse
-	20, // 48: ejob.plugin.v1.Plugin.PoolSize:output_type -> ejob.plugin.v1.PoolSizeResponse
-	22, // 49: ejob.plugin.v1.Plugin.DescribeJobListener:output_type -> ejob.plugin.v1.ListenerDescription
-	25, // 50: ejob.plugin.v1.Plugin.BeforeJobExecuted:output_type -> ejob.plugin.v1.ListenerResponse
-	25, // 51: ejob.plugin.v1.Plugin.AfterJobExecuted:output_type -> ejob.plugin.v1.ListenerResponse
-	29, // 52: ejob.plugin.v1.Plugin.ValidateTracing:output_type -> ejob.plugin.v1.TraceValidateResponse
-	31, // 53: ejob.plugin.v1.Plugin.WriteTraces:output_type -> ejob.plugin.v1.TraceWriteResponse
-	33, // 54: ejob.plugin.v1.Plugin.QueryExecutions:output_type -> ejob.plugin.v1.ExecutionPage
-	35, // 55: ejob.plugin.v1.Plugin.QueryStatuses:output_type -> ejob.plugin.v1.StatusPage
-	37, // 56: ejob.plugin.v1.Plugin.PurgeTraces:output_type -> ejob.plugin.v1.TracePurgeResponse
-	39, // 57: ejob.plugin.v1.Plugin.DistinctTraces:output_type -> ejob.plugin.v1.DistinctValues
-	40, // [40:58] is the sub-list for method output_type
-	22, // [22:40] is the sub-list for method input_type
-	22, // [22:22] is the sub-list for extension type_name
-	22, // [22:22] is the sub-list for extension extendee
-	0,  // [0:22] is the sub-list for field type_name
+	46, // 6: ejob.plugin.v1.ExecuteRequest.props:type_name -> ejob.plugin.v1.ExecuteRequest.PropsEntry
+	38, // 7: ejob.plugin.v1.ExecuteResponse.output:type_name -> ejob.plugin.v1.Output
+	16, // 8: ejob.plugin.v1.RenewLeaseRequest.renewals:type_name -> ejob.plugin.v1.LeaseRenewal
+	47, // 9: ejob.plugin.v1.ListenerDescribeRequest.props:type_name -> ejob.plugin.v1.ListenerDescribeRequest.PropsEntry
+	48, // 10: ejob.plugin.v1.ShardingContexts.sharding_item_parameters:type_name -> ejob.plugin.v1.ShardingContexts.ShardingItemParametersEntry
+	49, // 11: ejob.plugin.v1.ListenerRequest.props:type_name -> ejob.plugin.v1.ListenerRequest.PropsEntry
+	23, // 12: ejob.plugin.v1.ListenerRequest.contexts:type_name -> ejob.plugin.v1.ShardingContexts
+	38, // 13: ejob.plugin.v1.ExecutionEvent.output:type_name -> ejob.plugin.v1.Output
+	50, // 14: ejob.plugin.v1.TraceValidateRequest.config:type_name -> ejob.plugin.v1.TraceValidateRequest.ConfigEntry
+	51, // 15: ejob.plugin.v1.TraceWriteRequest.config:type_name -> ejob.plugin.v1.TraceWriteRequest.ConfigEntry
+	26, // 16: ejob.plugin.v1.TraceWriteRequest.executions:type_name -> ejob.plugin.v1.ExecutionEvent
+	27, // 17: ejob.plugin.v1.TraceWriteRequest.statuses:type_name -> ejob.plugin.v1.StatusEvent
+	52, // 18: ejob.plugin.v1.ExecutionQuery.config:type_name -> ejob.plugin.v1.ExecutionQuery.ConfigEntry
+	26, // 19: ejob.plugin.v1.ExecutionPage.executions:type_name -> ejob.plugin.v1.ExecutionEvent
+	53, // 20: ejob.plugin.v1.StatusQuery.config:type_name -> ejob.plugin.v1.StatusQuery.ConfigEntry
+	27, // 21: ejob.plugin.v1.StatusPage.statuses:type_name -> ejob.plugin.v1.StatusEvent
+	54, // 22: ejob.plugin.v1.TracePurgeRequest.config:type_name -> ejob.plugin.v1.TracePurgeRequest.ConfigEntry
+	55, // 23: ejob.plugin.v1.OutputQuery.config:type_name -> ejob.plugin.v1.OutputQuery.ConfigEntry
+	38, // 24: ejob.plugin.v1.OutputResult.output:type_name -> ejob.plugin.v1.Output
+	56, // 25: ejob.plugin.v1.DistinctQuery.config:type_name -> ejob.plugin.v1.DistinctQuery.ConfigEntry
+	0,  // 26: ejob.plugin.v1.Plugin.Info:input_type -> ejob.plugin.v1.InfoRequest
+	3,  // 27: ejob.plugin.v1.Plugin.Sharding:input_type -> ejob.plugin.v1.ShardingRequest
+	7,  // 28: ejob.plugin.v1.Plugin.HandleError:input_type -> ejob.plugin.v1.HandleErrorRequest
+	9,  // 29: ejob.plugin.v1.Plugin.ValidateErrorHandler:input_type -> ejob.plugin.v1.ValidatePropsRequest
+	12, // 30: ejob.plugin.v1.Plugin.Execute:input_type -> ejob.plugin.v1.ExecuteRequest
+	14, // 31: ejob.plugin.v1.Plugin.Cancel:input_type -> ejob.plugin.v1.CancelRequest
+	17, // 32: ejob.plugin.v1.Plugin.RenewLease:input_type -> ejob.plugin.v1.RenewLeaseRequest
+	9,  // 33: ejob.plugin.v1.Plugin.ValidateJobType:input_type -> ejob.plugin.v1.ValidatePropsRequest
+	19, // 34: ejob.plugin.v1.Plugin.PoolSize:input_type -> ejob.plugin.v1.PoolSizeRequest
+	21, // 35: ejob.plugin.v1.Plugin.DescribeJobListener:input_type -> ejob.plugin.v1.ListenerDescribeRequest
+	24, // 36: ejob.plugin.v1.Plugin.BeforeJobExecuted:input_type -> ejob.plugin.v1.ListenerRequest
+	24, // 37: ejob.plugin.v1.Plugin.AfterJobExecuted:input_type -> ejob.plugin.v1.ListenerRequest
+	28, // 38: ejob.plugin.v1.Plugin.ValidateTracing:input_type -> ejob.plugin.v1.TraceValidateRequest
+	30, // 39: ejob.plugin.v1.Plugin.WriteTraces:input_type -> ejob.plugin.v1.TraceWriteRequest
+	32, // 40: ejob.plugin.v1.Plugin.QueryExecutions:input_type -> ejob.plugin.v1.ExecutionQuery
+	34, // 41: ejob.plugin.v1.Plugin.QueryStatuses:input_type -> ejob.plugin.v1.StatusQuery
+	36, // 42: ejob.plugin.v1.Plugin.PurgeTraces:input_type -> ejob.plugin.v1.TracePurgeRequest
+	42, // 43: ejob.plugin.v1.Plugin.DistinctTraces:input_type -> ejob.plugin.v1.DistinctQuery
+	39, // 44: ejob.plugin.v1.Plugin.QueryOutput:input_type -> ejob.plugin.v1.OutputQuery
+	41, // 45: ejob.plugin.v1.Plugin.PeekOutput:input_type -> ejob.plugin.v1.PeekOutputRequest
+	2,  // 46: ejob.plugin.v1.Plugin.Info:output_type -> ejob.plugin.v1.InfoResponse
+	5,  // 47: ejob.plugin.v1.Plugin.Sharding:output_type -> ejob.plugin.v1.ShardingResponse
+	8,  // 48: ejob.plugin.v1.Plugin.HandleError:output_type -> ejob.plugin.v1.HandleErrorResponse
+	10, // 49: ejob.plugin.v1.Plugin.ValidateErrorHandler:output_type -> ejob.plugin.v1.ValidatePropsResponse
+	13, // 50: ejob.plugin.v1.Plugin.Execute:output_type -> ejob.plugin.v1.ExecuteResponse
+	15, // 51: ejob.plugin.v1.Plugin.Cancel:output_type -> ejob.plugin.v1.CancelResponse
+	18, // 52: ejob.plugin.v1.Plugin.RenewLease:output_type -> ejob.plugin.v1.RenewLeaseResponse
+	10, // 53: ejob.plugin.v1.Plugin.ValidateJobType:output_type -> ejob.plugin.v1.ValidatePropsResponse
+	20, // 54: ejob.plugin.v1.Plugin.PoolSize:output_type -> ejob.plugin.v1.PoolSizeResponse
+	22, // 55: ejob.plugin.v1.Plugin.DescribeJobListener:output_type -> ejob.plugin.v1.ListenerDescription
+	25, // 56: ejob.plugin.v1.Plugin.BeforeJobExecuted:output_type -> ejob.plugin.v1.ListenerResponse
+	25, // 57: ejob.plugin.v1.Plugin.AfterJobExecuted:output_type -> ejob.plugin.v1.ListenerResponse
+	29, // 58: ejob.plugin.v1.Plugin.ValidateTracing:output_type -> ejob.plugin.v1.TraceValidateResponse
+	31, // 59: ejob.plugin.v1.Plugin.WriteTraces:output_type -> ejob.plugin.v1.TraceWriteResponse
+	33, // 60: ejob.plugin.v1.Plugin.QueryExecutions:output_type -> ejob.plugin.v1.ExecutionPage
+	35, // 61: ejob.plugin.v1.Plugin.QueryStatuses:output_type -> ejob.plugin.v1.StatusPage
+	37, // 62: ejob.plugin.v1.Plugin.PurgeTraces:output_type -> ejob.plugin.v1.TracePurgeResponse
+	43, // 63: ejob.plugin.v1.Plugin.DistinctTraces:output_type -> ejob.plugin.v1.DistinctValues
+	40, // 64: ejob.plugin.v1.Plugin.QueryOutput:output_type -> ejob.plugin.v1.OutputResult
+	40, // 65: ejob.plugin.v1.Plugin.PeekOutput:output_type -> ejob.plugin.v1.OutputResult
+	46, // [46:66] is the sub-list for method output_type
+	26, // [26:46] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -2972,7 +3251,7 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   52,
+			NumMessages:   57,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

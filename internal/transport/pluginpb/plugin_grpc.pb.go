@@ -40,6 +40,8 @@ const (
 	Plugin_QueryStatuses_FullMethodName        = "/ejob.plugin.v1.Plugin/QueryStatuses"
 	Plugin_PurgeTraces_FullMethodName          = "/ejob.plugin.v1.Plugin/PurgeTraces"
 	Plugin_DistinctTraces_FullMethodName       = "/ejob.plugin.v1.Plugin/DistinctTraces"
+	Plugin_QueryOutput_FullMethodName          = "/ejob.plugin.v1.Plugin/QueryOutput"
+	Plugin_PeekOutput_FullMethodName           = "/ejob.plugin.v1.Plugin/PeekOutput"
 )
 
 // PluginClient is the client API for Plugin service.
@@ -81,6 +83,11 @@ type PluginClient interface {
 	// DistinctTraces lists the distinct values of one field of the stored
 	// events by prefix (the console's filter completion), bounded by limit.
 	DistinctTraces(ctx context.Context, in *DistinctQuery, opts ...grpc.CallOption) (*DistinctValues, error)
+	// QueryOutput returns one item execution's stored output.
+	QueryOutput(ctx context.Context, in *OutputQuery, opts ...grpc.CallOption) (*OutputResult, error)
+	// PeekOutput returns the output so far of the running Execute whose
+	// execution_id matches (found false when none runs).
+	PeekOutput(ctx context.Context, in *PeekOutputRequest, opts ...grpc.CallOption) (*OutputResult, error)
 }
 
 type pluginClient struct {
@@ -271,6 +278,26 @@ func (c *pluginClient) DistinctTraces(ctx context.Context, in *DistinctQuery, op
 	return out, nil
 }
 
+func (c *pluginClient) QueryOutput(ctx context.Context, in *OutputQuery, opts ...grpc.CallOption) (*OutputResult, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(OutputResult)
+	err := c.cc.Invoke(ctx, Plugin_QueryOutput_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *pluginClient) PeekOutput(ctx context.Context, in *PeekOutputRequest, opts ...grpc.CallOption) (*OutputResult, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(OutputResult)
+	err := c.cc.Invoke(ctx, Plugin_PeekOutput_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // PluginServer is the server API for Plugin service.
 // All implementations must embed UnimplementedPluginServer
 // for forward compatibility.
@@ -310,6 +337,11 @@ type PluginServer interface {
 	// DistinctTraces lists the distinct values of one field of the stored
 	// events by prefix (the console's filter completion), bounded by limit.
 	DistinctTraces(context.Context, *DistinctQuery) (*DistinctValues, error)
+	// QueryOutput returns one item execution's stored output.
+	QueryOutput(context.Context, *OutputQuery) (*OutputResult, error)
+	// PeekOutput returns the output so far of the running Execute whose
+	// execution_id matches (found false when none runs).
+	PeekOutput(context.Context, *PeekOutputRequest) (*OutputResult, error)
 	mustEmbedUnimplementedPluginServer()
 }
 
@@ -373,6 +405,12 @@ func (UnimplementedPluginServer) PurgeTraces(context.Context, *TracePurgeRequest
 }
 func (UnimplementedPluginServer) DistinctTraces(context.Context, *DistinctQuery) (*DistinctValues, error) {
 	return nil, status.Error(codes.Unimplemented, "method DistinctTraces not implemented")
+}
+func (UnimplementedPluginServer) QueryOutput(context.Context, *OutputQuery) (*OutputResult, error) {
+	return nil, status.Error(codes.Unimplemented, "method QueryOutput not implemented")
+}
+func (UnimplementedPluginServer) PeekOutput(context.Context, *PeekOutputRequest) (*OutputResult, error) {
+	return nil, status.Error(codes.Unimplemented, "method PeekOutput not implemented")
 }
 func (UnimplementedPluginServer) mustEmbedUnimplementedPluginServer() {}
 func (UnimplementedPluginServer) testEmbeddedByValue()                {}
@@ -719,6 +757,42 @@ func _Plugin_DistinctTraces_Handler(srv interface{}, ctx context.Context, dec fu
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Plugin_QueryOutput_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(OutputQuery)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).QueryOutput(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_QueryOutput_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).QueryOutput(ctx, req.(*OutputQuery))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Plugin_PeekOutput_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PeekOutputRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).PeekOutput(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_PeekOutput_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).PeekOutput(ctx, req.(*PeekOutputRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Plugin_ServiceDesc is the grpc.ServiceDesc for Plugin service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -797,6 +871,14 @@ var Plugin_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "DistinctTraces",
 			Handler:    _Plugin_DistinctTraces_Handler,
+		},
+		{
+			MethodName: "QueryOutput",
+			Handler:    _Plugin_QueryOutput_Handler,
+		},
+		{
+			MethodName: "PeekOutput",
+			Handler:    _Plugin_PeekOutput_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -1,6 +1,7 @@
 package httpjob
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -38,6 +39,10 @@ const MaxRedirects = 20
 // maxBodySnippet bounds the response body kept for the log and for
 // StatusError; the rest is read and discarded.
 const maxBodySnippet = 4 << 10
+
+// OutputBodyBytes bounds the start of the response body an item's output
+// keeps (after the status line); the output says how many bytes followed.
+const OutputBodyBytes = 16 << 10
 
 // Logger receives the response of each item: at Debug for a 2xx status,
 // at Warn otherwise, with the fields job, item, status and body (the start
@@ -112,7 +117,8 @@ func (e *StatusError) Error() string {
 // 5xx and counts an unfollowed 3xx as success); an error wrapping
 // spi.ErrInvalidConfig for bad props; an error wrapping ctx.Err() when ctx
 // ended first; otherwise an error saying whether connecting, a timeout or
-// the transfer failed.
+// the transfer failed. Once a response arrived, the response carries it
+// as the item's output (see responseOutput), whatever the outcome.
 func (e *Executor) Execute(ctx context.Context, req spi.ExecuteRequest) (spi.ExecuteResponse, error) {
 	p, err := ParseProps(req.Props)
 	if err != nil {
@@ -155,23 +161,38 @@ func (e *Executor) Execute(ctx context.Context, req spi.ExecuteRequest) (spi.Exe
 	if err != nil {
 		return spi.ExecuteResponse{}, fmt.Errorf("%s: %w", where, classify(ctx, p, err))
 	}
-	snippet, err := readBody(resp.Body)
+	head, total, err := readBody(resp.Body)
 	_ = resp.Body.Close()
+	out := spi.ExecuteResponse{Output: responseOutput(resp, head, total)}
 	if err != nil {
-		return spi.ExecuteResponse{}, fmt.Errorf("%s: response %s: reading body: %w", where, resp.Status, classify(ctx, p, err))
+		return out, fmt.Errorf("%s: response %s: reading body: %w", where, resp.Status, classify(ctx, p, err))
 	}
+	snippet := bodySnippet(head)
 
 	fields := []any{"job", sc.JobName, "item", sc.ShardingItem, "status", resp.StatusCode, "body", snippet}
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		logger.Debug("HTTP job execute result", fields...)
-		return spi.ExecuteResponse{}, nil
+		return out, nil
 	}
 	logger.Warn("HTTP job executed with response code "+fmt.Sprint(resp.StatusCode), fields...)
 	se := &StatusError{Code: resp.StatusCode, Status: resp.Status, Body: snippet}
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
 		se.Location = redact.URLString(resp.Header.Get("Location"))
 	}
-	return spi.ExecuteResponse{}, fmt.Errorf("%s: %w", where, se)
+	return out, fmt.Errorf("%s: %w", where, se)
+}
+
+// responseOutput is an item's output: the status line ("HTTP/1.1 200
+// OK"), then the start of the body as received, at most OutputBodyBytes,
+// and a line saying how many bytes of the body followed, if any did.
+func responseOutput(resp *http.Response, head []byte, total int64) spi.Output {
+	var b strings.Builder
+	b.WriteString(resp.Proto + " " + resp.Status + "\n")
+	b.Write(head)
+	if rest := total - int64(len(head)); rest > 0 {
+		fmt.Fprintf(&b, "\n[… %d more bytes of body]", rest)
+	}
+	return spi.TailOutput(b.String(), spi.MaxOutputBytes)
 }
 
 // newTransport returns a transport for one request: HTTP/1.1 as the JDK
@@ -209,14 +230,24 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 	return nil
 }
 
-// readBody reads the whole body and returns its start, newlines removed.
-func readBody(r io.Reader) (string, error) {
-	var b strings.Builder
-	_, err := io.Copy(&b, io.LimitReader(r, maxBodySnippet))
+// readBody reads the whole body and returns its first OutputBodyBytes
+// bytes and the body's length.
+func readBody(r io.Reader) ([]byte, int64, error) {
+	var b bytes.Buffer
+	n, err := io.Copy(&b, io.LimitReader(r, OutputBodyBytes))
 	if err == nil {
-		_, err = io.Copy(io.Discard, r)
+		var m int64
+		m, err = io.Copy(io.Discard, r)
+		n += m
 	}
-	return strings.NewReplacer("\r", "", "\n", "").Replace(b.String()), err
+	return b.Bytes(), n, err
+}
+
+// bodySnippet is the start of the body for the log and StatusError,
+// newlines removed.
+func bodySnippet(head []byte) string {
+	s := string(head[:min(len(head), maxBodySnippet)])
+	return strings.NewReplacer("\r", "", "\n", "").Replace(s)
 }
 
 // connectError marks a failure to connect (as opposed to one later in the

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/ejob-io/ejob/plugins/jobtype/script"
 	"github.com/ejob-io/ejob/spi"
@@ -64,6 +65,21 @@ func helperMain(args []string) int {
 		fmt.Fprint(os.Stdout, "out 1\nout 2\r\n")
 		fmt.Fprint(os.Stderr, "err 1\n")
 		fmt.Fprint(os.Stdout, "out tail")
+		return 0
+	case "flood":
+		n, err := strconv.Atoi(args[1])
+		if err != nil {
+			return 2
+		}
+		for i := 1; i <= n; i++ {
+			fmt.Fprintf(os.Stdout, "line %d of %d\n", i, n)
+		}
+		fmt.Fprint(os.Stderr, "cannot reach db\n")
+		return 1
+	case "linger":
+		fmt.Fprintln(os.Stdout, "step 1 done")
+		fmt.Fprintln(os.Stderr, "waiting for step 2")
+		time.Sleep(time.Minute) // until the test cancels the item
 		return 0
 	case "exit":
 		code, err := strconv.Atoi(args[1])

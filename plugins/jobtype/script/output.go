@@ -5,6 +5,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/ejob-io/ejob/spi"
 )
 
 // Output limits.
@@ -19,21 +21,26 @@ const (
 
 // lineLogger is the io.Writer a script's stdout or stderr is copied to: it
 // logs every complete line through log, with the fields job, item and
-// stream, and for stderr keeps the last lines for ExitError. exec.Cmd
+// stream, copies it into the item's output behind its stream's prefix,
+// and for stderr keeps the last lines for ExitError. exec.Cmd
 // writes from one goroutine; the mutex makes flush and tail safe to call
 // after Wait even if a copy was abandoned at WaitDelay.
 type lineLogger struct {
 	log      func(msg string, args ...any)
 	fields   []any
 	keepTail bool
+	// out is the item's output, shared by both streams; prefix marks this
+	// stream's lines in it.
+	out    *spi.OutputBuffer
+	prefix string
 
 	mu    sync.Mutex
 	buf   []byte
 	lines []string // the last tailLines lines, when keepTail
 }
 
-func newLineLogger(log func(string, ...any), job string, item int, stream string, keepTail bool) *lineLogger {
-	return &lineLogger{log: log, fields: []any{"job", job, "item", item, "stream", stream}, keepTail: keepTail}
+func newLineLogger(log func(string, ...any), job string, item int, stream string, keepTail bool, out *spi.OutputBuffer, prefix string) *lineLogger {
+	return &lineLogger{log: log, fields: []any{"job", job, "item", item, "stream", stream}, keepTail: keepTail, out: out, prefix: prefix}
 }
 
 // Write logs the complete lines in p and keeps the rest for the next
@@ -80,6 +87,7 @@ func (w *lineLogger) flush() {
 func (w *lineLogger) emit(line []byte) {
 	s := string(bytes.TrimSuffix(line, []byte{'\r'}))
 	w.log(s, w.fields...)
+	w.out.WriteLine(w.prefix, s)
 	if w.keepTail {
 		if len(w.lines) == tailLines {
 			w.lines = append(w.lines[:0], w.lines[1:]...)

@@ -118,7 +118,11 @@ func (e *ExitError) Error() string {
 // wrapping *ExitError for a non-zero exit; an error wrapping the exec
 // error when the program cannot start. When ctx ends first, the process
 // group gets SIGTERM, then SIGKILL after KillGrace, and the error wraps
-// ctx.Err().
+// ctx.Err(). Once the script started, the response carries its output
+// (stdout and stderr lines in the order they arrived, behind
+// spi.StdoutPrefix and spi.StderrPrefix, the last spi.MaxOutputBytes
+// kept), whatever the outcome; while it runs, the lines go into the
+// ctx's spi.LiveOutput too, if it carries one.
 func (e *Executor) Execute(ctx context.Context, req spi.ExecuteRequest) (spi.ExecuteResponse, error) {
 	sc := req.Context
 	argv, err := Argv(req.Props, sc)
@@ -140,8 +144,12 @@ func (e *Executor) Execute(ctx context.Context, req spi.ExecuteRequest) (spi.Exe
 		grace = DefaultKillGrace
 	}
 
-	stdout := newLineLogger(logger.Info, sc.JobName, sc.ShardingItem, "stdout", false)
-	stderr := newLineLogger(logger.Warn, sc.JobName, sc.ShardingItem, "stderr", true)
+	out := new(spi.OutputBuffer)
+	if live := spi.LiveOutputFrom(ctx); live != nil {
+		out = &live.OutputBuffer // the host may show it while the script runs
+	}
+	stdout := newLineLogger(logger.Info, sc.JobName, sc.ShardingItem, "stdout", false, out, spi.StdoutPrefix)
+	stderr := newLineLogger(logger.Warn, sc.JobName, sc.ShardingItem, "stderr", true, out, spi.StderrPrefix)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin = nil // the null device: the script reads EOF, as upstream closes stdin at once
 	cmd.Env = scriptEnv(os.Environ())
@@ -161,27 +169,28 @@ func (e *Executor) Execute(ctx context.Context, req spi.ExecuteRequest) (spi.Exe
 		stopGroup(cmd.Process.Pid, grace, waited)
 		stdout.flush()
 		stderr.flush()
-		return spi.ExecuteResponse{}, fmt.Errorf("%s: stopped (process group %d signalled): %w", where, cmd.Process.Pid, ctx.Err())
+		return spi.ExecuteResponse{Output: out.Output()}, fmt.Errorf("%s: stopped (process group %d signalled): %w", where, cmd.Process.Pid, ctx.Err())
 	}
 	stdout.flush()
 	stderr.flush()
+	resp := spi.ExecuteResponse{Output: out.Output()}
 
 	var exitErr *exec.ExitError
 	switch {
 	case err == nil:
-		return spi.ExecuteResponse{}, nil
+		return resp, nil
 	case errors.Is(err, exec.ErrWaitDelay):
 		// The script exited 0 but something it started kept its output
 		// open; the exit status decides, as upstream's does.
 		logger.Warn("script exited but its output stayed open (a background process?); output no longer logged",
 			"job", sc.JobName, "item", sc.ShardingItem)
-		return spi.ExecuteResponse{}, nil
+		return resp, nil
 	case errors.As(err, &exitErr):
 		code, sig := exitStatus(exitErr.ProcessState)
-		return spi.ExecuteResponse{}, fmt.Errorf("%s: Execute script failure: %w", where,
+		return resp, fmt.Errorf("%s: Execute script failure: %w", where,
 			&ExitError{Code: code, Signal: sig, StderrTail: stderr.tail()})
 	}
-	return spi.ExecuteResponse{}, fmt.Errorf("%s: Execute script failure: %w", where, err)
+	return resp, fmt.Errorf("%s: Execute script failure: %w", where, err)
 }
 
 // stopGroup stops the process group pgid after its context ended:

@@ -10,6 +10,8 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5/pgconn"
 	"modernc.org/sqlite"
+
+	"github.com/ejob-io/ejob/spi"
 )
 
 // dialect is what differs between databases: the DDL of executors spec
@@ -42,6 +44,12 @@ type dialect struct {
 	eventLevel func(error) bool
 	// timeArg is how a timestamp is bound.
 	timeArg func(time.Time) any
+	// outputDDL creates outputTable and outputIndex, in that order.
+	outputDDL [2]string
+	// outputTail and outputBytes are SQL expressions of the last
+	// spi.OutputExcerptChars characters of o.output and of its length in
+	// bytes.
+	outputTail, outputBytes string
 }
 
 // column is one column of the upstream tables; size 0 means not a string.
@@ -114,6 +122,24 @@ func ejobIndexes() []index {
 		{historyIndex, "CREATE INDEX " + historyIndex + " ON JOB_EXECUTION_LOG (job_name, start_time)"},
 		{"JOB_EXECUTION_LOG_IP", "CREATE INDEX JOB_EXECUTION_LOG_IP ON JOB_EXECUTION_LOG (ip)"},
 		{"JOB_STATUS_TRACE_LOG_JOB_CREATION", "CREATE INDEX JOB_STATUS_TRACE_LOG_JOB_CREATION ON JOB_STATUS_TRACE_LOG (job_name, creation_time)"},
+	}
+}
+
+// The table of ejob's own that holds the items' output, keyed by the
+// execution's id (JOB_EXECUTION_LOG.id), with the start time for the
+// purge; upstream's tables stay as upstream's DDL makes them.
+const (
+	outputTable = "EJOB_JOB_EXECUTION_OUTPUT"
+	outputIndex = "EJOB_JOB_EXECUTION_OUTPUT_START"
+	outputIdx   = "CREATE INDEX " + outputIndex + " ON " + outputTable + " (start_time)"
+)
+
+// outputDDL renders the output table with textType for its text column.
+func outputDDL(textType, suffix string) [2]string {
+	return [2]string{
+		"CREATE TABLE " + outputTable + " (id VARCHAR(40) NOT NULL, job_name VARCHAR(100) NOT NULL, " +
+			"start_time TIMESTAMP NULL, cut BIGINT NOT NULL, output " + textType + " NOT NULL, PRIMARY KEY (id))" + suffix,
+		outputIdx,
 	}
 }
 
@@ -195,7 +221,9 @@ func dialectOf(drv string) dialect {
 				var pe *pgconn.PgError
 				return errors.As(err, &pe) && (strings.HasPrefix(pe.Code, "22") || strings.HasPrefix(pe.Code, "23"))
 			},
-			timeArg: func(t time.Time) any { return wall(t) },
+			timeArg:    func(t time.Time) any { return wall(t) },
+			outputDDL:  outputDDL("TEXT", ""),
+			outputTail: fmt.Sprintf("right(o.output, %d)", spi.OutputExcerptChars), outputBytes: "octet_length(o.output)",
 		}
 	case DriverMySQL:
 		return dialect{
@@ -216,6 +244,9 @@ func dialectOf(drv string) dialect {
 				return strings.HasPrefix(state, "22") || strings.HasPrefix(state, "23")
 			},
 			timeArg: func(t time.Time) any { return wall(t) },
+			// MEDIUMTEXT: TEXT holds 65535 bytes, one less than the cap.
+			outputDDL:  outputDDL("MEDIUMTEXT", " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4"),
+			outputTail: fmt.Sprintf("RIGHT(o.output, %d)", spi.OutputExcerptChars), outputBytes: "LENGTH(o.output)",
 		}
 	}
 	return dialect{
@@ -238,7 +269,9 @@ func dialectOf(drv string) dialect {
 			}
 			return false
 		},
-		timeArg: func(t time.Time) any { return wall(t).Format(sqliteTimeLayout) },
+		timeArg:    func(t time.Time) any { return wall(t).Format(sqliteTimeLayout) },
+		outputDDL:  outputDDL("TEXT", ""),
+		outputTail: fmt.Sprintf("substr(o.output, -%d)", spi.OutputExcerptChars), outputBytes: "length(CAST(o.output AS BLOB))",
 	}
 }
 

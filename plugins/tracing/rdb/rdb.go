@@ -197,6 +197,12 @@ func (s *store) initOnce(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if _, err := create(s.d.tableExists, outputTable, s.d.outputDDL[0]); err != nil {
+		return err
+	}
+	if _, err := create(s.d.indexExists, outputIndex, s.d.outputDDL[1]); err != nil {
+		return err
+	}
 	statusCols, err := s.columns(ctx, statusTable)
 	if err != nil {
 		return err
@@ -337,6 +343,12 @@ func (b *batch) write(ctx context.Context, req spi.TraceWriteRequest) error {
 			if err := b.reject("execution "+e.ID, err); err != nil {
 				return err
 			}
+			continue
+		}
+		if err := b.output(ctx, e); err != nil {
+			if err := b.reject("output of execution "+e.ID, err); err != nil {
+				return err
+			}
 		}
 	}
 	for _, e := range req.Statuses {
@@ -391,6 +403,23 @@ func (b *batch) execution(ctx context.Context, e spi.ExecutionEvent) error {
 	// came in between, update it after all.
 	if _, err = b.exec(ctx, insert, insArgs...); err != nil && b.s.d.duplicate(err) {
 		_, err = b.exec(ctx, update, updArgs...)
+	}
+	return err
+}
+
+const insertOutput = "INSERT INTO " + outputTable + " (id, job_name, start_time, cut, output) VALUES (?, ?, ?, ?, ?)"
+
+// output stores a completion's output, once (a retried batch's duplicate
+// is not an error).
+func (b *batch) output(ctx context.Context, e spi.ExecutionEvent) error {
+	if e.CompleteTime.IsZero() || e.Output.IsZero() {
+		return nil
+	}
+	o := spi.TailOutput(e.Output.Text, spi.MaxOutputBytes)
+	o.Cut += e.Output.Cut
+	_, err := b.exec(ctx, insertOutput, e.ID, e.JobName, b.s.d.timeArg(e.StartTime), o.Cut, o.Text)
+	if err != nil && b.s.d.duplicate(err) {
+		return nil
 	}
 	return err
 }
@@ -471,6 +500,15 @@ func order(col, tieBreak string) string {
 	return o
 }
 
+// qualified is a tie break of order's with its column qualified by the
+// table alias a ("" stays "").
+func qualified(a, tieBreak string) string {
+	if tieBreak == "" {
+		return ""
+	}
+	return a + "." + tieBreak
+}
+
 // timeRange adds [from, to) on col.
 func (s *store) timeRange(w *where, col string, from, to time.Time) {
 	if !from.IsZero() {
@@ -488,24 +526,25 @@ func (t *Tracer) QueryExecutions(ctx context.Context, q spi.ExecutionQuery) (spi
 		return spi.ExecutionPage{}, err
 	}
 	var w where
-	for _, f := range []struct{ col, val string }{{"job_name", q.JobName}, {"ip", q.IP}, {"task_id", q.TaskID}} {
+	for _, f := range []struct{ col, val string }{{"e.id", q.ID}, {"e.job_name", q.JobName}, {"e.ip", q.IP}, {"e.task_id", q.TaskID}} {
 		if f.val != "" {
 			w.add(f.col+" = ?", f.val)
 		}
 	}
 	if q.Item != nil {
-		w.add("sharding_item = ?", *q.Item)
+		w.add("e.sharding_item = ?", *q.Item)
 	}
 	if q.Success != nil {
-		w.add("is_success = ?", *q.Success)
+		w.add("e.is_success = ?", *q.Success)
 	}
-	s.timeRange(&w, "start_time", q.From, q.To)
+	s.timeRange(&w, "e.start_time", q.From, q.To)
 	offset, limit, err := limits(q.Offset, q.Limit)
 	if err != nil {
 		return spi.ExecutionPage{}, err
 	}
-	sqlText := "SELECT id, job_name, task_id, hostname, ip, sharding_item, execution_source, failure_cause, is_success, start_time, complete_time FROM " +
-		executionTable + w.String() + order("start_time", s.execOrder) + fmt.Sprintf(" LIMIT %d OFFSET %d", limit+1, offset)
+	sqlText := "SELECT e.id, e.job_name, e.task_id, e.hostname, e.ip, e.sharding_item, e.execution_source, e.failure_cause, e.is_success, e.start_time, e.complete_time, " +
+		"o.cut, " + s.d.outputTail + ", " + s.d.outputBytes + " FROM " + executionTable + " e LEFT JOIN " + outputTable + " o ON o.id = e.id" +
+		w.String() + order("e.start_time", qualified("e", s.execOrder)) + fmt.Sprintf(" LIMIT %d OFFSET %d", limit+1, offset)
 	rows, err := s.db.QueryContext(ctx, s.d.bind(sqlText), w.args...)
 	if err != nil {
 		return spi.ExecutionPage{}, fmt.Errorf("%s: query executions: %w", s.desc, err)
@@ -515,16 +554,21 @@ func (t *Tracer) QueryExecutions(ctx context.Context, q spi.ExecutionQuery) (spi
 	for rows.Next() {
 		var (
 			e               spi.ExecutionEvent
-			cause           sql.NullString
+			cause, tail     sql.NullString
 			start, complete sql.NullTime
+			cut, size       sql.NullInt64
 		)
-		if err := rows.Scan(&e.ID, &e.JobName, &e.TaskID, &e.Hostname, &e.IP, &e.ShardingItem, &e.Source, &cause, &e.Success, &start, &complete); err != nil {
+		if err := rows.Scan(&e.ID, &e.JobName, &e.TaskID, &e.Hostname, &e.IP, &e.ShardingItem, &e.Source, &cause, &e.Success, &start, &complete,
+			&cut, &tail, &size); err != nil {
 			return spi.ExecutionPage{}, fmt.Errorf("%s: read executions: %w", s.desc, err)
 		}
 		e.ID, e.JobName, e.TaskID = trimPad(e.ID), trimPad(e.JobName), trimPad(e.TaskID)
 		e.Hostname, e.IP, e.Source = trimPad(e.Hostname), trimPad(e.IP), trimPad(e.Source)
 		e.FailureCause = cause.String
 		e.StartTime, e.CompleteTime = unwall(start.Time), unwall(complete.Time)
+		if cut.Valid {
+			e.Output = spi.Output{Text: tail.String, Cut: cut.Int64 + max(0, size.Int64-int64(len(tail.String)))}
+		}
 		page.Executions = append(page.Executions, e)
 	}
 	if err := rows.Err(); err != nil {
@@ -598,7 +642,28 @@ func (t *Tracer) QueryStatuses(ctx context.Context, q spi.StatusQuery) (spi.Stat
 	return page, nil
 }
 
-// Purge implements spi.Tracer.
+// QueryOutput implements spi.Tracer: one execution's output, by its id.
+func (t *Tracer) QueryOutput(ctx context.Context, q spi.OutputQuery) (spi.OutputResult, error) {
+	if q.ID == "" {
+		return spi.OutputResult{}, invalid("query output: no execution id given")
+	}
+	s, err := t.open(ctx, q.Config)
+	if err != nil {
+		return spi.OutputResult{}, err
+	}
+	var r spi.OutputResult
+	err = s.db.QueryRowContext(ctx, s.d.bind("SELECT cut, output FROM "+outputTable+" WHERE id = ?"), q.ID).Scan(&r.Output.Cut, &r.Output.Text)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return spi.OutputResult{}, nil
+	case err != nil:
+		return spi.OutputResult{}, fmt.Errorf("%s: query output of %s: %w", s.desc, q.ID, err)
+	}
+	r.Found = true
+	return r, nil
+}
+
+// Purge implements spi.Tracer: the executions' outputs go with them.
 func (t *Tracer) Purge(ctx context.Context, req spi.TracePurgeRequest) (spi.TracePurgeResponse, error) {
 	if req.Before.IsZero() {
 		return spi.TracePurgeResponse{}, invalid("purge: no time given")
@@ -611,7 +676,7 @@ func (t *Tracer) Purge(ctx context.Context, req spi.TracePurgeRequest) (spi.Trac
 	for _, p := range []struct {
 		table, col string
 		n          *int64
-	}{{executionTable, "start_time", &resp.Executions}, {statusTable, "creation_time", &resp.Statuses}} {
+	}{{outputTable, "start_time", &resp.Outputs}, {executionTable, "start_time", &resp.Executions}, {statusTable, "creation_time", &resp.Statuses}} {
 		res, err := s.db.ExecContext(ctx, s.d.bind("DELETE FROM "+p.table+" WHERE "+p.col+" < ?"), s.d.timeArg(req.Before))
 		if err != nil {
 			return resp, fmt.Errorf("%s: purge %s: %w", s.desc, p.table, err)

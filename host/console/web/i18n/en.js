@@ -257,6 +257,16 @@ export const en = {
 
   // History page.
   'nav.history': 'History',
+  'output.open': 'Output',
+  'output.output': 'Output',
+  'output.title': '{job} item {item} · {time}',
+  'output.loading': 'Loading…',
+  'output.cut': 'The first {bytes} bytes were cut to keep the cap; the end is shown.',
+  'output.live': 'live output',
+  'output.liveTitle': '{job} item {item} · running',
+  'output.liveEnded': 'The item is not running on the host serving this console (it ended, or another host runs it); a finished run\'s output is under Recent executions.',
+  'output.liveNone': 'No output yet.',
+  'output.none': 'No output recorded (the run printed nothing, is still running, or its output was not kept).',
   'history.title': 'History',
   'history.tab.executions': 'Executions',
   'history.tab.status': 'Status traces',

@@ -5,7 +5,7 @@
 import { useState } from 'preact/hooks';
 import { html, t, fmtTime, fmtDuration, usePoll, StatusBadge, ErrorBox } from '../ui.js';
 import { get, post, ApiError } from '../api.js';
-import { durationMs, Result, Cause, Updated } from './parts.js';
+import { durationMs, Result, Cause, Updated, OutputButton, OutputDialog } from './parts.js';
 
 const PAGE_SIZES = [10, 20, 50, 100];
 const FIELDS = ['tab', 'job', 'ip', 'result', 'from', 'to', 'size', 'page'];
@@ -39,15 +39,20 @@ function query(f, opts) {
   return post('/api/event-trace/execution', body, opts);
 }
 
+// Executions lists upstream's rows (POST /api/event-trace/execution, which
+// says nothing of output): each row's button opens the run's output.
 function Executions({ rows }) {
+  const [shown, setShown] = useState(null);
   return html`<table class="plain" id="history-rows">
     <thead><tr><th>${t('history.start')}</th><th>${t('history.job')}</th><th>${t('detail.item')}</th><th>${t('history.ip')}</th>
-      <th>${t('history.source')}</th><th>${t('history.duration')}</th><th>${t('history.result')}</th><th>${t('history.cause')}</th></tr></thead>
-    <tbody>${rows.map((r) => html`<tr data-success=${String(r.success)} data-job=${r.jobName}>
+      <th>${t('history.source')}</th><th>${t('history.duration')}</th><th>${t('history.result')}</th><th>${t('history.cause')}</th>
+      <th>${t('output.output')}</th></tr></thead>
+    <tbody>${rows.map((r) => html`<tr data-success=${String(r.success)} data-job=${r.jobName} data-id=${r.id}>
       <td>${fmtTime(r.startTime)}</td><td><a href=${'/jobs/' + encodeURIComponent(r.jobName)}>${r.jobName}</a></td>
       <td class="num">${r.shardingItem}</td><td class="mono">${r.ip}</td><td>${r.source}</td>
       <td>${r.completeTime ? fmtDuration(durationMs(r)) : ''}</td><td><${Result} row=${r} /></td>
-      <td><${Cause} text=${r.failureCause} /></td></tr>`)}</tbody></table>`;
+      <td><${Cause} text=${r.failureCause} /></td><td><${OutputButton} row=${r} open=${setShown} /></td></tr>`)}</tbody></table>
+    ${shown && html`<${OutputDialog} id=${shown} onClose=${() => setShown(null)} />`}`;
 }
 
 function Statuses({ rows }) {

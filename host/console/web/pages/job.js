@@ -4,7 +4,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { html, t, fmtTime, fmtDuration, fmtRelative, toast, confirmDialog, usePoll, StatusBadge, ErrorBox } from '../ui.js';
 import { get, post, enc, isAdmin, ApiError } from '../api.js';
-import { addCss, pidOf, durationMs, Result, Cause, Updated, run } from './parts.js';
+import { addCss, pidOf, durationMs, Result, Cause, Updated, run, OutputButton, OutputDialog, LiveOutputDialog } from './parts.js';
 
 addCss('/assets/vendor/uplot-1.6.32/dist/uPlot.min.css');
 
@@ -24,6 +24,7 @@ function LastResult({ run }) {
 
 function Items({ job, items, trace, lastResults, refresh }) {
   const admin = isAdmin();
+  const [live, setLive] = useState(null);
   const toggle = async (it, op) => {
     if (!await confirmDialog(t(op === 'disable' ? 'detail.confirmDisableItem' : 'detail.confirmEnableItem', { item: it.item, job }))) return;
     await run(() => post(`/api/jobs/${enc(job)}/sharding/${it.item}/${op}`),
@@ -40,7 +41,8 @@ function Items({ job, items, trace, lastResults, refresh }) {
       <td class="mono">${it.instanceId || html`<span class="muted">${t('detail.noOwner')}</span>`}</td>
       <td class="mono">${it.serverIp}</td>
       <td class="mono">${pidOf(it.instanceId)}</td>
-      <td><${StatusBadge} status=${it.state} /></td>
+      <td><${StatusBadge} status=${it.state} />${it.state === 'RUNNING' && html` <a href="#" class="item-live small"
+        onClick=${(e) => { e.preventDefault(); setLive(it.item); }}>${t('output.live')}</a>`}</td>
       ${trace && html`<td><${LastResult} run=${lastResults[it.item]} /></td>`}
       <td>${it.failover ? html`<span class="badge badge-failover" title=${t('detail.failoverBy', { id: it.failoverInstanceId })}>
             ${t('detail.failoverBy', { id: it.failoverInstanceId || '?' })}</span>`
@@ -49,7 +51,8 @@ function Items({ job, items, trace, lastResults, refresh }) {
       ${admin && html`<td class="row-actions">${it.status === 'DISABLED'
         ? html`<button class="small item-enable" data-item=${it.item} onClick=${() => toggle(it, 'enable')}>${t('detail.enable')}</button>`
         : html`<button class="small item-disable" data-item=${it.item} onClick=${() => toggle(it, 'disable')}>${t('detail.disable')}</button>`}</td>`}
-    </tr>`)}</tbody></table></div>`;
+    </tr>`)}</tbody></table></div>
+    ${live !== null && html`<${LiveOutputDialog} job=${job} item=${live} onClose=${() => setLive(null)} />`}`;
 }
 
 function Instances({ instances }) {
@@ -148,6 +151,7 @@ function History({ job }) {
   const rows = (poll.data && poll.data.rows) || [];
   const finished = rows.filter((r) => r.completeTime);
   const failures = finished.filter((r) => !r.success).length;
+  const [shown, setShown] = useState(null);
   return html`<section class="panel" id="executions">
     <div class="toolbar"><h2 class="grow">${t('detail.executions')}</h2>
       <select aria-label=${t('detail.range')} value=${range} onChange=${(e) => setRange(Number(e.target.value))}>
@@ -158,12 +162,14 @@ function History({ job }) {
       <${Chart} rows=${rows} />
       <div class="table-wrap"><table class="plain" id="recent">
         <thead><tr><th>${t('history.start')}</th><th>${t('detail.item')}</th><th>${t('detail.ip')}</th>
-          <th>${t('history.duration')}</th><th>${t('history.result')}</th><th>${t('history.cause')}</th></tr></thead>
-        <tbody>${rows.slice(0, 20).map((r) => html`<tr data-success=${String(r.success)}>
+          <th>${t('history.duration')}</th><th>${t('history.result')}</th><th>${t('history.cause')}</th><th>${t('output.output')}</th></tr></thead>
+        <tbody>${rows.slice(0, 20).map((r) => html`<tr data-success=${String(r.success)} data-id=${r.id}>
           <td>${fmtTime(r.startTime)}</td><td class="num">${r.shardingItem}</td><td class="mono">${r.ip}</td>
           <td>${r.completeTime ? fmtDuration(durationMs(r)) : ''}</td><td><${Result} row=${r} /></td>
-          <td><${Cause} text=${r.failureCause} /></td></tr>`)}</tbody></table></div>
+          <td><${Cause} text=${r.failureCause} /></td>
+          <td><${OutputButton} row=${r} open=${setShown} hasOutput=${Boolean(r.output || r.failureCause)} /></td></tr>`)}</tbody></table></div>
       ${rows.length > 20 && html`<p><a href=${'/history?job=' + enc(job)}>${t('detail.allHistory')}</a></p>`}`}
+    ${shown && html`<${OutputDialog} id=${shown} onClose=${() => setShown(null)} />`}
   </section>`;
 }
 

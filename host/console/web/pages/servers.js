@@ -2,10 +2,10 @@
 // and disabled jobs; a server's page lists its jobs. Admins enable (a
 // server with a disabled job) or disable (one without), shut down and
 // remove (after a confirm) and read a job's dump.
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { html, t, toast, confirmDialog, usePoll, StatusBadge, ErrorBox } from '../ui.js';
 import { get, post, del, enc, isAdmin } from '../api.js';
-import { pidOf, Updated, run } from './parts.js';
+import { pidOf, Updated, run, useModal } from './parts.js';
 
 // DefaultDumpPort is upstream's console default.
 const DefaultDumpPort = 9888;
@@ -57,17 +57,7 @@ function DumpDialog({ ip, job, onClose }) {
   const [port, setPort] = useState(DefaultDumpPort);
   const [text, setText] = useState(null);
   const [busy, setBusy] = useState(false);
-  const ref = useRef(null);
-  useEffect(() => {
-    const d = ref.current;
-    d.showModal();
-    const onCancel = (e) => {
-      e.preventDefault();
-      onClose();
-    };
-    d.addEventListener('cancel', onCancel);
-    return () => d.removeEventListener('cancel', onCancel);
-  }, []);
+  const ref = useModal(onClose);
   const fetchDump = async (e) => {
     e.preventDefault();
     setBusy(true);
