@@ -10,8 +10,8 @@ import (
 // APIVersion differs from its own.
 //
 // Adding a kind or an RPC is compatible and keeps the version: a plugin
-// built before the job-listener kind (KindJobListener) serves the same
-// RPCs as before and simply does not report that kind. The version changes
+// that does not know a kind (KindJobListener, say) serves its other RPCs
+// unchanged and simply does not report that kind. The version changes
 // only when an existing RPC or struct changes meaning.
 const APIVersion = 1
 

@@ -21,8 +21,7 @@ const (
 	TaskError    State = "TASK_ERROR"
 )
 
-// Source is what caused one run of the items (upstream's ExecutionSource,
-// executors spec §1.4).
+// Source is what caused one run of the items (upstream's ExecutionSource).
 type Source int
 
 // The sources. Upstream's lite only ever uses NormalTrigger and Misfire
@@ -55,7 +54,8 @@ type StatusEvent struct {
 	Source     Source
 	Items      []int
 	State      State
-	// Message is upstream's exact text (executors spec §1.2, §1.3).
+	// Message is upstream's exact text (ElasticJobExecutor.execute and
+	// executeOnce).
 	Message string
 }
 

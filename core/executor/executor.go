@@ -72,9 +72,9 @@ type PoolSizeLookup func(ctx context.Context, typ string) (spi.ThreadPoolSizePro
 type ListenerLookup func(ctx context.Context, cfg *config.JobConfiguration, typ string) (Listener, error)
 
 // Listener is told before and after each trigger of a job (upstream's
-// ElasticJobListener, executors spec §6). Listeners run in ascending Order
-// (ties keep their configured order); the first error stops the rest and
-// goes to the error handler.
+// ElasticJobListener). Listeners run in ascending Order (ties keep their
+// configured order); the first error stops the rest and goes to the error
+// handler.
 type Listener interface {
 	BeforeJobExecuted(ctx context.Context, sc ShardingContexts) error
 	AfterJobExecuted(ctx context.Context, sc ShardingContexts) error
@@ -279,15 +279,16 @@ type run struct {
 	}
 }
 
-// Execute runs one trigger of the job (executors spec §1.2, §1.6). src is
-// the source of the first run (NormalTrigger from the scheduler). missed,
-// when not nil, reports the fires the trigger loop skips while this
-// trigger runs: each sets the misfire flags of the local items at once
-// (upstream's JobTriggerListener.triggerMisfired; the flags outlive this
-// instance), and the misfire loop after the run serves them with one
-// catch-up run of the items right away, in this trigger (see catchUp). It
-// returns nil when the trigger completed, an error wrapping ErrPropagated
-// when the error handler stopped it, or a wrapped Facade error.
+// Execute runs one trigger of the job (upstream's
+// ElasticJobExecutor.execute). src is the source of the first run
+// (NormalTrigger from the scheduler). missed, when not nil, reports the
+// fires the trigger loop skips while this trigger runs: each sets the
+// misfire flags of the local items at once (upstream's
+// JobTriggerListener.triggerMisfired; the flags outlive this instance), and
+// the misfire loop after the run serves them with one catch-up run of the
+// items right away, in this trigger (see catchUp). It returns nil when the
+// trigger completed, an error wrapping ErrPropagated when the error handler
+// stopped it, or a wrapped Facade error.
 func (e *Executor) Execute(ctx context.Context, src Source, missed MissedFires) error {
 	f := e.opts.Facade
 	cfg, err := f.Config(ctx)
@@ -383,9 +384,9 @@ func (r *run) stopRecording() (unrecorded bool) {
 // returned failover items runs only those (upstream's order), so it is
 // lost for this instance's own items. With misfire on it is kept for them
 // as a fire skipped while the job runs is (FailoverFireRecorder): their
-// flags make them run right after this execution (chaos seed 3: the fire
-// of an item whose owner held a claim ran nothing of it until the owner's
-// next fire, which a resharding held back).
+// flags make them run right after this execution. Without them the fire
+// of an item whose owner holds a claim runs nothing of it until the
+// owner's next fire, which a resharding can hold back.
 func (r *run) keepOwnItemsFire(ctx context.Context, sc ShardingContexts, missed MissedFires) {
 	sf, ok := missed.(ScheduleFire)
 	rec, can := r.opts.Facade.(FailoverFireRecorder)
@@ -416,19 +417,19 @@ func (r *run) recordMisfire(ctx context.Context) bool {
 	return true
 }
 
-// catchUp is the misfire loop (executors spec §1.2 step 8): while misfire
-// is on, no resharding is pending and one of the items has a misfire flag,
-// the flags are cleared and the items run again with source Misfire, so
-// fires missed while they ran collapse into one catch-up run right after.
-// Each catch-up run also takes the instance's own items whose flags wait
-// outside the execution's items (CatchUpJoiner), which would otherwise
-// wait until a chain of catch-up runs ends. Fires the trigger loop
-// skipped and that were not yet recorded (one that came as a run ended, or
-// whose recording failed) set the flags before each check. Once the loop
-// ends, the trigger loop is told to skip no more fires of this trigger (a
-// fire due before it returns starts right after), so no fire is left
-// waiting for the next one; with misfire off the fires it skips stay
-// misfires (recorded, never re-run).
+// catchUp is the misfire loop (the while loop of upstream's
+// ElasticJobExecutor.execute): while misfire is on, no resharding is
+// pending and one of the items has a misfire flag, the flags are cleared
+// and the items run again with source Misfire, so fires missed while they
+// ran collapse into one catch-up run right after. Each catch-up run also
+// takes the instance's own items whose flags wait outside the execution's
+// items (CatchUpJoiner), which would otherwise wait until a chain of
+// catch-up runs ends. Fires the trigger loop skipped and that were not yet
+// recorded (one that came as a run ended, or whose recording failed) set
+// the flags before each check. Once the loop ends, the trigger loop is told
+// to skip no more fires of this trigger (a fire due before it returns
+// starts right after), so no fire is left waiting for the next one; with
+// misfire off the fires it skips stay misfires (recorded, never re-run).
 func (r *run) catchUp(ctx context.Context, sc ShardingContexts, missed MissedFires, unrecorded bool) error {
 	f := r.opts.Facade
 	final := false
@@ -478,12 +479,13 @@ func normType(typ, def string) string {
 }
 
 // reload resolves the error handler, pool size and typed listeners when
-// their configured types changed (executors spec §4, §5, §6). Props are not
-// compared: the SPI is stateless and receives the props in every call. A
-// type the lookup does not know (the config was written by someone else:
-// a Java instance, the console) is logged once and replaced (LOG, CPU, or
-// no listener); another failed lookup is logged and retried at the next
-// trigger.
+// their configured types changed (upstream's ExecutorServiceReloader and
+// JobErrorHandlerReloader, and the ElasticJobListener types of
+// jobListenerTypes). Props are not compared: the SPI is stateless and
+// receives the props in every call. A type the lookup does not know (the
+// config was written by someone else: a Java instance, the console) is
+// logged once and replaced (LOG, CPU, or no listener); another failed
+// lookup is logged and retried at the next trigger.
 func (e *Executor) reload(ctx context.Context, cfg *config.JobConfiguration) (spi.ErrorHandler, int, []Listener) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -704,7 +706,7 @@ func (e *Executor) status(ctx context.Context, post func(context.Context, Status
 	})
 }
 
-// once runs the items one time (executors spec §1.3).
+// once runs the items one time (upstream's ElasticJobExecutor.executeOnce).
 func (r *run) once(ctx context.Context, sc ShardingContexts, src Source) error {
 	f := r.opts.Facade
 	if len(sc.Items) == 0 {
@@ -744,11 +746,12 @@ func (r *run) once(ctx context.Context, sc ShardingContexts, src Source) error {
 // (nil when none failed) and the first propagation requested by the error
 // handler. All items run to completion even when the handler propagates:
 // ejob then stops the trigger after the finally step for several items as
-// for one (upstream swallows THROW for several items; executors spec §1.5).
+// for one (upstream's ElasticJobExecutor swallows THROW for several
+// items: the pool's Future holding it is never read).
 // The items run under ctx, or with an execution timeout under a ctx that
 // also ends then (cause ErrExecutionTimeout). No context is derived
 // without a timeout: a new cancel context under the trigger's, once per
-// run, was a twentieth of an execution's CPU (BenchmarkFire100Jobs).
+// run, costs a twentieth of an execution's CPU (BenchmarkFire100Jobs).
 func (r *run) items(ctx context.Context, sc ShardingContexts, src Source) (map[int]string, error) {
 	ictx := ctx
 	if r.timeout > 0 {

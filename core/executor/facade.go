@@ -8,9 +8,9 @@ import (
 )
 
 // ShardingContexts is what one trigger of one job runs on this instance
-// (upstream's ShardingContexts, executors spec §2.2); listeners receive it
-// and each item's spi.ShardingContext is built from it. It is defined in
-// package instance with the taskId format it depends on.
+// (upstream's ShardingContexts); listeners receive it and each item's
+// spi.ShardingContext is built from it. It is defined in package instance
+// with the taskId format it depends on.
 type ShardingContexts = instance.ShardingContexts
 
 // Facade is the execution pipeline's view of the coordination layer
@@ -63,7 +63,8 @@ type Facade interface {
 	// when it does.
 	NeedSharding(ctx context.Context) (bool, error)
 	// FailoverIfNecessary claims crashed items for this instance when it is
-	// idle (the enquiry after a run, protocol spec §10.2).
+	// idle (the enquiry after a run, upstream's
+	// FailoverService.failoverIfNecessary).
 	FailoverIfNecessary(ctx context.Context) error
 }
 
@@ -87,7 +88,7 @@ type FailoverFireRecorder interface {
 // serves only the execution's items, and the pump serves the others only
 // once the instance is idle, so a chain of catch-up runs (a long item
 // missing a fire in every run) would hold them back for as long as it
-// lasts (chaos V8). Before each catch-up run the loop asks JoinCatchUp.
+// lasts. Before each catch-up run the loop asks JoinCatchUp.
 type CatchUpJoiner interface {
 	// JoinCatchUp returns sc with this instance's own items whose misfire
 	// flag waits (set, the item not running, disabled or claimed for

@@ -12,8 +12,9 @@ import (
 // DistributeOnce runs a hook once per cluster-wide trigger, on the last
 // instance to start (AtLastStarted) or to complete (AtLastCompleted), and
 // makes the others wait for it up to timeout (<= 0: no timeout). It is
-// upstream's GuaranteeService (protocol spec §15); package coord
-// implements it on the registry (coord.Job).
+// upstream's GuaranteeService (behind
+// AbstractDistributeOnceElasticJobListener); package coord implements it
+// on the registry (coord.Job).
 type DistributeOnce interface {
 	AtLastStarted(ctx context.Context, sc ShardingContexts, timeout time.Duration, hook func(context.Context) error) error
 	AtLastCompleted(ctx context.Context, sc ShardingContexts, timeout time.Duration, hook func(context.Context) error) error

@@ -34,8 +34,9 @@ type configKey struct{}
 // JobConfig returns a copy of the job configuration the current trigger
 // loaded (it is in the ctx the pipeline gives an ItemRunner), or nil
 // outside one. Item runners read props from it rather than from the
-// registry, so a trigger sees one configuration throughout (executors spec
-// §3.2). A copy: the trigger's own is shared with the coordinator (see
+// registry, so a trigger sees one configuration throughout (as upstream's
+// DataflowJobExecutor reads streaming.process from the config the trigger
+// loaded). A copy: the trigger's own is shared with the coordinator (see
 // Facade.Config), and a runner may modify what it gets.
 func JobConfig(ctx context.Context) *config.JobConfiguration {
 	if cfg := sharedJobConfig(ctx); cfg != nil {
@@ -163,8 +164,8 @@ type ShardingChecker interface {
 	NeedSharding(ctx context.Context) (bool, error)
 }
 
-// Dataflow runs a DataflowJob per item with upstream's semantics
-// (executors spec §3.2): fetch; if data, process; with streaming.process
+// Dataflow runs a DataflowJob per item with the semantics of upstream's
+// DataflowJobExecutor: fetch; if data, process; with streaming.process
 // ("true" in any case, Java's Boolean.parseBoolean) fetch again until a
 // fetch is empty, resharding is pending, or ctx is cancelled. Streaming is
 // read from the trigger's configuration (JobConfig), so a config change

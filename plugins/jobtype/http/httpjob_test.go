@@ -96,7 +96,8 @@ var testContext = spi.ShardingContext{
 	ShardingTotalCount: 3, JobParameter: "k=v&x='y' <z>", ShardingItem: 1,
 }
 
-// testContextJSON is spec §2.3's second verified Gson output.
+// testContextJSON is what upstream's Gson (2.10.1, a default GsonBuilder)
+// writes for testContext: HTML-safe escapes, no null shardingParameter.
 const testContextJSON = `{"jobName":"myJob","taskId":"myJob@-@1@-@READY@-@192.168.1.10@-@12345","shardingTotalCount":3,"jobParameter":"k\u003dv\u0026x\u003d\u0027y\u0027 \u003cz\u003e","shardingItem":1}`
 
 func execute(ctx context.Context, e *httpjob.Executor, sc spi.ShardingContext, p map[string]string) error {

@@ -12,7 +12,7 @@ import (
 )
 
 // TestParseCommandLine pins commons-exec 1.3 CommandLine.parse
-// (translateCommandline), rule by rule (executors spec §3.3).
+// (translateCommandline), rule by rule.
 func TestParseCommandLine(t *testing.T) {
 	t.Parallel()
 	tests := map[string]struct {
@@ -79,7 +79,8 @@ func TestParseCommandLineUnbalancedMessage(t *testing.T) {
 }
 
 // TestArgv checks the argv built from props, without and with the
-// upstream quoting quirk, including the verified examples of spec §3.3.
+// upstream quoting quirk, including, for three command lines (echo, sh -c,
+// demo.sh), the argv upstream builds with commons-exec 1.3.
 func TestArgv(t *testing.T) {
 	t.Parallel()
 	p := "A"

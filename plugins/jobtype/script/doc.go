@@ -1,8 +1,9 @@
-// Package script implements ElasticJob's SCRIPT job type (executors spec
-// §3.3): each item runs the command line in the job's script.command.line
-// prop, split exactly as commons-exec 1.3 CommandLine.parse splits it, run
-// directly (no shell) with the item's ShardingContext JSON (byte-identical
-// to upstream's Gson) appended as the last argument.
+// Package script implements ElasticJob's SCRIPT job type (upstream's
+// ScriptJobExecutor): each item runs the command line in the job's
+// script.command.line prop, split exactly as commons-exec 1.3
+// CommandLine.parse splits it, run directly (no shell) with the item's
+// ShardingContext JSON (byte-identical to upstream's Gson) appended as the
+// last argument.
 //
 // An item fails when the program cannot start or exits non-zero (the error
 // carries the exit code and the tail of stderr). When the item's context

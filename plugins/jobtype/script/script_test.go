@@ -41,13 +41,13 @@ func TestArgvReachesProgram(t *testing.T) {
 		want      []string // after the helper's own "argv FILE"
 		wantQuirk []string
 	}{
-		"spec §2.3 example 1": {
+		"Gson: item parameter, empty job parameter": {
 			args: "plain",
 			sc: spi.ShardingContext{JobName: "myJob", TaskID: "myJob@-@0,1,2@-@READY@-@192.168.1.10@-@12345",
 				ShardingTotalCount: 3, ShardingItem: 0, ShardingParameter: ptr("A")},
 			want: []string{"plain", `{"jobName":"myJob","taskId":"myJob@-@0,1,2@-@READY@-@192.168.1.10@-@12345","shardingTotalCount":3,"jobParameter":"","shardingItem":0,"shardingParameter":"A"}`},
 		},
-		"spec §2.3 example 2": {
+		"Gson: HTML-safe job parameter, no item parameter": {
 			args: "plain",
 			sc: spi.ShardingContext{JobName: "myJob", TaskID: "myJob@-@1@-@READY@-@192.168.1.10@-@12345",
 				ShardingTotalCount: 3, JobParameter: "k=v&x='y' <z>", ShardingItem: 1},

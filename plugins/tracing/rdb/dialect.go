@@ -14,9 +14,10 @@ import (
 	"github.com/ejob-io/ejob/spi"
 )
 
-// dialect is what differs between databases: the DDL of executors spec
-// §7.5, the placeholders, how a duplicate key and an error of one event
-// (rather than of the connection) look, and the catalogue queries.
+// dialect is what differs between databases: upstream's 3.0.5+ DDL
+// (META-INF/sql/<type>.properties), the placeholders, how a duplicate key
+// and an error of one event (rather than of the connection) look, and the
+// catalogue queries.
 type dialect struct {
 	name string
 	// ddl creates JOB_EXECUTION_LOG, JOB_STATUS_TRACE_LOG and
@@ -81,7 +82,8 @@ func statusColumns() []column {
 }
 
 // createTable renders one CREATE TABLE of a non-MySQL dialect with
-// typeOf giving each column's type (executors spec §7.5's table).
+// typeOf giving each column's type (as the .properties file of that
+// dialect has it).
 func createTable(prefix, table string, cols []column, typeOf func(column) string) string {
 	parts := make([]string, 0, len(cols)+1)
 	for _, c := range cols {
@@ -143,7 +145,8 @@ func outputDDL(textType, suffix string) [2]string {
 	}
 }
 
-// mysqlDDL is MySQL.properties' DDL, whitespace as in the spec.
+// mysqlDDL is MySQL.properties' DDL, its line continuations joined with
+// single spaces.
 func mysqlDDL() [3]string {
 	return [3]string{
 		"CREATE TABLE IF NOT EXISTS JOB_EXECUTION_LOG (auto_id int NOT NULL AUTO_INCREMENT, id VARCHAR (40) NOT NULL, " +
@@ -160,7 +163,7 @@ func mysqlDDL() [3]string {
 	}
 }
 
-// postgresDDL is the spec's PostgreSQL reference template.
+// postgresDDL is PostgreSQL.properties' DDL.
 func postgresDDL() [3]string {
 	typeOf := func(c column) string {
 		switch c.kind {

@@ -31,8 +31,8 @@ const maxText = 4000
 // maxProblems bounds TraceWriteResponse.Problems.
 const maxProblems = 5
 
-// legacySource is the value of the ≤3.0.4 source column (executors spec
-// §7.6).
+// legacySource is the value upstream ≤3.0.4 writes to the source column
+// of JOB_STATUS_TRACE_LOG.
 const legacySource = "LITE_EXECUTOR"
 
 // Tracer is the RDB tracing sink: upstream's RDBJobEventRepository on
@@ -114,9 +114,9 @@ func (t *Tracer) open(ctx context.Context, cfg map[string]string) (*store, error
 	return s, nil
 }
 
-// init creates the tables and index when missing (executors spec §7.4)
-// and detects the ≤3.0.4 source column, once; a failure is retried at
-// the next call.
+// init creates the tables and index when missing (as upstream's
+// RDBJobEventRepository does at its creation) and detects the ≤3.0.4
+// source column, once; a failure is retried at the next call.
 func (s *store) init(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -313,7 +313,7 @@ func (b *batch) reject(what string, err error) error {
 
 // Write implements spi.Tracer: the batch in one transaction, with
 // upstream's statements and its handling of duplicates and of a completion
-// stored before its start (executors spec §7.4).
+// stored before its start (RDBJobEventRepository.addJobExecutionEvent).
 func (t *Tracer) Write(ctx context.Context, req spi.TraceWriteRequest) (spi.TraceWriteResponse, error) {
 	s, err := t.open(ctx, req.Config)
 	if err != nil {
@@ -361,7 +361,7 @@ func (b *batch) write(ctx context.Context, req spi.TraceWriteRequest) error {
 	return nil
 }
 
-// The DML of executors spec §7.5, the same in every dialect.
+// Upstream's DML, the same in every dialect.
 const (
 	insertExecution = "INSERT INTO JOB_EXECUTION_LOG (id, job_name, task_id, hostname, ip, sharding_item, execution_source, is_success, start_time) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 	insertComplete  = "INSERT INTO JOB_EXECUTION_LOG (id, job_name, task_id, hostname, ip, sharding_item, execution_source, is_success, start_time, complete_time) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"

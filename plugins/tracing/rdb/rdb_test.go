@@ -217,7 +217,8 @@ func TestCompletionBeforeStart(t *testing.T) {
 	})
 }
 
-// legacyStatusDDL is ≤3.0.4's JOB_STATUS_TRACE_LOG (executors spec §7.6).
+// legacyStatusDDL is upstream ≤3.0.4's JOB_STATUS_TRACE_LOG, with its
+// source column.
 func legacyStatusDDL(name string) string {
 	cols := "id %[1]s(40) NOT NULL, job_name %[1]s(100) NOT NULL, original_task_id %[1]s(255) NOT NULL, task_id %[1]s(255) NOT NULL, " +
 		"slave_id %[1]s(50) NOT NULL, source %[1]s(50) NOT NULL, execution_type %[1]s(20) NOT NULL, sharding_item %[1]s(100) NOT NULL, " +
