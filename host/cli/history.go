@@ -16,6 +16,7 @@ import (
 	"github.com/ejob-io/ejob/core/lifecycle"
 	"github.com/ejob-io/ejob/core/reg/zookeeper"
 	"github.com/ejob-io/ejob/core/tracing"
+	"github.com/ejob-io/ejob/core/tracing/httptrace"
 	hostconfig "github.com/ejob-io/ejob/host/config"
 	"github.com/ejob-io/ejob/host/daemon"
 	"github.com/ejob-io/ejob/spi"
@@ -56,12 +57,31 @@ func (f *historyFlags) open(ctx context.Context, cmd *cobra.Command, e *env) (*t
 	if err != nil {
 		return nil, nil, err
 	}
-	if tr == nil {
-		cat.Close()
-		return nil, nil, fmt.Errorf("%s has no elasticjob.tracing section: no history is recorded here "+
-			"(a standalone host without it keeps each item's last %d runs in memory, shown by its console)", f.file, tracing.DefaultMemoryRuns)
+	if tr != nil {
+		return &traceSource{file: file, tracer: tr.Tracer, config: tr.Config}, func() { cat.Close() }, nil
 	}
-	return &traceSource{file: file, tracer: tr.Tracer, config: tr.Config}, func() { cat.Close() }, nil
+	cat.Close()
+	src, err := hostTrace(ctx, file)
+	if err != nil {
+		return nil, nil, err
+	}
+	return src, func() {}, nil
+}
+
+// hostTrace is the in-memory history of the standalone host running on
+// file (no regCenter, no elasticjob.tracing), read through its control
+// socket. A file with a regCenter and without elasticjob.tracing has no
+// history: that is the error.
+func hostTrace(ctx context.Context, file *hostconfig.File) (*traceSource, error) {
+	if file.Registry != nil {
+		return nil, fmt.Errorf("%s has no elasticjob.tracing section: no history is recorded for its jobs "+
+			"(add elasticjob.tracing, type RDB, to record it)", file.Name)
+	}
+	hc, err := dialStandalone(ctx, file)
+	if err != nil {
+		return nil, err
+	}
+	return &traceSource{file: file, tracer: httptrace.New(hc, controlBase)}, nil
 }
 
 // registryCheckTimeout bounds the registry look-up of knownJob.
