@@ -89,9 +89,6 @@ func Handler(tr spi.Tracer, config map[string]string, opts HandlerOptions) http.
 	return mux
 }
 
-// errBadRequest marks a request that is not the protocol's.
-var errBadRequest = errors.New("bad request")
-
 // route serves fn as POST PathPrefix+name.
 func route[Q, R any](mux *http.ServeMux, h *handler, name string, fn func(context.Context, Q) (R, error)) {
 	mux.HandleFunc("POST "+PathPrefix+name, func(w http.ResponseWriter, r *http.Request) {
@@ -155,10 +152,10 @@ func decode(body []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("request: %v: %w", err, errBadRequest)
+		return fmt.Errorf("request: %w", err)
 	}
 	if dec.More() {
-		return fmt.Errorf("request: data after the JSON value: %w", errBadRequest)
+		return errors.New("request: data after the JSON value")
 	}
 	return nil
 }
