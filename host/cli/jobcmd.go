@@ -57,10 +57,15 @@ type itemResult struct {
 	Item    int       `json:"item"`
 	Success bool      `json:"success"`
 	Time    time.Time `json:"time"`
-	// Cause is the failure cause's first line.
+	// Cause is the failure cause's first line (at most
+	// lastCauseRunes runes).
 	Cause string `json:"failureCause,omitempty"`
 	ID    string `json:"id"`
 }
+
+// lastCauseRunes bounds the cause of a last result: a failure's first
+// line names the job, the item and the plugin before its reason.
+const lastCauseRunes = 300
 
 // lastRunsScanned is how many of an item's newest executions are read to
 // find its last completed one (the newest may still be running).
@@ -83,7 +88,7 @@ func lastResults(ctx context.Context, src *traceSource, job string, items []life
 			if at.IsZero() {
 				at = x.StartTime
 			}
-			out = append(out, itemResult{Item: it.Item, Success: x.Success, Time: at, Cause: firstLine(x.FailureCause, 100), ID: x.ID})
+			out = append(out, itemResult{Item: it.Item, Success: x.Success, Time: at, Cause: firstLine(x.FailureCause, lastCauseRunes), ID: x.ID})
 			break
 		}
 	}
