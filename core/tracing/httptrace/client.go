@@ -5,9 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 
+	"github.com/ejob-io/ejob/core/jsonhttp"
 	"github.com/ejob-io/ejob/spi"
 )
 
@@ -44,17 +44,14 @@ func (c *Client) call(ctx context.Context, name string, in, out any) error {
 		return fmt.Errorf("history %s: %w", name, err)
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
+	data, err := jsonhttp.ReadAnswer(resp, maxResponse)
 	if err != nil {
-		return fmt.Errorf("history %s: read the answer: %w", name, err)
-	}
-	if len(data) > maxResponse {
-		return fmt.Errorf("history %s: answer over %d bytes", name, maxResponse)
+		return fmt.Errorf("history %s: %w", name, err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		var e errorResponse
 		if json.Unmarshal(data, &e) != nil || e.Error == nil {
-			return fmt.Errorf("history %s: %s: %s", name, resp.Status, bytes.TrimSpace(data[:min(len(data), 200)]))
+			return fmt.Errorf("history %s: %w", name, jsonhttp.Unexpected(resp, data))
 		}
 		return fromWire(e.Error)
 	}

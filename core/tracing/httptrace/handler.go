@@ -1,17 +1,15 @@
 package httptrace
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/ejob-io/ejob/core/jsonhttp"
 	"github.com/ejob-io/ejob/spi"
 )
 
@@ -40,8 +38,8 @@ type HandlerOptions struct {
 type handler struct {
 	tr     spi.Tracer
 	config map[string]string
-	opts   HandlerOptions
-	sem    chan struct{}
+	log    hclog.Logger
+	gate   *jsonhttp.Gate
 }
 
 // Handler serves tr's read methods and Purge under PathPrefix (see the
@@ -64,7 +62,8 @@ func Handler(tr spi.Tracer, config map[string]string, opts HandlerOptions) http.
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
 	}
-	h := &handler{tr: tr, config: config, opts: opts, sem: make(chan struct{}, opts.Concurrency)}
+	h := &handler{tr: tr, config: config, log: opts.Logger,
+		gate: jsonhttp.NewGate(jsonhttp.Limits{MaxBody: opts.MaxBody, Timeout: opts.Timeout, Concurrency: opts.Concurrency})}
 	mux := http.NewServeMux()
 	route(mux, h, "executions", func(ctx context.Context, q spi.ExecutionQuery) (spi.ExecutionPage, error) {
 		q.Config = h.config
@@ -92,27 +91,14 @@ func Handler(tr spi.Tracer, config map[string]string, opts HandlerOptions) http.
 // route serves fn as POST PathPrefix+name.
 func route[Q, R any](mux *http.ServeMux, h *handler, name string, fn func(context.Context, Q) (R, error)) {
 	mux.HandleFunc("POST "+PathPrefix+name, func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), h.opts.Timeout)
-		defer cancel()
-		select {
-		case h.sem <- struct{}{}:
-			defer func() { <-h.sem }()
-		case <-ctx.Done():
-			replyErr(w, http.StatusServiceUnavailable, "", fmt.Sprintf("%s: the history is busy: no request slot within %v", name, h.opts.Timeout))
+		ctx, body, done, refused := h.gate.Enter(w, r)
+		if refused != nil {
+			replyErr(w, refused.Status, "", name+": "+refused.Message)
 			return
 		}
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBody))
-		var tooLarge *http.MaxBytesError
-		switch {
-		case errors.As(err, &tooLarge):
-			replyErr(w, http.StatusRequestEntityTooLarge, "", fmt.Sprintf("%s: request body over %d bytes", name, h.opts.MaxBody))
-			return
-		case err != nil:
-			replyErr(w, http.StatusBadRequest, "", fmt.Sprintf("%s: read request: %v", name, err))
-			return
-		}
+		defer done()
 		var q Q
-		if err := decode(body, &q); err != nil {
+		if err := jsonhttp.Decode(body, &q); err != nil {
 			replyErr(w, http.StatusBadRequest, "", fmt.Sprintf("%s: %v", name, err))
 			return
 		}
@@ -128,34 +114,15 @@ func route[Q, R any](mux *http.ServeMux, h *handler, name string, fn func(contex
 				status = http.StatusServiceUnavailable
 			}
 			if status != http.StatusBadRequest {
-				h.opts.Logger.Warn("history request failed", "op", name, "error", err)
+				h.log.Warn("history request failed", "op", name, "error", err)
 			}
-			replyErr(w, status, codeOf(err), err.Error())
+			replyErr(w, status, jsonhttp.CodeOf(sentinels(), err), err.Error())
 			return
 		}
-		reply(w, http.StatusOK, resp)
+		jsonhttp.Reply(w, http.StatusOK, resp)
 	})
 }
 
-func reply(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
-}
-
 func replyErr(w http.ResponseWriter, status int, code, msg string) {
-	reply(w, status, errorResponse{Error: &wireError{Code: code, Message: msg}})
-}
-
-// decode reads body into v: one JSON value with known fields only.
-func decode(body []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("request: %w", err)
-	}
-	if dec.More() {
-		return errors.New("request: data after the JSON value")
-	}
-	return nil
+	jsonhttp.Reply(w, status, errorResponse{Error: &wireError{Code: code, Message: msg}})
 }

@@ -1,8 +1,7 @@
 package httptrace
 
 import (
-	"errors"
-
+	"github.com/ejob-io/ejob/core/jsonhttp"
 	"github.com/ejob-io/ejob/spi"
 )
 
@@ -32,26 +31,6 @@ func sentinels() map[string]error {
 	}
 }
 
-// codeOf is the wire code of err's sentinel ("" for none).
-func codeOf(err error) string {
-	for code, s := range sentinels() {
-		if errors.Is(err, s) {
-			return code
-		}
-	}
-	return ""
-}
-
-// remoteError is an error the serving side returned: its text, and the
-// sentinel it wrapped there.
-type remoteError struct {
-	msg      string
-	sentinel error
-}
-
-func (e *remoteError) Error() string { return e.msg }
-func (e *remoteError) Unwrap() error { return e.sentinel }
-
 func fromWire(w *wireError) error {
-	return &remoteError{msg: w.Message, sentinel: sentinels()[w.Code]}
+	return &jsonhttp.RemoteError{Message: w.Message, Sentinel: sentinels()[w.Code]}
 }
