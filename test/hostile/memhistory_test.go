@@ -1,11 +1,9 @@
 package hostile
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"net"
 	"regexp"
 	"strings"
 	"testing"
@@ -105,16 +103,8 @@ func TestStandaloneMemoryHistoryFromTheCLI(t *testing.T) {
 	}
 	post := func(op string, body []byte) string {
 		t.Helper()
-		c, err := net.DialTimeout("unix", sock[1], 5*time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		_ = c.SetDeadline(time.Now().Add(20 * time.Second))
 		raw := fmt.Appendf(nil, "POST /tracing/v1/%s HTTP/1.1\r\nHost: ejob\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", op, len(body))
-		go func() { _, _ = c.Write(append(raw, body...)) }()
-		line, _ := bufio.NewReader(c).ReadString('\n')
-		return strings.TrimSpace(line)
+		return sendRaw(t, sock[1], append(raw, body...))
 	}
 	for name, c := range map[string]struct {
 		op   string
