@@ -22,6 +22,20 @@ type Limits struct {
 	Concurrency int
 }
 
+// Or is l with each field that is not positive taken from def.
+func (l Limits) Or(def Limits) Limits {
+	if l.MaxBody <= 0 {
+		l.MaxBody = def.MaxBody
+	}
+	if l.Timeout <= 0 {
+		l.Timeout = def.Timeout
+	}
+	if l.Concurrency <= 0 {
+		l.Concurrency = def.Concurrency
+	}
+	return l
+}
+
 // Gate admits requests within its Limits.
 type Gate struct {
 	limits Limits

@@ -51,23 +51,15 @@ type handler struct {
 // error is answered with its sentinel's code, which New's client turns
 // back into the same sentinel.
 func Handler(c reg.Client, opts HandlerOptions) http.Handler {
-	if opts.MaxBody <= 0 {
-		opts.MaxBody = DefaultMaxBody
-	}
 	if opts.MaxOps <= 0 {
 		opts.MaxOps = DefaultMaxOps
-	}
-	if opts.Timeout <= 0 {
-		opts.Timeout = DefaultTimeout
-	}
-	if opts.Concurrency <= 0 {
-		opts.Concurrency = DefaultConcurrency
 	}
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
 	}
-	h := &handler{c: c, opts: opts,
-		gate: jsonhttp.NewGate(jsonhttp.Limits{MaxBody: opts.MaxBody, Timeout: opts.Timeout, Concurrency: opts.Concurrency})}
+	lim := jsonhttp.Limits{MaxBody: opts.MaxBody, Timeout: opts.Timeout, Concurrency: opts.Concurrency}.
+		Or(jsonhttp.Limits{MaxBody: DefaultMaxBody, Timeout: DefaultTimeout, Concurrency: DefaultConcurrency})
+	h := &handler{c: c, opts: opts, gate: jsonhttp.NewGate(lim)}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+PathPrefix+"info", func(w http.ResponseWriter, _ *http.Request) {
 		reply(w, http.StatusOK, infoResponse{Namespace: c.Namespace()})

@@ -50,20 +50,12 @@ type handler struct {
 // spi sentinel it wraps, which New's client turns back into the same
 // sentinel.
 func Handler(tr spi.Tracer, config map[string]string, opts HandlerOptions) http.Handler {
-	if opts.MaxBody <= 0 {
-		opts.MaxBody = DefaultMaxBody
-	}
-	if opts.Timeout <= 0 {
-		opts.Timeout = DefaultTimeout
-	}
-	if opts.Concurrency <= 0 {
-		opts.Concurrency = DefaultConcurrency
-	}
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
 	}
-	h := &handler{tr: tr, config: config, log: opts.Logger,
-		gate: jsonhttp.NewGate(jsonhttp.Limits{MaxBody: opts.MaxBody, Timeout: opts.Timeout, Concurrency: opts.Concurrency})}
+	lim := jsonhttp.Limits{MaxBody: opts.MaxBody, Timeout: opts.Timeout, Concurrency: opts.Concurrency}.
+		Or(jsonhttp.Limits{MaxBody: DefaultMaxBody, Timeout: DefaultTimeout, Concurrency: DefaultConcurrency})
+	h := &handler{tr: tr, config: config, log: opts.Logger, gate: jsonhttp.NewGate(lim)}
 	mux := http.NewServeMux()
 	route(mux, h, "executions", func(ctx context.Context, q spi.ExecutionQuery) (spi.ExecutionPage, error) {
 		q.Config = h.config
