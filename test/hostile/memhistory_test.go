@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"regexp"
 	"strings"
 	"testing"
@@ -129,4 +130,23 @@ func TestStandaloneMemoryHistoryFromTheCLI(t *testing.T) {
 	if out := e.ok("history", "-c", file, "--job", "flaky"); !strings.Contains(out, "(no rows)") {
 		t.Errorf("history after the purge:\n%s", out)
 	}
+}
+
+// TestServeShowsAStandaloneHostsMemoryHistory: `ejob serve -c FILE` for
+// a standalone file without elasticjob.tracing serves the event trace of
+// the host running on the file from that host's memory: the REST API's
+// executions list the failed run.
+func TestServeShowsAStandaloneHostsMemoryHistory(t *testing.T) {
+	e := newEnv(t)
+	cfg := e.write("memory.yaml", memoryConfig)
+	host := e.start("host", "run", "-c", cfg)
+	host.waitLog(t, 60*time.Second, hostStarted)
+	e.ok("trigger", "flaky", "-c", cfg)
+	_, base, pw := e.serve(cfg)
+	c := login(t, base, "admin", pw)
+	testkit.Eventually(t, 30*time.Second, "the failed run in the REST event trace", func() bool {
+		status, body := c.call(http.MethodPost, "/api/event-trace/execution", `{"jobName":"flaky"}`)
+		return status == http.StatusOK && strings.Contains(string(body), `"jobName":"flaky"`) &&
+			strings.Contains(string(body), "cannot reach db for item 0")
+	})
 }
