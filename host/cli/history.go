@@ -16,6 +16,7 @@ import (
 	"github.com/ejob-io/ejob/core/lifecycle"
 	"github.com/ejob-io/ejob/core/reg/zookeeper"
 	"github.com/ejob-io/ejob/core/tracing"
+	"github.com/ejob-io/ejob/core/tracing/httptrace"
 	hostconfig "github.com/ejob-io/ejob/host/config"
 	"github.com/ejob-io/ejob/host/daemon"
 	"github.com/ejob-io/ejob/spi"
@@ -29,7 +30,7 @@ type historyFlags struct {
 }
 
 func (f *historyFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringVarP(&f.file, "config", "c", "", "config file whose elasticjob.tracing to read (YAML)")
+	cmd.Flags().StringVarP(&f.file, "config", "c", "", "config file whose elasticjob.tracing to read (YAML; without it: the standalone host running on the file)")
 	f.cf.register(cmd, true)
 }
 
@@ -56,12 +57,31 @@ func (f *historyFlags) open(ctx context.Context, cmd *cobra.Command, e *env) (*t
 	if err != nil {
 		return nil, nil, err
 	}
-	if tr == nil {
-		cat.Close()
-		return nil, nil, fmt.Errorf("%s has no elasticjob.tracing section: no history is recorded here "+
-			"(a standalone host without it keeps each item's last %d runs in memory, shown by its console)", f.file, tracing.DefaultMemoryRuns)
+	if tr != nil {
+		return &traceSource{file: file, tracer: tr.Tracer, config: tr.Config}, func() { cat.Close() }, nil
 	}
-	return &traceSource{file: file, tracer: tr.Tracer, config: tr.Config}, func() { cat.Close() }, nil
+	cat.Close()
+	src, err := hostTrace(ctx, file)
+	if err != nil {
+		return nil, nil, err
+	}
+	return src, func() {}, nil
+}
+
+// hostTrace is the in-memory history of the standalone host running on
+// file (no regCenter, no elasticjob.tracing), read through its control
+// socket. A file with a regCenter and without elasticjob.tracing has no
+// history: that is the error.
+func hostTrace(ctx context.Context, file *hostconfig.File) (*traceSource, error) {
+	if file.Registry != nil {
+		return nil, fmt.Errorf("%s has no elasticjob.tracing section: no history is recorded for its jobs "+
+			"(add elasticjob.tracing, type RDB, to record it)", file.Name)
+	}
+	hc, err := dialStandalone(ctx, file)
+	if err != nil {
+		return nil, err
+	}
+	return &traceSource{file: file, tracer: httptrace.New(hc, controlBase)}, nil
 }
 
 // registryCheckTimeout bounds the registry look-up of knownJob.
@@ -159,7 +179,9 @@ func newHistoryCmd(e *env) *cobra.Command {
 		Long: `Shows the item executions recorded by elasticjob.tracing (upstream's
 JOB_EXECUTION_LOG), newest start first, through the tracing plugin the file
 names (RDB: the database of its dataSource, or a standalone host's SQLite
-file). Filters combine: --job, --item, --ip (the instance's IP), --success
+file). For a standalone file without elasticjob.tracing it reads the
+in-memory history (each item's last runs) of the host running on the file,
+through its control socket. Filters combine: --job, --item, --ip (the instance's IP), --success
 (true or false; false also lists items still running), and a start-time
 range: --since (a duration such as 24h or 7d) or --from/--to. Pages hold
 --limit rows; --page N shows the Nth page.
@@ -448,7 +470,8 @@ func newHistoryPurgeCmd(e *env) *cobra.Command {
 		Short: "Delete recorded executions and status events older than AGE",
 		Long: `Deletes the executions that started, and the status events created, more
 than AGE ago (a duration such as 30d or 12h) from the store of the file's
-elasticjob.tracing.`,
+elasticjob.tracing, or from the in-memory history of the standalone host
+running on a file without it.`,
 		Example: `  ejob history purge -c ejob.yaml --older-than 30d`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -18,6 +18,7 @@ import (
 	"github.com/ejob-io/ejob/core/cron"
 	"github.com/ejob-io/ejob/core/lifecycle"
 	"github.com/ejob-io/ejob/core/reg"
+	"github.com/ejob-io/ejob/spi"
 )
 
 func newJobCmd(e *env) *cobra.Command {
@@ -43,12 +44,94 @@ type jobView struct {
 	CronError     string                 `json:"cronError,omitempty"`
 	Sharding      []lifecycle.ItemDetail `json:"sharding"`
 	Servers       []lifecycle.JobServer  `json:"servers"`
-	yaml          []byte
+	// LastResults is each item's last completed execution in the trace
+	// (items without one are left out); NoTrace, when set, says why there
+	// is no trace to read them from (LastResults is then nil).
+	LastResults []itemResult `json:"lastResults"`
+	NoTrace     string       `json:"noTrace,omitempty"`
+	yaml        []byte
+}
+
+// itemResult is one item's last completed execution.
+type itemResult struct {
+	Item    int       `json:"item"`
+	Success bool      `json:"success"`
+	Time    time.Time `json:"time"`
+	// Cause is the failure cause's first line (at most
+	// lastCauseRunes runes).
+	Cause string `json:"failureCause,omitempty"`
+	ID    string `json:"id"`
+}
+
+// lastCauseRunes bounds the cause of a last result: a failure's first
+// line names the job, the item and the plugin before its reason.
+const lastCauseRunes = 300
+
+// lastRunsScanned is how many of an item's newest executions are read to
+// find its last completed one (the newest may still be running).
+const lastRunsScanned = 5
+
+// lastResults reads from src the last completed execution of each of
+// job's items.
+func lastResults(ctx context.Context, src *traceSource, job string, items []lifecycle.ItemDetail) ([]itemResult, error) {
+	out := []itemResult{}
+	for _, it := range items {
+		p, err := src.tracer.QueryExecutions(ctx, spi.ExecutionQuery{Config: src.config, JobName: job, Item: &it.Item, Limit: lastRunsScanned})
+		if err != nil {
+			return nil, fmt.Errorf("last result of item %d: %w", it.Item, err)
+		}
+		for _, x := range p.Executions {
+			if result(x) == "running" {
+				continue
+			}
+			at := x.CompleteTime
+			if at.IsZero() {
+				at = x.StartTime
+			}
+			out = append(out, itemResult{Item: it.Item, Success: x.Success, Time: at, Cause: firstLine(x.FailureCause, lastCauseRunes), ID: x.ID})
+			break
+		}
+	}
+	return out, nil
+}
+
+// showTrace fills v's last results from the trace of the config file of
+// f (its elasticjob.tracing, or the in-memory history of the standalone
+// host running on it), or says in v.NoTrace why there is none.
+func showTrace(ctx context.Context, cmd *cobra.Command, e *env, f *opsFlags, cf catalogFlags, job string, v *jobView) {
+	src, closeSrc, err := jobTrace(ctx, cmd, e, f, cf)
+	if err != nil {
+		v.NoTrace = err.Error()
+		return
+	}
+	defer closeSrc()
+	if v.LastResults, err = lastResults(ctx, src, job, v.Sharding); err != nil {
+		v.NoTrace = err.Error()
+	}
+}
+
+// jobTrace opens the trace of f's config file; an error says why there
+// is none.
+func jobTrace(ctx context.Context, cmd *cobra.Command, e *env, f *opsFlags, cf catalogFlags) (*traceSource, func(), error) {
+	if f.file == "" {
+		return nil, nil, errors.New("no trace read with --zk (give -c FILE whose elasticjob.tracing records the runs)")
+	}
+	file, err := loadOpsFile(f.file)
+	if err != nil {
+		return nil, nil, err
+	}
+	if file.Tracing == nil {
+		src, err := hostTrace(ctx, file)
+		return src, func() {}, err
+	}
+	hf := historyFlags{file: f.file, cf: cf}
+	return hf.open(ctx, cmd, e)
 }
 
 func newJobShowCmd(e *env) *cobra.Command {
 	var (
 		f     opsFlags
+		cf    catalogFlags
 		fires int
 	)
 	cmd := &cobra.Command{
@@ -60,7 +143,13 @@ fire times computed from its cron and time zone, every sharding item (0 to
 shardingTotalCount-1, and any left over from a larger count) with its state
 (DISABLED, RUNNING, NEVER_RUN, RESHARDING or READY), owner and failover, and
 its servers with their live instances. Secrets in props are shown as *** (as the
-REST API shows them).`,
+REST API shows them).
+
+With -c FILE each item also shows its last result: ok or FAILED, when it
+completed, and the first line of the failure cause, read from the file's
+elasticjob.tracing (through the tracing plugin, as 'ejob history') or, for a
+standalone file without it, from the in-memory history of the host running
+on the file. Without a trace one line says why instead.`,
 		Example: `  ejob job show myJob -c ejob.yaml
   ejob job show myJob --zk 127.0.0.1:2181 --namespace demo --json`,
 		Args: exactArgs(1, "one job name"),
@@ -70,11 +159,13 @@ REST API shows them).`,
 				if err != nil {
 					return err
 				}
+				showTrace(ctx, cmd, e, &f, cf, args[0], v)
 				return f.print(e, v, func(w io.Writer) error { return v.write(w, args[0]) })
 			})
 		},
 	}
 	f.register(cmd)
+	cf.register(cmd, true)
 	cmd.Flags().IntVarP(&fires, "fires", "n", 5, "how many next fire times to show")
 	return cmd
 }
@@ -133,6 +224,14 @@ func (v *jobView) write(w io.Writer, job string) error {
 		fmt.Fprintf(w, "  %s\n", line)
 	}
 	fmt.Fprintln(w, "\nSharding:")
+	last := make(map[int]itemResult, len(v.LastResults))
+	for _, r := range v.LastResults {
+		last[r.Item] = r
+	}
+	header := "ITEM\tSTATE\tINSTANCE\tSERVER\tFAILOVER"
+	if v.NoTrace == "" {
+		header += "\tLAST RESULT"
+	}
 	rows := make([][]string, len(v.Sharding))
 	for i, s := range v.Sharding {
 		fo := ""
@@ -140,9 +239,15 @@ func (v *jobView) write(w io.Writer, job string) error {
 			fo = "yes"
 		}
 		rows[i] = []string{strconv.Itoa(s.Item), string(s.State), orDash(s.InstanceID), orDash(s.ServerIP), fo}
+		if v.NoTrace == "" {
+			rows[i] = append(rows[i], lastResultText(last[s.Item]))
+		}
 	}
-	if err := table(w, "ITEM\tSTATE\tINSTANCE\tSERVER\tFAILOVER", rows); err != nil {
+	if err := table(w, header, rows); err != nil {
 		return err
+	}
+	if v.NoTrace != "" {
+		fmt.Fprintf(w, "Last results: not shown: %s\n", v.NoTrace)
 	}
 	fmt.Fprintln(w, "\nServers:")
 	rows = rows[:0]
@@ -150,6 +255,20 @@ func (v *jobView) write(w io.Writer, job string) error {
 		rows = append(rows, []string{s.ServerIP, orDash(s.Status), orDash(strings.Join(s.Instances, ", "))})
 	}
 	return table(w, "SERVER\tSTATUS\tINSTANCES", rows)
+}
+
+// lastResultText is r as the LAST RESULT column shows it: "-" for none,
+// else ok or FAILED, its time and the first line of the cause.
+func lastResultText(r itemResult) string {
+	switch {
+	case r.ID == "" && r.Time.IsZero():
+		return "-"
+	case r.Success:
+		return "ok " + r.Time.Local().Format(time.DateTime)
+	case r.Cause != "":
+		return "FAILED " + r.Time.Local().Format(time.DateTime) + ": " + r.Cause
+	}
+	return "FAILED " + r.Time.Local().Format(time.DateTime)
 }
 
 func orDash(s string) string {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -84,21 +85,31 @@ func (f *registryFlags) connect(ctx context.Context, cmd *cobra.Command, e *env)
 // on file (no regCenter) through its control socket (host/control): the
 // commands then steer it as they steer a ZooKeeper namespace.
 func connectStandalone(ctx context.Context, file *hostconfig.File) (reg.Client, error) {
-	paths, err := control.Candidates(file.Name, file.Host.ControlSocket, nil)
-	if err != nil {
-		return nil, err
-	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	hc, err := control.Dial(ctx, file.Name, paths)
+	hc, err := dialStandalone(ctx, file)
 	if err != nil {
 		return nil, err
 	}
-	c, err := httpreg.New(ctx, hc, "http://ejob")
+	c, err := httpreg.New(ctx, hc, controlBase)
 	if err != nil {
 		return nil, fmt.Errorf("the standalone host of %s: %w", file.Name, err)
 	}
 	return c, nil
+}
+
+// controlBase is the base URL of the requests sent on a control socket.
+const controlBase = "http://ejob"
+
+// dialStandalone returns an HTTP client of the control socket of the
+// standalone host running on file; control.ErrNoHost, saying how to start
+// one, when none runs.
+func dialStandalone(ctx context.Context, file *hostconfig.File) (*http.Client, error) {
+	paths, err := control.Candidates(file.Name, file.Host.ControlSocket, nil)
+	if err != nil {
+		return nil, err
+	}
+	return control.Dial(ctx, file.Name, paths)
 }
 
 // loadOpsFile loads a config file for an operator command: job types are

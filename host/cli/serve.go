@@ -14,6 +14,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/ejob-io/ejob/core/reg"
+	"github.com/ejob-io/ejob/core/tracing"
 	hostconfig "github.com/ejob-io/ejob/host/config"
 	"github.com/ejob-io/ejob/host/daemon"
 	"github.com/ejob-io/ejob/host/httpapi"
@@ -54,7 +55,8 @@ History page and job executions, /api/event-trace/...) is read from its
 sink, through the plugins that serve its type as 'ejob run' finds them: --plugins-dir (or EJOB_PLUGINS_DIR) over
 ejob.pluginsDir, --lock-file over ejob.lockFile. The file's job types are
 then checked against those plugins, as 'ejob run' and 'ejob history' check
-them.
+them. For a standalone FILE without elasticjob.tracing it is the in-memory
+history of the host running on the file, read through its control socket.
 
 The registry centers and event-trace data sources an admin adds in the
 console's Namespaces page are kept in --namespaces-file (default:
@@ -103,6 +105,13 @@ file wherever a request says.`,
 				return err
 			}
 			defer c.Close()
+			if zk != nil && zk.Registry == nil && zk.Tracing == nil {
+				src, err := hostTrace(cmd.Context(), zk)
+				if err != nil {
+					return err
+				}
+				tr = &daemon.Tracing{Tracer: src.tracer, Config: map[string]string{"driver": tracing.MemoryDriver}}
+			}
 			return serve(cmd.Context(), e, settings, zk, tr, c, nsFile, dsDir)
 		},
 	}

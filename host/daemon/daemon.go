@@ -20,6 +20,7 @@ import (
 	"github.com/ejob-io/ejob/core/reg/zookeeper"
 	"github.com/ejob-io/ejob/core/scheduler"
 	"github.com/ejob-io/ejob/core/tracing"
+	"github.com/ejob-io/ejob/core/tracing/httptrace"
 	hostconfig "github.com/ejob-io/ejob/host/config"
 	"github.com/ejob-io/ejob/host/console"
 	"github.com/ejob-io/ejob/host/control"
@@ -327,12 +328,6 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	defer client.Close()
-	if ctl != nil {
-		ctlDone := serveControl(ctx, ctl, client, log)
-		// Until the host has drained and left: the commands reach it
-		// while its items finish, and no second host starts meanwhile.
-		defer ctlDone()
-	}
 	if file.Registry != nil {
 		// A ZooKeeper namespace may be shared with Java instances; the
 		// embedded registry never is.
@@ -350,6 +345,12 @@ func Run(ctx context.Context, opts Options) error {
 	// After the scheduler has drained (its items' last events are queued)
 	// and before the catalog stops the plugin that stores them.
 	defer tr.stop()
+	if ctl != nil {
+		ctlDone := serveControl(ctx, ctl, client, tr, log)
+		// Until the host has drained and left: the commands reach it
+		// while its items finish, and no second host starts meanwhile.
+		defer ctlDone()
+	}
 	s, err := scheduler.New(scheduler.Options{
 		Client: client, InstanceID: id.String(), ServerIP: id.IP,
 		Plugins: cat, Logger: log, DrainTimeout: p.drain,
@@ -472,23 +473,29 @@ func listenControl(file *hostconfig.File, setting string, opts Options, log hclo
 }
 
 // ControlHandler is what a standalone host serves on its control socket:
-// the registry calls of the operator commands under httpreg.PathPrefix,
-// on a mux that more of the host's operations can be mounted on.
-func ControlHandler(c reg.Client, log hclog.Logger) *http.ServeMux {
+// the registry calls of the operator commands under httpreg.PathPrefix
+// and, when tr is not nil, the reads and purge of its execution history
+// (tr with its settings config) under httptrace.PathPrefix, on a mux that
+// more of the host's operations can be mounted on.
+func ControlHandler(c reg.Client, tr spi.Tracer, config map[string]string, log hclog.Logger) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.Handle(httpreg.PathPrefix, httpreg.Handler(c, httpreg.HandlerOptions{Logger: log}))
+	if tr != nil {
+		mux.Handle(httptrace.PathPrefix, httptrace.Handler(tr, config, httptrace.HandlerOptions{Logger: log}))
+	}
 	return mux
 }
 
-// serveControl serves the control socket l with the registry c until the
-// returned stop is called; stop returns once the server has stopped.
-func serveControl(ctx context.Context, l *control.Listener, c reg.Client, log hclog.Logger) (stop func()) {
+// serveControl serves the control socket l with the registry c and the
+// history of tr until the returned stop is called; stop returns once the
+// server has stopped.
+func serveControl(ctx context.Context, l *control.Listener, c reg.Client, tr *tracingRun, log hclog.Logger) (stop func()) {
 	clog := log.Named("control")
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := control.Serve(sctx, l, ControlHandler(c, clog)); err != nil {
+		if err := control.Serve(sctx, l, ControlHandler(c, tr.tracer, tr.config, clog)); err != nil {
 			clog.Error("the control socket stopped", "socket", l.Path(), "error", err)
 		}
 	}()

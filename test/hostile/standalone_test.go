@@ -181,6 +181,22 @@ func TestCommandsWithoutAStandaloneHost(t *testing.T) {
 	noHost("after the host stopped")
 }
 
+// sendRaw writes raw bytes on a fresh connection to the Unix socket sock
+// and returns the status line of the answer ("" when the host closed
+// without one).
+func sendRaw(t *testing.T, sock string, raw []byte) string {
+	t.Helper()
+	c, err := net.DialTimeout("unix", sock, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(20 * time.Second))
+	go func() { _, _ = c.Write(raw) }()
+	line, _ := bufio.NewReader(c).ReadString('\n')
+	return strings.TrimSpace(line)
+}
+
 var socketLine = regexp.MustCompile(`control socket: .*socket=(\S+)`)
 
 // TestControlSocketSurvivesHostileRequests: a standalone host's control
@@ -205,20 +221,7 @@ func TestControlSocketSurvivesHostileRequests(t *testing.T) {
 	if fi.Mode().Type() != os.ModeSocket || fi.Mode().Perm() != 0o600 {
 		t.Errorf("control socket mode %v, want a socket with 0600", fi.Mode())
 	}
-	// send writes raw bytes on a fresh connection and returns the status
-	// line of the answer ("" when the host closed without one).
-	send := func(raw []byte) string {
-		t.Helper()
-		c, err := net.DialTimeout("unix", sock[1], 5*time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		_ = c.SetDeadline(time.Now().Add(20 * time.Second))
-		go func() { _, _ = c.Write(raw) }()
-		line, _ := bufio.NewReader(c).ReadString('\n')
-		return strings.TrimSpace(line)
-	}
+	send := func(raw []byte) string { return sendRaw(t, sock[1], raw) }
 	post := func(op, body string, length int) []byte {
 		return []byte(fmt.Sprintf("POST /registry/v1/%s HTTP/1.1\r\nHost: ejob\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", op, length, body))
 	}

@@ -6,10 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"sync"
 
+	"github.com/ejob-io/ejob/core/jsonhttp"
 	"github.com/ejob-io/ejob/core/reg"
 )
 
@@ -87,17 +87,14 @@ func (c *Client) do(req *http.Request, out any) error {
 		return err
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
+	data, err := jsonhttp.ReadAnswer(resp, maxResponse)
 	if err != nil {
-		return fmt.Errorf("read the answer: %w", err)
-	}
-	if len(data) > maxResponse {
-		return fmt.Errorf("answer over %d bytes", maxResponse)
+		return err
 	}
 	if resp.StatusCode != http.StatusOK {
 		var e errorResponse
 		if json.Unmarshal(data, &e) != nil || e.Error == nil {
-			return fmt.Errorf("%s: %s", resp.Status, bytes.TrimSpace(data[:min(len(data), 200)]))
+			return jsonhttp.Unexpected(resp, data)
 		}
 		return fromWire(e.Error)
 	}

@@ -1,17 +1,15 @@
 package httpreg
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/ejob-io/ejob/core/jsonhttp"
 	"github.com/ejob-io/ejob/core/reg"
 )
 
@@ -44,7 +42,7 @@ type HandlerOptions struct {
 type handler struct {
 	c    reg.Client
 	opts HandlerOptions
-	sem  chan struct{}
+	gate *jsonhttp.Gate
 }
 
 // Handler serves c under PathPrefix (see the package doc). Every request
@@ -53,22 +51,15 @@ type handler struct {
 // error is answered with its sentinel's code, which New's client turns
 // back into the same sentinel.
 func Handler(c reg.Client, opts HandlerOptions) http.Handler {
-	if opts.MaxBody <= 0 {
-		opts.MaxBody = DefaultMaxBody
-	}
 	if opts.MaxOps <= 0 {
 		opts.MaxOps = DefaultMaxOps
-	}
-	if opts.Timeout <= 0 {
-		opts.Timeout = DefaultTimeout
-	}
-	if opts.Concurrency <= 0 {
-		opts.Concurrency = DefaultConcurrency
 	}
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
 	}
-	h := &handler{c: c, opts: opts, sem: make(chan struct{}, opts.Concurrency)}
+	lim := jsonhttp.Limits{MaxBody: opts.MaxBody, Timeout: opts.Timeout, Concurrency: opts.Concurrency}.
+		Or(jsonhttp.Limits{MaxBody: DefaultMaxBody, Timeout: DefaultTimeout, Concurrency: DefaultConcurrency})
+	h := &handler{c: c, opts: opts, gate: jsonhttp.NewGate(lim)}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+PathPrefix+"info", func(w http.ResponseWriter, _ *http.Request) {
 		reply(w, http.StatusOK, infoResponse{Namespace: c.Namespace()})
@@ -83,27 +74,16 @@ func Handler(c reg.Client, opts HandlerOptions) http.Handler {
 }
 
 func (h *handler) serve(w http.ResponseWriter, r *http.Request, name string, fn func(context.Context, []byte) (any, string, error)) {
-	ctx, cancel := context.WithTimeout(r.Context(), h.opts.Timeout)
-	defer cancel()
-	select {
-	case h.sem <- struct{}{}:
-		defer func() { <-h.sem }()
-	case <-ctx.Done():
-		replyErr(w, http.StatusServiceUnavailable, &wireError{Code: "CONNECTION_LOSS", Op: name,
-			Message: fmt.Sprintf("the registry is busy: no request slot within %v", h.opts.Timeout)})
+	ctx, body, done, refused := h.gate.Enter(w, r)
+	if refused != nil {
+		e := &wireError{Code: "INVALID_ARGUMENT", Op: name, Message: refused.Message}
+		if refused.Status == http.StatusServiceUnavailable {
+			e.Code, e.Message = "CONNECTION_LOSS", "the registry is "+refused.Message
+		}
+		replyErr(w, refused.Status, e)
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBody))
-	var tooLarge *http.MaxBytesError
-	switch {
-	case errors.As(err, &tooLarge):
-		replyErr(w, http.StatusRequestEntityTooLarge, &wireError{Code: "INVALID_ARGUMENT", Op: name,
-			Message: fmt.Sprintf("request body over %d bytes", h.opts.MaxBody)})
-		return
-	case err != nil:
-		replyErr(w, http.StatusBadRequest, &wireError{Code: "INVALID_ARGUMENT", Op: name, Message: "read request: " + err.Error()})
-		return
-	}
+	defer done()
 	resp, path, err := fn(ctx, body)
 	if err != nil {
 		status := http.StatusConflict
@@ -123,11 +103,7 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, name string, fn 
 	reply(w, http.StatusOK, resp)
 }
 
-func reply(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
-}
+func reply(w http.ResponseWriter, status int, v any) { jsonhttp.Reply(w, status, v) }
 
 func replyErr(w http.ResponseWriter, status int, e *wireError) {
 	reply(w, status, errorResponse{Error: e})
@@ -135,13 +111,8 @@ func replyErr(w http.ResponseWriter, status int, e *wireError) {
 
 // decode reads body into v: one JSON value with known fields only.
 func decode(body []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("request: %v: %w", err, reg.ErrInvalidArgument)
-	}
-	if dec.More() {
-		return fmt.Errorf("request: data after the JSON value: %w", reg.ErrInvalidArgument)
+	if err := jsonhttp.Decode(body, v); err != nil {
+		return fmt.Errorf("%w: %w", err, reg.ErrInvalidArgument)
 	}
 	return nil
 }

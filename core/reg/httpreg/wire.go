@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ejob-io/ejob/core/jsonhttp"
 	"github.com/ejob-io/ejob/core/reg"
 )
 
@@ -139,14 +140,7 @@ func sentinels() map[string]error {
 }
 
 // codeOf is the wire code of err's sentinel ("" for none).
-func codeOf(err error) string {
-	for code, s := range sentinels() {
-		if errors.Is(err, s) {
-			return code
-		}
-	}
-	return ""
-}
+func codeOf(err error) string { return jsonhttp.CodeOf(sentinels(), err) }
 
 // toWire describes err, the result of op on path, for the wire.
 func toWire(opName, path string, err error) *wireError {
@@ -163,21 +157,11 @@ func toWire(opName, path string, err error) *wireError {
 	return w
 }
 
-// remoteError is an error the serving side returned: its text, and the
-// sentinel it wrapped there.
-type remoteError struct {
-	msg      string
-	sentinel error
-}
-
-func (e *remoteError) Error() string { return e.msg }
-func (e *remoteError) Unwrap() error { return e.sentinel }
-
 // fromWire is the error w describes, as the registry behind the handler
 // returned it: an *reg.OpError wrapping the same sentinel (and a
 // *reg.MultiError for a failed transaction).
 func fromWire(w *wireError) error {
-	var cause error = &remoteError{msg: w.Message, sentinel: sentinels()[w.Code]}
+	var cause error = &jsonhttp.RemoteError{Message: w.Message, Sentinel: sentinels()[w.Code]}
 	if w.Multi != nil {
 		cause = &reg.MultiError{Index: w.Multi.Index, Op: reg.Op{Kind: w.Multi.Kind, Path: w.Multi.Path}, Err: cause}
 	}
