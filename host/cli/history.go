@@ -402,7 +402,7 @@ func showStatuses(ctx context.Context, e *env, src *traceSource, q spi.StatusQue
 
 func footer(e *env, n, page int, more bool) {
 	if more {
-		fmt.Fprintf(e.stdout, "(%d rows, page %d; more: --page %d)\n", n, page, page+1)
+		fmt.Fprintf(e.stdout, "(%s, page %d; more: --page %d)\n", plural(n, "row", "rows"), page, page+1)
 	} else if n == 0 {
 		fmt.Fprintln(e.stdout, "(no rows)")
 	}

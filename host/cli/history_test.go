@@ -232,4 +232,8 @@ func TestHistoryOutput(t *testing.T) {
 	if code, _, errs := run(t, "history", "-c", cfg, "--id", "nope"); code != 3 || !strings.Contains(errs, `"nope"`) {
 		t.Errorf("unknown --id: exit %d: %s", code, errs)
 	}
+	// A page of one row says "1 row", not "1 rows".
+	if code, out, errs := run(t, "history", "-c", cfg, "--job", "billing", "--limit", "1"); code != 0 || !strings.Contains(out, "(1 row, page 1; more: --page 2)") {
+		t.Errorf("--limit 1: exit %d\nstdout %s\nstderr %s\nwant the footer (1 row, page 1; more: --page 2)", code, out, errs)
+	}
 }
