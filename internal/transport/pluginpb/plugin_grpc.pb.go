@@ -40,6 +40,10 @@ const (
 	Plugin_QueryStatuses_FullMethodName        = "/ejob.plugin.v1.Plugin/QueryStatuses"
 	Plugin_PurgeTraces_FullMethodName          = "/ejob.plugin.v1.Plugin/PurgeTraces"
 	Plugin_DistinctTraces_FullMethodName       = "/ejob.plugin.v1.Plugin/DistinctTraces"
+	Plugin_ValidateLauncher_FullMethodName     = "/ejob.plugin.v1.Plugin/ValidateLauncher"
+	Plugin_Launch_FullMethodName               = "/ejob.plugin.v1.Plugin/Launch"
+	Plugin_ListLaunched_FullMethodName         = "/ejob.plugin.v1.Plugin/ListLaunched"
+	Plugin_StopLaunched_FullMethodName         = "/ejob.plugin.v1.Plugin/StopLaunched"
 )
 
 // PluginClient is the client API for Plugin service.
@@ -81,6 +85,12 @@ type PluginClient interface {
 	// DistinctTraces lists the distinct values of one field of the stored
 	// events by prefix (the console's filter completion), bounded by limit.
 	DistinctTraces(ctx context.Context, in *DistinctQuery, opts ...grpc.CallOption) (*DistinctValues, error)
+	ValidateLauncher(ctx context.Context, in *LaunchValidateRequest, opts ...grpc.CallOption) (*LaunchValidateResponse, error)
+	// Launch accepts one fire of a cloud job (some or all of its items).
+	Launch(ctx context.Context, in *LaunchRequest, opts ...grpc.CallOption) (*LaunchResponse, error)
+	// ListLaunched reports every item of every fire the launcher holds.
+	ListLaunched(ctx context.Context, in *LaunchListRequest, opts ...grpc.CallOption) (*LaunchList, error)
+	StopLaunched(ctx context.Context, in *LaunchStopRequest, opts ...grpc.CallOption) (*LaunchStopResponse, error)
 }
 
 type pluginClient struct {
@@ -271,6 +281,46 @@ func (c *pluginClient) DistinctTraces(ctx context.Context, in *DistinctQuery, op
 	return out, nil
 }
 
+func (c *pluginClient) ValidateLauncher(ctx context.Context, in *LaunchValidateRequest, opts ...grpc.CallOption) (*LaunchValidateResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LaunchValidateResponse)
+	err := c.cc.Invoke(ctx, Plugin_ValidateLauncher_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *pluginClient) Launch(ctx context.Context, in *LaunchRequest, opts ...grpc.CallOption) (*LaunchResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LaunchResponse)
+	err := c.cc.Invoke(ctx, Plugin_Launch_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *pluginClient) ListLaunched(ctx context.Context, in *LaunchListRequest, opts ...grpc.CallOption) (*LaunchList, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LaunchList)
+	err := c.cc.Invoke(ctx, Plugin_ListLaunched_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *pluginClient) StopLaunched(ctx context.Context, in *LaunchStopRequest, opts ...grpc.CallOption) (*LaunchStopResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LaunchStopResponse)
+	err := c.cc.Invoke(ctx, Plugin_StopLaunched_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // PluginServer is the server API for Plugin service.
 // All implementations must embed UnimplementedPluginServer
 // for forward compatibility.
@@ -310,6 +360,12 @@ type PluginServer interface {
 	// DistinctTraces lists the distinct values of one field of the stored
 	// events by prefix (the console's filter completion), bounded by limit.
 	DistinctTraces(context.Context, *DistinctQuery) (*DistinctValues, error)
+	ValidateLauncher(context.Context, *LaunchValidateRequest) (*LaunchValidateResponse, error)
+	// Launch accepts one fire of a cloud job (some or all of its items).
+	Launch(context.Context, *LaunchRequest) (*LaunchResponse, error)
+	// ListLaunched reports every item of every fire the launcher holds.
+	ListLaunched(context.Context, *LaunchListRequest) (*LaunchList, error)
+	StopLaunched(context.Context, *LaunchStopRequest) (*LaunchStopResponse, error)
 	mustEmbedUnimplementedPluginServer()
 }
 
@@ -373,6 +429,18 @@ func (UnimplementedPluginServer) PurgeTraces(context.Context, *TracePurgeRequest
 }
 func (UnimplementedPluginServer) DistinctTraces(context.Context, *DistinctQuery) (*DistinctValues, error) {
 	return nil, status.Error(codes.Unimplemented, "method DistinctTraces not implemented")
+}
+func (UnimplementedPluginServer) ValidateLauncher(context.Context, *LaunchValidateRequest) (*LaunchValidateResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ValidateLauncher not implemented")
+}
+func (UnimplementedPluginServer) Launch(context.Context, *LaunchRequest) (*LaunchResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Launch not implemented")
+}
+func (UnimplementedPluginServer) ListLaunched(context.Context, *LaunchListRequest) (*LaunchList, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListLaunched not implemented")
+}
+func (UnimplementedPluginServer) StopLaunched(context.Context, *LaunchStopRequest) (*LaunchStopResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method StopLaunched not implemented")
 }
 func (UnimplementedPluginServer) mustEmbedUnimplementedPluginServer() {}
 func (UnimplementedPluginServer) testEmbeddedByValue()                {}
@@ -719,6 +787,78 @@ func _Plugin_DistinctTraces_Handler(srv interface{}, ctx context.Context, dec fu
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Plugin_ValidateLauncher_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(LaunchValidateRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).ValidateLauncher(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_ValidateLauncher_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).ValidateLauncher(ctx, req.(*LaunchValidateRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Plugin_Launch_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(LaunchRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).Launch(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_Launch_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).Launch(ctx, req.(*LaunchRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Plugin_ListLaunched_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(LaunchListRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).ListLaunched(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_ListLaunched_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).ListLaunched(ctx, req.(*LaunchListRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Plugin_StopLaunched_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(LaunchStopRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).StopLaunched(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_StopLaunched_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).StopLaunched(ctx, req.(*LaunchStopRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Plugin_ServiceDesc is the grpc.ServiceDesc for Plugin service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -797,6 +937,22 @@ var Plugin_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "DistinctTraces",
 			Handler:    _Plugin_DistinctTraces_Handler,
+		},
+		{
+			MethodName: "ValidateLauncher",
+			Handler:    _Plugin_ValidateLauncher_Handler,
+		},
+		{
+			MethodName: "Launch",
+			Handler:    _Plugin_Launch_Handler,
+		},
+		{
+			MethodName: "ListLaunched",
+			Handler:    _Plugin_ListLaunched_Handler,
+		},
+		{
+			MethodName: "StopLaunched",
+			Handler:    _Plugin_StopLaunched_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
