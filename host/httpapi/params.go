@@ -78,7 +78,7 @@ func CheckParam(name, value string) error {
 // the name its errors give it (upstream's name of the parameter).
 func paramRule(name string) (shown string, check func(string) error, ok bool) {
 	switch name {
-	case "jobName":
+	case "jobName", "appName":
 		return name, config.CheckJobName, true
 	case "a", "b": // GET /api/jobs/{a}/{b}: config/{jobName} or {jobName}/sharding
 		return "jobName", config.CheckJobName, true
