@@ -92,8 +92,19 @@ func paramRule(name string) (shown string, check func(string) error, ok bool) {
 		return name, checkEntryName, true
 	case "prefix":
 		return name, checkPrefix, true
+	case "period":
+		return name, checkPeriod, true
 	}
 	return "", nil, false
+}
+
+// checkPeriod: a statistics period (online, lastWeek, ...): 1 to 40 ASCII
+// letters.
+func checkPeriod(s string) error {
+	if len(s) == 0 || len(s) > 40 || strings.ContainsFunc(s, func(r rune) bool { return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z') }) {
+		return fmt.Errorf("%q is not a period (online, lastWeek, lastHour or lastMinute)", s)
+	}
+	return nil
 }
 
 // checkItem: a sharding item, 0 to 2^31-1 in decimal digits.

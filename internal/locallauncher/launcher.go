@@ -24,6 +24,10 @@ const Type = "LOCAL"
 // item (the wrapper that records its exit status).
 const RunItemArg = "run-item"
 
+// SpawnArg is the first argument under which the plugin binary starts an
+// item's wrapper detached from the plugin (see Spawn).
+const SpawnArg = "spawn"
+
 // itemSpec is an item's spec file.
 type itemSpec struct {
 	Seq      int64             `json:"seq"`
@@ -262,16 +266,38 @@ func (l Launcher) start(it item) error {
 			return err
 		}
 	}
-	cmd := exec.Command(self, RunItemArg, it.dir)
+	// The spawner starts the wrapper in a session of its own and exits,
+	// so the wrapper is re-parented away from this plugin: the plugin's
+	// exit (its scheduler died) does not end the item, as a scheduler's
+	// death does not end a pod.
+	cmd := exec.Command(self, SpawnArg, it.dir)
 	cmd.Dir = it.dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	cmd.Env = pluginFree(os.Environ())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("spawn: %w: %s", err, out)
+	}
+	return nil
+}
+
+// Spawn starts the wrapper of the item in dir (self RunItemArg dir) in a
+// new session, records its pid and returns: the plugin binary run with
+// SpawnArg.
+func Spawn(dir string) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(self, RunItemArg, dir)
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
 		return err
 	}
-	pid := cmd.Process.Pid
-	go func() { _ = cmd.Wait() }()
-	return os.WriteFile(filepath.Join(it.dir, "pid"), []byte(strconv.Itoa(pid)), 0o644)
+	tmp := filepath.Join(dir, "pid.tmp")
+	if err := os.WriteFile(tmp, []byte(strconv.Itoa(cmd.Process.Pid)), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(dir, "pid"))
 }
 
 // pluginFree drops the go-plugin handshake variables of the launcher's own
