@@ -5,8 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -357,8 +358,8 @@ func (a api) runningTasks(w http.ResponseWriter, r *http.Request) {
 	reasons := a.s.reasons
 	a.s.mu.Unlock()
 	out := []RunningTask{}
-	for _, job := range sortedKeys(running) {
-		for _, item := range sortedItems(running[job]) {
+	for _, job := range slices.Sorted(maps.Keys(running)) {
+		for _, item := range slices.Sorted(maps.Keys(running[job])) {
 			tid := running[job][item]
 			t := RunningTask{ID: tid.String(), MetaInfo: MetaInfo{JobName: job, ShardingItems: []int{item}}, Type: tid.Type, SlaveID: tid.Slave}
 			if st, ok := reasons[tid.String()]; ok {
@@ -375,7 +376,7 @@ func (a api) readyTasks(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	ready, err := a.s.st.Ready(ctx)
 	out := []ReadyTask{}
-	for _, job := range sortedKeys(ready) {
+	for _, job := range slices.Sorted(maps.Keys(ready)) {
 		out = append(out, ReadyTask{JobName: job, Times: strconv.Itoa(ready[job])})
 	}
 	a.answer(w, r, "", "", out, err)
@@ -386,21 +387,12 @@ func (a api) failoverTasks(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	fo, err := a.s.st.Failover(ctx)
 	out := []FailoverTask{}
-	for _, job := range sortedKeys(fo) {
-		for _, item := range sortedItems(fo[job]) {
+	for _, job := range slices.Sorted(maps.Keys(fo)) {
+		for _, item := range slices.Sorted(maps.Keys(fo[job])) {
 			out = append(out, FailoverTask{TaskInfo: MetaInfo{JobName: job, ShardingItems: []int{item}}, OriginalTaskID: fo[job][item].String()})
 		}
 	}
 	a.answer(w, r, "", "", out, err)
-}
-
-func sortedItems(m map[int]TaskID) []int {
-	out := make([]int, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Ints(out)
-	return out
 }
 
 func (a api) executionTypes(w http.ResponseWriter, r *http.Request) {

@@ -2,6 +2,8 @@ package cloud
 
 import (
 	"encoding/json"
+	"os"
+	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -68,7 +70,20 @@ func TestAppAndJobSurviveRestartAndTrigger(t *testing.T) {
 	if len(apps) != 1 || apps[0]["appName"] != "app" || job["jobName"] != "onejob" || job["shardingTotalCount"] != float64(2) {
 		t.Fatalf("after restart: apps %v, job %v", apps, job)
 	}
-	c.must("POST", "/api/job/trigger", "onejob")
+	// The CLI over the REST API: list, then trigger.
+	cli := func(args ...string) string {
+		cmd := exec.Command(ejobBin, append([]string{"cloud"}, append(args, "--url", s.base)...)...)
+		cmd.Env = append(os.Environ(), "EJOB_CLOUD_PASSWORD="+adminPassword)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("ejob cloud %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	if out := cli("job", "list"); !strings.Contains(out, `"jobName": "onejob"`) {
+		t.Fatalf("ejob cloud job list:\n%s", out)
+	}
+	cli("job", "trigger", "onejob")
 	e.eventually(20*time.Second, "both items ran once", func() bool { return len(e.runs(0)) == 1 && len(e.runs(1)) == 1 })
 	e.eventually(10*time.Second, "nothing running", func() bool { return len(c.running()) == 0 })
 	if len(e.runs(0)) != 1 {
