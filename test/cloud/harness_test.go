@@ -39,13 +39,15 @@ type env struct {
 	appURL      string
 	// out is the directory the app records runs in.
 	out string
+	// cpu is the LOCAL launcher's CPU capacity (default 4).
+	cpu string
 }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	dir := t.TempDir()
 	e := &env{t: t, dir: dir, ns: "cloud-" + strings.ToLower(rand.Text()[:10]),
-		launcherDir: filepath.Join(dir, "launcher"), out: filepath.Join(dir, "out")}
+		launcherDir: filepath.Join(dir, "launcher"), out: filepath.Join(dir, "out"), cpu: "4"}
 	for _, d := range []string{e.launcherDir, e.out, filepath.Join(dir, "app")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
@@ -86,9 +88,9 @@ ejob:
     listen: 127.0.0.1:%d
     users: [{name: admin, passwordHash: %q, role: admin}, {name: guest, passwordHash: %q, role: guest}]
   cloud:
-    launcher: {type: LOCAL, props: {dir: %s, cpu: '4', memory: '4096'}}
+    launcher: {type: LOCAL, props: {dir: %s, cpu: '%s', memory: '4096'}}
     pollInterval: 200ms
-`, zk.Addr(), e.ns, pluginsDir, port, adminHash, adminHash, e.launcherDir)
+`, zk.Addr(), e.ns, pluginsDir, port, adminHash, adminHash, e.launcherDir, e.cpu)
 	path := filepath.Join(e.dir, name)
 	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
 		e.t.Fatal(err)
@@ -284,6 +286,19 @@ func runsIn(dir string, item int) []string {
 		if l != "" {
 			out = append(out, l)
 		}
+	}
+	return out
+}
+
+func (c *client) ready() map[string]string {
+	c.t.Helper()
+	var rs []struct{ JobName, Times string }
+	if err := json.Unmarshal(c.must("GET", "/api/job/tasks/ready", ""), &rs); err != nil {
+		c.t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, r := range rs {
+		out[r.JobName] = r.Times
 	}
 	return out
 }
