@@ -240,13 +240,16 @@ type fireKey struct{ job, fire string }
 
 // pass is one round of the leader's work.
 func (s *Scheduler) pass(ctx context.Context, l *leaderState) error {
-	v, err := s.read(ctx)
-	if err != nil {
-		return err
-	}
+	// The launcher is asked first: a fire is recorded before it is
+	// launched, so every fire in the list has its record in the read
+	// that follows, and none is taken for a leftover.
 	list, err := s.launcher.List(ctx, spi.LaunchListRequest{Config: s.lcfg})
 	if err != nil {
 		return fmt.Errorf("launcher list: %w", err)
+	}
+	v, err := s.read(ctx)
+	if err != nil {
+		return err
 	}
 	launched := map[fireKey]map[int]spi.ItemStatus{}
 	for _, it := range list.Items {
