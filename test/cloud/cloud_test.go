@@ -15,9 +15,7 @@ import (
 // field by field); disabling the job stops the fires.
 func TestCronTransientRunsItemsWithContextAndDisableStops(t *testing.T) {
 	e := newEnv(t)
-	s := e.start("a")
-	c := login(t, s.base, "admin")
-	e.registerApp(c, "app")
+	_, c := e.boot()
 	c.must("POST", "/api/job/register", e.jobBody("cronjob", "app", "TRANSIENT", "0/2 * * * * ?", 3, "0=a,1=b,2=c", false, false))
 	e.eventually(20*time.Second, "every item ran twice", func() bool {
 		return len(e.runs(0)) >= 2 && len(e.runs(1)) >= 2 && len(e.runs(2)) >= 2
@@ -56,9 +54,7 @@ func TestCronTransientRunsItemsWithContextAndDisableStops(t *testing.T) {
 // first was killed serves them, and a trigger runs the job.
 func TestAppAndJobSurviveRestartAndTrigger(t *testing.T) {
 	e := newEnv(t)
-	s := e.start("a")
-	c := login(t, s.base, "admin")
-	e.registerApp(c, "app")
+	s, c := e.boot()
 	c.must("POST", "/api/job/register", e.jobBody("onejob", "app", "TRANSIENT", "", 2, "", false, false))
 	s.kill()
 	s = e.start("b")
@@ -100,19 +96,11 @@ func TestAppAndJobSurviveRestartAndTrigger(t *testing.T) {
 // Deregistering a job stops what runs of it: its processes are gone.
 func TestDeregisterStopsRunningItems(t *testing.T) {
 	e := newEnv(t)
-	s := e.start("a")
-	c := login(t, s.base, "admin")
-	e.registerApp(c, "app")
+	_, c := e.boot()
 	c.must("POST", "/api/job/register", e.jobBody("longjob", "app", "TRANSIENT", "", 2, "0=sleep600,1=sleep600", false, false))
 	c.must("POST", "/api/job/trigger", `"longjob"`)
 	e.eventually(20*time.Second, "both items running", func() bool {
-		n := 0
-		for _, r := range c.running() {
-			if r.State == "running" {
-				n++
-			}
-		}
-		return n == 2 && len(e.itemPIDs("longjob", 0)) == 1 && len(e.itemPIDs("longjob", 1)) == 1
+		return c.inState("running") == 2 && len(e.itemPIDs("longjob", 0)) == 1 && len(e.itemPIDs("longjob", 1)) == 1
 	})
 	pids := append(e.itemPIDs("longjob", 0), e.itemPIDs("longjob", 1)...)
 	c.must("DELETE", "/api/job/longjob/deregister", "")
@@ -128,9 +116,7 @@ func TestDeregisterStopsRunningItems(t *testing.T) {
 // that item runs again, as a FAILOVER task; the other keeps running.
 func TestLostItemFailsOverAlone(t *testing.T) {
 	e := newEnv(t)
-	s := e.start("a")
-	c := login(t, s.base, "admin")
-	e.registerApp(c, "app")
+	_, c := e.boot()
 	c.must("POST", "/api/job/register", e.jobBody("fojob", "app", "TRANSIENT", "", 2, "0=sleep600,1=sleep600", true, false))
 	c.must("POST", "/api/job/trigger", "fojob")
 	e.eventually(20*time.Second, "both items running", func() bool {

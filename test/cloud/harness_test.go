@@ -302,3 +302,25 @@ func (c *client) ready() map[string]string {
 	}
 	return out
 }
+
+// boot starts scheduler "a", logs in as admin and registers the test app
+// as "app".
+func (e *env) boot() (*scheduler, *client) {
+	e.t.Helper()
+	s := e.start("a")
+	c := login(e.t, s.base, "admin")
+	e.registerApp(c, "app")
+	return s, c
+}
+
+// inState counts the running tasks the launcher reports in state.
+func (c *client) inState(state string) int {
+	c.t.Helper()
+	n := 0
+	for _, r := range c.running() {
+		if r.State == state {
+			n++
+		}
+	}
+	return n
+}

@@ -12,9 +12,7 @@ import (
 func TestItemsWaitForRoom(t *testing.T) {
 	e := newEnv(t)
 	e.cpu = "1.2"
-	s := e.start("a")
-	c := login(t, s.base, "admin")
-	e.registerApp(c, "app")
+	_, c := e.boot()
 	c.must("POST", "/api/job/register", e.jobBody("wide", "app", "TRANSIENT", "", 4, "0=sleep600,1=sleep600,2=sleep600,3=sleep600", false, false))
 	c.must("POST", "/api/job/trigger", "wide")
 	var waiting []runningTask
@@ -46,9 +44,7 @@ func TestItemsWaitForRoom(t *testing.T) {
 // with misfire the rounds add up in ready; without, at most one waits.
 func TestMisfireQueuesRounds(t *testing.T) {
 	e := newEnv(t)
-	s := e.start("a")
-	c := login(t, s.base, "admin")
-	e.registerApp(c, "app")
+	_, c := e.boot()
 	c.must("POST", "/api/job/register", e.jobBody("mf", "app", "TRANSIENT", "* * * * * ?", 1, "0=sleep4", false, true))
 	e.eventually(20*time.Second, "fires adding up while the round runs", func() bool {
 		t := c.ready()["mf"]
@@ -80,32 +76,18 @@ func TestMisfireQueuesRounds(t *testing.T) {
 // three items relaunches them all, three.
 func TestDaemonLaunchedAndResharded(t *testing.T) {
 	e := newEnv(t)
-	s := e.start("a")
-	c := login(t, s.base, "admin")
-	e.registerApp(c, "app")
+	_, c := e.boot()
 	body := func(n int, params string) string {
 		return e.jobBody("dmn", "app", "DAEMON", "0/10 * * * * ?", n, params, false, false)
 	}
 	c.must("POST", "/api/job/register", body(2, "0=sleep600,1=sleep600"))
 	e.eventually(20*time.Second, "two daemon items running", func() bool {
-		n := 0
-		for _, r := range c.running() {
-			if r.State == "running" {
-				n++
-			}
-		}
-		return n == 2
+		return c.inState("running") == 2
 	})
 	old := append(e.itemPIDs("dmn", 0), e.itemPIDs("dmn", 1)...)
 	c.must("PUT", "/api/job/update", body(3, "0=sleep600,1=sleep600,2=sleep600"))
 	e.eventually(20*time.Second, "three daemon items running, the old ones gone", func() bool {
-		n := 0
-		for _, r := range c.running() {
-			if r.State == "running" {
-				n++
-			}
-		}
-		return n == 3 && len(e.runs(2)) == 1 && !alive(old[0]) && !alive(old[1])
+		return c.inState("running") == 3 && len(e.runs(2)) == 1 && !alive(old[0]) && !alive(old[1])
 	})
 	if len(e.runs(0)) != 2 {
 		t.Fatalf("item 0 started %d times; want once before and once after the update", len(e.runs(0)))
