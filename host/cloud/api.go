@@ -16,6 +16,7 @@ import (
 
 	"github.com/ejob-io/ejob/core/config"
 	"github.com/ejob-io/ejob/host/httpapi"
+	"github.com/ejob-io/ejob/spi"
 )
 
 // api serves upstream ElasticJob-Cloud's REST paths over s's state.
@@ -58,11 +59,8 @@ func (s *Scheduler) Routes(srv *httpapi.Server, mux *httpapi.Mux) {
 	mux.HandleFunc("GET /api/job/tasks/running", a.runningTasks)
 	mux.HandleFunc("GET /api/job/tasks/ready", a.readyTasks)
 	mux.HandleFunc("GET /api/job/tasks/failover", a.failoverTasks)
-	for _, p := range []string{"executions", "statusTraces"} {
-		mux.HandleFunc("GET /api/job/events/"+p, func(w http.ResponseWriter, _ *http.Request) {
-			httpapi.OK(w, map[string]any{"total": 0, "rows": []any{}})
-		})
-	}
+	mux.HandleFunc("GET /api/job/events/executions", a.executions)
+	mux.HandleFunc("GET /api/job/events/statusTraces", a.statusTraces)
 	mux.HandleFunc("GET /api/job/statistics/jobs/executionType", a.executionTypes)
 	for _, p := range []string{"tasks/results", "tasks/running", "jobs/running", "jobs/register"} {
 		mux.HandleFunc("GET /api/job/statistics/"+p, func(w http.ResponseWriter, _ *http.Request) { httpapi.OK(w, []any{}) })
@@ -421,4 +419,94 @@ func (a api) taskResults(w http.ResponseWriter, r *http.Request) {
 		res["successCount"], res["failedCount"] = a.s.succeeded.Load(), a.s.failed.Load()
 	}
 	httpapi.OK(w, res)
+}
+
+// MaxPerPage bounds per_page of the event queries.
+const MaxPerPage = 500
+
+// paging reads per_page (default 10) and page (default 1).
+func paging(r *http.Request) (offset, limit int, err error) {
+	limit, page := 10, 1
+	for name, dst := range map[string]*int{"per_page": &limit, "page": &page} {
+		if v := r.URL.Query().Get(name); v != "" {
+			n, perr := strconv.Atoi(v)
+			if perr != nil || n < 1 || name == "per_page" && n > MaxPerPage || n > 1<<20 {
+				return 0, 0, fmt.Errorf("%w: query parameter %s: %q: want 1 to %d", ErrInvalid, name, v, map[string]int{"per_page": MaxPerPage, "page": 1 << 20}[name])
+			}
+			*dst = n
+		}
+	}
+	return (page - 1) * limit, limit, nil
+}
+
+// total is what a page tells of the rows: the rows up to its end, plus one
+// when more follow (a lower bound then).
+func total(offset, n int, more bool) int {
+	if more {
+		return offset + n + 1
+	}
+	return offset + n
+}
+
+// executions is GET /api/job/events/executions: the items' execution
+// events, newest first, from elasticjob.tracing ({total: 0, rows: []}
+// without it, as upstream without an event-trace database).
+func (a api) executions(w http.ResponseWriter, r *http.Request) {
+	offset, limit, err := paging(r)
+	if err != nil || a.s.tracer == nil {
+		a.answer(w, r, "", "", httpapi.Page[httpapi.ExecutionRow]{Rows: []httpapi.ExecutionRow{}}, err)
+		return
+	}
+	q := r.URL.Query()
+	eq := spi.ExecutionQuery{Config: a.s.tcfg, JobName: q.Get("jobName"), TaskID: q.Get("taskId"), IP: q.Get("ip"), Offset: offset, Limit: limit}
+	if v := q.Get("isSuccess"); v != "" {
+		b, perr := strconv.ParseBool(v)
+		if perr != nil {
+			a.answer(w, r, "", "", nil, fmt.Errorf("%w: query parameter isSuccess: %q: want true or false", ErrInvalid, v))
+			return
+		}
+		eq.Success = &b
+	}
+	ctx, cancel := a.ctx(r)
+	defer cancel()
+	p, err := a.s.tracer.QueryExecutions(ctx, eq)
+	out := httpapi.Page[httpapi.ExecutionRow]{Rows: []httpapi.ExecutionRow{}, Total: total(offset, len(p.Executions), p.More)}
+	for _, x := range p.Executions {
+		row := httpapi.ExecutionRow{ID: x.ID, Hostname: x.Hostname, IP: x.IP, TaskID: x.TaskID, JobName: x.JobName, Source: x.Source,
+			ShardingItem: x.ShardingItem, Success: x.Success, FailureCause: x.FailureCause}
+		if !x.StartTime.IsZero() {
+			row.StartTime = &x.StartTime
+		}
+		if !x.CompleteTime.IsZero() {
+			row.CompleteTime = &x.CompleteTime
+		}
+		out.Rows = append(out.Rows, row)
+	}
+	a.answer(w, r, "", "", out, err)
+}
+
+// statusTraces is GET /api/job/events/statusTraces: the items' status
+// events (TASK_STAGING, TASK_RUNNING, TASK_FINISHED, TASK_FAILED,
+// TASK_LOST), newest first.
+func (a api) statusTraces(w http.ResponseWriter, r *http.Request) {
+	offset, limit, err := paging(r)
+	if err != nil || a.s.tracer == nil {
+		a.answer(w, r, "", "", httpapi.Page[httpapi.StatusRow]{Rows: []httpapi.StatusRow{}}, err)
+		return
+	}
+	q := r.URL.Query()
+	ctx, cancel := a.ctx(r)
+	defer cancel()
+	p, err := a.s.tracer.QueryStatuses(ctx, spi.StatusQuery{Config: a.s.tcfg, JobName: q.Get("jobName"), TaskID: q.Get("taskId"),
+		State: q.Get("state"), ExecutionType: q.Get("executionType"), Offset: offset, Limit: limit})
+	out := httpapi.Page[httpapi.StatusRow]{Rows: []httpapi.StatusRow{}, Total: total(offset, len(p.Statuses), p.More)}
+	for _, x := range p.Statuses {
+		row := httpapi.StatusRow{ID: x.ID, JobName: x.JobName, OriginalTaskID: x.OriginalTaskID, TaskID: x.TaskID, SlaveID: x.SlaveID,
+			ExecutionType: x.ExecutionType, ShardingItems: x.ShardingItems, State: x.State, Message: x.Message}
+		if !x.CreationTime.IsZero() {
+			row.CreationTime = &x.CreationTime
+		}
+		out.Rows = append(out.Rows, row)
+	}
+	a.answer(w, r, "", "", out, err)
 }

@@ -53,6 +53,17 @@ func Run(ctx context.Context, o RunOptions) error {
 	if err := l.Validate(ctx, spi.LaunchValidateRequest{Config: lcfg}); err != nil {
 		return fmt.Errorf("%s: ejob.cloud.launcher: %w", f.Name, err)
 	}
+	var tr spi.Tracer
+	var tcfg map[string]string
+	if f.Tracing != nil {
+		if tr, err = spi.Resolve[spi.Tracer](cat, f.Tracing.Type); err != nil {
+			return fmt.Errorf("%s:%d: elasticjob.tracing.type %q: %w", f.Name, f.Tracing.Line, f.Tracing.Type, err)
+		}
+		tcfg = f.Tracing.DataSource
+		if err := tr.Validate(ctx, spi.TraceValidateRequest{Config: tcfg}); err != nil {
+			return fmt.Errorf("%s:%d: elasticjob.tracing: %w", f.Name, f.Tracing.Line, err)
+		}
+	}
 	c, err := zookeeper.Connect(ctx, *f.Registry)
 	if err != nil {
 		return fmt.Errorf("%s: regCenter %s/%s: %w", f.Name, f.Registry.ServerLists, f.Registry.Namespace, err)
@@ -71,7 +82,7 @@ func Run(ctx context.Context, o RunOptions) error {
 	_, port, _ := net.SplitHostPort(srv.Addr().String())
 	id := strings.ReplaceAll(host, "/", "_") + ":" + port
 	sched = New(Options{Client: c, Launcher: l, LauncherConfig: lcfg, ID: id, JobStateQueueSize: f.Cloud.JobStateQueueSize,
-		PollInterval: f.Cloud.PollInterval, Logger: log.Named("cloud").With("instance", id)})
+		PollInterval: f.Cloud.PollInterval, Tracer: tr, TracerConfig: tcfg, Logger: log.Named("cloud").With("instance", id)})
 	if o.Ready != nil {
 		o.Ready(srv.Addr().String())
 	}

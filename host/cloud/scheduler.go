@@ -32,6 +32,8 @@ type Scheduler struct {
 	el        *recipe.Election
 	launcher  spi.Launcher
 	lcfg      map[string]string
+	tracer    spi.Tracer
+	tcfg      map[string]string
 	queueSize int
 	poll      time.Duration
 	log       hclog.Logger
@@ -59,7 +61,11 @@ type Options struct {
 	ID                string
 	JobStateQueueSize int
 	PollInterval      time.Duration
-	Logger            hclog.Logger
+	// Tracer records the items' status and execution events with
+	// TracerConfig (nil: none).
+	Tracer       spi.Tracer
+	TracerConfig map[string]string
+	Logger       hclog.Logger
 }
 
 // New returns a Scheduler.
@@ -74,7 +80,7 @@ func New(o Options) *Scheduler {
 		o.JobStateQueueSize = 10000
 	}
 	return &Scheduler{st: store{c: o.Client}, c: o.Client, el: recipe.NewElection(o.Client, pathElection, pathLeader, o.ID),
-		launcher: o.Launcher, lcfg: o.LauncherConfig, queueSize: o.JobStateQueueSize, poll: o.PollInterval,
+		launcher: o.Launcher, lcfg: o.LauncherConfig, tracer: o.Tracer, tcfg: o.TracerConfig, queueSize: o.JobStateQueueSize, poll: o.PollInterval,
 		log: o.Logger, id: o.ID, wake: make(chan struct{}, 1), reasons: map[string]spi.ItemStatus{}}
 }
 
@@ -140,7 +146,7 @@ func (s *Scheduler) lead(ctx context.Context) {
 	s.leading.Store(true)
 	defer s.leading.Store(false)
 	s.log.Info("leading the cloud scheduler", "instance", s.id)
-	l := &leaderState{next: map[string]time.Time{}, configs: map[string]string{}}
+	l := &leaderState{next: map[string]time.Time{}, configs: map[string]string{}, seen: map[string]spi.ItemState{}}
 	for ctx.Err() == nil {
 		if err := s.pass(ctx, l); err != nil {
 			if errors.Is(err, recipe.ErrFenced) || errors.Is(err, recipe.ErrNotLeader) {
@@ -168,6 +174,10 @@ type leaderState struct {
 	// configs is each job's stored YAML as last seen: a change stops
 	// what runs (upstream's reschedule).
 	configs map[string]string
+	// seen is each running item's state at the last pass (by eventID),
+	// to record its start once.
+	seen map[string]spi.ItemState
+	ev   events
 }
 
 // view is one pass's read of the state.
@@ -240,6 +250,7 @@ type fireKey struct{ job, fire string }
 
 // pass is one round of the leader's work.
 func (s *Scheduler) pass(ctx context.Context, l *leaderState) error {
+	defer s.flush(ctx, &l.ev)
 	// The launcher is asked first: a fire is recorded before it is
 	// launched, so every fire in the list has its record in the read
 	// that follows, and none is taken for a leftover.
@@ -260,6 +271,8 @@ func (s *Scheduler) pass(ctx context.Context, l *leaderState) error {
 		launched[k][it.Item] = it
 	}
 	reasons := map[string]spi.ItemStatus{}
+	seen := map[string]spi.ItemState{}
+	defer func() { l.seen = seen }()
 
 	changed := map[string]bool{}
 	for name, j := range v.jobs {
@@ -324,18 +337,25 @@ func (s *Scheduler) pass(ctx context.Context, l *leaderState) error {
 			node := pathRunning + "/" + name + "/" + itemNode(name, item)
 			switch st.State {
 			case spi.ItemReady, spi.ItemRunning:
+				key := eventID(tid)
 				if st.Node != "" && st.Node != tid.Slave {
 					tid.Slave = st.Node
 					if err := s.fenced(ctx, reg.SetOp(node, []byte(tid.String()), reg.AnyVersion)); err != nil {
 						return err
 					}
 				}
+				if st.State == spi.ItemRunning && l.seen[key] != spi.ItemRunning {
+					l.ev.status(tid, "TASK_RUNNING", "")
+					l.ev.started(tid, st)
+				}
+				seen[key] = st.State
 				reasons[tid.String()] = st
 			case spi.ItemSucceeded:
 				if err := s.fenced(ctx, reg.DeleteOp(node, reg.AnyVersion)); err != nil {
 					return err
 				}
 				s.succeeded.Add(1)
+				l.ev.finished(tid, st, l.seen[eventID(tid)] == spi.ItemRunning)
 				s.log.Info("item succeeded", "job", name, "item", item, "task", tid.String())
 			case spi.ItemFailed, spi.ItemLost:
 				ops := []reg.Op{reg.DeleteOp(node, reg.AnyVersion)}
@@ -353,6 +373,7 @@ func (s *Scheduler) pass(ctx context.Context, l *leaderState) error {
 					return err
 				}
 				s.failed.Add(1)
+				l.ev.finished(tid, st, l.seen[eventID(tid)] == spi.ItemRunning)
 				s.log.Warn("item ended without success", "job", name, "item", item, "task", tid.String(), "state", st.State,
 					"reason", st.Reason, "exitCode", st.ExitCode, "failover", j.Failover || j.JobExecutionType == Daemon)
 			}
@@ -415,7 +436,7 @@ func (s *Scheduler) pass(ctx context.Context, l *leaderState) error {
 		if len(todo) == 0 {
 			continue
 		}
-		if err := s.start(ctx, v, j, a, "FAILOVER", todo, ops); err != nil {
+		if err := s.start(ctx, l, v, j, a, "FAILOVER", todo, ops); err != nil {
 			return err
 		}
 		_ = s.c.Delete(ctx, pathFailover+"/"+name, reg.AnyVersion)
@@ -467,7 +488,7 @@ func (s *Scheduler) pass(ctx context.Context, l *leaderState) error {
 		if err != nil {
 			return err
 		}
-		if err := s.start(ctx, v, j, a, "READY", items, ops); err != nil {
+		if err := s.start(ctx, l, v, j, a, "READY", items, ops); err != nil {
 			return err
 		}
 	}
@@ -476,7 +497,7 @@ func (s *Scheduler) pass(ctx context.Context, l *leaderState) error {
 
 // start records the items of a new fire as running (with extra ops, in
 // one fenced transaction), then launches it.
-func (s *Scheduler) start(ctx context.Context, v view, j Job, a App, typ string, items []int, extra []reg.Op) error {
+func (s *Scheduler) start(ctx context.Context, l *leaderState, v view, j Job, a App, typ string, items []int, extra []reg.Op) error {
 	fire := newFireID()
 	if _, err := s.st.c.Create(ctx, pathRunning+"/"+j.JobName, nil, reg.Persistent, reg.WithParents()); err != nil && !errors.Is(err, reg.ErrNodeExists) {
 		return fmt.Errorf("create %s/%s: %w", pathRunning, j.JobName, err)
@@ -493,7 +514,9 @@ func (s *Scheduler) start(ctx context.Context, v view, j Job, a App, typ string,
 		v.running[j.JobName] = map[int]TaskID{}
 	}
 	for _, item := range items {
-		v.running[j.JobName][item] = TaskID{Job: j.JobName, Item: item, Type: typ, Slave: unassignedSlave, Fire: fire}
+		tid := TaskID{Job: j.JobName, Item: item, Type: typ, Slave: unassignedSlave, Fire: fire}
+		v.running[j.JobName][item] = tid
+		l.ev.status(tid, "TASK_STAGING", "")
 	}
 	return s.launch(ctx, j, a, fire, typ, items)
 }

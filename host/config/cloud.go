@@ -29,6 +29,10 @@ type CloudFile struct {
 	HTTP *HTTPSettings
 	// Cloud is ejob.cloud.
 	Cloud CloudSettings
+	// Tracing is elasticjob.tracing: where the items' status and
+	// execution events are recorded (its dataSource is required); nil
+	// records none.
+	Tracing *Tracing
 }
 
 // CloudSettings is ejob.cloud.
@@ -140,11 +144,14 @@ func (d *decoder) cloudFile(root *yaml.Node, f *CloudFile, baseDir string) {
 	}
 	if e, ok := top[keyElasticjob]; !ok {
 		d.report(1, nil, "no elasticjob section: the cloud scheduler needs elasticjob.regCenter (its state lives in ZooKeeper)")
-	} else if ej, ok := d.section(e.value, e.path, []string{keyRegCenter}, false); ok {
+	} else if ej, ok := d.section(e.value, e.path, []string{keyRegCenter, keyTracing}, false); ok {
 		if rc, ok := ej[keyRegCenter]; ok {
 			f.Registry = d.regCenter(rc, baseDir)
 		} else {
 			d.missing(e.line(), e.path, keyRegCenter, " (the cloud scheduler's state lives in ZooKeeper)")
+		}
+		if te, ok := ej[keyTracing]; ok {
+			f.Tracing = d.tracing(te, LoadOptions{}, false, baseDir)
 		}
 	}
 	e, ok := top[keyEjob]

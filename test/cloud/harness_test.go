@@ -41,6 +41,8 @@ type env struct {
 	out string
 	// cpu is the LOCAL launcher's CPU capacity (default 4).
 	cpu string
+	// tracing records the event trace into an SQLite file of dir.
+	tracing bool
 }
 
 func newEnv(t *testing.T) *env {
@@ -91,6 +93,9 @@ ejob:
     launcher: {type: LOCAL, props: {dir: %s, cpu: '%s', memory: '4096'}}
     pollInterval: 200ms
 `, zk.Addr(), e.ns, pluginsDir, port, adminHash, adminHash, e.launcherDir, e.cpu)
+	if e.tracing {
+		text = strings.Replace(text, "ejob:\n", fmt.Sprintf("  tracing: {type: RDB, dataSource: {url: 'jdbc:sqlite:%s'}}\nejob:\n", filepath.Join(e.dir, "trace.db")), 1)
+	}
 	path := filepath.Join(e.dir, name)
 	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
 		e.t.Fatal(err)
