@@ -46,7 +46,7 @@ type CloudSettings struct {
 	LauncherProps map[string]string
 	// Kubernetes is ejob.cloud.kubernetes.
 	Kubernetes KubernetesSettings
-	// JobStateQueueSize bounds the jobs in ready and in failover
+	// JobStateQueueSize bounds the jobs waiting in ready
 	// (upstream's job_state_queue_size; default DefaultJobStateQueueSize).
 	JobStateQueueSize int
 	// PollInterval is how often the leader asks the launcher what runs
