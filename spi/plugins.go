@@ -32,6 +32,9 @@ type Plugins struct {
 	JobListeners map[string]JobListener
 	// Tracing are named by elasticjob.tracing.type in the host's file.
 	Tracing map[string]Tracer
+	// Launchers are named by ejob.cloud.launcher.type in the cloud
+	// scheduler's file.
+	Launchers map[string]Launcher
 }
 
 // kinds is the one list of the kinds and their maps: Kinds, Types,
@@ -45,6 +48,7 @@ func (p Plugins) kinds() []kindSet {
 		kindMap[ThreadPoolSizeProvider]{KindThreadPool, p.ThreadPools},
 		kindMap[JobListener]{KindJobListener, p.JobListeners},
 		kindMap[Tracer]{KindTracing, p.Tracing},
+		kindMap[Launcher]{KindLauncher, p.Launchers},
 	}
 }
 
@@ -199,7 +203,7 @@ type Resolver interface {
 	// matched case-insensitively (NormalizeType): a ShardingStrategy for
 	// KindSharding, an ErrorHandler for KindErrorHandler, a JobExecutor for
 	// KindJobType, a ThreadPoolSizeProvider for KindThreadPool, a
-	// JobListener for KindJobListener, a Tracer for KindTracing. An unknown name is an error
+	// JobListener for KindJobListener, a Tracer for KindTracing, a Launcher for KindLauncher. An unknown name is an error
 	// wrapping ErrUnknownType that lists the available types.
 	Lookup(kind Kind, name string) (any, error)
 }

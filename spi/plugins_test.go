@@ -132,7 +132,7 @@ func TestResolveWrongImplementation(t *testing.T) {
 
 func TestKinds(t *testing.T) {
 	t.Parallel()
-	want := []spi.Kind{spi.KindSharding, spi.KindErrorHandler, spi.KindJobType, spi.KindThreadPool, spi.KindJobListener, spi.KindTracing}
+	want := []spi.Kind{spi.KindSharding, spi.KindErrorHandler, spi.KindJobType, spi.KindThreadPool, spi.KindJobListener, spi.KindTracing, spi.KindLauncher}
 	if got := spi.Kinds(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Kinds() = %v, want %v", got, want)
 	}

@@ -26,6 +26,7 @@ const (
 	KindThreadPool   Kind = "threadpool"
 	KindJobListener  Kind = "joblistener"
 	KindTracing      Kind = "tracing"
+	KindLauncher     Kind = "launcher"
 )
 
 // Kinds lists every extension point in a stable order (that of Plugins'

@@ -146,6 +146,9 @@ func checkType(ctx context.Context, cat *plugins.Catalog, k spi.TypeKey) ([]spit
 	case spi.KindTracing:
 		// Every check writes to a store, which only the author can name.
 		return []spitest.Result{{Name: "suite", Err: spitest.Skip("a tracing sink needs a store: run spitest.TestTracer with your store's config in your tests")}}, nil
+	case spi.KindLauncher:
+		// Every check runs items on a cluster, which only the author can name.
+		return []spitest.Result{{Name: "suite", Err: spitest.Skip("a launcher needs a cluster: run spitest.TestLauncher with your cluster's config in your tests")}}, nil
 	}
 	return []spitest.Result{{Name: "suite", Err: spitest.Skip("no conformance suite for kind " + string(k.Kind))}}, nil
 }

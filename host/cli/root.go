@@ -145,7 +145,7 @@ the job's configuration, nothing is recompiled.`,
 		"log level: trace, debug, info, warn or error (env "+logLevelEnv+"; overrides ejob.logLevel of a config file)")
 	root.AddCommand(newRunCmd(e), newTriggerCmd(e), newJobsCmd(e), newJobCmd(e), newServersCmd(e),
 		newSwitchCmd(e, true), newSwitchCmd(e, false), newShutdownCmd(e, false), newShutdownCmd(e, true), newDumpCmd(e),
-		newPluginsCmd(e), newShardingCmd(e), newCronCmd(e), newAlertCmd(e), newHistoryCmd(e), newServeCmd(e), newHashPasswordCmd(e),
+		newPluginsCmd(e), newShardingCmd(e), newCronCmd(e), newAlertCmd(e), newHistoryCmd(e), newServeCmd(e), newHashPasswordCmd(e), newCloudCmd(e),
 		newBuiltinPluginsCmd())
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usagef(cmd, "%v", err) })
 	return root

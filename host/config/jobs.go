@@ -47,6 +47,8 @@ func kindNoun(k spi.Kind) string {
 		return "job listener type"
 	case spi.KindTracing:
 		return "tracing type"
+	case spi.KindLauncher:
+		return "launcher type"
 	}
 	return string(k) + " type"
 }

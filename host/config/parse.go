@@ -128,24 +128,9 @@ type head struct {
 // head decodes the YAML document, its top level and the ejob: section.
 func (d *decoder) head(data []byte, baseDir string) head {
 	f := &File{Name: d.file, Host: HostSettings{DrainTimeout: DefaultDrainTimeout, JavaPeers: DefaultJavaPeers}}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
-		d.syntax(data, err)
+	root, ok := d.document(data)
+	if !ok {
 		return head{}
-	}
-	var extra yaml.Node
-	switch err := dec.Decode(&extra); {
-	case err == nil:
-		d.report(extra.Line, nil, "a second YAML document (---): the file must hold one document")
-		return head{}
-	case !errors.Is(err, io.EOF):
-		d.syntax(data, err)
-		return head{}
-	}
-	var root *yaml.Node
-	if len(doc.Content) > 0 {
-		root = resolve(doc.Content[0])
 	}
 	top, ok := d.section(root, "", topKeys(), false)
 	if !ok {
@@ -157,6 +142,30 @@ func (d *decoder) head(data []byte, baseDir string) head {
 		h.pluginsLine, h.controlLine = d.host(e, &f.Host, baseDir)
 	}
 	return h
+}
+
+// document decodes data as one YAML document and returns its root (nil
+// for an empty document); false after a problem was reported.
+func (d *decoder) document(data []byte) (*yaml.Node, bool) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
+		d.syntax(data, err)
+		return nil, false
+	}
+	var extra yaml.Node
+	switch err := dec.Decode(&extra); {
+	case err == nil:
+		d.report(extra.Line, nil, "a second YAML document (---): the file must hold one document")
+		return nil, false
+	case !errors.Is(err, io.EOF):
+		d.syntax(data, err)
+		return nil, false
+	}
+	if len(doc.Content) > 0 {
+		return resolve(doc.Content[0]), true
+	}
+	return nil, true
 }
 
 // rest decodes the elasticjob: section of a head; the result is only

@@ -131,20 +131,30 @@ func (s *Server) audit(r *http.Request, op, job, server string, item *int, err e
 	s.Audit(hclog.Info, append(args, "result", "ok")...)
 }
 
-// decode reads a JSON body of at most MaxBody bytes into v; on failure it
-// has answered 400 or 413.
-func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) bool {
+// ReadBody reads a non-empty request body of at most MaxBody bytes; on
+// failure it has answered 400 or 413.
+func (s *Server) ReadBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBody))
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):
 		fail(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes", tooBig.Limit))
-		return false
+		return nil, false
 	case err != nil:
 		fail(w, http.StatusBadRequest, "read request body: "+err.Error())
-		return false
+		return nil, false
 	case len(data) == 0:
 		fail(w, http.StatusBadRequest, "empty request body: want a JSON object")
+		return nil, false
+	}
+	return data, true
+}
+
+// decode reads a JSON body of at most MaxBody bytes into v; on failure it
+// has answered 400 or 413.
+func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	data, ok := s.ReadBody(w, r)
+	if !ok {
 		return false
 	}
 	if err := json.Unmarshal(data, v); err != nil {

@@ -78,7 +78,7 @@ func CheckParam(name, value string) error {
 // the name its errors give it (upstream's name of the parameter).
 func paramRule(name string) (shown string, check func(string) error, ok bool) {
 	switch name {
-	case "jobName":
+	case "jobName", "appName":
 		return name, config.CheckJobName, true
 	case "a", "b": // GET /api/jobs/{a}/{b}: config/{jobName} or {jobName}/sharding
 		return "jobName", config.CheckJobName, true
@@ -94,8 +94,19 @@ func paramRule(name string) (shown string, check func(string) error, ok bool) {
 		return name, checkPrefix, true
 	case "executionId":
 		return name, checkExecutionID, true
+	case "period":
+		return name, checkPeriod, true
 	}
 	return "", nil, false
+}
+
+// checkPeriod: a statistics period (online, lastWeek, ...): 1 to 40 ASCII
+// letters.
+func checkPeriod(s string) error {
+	if len(s) == 0 || len(s) > 40 || strings.ContainsFunc(s, func(r rune) bool { return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z') }) {
+		return fmt.Errorf("%q is not a period (online, lastWeek, lastHour or lastMinute)", s)
+	}
+	return nil
 }
 
 // checkItem: a sharding item, 0 to 2^31-1 in decimal digits.

@@ -122,6 +122,10 @@ type Options struct {
 	TrustedProxies []netip.Prefix
 	// AuditLog is a file for the audit lines ("": Logger).
 	AuditLog string
+	// Routes, when set, registers the /api/ routes in place of
+	// ElasticJob-UI's (the cloud scheduler's API); login, roles, bounds and
+	// the envelope stay the server's.
+	Routes func(*Server, *Mux)
 }
 
 // RegistryInfo is the registry the server operates, as the console's
@@ -420,7 +424,12 @@ func (s *Server) Handler() http.Handler {
 	}
 	mux.Handle("POST /api/login", statusInBody(http.HandlerFunc(s.login)))
 	api := NewMux()
-	s.routes(api)
+	if s.opts.Routes != nil {
+		s.opts.Routes(s, api)
+		api.HandleFunc("/api/", notFound)
+	} else {
+		s.routes(api)
+	}
 	mux.Handle("/api/", statusInBody(s.Authenticate(api)))
 	if s.console != nil {
 		mux.Handle("/", s.console)

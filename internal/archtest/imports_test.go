@@ -134,6 +134,19 @@ func rules() []rule {
 			}
 			return "plugin libraries import spi only, plus their kind's shared library (mains may import sdk)"
 		},
+		func(p pkg, imp string) string { // the core module stays free of cluster client libraries
+			if under(imp, "k8s.io") || under(imp, "sigs.k8s.io") {
+				return "the core module never imports a Kubernetes client (a launcher that needs one is its own Go module)"
+			}
+			return ""
+		},
+		func(p pkg, imp string) string { // the cloud scheduler reaches a cluster through the launcher kind only
+			r := rel(p.ImportPath)
+			if under(r, "host/cloud") && strings.HasPrefix(imp, module) && (under(rel(imp), "internal/transport") || under(rel(imp), "plugins")) {
+				return "host/cloud sees launchers as spi.Launcher (through host/plugins), never a transport or a plugin library"
+			}
+			return ""
+		},
 		func(p pkg, imp string) string { // examples use public packages only
 			if under(rel(p.ImportPath), "examples") && strings.HasPrefix(imp, module) && under(rel(imp), "internal") {
 				return "examples use only public packages"
@@ -187,6 +200,8 @@ func TestRulesCatchViolations(t *testing.T) {
 		{pkg{ImportPath: module + "/plugins/jobtype/http", Name: "httpjob"}, module + "/plugins/errorhandler/alert"},
 		{pkg{ImportPath: module + "/plugins/errorhandler/alert", Name: "alert"}, module + "/plugins/errorhandler/builtin"},
 		{pkg{ImportPath: module + "/plugins/errorhandler/alert", Name: "alert"}, module + "/sdk"},
+		{pkg{ImportPath: module + "/host/cloud", Name: "cloud"}, "k8s.io/client-go/kubernetes"},
+		{pkg{ImportPath: module + "/host/cloud", Name: "cloud"}, module + "/internal/transport"},
 	}
 	for _, b := range bad {
 		fired := false

@@ -59,6 +59,8 @@ func NewClient(conn Connector, kind spi.Kind, typeName string) (any, error) {
 		return jobListenerClient(c), nil
 	case spi.KindTracing:
 		return tracerClient(c), nil
+	case spi.KindLauncher:
+		return launcherClient(c), nil
 	}
 	return nil, fmt.Errorf("%w: no kind %q in this transport", spi.ErrUnknownType, kind)
 }
@@ -92,6 +94,11 @@ func (c *Conn) JobListener(typeName string) spi.JobListener {
 // Tracer returns the plugin's tracing sink typeName.
 func (c *Conn) Tracer(typeName string) spi.Tracer {
 	return tracerClient{conn: c, typeName: typeName}
+}
+
+// Launcher returns the plugin's launcher typeName.
+func (c *Conn) Launcher(typeName string) spi.Launcher {
+	return launcherClient{conn: c, typeName: typeName}
 }
 
 // client is what the clients of every kind are made of: the type name they
@@ -224,4 +231,26 @@ func (t tracerClient) Purge(ctx context.Context, req spi.TracePurgeRequest) (spi
 
 func (t tracerClient) Distinct(ctx context.Context, q spi.DistinctQuery) (spi.DistinctValues, error) {
 	return unary(ctx, client(t), "distinct traces", pb.PluginClient.DistinctTraces, distinctQueryToProto(t.typeName, q), distinctValuesFromProto)
+}
+
+type launcherClient client
+
+var _ spi.Launcher = launcherClient{}
+
+func (l launcherClient) Validate(ctx context.Context, req spi.LaunchValidateRequest) error {
+	_, err := unary(ctx, client(l), "validate launcher", pb.PluginClient.ValidateLauncher, launchValidateRequestToProto(l.typeName, req), ignore)
+	return err
+}
+
+func (l launcherClient) Launch(ctx context.Context, req spi.LaunchRequest) (spi.LaunchResponse, error) {
+	_, err := unary(ctx, client(l), "launch", pb.PluginClient.Launch, launchRequestToProto(l.typeName, req), ignore)
+	return spi.LaunchResponse{}, err
+}
+
+func (l launcherClient) List(ctx context.Context, req spi.LaunchListRequest) (spi.LaunchList, error) {
+	return unary(ctx, client(l), "list launched", pb.PluginClient.ListLaunched, launchListRequestToProto(l.typeName, req), launchListFromProto)
+}
+
+func (l launcherClient) Stop(ctx context.Context, req spi.LaunchStopRequest) (spi.LaunchStopResponse, error) {
+	return unary(ctx, client(l), "stop launched", pb.PluginClient.StopLaunched, launchStopRequestToProto(l.typeName, req), launchStopResponseFromProto)
 }

@@ -226,3 +226,19 @@ func (s *server) PurgeTraces(ctx context.Context, req *pb.TracePurgeRequest) (*p
 func (s *server) DistinctTraces(ctx context.Context, req *pb.DistinctQuery) (*pb.DistinctValues, error) {
 	return handle(ctx, s, req.GetType(), spi.Tracer.Distinct, distinctQueryFromProto(req), distinctValuesToProto)
 }
+
+func (s *server) ValidateLauncher(ctx context.Context, req *pb.LaunchValidateRequest) (*pb.LaunchValidateResponse, error) {
+	return handle(ctx, s, req.GetType(), noResponse(spi.Launcher.Validate), launchValidateRequestFromProto(req), empty[pb.LaunchValidateResponse])
+}
+
+func (s *server) Launch(ctx context.Context, req *pb.LaunchRequest) (*pb.LaunchResponse, error) {
+	return handle(ctx, s, req.GetType(), spi.Launcher.Launch, launchRequestFromProto(req), func(spi.LaunchResponse) *pb.LaunchResponse { return &pb.LaunchResponse{} })
+}
+
+func (s *server) ListLaunched(ctx context.Context, req *pb.LaunchListRequest) (*pb.LaunchList, error) {
+	return handle(ctx, s, req.GetType(), spi.Launcher.List, launchListRequestFromProto(req), launchListToProto)
+}
+
+func (s *server) StopLaunched(ctx context.Context, req *pb.LaunchStopRequest) (*pb.LaunchStopResponse, error) {
+	return handle(ctx, s, req.GetType(), spi.Launcher.Stop, launchStopRequestFromProto(req), launchStopResponseToProto)
+}

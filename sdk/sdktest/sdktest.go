@@ -83,6 +83,11 @@ func (p *Plugin) JobListener(typeName string) spi.JobListener {
 	return p.conn.JobListener(typeName)
 }
 
+// Launcher returns the launcher typeName, through gRPC.
+func (p *Plugin) Launcher(typeName string) spi.Launcher {
+	return p.conn.Launcher(typeName)
+}
+
 // Tracer returns the tracing sink typeName, through gRPC.
 func (p *Plugin) Tracer(typeName string) spi.Tracer {
 	return p.conn.Tracer(typeName)

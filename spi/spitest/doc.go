@@ -1,8 +1,8 @@
 // Package spitest holds conformance suites for the spi contracts, in the
 // spirit of testing/fstest: any implementation, in-process or reached over
 // gRPC, can be run through TestShardingStrategy, TestErrorHandler,
-// TestJobExecutor, TestThreadPoolSizeProvider, TestJobListener and
-// TestTracer.
+// TestJobExecutor, TestThreadPoolSizeProvider, TestJobListener,
+// TestTracer and TestLauncher.
 //
 // Each suite is a list of named checks (ShardingStrategyChecks and friends)
 // that return an error naming the failing case, so the checks can also be

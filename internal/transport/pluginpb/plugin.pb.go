@@ -2810,6 +2810,814 @@ func (x *DistinctValues) GetMore() bool {
 	return false
 }
 
+type LaunchValidateRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Type          string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	Config        map[string]string      `protobuf:"bytes,2,rep,name=config,proto3" json:"config,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LaunchValidateRequest) Reset() {
+	*x = LaunchValidateRequest{}
+	mi := &file_plugin_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LaunchValidateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LaunchValidateRequest) ProtoMessage() {}
+
+func (x *LaunchValidateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LaunchValidateRequest.ProtoReflect.Descriptor instead.
+func (*LaunchValidateRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *LaunchValidateRequest) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *LaunchValidateRequest) GetConfig() map[string]string {
+	if x != nil {
+		return x.Config
+	}
+	return nil
+}
+
+type LaunchValidateResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LaunchValidateResponse) Reset() {
+	*x = LaunchValidateResponse{}
+	mi := &file_plugin_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LaunchValidateResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LaunchValidateResponse) ProtoMessage() {}
+
+func (x *LaunchValidateResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LaunchValidateResponse.ProtoReflect.Descriptor instead.
+func (*LaunchValidateResponse) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{45}
+}
+
+type LaunchApp struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	Name            string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Image           string                 `protobuf:"bytes,2,opt,name=image,proto3" json:"image,omitempty"`
+	AppUrl          string                 `protobuf:"bytes,3,opt,name=app_url,json=appUrl,proto3" json:"app_url,omitempty"`
+	BootstrapScript string                 `protobuf:"bytes,4,opt,name=bootstrap_script,json=bootstrapScript,proto3" json:"bootstrap_script,omitempty"`
+	AppCacheEnable  bool                   `protobuf:"varint,5,opt,name=app_cache_enable,json=appCacheEnable,proto3" json:"app_cache_enable,omitempty"`
+	CpuCount        float64                `protobuf:"fixed64,6,opt,name=cpu_count,json=cpuCount,proto3" json:"cpu_count,omitempty"`
+	MemoryMb        float64                `protobuf:"fixed64,7,opt,name=memory_mb,json=memoryMb,proto3" json:"memory_mb,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *LaunchApp) Reset() {
+	*x = LaunchApp{}
+	mi := &file_plugin_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LaunchApp) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LaunchApp) ProtoMessage() {}
+
+func (x *LaunchApp) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LaunchApp.ProtoReflect.Descriptor instead.
+func (*LaunchApp) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *LaunchApp) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *LaunchApp) GetImage() string {
+	if x != nil {
+		return x.Image
+	}
+	return ""
+}
+
+func (x *LaunchApp) GetAppUrl() string {
+	if x != nil {
+		return x.AppUrl
+	}
+	return ""
+}
+
+func (x *LaunchApp) GetBootstrapScript() string {
+	if x != nil {
+		return x.BootstrapScript
+	}
+	return ""
+}
+
+func (x *LaunchApp) GetAppCacheEnable() bool {
+	if x != nil {
+		return x.AppCacheEnable
+	}
+	return false
+}
+
+func (x *LaunchApp) GetCpuCount() float64 {
+	if x != nil {
+		return x.CpuCount
+	}
+	return 0
+}
+
+func (x *LaunchApp) GetMemoryMb() float64 {
+	if x != nil {
+		return x.MemoryMb
+	}
+	return 0
+}
+
+type LaunchJob struct {
+	state                  protoimpl.MessageState `protogen:"open.v1"`
+	Name                   string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	ExecutionType          string                 `protobuf:"bytes,2,opt,name=execution_type,json=executionType,proto3" json:"execution_type,omitempty"`
+	Cron                   string                 `protobuf:"bytes,3,opt,name=cron,proto3" json:"cron,omitempty"`
+	ShardingTotalCount     int64                  `protobuf:"varint,4,opt,name=sharding_total_count,json=shardingTotalCount,proto3" json:"sharding_total_count,omitempty"`
+	CpuCount               float64                `protobuf:"fixed64,5,opt,name=cpu_count,json=cpuCount,proto3" json:"cpu_count,omitempty"`
+	MemoryMb               float64                `protobuf:"fixed64,6,opt,name=memory_mb,json=memoryMb,proto3" json:"memory_mb,omitempty"`
+	JobParameter           string                 `protobuf:"bytes,7,opt,name=job_parameter,json=jobParameter,proto3" json:"job_parameter,omitempty"`
+	ShardingItemParameters map[int64]string       `protobuf:"bytes,8,rep,name=sharding_item_parameters,json=shardingItemParameters,proto3" json:"sharding_item_parameters,omitempty" protobuf_key:"varint,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Props                  map[string]string      `protobuf:"bytes,9,rep,name=props,proto3" json:"props,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
+}
+
+func (x *LaunchJob) Reset() {
+	*x = LaunchJob{}
+	mi := &file_plugin_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LaunchJob) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LaunchJob) ProtoMessage() {}
+
+func (x *LaunchJob) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LaunchJob.ProtoReflect.Descriptor instead.
+func (*LaunchJob) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *LaunchJob) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *LaunchJob) GetExecutionType() string {
+	if x != nil {
+		return x.ExecutionType
+	}
+	return ""
+}
+
+func (x *LaunchJob) GetCron() string {
+	if x != nil {
+		return x.Cron
+	}
+	return ""
+}
+
+func (x *LaunchJob) GetShardingTotalCount() int64 {
+	if x != nil {
+		return x.ShardingTotalCount
+	}
+	return 0
+}
+
+func (x *LaunchJob) GetCpuCount() float64 {
+	if x != nil {
+		return x.CpuCount
+	}
+	return 0
+}
+
+func (x *LaunchJob) GetMemoryMb() float64 {
+	if x != nil {
+		return x.MemoryMb
+	}
+	return 0
+}
+
+func (x *LaunchJob) GetJobParameter() string {
+	if x != nil {
+		return x.JobParameter
+	}
+	return ""
+}
+
+func (x *LaunchJob) GetShardingItemParameters() map[int64]string {
+	if x != nil {
+		return x.ShardingItemParameters
+	}
+	return nil
+}
+
+func (x *LaunchJob) GetProps() map[string]string {
+	if x != nil {
+		return x.Props
+	}
+	return nil
+}
+
+type LaunchItem struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Item          int64                  `protobuf:"varint,1,opt,name=item,proto3" json:"item,omitempty"`
+	Env           map[string]string      `protobuf:"bytes,2,rep,name=env,proto3" json:"env,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LaunchItem) Reset() {
+	*x = LaunchItem{}
+	mi := &file_plugin_proto_msgTypes[48]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LaunchItem) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LaunchItem) ProtoMessage() {}
+
+func (x *LaunchItem) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[48]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LaunchItem.ProtoReflect.Descriptor instead.
+func (*LaunchItem) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{48}
+}
+
+func (x *LaunchItem) GetItem() int64 {
+	if x != nil {
+		return x.Item
+	}
+	return 0
+}
+
+func (x *LaunchItem) GetEnv() map[string]string {
+	if x != nil {
+		return x.Env
+	}
+	return nil
+}
+
+type LaunchRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Type          string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	Config        map[string]string      `protobuf:"bytes,2,rep,name=config,proto3" json:"config,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	FireId        string                 `protobuf:"bytes,3,opt,name=fire_id,json=fireId,proto3" json:"fire_id,omitempty"`
+	ExecutionType string                 `protobuf:"bytes,4,opt,name=execution_type,json=executionType,proto3" json:"execution_type,omitempty"`
+	App           *LaunchApp             `protobuf:"bytes,5,opt,name=app,proto3" json:"app,omitempty"`
+	Job           *LaunchJob             `protobuf:"bytes,6,opt,name=job,proto3" json:"job,omitempty"`
+	Items         []*LaunchItem          `protobuf:"bytes,7,rep,name=items,proto3" json:"items,omitempty"`
+	Labels        map[string]string      `protobuf:"bytes,8,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LaunchRequest) Reset() {
+	*x = LaunchRequest{}
+	mi := &file_plugin_proto_msgTypes[49]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LaunchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LaunchRequest) ProtoMessage() {}
+
+func (x *LaunchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[49]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LaunchRequest.ProtoReflect.Descriptor instead.
+func (*LaunchRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{49}
+}
+
+func (x *LaunchRequest) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *LaunchRequest) GetConfig() map[string]string {
+	if x != nil {
+		return x.Config
+	}
+	return nil
+}
+
+func (x *LaunchRequest) GetFireId() string {
+	if x != nil {
+		return x.FireId
+	}
+	return ""
+}
+
+func (x *LaunchRequest) GetExecutionType() string {
+	if x != nil {
+		return x.ExecutionType
+	}
+	return ""
+}
+
+func (x *LaunchRequest) GetApp() *LaunchApp {
+	if x != nil {
+		return x.App
+	}
+	return nil
+}
+
+func (x *LaunchRequest) GetJob() *LaunchJob {
+	if x != nil {
+		return x.Job
+	}
+	return nil
+}
+
+func (x *LaunchRequest) GetItems() []*LaunchItem {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
+
+func (x *LaunchRequest) GetLabels() map[string]string {
+	if x != nil {
+		return x.Labels
+	}
+	return nil
+}
+
+type LaunchResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LaunchResponse) Reset() {
+	*x = LaunchResponse{}
+	mi := &file_plugin_proto_msgTypes[50]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LaunchResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LaunchResponse) ProtoMessage() {}
+
+func (x *LaunchResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[50]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LaunchResponse.ProtoReflect.Descriptor instead.
+func (*LaunchResponse) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{50}
+}
+
+type LaunchListRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Type          string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	Config        map[string]string      `protobuf:"bytes,2,rep,name=config,proto3" json:"config,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	JobName       string                 `protobuf:"bytes,3,opt,name=job_name,json=jobName,proto3" json:"job_name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LaunchListRequest) Reset() {
+	*x = LaunchListRequest{}
+	mi := &file_plugin_proto_msgTypes[51]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LaunchListRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LaunchListRequest) ProtoMessage() {}
+
+func (x *LaunchListRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[51]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LaunchListRequest.ProtoReflect.Descriptor instead.
+func (*LaunchListRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{51}
+}
+
+func (x *LaunchListRequest) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *LaunchListRequest) GetConfig() map[string]string {
+	if x != nil {
+		return x.Config
+	}
+	return nil
+}
+
+func (x *LaunchListRequest) GetJobName() string {
+	if x != nil {
+		return x.JobName
+	}
+	return ""
+}
+
+type ItemStatus struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	JobName           string                 `protobuf:"bytes,1,opt,name=job_name,json=jobName,proto3" json:"job_name,omitempty"`
+	FireId            string                 `protobuf:"bytes,2,opt,name=fire_id,json=fireId,proto3" json:"fire_id,omitempty"`
+	Item              int64                  `protobuf:"varint,3,opt,name=item,proto3" json:"item,omitempty"`
+	State             string                 `protobuf:"bytes,4,opt,name=state,proto3" json:"state,omitempty"`
+	Reason            string                 `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
+	Node              string                 `protobuf:"bytes,6,opt,name=node,proto3" json:"node,omitempty"`
+	Name              string                 `protobuf:"bytes,7,opt,name=name,proto3" json:"name,omitempty"`
+	ExitCode          int64                  `protobuf:"varint,8,opt,name=exit_code,json=exitCode,proto3" json:"exit_code,omitempty"`
+	StartedUnixNanos  int64                  `protobuf:"varint,9,opt,name=started_unix_nanos,json=startedUnixNanos,proto3" json:"started_unix_nanos,omitempty"`
+	FinishedUnixNanos int64                  `protobuf:"varint,10,opt,name=finished_unix_nanos,json=finishedUnixNanos,proto3" json:"finished_unix_nanos,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *ItemStatus) Reset() {
+	*x = ItemStatus{}
+	mi := &file_plugin_proto_msgTypes[52]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ItemStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ItemStatus) ProtoMessage() {}
+
+func (x *ItemStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[52]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ItemStatus.ProtoReflect.Descriptor instead.
+func (*ItemStatus) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{52}
+}
+
+func (x *ItemStatus) GetJobName() string {
+	if x != nil {
+		return x.JobName
+	}
+	return ""
+}
+
+func (x *ItemStatus) GetFireId() string {
+	if x != nil {
+		return x.FireId
+	}
+	return ""
+}
+
+func (x *ItemStatus) GetItem() int64 {
+	if x != nil {
+		return x.Item
+	}
+	return 0
+}
+
+func (x *ItemStatus) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *ItemStatus) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *ItemStatus) GetNode() string {
+	if x != nil {
+		return x.Node
+	}
+	return ""
+}
+
+func (x *ItemStatus) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ItemStatus) GetExitCode() int64 {
+	if x != nil {
+		return x.ExitCode
+	}
+	return 0
+}
+
+func (x *ItemStatus) GetStartedUnixNanos() int64 {
+	if x != nil {
+		return x.StartedUnixNanos
+	}
+	return 0
+}
+
+func (x *ItemStatus) GetFinishedUnixNanos() int64 {
+	if x != nil {
+		return x.FinishedUnixNanos
+	}
+	return 0
+}
+
+type LaunchList struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Items         []*ItemStatus          `protobuf:"bytes,1,rep,name=items,proto3" json:"items,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LaunchList) Reset() {
+	*x = LaunchList{}
+	mi := &file_plugin_proto_msgTypes[53]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LaunchList) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LaunchList) ProtoMessage() {}
+
+func (x *LaunchList) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[53]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LaunchList.ProtoReflect.Descriptor instead.
+func (*LaunchList) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{53}
+}
+
+func (x *LaunchList) GetItems() []*ItemStatus {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
+
+type LaunchStopRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Type          string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	Config        map[string]string      `protobuf:"bytes,2,rep,name=config,proto3" json:"config,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	JobName       string                 `protobuf:"bytes,3,opt,name=job_name,json=jobName,proto3" json:"job_name,omitempty"`
+	FireId        string                 `protobuf:"bytes,4,opt,name=fire_id,json=fireId,proto3" json:"fire_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LaunchStopRequest) Reset() {
+	*x = LaunchStopRequest{}
+	mi := &file_plugin_proto_msgTypes[54]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LaunchStopRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LaunchStopRequest) ProtoMessage() {}
+
+func (x *LaunchStopRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[54]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LaunchStopRequest.ProtoReflect.Descriptor instead.
+func (*LaunchStopRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{54}
+}
+
+func (x *LaunchStopRequest) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *LaunchStopRequest) GetConfig() map[string]string {
+	if x != nil {
+		return x.Config
+	}
+	return nil
+}
+
+func (x *LaunchStopRequest) GetJobName() string {
+	if x != nil {
+		return x.JobName
+	}
+	return ""
+}
+
+func (x *LaunchStopRequest) GetFireId() string {
+	if x != nil {
+		return x.FireId
+	}
+	return ""
+}
+
+type LaunchStopResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Stopped       int64                  `protobuf:"varint,1,opt,name=stopped,proto3" json:"stopped,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LaunchStopResponse) Reset() {
+	*x = LaunchStopResponse{}
+	mi := &file_plugin_proto_msgTypes[55]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LaunchStopResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LaunchStopResponse) ProtoMessage() {}
+
+func (x *LaunchStopResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[55]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LaunchStopResponse.ProtoReflect.Descriptor instead.
+func (*LaunchStopResponse) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{55}
+}
+
+func (x *LaunchStopResponse) GetStopped() int64 {
+	if x != nil {
+		return x.Stopped
+	}
+	return 0
+}
+
 var File_plugin_proto protoreflect.FileDescriptor
 
 const file_plugin_proto_rawDesc = "" +
@@ -3067,7 +3875,95 @@ const file_plugin_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"<\n" +
 	"\x0eDistinctValues\x12\x16\n" +
 	"\x06values\x18\x01 \x03(\tR\x06values\x12\x12\n" +
-	"\x04more\x18\x02 \x01(\bR\x04more2\x96\r\n" +
+	"\x04more\x18\x02 \x01(\bR\x04more\"\xb1\x01\n" +
+	"\x15LaunchValidateRequest\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\x12I\n" +
+	"\x06config\x18\x02 \x03(\v21.ejob.plugin.v1.LaunchValidateRequest.ConfigEntryR\x06config\x1a9\n" +
+	"\vConfigEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x18\n" +
+	"\x16LaunchValidateResponse\"\xdd\x01\n" +
+	"\tLaunchApp\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05image\x18\x02 \x01(\tR\x05image\x12\x17\n" +
+	"\aapp_url\x18\x03 \x01(\tR\x06appUrl\x12)\n" +
+	"\x10bootstrap_script\x18\x04 \x01(\tR\x0fbootstrapScript\x12(\n" +
+	"\x10app_cache_enable\x18\x05 \x01(\bR\x0eappCacheEnable\x12\x1b\n" +
+	"\tcpu_count\x18\x06 \x01(\x01R\bcpuCount\x12\x1b\n" +
+	"\tmemory_mb\x18\a \x01(\x01R\bmemoryMb\"\x9d\x04\n" +
+	"\tLaunchJob\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12%\n" +
+	"\x0eexecution_type\x18\x02 \x01(\tR\rexecutionType\x12\x12\n" +
+	"\x04cron\x18\x03 \x01(\tR\x04cron\x120\n" +
+	"\x14sharding_total_count\x18\x04 \x01(\x03R\x12shardingTotalCount\x12\x1b\n" +
+	"\tcpu_count\x18\x05 \x01(\x01R\bcpuCount\x12\x1b\n" +
+	"\tmemory_mb\x18\x06 \x01(\x01R\bmemoryMb\x12#\n" +
+	"\rjob_parameter\x18\a \x01(\tR\fjobParameter\x12o\n" +
+	"\x18sharding_item_parameters\x18\b \x03(\v25.ejob.plugin.v1.LaunchJob.ShardingItemParametersEntryR\x16shardingItemParameters\x12:\n" +
+	"\x05props\x18\t \x03(\v2$.ejob.plugin.v1.LaunchJob.PropsEntryR\x05props\x1aI\n" +
+	"\x1bShardingItemParametersEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\x03R\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a8\n" +
+	"\n" +
+	"PropsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x8f\x01\n" +
+	"\n" +
+	"LaunchItem\x12\x12\n" +
+	"\x04item\x18\x01 \x01(\x03R\x04item\x125\n" +
+	"\x03env\x18\x02 \x03(\v2#.ejob.plugin.v1.LaunchItem.EnvEntryR\x03env\x1a6\n" +
+	"\bEnvEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xeb\x03\n" +
+	"\rLaunchRequest\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\x12A\n" +
+	"\x06config\x18\x02 \x03(\v2).ejob.plugin.v1.LaunchRequest.ConfigEntryR\x06config\x12\x17\n" +
+	"\afire_id\x18\x03 \x01(\tR\x06fireId\x12%\n" +
+	"\x0eexecution_type\x18\x04 \x01(\tR\rexecutionType\x12+\n" +
+	"\x03app\x18\x05 \x01(\v2\x19.ejob.plugin.v1.LaunchAppR\x03app\x12+\n" +
+	"\x03job\x18\x06 \x01(\v2\x19.ejob.plugin.v1.LaunchJobR\x03job\x120\n" +
+	"\x05items\x18\a \x03(\v2\x1a.ejob.plugin.v1.LaunchItemR\x05items\x12A\n" +
+	"\x06labels\x18\b \x03(\v2).ejob.plugin.v1.LaunchRequest.LabelsEntryR\x06labels\x1a9\n" +
+	"\vConfigEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a9\n" +
+	"\vLabelsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x10\n" +
+	"\x0eLaunchResponse\"\xc4\x01\n" +
+	"\x11LaunchListRequest\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\x12E\n" +
+	"\x06config\x18\x02 \x03(\v2-.ejob.plugin.v1.LaunchListRequest.ConfigEntryR\x06config\x12\x19\n" +
+	"\bjob_name\x18\x03 \x01(\tR\ajobName\x1a9\n" +
+	"\vConfigEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xa5\x02\n" +
+	"\n" +
+	"ItemStatus\x12\x19\n" +
+	"\bjob_name\x18\x01 \x01(\tR\ajobName\x12\x17\n" +
+	"\afire_id\x18\x02 \x01(\tR\x06fireId\x12\x12\n" +
+	"\x04item\x18\x03 \x01(\x03R\x04item\x12\x14\n" +
+	"\x05state\x18\x04 \x01(\tR\x05state\x12\x16\n" +
+	"\x06reason\x18\x05 \x01(\tR\x06reason\x12\x12\n" +
+	"\x04node\x18\x06 \x01(\tR\x04node\x12\x12\n" +
+	"\x04name\x18\a \x01(\tR\x04name\x12\x1b\n" +
+	"\texit_code\x18\b \x01(\x03R\bexitCode\x12,\n" +
+	"\x12started_unix_nanos\x18\t \x01(\x03R\x10startedUnixNanos\x12.\n" +
+	"\x13finished_unix_nanos\x18\n" +
+	" \x01(\x03R\x11finishedUnixNanos\">\n" +
+	"\n" +
+	"LaunchList\x120\n" +
+	"\x05items\x18\x01 \x03(\v2\x1a.ejob.plugin.v1.ItemStatusR\x05items\"\xdd\x01\n" +
+	"\x11LaunchStopRequest\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\x12E\n" +
+	"\x06config\x18\x02 \x03(\v2-.ejob.plugin.v1.LaunchStopRequest.ConfigEntryR\x06config\x12\x19\n" +
+	"\bjob_name\x18\x03 \x01(\tR\ajobName\x12\x17\n" +
+	"\afire_id\x18\x04 \x01(\tR\x06fireId\x1a9\n" +
+	"\vConfigEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\".\n" +
+	"\x12LaunchStopResponse\x12\x18\n" +
+	"\astopped\x18\x01 \x01(\x03R\astopped2\xe8\x0f\n" +
 	"\x06Plugin\x12A\n" +
 	"\x04Info\x12\x1b.ejob.plugin.v1.InfoRequest\x1a\x1c.ejob.plugin.v1.InfoResponse\x12M\n" +
 	"\bSharding\x12\x1f.ejob.plugin.v1.ShardingRequest\x1a .ejob.plugin.v1.ShardingResponse\x12V\n" +
@@ -3090,7 +3986,11 @@ const file_plugin_proto_rawDesc = "" +
 	"\x0eDistinctTraces\x12\x1d.ejob.plugin.v1.DistinctQuery\x1a\x1e.ejob.plugin.v1.DistinctValues\x12H\n" +
 	"\vQueryOutput\x12\x1b.ejob.plugin.v1.OutputQuery\x1a\x1c.ejob.plugin.v1.OutputResult\x12M\n" +
 	"\n" +
-	"PeekOutput\x12!.ejob.plugin.v1.PeekOutputRequest\x1a\x1c.ejob.plugin.v1.OutputResultB5Z3github.com/ejob-io/ejob/internal/transport/pluginpbb\x06proto3"
+	"PeekOutput\x12!.ejob.plugin.v1.PeekOutputRequest\x1a\x1c.ejob.plugin.v1.OutputResult\x12a\n" +
+	"\x10ValidateLauncher\x12%.ejob.plugin.v1.LaunchValidateRequest\x1a&.ejob.plugin.v1.LaunchValidateResponse\x12G\n" +
+	"\x06Launch\x12\x1d.ejob.plugin.v1.LaunchRequest\x1a\x1e.ejob.plugin.v1.LaunchResponse\x12M\n" +
+	"\fListLaunched\x12!.ejob.plugin.v1.LaunchListRequest\x1a\x1a.ejob.plugin.v1.LaunchList\x12U\n" +
+	"\fStopLaunched\x12!.ejob.plugin.v1.LaunchStopRequest\x1a\".ejob.plugin.v1.LaunchStopResponseB5Z3github.com/ejob-io/ejob/internal/transport/pluginpbb\x06proto3"
 
 var (
 	file_plugin_proto_rawDescOnce sync.Once
@@ -3104,7 +4004,7 @@ func file_plugin_proto_rawDescGZIP() []byte {
 	return file_plugin_proto_rawDescData
 }
 
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 57)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 77)
 var file_plugin_proto_goTypes = []any{
 	(*InfoRequest)(nil),             // 0: ejob.plugin.v1.InfoRequest
 	(*TypeKey)(nil),                 // 1: ejob.plugin.v1.TypeKey
@@ -3150,92 +4050,132 @@ var file_plugin_proto_goTypes = []any{
 	(*PeekOutputRequest)(nil),       // 41: ejob.plugin.v1.PeekOutputRequest
 	(*DistinctQuery)(nil),           // 42: ejob.plugin.v1.DistinctQuery
 	(*DistinctValues)(nil),          // 43: ejob.plugin.v1.DistinctValues
-	nil,                             // 44: ejob.plugin.v1.HandleErrorRequest.PropsEntry
-	nil,                             // 45: ejob.plugin.v1.ValidatePropsRequest.PropsEntry
-	nil,                             // 46: ejob.plugin.v1.ExecuteRequest.PropsEntry
-	nil,                             // 47: ejob.plugin.v1.ListenerDescribeRequest.PropsEntry
-	nil,                             // 48: ejob.plugin.v1.ShardingContexts.ShardingItemParametersEntry
-	nil,                             // 49: ejob.plugin.v1.ListenerRequest.PropsEntry
-	nil,                             // 50: ejob.plugin.v1.TraceValidateRequest.ConfigEntry
-	nil,                             // 51: ejob.plugin.v1.TraceWriteRequest.ConfigEntry
-	nil,                             // 52: ejob.plugin.v1.ExecutionQuery.ConfigEntry
-	nil,                             // 53: ejob.plugin.v1.StatusQuery.ConfigEntry
-	nil,                             // 54: ejob.plugin.v1.TracePurgeRequest.ConfigEntry
-	nil,                             // 55: ejob.plugin.v1.OutputQuery.ConfigEntry
-	nil,                             // 56: ejob.plugin.v1.DistinctQuery.ConfigEntry
+	(*LaunchValidateRequest)(nil),   // 44: ejob.plugin.v1.LaunchValidateRequest
+	(*LaunchValidateResponse)(nil),  // 45: ejob.plugin.v1.LaunchValidateResponse
+	(*LaunchApp)(nil),               // 46: ejob.plugin.v1.LaunchApp
+	(*LaunchJob)(nil),               // 47: ejob.plugin.v1.LaunchJob
+	(*LaunchItem)(nil),              // 48: ejob.plugin.v1.LaunchItem
+	(*LaunchRequest)(nil),           // 49: ejob.plugin.v1.LaunchRequest
+	(*LaunchResponse)(nil),          // 50: ejob.plugin.v1.LaunchResponse
+	(*LaunchListRequest)(nil),       // 51: ejob.plugin.v1.LaunchListRequest
+	(*ItemStatus)(nil),              // 52: ejob.plugin.v1.ItemStatus
+	(*LaunchList)(nil),              // 53: ejob.plugin.v1.LaunchList
+	(*LaunchStopRequest)(nil),       // 54: ejob.plugin.v1.LaunchStopRequest
+	(*LaunchStopResponse)(nil),      // 55: ejob.plugin.v1.LaunchStopResponse
+	nil,                             // 56: ejob.plugin.v1.HandleErrorRequest.PropsEntry
+	nil,                             // 57: ejob.plugin.v1.ValidatePropsRequest.PropsEntry
+	nil,                             // 58: ejob.plugin.v1.ExecuteRequest.PropsEntry
+	nil,                             // 59: ejob.plugin.v1.ListenerDescribeRequest.PropsEntry
+	nil,                             // 60: ejob.plugin.v1.ShardingContexts.ShardingItemParametersEntry
+	nil,                             // 61: ejob.plugin.v1.ListenerRequest.PropsEntry
+	nil,                             // 62: ejob.plugin.v1.TraceValidateRequest.ConfigEntry
+	nil,                             // 63: ejob.plugin.v1.TraceWriteRequest.ConfigEntry
+	nil,                             // 64: ejob.plugin.v1.ExecutionQuery.ConfigEntry
+	nil,                             // 65: ejob.plugin.v1.StatusQuery.ConfigEntry
+	nil,                             // 66: ejob.plugin.v1.TracePurgeRequest.ConfigEntry
+	nil,                             // 67: ejob.plugin.v1.OutputQuery.ConfigEntry
+	nil,                             // 68: ejob.plugin.v1.DistinctQuery.ConfigEntry
+	nil,                             // 69: ejob.plugin.v1.LaunchValidateRequest.ConfigEntry
+	nil,                             // 70: ejob.plugin.v1.LaunchJob.ShardingItemParametersEntry
+	nil,                             // 71: ejob.plugin.v1.LaunchJob.PropsEntry
+	nil,                             // 72: ejob.plugin.v1.LaunchItem.EnvEntry
+	nil,                             // 73: ejob.plugin.v1.LaunchRequest.ConfigEntry
+	nil,                             // 74: ejob.plugin.v1.LaunchRequest.LabelsEntry
+	nil,                             // 75: ejob.plugin.v1.LaunchListRequest.ConfigEntry
+	nil,                             // 76: ejob.plugin.v1.LaunchStopRequest.ConfigEntry
 }
 var file_plugin_proto_depIdxs = []int32{
 	1,  // 0: ejob.plugin.v1.InfoResponse.types:type_name -> ejob.plugin.v1.TypeKey
 	4,  // 1: ejob.plugin.v1.ShardingResponse.assignments:type_name -> ejob.plugin.v1.Assignment
-	44, // 2: ejob.plugin.v1.HandleErrorRequest.props:type_name -> ejob.plugin.v1.HandleErrorRequest.PropsEntry
+	56, // 2: ejob.plugin.v1.HandleErrorRequest.props:type_name -> ejob.plugin.v1.HandleErrorRequest.PropsEntry
 	6,  // 3: ejob.plugin.v1.HandleErrorRequest.error:type_name -> ejob.plugin.v1.JobError
-	45, // 4: ejob.plugin.v1.ValidatePropsRequest.props:type_name -> ejob.plugin.v1.ValidatePropsRequest.PropsEntry
+	57, // 4: ejob.plugin.v1.ValidatePropsRequest.props:type_name -> ejob.plugin.v1.ValidatePropsRequest.PropsEntry
 	11, // 5: ejob.plugin.v1.ExecuteRequest.context:type_name -> ejob.plugin.v1.ShardingContext
-	46, // 6: ejob.plugin.v1.ExecuteRequest.props:type_name -> ejob.plugin.v1.ExecuteRequest.PropsEntry
+	58, // 6: ejob.plugin.v1.ExecuteRequest.props:type_name -> ejob.plugin.v1.ExecuteRequest.PropsEntry
 	38, // 7: ejob.plugin.v1.ExecuteResponse.output:type_name -> ejob.plugin.v1.Output
 	16, // 8: ejob.plugin.v1.RenewLeaseRequest.renewals:type_name -> ejob.plugin.v1.LeaseRenewal
-	47, // 9: ejob.plugin.v1.ListenerDescribeRequest.props:type_name -> ejob.plugin.v1.ListenerDescribeRequest.PropsEntry
-	48, // 10: ejob.plugin.v1.ShardingContexts.sharding_item_parameters:type_name -> ejob.plugin.v1.ShardingContexts.ShardingItemParametersEntry
-	49, // 11: ejob.plugin.v1.ListenerRequest.props:type_name -> ejob.plugin.v1.ListenerRequest.PropsEntry
+	59, // 9: ejob.plugin.v1.ListenerDescribeRequest.props:type_name -> ejob.plugin.v1.ListenerDescribeRequest.PropsEntry
+	60, // 10: ejob.plugin.v1.ShardingContexts.sharding_item_parameters:type_name -> ejob.plugin.v1.ShardingContexts.ShardingItemParametersEntry
+	61, // 11: ejob.plugin.v1.ListenerRequest.props:type_name -> ejob.plugin.v1.ListenerRequest.PropsEntry
 	23, // 12: ejob.plugin.v1.ListenerRequest.contexts:type_name -> ejob.plugin.v1.ShardingContexts
 	38, // 13: ejob.plugin.v1.ExecutionEvent.output:type_name -> ejob.plugin.v1.Output
-	50, // 14: ejob.plugin.v1.TraceValidateRequest.config:type_name -> ejob.plugin.v1.TraceValidateRequest.ConfigEntry
-	51, // 15: ejob.plugin.v1.TraceWriteRequest.config:type_name -> ejob.plugin.v1.TraceWriteRequest.ConfigEntry
+	62, // 14: ejob.plugin.v1.TraceValidateRequest.config:type_name -> ejob.plugin.v1.TraceValidateRequest.ConfigEntry
+	63, // 15: ejob.plugin.v1.TraceWriteRequest.config:type_name -> ejob.plugin.v1.TraceWriteRequest.ConfigEntry
 	26, // 16: ejob.plugin.v1.TraceWriteRequest.executions:type_name -> ejob.plugin.v1.ExecutionEvent
 	27, // 17: ejob.plugin.v1.TraceWriteRequest.statuses:type_name -> ejob.plugin.v1.StatusEvent
-	52, // 18: ejob.plugin.v1.ExecutionQuery.config:type_name -> ejob.plugin.v1.ExecutionQuery.ConfigEntry
+	64, // 18: ejob.plugin.v1.ExecutionQuery.config:type_name -> ejob.plugin.v1.ExecutionQuery.ConfigEntry
 	26, // 19: ejob.plugin.v1.ExecutionPage.executions:type_name -> ejob.plugin.v1.ExecutionEvent
-	53, // 20: ejob.plugin.v1.StatusQuery.config:type_name -> ejob.plugin.v1.StatusQuery.ConfigEntry
+	65, // 20: ejob.plugin.v1.StatusQuery.config:type_name -> ejob.plugin.v1.StatusQuery.ConfigEntry
 	27, // 21: ejob.plugin.v1.StatusPage.statuses:type_name -> ejob.plugin.v1.StatusEvent
-	54, // 22: ejob.plugin.v1.TracePurgeRequest.config:type_name -> ejob.plugin.v1.TracePurgeRequest.ConfigEntry
-	55, // 23: ejob.plugin.v1.OutputQuery.config:type_name -> ejob.plugin.v1.OutputQuery.ConfigEntry
+	66, // 22: ejob.plugin.v1.TracePurgeRequest.config:type_name -> ejob.plugin.v1.TracePurgeRequest.ConfigEntry
+	67, // 23: ejob.plugin.v1.OutputQuery.config:type_name -> ejob.plugin.v1.OutputQuery.ConfigEntry
 	38, // 24: ejob.plugin.v1.OutputResult.output:type_name -> ejob.plugin.v1.Output
-	56, // 25: ejob.plugin.v1.DistinctQuery.config:type_name -> ejob.plugin.v1.DistinctQuery.ConfigEntry
-	0,  // 26: ejob.plugin.v1.Plugin.Info:input_type -> ejob.plugin.v1.InfoRequest
-	3,  // 27: ejob.plugin.v1.Plugin.Sharding:input_type -> ejob.plugin.v1.ShardingRequest
-	7,  // 28: ejob.plugin.v1.Plugin.HandleError:input_type -> ejob.plugin.v1.HandleErrorRequest
-	9,  // 29: ejob.plugin.v1.Plugin.ValidateErrorHandler:input_type -> ejob.plugin.v1.ValidatePropsRequest
-	12, // 30: ejob.plugin.v1.Plugin.Execute:input_type -> ejob.plugin.v1.ExecuteRequest
-	14, // 31: ejob.plugin.v1.Plugin.Cancel:input_type -> ejob.plugin.v1.CancelRequest
-	17, // 32: ejob.plugin.v1.Plugin.RenewLease:input_type -> ejob.plugin.v1.RenewLeaseRequest
-	9,  // 33: ejob.plugin.v1.Plugin.ValidateJobType:input_type -> ejob.plugin.v1.ValidatePropsRequest
-	19, // 34: ejob.plugin.v1.Plugin.PoolSize:input_type -> ejob.plugin.v1.PoolSizeRequest
-	21, // 35: ejob.plugin.v1.Plugin.DescribeJobListener:input_type -> ejob.plugin.v1.ListenerDescribeRequest
-	24, // 36: ejob.plugin.v1.Plugin.BeforeJobExecuted:input_type -> ejob.plugin.v1.ListenerRequest
-	24, // 37: ejob.plugin.v1.Plugin.AfterJobExecuted:input_type -> ejob.plugin.v1.ListenerRequest
-	28, // 38: ejob.plugin.v1.Plugin.ValidateTracing:input_type -> ejob.plugin.v1.TraceValidateRequest
-	30, // 39: ejob.plugin.v1.Plugin.WriteTraces:input_type -> ejob.plugin.v1.TraceWriteRequest
-	32, // 40: ejob.plugin.v1.Plugin.QueryExecutions:input_type -> ejob.plugin.v1.ExecutionQuery
-	34, // 41: ejob.plugin.v1.Plugin.QueryStatuses:input_type -> ejob.plugin.v1.StatusQuery
-	36, // 42: ejob.plugin.v1.Plugin.PurgeTraces:input_type -> ejob.plugin.v1.TracePurgeRequest
-	42, // 43: ejob.plugin.v1.Plugin.DistinctTraces:input_type -> ejob.plugin.v1.DistinctQuery
-	39, // 44: ejob.plugin.v1.Plugin.QueryOutput:input_type -> ejob.plugin.v1.OutputQuery
-	41, // 45: ejob.plugin.v1.Plugin.PeekOutput:input_type -> ejob.plugin.v1.PeekOutputRequest
-	2,  // 46: ejob.plugin.v1.Plugin.Info:output_type -> ejob.plugin.v1.InfoResponse
-	5,  // 47: ejob.plugin.v1.Plugin.Sharding:output_type -> ejob.plugin.v1.ShardingResponse
-	8,  // 48: ejob.plugin.v1.Plugin.HandleError:output_type -> ejob.plugin.v1.HandleErrorResponse
-	10, // 49: ejob.plugin.v1.Plugin.ValidateErrorHandler:output_type -> ejob.plugin.v1.ValidatePropsResponse
-	13, // 50: ejob.plugin.v1.Plugin.Execute:output_type -> ejob.plugin.v1.ExecuteResponse
-	15, // 51: ejob.plugin.v1.Plugin.Cancel:output_type -> ejob.plugin.v1.CancelResponse
-	18, // 52: ejob.plugin.v1.Plugin.RenewLease:output_type -> ejob.plugin.v1.RenewLeaseResponse
-	10, // 53: ejob.plugin.v1.Plugin.ValidateJobType:output_type -> ejob.plugin.v1.ValidatePropsResponse
-	20, // 54: ejob.plugin.v1.Plugin.PoolSize:output_type -> ejob.plugin.v1.PoolSizeResponse
-	22, // 55: ejob.plugin.v1.Plugin.DescribeJobListener:output_type -> ejob.plugin.v1.ListenerDescription
-	25, // 56: ejob.plugin.v1.Plugin.BeforeJobExecuted:output_type -> ejob.plugin.v1.ListenerResponse
-	25, // 57: ejob.plugin.v1.Plugin.AfterJobExecuted:output_type -> ejob.plugin.v1.ListenerResponse
-	29, // 58: ejob.plugin.v1.Plugin.ValidateTracing:output_type -> ejob.plugin.v1.TraceValidateResponse
-	31, // 59: ejob.plugin.v1.Plugin.WriteTraces:output_type -> ejob.plugin.v1.TraceWriteResponse
-	33, // 60: ejob.plugin.v1.Plugin.QueryExecutions:output_type -> ejob.plugin.v1.ExecutionPage
-	35, // 61: ejob.plugin.v1.Plugin.QueryStatuses:output_type -> ejob.plugin.v1.StatusPage
-	37, // 62: ejob.plugin.v1.Plugin.PurgeTraces:output_type -> ejob.plugin.v1.TracePurgeResponse
-	43, // 63: ejob.plugin.v1.Plugin.DistinctTraces:output_type -> ejob.plugin.v1.DistinctValues
-	40, // 64: ejob.plugin.v1.Plugin.QueryOutput:output_type -> ejob.plugin.v1.OutputResult
-	40, // 65: ejob.plugin.v1.Plugin.PeekOutput:output_type -> ejob.plugin.v1.OutputResult
-	46, // [46:66] is the sub-list for method output_type
-	26, // [26:46] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	68, // 25: ejob.plugin.v1.DistinctQuery.config:type_name -> ejob.plugin.v1.DistinctQuery.ConfigEntry
+	69, // 26: ejob.plugin.v1.LaunchValidateRequest.config:type_name -> ejob.plugin.v1.LaunchValidateRequest.ConfigEntry
+	70, // 27: ejob.plugin.v1.LaunchJob.sharding_item_parameters:type_name -> ejob.plugin.v1.LaunchJob.ShardingItemParametersEntry
+	71, // 28: ejob.plugin.v1.LaunchJob.props:type_name -> ejob.plugin.v1.LaunchJob.PropsEntry
+	72, // 29: ejob.plugin.v1.LaunchItem.env:type_name -> ejob.plugin.v1.LaunchItem.EnvEntry
+	73, // 30: ejob.plugin.v1.LaunchRequest.config:type_name -> ejob.plugin.v1.LaunchRequest.ConfigEntry
+	46, // 31: ejob.plugin.v1.LaunchRequest.app:type_name -> ejob.plugin.v1.LaunchApp
+	47, // 32: ejob.plugin.v1.LaunchRequest.job:type_name -> ejob.plugin.v1.LaunchJob
+	48, // 33: ejob.plugin.v1.LaunchRequest.items:type_name -> ejob.plugin.v1.LaunchItem
+	74, // 34: ejob.plugin.v1.LaunchRequest.labels:type_name -> ejob.plugin.v1.LaunchRequest.LabelsEntry
+	75, // 35: ejob.plugin.v1.LaunchListRequest.config:type_name -> ejob.plugin.v1.LaunchListRequest.ConfigEntry
+	52, // 36: ejob.plugin.v1.LaunchList.items:type_name -> ejob.plugin.v1.ItemStatus
+	76, // 37: ejob.plugin.v1.LaunchStopRequest.config:type_name -> ejob.plugin.v1.LaunchStopRequest.ConfigEntry
+	0,  // 38: ejob.plugin.v1.Plugin.Info:input_type -> ejob.plugin.v1.InfoRequest
+	3,  // 39: ejob.plugin.v1.Plugin.Sharding:input_type -> ejob.plugin.v1.ShardingRequest
+	7,  // 40: ejob.plugin.v1.Plugin.HandleError:input_type -> ejob.plugin.v1.HandleErrorRequest
+	9,  // 41: ejob.plugin.v1.Plugin.ValidateErrorHandler:input_type -> ejob.plugin.v1.ValidatePropsRequest
+	12, // 42: ejob.plugin.v1.Plugin.Execute:input_type -> ejob.plugin.v1.ExecuteRequest
+	14, // 43: ejob.plugin.v1.Plugin.Cancel:input_type -> ejob.plugin.v1.CancelRequest
+	17, // 44: ejob.plugin.v1.Plugin.RenewLease:input_type -> ejob.plugin.v1.RenewLeaseRequest
+	9,  // 45: ejob.plugin.v1.Plugin.ValidateJobType:input_type -> ejob.plugin.v1.ValidatePropsRequest
+	19, // 46: ejob.plugin.v1.Plugin.PoolSize:input_type -> ejob.plugin.v1.PoolSizeRequest
+	21, // 47: ejob.plugin.v1.Plugin.DescribeJobListener:input_type -> ejob.plugin.v1.ListenerDescribeRequest
+	24, // 48: ejob.plugin.v1.Plugin.BeforeJobExecuted:input_type -> ejob.plugin.v1.ListenerRequest
+	24, // 49: ejob.plugin.v1.Plugin.AfterJobExecuted:input_type -> ejob.plugin.v1.ListenerRequest
+	28, // 50: ejob.plugin.v1.Plugin.ValidateTracing:input_type -> ejob.plugin.v1.TraceValidateRequest
+	30, // 51: ejob.plugin.v1.Plugin.WriteTraces:input_type -> ejob.plugin.v1.TraceWriteRequest
+	32, // 52: ejob.plugin.v1.Plugin.QueryExecutions:input_type -> ejob.plugin.v1.ExecutionQuery
+	34, // 53: ejob.plugin.v1.Plugin.QueryStatuses:input_type -> ejob.plugin.v1.StatusQuery
+	36, // 54: ejob.plugin.v1.Plugin.PurgeTraces:input_type -> ejob.plugin.v1.TracePurgeRequest
+	42, // 55: ejob.plugin.v1.Plugin.DistinctTraces:input_type -> ejob.plugin.v1.DistinctQuery
+	39, // 56: ejob.plugin.v1.Plugin.QueryOutput:input_type -> ejob.plugin.v1.OutputQuery
+	41, // 57: ejob.plugin.v1.Plugin.PeekOutput:input_type -> ejob.plugin.v1.PeekOutputRequest
+	44, // 58: ejob.plugin.v1.Plugin.ValidateLauncher:input_type -> ejob.plugin.v1.LaunchValidateRequest
+	49, // 59: ejob.plugin.v1.Plugin.Launch:input_type -> ejob.plugin.v1.LaunchRequest
+	51, // 60: ejob.plugin.v1.Plugin.ListLaunched:input_type -> ejob.plugin.v1.LaunchListRequest
+	54, // 61: ejob.plugin.v1.Plugin.StopLaunched:input_type -> ejob.plugin.v1.LaunchStopRequest
+	2,  // 62: ejob.plugin.v1.Plugin.Info:output_type -> ejob.plugin.v1.InfoResponse
+	5,  // 63: ejob.plugin.v1.Plugin.Sharding:output_type -> ejob.plugin.v1.ShardingResponse
+	8,  // 64: ejob.plugin.v1.Plugin.HandleError:output_type -> ejob.plugin.v1.HandleErrorResponse
+	10, // 65: ejob.plugin.v1.Plugin.ValidateErrorHandler:output_type -> ejob.plugin.v1.ValidatePropsResponse
+	13, // 66: ejob.plugin.v1.Plugin.Execute:output_type -> ejob.plugin.v1.ExecuteResponse
+	15, // 67: ejob.plugin.v1.Plugin.Cancel:output_type -> ejob.plugin.v1.CancelResponse
+	18, // 68: ejob.plugin.v1.Plugin.RenewLease:output_type -> ejob.plugin.v1.RenewLeaseResponse
+	10, // 69: ejob.plugin.v1.Plugin.ValidateJobType:output_type -> ejob.plugin.v1.ValidatePropsResponse
+	20, // 70: ejob.plugin.v1.Plugin.PoolSize:output_type -> ejob.plugin.v1.PoolSizeResponse
+	22, // 71: ejob.plugin.v1.Plugin.DescribeJobListener:output_type -> ejob.plugin.v1.ListenerDescription
+	25, // 72: ejob.plugin.v1.Plugin.BeforeJobExecuted:output_type -> ejob.plugin.v1.ListenerResponse
+	25, // 73: ejob.plugin.v1.Plugin.AfterJobExecuted:output_type -> ejob.plugin.v1.ListenerResponse
+	29, // 74: ejob.plugin.v1.Plugin.ValidateTracing:output_type -> ejob.plugin.v1.TraceValidateResponse
+	31, // 75: ejob.plugin.v1.Plugin.WriteTraces:output_type -> ejob.plugin.v1.TraceWriteResponse
+	33, // 76: ejob.plugin.v1.Plugin.QueryExecutions:output_type -> ejob.plugin.v1.ExecutionPage
+	35, // 77: ejob.plugin.v1.Plugin.QueryStatuses:output_type -> ejob.plugin.v1.StatusPage
+	37, // 78: ejob.plugin.v1.Plugin.PurgeTraces:output_type -> ejob.plugin.v1.TracePurgeResponse
+	43, // 79: ejob.plugin.v1.Plugin.DistinctTraces:output_type -> ejob.plugin.v1.DistinctValues
+	40, // 80: ejob.plugin.v1.Plugin.QueryOutput:output_type -> ejob.plugin.v1.OutputResult
+	40, // 81: ejob.plugin.v1.Plugin.PeekOutput:output_type -> ejob.plugin.v1.OutputResult
+	45, // 82: ejob.plugin.v1.Plugin.ValidateLauncher:output_type -> ejob.plugin.v1.LaunchValidateResponse
+	50, // 83: ejob.plugin.v1.Plugin.Launch:output_type -> ejob.plugin.v1.LaunchResponse
+	53, // 84: ejob.plugin.v1.Plugin.ListLaunched:output_type -> ejob.plugin.v1.LaunchList
+	55, // 85: ejob.plugin.v1.Plugin.StopLaunched:output_type -> ejob.plugin.v1.LaunchStopResponse
+	62, // [62:86] is the sub-list for method output_type
+	38, // [38:62] is the sub-list for method input_type
+	38, // [38:38] is the sub-list for extension type_name
+	38, // [38:38] is the sub-list for extension extendee
+	0,  // [0:38] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -3251,7 +4191,7 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   57,
+			NumMessages:   77,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -42,6 +42,10 @@ const (
 	Plugin_DistinctTraces_FullMethodName       = "/ejob.plugin.v1.Plugin/DistinctTraces"
 	Plugin_QueryOutput_FullMethodName          = "/ejob.plugin.v1.Plugin/QueryOutput"
 	Plugin_PeekOutput_FullMethodName           = "/ejob.plugin.v1.Plugin/PeekOutput"
+	Plugin_ValidateLauncher_FullMethodName     = "/ejob.plugin.v1.Plugin/ValidateLauncher"
+	Plugin_Launch_FullMethodName               = "/ejob.plugin.v1.Plugin/Launch"
+	Plugin_ListLaunched_FullMethodName         = "/ejob.plugin.v1.Plugin/ListLaunched"
+	Plugin_StopLaunched_FullMethodName         = "/ejob.plugin.v1.Plugin/StopLaunched"
 )
 
 // PluginClient is the client API for Plugin service.
@@ -88,6 +92,12 @@ type PluginClient interface {
 	// PeekOutput returns the output so far of the running Execute whose
 	// execution_id matches (found false when none runs).
 	PeekOutput(ctx context.Context, in *PeekOutputRequest, opts ...grpc.CallOption) (*OutputResult, error)
+	ValidateLauncher(ctx context.Context, in *LaunchValidateRequest, opts ...grpc.CallOption) (*LaunchValidateResponse, error)
+	// Launch accepts one fire of a cloud job (some or all of its items).
+	Launch(ctx context.Context, in *LaunchRequest, opts ...grpc.CallOption) (*LaunchResponse, error)
+	// ListLaunched reports every item of every fire the launcher holds.
+	ListLaunched(ctx context.Context, in *LaunchListRequest, opts ...grpc.CallOption) (*LaunchList, error)
+	StopLaunched(ctx context.Context, in *LaunchStopRequest, opts ...grpc.CallOption) (*LaunchStopResponse, error)
 }
 
 type pluginClient struct {
@@ -298,6 +308,46 @@ func (c *pluginClient) PeekOutput(ctx context.Context, in *PeekOutputRequest, op
 	return out, nil
 }
 
+func (c *pluginClient) ValidateLauncher(ctx context.Context, in *LaunchValidateRequest, opts ...grpc.CallOption) (*LaunchValidateResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LaunchValidateResponse)
+	err := c.cc.Invoke(ctx, Plugin_ValidateLauncher_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *pluginClient) Launch(ctx context.Context, in *LaunchRequest, opts ...grpc.CallOption) (*LaunchResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LaunchResponse)
+	err := c.cc.Invoke(ctx, Plugin_Launch_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *pluginClient) ListLaunched(ctx context.Context, in *LaunchListRequest, opts ...grpc.CallOption) (*LaunchList, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LaunchList)
+	err := c.cc.Invoke(ctx, Plugin_ListLaunched_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *pluginClient) StopLaunched(ctx context.Context, in *LaunchStopRequest, opts ...grpc.CallOption) (*LaunchStopResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LaunchStopResponse)
+	err := c.cc.Invoke(ctx, Plugin_StopLaunched_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // PluginServer is the server API for Plugin service.
 // All implementations must embed UnimplementedPluginServer
 // for forward compatibility.
@@ -342,6 +392,12 @@ type PluginServer interface {
 	// PeekOutput returns the output so far of the running Execute whose
 	// execution_id matches (found false when none runs).
 	PeekOutput(context.Context, *PeekOutputRequest) (*OutputResult, error)
+	ValidateLauncher(context.Context, *LaunchValidateRequest) (*LaunchValidateResponse, error)
+	// Launch accepts one fire of a cloud job (some or all of its items).
+	Launch(context.Context, *LaunchRequest) (*LaunchResponse, error)
+	// ListLaunched reports every item of every fire the launcher holds.
+	ListLaunched(context.Context, *LaunchListRequest) (*LaunchList, error)
+	StopLaunched(context.Context, *LaunchStopRequest) (*LaunchStopResponse, error)
 	mustEmbedUnimplementedPluginServer()
 }
 
@@ -411,6 +467,18 @@ func (UnimplementedPluginServer) QueryOutput(context.Context, *OutputQuery) (*Ou
 }
 func (UnimplementedPluginServer) PeekOutput(context.Context, *PeekOutputRequest) (*OutputResult, error) {
 	return nil, status.Error(codes.Unimplemented, "method PeekOutput not implemented")
+}
+func (UnimplementedPluginServer) ValidateLauncher(context.Context, *LaunchValidateRequest) (*LaunchValidateResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ValidateLauncher not implemented")
+}
+func (UnimplementedPluginServer) Launch(context.Context, *LaunchRequest) (*LaunchResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Launch not implemented")
+}
+func (UnimplementedPluginServer) ListLaunched(context.Context, *LaunchListRequest) (*LaunchList, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListLaunched not implemented")
+}
+func (UnimplementedPluginServer) StopLaunched(context.Context, *LaunchStopRequest) (*LaunchStopResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method StopLaunched not implemented")
 }
 func (UnimplementedPluginServer) mustEmbedUnimplementedPluginServer() {}
 func (UnimplementedPluginServer) testEmbeddedByValue()                {}
@@ -793,6 +861,78 @@ func _Plugin_PeekOutput_Handler(srv interface{}, ctx context.Context, dec func(i
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Plugin_ValidateLauncher_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(LaunchValidateRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).ValidateLauncher(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_ValidateLauncher_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).ValidateLauncher(ctx, req.(*LaunchValidateRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Plugin_Launch_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(LaunchRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).Launch(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_Launch_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).Launch(ctx, req.(*LaunchRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Plugin_ListLaunched_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(LaunchListRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).ListLaunched(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_ListLaunched_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).ListLaunched(ctx, req.(*LaunchListRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Plugin_StopLaunched_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(LaunchStopRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).StopLaunched(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_StopLaunched_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).StopLaunched(ctx, req.(*LaunchStopRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Plugin_ServiceDesc is the grpc.ServiceDesc for Plugin service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -879,6 +1019,22 @@ var Plugin_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "PeekOutput",
 			Handler:    _Plugin_PeekOutput_Handler,
+		},
+		{
+			MethodName: "ValidateLauncher",
+			Handler:    _Plugin_ValidateLauncher_Handler,
+		},
+		{
+			MethodName: "Launch",
+			Handler:    _Plugin_Launch_Handler,
+		},
+		{
+			MethodName: "ListLaunched",
+			Handler:    _Plugin_ListLaunched_Handler,
+		},
+		{
+			MethodName: "StopLaunched",
+			Handler:    _Plugin_StopLaunched_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -1,0 +1,573 @@
+package cloud
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/ejob-io/ejob/core/cron"
+	"github.com/ejob-io/ejob/core/reg"
+	"github.com/ejob-io/ejob/core/reg/recipe"
+	"github.com/ejob-io/ejob/spi"
+	"github.com/ejob-io/ejob/spi/gson"
+)
+
+// Scheduler is one `ejob cloud` instance: it campaigns for leadership
+// and, while it leads, fires TRANSIENT jobs on their crons, launches
+// ready and failover items through the launcher and follows them to
+// their end. Every instance serves the REST API (see Routes); the state
+// it changes lives in ZooKeeper, so the leader acts on writes made
+// through any instance.
+type Scheduler struct {
+	st        store
+	c         reg.Client
+	el        *recipe.Election
+	launcher  spi.Launcher
+	lcfg      map[string]string
+	tracer    spi.Tracer
+	tcfg      map[string]string
+	queueSize int
+	poll      time.Duration
+	log       hclog.Logger
+	id        string
+
+	wake    chan struct{}
+	leading atomic.Bool
+
+	// Counts of finished items since this instance leads (upstream's
+	// in-memory statistics).
+	succeeded, failed atomic.Int64
+
+	// mu guards reasons, written by the leader's pass.
+	mu      sync.Mutex
+	reasons map[string]spi.ItemStatus // task id -> launcher status
+}
+
+// Options configure a Scheduler.
+type Options struct {
+	Client   reg.Client
+	Launcher spi.Launcher
+	// LauncherConfig travels with every launcher call.
+	LauncherConfig map[string]string
+	// ID is the participant id ({hostname}:{port}).
+	ID                string
+	JobStateQueueSize int
+	PollInterval      time.Duration
+	// Tracer records the items' status and execution events with
+	// TracerConfig (nil: none).
+	Tracer       spi.Tracer
+	TracerConfig map[string]string
+	Logger       hclog.Logger
+}
+
+// New returns a Scheduler.
+func New(o Options) *Scheduler {
+	if o.Logger == nil {
+		o.Logger = hclog.NewNullLogger()
+	}
+	if o.PollInterval <= 0 {
+		o.PollInterval = time.Second
+	}
+	if o.JobStateQueueSize <= 0 {
+		o.JobStateQueueSize = 10000
+	}
+	return &Scheduler{st: store{c: o.Client}, c: o.Client, el: recipe.NewElection(o.Client, pathElection, pathLeader, o.ID),
+		launcher: o.Launcher, lcfg: o.LauncherConfig, tracer: o.Tracer, tcfg: o.TracerConfig, queueSize: o.JobStateQueueSize, poll: o.PollInterval,
+		log: o.Logger, id: o.ID, wake: make(chan struct{}, 1), reasons: map[string]spi.ItemStatus{}}
+}
+
+// Leading reports whether this instance leads now.
+func (s *Scheduler) Leading() bool { return s.leading.Load() }
+
+// nudge makes the leader's next pass start now.
+func (s *Scheduler) nudge() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run campaigns and leads until ctx ends.
+func (s *Scheduler) Run(ctx context.Context) error {
+	for ctx.Err() == nil {
+		ok, err := s.el.Campaign(ctx)
+		if err != nil {
+			s.log.Warn("campaign failed; retrying", "error", err)
+		}
+		if ok {
+			s.lead(ctx)
+			continue
+		}
+		// Wait for the leader node to go (its session ended) or a poll.
+		_, exists, ch, err := s.c.ExistsW(ctx, pathLeader)
+		if err != nil || !exists {
+			sleep(ctx, s.poll)
+			continue
+		}
+		select {
+		case <-ctx.Done():
+		case <-ch:
+		case <-time.After(10 * s.poll):
+		}
+	}
+	if _, err := s.el.Resign(context.WithoutCancel(ctx)); err != nil {
+		s.log.Warn("resign failed", "error", err)
+	}
+	return nil
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}
+
+// lead runs passes while this instance leads.
+func (s *Scheduler) lead(ctx context.Context) {
+	sess := s.c.Session()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-sess.Done():
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	s.leading.Store(true)
+	defer s.leading.Store(false)
+	s.log.Info("leading the cloud scheduler", "instance", s.id)
+	l := &leaderState{next: map[string]time.Time{}, configs: map[string]string{}, seen: map[string]spi.ItemState{}}
+	for ctx.Err() == nil {
+		if err := s.pass(ctx, l); err != nil {
+			if errors.Is(err, recipe.ErrFenced) || errors.Is(err, recipe.ErrNotLeader) {
+				s.log.Warn("leadership lost", "instance", s.id, "error", err)
+				return
+			}
+			s.log.Warn("scheduling pass failed", "instance", s.id, "error", err)
+		}
+		if ok, err := s.el.IsLeader(ctx); err == nil && !ok {
+			s.log.Warn("leadership lost", "instance", s.id)
+			return
+		}
+		select {
+		case <-ctx.Done():
+		case <-s.wake:
+		case <-time.After(s.poll):
+		}
+	}
+}
+
+// leaderState is what a leader keeps between passes.
+type leaderState struct {
+	// next is each TRANSIENT job's next fire time.
+	next map[string]time.Time
+	// configs is each job's stored YAML as last seen: a change stops
+	// what runs (upstream's reschedule).
+	configs map[string]string
+	// seen is each running item's state at the last pass (by eventID),
+	// to record its start once.
+	seen map[string]spi.ItemState
+	ev   events
+}
+
+// view is one pass's read of the state.
+type view struct {
+	apps         map[string]App
+	jobs         map[string]Job
+	disabledApps map[string]bool
+	disabledJobs map[string]bool
+	ready        map[string]int
+	running      map[string]map[int]TaskID
+	failover     map[string]map[int]TaskID
+}
+
+func (v view) enabled(job string) (Job, App, bool) {
+	j, ok := v.jobs[job]
+	if !ok {
+		return Job{}, App{}, false
+	}
+	a, ok := v.apps[j.AppName]
+	return j, a, ok && !v.disabledJobs[job] && !v.disabledApps[j.AppName]
+}
+
+func (s *Scheduler) read(ctx context.Context) (view, error) {
+	v := view{apps: map[string]App{}, jobs: map[string]Job{}, disabledApps: map[string]bool{}, disabledJobs: map[string]bool{}}
+	apps, err := s.st.Apps(ctx)
+	if err != nil {
+		return v, err
+	}
+	for _, a := range apps {
+		v.apps[a.AppName] = a
+	}
+	jobs, err := s.st.Jobs(ctx)
+	if err != nil {
+		return v, err
+	}
+	for _, j := range jobs {
+		v.jobs[j.JobName] = j
+	}
+	for path, set := range map[string]map[string]bool{pathDisableApp: v.disabledApps, pathDisableJob: v.disabledJobs} {
+		names, err := children(ctx, s.c, path)
+		if err != nil {
+			return v, err
+		}
+		for _, n := range names {
+			set[n] = true
+		}
+	}
+	if v.ready, err = s.st.Ready(ctx); err != nil {
+		return v, err
+	}
+	if v.running, err = s.st.Running(ctx); err != nil {
+		return v, err
+	}
+	v.failover, err = s.st.Failover(ctx)
+	return v, err
+}
+
+// fenced commits ops only while this instance leads.
+func (s *Scheduler) fenced(ctx context.Context, ops ...reg.Op) error {
+	if len(ops) == 0 {
+		return nil
+	}
+	return s.el.Fenced(ctx, func(f recipe.Fence) error {
+		_, err := recipe.FencedMulti(ctx, s.c, f, ops...)
+		return err
+	})
+}
+
+type fireKey struct{ job, fire string }
+
+// pass is one round of the leader's work.
+func (s *Scheduler) pass(ctx context.Context, l *leaderState) error {
+	defer s.flush(ctx, &l.ev)
+	// The launcher is asked first: a fire is recorded before it is
+	// launched, so every fire in the list has its record in the read
+	// that follows, and none is taken for a leftover.
+	list, err := s.launcher.List(ctx, spi.LaunchListRequest{Config: s.lcfg})
+	if err != nil {
+		return fmt.Errorf("launcher list: %w", err)
+	}
+	v, err := s.read(ctx)
+	if err != nil {
+		return err
+	}
+	launched := map[fireKey]map[int]spi.ItemStatus{}
+	for _, it := range list.Items {
+		k := fireKey{it.JobName, it.FireID}
+		if launched[k] == nil {
+			launched[k] = map[int]spi.ItemStatus{}
+		}
+		launched[k][it.Item] = it
+	}
+	reasons := map[string]spi.ItemStatus{}
+	seen := map[string]spi.ItemState{}
+	defer func() { l.seen = seen }()
+
+	changed := map[string]bool{}
+	for name, j := range v.jobs {
+		y := string(marshalYAML(j))
+		changed[name] = l.configs[name] != "" && l.configs[name] != y
+		l.configs[name] = y
+	}
+	// Jobs gone, disabled or changed: stop what runs, forget their items.
+	for name := range v.running {
+		_, _, ok := v.enabled(name)
+		if ok && !changed[name] {
+			continue
+		}
+		s.log.Info("stopping the job's items", "job", name, "reason", map[bool]string{true: "configuration changed", false: "job disabled or removed"}[changed[name]])
+		if _, err := s.launcher.Stop(ctx, spi.LaunchStopRequest{Config: s.lcfg, JobName: name}); err != nil {
+			return fmt.Errorf("launcher stop %s: %w", name, err)
+		}
+		var ops []reg.Op
+		for item := range v.running[name] {
+			ops = append(ops, reg.DeleteOp(pathRunning+"/"+name+"/"+itemNode(name, item), reg.AnyVersion))
+		}
+		if err := s.fenced(ctx, ops...); err != nil {
+			return err
+		}
+		delete(v.running, name)
+	}
+	for name := range v.failover {
+		if _, _, ok := v.enabled(name); !ok {
+			if err := s.st.remove(ctx, pathFailover+"/"+name); err != nil {
+				return err
+			}
+			delete(v.failover, name)
+		}
+	}
+	for name := range v.ready {
+		if _, ok := v.jobs[name]; !ok {
+			if err := s.st.remove(ctx, pathReady+"/"+name); err != nil {
+				return err
+			}
+			delete(v.ready, name)
+		}
+	}
+
+	// Follow the running items.
+	referenced := map[fireKey]bool{}
+	relaunch := map[fireKey][]int{}
+	for name, items := range v.running {
+		j := v.jobs[name]
+		for item, tid := range items {
+			k := fireKey{name, tid.Fire}
+			referenced[k] = true
+			fire, known := launched[k]
+			st, ok := fire[item]
+			switch {
+			case !known:
+				relaunch[k] = append(relaunch[k], item)
+				continue
+			case !ok:
+				// The launcher holds the fire but not this item: it is gone.
+				st = spi.ItemStatus{JobName: name, FireID: tid.Fire, Item: item, State: spi.ItemLost, Reason: "not held by the launcher"}
+			}
+			node := pathRunning + "/" + name + "/" + itemNode(name, item)
+			switch st.State {
+			case spi.ItemReady, spi.ItemRunning:
+				key := eventID(tid)
+				if st.Node != "" && st.Node != tid.Slave {
+					tid.Slave = st.Node
+					if err := s.fenced(ctx, reg.SetOp(node, []byte(tid.String()), reg.AnyVersion)); err != nil {
+						return err
+					}
+				}
+				if st.State == spi.ItemRunning && l.seen[key] != spi.ItemRunning {
+					l.ev.status(tid, "TASK_RUNNING", "")
+					l.ev.started(tid, st)
+				}
+				seen[key] = st.State
+				reasons[tid.String()] = st
+			case spi.ItemSucceeded:
+				if err := s.fenced(ctx, reg.DeleteOp(node, reg.AnyVersion)); err != nil {
+					return err
+				}
+				s.succeeded.Add(1)
+				l.ev.finished(tid, st, l.seen[eventID(tid)] == spi.ItemRunning)
+				s.log.Info("item succeeded", "job", name, "item", item, "task", tid.String())
+			case spi.ItemFailed, spi.ItemLost:
+				ops := []reg.Op{reg.DeleteOp(node, reg.AnyVersion)}
+				if j.Failover || j.JobExecutionType == Daemon {
+					if _, err := s.st.c.Create(ctx, pathFailover+"/"+name, nil, reg.Persistent, reg.WithParents()); err != nil && !errors.Is(err, reg.ErrNodeExists) {
+						return fmt.Errorf("create %s/%s: %w", pathFailover, name, err)
+					}
+					ops = append(ops, reg.CreateOp(pathFailover+"/"+name+"/"+itemNode(name, item), []byte(tid.String()), reg.Persistent))
+					if v.failover[name] == nil {
+						v.failover[name] = map[int]TaskID{}
+					}
+					v.failover[name][item] = tid
+				}
+				if err := s.fenced(ctx, ops...); err != nil && !errors.Is(err, reg.ErrNodeExists) {
+					return err
+				}
+				s.failed.Add(1)
+				l.ev.finished(tid, st, l.seen[eventID(tid)] == spi.ItemRunning)
+				s.log.Warn("item ended without success", "job", name, "item", item, "task", tid.String(), "state", st.State,
+					"reason", st.Reason, "exitCode", st.ExitCode, "failover", j.Failover || j.JobExecutionType == Daemon)
+			}
+			if st.State.Final() {
+				delete(items, item)
+			}
+		}
+		if len(items) == 0 {
+			delete(v.running, name)
+			_ = s.c.Delete(ctx, pathRunning+"/"+name, reg.AnyVersion)
+		}
+	}
+	s.mu.Lock()
+	s.reasons = reasons
+	s.mu.Unlock()
+
+	// Fires the launcher runs that no running item names: left over by a
+	// leader that died, or of a stopped job.
+	for k, items := range launched {
+		if referenced[k] {
+			continue
+		}
+		for _, it := range items {
+			if !it.State.Final() {
+				s.log.Warn("stopping a fire the scheduler does not know", "job", k.job, "fire", k.fire)
+				if _, err := s.launcher.Stop(ctx, spi.LaunchStopRequest{Config: s.lcfg, JobName: k.job, FireID: k.fire}); err != nil {
+					return fmt.Errorf("launcher stop %s fire %s: %w", k.job, k.fire, err)
+				}
+				break
+			}
+		}
+	}
+	// Fires recorded but unknown to the launcher: launch them again
+	// (Launch is idempotent per fire).
+	for k, items := range relaunch {
+		j, a, ok := v.enabled(k.job)
+		if !ok {
+			continue
+		}
+		typ := v.running[k.job][items[0]].Type
+		if err := s.launch(ctx, j, a, k.fire, typ, items); err != nil {
+			return err
+		}
+	}
+
+	// Failover first, then ready rounds.
+	for name, items := range v.failover {
+		j, a, ok := v.enabled(name)
+		if !ok {
+			continue
+		}
+		var todo []int
+		var ops []reg.Op
+		for item := range items {
+			if _, runs := v.running[name][item]; !runs {
+				todo = append(todo, item)
+				ops = append(ops, reg.DeleteOp(pathFailover+"/"+name+"/"+itemNode(name, item), reg.AnyVersion))
+			}
+		}
+		if len(todo) == 0 {
+			continue
+		}
+		if err := s.start(ctx, l, v, j, a, "FAILOVER", todo, ops); err != nil {
+			return err
+		}
+		_ = s.c.Delete(ctx, pathFailover+"/"+name, reg.AnyVersion)
+	}
+	now := time.Now()
+	for name, j := range v.jobs {
+		if _, _, ok := v.enabled(name); !ok {
+			delete(l.next, name)
+			continue
+		}
+		if j.JobExecutionType == Transient && j.Cron != "" {
+			expr, err := cron.Parse(j.Cron)
+			if err != nil {
+				continue
+			}
+			next, ok := l.next[name]
+			if !ok || changed[name] {
+				next = expr.Next(now)
+			}
+			if !next.IsZero() && !now.Before(next) {
+				if err := s.st.AddRound(ctx, name, j.Misfire, s.queueSize); err != nil {
+					s.log.Warn("fire not queued", "job", name, "error", err)
+				} else {
+					if _, runs := v.running[name]; runs {
+						s.log.Info("fire while the previous round runs: queued to run right after", "job", name, "misfire", j.Misfire)
+					}
+					v.ready[name] = max(v.ready[name], 0) + 1
+				}
+				next = expr.Next(now)
+			}
+			l.next[name] = next
+		}
+		if _, runs := v.running[name]; runs {
+			continue
+		}
+		if _, fo := v.failover[name]; fo {
+			continue
+		}
+		daemonIdle := j.JobExecutionType == Daemon
+		if v.ready[name] == 0 && !daemonIdle {
+			continue
+		}
+		j, a, _ := v.enabled(name)
+		items := make([]int, j.ShardingTotalCount)
+		for i := range items {
+			items[i] = i
+		}
+		ops, err := s.st.readyOp(ctx, name)
+		if err != nil {
+			return err
+		}
+		if err := s.start(ctx, l, v, j, a, "READY", items, ops); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// start records the items of a new fire as running (with extra ops, in
+// one fenced transaction), then launches it.
+func (s *Scheduler) start(ctx context.Context, l *leaderState, v view, j Job, a App, typ string, items []int, extra []reg.Op) error {
+	fire := newFireID()
+	if _, err := s.st.c.Create(ctx, pathRunning+"/"+j.JobName, nil, reg.Persistent, reg.WithParents()); err != nil && !errors.Is(err, reg.ErrNodeExists) {
+		return fmt.Errorf("create %s/%s: %w", pathRunning, j.JobName, err)
+	}
+	ops := append([]reg.Op(nil), extra...)
+	for _, item := range items {
+		tid := TaskID{Job: j.JobName, Item: item, Type: typ, Slave: unassignedSlave, Fire: fire}
+		ops = append(ops, reg.CreateOp(pathRunning+"/"+j.JobName+"/"+itemNode(j.JobName, item), []byte(tid.String()), reg.Persistent))
+	}
+	if err := s.fenced(ctx, ops...); err != nil {
+		return fmt.Errorf("record fire %s of %s: %w", fire, j.JobName, err)
+	}
+	if v.running[j.JobName] == nil {
+		v.running[j.JobName] = map[int]TaskID{}
+	}
+	for _, item := range items {
+		tid := TaskID{Job: j.JobName, Item: item, Type: typ, Slave: unassignedSlave, Fire: fire}
+		v.running[j.JobName][item] = tid
+		l.ev.status(tid, "TASK_STAGING", "")
+	}
+	return s.launch(ctx, j, a, fire, typ, items)
+}
+
+func newFireID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return "f" + hex.EncodeToString(b)
+}
+
+// launch hands a fire to the launcher.
+func (s *Scheduler) launch(ctx context.Context, j Job, a App, fire, typ string, items []int) error {
+	params, _ := j.ItemParameters()
+	req := spi.LaunchRequest{Config: s.lcfg, FireID: fire, ExecutionType: typ,
+		App: spi.LaunchApp{Name: a.AppName, Image: a.Image, AppURL: a.AppURL, BootstrapScript: a.BootstrapScript,
+			AppCacheEnable: a.AppCacheEnable, CPUCount: a.CPUCount, MemoryMB: a.MemoryMB},
+		Job: spi.LaunchJob{Name: j.JobName, ExecutionType: j.JobExecutionType, Cron: j.Cron, ShardingTotalCount: j.ShardingTotalCount,
+			CPUCount: j.CPUCount, MemoryMB: j.MemoryMB, JobParameter: j.JobParameter, ShardingItemParameters: params, Props: j.Props},
+		Labels: map[string]string{"ejob.io/app": a.AppName, "ejob.io/job": j.JobName, "ejob.io/fire": fire}}
+	for _, item := range items {
+		tid := TaskID{Job: j.JobName, Item: item, Type: typ, Slave: unassignedSlave, Fire: fire}
+		req.Items = append(req.Items, spi.LaunchItem{Item: item, Env: ItemEnv(j, params, item, tid)})
+	}
+	if _, err := s.launcher.Launch(ctx, req); err != nil {
+		return fmt.Errorf("launch %s fire %s: %w", j.JobName, fire, err)
+	}
+	s.log.Info("fire launched", "job", j.JobName, "fire", fire, "type", typ, "items", fmt.Sprint(items))
+	return nil
+}
+
+// ItemEnv is the environment an item runs with: its sharding context as
+// the JSON SCRIPT jobs receive (EJOB_SHARDING_CONTEXT) and field by field.
+func ItemEnv(j Job, params map[int]string, item int, tid TaskID) map[string]string {
+	sc := spi.ShardingContext{JobName: j.JobName, TaskID: tid.String(), ShardingTotalCount: j.ShardingTotalCount,
+		JobParameter: j.JobParameter, ShardingItem: item}
+	env := map[string]string{
+		"EJOB_SHARDING_CONTEXT":     "",
+		"EJOB_JOB_NAME":             j.JobName,
+		"EJOB_TASK_ID":              tid.String(),
+		"EJOB_SHARDING_ITEM":        strconv.Itoa(item),
+		"EJOB_SHARDING_TOTAL_COUNT": strconv.Itoa(j.ShardingTotalCount),
+		"EJOB_JOB_PARAMETER":        j.JobParameter,
+		"EJOB_EXECUTION_TYPE":       j.JobExecutionType,
+	}
+	if p, ok := params[item]; ok {
+		sc.ShardingParameter = &p
+		env["EJOB_SHARDING_PARAMETER"] = p
+	}
+	if j.JobExecutionType == Daemon {
+		env["EJOB_CRON"] = j.Cron
+	}
+	env["EJOB_SHARDING_CONTEXT"] = string(gson.ShardingContext(sc))
+	return env
+}

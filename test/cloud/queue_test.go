@@ -1,0 +1,96 @@
+package cloud
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// Items wait in ready while the launcher has no room: four items of 0.5
+// CPU (plus the app's 0.1) on 1.2 CPUs run two at a time, the others
+// reported ready with the reason.
+func TestItemsWaitForRoom(t *testing.T) {
+	e := newEnv(t)
+	e.cpu = "1.2"
+	_, c := e.boot()
+	c.must("POST", "/api/job/register", e.jobBody("wide", "app", "TRANSIENT", "", 4, "0=sleep600,1=sleep600,2=sleep600,3=sleep600", false, false))
+	c.must("POST", "/api/job/trigger", "wide")
+	var waiting []runningTask
+	e.eventually(20*time.Second, "two items running, two ready", func() bool {
+		var run int
+		waiting = nil
+		for _, r := range c.running() {
+			switch r.State {
+			case "running":
+				run++
+			case "ready":
+				waiting = append(waiting, r)
+			}
+		}
+		return run == 2 && len(waiting) == 2
+	})
+	for _, w := range waiting {
+		if w.SlaveID != "unassigned-slave" {
+			t.Errorf("a waiting item has slave %q", w.SlaveID)
+		}
+	}
+	if n := len(e.runs(0)) + len(e.runs(1)) + len(e.runs(2)) + len(e.runs(3)); n != 2 {
+		t.Fatalf("%d items started on room for 2", n)
+	}
+	c.must("DELETE", "/api/job/wide/deregister", "")
+}
+
+// A fire while the previous round runs is flagged and run right after:
+// with misfire the rounds add up in ready; without, at most one waits.
+func TestMisfireQueuesRounds(t *testing.T) {
+	e := newEnv(t)
+	_, c := e.boot()
+	c.must("POST", "/api/job/register", e.jobBody("mf", "app", "TRANSIENT", "* * * * * ?", 1, "0=sleep4", false, true))
+	e.eventually(20*time.Second, "fires adding up while the round runs", func() bool {
+		t := c.ready()["mf"]
+		return t != "" && t != "1" && len(e.runs(0)) == 1
+	})
+	e.eventually(20*time.Second, "the queued round run right after", func() bool { return len(e.runs(0)) >= 2 })
+	c.must("POST", "/api/job/mf/disable", "")
+
+	c.must("POST", "/api/job/register", strings.Replace(e.jobBody("nomf", "app", "TRANSIENT", "* * * * * ?", 1, "0=sleep4", false, false),
+		"/out", "/out/nomf", 1))
+	if err := mkdir(e.out + "/nomf"); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually(20*time.Second, "one round flagged while the first runs", func() bool {
+		return c.ready()["nomf"] == "1" && len(runsIn(e.out+"/nomf", 0)) == 1
+	})
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) && len(runsIn(e.out+"/nomf", 0)) == 1 {
+		if n := c.ready()["nomf"]; n != "1" && n != "" {
+			t.Fatalf("misfire false: %s rounds waiting", n)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	c.must("DELETE", "/api/job/nomf/deregister", "")
+	c.must("DELETE", "/api/job/mf/deregister", "")
+}
+
+// A DAEMON job's items are launched once and keep running; an update to
+// three items relaunches them all, three.
+func TestDaemonLaunchedAndResharded(t *testing.T) {
+	e := newEnv(t)
+	_, c := e.boot()
+	body := func(n int, params string) string {
+		return e.jobBody("dmn", "app", "DAEMON", "0/10 * * * * ?", n, params, false, false)
+	}
+	c.must("POST", "/api/job/register", body(2, "0=sleep600,1=sleep600"))
+	e.eventually(20*time.Second, "two daemon items running", func() bool {
+		return c.inState("running") == 2
+	})
+	old := append(e.itemPIDs("dmn", 0), e.itemPIDs("dmn", 1)...)
+	c.must("PUT", "/api/job/update", body(3, "0=sleep600,1=sleep600,2=sleep600"))
+	e.eventually(20*time.Second, "three daemon items running, the old ones gone", func() bool {
+		return c.inState("running") == 3 && len(e.runs(2)) == 1 && !alive(old[0]) && !alive(old[1])
+	})
+	if len(e.runs(0)) != 2 {
+		t.Fatalf("item 0 started %d times; want once before and once after the update", len(e.runs(0)))
+	}
+	c.must("DELETE", "/api/job/dmn/deregister", "")
+}
