@@ -81,12 +81,13 @@ func TestConsolePages(t *testing.T) {
 	}
 	tab.Screenshot("cloud-jobs")
 	confirmed(tab, "trigger the job", jobRow+" .op-trigger")
-	// An item's slave is known once the launcher has placed it.
+	// An item's slave and start time are known once the launcher has
+	// placed and started it.
 	var running []runningTask
 	e.eventually(30*time.Second, "both items to run on a slave", func() bool {
 		running = c.running()
 		for _, rt := range running {
-			if rt.SlaveID == "unassigned-slave" {
+			if rt.SlaveID == "unassigned-slave" || rt.StartTime == nil {
 				return false
 			}
 		}
@@ -98,6 +99,8 @@ func TestConsolePages(t *testing.T) {
 		sel := fmt.Sprintf(`#tasks-running tr[data-job="invoices"][data-item="%d"]`, rt.MetaInfo.ShardingItems[0])
 		tab.Eventually(15*time.Second, "item "+rt.ID+" on the tasks page with where it runs",
 			fmt.Sprintf(`(document.querySelector('%s') || {}).textContent?.includes(%q) && document.querySelector('%s').textContent.includes(%q)`, sel, rt.SlaveID, sel, rt.ID))
+		tab.Eventually(15*time.Second, "item "+rt.ID+" on the tasks page with since when it runs",
+			fmt.Sprintf(`document.querySelector('%s .since').title !== '—' && /ago|now/.test(document.querySelector('%s .since').textContent)`, sel, sel))
 	}
 	tab.Screenshot("cloud-tasks")
 

@@ -398,6 +398,7 @@ export const en = {
   'cloud.tasks.items': 'Items',
   'cloud.tasks.where': 'Runs on',
   'cloud.tasks.taskId': 'Task id',
+  'cloud.tasks.since': 'Since',
   'cloud.tasks.times': 'Fires waiting',
   'cloud.tasks.original': 'Lost task',
   'cloud.tasks.noneRunning': 'No item runs.',
