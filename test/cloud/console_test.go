@@ -69,6 +69,8 @@ func TestConsolePages(t *testing.T) {
 		}
 	}
 	tab.Screenshot("cloud-apps")
+	tab.Run("the start page", chromedp.Navigate(s.base+"/"))
+	tab.Eventually(15*time.Second, "the start page to be the apps page", `location.pathname === "/apps" && !!document.querySelector('#cloud-apps tr[data-app="billing"]') && document.querySelector('#nav a.active').getAttribute('href') === "/apps"`)
 
 	tab.Run("the cloud jobs page", chromedp.Navigate(s.base+"/jobs"))
 	jobRow := `#cloud-jobs tr[data-job="invoices"]`

@@ -40,6 +40,7 @@ function Apps() {
 }
 
 export const routes = [
-  { path: '/overview', view: Apps, title: 'cloud.apps.title' },
+  // The shell's start page (/ and /overview) is the apps page.
+  { path: '/overview', redirect: '/apps' },
   { path: '/apps', view: Apps, nav: 'nav.apps', title: 'cloud.apps.title', order: 10 },
 ];
