@@ -137,3 +137,22 @@ func TestConsolePages(t *testing.T) {
 	tab.Eventually(15*time.Second, "no app left", `!document.querySelector('#cloud-apps tr[data-app="billing"]')`)
 	e.eventually(30*time.Second, "nothing running once the app is deleted", func() bool { return len(c.running()) == 0 })
 }
+
+// TestConsoleTasksWaitingForRoom: an item the launcher holds for lack of
+// room shows on the tasks page as ready with the launcher's reason, next
+// to the item that runs.
+func TestConsoleTasksWaitingForRoom(t *testing.T) {
+	e := newEnv(t)
+	e.cpu = "1" // two items of 0.6 CPU (job and app): one at a time
+	s := e.start("a")
+	c := login(t, s.base, "admin")
+	e.registerApp(c, "app")
+	c.must("POST", "/api/job/register", e.jobBody("tight", "app", "TRANSIENT", "", 2, "0=sleep600,1=sleep600", false, false))
+	c.must("POST", "/api/job/trigger", `"tight"`)
+	b := browsertest.Start(t)
+	tab := consoleLogin(t, b, s.base, "guest", "/tasks")
+	tab.Eventually(30*time.Second, "one item running and one waiting with its reason",
+		`(() => { const rows = [...document.querySelectorAll('#tasks-running tr[data-job="tight"]')].map((r) => r.textContent);
+		  return rows.length === 2 && rows.some((r) => r.includes('running')) &&
+		    rows.some((r) => r.includes('ready') && r.includes('Insufficient resources: needs cpu 0.6')); })()`)
+}
