@@ -11,21 +11,10 @@ import (
 	"github.com/ejob-io/ejob/internal/browsertest"
 )
 
-// consoleLogin opens path in a new tab of b, logs in as user on the login
-// page and waits for the shell.
+// consoleLogin opens path in a new tab of b and logs in there as user.
 func consoleLogin(t *testing.T, b *browsertest.Browser, base, user, path string) *browsertest.Tab {
 	t.Helper()
-	tab := b.NewTab(t)
-	// The shell asks GET /console/session first; without a session it
-	// answers 401, which the browser logs.
-	tab.Expect(`Failed to load resource: the server responded with a status of 401`)
-	tab.Run("open "+path, chromedp.Navigate(base+path), chromedp.WaitVisible(chromedp.CSS("#login-form")))
-	tab.Run("log in as "+user,
-		chromedp.SetValue(chromedp.CSS("#username"), user),
-		chromedp.SendKeys(chromedp.CSS("#password"), adminPassword),
-		chromedp.Click(chromedp.CSS("#login-submit")),
-		chromedp.WaitVisible(chromedp.CSS("#logout")))
-	return tab
+	return b.Login(t, base, path, user, adminPassword)
 }
 
 // confirmed clicks sel and confirms the dialog it opens.

@@ -4,7 +4,7 @@
 import { html, t, toast, confirmDialog, usePoll, ErrorBox } from '../../ui.js';
 import { get, post, del, enc, isAdmin } from '../../api.js';
 import { Updated, run } from '../parts.js';
-import { Enabled, withDisabled } from './parts.js';
+import { Enabled, Toggle, withDisabled } from './parts.js';
 
 async function appOp(op, name, refresh) {
   if (!await confirmDialog(t('cloud.apps.confirm.' + op, { name }), { danger: op === 'delete' })) return;
@@ -29,9 +29,7 @@ function Apps() {
         <td>${a.cpuCount}</td><td>${a.memoryMB}</td>
         <td><${Enabled} disabled=${a.disabled} /></td>
         ${admin && html`<td class="row-actions">
-          ${a.disabled
-            ? html`<button class="small op-enable" onClick=${() => appOp('enable', a.appName, poll.refresh)}>${t('cloud.enable')}</button>`
-            : html`<button class="small op-disable" onClick=${() => appOp('disable', a.appName, poll.refresh)}>${t('cloud.disable')}</button>`}
+          <${Toggle} disabled=${a.disabled} op=${(op) => appOp(op, a.appName, poll.refresh)} />
           <button class="small danger op-delete" onClick=${() => appOp('delete', a.appName, poll.refresh)}>${t('cloud.apps.delete')}</button>
         </td>`}
       </tr>`)}</tbody></table>

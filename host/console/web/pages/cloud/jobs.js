@@ -5,7 +5,7 @@
 import { html, t, toast, confirmDialog, usePoll, ErrorBox } from '../../ui.js';
 import { get, post, del, enc, isAdmin } from '../../api.js';
 import { Updated, run } from '../parts.js';
-import { Enabled, withDisabled } from './parts.js';
+import { Enabled, Toggle, withDisabled } from './parts.js';
 
 async function jobOp(op, name, refresh) {
   if (!await confirmDialog(t('cloud.jobs.confirm.' + op, { name }), { danger: op === 'deregister' })) return;
@@ -40,9 +40,7 @@ function Jobs() {
         ${admin && html`<td class="row-actions">
           ${j.jobExecutionType === 'TRANSIENT' && !j.disabled &&
             html`<button class="small primary op-trigger" onClick=${() => jobOp('trigger', j.jobName, poll.refresh)}>${t('cloud.jobs.trigger')}</button>`}
-          ${j.disabled
-            ? html`<button class="small op-enable" onClick=${() => jobOp('enable', j.jobName, poll.refresh)}>${t('cloud.enable')}</button>`
-            : html`<button class="small op-disable" onClick=${() => jobOp('disable', j.jobName, poll.refresh)}>${t('cloud.disable')}</button>`}
+          <${Toggle} disabled=${j.disabled} op=${(op) => jobOp(op, j.jobName, poll.refresh)} />
           <button class="small danger op-deregister" onClick=${() => jobOp('deregister', j.jobName, poll.refresh)}>${t('cloud.jobs.deregister')}</button>
         </td>`}
       </tr>`)}</tbody></table>

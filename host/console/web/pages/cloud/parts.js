@@ -21,3 +21,11 @@ export function Enabled({ disabled }) {
 export function Items({ items }) {
   return html`<span class="mono">${(items || []).join(', ')}</span>`;
 }
+
+// Toggle is an admin's enable button (when disabled) or disable button;
+// it calls op('enable') or op('disable').
+export function Toggle({ disabled, op }) {
+  return disabled
+    ? html`<button class="small op-enable" onClick=${() => op('enable')}>${t('cloud.enable')}</button>`
+    : html`<button class="small op-disable" onClick=${() => op('disable')}>${t('cloud.disable')}</button>`;
+}
