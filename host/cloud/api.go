@@ -324,16 +324,18 @@ type MetaInfo struct {
 	ShardingItems []int  `json:"shardingItems"`
 }
 
-// RunningTask is one entry of GET /api/job/tasks/running. State and
-// Reason are the launcher's view, known on the leader only ("" elsewhere).
+// RunningTask is one entry of GET /api/job/tasks/running. State, Reason
+// and StartTime are the launcher's view, known on the leader only (empty
+// elsewhere); StartTime is when the item's process started (nil before).
 type RunningTask struct {
-	ID       string   `json:"id"`
-	MetaInfo MetaInfo `json:"metaInfo"`
-	Type     string   `json:"type"`
-	SlaveID  string   `json:"slaveId"`
-	Idle     bool     `json:"idle"`
-	State    string   `json:"state"`
-	Reason   string   `json:"reason"`
+	ID        string     `json:"id"`
+	MetaInfo  MetaInfo   `json:"metaInfo"`
+	Type      string     `json:"type"`
+	SlaveID   string     `json:"slaveId"`
+	Idle      bool       `json:"idle"`
+	State     string     `json:"state"`
+	Reason    string     `json:"reason"`
+	StartTime *time.Time `json:"startTime,omitempty"`
 }
 
 // ReadyTask is one entry of GET /api/job/tasks/ready.
@@ -362,6 +364,9 @@ func (a api) runningTasks(w http.ResponseWriter, r *http.Request) {
 			t := RunningTask{ID: tid.String(), MetaInfo: MetaInfo{JobName: job, ShardingItems: []int{item}}, Type: tid.Type, SlaveID: tid.Slave}
 			if st, ok := reasons[tid.String()]; ok {
 				t.State, t.Reason = string(st.State), st.Reason
+				if !st.Started.IsZero() {
+					t.StartTime = &st.Started
+				}
 			}
 			out = append(out, t)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ejob-io/ejob/core/reg/zookeeper"
 	hostconfig "github.com/ejob-io/ejob/host/config"
+	"github.com/ejob-io/ejob/host/console"
 	"github.com/ejob-io/ejob/host/daemon"
 	"github.com/ejob-io/ejob/host/httpapi"
 	"github.com/ejob-io/ejob/host/metrics"
@@ -71,7 +72,7 @@ func Run(ctx context.Context, o RunOptions) error {
 	defer c.Close()
 	mx := metrics.New()
 	hopts := daemon.HTTPOptions(*f.HTTP, f.Registry, c, mx, log.Named("http"))
-	hopts.Console = nil
+	hopts.Console = console.CloudHandler
 	var sched *Scheduler
 	hopts.Routes = func(srv *httpapi.Server, mux *httpapi.Mux) { sched.Routes(srv, mux) }
 	srv, err := httpapi.Listen(hopts)

@@ -55,6 +55,10 @@ type Console struct {
 	csp string
 }
 
+// cloudPages is the page list the shell loads on the cloud scheduler
+// (served as pages/index.js there).
+const cloudPages = "pages/cloud/index.js"
+
 // importMap is the shell's inline <script type="importmap">.
 var importMap = regexp.MustCompile(`(?s)<script type="importmap">(.*?)</script>`)
 
@@ -64,6 +68,18 @@ func Handler(srv *httpapi.Server) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	return c, nil
+}
+
+// CloudHandler is httpapi.Options.Console on `ejob cloud`: the same shell
+// and login with the cloud scheduler's pages (apps, cloud jobs, tasks)
+// instead of a namespace's.
+func CloudHandler(srv *httpapi.Server) (http.Handler, error) {
+	c, err := New(srv)
+	if err != nil {
+		return nil, err
+	}
+	c.assets["pages/index.js"] = c.assets[cloudPages]
 	return c, nil
 }
 

@@ -245,6 +245,27 @@ func (tab *Tab) describe() string {
 	return s
 }
 
+// Login opens base+path in a new tab of b, which a console without a
+// session sends to its login page; runs before there (e.g. a
+// screenshot); logs in as user with pw and waits for the shell.
+func (b *Browser) Login(t testing.TB, base, path, user, pw string, before ...func(*Tab)) *Tab {
+	t.Helper()
+	tab := b.NewTab(t)
+	// The shell asks GET /console/session first; without a session it
+	// answers 401, which the browser logs.
+	tab.Expect(`Failed to load resource: the server responded with a status of 401`)
+	tab.Run("open "+path, chromedp.Navigate(base+path), chromedp.WaitVisible(chromedp.CSS("#login-form")))
+	for _, f := range before {
+		f(tab)
+	}
+	tab.Run("log in as "+user,
+		chromedp.SetValue(chromedp.CSS("#username"), user),
+		chromedp.SendKeys(chromedp.CSS("#password"), pw),
+		chromedp.Click(chromedp.CSS("#login-submit")),
+		chromedp.WaitVisible(chromedp.CSS("#logout")))
+	return tab
+}
+
 // Screenshots reports whether Screenshot writes files.
 func Screenshots() bool { return *update || os.Getenv("EJOB_SCREENSHOTS") == "1" }
 

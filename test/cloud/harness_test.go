@@ -237,9 +237,10 @@ type runningTask struct {
 		JobName       string `json:"jobName"`
 		ShardingItems []int  `json:"shardingItems"`
 	} `json:"metaInfo"`
-	Type    string `json:"type"`
-	SlaveID string `json:"slaveId"`
-	State   string `json:"state"`
+	Type      string     `json:"type"`
+	SlaveID   string     `json:"slaveId"`
+	State     string     `json:"state"`
+	StartTime *time.Time `json:"startTime"`
 }
 
 func (c *client) running() []runningTask {

@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/chromedp"
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/ejob-io/ejob/internal/browsertest"
@@ -261,18 +260,5 @@ func (e *Env) Starts(job string) []time.Time {
 // page path; before, if given, runs on the login page.
 func (e *Env) Login(b *browsertest.Browser, user, pw, path string, before ...func(*browsertest.Tab)) *browsertest.Tab {
 	e.t.Helper()
-	tab := b.NewTab(e.t)
-	// The shell asks GET /console/session first; without a session it
-	// answers 401, which the browser logs.
-	tab.Expect(`Failed to load resource: the server responded with a status of 401`)
-	tab.Run("open "+path, chromedp.Navigate(e.Base+path), chromedp.WaitVisible(chromedp.CSS("#login-form")))
-	for _, f := range before {
-		f(tab)
-	}
-	tab.Run("log in as "+user,
-		chromedp.SetValue(chromedp.CSS("#username"), user),
-		chromedp.SendKeys(chromedp.CSS("#password"), pw),
-		chromedp.Click(chromedp.CSS("#login-submit")),
-		chromedp.WaitVisible(chromedp.CSS("#logout")))
-	return tab
+	return b.Login(e.t, e.Base, path, user, pw, before...)
 }

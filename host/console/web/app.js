@@ -68,6 +68,9 @@ function App({ routes }) {
     }
   }
   useEffect(() => {
+    if (match && match.route.redirect) navigate(match.route.redirect, { replace: true });
+  }, [loc]);
+  useEffect(() => {
     setMenuOpen(false);
     document.title = match && match.route.title ? `${t(match.route.title)} · ${t('app.title')}` : t('app.title');
   }, [loc]);
@@ -75,6 +78,7 @@ function App({ routes }) {
   const nav = routes.filter((r) => r.nav).sort((a, b) => (a.order ?? 100) - (b.order ?? 100));
   const active = (r) => path === r.path || path.startsWith(r.path + '/') || (path === '/' && r.path === '/overview');
   const View = match ? match.route.view : null;
+  if (match && match.route.redirect) return null;
   return html`
     <header class="topbar">
       <a class="brand" href="/overview"><span class="brand-mark">e</span>job</a>
