@@ -253,7 +253,7 @@ start() {
 		--client-ca-file "$DIR/pki/ca.crt" --token-auth-file "$DIR/pki/tokens.csv" --authorization-mode Node,RBAC \
 		--service-account-issuer https://kubernetes.default.svc --service-account-key-file "$DIR/pki/sa.pub" \
 		--service-account-signing-key-file "$DIR/pki/sa.key" --service-cluster-ip-range 10.0.0.0/24 \
-		--enable-priority-and-fairness=false --profiling=false --cert-dir "$DIR/pki"
+		--enable-priority-and-fairness=false --profiling=false --cert-dir "$DIR/pki" --endpoint-reconciler-type none
 	cat >"$DIR/kubeconfig" <<-EOF
 	apiVersion: v1
 	kind: Config
@@ -279,7 +279,7 @@ start() {
 	spawn kube-controller-manager "$DIR" "$CACHE/kube-controller-manager" --kubeconfig "$DIR/kubeconfig" \
 		--leader-elect=false --secure-port 0 --service-account-private-key-file "$DIR/pki/sa.key" \
 		--root-ca-file "$DIR/pki/ca.crt" --node-monitor-grace-period "${K8S_NODE_GRACE:-10s}" \
-		--node-monitor-period 1s --controllers '*,-cloud-node-lifecycle,-service-lb-controller,-node-route-controller'
+		--node-monitor-period 1s
 	spawn kube-scheduler "$DIR" "$CACHE/kube-scheduler" --kubeconfig "$DIR/kubeconfig" --leader-elect=false \
 		--secure-port 0
 	wait_for "$DIR" kube-controller-manager "default service account" kubectl_ get serviceaccount default ||

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 )
 
@@ -90,17 +91,26 @@ func (a *agent) register(ctx context.Context) error {
 			corev1.LabelHostname: a.cfg.name, corev1.LabelOSStable: "linux", "ejob.io/test-node": "true",
 		}},
 	}
-	created, err := a.client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
-	if apierrors.IsAlreadyExists(err) {
-		created, err = a.client.CoreV1().Nodes().Get(ctx, a.cfg.name, metav1.GetOptions{})
-	}
-	if err != nil {
+	_, err := a.client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("register node %s: %w", a.cfg.name, err)
 	}
-	if err := a.updateNodeStatus(ctx, created); err != nil {
+	if err := a.refreshNode(ctx); err != nil {
 		return err
 	}
 	return a.renewLease(ctx)
+}
+
+// refreshNode writes the node's capacity and Ready condition, retrying
+// when the node lifecycle controller changed the Node meanwhile.
+func (a *agent) refreshNode(ctx context.Context) error {
+	return retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		node, err := a.client.CoreV1().Nodes().Get(ctx, a.cfg.name, metav1.GetOptions{})
+		if err != nil {
+			return fmt.Errorf("node %s: %w", a.cfg.name, err)
+		}
+		return a.updateNodeStatus(ctx, node)
+	})
 }
 
 func (a *agent) updateNodeStatus(ctx context.Context, node *corev1.Node) error {
@@ -173,11 +183,7 @@ func (a *agent) heartbeat(ctx context.Context) {
 			a.log.Warn("lease renewal failed", "error", err)
 		}
 		if n%5 == 0 {
-			node, err := a.client.CoreV1().Nodes().Get(ctx, a.cfg.name, metav1.GetOptions{})
-			if err == nil {
-				err = a.updateNodeStatus(ctx, node)
-			}
-			if err != nil && ctx.Err() == nil {
+			if err := a.refreshNode(ctx); err != nil && ctx.Err() == nil {
 				a.log.Warn("node status update failed", "error", err)
 			}
 		}
