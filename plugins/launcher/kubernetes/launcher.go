@@ -268,7 +268,7 @@ func (l *Launcher) Launch(ctx context.Context, f Fire) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("kubernetes: launch job %q fire %q: %w", f.JobName, f.FireID, err)
 	}
-	l.log.Info("fire launched", "job", f.JobName, "fire", f.FireID, "k8s_job", created.Name, "items", len(f.Items))
+	l.log.Info("fire launched", "job", f.JobName, "fire", f.FireID, "k8s_job", created.Name, "items", *created.Spec.Completions)
 	return created.Name, nil
 }
 

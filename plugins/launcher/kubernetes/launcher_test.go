@@ -67,7 +67,7 @@ func serveApp(t *testing.T, body []byte) string {
 const recordScript = `#!/bin/sh
 out=$1 secs=$2 ctx=$3
 item=$EJOB_SHARDING_ITEM
-n=$(ls "$out" | grep -c "^run-$item-" || true)
+n=$(ls "$out" | grep -c "^run-$item-.*\.start$" || true)
 r=$out/run-$item-$n
 echo "$$" >"$r.pid"
 printf '%s' "$ctx" >"$r.json"
@@ -133,7 +133,7 @@ func TestItemsRunWithTheirShardingContext(t *testing.T) {
 	l := newLauncher(t)
 	out := t.TempDir()
 	f := testFire(t, serveApp(t, appTarGz(t, recordScript)), out, 0, 3)
-	f.JobParameter = `p$(HOME)"x`
+	f.JobParameter = `p$(HOME)"<x`
 	f.ShardingItemParameters = map[int]string{0: "zero", 2: "two"}
 	if _, err := l.Launch(context.Background(), f); err != nil {
 		t.Fatal(err)
@@ -157,7 +157,7 @@ func TestItemsRunWithTheirShardingContext(t *testing.T) {
 		case 2:
 			param = `,"shardingParameter":"two"`
 		}
-		want := fmt.Sprintf(`{"jobName":%q,"taskId":"%s@-@%d@-@READY@-@node-1@-@%s","shardingTotalCount":3,"jobParameter":"p$(HOME)\u0022x","shardingItem":%d%s}`,
+		want := fmt.Sprintf(`{"jobName":%q,"taskId":"%s@-@%d@-@READY@-@node-1@-@%s","shardingTotalCount":3,"jobParameter":"p$(HOME)\"\u003cx","shardingItem":%d%s}`,
 			f.JobName, f.JobName, r.item, f.FireID, r.item, param)
 		if r.ctx != want {
 			t.Errorf("item %d context\n got %s\nwant %s", r.item, r.ctx, want)

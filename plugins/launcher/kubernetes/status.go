@@ -29,7 +29,7 @@ const (
 	// being evicted; the Job replaces it while retries are left.
 	Lost State = "lost"
 	// Succeeded and Failed are final (the Job's completedIndexes and
-	// failedIndexes).
+	// failedIndexes; Succeeded also as soon as the item's pod succeeded).
 	Succeeded State = "succeeded"
 	Failed    State = "failed"
 )
@@ -187,6 +187,9 @@ func podState(p *corev1.Pod, nodes map[string]bool) (State, string) {
 		return Ready, "waiting for the scheduler"
 	case p.Status.Phase == corev1.PodFailed:
 		return Ready, "failed; waiting for the retry"
+	case p.Status.Phase == corev1.PodSucceeded:
+		// The Job's completedIndexes follow a moment later.
+		return Succeeded, ""
 	}
 	return Running, ""
 }
