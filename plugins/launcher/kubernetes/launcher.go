@@ -18,8 +18,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -166,6 +168,11 @@ type Fire struct {
 	Items []int
 	// Failover marks a fire that re-runs items (the task id says FAILOVER).
 	Failover bool
+	// ItemEnv is each item's own environment, set verbatim in its
+	// process. EJOB_SHARDING_CONTEXT and EJOB_SHARDING_ITEM are set by the
+	// launcher when ItemEnv does not set them. Names must be shell
+	// identifiers.
+	ItemEnv map[int]map[string]string
 	// CPUCount and MemoryMB are each item's resources.
 	CPUCount float64
 	MemoryMB float64
@@ -216,8 +223,17 @@ func (f Fire) check() error {
 	case f.RetriesPerItem < 0:
 		return fmt.Errorf("%w: job %q: retries per item %d < 0", ErrInvalidFire, f.JobName, f.RetriesPerItem)
 	}
-	_, err := f.items()
-	return err
+	if _, err := f.items(); err != nil {
+		return err
+	}
+	for item, env := range f.ItemEnv {
+		for k := range env {
+			if !shellName.MatchString(k) {
+				return fmt.Errorf("%w: job %q item %d: environment name %q is not a shell identifier", ErrInvalidFire, f.JobName, item, k)
+			}
+		}
+	}
+	return nil
 }
 
 // ObjectName is the name of the Kubernetes Job of a fire: readable, at
@@ -237,7 +253,8 @@ func ObjectName(jobName, fireID string) string {
 
 var (
 	nonName  = regexp.MustCompile(`[^a-z0-9-]+`)
-	nonLabel = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+	nonLabel  = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+	shellName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 )
 
 // labelValue makes s a valid label value: disallowed characters become
@@ -251,8 +268,8 @@ func labelValue(s string) string {
 	return strings.Trim(v, "._-")
 }
 
-// Launch creates the Indexed Job of f. Launching the same fire twice is
-// an error wrapping ErrInvalidFire.
+// Launch creates the Indexed Job of f and returns its name. Launching a
+// fire the cluster holds again changes nothing.
 func (l *Launcher) Launch(ctx context.Context, f Fire) (string, error) {
 	if err := f.check(); err != nil {
 		return "", err
@@ -263,7 +280,7 @@ func (l *Launcher) Launch(ctx context.Context, f Fire) (string, error) {
 	}
 	created, err := l.client.BatchV1().Jobs(l.namespace).Create(ctx, job, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
-		return "", fmt.Errorf("%w: job %q fire %q already launched as %s", ErrInvalidFire, f.JobName, f.FireID, job.Name)
+		return job.Name, nil
 	}
 	if err != nil {
 		return "", fmt.Errorf("kubernetes: launch job %q fire %q: %w", f.JobName, f.FireID, err)
@@ -284,9 +301,20 @@ func (l *Launcher) jobFor(f Fire) (*batchv1.Job, error) {
 		{Name: "EJOB_BOOTSTRAP_SCRIPT", Value: escapeRefs(f.App.BootstrapScript)},
 	}
 	for idx, item := range items {
+		x := strconv.Itoa(idx)
+		own := map[string]string{"EJOB_SHARDING_ITEM": strconv.Itoa(item), "EJOB_SHARDING_CONTEXT": ""}
+		maps.Copy(own, f.ItemEnv[item])
+		names := slices.Sorted(maps.Keys(own))
 		env = append(env,
-			corev1.EnvVar{Name: "EJOB_SHARDING_ITEM_" + strconv.Itoa(idx), Value: strconv.Itoa(item)},
-			corev1.EnvVar{Name: "EJOB_SHARDING_CONTEXT_" + strconv.Itoa(idx), Value: contextTemplate(f, item)})
+			corev1.EnvVar{Name: "EJOB_SHARDING_ITEM_" + x, Value: strconv.Itoa(item)},
+			corev1.EnvVar{Name: "EJOB_ITEM_ENV_" + x, Value: strings.Join(names, " ")})
+		for _, k := range names {
+			v := escapeRefs(own[k])
+			if _, given := f.ItemEnv[item][k]; !given && k == "EJOB_SHARDING_CONTEXT" {
+				v = contextTemplate(f, item)
+			}
+			env = append(env, corev1.EnvVar{Name: "EJOB_ITEM_" + x + "_" + k, Value: v})
+		}
 	}
 	res := corev1.ResourceList{}
 	if cpu := f.CPUCount + f.App.CPUCount; cpu > 0 {
@@ -387,15 +415,16 @@ func contextTemplate(f Fire, item int) string {
 // escapeRefs keeps the kubelet from expanding $(VAR) in s.
 func escapeRefs(s string) string { return strings.ReplaceAll(s, "$", "$$") }
 
-// runScript is the item container's command: it picks the item of its
-// completion index and runs the bootstrap script with the item's
-// ShardingContext JSON as the last argument (EJOB_SHARDING_ITEM and
-// EJOB_SHARDING_CONTEXT hold them too).
+// runScript is the item container's command: it exports the environment
+// of the item of its completion index, drops every item's copies, and
+// runs the bootstrap script with the item's ShardingContext JSON as the
+// last argument.
 const runScript = `set -e
 i=${JOB_COMPLETION_INDEX:?no JOB_COMPLETION_INDEX}
-eval "EJOB_SHARDING_ITEM=\${EJOB_SHARDING_ITEM_$i:?no item for completion index $i}"
-eval "EJOB_SHARDING_CONTEXT=\${EJOB_SHARDING_CONTEXT_$i}"
-export EJOB_SHARDING_ITEM EJOB_SHARDING_CONTEXT
+eval "names=\${EJOB_ITEM_ENV_$i?no item for completion index $i}"
+for k in $names; do eval "v=\${EJOB_ITEM_${i}_$k}"; eval "$k=\$v"; export "$k"; done
+for k in $(env | sed -n 's/^\(EJOB_ITEM_[A-Za-z0-9_]*\)=.*/\1/p; s/^\(EJOB_SHARDING_ITEM_[0-9]*\)=.*/\1/p'); do unset "$k"; done
+unset names k v i
 exec sh -c "$EJOB_BOOTSTRAP_SCRIPT \"\$@\"" ejob-app "$EJOB_SHARDING_CONTEXT"
 `
 

@@ -72,6 +72,8 @@ r=$out/run-$item-$n
 echo "$$" >"$r.pid"
 printf '%s' "$ctx" >"$r.json"
 echo "$EJOB_NODE_NAME" >"$r.node"
+printf '%s' "$CUSTOM" >"$r.custom"
+env | grep -c '^EJOB_ITEM_' >"$r.leak" || true
 date +%s%N >"$r.start"
 sleep "$secs"
 date +%s%N >"$r.end"
@@ -80,10 +82,11 @@ exit 0
 `
 
 type run struct {
-	item, n    int
-	node, ctx  string
-	start, end int64
-	pid        int
+	item, n      int
+	node, ctx    string
+	custom, leak string
+	start, end   int64
+	pid          int
 }
 
 // runs reads what recordScript wrote in dir.
@@ -102,6 +105,7 @@ func runs(t *testing.T, dir string) []run {
 			return strings.TrimSpace(string(b))
 		}
 		r.node, r.ctx = read(".node"), read(".json")
+		r.custom, r.leak = read(".custom"), read(".leak")
 		r.start, _ = strconv.ParseInt(read(".start"), 10, 64)
 		r.end, _ = strconv.ParseInt(read(".end"), 10, 64)
 		r.pid, _ = strconv.Atoi(read(".pid"))
@@ -135,10 +139,15 @@ func TestItemsRunWithTheirShardingContext(t *testing.T) {
 	f := testFire(t, serveApp(t, appTarGz(t, recordScript)), out, 0, 3)
 	f.JobParameter = `p$(HOME)"<x`
 	f.ShardingItemParameters = map[int]string{0: "zero", 2: "two"}
-	if _, err := l.Launch(context.Background(), f); err != nil {
+	f.ItemEnv = map[int]map[string]string{1: {"CUSTOM": "a $(HOME) b\nline 2"}}
+	first, err := l.Launch(context.Background(), f)
+	if err != nil {
 		t.Fatal(err)
 	}
 	stopAtEnd(t, l, f)
+	if again, err := l.Launch(context.Background(), f); err != nil || again != first {
+		t.Fatalf("second launch of the fire = %q, %v; want %q, nil", again, err, first)
+	}
 	st := awaitDone(t, l, f, 60*time.Second, nil)
 	for _, it := range st.Items {
 		if it.State != Succeeded {
@@ -165,6 +174,12 @@ func TestItemsRunWithTheirShardingContext(t *testing.T) {
 		var m map[string]any
 		if err := json.Unmarshal([]byte(r.ctx), &m); err != nil {
 			t.Errorf("item %d context is not JSON: %v", r.item, err)
+		}
+		if want := map[int]string{1: "a $(HOME) b\nline 2"}[r.item]; r.custom != want {
+			t.Errorf("item %d: CUSTOM=%q, want %q", r.item, r.custom, want)
+		}
+		if r.leak != "0" {
+			t.Errorf("item %d sees %s EJOB_ITEM_ variables, want none", r.item, r.leak)
 		}
 	}
 }
