@@ -52,8 +52,10 @@ const (
 	AnnotationJob  = "ejob.io/job-name"
 	AnnotationFire = "ejob.io/fire-id"
 	managedValue   = "ejob"
-	// indexAnnotation is the Job controller's completion index of a pod.
+	// indexAnnotation is the Job controller's completion index of a pod,
+	// podIndexLabel the StatefulSet controller's ordinal.
 	indexAnnotation = "batch.kubernetes.io/job-completion-index"
+	podIndexLabel   = "apps.kubernetes.io/pod-index"
 	// appMount is where an appURL app is fetched to inside the pod.
 	appMount = "/ejob/app"
 )
@@ -252,7 +254,7 @@ func ObjectName(jobName, fireID string) string {
 }
 
 var (
-	nonName  = regexp.MustCompile(`[^a-z0-9-]+`)
+	nonName   = regexp.MustCompile(`[^a-z0-9-]+`)
 	nonLabel  = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 	shellName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 )
@@ -292,6 +294,28 @@ func (l *Launcher) Launch(ctx context.Context, f Fire) (string, error) {
 func (l *Launcher) jobFor(f Fire) (*batchv1.Job, error) {
 	items, _ := f.items()
 	name := ObjectName(f.JobName, f.FireID)
+	tmpl := l.podTemplate(f, items, name, corev1.RestartPolicyNever)
+	ttl := f.TTLAfterFinished
+	if ttl <= 0 {
+		ttl = time.Hour
+	}
+	n := int32(len(items))
+	return &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: tmpl.Labels, Annotations: tmpl.Annotations},
+		Spec: batchv1.JobSpec{
+			CompletionMode:          ptr.To(batchv1.IndexedCompletion),
+			Completions:             &n,
+			Parallelism:             &n,
+			BackoffLimitPerIndex:    ptr.To(f.RetriesPerItem),
+			TTLSecondsAfterFinished: ptr.To(int32(ttl / time.Second)),
+			Template:                tmpl,
+		},
+	}, nil
+}
+
+// podTemplate is the pod of f's items: index i of the Job or StatefulSet
+// runs items[i].
+func (l *Launcher) podTemplate(f Fire, items []int, name string, restart corev1.RestartPolicy) corev1.PodTemplateSpec {
 	lbl := map[string]string{
 		LabelManaged: managedValue, LabelApp: labelValue(f.App.Name), LabelJob: labelValue(f.JobName), LabelFire: name,
 	}
@@ -299,6 +323,10 @@ func (l *Launcher) jobFor(f Fire) (*batchv1.Job, error) {
 	env := []corev1.EnvVar{
 		{Name: "EJOB_NODE_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}},
 		{Name: "EJOB_BOOTSTRAP_SCRIPT", Value: escapeRefs(f.App.BootstrapScript)},
+	}
+	if restart != corev1.RestartPolicyNever {
+		env = append(env, corev1.EnvVar{Name: "EJOB_POD_INDEX", ValueFrom: &corev1.EnvVarSource{
+			FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels['" + podIndexLabel + "']"}}})
 	}
 	for idx, item := range items {
 		x := strconv.Itoa(idx)
@@ -328,7 +356,7 @@ func (l *Launcher) jobFor(f Fire) (*batchv1.Job, error) {
 		Resources: corev1.ResourceRequirements{Requests: res, Limits: res},
 	}
 	pod := corev1.PodSpec{
-		RestartPolicy:                 corev1.RestartPolicyNever,
+		RestartPolicy:                 restart,
 		Containers:                    []corev1.Container{main},
 		EnableServiceLinks:            ptr.To(false),
 		AutomountServiceAccountToken:  ptr.To(false),
@@ -350,25 +378,7 @@ func (l *Launcher) jobFor(f Fire) (*batchv1.Job, error) {
 		main.VolumeMounts = []corev1.VolumeMount{vol}
 		pod.Containers[0] = main
 	}
-	ttl := f.TTLAfterFinished
-	if ttl <= 0 {
-		ttl = time.Hour
-	}
-	n := int32(len(items))
-	return &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: lbl, Annotations: ann},
-		Spec: batchv1.JobSpec{
-			CompletionMode:          ptr.To(batchv1.IndexedCompletion),
-			Completions:             &n,
-			Parallelism:             &n,
-			BackoffLimitPerIndex:    ptr.To(f.RetriesPerItem),
-			TTLSecondsAfterFinished: ptr.To(int32(ttl / time.Second)),
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: lbl, Annotations: ann},
-				Spec:       pod,
-			},
-		},
-	}, nil
+	return corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: lbl, Annotations: ann}, Spec: pod}
 }
 
 // lostTolerations keep a pod on a node that is not ready or unreachable
@@ -416,11 +426,11 @@ func contextTemplate(f Fire, item int) string {
 func escapeRefs(s string) string { return strings.ReplaceAll(s, "$", "$$") }
 
 // runScript is the item container's command: it exports the environment
-// of the item of its completion index, drops every item's copies, and
+// of the item of its completion index (a StatefulSet's: its ordinal), drops every item's copies, and
 // runs the bootstrap script with the item's ShardingContext JSON as the
 // last argument.
 const runScript = `set -e
-i=${JOB_COMPLETION_INDEX:?no JOB_COMPLETION_INDEX}
+i=${JOB_COMPLETION_INDEX:-${EJOB_POD_INDEX:?no JOB_COMPLETION_INDEX or EJOB_POD_INDEX}}
 eval "names=\${EJOB_ITEM_ENV_$i?no item for completion index $i}"
 for k in $names; do eval "v=\${EJOB_ITEM_${i}_$k}"; eval "$k=\$v"; export "$k"; done
 for k in $(env | sed -n 's/^\(EJOB_ITEM_[A-Za-z0-9_]*\)=.*/\1/p; s/^\(EJOB_SHARDING_ITEM_[0-9]*\)=.*/\1/p'); do unset "$k"; done

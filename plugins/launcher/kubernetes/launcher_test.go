@@ -400,3 +400,84 @@ func processLives(pid int) bool {
 	}
 	return true
 }
+
+// liveRuns maps each item to the shardingTotalCount its live process (if
+// any) was started with.
+func liveRuns(t *testing.T, dir string) map[int][]int {
+	out := map[int][]int{}
+	for _, r := range runs(t, dir) {
+		if !processLives(r.pid) {
+			continue
+		}
+		var sc struct{ ShardingTotalCount int }
+		if err := json.Unmarshal([]byte(r.ctx), &sc); err != nil {
+			t.Fatalf("item %d context %q: %v", r.item, r.ctx, err)
+		}
+		out[r.item] = append(out[r.item], sc.ShardingTotalCount)
+	}
+	return out
+}
+
+// await polls cond until it holds or within has passed.
+func await(t *testing.T, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("not within %v: %s", within, what)
+		}
+		time.Sleep(150 * time.Millisecond)
+	}
+}
+
+// TestDaemonReshardedFrom2To3: a DAEMON job runs as a StatefulSet, one
+// long-running process per item; launched again with 3 items instead of
+// 2, every item runs with the new count and no process of the old count
+// is left; stopping the job ends them all.
+func TestDaemonReshardedFrom2To3(t *testing.T) {
+	l := newLauncher(t)
+	out := t.TempDir()
+	f := testFire(t, serveApp(t, appTarGz(t, recordScript)), out, 600, 2)
+	ctx := context.Background()
+	t.Cleanup(func() {
+		if err := l.StopJob(ctx, f.JobName); err != nil {
+			t.Errorf("stop: %v", err)
+		}
+	})
+	if _, err := l.LaunchDaemon(ctx, f); err != nil {
+		t.Fatal(err)
+	}
+	exactly := func(count int) func() bool {
+		return func() bool {
+			live := liveRuns(t, out)
+			if len(live) != count {
+				return false
+			}
+			for i := 0; i < count; i++ {
+				if len(live[i]) != 1 || live[i][0] != count {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	await(t, 60*time.Second, "items 0 and 1 running with shardingTotalCount 2", exactly(2))
+	st, err := l.DaemonStatus(ctx, f.JobName)
+	if err != nil || len(st.Items) != 2 || st.Items[0].State != Running || st.Items[1].State != Running {
+		t.Fatalf("DaemonStatus = %+v, %v; want 2 running items", st, err)
+	}
+	f.ShardingTotalCount = 3
+	if _, err := l.LaunchDaemon(ctx, f); err != nil {
+		t.Fatal(err)
+	}
+	await(t, 90*time.Second, "items 0, 1 and 2 running with shardingTotalCount 3, nothing of 2 left", exactly(3))
+	if err := l.StopJob(ctx, f.JobName); err != nil {
+		t.Fatal(err)
+	}
+	if live := liveRuns(t, out); len(live) != 0 {
+		t.Errorf("processes left after stop: %v", live)
+	}
+	if _, err := l.DaemonStatus(ctx, f.JobName); !errors.Is(err, ErrNotFound) {
+		t.Errorf("DaemonStatus after stop: %v, want ErrNotFound", err)
+	}
+}

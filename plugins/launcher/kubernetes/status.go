@@ -263,34 +263,64 @@ func (l *Launcher) Stop(ctx context.Context, jobName, fireID string) error {
 	return l.deleteJobs(ctx, labels.Set{LabelFire: ObjectName(jobName, fireID)}.String(), jobName)
 }
 
-// StopJob stops every fire of the job.
+// StopJob stops every fire of the job and its daemon StatefulSet.
 func (l *Launcher) StopJob(ctx context.Context, jobName string) error {
 	return l.deleteJobs(ctx, labels.Set{LabelManaged: managedValue, LabelJob: labelValue(jobName)}.String(), jobName)
 }
 
+// deleteJobs deletes, with foreground propagation, the Jobs and
+// StatefulSets of jobName that selector matches, and waits until they and
+// their pods are gone.
 func (l *Launcher) deleteJobs(ctx context.Context, selector, jobName string) error {
 	jobs := l.client.BatchV1().Jobs(l.namespace)
-	list, err := jobs.List(ctx, metav1.ListOptions{LabelSelector: selector})
+	sets := l.client.AppsV1().StatefulSets(l.namespace)
+	opts := metav1.ListOptions{LabelSelector: selector}
+	jl, err := jobs.List(ctx, opts)
 	if err != nil {
 		return fmt.Errorf("kubernetes: list fires of job %q: %w", jobName, err)
 	}
-	for _, j := range list.Items {
-		if j.Annotations[AnnotationJob] != jobName {
+	sl, err := sets.List(ctx, opts)
+	if err != nil {
+		return fmt.Errorf("kubernetes: list daemon of job %q: %w", jobName, err)
+	}
+	type object struct {
+		meta   metav1.ObjectMeta
+		delete func(context.Context, string, metav1.DeleteOptions) error
+		get    func(context.Context, string) error
+	}
+	var objs []object
+	for _, j := range jl.Items {
+		objs = append(objs, object{j.ObjectMeta, jobs.Delete, func(ctx context.Context, n string) error {
+			_, err := jobs.Get(ctx, n, metav1.GetOptions{})
+			return err
+		}})
+	}
+	for _, s := range sl.Items {
+		objs = append(objs, object{s.ObjectMeta, sets.Delete, func(ctx context.Context, n string) error {
+			_, err := sets.Get(ctx, n, metav1.GetOptions{})
+			return err
+		}})
+	}
+	for _, o := range objs {
+		if o.meta.Annotations[AnnotationJob] != jobName {
 			continue
 		}
-		err := jobs.Delete(ctx, j.Name, metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationForeground)})
+		err := o.delete(ctx, o.meta.Name, metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationForeground)})
 		if err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("kubernetes: delete %s of job %q: %w", j.Name, jobName, err)
+			return fmt.Errorf("kubernetes: delete %s of job %q: %w", o.meta.Name, jobName, err)
 		}
-		if err := l.awaitGone(ctx, j.Name); err != nil {
-			return fmt.Errorf("kubernetes: delete %s of job %q: %w", j.Name, jobName, err)
+		if err := l.awaitGone(ctx, o.meta.Name, o.get); err != nil {
+			return fmt.Errorf("kubernetes: delete %s of job %q: %w", o.meta.Name, jobName, err)
 		}
-		l.log.Info("fire stopped", "job", jobName, "fire", j.Annotations[AnnotationFire], "k8s_job", j.Name)
+		l.log.Info("fire stopped", "job", jobName, "fire", o.meta.Annotations[AnnotationFire], "k8s_object", o.meta.Name)
 	}
 	return nil
 }
 
-func (l *Launcher) awaitGone(ctx context.Context, name string) error {
+// awaitGone waits until the object name (get says whether it is still
+// there) and its pods are gone, force-deleting its terminating pods on
+// nodes that are not ready.
+func (l *Launcher) awaitGone(ctx context.Context, name string, get func(context.Context, string) error) error {
 	t := time.NewTicker(200 * time.Millisecond)
 	defer t.Stop()
 	for {
@@ -298,12 +328,12 @@ func (l *Launcher) awaitGone(ctx context.Context, name string) error {
 		if err != nil {
 			return err
 		}
-		_, jerr := l.client.BatchV1().Jobs(l.namespace).Get(ctx, name, metav1.GetOptions{})
-		if apierrors.IsNotFound(jerr) && len(pods.Items) == 0 {
+		gerr := get(ctx, name)
+		if apierrors.IsNotFound(gerr) && len(pods.Items) == 0 {
 			return nil
 		}
-		if jerr != nil && !apierrors.IsNotFound(jerr) {
-			return jerr
+		if gerr != nil && !apierrors.IsNotFound(gerr) {
+			return gerr
 		}
 		nodes, err := l.readyNodes(ctx)
 		if err != nil {
