@@ -170,6 +170,9 @@ type Fire struct {
 	Items []int
 	// Failover marks a fire that re-runs items (the task id says FAILOVER).
 	Failover bool
+	// Labels are added to the Job and its pods (the launcher's own
+	// ejob.io labels win).
+	Labels map[string]string
 	// ItemEnv is each item's own environment, set verbatim in its
 	// process. EJOB_SHARDING_CONTEXT and EJOB_SHARDING_ITEM are set by the
 	// launcher when ItemEnv does not set them. Names must be shell
@@ -316,9 +319,13 @@ func (l *Launcher) jobFor(f Fire) (*batchv1.Job, error) {
 // podTemplate is the pod of f's items: index i of the Job or StatefulSet
 // runs items[i].
 func (l *Launcher) podTemplate(f Fire, items []int, name string, restart corev1.RestartPolicy) corev1.PodTemplateSpec {
-	lbl := map[string]string{
-		LabelManaged: managedValue, LabelApp: labelValue(f.App.Name), LabelJob: labelValue(f.JobName), LabelFire: name,
+	lbl := maps.Clone(f.Labels)
+	if lbl == nil {
+		lbl = map[string]string{}
 	}
+	maps.Copy(lbl, map[string]string{
+		LabelManaged: managedValue, LabelApp: labelValue(f.App.Name), LabelJob: labelValue(f.JobName), LabelFire: name,
+	})
 	ann := map[string]string{AnnotationApp: f.App.Name, AnnotationJob: f.JobName, AnnotationFire: f.FireID}
 	env := []corev1.EnvVar{
 		{Name: "EJOB_NODE_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}},

@@ -140,6 +140,7 @@ func TestItemsRunWithTheirShardingContext(t *testing.T) {
 	f.JobParameter = `p$(HOME)"<x`
 	f.ShardingItemParameters = map[int]string{0: "zero", 2: "two"}
 	f.ItemEnv = map[int]map[string]string{1: {"CUSTOM": "a $(HOME) b\nline 2"}}
+	f.Labels = map[string]string{"team": "t1", LabelJob: "overridden"}
 	first, err := l.Launch(context.Background(), f)
 	if err != nil {
 		t.Fatal(err)
@@ -153,6 +154,11 @@ func TestItemsRunWithTheirShardingContext(t *testing.T) {
 		if it.State != Succeeded {
 			t.Errorf("item %d: %s (%s)", it.Item, it.State, it.Reason)
 		}
+	}
+	pods, err := cluster.client.CoreV1().Pods("default").List(context.Background(), metav1.ListOptions{
+		LabelSelector: "team=t1," + LabelJob + "=" + f.JobName})
+	if err != nil || len(pods.Items) != 3 {
+		t.Errorf("pods labelled team=t1 and with the job's own label: %d, %v; want 3", len(pods.Items), err)
 	}
 	rs := runs(t, out)
 	if len(rs) != 3 {
@@ -269,8 +275,8 @@ func TestFailedItemRetriedAndReported(t *testing.T) {
 	if st.Items[1].Failures != 1 {
 		t.Errorf("item 1: %d failures, want 1", st.Items[1].Failures)
 	}
-	if it := st.Items[2]; it.Failures != 2 || it.ExitCode == nil || *it.ExitCode != 9 {
-		t.Errorf("item 2: %d failures, exit code %v, want 2 and 9", it.Failures, it.ExitCode)
+	if it := st.Items[2]; it.Failures != 2 || it.ExitCode == nil || *it.ExitCode != 9 || it.LastLost {
+		t.Errorf("item 2: %d failures, exit code %v, lost %v; want 2, 9, false", it.Failures, it.ExitCode, it.LastLost)
 	}
 	count := map[int]int{}
 	for _, r := range runs(t, out) {
@@ -329,6 +335,9 @@ func TestLostNodeItemsRerunElsewhere(t *testing.T) {
 	if !sawLost {
 		t.Errorf("item %d was never reported lost", victim)
 	}
+	if it := st.Items[victim]; !it.LastLost || it.Failures != 1 {
+		t.Errorf("item %d: last failure lost %v, %d failures; want true, 1", victim, it.LastLost, it.Failures)
+	}
 	perItem := map[int][]string{}
 	for _, r := range runs(t, out) {
 		perItem[r.item] = append(perItem[r.item], r.node)
@@ -360,6 +369,15 @@ func TestStopDeletesEverything(t *testing.T) {
 	rs := runs(t, out)
 	if len(rs) != 3 {
 		t.Fatalf("%d items started, want 3", len(rs))
+	}
+	items, err := l.ListItems(ctx, f.JobName)
+	if err != nil || len(items) != 3 {
+		t.Fatalf("ListItems = %+v, %v; want 3 items", items, err)
+	}
+	for _, it := range items {
+		if it.JobName != f.JobName || it.FireID != f.FireID || it.State != Running || it.Started.IsZero() || it.Node != "node-1" {
+			t.Errorf("listed item %+v, want running on node-1 since a known time, of fire %s", it, f.FireID)
+		}
 	}
 	listed, err := l.List(ctx, f.JobName)
 	if err != nil || len(listed) != 1 || listed[0].Name != name || listed[0].FireID != f.FireID {

@@ -46,6 +46,14 @@ type ItemStatus struct {
 	Failures int
 	// ExitCode is the exit code of the item's last finished pod.
 	ExitCode *int32
+	// LastLost tells that the item's last failure was a pod lost with its
+	// node (or evicted from it) rather than a process that failed.
+	LastLost bool
+	// Started and Finished are those of the item's current pod's process
+	// (zero until known).
+	Started, Finished time.Time
+	// JobName and FireID say whose item this is.
+	JobName, FireID string
 }
 
 // FireStatus is the state of a fire's items, in item order.
@@ -109,6 +117,7 @@ func (l *Launcher) readyNodes(ctx context.Context) (map[string]bool, error) {
 
 func fireStatus(job *batchv1.Job, pods []corev1.Pod, nodes map[string]bool) FireStatus {
 	st := FireStatus{Name: job.Name}
+	jobName, fireID := job.Annotations[AnnotationJob], job.Annotations[AnnotationFire]
 	n := int(ptr.Deref(job.Spec.Completions, 0))
 	completed := parseIndexes(job.Status.CompletedIndexes)
 	failed := map[int]bool{}
@@ -123,16 +132,18 @@ func fireStatus(job *batchv1.Job, pods []corev1.Pod, nodes map[string]bool) Fire
 		}
 	}
 	for idx := 0; idx < n; idx++ {
-		it := ItemStatus{Item: idx, State: Ready, Reason: "no pod yet"}
+		it := ItemStatus{Item: idx, State: Ready, Reason: "no pod yet", JobName: jobName, FireID: fireID}
 		if v, ok := items[idx]; ok {
 			it.Item = v
 		}
 		ps := byIndex[idx]
 		sort.Slice(ps, func(a, b int) bool { return ps[a].CreationTimestamp.Before(&ps[b].CreationTimestamp) })
 		for _, p := range ps {
-			lost := p.Spec.NodeName != "" && !nodes[p.Spec.NodeName]
-			if p.Status.Phase == corev1.PodFailed || (p.DeletionTimestamp != nil && p.Status.Phase != corev1.PodSucceeded) || lost {
+			lost := (p.Spec.NodeName != "" && !nodes[p.Spec.NodeName]) || hasCondition(&p, corev1.DisruptionTarget) ||
+				(p.DeletionTimestamp != nil && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed)
+			if p.Status.Phase == corev1.PodFailed || lost {
 				it.Failures++
+				it.LastLost = lost
 			}
 			if code := exitCode(p); code != nil {
 				it.ExitCode = code
@@ -149,6 +160,7 @@ func fireStatus(job *batchv1.Job, pods []corev1.Pod, nodes map[string]bool) Fire
 		}
 		if last := current(ps); last != nil {
 			it.Pod, it.Node = last.Name, last.Spec.NodeName
+			it.Started, it.Finished = processTimes(last)
 			if it.State == Ready {
 				it.State, it.Reason = podState(last, nodes)
 			}
@@ -201,6 +213,22 @@ func hasCondition(p *corev1.Pod, t corev1.PodConditionType) bool {
 		}
 	}
 	return false
+}
+
+// processTimes are the start and end of p's item container.
+func processTimes(p *corev1.Pod) (started, finished time.Time) {
+	for _, c := range p.Status.ContainerStatuses {
+		if c.Name != "item" {
+			continue
+		}
+		if r := c.State.Running; r != nil {
+			return r.StartedAt.Time, time.Time{}
+		}
+		if t := c.State.Terminated; t != nil {
+			return t.StartedAt.Time, t.FinishedAt.Time
+		}
+	}
+	return time.Time{}, time.Time{}
 }
 
 func exitCode(p corev1.Pod) *int32 {
@@ -353,6 +381,45 @@ func (l *Launcher) awaitGone(ctx context.Context, name string, get func(context.
 		case <-t.C:
 		}
 	}
+}
+
+// ListItems returns the items of every fire of jobName (all jobs when
+// empty) the cluster holds, fire by fire, oldest fire first: one list of
+// Jobs, of pods and of nodes, however many fires there are.
+func (l *Launcher) ListItems(ctx context.Context, jobName string) ([]ItemStatus, error) {
+	sel := labels.Set{LabelManaged: managedValue}
+	if jobName != "" {
+		sel[LabelJob] = labelValue(jobName)
+	}
+	opts := metav1.ListOptions{LabelSelector: sel.String()}
+	jobs, err := l.client.BatchV1().Jobs(l.namespace).List(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes: list fires: %w", err)
+	}
+	pods, err := l.client.CoreV1().Pods(l.namespace).List(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes: list pods of fires: %w", err)
+	}
+	nodes, err := l.readyNodes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	byFire := map[string][]corev1.Pod{}
+	for _, p := range pods.Items {
+		byFire[p.Labels[LabelFire]] = append(byFire[p.Labels[LabelFire]], p)
+	}
+	sort.Slice(jobs.Items, func(a, b int) bool {
+		return jobs.Items[a].CreationTimestamp.Before(&jobs.Items[b].CreationTimestamp)
+	})
+	var out []ItemStatus
+	for i := range jobs.Items {
+		j := &jobs.Items[i]
+		if jobName != "" && j.Annotations[AnnotationJob] != jobName {
+			continue
+		}
+		out = append(out, fireStatus(j, byFire[j.Name], nodes).Items...)
+	}
+	return out, nil
 }
 
 // Launched is one fire the cluster holds.
