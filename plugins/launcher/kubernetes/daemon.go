@@ -14,8 +14,8 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// daemonFire is the fire id of a DAEMON job's StatefulSet: a DAEMON job
-// has one, for as long as it runs.
+// daemonFire names a DAEMON job's StatefulSet (ObjectName(job, daemonFire)):
+// a DAEMON job has one, for as long as it runs, whatever fire launched it.
 const daemonFire = "daemon"
 
 // LaunchDaemon runs a DAEMON job: a StatefulSet of ShardingTotalCount
@@ -23,10 +23,11 @@ const daemonFire = "daemon"
 // stopped, restarted when it exits. Called again for the same job it
 // updates the StatefulSet in place: a changed ShardingTotalCount reshards
 // (every item restarts with its new context, the surplus ordinals are
-// removed). f.FireID and f.Items are ignored. It returns the StatefulSet's
+// removed). f.Items is ignored; f.FireID (the launching fire) is kept in
+// the fire-id annotation and the task ids. It returns the StatefulSet's
 // name.
 func (l *Launcher) LaunchDaemon(ctx context.Context, f Fire) (string, error) {
-	f.FireID, f.Items = daemonFire, nil
+	f.Items = nil
 	if err := f.check(); err != nil {
 		return "", err
 	}
@@ -86,24 +87,33 @@ func (l *Launcher) DaemonStatus(ctx context.Context, jobName string) (FireStatus
 		return FireStatus{}, err
 	}
 	st := FireStatus{Name: name}
+	st.Items = daemonItems(set, pods.Items, nodes)
+	return st, nil
+}
+
+// daemonItems are the items of a DAEMON job's StatefulSet.
+func daemonItems(set *appsv1.StatefulSet, pods []corev1.Pod, nodes map[string]bool) []ItemStatus {
+	var out []ItemStatus
 	byOrdinal := map[int]*corev1.Pod{}
-	for i := range pods.Items {
-		if o, err := strconv.Atoi(pods.Items[i].Labels[podIndexLabel]); err == nil {
-			byOrdinal[o] = &pods.Items[i]
+	for i := range pods {
+		if o, err := strconv.Atoi(pods[i].Labels[podIndexLabel]); err == nil {
+			byOrdinal[o] = &pods[i]
 		}
 	}
 	for o := 0; o < int(ptr.Deref(set.Spec.Replicas, 0)); o++ {
-		it := ItemStatus{Item: o, State: Ready, Reason: "no pod yet"}
+		it := ItemStatus{Item: o, State: Ready, Reason: "no pod yet",
+			JobName: set.Annotations[AnnotationJob], FireID: set.Annotations[AnnotationFire]}
 		if p := byOrdinal[o]; p != nil {
 			it.Pod, it.Node = p.Name, p.Spec.NodeName
 			it.State, it.Reason = podState(p, nodes)
+			it.Started, it.Finished = processTimes(p)
 			for _, c := range p.Status.ContainerStatuses {
 				if c.Name == "item" {
 					it.Failures = int(c.RestartCount)
 				}
 			}
 		}
-		st.Items = append(st.Items, it)
+		out = append(out, it)
 	}
-	return st, nil
+	return out
 }

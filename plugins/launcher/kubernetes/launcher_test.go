@@ -489,6 +489,15 @@ func TestDaemonReshardedFrom2To3(t *testing.T) {
 		t.Fatal(err)
 	}
 	await(t, 90*time.Second, "items 0, 1 and 2 running with shardingTotalCount 3, nothing of 2 left", exactly(3))
+	items, err := l.ListItems(ctx, f.JobName)
+	if err != nil || len(items) != 3 {
+		t.Fatalf("ListItems = %+v, %v; want the 3 daemon items", items, err)
+	}
+	for _, it := range items {
+		if it.FireID != f.FireID || it.JobName != f.JobName {
+			t.Errorf("daemon item %+v, want job %s fire %s", it, f.JobName, f.FireID)
+		}
+	}
 	if err := l.StopJob(ctx, f.JobName); err != nil {
 		t.Fatal(err)
 	}

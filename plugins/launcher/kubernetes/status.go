@@ -288,21 +288,21 @@ func parseIndexes(s string) map[int]bool {
 // force-deleted: nothing there would confirm their end). Stopping a fire
 // that does not exist is not an error.
 func (l *Launcher) Stop(ctx context.Context, jobName, fireID string) error {
-	return l.deleteJobs(ctx, labels.Set{LabelFire: ObjectName(jobName, fireID)}.String(), jobName)
+	return l.deleteJobs(ctx, jobName, fireID)
 }
 
 // StopJob stops every fire of the job and its daemon StatefulSet.
 func (l *Launcher) StopJob(ctx context.Context, jobName string) error {
-	return l.deleteJobs(ctx, labels.Set{LabelManaged: managedValue, LabelJob: labelValue(jobName)}.String(), jobName)
+	return l.deleteJobs(ctx, jobName, "")
 }
 
 // deleteJobs deletes, with foreground propagation, the Jobs and
-// StatefulSets of jobName that selector matches, and waits until they and
-// their pods are gone.
-func (l *Launcher) deleteJobs(ctx context.Context, selector, jobName string) error {
+// StatefulSets of jobName (of its fire fireID only, when not empty), and
+// waits until they and their pods are gone.
+func (l *Launcher) deleteJobs(ctx context.Context, jobName, fireID string) error {
 	jobs := l.client.BatchV1().Jobs(l.namespace)
 	sets := l.client.AppsV1().StatefulSets(l.namespace)
-	opts := metav1.ListOptions{LabelSelector: selector}
+	opts := metav1.ListOptions{LabelSelector: labels.Set{LabelManaged: managedValue, LabelJob: labelValue(jobName)}.String()}
 	jl, err := jobs.List(ctx, opts)
 	if err != nil {
 		return fmt.Errorf("kubernetes: list fires of job %q: %w", jobName, err)
@@ -330,7 +330,7 @@ func (l *Launcher) deleteJobs(ctx context.Context, selector, jobName string) err
 		}})
 	}
 	for _, o := range objs {
-		if o.meta.Annotations[AnnotationJob] != jobName {
+		if o.meta.Annotations[AnnotationJob] != jobName || (fireID != "" && o.meta.Annotations[AnnotationFire] != fireID) {
 			continue
 		}
 		err := o.delete(ctx, o.meta.Name, metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationForeground)})
@@ -384,8 +384,9 @@ func (l *Launcher) awaitGone(ctx context.Context, name string, get func(context.
 }
 
 // ListItems returns the items of every fire of jobName (all jobs when
-// empty) the cluster holds, fire by fire, oldest fire first: one list of
-// Jobs, of pods and of nodes, however many fires there are.
+// empty) the cluster holds, fire by fire, oldest fire first, then those of
+// DAEMON jobs: one list each of Jobs, StatefulSets, pods and nodes,
+// however many fires there are.
 func (l *Launcher) ListItems(ctx context.Context, jobName string) ([]ItemStatus, error) {
 	sel := labels.Set{LabelManaged: managedValue}
 	if jobName != "" {
@@ -418,6 +419,16 @@ func (l *Launcher) ListItems(ctx context.Context, jobName string) ([]ItemStatus,
 			continue
 		}
 		out = append(out, fireStatus(j, byFire[j.Name], nodes).Items...)
+	}
+	sets, err := l.client.AppsV1().StatefulSets(l.namespace).List(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes: list daemon jobs: %w", err)
+	}
+	for i := range sets.Items {
+		s := &sets.Items[i]
+		if jobName == "" || s.Annotations[AnnotationJob] == jobName {
+			out = append(out, daemonItems(s, byFire[s.Name], nodes)...)
+		}
 	}
 	return out, nil
 }
