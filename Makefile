@@ -9,7 +9,7 @@ PLUGINBIN := $(BIN)/plugins
 BUILTIN_MAINS := $(shell $(GO) list -f '{{if eq .Name "main"}}{{.Dir}}{{end}}' ./plugins/... 2>/dev/null)
 EXAMPLE_MAINS := $(shell $(GO) list -f '{{if eq .Name "main"}}{{.Dir}}{{end}}' ./examples/... 2>/dev/null | grep '/ejob-[^/]*$$')
 
-.PHONY: test-cloud chaos-short all build test lint vet fmt-check imports bench proto demo demo-plugins demo-cluster clean chaos
+.PHONY: test-cloud launcher-kubernetes chaos-short all build test lint vet fmt-check imports bench proto demo demo-plugins demo-cluster clean chaos
 
 all: build
 
@@ -51,6 +51,12 @@ test: lint build
 # unset; with EJOB_K8S_BUILD=1 the first run builds them (minutes).
 test-cloud:
 	cd plugins/launcher/kubernetes && $(GO) vet ./... && $(GO) test -race -count=1 -timeout 20m ./...
+
+# The Kubernetes launcher's plugin binary (its own module, so not part of
+# build: the first build compiles client-go, a minute or two).
+launcher-kubernetes:
+	@mkdir -p $(PLUGINBIN)
+	cd plugins/launcher/kubernetes && $(GO) build -o $(CURDIR)/$(PLUGINBIN)/ejob-launcher-kubernetes ./cmd/ejob-launcher-kubernetes
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 30m ./...
