@@ -293,7 +293,7 @@ func TestFailedItemRetriedAndReported(t *testing.T) {
 // The item that ran on the survivor is not run again.
 func TestLostNodeItemsRerunElsewhere(t *testing.T) {
 	l := newLauncher(t)
-	k8s(t, "node", cluster.dir, "doomed", "--cpu", "1", "--memory", "1Gi")
+	k8s(t, "node", cluster.Dir, "doomed", "--cpu", "1", "--memory", "1Gi")
 	t.Cleanup(func() {
 		_ = cluster.client.CoreV1().Nodes().Delete(context.Background(), "doomed", metav1.DeleteOptions{})
 	})
@@ -318,7 +318,7 @@ func TestLostNodeItemsRerunElsewhere(t *testing.T) {
 	if victim < 0 {
 		t.Fatalf("no item started on node doomed: %+v", runs(t, out))
 	}
-	k8s(t, "kill-node", cluster.dir, "doomed")
+	k8s(t, "kill-node", cluster.Dir, "doomed")
 	killed := time.Now()
 	sawLost := false
 	st := awaitDone(t, l, f, 120*time.Second, func(st FireStatus) {

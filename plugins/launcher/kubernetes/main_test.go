@@ -4,27 +4,22 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
+	"github.com/ejob-io/ejob/plugins/launcher/kubernetes/internal/testcluster"
 	"github.com/hashicorp/go-hclog"
 	clientset "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
-// testCluster is the control plane scripts/k8s.sh starts for this
-// package's tests: one node "node-1" of 1 CPU; tests add nodes they need.
-type testCluster struct {
-	dir    string
-	script string
+// cluster is the control plane scripts/k8s.sh starts for this package's
+// tests: one node "node-1" of 1 CPU; tests add the nodes they need.
+var cluster struct {
+	*testcluster.Cluster
 	client clientset.Interface
-	skip   string
 }
-
-var cluster testCluster
 
 func TestMain(m *testing.M) {
 	os.Exit(runTests(m))
@@ -36,38 +31,18 @@ func runTests(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	cluster.script = filepath.Join(root, "scripts", "k8s.sh")
-	if exec.Command("bash", cluster.script, "bin").Run() != nil && os.Getenv("EJOB_K8S_BUILD") == "" {
-		cluster.skip = "the Kubernetes binaries are not cached (scripts/k8s.sh build, or set EJOB_K8S_BUILD=1 to build them now)"
-		fmt.Fprintln(os.Stderr, "kubernetes launcher tests skipped: "+cluster.skip)
-		return m.Run()
-	}
-	dir, err := os.MkdirTemp("", "ejob-k8s-test-")
+	c, stop, err := testcluster.Start(root, []string{"K8S_NODE_GRACE=8s"}, "--nodes", "1", "--cpu", "1", "--memory", "2Gi")
+	defer stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	cluster.dir = dir
-	start := time.Now()
-	cmd := exec.Command("bash", cluster.script, "start", dir, "--nodes", "1", "--cpu", "1", "--memory", "2Gi")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	cmd.Env = append(os.Environ(), "EJOB_OWNER_PID="+strconv.Itoa(os.Getpid()), "K8S_NODE_GRACE=8s")
-	defer func() {
-		stop := exec.Command("bash", cluster.script, "stop", dir)
-		stop.Stdout, stop.Stderr = os.Stderr, os.Stderr
-		if err := stop.Run(); err != nil {
-			fmt.Fprintln(os.Stderr, "k8s.sh stop:", err)
-		}
-		if os.Getenv("EJOB_K8S_KEEP") == "" {
-			_ = os.RemoveAll(dir)
-		}
-	}()
-	if err := cmd.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "k8s.sh start:", err)
-		return 1
+	cluster.Cluster = c
+	if c.Skip != "" {
+		fmt.Fprintln(os.Stderr, "kubernetes launcher tests skipped: "+c.Skip)
+		return m.Run()
 	}
-	fmt.Fprintf(os.Stderr, "test cluster up in %.1f s (%s)\n", time.Since(start).Seconds(), dir)
-	rc, err := clientcmd.BuildConfigFromFlags("", filepath.Join(dir, "kubeconfig"))
+	rc, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -83,8 +58,8 @@ func runTests(m *testing.M) int {
 // newLauncher is a Launcher on the test cluster, or skips the test.
 func newLauncher(t *testing.T) *Launcher {
 	t.Helper()
-	if cluster.skip != "" {
-		t.Skip(cluster.skip)
+	if cluster.Skip != "" {
+		t.Skip(cluster.Skip)
 	}
 	return NewWithClient(cluster.client, "default", "", hclog.New(&hclog.LoggerOptions{
 		Name: t.Name(), Level: hclog.Info, Output: os.Stderr,
@@ -94,10 +69,8 @@ func newLauncher(t *testing.T) *Launcher {
 // k8s runs scripts/k8s.sh with args against the test cluster.
 func k8s(t *testing.T, args ...string) {
 	t.Helper()
-	cmd := exec.Command("bash", append([]string{cluster.script}, args...)...)
-	cmd.Env = append(os.Environ(), "EJOB_OWNER_PID="+strconv.Itoa(os.Getpid()))
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("k8s.sh %v: %v\n%s", args, err, out)
+	if err := cluster.Run(nil, args...); err != nil {
+		t.Fatal(err)
 	}
 }
 

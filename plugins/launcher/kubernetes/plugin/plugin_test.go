@@ -5,11 +5,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"testing"
 
+	"github.com/ejob-io/ejob/plugins/launcher/kubernetes/internal/testcluster"
 	"github.com/ejob-io/ejob/plugins/launcher/kubernetes/plugin"
 	"github.com/ejob-io/ejob/sdk"
 	"github.com/ejob-io/ejob/sdk/sdktest"
@@ -18,38 +17,27 @@ import (
 	"github.com/hashicorp/go-hclog"
 )
 
-// kubeconfig is the test cluster's (scripts/k8s.sh start, one node), or
-// empty when the binaries are not cached; skip says why then.
-var kubeconfig, skip string
+// cluster is the test cluster (scripts/k8s.sh start, one node).
+var cluster *testcluster.Cluster
 
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
-	script, _ := filepath.Abs("../../../../scripts/k8s.sh")
-	if exec.Command("bash", script, "bin").Run() != nil && os.Getenv("EJOB_K8S_BUILD") == "" {
-		skip = "the Kubernetes binaries are not cached (scripts/k8s.sh build, or set EJOB_K8S_BUILD=1 to build them now)"
-		fmt.Fprintln(os.Stderr, "kubernetes launcher plugin tests skipped: "+skip)
-		return m.Run()
-	}
-	dir, err := os.MkdirTemp("", "ejob-k8s-plugin-test-")
+	root, err := filepath.Abs("../../../..")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer os.RemoveAll(dir)
-	start := exec.Command("bash", script, "start", dir, "--nodes", "1", "--cpu", "2", "--memory", "2Gi")
-	start.Stdout, start.Stderr = os.Stderr, os.Stderr
-	start.Env = append(os.Environ(), "EJOB_OWNER_PID="+strconv.Itoa(os.Getpid()))
-	defer func() {
-		stop := exec.Command("bash", script, "stop", dir)
-		stop.Stdout, stop.Stderr = os.Stderr, os.Stderr
-		_ = stop.Run()
-	}()
-	if err := start.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "k8s.sh start:", err)
+	c, stop, err := testcluster.Start(root, nil, "--nodes", "1", "--cpu", "2", "--memory", "2Gi")
+	defer stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	kubeconfig = filepath.Join(dir, "kubeconfig")
+	if c.Skip != "" {
+		fmt.Fprintln(os.Stderr, "kubernetes launcher plugin tests skipped: "+c.Skip)
+	}
+	cluster = c
 	return m.Run()
 }
 
@@ -62,14 +50,14 @@ func options(t *testing.T) spitest.LauncherOptions {
 	t.Cleanup(srv.Close)
 	return spitest.LauncherOptions{
 		Config: func() map[string]string {
-			return map[string]string{plugin.KeyKubeconfig: kubeconfig, plugin.KeyNamespace: "default"}
+			return map[string]string{plugin.KeyKubeconfig: cluster.Kubeconfig, plugin.KeyNamespace: "default"}
 		},
 		App: func() spi.LaunchApp {
 			return spi.LaunchApp{Name: "suite", AppURL: srv.URL + "/app.sh", BootstrapScript: "./app.sh"}
 		},
 		InvalidConfig: map[string]map[string]string{
 			"missing kubeconfig": {plugin.KeyKubeconfig: filepath.Join(dir, "none")},
-			"unknown context":    {plugin.KeyKubeconfig: kubeconfig, plugin.KeyContext: "no-such-context"},
+			"unknown context":    {plugin.KeyKubeconfig: cluster.Kubeconfig, plugin.KeyContext: "no-such-context"},
 		},
 	}
 }
@@ -77,8 +65,8 @@ func options(t *testing.T) spitest.LauncherOptions {
 // TestConformance runs the launcher suite in process and through gRPC
 // against the test cluster.
 func TestConformance(t *testing.T) {
-	if skip != "" {
-		t.Skip(skip)
+	if cluster.Skip != "" {
+		t.Skip(cluster.Skip)
 	}
 	l := plugin.New(hclog.New(&hclog.LoggerOptions{Name: "launcher", Output: os.Stderr, Level: hclog.Warn}))
 	t.Run("in-process", func(t *testing.T) { spitest.TestLauncher(t, l, options(t)) })
