@@ -22,7 +22,7 @@ import (
 )
 
 // appTarGz is a tar.gz holding bin/start.sh, the script the tests' apps run.
-func appTarGz(t *testing.T, script string) []byte {
+func appTarGz(t testing.TB, script string) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	gz := gzip.NewWriter(&buf)
@@ -48,7 +48,7 @@ func appTarGz(t *testing.T, script string) []byte {
 }
 
 // serveApp serves body at /app.tar.gz and returns its URL.
-func serveApp(t *testing.T, body []byte) string {
+func serveApp(t testing.TB, body []byte) string {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/app.tar.gz" {
 			http.NotFound(w, r)
@@ -90,7 +90,7 @@ type run struct {
 }
 
 // runs reads what recordScript wrote in dir.
-func runs(t *testing.T, dir string) []run {
+func runs(t testing.TB, dir string) []run {
 	t.Helper()
 	starts, _ := filepath.Glob(filepath.Join(dir, "run-*.start"))
 	var out []run
@@ -115,7 +115,7 @@ func runs(t *testing.T, dir string) []run {
 	return out
 }
 
-func testFire(t *testing.T, url, out string, secs float64, items int) Fire {
+func testFire(t testing.TB, url, out string, secs float64, items int) Fire {
 	name := strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-"))
 	return Fire{
 		App:                App{Name: "test-app", AppURL: url, BootstrapScript: fmt.Sprintf("bin/start.sh %s %v", out, secs)},

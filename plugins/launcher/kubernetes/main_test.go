@@ -56,7 +56,7 @@ func runTests(m *testing.M) int {
 }
 
 // newLauncher is a Launcher on the test cluster, or skips the test.
-func newLauncher(t *testing.T) *Launcher {
+func newLauncher(t testing.TB) *Launcher {
 	t.Helper()
 	if cluster.Skip != "" {
 		t.Skip(cluster.Skip)
@@ -76,7 +76,7 @@ func k8s(t *testing.T, args ...string) {
 
 // awaitDone polls the fire's status until every item is final, calling
 // each (when not nil) with every status read.
-func awaitDone(t *testing.T, l *Launcher, f Fire, within time.Duration, each func(FireStatus)) FireStatus {
+func awaitDone(t testing.TB, l *Launcher, f Fire, within time.Duration, each func(FireStatus)) FireStatus {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()

@@ -70,6 +70,10 @@ func run(cfg agentConfig, cpu, memory string, log hclog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("kubeconfig %s: %w", cfg.kubeconfig, err)
 	}
+	// client-go's default rate limit (5 requests/s) would queue the Lease
+	// renewal behind the status updates of many pods, and a node whose
+	// Lease is late is marked NotReady and its pods evicted.
+	rc.QPS, rc.Burst = 500, 1000
 	client, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		return fmt.Errorf("client for %s: %w", cfg.kubeconfig, err)
