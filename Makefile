@@ -9,7 +9,7 @@ PLUGINBIN := $(BIN)/plugins
 BUILTIN_MAINS := $(shell $(GO) list -f '{{if eq .Name "main"}}{{.Dir}}{{end}}' ./plugins/... 2>/dev/null)
 EXAMPLE_MAINS := $(shell $(GO) list -f '{{if eq .Name "main"}}{{.Dir}}{{end}}' ./examples/... 2>/dev/null | grep '/ejob-[^/]*$$')
 
-.PHONY: chaos-short all build test lint vet fmt-check imports bench proto demo demo-plugins demo-cluster clean chaos
+.PHONY: test-cloud launcher-kubernetes chaos-short all build test lint vet fmt-check imports bench proto demo demo-plugins demo-cluster clean chaos
 
 all: build
 
@@ -42,6 +42,21 @@ CHAOS_SEED ?= 3
 test: lint build
 	$(GO) test -race -count=1 -timeout 20m ./...
 	$(GO) test -count=1 -timeout 10m ./test/chaos -run TestChaos -chaos.run -chaos.seed=$(CHAOS_SEED)
+	@if [ -n "$$EJOB_K8S_BUILD" ] || bash scripts/k8s.sh bin >/dev/null 2>&1; then $(MAKE) test-cloud; \
+	  else echo "test-cloud skipped: no cached Kubernetes binaries (scripts/k8s.sh build, or EJOB_K8S_BUILD=1 to build them)"; fi
+
+# The Kubernetes launcher's module (its own go.mod) against a real control
+# plane that scripts/k8s.sh starts (docs/cloud.md, "Test cluster"). Its tests
+# skip with a message when the binaries are not cached and EJOB_K8S_BUILD is
+# unset; with EJOB_K8S_BUILD=1 the first run builds them (minutes).
+test-cloud:
+	cd plugins/launcher/kubernetes && $(GO) vet ./... && $(GO) test -race -count=1 -timeout 20m ./...
+
+# The Kubernetes launcher's plugin binary (its own module, so not part of
+# build: the first build compiles client-go, a minute or two).
+launcher-kubernetes:
+	@mkdir -p $(PLUGINBIN)
+	cd plugins/launcher/kubernetes && $(GO) build -o $(CURDIR)/$(PLUGINBIN)/ejob-launcher-kubernetes ./cmd/ejob-launcher-kubernetes
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 30m ./...

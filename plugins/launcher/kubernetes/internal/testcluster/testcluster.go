@@ -1,0 +1,77 @@
+// Package testcluster starts the test Kubernetes control plane of
+// scripts/k8s.sh for a test binary's TestMain: etcd, the API server, the
+// controller manager, the scheduler and test nodes, stopped again when the
+// tests end (and, through EJOB_OWNER_PID, when the test binary dies).
+package testcluster
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// Cluster is a running test cluster, or the reason there is none.
+type Cluster struct {
+	// Script is scripts/k8s.sh; Dir holds the cluster's files and
+	// Kubeconfig its admin kubeconfig.
+	Script, Dir, Kubeconfig string
+	// Skip, when not empty, says why no cluster was started: the
+	// binaries are not cached and EJOB_K8S_BUILD is unset.
+	Skip string
+}
+
+// Start starts a cluster with k8s.sh start's args (--nodes, --cpu,
+// --memory); root is the repository's top directory. stop stops it and
+// removes its directory (kept when EJOB_K8S_KEEP is set); it is never nil.
+func Start(root string, env []string, args ...string) (c *Cluster, stop func(), err error) {
+	c = &Cluster{Script: filepath.Join(root, "scripts", "k8s.sh")}
+	stop = func() {}
+	if exec.Command("bash", c.Script, "bin").Run() != nil && os.Getenv("EJOB_K8S_BUILD") == "" {
+		c.Skip = "the Kubernetes binaries are not cached (scripts/k8s.sh build, or set EJOB_K8S_BUILD=1 to build them now)"
+		return c, stop, nil
+	}
+	if c.Dir, err = os.MkdirTemp("", "ejob-k8s-test-"); err != nil {
+		return nil, stop, err
+	}
+	stop = func() {
+		if err := c.Run(os.Stderr, "stop", c.Dir); err != nil {
+			fmt.Fprintln(os.Stderr, "k8s.sh stop:", err)
+		}
+		if os.Getenv("EJOB_K8S_KEEP") == "" {
+			_ = os.RemoveAll(c.Dir)
+		}
+	}
+	began := time.Now()
+	cmd := c.command(append([]string{"start", c.Dir}, args...)...)
+	cmd.Env = append(cmd.Env, env...)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return nil, stop, fmt.Errorf("k8s.sh start: %w", err)
+	}
+	fmt.Fprintf(os.Stderr, "test cluster up in %.1f s (%s)\n", time.Since(began).Seconds(), c.Dir)
+	c.Kubeconfig = filepath.Join(c.Dir, "kubeconfig")
+	return c, stop, nil
+}
+
+func (c *Cluster) command(args ...string) *exec.Cmd {
+	cmd := exec.Command("bash", append([]string{c.Script}, args...)...)
+	cmd.Env = append(os.Environ(), "EJOB_OWNER_PID="+strconv.Itoa(os.Getpid()))
+	return cmd
+}
+
+// Run runs k8s.sh with args, its output to out (its error carries the
+// output when out is nil).
+func (c *Cluster) Run(out *os.File, args ...string) error {
+	cmd := c.command(args...)
+	if out != nil {
+		cmd.Stdout, cmd.Stderr = out, out
+		return cmd.Run()
+	}
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("k8s.sh %v: %w\n%s", args, err, b)
+	}
+	return nil
+}

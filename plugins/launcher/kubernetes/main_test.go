@@ -1,0 +1,115 @@
+package kubernetes
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/ejob-io/ejob/plugins/launcher/kubernetes/internal/testcluster"
+	"github.com/hashicorp/go-hclog"
+	clientset "k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// cluster is the control plane scripts/k8s.sh starts for this package's
+// tests: one node "node-1" of 1 CPU; tests add the nodes they need.
+var cluster struct {
+	*testcluster.Cluster
+	client clientset.Interface
+}
+
+func TestMain(m *testing.M) {
+	os.Exit(runTests(m))
+}
+
+func runTests(m *testing.M) int {
+	root, err := filepath.Abs("../../..")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	c, stop, err := testcluster.Start(root, []string{"K8S_NODE_GRACE=8s"}, "--nodes", "1", "--cpu", "1", "--memory", "2Gi")
+	defer stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	cluster.Cluster = c
+	if c.Skip != "" {
+		fmt.Fprintln(os.Stderr, "kubernetes launcher tests skipped: "+c.Skip)
+		return m.Run()
+	}
+	rc, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	rc.QPS, rc.Burst = 100, 200
+	if cluster.client, err = clientset.NewForConfig(rc); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
+}
+
+// newLauncher is a Launcher on the test cluster, or skips the test.
+func newLauncher(t testing.TB) *Launcher {
+	t.Helper()
+	if cluster.Skip != "" {
+		t.Skip(cluster.Skip)
+	}
+	return NewWithClient(cluster.client, "default", "", hclog.New(&hclog.LoggerOptions{
+		Name: t.Name(), Level: hclog.Info, Output: os.Stderr,
+	}))
+}
+
+// k8s runs scripts/k8s.sh with args against the test cluster.
+func k8s(t *testing.T, args ...string) {
+	t.Helper()
+	if err := cluster.Run(nil, args...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// awaitDone polls the fire's status until every item is final, calling
+// each (when not nil) with every status read.
+func awaitDone(t testing.TB, l *Launcher, f Fire, within time.Duration, each func(FireStatus)) FireStatus {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	var last FireStatus
+	for {
+		st, err := l.Status(ctx, f.JobName, f.FireID)
+		if err != nil && ctx.Err() == nil {
+			t.Fatalf("status: %v", err)
+		}
+		if err == nil {
+			last = st
+			if each != nil {
+				each(st)
+			}
+			if st.Done() {
+				return st
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("fire %s not done within %v; last status %+v", f.FireID, within, last)
+		case <-time.After(150 * time.Millisecond):
+		}
+	}
+}
+
+// stopAtEnd stops the fire when the test ends, whatever happened.
+func stopAtEnd(t *testing.T, l *Launcher, f Fire) {
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		if err := l.Stop(ctx, f.JobName, f.FireID); err != nil {
+			t.Errorf("stop %s: %v", f.FireID, err)
+		}
+	})
+}
