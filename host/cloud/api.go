@@ -63,7 +63,7 @@ func (s *Scheduler) Routes(srv *httpapi.Server, mux *httpapi.Mux) {
 	mux.HandleFunc("GET /api/job/events/statusTraces", a.statusTraces)
 	mux.HandleFunc("GET /api/job/statistics/jobs/executionType", a.executionTypes)
 	for _, p := range []string{"tasks/results", "tasks/running", "jobs/running", "jobs/register"} {
-		mux.HandleFunc("GET /api/job/statistics/"+p, func(w http.ResponseWriter, _ *http.Request) { httpapi.OK(w, []any{}) })
+		mux.HandleFunc("GET /api/job/statistics/"+p, func(w http.ResponseWriter, r *http.Request) { noStatisticsTables(w, r) })
 	}
 	mux.HandleFunc("GET /api/job/statistics/tasks/results/{period}", a.taskResults)
 }
@@ -416,14 +416,22 @@ func (a api) executionTypes(w http.ResponseWriter, r *http.Request) {
 
 // taskResults is GET /api/job/statistics/tasks/results/{period}: the
 // items that succeeded and failed since this instance leads, for
-// "online"; zeros for the other periods (they need the statistics tables
-// upstream keeps in its RDB).
+// "online". The other periods need the statistics tables upstream keeps in
+// its RDB, which ejob cloud does not keep: they are refused, not answered
+// with made-up zeros.
 func (a api) taskResults(w http.ResponseWriter, r *http.Request) {
-	res := map[string]any{"successCount": 0, "failedCount": 0, "statisticInterval": r.PathValue("period")}
-	if r.PathValue("period") == "online" {
-		res["successCount"], res["failedCount"] = a.s.succeeded.Load(), a.s.failed.Load()
+	if r.PathValue("period") != "online" {
+		noStatisticsTables(w, r)
+		return
 	}
-	httpapi.OK(w, res)
+	httpapi.OK(w, map[string]any{"successCount": a.s.succeeded.Load(), "failedCount": a.s.failed.Load(), "statisticInterval": "online"})
+}
+
+// noStatisticsTables refuses a statistics path that upstream answers from
+// its statistics tables (501 Not Implemented, in the envelope).
+func noStatisticsTables(w http.ResponseWriter, r *http.Request) {
+	httpapi.Fail(w, http.StatusNotImplemented, fmt.Sprintf("%s: ejob cloud keeps no statistics tables; "+
+		"GET /api/job/statistics/tasks/results/online and /api/job/statistics/jobs/executionType are served", r.URL.Path))
 }
 
 // MaxPerPage bounds per_page of the event queries.

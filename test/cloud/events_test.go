@@ -60,4 +60,20 @@ func TestEventTraceRecordsItems(t *testing.T) {
 	if _, msg := c.call("GET", "/api/job/events/statusTraces?per_page=0", ""); !strings.Contains(msg, "per_page") {
 		t.Errorf("per_page=0: %q", msg)
 	}
+
+	// The online task results count what this leader saw end (item 0
+	// succeeded, item 1 failed); the periods and lists upstream reads from
+	// its statistics tables are refused by name, not answered with zeros.
+	var online struct {
+		SuccessCount, FailedCount int
+	}
+	_ = json.Unmarshal(c.must("GET", "/api/job/statistics/tasks/results/online", ""), &online)
+	if online.SuccessCount < 1 || online.FailedCount < 1 {
+		t.Errorf("online task results %+v, want at least one success and one failure", online)
+	}
+	for _, p := range []string{"/api/job/statistics/tasks/results/lastWeek", "/api/job/statistics/tasks/running", "/api/job/statistics/jobs/register"} {
+		if m, msg := c.call("GET", p, ""); !strings.HasPrefix(msg, "501: ") || !strings.Contains(msg, "no statistics tables") {
+			t.Errorf("GET %s = %s, %q; want errorCode 501 saying no statistics tables are kept", p, m, msg)
+		}
+	}
 }
