@@ -9,7 +9,7 @@ PLUGINBIN := $(BIN)/plugins
 BUILTIN_MAINS := $(shell $(GO) list -f '{{if eq .Name "main"}}{{.Dir}}{{end}}' ./plugins/... 2>/dev/null)
 EXAMPLE_MAINS := $(shell $(GO) list -f '{{if eq .Name "main"}}{{.Dir}}{{end}}' ./examples/... 2>/dev/null | grep '/ejob-[^/]*$$')
 
-.PHONY: test-cloud launcher-kubernetes chaos-short all build test lint vet fmt-check imports bench proto demo demo-plugins demo-cluster clean chaos
+.PHONY: test-cloud launcher-kubernetes chaos-short all build test lint vet fmt-check imports bench proto demo demo-plugins demo-cluster demo-cloud clean chaos
 
 all: build
 
@@ -83,6 +83,13 @@ demo-plugins:
 # survivors (~40 s); see scripts/demo-cluster.sh.
 demo-cluster:
 	bash scripts/demo-cluster.sh
+
+# The cloud scheduler on a local Kubernetes control plane with two test
+# nodes: an app and a TRANSIENT job registered with curl, a node killed, its
+# item failed over (~1.5 min once the Kubernetes binaries are cached); see
+# scripts/demo-cloud.sh.
+demo-cloud:
+	bash scripts/demo-cloud.sh
 
 # The long form of the chaos suite (docs/chaos.md): random faults for DURATION
 # on a standalone ZooKeeper, then on a 3-node ensemble (TOPOLOGY=standalone or
