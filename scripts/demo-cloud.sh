@@ -87,7 +87,7 @@ echo
 # call prints the curl command and runs it.
 call() {
 	local method=$1 path=$2 body=${3:-}
-	echo "\$ curl -s -X $method $api$path -H 'Access-Token: \$TOKEN' -H 'Content-Type: application/json'${body:+ -d '$body'}"
+	echo "\$ curl -s -X $method $api$path -H \"Access-Token: \$TOKEN\" -H 'Content-Type: application/json'${body:+ -d '$body'}"
 	curl -s -X "$method" "$api$path" -H "Access-Token: ${token:-}" -H 'Content-Type: application/json' ${body:+-d "$body"} | sed 's/^/   /'
 	echo
 }
@@ -115,12 +115,23 @@ bash scripts/k8s.sh kill-node "$dir/k8s" "$victim"
 echo "   Kubernetes marks the node not Ready, evicts its pods (30 s toleration), the scheduler sees"
 echo "   their items lost and runs only those again, as a FAILOVER fire"
 lost=$(grep -c "on $victim," "$dir/runs.txt")
+# failover_queued: the scheduler lists failover tasks (before they run again).
+failover_queued() {
+	curl -s "$api/api/job/tasks/failover" -H "Access-Token: $token" | jq -e '.model | length > 0' >/dev/null
+}
+for _ in $(seq 900); do
+	if failover_queued; then
+		call GET /api/job/tasks/failover
+		break
+	fi
+	grep -q '@-@FAILOVER@-@' "$dir/runs.txt" && break
+	sleep 0.2
+done
 for _ in $(seq 900); do
 	[ "$(grep -c '@-@FAILOVER@-@' "$dir/runs.txt")" -ge "$lost" ] && break
 	sleep 0.2
 done
 grep -q '@-@FAILOVER@-@' "$dir/runs.txt" || { echo "demo: no failover within 3 minutes; scheduler log:" >&2; tail -40 "$dir/cloud.log" >&2; exit 1; }
-call GET /api/job/tasks/failover
 echo "== what the items report now"
 sed 's/^/   /' "$dir/runs.txt"
 echo "== pods of the job"
