@@ -43,13 +43,14 @@ zk=$(bash scripts/zk.sh start "$dir/zk")
 echo "   ZooKeeper on $zk"
 
 # The app: one script, served over HTTP. Each run appends its item, node and
-# task id to runs.txt (the nodes run pods as host processes), then works.
+# task id to runs.txt (the nodes run pods as host processes), then works
+# (a failover run for 5 s).
 mkdir -p "$dir/app"
 : >"$dir/runs.txt"
 cat >"$dir/app/app.sh" <<APP
 #!/bin/sh
 echo "item \$EJOB_SHARDING_ITEM ran on \$EJOB_NODE_NAME, task \$EJOB_TASK_ID" >>"$dir/runs.txt"
-case "\$EJOB_TASK_ID" in *@-@FAILOVER@-@*) exit 0 ;; esac
+case "\$EJOB_TASK_ID" in *@-@FAILOVER@-@*) exec sleep 5 ;; esac
 exec sleep $item_seconds
 APP
 app_port=$(bash -c 'source scripts/ports.sh; pick_port')
@@ -132,6 +133,8 @@ for _ in $(seq 900); do
 	sleep 0.2
 done
 grep -q '@-@FAILOVER@-@' "$dir/runs.txt" || { echo "demo: no failover within 3 minutes; scheduler log:" >&2; tail -40 "$dir/cloud.log" >&2; exit 1; }
+echo "== the failover task runs (type FAILOVER)"
+call GET /api/job/tasks/running
 echo "== what the items report now"
 sed 's/^/   /' "$dir/runs.txt"
 echo "== pods of the job"
