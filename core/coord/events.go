@@ -213,7 +213,7 @@ func (j *Job) onTriggerNode(ctx context.Context) error {
 	if err := j.s.c.Delete(ctx, j.s.p.TriggerInstance(j.id), reg.AnyVersion); err != nil && !errors.Is(err, reg.ErrNoNode) {
 		return err
 	}
-	if j.shutdown.Load() || j.running.Load() {
+	if j.shutdown.Load() || j.att.running.Load() {
 		j.log.Info("trigger dropped: job is running")
 		return nil
 	}

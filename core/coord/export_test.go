@@ -32,4 +32,8 @@ func SetCatchUp(j *Job, items []int) { j.misfire().setCatchUp(items) }
 
 // UndoBegin undoes a begin of items as a trigger whose running-node
 // transaction was not kept does (tests).
-func UndoBegin(j *Job, ctx context.Context, items []int) error { return j.undoBegin(ctx, items) }
+func UndoBegin(j *Job, ctx context.Context, items []int) error {
+	a := j.att.start(nil, nil, nil)
+	a.items = items
+	return a.undo(ctx)
+}

@@ -13,7 +13,6 @@ import (
 	"github.com/ejob-io/ejob/core/instance"
 	"github.com/ejob-io/ejob/core/node"
 	"github.com/ejob-io/ejob/core/reg"
-	"github.com/ejob-io/ejob/core/reg/recipe"
 )
 
 func (j *Job) checkReady() error {
@@ -80,7 +79,7 @@ func (j *Job) ShardingContexts(ctx context.Context) (executor.ShardingContexts, 
 	if err != nil {
 		return executor.ShardingContexts{}, err
 	}
-	j.dropPreBegun(ctx, nil) // of an execution that did not begin
+	j.att.drop(ctx, nil) // of an execution that did not begin
 	if _, err := j.recoverIfIdle(ctx); err != nil {
 		j.log.Warn("recover running items of a cut-off execution failed", "error", err)
 	}
@@ -336,7 +335,7 @@ func (j *Job) itemParameters(text string) (map[int]string, error) {
 
 // MisfireIfRunning implements executor.Facade.
 func (j *Job) MisfireIfRunning(ctx context.Context, items []int) (bool, error) {
-	if j.preBegunFor(items) {
+	if j.att.pendingFor(items) {
 		return false, nil // this execution's running nodes (pipelinedContexts)
 	}
 	cfg, err := j.config(ctx)
@@ -350,13 +349,16 @@ func (j *Job) MisfireIfRunning(ctx context.Context, items []int) (bool, error) {
 	return true, j.setMisfire(ctx, items)
 }
 
-// RegisterBegin implements executor.Facade. With monitorExecution it
-// creates every item's running node in one transaction fenced on this
-// instance's node in its current session: it writes nothing when the
-// session is gone (ErrSessionLost) or when an item already runs elsewhere
-// (ErrItemRunning). A stale running node of this instance is replaced.
+// RegisterBegin implements executor.Facade: it adopts the attempt a
+// steady trigger began (pipelinedContexts), or begins one (attempt.begin:
+// with monitorExecution every item's running node in one transaction
+// fenced on this instance's node in its current session). It writes
+// nothing when the session is gone (ErrSessionLost) or when an item
+// already runs elsewhere (ErrItemRunning). A stale running node of this
+// instance is replaced.
 func (j *Job) RegisterBegin(ctx context.Context, sc executor.ShardingContexts) error {
-	if j.adoptPreBegun(ctx, sc) {
+	_, l, _ := j.sessionLease()
+	if j.att.adopt(ctx, l, sc.Items) {
 		return nil // created with the trigger's resharding check
 	}
 	cfg, err := j.config(ctx)
@@ -367,64 +369,29 @@ func (j *Job) RegisterBegin(ctx context.Context, sc executor.ShardingContexts) e
 	if err != nil {
 		return err
 	}
-	if !cfg.MonitorExecution || len(sc.Items) == 0 {
-		j.beginLease.Store(l)
-		j.running.Store(true)
-		return nil
+	a := j.att.start(j.treeCache(), s, l)
+	a.items = sc.Items
+	err = a.begin(ctx, cfg)
+	if errors.Is(err, ErrItemRunning) {
+		j.restoreJoined(ctx, sc)
 	}
-	ops := j.runningOps(cfg, sc.Items)
-	// The fast path: the transaction is the trigger's first request since
-	// the resharding check, fenced on the instance node's version as the
-	// tree cache shows it. Should it fail (a stale running node of this
-	// instance, one of another instance, a changed or gone instance node),
-	// the path below reads what it needs and reports the failure exactly.
-	if j.beginFast(ctx, s, ops) {
-		j.beginLease.Store(l)
-		j.running.Store(true)
-		return nil
-	}
-	for _, i := range sc.Items {
-		if _, err := j.s.deleteIfValue(ctx, j.s.p.Running(i), j.id); err != nil {
-			return err
-		}
-	}
-	fence, err := recipe.NewFence(ctx, j.s.c, j.s.p.Instance(j.id))
-	if err != nil {
-		return fmt.Errorf("register begin: %w (%w)", ErrSessionLost, err)
-	}
-	if _, err := recipe.FencedMulti(ctx, j.s.c, fence, ops...); err != nil {
-		var me *reg.MultiError
-		switch {
-		case errors.Is(err, recipe.ErrFenced):
-			return fmt.Errorf("register begin: %w (%w)", ErrSessionLost, err)
-		case errors.As(err, &me) && errors.Is(err, reg.ErrNodeExists):
-			j.restoreJoined(ctx, sc)
-			return fmt.Errorf("register begin: %w: %s", ErrItemRunning, me.Op.Path)
-		}
-		return wrap("register begin", err)
-	}
-	j.beginLease.Store(l)
-	j.running.Store(true)
-	return nil
+	return err
 }
 
-// RegisterCompleted implements executor.Facade: it deletes the items'
-// running nodes, and with failover their failover and failovering nodes
-// (3.0.5 semantics; failed is not used). Unlike upstream it deletes only
-// nodes that name this instance, and treats an execution cut off by a
-// session loss, or by a presumed expiry (its ctx was cancelled), as
-// interrupted: it returns an error wrapping ErrSessionLost and, when this
-// instance is registered again, queues the items for failover (failover
-// on) and deletes their running nodes; otherwise that happens once it is
-// registered again. Nothing is deleted when the job is shutting down with
-// failover on (the items are then failed over by the survivors).
+// RegisterCompleted implements executor.Facade: it completes the running
+// execution's attempt (attempt.complete: the items' running nodes, and
+// with failover their failover and failovering nodes, only those that
+// name this instance). An execution cut off by a session loss, or by a
+// presumed expiry (its ctx was cancelled), is interrupted: it returns an
+// error wrapping ErrSessionLost and, when this instance is registered
+// again, queues the items for failover (failover on) and deletes their
+// running nodes; otherwise that happens once it is registered again.
+// Nothing is deleted when the job is shutting down with failover on (the
+// items are then failed over by the survivors).
 func (j *Job) RegisterCompleted(ctx context.Context, sc executor.ShardingContexts, failed []int) error {
-	defer j.running.Store(false)
-	if l := j.beginLease.Swap(nil); !l.live() || l.sess != j.s.c.Session() {
-		cause := ErrSessionLost
-		if l != nil && l.cause() != nil {
-			cause = l.cause()
-		}
+	defer j.att.done()
+	a := j.att.finish()
+	if cause, cut := a.cutOff(j.s.c.Session()); cut {
 		j.setNeedRecover()
 		if _, err := j.session(); err == nil {
 			flagged, rerr := j.recoverOwnRunning(ctx, sc.Items)
@@ -452,26 +419,7 @@ func (j *Job) RegisterCompleted(ctx context.Context, sc executor.ShardingContext
 		j.log.Info("execution ended during shutdown; leaving its items for failover", "items", sc.Items)
 		return nil
 	}
-	if j.completeFast(ctx, sc.Items, cfg.MonitorExecution, cfg.Failover) {
-		return nil
-	}
-	var errs []error
-	for _, i := range sc.Items {
-		if cfg.MonitorExecution {
-			_, err := j.s.deleteIfValue(ctx, j.s.p.Running(i), j.id)
-			errs = append(errs, err)
-		}
-		if cfg.Failover {
-			_, err := j.s.deleteIfValue(ctx, j.s.p.Failover(i), j.id)
-			if err == nil {
-				j.foState().forgetClaims(i)
-			}
-			errs = append(errs, err)
-			_, err = j.s.deleteIfValue(ctx, j.s.p.Failovering(i), j.id)
-			errs = append(errs, err)
-		}
-	}
-	return wrap("register completed", errors.Join(errs...))
+	return a.complete(ctx, sc.Items, cfg)
 }
 
 // LocalItems returns this instance's assigned items (no resharding), for

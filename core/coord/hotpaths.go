@@ -1,6 +1,8 @@
 package coord
 
 import (
+	"sync/atomic"
+
 	"github.com/ejob-io/ejob/core/node"
 	"github.com/ejob-io/ejob/core/reg"
 )
@@ -38,7 +40,7 @@ func hotItemName(k int) string {
 const maxHotItems = 64
 
 // hotPaths are the paths every trigger of the job uses, built once at its
-// first trigger (an idle job keeps none): building them was about a tenth
+// first trigger (an idle job keeps none): building them is about a tenth
 // of the allocations of a no-op execution (BenchmarkFire100Jobs).
 type hotPaths struct {
 	flags     string // leader/sharding, the parent of the resharding flags
@@ -50,77 +52,99 @@ type hotPaths struct {
 	items     [][hotItemNodes]string
 }
 
-// warmPaths builds the job's hotPaths for items 0..total-1 (up to
-// maxHotItems) unless it has them.
-func (j *Job) warmPaths(total int) {
+// jobPaths is the job's paths as one instance uses them: node.Job's, and
+// the hotPaths of its triggers once the first trigger built them. The
+// zero hot pointer answers from node.Job.
+type jobPaths struct {
+	p  node.Job
+	id string // this instance's id
+	ip string // this server's IP
+	// hot is written by the first trigger (warm, on the executor's
+	// goroutine) and read by every trigger, the pump and the event loop:
+	// atomic, so that readers take no lock.
+	hot atomic.Pointer[hotPaths]
+}
+
+// warm builds the hotPaths for items 0..total-1 (up to maxHotItems)
+// unless they exist.
+func (jp *jobPaths) warm(total int) {
 	n := min(max(total, 0), maxHotItems)
-	if h := j.hot.Load(); h != nil && len(h.items) >= n {
+	if h := jp.hot.Load(); h != nil && len(h.items) >= n {
 		return
 	}
 	h := &hotPaths{
-		flags:     reg.Parent(j.s.p.ShardingNecessary()),
-		sharding:  j.s.p.Sharding(),
-		instances: j.s.p.Instances(),
-		instance:  j.s.p.Instance(j.id),
-		server:    j.s.p.Server(j.ip),
-		id:        []byte(j.id),
+		flags:     reg.Parent(jp.p.ShardingNecessary()),
+		sharding:  jp.p.Sharding(),
+		instances: jp.p.Instances(),
+		instance:  jp.p.Instance(jp.id),
+		server:    jp.p.Server(jp.ip),
+		id:        []byte(jp.id),
 		items:     make([][hotItemNodes]string, n),
 	}
 	for i := range h.items {
-		base := j.s.p.ShardingItem(i) + "/"
+		base := jp.p.ShardingItem(i) + "/"
 		for k := range hotItemNodes {
 			h.items[i][k] = base + hotItemName(k)
 		}
 	}
-	j.hot.Store(h)
+	jp.hot.Store(h)
 }
 
-// itemPath is j.s.p.ItemNode(i, name), from hotPaths when they have it.
-func (j *Job) itemPath(i int, name string) string {
-	if h := j.hot.Load(); h != nil && i >= 0 && i < len(h.items) {
+// item is p.ItemNode(i, name), from hotPaths when they have it.
+func (jp *jobPaths) item(i int, name string) string {
+	if h := jp.hot.Load(); h != nil && i >= 0 && i < len(h.items) {
 		if k := hotItem(name); k >= 0 {
 			return h.items[i][k]
 		}
 	}
-	return j.s.p.ItemNode(i, name)
+	return jp.p.ItemNode(i, name)
 }
 
-// flagsPath is leader/sharding, the parent of the resharding flags.
-func (j *Job) flagsPath() string {
-	if h := j.hot.Load(); h != nil {
+// flags is leader/sharding, the parent of the resharding flags.
+func (jp *jobPaths) flags() string {
+	if h := jp.hot.Load(); h != nil {
 		return h.flags
 	}
-	return reg.Parent(j.s.p.ShardingNecessary())
+	return reg.Parent(jp.p.ShardingNecessary())
 }
 
-// shardingPath is sharding, the parent of the items.
-func (j *Job) shardingPath() string {
-	if h := j.hot.Load(); h != nil {
+// sharding is sharding, the parent of the items.
+func (jp *jobPaths) sharding() string {
+	if h := jp.hot.Load(); h != nil {
 		return h.sharding
 	}
-	return j.s.p.Sharding()
+	return jp.p.Sharding()
 }
 
-// instancesPath is instances.
-func (j *Job) instancesPath() string {
-	if h := j.hot.Load(); h != nil {
+// instances is instances.
+func (jp *jobPaths) instances() string {
+	if h := jp.hot.Load(); h != nil {
 		return h.instances
 	}
-	return j.s.p.Instances()
+	return jp.p.Instances()
 }
 
-// instancePath is this instance's node.
-func (j *Job) instancePath() string {
-	if h := j.hot.Load(); h != nil {
+// instance is this instance's node.
+func (jp *jobPaths) instance() string {
+	if h := jp.hot.Load(); h != nil {
 		return h.instance
 	}
-	return j.s.p.Instance(j.id)
+	return jp.p.Instance(jp.id)
 }
 
-// serverPath is this server's node.
-func (j *Job) serverPath() string {
-	if h := j.hot.Load(); h != nil {
+// server is this server's node.
+func (jp *jobPaths) server() string {
+	if h := jp.hot.Load(); h != nil {
 		return h.server
 	}
-	return j.s.p.Server(j.ip)
+	return jp.p.Server(jp.ip)
+}
+
+// idData is this instance's id as a running node's data (shared: no
+// client modifies an op's data).
+func (jp *jobPaths) idData() []byte {
+	if h := jp.hot.Load(); h != nil {
+		return h.id
+	}
+	return []byte(jp.id)
 }

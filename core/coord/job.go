@@ -63,6 +63,9 @@ type Job struct {
 	hooks       Hooks        // the scheduler's (Options.Hooks or the On* functions)
 	onEv        func(string) // Options.OnEvent (nil: none)
 
+	// paths are the job's paths, with the hot ones of its triggers.
+	paths jobPaths
+
 	// cache is the job's view of the shared tree cache, set by Start.
 	cache *reg.CacheView
 	// liveCache is cache while the job runs, for other goroutines (Cache).
@@ -77,17 +80,10 @@ type Job struct {
 	parsed   atomic.Pointer[parsedConfig]            // last config node parsed (parseConfig)
 	bad      atomic.Pointer[badConfig]               // the config node refused last, while it is the node's (parseConfig)
 	params   atomic.Pointer[parsedParams]            // last shardingItemParameters parsed (itemParameters)
-	hot      atomic.Pointer[hotPaths]                // the trigger's paths, from its first (warmPaths)
-	running  runFlag                                 // an execution is between RegisterBegin and RegisterCompleted
 	shutdown atomic.Bool
-	// inProcess: the client serves calls in process (reg.IsInProcess), so
-	// the trigger sends its two requests one after the other.
-	inProcess bool
-	// beginLease is the lease of the current execution's RegisterBegin.
-	beginLease atomic.Pointer[lease]
-	// pre: running nodes a trigger created with its resharding check,
-	// until RegisterBegin adopts them (trigger.go, pipelinedContexts).
-	pre preBegin
+	// att is the trigger's attempts: the one begun ahead of RegisterBegin,
+	// the running execution's, and the run flag (attempt.go).
+	att attempts
 	// arm estimates the lead of a pre-armed fire (prearm.go); made at the
 	// first trigger (armLead).
 	arm atomic.Pointer[armLead]
@@ -154,13 +150,16 @@ func New(opts Options) (*Job, error) {
 	}
 	p := node.New(opts.Config.JobName)
 	j := &Job{
-		s: store{c: opts.Client, p: p}, inProcess: reg.IsInProcess(opts.Client),
+		s: store{c: opts.Client, p: p},
 		local: opts.Config, class: opts.JobClassName, id: opts.InstanceID, ip: opts.ServerIP,
 		strat: opts.Strategies,
 		log:   lazylog.With(log, lazylog.JobInstance, opts.Config.JobName, opts.InstanceID),
 		poll:  opts.PollInterval, recon: opts.ReconcileTick, reconMinute: opts.ReconcileUnit, grace: opts.ShutdownGrace,
 		hooks: opts.hooks(), onEv: opts.OnEvent,
 	}
+	j.paths.p, j.paths.id, j.paths.ip = p, opts.InstanceID, opts.ServerIP
+	j.att.s, j.att.paths, j.att.log, j.att.job = j.s, &j.paths, j.log, j
+	j.att.inProcess = reg.IsInProcess(opts.Client)
 	j.rg = registration{margin: opts.ExpiryMargin, job: j, cq: newSerialQueue()}
 	j.loop.q = newSerialQueue()
 	j.life = lifecycle{ns: opts.Namespace,
@@ -188,6 +187,10 @@ func (j *Job) failover() *failover {
 	j.fo.CompareAndSwap(nil, &failover{s: &j.s, id: j.id, log: j.log, poll: j.poll, hooks: j.hooks, job: j})
 	return j.fo.Load()
 }
+
+// leaveToRecovery implements attemptJob: running nodes of this instance
+// may remain, for the recovery of its running nodes (needRecover).
+func (j *Job) leaveToRecovery() { j.failover().needRecover.Store(true) }
 
 // foState returns the failover state, or nil while the job has made none
 // (failoverState's reads work on nil).
@@ -284,7 +287,7 @@ func (j *Job) regClient() reg.Client { return j.s.c }
 func (j *Job) logger() hclog.Logger  { return j.log }
 
 // IsRunning reports whether an execution is registered as running locally.
-func (j *Job) IsRunning() bool { return j.running.Load() }
+func (j *Job) IsRunning() bool { return j.att.running.Load() }
 
 // setUpConfig applies the startup overwrite rule
 // (ConfigurationService.setUpJobConfiguration). When the job root is absent, the
@@ -450,7 +453,7 @@ func (j *Job) cleanShutdown() {
 	grace := time.NewTimer(j.grace)
 	defer grace.Stop()
 	select {
-	case <-j.running.Idle():
+	case <-j.att.running.Idle():
 	case <-grace.C:
 		j.log.Warn("shutdown: execution still running after the grace period", "grace", j.grace)
 	}

@@ -239,7 +239,7 @@ func (j *Job) runPendingMisfires(ctx context.Context) error {
 		j.mis.Load().clearSighting()
 		return nil
 	}
-	if !j.misfire().sighted(time.Now(), j.failoverTick()) || j.running.Load() {
+	if !j.misfire().sighted(time.Now(), j.failoverTick()) || j.att.running.Load() {
 		return nil
 	}
 	j.mis.Load().clearSighting()
@@ -291,13 +291,13 @@ func (j *Job) misfiredInCache() []int {
 	var buf [8]int
 	var out []int
 	for _, i := range j.cachedItems(buf[:0]) {
-		if _, _, mis := j.cache.Peek(j.itemPath(i, node.ItemMisfire)); !mis {
+		if _, _, mis := j.cache.Peek(j.paths.item(i, node.ItemMisfire)); !mis {
 			continue // the usual answer, so asked first
 		}
-		if v, _, ok := j.cache.Peek(j.itemPath(i, node.ItemInstance)); !ok || string(v) != j.id {
+		if v, _, ok := j.cache.Peek(j.paths.item(i, node.ItemInstance)); !ok || string(v) != j.id {
 			continue
 		}
-		if _, _, run := j.cache.Peek(j.itemPath(i, node.ItemRunning)); !run {
+		if _, _, run := j.cache.Peek(j.paths.item(i, node.ItemRunning)); !run {
 			out = append(out, i)
 		}
 	}
@@ -307,7 +307,7 @@ func (j *Job) misfiredInCache() []int {
 // cachedItems appends to dst the items the tree cache shows under sharding
 // (the numbers of its children), ascending.
 func (j *Job) cachedItems(dst []int) []int {
-	j.cache.EachChild(j.shardingPath(), func(name string) bool {
+	j.cache.EachChild(j.paths.sharding(), func(name string) bool {
 		if i, err := strconv.Atoi(name); err == nil && i >= 0 {
 			dst = append(dst, i)
 		}

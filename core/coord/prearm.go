@@ -160,7 +160,7 @@ func (j *Job) PreArm(ctx context.Context) (executor.ShardingContexts, bool, erro
 		j.arm.Load().reset()
 		return none, false, nil
 	}
-	j.dropPreBegun(ctx, nil) // of an execution that did not begin
+	j.att.drop(ctx, nil) // of an execution that did not begin
 	sent := j.arm.Load().count()
 	sc, ok, err := j.pipelinedContexts(ctx, cfg, j.treeCache())
 	if !ok && err == nil && j.arm.Load().count() == sent {
@@ -184,9 +184,7 @@ func (j *Job) ConfirmArmed(ctx context.Context, sc executor.ShardingContexts) bo
 	if err != nil || !l.live() {
 		return false
 	}
-	j.pre.mu.Lock()
-	held := j.pre.rec != nil && j.pre.rec.lease == l && slices.Equal(j.pre.rec.items, sc.Items)
-	j.pre.mu.Unlock()
+	held := j.att.confirm(l, sc.Items)
 	cache := j.treeCache()
 	if !held || cache == nil {
 		return false
@@ -196,7 +194,7 @@ func (j *Job) ConfirmArmed(ctx context.Context, sc executor.ShardingContexts) bo
 		return false
 	}
 	flagged := false
-	if found := cache.EachChild(j.flagsPath(), func(string) bool { flagged = true; return false }); !found || flagged {
+	if found := cache.EachChild(j.paths.flags(), func(string) bool { flagged = true; return false }); !found || flagged {
 		return false
 	}
 	if avail, found := j.availableInCache(cache); !found || !avail {
@@ -214,7 +212,7 @@ func (j *Job) ConfirmArmed(ctx context.Context, sc executor.ShardingContexts) bo
 // Disarm implements executor.PreArmer: the running nodes PreArm created
 // are deleted unless RegisterBegin adopted them (dropPreBegun).
 func (j *Job) Disarm(ctx context.Context) {
-	if j.dropPreBegun(ctx, nil) {
+	if j.att.drop(ctx, nil) {
 		j.log.Debug("running nodes created ahead of an abandoned or changed fire deleted")
 	}
 }

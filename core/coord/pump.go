@@ -71,7 +71,7 @@ func (j *Job) pump(ctx context.Context) error {
 	if j.cache == nil || j.shutdown.Load() {
 		return nil
 	}
-	if j.running.Load() {
+	if j.att.running.Load() {
 		j.mis.Load().clearSighting()
 		return nil
 	}
@@ -93,7 +93,7 @@ func (j *Job) pump(ctx context.Context) error {
 				return nil
 			}
 			fi, err := j.localFailoverItems(ctx)
-			if err != nil || len(fi) == 0 || j.running.Load() {
+			if err != nil || len(fi) == 0 || j.att.running.Load() {
 				return err
 			}
 			j.log.Info("claimed failover items have not run yet; triggering again", "items", fi)
@@ -123,7 +123,7 @@ func (j *Job) pump(ctx context.Context) error {
 func (j *Job) claimedInCache() bool {
 	var buf [8]int
 	for _, i := range j.cachedItems(buf[:0]) {
-		if v, _, ok := j.cache.Peek(j.itemPath(i, node.ItemFailover)); ok && string(v) == j.id {
+		if v, _, ok := j.cache.Peek(j.paths.item(i, node.ItemFailover)); ok && string(v) == j.id {
 			return true
 		}
 	}

@@ -74,7 +74,7 @@ func (j *Job) reRegister(ctx context.Context) error {
 // needRecover is set and no execution runs here; it reports whether items
 // were queued for failover.
 func (j *Job) recoverIfIdle(ctx context.Context) (bool, error) {
-	if !j.foState().recovering() || j.running.Load() {
+	if !j.foState().recovering() || j.att.running.Load() {
 		return false, nil
 	}
 	flagged, err := j.recoverOwnRunning(ctx, nil)
