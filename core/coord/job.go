@@ -150,7 +150,7 @@ func New(opts Options) (*Job, error) {
 	}
 	p := node.New(opts.Config.JobName)
 	j := &Job{
-		s: store{c: opts.Client, p: p},
+		s:     store{c: opts.Client, p: p},
 		local: opts.Config, class: opts.JobClassName, id: opts.InstanceID, ip: opts.ServerIP,
 		strat: opts.Strategies,
 		log:   lazylog.With(log, lazylog.JobInstance, opts.Config.JobName, opts.InstanceID),
