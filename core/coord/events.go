@@ -73,7 +73,7 @@ func (j *Job) handleEvent(ctx context.Context, ev reg.TreeEvent, st *loopState) 
 		if ip == j.ip {
 			logErr("election", j.onLocalServerEvent(ctx, ev))
 		}
-		if !j.membershipAccounted(ev) {
+		if !j.asg.accounted(ev) {
 			logErr("resharding flag", j.serversChanged(ctx))
 		}
 	case strings.HasPrefix(rel, node.InstancesNode+"/"):
@@ -88,7 +88,7 @@ func (j *Job) handleEvent(ctx context.Context, ev reg.TreeEvent, st *loopState) 
 		if ev.Type == reg.NodeDeleted && id != j.id {
 			logErr("crash failover", j.failover().onInstanceCrashed(ctx, id))
 		}
-		if !j.membershipAccounted(ev) {
+		if !j.asg.accounted(ev) {
 			logErr("resharding flag", j.serversChanged(ctx))
 		}
 		if ev.Type == reg.NodeDeleted && id != j.id {

@@ -176,7 +176,7 @@ func (j *Job) ShardingContexts(ctx context.Context) (executor.ShardingContexts, 
 
 // triggerItems are this instance's items for a trigger: from the tree
 // cache when shardingIfNecessary found the assignment settled and the
-// cache shows it (cachedAssignment, availableInCache), else read from the
+// cache shows it (assignment.cached, availableInCache), else read from the
 // registry as upstream does.
 func (j *Job) triggerItems(ctx context.Context, cache *reg.CacheView, total int, settled bool, pzxid int64) ([]int, error) {
 	if !settled || cache == nil {
@@ -193,10 +193,10 @@ func (j *Job) triggerItems(ctx context.Context, cache *reg.CacheView, total int,
 	} else if !avail {
 		return nil, nil
 	}
-	if items, ok := j.cachedAssignment(cache, total, pzxid); ok {
+	if items, ok := j.asg.cached(cache, total, pzxid); ok && !j.shutdown.Load() {
 		return items, nil
 	}
-	return j.readAssignment(ctx, cache, total, pzxid)
+	return j.asg.read(ctx, cache, total, pzxid)
 }
 
 // itemsWithCached is itemsWith for the items the tree cache shows with

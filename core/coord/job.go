@@ -93,15 +93,9 @@ type Job struct {
 	// (misfirestate.go).
 	fo  atomic.Pointer[failover]     // made at first use (failover)
 	mis atomic.Pointer[misfireState] // made at first use (misfire)
-	// verifiedPzxid is the pzxid of leader/sharding at which a fresh read
-	// found the tree cache showing the committed assignment (see
-	// cachedAssignment).
-	verifiedPzxid atomic.Int64
-	// accountedZxid is the zxid of this instance's last committed
-	// resharding: membership changes older than it are in that assignment
-	// or flagged again after it (reshardAgainIfChanged), so their late
-	// events flag nothing (see membershipAccounted).
-	accountedZxid atomic.Int64
+	// asg is this instance's reading of the assignment and its zxid
+	// accounting (assignment.go).
+	asg assignment
 	// elect is the job's leader election (leader/election/instance):
 	// campaign, is-leader, resign, and the fence of leader-only writes.
 	elect *recipe.Election
@@ -160,6 +154,7 @@ func New(opts Options) (*Job, error) {
 	j.paths.p, j.paths.id, j.paths.ip = p, opts.InstanceID, opts.ServerIP
 	j.att.s, j.att.paths, j.att.log, j.att.job = j.s, &j.paths, j.log, j
 	j.att.inProcess = reg.IsInProcess(opts.Client)
+	j.asg.c, j.asg.paths = opts.Client, &j.paths
 	j.rg = registration{margin: opts.ExpiryMargin, job: j, cq: newSerialQueue()}
 	j.loop.q = newSerialQueue()
 	j.life = lifecycle{ns: opts.Namespace,

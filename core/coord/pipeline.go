@@ -12,7 +12,7 @@ import (
 )
 
 // A steady trigger's two requests before its first item, the stat of
-// leader/sharding (settledAssignment) and the running-node transaction
+// leader/sharding (assignment.settled) and the running-node transaction
 // (attempt.begin's), are sent together: pipelinedContexts computes the
 // whole trigger from the tree cache, and its attempt sends both
 // (beginChecked) and keeps the running nodes only when the stat confirms
@@ -28,7 +28,7 @@ import (
 //   - No item starts before the stat has confirmed the assignment: the
 //     running nodes are kept only then, and the items run after
 //     ShardingContexts returns. The confirmation is the one the sequential
-//     path makes (cachedAssignment's argument) on a cache read before the
+//     path makes (assignment.cached's argument) on a cache read before the
 //     stat was sent rather than after its answer: the assignment the
 //     cache showed is no newer than the state the stat describes, and a
 //     commit after it would have moved pzxid past the Czxid of the
@@ -104,7 +104,7 @@ func (j *Job) pipelinedContexts(ctx context.Context, cfg *config.JobConfiguratio
 		return none, false, nil
 	}
 	a.items = slices.Clone(sc.Items)
-	kept, rtt, err := a.beginChecked(ctx, cfg, fence, func(pzxid int64) bool { return j.assignmentSettledAt(minCzxid, pzxid) })
+	kept, rtt, err := a.beginChecked(ctx, cfg, fence, func(pzxid int64) bool { return j.asg.settledAt(minCzxid, pzxid) })
 	j.armLead().record(rtt) // the lead of a pre-arm (prearm.go)
 	if !kept {
 		return none, false, err
@@ -178,7 +178,7 @@ func (a *attempt) statAndBegin(ctx context.Context, ops []reg.Op) (flagsStat, er
 
 // steadyItemsInCache returns this instance's items for a steady trigger
 // from the tree cache, and the oldest Czxid of the instance nodes the
-// cache showed (for assignmentSettledAt); ok is false when a step of
+// cache showed (for assignment.settledAt); ok is false when a step of
 // ShardingContexts would need the server: a resharding flag, a recovery
 // or failover work of this instance, an unavailable server, a catch-up
 // moving away, a failover, disabled or running flag on an item, or no
@@ -198,7 +198,7 @@ func (j *Job) steadyItemsInCache(cfg *config.JobConfiguration, cache *reg.CacheV
 	if avail, found := j.availableInCache(cache); !found || !avail {
 		return nil, 0, false
 	}
-	items, minCzxid, ok = j.assignmentInCache(cache, cfg.ShardingTotalCount)
+	items, minCzxid, ok = j.asg.inCache(cache, cfg.ShardingTotalCount)
 	if !ok || len(items) == 0 {
 		return nil, 0, false
 	}

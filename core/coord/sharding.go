@@ -121,12 +121,12 @@ func (j *Job) hasRunningItems(ctx context.Context) (bool, error) {
 // of the flags in one transaction fenced on its leader node; others wait until
 // it is done.
 //
-// It first reads the stat of leader/sharding (settledAssignment): when
+// It first reads the stat of leader/sharding (assignment.settled): when
 // neither flag exists, nothing is pending and it returns settled with the
 // zxid of the flags' last change, for the caller's cached read of the
-// assignment (cachedAssignment). Otherwise it reads as upstream does.
+// assignment (assignment.cached). Otherwise it reads as upstream does.
 func (j *Job) shardingIfNecessary(ctx context.Context) (settled bool, pzxid int64, err error) {
-	pending, pzxid, err := j.settledAssignment(ctx)
+	pending, pzxid, err := j.asg.settled(ctx)
 	if err != nil || !pending {
 		return err == nil, pzxid, err
 	}
@@ -341,40 +341,8 @@ func (j *Job) commitSharding(ctx context.Context, fence recipe.Fence, cfg *confi
 		return err
 	}
 	j.log.Info("resharding committed", "assignments", fmt.Sprint(result))
-	j.noteCommitZxid(ctx, result)
+	j.asg.noteCommit(ctx, result)
 	return nil
-}
-
-// noteCommitZxid records the zxid of the commit just made (the Czxid of an
-// instance node it created) in accountedZxid. One read per resharding.
-func (j *Job) noteCommitZxid(ctx context.Context, result []spi.Assignment) {
-	for _, a := range result {
-		if len(a.Items) == 0 {
-			continue
-		}
-		st, ok, err := j.s.c.Exists(ctx, j.s.p.ShardingInstance(a.Items[0]))
-		if err != nil || !ok {
-			return
-		}
-		if st.Czxid > j.accountedZxid.Load() {
-			j.accountedZxid.Store(st.Czxid)
-		}
-		return
-	}
-}
-
-// membershipAccounted reports whether ev, the addition or change of an
-// instances/ or servers/ node, happened before this instance's last
-// committed resharding (its Mzxid is older). That commit read the
-// membership after it, and reshardAgainIfChanged compared it again after
-// the commit, so the change needs no new resharding. Without this, the
-// late events of an instance's own registration (its instance and server
-// nodes, written before the first resharding but seen by the event loop
-// after it) flagged one more resharding right after the first, and a
-// trigger of the non-leaders then waited for the leader's next one.
-// Deletions carry no zxid of their own and always flag.
-func (j *Job) membershipAccounted(ev reg.TreeEvent) bool {
-	return ev.Type != reg.NodeDeleted && ev.Stat.Mzxid != 0 && ev.Stat.Mzxid < j.accountedZxid.Load()
 }
 
 // strategy resolves cfg's sharding strategy. A type this host does not

@@ -185,11 +185,9 @@ func (j *Job) afterRegistration(ctx context.Context) (bool, []string, error) {
 	// Flagged (found or set) after this instance registered: the next
 	// resharding reads the membership with it. So the membership changes
 	// up to its registration (its instance node's Mzxid) need not flag
-	// again when their events come (membershipAccounted).
+	// again when their events come (assignment.accounted).
 	if own.Err == nil && own.Stat.EphemeralOwner == j.s.c.Session().ID() {
-		if z := own.Stat.Mzxid + 1; z > j.accountedZxid.Load() {
-			j.accountedZxid.Store(z)
-		}
+		j.asg.account(own.Stat.Mzxid + 1)
 	}
 	return true, items.Children, nil
 }

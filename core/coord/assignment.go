@@ -1,0 +1,181 @@
+package coord
+
+import (
+	"context"
+	"errors"
+	"math"
+	"sync/atomic"
+
+	"github.com/ejob-io/ejob/core/reg"
+	"github.com/ejob-io/ejob/spi"
+)
+
+// assignment is this instance's reading of the job's sharding assignment
+// and its zxid accounting, their one owner: whether a resharding is
+// pending (the stat of leader/sharding), this instance's items from the
+// tree cache when the cache is known to show the assignment committed
+// last, else from the server, and the zxids that say which membership
+// changes an assignment already accounts for. The resharding itself
+// (sharding.go) is the leader's protocol and keeps no state of its own.
+type assignment struct {
+	c     reg.Client
+	paths *jobPaths
+	// verifiedPzxid is the pzxid of leader/sharding at which a fresh read
+	// found the tree cache showing the committed assignment (see cached).
+	// Written by read (a trigger), read by every trigger and pre-arm
+	// (settledAt), on the goroutines of their executions: atomic.
+	verifiedPzxid atomic.Int64
+	// accountedZxid is the zxid of this instance's last committed
+	// resharding: membership changes older than it are in that assignment
+	// or flagged again after it (reshardAgainIfChanged), so their late
+	// events flag nothing (see accounted). Written by the leader's
+	// resharding (a trigger) and the startup, read by the event loop:
+	// atomic.
+	accountedZxid atomic.Int64
+}
+
+// settled reads the stat of leader/sharding (the parent of the
+// necessary and processing flags) from the server: one request, the only
+// read a steady trigger makes before its running-node transaction. It
+// reports whether a resharding may be pending (either flag exists: the
+// caller then takes upstream's path, fresh reads) and the zxid of the last
+// creation or deletion of a flag (0 when leader/sharding does not exist:
+// no resharding ever committed, and the assignment is read from the
+// server).
+func (a *assignment) settled(ctx context.Context) (pending bool, pzxid int64, err error) {
+	st, ok, err := a.c.Exists(ctx, a.paths.flags())
+	if err != nil {
+		return false, 0, wrap("read resharding flags", err)
+	}
+	if !ok {
+		return false, 0, nil
+	}
+	return st.NumChildren > 0, st.Pzxid, nil
+}
+
+// cached returns this instance's items (ascending) from the tree
+// cache, when the cache is known to show the assignment committed last,
+// whose flags' deletion the server reported at zxid pzxid (see
+// settled); ok is false otherwise, and the caller reads the
+// registry (Job.localShardingItems).
+//
+// Why this is as fresh as a read from the server: a resharding commit, by
+// ejob or by a Java leader, creates every item's instance node in the
+// transaction that deletes the necessary and processing flags, so those
+// nodes have Czxid == pzxid. A cache that shows every item's instance node
+// with a Czxid of at least pzxid has therefore applied that commit, and no
+// later one exists (a later one would have moved pzxid, and the flag it
+// needed would exist until it committed). A pzxid from some other change
+// of the flags (a failed commit's clean-up, a leader's lost session)
+// makes the check fail until a fresh read finds the cache in agreement
+// with the server at that pzxid (verifiedPzxid, set by read).
+// The verification holds while pzxid stays: the instance nodes change
+// only in a resharding, which moves pzxid (a Java leader deletes the old
+// ones outside its commit, but after creating the processing flag).
+func (a *assignment) cached(cache *reg.CacheView, total int, pzxid int64) ([]int, bool) {
+	if cache == nil {
+		return nil, false
+	}
+	items, minCzxid, ok := a.inCache(cache, total)
+	if !ok || !a.settledAt(minCzxid, pzxid) {
+		return nil, false
+	}
+	return items, true
+}
+
+// inCache returns this instance's items (ascending) as the tree
+// cache shows the assignment, and the oldest Czxid among the items'
+// instance nodes; ok is false when the cache lacks one of them.
+func (a *assignment) inCache(cache *reg.CacheView, total int) (items []int, minCzxid int64, ok bool) {
+	minCzxid = math.MaxInt64 // no item: nothing to be stale
+	for i := range total {
+		v, st, found := cache.Peek(a.paths.item(i, "instance"))
+		if !found {
+			return nil, 0, false
+		}
+		minCzxid = min(minCzxid, st.Czxid)
+		if string(v) == a.paths.id {
+			items = append(items, i)
+		}
+	}
+	return items, minCzxid, true
+}
+
+// settledAt reports whether a cache whose oldest instance node
+// has Czxid minCzxid shows the assignment committed last, given the pzxid
+// of leader/sharding read from the server (settled) after the
+// cache was read: see cached.
+func (a *assignment) settledAt(minCzxid, pzxid int64) bool {
+	return pzxid != 0 && (minCzxid >= pzxid || a.verifiedPzxid.Load() == pzxid)
+}
+
+// read reads this instance's items (ascending) from the
+// registry, one Get per item (upstream's getLocalShardingItems, without the
+// server check, which the caller made). When settled found no
+// flag at pzxid and every node read agrees with the tree cache (data and
+// Czxid), later triggers may use the cache while pzxid stays the same
+// (verifiedPzxid, see cached).
+func (a *assignment) read(ctx context.Context, cache *reg.CacheView, total int, pzxid int64) ([]int, error) {
+	agree := cache != nil && pzxid != 0
+	var items []int
+	for i := range total {
+		v, st, err := a.c.Get(ctx, a.paths.item(i, "instance"))
+		if errors.Is(err, reg.ErrNoNode) {
+			agree = false
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if string(v) == a.paths.id {
+			items = append(items, i)
+		}
+		if agree {
+			cv, cst, ok := cache.Peek(a.paths.item(i, "instance"))
+			agree = ok && string(cv) == string(v) && cst.Czxid == st.Czxid
+		}
+	}
+	if agree {
+		a.verifiedPzxid.Store(pzxid)
+	}
+	return items, nil
+}
+
+// noteCommit records the zxid of the commit of result just made (the
+// Czxid of an instance node it created) in accountedZxid. One read per
+// resharding.
+func (a *assignment) noteCommit(ctx context.Context, result []spi.Assignment) {
+	for _, r := range result {
+		if len(r.Items) == 0 {
+			continue
+		}
+		st, ok, err := a.c.Exists(ctx, a.paths.p.ShardingInstance(r.Items[0]))
+		if err != nil || !ok {
+			return
+		}
+		a.account(st.Czxid)
+		return
+	}
+}
+
+// account raises accountedZxid to z: the membership changes older than z
+// are in an assignment this instance committed or flagged for.
+func (a *assignment) account(z int64) {
+	if z > a.accountedZxid.Load() {
+		a.accountedZxid.Store(z)
+	}
+}
+
+// accounted reports whether ev, the addition or change of an
+// instances/ or servers/ node, happened before this instance's last
+// committed resharding (its Mzxid is older). That commit read the
+// membership after it, and reshardAgainIfChanged compared it again after
+// the commit, so the change needs no new resharding. Without this, the
+// late events of an instance's own registration (its instance and server
+// nodes, written before the first resharding but seen by the event loop
+// after it) flagged one more resharding right after the first, and a
+// trigger of the non-leaders then waited for the leader's next one.
+// Deletions carry no zxid of their own and always flag.
+func (a *assignment) accounted(ev reg.TreeEvent) bool {
+	return ev.Type != reg.NodeDeleted && ev.Stat.Mzxid != 0 && ev.Stat.Mzxid < a.accountedZxid.Load()
+}
