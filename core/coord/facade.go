@@ -176,7 +176,7 @@ func (j *Job) ShardingContexts(ctx context.Context) (executor.ShardingContexts, 
 
 // triggerItems are this instance's items for a trigger: from the tree
 // cache when shardingIfNecessary found the assignment settled and the
-// cache shows it (assignment.cached, availableInCache), else read from the
+// cache shows it (assignment.cached, cacheReads.available), else read from the
 // registry as upstream does.
 func (j *Job) triggerItems(ctx context.Context, cache *reg.CacheView, total int, settled bool, pzxid int64) ([]int, error) {
 	if !settled || cache == nil {
@@ -185,7 +185,7 @@ func (j *Job) triggerItems(ctx context.Context, cache *reg.CacheView, total int,
 	if j.shutdown.Load() {
 		return nil, nil
 	}
-	avail, ok := j.availableInCache(cache)
+	avail, ok := j.cr.available(cache)
 	if !ok {
 		if avail, err := j.isAvailableServer(ctx, j.ip); err != nil || !avail {
 			return nil, err
@@ -206,17 +206,17 @@ func (j *Job) triggerItems(ctx context.Context, cache *reg.CacheView, total int,
 // this instance's own included).
 func (j *Job) itemsWithCached(ctx context.Context, cache *reg.CacheView, items []int, name string) ([]int, error) {
 	if cache != nil {
-		items = j.cachedItemsWith(cache, items, name)
+		items = j.cr.itemsWith(cache, items, name)
 	}
 	return j.itemsWith(ctx, items, name)
 }
 
-// runningItems are the items among items that run: those runningInCache
+// runningItems are the items among items that run: those cacheReads.running
 // shows running, confirmed on the server (or all read from the registry
 // without a cache).
 func (j *Job) runningItems(ctx context.Context, cache *reg.CacheView, items []int) ([]int, error) {
 	if cache != nil {
-		items = j.runningInCache(cache, items)
+		items = j.cr.running(cache, items)
 	}
 	return j.itemsWith(ctx, items, "running")
 }
@@ -441,7 +441,7 @@ func (j *Job) FailoverIfNecessary(ctx context.Context) error {
 	// watch delivery) are claimed by the pump, which their tree event
 	// wakes (within a failover tick), as are items queued just after this
 	// enquiry.
-	if cache := j.treeCache(); cache != nil && !j.failoverQueuedInCache(cache) {
+	if cache := j.treeCache(); cache != nil && !j.cr.failoverQueued(cache) {
 		return nil
 	}
 	return j.failover().failoverIfNecessary(ctx)

@@ -93,6 +93,8 @@ type Job struct {
 	// (misfirestate.go).
 	fo  atomic.Pointer[failover]     // made at first use (failover)
 	mis atomic.Pointer[misfireState] // made at first use (misfire)
+	// cr reads the tree cache for the trigger (cachereads.go).
+	cr cacheReads
 	// asg is this instance's reading of the assignment and its zxid
 	// accounting (assignment.go).
 	asg assignment
@@ -155,6 +157,7 @@ func New(opts Options) (*Job, error) {
 	j.att.s, j.att.paths, j.att.log, j.att.job = j.s, &j.paths, j.log, j
 	j.att.inProcess = reg.IsInProcess(opts.Client)
 	j.asg.c, j.asg.paths = opts.Client, &j.paths
+	j.cr = cacheReads{paths: &j.paths, run: &j.att.running}
 	j.rg = registration{margin: opts.ExpiryMargin, job: j, cq: newSerialQueue()}
 	j.loop.q = newSerialQueue()
 	j.life = lifecycle{ns: opts.Namespace,

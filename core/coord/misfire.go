@@ -18,7 +18,7 @@ func (j *Job) ExecuteMisfired(ctx context.Context, items []int) (bool, error) {
 	if err != nil || !cfg.Misfire {
 		return false, err
 	}
-	if cache := j.treeCache(); cache != nil && j.ownInCache(cache, items) {
+	if cache := j.treeCache(); cache != nil && j.cr.own(cache, items) {
 		if items = j.misfireCandidates(cache, items); len(items) == 0 {
 			return false, nil
 		}

@@ -195,7 +195,7 @@ func (j *Job) steadyItemsInCache(cfg *config.JobConfiguration, cache *reg.CacheV
 	if cfg.Failover && (j.foState().hasClaims() || j.claimedInCache()) {
 		return nil, 0, false
 	}
-	if avail, found := j.availableInCache(cache); !found || !avail {
+	if avail, found := j.cr.available(cache); !found || !avail {
 		return nil, 0, false
 	}
 	items, minCzxid, ok = j.asg.inCache(cache, cfg.ShardingTotalCount)
@@ -205,10 +205,10 @@ func (j *Job) steadyItemsInCache(cfg *config.JobConfiguration, cache *reg.CacheV
 	if len(j.mis.Load().catchUpMoved(items)) > 0 {
 		return nil, 0, false
 	}
-	if cfg.Failover && len(j.cachedItemsWith(cache, items, "failover")) > 0 {
+	if cfg.Failover && len(j.cr.itemsWith(cache, items, "failover")) > 0 {
 		return nil, 0, false
 	}
-	if len(j.cachedItemsWith(cache, items, "disabled")) > 0 || len(j.runningInCache(cache, items)) > 0 {
+	if len(j.cr.itemsWith(cache, items, "disabled")) > 0 || len(j.cr.running(cache, items)) > 0 {
 		return nil, 0, false
 	}
 	return items, minCzxid, true

@@ -197,13 +197,13 @@ func (j *Job) ConfirmArmed(ctx context.Context, sc executor.ShardingContexts) bo
 	if found := cache.EachChild(j.paths.flags(), func(string) bool { flagged = true; return false }); !found || flagged {
 		return false
 	}
-	if avail, found := j.availableInCache(cache); !found || !avail {
+	if avail, found := j.cr.available(cache); !found || !avail {
 		return false
 	}
-	if !j.ownInCache(cache, sc.Items) || len(j.cachedItemsWith(cache, sc.Items, "disabled")) > 0 {
+	if !j.cr.own(cache, sc.Items) || len(j.cr.itemsWith(cache, sc.Items, "disabled")) > 0 {
 		return false
 	}
-	if cfg.Failover && (j.foState().hasClaims() || j.claimedInCache() || len(j.cachedItemsWith(cache, sc.Items, "failover")) > 0) {
+	if cfg.Failover && (j.foState().hasClaims() || j.claimedInCache() || len(j.cr.itemsWith(cache, sc.Items, "failover")) > 0) {
 		return false
 	}
 	return true

@@ -40,7 +40,7 @@ func (j *Job) pumpWanted() bool {
 	n, counted := j.cache.Counted()
 	flags := !counted || n > 0
 	if failover {
-		if j.foState().recovering() || flags && (j.claimedInCache() || j.failoverQueuedInCache(j.cache)) {
+		if j.foState().recovering() || flags && (j.claimedInCache() || j.cr.failoverQueued(j.cache)) {
 			return true
 		}
 	}
