@@ -190,6 +190,9 @@ func (j *Job) stopLoop() {
 	j.loop.pumpMu.Lock()
 	j.loop.pumpOff = true // an armed tick finds the queue closed
 	j.loop.pumpMu.Unlock()
+	if ns := j.life.ns; ns != nil { // nil: stopped before Start
+		ns.pumps.cancel(j)
+	}
 	for _, t := range []*time.Timer{j.loop.recon, j.loop.retry} {
 		if t != nil {
 			t.Stop()

@@ -27,6 +27,12 @@ type pumpClock struct {
 	due   pumpHeap
 	timer *time.Timer
 	at    time.Time // when the timer fires; zero while it is not armed or firing
+	// firing counts the fire calls between taking their ticks and
+	// running them; ended (on mu, made by cancel) is signalled when it
+	// drops to 0, for cancel to wait on.
+	firing  int
+	started uint64 // fire calls that took their ticks, ever
+	ended   *sync.Cond
 }
 
 // pumpEntry is one job's armed tick.
@@ -70,6 +76,8 @@ func (c *pumpClock) fire() {
 	now := time.Now()
 	c.mu.Lock()
 	c.at = time.Time{}
+	c.firing++
+	c.started++
 	var ready []*Job
 	for len(c.due) > 0 && !c.due[0].at.After(now) {
 		ready = append(ready, heap.Pop(&c.due).(pumpEntry).j)
@@ -78,6 +86,50 @@ func (c *pumpClock) fire() {
 	c.mu.Unlock()
 	for _, j := range ready {
 		j.pumpFired()
+	}
+	c.mu.Lock()
+	c.firing--
+	if c.firing == 0 && c.ended != nil {
+		c.ended.Broadcast()
+	}
+	c.mu.Unlock()
+}
+
+// cancel drops j's armed tick (a stopped job's) and, once no tick is
+// armed, stops the timer and waits for a fire already started to end:
+// after the last job's cancel, no goroutine of the clock runs, and none
+// starts until a job arms a tick again. The caller holds none of j's
+// locks (fire takes them through pumpFired).
+func (c *pumpClock) cancel(j *Job) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	kept := c.due[:0]
+	for _, e := range c.due {
+		if e.j != j {
+			kept = append(kept, e)
+		}
+	}
+	clear(c.due[len(kept):]) // drop the job's reference
+	c.due = kept
+	heap.Init(&c.due)
+	if len(c.due) > 0 {
+		return
+	}
+	// A timer that expired (Stop false) has started fire in a goroutine
+	// of its own, which may not have taken its ticks yet.
+	pending := false
+	if c.timer != nil && !c.at.IsZero() {
+		if c.timer.Stop() {
+			c.at = time.Time{}
+		} else {
+			pending = true
+		}
+	}
+	if c.ended == nil {
+		c.ended = sync.NewCond(&c.mu)
+	}
+	for start := c.started; (pending && c.started == start) || c.firing > 0; {
+		c.ended.Wait()
 	}
 }
 
