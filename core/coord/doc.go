@@ -28,18 +28,33 @@
 // Each piece of a job's mutable state has one owner the Job composes: the
 // registration (session, lease, pause, re-registration: registration.go),
 // the event loop (loop.go), the start and end (lifecycle.go), the election
-// (recipe.Election), the failover protocol (failover, failover.go) with its
+// (recipe.Election), the job's paths with the hot ones of its triggers
+// (jobPaths, hotpaths.go), the assignment (assignment, assignment.go: whether
+// a resharding is pending, this instance's items from the tree cache or
+// the server, and the zxid accounting that tells which membership changes
+// an assignment already covers), the trigger's attempts (attempts,
+// attempt.go), the failover protocol (failover, failover.go) with its
 // state (failoverState: the claims this process made, when a claim last
 // asked for a run, whether cut-off running nodes remain to be recovered),
 // the misfire and catch-up state (misfireState, misfirestate.go) and the
 // stale-node sweep (staleSweeper, stateless: made for each sweep, so an
-// idle job does not carry one). The failover protocol and the sweep ask
-// the job for what they need through small interfaces (failoverJob,
-// staleJob), so each is tested alone on the embedded registry. The pump
-// (pump.go) runs on the job's queue and drives failover, recovery and the
-// catch-up of missed fires (misfire.go); the Job implements
-// executor.Facade (facade.go, trigger.go, misfire.go) by delegating to
-// them.
+// idle job does not carry one). The owners get what they need passed in
+// or through small interfaces (attemptJob, failoverJob, staleJob), so each
+// is tested alone on the embedded registry. The pump (pump.go) runs on the
+// job's queue and drives failover, recovery and the catch-up of missed
+// fires (misfire.go); the Job implements executor.Facade (facade.go,
+// misfire.go, prearm.go) by composing them.
+//
+// Every fire makes one attempt (attempt.go): the tree cache it was
+// decided on, the session and lease it begins under, its items and their
+// running nodes, with begin, beginChecked, confirm, complete and undo as
+// its methods. A trigger decided with reads of the server begins its
+// attempt in RegisterBegin; a steady trigger, which the tree cache shows
+// (cacheReads, cachereads.go), begins it in ShardingContexts together with
+// the stat of leader/sharding (pipeline.go); a pre-armed fire begins it
+// that way ahead of its time (prearm.go). RegisterBegin adopts an attempt
+// begun ahead, RegisterCompleted completes the running one, and an
+// attempt whose execution does not start is undone.
 //
 // The election is a recipe.Election the Job composes; election.go adds
 // ElasticJob's triggers (passive, active, abdication) and the blocking

@@ -25,7 +25,7 @@ import (
 //
 //   - Never two runs of an item at once: the nodes are the same
 //     transaction, fenced the same way, as pipelinedContexts's (see its
-//     argument in trigger.go). They exist from up to the lead before the
+//     argument in pipeline.go). They exist from up to the lead before the
 //     items start; to others the execution starts that much earlier.
 //   - Nothing is decided early that must be decided at the fire time.
 //     PreArm does nothing unless the trigger is steady as the tree cache
@@ -53,7 +53,7 @@ import (
 //     to the recovery of this instance's running nodes (needRecover), as a
 //     cut-off run's are; should the executor never come back (a crash),
 //     failover takes them as after a crash right after RegisterBegin.
-//     Deleting them is undoBegin: only the nodes that still name this
+//     Deleting them is attempt.undo: only the nodes that still name this
 //     instance.
 //   - The items, their ShardingContext, the events, listeners and metrics
 //     see the scheduled time: the executor waits before ShardingContexts
@@ -210,7 +210,7 @@ func (j *Job) ConfirmArmed(ctx context.Context, sc executor.ShardingContexts) bo
 }
 
 // Disarm implements executor.PreArmer: the running nodes PreArm created
-// are deleted unless RegisterBegin adopted them (dropPreBegun).
+// are deleted unless RegisterBegin adopted them (attempts.drop).
 func (j *Job) Disarm(ctx context.Context) {
 	if j.att.drop(ctx, nil) {
 		j.log.Debug("running nodes created ahead of an abandoned or changed fire deleted")
