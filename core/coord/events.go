@@ -24,21 +24,21 @@ func (j *Job) refreshCachedConfig() {
 	if j.cache == nil {
 		return
 	}
-	// The cache's own bytes (Peek), never modified: what parseConfig keeps
+	// The cache's own bytes (Peek), never modified: what configState.parse keeps
 	// of them is then shared with the cache, not a second copy.
 	data, _, ok := j.cache.Peek(j.s.p.Config())
 	if !ok {
 		return
 	}
-	if p := j.parsed.Load(); p != nil && bytes.Equal(p.data, data) {
+	if p := j.conf.parsed.Load(); p != nil && bytes.Equal(p.data, data) {
 		// Parsed already (setUpConfig keeps what it wrote): keep the
 		// cache's bytes instead of that copy.
-		j.parsed.CompareAndSwap(p, &parsedConfig{data: data, cfg: p.cfg})
-		j.cfg.Store(p.cfg)
+		j.conf.parsed.CompareAndSwap(p, &parsedConfig{data: data, cfg: p.cfg})
+		j.conf.cur.Store(p.cfg)
 		return
 	}
-	if c, err := j.parseConfig(data); err == nil {
-		j.cfg.Store(c)
+	if c, err := j.conf.parse(data); err == nil {
+		j.conf.cur.Store(c)
 	}
 }
 
@@ -96,7 +96,7 @@ func (j *Job) handleEvent(ctx context.Context, ev reg.TreeEvent, st *loopState) 
 		}
 		// (With failover off it does nothing: the job makes no failover
 		// state for it.)
-		if cfg := j.cfg.Load(); ev.Type == reg.NodeAdded && id == j.id && (cfg == nil || cfg.Failover) {
+		if cfg := j.conf.cur.Load(); ev.Type == reg.NodeAdded && id == j.id && (cfg == nil || cfg.Failover) {
 			logErr("legacy crashed items", j.failover().onOwnInstanceAdded(ctx))
 		}
 		if ev.Type == reg.NodeDeleted && id == j.id {
@@ -127,14 +127,14 @@ func (j *Job) onConfigEvent(ctx context.Context, ev reg.TreeEvent, st *loopState
 	if ev.Type == reg.NodeDeleted {
 		return nil
 	}
-	cfg, err := j.parseConfig(ev.Data)
+	cfg, err := j.conf.parse(ev.Data)
 	if errors.Is(err, ErrConfigInvalid) {
-		return nil // logged once by parseConfig; the job waits for a valid one
+		return nil // logged once by configState.parse; the job waits for a valid one
 	}
 	if err != nil {
 		return err
 	}
-	j.cfg.Store(cfg)
+	j.conf.cur.Store(cfg)
 	var errs []error
 	if st.curTotal != 0 && cfg.ShardingTotalCount != st.curTotal {
 		j.log.Info("shardingTotalCount changed", "from", st.curTotal, "to", cfg.ShardingTotalCount)

@@ -36,7 +36,7 @@ func (j *Job) Config(ctx context.Context) (*config.JobConfiguration, error) {
 	if err := j.ConfigError(); err != nil {
 		return nil, err
 	}
-	return j.config(ctx) // shared (see parseConfig): callers do not modify it
+	return j.config(ctx) // shared (see configState.parse): callers do not modify it
 }
 
 // CheckEnvironment implements executor.Facade
@@ -289,7 +289,7 @@ func (j *Job) contexts(ctx context.Context, cache *reg.CacheView, items []int) (
 		}
 		items = without(items, running)
 	}
-	params, err := j.itemParameters(cfg.ShardingItemParameters)
+	params, err := j.conf.itemParameters(cfg.ShardingItemParameters)
 	if err != nil {
 		return executor.ShardingContexts{}, nil, err
 	}
@@ -307,30 +307,6 @@ func (j *Job) contexts(ctx context.Context, cache *reg.CacheView, items []int) (
 		}
 	}
 	return sc, running, nil
-}
-
-// parsedParams is shardingItemParameters and what it parses to.
-type parsedParams struct {
-	text   string
-	params map[int]string
-}
-
-// itemParameters parses shardingItemParameters, or returns what the same
-// text parsed to at the last trigger. The result is shared: callers must
-// not modify it.
-func (j *Job) itemParameters(text string) (map[int]string, error) {
-	if text == "" {
-		return nil, nil
-	}
-	if p := j.params.Load(); p != nil && p.text == text {
-		return p.params, nil
-	}
-	params, err := config.ParseShardingItemParameters(text)
-	if err != nil {
-		return nil, err
-	}
-	j.params.Store(&parsedParams{text: text, params: params})
-	return params, nil
 }
 
 // MisfireIfRunning implements executor.Facade.

@@ -201,7 +201,7 @@ func (j *Job) isAllGuaranteed(ctx context.Context, ph guaranteePhase) (bool, err
 	if err != nil {
 		return false, err
 	}
-	cfg, err := j.loadConfig(ctx)
+	cfg, err := j.conf.load(ctx)
 	if err != nil {
 		return false, err
 	}

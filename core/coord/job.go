@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -76,10 +75,9 @@ type Job struct {
 	// served (see strategy), so that each is reported once.
 	unknownStrategy atomic.Pointer[string]
 
-	cfg      atomic.Pointer[config.JobConfiguration] // latest known config
-	parsed   atomic.Pointer[parsedConfig]            // last config node parsed (parseConfig)
-	bad      atomic.Pointer[badConfig]               // the config node refused last, while it is the node's (parseConfig)
-	params   atomic.Pointer[parsedParams]            // last shardingItemParameters parsed (itemParameters)
+	// conf is the job's configuration as this instance knows it
+	// (configstate.go).
+	conf     configState
 	shutdown atomic.Bool
 	// att is the trigger's attempts: the one begun ahead of RegisterBegin,
 	// the running execution's, and the run flag (attempt.go).
@@ -154,6 +152,7 @@ func New(opts Options) (*Job, error) {
 		hooks: opts.hooks(), onEv: opts.OnEvent,
 	}
 	j.paths.p, j.paths.id, j.paths.ip = p, opts.InstanceID, opts.ServerIP
+	j.conf.s, j.conf.log = j.s, j.log
 	j.att.s, j.att.paths, j.att.log, j.att.job = j.s, &j.paths, j.log, j
 	j.att.inProcess = reg.IsInProcess(opts.Client)
 	j.asg.c, j.asg.paths = opts.Client, &j.paths
@@ -313,10 +312,10 @@ func (j *Job) setUpConfig(ctx context.Context, allowNew bool) error {
 		// node). The local configuration, validated, stands in for what
 		// sizes the job's own work meanwhile (its cron, its count).
 		if _, derr := config.Decode(st.Config); derr != nil {
-			j.configInvalid(st.Config, derr)
+			j.conf.invalid(st.Config, derr)
 		}
 		j.fresh = nil
-		j.cfg.Store(j.local)
+		j.conf.cur.Store(j.local)
 		j.local = nil
 		return nil
 	}
@@ -331,10 +330,10 @@ func (j *Job) setUpConfig(ctx context.Context, allowNew bool) error {
 	if res.Write {
 		data = res.ConfigData
 	}
-	j.parsed.Store(&parsedConfig{data: data, cfg: cfg})
+	j.conf.parsed.Store(&parsedConfig{data: data, cfg: cfg})
 	if allowNew && res.Write && !st.RootExists && !res.Config.Disabled {
 		j.fresh = &freshStart{config: res.ConfigData}
-		j.cfg.Store(cfg)
+		j.conf.cur.Store(cfg)
 		return nil
 	}
 	if res.Write {
@@ -345,9 +344,9 @@ func (j *Job) setUpConfig(ctx context.Context, allowNew bool) error {
 			return wrap("write job root", err)
 		}
 	}
-	j.cfg.Store(cfg)
+	j.conf.cur.Store(cfg)
 	// The local config served only this: from now on the registry's is
-	// the job's (a copy is in the tree cache and in j.cfg).
+	// the job's (a copy is in the tree cache and in j.conf).
 	j.local = nil
 	return nil
 }
@@ -484,102 +483,11 @@ func (j *Job) sleep(ctx context.Context) error {
 	}
 }
 
-// config returns the cached configuration (the tree's latest), else reads
-// it directly.
-func (j *Job) config(ctx context.Context) (*config.JobConfiguration, error) {
-	if c := j.cfg.Load(); c != nil {
-		return c, nil
-	}
-	return j.loadConfig(ctx)
-}
-
-// loadConfig reads the config node directly (load(false)). The result is
-// shared (see parseConfig): callers must not modify it.
-func (j *Job) loadConfig(ctx context.Context) (*config.JobConfiguration, error) {
-	data, ok, err := j.s.get(ctx, j.s.p.Config())
-	if err != nil {
-		return nil, wrap("read config", err)
-	}
-	if !ok {
-		if c := j.cfg.Load(); c != nil {
-			return c, nil
-		}
-		return nil, fmt.Errorf("read config: %w", reg.ErrNoNode)
-	}
-	return j.parseConfig([]byte(data))
-}
-
-// parsedConfig is the bytes of a config node and the config they parse to
-// (as Equal compares: setUpConfig stores what this process wrote with the
-// config it wrote, whose wire state, never marshalled here, may differ).
-type parsedConfig struct {
-	data []byte // never modified (see parseConfig)
-	cfg  *config.JobConfiguration
-}
-
-// parseConfig parses a config node's bytes, or returns the config parsed
-// last time when the bytes are the same (every execution reads the node:
-// parsing its YAML each time was about a quarter of the kernel's CPU per
-// run). The result is shared: callers must not modify it (Config hands
-// out a copy). It keeps data: the caller must not modify it afterwards
-// (it is a copy of its own or a tree event's, which no one modifies).
-//
-// A node that does not parse or breaks a bound (config.Decode) is an error
-// wrapping ErrConfigInvalid; it is logged once (the same bytes again give
-// the same error without a log line), and ConfigError reports it until a
-// valid node is parsed.
-func (j *Job) parseConfig(data []byte) (*config.JobConfiguration, error) {
-	if p := j.parsed.Load(); p != nil && bytes.Equal(p.data, data) {
-		j.configValid()
-		return p.cfg, nil
-	}
-	if b := j.bad.Load(); b != nil && bytes.Equal(b.data, data) {
-		return nil, b.err
-	}
-	c, err := config.Decode(data)
-	if err != nil {
-		j.configInvalid(data, err)
-		return nil, j.bad.Load().err
-	}
-	j.parsed.Store(&parsedConfig{data: data, cfg: c})
-	j.configValid()
-	return c, nil
-}
-
-// badConfig is a config node's bytes that parseConfig refused, and why.
-type badConfig struct {
-	data []byte
-	err  error // wraps ErrConfigInvalid
-}
-
-// configInvalid records data, the config node's bytes, as refused for
-// cause (a config.Decode error), and logs it unless it was refused last.
-func (j *Job) configInvalid(data []byte, cause error) {
-	err := fmt.Errorf("%w: %w", ErrConfigInvalid, cause)
-	if prev := j.bad.Swap(&badConfig{data: data, err: err}); prev != nil && bytes.Equal(prev.data, data) {
-		return // refused and logged already (a concurrent parse, or the start)
-	}
-	j.log.Error("the job's configuration in the registry is invalid; the job does not fire until a valid one is written "+
-		"(PUT /api/jobs/config; for a node that parses, also the console or `ejob job set`)", "error", cause)
-}
-
-// configValid clears a refusal of the config node once a valid node was
-// parsed.
-func (j *Job) configValid() {
-	if j.bad.Load() == nil {
-		return
-	}
-	if j.bad.Swap(nil) != nil {
-		j.log.Info("the job's configuration in the registry is valid again; the job fires again")
-	}
-}
+// config returns the configuration the job knows (configState.get).
+// The result is shared: callers must not modify it.
+func (j *Job) config(ctx context.Context) (*config.JobConfiguration, error) { return j.conf.get(ctx) }
 
 // ConfigError is nil while the job's config node in the registry is
 // valid, else why it is not (an error wrapping ErrConfigInvalid and the
 // config package's ErrMalformed or ErrInvalid): the job then does not fire.
-func (j *Job) ConfigError() error {
-	if b := j.bad.Load(); b != nil {
-		return b.err
-	}
-	return nil
-}
+func (j *Job) ConfigError() error { return j.conf.err() }

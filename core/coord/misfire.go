@@ -273,7 +273,7 @@ func (j *Job) runPendingMisfires(ctx context.Context) error {
 func (j *Job) handOverCatchUp(ctx context.Context, own []int) error {
 	items := j.mis.Load().takeCatchUp()
 	moved := without(items, own)
-	if cfg := j.cfg.Load(); cfg != nil {
+	if cfg := j.conf.cur.Load(); cfg != nil {
 		moved = slices.DeleteFunc(moved, func(i int) bool { return i >= cfg.ShardingTotalCount })
 	}
 	if len(moved) == 0 {

@@ -32,7 +32,7 @@ func (j *Job) pumpWanted() bool {
 	if j.cache == nil || j.shutdown.Load() {
 		return false
 	}
-	cfg := j.cfg.Load()
+	cfg := j.conf.cur.Load()
 	failover, misfire := cfg == nil || cfg.Failover, cfg == nil || cfg.Misfire
 	// The cache counts the job's flags (node.Job.IsFlag): with none, the
 	// cases read from the cache cannot hold, and the pump's tick after

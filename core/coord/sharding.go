@@ -168,7 +168,7 @@ func (j *Job) reshardIfNecessary(ctx context.Context) error {
 	if instances, err = j.availableInstances(ctx); err != nil || len(instances) == 0 {
 		return err
 	}
-	cfg, err := j.loadConfig(ctx)
+	cfg, err := j.conf.load(ctx)
 	if err != nil {
 		return err
 	}
@@ -231,7 +231,7 @@ func (j *Job) reshardAgainIfChanged(ctx context.Context, cfg *config.JobConfigur
 	if err != nil {
 		return err
 	}
-	cur, err := j.loadConfig(ctx)
+	cur, err := j.conf.load(ctx)
 	if err != nil {
 		return err
 	}
