@@ -67,28 +67,38 @@ type Job struct {
 
 	// cache is the job's view of the shared tree cache, set by Start.
 	cache *reg.CacheView
-	// liveCache is cache while the job runs, for other goroutines (Cache).
+	// liveCache is cache while the job runs. Written by Start and the
+	// job's end (finish), read by every trigger (treeCache) and by the
+	// console's dump (Cache) on their own goroutines: atomic.
 	liveCache atomic.Pointer[reg.CacheView]
 	guar      guaranteeWaiters
 
 	// unknownStrategy is the last sharding strategy type reported as not
-	// served (see strategy), so that each is reported once.
+	// served (see strategy), so that each is reported once. Swapped by
+	// the leader's resharding, on the goroutine of whichever trigger runs
+	// it (the trigger loop hands fires to reused goroutines): atomic.
 	unknownStrategy atomic.Pointer[string]
 
 	// conf is the job's configuration as this instance knows it
 	// (configstate.go).
-	conf     configState
+	conf configState
+	// shutdown: no execution may start here. Set by the job's end
+	// (finish, cleanShutdown) and read by every trigger, the pump and
+	// the event loop: atomic.
 	shutdown atomic.Bool
 	// att is the trigger's attempts: the one begun ahead of RegisterBegin,
 	// the running execution's, and the run flag (attempt.go).
 	att attempts
 	// arm estimates the lead of a pre-armed fire (prearm.go); made at the
-	// first trigger (armLead).
+	// first trigger (armLead), read by the trigger loop (PreArmLead) on
+	// its goroutine: atomic.
 	arm atomic.Pointer[armLead]
 	// fo is the failover protocol and its state (claims, the pump's last
 	// trigger, the recovery of cut-off running nodes): failover.go,
 	// failoverstate.go. mis is the misfire and catch-up state
-	// (misfirestate.go).
+	// (misfirestate.go). Each is made at its first use, by a trigger or
+	// the event loop, whichever comes first, and read by both: atomic
+	// (an idle job carries neither).
 	fo  atomic.Pointer[failover]     // made at first use (failover)
 	mis atomic.Pointer[misfireState] // made at first use (misfire)
 	// cr reads the tree cache for the trigger (cachereads.go).
@@ -103,7 +113,9 @@ type Job struct {
 	// and committing a resharding.
 	beforeCommit func()
 
-	// ready: Start has registered this instance (see Ready).
+	// ready: Start has registered this instance (see Ready). Set by
+	// Start, read by the scheduler's check at each fire without a lock:
+	// atomic.
 	ready atomic.Bool
 	// fresh: setUpConfig found no job root, so Start registers the job in
 	// one transaction (registerNew); startUp's own. Nil otherwise.
