@@ -138,7 +138,7 @@ func (j *Job) onConfigEvent(ctx context.Context, ev reg.TreeEvent, st *loopState
 	var errs []error
 	if st.curTotal != 0 && cfg.ShardingTotalCount != st.curTotal {
 		j.log.Info("shardingTotalCount changed", "from", st.curTotal, "to", cfg.ShardingTotalCount)
-		errs = append(errs, j.setReshardingFlag(ctx))
+		errs = append(errs, j.rsh.setReshardingFlag(ctx))
 	}
 	st.curTotal = cfg.ShardingTotalCount
 	if ev.Type == reg.NodeUpdated && !cfg.Failover {
@@ -183,7 +183,7 @@ func (j *Job) serversChanged(ctx context.Context) error {
 			return err
 		}
 	}
-	return j.setReshardingFlag(ctx)
+	return j.rsh.setReshardingFlag(ctx)
 }
 
 // isShutdownByConsole: our own instance node was deleted, not by a session
@@ -247,7 +247,7 @@ func (j *Job) reconcile(ctx context.Context, st *loopState, now time.Time) error
 		}
 	}
 	j.log.Warn("job status node has inconsistent value, start reconciling")
-	return j.setReshardingFlag(ctx)
+	return j.rsh.setReshardingFlag(ctx)
 }
 
 func (j *Job) reconUnit() time.Duration {

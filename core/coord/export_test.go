@@ -7,7 +7,7 @@ import (
 
 // SetBeforeCommit installs a hook run between taking the leader fence and
 // committing a resharding (tests: depose the leader in between).
-func SetBeforeCommit(j *Job, f func()) { j.beforeCommit = f }
+func SetBeforeCommit(j *Job, f func()) { j.rsh.beforeCommit = f }
 
 // CleanStale runs the stale-node sweep once (tests).
 func CleanStale(j *Job, ctx context.Context) error { return j.stale().sweep(ctx) }

@@ -113,7 +113,7 @@ func (j *Job) ShardingContexts(ctx context.Context) (executor.ShardingContexts, 
 		// meanwhile run now instead (upstream waits, and a claimed item
 		// waited for a busy leader's next fire: chaos seed 11).
 		var err error
-		settled, pzxid, err = j.shardingIfNecessary(ctx)
+		settled, pzxid, err = j.rsh.shardingIfNecessary(ctx)
 		if errors.Is(err, errClaimedWhileWaiting) {
 			continue
 		}
@@ -208,7 +208,7 @@ func (j *Job) itemsWithCached(ctx context.Context, cache *reg.CacheView, items [
 	if cache != nil {
 		items = j.cr.itemsWith(cache, items, name)
 	}
-	return j.itemsWith(ctx, items, name)
+	return j.s.itemsWith(ctx, items, name)
 }
 
 // runningItems are the items among items that run: those cacheReads.running
@@ -218,7 +218,7 @@ func (j *Job) runningItems(ctx context.Context, cache *reg.CacheView, items []in
 	if cache != nil {
 		items = j.cr.running(cache, items)
 	}
-	return j.itemsWith(ctx, items, "running")
+	return j.s.itemsWith(ctx, items, "running")
 }
 
 // localFailoverItems: items whose failover node names this instance. Only

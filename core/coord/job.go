@@ -73,12 +73,6 @@ type Job struct {
 	liveCache atomic.Pointer[reg.CacheView]
 	guar      guaranteeWaiters
 
-	// unknownStrategy is the last sharding strategy type reported as not
-	// served (see strategy), so that each is reported once. Swapped by
-	// the leader's resharding, on the goroutine of whichever trigger runs
-	// it (the trigger loop hands fires to reused goroutines): atomic.
-	unknownStrategy atomic.Pointer[string]
-
 	// conf is the job's configuration as this instance knows it
 	// (configstate.go).
 	conf configState
@@ -109,9 +103,8 @@ type Job struct {
 	// elect is the job's leader election (leader/election/instance):
 	// campaign, is-leader, resign, and the fence of leader-only writes.
 	elect *recipe.Election
-	// beforeCommit, if set (tests), runs between taking the leader fence
-	// and committing a resharding.
-	beforeCommit func()
+	// rsh is the leader's resharding protocol (resharding.go).
+	rsh resharding
 
 	// ready: Start has registered this instance (see Ready). Set by
 	// Start, read by the scheduler's check at each fire without a lock:
@@ -174,6 +167,8 @@ func New(opts Options) (*Job, error) {
 	j.life = lifecycle{ns: opts.Namespace,
 		startupDone: make(chan struct{})}
 	j.elect = recipe.NewElection(opts.Client, p.LeaderLatch(), p.LeaderInstance(), opts.InstanceID)
+	j.rsh.s, j.rsh.elect, j.rsh.log, j.rsh.hooks = j.s, j.elect, j.log, j.hooks
+	j.rsh.strat, j.rsh.conf, j.rsh.asg, j.rsh.job = opts.Strategies, &j.conf, &j.asg, j
 	if j.poll <= 0 {
 		j.poll = 100 * time.Millisecond
 	}
@@ -183,6 +178,7 @@ func New(opts Options) (*Job, error) {
 	if j.recon <= 0 {
 		j.recon = time.Minute
 	}
+	j.rsh.poll = j.poll
 	return j, nil
 }
 

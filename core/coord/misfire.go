@@ -35,7 +35,7 @@ func (j *Job) ExecuteMisfired(ctx context.Context, items []int) (bool, error) {
 		// stay; the pump serves them once the claimed items have run.
 		return false, nil
 	}
-	mis, err := j.itemsWith(ctx, items, "misfire")
+	mis, err := j.s.itemsWith(ctx, items, "misfire")
 	if err == nil {
 		j.mis.Load().forget(without(items, mis))
 	}
@@ -67,16 +67,16 @@ func (j *Job) JoinCatchUp(ctx context.Context, sc executor.ShardingContexts) (ex
 	if err != nil {
 		return sc, wrap("join catch-up", err)
 	}
-	waiting, err := j.itemsWith(ctx, without(own, sc.Items), "misfire")
+	waiting, err := j.s.itemsWith(ctx, without(own, sc.Items), "misfire")
 	if err != nil || len(waiting) == 0 {
 		return sc, wrap("join catch-up", err)
 	}
-	held, err := j.itemsWith(ctx, waiting, "disabled")
+	held, err := j.s.itemsWith(ctx, waiting, "disabled")
 	if err != nil {
 		return sc, wrap("join catch-up", err)
 	}
 	if cfg.Failover {
-		claimed, err := j.itemsWith(ctx, waiting, "failover")
+		claimed, err := j.s.itemsWith(ctx, waiting, "failover")
 		if err != nil {
 			return sc, wrap("join catch-up", err)
 		}
@@ -247,11 +247,11 @@ func (j *Job) runPendingMisfires(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	pending, err := j.itemsWith(ctx, own, "misfire")
+	pending, err := j.s.itemsWith(ctx, own, "misfire")
 	if err != nil || len(pending) == 0 {
 		return err
 	}
-	if running, err := j.itemsWith(ctx, pending, "running"); err != nil || len(running) > 0 {
+	if running, err := j.s.itemsWith(ctx, pending, "running"); err != nil || len(running) > 0 {
 		return err
 	}
 	j.misfire().setCatchUp(pending)

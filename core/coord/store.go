@@ -189,3 +189,18 @@ func wrap(what string, err error) error {
 	}
 	return fmt.Errorf("%s: %w", what, err)
 }
+
+// itemsWith returns the items among items whose node name exists.
+func (s store) itemsWith(ctx context.Context, items []int, name string) ([]int, error) {
+	var out []int
+	for _, i := range items {
+		ok, err := s.exists(ctx, s.p.ItemNode(i, name))
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, i)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,387 @@
+package coord
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/ejob-io/ejob/core/config"
+	"github.com/ejob-io/ejob/core/node"
+	"github.com/ejob-io/ejob/core/reg"
+	"github.com/ejob-io/ejob/core/reg/recipe"
+	"github.com/ejob-io/ejob/core/sharding"
+	"github.com/ejob-io/ejob/spi"
+)
+
+// resharding is the leader's lazy resharding protocol (upstream's
+// ShardingService): raising the flag, waiting for running items, and
+// committing the assignment fenced on the leader node; a non-leader's
+// wait for it. It keeps no state but the last strategy type reported as
+// not served; what a trigger reads of the assignment is the assignment's.
+type resharding struct {
+	s     store
+	elect *recipe.Election
+	log   hclog.Logger
+	hooks Hooks
+	strat func(string) (spi.ShardingStrategy, error)
+	conf  *configState
+	asg   *assignment
+	poll  time.Duration
+	job   reshardJob
+	// beforeCommit, if set (tests), runs between taking the leader fence
+	// and committing a resharding.
+	beforeCommit func()
+	// unknownStrategy is the last sharding strategy type reported as not
+	// served (see strategy), so that each is reported once. Swapped on
+	// the goroutine of whichever trigger reshards (the trigger loop hands
+	// fires to reused goroutines): atomic.
+	unknownStrategy atomic.Pointer[string]
+}
+
+// reshardJob is what the resharding needs of the rest of the job.
+type reshardJob interface {
+	// isLeaderUntilBlock is the leader check that waits for an election
+	// in progress (election.go).
+	isLeaderUntilBlock(ctx context.Context) (bool, error)
+	// availableInstances lists the instances of enabled servers.
+	availableInstances(ctx context.Context) ([]string, error)
+	// foState is the failover state (nil while the job has none).
+	foState() *failoverState
+}
+
+// sleep waits one poll interval or until ctx ends.
+func (r *resharding) sleep(ctx context.Context) error {
+	t := time.NewTimer(r.poll)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case <-t.C:
+		return nil
+	}
+}
+
+// setReshardingFlag creates leader/sharding/necessary, on the leader only
+// (ShardingService.setReshardingFlag).
+//
+// The create is fenced on this session's leader node (better than
+// upstream): a deposed leader cannot raise the flag.
+func (r *resharding) setReshardingFlag(ctx context.Context) error {
+	leader, err := r.job.isLeaderUntilBlock(ctx)
+	if err != nil || !leader {
+		return err
+	}
+	if ok, err := r.s.exists(ctx, r.s.p.ShardingNecessary()); err != nil || ok {
+		return err
+	}
+	if ok, err := r.s.exists(ctx, r.s.p.Root()); err != nil || !ok {
+		return err
+	}
+	err = r.elect.Fenced(ctx, func(fence recipe.Fence) error {
+		if err := r.s.createIfNeeded(ctx, reg.Parent(r.s.p.ShardingNecessary())); err != nil {
+			return err
+		}
+		_, err := recipe.FencedMulti(ctx, r.s.c, fence, reg.CreateOp(r.s.p.ShardingNecessary(), nil, reg.Persistent))
+		return err
+	})
+	if errors.Is(err, recipe.ErrNotLeader) || errors.Is(err, reg.ErrNodeExists) {
+		return nil
+	}
+	return err
+}
+
+// hasRunningItems: with monitorExecution, any of items 0..N-1 (N from the
+// cached config) has a running node. The N nodes are read from the server
+// together (existsMany), not one Exists after another.
+func (r *resharding) hasRunningItems(ctx context.Context) (bool, error) {
+	cfg, err := r.conf.get(ctx)
+	if err != nil || !cfg.MonitorExecution {
+		return false, err
+	}
+	paths := make([]string, cfg.ShardingTotalCount)
+	for i := range paths {
+		paths[i] = r.s.p.Running(i)
+	}
+	running, err := r.s.existsMany(ctx, paths)
+	return slices.Contains(running, true), err
+}
+
+// shardingIfNecessary is upstream's lazy resharding
+// (ShardingService.shardingIfNecessary): the leader waits until nothing runs,
+// then commits the new assignment, the reset of old assignments and the deletion
+// of the flags in one transaction fenced on its leader node; others wait until
+// it is done.
+//
+// It first reads the stat of leader/sharding (assignment.settled): when
+// neither flag exists, nothing is pending and it returns settled with the
+// zxid of the flags' last change, for the caller's cached read of the
+// assignment (assignment.cached). Otherwise it reads as upstream does.
+func (r *resharding) shardingIfNecessary(ctx context.Context) (settled bool, pzxid int64, err error) {
+	pending, pzxid, err := r.asg.settled(ctx)
+	if err != nil || !pending {
+		return err == nil, pzxid, err
+	}
+	return false, 0, r.reshardIfNecessary(ctx)
+}
+
+// reshardIfNecessary is shardingIfNecessary once a flag was seen.
+func (r *resharding) reshardIfNecessary(ctx context.Context) error {
+	instances, err := r.job.availableInstances(ctx)
+	if err != nil {
+		return err
+	}
+	need, err := r.s.exists(ctx, r.s.p.ShardingNecessary())
+	if err != nil || !need || len(instances) == 0 {
+		return err
+	}
+	leader, err := r.job.isLeaderUntilBlock(ctx)
+	if err != nil {
+		return err
+	}
+	if !leader {
+		return r.waitShardingCompleted(ctx)
+	}
+	for {
+		running, err := r.hasRunningItems(ctx)
+		if err != nil {
+			return err
+		}
+		if !running {
+			break
+		}
+		if err := r.sleep(ctx); err != nil {
+			return err
+		}
+	}
+	// Membership is read again after the wait (upstream uses the list read
+	// before it): instances that joined or left meanwhile are part of this
+	// assignment.
+	if instances, err = r.job.availableInstances(ctx); err != nil || len(instances) == 0 {
+		return err
+	}
+	cfg, err := r.conf.load(ctx)
+	if err != nil {
+		return err
+	}
+	committed, err := r.commitReshard(ctx, cfg, instances)
+	if err != nil || !committed {
+		return err
+	}
+	return r.reshardAgainIfChanged(ctx, cfg, instances)
+}
+
+// commitReshard writes the processing flag and commits the assignment of
+// cfg's items to instances, fenced on the leader node (and ordered before
+// any deletion of it by this instance, see recipe.Election.Fenced). It
+// reports whether the assignment was committed.
+func (r *resharding) commitReshard(ctx context.Context, cfg *config.JobConfiguration, instances []string) (bool, error) {
+	err := r.elect.Fenced(ctx, func(fence recipe.Fence) error {
+		r.log.Info("resharding", "shardingTotalCount", cfg.ShardingTotalCount, "instances", instances)
+		if err := r.s.persistEphemeral(ctx, r.s.p.ShardingProcessing(), nil); err != nil {
+			return wrap("write sharding processing flag", err)
+		}
+		if r.beforeCommit != nil {
+			r.beforeCommit()
+		}
+		err := r.commitSharding(ctx, fence, cfg, instances)
+		if err != nil {
+			// Fenced too: a deposed leader leaves the flag to its successor
+			// (the node is this session's ephemeral and goes with it).
+			if _, derr := recipe.FencedMulti(ctx, r.s.c, fence, reg.DeleteOp(r.s.p.ShardingProcessing(), reg.AnyVersion)); derr != nil &&
+				!errors.Is(derr, reg.ErrNoNode) && !errors.Is(derr, recipe.ErrFenced) {
+				r.log.Warn("remove sharding processing flag failed", "error", derr)
+			}
+			if errors.Is(err, recipe.ErrFenced) {
+				r.log.Warn("resharding rejected: leadership lost before the commit", "error", err)
+			}
+			return wrap("resharding", err)
+		}
+		return nil
+	})
+	if errors.Is(err, recipe.ErrNotLeader) {
+		r.log.Info("lost leadership before resharding")
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	r.hooks.Resharded()
+	return true, nil
+}
+
+// reshardAgainIfChanged raises the resharding flag again when membership
+// or the total count changed between the reads behind a committed
+// assignment and its commit. Such a change's event found the flag still
+// up, so it set nothing, and the commit has just deleted the flag: without
+// this the change would wait for some later event (upstream loses it the
+// same way; found by the chaos suite: an instance that died while the
+// leader waited for running items kept its items, so they were not run,
+// until the next membership change).
+func (r *resharding) reshardAgainIfChanged(ctx context.Context, cfg *config.JobConfiguration, instances []string) error {
+	now, err := r.job.availableInstances(ctx)
+	if err != nil {
+		return err
+	}
+	cur, err := r.conf.load(ctx)
+	if err != nil {
+		return err
+	}
+	if slices.Equal(now, instances) && cur.ShardingTotalCount == cfg.ShardingTotalCount {
+		return nil
+	}
+	r.log.Info("membership or sharding total count changed during resharding; resharding again at the next trigger",
+		"committed_instances", instances, "instances", now,
+		"committed_total", cfg.ShardingTotalCount, "total", cur.ShardingTotalCount)
+	return r.setReshardingFlag(ctx)
+}
+
+// waitShardingCompleted is the non-leader's busy wait.
+func (r *resharding) waitShardingCompleted(ctx context.Context) error {
+	for {
+		leader, err := r.job.isLeaderUntilBlock(ctx)
+		if err != nil || leader {
+			return err
+		}
+		if r.job.foState().hasClaims() {
+			return errClaimedWhileWaiting
+		}
+		need, err := r.s.exists(ctx, r.s.p.ShardingNecessary())
+		if err != nil {
+			return err
+		}
+		proc, err := r.s.exists(ctx, r.s.p.ShardingProcessing())
+		if err != nil {
+			return err
+		}
+		if !need && !proc {
+			return nil
+		}
+		if err := r.sleep(ctx); err != nil {
+			return err
+		}
+	}
+}
+
+// commitSharding builds and commits, fenced by fence, the assignment of
+// cfg's items to instances: the items beyond the total count deleted, the
+// old instance nodes replaced, the flags deleted, in one transaction; it
+// then records the commit's zxid (assignment.noteCommit).
+func (r *resharding) commitSharding(ctx context.Context, fence recipe.Fence, cfg *config.JobConfiguration, instances []string) error {
+	n := cfg.ShardingTotalCount
+	if err := r.s.createIfNeeded(ctx, r.s.p.Sharding()); err != nil {
+		return err
+	}
+	var ops []reg.Op
+	names, err := r.s.children(ctx, r.s.p.Sharding())
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		i, err := strconv.Atoi(name)
+		if err != nil || i < n {
+			continue
+		}
+		sub, err := r.subtreeDeletes(ctx, r.s.p.Full(node.ShardingNode+"/"+name))
+		if err != nil {
+			return err
+		}
+		ops = append(ops, sub...)
+	}
+	// Which items exist comes from the listing above (one read, not one
+	// per item).
+	existing := make(map[string]bool, len(names))
+	for _, name := range names {
+		existing[name] = true
+	}
+	// Whose instance node exists: the existing items' nodes read together
+	// (existsMany), then the ops in item order.
+	var paths []string
+	for i := 0; i < n; i++ {
+		if existing[strconv.Itoa(i)] {
+			paths = append(paths, r.s.p.ShardingInstance(i))
+		}
+	}
+	has, err := r.s.existsMany(ctx, paths)
+	if err != nil {
+		return err
+	}
+	k := 0
+	for i := 0; i < n; i++ {
+		if !existing[strconv.Itoa(i)] {
+			ops = append(ops, reg.CreateOp(r.s.p.ShardingItem(i), nil, reg.Persistent))
+			continue
+		}
+		if has[k] {
+			ops = append(ops, reg.DeleteOp(paths[k], reg.AnyVersion))
+		}
+		k++
+	}
+	strategy, err := r.strategy(cfg)
+	if err != nil {
+		return err
+	}
+	result, err := sharding.Shard(ctx, strategy, cfg.JobName, n, instances)
+	if err != nil {
+		return err
+	}
+	for _, a := range result {
+		for _, item := range a.Items {
+			ops = append(ops, reg.CreateOp(r.s.p.ShardingInstance(item), []byte(a.InstanceID), reg.Persistent))
+		}
+	}
+	ops = append(ops,
+		reg.DeleteOp(r.s.p.ShardingNecessary(), reg.AnyVersion),
+		reg.DeleteOp(r.s.p.ShardingProcessing(), reg.AnyVersion))
+	if _, err := recipe.FencedMulti(ctx, r.s.c, fence, ops...); err != nil {
+		return err
+	}
+	r.log.Info("resharding committed", "assignments", fmt.Sprint(result))
+	r.asg.noteCommit(ctx, result)
+	return nil
+}
+
+// strategy resolves cfg's sharding strategy. A type this host does not
+// serve can only come from a config written elsewhere (a Java instance or
+// the console; the local one is validated): the leader then shards with
+// AVG_ALLOCATION, as a Java 3.0.5 leader does, and says so once per type,
+// rather than leave the job without an assignment while it leads.
+func (r *resharding) strategy(cfg *config.JobConfiguration) (spi.ShardingStrategy, error) {
+	typ := cfg.ShardingStrategyType()
+	s, err := r.strat(typ)
+	if errors.Is(err, spi.ErrUnknownType) && spi.NormalizeType(typ) != config.DefaultShardingStrategyType {
+		if prev := r.unknownStrategy.Swap(&typ); prev == nil || *prev != typ {
+			r.log.Warn("the job's configuration (written elsewhere: a Java instance, the console) names a type this host "+
+				"does not serve; sharding with "+config.DefaultShardingStrategyType+" instead",
+				"kind", "sharding strategy", "type", typ, "error", err)
+		}
+		s, err = r.strat(config.DefaultShardingStrategyType)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sharding strategy %q: %w", typ, err)
+	}
+	return s, nil
+}
+
+// subtreeDeletes returns delete ops for path and everything under it,
+// children first.
+func (r *resharding) subtreeDeletes(ctx context.Context, path string) ([]reg.Op, error) {
+	names, err := r.s.children(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	var ops []reg.Op
+	for _, n := range names {
+		sub, err := r.subtreeDeletes(ctx, reg.Join(path, n))
+		if err != nil {
+			return nil, err
+		}
+		ops = append(ops, sub...)
+	}
+	return append(ops, reg.DeleteOp(path, reg.AnyVersion)), nil
+}
