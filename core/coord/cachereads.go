@@ -1,6 +1,9 @@
 package coord
 
 import (
+	"slices"
+	"strconv"
+
 	"github.com/ejob-io/ejob/core/node"
 	"github.com/ejob-io/ejob/core/reg"
 )
@@ -90,4 +93,50 @@ func (r cacheReads) own(cache *reg.CacheView, items []int) bool {
 func (r cacheReads) failoverQueued(cache *reg.CacheView) bool {
 	names, _ := cache.Children(r.paths.p.FailoverItems())
 	return len(names) > 0
+}
+
+// misfired: the tree cache shows this instance's own items
+// (sharding/i/instance = me) with a misfire flag and no running node. The
+// pump asks it a failoverTick after every trigger (pumpFired), so it reads
+// without copying or building paths.
+func (r cacheReads) misfired(cache *reg.CacheView) []int {
+	var buf [8]int
+	var out []int
+	for _, i := range r.items(cache, buf[:0]) {
+		if _, _, mis := cache.Peek(r.paths.item(i, node.ItemMisfire)); !mis {
+			continue // the usual answer, so asked first
+		}
+		if v, _, ok := cache.Peek(r.paths.item(i, node.ItemInstance)); !ok || string(v) != r.paths.id {
+			continue
+		}
+		if _, _, run := cache.Peek(r.paths.item(i, node.ItemRunning)); !run {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// items appends to dst the items the tree cache shows under sharding
+// (the numbers of its children), ascending.
+func (r cacheReads) items(cache *reg.CacheView, dst []int) []int {
+	cache.EachChild(r.paths.sharding(), func(name string) bool {
+		if i, err := strconv.Atoi(name); err == nil && i >= 0 {
+			dst = append(dst, i)
+		}
+		return true
+	})
+	slices.Sort(dst)
+	return dst
+}
+
+// claimed: the tree cache shows an item whose failover node names
+// this instance.
+func (r cacheReads) claimed(cache *reg.CacheView) bool {
+	var buf [8]int
+	for _, i := range r.items(cache, buf[:0]) {
+		if v, _, ok := cache.Peek(r.paths.item(i, node.ItemFailover)); ok && string(v) == r.paths.id {
+			return true
+		}
+	}
+	return false
 }

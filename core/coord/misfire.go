@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/ejob-io/ejob/core/executor"
-	"github.com/ejob-io/ejob/core/node"
 	"github.com/ejob-io/ejob/core/reg"
 )
 
@@ -234,7 +232,7 @@ func (j *Job) setMisfire(ctx context.Context, items []int) error {
 // a pending resharding move some of them away first, that run sets their
 // flags again for their new owner (handOverCatchUp).
 func (j *Job) runPendingMisfires(ctx context.Context) error {
-	items := j.misfiredInCache()
+	items := j.cr.misfired(j.cache)
 	if len(items) == 0 {
 		j.mis.Load().clearSighting()
 		return nil
@@ -281,38 +279,4 @@ func (j *Job) handOverCatchUp(ctx context.Context, own []int) error {
 	}
 	j.log.Info("items whose missed fire was to be caught up here moved away; flagging them for their new owner", "items", moved)
 	return j.setMisfire(ctx, moved)
-}
-
-// misfiredInCache: the tree cache shows this instance's own items
-// (sharding/i/instance = me) with a misfire flag and no running node. The
-// pump asks it a failoverTick after every trigger (pumpFired), so it reads
-// without copying or building paths.
-func (j *Job) misfiredInCache() []int {
-	var buf [8]int
-	var out []int
-	for _, i := range j.cachedItems(buf[:0]) {
-		if _, _, mis := j.cache.Peek(j.paths.item(i, node.ItemMisfire)); !mis {
-			continue // the usual answer, so asked first
-		}
-		if v, _, ok := j.cache.Peek(j.paths.item(i, node.ItemInstance)); !ok || string(v) != j.id {
-			continue
-		}
-		if _, _, run := j.cache.Peek(j.paths.item(i, node.ItemRunning)); !run {
-			out = append(out, i)
-		}
-	}
-	return out
-}
-
-// cachedItems appends to dst the items the tree cache shows under sharding
-// (the numbers of its children), ascending.
-func (j *Job) cachedItems(dst []int) []int {
-	j.cache.EachChild(j.paths.sharding(), func(name string) bool {
-		if i, err := strconv.Atoi(name); err == nil && i >= 0 {
-			dst = append(dst, i)
-		}
-		return true
-	})
-	slices.Sort(dst)
-	return dst
 }

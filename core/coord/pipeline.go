@@ -192,7 +192,7 @@ func (j *Job) steadyItemsInCache(cfg *config.JobConfiguration, cache *reg.CacheV
 	if found := cache.EachChild(j.paths.flags(), func(string) bool { flagged = true; return false }); !found || flagged {
 		return nil, 0, false
 	}
-	if cfg.Failover && (j.foState().hasClaims() || j.claimedInCache()) {
+	if cfg.Failover && (j.foState().hasClaims() || j.cr.claimed(j.cache)) {
 		return nil, 0, false
 	}
 	if avail, found := j.cr.available(cache); !found || !avail {

@@ -203,7 +203,7 @@ func (j *Job) ConfirmArmed(ctx context.Context, sc executor.ShardingContexts) bo
 	if !j.cr.own(cache, sc.Items) || len(j.cr.itemsWith(cache, sc.Items, "disabled")) > 0 {
 		return false
 	}
-	if cfg.Failover && (j.foState().hasClaims() || j.claimedInCache() || len(j.cr.itemsWith(cache, sc.Items, "failover")) > 0) {
+	if cfg.Failover && (j.foState().hasClaims() || j.cr.claimed(j.cache) || len(j.cr.itemsWith(cache, sc.Items, "failover")) > 0) {
 		return false
 	}
 	return true

@@ -3,8 +3,6 @@ package coord
 import (
 	"context"
 	"time"
-
-	"github.com/ejob-io/ejob/core/node"
 )
 
 // failoverTick is the period of pump.
@@ -40,7 +38,7 @@ func (j *Job) pumpWanted() bool {
 	n, counted := j.cache.Counted()
 	flags := !counted || n > 0
 	if failover {
-		if j.foState().recovering() || flags && (j.claimedInCache() || j.cr.failoverQueued(j.cache)) {
+		if j.foState().recovering() || flags && (j.cr.claimed(j.cache) || j.cr.failoverQueued(j.cache)) {
 			return true
 		}
 	}
@@ -48,7 +46,7 @@ func (j *Job) pumpWanted() bool {
 		return true
 	}
 	// A sighting (misfireState.sighted): the next tick clears it or acts on it.
-	return misfire && (j.mis.Load().sighting() || flags && len(j.misfiredInCache()) > 0)
+	return misfire && (j.mis.Load().sighting() || flags && len(j.cr.misfired(j.cache)) > 0)
 }
 
 // pump runs on the event loop a failoverTick after a tree event or a
@@ -88,7 +86,7 @@ func (j *Job) pump(ctx context.Context) error {
 				return err
 			}
 		}
-		if j.claimedInCache() {
+		if j.cr.claimed(j.cache) {
 			if j.failover().sinceTrigger(time.Now()) < j.failoverTick() {
 				return nil
 			}
@@ -116,16 +114,4 @@ func (j *Job) pump(ctx context.Context) error {
 		return j.runPendingMisfires(ctx)
 	}
 	return nil
-}
-
-// claimedInCache: the tree cache shows an item whose failover node names
-// this instance.
-func (j *Job) claimedInCache() bool {
-	var buf [8]int
-	for _, i := range j.cachedItems(buf[:0]) {
-		if v, _, ok := j.cache.Peek(j.paths.item(i, node.ItemFailover)); ok && string(v) == j.id {
-			return true
-		}
-	}
-	return false
 }

@@ -1,9 +1,11 @@
 package coord
 
 import (
+	"bytes"
 	"context"
 	"errors"
 
+	"github.com/ejob-io/ejob/core/config"
 	"github.com/ejob-io/ejob/core/node"
 	"github.com/ejob-io/ejob/core/reg"
 	"github.com/ejob-io/ejob/core/reg/recipe"
@@ -201,4 +203,159 @@ func (j *Job) leadsNow(ctx context.Context) (bool, []string, error) {
 	}
 	items, err := j.s.children(ctx, j.s.p.Sharding())
 	return err == nil, items, err
+}
+
+// setUpConfig applies the startup overwrite rule
+// (ConfigurationService.setUpJobConfiguration). When the job root is absent, the
+// job enabled and allowNew set, it writes nothing: Start then writes the config
+// with the rest of the registration (registerNew).
+func (j *Job) setUpConfig(ctx context.Context, allowNew bool) error {
+	var st config.RegistryState
+	// Both nodes read fresh, in one MultiRead with the other jobs starting
+	// now (Namespace.reads).
+	rs, err := j.life.ns.reads.Read(ctx, reg.GetOp(j.s.p.Root()), reg.GetOp(j.s.p.Config()))
+	if err != nil {
+		return wrap("read job root and config", err)
+	}
+	for _, r := range rs {
+		if r.Err != nil && !errors.Is(r.Err, reg.ErrNoNode) {
+			return wrap("read job root and config", r.Err)
+		}
+	}
+	st.RootExists, st.Root = rs[0].Err == nil, rs[0].Data
+	st.ConfigExists, st.Config = rs[1].Err == nil, rs[1].Data
+	res, err := config.SetUp(j.class, j.local, st)
+	if errors.Is(err, config.ErrRegistryConfig) {
+		// The registry's config is refused: the job registers and waits,
+		// without firing, for a valid one (its tree cache follows the
+		// node). The local configuration, validated, stands in for what
+		// sizes the job's own work meanwhile (its cron, its count).
+		if _, derr := config.Decode(st.Config); derr != nil {
+			j.conf.invalid(st.Config, derr)
+		}
+		j.fresh = nil
+		j.conf.cur.Store(j.local)
+		j.local = nil
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	j.fresh = nil
+	// The node's bytes and what they parse to: the registry's, or what
+	// this process writes (SetUp's Config reads as its ConfigData parses),
+	// so that refreshCachedConfig does not parse them again.
+	cfg, data := res.Config, st.Config
+	if res.Write {
+		data = res.ConfigData
+	}
+	j.conf.parsed.Store(&parsedConfig{data: data, cfg: cfg})
+	if allowNew && res.Write && !st.RootExists && !res.Config.Disabled {
+		j.fresh = &freshStart{config: res.ConfigData}
+		j.conf.cur.Store(cfg)
+		return nil
+	}
+	if res.Write {
+		if _, err := reg.Persist(ctx, j.s.c, j.s.p.Config(), res.ConfigData); err != nil {
+			return wrap("write job config", err)
+		}
+		if _, err := reg.Persist(ctx, j.s.c, j.s.p.Root(), []byte(j.class)); err != nil {
+			return wrap("write job root", err)
+		}
+	}
+	j.conf.cur.Store(cfg)
+	// The local config served only this: from now on the registry's is
+	// the job's (a copy is in the tree cache and in j.conf).
+	j.local = nil
+	return nil
+}
+
+// freshStart is the registration of a job the registry does not have yet.
+type freshStart struct {
+	config []byte       // the config node's value
+	sess   *reg.Session // the session registerNew registered under (nil: it did not)
+}
+
+// registerNew registers a job whose root setUpConfig found absent in one
+// transaction, instead of upstream's sequence (config, root, election
+// under the latch, server, instance, resharding flag: some 60 requests on
+// ZooKeeper): it creates the job root (holding the class name), config,
+// the leader node (under leader/ and leader/election, containers as the
+// latch's parents are), servers/{ip} ENABLED, instances/{id}, and
+// leader/sharding/necessary, the tree upstream's sequence leaves (less
+// the latch, a container the server reaps once its transient participant
+// node is gone).
+//
+// Taking the leadership without the latch is safe because the transaction
+// also creates the job root: it commits only if the root is still absent,
+// so no participant node (under the root) exists then and nobody, Java or
+// ejob, is inside the latch's check-and-create; whoever enters it later
+// finds this leader node. Any failure (the root exists now: another
+// instance registered the job first; a connection loss that leaves the
+// outcome unknown) falls back to the usual sequence, config first, which
+// handles either outcome (a leader node of this session is ours).
+func (j *Job) registerNew(ctx context.Context) error {
+	f := j.fresh
+	sess := j.s.c.Session()
+	leader := j.s.p.LeaderInstance()
+	ops := []reg.Op{
+		reg.CreateOp(j.s.p.Root(), []byte(j.class), reg.Persistent),
+		reg.CreateOp(j.s.p.Config(), f.config, reg.Persistent),
+		reg.CreateOp(reg.Parent(reg.Parent(leader)), nil, reg.Container),
+		reg.CreateOp(reg.Parent(leader), nil, reg.Container),
+		reg.CreateOp(leader, []byte(j.id), reg.Ephemeral),
+		reg.CreateOp(j.s.p.Servers(), nil, reg.Persistent),
+		reg.CreateOp(j.s.p.Server(j.ip), []byte(node.ServerEnabled), reg.Persistent),
+		reg.CreateOp(j.s.p.Instances(), nil, reg.Persistent),
+		reg.CreateOp(j.s.p.Instance(j.id), node.InstanceValue(j.id, j.ip), reg.Ephemeral),
+		reg.CreateOp(reg.Parent(j.s.p.ShardingNecessary()), nil, reg.Persistent),
+		reg.CreateOp(j.s.p.ShardingNecessary(), nil, reg.Persistent),
+	}
+	// With the other new jobs' transactions (Namespace.writes): all of
+	// them commit, or each is sent again alone.
+	if err := j.life.ns.writes.Multi(ctx, ops...); err != nil {
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		j.log.Debug("registering the new job in one transaction failed; registering step by step", "error", err)
+		j.fresh = nil
+		return j.setUpConfig(ctx, false)
+	}
+	f.sess = sess
+	j.local = nil // kept until now for the step-by-step fallback
+	return nil
+}
+
+// removeOfflineServers deletes servers/{ip} with a non-blank value whose IP
+// is the prefix of no instance id (3.0.5's ServerService.removeOfflineServers),
+// given the instance ids and server IPs listed (instances first, as upstream).
+func (j *Job) removeOfflineServers(ctx context.Context, ids, ips []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	online := map[string]bool{}
+	for _, id := range ids {
+		online[ipPrefix(id)] = true
+	}
+	for _, ip := range ips {
+		if online[ip] {
+			continue
+		}
+		data, st, err := j.s.c.Get(ctx, j.s.p.Server(ip))
+		if errors.Is(err, reg.ErrNoNode) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if len(bytes.TrimSpace(data)) == 0 {
+			continue
+		}
+		if err := j.s.c.Delete(ctx, j.s.p.Server(ip), st.Version); err != nil &&
+			!errors.Is(err, reg.ErrNoNode) && !errors.Is(err, reg.ErrBadVersion) && !errors.Is(err, reg.ErrNotEmpty) {
+			return err
+		}
+		j.log.Info("removed offline server", "server", ip)
+	}
+	return nil
 }
