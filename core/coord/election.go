@@ -63,7 +63,7 @@ func (j *Job) isLeaderUntilBlock(ctx context.Context) (bool, error) {
 			break
 		}
 		j.log.Debug("leader is electing, waiting")
-		if err := j.sleep(ctx); err != nil {
+		if err := sleep(ctx, j.poll); err != nil {
 			return false, err
 		}
 		if !j.shutdown.Load() {
@@ -153,7 +153,7 @@ func (j *Job) isEnableServer(ctx context.Context, ip string) (bool, error) {
 		if try >= 9 {
 			return false, nil
 		}
-		if err := j.sleep(ctx); err != nil {
+		if err := sleep(ctx, j.poll); err != nil {
 			return false, err
 		}
 	}

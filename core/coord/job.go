@@ -323,9 +323,9 @@ func (j *Job) cleanShutdown() {
 	j.log.Info("job coordination stopped")
 }
 
-// poll waits one poll interval or until ctx ends.
-func (j *Job) sleep(ctx context.Context) error {
-	t := time.NewTimer(j.poll)
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():

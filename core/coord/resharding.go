@@ -55,18 +55,6 @@ type reshardJob interface {
 	foState() *failoverState
 }
 
-// sleep waits one poll interval or until ctx ends.
-func (r *resharding) sleep(ctx context.Context) error {
-	t := time.NewTimer(r.poll)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	case <-t.C:
-		return nil
-	}
-}
-
 // setReshardingFlag creates leader/sharding/necessary, on the leader only
 // (ShardingService.setReshardingFlag).
 //
@@ -155,7 +143,7 @@ func (r *resharding) reshardIfNecessary(ctx context.Context) error {
 		if !running {
 			break
 		}
-		if err := r.sleep(ctx); err != nil {
+		if err := sleep(ctx, r.poll); err != nil {
 			return err
 		}
 	}
@@ -262,7 +250,7 @@ func (r *resharding) waitShardingCompleted(ctx context.Context) error {
 		if !need && !proc {
 			return nil
 		}
-		if err := r.sleep(ctx); err != nil {
+		if err := sleep(ctx, r.poll); err != nil {
 			return err
 		}
 	}
