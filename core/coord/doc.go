@@ -29,18 +29,20 @@
 // registration (session, lease, pause, re-registration: registration.go),
 // the event loop (loop.go), the start and end (lifecycle.go), the election
 // (recipe.Election), the job's paths with the hot ones of its triggers
-// (jobPaths, hotpaths.go), the assignment (assignment, assignment.go: whether
-// a resharding is pending, this instance's items from the tree cache or
-// the server, and the zxid accounting that tells which membership changes
-// an assignment already covers), the trigger's attempts (attempts,
-// attempt.go), the failover protocol (failover, failover.go) with its
-// state (failoverState: the claims this process made, when a claim last
-// asked for a run, whether cut-off running nodes remain to be recovered),
-// the misfire and catch-up state (misfireState, misfirestate.go) and the
-// stale-node sweep (staleSweeper, stateless: made for each sweep, so an
-// idle job does not carry one). The owners get what they need passed in
-// or through small interfaces (attemptJob, failoverJob, staleJob), so each
-// is tested alone on the embedded registry. The pump (pump.go) runs on the
+// (jobPaths, hotpaths.go), the configuration as this instance knows it
+// (configState, configstate.go), the assignment (assignment, assignment.go:
+// whether a resharding is pending, this instance's items from the tree
+// cache or the server, and the zxid accounting that tells which membership
+// changes an assignment already covers), the leader's resharding
+// (resharding, resharding.go), the trigger's attempts (attempts,
+// attempt.go), the failover protocol (failover, failover.go) with its state
+// (failoverState: the claims this process made, when a claim last asked for
+// a run, whether cut-off running nodes remain to be recovered), the misfire
+// and catch-up state (misfireState, misfirestate.go) and the stale-node
+// sweep (staleSweeper, stateless: made for each sweep, so an idle job does
+// not carry one). The owners get what they need passed in or through small
+// interfaces (attemptJob, reshardJob, failoverJob, staleJob), so each is
+// tested alone on the embedded registry. The pump (pump.go) runs on the
 // job's queue and drives failover, recovery and the catch-up of missed
 // fires (misfire.go); the Job implements executor.Facade (facade.go,
 // misfire.go, prearm.go) by composing them.
