@@ -41,8 +41,9 @@
 // and catch-up state (misfireState, misfirestate.go) and the stale-node
 // sweep (staleSweeper, stateless: made for each sweep, so an idle job does
 // not carry one). The owners get what they need passed in or through small
-// interfaces (attemptJob, reshardJob, failoverJob, staleJob), so each is
-// tested alone on the embedded registry. The pump (pump.go) runs on the
+// interfaces (attemptJob, reshardJob, failoverJob, staleJob), so the
+// attempts, the failover protocol and the sweep are each tested alone on
+// the embedded registry. The pump (pump.go) runs on the
 // job's queue and drives failover, recovery and the catch-up of missed
 // fires (misfire.go); the Job implements executor.Facade (facade.go,
 // misfire.go, prearm.go) by composing them.
