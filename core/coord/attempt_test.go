@@ -10,7 +10,6 @@ import (
 	"github.com/ejob-io/ejob/core/config"
 	"github.com/ejob-io/ejob/core/node"
 	"github.com/ejob-io/ejob/core/reg"
-	"github.com/ejob-io/ejob/core/reg/embedded"
 )
 
 // attemptView is the attemptJob of attempts tested alone: no tree cache,
@@ -36,11 +35,7 @@ type aloneAttempts struct {
 
 func newAloneAttempts(t *testing.T) *aloneAttempts {
 	t.Helper()
-	c, err := embedded.NewServer().Connect("ns")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
+	c := aloneClient(t)
 	p := node.New("job")
 	a := &aloneAttempts{v: &attemptView{}, c: c, p: p, paths: &jobPaths{p: p, id: "10.0.0.1@-@1", ip: "10.0.0.1"}}
 	ctx := context.Background()

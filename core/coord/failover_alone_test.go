@@ -29,6 +29,18 @@ func (v *jobView) Paused() (bool, <-chan struct{})                          { re
 func (v *jobView) IsRunning() bool                                          { return v.running }
 func (v *jobView) ShuttingDown() bool                                       { return v.shutdown }
 
+// aloneClient is a client of an embedded registry of its own, closed at
+// the end of the test.
+func aloneClient(t *testing.T) reg.Client {
+	t.Helper()
+	c, err := embedded.NewServer().Connect("ns")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
 // aloneFailover is a failover protocol on its own registry, with what it
 // reports recorded.
 type aloneFailover struct {
@@ -42,11 +54,7 @@ type aloneFailover struct {
 
 func newAloneFailover(t *testing.T, id string) *aloneFailover {
 	t.Helper()
-	c, err := embedded.NewServer().Connect("ns")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
+	c := aloneClient(t)
 	p := node.New("job")
 	cfg := config.New("job", 4)
 	cfg.Failover = true
