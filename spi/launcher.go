@@ -44,11 +44,20 @@ type LaunchJob struct {
 	Props                  map[string]string
 }
 
+// LaunchNodePlaceholder stands, in the values of a LaunchItem's Env, for
+// the node the item runs on: the scheduler issues an item's task id
+// before the cluster places it, so the task id in its environment names
+// this placeholder where upstream's names the slave, and the launcher
+// replaces it with the node's name (the ItemStatus.Node it reports) in
+// the process that runs the item.
+const LaunchNodePlaceholder = "{{ejob.node}}"
+
 // LaunchItem is one sharding item of a fire.
 type LaunchItem struct {
 	Item int
 	// Env is the item's environment (its sharding context, see the cloud
-	// documentation), set verbatim in the process that runs it.
+	// documentation), set verbatim in the process that runs it, except
+	// that every LaunchNodePlaceholder becomes the item's node.
 	Env map[string]string
 }
 
@@ -161,7 +170,8 @@ type LaunchValidateRequest struct {
 //
 // Contract: Launch returns once the fire is accepted (not when its items
 // run); a second Launch of a FireID the launcher holds changes nothing and
-// returns nil. Each item runs with Env set and the app's resources plus
+// returns nil. Each item runs with Env set (LaunchNodePlaceholder replaced
+// by its node) and the app's resources plus
 // the job's per item requested; an item that waits for room is
 // ItemReady with the reason. An item is reported Failed or Lost only when
 // the launcher will not run it again in that fire; the scheduler re-runs

@@ -335,11 +335,16 @@ func (s *Scheduler) pass(ctx context.Context, l *leaderState) error {
 				st = spi.ItemStatus{JobName: name, FireID: tid.Fire, Item: item, State: spi.ItemLost, Reason: "not held by the launcher"}
 			}
 			node := pathRunning + "/" + name + "/" + itemNode(name, item)
+			// Once the cluster has placed the item, its task id names the
+			// node (as the item's own sharding context does).
+			placed := st.Node != "" && st.Node != tid.Slave
+			if placed {
+				tid.Slave = st.Node
+			}
 			switch st.State {
 			case spi.ItemReady, spi.ItemRunning:
 				key := eventID(tid)
-				if st.Node != "" && st.Node != tid.Slave {
-					tid.Slave = st.Node
+				if placed {
 					if err := s.fenced(ctx, reg.SetOp(node, []byte(tid.String()), reg.AnyVersion)); err != nil {
 						return err
 					}
@@ -537,7 +542,9 @@ func (s *Scheduler) launch(ctx context.Context, j Job, a App, fire, typ string, 
 			CPUCount: j.CPUCount, MemoryMB: j.MemoryMB, JobParameter: j.JobParameter, ShardingItemParameters: params, Props: j.Props},
 		Labels: map[string]string{"ejob.io/app": a.AppName, "ejob.io/job": j.JobName, "ejob.io/fire": fire}}
 	for _, item := range items {
-		tid := TaskID{Job: j.JobName, Item: item, Type: typ, Slave: unassignedSlave, Fire: fire}
+		// The item's own task id names the node it runs on, filled in by
+		// the launcher once the cluster has placed it.
+		tid := TaskID{Job: j.JobName, Item: item, Type: typ, Slave: spi.LaunchNodePlaceholder, Fire: fire}
 		req.Items = append(req.Items, spi.LaunchItem{Item: item, Env: ItemEnv(j, params, item, tid)})
 	}
 	if _, err := s.launcher.Launch(ctx, req); err != nil {

@@ -28,6 +28,10 @@ const RunItemArg = "run-item"
 // item's wrapper detached from the plugin (see Spawn).
 const SpawnArg = "spawn"
 
+// localNode is the node every item of this launcher runs on: its
+// ItemStatus.Node and what spi.LaunchNodePlaceholder becomes.
+const localNode = "local"
+
 // itemSpec is an item's spec file.
 type itemSpec struct {
 	Seq      int64             `json:"seq"`
@@ -340,7 +344,7 @@ func (l Launcher) List(ctx context.Context, req spi.LaunchListRequest) (spi.Laun
 	out := spi.LaunchList{}
 	for _, it := range items {
 		st := spi.ItemStatus{JobName: it.spec.JobName, FireID: it.spec.FireID, Item: it.spec.Item, State: it.state(),
-			Node: "local", Name: it.spec.FireID + "-" + strconv.Itoa(it.spec.Item), ExitCode: -1,
+			Node: localNode, Name: it.spec.FireID + "-" + strconv.Itoa(it.spec.Item), ExitCode: -1,
 			Started: it.started, Finished: it.finished}
 		switch st.State {
 		case spi.ItemReady:

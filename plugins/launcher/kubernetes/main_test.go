@@ -61,9 +61,13 @@ func newLauncher(t testing.TB) *Launcher {
 	if cluster.Skip != "" {
 		t.Skip(cluster.Skip)
 	}
-	return NewWithClient(cluster.client, "default", "", hclog.New(&hclog.LoggerOptions{
+	l, err := NewWithClient(cluster.client, Config{Namespace: "default", Logger: hclog.New(&hclog.LoggerOptions{
 		Name: t.Name(), Level: hclog.Info, Output: os.Stderr,
-	}))
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
 }
 
 // k8s runs scripts/k8s.sh with args against the test cluster.
