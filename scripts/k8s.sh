@@ -15,7 +15,8 @@
 #                                    one more kwok node NAME (starts kwok when none runs)
 #   k8s.sh kill-node DIR NAME        SIGKILL node NAME's agent and the processes it runs
 #                                    (a node's death)
-#   k8s.sh bin                       print the directory of the cached binaries
+#   k8s.sh bin                       print the directory of the cached control plane binaries
+#   k8s.sh kwok-bin                  print the directory of the cached kwok and its stages
 #
 # The control plane is built from the Go module proxy at pinned versions
 # (k8s.io/kubernetes v1.37.2 with its staging modules at v0.37.2, etcd v3.6.16)
@@ -386,6 +387,10 @@ stop_all() {
 case "${1:-}" in
 build) build ;;
 bin) cached || die "not built yet: run k8s.sh build"; echo "$CACHE" ;;
+kwok-bin)
+	[ -x "$KWOK_CACHE/kwok" ] && [ -s "$KWOK_CACHE/stages.yaml" ] || die "kwok not built yet: run k8s.sh build"
+	echo "$KWOK_CACHE"
+	;;
 start)
 	DIR=${2:?usage: k8s.sh start DIR [--nodes N] [--cpu C] [--memory M]}
 	shift 2
@@ -432,5 +437,5 @@ kill-node)
 	alive "$DIR" "agent-$name" || die "no node $name runs in $DIR"
 	halt "$DIR" "agent-$name" kill
 	;;
-*) die "usage: k8s.sh build|bin|start DIR [--nodes N] [--cpu C] [--memory M] [--kwok-nodes K]|stop DIR|node DIR NAME|kwok-node DIR NAME|kill-node DIR NAME" ;;
+*) die "usage: k8s.sh build|bin|kwok-bin|start DIR [--nodes N] [--cpu C] [--memory M] [--kwok-nodes K]|stop DIR|node DIR NAME|kwok-node DIR NAME|kill-node DIR NAME" ;;
 esac

@@ -22,7 +22,8 @@ func TestCronTransientRunsItemsWithContextAndDisableStops(t *testing.T) {
 	})
 	for item, param := range []string{"a", "b", "c"} {
 		r := e.runs(item)[0]
-		if !strings.HasPrefix(r[0], "cronjob@-@"+string(rune('0'+item))+"@-@READY@-@") || r[1] != param {
+		// The LOCAL launcher runs every item on its node "local".
+		if !strings.HasPrefix(r[0], "cronjob@-@"+string(rune('0'+item))+"@-@READY@-@local@-@") || r[1] != param {
 			t.Errorf("item %d: task id %q, parameter %q", item, r[0], r[1])
 		}
 		var sc map[string]any

@@ -174,7 +174,8 @@ type App struct {
 	// CacheEnable keeps what AppURL fetched on each node, in the
 	// launcher's AppCacheDir keyed by the app's name and a hash of its
 	// AppURL, and copies it from there in later runs on that node instead
-	// of fetching it again; false fetches it for every pod.
+	// of fetching it again; false fetches it for every pod. For an Image
+	// app it is the pull policy: IfNotPresent, or Always when false.
 	CacheEnable bool
 	// CPUCount and MemoryMB are the app's own share, added to each item's.
 	CPUCount float64
@@ -388,6 +389,13 @@ func (l *Launcher) podTemplate(f Fire, items []int, name string, restart corev1.
 	main := corev1.Container{
 		Name: "item", Image: f.App.Image, Command: []string{"sh", "-c", runScript, "ejob-item"}, Env: env,
 		Resources: corev1.ResourceRequirements{Requests: res, Limits: res},
+	}
+	if f.App.Image != "" {
+		// An image app's cache is the node's image cache.
+		main.ImagePullPolicy = corev1.PullAlways
+		if f.App.CacheEnable {
+			main.ImagePullPolicy = corev1.PullIfNotPresent
+		}
 	}
 	pod := corev1.PodSpec{
 		RestartPolicy:                 restart,

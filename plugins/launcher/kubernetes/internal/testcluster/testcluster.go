@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -24,13 +25,17 @@ type Cluster struct {
 }
 
 // Start starts a cluster with k8s.sh start's args (--nodes, --cpu,
-// --memory); root is the repository's top directory. stop stops it and
+// --memory, --kwok-nodes); root is the repository's top directory. stop stops it and
 // removes its directory (kept when EJOB_K8S_KEEP is set); it is never nil.
 func Start(root string, env []string, args ...string) (c *Cluster, stop func(), err error) {
 	c = &Cluster{Script: filepath.Join(root, "scripts", "k8s.sh")}
 	stop = func() {}
 	if exec.Command("bash", c.Script, "bin").Run() != nil && os.Getenv("EJOB_K8S_BUILD") == "" {
 		c.Skip = "the Kubernetes binaries are not cached (scripts/k8s.sh build, or set EJOB_K8S_BUILD=1 to build them now)"
+		return c, stop, nil
+	}
+	if slices.Contains(args, "--kwok-nodes") && exec.Command("bash", c.Script, "kwok-bin").Run() != nil && os.Getenv("EJOB_K8S_BUILD") == "" {
+		c.Skip = "kwok is not cached (scripts/k8s.sh build, or set EJOB_K8S_BUILD=1 to build it now)"
 		return c, stop, nil
 	}
 	if c.Dir, err = os.MkdirTemp("", "ejob-k8s-test-"); err != nil {
@@ -49,7 +54,7 @@ func Start(root string, env []string, args ...string) (c *Cluster, stop func(), 
 	cmd.Env = append(cmd.Env, env...)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
-		return nil, stop, fmt.Errorf("k8s.sh start: %w", err)
+		return c, stop, fmt.Errorf("k8s.sh start: %w", err)
 	}
 	fmt.Fprintf(os.Stderr, "test cluster up in %.1f s (%s)\n", time.Since(began).Seconds(), c.Dir)
 	c.Kubeconfig = filepath.Join(c.Dir, "kubeconfig")
