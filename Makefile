@@ -9,7 +9,7 @@ PLUGINBIN := $(BIN)/plugins
 BUILTIN_MAINS := $(shell $(GO) list -f '{{if eq .Name "main"}}{{.Dir}}{{end}}' ./plugins/... 2>/dev/null)
 EXAMPLE_MAINS := $(shell $(GO) list -f '{{if eq .Name "main"}}{{.Dir}}{{end}}' ./examples/... 2>/dev/null | grep '/ejob-[^/]*$$')
 
-.PHONY: test-cloud launcher-kubernetes chaos-short all build test lint vet fmt-check imports bench proto demo demo-plugins demo-cluster demo-cloud clean chaos
+.PHONY: test-cloud bench-cloud launcher-kubernetes chaos-short all build test lint vet fmt-check imports bench proto demo demo-plugins demo-cluster demo-cloud clean chaos
 
 all: build
 
@@ -63,6 +63,13 @@ launcher-kubernetes:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 30m ./...
 	cd bench/gocron && $(GO) test -run '^$$' -bench . -benchtime 1x -count=1 -timeout 10m .
+
+# The Kubernetes launcher's benchmarks on the test control plane (cached
+# binaries needed, as for test-cloud): fire to process on a test node, a
+# fire of 100 items on a test node and on kwok's nodes. One package at a
+# time, so that the two clusters do not share the cores.
+bench-cloud:
+	cd plugins/launcher/kubernetes && $(GO) test -p 1 -run '^$$' -bench . -benchtime 3x -count=1 -timeout 30m . ./kwoktest
 
 # Regenerates the committed gRPC stubs (needs Debian's protobuf-compiler).
 proto:
