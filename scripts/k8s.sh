@@ -311,7 +311,8 @@ start() {
 	for i in etcd kube-apiserver kube-controller-manager kube-scheduler; do
 		alive "$DIR" "$i" && die "a cluster already runs in $DIR (k8s.sh stop $DIR first)"
 	done
-	build
+	build_control_plane
+	[ "$kwok_nodes" -eq 0 ] || build_kwok
 	command -v openssl >/dev/null || die "openssl is needed for the API server's certificates"
 	mkdir -p "$DIR"
 	rm -rf "$DIR/etcd" "$DIR/nodes" "$DIR/pki" "$DIR"/*.log
