@@ -401,36 +401,26 @@ stop)
 	DIR=${2:?usage: k8s.sh stop DIR}
 	stop_all
 	;;
-node)
-	DIR=${2:?usage: k8s.sh node DIR NAME [--cpu C] [--memory M]}
-	name=${3:?usage: k8s.sh node DIR NAME [--cpu C] [--memory M]}
+node | kwok-node)
+	cmd=$1
+	DIR=${2:?usage: k8s.sh $cmd DIR NAME [--cpu C] [--memory M]}
+	name=${3:?usage: k8s.sh $cmd DIR NAME [--cpu C] [--memory M]}
 	shift 3
 	cpu=1 memory=1Gi
 	while [ $# -gt 0 ]; do
 		case "$1" in
 		--cpu) cpu=${2:?--cpu needs a quantity}; shift 2 ;;
 		--memory) memory=${2:?--memory needs a quantity}; shift 2 ;;
-		*) die "node: unknown argument $1 (--cpu C, --memory M)" ;;
+		*) die "$cmd: unknown argument $1 (--cpu C, --memory M)" ;;
 		esac
 	done
 	[ -s "$DIR/kubeconfig" ] || die "no cluster in $DIR"
-	start_node "$name" "$cpu" "$memory"
-	wait_for "$DIR" "agent-$name" "node $name Ready" node_ready "$name"
-	;;
-kwok-node)
-	DIR=${2:?usage: k8s.sh kwok-node DIR NAME [--cpu C] [--memory M]}
-	name=${3:?usage: k8s.sh kwok-node DIR NAME [--cpu C] [--memory M]}
-	shift 3
-	cpu=1 memory=1Gi
-	while [ $# -gt 0 ]; do
-		case "$1" in
-		--cpu) cpu=${2:?--cpu needs a quantity}; shift 2 ;;
-		--memory) memory=${2:?--memory needs a quantity}; shift 2 ;;
-		*) die "kwok-node: unknown argument $1 (--cpu C, --memory M)" ;;
-		esac
-	done
-	[ -s "$DIR/kubeconfig" ] || die "no cluster in $DIR"
-	kwok_node "$name" "$cpu" "$memory"
+	if [ "$cmd" = node ]; then
+		start_node "$name" "$cpu" "$memory"
+		wait_for "$DIR" "agent-$name" "node $name Ready" node_ready "$name"
+	else
+		kwok_node "$name" "$cpu" "$memory"
+	fi
 	;;
 kill-node)
 	DIR=${2:?usage: k8s.sh kill-node DIR NAME}

@@ -51,15 +51,8 @@ func appTarGz(t testing.TB, script string) []byte {
 
 // serveApp serves body at /app.tar.gz and returns its URL.
 func serveApp(t testing.TB, body []byte) string {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/app.tar.gz" {
-			http.NotFound(w, r)
-			return
-		}
-		_, _ = w.Write(body)
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL + "/app.tar.gz"
+	url, _ := serveCountedApp(t, body)
+	return url
 }
 
 // serveCountedApp is serveApp that also counts the GETs of the app.

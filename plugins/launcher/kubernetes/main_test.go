@@ -11,7 +11,6 @@ import (
 	"github.com/ejob-io/ejob/plugins/launcher/kubernetes/internal/testcluster"
 	"github.com/hashicorp/go-hclog"
 	clientset "k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 )
 
 // cluster is the control plane scripts/k8s.sh starts for this package's
@@ -42,13 +41,7 @@ func runTests(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "kubernetes launcher tests skipped: "+c.Skip)
 		return m.Run()
 	}
-	rc, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	rc.QPS, rc.Burst = 100, 200
-	if cluster.client, err = clientset.NewForConfig(rc); err != nil {
+	if cluster.client, err = c.Client(100); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

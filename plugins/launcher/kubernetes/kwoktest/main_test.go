@@ -15,7 +15,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clientset "k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 )
 
 // kwokNodes and kwokCPU are the cluster's fake nodes: 3 of 2 CPUs.
@@ -51,13 +50,7 @@ func runTests(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "kwok tests skipped: "+c.Skip)
 		return m.Run()
 	}
-	rc, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	rc.QPS, rc.Burst = 200, 400
-	if cluster.client, err = clientset.NewForConfig(rc); err != nil {
+	if cluster.client, err = c.Client(200); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

@@ -12,6 +12,9 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	clientset "k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 )
 
 // Cluster is a running test cluster, or the reason there is none.
@@ -79,4 +82,20 @@ func (c *Cluster) Run(out *os.File, args ...string) error {
 		return fmt.Errorf("k8s.sh %v: %w\n%s", args, err, b)
 	}
 	return nil
+}
+
+// Client is an admin client of the cluster, rate-limited to qps requests
+// a second (burst twice that) instead of client-go's 5, so that tests that
+// poll many objects are not held back.
+func (c *Cluster) Client(qps float32) (clientset.Interface, error) {
+	rc, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig %s: %w", c.Kubeconfig, err)
+	}
+	rc.QPS, rc.Burst = qps, int(2*qps)
+	cs, err := clientset.NewForConfig(rc)
+	if err != nil {
+		return nil, fmt.Errorf("client of %s: %w", c.Kubeconfig, err)
+	}
+	return cs, nil
 }
