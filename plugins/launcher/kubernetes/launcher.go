@@ -500,7 +500,9 @@ exec sh -c "$EJOB_BOOTSTRAP_SCRIPT \"\$@\"" ejob-app "$EJOB_SHARDING_CONTEXT"
 // file executable. With EJOB_APP_CACHE (the node's cache directory of the
 // app) it copies the app from the cache when a complete copy is there;
 // otherwise, after the fetch, the one pod that creates the cache's app
-// directory (mkdir is atomic) fills it and marks it complete.
+// directory (mkdir is atomic) fills it and marks it complete. A cache that
+// could not be filled is never marked complete: the pods on that node keep
+// fetching, and the item runs either way.
 const fetchScript = `set -e
 mkdir -p "$EJOB_APP_DIR"
 cd "$EJOB_APP_DIR"
@@ -516,5 +518,5 @@ case "$f" in
 *.zip) unzip -q "$f" ;;
 *) chmod +x "$f" ;;
 esac
-if [ -n "$c" ] && mkdir "$c/app" 2>/dev/null; then cp -R ./. "$c/app/" && touch "$c/complete"; fi
+if [ -n "$c" ] && mkdir "$c/app" 2>/dev/null; then cp -R ./. "$c/app/" && touch "$c/complete" || true; fi
 `

@@ -22,14 +22,16 @@ type Cluster struct {
 	// Script is scripts/k8s.sh; Dir holds the cluster's files and
 	// Kubeconfig its admin kubeconfig.
 	Script, Dir, Kubeconfig string
-	// Skip, when not empty, says why no cluster was started: the
-	// binaries are not cached and EJOB_K8S_BUILD is unset.
+	// Skip, when not empty, says why no cluster is there: the binaries
+	// (or kwok, for a cluster with kwok nodes) are not cached and
+	// EJOB_K8S_BUILD is unset.
 	Skip string
 }
 
 // Start starts a cluster with k8s.sh start's args (--nodes, --cpu,
-// --memory, --kwok-nodes); root is the repository's top directory. stop stops it and
-// removes its directory (kept when EJOB_K8S_KEEP is set); it is never nil.
+// --memory, --kwok-nodes); root is the repository's top directory. stop
+// stops it and removes its directory (kept when EJOB_K8S_KEEP is set); it
+// is never nil.
 func Start(root string, env []string, args ...string) (c *Cluster, stop func(), err error) {
 	c = &Cluster{Script: filepath.Join(root, "scripts", "k8s.sh")}
 	stop = func() {}
