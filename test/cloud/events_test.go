@@ -20,6 +20,7 @@ func TestEventTraceRecordsItems(t *testing.T) {
 		Total int `json:"total"`
 		Rows  []struct {
 			TaskID       string  `json:"taskId"`
+			SlaveID      string  `json:"slaveId"`
 			ShardingItem int     `json:"shardingItem"`
 			Success      bool    `json:"success"`
 			FailureCause string  `json:"failureCause"`
@@ -49,6 +50,11 @@ func TestEventTraceRecordsItems(t *testing.T) {
 	var states []string
 	for _, r := range st.Rows {
 		states = append(states, r.State)
+		// A step after the launch names the node the item ran on (the
+		// LOCAL launcher's "local"), in its slave id and its task id.
+		if r.State != "TASK_STAGING" && (r.SlaveID != "local" || !strings.Contains(r.TaskID, "@-@local@-@")) {
+			t.Errorf("status trace %s: slaveId %q, taskId %q; want the node local in both", r.State, r.SlaveID, r.TaskID)
+		}
 	}
 	sort.Strings(states)
 	got := strings.Join(states, ",")
