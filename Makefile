@@ -46,10 +46,12 @@ test: lint build
 	  else echo "test-cloud skipped: no cached Kubernetes binaries (scripts/k8s.sh build, or EJOB_K8S_BUILD=1 to build them)"; fi
 
 # The Kubernetes launcher's module (its own go.mod) against a real control
-# plane that scripts/k8s.sh starts (docs/cloud.md, "Test cluster"). Its tests
-# skip with a message when the binaries are not cached and EJOB_K8S_BUILD is
-# unset; with EJOB_K8S_BUILD=1 the first run builds them (minutes) before
-# the tests start, so the build is not inside their timeout.
+# plane that scripts/k8s.sh starts (docs/cloud.md, "Test cluster"): items
+# run on test node agents, and kwoktest's lifecycle tests on kwok nodes; about
+# 3 minutes on 2 cores. Its tests skip with a message when the binaries (or
+# kwok) are not cached and EJOB_K8S_BUILD is unset; with EJOB_K8S_BUILD=1 the
+# first run builds them (minutes) before the tests start, so the build is not
+# inside their timeout.
 test-cloud:
 	@if [ -n "$$EJOB_K8S_BUILD" ]; then bash scripts/k8s.sh build; fi
 	cd plugins/launcher/kubernetes && $(GO) vet ./... && $(GO) test -race -count=1 -timeout 20m ./...
