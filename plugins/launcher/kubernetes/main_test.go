@@ -2,9 +2,7 @@ package kubernetes
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -21,31 +19,10 @@ var cluster struct {
 }
 
 func TestMain(m *testing.M) {
-	os.Exit(runTests(m))
-}
-
-func runTests(m *testing.M) int {
-	root, err := filepath.Abs("../../..")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	c, stop, err := testcluster.Start(root, []string{"K8S_NODE_GRACE=8s"}, "--nodes", "1", "--cpu", "1", "--memory", "2Gi")
-	defer stop()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	cluster.Cluster = c
-	if c.Skip != "" {
-		fmt.Fprintln(os.Stderr, "kubernetes launcher tests skipped: "+c.Skip)
-		return m.Run()
-	}
-	if cluster.client, err = c.Client(100); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return m.Run()
+	os.Exit(testcluster.Main(m, "../../..", "kubernetes launcher tests", []string{"K8S_NODE_GRACE=8s"},
+		[]string{"--nodes", "1", "--cpu", "1", "--memory", "2Gi"}, 100, func(c *testcluster.Cluster, client clientset.Interface) {
+			cluster.Cluster, cluster.client = c, client
+		}))
 }
 
 // newLauncher is a Launcher on the test cluster, or skips the test.

@@ -2,9 +2,7 @@ package kwoktest
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -30,31 +28,12 @@ var cluster struct {
 	client clientset.Interface
 }
 
-func TestMain(m *testing.M) { os.Exit(runTests(m)) }
-
-func runTests(m *testing.M) int {
-	root, err := filepath.Abs("../../../..")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	c, stop, err := testcluster.Start(root, nil, "--nodes", "0", "--kwok-nodes", strconv.Itoa(kwokNodes),
-		"--cpu", strconv.Itoa(kwokCPU), "--memory", "8Gi")
-	defer stop()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	cluster.Cluster = c
-	if c.Skip != "" {
-		fmt.Fprintln(os.Stderr, "kwok tests skipped: "+c.Skip)
-		return m.Run()
-	}
-	if cluster.client, err = c.Client(200); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return m.Run()
+func TestMain(m *testing.M) {
+	os.Exit(testcluster.Main(m, "../../../..", "kwok tests", nil,
+		[]string{"--nodes", "0", "--kwok-nodes", strconv.Itoa(kwokNodes), "--cpu", strconv.Itoa(kwokCPU), "--memory", "8Gi"},
+		200, func(c *testcluster.Cluster, client clientset.Interface) {
+			cluster.Cluster, cluster.client = c, client
+		}))
 }
 
 // newLauncher is a Launcher on the kwok cluster, or skips the test.

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"testing"
 	"time"
 
 	clientset "k8s.io/client-go/kubernetes"
@@ -100,4 +101,36 @@ func (c *Cluster) Client(qps float32) (clientset.Interface, error) {
 		return nil, fmt.Errorf("client of %s: %w", c.Kubeconfig, err)
 	}
 	return cs, nil
+}
+
+// Main is a TestMain's body: it starts a cluster (Start's env and args;
+// root is the repository's top directory), hands it and a client of qps
+// requests a second to use, runs the tests and stops the cluster. When
+// the binaries are not cached the tests run with c.Skip set and a nil
+// client (what names the tests in the message saying so). It returns the
+// exit code.
+func Main(m *testing.M, root, what string, env []string, args []string, qps float32, use func(*Cluster, clientset.Interface)) int {
+	root, err := filepath.Abs(root)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	c, stop, err := Start(root, env, args...)
+	defer stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if c.Skip != "" {
+		fmt.Fprintln(os.Stderr, what+" skipped: "+c.Skip)
+		use(c, nil)
+		return m.Run()
+	}
+	client, err := c.Client(qps)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	use(c, client)
+	return m.Run()
 }
