@@ -87,21 +87,6 @@ const (
 	evNodeChildrenChanged = 4
 )
 
-// stdBits are the kinds of go-zookeeper's one-shot watches on a path.
-type stdBits uint8
-
-const (
-	stdData stdBits = 1 << iota
-	stdExist
-	stdChild
-)
-
-// stdReq is a watching read of go-zookeeper's in flight.
-type stdReq struct {
-	path string
-	op   int32
-}
-
 // rwatch is one WatchRecursive call.
 type rwatch struct {
 	full string // server path
@@ -118,28 +103,27 @@ type rdelivery struct {
 	ev reg.WatchEvent
 }
 
-// recursive is a client's recursive watches and its record of
-// go-zookeeper's one-shot watches.
+// recursive is a client's recursive watches.
 type recursive struct {
 	ns string
 	q  *notify.Queue[rdelivery]
 
-	mu      sync.Mutex
-	live    []*rwatch            // not ended
-	table   map[string][]*rwatch // live watches by server path (routing)
-	std     map[string]stdBits   // go-zookeeper's armed one-shot watches by server path
-	stdSess int64                // the session std belongs to
+	lib *libWatches // go-zookeeper's one-shot watches
+
+	mu    sync.Mutex
+	live  []*rwatch            // not ended
+	table map[string][]*rwatch // live watches by server path (routing)
 
 	wg         sync.WaitGroup // re-arming goroutines
 	noAddWatch atomic.Bool    // the server answered UNIMPLEMENTED
 }
 
-func newRecursive(ns string) *recursive {
+func newRecursive(ns string, lib *libWatches) *recursive {
 	return &recursive{
 		ns:    ns,
+		lib:   lib,
 		q:     notify.NewQueue(func(d rdelivery) { d.w.fn(d.ev) }),
 		table: make(map[string][]*rwatch),
-		std:   make(map[string]stdBits),
 	}
 }
 
@@ -178,9 +162,6 @@ func (c *Client) WatchRecursive(ctx context.Context, path string, fn func(reg.Wa
 	if err != nil {
 		r.remove(w)
 		if errors.Is(err, reg.ErrUnimplemented) && r.noAddWatch.CompareAndSwap(false, true) {
-			// No recursive watch will ever take a notification: the
-			// record of one-shot watches is of no use any more.
-			clear(r.std)
 			c.log.Info("the ZooKeeper server has no recursive watches (3.6+): callers fall back to one-shot watches", "error", err)
 		}
 		return err
@@ -301,7 +282,7 @@ func (c *Client) rearm(sc *sniffConn) {
 			// on the new connection itself.
 			if w.conn != nil && w.conn != sc {
 				todo = append(todo, w)
-				conflict = conflict || r.std[w.full]&(stdData|stdExist) != 0
+				conflict = conflict || r.lib.has(w.full, stdData|stdExist)
 			}
 		}
 		r.mu.Unlock()
@@ -337,25 +318,10 @@ func isConnErr(err error) bool {
 	return errors.Is(mapErr(err), reg.ErrConnectionLoss)
 }
 
-// session notes a connect response: a new session (or an expired one)
-// clears the record of go-zookeeper's one-shot watches, as go-zookeeper
-// does.
-func (r *recursive) session(cr sessionCreds) {
-	id := cr.id
-	if cr.timeoutMs <= 0 {
-		id = 0
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if id != r.stdSess || id == 0 {
-		clear(r.std)
-		r.stdSess = id
-	}
-}
-
 // outgoing looks at a frame go-zookeeper is about to write (under wmu):
-// it remembers watching reads, and drops the watch flag of a getData or
-// exists on a path this connection has a recursive watch on.
+// it notes its setWatches, remembers its watching reads, and drops the
+// watch flag of a getData or exists on a path this connection has a
+// recursive watch on.
 func (s *sniffConn) outgoing(p []byte) {
 	if len(p) < 12 {
 		return
@@ -364,7 +330,7 @@ func (s *sniffConn) outgoing(p []byte) {
 	op := int32(binary.BigEndian.Uint32(p[8:]))
 	switch op {
 	case opSetWatches:
-		s.swOnce.Do(func() { close(s.setWatches) })
+		s.setWatchesWritten(p)
 		return
 	case opGetData, opExists, opGetChildren2, opGetChildren:
 	default:
@@ -379,7 +345,7 @@ func (s *sniffConn) outgoing(p []byte) {
 		return
 	}
 	watch := 16 + n
-	if p[watch] == 0 || s.rec.noAddWatch.Load() {
+	if p[watch] == 0 {
 		return
 	}
 	path := string(p[16:watch])
@@ -405,7 +371,8 @@ func (s *sniffConn) noteAddWatch(path string, ok bool) {
 
 // incoming looks at a frame for go-zookeeper (on the reader) and reports
 // whether go-zookeeper gets it: the reply to a watching read arms
-// go-zookeeper's watch in std; a notification is routed (see the top).
+// go-zookeeper's watch in the table; a notification is routed (see the
+// top) and disarms what it fires when go-zookeeper gets it.
 func (s *sniffConn) incoming(f []byte) bool {
 	if len(f) < 16 {
 		return true
@@ -418,7 +385,7 @@ func (s *sniffConn) incoming(f []byte) bool {
 			delete(s.stdReqs, xid)
 			s.stdMu.Unlock()
 			if ok {
-				s.rec.stdReply(req, replyCode(f))
+				s.lib.replied(req, replyCode(f))
 			}
 		}
 		return true
@@ -431,58 +398,22 @@ func (s *sniffConn) incoming(f []byte) bool {
 	if j.err != nil {
 		return true
 	}
-	return s.rec.notification(s, typ, path)
-}
-
-// stdReply arms go-zookeeper's watch as its reply callback does.
-func (r *recursive) stdReply(req stdReq, code int32) {
-	var b stdBits
-	switch {
-	case req.op == opGetData && code == 0:
-		b = stdData
-	case req.op == opExists && code == 0:
-		b = stdData
-	case req.op == opExists && code == codeNoNode:
-		b = stdExist
-	case (req.op == opGetChildren2 || req.op == opGetChildren) && code == 0:
-		b = stdChild
-	default:
-		return
+	if s.rec != nil && !s.rec.notification(s, typ, path) {
+		return false
 	}
-	r.mu.Lock()
-	if !r.noAddWatch.Load() {
-		r.std[req.path] |= b
-	}
-	r.mu.Unlock()
+	s.lib.fire(typ, path)
+	return true
 }
 
 // notification routes a watch notification read on sc and reports whether
 // go-zookeeper gets it.
 func (r *recursive) notification(sc *sniffConn, typ int32, path string) bool {
-	var fires stdBits
-	switch typ {
-	case evNodeCreated:
-		fires = stdExist
-	case evNodeDataChanged:
-		fires = stdExist | stdData
-	case evNodeDeleted:
-		fires = stdExist | stdData | stdChild
-	case evNodeChildrenChanged:
-		fires = stdChild
-	default:
+	if _, node := fires(typ); !node {
 		return true // not a node event: go-zookeeper's business
 	}
+	armed := r.lib.armed(typ, path)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	b := r.std[path]
-	armed := b&fires != 0
-	if armed {
-		if b &^= fires; b == 0 {
-			delete(r.std, path)
-		} else {
-			r.std[path] = b
-		}
-	}
 	if typ == evNodeChildrenChanged || len(r.table) == 0 {
 		return true
 	}
@@ -513,6 +444,6 @@ func (r *recursive) notification(sc *sniffConn, typ int32, path string) bool {
 		}
 	}
 	// What no recursive watch took, the server sent for a one-shot watch:
-	// go-zookeeper's, whether std knows it or not.
+	// go-zookeeper's, whether the table knows it or not.
 	return armed || !routed
 }

@@ -16,7 +16,7 @@ import (
 // watches fires (which the notification then disarms) or no recursive
 // watch took it.
 func TestNotificationRouting(t *testing.T) {
-	r := newRecursive("/ns")
+	r := newRecursive("/ns", newLibWatches())
 	var mu sync.Mutex
 	var got []reg.WatchEvent
 	w := &rwatch{full: "/ns/a", rel: "/a", fn: func(ev reg.WatchEvent) {
@@ -24,11 +24,11 @@ func TestNotificationRouting(t *testing.T) {
 		got = append(got, ev)
 		mu.Unlock()
 	}}
-	sc, other := newSniffConn(nil, ""), newSniffConn(nil, "")
+	sc, other := newSniffConn(nil, "", r.lib), newSniffConn(nil, "", r.lib)
 	sc.rec, other.rec = r, r
 
 	// Before any recursive watch, everything goes to go-zookeeper.
-	if !r.notification(sc, evNodeDataChanged, "/ns/x") {
+	if !sc.incoming(notificationFrame(evNodeDataChanged, "/ns/x")) {
 		t.Fatal("notification withheld from go-zookeeper before any recursive watch")
 	}
 	r.mu.Lock()
@@ -38,10 +38,10 @@ func TestNotificationRouting(t *testing.T) {
 	r.arm(sc, w)
 
 	// go-zookeeper's watches, armed by their replies as it arms them.
-	r.stdReply(stdReq{"/ns/a/b", opGetData}, 0)
-	r.stdReply(stdReq{"/ns/a/c", opExists}, codeNoNode)
-	r.stdReply(stdReq{"/ns/a", opGetChildren2}, 0)
-	r.stdReply(stdReq{"/ns/a/d", opGetData}, codeNoNode) // no watch
+	r.lib.replied(stdReq{"/ns/a/b", opGetData}, 0)
+	r.lib.replied(stdReq{"/ns/a/c", opExists}, codeNoNode)
+	r.lib.replied(stdReq{"/ns/a", opGetChildren2}, 0)
+	r.lib.replied(stdReq{"/ns/a/d", opGetData}, codeNoNode) // no watch
 
 	cases := []struct {
 		conn    *sniffConn
@@ -61,7 +61,7 @@ func TestNotificationRouting(t *testing.T) {
 		{sc, -1, "", true},                         // not a node event
 	}
 	for i, tc := range cases {
-		if f := r.notification(tc.conn, tc.typ, tc.path); f != tc.forward {
+		if f := tc.conn.incoming(notificationFrame(tc.typ, tc.path)); f != tc.forward {
 			t.Errorf("case %d (%d %s): forwarded %v, want %v", i, tc.typ, tc.path, f, tc.forward)
 		}
 	}
@@ -84,9 +84,9 @@ func TestNotificationRouting(t *testing.T) {
 	mu.Unlock()
 
 	// A new session clears go-zookeeper's watches (it drops them itself).
-	r.session(sessionCreds{id: 7, timeoutMs: 1000})
-	r.stdReply(stdReq{"/ns/a/z", opGetData}, 0)
-	r.session(sessionCreds{id: 8, timeoutMs: 1000})
+	r.lib.session(7)
+	r.lib.replied(stdReq{"/ns/a/z", opGetData}, 0)
+	r.lib.session(8)
 	if r.notification(sc, evNodeDataChanged, "/ns/a/z") {
 		t.Fatal("a watch of the old session was served")
 	}
@@ -106,6 +106,18 @@ func getDataFrame(xid int32, path string, watch bool) []byte {
 	return append(b, 0)
 }
 
+// notificationFrame is a watch notification as the server sends it (no
+// length).
+func notificationFrame(typ int32, path string) []byte {
+	b := binary.BigEndian.AppendUint32(nil, ^uint32(0)) // xid -1
+	b = binary.BigEndian.AppendUint64(b, ^uint64(0))    // zxid -1
+	b = binary.BigEndian.AppendUint32(b, 0)
+	b = binary.BigEndian.AppendUint32(b, uint32(typ))
+	b = binary.BigEndian.AppendUint32(b, 3) // SyncConnected
+	b = binary.BigEndian.AppendUint32(b, uint32(len(path)))
+	return append(b, path...)
+}
+
 func replyFrame(xid, code int32) []byte {
 	b := binary.BigEndian.AppendUint32(nil, uint32(xid))
 	b = binary.BigEndian.AppendUint64(b, 1)
@@ -117,8 +129,8 @@ func replyFrame(xid, code int32) []byte {
 // still arms go-zookeeper's watch in the record; elsewhere the request is
 // left alone.
 func TestOneShotOnRecursivePathIsNotSentToTheServer(t *testing.T) {
-	r := newRecursive("")
-	sc := newSniffConn(nil, "")
+	r := newRecursive("", newLibWatches())
+	sc := newSniffConn(nil, "", r.lib)
 	sc.rec = r
 	sc.noteAddWatch("/a", true)
 	same, below := getDataFrame(5, "/a", true), getDataFrame(6, "/a/b", true)
@@ -132,7 +144,7 @@ func TestOneShotOnRecursivePathIsNotSentToTheServer(t *testing.T) {
 			t.Fatal("a reply was withheld from go-zookeeper")
 		}
 	}
-	if r.std["/a"] != stdData || r.std["/a/b"] != stdData {
-		t.Fatalf("record of one-shot watches: %v", r.std)
+	if std := r.lib.snapshot(); std["/a"] != stdData || std["/a/b"] != stdData {
+		t.Fatalf("record of one-shot watches: %v", std)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -84,24 +85,32 @@ type sniffConn struct {
 	waitMu    sync.Mutex
 	waiters   map[int32]waiter // ejob's requests in flight, by xid
 
-	// rec, when set, follows go-zookeeper's watches and routes watch
-	// notifications (see recursive.go). stdReqs are go-zookeeper's
-	// watching reads in flight on this connection, by xid; recWritten
-	// the paths ejob's addWatch was written for on it (both guarded by
-	// stdMu); setWatches is closed once go-zookeeper wrote its
-	// setWatches.
+	// lib follows go-zookeeper's one-shot watches (library.go); rec, when
+	// set, routes watch notifications to recursive watches (see
+	// recursive.go). stdReqs are go-zookeeper's watching reads in flight
+	// on this connection, by xid; recWritten the paths ejob's addWatch was
+	// written for on it (both guarded by stdMu); setWatches is closed once
+	// go-zookeeper wrote its setWatches.
+	lib        *libWatches
 	rec        *recursive
 	stdMu      sync.Mutex
 	stdReqs    map[int32]stdReq
 	recWritten map[string]bool
 	setWatches chan struct{}
 	swOnce     sync.Once
+	// hold: go-zookeeper's frames wait for its setWatches (the lastZxid
+	// race, library.go); only its reader reads it. held tells the writer
+	// the connection was held. deviation, when set, hears of go-zookeeper
+	// behaving otherwise than library.go describes.
+	hold      bool
+	held      atomic.Bool
+	deviation func(what string)
 }
 
-func newSniffConn(conn net.Conn, addr string) *sniffConn {
+func newSniffConn(conn net.Conn, addr string, lib *libWatches) *sniffConn {
 	return &sniffConn{
 		Conn: conn, addr: addr, ready: make(chan struct{}), done: make(chan struct{}), waiters: map[int32]waiter{},
-		stdReqs: map[int32]stdReq{}, recWritten: map[string]bool{}, setWatches: make(chan struct{}),
+		lib: lib, stdReqs: map[int32]stdReq{}, recWritten: map[string]bool{}, setWatches: make(chan struct{}),
 	}
 }
 
@@ -146,9 +155,15 @@ func (s *sniffConn) Read(p []byte) (int, error) {
 			s.extendReadDeadline()
 			continue
 		}
-		if s.rec != nil && !s.incoming(f) {
+		if !s.incoming(f) {
 			s.extendReadDeadline() // a notification only ejob wanted
 			continue
+		}
+		if s.hold && zxidHold(f) {
+			if err := s.awaitSetWatches(); err != nil {
+				return 0, err
+			}
+			s.hold = false
 		}
 		s.pending = withLength(f)
 	}
@@ -324,7 +339,7 @@ func (s *sniffConn) Write(p []byte) (int, error) {
 	s.writes++
 	// The first write is the connect request, which has no request header.
 	setAuth := s.writes > 1 && len(p) >= 12 && int32(binary.BigEndian.Uint32(p[8:])) == opSetAuth
-	if s.rec != nil && s.writes > 1 {
+	if s.writes > 1 {
 		s.outgoing(p)
 	}
 	if s.writes == 1 && !s.handshakeBy.IsZero() {
@@ -358,6 +373,54 @@ func (s *sniffConn) Close() error {
 	return s.Conn.Close()
 }
 
+// awaitSetWatches waits until go-zookeeper has written its setWatches on
+// this connection (the lastZxid race, library.go), or its read deadline has
+// passed: a go-zookeeper that holds watches and sends no setWatches
+// deviates from what library.go relies on, and its reader goes on.
+func (s *sniffConn) awaitSetWatches() error {
+	s.mu.Lock()
+	dl := s.readDL
+	s.mu.Unlock()
+	var expired <-chan time.Time
+	if !dl.IsZero() {
+		t := time.NewTimer(time.Until(dl))
+		defer t.Stop()
+		expired = t.C
+	}
+	select {
+	case <-s.setWatches:
+	case <-s.done:
+		return fmt.Errorf("read from %s: %w", s.addr, net.ErrClosed)
+	case <-expired:
+		s.deviate("go-zookeeper holds watches but wrote no setWatches by its read deadline")
+	}
+	return nil
+}
+
+// setWatchesWritten notes go-zookeeper's setWatches frame p (under wmu). On
+// a held connection it lists the watch table (one frame: go-zookeeper
+// splits only requests near 128 KiB).
+func (s *sniffConn) setWatchesWritten(p []byte) {
+	s.swOnce.Do(func() { close(s.setWatches) })
+	if !s.held.Load() {
+		return
+	}
+	got, ok := setWatchesPaths(p)
+	want := s.lib.snapshot()
+	switch {
+	case !ok:
+		s.deviate("a setWatches frame it cannot decode")
+	case len(p) < 64<<10 && !maps.Equal(got, want):
+		s.deviate(fmt.Sprintf("setWatches lists %v, the watch table %v", got, want))
+	}
+}
+
+func (s *sniffConn) deviate(what string) {
+	if s.deviation != nil {
+		s.deviation(what)
+	}
+}
+
 // connectResponse parses the connect response frame.
 func (s *sniffConn) connectResponse(f []byte) {
 	cr, ok := parseConnectResponse(f)
@@ -366,9 +429,14 @@ func (s *sniffConn) connectResponse(f []byte) {
 	}
 	cr.addr = s.addr
 	s.report(cr)
-	if s.rec != nil {
-		s.rec.session(cr)
+	id := cr.id
+	if cr.timeoutMs <= 0 {
+		id = 0
 	}
+	s.lib.session(id)
+	// go-zookeeper re-sets the watches of a session it holds (library.go).
+	s.hold = id != 0 && s.lib.any()
+	s.held.Store(s.hold)
 	if cr.id != 0 && cr.timeoutMs > 0 {
 		s.sessID.Store(cr.id)
 		if s.heard != nil {
