@@ -3,6 +3,8 @@ package zookeeper
 import (
 	"encoding/binary"
 	"sync"
+
+	"github.com/ejob-io/ejob/core/reg/zookeeper/internal/zkwire"
 )
 
 // What the adapter relies on inside go-zookeeper v1.0.4, the newest release
@@ -99,13 +101,13 @@ func (l *libWatches) session(id int64) {
 func (l *libWatches) replied(req stdReq, code int32) {
 	var b stdBits
 	switch {
-	case req.op == opGetData && code == 0:
+	case req.op == zkwire.OpGetData && code == 0:
 		b = stdData
-	case req.op == opExists && code == 0:
+	case req.op == zkwire.OpExists && code == 0:
 		b = stdData
-	case req.op == opExists && code == codeNoNode:
+	case req.op == zkwire.OpExists && code == zkwire.CodeNoNode:
 		b = stdExist
-	case (req.op == opGetChildren2 || req.op == opGetChildren) && code == 0:
+	case (req.op == zkwire.OpGetChildren2 || req.op == zkwire.OpGetChildren) && code == 0:
 		b = stdChild
 	default:
 		return
@@ -119,13 +121,13 @@ func (l *libWatches) replied(req stdReq, code int32) {
 // not a node event.
 func fires(typ int32) (b stdBits, ok bool) {
 	switch typ {
-	case evNodeCreated:
+	case zkwire.EventNodeCreated:
 		return stdExist, true
-	case evNodeDataChanged:
+	case zkwire.EventNodeDataChanged:
 		return stdExist | stdData, true
-	case evNodeDeleted:
+	case zkwire.EventNodeDeleted:
 		return stdExist | stdData | stdChild, true
-	case evNodeChildrenChanged:
+	case zkwire.EventNodeChildrenChanged:
 		return stdChild, true
 	}
 	return 0, false
@@ -185,19 +187,19 @@ func (l *libWatches) snapshot() map[string]stdBits {
 // writes (length, xid, type, then SetWatches{long relativeZxid,
 // vector<ustring> dataWatches, existWatches, childWatches}).
 func setWatchesPaths(p []byte) (map[string]stdBits, bool) {
-	if len(p) < 12 || int32(binary.BigEndian.Uint32(p[8:])) != opSetWatches {
+	if len(p) < 12 || int32(binary.BigEndian.Uint32(p[8:])) != zkwire.OpSetWatches {
 		return nil, false
 	}
-	j := &jute{b: p[12:]}
-	j.int64()
+	j := &zkwire.R{B: p[12:]}
+	j.Int64()
 	m := map[string]stdBits{}
 	for _, b := range []stdBits{stdData, stdExist, stdChild} {
-		n := j.int32()
+		n := j.Int32()
 		for range max(n, 0) {
-			m[string(j.buffer())] |= b
+			m[string(j.Buffer())] |= b
 		}
 	}
-	return m, j.err == nil
+	return m, j.Err == nil
 }
 
 // zxidHold decides, for a frame go-zookeeper is about to read, whether it
@@ -209,7 +211,5 @@ func zxidHold(f []byte) bool {
 	}
 	xid := int32(binary.BigEndian.Uint32(f))
 	zxid := int64(binary.BigEndian.Uint64(f[4:]))
-	return xid != pingXid && (xid < 0 || zxid > 0)
+	return xid != zkwire.XidPing && (xid < 0 || zxid > 0)
 }
-
-const pingXid = -2

@@ -2,7 +2,6 @@ package zookeeper
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"slices"
 	"sync"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/ejob-io/ejob/core/reg"
 	"github.com/ejob-io/ejob/core/reg/internal/notify"
+	"github.com/ejob-io/ejob/core/reg/zookeeper/internal/zkwire"
 )
 
 // Recursive watches (reg.RecursiveWatcher) on ZooKeeper 3.6+'s addWatch.
@@ -71,21 +71,6 @@ import (
 // addWatch for the same path, and may serve a one-shot watch as above):
 // until the connection ends, its notifications go to go-zookeeper, which
 // has no watch for them (a cost, not an error).
-const (
-	opExists       = 3
-	opGetChildren2 = 12
-	opSetWatches   = 101
-	opAddWatch     = 106
-
-	addWatchPersistentRecursive = 1
-
-	notificationXid = -1
-
-	evNodeCreated         = 1
-	evNodeDeleted         = 2
-	evNodeDataChanged     = 3
-	evNodeChildrenChanged = 4
-)
 
 // rwatch is one WatchRecursive call.
 type rwatch struct {
@@ -173,16 +158,16 @@ func (c *Client) WatchRecursive(ctx context.Context, path string, fn func(reg.Wa
 // addWatch sends addWatch for w on sc and waits for the reply; the reply
 // arms w (on the reader, see arm).
 func (c *Client) addWatch(sc *sniffConn, w *rwatch) error {
-	body := juteW{}
-	body.int32(opAddWatch)
-	body.string(w.full)
-	body.int32(addWatchPersistentRecursive)
-	f, err := sc.roundTripHooks(c.ownXid(), body.b, ms(c.cfg.ConnectionTimeoutMilliseconds), c.closing,
+	body := zkwire.W{}
+	body.Int32(zkwire.OpAddWatch)
+	body.String(w.full)
+	body.Int32(zkwire.AddWatchPersistentRecursive)
+	f, err := sc.roundTripHooks(c.ownXid(), body.B, ms(c.cfg.ConnectionTimeoutMilliseconds), c.closing,
 		// Under sc.wmu: the one-shot reads written after it leave the
 		// path to the recursive watch (see outgoing).
 		func() { sc.noteAddWatch(w.full, true) },
 		func(f []byte) {
-			ok := replyCode(f) == 0
+			ok := zkwire.ReplyCode(f) == 0
 			sc.noteAddWatch(w.full, ok) // a refusal armed nothing
 			if ok {
 				c.rec.arm(sc, w)
@@ -191,18 +176,10 @@ func (c *Client) addWatch(sc *sniffConn, w *rwatch) error {
 	if err != nil {
 		return err
 	}
-	if code := replyCode(f); code != 0 {
+	if code := zkwire.ReplyCode(f); code != 0 {
 		return codeErr(code)
 	}
 	return nil
-}
-
-// replyCode is a reply frame's error code (ReplyHeader{xid, zxid, err}).
-func replyCode(f []byte) int32 {
-	if len(f) < 16 {
-		return -4 // connectionLoss: a truncated frame
-	}
-	return int32(binary.BigEndian.Uint32(f[12:]))
 }
 
 // arm records that w is armed on sc (from the addWatch reply, on sc's
@@ -318,93 +295,6 @@ func isConnErr(err error) bool {
 	return errors.Is(mapErr(err), reg.ErrConnectionLoss)
 }
 
-// outgoing looks at a frame go-zookeeper is about to write (under wmu):
-// it notes its setWatches, remembers its watching reads, and drops the
-// watch flag of a getData or exists on a path this connection has a
-// recursive watch on.
-func (s *sniffConn) outgoing(p []byte) {
-	if len(p) < 12 {
-		return
-	}
-	xid := int32(binary.BigEndian.Uint32(p[4:]))
-	op := int32(binary.BigEndian.Uint32(p[8:]))
-	switch op {
-	case opSetWatches:
-		s.setWatchesWritten(p)
-		return
-	case opGetData, opExists, opGetChildren2, opGetChildren:
-	default:
-		return
-	}
-	// Request body: ustring path, bool watch.
-	if len(p) < 16 {
-		return
-	}
-	n := int(int32(binary.BigEndian.Uint32(p[12:])))
-	if n < 0 || len(p) < 16+n+1 {
-		return
-	}
-	watch := 16 + n
-	if p[watch] == 0 {
-		return
-	}
-	path := string(p[16:watch])
-	s.stdMu.Lock()
-	s.stdReqs[xid] = stdReq{path: path, op: op}
-	if (op == opGetData || op == opExists) && s.recWritten[path] {
-		p[watch] = 0
-	}
-	s.stdMu.Unlock()
-}
-
-// noteAddWatch records that an addWatch for path was written on s (ok),
-// or refused.
-func (s *sniffConn) noteAddWatch(path string, ok bool) {
-	s.stdMu.Lock()
-	defer s.stdMu.Unlock()
-	if ok {
-		s.recWritten[path] = true
-	} else {
-		delete(s.recWritten, path)
-	}
-}
-
-// incoming looks at a frame for go-zookeeper (on the reader) and reports
-// whether go-zookeeper gets it: the reply to a watching read arms
-// go-zookeeper's watch in the table; a notification is routed (see the
-// top) and disarms what it fires when go-zookeeper gets it.
-func (s *sniffConn) incoming(f []byte) bool {
-	if len(f) < 16 {
-		return true
-	}
-	xid := int32(binary.BigEndian.Uint32(f))
-	if xid != notificationXid {
-		if xid > 0 {
-			s.stdMu.Lock()
-			req, ok := s.stdReqs[xid]
-			delete(s.stdReqs, xid)
-			s.stdMu.Unlock()
-			if ok {
-				s.lib.replied(req, replyCode(f))
-			}
-		}
-		return true
-	}
-	// WatcherEvent: int type, int state, ustring path.
-	j := &jute{b: f[16:]}
-	typ := j.int32()
-	j.int32()
-	path := string(j.buffer())
-	if j.err != nil {
-		return true
-	}
-	if s.rec != nil && !s.rec.notification(s, typ, path) {
-		return false
-	}
-	s.lib.fire(typ, path)
-	return true
-}
-
 // notification routes a watch notification read on sc and reports whether
 // go-zookeeper gets it.
 func (r *recursive) notification(sc *sniffConn, typ int32, path string) bool {
@@ -414,14 +304,14 @@ func (r *recursive) notification(sc *sniffConn, typ int32, path string) bool {
 	armed := r.lib.armed(typ, path)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if typ == evNodeChildrenChanged || len(r.table) == 0 {
+	if typ == zkwire.EventNodeChildrenChanged || len(r.table) == 0 {
 		return true
 	}
 	var et reg.WatchEventType
 	switch typ {
-	case evNodeCreated:
+	case zkwire.EventNodeCreated:
 		et = reg.EventNodeCreated
-	case evNodeDeleted:
+	case zkwire.EventNodeDeleted:
 		et = reg.EventNodeDeleted
 	default:
 		et = reg.EventNodeDataChanged

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ejob-io/ejob/core/reg"
+	"github.com/ejob-io/ejob/core/reg/zookeeper/internal/zkwire"
 )
 
 // The routing rule of notifications (recursive.go): to the recursive
@@ -28,7 +29,7 @@ func TestNotificationRouting(t *testing.T) {
 	sc.rec, other.rec = r, r
 
 	// Before any recursive watch, everything goes to go-zookeeper.
-	if !sc.incoming(notificationFrame(evNodeDataChanged, "/ns/x")) {
+	if !sc.incoming(notificationFrame(zkwire.EventNodeDataChanged, "/ns/x")) {
 		t.Fatal("notification withheld from go-zookeeper before any recursive watch")
 	}
 	r.mu.Lock()
@@ -38,10 +39,10 @@ func TestNotificationRouting(t *testing.T) {
 	r.arm(sc, w)
 
 	// go-zookeeper's watches, armed by their replies as it arms them.
-	r.lib.replied(stdReq{"/ns/a/b", opGetData}, 0)
-	r.lib.replied(stdReq{"/ns/a/c", opExists}, codeNoNode)
-	r.lib.replied(stdReq{"/ns/a", opGetChildren2}, 0)
-	r.lib.replied(stdReq{"/ns/a/d", opGetData}, codeNoNode) // no watch
+	r.lib.replied(stdReq{"/ns/a/b", zkwire.OpGetData}, 0)
+	r.lib.replied(stdReq{"/ns/a/c", zkwire.OpExists}, zkwire.CodeNoNode)
+	r.lib.replied(stdReq{"/ns/a", zkwire.OpGetChildren2}, 0)
+	r.lib.replied(stdReq{"/ns/a/d", zkwire.OpGetData}, zkwire.CodeNoNode) // no watch
 
 	cases := []struct {
 		conn    *sniffConn
@@ -49,16 +50,16 @@ func TestNotificationRouting(t *testing.T) {
 		path    string
 		forward bool
 	}{
-		{sc, evNodeCreated, "/ns/a/b", false},      // a data watch does not fire on create
-		{sc, evNodeDataChanged, "/ns/a/b", true},   // it fires on a data change ...
-		{sc, evNodeDataChanged, "/ns/a/b", false},  // ... once
-		{sc, evNodeDataChanged, "/ns/a/c", true},   // an exist watch fires on a data change too
-		{sc, evNodeChildrenChanged, "/ns/a", true}, // the child watch, not for the recursive watch
-		{sc, evNodeDeleted, "/ns/a/d", false},      // the failed read armed nothing
-		{sc, evNodeCreated, "/ns/ab/x", true},      // a sibling sharing the prefix
-		{other, evNodeCreated, "/ns/a/y", true},    // not armed on that connection
-		{sc, evNodeDeleted, "/ns/a", false},        // the watched node itself
-		{sc, -1, "", true},                         // not a node event
+		{sc, zkwire.EventNodeCreated, "/ns/a/b", false},      // a data watch does not fire on create
+		{sc, zkwire.EventNodeDataChanged, "/ns/a/b", true},   // it fires on a data change ...
+		{sc, zkwire.EventNodeDataChanged, "/ns/a/b", false},  // ... once
+		{sc, zkwire.EventNodeDataChanged, "/ns/a/c", true},   // an exist watch fires on a data change too
+		{sc, zkwire.EventNodeChildrenChanged, "/ns/a", true}, // the child watch, not for the recursive watch
+		{sc, zkwire.EventNodeDeleted, "/ns/a/d", false},      // the failed read armed nothing
+		{sc, zkwire.EventNodeCreated, "/ns/ab/x", true},      // a sibling sharing the prefix
+		{other, zkwire.EventNodeCreated, "/ns/a/y", true},    // not armed on that connection
+		{sc, zkwire.EventNodeDeleted, "/ns/a", false},        // the watched node itself
+		{sc, -1, "", true}, // not a node event
 	}
 	for i, tc := range cases {
 		if f := tc.conn.incoming(notificationFrame(tc.typ, tc.path)); f != tc.forward {
@@ -85,9 +86,9 @@ func TestNotificationRouting(t *testing.T) {
 
 	// A new session clears go-zookeeper's watches (it drops them itself).
 	r.lib.session(7)
-	r.lib.replied(stdReq{"/ns/a/z", opGetData}, 0)
+	r.lib.replied(stdReq{"/ns/a/z", zkwire.OpGetData}, 0)
 	r.lib.session(8)
-	if r.notification(sc, evNodeDataChanged, "/ns/a/z") {
+	if r.notification(sc, zkwire.EventNodeDataChanged, "/ns/a/z") {
 		t.Fatal("a watch of the old session was served")
 	}
 	r.q.Wait()
@@ -97,7 +98,7 @@ func TestNotificationRouting(t *testing.T) {
 func getDataFrame(xid int32, path string, watch bool) []byte {
 	b := binary.BigEndian.AppendUint32(nil, 0) // length, unused here
 	b = binary.BigEndian.AppendUint32(b, uint32(xid))
-	b = binary.BigEndian.AppendUint32(b, opGetData)
+	b = binary.BigEndian.AppendUint32(b, zkwire.OpGetData)
 	b = binary.BigEndian.AppendUint32(b, uint32(len(path)))
 	b = append(b, path...)
 	if watch {

@@ -12,6 +12,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/ejob-io/ejob/core/reg/zookeeper/internal/zkwire"
 )
 
 // sessionCreds is what the server's connect response told us: enough to
@@ -33,6 +37,11 @@ type sessionCreds struct {
 // reads whole frames and passes go-zookeeper only its own: replies whose
 // xid is in ejob's range (multiRead, see multiread.go) go to their waiters
 // instead, so requests go-zookeeper has no API for share the session.
+// Its Write looks at go-zookeeper's requests (outgoing) and its reader at
+// the frames for go-zookeeper (incoming), to follow go-zookeeper's watches
+// (library.go) and route notifications to recursive watches
+// (recursive.go). Every reliance on go-zookeeper's internals is named in
+// library.go.
 type sniffConn struct {
 	net.Conn
 	addr      string
@@ -114,10 +123,6 @@ func newSniffConn(conn net.Conn, addr string, lib *libWatches) *sniffConn {
 	}
 }
 
-// maxFrame bounds one frame from the server (the default jute.maxbuffer
-// limits a node to 1 MiB; a multiRead reply carries a few hundred).
-const maxFrame = 256 << 20
-
 func (s *sniffConn) Read(p []byte) (int, error) {
 	if s.auth != nil && !s.authed {
 		s.authed = true
@@ -139,10 +144,10 @@ func (s *sniffConn) Read(p []byte) (int, error) {
 			s.framed = true
 			s.connectResponse(f)
 			s.attemptDone(nil)
-			s.pending = withLength(f)
+			s.pending = zkwire.WithLength(f)
 			break
 		}
-		f, err := readFrameMax(s.br, maxFrame)
+		f, err := zkwire.ReadFrameMax(s.br, zkwire.MaxFrame)
 		if err != nil {
 			s.shut()
 			return 0, err
@@ -150,8 +155,8 @@ func (s *sniffConn) Read(p []byte) (int, error) {
 		if id := s.sessID.Load(); id != 0 && s.heard != nil {
 			s.heard(id)
 		}
-		if len(f) >= 4 && isOwnXid(int32(binary.BigEndian.Uint32(f))) {
-			s.deliver(int32(binary.BigEndian.Uint32(f)), f)
+		if xid := zkwire.Xid(f); isOwnXid(xid) {
+			s.deliver(xid, f)
 			s.extendReadDeadline()
 			continue
 		}
@@ -165,16 +170,11 @@ func (s *sniffConn) Read(p []byte) (int, error) {
 			}
 			s.hold = false
 		}
-		s.pending = withLength(f)
+		s.pending = zkwire.WithLength(f)
 	}
 	n := copy(p, s.pending)
 	s.pending = s.pending[n:]
 	return n, nil
-}
-
-func withLength(f []byte) []byte {
-	b := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(f)), uint32(len(f)))
-	return append(b, f...)
 }
 
 // extendReadDeadline moves go-zookeeper's read deadline as its next frame
@@ -220,7 +220,7 @@ func (s *sniffConn) authenticate() error {
 	s.saslDone = true
 	s.mu.Unlock()
 	s.maybeReady()
-	s.pending = withLength(f)
+	s.pending = zkwire.WithLength(f)
 	return nil
 }
 
@@ -324,21 +324,16 @@ func (s *sniffConn) SetWriteDeadline(t time.Time) error {
 }
 
 // Write passes go-zookeeper's frames (one per Write: go-zookeeper encodes
-// each request, length included, into one buffer) and notes its setAuth.
-//
-// A setAuth whose write fails is reported written, and the connection is
-// closed instead: go-zookeeper (v1.0.4) re-sends the digest after a
-// reconnect with a request whose reply channel holds one response; a
-// failed write fills it and leaves the request pending, and the reconnect
-// loop then blocks for good failing it again (go-zookeeper/zk#163): the
-// client would never reconnect. With the write taken as done, the request
-// fails once, when its reader sees the closed connection, and go-zookeeper
-// reconnects as after any other drop.
+// each request, length included, into one buffer), looks at them
+// (outgoing) and notes its setAuth. A setAuth whose write fails is reported
+// written, and the connection is closed instead (go-zookeeper/zk#163, see
+// library.go): the request fails once, when its reader sees the closed
+// connection, and go-zookeeper reconnects as after any other drop.
 func (s *sniffConn) Write(p []byte) (int, error) {
 	s.wmu.Lock()
 	s.writes++
 	// The first write is the connect request, which has no request header.
-	setAuth := s.writes > 1 && len(p) >= 12 && int32(binary.BigEndian.Uint32(p[8:])) == opSetAuth
+	setAuth := s.writes > 1 && len(p) >= 12 && int32(binary.BigEndian.Uint32(p[8:])) == zkwire.OpSetAuth
 	if s.writes > 1 {
 		s.outgoing(p)
 	}
@@ -452,21 +447,216 @@ func (s *sniffConn) connectResponse(f []byte) {
 	}
 }
 
-// parseConnectResponse decodes jute ConnectResponse: int protocolVersion,
-// int timeOut, long sessionId, buffer passwd.
+// parseConnectResponse decodes a connect response frame.
 func parseConnectResponse(b []byte) (sessionCreds, bool) {
-	if len(b) < 20 {
-		return sessionCreds{}, false
+	r, ok := zkwire.ParseConnectResponse(b)
+	return sessionCreds{id: r.SessionID, passwd: r.Passwd, timeoutMs: r.TimeoutMs}, ok
+}
+
+// maybeReady opens the connection to ejob's requests once it carries an
+// authenticated session.
+func (s *sniffConn) maybeReady() {
+	select {
+	case <-s.ready:
+		return
+	default:
 	}
-	cr := sessionCreds{
-		timeoutMs: int32(binary.BigEndian.Uint32(b[4:])),
-		id:        int64(binary.BigEndian.Uint64(b[8:])),
+	s.mu.Lock()
+	ok := s.sessionUp && s.saslDone
+	s.mu.Unlock()
+	if !ok {
+		return
 	}
-	n := int(int32(binary.BigEndian.Uint32(b[16:])))
-	if n > 0 && len(b) >= 20+n {
-		cr.passwd = append([]byte(nil), b[20:20+n]...)
+	if s.needAuthFrame {
+		s.wmu.Lock()
+		ok = s.authWritten
+		s.wmu.Unlock()
+		if !ok {
+			return
+		}
 	}
-	return cr, true
+	s.readyOnce.Do(func() { close(s.ready) })
+}
+
+// shut fails every request in flight: the connection is gone.
+func (s *sniffConn) shut() {
+	s.doneOnce.Do(func() { close(s.done) })
+}
+
+// waiter is one of ejob's requests in flight.
+type waiter struct {
+	ch chan []byte
+	// onReply, when set, runs on the connection's reader when the reply
+	// is read, before any later frame is: in order with the watch
+	// notifications around it.
+	onReply func(frame []byte)
+}
+
+// deliver hands a reply to its waiter (none: the caller gave up).
+func (s *sniffConn) deliver(xid int32, frame []byte) {
+	s.waitMu.Lock()
+	w, ok := s.waiters[xid]
+	delete(s.waiters, xid)
+	s.waitMu.Unlock()
+	if ok {
+		if w.onReply != nil {
+			w.onReply(frame)
+		}
+		w.ch <- frame
+	}
+}
+
+// roundTrip sends one request of ejob's (body after the xid) and returns
+// the reply frame. It waits at most wait for the connection to be ready.
+// A connection that fails or closes first is zk.ErrConnectionClosed.
+func (s *sniffConn) roundTrip(xid int32, body []byte, wait time.Duration, closing <-chan struct{}) ([]byte, error) {
+	return s.roundTripHooks(xid, body, wait, closing, nil, nil)
+}
+
+// roundTripHooks is roundTrip with hooks: onWrite runs just before the
+// request is written, under the connection's write lock (no other frame
+// goes out between them); onReply as waiter.onReply.
+func (s *sniffConn) roundTripHooks(xid int32, body []byte, wait time.Duration, closing <-chan struct{}, onWrite func(), onReply func([]byte)) ([]byte, error) {
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-s.ready:
+	case <-s.done:
+		return nil, zk.ErrConnectionClosed
+	case <-closing:
+		return nil, zk.ErrClosing
+	case <-t.C:
+		return nil, fmt.Errorf("connection not ready within %v: %w", wait, zk.ErrConnectionClosed)
+	}
+	ch := make(chan []byte, 1)
+	s.waitMu.Lock()
+	s.waiters[xid] = waiter{ch: ch, onReply: onReply}
+	s.waitMu.Unlock()
+	defer func() {
+		s.waitMu.Lock()
+		delete(s.waiters, xid)
+		s.waitMu.Unlock()
+	}()
+	frame := binary.BigEndian.AppendUint32(make([]byte, 0, 8+len(body)), uint32(4+len(body)))
+	frame = binary.BigEndian.AppendUint32(frame, uint32(xid))
+	frame = append(frame, body...)
+	// No write deadline of its own: it would race go-zookeeper's. A write
+	// that blocks (the server stopped reading) ends when go-zookeeper's
+	// read deadline closes the connection.
+	s.wmu.Lock()
+	if onWrite != nil {
+		onWrite()
+	}
+	_, err := s.Conn.Write(frame)
+	s.wmu.Unlock()
+	if err != nil {
+		s.shut()
+		_ = s.Conn.Close()
+		return nil, fmt.Errorf("%w: %w", zk.ErrConnectionClosed, err)
+	}
+	select {
+	case f := <-ch:
+		return f, nil
+	case <-s.done:
+		// A reply read before the connection failed still counts: a server
+		// without multiRead answers UNIMPLEMENTED and then closes the
+		// connection (its UnimplementedRequestProcessor).
+		select {
+		case f := <-ch:
+			return f, nil
+		default:
+		}
+		return nil, zk.ErrConnectionClosed
+	case <-closing:
+		return nil, zk.ErrClosing
+	}
+}
+
+// outgoing looks at a frame go-zookeeper is about to write (under wmu):
+// it notes its setWatches, remembers its watching reads, and drops the
+// watch flag of a getData or exists on a path this connection has a
+// recursive watch on.
+func (s *sniffConn) outgoing(p []byte) {
+	if len(p) < 12 {
+		return
+	}
+	xid := int32(binary.BigEndian.Uint32(p[4:]))
+	op := int32(binary.BigEndian.Uint32(p[8:]))
+	switch op {
+	case zkwire.OpSetWatches:
+		s.setWatchesWritten(p)
+		return
+	case zkwire.OpGetData, zkwire.OpExists, zkwire.OpGetChildren2, zkwire.OpGetChildren:
+	default:
+		return
+	}
+	// Request body: ustring path, bool watch.
+	if len(p) < 16 {
+		return
+	}
+	n := int(int32(binary.BigEndian.Uint32(p[12:])))
+	if n < 0 || len(p) < 16+n+1 {
+		return
+	}
+	watch := 16 + n
+	if p[watch] == 0 {
+		return
+	}
+	path := string(p[16:watch])
+	s.stdMu.Lock()
+	s.stdReqs[xid] = stdReq{path: path, op: op}
+	if (op == zkwire.OpGetData || op == zkwire.OpExists) && s.recWritten[path] {
+		p[watch] = 0
+	}
+	s.stdMu.Unlock()
+}
+
+// noteAddWatch records that an addWatch for path was written on s (ok),
+// or refused.
+func (s *sniffConn) noteAddWatch(path string, ok bool) {
+	s.stdMu.Lock()
+	defer s.stdMu.Unlock()
+	if ok {
+		s.recWritten[path] = true
+	} else {
+		delete(s.recWritten, path)
+	}
+}
+
+// incoming looks at a frame for go-zookeeper (on the reader) and reports
+// whether go-zookeeper gets it: the reply to a watching read arms
+// go-zookeeper's watch in the table; a notification is routed (see the
+// top) and disarms what it fires when go-zookeeper gets it.
+func (s *sniffConn) incoming(f []byte) bool {
+	if len(f) < 16 {
+		return true
+	}
+	xid := int32(binary.BigEndian.Uint32(f))
+	if xid != zkwire.XidNotification {
+		if xid > 0 {
+			s.stdMu.Lock()
+			req, ok := s.stdReqs[xid]
+			delete(s.stdReqs, xid)
+			s.stdMu.Unlock()
+			if ok {
+				s.lib.replied(req, zkwire.ReplyCode(f))
+			}
+		}
+		return true
+	}
+	// WatcherEvent: int type, int state, ustring path.
+	j := &zkwire.R{B: f[16:]}
+	typ := j.Int32()
+	j.Int32()
+	path := string(j.Buffer())
+	if j.Err != nil {
+		return true
+	}
+	if s.rec != nil && !s.rec.notification(s, typ, path) {
+		return false
+	}
+	s.lib.fire(typ, path)
+	return true
 }
 
 // closeSessionAs attaches to the session in cr from a second connection and
@@ -489,18 +679,10 @@ func closeSessionAs(ctx context.Context, dial func(ctx context.Context, network,
 	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Now()) })
 	defer stop()
 
-	// ConnectRequest: int protocolVersion, long lastZxidSeen, int timeOut,
-	// long sessionId, buffer passwd.
-	req := juteW{}
-	req.int32(0)
-	req.int64(0)
-	req.int32(cr.timeoutMs)
-	req.int64(cr.id)
-	req.buffer(cr.passwd)
-	if err := writeFrame(conn, req.b); err != nil {
+	if err := zkwire.WriteFrame(conn, zkwire.ConnectRequest(cr.timeoutMs, cr.id, cr.passwd)); err != nil {
 		return fmt.Errorf("send connect: %w", err)
 	}
-	resp, err := readFrame(conn)
+	resp, err := zkwire.ReadFrame(conn)
 	if err != nil {
 		return fmt.Errorf("read connect response: %w", err)
 	}
@@ -517,42 +699,20 @@ func closeSessionAs(ctx context.Context, dial func(ctx context.Context, network,
 		}
 	}
 	// RequestHeader: int xid, int type (closeSession = -11).
-	closeReq := juteW{}
-	closeReq.int32(1)
-	closeReq.int32(-11)
-	if err := writeFrame(conn, closeReq.b); err != nil {
+	closeReq := zkwire.W{}
+	closeReq.Int32(1)
+	closeReq.Int32(zkwire.OpCloseSession)
+	if err := zkwire.WriteFrame(conn, closeReq.B); err != nil {
 		return fmt.Errorf("send close: %w", err)
 	}
 	for {
 		// Skip watch notifications (xid -1) until the close reply.
-		f, err := readFrame(conn)
+		f, err := zkwire.ReadFrame(conn)
 		if err != nil {
 			return fmt.Errorf("read close reply: %w", err)
 		}
-		if len(f) >= 4 && int32(binary.BigEndian.Uint32(f)) == 1 {
+		if len(f) >= 4 && zkwire.Xid(f) == 1 {
 			return nil
 		}
 	}
-}
-
-func writeFrame(w io.Writer, body []byte) error {
-	b := binary.BigEndian.AppendUint32(nil, uint32(len(body)))
-	_, err := w.Write(append(b, body...))
-	return err
-}
-
-func readFrame(r io.Reader) ([]byte, error) { return readFrameMax(r, 1<<20) }
-
-func readFrameMax(r io.Reader, limit uint32) ([]byte, error) {
-	var hdr [4]byte
-	if _, err := io.ReadFull(r, hdr[:]); err != nil {
-		return nil, err
-	}
-	n := binary.BigEndian.Uint32(hdr[:])
-	if n > limit {
-		return nil, fmt.Errorf("frame of %d bytes", n)
-	}
-	b := make([]byte, n)
-	_, err := io.ReadFull(r, b)
-	return b, err
 }
