@@ -47,12 +47,13 @@ type Client struct {
 
 	cur atomic.Pointer[reg.Session] // the current session, for heard (lock-free)
 
-	wire        atomic.Pointer[sniffConn] // the newest connection, for multiRead
-	xid         atomic.Int64              // counts ejob's own requests (multiRead)
-	noMultiRead atomic.Bool               // the server answered multiRead with UNIMPLEMENTED
-	rec         *recursive                // recursive watches (recursive.go)
-	libw        *libWatches               // go-zookeeper's one-shot watches (library.go)
-	deviations  atomic.Int64              // go-zookeeper behaving otherwise than library.go says
+	wire           atomic.Pointer[sniffConn] // the newest connection, for multiRead
+	xid            atomic.Int64              // counts ejob's own requests (multiRead)
+	noMultiRead    atomic.Bool               // the server answered multiRead with UNIMPLEMENTED
+	rec            *recursive                // recursive watches (recursive.go)
+	libw           *libWatches               // go-zookeeper's one-shot watches (library.go)
+	deviations     atomic.Int64              // go-zookeeper behaving otherwise than library.go says
+	setWatchesSent atomic.Int64              // go-zookeeper's setWatches frames written
 
 	mu        sync.Mutex
 	sess      *reg.Session  // nil until the first session
@@ -265,6 +266,7 @@ func (c *Client) zkDialer(network, address string, timeout time.Duration) (net.C
 	sc.needAuthFrame = c.cfg.Digest != ""
 	sc.rec = c.rec
 	sc.deviation = c.libDeviation
+	sc.wroteSetWatches = func() { c.setWatchesSent.Add(1) }
 	if c.sasl != nil {
 		sc.auth = func(conn net.Conn) error { return c.authenticate(conn, address) }
 		sc.authTimeout = ms(c.cfg.ConnectionTimeoutMilliseconds)

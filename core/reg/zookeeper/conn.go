@@ -110,10 +110,12 @@ type sniffConn struct {
 	// hold: go-zookeeper's frames wait for its setWatches (the lastZxid
 	// race, library.go); only its reader reads it. held tells the writer
 	// the connection was held. deviation, when set, hears of go-zookeeper
-	// behaving otherwise than library.go describes.
-	hold      bool
-	held      atomic.Bool
-	deviation func(what string)
+	// behaving otherwise than library.go describes;
+	// wroteSetWatches, when set, hears of each setWatches frame written.
+	hold            bool
+	held            atomic.Bool
+	deviation       func(what string)
+	wroteSetWatches func()
 }
 
 func newSniffConn(conn net.Conn, addr string, lib *libWatches) *sniffConn {
@@ -160,15 +162,17 @@ func (s *sniffConn) Read(p []byte) (int, error) {
 			s.extendReadDeadline()
 			continue
 		}
-		if !s.incoming(f) {
-			s.extendReadDeadline() // a notification only ejob wanted
-			continue
-		}
+		// Before incoming: the watch table must match go-zookeeper's
+		// until its setWatches is written.
 		if s.hold && zxidHold(f) {
 			if err := s.awaitSetWatches(); err != nil {
 				return 0, err
 			}
 			s.hold = false
+		}
+		if !s.incoming(f) {
+			s.extendReadDeadline() // a notification only ejob wanted
+			continue
 		}
 		s.pending = zkwire.WithLength(f)
 	}
@@ -392,12 +396,20 @@ func (s *sniffConn) awaitSetWatches() error {
 	return nil
 }
 
-// setWatchesWritten notes go-zookeeper's setWatches frame p (under wmu). On
-// a held connection it lists the watch table (one frame: go-zookeeper
-// splits only requests near 128 KiB).
+// setWatchesWritten notes go-zookeeper's setWatches frame p (under wmu).
+// The first on a held connection is checked against the watch table: it
+// lists the table when it is the only frame (go-zookeeper splits the
+// request only near 128 KiB), a part of it otherwise.
 func (s *sniffConn) setWatchesWritten(p []byte) {
-	s.swOnce.Do(func() { close(s.setWatches) })
-	if !s.held.Load() {
+	if s.wroteSetWatches != nil {
+		s.wroteSetWatches()
+	}
+	first := false
+	s.swOnce.Do(func() {
+		first = true
+		close(s.setWatches)
+	})
+	if !first || !s.held.Load() {
 		return
 	}
 	got, ok := setWatchesPaths(p)
@@ -407,7 +419,19 @@ func (s *sniffConn) setWatchesWritten(p []byte) {
 		s.deviate("a setWatches frame it cannot decode")
 	case len(p) < 64<<10 && !maps.Equal(got, want):
 		s.deviate(fmt.Sprintf("setWatches lists %v, the watch table %v", got, want))
+	case !within(got, want):
+		s.deviate(fmt.Sprintf("setWatches lists watches the watch table lacks (%d listed, %d in the table)", len(got), len(want)))
 	}
+}
+
+// within reports whether every watch in part is in all.
+func within(part, all map[string]stdBits) bool {
+	for p, b := range part {
+		if all[p]&b != b {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *sniffConn) deviate(what string) {
@@ -625,8 +649,8 @@ func (s *sniffConn) noteAddWatch(path string, ok bool) {
 
 // incoming looks at a frame for go-zookeeper (on the reader) and reports
 // whether go-zookeeper gets it: the reply to a watching read arms
-// go-zookeeper's watch in the table; a notification is routed (see the
-// top) and disarms what it fires when go-zookeeper gets it.
+// go-zookeeper's watch in the table; a notification is routed (see
+// recursive.go) and disarms what it fires when go-zookeeper gets it.
 func (s *sniffConn) incoming(f []byte) bool {
 	if len(f) < 16 {
 		return true

@@ -50,3 +50,6 @@ func (c *Client) WatchTable() map[string]string {
 	}
 	return out
 }
+
+// SetWatchesSent counts the setWatches frames go-zookeeper wrote.
+func (c *Client) SetWatchesSent() int64 { return c.setWatchesSent.Load() }

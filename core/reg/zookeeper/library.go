@@ -7,10 +7,11 @@ import (
 	"github.com/ejob-io/ejob/core/reg/zookeeper/internal/zkwire"
 )
 
-// What the adapter relies on inside go-zookeeper v1.0.4, the newest release
-// (library_test.go pins the version and each behaviour; a change of version
-// fails TestLibraryVersion first). Every item is used by the connection
-// (sniffConn), which is go-zookeeper's net.Conn:
+// What the adapter relies on inside go-zookeeper v1.0.4, the newest release.
+// TestLibraryVersion fails on any other version, which must be checked
+// against every item here first; an item names the test that exercises it,
+// where one does. Most are the connection's (sniffConn), which is
+// go-zookeeper's net.Conn:
 //
 //   - Framing. go-zookeeper writes each frame, length included, with one
 //     Write; its first Write is the connect request (no request header) and
@@ -20,6 +21,13 @@ import (
 //     another negative xid than -1 (notification) and -2 (ping) it logs and
 //     drops, so ejob's own requests use xids of their own (isOwnXid) and
 //     their replies never reach it.
+//     Between its connect request and the connect response it sends
+//     nothing, so the SASL exchange runs there unseen (sasl.go); its event
+//     callback hears a new session state synchronously on the loop
+//     goroutine right after it read the connect response (Client.onEvent).
+//     TestSASLDigestMD5, TestSuite's session tests.
+//   - Its reconnect pause: it sleeps a second whenever the HostProvider
+//     reports it has tried every server (hostProvider).
 //   - A failed setAuth write (go-zookeeper/zk#163). After a reconnect,
 //     resendZkAuth re-sends the digest with a request whose reply channel
 //     holds one response; a failed write fills it and leaves the request

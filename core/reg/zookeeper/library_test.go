@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -41,9 +42,18 @@ func TestLibraryVersion(t *testing.T) {
 // reconnection the setWatches request go-zookeeper writes lists exactly the
 // table (each kind of watch armed: data by getData and exists, exist by an
 // exists of a missing node, child by getChildren), and a notification
-// disarms what it fires.
+// disarms what it fires. With a digest, go-zookeeper's setAuth answer
+// reaches it while the connection waits for the setWatches.
 func TestLibraryWatchTable(t *testing.T) {
-	c := connect(t, testConfig(t, server.Addr(), fmt.Sprintf("lib-watches-%d", time.Now().UnixNano())))
+	for _, digest := range []string{"", "digest:password"} {
+		t.Run(fmt.Sprintf("digest=%v", digest != ""), func(t *testing.T) { testLibraryWatchTable(t, digest) })
+	}
+}
+
+func testLibraryWatchTable(t *testing.T, digest string) {
+	cfg := testConfig(t, server.Addr(), fmt.Sprintf("lib-watches-%d", time.Now().UnixNano()))
+	cfg.Digest = digest
+	c := connect(t, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for _, p := range []string{"/d", "/e"} {
@@ -98,5 +108,47 @@ func TestLibraryWatchTable(t *testing.T) {
 	delete(want, d)
 	if got := c.WatchTable(); !maps.Equal(got, want) {
 		t.Fatalf("watch table after the data change %v, want %v", got, want)
+	}
+}
+
+// TestLibrarySplitSetWatches: a watch table over 128 KiB goes out in
+// several setWatches requests (go-zookeeper splits it); the connection
+// waits for the first, and the table matches what they list.
+func TestLibrarySplitSetWatches(t *testing.T) {
+	c := connect(t, testConfig(t, server.Addr(), fmt.Sprintf("lib-split-%d", time.Now().UnixNano())))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	zc := c.LibConn()
+	long := strings.Repeat("x", 200)
+	const n = 700 // 700 paths of ~230 bytes: two requests
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			if _, _, _, err := zc.ExistsW(c.Abs(fmt.Sprintf("/%s-%d", long, i))); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if got := len(c.WatchTable()); got != n {
+		t.Fatalf("%d watches in the table, want %d", got, n)
+	}
+	events := c.WatchConnection(ctx)
+	c.DropConnection()
+	waitState(ctx, t, events, reg.StateSuspended)
+	waitState(ctx, t, events, reg.StateReconnected)
+	// go-zookeeper writes the second request once the first is answered.
+	for c.SetWatchesSent() < 2 {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%d setWatches requests written, want 2", c.SetWatchesSent())
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	if _, _, err := zc.Exists(c.Abs("/")); err != nil {
+		t.Fatal(err)
+	}
+	if d := c.Deviations(); d != 0 {
+		t.Fatalf("%d deviations from library.go (see the log)", d)
 	}
 }

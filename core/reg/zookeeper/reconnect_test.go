@@ -35,9 +35,14 @@ func TestReconnectWithWatchesAndQueuedRequests(t *testing.T) {
 		waitState(ctx, t, events, reg.StateSuspended)
 		var wg sync.WaitGroup
 		errs := make(chan error, 8)
-		for range 8 {
+		for k := range 8 {
 			wg.Go(func() {
-				_, _, err := zc.Get(path)
+				var err error
+				if k%2 == 0 {
+					_, _, err = zc.Get(path)
+				} else {
+					_, _, _, err = zc.GetW(path) // its reply arms a watch
+				}
 				errs <- err
 			})
 		}

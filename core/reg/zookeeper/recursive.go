@@ -29,27 +29,17 @@ import (
 //     armed on this connection (never a child event: recursive watches have
 //     none), and
 //   - passed on to go-zookeeper when go-zookeeper holds a one-shot watch it
-//     would fire (the same rule as its notifyWatches: a create fires exist
-//     watches; a data change exist and data watches; a delete all three; a
-//     child change child watches), and whenever no recursive watch took it
-//     (the server sent it for some watch; if not ours, go-zookeeper's: so a
-//     client without recursive watches passes everything on).
+//     would fire (by the table of its watches the connection keeps,
+//     libWatches in library.go, which then disarms what it fires), and
+//     whenever no recursive watch took it (the server sent it for some
+//     watch; if not ours, go-zookeeper's: so a client without recursive
+//     watches passes everything on).
 //     go-zookeeper hands every notification it reads to its event callback
 //     and to a small channel that drops events when full; a flood of
 //     recursive notifications has no business there. State events do not
 //     depend on it (onEvent reads them from the callback, which sees every
 //     one), but it would cost a callback and a channel send per notification
 //     for nothing.
-//
-// go-zookeeper's one-shot watches are followed on the wire, not at the API:
-// a watching read (getData, exists, getChildren2 with watch=true) written by
-// go-zookeeper is remembered by xid, and its reply (read in order with the
-// notifications, before any later frame) arms the watch as go-zookeeper's
-// own reply callback does (getData OK: data; exists OK: data, NONODE:
-// exist; getChildren2 OK: child). A notification passed on disarms what it
-// fires. A new session clears them all (go-zookeeper drops its watches when
-// its session expires). go-zookeeper's setWatches on a reconnection needs
-// nothing: its watches stay armed on both sides.
 //
 // A standard and a recursive watch on the SAME path of one connection do not
 // mix on ZooKeeper before 3.9 (ZOOKEEPER-4466: the server keeps one mode per
