@@ -87,26 +87,22 @@ type sniffConn struct {
 	sessionUp   bool       // guarded by mu
 	saslDone    bool       // guarded by mu
 
-	ready     chan struct{} // closed when ejob's requests may be sent
-	readyOnce sync.Once
-	done      chan struct{} // closed when the connection fails or closes
-	doneOnce  sync.Once
-	waitMu    sync.Mutex
-	waiters   map[int32]waiter // ejob's requests in flight, by xid
+	ready *latch // ejob's requests may be sent
+	done  *latch // the connection failed or closed
 
+	// The connection's tables, guarded by tabMu: waiters are ejob's
+	// requests in flight, by xid; stdReqs go-zookeeper's watching reads in
+	// flight, by xid; recWritten the paths ejob's addWatch was written for.
 	// lib follows go-zookeeper's one-shot watches (library.go); rec, when
-	// set, routes watch notifications to recursive watches (see
-	// recursive.go). stdReqs are go-zookeeper's watching reads in flight
-	// on this connection, by xid; recWritten the paths ejob's addWatch was
-	// written for on it (both guarded by stdMu); setWatches is closed once
-	// go-zookeeper wrote its setWatches.
-	lib        *libWatches
-	rec        *recursive
-	stdMu      sync.Mutex
+	// set, routes watch notifications to recursive watches (recursive.go);
+	// setWatches opens once go-zookeeper wrote its setWatches.
+	tabMu      sync.Mutex
+	waiters    map[int32]waiter
 	stdReqs    map[int32]stdReq
 	recWritten map[string]bool
-	setWatches chan struct{}
-	swOnce     sync.Once
+	lib        *libWatches
+	rec        *recursive
+	setWatches *latch
 	// hold: go-zookeeper's frames wait for its setWatches (the lastZxid
 	// race, library.go); only its reader reads it. held tells the writer
 	// the connection was held. deviation, when set, hears of go-zookeeper
@@ -120,8 +116,8 @@ type sniffConn struct {
 
 func newSniffConn(conn net.Conn, addr string, lib *libWatches) *sniffConn {
 	return &sniffConn{
-		Conn: conn, addr: addr, ready: make(chan struct{}), done: make(chan struct{}), waiters: map[int32]waiter{},
-		lib: lib, stdReqs: map[int32]stdReq{}, recWritten: map[string]bool{}, setWatches: make(chan struct{}),
+		Conn: conn, addr: addr, ready: newLatch(), done: newLatch(), waiters: map[int32]waiter{},
+		lib: lib, stdReqs: map[int32]stdReq{}, recWritten: map[string]bool{}, setWatches: newLatch(),
 	}
 }
 
@@ -387,8 +383,8 @@ func (s *sniffConn) awaitSetWatches() error {
 		expired = t.C
 	}
 	select {
-	case <-s.setWatches:
-	case <-s.done:
+	case <-s.setWatches.C():
+	case <-s.done.C():
 		return fmt.Errorf("read from %s: %w", s.addr, net.ErrClosed)
 	case <-expired:
 		s.deviate("go-zookeeper holds watches but wrote no setWatches by its read deadline")
@@ -404,12 +400,7 @@ func (s *sniffConn) setWatchesWritten(p []byte) {
 	if s.wroteSetWatches != nil {
 		s.wroteSetWatches()
 	}
-	first := false
-	s.swOnce.Do(func() {
-		first = true
-		close(s.setWatches)
-	})
-	if !first || !s.held.Load() {
+	if !s.setWatches.open() || !s.held.Load() {
 		return
 	}
 	got, ok := setWatchesPaths(p)
@@ -480,10 +471,8 @@ func parseConnectResponse(b []byte) (sessionCreds, bool) {
 // maybeReady opens the connection to ejob's requests once it carries an
 // authenticated session.
 func (s *sniffConn) maybeReady() {
-	select {
-	case <-s.ready:
+	if s.ready.isOpen() {
 		return
-	default:
 	}
 	s.mu.Lock()
 	ok := s.sessionUp && s.saslDone
@@ -499,12 +488,12 @@ func (s *sniffConn) maybeReady() {
 			return
 		}
 	}
-	s.readyOnce.Do(func() { close(s.ready) })
+	s.ready.open()
 }
 
 // shut fails every request in flight: the connection is gone.
 func (s *sniffConn) shut() {
-	s.doneOnce.Do(func() { close(s.done) })
+	s.done.open()
 }
 
 // waiter is one of ejob's requests in flight.
@@ -518,10 +507,10 @@ type waiter struct {
 
 // deliver hands a reply to its waiter (none: the caller gave up).
 func (s *sniffConn) deliver(xid int32, frame []byte) {
-	s.waitMu.Lock()
+	s.tabMu.Lock()
 	w, ok := s.waiters[xid]
 	delete(s.waiters, xid)
-	s.waitMu.Unlock()
+	s.tabMu.Unlock()
 	if ok {
 		if w.onReply != nil {
 			w.onReply(frame)
@@ -544,8 +533,8 @@ func (s *sniffConn) roundTripHooks(xid int32, body []byte, wait time.Duration, c
 	t := time.NewTimer(wait)
 	defer t.Stop()
 	select {
-	case <-s.ready:
-	case <-s.done:
+	case <-s.ready.C():
+	case <-s.done.C():
 		return nil, zk.ErrConnectionClosed
 	case <-closing:
 		return nil, zk.ErrClosing
@@ -553,13 +542,13 @@ func (s *sniffConn) roundTripHooks(xid int32, body []byte, wait time.Duration, c
 		return nil, fmt.Errorf("connection not ready within %v: %w", wait, zk.ErrConnectionClosed)
 	}
 	ch := make(chan []byte, 1)
-	s.waitMu.Lock()
+	s.tabMu.Lock()
 	s.waiters[xid] = waiter{ch: ch, onReply: onReply}
-	s.waitMu.Unlock()
+	s.tabMu.Unlock()
 	defer func() {
-		s.waitMu.Lock()
+		s.tabMu.Lock()
 		delete(s.waiters, xid)
-		s.waitMu.Unlock()
+		s.tabMu.Unlock()
 	}()
 	frame := binary.BigEndian.AppendUint32(make([]byte, 0, 8+len(body)), uint32(4+len(body)))
 	frame = binary.BigEndian.AppendUint32(frame, uint32(xid))
@@ -581,7 +570,7 @@ func (s *sniffConn) roundTripHooks(xid int32, body []byte, wait time.Duration, c
 	select {
 	case f := <-ch:
 		return f, nil
-	case <-s.done:
+	case <-s.done.C():
 		// A reply read before the connection failed still counts: a server
 		// without multiRead answers UNIMPLEMENTED and then closes the
 		// connection (its UnimplementedRequestProcessor).
@@ -627,19 +616,19 @@ func (s *sniffConn) outgoing(p []byte) {
 		return
 	}
 	path := string(p[16:watch])
-	s.stdMu.Lock()
+	s.tabMu.Lock()
 	s.stdReqs[xid] = stdReq{path: path, op: op}
 	if (op == zkwire.OpGetData || op == zkwire.OpExists) && s.recWritten[path] {
 		p[watch] = 0
 	}
-	s.stdMu.Unlock()
+	s.tabMu.Unlock()
 }
 
 // noteAddWatch records that an addWatch for path was written on s (ok),
 // or refused.
 func (s *sniffConn) noteAddWatch(path string, ok bool) {
-	s.stdMu.Lock()
-	defer s.stdMu.Unlock()
+	s.tabMu.Lock()
+	defer s.tabMu.Unlock()
 	if ok {
 		s.recWritten[path] = true
 	} else {
@@ -658,10 +647,10 @@ func (s *sniffConn) incoming(f []byte) bool {
 	xid := int32(binary.BigEndian.Uint32(f))
 	if xid != zkwire.XidNotification {
 		if xid > 0 {
-			s.stdMu.Lock()
+			s.tabMu.Lock()
 			req, ok := s.stdReqs[xid]
 			delete(s.stdReqs, xid)
-			s.stdMu.Unlock()
+			s.tabMu.Unlock()
 			if ok {
 				s.lib.replied(req, zkwire.ReplyCode(f))
 			}
@@ -738,5 +727,34 @@ func closeSessionAs(ctx context.Context, dial func(ctx context.Context, network,
 		if len(f) >= 4 && zkwire.Xid(f) == 1 {
 			return nil
 		}
+	}
+}
+
+// latch is a one-way gate: closed once, waited on by any number.
+type latch struct {
+	once sync.Once
+	ch   chan struct{}
+}
+
+func newLatch() *latch { return &latch{ch: make(chan struct{})} }
+
+// open opens l and reports whether this call did.
+func (l *latch) open() (first bool) {
+	l.once.Do(func() {
+		first = true
+		close(l.ch)
+	})
+	return first
+}
+
+// C is closed once l is open.
+func (l *latch) C() <-chan struct{} { return l.ch }
+
+func (l *latch) isOpen() bool {
+	select {
+	case <-l.ch:
+		return true
+	default:
+		return false
 	}
 }
