@@ -64,8 +64,9 @@ type StatisticsAddRequest struct {
 // StatisticsAddResponse acknowledges an add.
 type StatisticsAddResponse struct{}
 
-// MaxStatisticsRows bounds the rows of one add and of one query.
-const MaxStatisticsRows = 10_000
+// MaxStatisticsRows bounds the rows of one add and of one query (a week
+// of minute rows fits).
+const MaxStatisticsRows = 20_000
 
 // StatisticsQuery selects rows of one table by statistics time, oldest
 // first.

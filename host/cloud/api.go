@@ -62,10 +62,14 @@ func (s *Scheduler) Routes(srv *httpapi.Server, mux *httpapi.Mux) {
 	mux.HandleFunc("GET /api/job/events/executions", a.executions)
 	mux.HandleFunc("GET /api/job/events/statusTraces", a.statusTraces)
 	mux.HandleFunc("GET /api/job/statistics/jobs/executionType", a.executionTypes)
-	for _, p := range []string{"tasks/results", "tasks/running", "jobs/running", "jobs/register"} {
-		mux.HandleFunc("GET /api/job/statistics/"+p, func(w http.ResponseWriter, r *http.Request) { noStatisticsTables(w, r) })
-	}
+	mux.HandleFunc("GET /api/job/statistics/tasks/results", a.taskResultsSince)
 	mux.HandleFunc("GET /api/job/statistics/tasks/results/{period}", a.taskResults)
+	mux.HandleFunc("GET /api/job/statistics/tasks/running", func(w http.ResponseWriter, r *http.Request) { a.runningStatistics(w, r, spi.TaskRunningStatistics) })
+	mux.HandleFunc("GET /api/job/statistics/jobs/running", func(w http.ResponseWriter, r *http.Request) { a.runningStatistics(w, r, spi.JobRunningStatistics) })
+	mux.HandleFunc("GET /api/job/statistics/jobs/register", a.registerStatistics)
+	mux.HandleFunc("POST /api/operate/reconcile/explicit", func(w http.ResponseWriter, r *http.Request) { a.reconcile(w, r, false) })
+	mux.HandleFunc("POST /api/operate/reconcile/implicit", func(w http.ResponseWriter, r *http.Request) { a.reconcile(w, r, true) })
+	mux.HandleFunc("GET /api/operate/sandbox", a.sandbox)
 }
 
 func (a api) ctx(r *http.Request) (context.Context, context.CancelFunc) {
@@ -95,6 +99,12 @@ func (a api) answer(w http.ResponseWriter, r *http.Request, op, name string, mod
 		status = http.StatusNotFound
 	case errors.Is(err, ErrConflict):
 		status = http.StatusConflict
+	case errors.Is(err, ErrNoStatistics):
+		status = http.StatusNotImplemented
+	case errors.Is(err, ErrStandby):
+		status = http.StatusServiceUnavailable
+	case errors.Is(err, ErrTooSoon):
+		status = http.StatusTooManyRequests
 	}
 	httpapi.Fail(w, status, err.Error())
 }
@@ -412,26 +422,6 @@ func (a api) executionTypes(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	a.answer(w, r, "", "", map[string]int{"transientJobCount": t, "daemonJobCount": d}, err)
-}
-
-// taskResults is GET /api/job/statistics/tasks/results/{period}: the
-// items that succeeded and failed since this instance leads, for
-// "online". The other periods need the statistics tables upstream keeps in
-// its RDB, which ejob cloud does not keep: they are refused, not answered
-// with made-up zeros.
-func (a api) taskResults(w http.ResponseWriter, r *http.Request) {
-	if r.PathValue("period") != "online" {
-		noStatisticsTables(w, r)
-		return
-	}
-	httpapi.OK(w, map[string]any{"successCount": a.s.succeeded.Load(), "failedCount": a.s.failed.Load(), "statisticInterval": "online"})
-}
-
-// noStatisticsTables refuses a statistics path that upstream answers from
-// its statistics tables (501 Not Implemented, in the envelope).
-func noStatisticsTables(w http.ResponseWriter, r *http.Request) {
-	httpapi.Fail(w, http.StatusNotImplemented, fmt.Sprintf("%s: ejob cloud keeps no statistics tables; "+
-		"GET /api/job/statistics/tasks/results/online and /api/job/statistics/jobs/executionType are served", r.URL.Path))
 }
 
 // MaxPerPage bounds per_page of the event queries.

@@ -42,9 +42,10 @@ type Scheduler struct {
 	wake    chan struct{}
 	leading atomic.Bool
 
-	// Counts of finished items since this instance leads (upstream's
-	// in-memory statistics).
-	succeeded, failed atomic.Int64
+	// stats counts the finished items while this instance leads
+	// (upstream's in-memory statistics).
+	stats *statistics
+	guard reconcileGuard
 
 	// mu guards reasons, written by the leader's pass.
 	mu      sync.Mutex
@@ -81,7 +82,7 @@ func New(o Options) *Scheduler {
 	}
 	return &Scheduler{st: store{c: o.Client}, c: o.Client, el: recipe.NewElection(o.Client, pathElection, pathLeader, o.ID),
 		launcher: o.Launcher, lcfg: o.LauncherConfig, tracer: o.Tracer, tcfg: o.TracerConfig, queueSize: o.JobStateQueueSize, poll: o.PollInterval,
-		log: o.Logger, id: o.ID, wake: make(chan struct{}, 1), reasons: map[string]spi.ItemStatus{}}
+		log: o.Logger, id: o.ID, wake: make(chan struct{}, 1), reasons: map[string]spi.ItemStatus{}, stats: newStatistics()}
 }
 
 // Leading reports whether this instance leads now.
@@ -143,9 +144,14 @@ func (s *Scheduler) lead(ctx context.Context) {
 		case <-ctx.Done():
 		}
 	}()
+	s.stats.reset()
 	s.leading.Store(true)
 	defer s.leading.Store(false)
 	s.log.Info("leading the cloud scheduler", "instance", s.id)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	wg.Go(func() { s.statisticsLoop(ctx) })
 	l := &leaderState{next: map[string]time.Time{}, configs: map[string]string{}, seen: map[string]spi.ItemState{}}
 	for ctx.Err() == nil {
 		if err := s.pass(ctx, l); err != nil {
@@ -354,7 +360,7 @@ func (s *Scheduler) pass(ctx context.Context, l *leaderState) error {
 				if err := s.fenced(ctx, reg.DeleteOp(node, reg.AnyVersion)); err != nil {
 					return err
 				}
-				s.succeeded.Add(1)
+				s.stats.count(true)
 				l.ev.finished(tid, st, l.seen[eventID(tid)] == spi.ItemRunning)
 				s.log.Info("item succeeded", "job", name, "item", item, "task", tid.String())
 			case spi.ItemFailed, spi.ItemLost:
@@ -372,7 +378,7 @@ func (s *Scheduler) pass(ctx context.Context, l *leaderState) error {
 				if err := s.fenced(ctx, ops...); err != nil && !errors.Is(err, reg.ErrNodeExists) {
 					return err
 				}
-				s.failed.Add(1)
+				s.stats.count(false)
 				l.ev.finished(tid, st, l.seen[eventID(tid)] == spi.ItemRunning)
 				s.log.Warn("item ended without success", "job", name, "item", item, "task", tid.String(), "state", st.State,
 					"reason", st.Reason, "exitCode", st.ExitCode, "failover", j.Failover || j.JobExecutionType == Daemon)
