@@ -178,7 +178,7 @@ func (a api) setAppDisabled(w http.ResponseWriter, r *http.Request, disable bool
 		err = fmt.Errorf("%w: no app '%s'", ErrNotFound, name)
 	}
 	if err == nil {
-		err = a.s.st.setFlag(ctx, pathDisableApp+"/"+name, disable)
+		err = a.s.st.setFlag(ctx, pathDisableApp+"/"+name, disable, a.s.queueSize)
 	}
 	a.answer(w, r, op, name, true, err)
 }
@@ -306,7 +306,7 @@ func (a api) setJobDisabled(w http.ResponseWriter, r *http.Request, disable bool
 		err = fmt.Errorf("%w: no job '%s'", ErrNotFound, name)
 	}
 	if err == nil {
-		err = a.s.st.setFlag(ctx, pathDisableJob+"/"+name, disable)
+		err = a.s.st.setFlag(ctx, pathDisableJob+"/"+name, disable, a.s.queueSize)
 	}
 	a.answer(w, r, op, name, true, err)
 }
@@ -335,8 +335,9 @@ type MetaInfo struct {
 }
 
 // RunningTask is one entry of GET /api/job/tasks/running. State, Reason
-// and StartTime are the launcher's view, known on the leader only (empty
-// elsewhere); StartTime is when the item's process started (nil before).
+// and StartTime are the launcher's view (the leader's latest pass; a
+// standby asks the launcher); StartTime is when the item's process
+// started (nil before). Idle is a DAEMON item between two fires.
 type RunningTask struct {
 	ID        string     `json:"id"`
 	MetaInfo  MetaInfo   `json:"metaInfo"`
@@ -364,16 +365,17 @@ func (a api) runningTasks(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := a.ctx(r)
 	defer cancel()
 	running, err := a.s.st.Running(ctx)
-	a.s.mu.Lock()
-	reasons := a.s.reasons
-	a.s.mu.Unlock()
+	reasons, lerr := a.s.itemStatuses(ctx)
+	if err == nil {
+		err = lerr
+	}
 	out := []RunningTask{}
 	for _, job := range slices.Sorted(maps.Keys(running)) {
 		for _, item := range slices.Sorted(maps.Keys(running[job])) {
 			tid := running[job][item]
 			t := RunningTask{ID: tid.String(), MetaInfo: MetaInfo{JobName: job, ShardingItems: []int{item}}, Type: tid.Type, SlaveID: tid.Slave}
-			if st, ok := reasons[tid.String()]; ok {
-				t.State, t.Reason = string(st.State), st.Reason
+			if st, ok := reasons[fireItem{job, tid.Fire, item}]; ok {
+				t.State, t.Reason, t.Idle = string(st.State), st.Reason, st.Idle
 				if !st.Started.IsZero() {
 					t.StartTime = &st.Started
 				}

@@ -189,3 +189,28 @@ func (s *Scheduler) leaderName(ctx context.Context) string {
 	}
 	return "the leader " + string(data)
 }
+
+// fireItem names one item of one fire.
+type fireItem struct {
+	job, fire string
+	item      int
+}
+
+// itemStatuses is the launcher's view of the items: the leader's latest
+// pass, or on a standby the launcher's list.
+func (s *Scheduler) itemStatuses(ctx context.Context) (map[fireItem]spi.ItemStatus, error) {
+	if s.Leading() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.reasons, nil
+	}
+	list, err := s.launcher.List(ctx, spi.LaunchListRequest{Config: s.lcfg})
+	if err != nil {
+		return nil, fmt.Errorf("launcher list: %w", err)
+	}
+	out := map[fireItem]spi.ItemStatus{}
+	for _, it := range list.Items {
+		out[fireItem{it.JobName, it.FireID, it.Item}] = it
+	}
+	return out, nil
+}

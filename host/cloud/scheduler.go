@@ -49,7 +49,7 @@ type Scheduler struct {
 
 	// mu guards reasons, written by the leader's pass.
 	mu      sync.Mutex
-	reasons map[string]spi.ItemStatus // task id -> launcher status
+	reasons map[fireItem]spi.ItemStatus
 }
 
 // Options configure a Scheduler.
@@ -82,7 +82,7 @@ func New(o Options) *Scheduler {
 	}
 	return &Scheduler{st: store{c: o.Client}, c: o.Client, el: recipe.NewElection(o.Client, pathElection, pathLeader, o.ID),
 		launcher: o.Launcher, lcfg: o.LauncherConfig, tracer: o.Tracer, tcfg: o.TracerConfig, queueSize: o.JobStateQueueSize, poll: o.PollInterval,
-		log: o.Logger, id: o.ID, wake: make(chan struct{}, 1), reasons: map[string]spi.ItemStatus{}, stats: newStatistics()}
+		log: o.Logger, id: o.ID, wake: make(chan struct{}, 1), reasons: map[fireItem]spi.ItemStatus{}, stats: newStatistics()}
 }
 
 // Leading reports whether this instance leads now.
@@ -152,7 +152,8 @@ func (s *Scheduler) lead(ctx context.Context) {
 	defer wg.Wait()
 	defer cancel()
 	wg.Go(func() { s.statisticsLoop(ctx) })
-	l := &leaderState{next: map[string]time.Time{}, configs: map[string]string{}, seen: map[string]spi.ItemState{}}
+	l := &leaderState{next: map[string]time.Time{}, configs: map[string]string{}, seen: map[string]spi.ItemState{},
+		fires: map[fireItem]int{}, busy: map[fireItem]bool{}, ev: events{originals: map[fireItem]string{}}}
 	for ctx.Err() == nil {
 		if err := s.pass(ctx, l); err != nil {
 			if errors.Is(err, recipe.ErrFenced) || errors.Is(err, recipe.ErrNotLeader) {
@@ -183,7 +184,11 @@ type leaderState struct {
 	// seen is each running item's state at the last pass (by eventID),
 	// to record its start once.
 	seen map[string]spi.ItemState
-	ev   events
+	// fires and busy are each running DAEMON item's completed fires and
+	// whether a fire ran at the last pass.
+	fires map[fireItem]int
+	busy  map[fireItem]bool
+	ev    events
 }
 
 // view is one pass's read of the state.
@@ -276,9 +281,10 @@ func (s *Scheduler) pass(ctx context.Context, l *leaderState) error {
 		}
 		launched[k][it.Item] = it
 	}
-	reasons := map[string]spi.ItemStatus{}
+	reasons := map[fireItem]spi.ItemStatus{}
 	seen := map[string]spi.ItemState{}
-	defer func() { l.seen = seen }()
+	fires, busy := map[fireItem]int{}, map[fireItem]bool{}
+	defer func() { l.seen, l.fires, l.busy = seen, fires, busy }()
 
 	changed := map[string]bool{}
 	for name, j := range v.jobs {
@@ -355,7 +361,11 @@ func (s *Scheduler) pass(ctx context.Context, l *leaderState) error {
 					l.ev.started(tid, st)
 				}
 				seen[key] = st.State
-				reasons[tid.String()] = st
+				fi := fireItem{name, tid.Fire, item}
+				reasons[fi] = st
+				if j.JobExecutionType == Daemon && st.State == spi.ItemRunning {
+					s.followFires(l, fi, tid, st, fires, busy)
+				}
 			case spi.ItemSucceeded:
 				if err := s.fenced(ctx, reg.DeleteOp(node, reg.AnyVersion)); err != nil {
 					return err
@@ -365,7 +375,14 @@ func (s *Scheduler) pass(ctx context.Context, l *leaderState) error {
 				s.log.Info("item succeeded", "job", name, "item", item, "task", tid.String())
 			case spi.ItemFailed, spi.ItemLost:
 				ops := []reg.Op{reg.DeleteOp(node, reg.AnyVersion)}
-				if j.Failover || j.JobExecutionType == Daemon {
+				foErr := s.st.room(ctx, pathFailover, name, s.queueSize)
+				if foErr != nil && !errors.Is(foErr, ErrConflict) {
+					return foErr
+				}
+				if foErr != nil && (j.Failover || j.JobExecutionType == Daemon) {
+					s.log.Warn("item not queued for failover", "job", name, "item", item, "error", foErr)
+				}
+				if foErr == nil && (j.Failover || j.JobExecutionType == Daemon) {
 					if _, err := s.st.c.Create(ctx, pathFailover+"/"+name, nil, reg.Persistent, reg.WithParents()); err != nil && !errors.Is(err, reg.ErrNodeExists) {
 						return fmt.Errorf("create %s/%s: %w", pathFailover, name, err)
 					}
@@ -442,7 +459,7 @@ func (s *Scheduler) pass(ctx context.Context, l *leaderState) error {
 		if len(todo) == 0 {
 			continue
 		}
-		if err := s.start(ctx, l, v, j, a, "FAILOVER", todo, ops); err != nil {
+		if err := s.start(ctx, l, v, j, a, "FAILOVER", todo, ops, items); err != nil {
 			return err
 		}
 		_ = s.c.Delete(ctx, pathFailover+"/"+name, reg.AnyVersion)
@@ -494,16 +511,38 @@ func (s *Scheduler) pass(ctx context.Context, l *leaderState) error {
 		if err != nil {
 			return err
 		}
-		if err := s.start(ctx, l, v, j, a, "READY", items, ops); err != nil {
+		if err := s.start(ctx, l, v, j, a, "READY", items, ops, nil); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// followFires records a running DAEMON item's fires (upstream's BEGIN and
+// COMPLETE updates): a status event when a fire starts and when one ends,
+// and each completed fire counted as a success. The fires an item
+// completed before this leader first saw it are not counted again.
+func (s *Scheduler) followFires(l *leaderState, fi fireItem, tid TaskID, st spi.ItemStatus, fires map[fireItem]int, busy map[fireItem]bool) {
+	fires[fi], busy[fi] = st.Fires, !st.Idle
+	prev, known := l.fires[fi]
+	if !known {
+		return
+	}
+	if !st.Idle && !l.busy[fi] {
+		l.ev.status(tid, "TASK_RUNNING", "BEGIN")
+	}
+	for range st.Fires - prev {
+		s.stats.count(true)
+	}
+	if st.Fires > prev || st.Idle && l.busy[fi] {
+		l.ev.status(tid, "TASK_RUNNING", "COMPLETE")
+	}
+}
+
 // start records the items of a new fire as running (with extra ops, in
-// one fenced transaction), then launches it.
-func (s *Scheduler) start(ctx context.Context, l *leaderState, v view, j Job, a App, typ string, items []int, extra []reg.Op) error {
+// one fenced transaction), then launches it. originals are the task ids
+// a FAILOVER fire's items run again.
+func (s *Scheduler) start(ctx context.Context, l *leaderState, v view, j Job, a App, typ string, items []int, extra []reg.Op, originals map[int]TaskID) error {
 	fire := newFireID()
 	if _, err := s.st.c.Create(ctx, pathRunning+"/"+j.JobName, nil, reg.Persistent, reg.WithParents()); err != nil && !errors.Is(err, reg.ErrNodeExists) {
 		return fmt.Errorf("create %s/%s: %w", pathRunning, j.JobName, err)
@@ -522,6 +561,9 @@ func (s *Scheduler) start(ctx context.Context, l *leaderState, v view, j Job, a 
 	for _, item := range items {
 		tid := TaskID{Job: j.JobName, Item: item, Type: typ, Slave: unassignedSlave, Fire: fire}
 		v.running[j.JobName][item] = tid
+		if orig, ok := originals[item]; ok {
+			l.ev.originals[fireItem{j.JobName, fire, item}] = orig.String()
+		}
 		l.ev.status(tid, "TASK_STAGING", "")
 	}
 	return s.launch(ctx, j, a, fire, typ, items)

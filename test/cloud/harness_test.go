@@ -29,6 +29,12 @@ printf '%s\t%s\t%s\n' "$EJOB_TASK_ID" "$EJOB_SHARDING_PARAMETER" "$EJOB_SHARDING
 case "$EJOB_SHARDING_PARAMETER" in
   sleep*) exec sleep "${EJOB_SHARDING_PARAMETER#sleep}" ;;
   fail) exit 3 ;;
+  daemonfire)
+    # One DAEMON fire: BEGIN, wait for the test's go file, COMPLETE.
+    echo BEGIN >> "$EJOB_FIRE_LOG"
+    while [ ! -e "$out/go-$EJOB_SHARDING_ITEM" ]; do sleep 0.1; done
+    echo COMPLETE >> "$EJOB_FIRE_LOG"
+    exec sleep 600 ;;
 esac
 `
 
@@ -43,6 +49,8 @@ type env struct {
 	cpu string
 	// tracing records the event trace into an SQLite file of dir.
 	tracing bool
+	// queueSize is ejob.cloud.jobStateQueueSize when not 0.
+	queueSize int
 }
 
 func newEnv(t *testing.T) *env {
@@ -93,6 +101,9 @@ ejob:
     launcher: {type: LOCAL, props: {dir: %s, cpu: '%s', memory: '4096'}}
     pollInterval: 200ms
 `, zk.Addr(), e.ns, pluginsDir, port, adminHash, adminHash, e.launcherDir, e.cpu)
+	if e.queueSize > 0 {
+		text += fmt.Sprintf("    jobStateQueueSize: %d\n", e.queueSize)
+	}
 	if e.tracing {
 		text = strings.Replace(text, "ejob:\n", fmt.Sprintf("  tracing: {type: RDB, dataSource: {url: 'jdbc:sqlite:%s'}}\nejob:\n", filepath.Join(e.dir, "trace.db")), 1)
 	}
@@ -239,6 +250,7 @@ type runningTask struct {
 	} `json:"metaInfo"`
 	Type      string     `json:"type"`
 	SlaveID   string     `json:"slaveId"`
+	Idle      bool       `json:"idle"`
 	State     string     `json:"state"`
 	StartTime *time.Time `json:"startTime"`
 }
