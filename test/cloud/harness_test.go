@@ -51,13 +51,15 @@ type env struct {
 	tracing bool
 	// queueSize is ejob.cloud.jobStateQueueSize when not 0.
 	queueSize int
+	// poll is ejob.cloud.pollInterval (default 200ms).
+	poll string
 }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	dir := t.TempDir()
 	e := &env{t: t, dir: dir, ns: "cloud-" + strings.ToLower(rand.Text()[:10]),
-		launcherDir: filepath.Join(dir, "launcher"), out: filepath.Join(dir, "out"), cpu: "4"}
+		launcherDir: filepath.Join(dir, "launcher"), out: filepath.Join(dir, "out"), cpu: "4", poll: "200ms"}
 	for _, d := range []string{e.launcherDir, e.out, filepath.Join(dir, "app")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
@@ -99,8 +101,8 @@ ejob:
     users: [{name: admin, passwordHash: %q, role: admin}, {name: guest, passwordHash: %q, role: guest}]
   cloud:
     launcher: {type: LOCAL, props: {dir: %s, cpu: '%s', memory: '4096'}}
-    pollInterval: 200ms
-`, zk.Addr(), e.ns, pluginsDir, port, adminHash, adminHash, e.launcherDir, e.cpu)
+    pollInterval: %s
+`, zk.Addr(), e.ns, pluginsDir, port, adminHash, adminHash, e.launcherDir, e.cpu, e.poll)
 	if e.queueSize > 0 {
 		text += fmt.Sprintf("    jobStateQueueSize: %d\n", e.queueSize)
 	}

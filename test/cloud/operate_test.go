@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -148,4 +149,39 @@ func TestQueueSizeBoundsDisabledJobs(t *testing.T) {
 	}
 	c.must("POST", "/api/job/q1/enable", "")
 	c.must("POST", "/api/job/q2/disable", "")
+}
+
+// A fire the launcher lost (its state gone, as when an operator deletes a
+// Kubernetes Job): explicit reconciliation names the running item, and
+// the leader, woken by it, launches the fire again. The leader's own
+// passes are a minute apart here, so only the reconciliation acts.
+func TestExplicitReconcileRelaunchesLostFire(t *testing.T) {
+	e := newEnv(t)
+	e.poll = "1m"
+	_, c := e.boot()
+	c.must("POST", "/api/job/register", e.jobBody("lostfire", "app", "TRANSIENT", "", 1, "0=sleep600", false, false))
+	c.must("POST", "/api/job/trigger", "lostfire")
+	e.eventually(20*time.Second, "the item running", func() bool {
+		return len(e.runs(0)) == 1 && len(e.itemPIDs("lostfire", 0)) == 1
+	})
+	pid := e.itemPIDs("lostfire", 0)[0]
+	if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	fires, _ := filepath.Glob(filepath.Join(e.launcherDir, "fires", "lostfire", "*"))
+	for _, f := range fires {
+		if err := os.RemoveAll(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var rep struct {
+		Checked int
+		Missing []string
+	}
+	_ = json.Unmarshal(c.must("POST", "/api/operate/reconcile/explicit", ""), &rep)
+	if rep.Checked != 1 || len(rep.Missing) != 1 || !strings.HasPrefix(rep.Missing[0], "lostfire@-@0@-@READY@-@") {
+		t.Fatalf("explicit reconcile %+v, want the lost item", rep)
+	}
+	e.eventually(20*time.Second, "the fire launched again", func() bool { return len(e.runs(0)) == 2 })
+	c.must("DELETE", "/api/job/lostfire/deregister", "")
 }
