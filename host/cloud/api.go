@@ -91,22 +91,23 @@ func (a api) answer(w http.ResponseWriter, r *http.Request, op, name string, mod
 		httpapi.OK(w, model)
 		return
 	}
-	status := http.StatusInternalServerError
-	switch {
-	case errors.Is(err, ErrInvalid):
-		status = http.StatusBadRequest
-	case errors.Is(err, ErrNotFound):
-		status = http.StatusNotFound
-	case errors.Is(err, ErrConflict):
-		status = http.StatusConflict
-	case errors.Is(err, ErrNoStatistics):
-		status = http.StatusNotImplemented
-	case errors.Is(err, ErrStandby):
-		status = http.StatusServiceUnavailable
-	case errors.Is(err, ErrTooSoon):
-		status = http.StatusTooManyRequests
+	httpapi.Fail(w, statusOf(err), err.Error())
+}
+
+// statusOf is the errorCode of err: its sentinel's, else 500.
+func statusOf(err error) int {
+	for _, m := range []struct {
+		err    error
+		status int
+	}{
+		{ErrInvalid, http.StatusBadRequest}, {ErrNotFound, http.StatusNotFound}, {ErrConflict, http.StatusConflict},
+		{ErrNoStatistics, http.StatusNotImplemented}, {ErrStandby, http.StatusServiceUnavailable}, {ErrTooSoon, http.StatusTooManyRequests},
+	} {
+		if errors.Is(err, m.err) {
+			return m.status
+		}
 	}
-	httpapi.Fail(w, status, err.Error())
+	return http.StatusInternalServerError
 }
 
 func (a api) registerApp(w http.ResponseWriter, r *http.Request) { a.putApp(w, r, true) }

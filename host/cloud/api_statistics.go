@@ -56,9 +56,11 @@ func (a api) tables(path string) (spi.StatisticsStore, error) {
 	return nil, fmt.Errorf("%w: %s: the statistics tables live in the event-trace database: configure elasticjob.tracing (type RDB)", ErrNoStatistics, path)
 }
 
-// rows reads table's rows from from (zero: all), or its latest row.
-func (a api) rows(ctx context.Context, st spi.StatisticsStore, table spi.StatisticsTable, from time.Time, latest ...bool) ([]spi.StatisticsRow, error) {
-	p, err := st.QueryStatistics(ctx, spi.StatisticsQuery{Config: a.s.tcfg, Table: table, From: from, Latest: len(latest) > 0 && latest[0]})
+// rows reads the rows q selects (its Config is the tracer's).
+func (a api) rows(ctx context.Context, st spi.StatisticsStore, q spi.StatisticsQuery) ([]spi.StatisticsRow, error) {
+	q.Config = a.s.tcfg
+	table := q.Table
+	p, err := st.QueryStatistics(ctx, q)
 	if errors.Is(err, spi.ErrUnsupported) {
 		err = fmt.Errorf("%w: the tracer keeps no statistics tables: %w", ErrNoStatistics, err)
 	}
@@ -90,7 +92,7 @@ func (a api) taskResultsSince(w http.ResponseWriter, r *http.Request) {
 	}
 	if err == nil {
 		var rows []spi.StatisticsRow
-		rows, err = a.rows(ctx, st, spi.TaskResultMinute, slot(spi.TaskResultHour, time.Now().Add(-24*time.Hour)))
+		rows, err = a.rows(ctx, st, spi.StatisticsQuery{Table: spi.TaskResultMinute, From: slot(spi.TaskResultHour, time.Now().Add(-24*time.Hour))})
 		for _, x := range rows {
 			out = append(out, taskResultRow(spi.TaskResultMinute, x))
 		}
@@ -140,7 +142,7 @@ func (a api) taskResultsOf(ctx context.Context, path, period string) (TaskResult
 	switch period {
 	case "lastHour", "lastMinute":
 		table := map[string]spi.StatisticsTable{"lastHour": spi.TaskResultHour, "lastMinute": spi.TaskResultMinute}[period]
-		rows, err := a.rows(ctx, st, table, time.Time{}, true)
+		rows, err := a.rows(ctx, st, spi.StatisticsQuery{Table: table, Latest: true})
 		if err != nil || len(rows) == 0 {
 			return TaskResultStatistics{StatisticInterval: intervalOf[table], CreationTime: &now}, err
 		}
@@ -150,7 +152,7 @@ func (a api) taskResultsOf(ctx context.Context, path, period string) (TaskResult
 	if period == "lastWeek" {
 		from = slot(spi.TaskResultDay, now).AddDate(0, 0, -6)
 	}
-	rows, err := a.rows(ctx, st, spi.TaskResultDay, from)
+	rows, err := a.rows(ctx, st, spi.StatisticsQuery{Table: spi.TaskResultDay, From: from})
 	if err != nil {
 		return TaskResultStatistics{}, err
 	}
@@ -180,7 +182,7 @@ func (a api) runningStatistics(w http.ResponseWriter, r *http.Request, table spi
 	}
 	if err == nil {
 		var rows []spi.StatisticsRow
-		rows, err = a.rows(ctx, st, table, slot(spi.TaskResultDay, time.Now()).AddDate(0, 0, -7))
+		rows, err = a.rows(ctx, st, spi.StatisticsQuery{Table: table, From: slot(spi.TaskResultDay, time.Now()).AddDate(0, 0, -7)})
 		for _, x := range rows {
 			out = append(out, RunningStatistics{ID: x.ID, RunningCount: x.Count, StatisticsTime: timePtr(x.StatisticsTime), CreationTime: timePtr(x.CreationTime)})
 		}
@@ -197,7 +199,7 @@ func (a api) registerStatistics(w http.ResponseWriter, r *http.Request) {
 	st, err := a.tables(r.URL.Path)
 	if err == nil {
 		var rows []spi.StatisticsRow
-		rows, err = a.rows(ctx, st, spi.JobRegisterStatistics, time.Time{})
+		rows, err = a.rows(ctx, st, spi.StatisticsQuery{Table: spi.JobRegisterStatistics})
 		for _, x := range rows {
 			out = append(out, RegisterStatistics{ID: x.ID, RegisteredCount: x.Count, StatisticsTime: timePtr(x.StatisticsTime), CreationTime: timePtr(x.CreationTime)})
 		}

@@ -75,14 +75,7 @@ func (s *Scheduler) reconcile(ctx context.Context, implicit bool) (ReconcileRepo
 	if err != nil {
 		return rep, err
 	}
-	held := map[fireKey]map[int]bool{}
-	for _, it := range list.Items {
-		k := fireKey{it.JobName, it.FireID}
-		if held[k] == nil {
-			held[k] = map[int]bool{}
-		}
-		held[k][it.Item] = true
-	}
+	held := byFire(list.Items)
 	named := map[fireKey]bool{}
 	for _, job := range slices.Sorted(maps.Keys(running)) {
 		for _, item := range slices.Sorted(maps.Keys(running[job])) {
@@ -90,7 +83,7 @@ func (s *Scheduler) reconcile(ctx context.Context, implicit bool) (ReconcileRepo
 			k := fireKey{job, tid.Fire}
 			named[k] = true
 			rep.Checked++
-			if !held[k][item] {
+			if _, ok := held[k][item]; !ok {
 				rep.Missing = append(rep.Missing, tid.String())
 			}
 		}
@@ -156,14 +149,7 @@ func (s *Scheduler) sandboxes(ctx context.Context, app string) ([]Sandbox, error
 	if err != nil {
 		return nil, fmt.Errorf("launcher list: %w", err)
 	}
-	byItem := map[fireKey]map[int]spi.ItemStatus{}
-	for _, it := range list.Items {
-		k := fireKey{it.JobName, it.FireID}
-		if byItem[k] == nil {
-			byItem[k] = map[int]spi.ItemStatus{}
-		}
-		byItem[k][it.Item] = it
-	}
+	byItem := byFire(list.Items)
 	out := []Sandbox{}
 	for _, j := range jobs {
 		if j.AppName != app {

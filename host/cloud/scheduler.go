@@ -259,6 +259,19 @@ func (s *Scheduler) fenced(ctx context.Context, ops ...reg.Op) error {
 
 type fireKey struct{ job, fire string }
 
+// byFire indexes the launcher's items by fire and item.
+func byFire(items []spi.ItemStatus) map[fireKey]map[int]spi.ItemStatus {
+	out := map[fireKey]map[int]spi.ItemStatus{}
+	for _, it := range items {
+		k := fireKey{it.JobName, it.FireID}
+		if out[k] == nil {
+			out[k] = map[int]spi.ItemStatus{}
+		}
+		out[k][it.Item] = it
+	}
+	return out
+}
+
 // pass is one round of the leader's work.
 func (s *Scheduler) pass(ctx context.Context, l *leaderState) error {
 	defer s.flush(ctx, &l.ev)
@@ -273,14 +286,7 @@ func (s *Scheduler) pass(ctx context.Context, l *leaderState) error {
 	if err != nil {
 		return err
 	}
-	launched := map[fireKey]map[int]spi.ItemStatus{}
-	for _, it := range list.Items {
-		k := fireKey{it.JobName, it.FireID}
-		if launched[k] == nil {
-			launched[k] = map[int]spi.ItemStatus{}
-		}
-		launched[k][it.Item] = it
-	}
+	launched := byFire(list.Items)
 	reasons := map[fireItem]spi.ItemStatus{}
 	seen := map[string]spi.ItemState{}
 	fires, busy := map[fireItem]int{}, map[fireItem]bool{}
