@@ -381,14 +381,16 @@ func (s *Scheduler) pass(ctx context.Context, l *leaderState) error {
 				s.log.Info("item succeeded", "job", name, "item", item, "task", tid.String())
 			case spi.ItemFailed, spi.ItemLost:
 				ops := []reg.Op{reg.DeleteOp(node, reg.AnyVersion)}
-				foErr := s.st.room(ctx, pathFailover, name, s.queueSize)
-				if foErr != nil && !errors.Is(foErr, ErrConflict) {
-					return foErr
+				fo := j.Failover || j.JobExecutionType == Daemon
+				if fo {
+					if err := s.st.room(ctx, pathFailover, name, s.queueSize); errors.Is(err, ErrConflict) {
+						s.log.Warn("item not queued for failover", "job", name, "item", item, "error", err)
+						fo = false
+					} else if err != nil {
+						return err
+					}
 				}
-				if foErr != nil && (j.Failover || j.JobExecutionType == Daemon) {
-					s.log.Warn("item not queued for failover", "job", name, "item", item, "error", foErr)
-				}
-				if foErr == nil && (j.Failover || j.JobExecutionType == Daemon) {
+				if fo {
 					if _, err := s.st.c.Create(ctx, pathFailover+"/"+name, nil, reg.Persistent, reg.WithParents()); err != nil && !errors.Is(err, reg.ErrNodeExists) {
 						return fmt.Errorf("create %s/%s: %w", pathFailover, name, err)
 					}
@@ -404,7 +406,7 @@ func (s *Scheduler) pass(ctx context.Context, l *leaderState) error {
 				s.stats.count(false)
 				l.ev.finished(tid, st, l.seen[eventID(tid)] == spi.ItemRunning)
 				s.log.Warn("item ended without success", "job", name, "item", item, "task", tid.String(), "state", st.State,
-					"reason", st.Reason, "exitCode", st.ExitCode, "failover", j.Failover || j.JobExecutionType == Daemon)
+					"reason", st.Reason, "exitCode", st.ExitCode, "failover", fo)
 			}
 			if st.State.Final() {
 				delete(items, item)
