@@ -25,7 +25,8 @@ import (
 // ready and failover items through the launcher and follows them to
 // their end. Every instance serves the REST API (see Routes); the state
 // it changes lives in ZooKeeper, so the leader acts on writes made
-// through any instance.
+// through any instance. The leader also counts the finished items and,
+// with a tracer that keeps them, writes the statistics tables.
 type Scheduler struct {
 	st        store
 	c         reg.Client
