@@ -79,25 +79,35 @@ func since(r *http.Request, want string) error {
 	return nil
 }
 
-// taskResultsSince is GET /api/job/statistics/tasks/results?since=last24hours:
-// the minute rows from the hour 24 hours ago.
-func (a api) taskResultsSince(w http.ResponseWriter, r *http.Request) {
+// listStatistics answers the rows q selects, each made an answer row by
+// conv, when the since query parameter is want ("": none is read).
+func listStatistics[T any](a api, w http.ResponseWriter, r *http.Request, want string, q spi.StatisticsQuery, conv func(spi.StatisticsRow) T) {
 	ctx, cancel := a.ctx(r)
 	defer cancel()
-	out := []TaskResultStatistics{}
-	err := since(r, "last24hours")
+	out := []T{}
+	var err error
+	if want != "" {
+		err = since(r, want)
+	}
 	var st spi.StatisticsStore
 	if err == nil {
 		st, err = a.tables(r.URL.Path)
 	}
 	if err == nil {
 		var rows []spi.StatisticsRow
-		rows, err = a.rows(ctx, st, spi.StatisticsQuery{Table: spi.TaskResultMinute, From: slot(spi.TaskResultHour, time.Now().Add(-24*time.Hour))})
+		rows, err = a.rows(ctx, st, q)
 		for _, x := range rows {
-			out = append(out, taskResultRow(spi.TaskResultMinute, x))
+			out = append(out, conv(x))
 		}
 	}
 	a.answer(w, r, "", "", out, err)
+}
+
+// taskResultsSince is GET /api/job/statistics/tasks/results?since=last24hours:
+// the minute rows from the hour 24 hours ago.
+func (a api) taskResultsSince(w http.ResponseWriter, r *http.Request) {
+	q := spi.StatisticsQuery{Table: spi.TaskResultMinute, From: slot(spi.TaskResultHour, time.Now().Add(-24*time.Hour))}
+	listStatistics(a, w, r, "last24hours", q, func(x spi.StatisticsRow) TaskResultStatistics { return taskResultRow(spi.TaskResultMinute, x) })
 }
 
 func taskResultRow(table spi.StatisticsTable, x spi.StatisticsRow) TaskResultStatistics {
@@ -170,39 +180,18 @@ func (a api) taskResultsOf(ctx context.Context, path, period string) (TaskResult
 }
 
 // runningStatistics is GET /api/job/statistics/tasks/running and
-// /jobs/running ?since=lastWeek: the rows of the last seven days.
+// /jobs/running ?since=lastWeek: the rows from midnight seven days ago.
 func (a api) runningStatistics(w http.ResponseWriter, r *http.Request, table spi.StatisticsTable) {
-	ctx, cancel := a.ctx(r)
-	defer cancel()
-	out := []RunningStatistics{}
-	err := since(r, "lastWeek")
-	var st spi.StatisticsStore
-	if err == nil {
-		st, err = a.tables(r.URL.Path)
-	}
-	if err == nil {
-		var rows []spi.StatisticsRow
-		rows, err = a.rows(ctx, st, spi.StatisticsQuery{Table: table, From: slot(spi.TaskResultDay, time.Now()).AddDate(0, 0, -7)})
-		for _, x := range rows {
-			out = append(out, RunningStatistics{ID: x.ID, RunningCount: x.Count, StatisticsTime: timePtr(x.StatisticsTime), CreationTime: timePtr(x.CreationTime)})
-		}
-	}
-	a.answer(w, r, "", "", out, err)
+	q := spi.StatisticsQuery{Table: table, From: slot(spi.TaskResultDay, time.Now()).AddDate(0, 0, -7)}
+	listStatistics(a, w, r, "lastWeek", q, func(x spi.StatisticsRow) RunningStatistics {
+		return RunningStatistics{ID: x.ID, RunningCount: x.Count, StatisticsTime: timePtr(x.StatisticsTime), CreationTime: timePtr(x.CreationTime)}
+	})
 }
 
 // registerStatistics is GET /api/job/statistics/jobs/register: every
 // row.
 func (a api) registerStatistics(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := a.ctx(r)
-	defer cancel()
-	out := []RegisterStatistics{}
-	st, err := a.tables(r.URL.Path)
-	if err == nil {
-		var rows []spi.StatisticsRow
-		rows, err = a.rows(ctx, st, spi.StatisticsQuery{Table: spi.JobRegisterStatistics})
-		for _, x := range rows {
-			out = append(out, RegisterStatistics{ID: x.ID, RegisteredCount: x.Count, StatisticsTime: timePtr(x.StatisticsTime), CreationTime: timePtr(x.CreationTime)})
-		}
-	}
-	a.answer(w, r, "", "", out, err)
+	listStatistics(a, w, r, "", spi.StatisticsQuery{Table: spi.JobRegisterStatistics}, func(x spi.StatisticsRow) RegisterStatistics {
+		return RegisterStatistics{ID: x.ID, RegisteredCount: x.Count, StatisticsTime: timePtr(x.StatisticsTime), CreationTime: timePtr(x.CreationTime)}
+	})
 }
