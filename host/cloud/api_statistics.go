@@ -39,7 +39,15 @@ type RegisterStatistics struct {
 }
 
 // intervalOf is a task result table's statisticInterval.
-var intervalOf = map[spi.StatisticsTable]string{spi.TaskResultMinute: "MINUTE", spi.TaskResultHour: "HOUR", spi.TaskResultDay: "DAY"}
+func intervalOf(t spi.StatisticsTable) string {
+	switch t {
+	case spi.TaskResultMinute:
+		return "MINUTE"
+	case spi.TaskResultHour:
+		return "HOUR"
+	}
+	return "DAY"
+}
 
 func timePtr(t time.Time) *time.Time {
 	if t.IsZero() {
@@ -111,7 +119,7 @@ func (a api) taskResultsSince(w http.ResponseWriter, r *http.Request) {
 }
 
 func taskResultRow(table spi.StatisticsTable, x spi.StatisticsRow) TaskResultStatistics {
-	return TaskResultStatistics{ID: x.ID, SuccessCount: x.SuccessCount, FailedCount: x.FailedCount, StatisticInterval: intervalOf[table],
+	return TaskResultStatistics{ID: x.ID, SuccessCount: x.SuccessCount, FailedCount: x.FailedCount, StatisticInterval: intervalOf(table),
 		StatisticsTime: timePtr(x.StatisticsTime), CreationTime: timePtr(x.CreationTime)}
 }
 
@@ -154,7 +162,7 @@ func (a api) taskResultsOf(ctx context.Context, path, period string) (TaskResult
 		table := map[string]spi.StatisticsTable{"lastHour": spi.TaskResultHour, "lastMinute": spi.TaskResultMinute}[period]
 		rows, err := a.rows(ctx, st, spi.StatisticsQuery{Table: table, Latest: true})
 		if err != nil || len(rows) == 0 {
-			return TaskResultStatistics{StatisticInterval: intervalOf[table], CreationTime: &now}, err
+			return TaskResultStatistics{StatisticInterval: intervalOf(table), CreationTime: &now}, err
 		}
 		return taskResultRow(table, rows[0]), nil
 	}
