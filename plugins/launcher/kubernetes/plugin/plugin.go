@@ -38,7 +38,9 @@ const (
 	KeyAppCacheDir = "appCacheDir"
 )
 
-var keys = []string{KeyKubeconfig, KeyContext, KeyNamespace, KeyHelperImage, KeyAppCacheDir}
+func keys() []string {
+	return []string{KeyKubeconfig, KeyContext, KeyNamespace, KeyHelperImage, KeyAppCacheDir}
+}
 
 // Launcher is the spi.Launcher of Kubernetes. It keeps one client per
 // distinct Config.
@@ -55,8 +57,8 @@ func New(log hclog.Logger) *Launcher {
 
 func (a *Launcher) client(cfg map[string]string) (*kubernetes.Launcher, error) {
 	for k := range cfg {
-		if !slices.Contains(keys, k) {
-			return nil, fmt.Errorf("%w: unknown setting %q (the Kubernetes launcher reads %s)", spi.ErrInvalidConfig, k, strings.Join(keys, ", "))
+		if !slices.Contains(keys(), k) {
+			return nil, fmt.Errorf("%w: unknown setting %q (the Kubernetes launcher reads %s)", spi.ErrInvalidConfig, k, strings.Join(keys(), ", "))
 		}
 	}
 	key := [5]string{cfg[KeyKubeconfig], cfg[KeyContext], cfg[KeyNamespace], cfg[KeyHelperImage], cfg[KeyAppCacheDir]}
