@@ -125,6 +125,7 @@ func shardingContextToProto(c spi.ShardingContext) *pb.ShardingContext {
 		JobParameter:       c.JobParameter,
 		ShardingItem:       int64(c.ShardingItem),
 		ShardingParameter:  c.ShardingParameter,
+		FencingToken:       c.FencingToken,
 	}
 }
 
@@ -135,6 +136,7 @@ func shardingContextFromProto(m *pb.ShardingContext) spi.ShardingContext {
 		ShardingTotalCount: int(m.GetShardingTotalCount()),
 		JobParameter:       m.GetJobParameter(),
 		ShardingItem:       int(m.GetShardingItem()),
+		FencingToken:       m.GetFencingToken(),
 	}
 	if m != nil && m.ShardingParameter != nil {
 		p := *m.ShardingParameter

@@ -111,7 +111,7 @@ func TestConvertRoundTrip(t *testing.T) {
 			},
 		},
 		"execute request nil parameter": {
-			in: spi.ExecuteRequest{Context: spi.ShardingContext{JobName: "j", TaskID: "t", ShardingTotalCount: 3, JobParameter: "p", ShardingItem: 2}},
+			in: spi.ExecuteRequest{Context: spi.ShardingContext{JobName: "j", TaskID: "t", ShardingTotalCount: 3, JobParameter: "p", ShardingItem: 2, FencingToken: 1<<40 + 5}},
 			trip: func(t *testing.T, v any) any {
 				return executeRequestFromProto(wire(t, executeRequestToProto("SCRIPT", v.(spi.ExecuteRequest))))
 			},
