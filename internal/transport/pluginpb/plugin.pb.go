@@ -1558,7 +1558,9 @@ type ExecutionEvent struct {
 	Success               bool                   `protobuf:"varint,10,opt,name=success,proto3" json:"success,omitempty"`
 	FailureCause          string                 `protobuf:"bytes,11,opt,name=failure_cause,json=failureCause,proto3" json:"failure_cause,omitempty"`
 	// The output on a completion; an excerpt in an ExecutionPage.
-	Output        *Output `protobuf:"bytes,12,opt,name=output,proto3" json:"output,omitempty"`
+	Output *Output `protobuf:"bytes,12,opt,name=output,proto3" json:"output,omitempty"`
+	// The run's fencing token for the item; 0 when it has none.
+	FencingToken  int64 `protobuf:"varint,13,opt,name=fencing_token,json=fencingToken,proto3" json:"fencing_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1675,6 +1677,13 @@ func (x *ExecutionEvent) GetOutput() *Output {
 		return x.Output
 	}
 	return nil
+}
+
+func (x *ExecutionEvent) GetFencingToken() int64 {
+	if x != nil {
+		return x.FencingToken
+	}
+	return 0
 }
 
 type StatusEvent struct {
@@ -3755,7 +3764,7 @@ const file_plugin_proto_rawDesc = "" +
 	"PropsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x12\n" +
-	"\x10ListenerResponse\"\x98\x03\n" +
+	"\x10ListenerResponse\"\xbd\x03\n" +
 	"\x0eExecutionEvent\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1a\n" +
 	"\bhostname\x18\x02 \x01(\tR\bhostname\x12\x0e\n" +
@@ -3769,7 +3778,8 @@ const file_plugin_proto_rawDesc = "" +
 	"\asuccess\x18\n" +
 	" \x01(\bR\asuccess\x12#\n" +
 	"\rfailure_cause\x18\v \x01(\tR\ffailureCause\x12.\n" +
-	"\x06output\x18\f \x01(\v2\x16.ejob.plugin.v1.OutputR\x06output\"\xcd\x02\n" +
+	"\x06output\x18\f \x01(\v2\x16.ejob.plugin.v1.OutputR\x06output\x12#\n" +
+	"\rfencing_token\x18\r \x01(\x03R\ffencingToken\"\xcd\x02\n" +
 	"\vStatusEvent\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n" +
 	"\bjob_name\x18\x02 \x01(\tR\ajobName\x12(\n" +
