@@ -3,7 +3,8 @@ package spi
 import "context"
 
 // ShardingContext is what one item of one execution receives. Its JSON form
-// (package spi/gson) is byte-identical to upstream's Gson output.
+// (package spi/gson) is byte-identical to upstream's Gson output when it
+// carries no fencing token.
 type ShardingContext struct {
 	JobName            string
 	TaskID             string
