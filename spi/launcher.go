@@ -114,6 +114,13 @@ type ItemStatus struct {
 	ExitCode int
 	// Started and Finished are zero until known.
 	Started, Finished time.Time
+	// Idle: a DAEMON item that runs but is between two fires (upstream's
+	// BEGIN and COMPLETE messages); false while a fire runs, and for a
+	// TRANSIENT item. Fires counts the DAEMON item's completed fires.
+	// Both are what the item reported to the launcher (see the cloud
+	// documentation); a launcher that cannot learn them leaves them zero.
+	Idle  bool
+	Fires int
 }
 
 // LaunchListRequest asks what the launcher holds.

@@ -46,8 +46,9 @@ type CloudSettings struct {
 	LauncherProps map[string]string
 	// Kubernetes is ejob.cloud.kubernetes.
 	Kubernetes KubernetesSettings
-	// JobStateQueueSize bounds the jobs waiting in ready
-	// (upstream's job_state_queue_size; default DefaultJobStateQueueSize).
+	// JobStateQueueSize bounds the jobs in each of the ready and
+	// failover queues and the disabled apps and jobs (upstream's
+	// job_state_queue_size; default DefaultJobStateQueueSize).
 	JobStateQueueSize int
 	// PollInterval is how often the leader asks the launcher what runs
 	// (default DefaultPollInterval).

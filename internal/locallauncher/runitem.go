@@ -56,6 +56,9 @@ func RunItem(ctx context.Context, dir string) int {
 	for k, v := range spec.Env {
 		env = append(env, k+"="+v)
 	}
+	if spec.Daemon {
+		env = append(env, "EJOB_FIRE_LOG="+filepath.Join(dir, fireLog))
+	}
 	cmd.Env = env
 	err = cmd.Run()
 	var ee *exec.ExitError

@@ -81,6 +81,12 @@ func TestAppAndJobSurviveRestartAndTrigger(t *testing.T) {
 	}
 	cli("job", "trigger", "onejob")
 	e.eventually(20*time.Second, "both items ran once", func() bool { return len(e.runs(0)) == 1 && len(e.runs(1)) == 1 })
+	if out := cli("stats", "types"); !strings.Contains(out, `"transientJobCount": 1`) {
+		t.Fatalf("ejob cloud stats types:\n%s", out)
+	}
+	if out := cli("operate", "sandbox", "app"); !strings.HasPrefix(strings.TrimSpace(out), "[") {
+		t.Fatalf("ejob cloud operate sandbox app:\n%s", out)
+	}
 	e.eventually(10*time.Second, "nothing running", func() bool { return len(c.running()) == 0 })
 	if len(e.runs(0)) != 1 {
 		t.Fatalf("item 0 ran %d times for one trigger", len(e.runs(0)))

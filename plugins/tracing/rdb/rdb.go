@@ -75,6 +75,9 @@ type store struct {
 	// execOrder and statusOrder break ties of equal time in each table
 	// (by MySQL's auto_id where the table has it), or are "".
 	execOrder, statusOrder string
+	// statsReady: the statistics tables exist (made on first use, so a
+	// store only the Lite hosts write to has none).
+	statsReady bool
 }
 
 func configKey(cfg map[string]string) string {
