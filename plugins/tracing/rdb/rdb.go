@@ -441,8 +441,8 @@ func (b *batch) output(ctx context.Context, e spi.ExecutionEvent) error {
 const insertFence = "INSERT INTO " + fenceTable + " (id, job_name, start_time, fencing_token) VALUES (?, ?, ?, ?)"
 
 // fence stores a start's fencing token, once (a retried batch's duplicate
-// is not an error). A completion carries the same token: a start
-// stored without one (written by a Java peer) stays without.
+// is not an error). Only the start writes it: its completion carries the
+// same token.
 func (b *batch) fence(ctx context.Context, e spi.ExecutionEvent) error {
 	if !e.CompleteTime.IsZero() || e.FencingToken == 0 {
 		return nil
