@@ -301,6 +301,7 @@ func (j *Job) contexts(ctx context.Context, cache *reg.CacheView, items []int) (
 		JobParameter:           cfg.JobParameter,
 		Items:                  append([]int{}, items...),
 		ShardingItemParameters: map[int]string{},
+		FencingTokens:          map[int]int64{},
 	}
 	for _, i := range items {
 		if p, ok := params[i]; ok {
@@ -378,7 +379,8 @@ func (j *Job) RegisterBegin(ctx context.Context, sc executor.ShardingContexts) e
 	// tree cache shows it. Should it fail (a stale running node of this
 	// instance, one of another instance, a changed or gone instance node),
 	// the path below reads what it needs and reports the failure exactly.
-	if j.beginFast(ctx, s, ops) {
+	if res, ok := j.beginFast(ctx, s, ops); ok {
+		putFencingTokens(sc, res)
 		j.beginLease.Store(l)
 		j.running.Store(true)
 		return nil
@@ -392,7 +394,8 @@ func (j *Job) RegisterBegin(ctx context.Context, sc executor.ShardingContexts) e
 	if err != nil {
 		return fmt.Errorf("register begin: %w (%w)", ErrSessionLost, err)
 	}
-	if _, err := recipe.FencedMulti(ctx, j.s.c, fence, ops...); err != nil {
+	res, err := recipe.FencedMulti(ctx, j.s.c, fence, ops...)
+	if err != nil {
 		var me *reg.MultiError
 		switch {
 		case errors.Is(err, recipe.ErrFenced):
@@ -403,9 +406,24 @@ func (j *Job) RegisterBegin(ctx context.Context, sc executor.ShardingContexts) e
 		}
 		return wrap("register begin", err)
 	}
+	putFencingTokens(sc, res)
 	j.beginLease.Store(l)
 	j.running.Store(true)
 	return nil
+}
+
+// putFencingTokens puts each item's fencing token into sc (shared by its
+// copies): the Czxid of the running node the begin created. res are the
+// results of the begin's transaction, whose last ops create the running
+// nodes of sc.Items in that order (runningOps).
+func putFencingTokens(sc executor.ShardingContexts, res []reg.OpResult) {
+	n := len(sc.Items)
+	if sc.FencingTokens == nil || len(res) < n {
+		return
+	}
+	for k, r := range res[len(res)-n:] {
+		sc.FencingTokens[sc.Items[k]] = r.Czxid
+	}
 }
 
 // RegisterCompleted implements executor.Facade: it deletes the items'

@@ -218,18 +218,18 @@ func (j *Job) runningInCache(cache *reg.CacheView, items []int) []int {
 // server verify it, so a stale cache can only make the transaction fail,
 // never pass: the caller then takes the fresh path, which also reports
 // any other failure (a lost connection: ErrSessionLost). It
-// reports whether it committed.
-func (j *Job) beginFast(ctx context.Context, sess *reg.Session, ops []reg.Op) bool {
+// reports whether it committed, and the transaction's results.
+func (j *Job) beginFast(ctx context.Context, sess *reg.Session, ops []reg.Op) ([]reg.OpResult, bool) {
 	cache := j.treeCache()
 	if cache == nil {
-		return false
+		return nil, false
 	}
 	fence, ok := j.fastFence(cache, sess)
 	if !ok {
-		return false
+		return nil, false
 	}
-	_, err := j.s.c.Multi(ctx, append([]reg.Op{fence}, ops...)...)
-	return err == nil
+	res, err := j.s.c.Multi(ctx, append([]reg.Op{fence}, ops...)...)
+	return res, err == nil
 }
 
 // completeFast deletes the items' running nodes (and, with failover,
@@ -426,6 +426,7 @@ type preBegin struct {
 type begun struct {
 	items []int
 	lease *lease
+	res   []reg.OpResult // the transaction's (putFencingTokens)
 	// deadline is when RegisterBegin is given up on (expirePreBegun).
 	deadline time.Time
 }
@@ -461,13 +462,13 @@ func (j *Job) pipelinedContexts(ctx context.Context, cfg *config.JobConfiguratio
 	// running nodes can be seen.
 	j.running.Store(true)
 	sent := time.Now()
-	f, merr := j.statAndBegin(ctx, j.runningOps(cfg, sc.Items, fence))
+	f, res, merr := j.statAndBegin(ctx, j.runningOps(cfg, sc.Items, fence))
 	j.armLead().record(time.Since(sent)) // the lead of a pre-arm (prearm.go)
 	settled := f.err == nil && f.exists && f.st.NumChildren == 0 && j.assignmentSettledAt(minCzxid, f.st.Pzxid)
 	var me *reg.MultiError
 	switch {
 	case merr == nil && settled:
-		j.recordPreBegun(sc.Items, l)
+		j.recordPreBegun(sc.Items, l, res)
 		return sc, true, j.handOverCatchUp(ctx, sc.Items)
 	case merr == nil || !errors.As(merr, &me):
 		// Created, or maybe (the outcome of a transaction cut off by a
@@ -496,20 +497,20 @@ type flagsStat struct {
 // transaction ops together (pipelinedContexts): the stat from a goroutine
 // of its own, so that both round trips overlap; on an in-process registry
 // (reg.IsInProcess) the stat, then the transaction, from this goroutine.
-func (j *Job) statAndBegin(ctx context.Context, ops []reg.Op) (flagsStat, error) {
+func (j *Job) statAndBegin(ctx context.Context, ops []reg.Op) (flagsStat, []reg.OpResult, error) {
 	stat := func() flagsStat {
 		st, exists, err := j.s.c.Exists(ctx, j.flagsPath())
 		return flagsStat{st, exists, err}
 	}
 	if j.inProcess {
 		f := stat()
-		_, err := j.s.c.Multi(ctx, ops...)
-		return f, err
+		res, err := j.s.c.Multi(ctx, ops...)
+		return f, res, err
 	}
 	flags := make(chan flagsStat, 1)
 	go func() { flags <- stat() }()
-	_, err := j.s.c.Multi(ctx, ops...)
-	return <-flags, err
+	res, err := j.s.c.Multi(ctx, ops...)
+	return <-flags, res, err
 }
 
 // steadyItemsInCache returns this instance's items for a steady trigger
@@ -574,8 +575,8 @@ func (j *Job) runningOps(cfg *config.JobConfiguration, items []int, first ...reg
 
 // recordPreBegun keeps a committed running-node transaction for
 // RegisterBegin, and arms its undo should RegisterBegin not come.
-func (j *Job) recordPreBegun(items []int, l *lease) {
-	rec := &begun{items: slices.Clone(items), lease: l, deadline: time.Now().Add(preBeginTimeout)}
+func (j *Job) recordPreBegun(items []int, l *lease, res []reg.OpResult) {
+	rec := &begun{items: slices.Clone(items), lease: l, res: res, deadline: time.Now().Add(preBeginTimeout)}
 	j.pre.mu.Lock()
 	defer j.pre.mu.Unlock()
 	j.pre.rec = rec
@@ -622,6 +623,7 @@ func (j *Job) adoptPreBegun(ctx context.Context, sc executor.ShardingContexts) b
 		j.pre.rec = nil
 		j.beginLease.Store(l)
 		j.pre.mu.Unlock()
+		putFencingTokens(sc, rec.res)
 		return true
 	}
 	j.pre.mu.Unlock()

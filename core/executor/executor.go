@@ -816,7 +816,7 @@ func (r *run) startEvent(sc ShardingContexts, src Source, item int) ItemEvent {
 	}
 	return ItemEvent{
 		ID: NewEventID(), JobName: r.jobName, TaskID: sc.TaskID, InstanceID: r.opts.InstanceID,
-		Source: src, Item: item, Start: time.Now(),
+		Source: src, Item: item, Start: time.Now(), FencingToken: sc.FencingTokens[item],
 	}
 }
 

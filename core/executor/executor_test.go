@@ -54,7 +54,8 @@ type fakeFacade struct {
 	setMisfire   atomic.Int32
 	offMisfire   bool // ExecuteMisfired answers false (misfire off)
 	onContexts   func()
-	completeErr  error // RegisterCompleted's answer
+	completeErr  error        // RegisterCompleted's answer
+	begins       atomic.Int64 // RegisterBegin calls, for the fencing tokens
 }
 
 var (
@@ -85,8 +86,16 @@ func (f *fakeFacade) MisfireIfRunning(ctx context.Context, items []int) (bool, e
 	return f.runningGuard, nil
 }
 
+// RegisterBegin gives each item of the n-th begin the fencing token
+// 1000*n + item, as coord's begin fills them into the shared map.
 func (f *fakeFacade) RegisterBegin(ctx context.Context, sc executor.ShardingContexts) error {
 	f.j.add("RegisterBegin %v", sc.Items)
+	n := f.begins.Add(1)
+	for _, i := range sc.Items {
+		if sc.FencingTokens != nil {
+			sc.FencingTokens[i] = 1000*n + int64(i)
+		}
+	}
 	return nil
 }
 
@@ -966,5 +975,56 @@ func TestScheduleFireRunningFailoverItemsKeepsOwnItems(t *testing.T) {
 				t.Errorf("the other items were flagged after the failover items were checked: %v", got)
 			}
 		})
+	}
+}
+
+// tokenEvents records the fencing token of each item event.
+type tokenEvents struct {
+	executor.NopEvents
+	mu   sync.Mutex
+	seen []string
+}
+
+func (e *tokenEvents) ItemStarted(_ context.Context, ev executor.ItemEvent) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.seen = append(e.seen, fmt.Sprintf("start %d token %d", ev.Item, ev.FencingToken))
+}
+
+func (e *tokenEvents) ItemCompleted(_ context.Context, ev executor.ItemEvent) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.seen = append(e.seen, fmt.Sprintf("complete %d token %d", ev.Item, ev.FencingToken))
+}
+
+// TestFencingTokenReachesItemsAndEvents: the tokens RegisterBegin puts
+// into the sharding contexts reach each item's ShardingContext and its
+// start and completion events; a misfire re-run gets its own begin's.
+func TestFencingTokenReachesItemsAndEvents(t *testing.T) {
+	h := newHarness([]int{0, 1}, "", "CPU")
+	h.f.sc.FencingTokens = map[int]int64{}
+	h.f.misfires.Store(1)
+	ev := &tokenEvents{}
+	h.opts.Events = ev
+	var mu sync.Mutex
+	var ran []string
+	h.opts.Runner = executor.SimpleFunc(func(ctx context.Context, sc spi.ShardingContext) error {
+		mu.Lock()
+		defer mu.Unlock()
+		ran = append(ran, fmt.Sprintf("item %d token %d", sc.ShardingItem, sc.FencingToken))
+		return nil
+	})
+	if err := h.execute(t); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(ran)
+	if want := []string{"item 0 token 1000", "item 0 token 2000", "item 1 token 1001", "item 1 token 2001"}; !slices.Equal(ran, want) {
+		t.Errorf("items ran with %v, want %v", ran, want)
+	}
+	slices.Sort(ev.seen)
+	want := []string{"complete 0 token 1000", "complete 0 token 2000", "complete 1 token 1001", "complete 1 token 2001",
+		"start 0 token 1000", "start 0 token 2000", "start 1 token 1001", "start 1 token 2001"}
+	if !slices.Equal(ev.seen, want) {
+		t.Errorf("events %v, want %v", ev.seen, want)
 	}
 }

@@ -19,15 +19,18 @@ import (
 // Create2Response{path, stat} (createContainer), SetDataResponse{stat}, no
 // record (delete, check) or ErrorResponse{err} (type error: every op of a
 // failed transaction, 0 for the ops before the failing one); then
-// MultiHeader{-1, true, -1}. go-zookeeper v1.0.4 sends every create of a
-// multi as a plain create and cannot decode a createContainer's result, so
-// a transaction that creates a container is written on go-zookeeper's
-// connection by ejob itself (sniffConn), as multiRead is.
+// MultiHeader{-1, true, -1}. ZooKeeper 3.8 answers a create2 in a multi
+// with a CreateResponse (no stat), so the created node's Czxid is taken
+// from the ReplyHeader: the zxid of the transaction, which creates every
+// node of it. go-zookeeper v1.0.4 reports neither that zxid nor a
+// createContainer's result, so a transaction that creates a node is
+// written on go-zookeeper's connection by ejob itself (sniffConn), as
+// multiRead is.
 
-// hasContainer reports whether ops create a container node.
-func hasContainer(ops []reg.Op) bool {
+// hasCreate reports whether ops create a node.
+func hasCreate(ops []reg.Op) bool {
 	for _, op := range ops {
-		if op.Kind == reg.OpCreate && op.Mode == reg.Container {
+		if op.Kind == reg.OpCreate {
 			return true
 		}
 	}
@@ -106,9 +109,13 @@ func txnCodeErr(code int32) error {
 	return codeErr(code)
 }
 
-// decodeMultiTxn decodes a multi reply frame (xid first) for ops.
+// decodeMultiTxn decodes a multi reply frame (xid first) for ops. The
+// result of a create carries the transaction's zxid as its Stat's Czxid.
 func decodeMultiTxn(f []byte, ops []reg.Op) ([]zk.MultiResponse, error) {
 	out := make([]zk.MultiResponse, len(ops))
+	hdr := &zkwire.R{B: f}
+	hdr.Int32() // xid
+	zxid := hdr.Int64()
 	var first error
 	code, err := zkwire.WalkMulti(f, len(ops), func(j *zkwire.R, i int, typ, code int32) {
 		r := &out[i]
@@ -120,9 +127,11 @@ func decodeMultiTxn(f []byte, ops []reg.Op) ([]zk.MultiResponse, error) {
 			}
 		case zkwire.OpCreate:
 			r.String = string(j.Buffer())
+			r.Stat = &zk.Stat{Czxid: zxid}
 		case zkwire.OpCreateContainer, 15: // 15: create2
 			r.String = string(j.Buffer())
 			j.Stat()
+			r.Stat = &zk.Stat{Czxid: zxid}
 		case zkwire.OpSetData:
 			st := j.Stat()
 			r.Stat = &zk.Stat{Czxid: st.Czxid, Mzxid: st.Mzxid, Ctime: st.Ctime, Mtime: st.Mtime,

@@ -639,8 +639,11 @@ type ShardingContext struct {
 	// Absent when no sharding parameter is configured (nil in Go), which is
 	// distinct from an empty parameter.
 	ShardingParameter *string `protobuf:"bytes,6,opt,name=sharding_parameter,json=shardingParameter,proto3,oneof" json:"sharding_parameter,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// The run's fencing token for this item (spi.ShardingContext.FencingToken);
+	// 0 when there is none.
+	FencingToken  int64 `protobuf:"varint,7,opt,name=fencing_token,json=fencingToken,proto3" json:"fencing_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ShardingContext) Reset() {
@@ -713,6 +716,13 @@ func (x *ShardingContext) GetShardingParameter() string {
 		return *x.ShardingParameter
 	}
 	return ""
+}
+
+func (x *ShardingContext) GetFencingToken() int64 {
+	if x != nil {
+		return x.FencingToken
+	}
+	return 0
 }
 
 type ExecuteRequest struct {
@@ -1548,7 +1558,9 @@ type ExecutionEvent struct {
 	Success               bool                   `protobuf:"varint,10,opt,name=success,proto3" json:"success,omitempty"`
 	FailureCause          string                 `protobuf:"bytes,11,opt,name=failure_cause,json=failureCause,proto3" json:"failure_cause,omitempty"`
 	// The output on a completion; an excerpt in an ExecutionPage.
-	Output        *Output `protobuf:"bytes,12,opt,name=output,proto3" json:"output,omitempty"`
+	Output *Output `protobuf:"bytes,12,opt,name=output,proto3" json:"output,omitempty"`
+	// The run's fencing token for the item; 0 when it has none.
+	FencingToken  int64 `protobuf:"varint,13,opt,name=fencing_token,json=fencingToken,proto3" json:"fencing_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1665,6 +1677,13 @@ func (x *ExecutionEvent) GetOutput() *Output {
 		return x.Output
 	}
 	return nil
+}
+
+func (x *ExecutionEvent) GetFencingToken() int64 {
+	if x != nil {
+		return x.FencingToken
+	}
+	return 0
 }
 
 type StatusEvent struct {
@@ -4011,14 +4030,15 @@ const file_plugin_proto_rawDesc = "" +
 	"PropsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x17\n" +
-	"\x15ValidatePropsResponse\"\x8c\x02\n" +
+	"\x15ValidatePropsResponse\"\xb1\x02\n" +
 	"\x0fShardingContext\x12\x19\n" +
 	"\bjob_name\x18\x01 \x01(\tR\ajobName\x12\x17\n" +
 	"\atask_id\x18\x02 \x01(\tR\x06taskId\x120\n" +
 	"\x14sharding_total_count\x18\x03 \x01(\x03R\x12shardingTotalCount\x12#\n" +
 	"\rjob_parameter\x18\x04 \x01(\tR\fjobParameter\x12#\n" +
 	"\rsharding_item\x18\x05 \x01(\x03R\fshardingItem\x122\n" +
-	"\x12sharding_parameter\x18\x06 \x01(\tH\x00R\x11shardingParameter\x88\x01\x01B\x15\n" +
+	"\x12sharding_parameter\x18\x06 \x01(\tH\x00R\x11shardingParameter\x88\x01\x01\x12#\n" +
+	"\rfencing_token\x18\a \x01(\x03R\ffencingTokenB\x15\n" +
 	"\x13_sharding_parameter\"\xd5\x02\n" +
 	"\x0eExecuteRequest\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x129\n" +
@@ -4084,7 +4104,7 @@ const file_plugin_proto_rawDesc = "" +
 	"PropsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x12\n" +
-	"\x10ListenerResponse\"\x98\x03\n" +
+	"\x10ListenerResponse\"\xbd\x03\n" +
 	"\x0eExecutionEvent\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1a\n" +
 	"\bhostname\x18\x02 \x01(\tR\bhostname\x12\x0e\n" +
@@ -4098,7 +4118,8 @@ const file_plugin_proto_rawDesc = "" +
 	"\asuccess\x18\n" +
 	" \x01(\bR\asuccess\x12#\n" +
 	"\rfailure_cause\x18\v \x01(\tR\ffailureCause\x12.\n" +
-	"\x06output\x18\f \x01(\v2\x16.ejob.plugin.v1.OutputR\x06output\"\xcd\x02\n" +
+	"\x06output\x18\f \x01(\v2\x16.ejob.plugin.v1.OutputR\x06output\x12#\n" +
+	"\rfencing_token\x18\r \x01(\x03R\ffencingToken\"\xcd\x02\n" +
 	"\vStatusEvent\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n" +
 	"\bjob_name\x18\x02 \x01(\tR\ajobName\x12(\n" +
