@@ -478,15 +478,17 @@ func scenarioScheduleFireTakenByClaimKeepsOwnItems(t *testing.T, cl *cluster) {
 	})
 }
 
-// oneFire is the executor.MissedFires of one fire during which the trigger
-// loop skips none: a fire of the job's schedule, or (schedule false) one
-// asked for with TriggerSoon or TriggerNow (core/scheduler's adapter of
-// trigger.Fire reports trigger.Fire.Manual the same way).
+// oneFire is an executor.Fire, due now, during which the trigger loop
+// skips none: a fire of the job's schedule, or (schedule false) one asked
+// for with TriggerSoon or TriggerNow (trigger.Fire.Manual).
 type oneFire struct{ schedule bool }
 
-func (oneFire) OnSkip(func()) (stop func()) { return func() {} }
-func (oneFire) TakeMissed(bool) int         { return 0 }
-func (f oneFire) ScheduleFire() bool        { return f.schedule }
+func (oneFire) Scheduled() time.Time                { return time.Now() }
+func (f oneFire) Manual() bool                      { return !f.schedule }
+func (oneFire) Ahead() bool                         { return false }
+func (oneFire) AwaitScheduled(context.Context) bool { return true }
+func (oneFire) OnSkip(func()) (stop func())         { return func() {} }
+func (oneFire) TakeMissed(bool) int                 { return 0 }
 
 // twoSharded starts a (the leader) and b with failover on, and lets them
 // shard 4 items: b runs [0, 1], a [2, 3].

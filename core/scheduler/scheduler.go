@@ -159,7 +159,7 @@ type Scheduler struct {
 	// Scheduler.schedule); under schedMu.
 	schedMu sync.Mutex
 	scheds  map[schedKey]trigger.Schedule
-	trig    *trigger.Scheduler
+	trig    *trigger.Loop
 	// ns is the jobs' shared coordination machinery; ownNS: the
 	// scheduler made it and runs it.
 	ns    *coord.Namespace
@@ -271,7 +271,7 @@ func New(opts Options) (*Scheduler, error) {
 	if s.ns == nil {
 		s.ns, s.ownNS = coord.NewNamespace(opts.Client, s.coordLog), true
 	}
-	s.trig = trigger.New(trigger.Options{Clock: opts.Clock, Logger: opts.Logger.Named("trigger"), OnMisfire: s.onMisfire})
+	s.trig = trigger.New(trigger.Options{Clock: opts.Clock, Logger: opts.Logger.Named("trigger")})
 	plugins := opts.Plugins
 	s.lookups.strategy = func(name string) (spi.ShardingStrategy, error) {
 		return spi.Resolve[spi.ShardingStrategy](plugins, name)
@@ -468,6 +468,8 @@ func (s *Scheduler) Add(ctx context.Context, job Job) error {
 		TypedListeners: rt.typedListener,
 		Events:         s.opts.Events,
 		OnRetry:        rt.itemRetried,
+		OnFired:        rt.fired,
+		OnMisfire:      rt.misfired,
 		Logger:         s.execLog,
 		AvailableCPUs:  s.opts.AvailableCPUs,
 	})
@@ -481,7 +483,7 @@ func (s *Scheduler) Add(ctx context.Context, job Job) error {
 	}
 	// A steady job's fire is dispatched a lead ahead of its time (the
 	// pre-arm: core/coord prearm.go); the items start at the time.
-	s.trig.AddAhead(cfg.JobName, sched, rt.fire, cj.PreArmLead)
+	s.trig.AddAhead(cfg.JobName, sched, rt.fire, ex.Misfired, cj.PreArmLead)
 	if s.runCtx != nil {
 		s.startLocked(rt)
 	}
@@ -510,6 +512,10 @@ func (rt *runtime) typedListener(ctx context.Context, eff *config.JobConfigurati
 }
 
 func (rt *runtime) itemRetried(item int) { rt.obs.ItemRetried(rt.name, item) }
+
+func (rt *runtime) fired(delay time.Duration) { rt.obs.Fired(rt.name, delay) }
+
+func (rt *runtime) misfired(skipped int) { rt.obs.Misfired(rt.name, skipped) }
 
 // The job's coord.Hooks.
 
@@ -683,73 +689,25 @@ func (rt *runtime) fire(ctx context.Context, f trigger.Fire) {
 	select {
 	case <-rt.coord.Ready():
 	default:
-		rt.log.Warn("fire skipped: the job is not registered yet", "scheduled", f.Scheduled)
+		rt.log.Warn("fire skipped: the job is not registered yet", "scheduled", f.Scheduled())
 		return
 	}
 	if paused, _ := rt.coord.Paused(); paused {
-		rt.log.Warn("fire skipped: the registry connection is suspended or its session was lost", "scheduled", f.Scheduled)
+		rt.log.Warn("fire skipped: the registry connection is suspended or its session was lost", "scheduled", f.Scheduled())
 		return
 	}
 	if err := rt.coord.ConfigError(); err != nil {
 		// Logged once, when the node was read (coord); not at every fire.
-		rt.log.Debug("fire skipped: the job's configuration in the registry is invalid", "scheduled", f.Scheduled)
+		rt.log.Debug("fire skipped: the job's configuration in the registry is invalid", "scheduled", f.Scheduled())
 		return
-	}
-	if !f.Ahead() { // else when the scheduled time comes (missedFires)
-		rt.obs.Fired(rt.name, max(time.Since(f.Scheduled), 0))
 	}
 	ectx, cancel := rt.coord.SessionContext(ctx)
 	defer cancel()
 	// Out-of-process job types stop at the lease's deadline unless the
 	// host renews it, even while the host itself is paused.
 	ectx = rt.leasedContext(ectx)
-	if err := rt.exec.Execute(ectx, executor.NormalTrigger, missedFires{f, rt}); err != nil {
-		rt.log.Error("execution failed", "scheduled", f.Scheduled, "error", err)
-	}
-}
-
-// missedFires is a trigger.Fire as the executor sees it (an
-// executor.AheadFire too).
-type missedFires struct {
-	f  trigger.Fire
-	rt *runtime
-}
-
-func (m missedFires) Ahead() bool { return m.f.Ahead() }
-
-// ScheduleFire implements executor.ScheduleFire: TriggerNow and
-// TriggerSoon (OnTrigger) fires are Manual.
-func (m missedFires) ScheduleFire() bool { return !m.f.Manual }
-
-// AwaitScheduled waits for the scheduled time of a fire dispatched ahead;
-// the fire is then skipped, as runtime.fire skips one, when the registry
-// connection is suspended or the session lost meanwhile.
-func (m missedFires) AwaitScheduled(ctx context.Context) bool {
-	if !m.f.AwaitScheduled(ctx) {
-		return false
-	}
-	if paused, _ := m.rt.coord.Paused(); paused {
-		m.rt.log.Warn("fire skipped: the registry connection is suspended or its session was lost", "scheduled", m.f.Scheduled)
-		return false
-	}
-	m.rt.obs.Fired(m.rt.name, max(time.Since(m.f.Scheduled), 0))
-	return true
-}
-
-func (m missedFires) OnSkip(fn func()) (stop func()) { return m.f.OnSkip(fn) }
-
-func (m missedFires) TakeMissed(final bool) int { return m.f.TakeMissed(final).Scheduled }
-
-func (s *Scheduler) onMisfire(ctx context.Context, id string, m trigger.Misfire) {
-	s.mu.Lock()
-	rt := s.jobs[id]
-	s.mu.Unlock()
-	if rt == nil || m.Scheduled == 0 {
-		return
-	}
-	s.opts.Observer.Misfired(id, m.Scheduled)
-	if err := rt.exec.RecordMisfire(ctx); err != nil {
-		rt.log.Warn("cannot record misfire", "skipped_fires", m.Scheduled, "error", err)
+	if err := rt.exec.Execute(ectx, executor.NormalTrigger, f); err != nil {
+		rt.log.Error("execution failed", "scheduled", f.Scheduled(), "error", err)
 	}
 }
 

@@ -63,13 +63,15 @@ func (r *recorder) fn(id string) trigger.Func {
 	}
 }
 
-func (r *recorder) onMisfire(ctx context.Context, id string, m trigger.Misfire) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.misfires == nil {
-		r.misfires = map[string][]trigger.Misfire{}
+func (r *recorder) misfired(id string) trigger.MisfireFunc {
+	return func(ctx context.Context, m trigger.Misfire) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if r.misfires == nil {
+			r.misfires = map[string][]trigger.Misfire{}
+		}
+		r.misfires[id] = append(r.misfires[id], m)
 	}
-	r.misfires[id] = append(r.misfires[id], m)
 }
 
 func (r *recorder) snapshot() []firing {
@@ -79,7 +81,7 @@ func (r *recorder) snapshot() []firing {
 }
 
 // start runs s in the current synctest bubble and stops it at cleanup.
-func start(t *testing.T, s *trigger.Scheduler) {
+func start(t *testing.T, s *trigger.Loop) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	errc := make(chan error, 1)
@@ -106,7 +108,7 @@ func TestOrderingOfManyJobs(t *testing.T) {
 			if i == 1 {
 				at = t0.Add(n * time.Millisecond)
 			}
-			s.Add(fmt.Sprint(i), once(at), r.fn(fmt.Sprint(i)))
+			s.Add(fmt.Sprint(i), once(at), r.fn(fmt.Sprint(i)), nil)
 		}
 		time.Sleep(time.Second) // fake time: lets every fire happen
 		synctest.Wait()
@@ -115,9 +117,9 @@ func TestOrderingOfManyJobs(t *testing.T) {
 			t.Fatalf("got %d fires, want %d", len(got), n)
 		}
 		for k := 1; k < n; k++ {
-			if got[k].fire.Scheduled.Before(got[k-1].fire.Scheduled) {
+			if got[k].fire.Scheduled().Before(got[k-1].fire.Scheduled()) {
 				t.Fatalf("fire %d (%s at %v) before fire %d (%s at %v)", k, got[k].id,
-					got[k].fire.Scheduled, k-1, got[k-1].id, got[k-1].fire.Scheduled)
+					got[k].fire.Scheduled(), k-1, got[k-1].id, got[k-1].fire.Scheduled())
 			}
 		}
 		// Jobs 0 and 1 share the last instant; their callbacks run on
@@ -126,8 +128,8 @@ func TestOrderingOfManyJobs(t *testing.T) {
 			t.Errorf("last two fires = %v; want jobs 0 and 1", last)
 		}
 		for _, f := range got {
-			if !f.fire.Actual.Equal(f.fire.Scheduled) {
-				t.Errorf("job %s: actual %v != scheduled %v under fake time", f.id, f.fire.Actual, f.fire.Scheduled)
+			if !f.fire.Actual().Equal(f.fire.Scheduled()) {
+				t.Errorf("job %s: actual %v != scheduled %v under fake time", f.id, f.fire.Actual(), f.fire.Scheduled())
 			}
 		}
 	})
@@ -136,15 +138,15 @@ func TestOrderingOfManyJobs(t *testing.T) {
 func TestRescheduleRemovePause(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var r recorder
-		s := trigger.New(trigger.Options{OnMisfire: r.onMisfire})
+		s := trigger.New(trigger.Options{})
 		start(t, s)
 		t0 := time.Now()
-		s.Add("a", every{t0, time.Second}, r.fn("a"))
-		s.Add("b", every{t0, time.Second}, r.fn("b"))
+		s.Add("a", every{t0, time.Second}, r.fn("a"), r.misfired("a"))
+		s.Add("b", every{t0, time.Second}, r.fn("b"), r.misfired("b"))
 		time.Sleep(2500 * time.Millisecond) // fires at 1s, 2s
 		s.Reschedule("a", every{t0, 10 * time.Second})
 		s.Remove("b")
-		s.Add("c", every{t0, time.Second}, r.fn("c"))
+		s.Add("c", every{t0, time.Second}, r.fn("c"), r.misfired("c"))
 		s.Pause("c")
 		time.Sleep(5 * time.Second) // now 7.5s
 		synctest.Wait()
@@ -192,7 +194,7 @@ func TestNoConcurrentRunsAndMisfireReported(t *testing.T) {
 			cur, peak  atomic.Int32
 			executions atomic.Int32
 		)
-		s := trigger.New(trigger.Options{OnMisfire: r.onMisfire})
+		s := trigger.New(trigger.Options{})
 		start(t, s)
 		t0 := time.Now()
 		s.Add("slow", every{t0, time.Second}, func(ctx context.Context, f trigger.Fire) {
@@ -203,7 +205,7 @@ func TestNoConcurrentRunsAndMisfireReported(t *testing.T) {
 			executions.Add(1)
 			time.Sleep(2500 * time.Millisecond) // the job's own work, in fake time
 			cur.Add(-1)
-		})
+		}, r.misfired("slow"))
 		// Runs start at 1s (ends 3.5s; 2s and 3s skipped), 4s (ends 6.5s;
 		// 5s and 6s skipped), 7s ...
 		time.Sleep(6600 * time.Millisecond)
@@ -236,12 +238,12 @@ func TestTriggerNow(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var r recorder
 		release := make(chan struct{})
-		s := trigger.New(trigger.Options{OnMisfire: r.onMisfire})
+		s := trigger.New(trigger.Options{})
 		start(t, s)
 		s.Add("job", nil, func(ctx context.Context, f trigger.Fire) {
 			r.fn("job")(ctx, f)
 			<-release
-		})
+		}, r.misfired("job"))
 		s.TriggerNow("job")
 		synctest.Wait()
 		s.TriggerNow("job") // running: dropped, reported as a manual misfire
@@ -249,7 +251,7 @@ func TestTriggerNow(t *testing.T) {
 		close(release)
 		synctest.Wait()
 		got := r.snapshot()
-		if len(got) != 1 || !got[0].fire.Manual {
+		if len(got) != 1 || !got[0].fire.Manual() {
 			t.Fatalf("fires = %+v, want one manual", got)
 		}
 		r.mu.Lock()
@@ -282,7 +284,7 @@ func TestRemoveCancelsRunningExecution(t *testing.T) {
 			close(started)
 			<-ctx.Done()
 			cause.Store(ctx.Err())
-		})
+		}, nil)
 		s.TriggerNow("job")
 		<-started
 		<-s.Remove("job")
@@ -300,10 +302,10 @@ func TestStalledLoopDoesNotCatchUp(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var r recorder
 		clk := &jumpClock{}
-		s := trigger.New(trigger.Options{Clock: clk, OnMisfire: r.onMisfire})
+		s := trigger.New(trigger.Options{Clock: clk})
 		start(t, s)
 		t0 := time.Now()
-		s.Add("job", every{t0, time.Second}, r.fn("job"))
+		s.Add("job", every{t0, time.Second}, r.fn("job"), r.misfired("job"))
 		synctest.Wait()
 		clk.skew.Store(int64(10 * time.Second)) // the wall clock jumps 10s
 		time.Sleep(time.Second)                 // the 1s timer fires at "11s"
@@ -361,13 +363,13 @@ func TestIdleJobsUseNoGoroutines(t *testing.T) {
 	go func() { errc <- s.Run(ctx) }()
 	far := time.Now().Add(time.Hour)
 	noop := func(context.Context, trigger.Fire) {}
-	s.Add("job0", every{far, time.Hour}, noop)
+	s.Add("job0", every{far, time.Hour}, noop, nil)
 	if _, err := s.Snapshot(ctx); err != nil {
 		t.Fatal(err)
 	}
 	before := runtime.NumGoroutine() // the loop is running
 	for i := 1; i < 10_000; i++ {
-		s.Add(fmt.Sprint("job", i), every{far, time.Hour}, noop)
+		s.Add(fmt.Sprint("job", i), every{far, time.Hour}, noop, nil)
 	}
 	es, err := s.Snapshot(ctx)
 	if err != nil {
@@ -385,27 +387,36 @@ func TestIdleJobsUseNoGoroutines(t *testing.T) {
 	}
 }
 
-// An execution learns of the fires skipped while it runs (Skipped), takes
-// them to serve itself (TakeMissed: they are not reported to OnMisfire),
+// An execution learns of the fires skipped while it runs (OnSkip), takes
+// them to serve itself (TakeMissed: they are not reported to the job's
+// MisfireFunc),
 // and after its final take a fire that comes due before it returns is not
 // skipped but starts as soon as it returns.
 func TestExecutionTakesMissedFires(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var r recorder
-		s := trigger.New(trigger.Options{OnMisfire: r.onMisfire})
+		s := trigger.New(trigger.Options{})
 		start(t, s)
 		t0 := time.Now()
 		var (
 			mu       sync.Mutex
 			notified time.Time
-			taken    []trigger.Misfire
+			taken    []int
 		)
 		s.Add("job", every{t0, time.Second}, func(ctx context.Context, f trigger.Fire) {
 			r.fn("job")(ctx, f)
-			if !f.Scheduled.Equal(t0.Add(time.Second)) {
+			if !f.Scheduled().Equal(t0.Add(time.Second)) {
 				return // the later fires return at once
 			}
-			<-f.Skipped() // the fire at 2s
+			skipped := make(chan struct{}, 1)
+			stop := f.OnSkip(func() {
+				select {
+				case skipped <- struct{}{}:
+				default:
+				}
+			})
+			<-skipped // the fire at 2s
+			stop()
 			mu.Lock()
 			notified = time.Now()
 			mu.Unlock()
@@ -416,7 +427,7 @@ func TestExecutionTakesMissedFires(t *testing.T) {
 			taken = append(taken, m, last)
 			mu.Unlock()
 			time.Sleep(time.Second) // until 4.5s: the fire at 4s is deferred
-		})
+		}, r.misfired("job"))
 		time.Sleep(5200 * time.Millisecond)
 		synctest.Wait()
 		mu.Lock()
@@ -424,10 +435,8 @@ func TestExecutionTakesMissedFires(t *testing.T) {
 		if !notified.Equal(t0.Add(2 * time.Second)) {
 			t.Errorf("told of the skipped fire at %v, want at 2s", notified.Sub(t0))
 		}
-		want := trigger.Misfire{Scheduled: 2, First: t0.Add(2 * time.Second), Last: t0.Add(3 * time.Second)}
-		if len(taken) != 2 || taken[0].Scheduled != want.Scheduled || !taken[0].First.Equal(want.First) ||
-			!taken[0].Last.Equal(want.Last) || taken[1].Scheduled != 0 {
-			t.Errorf("taken = %+v, want %+v then none", taken, want)
+		if !slices.Equal(taken, []int{2, 0}) {
+			t.Errorf("taken = %v, want the fires at 2s and 3s, then none", taken)
 		}
 		got := r.snapshot()
 		wantFires := [][2]time.Duration{{time.Second, time.Second}, {4 * time.Second, 4500 * time.Millisecond}, {5 * time.Second, 5 * time.Second}}
@@ -435,9 +444,9 @@ func TestExecutionTakesMissedFires(t *testing.T) {
 			t.Fatalf("fires = %+v, want %v (scheduled, actual)", got, wantFires)
 		}
 		for i, w := range wantFires {
-			if got[i].fire.Scheduled.Sub(t0) != w[0] || got[i].fire.Actual.Sub(t0) != w[1] {
+			if got[i].fire.Scheduled().Sub(t0) != w[0] || got[i].fire.Actual().Sub(t0) != w[1] {
 				t.Errorf("fire %d: scheduled %v, actual %v; want %v, %v", i,
-					got[i].fire.Scheduled.Sub(t0), got[i].fire.Actual.Sub(t0), w[0], w[1])
+					got[i].fire.Scheduled().Sub(t0), got[i].fire.Actual().Sub(t0), w[0], w[1])
 			}
 		}
 		r.mu.Lock()
@@ -455,7 +464,7 @@ func TestTriggerSoon(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var r recorder
 		release := make(chan struct{})
-		s := trigger.New(trigger.Options{OnMisfire: r.onMisfire})
+		s := trigger.New(trigger.Options{})
 		start(t, s)
 		var n atomic.Int32
 		s.Add("job", nil, func(ctx context.Context, f trigger.Fire) {
@@ -463,7 +472,7 @@ func TestTriggerSoon(t *testing.T) {
 			if n.Add(1) == 1 {
 				<-release
 			}
-		})
+		}, r.misfired("job"))
 		t0 := time.Now()
 		s.TriggerSoon("job") // idle: runs now
 		synctest.Wait()
@@ -478,7 +487,7 @@ func TestTriggerSoon(t *testing.T) {
 		if len(got) != 2 {
 			t.Fatalf("fires = %+v, want 2", got)
 		}
-		if f := got[1].fire; !f.Manual || f.Scheduled.Sub(t0) != time.Second || f.Actual.Sub(t0) != 2*time.Second {
+		if f := got[1].fire; !f.Manual() || f.Scheduled().Sub(t0) != time.Second || f.Actual().Sub(t0) != 2*time.Second {
 			t.Errorf("second fire = %+v, want manual, requested at 1s, started at 2s when the first returned", f)
 		}
 		r.mu.Lock()
@@ -493,11 +502,12 @@ func TestTriggerSoon(t *testing.T) {
 // (at once for fires skipped before it was set), serially and coalesced:
 // a fire skipped while fn runs makes it run once more right after. Its
 // stop waits for a running fn and no call starts after it; fires skipped
-// then and not taken are reported to OnMisfire when the execution returns.
+// then and not taken are reported to the job's MisfireFunc when the
+// execution returns.
 func TestOnSkip(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var r recorder
-		s := trigger.New(trigger.Options{OnMisfire: r.onMisfire})
+		s := trigger.New(trigger.Options{})
 		start(t, s)
 		t0 := time.Now()
 		var (
@@ -508,7 +518,7 @@ func TestOnSkip(t *testing.T) {
 			inflight atomic.Int32
 		)
 		s.Add("job", every{t0, time.Second}, func(ctx context.Context, f trigger.Fire) {
-			if !f.Scheduled.Equal(t0.Add(time.Second)) {
+			if !f.Scheduled().Equal(t0.Add(time.Second)) {
 				return
 			}
 			time.Sleep(1500 * time.Millisecond) // until 2.5s: the fire at 2s is skipped
@@ -519,7 +529,7 @@ func TestOnSkip(t *testing.T) {
 				defer inflight.Add(-1)
 				mu.Lock()
 				calls = append(calls, time.Since(t0))
-				taken = append(taken, f.TakeMissed(false).Scheduled)
+				taken = append(taken, f.TakeMissed(false))
 				mu.Unlock()
 				time.Sleep(700 * time.Millisecond)
 			})
@@ -529,7 +539,7 @@ func TestOnSkip(t *testing.T) {
 			stopped = time.Since(t0)
 			mu.Unlock()
 			time.Sleep(800 * time.Millisecond) // until 5s: the fire at 5s is skipped, no call
-		})
+		}, r.misfired("job"))
 		time.Sleep(5800 * time.Millisecond)
 		synctest.Wait()
 		mu.Lock()
@@ -562,7 +572,7 @@ func TestReAddedJobRunsWithALiveContext(t *testing.T) {
 			close(started)
 			<-ctx.Done()
 			<-release
-		})
+		}, nil)
 		s.TriggerNow("job")
 		<-started
 		removed := s.Remove("job")
@@ -572,7 +582,7 @@ func TestReAddedJobRunsWithALiveContext(t *testing.T) {
 			mu.Lock()
 			defer mu.Unlock()
 			errs = append(errs, ctx.Err())
-		})
+		}, nil)
 		synctest.Wait()
 		close(release)
 		<-removed
@@ -611,7 +621,7 @@ func TestIdle(t *testing.T) {
 		}
 		release := map[string]chan struct{}{"a": make(chan struct{}), "b": make(chan struct{}), "c": make(chan struct{})}
 		for _, id := range []string{"a", "b", "c"} {
-			s.Add(id, nil, func(context.Context, trigger.Fire) { <-release[id] })
+			s.Add(id, nil, func(context.Context, trigger.Fire) { <-release[id] }, nil)
 			s.TriggerNow(id)
 		}
 		synctest.Wait()

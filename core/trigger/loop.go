@@ -17,9 +17,9 @@ import (
 // Sentinel errors.
 var (
 	// ErrAlreadyRunning is returned by a second call of Run.
-	ErrAlreadyRunning = errors.New("trigger: scheduler already running")
+	ErrAlreadyRunning = errors.New("trigger: loop already running")
 	// ErrStopped is returned by queries made after Run has returned.
-	ErrStopped = errors.New("trigger: scheduler stopped")
+	ErrStopped = errors.New("trigger: loop stopped")
 )
 
 // Schedule computes fire times. Next returns the first fire time strictly
@@ -30,234 +30,17 @@ type Schedule interface {
 	Next(after time.Time) time.Time
 }
 
-// Fire describes one execution handed to a job's function.
-type Fire struct {
-	// Scheduled is the fire time the schedule asked for; for a TriggerNow
-	// it is the time TriggerNow was called.
-	Scheduled time.Time
-	// Actual is when the scheduler dispatched the fire: before Scheduled
-	// for a fire dispatched ahead (Ahead).
-	Actual time.Time
-	// Manual is true for a TriggerNow or a TriggerSoon.
-	Manual bool
-
-	exec *execution
-}
-
-// Skipped receives (coalesced: one value for any number of fires) when a
-// schedule fire of the job comes due while this execution runs and is
-// skipped. It is nil for a Fire the scheduler did not dispatch. OnSkip
-// does the same without a goroutine waiting on the channel.
-func (f Fire) Skipped() <-chan struct{} {
-	e := f.exec
-	if e == nil {
-		return nil
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.notify == nil {
-		e.notify = make(chan struct{}, 1)
-		if e.missed.Scheduled > 0 {
-			e.notify <- struct{}{}
-		}
-	}
-	return e.notify
-}
-
-// OnSkip arranges for fn to be called, on a goroutine started for it, when
-// a schedule fire of the job comes due while this execution runs and is
-// skipped (at once when fires were skipped and not taken yet): fn would
-// typically TakeMissed and record them. Calls are serial and coalesced: a
-// fire skipped while fn runs makes fn run once more after it returns. The
-// returned stop ends this and waits for a running fn to return; no call
-// starts after it. A second OnSkip replaces the first. It does nothing for
-// a Fire the scheduler did not dispatch.
-func (f Fire) OnSkip(fn func()) (stop func()) {
-	e := f.exec
-	if e == nil {
-		return func() {}
-	}
-	e.mu.Lock()
-	e.onSkip = fn
-	if e.missed.Scheduled > 0 {
-		e.skipped()
-	}
-	e.mu.Unlock()
-	return func() {
-		e.mu.Lock()
-		e.onSkip = nil
-		running, done := e.skipRunning, e.skipDone
-		e.mu.Unlock()
-		if running {
-			<-done
-		}
-	}
-}
-
-// TakeMissed returns the schedule fires skipped so far because this
-// execution runs, and forgets them: they are the execution's to serve (a
-// catch-up run before it returns, ElasticJob's misfire loop), so they are
-// not reported to OnMisfire. Fires not taken are reported once the
-// execution returns.
-//
-// With final set, no fire is skipped from then on: the first schedule fire
-// that comes due before the execution returns starts as soon as it
-// returns (later ones in that span are skipped into it). An execution calls
-// it with final once it will not look at missed fires again, so that none
-// is left waiting for the next fire.
-func (f Fire) TakeMissed(final bool) Misfire {
-	if f.exec == nil {
-		return Misfire{}
-	}
-	e := f.exec
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	m := e.missed
-	e.missed = Misfire{}
-	if final {
-		e.final = true
-	}
-	return m
-}
-
-// execution is one execution of a job: what it runs, and what the loop
-// shares with it while it runs. One allocation per fire.
-type execution struct {
-	job *job
-	ctx context.Context // the job's (job.ctx)
-	fn  Func            // the job's function, called with fire; nil for a misfire report
-	// fire is what fn receives (its exec is this execution).
-	fire Fire
-	// misfire is what a misfire report (fn nil) hands to OnMisfire.
-	misfire Misfire
-	// ahead is set for a fire dispatched ahead of its time (ahead.go).
-	ahead *ahead
-
-	mu     sync.Mutex
-	missed Misfire // skipped schedule fires not yet taken
-	final  bool    // TakeMissed(true) was called: fires are deferred, not skipped
-	// notify (capacity 1, made by Skipped) receives when a fire is skipped.
-	notify chan struct{}
-	// onSkip is OnSkip's fn; skipRunning is true while a goroutine calls
-	// it (skipDone is closed when that goroutine returns), skipAgain when
-	// a fire was skipped meanwhile.
-	onSkip      func()
-	skipRunning bool
-	skipAgain   bool
-	skipDone    chan struct{}
-}
-
-// skip records a schedule fire at that came due while the execution runs.
-// It reports false when the execution asked for no more skips (the fire is
-// then deferred until it returns).
-func (e *execution) skip(at time.Time) bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.final {
-		return false
-	}
-	e.missed.addScheduled(at)
-	if e.notify != nil {
-		select {
-		case e.notify <- struct{}{}:
-		default:
-		}
-	}
-	e.skipped()
-	return true
-}
-
-// skipped calls onSkip, if set, on a goroutine of its own, or asks its
-// running goroutine to call it again. Caller holds e.mu.
-func (e *execution) skipped() {
-	switch {
-	case e.onSkip == nil:
-	case e.skipRunning:
-		e.skipAgain = true
-	default:
-		e.skipRunning, e.skipDone = true, make(chan struct{})
-		go e.callOnSkip(e.onSkip, e.skipDone)
-	}
-}
-
-func (e *execution) callOnSkip(fn func(), done chan struct{}) {
-	defer close(done)
-	for {
-		fn()
-		e.mu.Lock()
-		if !e.skipAgain || e.onSkip == nil {
-			e.skipRunning, e.skipAgain = false, false
-			e.mu.Unlock()
-			return
-		}
-		fn, e.skipAgain = e.onSkip, false
-		e.mu.Unlock()
-	}
-}
-
-// leftover returns the skipped fires the execution did not take.
-func (e *execution) leftover() Misfire {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	m := e.missed
-	e.missed = Misfire{}
-	return m
-}
-
 // Func runs one execution of a job. ctx is cancelled when the job is
-// removed or the scheduler stops; Func should return soon after. The
+// removed or the loop stops; Func should return soon after. The
 // executions of a job share one ctx: it is not cancelled when one returns.
 type Func func(ctx context.Context, fire Fire)
 
-// Misfire reports fires a job skipped because its previous execution was
-// still running (or because the loop fell behind by more than one period,
-// or because they came due while the job was paused). Several skipped fires
-// are reported together, after the execution that caused them returns,
-// except those the execution took itself (Fire.TakeMissed).
-type Misfire struct {
-	// Scheduled counts skipped schedule fires; First and Last are the
-	// scheduled times of the first and last of them.
-	Scheduled   int
-	First, Last time.Time
-	// Manual counts TriggerNow requests dropped because the job was
-	// running (upstream drops them too, without a misfire flag).
-	Manual int
-}
-
-func (m *Misfire) addScheduled(at time.Time) {
-	if m.Scheduled == 0 {
-		m.First = at
-	}
-	m.Scheduled++
-	m.Last = at
-}
-
-func (m Misfire) empty() bool { return m.Scheduled == 0 && m.Manual == 0 }
-
-// merge adds o's fires to m (o's come after m's).
-func (m *Misfire) merge(o Misfire) {
-	if o.Scheduled > 0 {
-		if m.Scheduled == 0 {
-			m.First = o.First
-		}
-		m.Scheduled += o.Scheduled
-		m.Last = o.Last
-	}
-	m.Manual += o.Manual
-}
-
-// MisfireFunc receives a job's misfires. It runs as the job's execution:
-// no fire of that job runs while it does.
-type MisfireFunc func(ctx context.Context, id string, m Misfire)
-
-// Options configure a Scheduler. The zero value is usable.
+// Options configure a Loop. The zero value is usable.
 type Options struct {
 	// Clock defaults to RealClock.
 	Clock Clock
 	// Logger defaults to a null logger.
 	Logger hclog.Logger
-	// OnMisfire receives misfires; nil drops them (logged at debug).
-	OnMisfire MisfireFunc
 	// MisfireThreshold is how late the next fire time of a job may be,
 	// after a fire was dispatched, before the fires in between count as
 	// misfired and the schedule jumps to the first fire after now (Quartz's
@@ -270,7 +53,7 @@ type Options struct {
 	// WorkerIdle is how long, at least, a goroutine that ran an execution
 	// waits (in real time, not on the Clock) for another before it exits;
 	// at most twice that. Default 2 s: jobs that fire every second reuse
-	// goroutines; a scheduler whose jobs fire less often keeps none
+	// goroutines; a loop whose jobs fire less often keeps none
 	// between fires.
 	WorkerIdle time.Duration
 }
@@ -284,14 +67,13 @@ type Entry struct {
 	Running bool
 }
 
-// Scheduler fires the jobs of one process from a single goroutine. Its
+// Loop fires the jobs of one process from a single goroutine. Its
 // methods are safe for concurrent use and never block on the loop: they
 // queue a command that Run applies in order, so they may be called before
 // Run starts.
-type Scheduler struct {
+type Loop struct {
 	clock      Clock
 	log        hclog.Logger
-	onMisfire  MisfireFunc
 	threshold  time.Duration
 	maxSleep   time.Duration
 	workerIdle time.Duration
@@ -310,7 +92,7 @@ type Scheduler struct {
 	stopped   bool
 
 	wake   chan struct{} // capacity 1: commands are queued
-	done   chan *job     // executions that returned (buffered: doneBuffer)
+	done   doneQueue     // executions that returned
 	exited chan struct{} // closed when Run returns
 
 	// Owned by the Run goroutine.
@@ -327,8 +109,11 @@ type job struct {
 	seq   uint64
 	sched Schedule
 	fn    Func
-	next  time.Time
-	index int // in the heap; -1 when not scheduled
+	// misfired receives the fires the job skipped that no execution took
+	// (misfire.go); nil drops them.
+	misfired MisfireFunc
+	next     time.Time
+	index    int // in the heap; -1 when not scheduled
 	// leadFn (AddAhead) gives lead, how far ahead of next its fire is
 	// dispatched (0: at next); see ahead.go.
 	leadFn LeadFunc
@@ -392,24 +177,24 @@ type command struct {
 	id     string
 	sched  Schedule
 	fn     Func
+	mf     MisfireFunc
 	at     time.Time
 	waiter chan struct{}
 	reply  chan []Entry
 	lead   LeadFunc
 }
 
-// New returns a Scheduler; call Run to start it.
-func New(opts Options) *Scheduler {
-	s := &Scheduler{
+// New returns a Loop; call Run to start it.
+func New(opts Options) *Loop {
+	s := &Loop{
 		clock:      opts.Clock,
 		log:        opts.Logger,
-		onMisfire:  opts.OnMisfire,
 		threshold:  opts.MisfireThreshold,
 		maxSleep:   opts.MaxSleep,
 		workerIdle: opts.WorkerIdle,
 		work:       make(chan *execution),
 		wake:       make(chan struct{}, 1),
-		done:       make(chan *job, doneBuffer),
+		done:       newDoneQueue(),
 		exited:     make(chan struct{}),
 		jobs:       make(map[string]*job),
 	}
@@ -431,23 +216,25 @@ func New(opts Options) *Scheduler {
 	return s
 }
 
-// Add schedules fn under id. An existing job with that id is replaced
-// (schedule and function; it is no longer paused); if it is running, the
-// running execution still counts, so the replacement does not overlap it.
-func (s *Scheduler) Add(id string, sched Schedule, fn Func) {
-	s.enqueue(command{op: opAdd, id: id, sched: sched, fn: fn})
+// Add schedules fn under id; misfired receives the job's fires that were
+// skipped and that no execution took (misfire.go; nil drops them). An
+// existing job with that id is replaced (schedule and functions; it is no
+// longer paused); if it is running, the running execution still counts,
+// so the replacement does not overlap it.
+func (s *Loop) Add(id string, sched Schedule, fn Func, misfired MisfireFunc) {
+	s.enqueue(command{op: opAdd, id: id, sched: sched, fn: fn, mf: misfired})
 }
 
 // Reschedule gives job id a new schedule, counted from now (as Quartz's
 // rescheduleJob). Unknown ids are ignored.
-func (s *Scheduler) Reschedule(id string, sched Schedule) {
+func (s *Loop) Reschedule(id string, sched Schedule) {
 	s.enqueue(command{op: opReschedule, id: id, sched: sched})
 }
 
 // Remove unschedules job id and cancels the ctx of its running execution,
 // if any. The returned channel is closed once no execution of the job is
-// running (at once when none is, or when the scheduler has stopped).
-func (s *Scheduler) Remove(id string) <-chan struct{} {
+// running (at once when none is, or when the loop has stopped).
+func (s *Loop) Remove(id string) <-chan struct{} {
 	w := make(chan struct{})
 	if !s.enqueue(command{op: opRemove, id: id, waiter: w}) {
 		close(w)
@@ -457,16 +244,16 @@ func (s *Scheduler) Remove(id string) <-chan struct{} {
 
 // Pause stops the fires of job id; a running execution goes on. Fires that
 // come due while paused are reported as a misfire on Resume.
-func (s *Scheduler) Pause(id string) { s.enqueue(command{op: opPause, id: id}) }
+func (s *Loop) Pause(id string) { s.enqueue(command{op: opPause, id: id}) }
 
 // Resume undoes Pause. If fires came due while paused, the schedule jumps
 // to the next fire after now and one misfire is reported ("do nothing").
-func (s *Scheduler) Resume(id string) { s.enqueue(command{op: opResume, id: id}) }
+func (s *Loop) Resume(id string) { s.enqueue(command{op: opResume, id: id}) }
 
 // TriggerNow runs job id once as soon as possible. If the job is running,
 // the request is dropped and reported as a Manual misfire; if it is paused,
 // it runs on Resume.
-func (s *Scheduler) TriggerNow(id string) {
+func (s *Loop) TriggerNow(id string) {
 	s.enqueue(command{op: opTriggerNow, id: id, at: s.clock.Now()})
 }
 
@@ -475,16 +262,16 @@ func (s *Scheduler) TriggerNow(id string) {
 // it runs collapse into one run; a schedule fire deferred to that moment
 // serves them too), which is what Quartz does with ElasticJob's one-shot
 // triggerJob (failover claims). If it is paused, it runs on Resume.
-func (s *Scheduler) TriggerSoon(id string) {
+func (s *Loop) TriggerSoon(id string) {
 	s.enqueue(command{op: opTriggerSoon, id: id, at: s.clock.Now()})
 }
 
 // Idle returns a channel closed once no job runs, as Snapshot reports
 // them (the executions of removed jobs are not waited for), or once the
-// scheduler has stopped. It applies earlier commands first: after Pause of
+// loop has stopped. It applies earlier commands first: after Pause of
 // every job, it is closed when the last execution returns, without
 // polling.
-func (s *Scheduler) Idle() <-chan struct{} {
+func (s *Loop) Idle() <-chan struct{} {
 	w := make(chan struct{})
 	if !s.enqueue(command{op: opIdle, waiter: w}) {
 		close(w)
@@ -494,7 +281,7 @@ func (s *Scheduler) Idle() <-chan struct{} {
 
 // Snapshot returns every job, ordered by next fire time (jobs without one
 // last), then by id. It waits for the loop to apply earlier commands.
-func (s *Scheduler) Snapshot(ctx context.Context) ([]Entry, error) {
+func (s *Loop) Snapshot(ctx context.Context) ([]Entry, error) {
 	reply := make(chan []Entry, 1)
 	if !s.enqueue(command{op: opSnapshot, reply: reply}) {
 		return nil, ErrStopped
@@ -509,7 +296,7 @@ func (s *Scheduler) Snapshot(ctx context.Context) ([]Entry, error) {
 	}
 }
 
-func (s *Scheduler) enqueue(c command) bool {
+func (s *Loop) enqueue(c command) bool {
 	s.mu.Lock()
 	if s.stopped {
 		s.mu.Unlock()
@@ -526,7 +313,7 @@ func (s *Scheduler) enqueue(c command) bool {
 
 // Run runs the loop until ctx is done, then cancels running executions and
 // returns nil once every execution and misfire callback has returned.
-func (s *Scheduler) Run(ctx context.Context) error {
+func (s *Loop) Run(ctx context.Context) error {
 	s.mu.Lock()
 	if s.started {
 		s.mu.Unlock()
@@ -559,7 +346,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			s.shutdown()
 			return nil
 		case <-s.wake:
-		case j := <-s.done:
+		case j := <-s.done.c:
 			s.finished(ctx, j)
 		case <-timer.C():
 		}
@@ -568,9 +355,9 @@ func (s *Scheduler) Run(ctx context.Context) error {
 
 // shutdown waits for running executions (their ctx derives from Run's, so
 // they are cancelled) and releases every waiter.
-func (s *Scheduler) shutdown() {
+func (s *Loop) shutdown() {
 	for s.running > 0 {
-		j := <-s.done
+		j := <-s.done.c
 		j.running = false
 		j.exec = nil
 		s.running--
@@ -596,7 +383,7 @@ func (s *Scheduler) shutdown() {
 
 // releaseIdle closes the Idle channels when no job runs (removed ones
 // aside, as in snapshot).
-func (s *Scheduler) releaseIdle() {
+func (s *Loop) releaseIdle() {
 	if len(s.idle) == 0 {
 		return
 	}
@@ -618,7 +405,7 @@ func closeAll(ws []chan struct{}) {
 // maxSpareCmds bounds the array of commands the loop keeps for reuse.
 const maxSpareCmds = 256
 
-func (s *Scheduler) apply(ctx context.Context) {
+func (s *Loop) apply(ctx context.Context) {
 	s.mu.Lock()
 	cmds := s.cmds
 	s.cmds, s.spareCmds = s.spareCmds, nil
@@ -681,7 +468,7 @@ func nextOf(sched Schedule, after time.Time) time.Time {
 	return sched.Next(after)
 }
 
-func (s *Scheduler) add(c command, j *job, now time.Time) {
+func (s *Loop) add(c command, j *job, now time.Time) {
 	if j == nil {
 		j = &job{id: c.id, index: -1}
 		s.jobs[c.id] = j
@@ -690,13 +477,13 @@ func (s *Scheduler) add(c command, j *job, now time.Time) {
 	j.leadFn = c.lead
 	s.seq++
 	j.seq = s.seq
-	j.sched, j.fn = c.sched, c.fn
+	j.sched, j.fn, j.misfired = c.sched, c.fn, c.mf
 	j.paused, j.removed, j.manualPending = false, false, false
 	j.next = nextOf(c.sched, now)
 	s.reposition(j)
 }
 
-func (s *Scheduler) remove(j *job, w chan struct{}) {
+func (s *Loop) remove(j *job, w chan struct{}) {
 	if j == nil {
 		close(w)
 		return
@@ -716,7 +503,7 @@ func (s *Scheduler) remove(j *job, w chan struct{}) {
 	j.waiters = append(j.waiters, w)
 }
 
-func (s *Scheduler) resume(ctx context.Context, j *job, now time.Time) {
+func (s *Loop) resume(ctx context.Context, j *job, now time.Time) {
 	if j == nil || j.removed || !j.paused {
 		return
 	}
@@ -735,7 +522,7 @@ func (s *Scheduler) resume(ctx context.Context, j *job, now time.Time) {
 	}
 }
 
-func (s *Scheduler) triggerNow(ctx context.Context, j *job, at, now time.Time) {
+func (s *Loop) triggerNow(ctx context.Context, j *job, at, now time.Time) {
 	switch {
 	case j == nil || j.removed:
 		s.log.Debug("trigger now for unknown job ignored", "job", idOf(j))
@@ -744,7 +531,7 @@ func (s *Scheduler) triggerNow(ctx context.Context, j *job, at, now time.Time) {
 	case j.running:
 		j.miss().misfire.Manual++
 	default:
-		s.start(ctx, j, Fire{Scheduled: at, Actual: now, Manual: true})
+		s.start(ctx, j, Fire{scheduled: at, actual: now, manual: true})
 	}
 }
 
@@ -756,7 +543,7 @@ func idOf(j *job) string {
 }
 
 // reposition puts j where its next time says: in the heap or out of it.
-func (s *Scheduler) reposition(j *job) {
+func (s *Loop) reposition(j *job) {
 	if j.paused || j.removed || j.next.IsZero() {
 		s.unschedule(j)
 		return
@@ -769,13 +556,13 @@ func (s *Scheduler) reposition(j *job) {
 	heap.Push(&s.heap, j)
 }
 
-func (s *Scheduler) unschedule(j *job) {
+func (s *Loop) unschedule(j *job) {
 	if j.index >= 0 {
 		heap.Remove(&s.heap, j.index)
 	}
 }
 
-func (s *Scheduler) fireDue(ctx context.Context, now time.Time) {
+func (s *Loop) fireDue(ctx context.Context, now time.Time) {
 	for len(s.heap) > 0 && !s.heap[0].due().After(now) {
 		j := s.heap[0]
 		if j.next.After(now) {
@@ -800,17 +587,17 @@ func (s *Scheduler) fireDue(ctx context.Context, now time.Time) {
 			}
 			continue
 		}
-		s.start(ctx, j, Fire{Scheduled: at, Actual: now})
+		s.start(ctx, j, Fire{scheduled: at, actual: now})
 	}
 }
 
-func (s *Scheduler) start(ctx context.Context, j *job, fire Fire) {
+func (s *Loop) start(ctx context.Context, j *job, fire Fire) {
 	s.spawn(ctx, j, &execution{fn: j.fn, fire: fire})
 }
 
 // spawn starts e as j's execution. Executions of a job share one ctx (the
 // job's, cancelled by Remove), made at its first.
-func (s *Scheduler) spawn(ctx context.Context, j *job, e *execution) {
+func (s *Loop) spawn(ctx context.Context, j *job, e *execution) {
 	if j.ctx == nil || j.ctx.Err() != nil {
 		j.ctx, j.cancel = context.WithCancel(ctx)
 	}
@@ -829,19 +616,17 @@ func (s *Scheduler) spawn(ctx context.Context, j *job, e *execution) {
 // worker runs e, then the executions spawn hands it, until it has been
 // idle for a whole WorkerIdle period (so between WorkerIdle and twice that
 // after its last execution) or Run has returned. Reusing a goroutine saves
-// an execution the start of one and the growth of its stack (growStack);
+// an execution the start of one and the growth of its stack (workerStack);
 // it keeps no state between executions. Executions still never wait for
 // one another: spawn starts a worker when none is idle. The idle timer is
 // re-armed once a period, not after each execution.
-func (s *Scheduler) worker(e *execution) {
+func (s *Loop) worker(e *execution) {
 	// Real time, not the Clock: how long a goroutine is kept is no fire
 	// time (a test's manual clock sees only the loop's timer).
 	idle := time.NewTimer(s.workerIdle)
 	defer idle.Stop()
 	for {
-		// Again before each execution: a GC halves the stack of a
-		// goroutine that waits with little of it in use.
-		growStack(0)
+		workerStack{}.prime(0)
 		s.execute(e)
 		ran := true // in the idle timer's current period
 		for e = nil; e == nil; {
@@ -864,50 +649,23 @@ func (s *Scheduler) worker(e *execution) {
 
 // execute runs e, a job's execution, recovers a panic of it, and hands the
 // job back to the loop.
-func (s *Scheduler) execute(e *execution) {
+func (s *Loop) execute(e *execution) {
 	j := e.job
 	defer func() {
 		if r := recover(); r != nil {
 			s.log.Error("job execution panicked", "job", j.id, "panic", fmt.Sprint(r),
 				"stack", strings.TrimSpace(string(debug.Stack())))
 		}
-		s.done <- j
+		s.done.c <- j
 	}()
 	if e.fn != nil {
 		e.fn(e.ctx, e.fire)
 		return
 	}
-	s.onMisfire(e.ctx, j.id, e.misfire)
+	j.misfired(e.ctx, e.misfire)
 }
 
-// doneBuffer is how many returned executions may wait for the loop to
-// take them (Run's receive from done) without their worker waiting too:
-// when many jobs fire at once the loop is busy dispatching them while the
-// first return, and each worker parked on an unbuffered send and was woken
-// again for it (a context switch per execution, before it could take the
-// next fire).
-const doneBuffer = 256
-
-// executionStack is the stack a worker gets before each execution: enough
-// for the executor and the embedded registry's calls below it (16 KB cost
-// more to zero and copy than the growths it saved).
-const executionStack = 8 << 10
-
-// growStack grows the calling goroutine's stack to executionStack while
-// the goroutine is still shallow, where the runtime copies it for next to
-// nothing. A new goroutine starts with a small stack, and growing it deep
-// in an execution (coordination, registry calls) copied it and adjusted
-// every frame on the way, once or twice per fire: about a tenth of the CPU
-// of an execution on the embedded registry (BenchmarkFire100Jobs, pprof
-// runtime.newstack: 11% before, 3% after, this included).
-//
-//go:noinline
-func growStack(i int) byte {
-	var pad [executionStack - 2<<10]byte
-	return pad[i%len(pad)]
-}
-
-func (s *Scheduler) finished(ctx context.Context, j *job) {
+func (s *Loop) finished(ctx context.Context, j *job) {
 	j.running = false
 	if lo := j.exec.leftover(); !lo.empty() {
 		j.miss().misfire.merge(lo)
@@ -937,9 +695,9 @@ func (s *Scheduler) finished(ctx context.Context, j *job) {
 		j.manualPending = j.manualPending || !soon.IsZero()
 	} else if !deferred.IsZero() || !soon.IsZero() {
 		// Misfires pending, if any, are reported when this fire returns.
-		fire := Fire{Scheduled: deferred, Actual: s.clock.Now()}
+		fire := Fire{scheduled: deferred, actual: s.clock.Now()}
 		if deferred.IsZero() {
-			fire.Scheduled, fire.Manual = soon, true
+			fire.scheduled, fire.manual = soon, true
 		}
 		s.start(ctx, j, fire)
 		return
@@ -947,23 +705,7 @@ func (s *Scheduler) finished(ctx context.Context, j *job) {
 	s.reportMisfire(ctx, j)
 }
 
-// reportMisfire hands j's pending misfires to OnMisfire as j's next
-// execution; j must not be running.
-func (s *Scheduler) reportMisfire(ctx context.Context, j *job) {
-	if j.missed == nil || j.missed.misfire.empty() {
-		return
-	}
-	m := j.missed.misfire
-	j.missed.misfire = Misfire{}
-	if s.onMisfire == nil {
-		s.log.Debug("misfire dropped: no misfire callback", "job", j.id,
-			"scheduled", m.Scheduled, "manual", m.Manual)
-		return
-	}
-	s.spawn(ctx, j, &execution{misfire: m})
-}
-
-func (s *Scheduler) snapshot() []Entry {
+func (s *Loop) snapshot() []Entry {
 	es := make([]Entry, 0, len(s.jobs))
 	for _, j := range s.jobs {
 		if j.removed {
