@@ -3,7 +3,6 @@ package trigger_test
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -356,35 +355,31 @@ func TestRunTwiceAndStopped(t *testing.T) {
 	})
 }
 
+// Idle jobs cost no goroutine: 10,000 of them add none to the loop's.
 func TestIdleJobsUseNoGoroutines(t *testing.T) {
-	s := trigger.New(trigger.Options{})
-	ctx, cancel := context.WithCancel(t.Context())
-	errc := make(chan error, 1)
-	go func() { errc <- s.Run(ctx) }()
-	far := time.Now().Add(time.Hour)
-	noop := func(context.Context, trigger.Fire) {}
-	s.Add("job0", every{far, time.Hour}, noop, nil)
-	if _, err := s.Snapshot(ctx); err != nil {
-		t.Fatal(err)
-	}
-	before := runtime.NumGoroutine() // the loop is running
-	for i := 1; i < 10_000; i++ {
-		s.Add(fmt.Sprint("job", i), every{far, time.Hour}, noop, nil)
-	}
-	es, err := s.Snapshot(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(es) != 10_000 {
-		t.Fatalf("%d jobs scheduled", len(es))
-	}
-	if d := runtime.NumGoroutine() - before; d > 0 {
-		t.Errorf("goroutines grew by %d with 10,000 idle jobs, want 0", d)
-	}
-	cancel()
-	if err := <-errc; err != nil {
-		t.Fatal(err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		s := trigger.New(trigger.Options{})
+		start(t, s)
+		far := time.Now().Add(time.Hour)
+		noop := func(context.Context, trigger.Fire) {}
+		s.Add("job0", every{far, time.Hour}, noop, nil)
+		synctest.Wait()
+		before := bubbleGoroutines(t) // the loop is running
+		for i := 1; i < 10_000; i++ {
+			s.Add(fmt.Sprint("job", i), every{far, time.Hour}, noop, nil)
+		}
+		es, err := s.Snapshot(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(es) != 10_000 {
+			t.Fatalf("%d jobs scheduled", len(es))
+		}
+		synctest.Wait()
+		if d := bubbleGoroutines(t) - before; d > 0 {
+			t.Errorf("goroutines grew by %d with 10,000 idle jobs, want 0", d)
+		}
+	})
 }
 
 // An execution learns of the fires skipped while it runs (OnSkip), takes
