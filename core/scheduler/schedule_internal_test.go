@@ -9,19 +9,19 @@ import (
 // Jobs with the same cron and time zone share one parsed schedule; another
 // zone or cron gets its own, and a bad cron is an error every time.
 func TestScheduleShared(t *testing.T) {
-	var s Scheduler
-	a, err := s.schedule("0 0 0 1 1 ? 2099", "")
+	var s scheduleCache
+	a, err := s.get("0 0 0 1 1 ? 2099", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := s.schedule("0 0 0 1 1 ? 2099", "")
+	b, err := s.get("0 0 0 1 1 ? 2099", "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if a != b {
 		t.Fatal("the same cron and zone were parsed twice")
 	}
-	c, err := s.schedule("0 0 0 1 1 ? 2099", "Asia/Tokyo")
+	c, err := s.get("0 0 0 1 1 ? 2099", "Asia/Tokyo")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +29,7 @@ func TestScheduleShared(t *testing.T) {
 		t.Fatalf("another zone got %v", c.(cron.Schedule).Location())
 	}
 	for range 2 {
-		if _, err := s.schedule("61 * * * * ?", ""); err == nil {
+		if _, err := s.get("61 * * * * ?", ""); err == nil {
 			t.Fatal("a bad cron parsed")
 		}
 	}

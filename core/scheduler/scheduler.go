@@ -19,7 +19,6 @@ import (
 	"github.com/ejob-io/ejob/core/executor"
 	"github.com/ejob-io/ejob/core/reg"
 	"github.com/ejob-io/ejob/core/trigger"
-	"github.com/ejob-io/ejob/internal/lazylog"
 	"github.com/ejob-io/ejob/spi"
 )
 
@@ -155,18 +154,16 @@ type Scheduler struct {
 	// rather than one per job).
 	coordLog, execLog hclog.Logger
 
-	// scheds are the parsed schedules by cron and time zone (see
-	// Scheduler.schedule); under schedMu.
-	schedMu sync.Mutex
-	scheds  map[schedKey]trigger.Schedule
-	trig    *trigger.Loop
+	// scheds are the parsed schedules the jobs share.
+	scheds scheduleCache
+	trig   *trigger.Loop
 	// ns is the jobs' shared coordination machinery; ownNS: the
 	// scheduler made it and runs it.
 	ns    *coord.Namespace
 	ownNS bool
 
 	mu      sync.Mutex
-	jobs    map[string]*runtime
+	jobs    map[string]*wiredJob
 	runCtx  context.Context // set by Run; jobs added later start under it
 	wg      sync.WaitGroup  // jobs' startups (startLocked)
 	stopped bool
@@ -177,24 +174,20 @@ type Scheduler struct {
 	settled chan struct{}
 	// toStart are the jobs whose startup has not begun, and starters the
 	// goroutines starting them (at most maxStarters; see startLocked).
-	toStart  []*runtime
+	toStart  []*wiredJob
 	starters int
 
-	// lookups resolve plugin types for every job (made once by New, not
-	// a closure per job).
-	lookups struct {
-		strategy     func(name string) (spi.ShardingStrategy, error)
-		errorHandler executor.ErrorHandlerLookup
-		poolSize     executor.PoolSizeLookup
-	}
+	// lookups resolve plugin types for every job.
+	lookups pluginLookups
 
 	// abort is closed by Abort: the drain ends at once.
 	abort     chan struct{}
 	abortOnce sync.Once
 }
 
-// runtime is one job's wiring.
-type runtime struct {
+// wiredJob is one job's wiring: its coordination, its pipeline and the
+// hooks between them and the scheduler.
+type wiredJob struct {
 	name  string
 	s     *Scheduler // the job's: its hooks call it
 	coord *coord.Job
@@ -226,12 +219,12 @@ type leasedContext struct {
 // leasedContext returns ectx, a session context, with the execution lease
 // added: the one made for ectx last time while the session context is the
 // same (coord hands out one per session), which has the same lease.
-func (rt *runtime) leasedContext(ectx context.Context) context.Context {
-	if c := rt.leased.Load(); c != nil && c.session == ectx {
+func (wj *wiredJob) leasedContext(ectx context.Context) context.Context {
+	if c := wj.leased.Load(); c != nil && c.session == ectx {
 		return c.ctx
 	}
-	ctx := spi.WithLease(ectx, spi.LeaseFunc(rt.coord.ExecutionLease()))
-	rt.leased.Store(&leasedContext{session: ectx, ctx: ctx})
+	ctx := spi.WithLease(ectx, spi.LeaseFunc(wj.coord.ExecutionLease()))
+	wj.leased.Store(&leasedContext{session: ectx, ctx: ctx})
 	return ctx
 }
 
@@ -264,7 +257,7 @@ func New(opts Options) (*Scheduler, error) {
 	if opts.Validated == nil {
 		opts.Validated = &ValidatedProps{}
 	}
-	s := &Scheduler{opts: opts, log: opts.Logger, jobs: map[string]*runtime{}, abort: make(chan struct{}), settled: make(chan struct{}),
+	s := &Scheduler{opts: opts, log: opts.Logger, jobs: map[string]*wiredJob{}, abort: make(chan struct{}), settled: make(chan struct{}),
 		coordLog: opts.Logger.Named("coord"), execLog: opts.Logger.Named("executor")}
 	close(s.settled) // no job yet
 	s.ns = opts.Coord.Namespace
@@ -272,16 +265,7 @@ func New(opts Options) (*Scheduler, error) {
 		s.ns, s.ownNS = coord.NewNamespace(opts.Client, s.coordLog), true
 	}
 	s.trig = trigger.New(trigger.Options{Clock: opts.Clock, Logger: opts.Logger.Named("trigger")})
-	plugins := opts.Plugins
-	s.lookups.strategy = func(name string) (spi.ShardingStrategy, error) {
-		return spi.Resolve[spi.ShardingStrategy](plugins, name)
-	}
-	s.lookups.errorHandler = func(_ context.Context, typ string) (spi.ErrorHandler, error) {
-		return spi.Resolve[spi.ErrorHandler](plugins, typ)
-	}
-	s.lookups.poolSize = func(_ context.Context, typ string) (spi.ThreadPoolSizeProvider, error) {
-		return spi.Resolve[spi.ThreadPoolSizeProvider](plugins, typ)
-	}
+	s.lookups = newPluginLookups(opts.Plugins)
 	return s, nil
 }
 
@@ -315,39 +299,6 @@ type never struct{}
 
 func (never) Next(time.Time) time.Time { return time.Time{} }
 
-// schedKey is a cron expression in a time zone.
-type schedKey struct{ expr, tz string }
-
-// maxScheds bounds Scheduler.scheds: past it, schedules are parsed anew.
-const maxScheds = 4096
-
-// schedule is schedule(expr, tz), parsed once for all the jobs with the
-// same cron and time zone rather than once per job (some 360 bytes each):
-// a parsed schedule is immutable and safe for concurrent use
-// (cron.Schedule).
-func (s *Scheduler) schedule(expr, tz string) (trigger.Schedule, error) {
-	k := schedKey{expr, tz}
-	s.schedMu.Lock()
-	sc, ok := s.scheds[k]
-	s.schedMu.Unlock()
-	if ok {
-		return sc, nil
-	}
-	sc, err := schedule(expr, tz)
-	if err != nil {
-		return nil, err
-	}
-	s.schedMu.Lock()
-	defer s.schedMu.Unlock()
-	if s.scheds == nil {
-		s.scheds = make(map[schedKey]trigger.Schedule)
-	}
-	if len(s.scheds) < maxScheds {
-		s.scheds[k] = sc
-	}
-	return sc, nil
-}
-
 func schedule(expr, tz string) (trigger.Schedule, error) {
 	if expr == "" {
 		return never{}, nil
@@ -359,231 +310,48 @@ func schedule(expr, tz string) (trigger.Schedule, error) {
 	return cron.ParseSchedule(expr, loc)
 }
 
-// Add validates and adds a job; ctx bounds the plugin calls that check it
-// (props validation, listener descriptions). Before Run it is started by Run;
-// after Run has started it starts at once.
-func (s *Scheduler) Add(ctx context.Context, job Job) error {
-	cfg := job.Config
-	if cfg == nil {
-		return errors.New("scheduler: nil job config")
-	}
-	if err := s.Validate(cfg); err != nil {
-		return fmt.Errorf("job %q: %w", cfg.JobName, err)
-	}
-	runner := job.Runner
-	className := job.ClassName
-	if runner == nil && job.NewRunner == nil {
-		if job.Type == "" {
-			return fmt.Errorf("job %q: %w: neither a job type nor an in-process runner", cfg.JobName, spi.ErrInvalidConfig)
-		}
-		ex, err := spi.Resolve[spi.JobExecutor](s.opts.Plugins, job.Type)
-		if err != nil {
-			return fmt.Errorf("job %q: %w", cfg.JobName, err)
-		}
-		err = s.opts.Validated.Check(spi.KindJobType, job.Type, cfg.Props, func() error {
-			vctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-			defer cancel()
-			return ex.Validate(vctx, spi.ValidatePropsRequest{JobName: cfg.JobName, Props: cfg.Props})
-		})
-		if err != nil {
-			return fmt.Errorf("job %q: props for job type %s: %w", cfg.JobName, job.Type, err)
-		}
-		job.NewRunner = func(f executor.Facade) executor.ItemRunner { return executor.Typed{Executor: ex, Sharding: f} }
-		if className == "" {
-			className = spi.NormalizeType(job.Type)
-		}
-	}
-	if className == "" {
-		className = "ejob.GoJob"
-	}
-	// As upstream, an error handler's props are checked only when the
-	// type is set.
-	if ht := strings.TrimSpace(cfg.JobErrorHandlerType); ht != "" {
-		h, err := spi.Resolve[spi.ErrorHandler](s.opts.Plugins, ht)
-		if err != nil {
-			return fmt.Errorf("job %q: %w", cfg.JobName, err)
-		}
-		err = s.opts.Validated.Check(spi.KindErrorHandler, ht, cfg.Props, func() error {
-			vctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-			defer cancel()
-			return h.Validate(vctx, spi.ValidatePropsRequest{JobName: cfg.JobName, Props: cfg.Props})
-		})
-		if err != nil {
-			return fmt.Errorf("job %q: props for error handler %s: %w", cfg.JobName, ht, err)
-		}
-	}
-	typed, err := s.describeListeners(ctx, cfg)
-	if err != nil {
-		return fmt.Errorf("job %q: %w", cfg.JobName, err)
-	}
-	sched, err := s.schedule(cfg.Cron, cfg.TimeZone)
-	if err != nil {
-		return fmt.Errorf("job %q: %w", cfg.JobName, err)
-	}
+func (wj *wiredJob) itemRetried(item int) { wj.obs.ItemRetried(wj.name, item) }
 
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.stopped {
-		return ErrStopped
-	}
-	if _, dup := s.jobs[cfg.JobName]; dup {
-		return fmt.Errorf("%w: %q", ErrDuplicateJob, cfg.JobName)
-	}
-	// The job's runtime keeps its name, not cfg: the caller's config is
-	// not kept (coord keeps its own copy). It is the job's coord.Hooks.
-	name := cfg.JobName
-	rt := &runtime{name: name, s: s, obs: s.opts.Observer, log: lazylog.With(s.log, lazylog.JobInstance, name, s.opts.InstanceID),
-		cron: cfg.Cron, tz: cfg.TimeZone}
-	co := s.opts.Coord
-	co.Client, co.Config, co.JobClassName = s.opts.Client, cfg.Clone(), className
-	co.InstanceID, co.ServerIP, co.Logger = s.opts.InstanceID, s.opts.ServerIP, s.coordLog
-	co.Namespace = s.ns
-	co.Strategies = s.lookups.strategy
-	co.Hooks = rt
-	cj, err := coord.New(co)
-	if err != nil {
-		return fmt.Errorf("job %q: %w", cfg.JobName, err)
-	}
-	if runner == nil {
-		runner = job.NewRunner(cj)
-	}
-	// The listeners the local config names were described above (a bad
-	// one fails Add); the executor asks for those of the effective config,
-	// which may be the registry's.
-	rt.coord = cj
-	for i, l := range typed { // most jobs name none: no map then
-		if rt.described == nil {
-			rt.described = make(map[string]executor.SPIListener, len(typed))
-		}
-		l.Guarantee = cj
-		rt.described[spi.NormalizeType(cfg.JobListenerTypes[i])] = l
-	}
-	ex, err := executor.New(cfg.JobName, executor.Options{
-		InstanceID:     s.opts.InstanceID,
-		Facade:         cj,
-		Runner:         runner,
-		ErrorHandlers:  s.lookups.errorHandler,
-		PoolSizes:      s.lookups.poolSize,
-		Listeners:      job.Listeners,
-		TypedListeners: rt.typedListener,
-		Events:         s.opts.Events,
-		OnRetry:        rt.itemRetried,
-		OnFired:        rt.fired,
-		OnMisfire:      rt.misfired,
-		Logger:         s.execLog,
-		AvailableCPUs:  s.opts.AvailableCPUs,
-	})
-	if err != nil {
-		return fmt.Errorf("job %q: %w", cfg.JobName, err)
-	}
-	rt.exec = ex
-	s.jobs[cfg.JobName] = rt
-	if s.pending++; s.pending == 1 {
-		s.settled = make(chan struct{})
-	}
-	// A steady job's fire is dispatched a lead ahead of its time (the
-	// pre-arm: core/coord prearm.go); the items start at the time.
-	s.trig.AddAhead(cfg.JobName, sched, rt.fire, ex.Misfired, cj.PreArmLead)
-	if s.runCtx != nil {
-		s.startLocked(rt)
-	}
-	return nil
-}
+func (wj *wiredJob) fired(delay time.Duration) { wj.obs.Fired(wj.name, delay) }
 
-// typedListener is the job's executor.ListenerLookup: the listeners the
-// local config names were described by Add (a bad one fails it); the
-// executor asks for those of the effective config, which may be the
-// registry's. Called under the executor's lock.
-func (rt *runtime) typedListener(ctx context.Context, eff *config.JobConfiguration, name string) (executor.Listener, error) {
-	key := spi.NormalizeType(name)
-	if l, ok := rt.described[key]; ok {
-		return l, nil
-	}
-	l, err := rt.s.describeListener(ctx, eff, name)
-	if err != nil {
-		return nil, err
-	}
-	l.Guarantee = rt.coord
-	if rt.described == nil {
-		rt.described = map[string]executor.SPIListener{}
-	}
-	rt.described[key] = l
-	return l, nil
-}
-
-func (rt *runtime) itemRetried(item int) { rt.obs.ItemRetried(rt.name, item) }
-
-func (rt *runtime) fired(delay time.Duration) { rt.obs.Fired(rt.name, delay) }
-
-func (rt *runtime) misfired(skipped int) { rt.obs.Misfired(rt.name, skipped) }
+func (wj *wiredJob) misfired(skipped int) { wj.obs.Misfired(wj.name, skipped) }
 
 // The job's coord.Hooks.
 
 // Trigger: a coordination trigger (failover claim, catch-up, trigger node)
 // that comes while the job runs starts right after it, as Quartz's
 // one-shot triggerJob does upstream.
-func (rt *runtime) Trigger() { rt.s.trig.TriggerSoon(rt.name) }
+func (wj *wiredJob) Trigger() { wj.s.trig.TriggerSoon(wj.name) }
 
-func (rt *runtime) Reschedule(expr, tz string) { rt.s.reschedule(rt, expr, tz) }
+func (wj *wiredJob) Reschedule(expr, tz string) { wj.s.reschedule(wj, expr, tz) }
 
-func (rt *runtime) Shutdown() {
-	rt.log.Warn("this instance was shut down for the job from the console; the job stops here")
-	rt.s.trig.Remove(rt.name)
+func (wj *wiredJob) Shutdown() {
+	wj.log.Warn("this instance was shut down for the job from the console; the job stops here")
+	wj.s.trig.Remove(wj.name)
 }
 
-func (rt *runtime) Stopped(err error) { rt.s.ended(rt, err) }
+func (wj *wiredJob) Stopped(err error) { wj.s.ended(wj, err) }
 
-func (rt *runtime) FailedOver(item int) { rt.obs.FailedOver(rt.name, item) }
+func (wj *wiredJob) FailedOver(item int) { wj.obs.FailedOver(wj.name, item) }
 
-func (rt *runtime) Resharded() { rt.obs.Resharded(rt.name) }
-
-// describeListeners resolves cfg.JobListenerTypes through Plugins and asks
-// each listener, once, how to call it for this job (as upstream resolves
-// each name when the job's scheduler is built).
-func (s *Scheduler) describeListeners(ctx context.Context, cfg *config.JobConfiguration) ([]executor.SPIListener, error) {
-	out := make([]executor.SPIListener, 0, len(cfg.JobListenerTypes))
-	for _, name := range cfg.JobListenerTypes {
-		l, err := s.describeListener(ctx, cfg, name)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, l)
-	}
-	return out, nil
-}
-
-// describeListener resolves one listener type and asks it how to call it
-// for the job. An unknown type wraps spi.ErrUnknownType.
-func (s *Scheduler) describeListener(ctx context.Context, cfg *config.JobConfiguration, name string) (executor.SPIListener, error) {
-	l, err := spi.Resolve[spi.JobListener](s.opts.Plugins, name)
-	if err != nil {
-		return executor.SPIListener{}, fmt.Errorf("job listener %s: %w", name, err)
-	}
-	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	desc, err := l.Describe(dctx, spi.ListenerDescribeRequest{JobName: cfg.JobName, Props: cfg.Props})
-	cancel()
-	if err != nil {
-		return executor.SPIListener{}, fmt.Errorf("job listener %s: %w", name, err)
-	}
-	return executor.SPIListener{Listener: l, Desc: desc}, nil
-}
+func (wj *wiredJob) Resharded() { wj.obs.Resharded(wj.name) }
 
 // reschedule makes the trigger loop follow expr in tz, unless it already
 // does (a job whose registry config has the local cron: the usual start).
-func (s *Scheduler) reschedule(rt *runtime, expr, tz string) {
-	rt.cronMu.Lock()
-	defer rt.cronMu.Unlock()
-	if expr == rt.cron && tz == rt.tz {
+func (s *Scheduler) reschedule(wj *wiredJob, expr, tz string) {
+	wj.cronMu.Lock()
+	defer wj.cronMu.Unlock()
+	if expr == wj.cron && tz == wj.tz {
 		return
 	}
-	sched, err := s.schedule(expr, tz)
+	sched, err := s.scheds.get(expr, tz)
 	if err != nil {
-		rt.log.Error("the registry's config has an invalid cron; keeping the current schedule", "cron", expr, "time_zone", tz, "error", err)
+		wj.log.Error("the registry's config has an invalid cron; keeping the current schedule", "cron", expr, "time_zone", tz, "error", err)
 		return
 	}
-	rt.log.Info("rescheduling", "cron", expr, "time_zone", tz, "was", rt.cron, "was_time_zone", rt.tz)
-	rt.cron, rt.tz = expr, tz
-	s.trig.Reschedule(rt.name, sched)
+	wj.log.Info("rescheduling", "cron", expr, "time_zone", tz, "was", wj.cron, "was_time_zone", wj.tz)
+	wj.cron, wj.tz = expr, tz
+	s.trig.Reschedule(wj.name, sched)
 }
 
 // maxStarters bounds the goroutines that start jobs at once. A job's
@@ -598,8 +366,8 @@ const maxStarters = 256
 // adopts the effective configuration (the registry's wins unless overwrite
 // is set). Up to maxStarters goroutines take the queue in order and end
 // with it: a running job has none of its own. Caller holds s.mu.
-func (s *Scheduler) startLocked(rt *runtime) {
-	s.toStart = append(s.toStart, rt)
+func (s *Scheduler) startLocked(wj *wiredJob) {
+	s.toStart = append(s.toStart, wj)
 	if s.starters >= maxStarters {
 		return
 	}
@@ -619,45 +387,45 @@ func (s *Scheduler) starter(ctx context.Context) {
 			s.mu.Unlock()
 			return
 		}
-		rt := s.toStart[0]
+		wj := s.toStart[0]
 		s.toStart[0] = nil
 		s.toStart = s.toStart[1:]
 		s.mu.Unlock()
-		s.start(ctx, rt)
+		s.start(ctx, wj)
 	}
 }
 
 // start runs one job's startup.
-func (s *Scheduler) start(ctx context.Context, rt *runtime) {
-	if err := rt.coord.Start(ctx); err != nil {
-		s.ended(rt, err)
+func (s *Scheduler) start(ctx context.Context, wj *wiredJob) {
+	if err := wj.coord.Start(ctx); err != nil {
+		s.ended(wj, err)
 		return
 	}
 	// Ready waits for this: a fire due right after Ready returned
 	// was lost when the reschedule came after it.
-	defer s.settle(rt, startScheduled, nil)
-	cfg, err := rt.coord.Config(ctx)
+	defer s.settle(wj, startScheduled, nil)
+	cfg, err := wj.coord.Config(ctx)
 	if errors.Is(err, coord.ErrConfigInvalid) {
 		return // logged by coord; the schedule follows the node once it is valid
 	}
 	if err != nil {
-		rt.log.Warn("cannot read the effective config after startup", "error", err)
+		wj.log.Warn("cannot read the effective config after startup", "error", err)
 		return
 	}
-	s.reschedule(rt, cfg.Cron, cfg.TimeZone)
+	s.reschedule(wj, cfg.Cron, cfg.TimeZone)
 }
 
 // ended records the end of a job's coordination: its startup failed, or it
 // stopped without the scheduler asking (console shutdown: err nil).
-func (s *Scheduler) ended(rt *runtime, err error) {
+func (s *Scheduler) ended(wj *wiredJob, err error) {
 	why := err
 	if why == nil {
 		why = errors.New("stopped before it registered") // if it had not
 	}
-	s.settle(rt, startFailed, why)
+	s.settle(wj, startFailed, why)
 	if err != nil && s.runCtx.Err() == nil {
-		rt.log.Error("job coordination stopped", "error", err)
-		s.trig.Remove(rt.name)
+		wj.log.Error("job coordination stopped", "error", err)
+		s.trig.Remove(wj.name)
 	}
 }
 
@@ -670,14 +438,14 @@ const (
 	startFailed                 // ended before that
 )
 
-// settle records the first outcome of rt's start.
-func (s *Scheduler) settle(rt *runtime, o startOutcome, err error) {
+// settle records the first outcome of wj's start.
+func (s *Scheduler) settle(wj *wiredJob, o startOutcome, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if rt.outcome != startPending {
+	if wj.outcome != startPending {
 		return
 	}
-	rt.outcome, rt.err = o, err
+	wj.outcome, wj.err = o, err
 	if s.pending--; s.pending == 0 {
 		close(s.settled)
 	}
@@ -685,29 +453,29 @@ func (s *Scheduler) settle(rt *runtime, o startOutcome, err error) {
 
 // fire runs one trigger of the job; called by the trigger loop, never
 // concurrently for one job.
-func (rt *runtime) fire(ctx context.Context, f trigger.Fire) {
+func (wj *wiredJob) fire(ctx context.Context, f trigger.Fire) {
 	select {
-	case <-rt.coord.Ready():
+	case <-wj.coord.Ready():
 	default:
-		rt.log.Warn("fire skipped: the job is not registered yet", "scheduled", f.Scheduled())
+		wj.log.Warn("fire skipped: the job is not registered yet", "scheduled", f.Scheduled())
 		return
 	}
-	if paused, _ := rt.coord.Paused(); paused {
-		rt.log.Warn("fire skipped: the registry connection is suspended or its session was lost", "scheduled", f.Scheduled())
+	if paused, _ := wj.coord.Paused(); paused {
+		wj.log.Warn("fire skipped: the registry connection is suspended or its session was lost", "scheduled", f.Scheduled())
 		return
 	}
-	if err := rt.coord.ConfigError(); err != nil {
+	if err := wj.coord.ConfigError(); err != nil {
 		// Logged once, when the node was read (coord); not at every fire.
-		rt.log.Debug("fire skipped: the job's configuration in the registry is invalid", "scheduled", f.Scheduled())
+		wj.log.Debug("fire skipped: the job's configuration in the registry is invalid", "scheduled", f.Scheduled())
 		return
 	}
-	ectx, cancel := rt.coord.SessionContext(ctx)
+	ectx, cancel := wj.coord.SessionContext(ctx)
 	defer cancel()
 	// Out-of-process job types stop at the lease's deadline unless the
 	// host renews it, even while the host itself is paused.
-	ectx = rt.leasedContext(ectx)
-	if err := rt.exec.Execute(ectx, executor.NormalTrigger, f); err != nil {
-		rt.log.Error("execution failed", "scheduled", f.Scheduled(), "error", err)
+	ectx = wj.leasedContext(ectx)
+	if err := wj.exec.Execute(ectx, executor.NormalTrigger, f); err != nil {
+		wj.log.Error("execution failed", "scheduled", f.Scheduled(), "error", err)
 	}
 }
 
@@ -729,12 +497,12 @@ func (s *Scheduler) Trigger(name string) error {
 // run the job (unknown, not started yet, or shut down here).
 func (s *Scheduler) JobCache(name string) (reg.TreeView, bool) {
 	s.mu.Lock()
-	rt := s.jobs[name]
+	wj := s.jobs[name]
 	s.mu.Unlock()
-	if rt == nil {
+	if wj == nil {
 		return nil, false
 	}
-	c := rt.coord.Cache()
+	c := wj.coord.Cache()
 	return c, c != nil
 }
 
@@ -757,10 +525,10 @@ func (s *Scheduler) ConfigErrors() map[string]error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make(map[string]error, len(s.jobs))
-	for name, rt := range s.jobs {
+	for name, wj := range s.jobs {
 		var err error
-		if rt.coord != nil {
-			err = rt.coord.ConfigError()
+		if wj.coord != nil {
+			err = wj.coord.ConfigError()
 		}
 		out[name] = err
 	}
@@ -771,24 +539,24 @@ func (s *Scheduler) ConfigErrors() map[string]error {
 // runs it (a job type's item), and false when it does not run it now.
 func (s *Scheduler) LiveOutput(ctx context.Context, job string, item int) (spi.Output, bool, error) {
 	s.mu.Lock()
-	rt, ok := s.jobs[job]
+	wj, ok := s.jobs[job]
 	s.mu.Unlock()
-	if !ok || rt.exec == nil {
+	if !ok || wj.exec == nil {
 		return spi.Output{}, false, nil
 	}
-	return rt.exec.LiveOutput(ctx, item)
+	return wj.exec.LiveOutput(ctx, item)
 }
 
 // IsLeader reports whether this instance is the leader of the job (false
 // for a job it does not run).
 func (s *Scheduler) IsLeader(ctx context.Context, job string) (bool, error) {
 	s.mu.Lock()
-	rt, ok := s.jobs[job]
+	wj, ok := s.jobs[job]
 	s.mu.Unlock()
-	if !ok || rt.coord == nil {
+	if !ok || wj.coord == nil {
 		return false, nil
 	}
-	return rt.coord.IsLeader(ctx)
+	return wj.coord.IsLeader(ctx)
 }
 
 // Ready blocks until every job added so far has registered with the
@@ -807,9 +575,9 @@ func (s *Scheduler) Ready(ctx context.Context) error {
 	}
 	s.mu.Lock()
 	se := &StartError{Jobs: len(s.jobs)}
-	for _, rt := range s.jobs {
-		if rt.outcome == startFailed {
-			se.Failed = append(se.Failed, JobFailure{Job: rt.name, Err: rt.err})
+	for _, wj := range s.jobs {
+		if wj.outcome == startFailed {
+			se.Failed = append(se.Failed, JobFailure{Job: wj.name, Err: wj.err})
 		}
 	}
 	s.mu.Unlock()
@@ -889,8 +657,8 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			}
 		}()
 	}
-	for _, rt := range s.jobs {
-		s.startLocked(rt)
+	for _, wj := range s.jobs {
+		s.startLocked(wj)
 	}
 	s.mu.Unlock()
 
@@ -921,13 +689,13 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	stopCoord()
 	s.wg.Wait()
 	s.mu.Lock()
-	rts := make([]*runtime, 0, len(s.jobs))
-	for _, rt := range s.jobs {
-		rts = append(rts, rt)
+	wjs := make([]*wiredJob, 0, len(s.jobs))
+	for _, wj := range s.jobs {
+		wjs = append(wjs, wj)
 	}
 	s.mu.Unlock()
-	for _, rt := range rts {
-		rt.coord.Stop() // each job stops on its own since coordCtx ended; this waits
+	for _, wj := range wjs {
+		wj.coord.Stop() // each job stops on its own since coordCtx ended; this waits
 	}
 	s.log.Info("shut down")
 	if errors.Is(err, context.Canceled) {
