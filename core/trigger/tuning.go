@@ -1,7 +1,7 @@
 package trigger
 
 // The loop's two tuned allocations, each behind one type. Both were chosen
-// with BenchmarkFire100Jobs (core/scheduler, bench_every_second_test.go: 100
+// with BenchmarkFire100Jobs (core/kernel, bench_every_second_test.go: 100
 // jobs firing at once on the embedded registry) and its CPU profile; rerun
 // it with -cpuprofile before changing either.
 

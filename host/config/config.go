@@ -11,8 +11,8 @@ import (
 
 	jobconfig "github.com/ejob-io/ejob/core/config"
 	"github.com/ejob-io/ejob/core/instance"
+	"github.com/ejob-io/ejob/core/kernel"
 	"github.com/ejob-io/ejob/core/reg/zookeeper"
-	"github.com/ejob-io/ejob/core/scheduler"
 	"github.com/ejob-io/ejob/spi"
 )
 
@@ -28,7 +28,7 @@ var (
 
 // DefaultDrainTimeout is HostSettings.DrainTimeout when the file does not
 // set drainTimeout (the scheduler's default).
-const DefaultDrainTimeout = scheduler.DefaultDrainTimeout
+const DefaultDrainTimeout = kernel.DefaultDrainTimeout
 
 // File is a loaded configuration file. Every field is complete and
 // validated.

@@ -14,11 +14,11 @@ import (
 
 	"github.com/ejob-io/ejob/core/executor"
 	"github.com/ejob-io/ejob/core/instance"
+	"github.com/ejob-io/ejob/core/kernel"
 	"github.com/ejob-io/ejob/core/reg"
 	"github.com/ejob-io/ejob/core/reg/embedded"
 	"github.com/ejob-io/ejob/core/reg/httpreg"
 	"github.com/ejob-io/ejob/core/reg/zookeeper"
-	"github.com/ejob-io/ejob/core/scheduler"
 	"github.com/ejob-io/ejob/core/tracing"
 	"github.com/ejob-io/ejob/core/tracing/httptrace"
 	hostconfig "github.com/ejob-io/ejob/host/config"
@@ -144,7 +144,7 @@ func (opts Options) getenv(k string) string {
 // override) and returned open; the caller closes it. The file's log level
 // is applied to opts.Logger first, unless opts.LogLevelFixed.
 func Load(ctx context.Context, opts Options) (*hostconfig.File, *plugins.Catalog, error) {
-	file, cat, _, err := load(ctx, opts, nil, &scheduler.ValidatedProps{})
+	file, cat, _, err := load(ctx, opts, nil, &kernel.ValidatedProps{})
 	return file, cat, err
 }
 
@@ -178,7 +178,7 @@ func LoadTracing(ctx context.Context, opts Options) (*hostconfig.File, *plugins.
 // load is Load; the catalog reports to obs when it is not nil. The props
 // the plugins accept are remembered in validated (each distinct type and
 // props is checked once).
-func load(ctx context.Context, opts Options, obs plugins.Observer, validated *scheduler.ValidatedProps) (*hostconfig.File, *plugins.Catalog, plan, error) {
+func load(ctx context.Context, opts Options, obs plugins.Observer, validated *kernel.ValidatedProps) (*hostconfig.File, *plugins.Catalog, plan, error) {
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
 	}
@@ -229,7 +229,7 @@ func load(ctx context.Context, opts Options, obs plugins.Observer, validated *sc
 
 // catalogChecks are the checks of a file's types and props against the
 // open catalog cat.
-func catalogChecks(ctx context.Context, cat *plugins.Catalog, validated *scheduler.ValidatedProps) hostconfig.LoadOptions {
+func catalogChecks(ctx context.Context, cat *plugins.Catalog, validated *kernel.ValidatedProps) hostconfig.LoadOptions {
 	return hostconfig.LoadOptions{
 		KnownType: func(k spi.Kind, name string) bool { _, err := cat.Provider(k, name); return err == nil },
 		Types:     cat.Types,
@@ -300,7 +300,7 @@ func Run(ctx context.Context, opts Options) error {
 	// The collectors cost little: the kernel and the catalog report to
 	// them whether or not ejob.http serves them.
 	mx := metrics.New()
-	validated := &scheduler.ValidatedProps{}
+	validated := &kernel.ValidatedProps{}
 	file, cat, p, err := load(ctx, opts, mx.Jobs(), validated)
 	if err != nil {
 		return err
@@ -351,7 +351,7 @@ func Run(ctx context.Context, opts Options) error {
 		// while its items finish, and no second host starts meanwhile.
 		defer ctlDone()
 	}
-	s, err := scheduler.New(scheduler.Options{
+	s, err := kernel.New(kernel.Options{
 		Client: client, InstanceID: id.String(), ServerIP: id.IP,
 		Plugins: cat, Logger: log, DrainTimeout: p.drain,
 		Events: executor.MultiEvents{tr.events, mx.Jobs()}, Observer: mx.Jobs(),
@@ -361,7 +361,7 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	for _, j := range file.Jobs {
-		if err := s.Add(ctx, scheduler.Job{Config: j.Config, Type: j.Type}); err != nil {
+		if err := s.Add(ctx, kernel.Job{Config: j.Config, Type: j.Type}); err != nil {
 			return fmt.Errorf("%s:%d: %w", file.Name, j.Line, err)
 		}
 	}
@@ -417,7 +417,7 @@ func Run(ctx context.Context, opts Options) error {
 			<-done
 			return fmt.Errorf("registry: %w", ferr)
 		}
-		var se *scheduler.StartError
+		var se *kernel.StartError
 		if !errors.As(err, &se) || se.All() {
 			// A host without a job is not a healthy host: stop, and say
 			// why, so that a supervisor sees the failure.
@@ -514,7 +514,7 @@ type failer interface {
 // elasticjob.dump.address) and serves it until ctx ends; the returned
 // channel closes when it has stopped. As upstream, a port that cannot be
 // opened is logged and the host runs on without it.
-func serveDump(ctx context.Context, addr string, port int, c reg.Client, s *scheduler.Scheduler, log hclog.Logger) <-chan struct{} {
+func serveDump(ctx context.Context, addr string, port int, c reg.Client, s *kernel.Kernel, log hclog.Logger) <-chan struct{} {
 	done := make(chan struct{})
 	srv, err := dump.Listen(addr, port, dump.Options{Client: c, Logger: log.Named("dump"),
 		Caches: func(job string) (dump.Cache, bool) {
@@ -612,7 +612,7 @@ const purgeCheck = time.Hour
 // purgeDaily deletes what is older than retention, once a day, while this
 // host leads job (the first of its jobs by name), until ctx ends. The
 // first check is at once.
-func (t *tracingRun) purgeDaily(ctx context.Context, s *scheduler.Scheduler, job string, retention time.Duration) {
+func (t *tracingRun) purgeDaily(ctx context.Context, s *kernel.Kernel, job string, retention time.Duration) {
 	tick := time.NewTicker(purgeCheck)
 	defer tick.Stop()
 	var last time.Time

@@ -1,4 +1,4 @@
-package scheduler_test
+package kernel_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/ejob-io/ejob/core/config"
-	"github.com/ejob-io/ejob/core/scheduler"
+	"github.com/ejob-io/ejob/core/kernel"
 	"github.com/ejob-io/ejob/spi"
 )
 
@@ -23,7 +23,7 @@ func TestAddValidatesErrorHandlerProps(t *testing.T) {
 	add := func(name, handler string, props map[string]string) error {
 		cfg := config.New(name, 1)
 		cfg.JobErrorHandlerType, cfg.Props = handler, props
-		return s.Add(context.Background(), scheduler.Job{Config: cfg, Runner: rec.runner("i", 0)})
+		return s.Add(context.Background(), kernel.Job{Config: cfg, Runner: rec.runner("i", 0)})
 	}
 	bad := map[string]string{"email.host": "smtp.example.com", "email.port": "0"}
 	err := add("mail", "email", bad)

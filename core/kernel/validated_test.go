@@ -1,10 +1,10 @@
-package scheduler_test
+package kernel_test
 
 import (
 	"errors"
 	"testing"
 
-	"github.com/ejob-io/ejob/core/scheduler"
+	"github.com/ejob-io/ejob/core/kernel"
 	"github.com/ejob-io/ejob/spi"
 )
 
@@ -13,7 +13,7 @@ import (
 // are validated again, and a refusal is never remembered.
 func TestValidatedPropsOncePerDistinctProps(t *testing.T) {
 	t.Parallel()
-	var v scheduler.ValidatedProps
+	var v kernel.ValidatedProps
 	calls := 0
 	check := func(kind spi.Kind, typ string, props map[string]string, err error) error {
 		return v.Check(kind, typ, props, func() error { calls++; return err })

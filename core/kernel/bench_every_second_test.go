@@ -1,4 +1,4 @@
-package scheduler_test
+package kernel_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 
 	"github.com/ejob-io/ejob/core/config"
 	"github.com/ejob-io/ejob/core/executor"
-	"github.com/ejob-io/ejob/core/scheduler"
+	"github.com/ejob-io/ejob/core/kernel"
 	"github.com/ejob-io/ejob/spi"
 )
 
@@ -49,11 +49,11 @@ func BenchmarkEverySecond100Jobs(b *testing.B) {
 	var p50, p99, cpu float64
 	var goroutines int
 	for b.Loop() {
-		jobs := make([]scheduler.Job, njobs)
+		jobs := make([]kernel.Job, njobs)
 		for i := range jobs {
 			cfg := config.New("every-second-"+strconv.Itoa(i), 1)
 			cfg.Cron = "* * * * * ?"
-			jobs[i] = scheduler.Job{Config: cfg, Runner: run}
+			jobs[i] = kernel.Job{Config: cfg, Runner: run}
 		}
 		n := startNode(b, be.connect(b, "every-second-"+strconv.Itoa(b.N)), "10.0.4.1", 400, nil, jobs...)
 		time.Sleep(warmup) // the first fires shard; not measured
@@ -95,11 +95,11 @@ func BenchmarkFire100Jobs(b *testing.B) {
 	returned := make(chan int, njobs)
 	var started [njobs]atomic.Bool
 	name := func(i int) string { return "fire-" + strconv.Itoa(i) }
-	jobs := make([]scheduler.Job, njobs)
+	jobs := make([]kernel.Job, njobs)
 	for i := range jobs {
 		cfg := config.New(name(i), 1)
 		cfg.Cron = "0 0 0 1 1 ? 2099"
-		jobs[i] = scheduler.Job{
+		jobs[i] = kernel.Job{
 			Config: cfg,
 			Runner: executor.SimpleFunc(func(context.Context, spi.ShardingContext) error {
 				started[i].Store(true)

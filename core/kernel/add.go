@@ -1,4 +1,4 @@
-package scheduler
+package kernel
 
 import (
 	"context"
@@ -19,9 +19,9 @@ import (
 // (props validation, listener descriptions). Before Run it is started by Run;
 // after Run has started it starts at once. It runs in three steps: resolve
 // (validation of the configuration and of the props with the plugins, and
-// the resolution of what the job runs with), then, under the scheduler's
+// the resolution of what the job runs with), then, under the kernel's
 // lock, wireLocked (its coordination, pipeline and trigger-loop entry).
-func (s *Scheduler) Add(ctx context.Context, job Job) error {
+func (s *Kernel) Add(ctx context.Context, job Job) error {
 	cfg := job.Config
 	if cfg == nil {
 		return errors.New("scheduler: nil job config")
@@ -59,7 +59,7 @@ type resolvedJob struct {
 // resolve validates job (Validate, then the props of its job type and of
 // its error handler, with the plugins that serve them) and resolves what it
 // runs with. Errors name the field or the type.
-func (s *Scheduler) resolve(ctx context.Context, job Job) (resolvedJob, error) {
+func (s *Kernel) resolve(ctx context.Context, job Job) (resolvedJob, error) {
 	cfg := job.Config
 	if err := s.Validate(cfg); err != nil {
 		return resolvedJob{}, err
@@ -93,7 +93,7 @@ func (s *Scheduler) resolve(ctx context.Context, job Job) (resolvedJob, error) {
 
 // resolveJobType resolves the job type typ, for a job with no in-process
 // runner, and has it validate cfg's props.
-func (s *Scheduler) resolveJobType(ctx context.Context, cfg *config.JobConfiguration, typ string) (spi.JobExecutor, error) {
+func (s *Kernel) resolveJobType(ctx context.Context, cfg *config.JobConfiguration, typ string) (spi.JobExecutor, error) {
 	if typ == "" {
 		return nil, fmt.Errorf("%w: neither a job type nor an in-process runner", spi.ErrInvalidConfig)
 	}
@@ -109,7 +109,7 @@ func (s *Scheduler) resolveJobType(ctx context.Context, cfg *config.JobConfigura
 
 // checkErrorHandler has the job's error handler validate cfg's props. As
 // upstream, they are checked only when the type is set.
-func (s *Scheduler) checkErrorHandler(ctx context.Context, cfg *config.JobConfiguration) error {
+func (s *Kernel) checkErrorHandler(ctx context.Context, cfg *config.JobConfiguration) error {
 	ht := strings.TrimSpace(cfg.JobErrorHandlerType)
 	if ht == "" {
 		return nil
@@ -136,7 +136,7 @@ type propsValidator interface {
 
 // checkProps has v, the plugin of kind and type typ, validate cfg's props,
 // unless it accepted the same props before (Options.Validated).
-func (s *Scheduler) checkProps(ctx context.Context, kind spi.Kind, typ string, cfg *config.JobConfiguration, v propsValidator) error {
+func (s *Kernel) checkProps(ctx context.Context, kind spi.Kind, typ string, cfg *config.JobConfiguration, v propsValidator) error {
 	return s.opts.Validated.Check(kind, typ, cfg.Props, func() error {
 		vctx, cancel := context.WithTimeout(ctx, pluginCheckTimeout)
 		defer cancel()
@@ -149,7 +149,7 @@ func (s *Scheduler) checkProps(ctx context.Context, kind spi.Kind, typ string, c
 // in the trigger loop, whose fires go to the pipeline and whose leftover
 // misfires to Executor.Misfired. It starts the job when Run has started.
 // Caller holds s.mu and checked the name is free.
-func (s *Scheduler) wireLocked(job Job, r resolvedJob) error {
+func (s *Kernel) wireLocked(job Job, r resolvedJob) error {
 	cfg := job.Config
 	// The job's wiring keeps its name, not cfg: the caller's config is
 	// not kept (coord keeps its own copy).
@@ -237,7 +237,7 @@ func (wj *wiredJob) typedListener(ctx context.Context, eff *config.JobConfigurat
 // describeListeners resolves cfg.JobListenerTypes through Plugins and asks
 // each listener, once, how to call it for this job (as upstream resolves
 // each name when the job's scheduler is built).
-func (s *Scheduler) describeListeners(ctx context.Context, cfg *config.JobConfiguration) ([]executor.SPIListener, error) {
+func (s *Kernel) describeListeners(ctx context.Context, cfg *config.JobConfiguration) ([]executor.SPIListener, error) {
 	out := make([]executor.SPIListener, 0, len(cfg.JobListenerTypes))
 	for _, name := range cfg.JobListenerTypes {
 		l, err := s.describeListener(ctx, cfg, name)
@@ -251,7 +251,7 @@ func (s *Scheduler) describeListeners(ctx context.Context, cfg *config.JobConfig
 
 // describeListener resolves one listener type and asks it how to call it
 // for the job. An unknown type wraps spi.ErrUnknownType.
-func (s *Scheduler) describeListener(ctx context.Context, cfg *config.JobConfiguration, name string) (executor.SPIListener, error) {
+func (s *Kernel) describeListener(ctx context.Context, cfg *config.JobConfiguration, name string) (executor.SPIListener, error) {
 	l, err := spi.Resolve[spi.JobListener](s.opts.Plugins, name)
 	if err != nil {
 		return executor.SPIListener{}, fmt.Errorf("job listener %s: %w", name, err)

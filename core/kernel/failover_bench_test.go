@@ -1,4 +1,4 @@
-package scheduler_test
+package kernel_test
 
 // Failure-handling benchmarks on a real ZooKeeper (scripts/zk.sh, tickTime
 // 200 ms): how long after kill -9 a survivor takes over a running item, and
@@ -20,10 +20,10 @@ import (
 
 	"github.com/ejob-io/ejob/core/config"
 	"github.com/ejob-io/ejob/core/executor"
+	"github.com/ejob-io/ejob/core/kernel"
 	"github.com/ejob-io/ejob/core/reg"
 	"github.com/ejob-io/ejob/core/reg/zktest"
 	"github.com/ejob-io/ejob/core/reg/zookeeper"
-	"github.com/ejob-io/ejob/core/scheduler"
 	"github.com/ejob-io/ejob/internal/testkit"
 	"github.com/ejob-io/ejob/spi"
 )
@@ -136,12 +136,12 @@ func failoverOnce(b *testing.B, srv *zktest.Server, ns string, session time.Dura
 	cfg.MonitorExecution = true
 
 	survivorStarts := make(chan itemStart, 16)
-	survivor := scheduler.Job{Config: cfg.Clone(), Runner: executor.SimpleFunc(func(ctx context.Context, sc spi.ShardingContext) error {
+	survivor := kernel.Job{Config: cfg.Clone(), Runner: executor.SimpleFunc(func(ctx context.Context, sc spi.ShardingContext) error {
 		survivorStarts <- itemStart{sc.ShardingItem, time.Now()}
 		return nil
 	})}
 	victimRunning := make(chan int, 16)
-	victim := scheduler.Job{Config: cfg.Clone(), Runner: executor.SimpleFunc(func(ctx context.Context, sc spi.ShardingContext) error {
+	victim := kernel.Job{Config: cfg.Clone(), Runner: executor.SimpleFunc(func(ctx context.Context, sc spi.ShardingContext) error {
 		victimRunning <- sc.ShardingItem
 		<-ctx.Done() // a long item: it runs until cut off
 		return nil
@@ -244,8 +244,8 @@ func busyFailoverOnce(b *testing.B, srv *zktest.Server, ns string, session time.
 	cfg.Failover = true
 	cfg.MonitorExecution = true
 	// work is an item that takes a second (the workload, not a wait).
-	work := func(starts chan<- itemStart) scheduler.Job {
-		return scheduler.Job{Config: cfg.Clone(), Runner: executor.SimpleFunc(func(ctx context.Context, sc spi.ShardingContext) error {
+	work := func(starts chan<- itemStart) kernel.Job {
+		return kernel.Job{Config: cfg.Clone(), Runner: executor.SimpleFunc(func(ctx context.Context, sc spi.ShardingContext) error {
 			starts <- itemStart{sc.ShardingItem, time.Now()}
 			select {
 			case <-time.After(time.Second):

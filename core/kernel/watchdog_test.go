@@ -1,4 +1,4 @@
-package scheduler_test
+package kernel_test
 
 import (
 	"context"
@@ -10,8 +10,8 @@ import (
 
 	"github.com/ejob-io/ejob/core/config"
 	"github.com/ejob-io/ejob/core/executor"
+	"github.com/ejob-io/ejob/core/kernel"
 	"github.com/ejob-io/ejob/core/reg/embedded"
-	"github.com/ejob-io/ejob/core/scheduler"
 	"github.com/ejob-io/ejob/core/trigger"
 	"github.com/ejob-io/ejob/internal/proctest"
 	"github.com/ejob-io/ejob/spi"
@@ -19,24 +19,24 @@ import (
 
 // runWatchdogJob runs a scheduler on an embedded registry, its options
 // adjusted by mod, with one job (cfg, runner) until the test ends.
-func runWatchdogJob(t *testing.T, mod func(*scheduler.Options), cfg *config.JobConfiguration,
-	runner func(context.Context, spi.ShardingContext) error) *scheduler.Scheduler {
+func runWatchdogJob(t *testing.T, mod func(*kernel.Options), cfg *config.JobConfiguration,
+	runner func(context.Context, spi.ShardingContext) error) *kernel.Kernel {
 	t.Helper()
 	client, err := embedded.NewServer().Connect("watchdog")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { client.Close() })
-	opts := scheduler.Options{
+	opts := kernel.Options{
 		Client: client, InstanceID: "127.0.0.1@-@1", ServerIP: "127.0.0.1", Plugins: plugins(),
 		Logger: hclog.NewNullLogger(), DrainTimeout: time.Second,
 	}
 	mod(&opts)
-	s, err := scheduler.New(opts)
+	s, err := kernel.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Add(context.Background(), scheduler.Job{Config: cfg, Runner: executor.SimpleFunc(runner)}); err != nil {
+	if err := s.Add(context.Background(), kernel.Job{Config: cfg, Runner: executor.SimpleFunc(runner)}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -69,7 +69,7 @@ func TestLateJobsHealthyJobNotLate(t *testing.T) {
 		}
 		return nil
 	}
-	s := runWatchdogJob(t, func(o *scheduler.Options) {
+	s := runWatchdogJob(t, func(o *kernel.Options) {
 		o.LateThreshold, o.WatchdogInterval = 300*time.Millisecond, 100*time.Millisecond
 	}, cfg, runner)
 	<-started
@@ -110,7 +110,7 @@ func TestWatchdogReportsJobThatDoesNotFire(t *testing.T) {
 	var logs proctest.Buffer
 	cfg := config.New("stuck_job", 1)
 	cfg.Cron = "* * * * * ?"
-	runWatchdogJob(t, func(o *scheduler.Options) {
+	runWatchdogJob(t, func(o *kernel.Options) {
 		o.Logger = hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Warn})
 		o.LateThreshold, o.WatchdogInterval = 300*time.Millisecond, 1500*time.Millisecond
 		o.Clock = stalledClock{}

@@ -1,4 +1,4 @@
-package scheduler_test
+package kernel_test
 
 // Macro benchmarks of the whole kernel (scheduler + coord + executor +
 // trigger) on the embedded registry and on a real ZooKeeper started by
@@ -31,11 +31,11 @@ import (
 	"github.com/ejob-io/ejob/core/config"
 	"github.com/ejob-io/ejob/core/coord"
 	"github.com/ejob-io/ejob/core/executor"
+	"github.com/ejob-io/ejob/core/kernel"
 	"github.com/ejob-io/ejob/core/reg"
 	"github.com/ejob-io/ejob/core/reg/embedded"
 	"github.com/ejob-io/ejob/core/reg/regcount"
 	"github.com/ejob-io/ejob/core/reg/zktest"
-	"github.com/ejob-io/ejob/core/scheduler"
 	"github.com/ejob-io/ejob/internal/testkit"
 	"github.com/ejob-io/ejob/spi"
 )
@@ -85,7 +85,7 @@ func zkBackend(b *testing.B) backend {
 type benchNode struct {
 	id     string
 	client *regcount.Client
-	sched  *scheduler.Scheduler
+	sched  *kernel.Kernel
 	// stop shuts the node down (draining) before the benchmark ends;
 	// it is also a cleanup of the benchmark, and may be called twice.
 	stop func()
@@ -102,7 +102,7 @@ func benchLogLevel() hclog.Level {
 	return hclog.Error
 }
 
-func startNode(tb testing.TB, c reg.Client, ip string, pid int, obs func(regcount.Call), jobs ...scheduler.Job) *benchNode {
+func startNode(tb testing.TB, c reg.Client, ip string, pid int, obs func(regcount.Call), jobs ...kernel.Job) *benchNode {
 	tb.Helper()
 	id := ip + "@-@" + strconv.Itoa(pid)
 	var opts []regcount.Option
@@ -110,7 +110,7 @@ func startNode(tb testing.TB, c reg.Client, ip string, pid int, obs func(regcoun
 		opts = append(opts, regcount.WithObserver(obs))
 	}
 	cc := regcount.New(c, opts...)
-	s, stop := runScheduler(tb, scheduler.Options{
+	s, stop := runScheduler(tb, kernel.Options{
 		Client: cc, InstanceID: id, ServerIP: ip, Plugins: plugins(),
 		Logger:       hclog.New(&hclog.LoggerOptions{Name: id, Level: benchLogLevel(), Output: os.Stderr}),
 		DrainTimeout: 5 * time.Second,
@@ -123,10 +123,10 @@ func startNode(tb testing.TB, c reg.Client, ip string, pid int, obs func(regcoun
 // runScheduler starts a scheduler with opts running jobs and waits until
 // every job has registered. The returned stop shuts it down (draining); it
 // is also a cleanup of tb, and may be called twice.
-func runScheduler(tb testing.TB, opts scheduler.Options, jobs ...scheduler.Job) (*scheduler.Scheduler, func()) {
+func runScheduler(tb testing.TB, opts kernel.Options, jobs ...kernel.Job) (*kernel.Kernel, func()) {
 	tb.Helper()
 	id := opts.InstanceID
-	s, err := scheduler.New(opts)
+	s, err := kernel.New(opts)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -170,8 +170,8 @@ type itemLog struct {
 	onStart func()
 }
 
-func (l *itemLog) runner() scheduler.Job {
-	return scheduler.Job{Runner: executor.SimpleFunc(func(ctx context.Context, sc spi.ShardingContext) error {
+func (l *itemLog) runner() kernel.Job {
+	return kernel.Job{Runner: executor.SimpleFunc(func(ctx context.Context, sc spi.ShardingContext) error {
 		now := time.Now()
 		l.mu.Lock()
 		l.starts = append(l.starts, now)
@@ -678,15 +678,15 @@ func startIdleJobs(b *testing.B, njobs int) idleJobs {
 // newIdleScheduler returns a scheduler on c (instance 10.0.2.1@-@1) with
 // njobs idle jobs "idle-N" (1 item, a cron that next fires in 2099), not
 // yet running.
-func newIdleScheduler(b testing.TB, c reg.Client, level hclog.Level, njobs int) *scheduler.Scheduler {
+func newIdleScheduler(b testing.TB, c reg.Client, level hclog.Level, njobs int) *kernel.Kernel {
 	b.Helper()
 	return newIdleSchedulerAs(b, c, level, "10.0.2.1@-@1", njobs)
 }
 
 // newIdleSchedulerAs is newIdleScheduler as instance id (on 10.0.2.1).
-func newIdleSchedulerAs(b testing.TB, c reg.Client, level hclog.Level, id string, njobs int) *scheduler.Scheduler {
+func newIdleSchedulerAs(b testing.TB, c reg.Client, level hclog.Level, id string, njobs int) *kernel.Kernel {
 	b.Helper()
-	s, err := scheduler.New(scheduler.Options{
+	s, err := kernel.New(kernel.Options{
 		Client: c, InstanceID: id, ServerIP: "10.0.2.1", Plugins: plugins(),
 		Logger: hclog.New(&hclog.LoggerOptions{Level: level, Output: os.Stderr}),
 	})
@@ -697,7 +697,7 @@ func newIdleSchedulerAs(b testing.TB, c reg.Client, level hclog.Level, id string
 	for i := range njobs {
 		cfg := config.New("idle-"+strconv.Itoa(i), 1)
 		cfg.Cron = "0 0 0 1 1 ? 2099"
-		if err := s.Add(context.Background(), scheduler.Job{Config: cfg, Runner: noop}); err != nil {
+		if err := s.Add(context.Background(), kernel.Job{Config: cfg, Runner: noop}); err != nil {
 			b.Fatal(err)
 		}
 	}

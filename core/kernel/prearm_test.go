@@ -1,4 +1,4 @@
-package scheduler_test
+package kernel_test
 
 import (
 	"context"
@@ -12,9 +12,9 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/ejob-io/ejob/core/config"
+	"github.com/ejob-io/ejob/core/kernel"
 	"github.com/ejob-io/ejob/core/reg"
 	"github.com/ejob-io/ejob/core/reg/regcount"
-	"github.com/ejob-io/ejob/core/scheduler"
 	"github.com/ejob-io/ejob/internal/proctest"
 	"github.com/ejob-io/ejob/internal/testkit"
 )
@@ -68,7 +68,7 @@ func TestPreArmedFireStartsOnTimeAndStopsClean(t *testing.T) {
 	// nodes whose execution did not begin a second later, with a warning
 	// (the nodes must be gone before that, by the abandoned fire itself).
 	var logs proctest.Buffer
-	s, stop := runScheduler(t, scheduler.Options{
+	s, stop := runScheduler(t, kernel.Options{
 		Client: regcount.New(be.connect(t, "bench"), regcount.WithObserver(obs)), InstanceID: "10.0.0.1@-@100",
 		ServerIP: "10.0.0.1", Plugins: plugins(), DrainTimeout: 5 * time.Second,
 		Logger: hclog.New(&hclog.LoggerOptions{Name: "prearm", Level: hclog.Warn, Output: &logs}),

@@ -1,4 +1,4 @@
-package scheduler_test
+package kernel_test
 
 import (
 	"context"
@@ -13,9 +13,9 @@ import (
 
 	"github.com/ejob-io/ejob/core/config"
 	"github.com/ejob-io/ejob/core/executor"
+	"github.com/ejob-io/ejob/core/kernel"
 	"github.com/ejob-io/ejob/core/reg"
 	"github.com/ejob-io/ejob/core/reg/embedded"
-	"github.com/ejob-io/ejob/core/scheduler"
 	"github.com/ejob-io/ejob/internal/proctest"
 	"github.com/ejob-io/ejob/internal/testkit"
 	"github.com/ejob-io/ejob/spi"
@@ -74,7 +74,7 @@ func (g *gatedRuns) holding(id string) int {
 
 // busy triggers id's scheduler until one of its items is held (a trigger
 // that comes while an earlier run still ends is dropped, as upstream).
-func busy(t *testing.T, s *scheduler.Scheduler, g *gatedRuns, id string) {
+func busy(t *testing.T, s *kernel.Kernel, g *gatedRuns, id string) {
 	t.Helper()
 	testkit.Eventually(t, 10*time.Second, id+" running an item held", func() bool {
 		if g.holding(id) == 1 {
@@ -105,17 +105,17 @@ func TestClaimDuringAnExecutionRunsRightAfterIt(t *testing.T) {
 	// make the leader wait for the victim's held item.
 	cfg.StaticSharding = true
 	g := &gatedRuns{starts: map[string][]int{}, gate: map[string]chan struct{}{}, held: map[string]int{}}
-	start := func(id string, logs io.Writer) (*scheduler.Scheduler, reg.Client, func()) {
+	start := func(id string, logs io.Writer) (*kernel.Kernel, reg.Client, func()) {
 		client, err := srv.Connect("claim-test")
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { client.Close() })
-		s, stop := runScheduler(t, scheduler.Options{
+		s, stop := runScheduler(t, kernel.Options{
 			Client: client, InstanceID: id, ServerIP: "127.0.0.1", Plugins: plugins(),
 			Logger:       hclog.New(&hclog.LoggerOptions{Name: id, Level: hclog.Info, Output: logs}),
 			DrainTimeout: 0, // items wait on a gate
-		}, scheduler.Job{Config: cfg.Clone(), Runner: g.runner(id)})
+		}, kernel.Job{Config: cfg.Clone(), Runner: g.runner(id)})
 		return s, client, stop
 	}
 	const survivor, victim = "127.0.0.1@-@1", "127.0.0.1@-@2"

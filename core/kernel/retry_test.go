@@ -1,4 +1,4 @@
-package scheduler_test
+package kernel_test
 
 import (
 	"context"
@@ -13,23 +13,23 @@ import (
 
 	"github.com/ejob-io/ejob/core/config"
 	"github.com/ejob-io/ejob/core/executor"
+	"github.com/ejob-io/ejob/core/kernel"
 	"github.com/ejob-io/ejob/core/reg"
 	"github.com/ejob-io/ejob/core/reg/embedded"
-	"github.com/ejob-io/ejob/core/scheduler"
 	"github.com/ejob-io/ejob/internal/testkit"
 	"github.com/ejob-io/ejob/spi"
 )
 
 // standalone returns a scheduler of one instance on a fresh embedded
 // registry, and its registry client.
-func standalone(t *testing.T, p spi.Plugins, log hclog.Logger) (*scheduler.Scheduler, reg.Client) {
+func standalone(t *testing.T, p spi.Plugins, log hclog.Logger) (*kernel.Kernel, reg.Client) {
 	t.Helper()
 	client, err := embedded.NewServer().Connect("standalone-test")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { client.Close() })
-	s, err := scheduler.New(scheduler.Options{Client: client, InstanceID: "127.0.0.1@-@1", ServerIP: "127.0.0.1", Plugins: p, Logger: log})
+	s, err := kernel.New(kernel.Options{Client: client, InstanceID: "127.0.0.1@-@1", ServerIP: "127.0.0.1", Plugins: p, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestRetryThroughTheScheduler(t *testing.T) {
 		cfg.JobErrorHandlerType = "TOLD"
 		cfg.Props = map[string]string{config.PropRetryMax: "2", config.PropRetryBackoff: "10ms"}
 		n, w := runs[name], warm[name]
-		err := s.Add(t.Context(), scheduler.Job{Config: cfg, Runner: executor.SimpleFunc(func(context.Context, spi.ShardingContext) error {
+		err := s.Add(t.Context(), kernel.Job{Config: cfg, Runner: executor.SimpleFunc(func(context.Context, spi.ShardingContext) error {
 			if !armed.Load() {
 				w.Add(1)
 				return nil
@@ -186,7 +186,7 @@ func TestAddRefusesBadRetryProps(t *testing.T) {
 	} {
 		cfg := config.New(tc.job, 1)
 		cfg.Props = tc.props
-		err := s.Add(t.Context(), scheduler.Job{Config: cfg, Runner: executor.SimpleFunc(func(context.Context, spi.ShardingContext) error { return nil })})
+		err := s.Add(t.Context(), kernel.Job{Config: cfg, Runner: executor.SimpleFunc(func(context.Context, spi.ShardingContext) error { return nil })})
 		if err == nil || err.Error() != tc.want || !errors.Is(err, config.ErrInvalid) {
 			t.Errorf("Add = %v\nwant %s", err, tc.want)
 		}

@@ -1,4 +1,4 @@
-package scheduler_test
+package kernel_test
 
 import (
 	"context"
@@ -12,9 +12,9 @@ import (
 
 	"github.com/ejob-io/ejob/core/config"
 	"github.com/ejob-io/ejob/core/executor"
+	"github.com/ejob-io/ejob/core/kernel"
 	"github.com/ejob-io/ejob/core/reg"
 	"github.com/ejob-io/ejob/core/reg/embedded"
-	"github.com/ejob-io/ejob/core/scheduler"
 	"github.com/ejob-io/ejob/internal/proctest"
 	"github.com/ejob-io/ejob/internal/testkit"
 	"github.com/ejob-io/ejob/spi"
@@ -96,7 +96,7 @@ func TestForeignConfigWithTypesNotServedHere(t *testing.T) {
 	plugins := plugins()
 	plugins.JobListeners["REC"] = rec
 	var logs proctest.Buffer
-	s, err := scheduler.New(scheduler.Options{
+	s, err := kernel.New(kernel.Options{
 		Client: client, InstanceID: "127.0.0.1@-@1", ServerIP: "127.0.0.1", Plugins: plugins,
 		Logger: hclog.New(&hclog.LoggerOptions{Name: "i1", Level: hclog.Warn, Output: &logs}),
 	})
@@ -105,7 +105,7 @@ func TestForeignConfigWithTypesNotServedHere(t *testing.T) {
 	}
 	ran := make(chan int, 16)
 	local := config.New("foreign", 2) // the local config names none of them
-	if err := s.Add(ctx, scheduler.Job{Config: local, Runner: executor.SimpleFunc(func(_ context.Context, sc spi.ShardingContext) error {
+	if err := s.Add(ctx, kernel.Job{Config: local, Runner: executor.SimpleFunc(func(_ context.Context, sc spi.ShardingContext) error {
 		ran <- sc.ShardingItem
 		return errors.New("item failed")
 	})}); err != nil {

@@ -1,4 +1,4 @@
-package scheduler_test
+package kernel_test
 
 import (
 	"context"
@@ -15,9 +15,9 @@ import (
 
 	"github.com/ejob-io/ejob/core/config"
 	"github.com/ejob-io/ejob/core/executor"
+	"github.com/ejob-io/ejob/core/kernel"
 	"github.com/ejob-io/ejob/core/reg"
 	"github.com/ejob-io/ejob/core/reg/embedded"
-	"github.com/ejob-io/ejob/core/scheduler"
 	"github.com/ejob-io/ejob/internal/testkit"
 	"github.com/ejob-io/ejob/plugins/builtin"
 	"github.com/ejob-io/ejob/spi"
@@ -60,7 +60,7 @@ func plugins() spi.Plugins { return builtin.New(builtin.Options{Logger: hclog.Ne
 
 type instance struct {
 	id     string
-	sched  *scheduler.Scheduler
+	sched  *kernel.Kernel
 	cancel context.CancelFunc
 	done   chan error
 }
@@ -80,7 +80,7 @@ func startInstanceLogging(t *testing.T, srv *embedded.Server, id string, cfg *co
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { client.Close() })
-	s, err := scheduler.New(scheduler.Options{
+	s, err := kernel.New(kernel.Options{
 		Client: client, InstanceID: id, ServerIP: "127.0.0.1", Plugins: plugins(),
 		Logger:       log,
 		DrainTimeout: 5 * time.Second,
@@ -88,7 +88,7 @@ func startInstanceLogging(t *testing.T, srv *embedded.Server, id string, cfg *co
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Add(context.Background(), scheduler.Job{Config: cfg.Clone(), Runner: runner}); err != nil {
+	if err := s.Add(context.Background(), kernel.Job{Config: cfg.Clone(), Runner: runner}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -270,7 +270,7 @@ func TestShutdownDrainsRunningItemsAndDeregisters(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer client.Close()
-	s, err := scheduler.New(scheduler.Options{Client: client, InstanceID: "127.0.0.1@-@9", ServerIP: "127.0.0.1", Plugins: plugins(), DrainTimeout: 10 * time.Second,
+	s, err := kernel.New(kernel.Options{Client: client, InstanceID: "127.0.0.1@-@9", ServerIP: "127.0.0.1", Plugins: plugins(), DrainTimeout: 10 * time.Second,
 		Logger: hclog.New(&hclog.LoggerOptions{Name: "drain", Level: hclog.Warn})})
 	if err != nil {
 		t.Fatal(err)
@@ -281,7 +281,7 @@ func TestShutdownDrainsRunningItemsAndDeregisters(t *testing.T) {
 		once.Do(func() { close(started) })
 		return rec.runner("127.0.0.1@-@9", 700*time.Millisecond)(ctx, sc)
 	})
-	if err := s.Add(context.Background(), scheduler.Job{Config: cfg, Runner: slow}); err != nil {
+	if err := s.Add(context.Background(), kernel.Job{Config: cfg, Runner: slow}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -329,7 +329,7 @@ func TestShutdownCancelsAtOnce(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer client.Close()
-			s, err := scheduler.New(scheduler.Options{Client: client, InstanceID: "127.0.0.1@-@9", ServerIP: "127.0.0.1", Plugins: plugins(),
+			s, err := kernel.New(kernel.Options{Client: client, InstanceID: "127.0.0.1@-@9", ServerIP: "127.0.0.1", Plugins: plugins(),
 				DrainTimeout: tc.drain, Logger: hclog.New(&hclog.LoggerOptions{Name: "nodrain", Level: hclog.Warn})})
 			if err != nil {
 				t.Fatal(err)
@@ -347,7 +347,7 @@ func TestShutdownCancelsAtOnce(t *testing.T) {
 					return nil
 				}
 			})
-			if err := s.Add(context.Background(), scheduler.Job{Config: config.New("nodrain", 1), Runner: hold}); err != nil {
+			if err := s.Add(context.Background(), kernel.Job{Config: config.New("nodrain", 1), Runner: hold}); err != nil {
 				t.Fatal(err)
 			}
 			ctx, cancel := context.WithCancel(context.Background())
@@ -391,13 +391,13 @@ func TestReadyNamesEveryJobThatFailed(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s, err := scheduler.New(scheduler.Options{Client: client, InstanceID: "127.0.0.1@-@9", ServerIP: "127.0.0.1", Plugins: plugins(),
+	s, err := kernel.New(kernel.Options{Client: client, InstanceID: "127.0.0.1@-@9", ServerIP: "127.0.0.1", Plugins: plugins(),
 		Logger: hclog.NewNullLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, j := range []string{"clash2", "fine", "clash1"} {
-		if err := s.Add(context.Background(), scheduler.Job{Config: config.New(j, 1), Runner: (&recorder{}).runner("x", 0)}); err != nil {
+		if err := s.Add(context.Background(), kernel.Job{Config: config.New(j, 1), Runner: (&recorder{}).runner("x", 0)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -406,7 +406,7 @@ func TestReadyNamesEveryJobThatFailed(t *testing.T) {
 	go func() { done <- s.Run(ctx) }()
 	defer func() { cancel(); <-done }()
 	err = s.Ready(context.Background())
-	var se *scheduler.StartError
+	var se *kernel.StartError
 	if !errors.As(err, &se) {
 		t.Fatalf("Ready: %v, want a *StartError", err)
 	}
@@ -436,7 +436,7 @@ func TestIdleJobsKeepNoGoroutine(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { client.Close() })
-	s, err := scheduler.New(scheduler.Options{Client: client, InstanceID: "10.0.3.1@-@1", ServerIP: "10.0.3.1", Plugins: plugins(),
+	s, err := kernel.New(kernel.Options{Client: client, InstanceID: "10.0.3.1@-@1", ServerIP: "10.0.3.1", Plugins: plugins(),
 		Logger: hclog.NewNullLogger()})
 	if err != nil {
 		t.Fatal(err)
@@ -446,7 +446,7 @@ func TestIdleJobsKeepNoGoroutine(t *testing.T) {
 	for i := range n {
 		cfg := config.New(fmt.Sprintf("idle-%d", i), 1)
 		cfg.Cron = "0 0 0 1 1 ? 2099"
-		if err := s.Add(context.Background(), scheduler.Job{Config: cfg, Runner: noop}); err != nil {
+		if err := s.Add(context.Background(), kernel.Job{Config: cfg, Runner: noop}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -466,9 +466,9 @@ func TestIdleJobsKeepNoGoroutine(t *testing.T) {
 	}
 	var last []string
 	if !testkit.Poll(10*time.Second, func() bool {
-		last = testkit.Goroutines(nil, []string{"ejob/core/scheduler_test."})
+		last = testkit.Goroutines(nil, []string{"ejob/core/kernel_test."})
 		last = slices.DeleteFunc(last, func(g string) bool {
-			return !strings.Contains(g, "ejob/core/scheduler.") && !strings.Contains(g, "ejob/core/coord.")
+			return !strings.Contains(g, "ejob/core/kernel.") && !strings.Contains(g, "ejob/core/coord.")
 		})
 		// The trigger loop, the watchdog, the Namespace and its cache.
 		return len(last) <= 4
@@ -487,7 +487,7 @@ func TestShutdownDrainsUntilTheLastExecutionEnds(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer client.Close()
-	s, err := scheduler.New(scheduler.Options{Client: client, InstanceID: "127.0.0.1@-@9", ServerIP: "127.0.0.1", Plugins: plugins(), DrainTimeout: time.Minute,
+	s, err := kernel.New(kernel.Options{Client: client, InstanceID: "127.0.0.1@-@9", ServerIP: "127.0.0.1", Plugins: plugins(), DrainTimeout: time.Minute,
 		Logger: hclog.New(&hclog.LoggerOptions{Name: "drain", Level: hclog.Warn})})
 	if err != nil {
 		t.Fatal(err)
@@ -509,7 +509,7 @@ func TestShutdownDrainsUntilTheLastExecutionEnds(t *testing.T) {
 				return nil
 			}
 		})
-		if err := s.Add(context.Background(), scheduler.Job{Config: config.New(n, 1), Runner: hold}); err != nil {
+		if err := s.Add(context.Background(), kernel.Job{Config: config.New(n, 1), Runner: hold}); err != nil {
 			t.Fatal(err)
 		}
 	}

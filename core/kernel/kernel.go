@@ -1,4 +1,4 @@
-package scheduler
+package kernel
 
 import (
 	"context"
@@ -28,7 +28,7 @@ var (
 	ErrDuplicateJob = errors.New("job already added")
 	// ErrNoSuchJob: no job of that name.
 	ErrNoSuchJob = errors.New("no such job")
-	// ErrStopped: the scheduler has shut down.
+	// ErrStopped: the kernel has shut down.
 	ErrStopped = errors.New("scheduler stopped")
 )
 
@@ -37,11 +37,11 @@ const DefaultDrainTimeout = 30 * time.Second
 
 // Plugins resolves extension types by kind and name: an spi.Plugins
 // serves them in-process (Go programs embedding ejob, tests), the host's
-// plugin catalog out of process. The scheduler resolves every type with
+// plugin catalog out of process. The kernel resolves every type with
 // spi.Resolve.
 type Plugins = spi.Resolver
 
-// Options configure a Scheduler. Client, InstanceID, ServerIP and Plugins
+// Options configure a Kernel. Client, InstanceID, ServerIP and Plugins
 // are required.
 type Options struct {
 	Client     reg.Client
@@ -58,9 +58,9 @@ type Options struct {
 	// Events receives execution events (tracing); default none.
 	Events executor.Events
 	// Coord tunes the coordination layer (poll and reconcile periods);
-	// its per-job fields are set by the scheduler. Its Namespace, when
+	// its per-job fields are set by the kernel. Its Namespace, when
 	// set, is the one the jobs share (the caller runs it); by default the
-	// scheduler makes one for Client and runs it while it runs.
+	// kernel makes one for Client and runs it while it runs.
 	Coord coord.Options
 	// LateThreshold is how far past its next fire time a job must be for
 	// the watchdog to report it (LateJobs, and a WARN log once per
@@ -80,13 +80,13 @@ type Options struct {
 	// type (or error handler) to validate a job's props only when that
 	// type has not accepted the same props before. Set it to share what
 	// the caller validated already (ejob run checks its file first); by
-	// default the scheduler keeps its own.
+	// default the kernel keeps its own.
 	Validated *ValidatedProps
 }
 
-// Observer is told what happens to the scheduler's jobs, for metrics (the
+// Observer is told what happens to the kernel's jobs, for metrics (the
 // host implements it with Prometheus; the kernel knows no metrics
-// library). Its methods are called from the scheduler's, the jobs' and
+// library). Its methods are called from the kernel's, the jobs' and
 // the items' goroutines: they must be safe for concurrent use and must
 // not block. Embed NopObserver to implement only some.
 type Observer interface {
@@ -145,8 +145,8 @@ type Job struct {
 	Listeners []executor.Listener
 }
 
-// Scheduler runs jobs on one instance. Add jobs, then Run.
-type Scheduler struct {
+// Kernel runs jobs on one instance. Add jobs, then Run.
+type Kernel struct {
 	opts Options
 	log  hclog.Logger
 	// coordLog and execLog are the loggers named coord and executor that
@@ -158,7 +158,7 @@ type Scheduler struct {
 	scheds scheduleCache
 	trig   *trigger.Loop
 	// ns is the jobs' shared coordination machinery; ownNS: the
-	// scheduler made it and runs it.
+	// kernel made it and runs it.
 	ns    *coord.Namespace
 	ownNS bool
 
@@ -186,16 +186,16 @@ type Scheduler struct {
 }
 
 // wiredJob is one job's wiring: its coordination, its pipeline and the
-// hooks between them and the scheduler.
+// hooks between them and the kernel.
 type wiredJob struct {
 	name  string
-	s     *Scheduler // the job's: its hooks call it
+	s     *Kernel // the job's: its hooks call it
 	coord *coord.Job
 	exec  *executor.Executor
 	log   hclog.Logger
 	obs   Observer
 	// outcome is how the job's start ended (pending until it has), and
-	// err why it failed; under the scheduler's mu (see settle).
+	// err why it failed; under the kernel's mu (see settle).
 	outcome startOutcome
 	err     error
 	// leased is the last session context with the execution lease added
@@ -228,8 +228,8 @@ func (wj *wiredJob) leasedContext(ectx context.Context) context.Context {
 	return ctx
 }
 
-// New checks opts and returns a Scheduler.
-func New(opts Options) (*Scheduler, error) {
+// New checks opts and returns a Kernel.
+func New(opts Options) (*Kernel, error) {
 	switch {
 	case opts.Client == nil:
 		return nil, errors.New("scheduler: nil registry client")
@@ -257,7 +257,7 @@ func New(opts Options) (*Scheduler, error) {
 	if opts.Validated == nil {
 		opts.Validated = &ValidatedProps{}
 	}
-	s := &Scheduler{opts: opts, log: opts.Logger, jobs: map[string]*wiredJob{}, abort: make(chan struct{}), settled: make(chan struct{}),
+	s := &Kernel{opts: opts, log: opts.Logger, jobs: map[string]*wiredJob{}, abort: make(chan struct{}), settled: make(chan struct{}),
 		coordLog: opts.Logger.Named("coord"), execLog: opts.Logger.Named("executor")}
 	close(s.settled) // no job yet
 	s.ns = opts.Coord.Namespace
@@ -271,7 +271,7 @@ func New(opts Options) (*Scheduler, error) {
 
 // Validate checks a job's configuration with every type resolved through
 // Plugins and the cron expression parsed. Errors name the field.
-func (s *Scheduler) Validate(cfg *config.JobConfiguration) error {
+func (s *Kernel) Validate(cfg *config.JobConfiguration) error {
 	return cfg.Validate(config.ValidateOptions{
 		CheckCron: CheckCron,
 		KnownType: s.knownType,
@@ -289,7 +289,7 @@ func CheckCron(expr, tz string) error {
 	return err
 }
 
-func (s *Scheduler) knownType(kind spi.Kind, name string) bool {
+func (s *Kernel) knownType(kind spi.Kind, name string) bool {
 	_, err := s.opts.Plugins.Lookup(kind, name)
 	return err == nil
 }
@@ -338,7 +338,7 @@ func (wj *wiredJob) Resharded() { wj.obs.Resharded(wj.name) }
 
 // reschedule makes the trigger loop follow expr in tz, unless it already
 // does (a job whose registry config has the local cron: the usual start).
-func (s *Scheduler) reschedule(wj *wiredJob, expr, tz string) {
+func (s *Kernel) reschedule(wj *wiredJob, expr, tz string) {
 	wj.cronMu.Lock()
 	defer wj.cronMu.Unlock()
 	if expr == wj.cron && tz == wj.tz {
@@ -366,7 +366,7 @@ const maxStarters = 256
 // adopts the effective configuration (the registry's wins unless overwrite
 // is set). Up to maxStarters goroutines take the queue in order and end
 // with it: a running job has none of its own. Caller holds s.mu.
-func (s *Scheduler) startLocked(wj *wiredJob) {
+func (s *Kernel) startLocked(wj *wiredJob) {
 	s.toStart = append(s.toStart, wj)
 	if s.starters >= maxStarters {
 		return
@@ -377,7 +377,7 @@ func (s *Scheduler) startLocked(wj *wiredJob) {
 }
 
 // starter starts queued jobs until the queue is empty.
-func (s *Scheduler) starter(ctx context.Context) {
+func (s *Kernel) starter(ctx context.Context) {
 	defer s.wg.Done()
 	for {
 		s.mu.Lock()
@@ -396,7 +396,7 @@ func (s *Scheduler) starter(ctx context.Context) {
 }
 
 // start runs one job's startup.
-func (s *Scheduler) start(ctx context.Context, wj *wiredJob) {
+func (s *Kernel) start(ctx context.Context, wj *wiredJob) {
 	if err := wj.coord.Start(ctx); err != nil {
 		s.ended(wj, err)
 		return
@@ -416,8 +416,8 @@ func (s *Scheduler) start(ctx context.Context, wj *wiredJob) {
 }
 
 // ended records the end of a job's coordination: its startup failed, or it
-// stopped without the scheduler asking (console shutdown: err nil).
-func (s *Scheduler) ended(wj *wiredJob, err error) {
+// stopped without the kernel asking (console shutdown: err nil).
+func (s *Kernel) ended(wj *wiredJob, err error) {
 	why := err
 	if why == nil {
 		why = errors.New("stopped before it registered") // if it had not
@@ -439,7 +439,7 @@ const (
 )
 
 // settle records the first outcome of wj's start.
-func (s *Scheduler) settle(wj *wiredJob, o startOutcome, err error) {
+func (s *Kernel) settle(wj *wiredJob, o startOutcome, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if wj.outcome != startPending {
@@ -481,7 +481,7 @@ func (wj *wiredJob) fire(ctx context.Context, f trigger.Fire) {
 
 // Trigger runs a job once now on this instance (a running execution makes
 // it a misfire, as upstream).
-func (s *Scheduler) Trigger(name string) error {
+func (s *Kernel) Trigger(name string) error {
 	s.mu.Lock()
 	_, ok := s.jobs[name]
 	s.mu.Unlock()
@@ -495,7 +495,7 @@ func (s *Scheduler) Trigger(name string) error {
 // JobCache returns the cache of a job's subtree that this instance keeps
 // while it runs the job (see coord.Job.Cache), and false when it does not
 // run the job (unknown, not started yet, or shut down here).
-func (s *Scheduler) JobCache(name string) (reg.TreeView, bool) {
+func (s *Kernel) JobCache(name string) (reg.TreeView, bool) {
 	s.mu.Lock()
 	wj := s.jobs[name]
 	s.mu.Unlock()
@@ -507,7 +507,7 @@ func (s *Scheduler) JobCache(name string) (reg.TreeView, bool) {
 }
 
 // Jobs lists the names of the added jobs.
-func (s *Scheduler) Jobs() []string {
+func (s *Kernel) Jobs() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	names := make([]string, 0, len(s.jobs))
@@ -518,10 +518,10 @@ func (s *Scheduler) Jobs() []string {
 	return names
 }
 
-// ConfigErrors returns, for every job of the scheduler, nil while its
+// ConfigErrors returns, for every job of the kernel, nil while its
 // configuration in the registry is valid, else why it is not (see
 // coord.Job.ConfigError): such a job does not fire.
-func (s *Scheduler) ConfigErrors() map[string]error {
+func (s *Kernel) ConfigErrors() map[string]error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make(map[string]error, len(s.jobs))
@@ -537,7 +537,7 @@ func (s *Scheduler) ConfigErrors() map[string]error {
 
 // LiveOutput returns the output so far of job's item while this host
 // runs it (a job type's item), and false when it does not run it now.
-func (s *Scheduler) LiveOutput(ctx context.Context, job string, item int) (spi.Output, bool, error) {
+func (s *Kernel) LiveOutput(ctx context.Context, job string, item int) (spi.Output, bool, error) {
 	s.mu.Lock()
 	wj, ok := s.jobs[job]
 	s.mu.Unlock()
@@ -549,7 +549,7 @@ func (s *Scheduler) LiveOutput(ctx context.Context, job string, item int) (spi.O
 
 // IsLeader reports whether this instance is the leader of the job (false
 // for a job it does not run).
-func (s *Scheduler) IsLeader(ctx context.Context, job string) (bool, error) {
+func (s *Kernel) IsLeader(ctx context.Context, job string) (bool, error) {
 	s.mu.Lock()
 	wj, ok := s.jobs[job]
 	s.mu.Unlock()
@@ -564,7 +564,7 @@ func (s *Scheduler) IsLeader(ctx context.Context, job string) (bool, error) {
 // cron) or failed to start, or ctx ends; a job added while it waits is
 // waited for too. It returns nil when every job registered, a *StartError
 // naming each job that failed, or ctx's error.
-func (s *Scheduler) Ready(ctx context.Context) error {
+func (s *Kernel) Ready(ctx context.Context) error {
 	s.mu.Lock()
 	settled := s.settled
 	s.mu.Unlock()
@@ -590,7 +590,7 @@ func (s *Scheduler) Ready(ctx context.Context) error {
 
 // StartError is Ready's error: the jobs that failed to start.
 type StartError struct {
-	// Jobs is how many jobs the scheduler has.
+	// Jobs is how many jobs the kernel has.
 	Jobs int
 	// Failed lists the jobs that failed, sorted by name.
 	Failed []JobFailure
@@ -631,7 +631,7 @@ func (e *StartError) Unwrap() []error {
 // Then it drains: it stops firing, waits up to DrainTimeout for running
 // items, cancels what still runs, and deregisters every job from the
 // registry. It returns after all its goroutines have exited.
-func (s *Scheduler) Run(ctx context.Context) error {
+func (s *Kernel) Run(ctx context.Context) error {
 	coordCtx, stopCoord := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopCoord()
 	trigCtx, stopTrig := context.WithCancel(context.WithoutCancel(ctx))
@@ -708,7 +708,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 // when it is 0). The trigger loop says which jobs run: its Snapshot, taken
 // after every job was paused (so no fire starts later), and its Idle
 // channel, closed when the last of them returns, without polling.
-func (s *Scheduler) drain() {
+func (s *Kernel) drain() {
 	timeout := time.NewTimer(s.opts.DrainTimeout)
 	defer timeout.Stop()
 	busy := s.busyJobs()
@@ -726,7 +726,7 @@ func (s *Scheduler) drain() {
 
 // busyJobs is how many jobs the trigger loop runs (0 when it does not
 // answer within a second).
-func (s *Scheduler) busyJobs() int {
+func (s *Kernel) busyJobs() int {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	entries, err := s.trig.Snapshot(ctx)
@@ -747,7 +747,7 @@ func (s *Scheduler) busyJobs() int {
 // registry as usual. An operator's second SIGTERM calls it. It may be
 // called at any time, more than once, from any goroutine; before Run's ctx
 // ends it only makes the coming drain end at once.
-func (s *Scheduler) Abort() { s.abortOnce.Do(func() { close(s.abort) }) }
+func (s *Kernel) Abort() { s.abortOnce.Do(func() { close(s.abort) }) }
 
 // LateJob is a job whose next fire time passed longer ago than the late
 // threshold: its trigger is held by a long execution, or the loop is
@@ -763,7 +763,7 @@ type LateJob struct {
 // LateJobs returns the jobs whose next fire time is more than threshold
 // (<= 0: Options.LateThreshold) in the past, most late first. For metrics
 // and health checks.
-func (s *Scheduler) LateJobs(ctx context.Context, threshold time.Duration) ([]LateJob, error) {
+func (s *Kernel) LateJobs(ctx context.Context, threshold time.Duration) ([]LateJob, error) {
 	if threshold <= 0 {
 		threshold = s.opts.LateThreshold
 	}
@@ -786,7 +786,7 @@ func (s *Scheduler) LateJobs(ctx context.Context, threshold time.Duration) ([]La
 }
 
 // watchdog logs late jobs at WARN every WatchdogInterval until ctx ends.
-func (s *Scheduler) watchdog(ctx context.Context) {
+func (s *Kernel) watchdog(ctx context.Context) {
 	t := time.NewTicker(s.opts.WatchdogInterval)
 	defer t.Stop()
 	for {
