@@ -1,11 +1,11 @@
-package config_test
+package hostconfig_test
 
 import (
 	"errors"
 	"strings"
 	"testing"
 
-	"github.com/ejob-io/ejob/host/config"
+	"github.com/ejob-io/ejob/host/hostconfig"
 )
 
 func TestParseCloud(t *testing.T) {
@@ -18,13 +18,13 @@ ejob:
     kubernetes: {kubeconfig: /k/config, context: test, namespace: jobs}
     pollInterval: 500ms
 `
-	f, err := config.ParseCloud("c.yaml", []byte(good), nil)
+	f, err := hostconfig.ParseCloud("c.yaml", []byte(good), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := f.Cloud
 	if f.Registry.Namespace != "cloud" || f.HTTP.Listen != "127.0.0.1:8899" || c.LauncherType != "KUBERNETES" ||
-		c.JobStateQueueSize != config.DefaultJobStateQueueSize || c.PollInterval.String() != "500ms" {
+		c.JobStateQueueSize != hostconfig.DefaultJobStateQueueSize || c.PollInterval.String() != "500ms" {
 		t.Fatalf("parsed %+v %+v", f, c)
 	}
 	lc := c.LauncherConfig()
@@ -45,8 +45,8 @@ ejob:
     jobStateQueueSize: 0
     pollInterval: 1h
 `
-	_, err := config.ParseCloud("c.yaml", []byte(bad), nil)
-	var fe *config.FileError
+	_, err := hostconfig.ParseCloud("c.yaml", []byte(bad), nil)
+	var fe *hostconfig.FileError
 	if !errors.As(err, &fe) {
 		t.Fatalf("err = %v, want a *FileError", err)
 	}
@@ -62,7 +62,7 @@ ejob:
 			t.Errorf("missing %q in:\n%s", want, msg)
 		}
 	}
-	if _, err := config.ParseCloud("c.yaml", []byte("ejob: {http: {listen: '127.0.0.1:1'}}\n"), nil); err == nil ||
+	if _, err := hostconfig.ParseCloud("c.yaml", []byte("ejob: {http: {listen: '127.0.0.1:1'}}\n"), nil); err == nil ||
 		!strings.Contains(err.Error(), "no elasticjob section") || !strings.Contains(err.Error(), "missing required key cloud") {
 		t.Errorf("no elasticjob, no cloud: %v", err)
 	}

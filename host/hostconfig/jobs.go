@@ -1,4 +1,4 @@
-package config
+package hostconfig
 
 import (
 	"errors"
@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	jobconfig "github.com/ejob-io/ejob/core/config"
+	"github.com/ejob-io/ejob/core/config"
 	"github.com/ejob-io/ejob/core/cron"
 	"github.com/ejob-io/ejob/spi"
 )
@@ -67,7 +67,7 @@ func available(opts LoadOptions, k spi.Kind) string {
 
 // jobKeySet is fileJobKeys, jobKeys and its byRelaxed.
 type jobKeySet struct {
-	keys      []jobconfig.JobKey
+	keys      []config.JobKey
 	spellings []string
 	relaxed   map[string]string
 }
@@ -83,7 +83,7 @@ func (d *decoder) job(je entry, opts LoadOptions, ks jobKeySet) (Job, bool) {
 		return Job{}, false
 	}
 	start := len(d.problems)
-	cfg := jobconfig.New(je.name, 0)
+	cfg := config.New(je.name, 0)
 	j := Job{Name: je.name, Config: cfg, Line: je.line()}
 	bad := map[string]bool{} // keys already reported
 
@@ -174,12 +174,12 @@ func (d *decoder) job(je entry, opts LoadOptions, ks jobKeySet) (Job, bool) {
 	}
 
 	// Cron and time zone.
-	if e, ok := fs[jobconfig.KeyTimeZone]; ok && !bad[jobconfig.KeyTimeZone] && cfg.TimeZone != "" {
+	if e, ok := fs[config.KeyTimeZone]; ok && !bad[config.KeyTimeZone] && cfg.TimeZone != "" {
 		if err := checkZone(cfg.TimeZone); err != nil {
 			d.report(e.value.Line, err, "%s: %v", e.path, err)
 		}
 	}
-	if e, ok := fs[jobconfig.KeyCron]; ok && !bad[jobconfig.KeyCron] && cfg.Cron != "" {
+	if e, ok := fs[config.KeyCron]; ok && !bad[config.KeyCron] && cfg.Cron != "" {
 		if err := checkCron(cfg.Cron, cfg.TimeZone); err != nil {
 			d.report(e.value.Line, err, "%s: invalid cron %q: %s", e.path, cfg.Cron, strings.TrimPrefix(err.Error(), fmt.Sprintf("cron %q: ", cfg.Cron)))
 		}
@@ -187,14 +187,14 @@ func (d *decoder) job(je entry, opts LoadOptions, ks jobKeySet) (Job, bool) {
 
 	// Everything core/config checks: job name, counts, sharding item
 	// parameters, listener items.
-	if err := cfg.Validate(jobconfig.ValidateOptions{}); err != nil {
-		var fes []*jobconfig.FieldError
+	if err := cfg.Validate(config.ValidateOptions{}); err != nil {
+		var fes []*config.FieldError
 		collectFieldErrors(err, &fes)
 		for _, fe := range fes {
 			if bad[fe.Field] {
 				continue
 			}
-			if fe.Field == jobconfig.KeyJobName {
+			if fe.Field == config.KeyJobName {
 				d.report(je.line(), fe.Err, "%s: invalid job name: %s", je.path, fe.Msg)
 				continue
 			}
@@ -202,8 +202,8 @@ func (d *decoder) job(je entry, opts LoadOptions, ks jobKeySet) (Job, bool) {
 			if e, ok := fs[fe.Field]; ok {
 				line, path = e.value.Line, e.path
 			}
-			if pe := (*jobconfig.PropError)(nil); errors.As(fe.Err, &pe) {
-				if l, ok := lines.entries[jobconfig.KeyProps][pe.Key]; ok {
+			if pe := (*config.PropError)(nil); errors.As(fe.Err, &pe) {
+				if l, ok := lines.entries[config.KeyProps][pe.Key]; ok {
 					line = l
 				}
 				d.report(line, fe, "%s.%s: %s", path, pe.Key, pe.Msg)
@@ -220,10 +220,10 @@ func (d *decoder) job(je entry, opts LoadOptions, ks jobKeySet) (Job, bool) {
 	// Props, checked by the plugins once the rest of the job is sound.
 	if opts.ValidateProps != nil && len(d.problems) == start {
 		line := je.line()
-		if e, ok := fs[jobconfig.KeyProps]; ok {
+		if e, ok := fs[config.KeyProps]; ok {
 			line = e.line()
 		}
-		propLines := lines.entries[jobconfig.KeyProps]
+		propLines := lines.entries[config.KeyProps]
 		props := cfg.Props
 		if props == nil {
 			props = map[string]string{}
@@ -236,7 +236,7 @@ func (d *decoder) job(je entry, opts LoadOptions, ks jobKeySet) (Job, bool) {
 				continue
 			}
 			if err := opts.ValidateProps(t.kind, t.name, j.Name, props); err != nil {
-				d.report(propLine(err, propLines, line), err, "%s.%s: invalid for %s %s: %v", je.path, jobconfig.KeyProps, kindNoun(t.kind), t.name, err)
+				d.report(propLine(err, propLines, line), err, "%s.%s: invalid for %s %s: %v", je.path, config.KeyProps, kindNoun(t.kind), t.name, err)
 			}
 		}
 	}
@@ -254,9 +254,9 @@ type jobLines struct {
 // spelling of each unusable one in bad. Strings come first, then ints,
 // bools, lists and maps: the problems of one line (a flow mapping) are
 // reported in that order.
-func (d *decoder) jobValues(fs map[string]entry, cfg *jobconfig.JobConfiguration, keys []jobconfig.JobKey, bad map[string]bool) jobLines {
+func (d *decoder) jobValues(fs map[string]entry, cfg *config.JobConfiguration, keys []config.JobKey, bad map[string]bool) jobLines {
 	lines := jobLines{items: map[string][]int{}, entries: map[string]map[string]int{}}
-	rank := func(k jobconfig.JobKey) int {
+	rank := func(k config.JobKey) int {
 		switch k.Field(cfg).(type) {
 		case *string:
 			return 0
@@ -270,7 +270,7 @@ func (d *decoder) jobValues(fs map[string]entry, cfg *jobconfig.JobConfiguration
 		return 4
 	}
 	keys = slices.Clone(keys)
-	slices.SortStableFunc(keys, func(a, b jobconfig.JobKey) int { return rank(a) - rank(b) })
+	slices.SortStableFunc(keys, func(a, b config.JobKey) int { return rank(a) - rank(b) })
 	for _, k := range keys {
 		for _, name := range []string{k.Name, k.Legacy} {
 			e, ok := fs[name]
@@ -300,7 +300,7 @@ func (d *decoder) jobValues(fs map[string]entry, cfg *jobconfig.JobConfiguration
 }
 
 // lookupJobKey returns the entry of k in fs, under either spelling.
-func lookupJobKey(fs map[string]entry, k jobconfig.JobKey) (entry, bool) {
+func lookupJobKey(fs map[string]entry, k config.JobKey) (entry, bool) {
 	e, ok := fs[k.Name]
 	if !ok && k.Legacy != "" {
 		e, ok = fs[k.Legacy]
@@ -334,8 +334,8 @@ func propLine(err error, lines map[string]int, def int) int {
 	return best
 }
 
-func collectFieldErrors(err error, out *[]*jobconfig.FieldError) {
-	if fe, ok := err.(*jobconfig.FieldError); ok {
+func collectFieldErrors(err error, out *[]*config.FieldError) {
+	if fe, ok := err.(*config.FieldError); ok {
 		*out = append(*out, fe)
 		return
 	}

@@ -1,4 +1,4 @@
-package config
+package hostconfig
 
 import (
 	"errors"
@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	jobconfig "github.com/ejob-io/ejob/core/config"
+	"github.com/ejob-io/ejob/core/config"
 	"github.com/ejob-io/ejob/core/instance"
 	"github.com/ejob-io/ejob/core/kernel"
 	"github.com/ejob-io/ejob/core/reg/zookeeper"
@@ -65,7 +65,7 @@ type Job struct {
 	Type string
 	// Config is the job configuration, with the Java API's defaults for
 	// absent keys (see config.New); Config.JobName == Name.
-	Config *jobconfig.JobConfiguration
+	Config *config.JobConfiguration
 	// BootstrapBeanName is the starter's jobBootstrapBeanName. ejob keeps it
 	// but does not need it: a one-off job is triggered by its name.
 	BootstrapBeanName string

@@ -1,4 +1,4 @@
-package config
+package hostconfig
 
 import (
 	"bytes"
@@ -10,15 +10,15 @@ import (
 	"strings"
 	"testing"
 
-	jobconfig "github.com/ejob-io/ejob/core/config"
+	"github.com/ejob-io/ejob/core/config"
 )
 
 var update = flag.Bool("update", false, "rewrite the job-key table of docs/configuration.md from the code")
 
 const (
 	docFile       = "../../docs/configuration.md"
-	docTableStart = "<!-- The job-key table is generated from core/config's JobKeys and host/config's fileOnlyJobKeys: " +
-		"go test ./host/config -run TestJobKeysDoc -update -->\n"
+	docTableStart = "<!-- The job-key table is generated from core/config's JobKeys and host/hostconfig's fileOnlyJobKeys: " +
+		"go test ./host/hostconfig -run TestJobKeysDoc -update -->\n"
 	docTableEnd = "<!-- end of the generated job-key table -->\n"
 )
 
@@ -71,7 +71,7 @@ func TestJobKeysDoc(t *testing.T) {
 		}
 	}
 	t.Errorf("%s: the job-key table differs from the code (rows or their order); "+
-		"run go test ./host/config -run TestJobKeysDoc -update", docFile)
+		"run go test ./host/hostconfig -run TestJobKeysDoc -update", docFile)
 }
 
 // kebab is the kebab-case form of a camelCase key: shardingTotalCount
@@ -103,7 +103,7 @@ func TestEveryJobKeyDecoded(t *testing.T) {
 			}
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
-				def := jobconfig.New("j", 3)
+				def := config.New("j", 3)
 				var value string
 				var want any
 				switch v := k.Field(def).(type) {
@@ -125,7 +125,7 @@ func TestEveryJobKeyDecoded(t *testing.T) {
 					t.Fatalf("the file cannot hold a %T", v)
 				}
 				yaml := "elasticjob:\n  jobs:\n    j:\n      elasticJobType: SCRIPT\n      " + name + ": " + value + "\n"
-				if k.Name != jobconfig.KeyShardingTotalCount {
+				if k.Name != config.KeyShardingTotalCount {
 					yaml += "      shardingTotalCount: 3\n"
 				}
 				f, err := Parse("f.yaml", []byte(yaml), LoadOptions{})

@@ -1,10 +1,10 @@
-package config
+package hostconfig
 
 import (
 	"fmt"
 	"strings"
 
-	jobconfig "github.com/ejob-io/ejob/core/config"
+	"github.com/ejob-io/ejob/core/config"
 )
 
 // Keys of each section, in their camelCase spelling. Spring's relaxed
@@ -109,9 +109,9 @@ func fileOnlyJobKeys() []fileOnlyJobKey {
 
 // fileJobKeys returns the keys of core/config's JobKeys that a job of the
 // file may set.
-func fileJobKeys() []jobconfig.JobKey {
-	var out []jobconfig.JobKey
-	for _, k := range jobconfig.JobKeys() {
+func fileJobKeys() []config.JobKey {
+	var out []config.JobKey
+	for _, k := range config.JobKeys() {
 		if k.InFile {
 			out = append(out, k)
 		}

@@ -1,11 +1,11 @@
-package config_test
+package hostconfig_test
 
 import (
 	"fmt"
 	"strings"
 	"testing"
 
-	"github.com/ejob-io/ejob/host/config"
+	"github.com/ejob-io/ejob/host/hostconfig"
 )
 
 // BenchmarkParse1000Jobs checks a file of 1,000 SCRIPT jobs, as ejob run
@@ -21,7 +21,7 @@ func BenchmarkParse1000Jobs(b *testing.B) {
 	data := []byte(sb.String())
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := config.Parse("bench.yaml", data, config.LoadOptions{}); err != nil {
+		if _, err := hostconfig.Parse("bench.yaml", data, hostconfig.LoadOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}

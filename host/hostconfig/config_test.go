@@ -1,4 +1,4 @@
-package config
+package hostconfig
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	jobconfig "github.com/ejob-io/ejob/core/config"
+	"github.com/ejob-io/ejob/core/config"
 	"github.com/ejob-io/ejob/core/reg/zookeeper"
 	"github.com/ejob-io/ejob/spi"
 )
@@ -141,7 +141,7 @@ func TestLoadEveryKey(t *testing.T) {
 		})
 	}
 	// The config node a Java instance would read, for the fields above.
-	want := jobconfig.New("everyKey", 4)
+	want := config.New("everyKey", 4)
 	want.Cron, want.TimeZone = "0 0/1 * * * ?", "GMT+08:00"
 	want.ShardingItemParameters, want.JobParameter = "0=Beijing,1=Shanghai,2=Guangzhou,3=Shenzhen", "a: b"
 	want.MonitorExecution, want.Failover, want.Misfire = false, true, false
@@ -308,7 +308,7 @@ func TestDefaults(t *testing.T) {
 	if want := (HostSettings{DrainTimeout: DefaultDrainTimeout, JavaPeers: JavaPeersWarn}); f.Host != want {
 		t.Errorf("host = %+v, want %+v", f.Host, want)
 	}
-	want := jobconfig.New("j", 2)
+	want := config.New("j", 2)
 	if c := f.Jobs[0].Config; !c.Equal(want) || c.LegacyThreadPoolKey {
 		t.Errorf("config = %+v, want the Java API defaults %+v", c, want)
 	}
@@ -456,7 +456,7 @@ func TestErrorsAreTyped(t *testing.T) {
 	}{
 		"unknown type":  {"unknown-type", spi.ErrUnknownType},
 		"unset env":     {"unset-env", ErrEnvNotSet},
-		"sharding item": {"bad-sharding-item-parameters", jobconfig.ErrInvalid},
+		"sharding item": {"bad-sharding-item-parameters", config.ErrInvalid},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

@@ -1,4 +1,4 @@
-// Package config reads the host's configuration file, the file `ejob run -c
+// Package hostconfig reads the host's configuration file, the file `ejob run -c
 // FILE` reads. Its `elasticjob:` section has the shape of Apache
 // ElasticJob-Lite's Spring Boot starter (registry center, jobs, tracing,
 // dump), so an existing section moves over unchanged; its `ejob:` section
@@ -8,4 +8,4 @@
 // either a complete File or a *FileError listing every problem as
 // FILE:LINE: reason, sorted by line. docs/configuration.md documents every
 // key.
-package config
+package hostconfig
