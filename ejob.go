@@ -64,7 +64,7 @@ func EmbeddedRegistry(namespace string) (Registry, error) {
 type DataflowJob[T any] = executor.DataflowJob[T]
 
 // Plugins resolves extension types by kind and name: an spi.Plugins (such
-// as Builtins, the default) serves them in-process, a host/plugins.Catalog
+// as Builtins, the default) serves them in-process, a host/pluginhost.Catalog
 // serves plugin binaries.
 type Plugins = kernel.Plugins
 

@@ -8,7 +8,7 @@ import (
 
 	"github.com/ejob-io/ejob/core/executor"
 	"github.com/ejob-io/ejob/core/kernel"
-	"github.com/ejob-io/ejob/host/plugins"
+	"github.com/ejob-io/ejob/host/pluginhost"
 )
 
 // jobMetrics are the per-job and per-plugin collectors.
@@ -55,9 +55,9 @@ type Jobs struct {
 }
 
 var (
-	_ kernel.Observer  = (*Jobs)(nil)
-	_ executor.Events  = (*Jobs)(nil)
-	_ plugins.Observer = (*Jobs)(nil)
+	_ kernel.Observer     = (*Jobs)(nil)
+	_ executor.Events     = (*Jobs)(nil)
+	_ pluginhost.Observer = (*Jobs)(nil)
 )
 
 // Jobs returns the observers that count into m.
@@ -96,8 +96,8 @@ func (j *Jobs) ItemCompleted(_ context.Context, ev executor.ItemEvent) {
 	j.m.itemDuration.WithLabelValues(ev.JobName).Observe(ev.Complete.Sub(ev.Start).Seconds())
 }
 
-// Restarted implements plugins.Observer.
+// Restarted implements pluginhost.Observer.
 func (j *Jobs) Restarted(plugin string) { j.m.pluginRestarts.WithLabelValues(plugin).Inc() }
 
-// CallFailed implements plugins.Observer.
+// CallFailed implements pluginhost.Observer.
 func (j *Jobs) CallFailed(plugin string) { j.m.pluginCallErrors.WithLabelValues(plugin).Inc() }

@@ -1,4 +1,4 @@
-package plugins_test
+package pluginhost_test
 
 import (
 	"errors"
@@ -6,14 +6,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ejob-io/ejob/host/plugins"
+	"github.com/ejob-io/ejob/host/pluginhost"
 	"github.com/ejob-io/ejob/spi"
 )
 
 // TestCatalogServesJobListeners indexes the built-in job listeners of the
 // ejob binary under their kind and calls them out of process.
 func TestCatalogServesJobListeners(t *testing.T) {
-	cat, _ := open(t, "", func(c *plugins.Config) {
+	cat, _ := open(t, "", func(c *pluginhost.Config) {
 		c.Builtin.Types = append(c.Builtin.Types,
 			spi.TypeKey{Kind: spi.KindJobListener, Type: "LOG"}, spi.TypeKey{Kind: spi.KindJobListener, Type: "LOG_ONCE"})
 	})

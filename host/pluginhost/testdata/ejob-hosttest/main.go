@@ -1,4 +1,4 @@
-// Command ejob-hosttest is a plugin used by host/plugins tests. Its
+// Command ejob-hosttest is a plugin used by host/pluginhost tests. Its
 // behaviour is chosen by the job name of each request:
 //
 //	"hang"   blocks until the call is cancelled

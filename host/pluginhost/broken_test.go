@@ -1,4 +1,4 @@
-package plugins_test
+package pluginhost_test
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ejob-io/ejob/host/plugins"
+	"github.com/ejob-io/ejob/host/pluginhost"
 	"github.com/ejob-io/ejob/internal/proctree"
 	"github.com/ejob-io/ejob/internal/testkit"
 	"github.com/ejob-io/ejob/internal/transport"
@@ -65,7 +65,7 @@ func TestPluginsDirectoryNeverHangs(t *testing.T) {
 		testkit.Eventually(t, 10*time.Second, fmt.Sprintf("%s's child %d to be gone", name, pid), func() bool { return proctree.Gone(pid) })
 	}
 
-	cat, logs := open(t, dir, func(c *plugins.Config) { c.StartTimeout = time.Second })
+	cat, logs := open(t, dir, func(c *pluginhost.Config) { c.StartTimeout = time.Second })
 	skipped := map[string]string{}
 	for _, s := range cat.Skipped() {
 		skipped[filepath.Base(s.Path)] = s.Reason.Error()

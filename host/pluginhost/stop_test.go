@@ -1,4 +1,4 @@
-package plugins_test
+package pluginhost_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ejob-io/ejob/host/plugins"
+	"github.com/ejob-io/ejob/host/pluginhost"
 	"github.com/ejob-io/ejob/internal/proctree"
 	"github.com/ejob-io/ejob/internal/testkit"
 	"github.com/ejob-io/ejob/internal/transport"
@@ -28,7 +28,7 @@ func TestStopTimeoutKillsAndRelaunches(t *testing.T) {
 	dir := t.TempDir()
 	install(t, dir, testBins.hosttest, "ejob-hosttest", 0o755)
 	const grace = 300 * time.Millisecond
-	cat, logs := open(t, dir, func(c *plugins.Config) { c.StopGrace = grace })
+	cat, logs := open(t, dir, func(c *pluginhost.Config) { c.StopGrace = grace })
 	pid, err := poolPid(t, cat, "normal")
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +88,7 @@ func TestStopTimeoutKillsAndRelaunches(t *testing.T) {
 // process: cancelling an item whose script traps SIGTERM and takes 300 ms
 // to exit returns only once the script is gone.
 func TestScriptStopsBeforeExecuteReturns(t *testing.T) {
-	cat, _ := open(t, t.TempDir(), func(c *plugins.Config) {
+	cat, _ := open(t, t.TempDir(), func(c *pluginhost.Config) {
 		c.Builtin.Types = append(c.Builtin.Types, spi.TypeKey{Kind: spi.KindJobType, Type: "SCRIPT"})
 	})
 	exec, err := spi.Resolve[spi.JobExecutor](cat, "SCRIPT")

@@ -1,4 +1,4 @@
-package plugins_test
+package pluginhost_test
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/ejob-io/ejob/host/plugins"
+	"github.com/ejob-io/ejob/host/pluginhost"
 	"github.com/ejob-io/ejob/internal/proctest"
 	"github.com/ejob-io/ejob/internal/proctree"
 	"github.com/ejob-io/ejob/internal/testkit"
@@ -39,7 +39,7 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv(lockChildEnv); dir != "" {
 		// TestLockFileModeFollowsUmask's child: write a lock file under
 		// the umask its shell set, and nothing else.
-		if err := (plugins.Lock{"ejob-x": strings.Repeat("0", 64)}).Write(filepath.Join(dir, plugins.LockFileName)); err != nil {
+		if err := (pluginhost.Lock{"ejob-x": strings.Repeat("0", 64)}).Write(filepath.Join(dir, pluginhost.LockFileName)); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
@@ -106,19 +106,19 @@ func install(t *testing.T, dir, src, name string, mode os.FileMode) string {
 	return dst
 }
 
-func open(t *testing.T, dir string, mod func(*plugins.Config)) (*plugins.Catalog, *proctest.Buffer) {
+func open(t *testing.T, dir string, mod func(*pluginhost.Config)) (*pluginhost.Catalog, *proctest.Buffer) {
 	t.Helper()
 	logs := &proctest.Buffer{}
-	cfg := plugins.Config{
+	cfg := pluginhost.Config{
 		Dir:    dir,
 		Logger: hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Debug}),
-		Builtin: &plugins.Builtin{Path: testBins.ejob, Args: []string{"__builtin-plugins"}, Version: "test",
+		Builtin: &pluginhost.Builtin{Path: testBins.ejob, Args: []string{"__builtin-plugins"}, Version: "test",
 			Types: []spi.TypeKey{{Kind: spi.KindSharding, Type: "AVG_ALLOCATION"}, {Kind: spi.KindThreadPool, Type: "CPU"}}},
 	}
 	if mod != nil {
 		mod(&cfg)
 	}
-	cat, err := plugins.Open(context.Background(), cfg)
+	cat, err := pluginhost.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("open catalog: %v\nlogs:\n%s", err, logs)
 	}
@@ -132,7 +132,7 @@ func ctxT(t *testing.T, d time.Duration) context.Context {
 	return ctx
 }
 
-func poolPid(t *testing.T, cat *plugins.Catalog, job string) (int, error) {
+func poolPid(t *testing.T, cat *pluginhost.Catalog, job string) (int, error) {
 	t.Helper()
 	p, err := spi.Resolve[spi.ThreadPoolSizeProvider](cat, "hosttest_pool")
 	if err != nil {
@@ -204,8 +204,8 @@ func TestDuplicateTypeNamesBothBinaries(t *testing.T) {
 	dir := t.TempDir()
 	a := install(t, dir, testBins.hosttest, "ejob-a", 0o755)
 	b := install(t, dir, testBins.hosttest, "ejob-b", 0o755)
-	_, err := plugins.Open(ctxT(t, 30*time.Second), plugins.Config{Dir: dir})
-	if !errors.Is(err, plugins.ErrDuplicateType) {
+	_, err := pluginhost.Open(ctxT(t, 30*time.Second), pluginhost.Config{Dir: dir})
+	if !errors.Is(err, pluginhost.ErrDuplicateType) {
 		t.Fatalf("err = %v, want ErrDuplicateType", err)
 	}
 	if !strings.Contains(err.Error(), a) || !strings.Contains(err.Error(), b) {
@@ -214,7 +214,7 @@ func TestDuplicateTypeNamesBothBinaries(t *testing.T) {
 }
 
 func TestBuiltinNoChecksum(t *testing.T) {
-	cat, _ := open(t, "", func(c *plugins.Config) { c.Builtin.NoChecksum = true })
+	cat, _ := open(t, "", func(c *pluginhost.Config) { c.Builtin.NoChecksum = true })
 	b, err := cat.Provider(spi.KindSharding, "AVG_ALLOCATION")
 	if err != nil || !b.Builtin || b.SHA256 != "" {
 		t.Fatalf("built-in provider = %+v, %v; want no checksum", b, err)
@@ -321,11 +321,11 @@ func TestBadFilesAreSkippedWithTheirOwnReason(t *testing.T) {
 func TestLockFilePinsBinaries(t *testing.T) {
 	dir := t.TempDir()
 	good := install(t, dir, testBins.hosttest, "ejob-good", 0o755)
-	sum, err := plugins.FileSHA256(good)
+	sum, err := pluginhost.FileSHA256(good)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := (plugins.Lock{"ejob-good": sum}).Write(filepath.Join(dir, plugins.LockFileName)); err != nil {
+	if err := (pluginhost.Lock{"ejob-good": sum}).Write(filepath.Join(dir, pluginhost.LockFileName)); err != nil {
 		t.Fatal(err)
 	}
 	unlisted := install(t, dir, testBins.override, "ejob-unlisted", 0o755)
@@ -334,7 +334,7 @@ func TestLockFilePinsBinaries(t *testing.T) {
 	if _, err := spi.Resolve[spi.ShardingStrategy](cat, "HOSTTEST"); err != nil {
 		t.Fatalf("pinned binary not loaded: %v", err)
 	}
-	if reason := skippedReason(cat, unlisted); !errors.Is(reason, plugins.ErrChecksum) || !strings.Contains(reason.Error(), "not listed") {
+	if reason := skippedReason(cat, unlisted); !errors.Is(reason, pluginhost.ErrChecksum) || !strings.Contains(reason.Error(), "not listed") {
 		t.Fatalf("unlisted binary: reason %v", reason)
 	}
 	cat.Close()
@@ -343,7 +343,7 @@ func TestLockFilePinsBinaries(t *testing.T) {
 	install(t, dir, testBins.override, "ejob-good", 0o755)
 	cat, _ = open(t, dir, nil)
 	reason := skippedReason(cat, good)
-	if !errors.Is(reason, plugins.ErrChecksum) || !strings.Contains(reason.Error(), sum) {
+	if !errors.Is(reason, pluginhost.ErrChecksum) || !strings.Contains(reason.Error(), sum) {
 		t.Fatalf("replaced binary: reason %v, want checksum mismatch naming %s", reason, sum)
 	}
 }
@@ -351,20 +351,20 @@ func TestLockFilePinsBinaries(t *testing.T) {
 func TestLockFileIsVerifiedBeforeEveryLaunch(t *testing.T) {
 	dir := t.TempDir()
 	good := install(t, dir, testBins.hosttest, "ejob-good", 0o755)
-	sum, _ := plugins.FileSHA256(good)
-	if err := (plugins.Lock{"ejob-good": sum}).Write(filepath.Join(dir, plugins.LockFileName)); err != nil {
+	sum, _ := pluginhost.FileSHA256(good)
+	if err := (pluginhost.Lock{"ejob-good": sum}).Write(filepath.Join(dir, pluginhost.LockFileName)); err != nil {
 		t.Fatal(err)
 	}
 	cat, _ := open(t, dir, nil)
 	// Swap the binary after discovery, before first use.
 	install(t, dir, testBins.override, "ejob-good", 0o755)
 	_, err := poolPid(t, cat, "normal")
-	if !errors.Is(err, plugins.ErrChecksum) {
+	if !errors.Is(err, pluginhost.ErrChecksum) {
 		t.Fatalf("launch of a swapped binary: err = %v, want ErrChecksum", err)
 	}
 }
 
-func skippedReason(cat *plugins.Catalog, path string) error {
+func skippedReason(cat *pluginhost.Catalog, path string) error {
 	for _, s := range cat.Skipped() {
 		if s.Path == path {
 			return s.Reason
@@ -428,7 +428,7 @@ func TestPluginKilledMidCall(t *testing.T) {
 func TestHungPluginFailsAtDeadlineAndHostStaysResponsive(t *testing.T) {
 	dir := t.TempDir()
 	install(t, dir, testBins.hosttest, "ejob-hosttest", 0o755)
-	cat, _ := open(t, dir, func(c *plugins.Config) { c.CallTimeout = 500 * time.Millisecond })
+	cat, _ := open(t, dir, func(c *pluginhost.Config) { c.CallTimeout = 500 * time.Millisecond })
 	if _, err := poolPid(t, cat, "normal"); err != nil {
 		t.Fatal(err)
 	}
@@ -458,7 +458,7 @@ func TestExecuteIsNotBoundedByCallTimeout(t *testing.T) {
 	dir := t.TempDir()
 	install(t, dir, testBins.hosttest, "ejob-hosttest", 0o755)
 	const callTimeout = 200 * time.Millisecond
-	cat, _ := open(t, dir, func(c *plugins.Config) { c.CallTimeout = callTimeout })
+	cat, _ := open(t, dir, func(c *pluginhost.Config) { c.CallTimeout = callTimeout })
 	exec, err := spi.Resolve[spi.JobExecutor](cat, "HOSTTEST_JOB")
 	if err != nil {
 		t.Fatal(err)
@@ -534,7 +534,7 @@ func TestLockFileModeFollowsUmask(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("child: %v\n%s", err, out)
 	}
-	st, err := os.Stat(filepath.Join(dir, plugins.LockFileName))
+	st, err := os.Stat(filepath.Join(dir, pluginhost.LockFileName))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -552,7 +552,7 @@ func TestUntrustedFilesAreRefused(t *testing.T) {
 		if err := os.Chmod(dir, 0o777); err != nil {
 			t.Fatal(err)
 		}
-		_, err := plugins.Open(t.Context(), plugins.Config{Dir: dir})
+		_, err := pluginhost.Open(t.Context(), pluginhost.Config{Dir: dir})
 		if err == nil || !strings.Contains(err.Error(), "plugins directory "+dir+" is group- or world-writable") ||
 			!strings.Contains(err.Error(), "run chmod go-w "+dir) {
 			t.Fatalf("Open = %v, want a refusal naming the directory and the chmod", err)
@@ -560,14 +560,14 @@ func TestUntrustedFilesAreRefused(t *testing.T) {
 	})
 	t.Run("group-writable lock file", func(t *testing.T) {
 		dir := t.TempDir()
-		lock := filepath.Join(dir, plugins.LockFileName)
-		if err := (plugins.Lock{}).Write(lock); err != nil {
+		lock := filepath.Join(dir, pluginhost.LockFileName)
+		if err := (pluginhost.Lock{}).Write(lock); err != nil {
 			t.Fatal(err)
 		}
 		if err := os.Chmod(lock, 0o664); err != nil {
 			t.Fatal(err)
 		}
-		_, err := plugins.Open(t.Context(), plugins.Config{Dir: dir})
+		_, err := pluginhost.Open(t.Context(), pluginhost.Config{Dir: dir})
 		if err == nil || !strings.Contains(err.Error(), "lock file "+lock+" is group- or world-writable") {
 			t.Fatalf("Open = %v, want a refusal naming the lock file", err)
 		}
