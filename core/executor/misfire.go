@@ -28,14 +28,14 @@ func (e *Executor) Misfired(ctx context.Context, m trigger.Misfire) {
 	if e.opts.OnMisfire != nil {
 		e.opts.OnMisfire(m.Scheduled)
 	}
-	if err := e.RecordMisfire(ctx); err != nil {
+	if err := e.setMisfire(ctx); err != nil {
 		e.log.Warn("cannot record misfire", "skipped_fires", m.Scheduled, "error", err)
 	}
 }
 
-// RecordMisfire sets the misfire flags of the local items, for a fire the
+// setMisfire sets the misfire flags of the local items, for a fire the
 // trigger loop skipped while this job was running.
-func (e *Executor) RecordMisfire(ctx context.Context) error {
+func (e *Executor) setMisfire(ctx context.Context) error {
 	if err := e.opts.Facade.SetMisfire(ctx); err != nil {
 		return fmt.Errorf("executor: job %q: set misfire: %w", e.jobName, err)
 	}
@@ -97,7 +97,7 @@ func (r *run) onceRecording(ctx context.Context, sc ShardingContexts, src Source
 // recordMisfire sets the local items' misfire flags for skipped fires; it
 // reports whether it did.
 func (r *run) recordMisfire(ctx context.Context) bool {
-	if err := r.RecordMisfire(ctx); err != nil {
+	if err := r.setMisfire(ctx); err != nil {
 		if ctx.Err() == nil {
 			r.log.Warn("cannot record a fire skipped while the job ran", "error", err)
 		}

@@ -218,8 +218,8 @@ func New(opts Options) *Loop {
 
 // Add schedules fn under id; misfired receives the job's fires that were
 // skipped and that no execution took (misfire.go; nil drops them). An
-// existing job with that id is replaced (schedule and functions; it is no
-// longer paused); if it is running, the running execution still counts,
+// existing job with that id is replaced (schedule and functions; a paused
+// job is resumed); if it is running, the running execution still counts,
 // so the replacement does not overlap it.
 func (s *Loop) Add(id string, sched Schedule, fn Func, misfired MisfireFunc) {
 	s.enqueue(command{op: opAdd, id: id, sched: sched, fn: fn, mf: misfired})

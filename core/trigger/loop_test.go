@@ -384,9 +384,8 @@ func TestIdleJobsUseNoGoroutines(t *testing.T) {
 
 // An execution learns of the fires skipped while it runs (OnSkip), takes
 // them to serve itself (TakeMissed: they are not reported to the job's
-// MisfireFunc),
-// and after its final take a fire that comes due before it returns is not
-// skipped but starts as soon as it returns.
+// MisfireFunc), and after its final take a fire that comes due before it
+// returns is not skipped but starts as soon as it returns.
 func TestExecutionTakesMissedFires(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var r recorder
