@@ -149,7 +149,7 @@ func rules() []rule {
 		func(p pkg, imp string) string { // the cloud scheduler reaches a cluster through the launcher kind only
 			r := rel(p.ImportPath)
 			if under(r, "host/cloud") && strings.HasPrefix(imp, module) && (under(rel(imp), "internal/transport") || under(rel(imp), "plugins")) {
-				return "host/cloud sees launchers as spi.Launcher (through host/plugins), never a transport or a plugin library"
+				return "host/cloud sees launchers as spi.Launcher (through host/pluginhost), never a transport or a plugin library"
 			}
 			return ""
 		},
