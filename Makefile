@@ -9,7 +9,7 @@ PLUGINBIN := $(BIN)/plugins
 BUILTIN_MAINS := $(shell $(GO) list -f '{{if eq .Name "main"}}{{.Dir}}{{end}}' ./plugins/... 2>/dev/null)
 EXAMPLE_MAINS := $(shell $(GO) list -f '{{if eq .Name "main"}}{{.Dir}}{{end}}' ./examples/... 2>/dev/null | grep '/ejob-[^/]*$$')
 
-.PHONY: test-cloud launcher-kubernetes chaos-short all build test lint vet fmt-check imports bench proto demo demo-plugins demo-cluster demo-cloud clean chaos
+.PHONY: test-cloud bench-cloud launcher-kubernetes chaos-short all build test lint vet fmt-check imports bench proto demo demo-plugins demo-cluster demo-cloud clean chaos
 
 all: build
 
@@ -46,10 +46,12 @@ test: lint build
 	  else echo "test-cloud skipped: no cached Kubernetes binaries (scripts/k8s.sh build, or EJOB_K8S_BUILD=1 to build them)"; fi
 
 # The Kubernetes launcher's module (its own go.mod) against a real control
-# plane that scripts/k8s.sh starts (docs/cloud.md, "Test cluster"). Its tests
-# skip with a message when the binaries are not cached and EJOB_K8S_BUILD is
-# unset; with EJOB_K8S_BUILD=1 the first run builds them (minutes) before
-# the tests start, so the build is not inside their timeout.
+# plane that scripts/k8s.sh starts (docs/cloud.md, "Test cluster"): items
+# run on test node agents, and kwoktest's lifecycle tests on kwok nodes; about
+# 3 minutes on 2 cores. Its tests skip with a message when the binaries (or
+# kwok) are not cached and EJOB_K8S_BUILD is unset; with EJOB_K8S_BUILD=1 the
+# first run builds them (minutes) before the tests start, so the build is not
+# inside their timeout.
 test-cloud:
 	@if [ -n "$$EJOB_K8S_BUILD" ]; then bash scripts/k8s.sh build; fi
 	cd plugins/launcher/kubernetes && $(GO) vet ./... && $(GO) test -race -count=1 -timeout 20m ./...
@@ -63,6 +65,13 @@ launcher-kubernetes:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 30m ./...
 	cd bench/gocron && $(GO) test -run '^$$' -bench . -benchtime 1x -count=1 -timeout 10m .
+
+# The Kubernetes launcher's benchmarks on the test control plane (cached
+# binaries needed, as for test-cloud): fire to process on a test node, a
+# fire of 100 items on a test node and on kwok's nodes. One package at a
+# time, so that the two clusters do not share the cores.
+bench-cloud:
+	cd plugins/launcher/kubernetes && $(GO) test -p 1 -run '^$$' -bench . -benchtime 3x -count=1 -timeout 30m . ./kwoktest
 
 # Regenerates the committed gRPC stubs (needs Debian's protobuf-compiler).
 proto:

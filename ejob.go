@@ -13,11 +13,11 @@ import (
 	"github.com/ejob-io/ejob/core/config"
 	"github.com/ejob-io/ejob/core/executor"
 	"github.com/ejob-io/ejob/core/instance"
+	"github.com/ejob-io/ejob/core/kernel"
 	"github.com/ejob-io/ejob/core/lifecycle"
 	"github.com/ejob-io/ejob/core/reg"
 	"github.com/ejob-io/ejob/core/reg/embedded"
 	"github.com/ejob-io/ejob/core/reg/zookeeper"
-	"github.com/ejob-io/ejob/core/scheduler"
 	"github.com/ejob-io/ejob/core/tracing"
 	"github.com/ejob-io/ejob/plugins/builtin"
 	"github.com/ejob-io/ejob/spi"
@@ -64,9 +64,9 @@ func EmbeddedRegistry(namespace string) (Registry, error) {
 type DataflowJob[T any] = executor.DataflowJob[T]
 
 // Plugins resolves extension types by kind and name: an spi.Plugins (such
-// as Builtins, the default) serves them in-process, a host/plugins.Catalog
+// as Builtins, the default) serves them in-process, a host/pluginhost.Catalog
 // serves plugin binaries.
-type Plugins = scheduler.Plugins
+type Plugins = kernel.Plugins
 
 // Option configures a Scheduler.
 type Option func(*options)
@@ -157,7 +157,7 @@ func Builtins(log hclog.Logger) Plugins {
 
 // Scheduler runs this process's jobs.
 type Scheduler struct {
-	s    *scheduler.Scheduler
+	s    *kernel.Kernel
 	reg  Registry
 	id   string
 	mu   sync.Mutex
@@ -174,7 +174,7 @@ var ErrStarted = errors.New("ejob: scheduler already started or not started")
 
 // NewScheduler returns a Scheduler on the registry r.
 func NewScheduler(r Registry, opts ...Option) (*Scheduler, error) {
-	o := options{log: hclog.NewNullLogger(), drain: scheduler.DefaultDrainTimeout}
+	o := options{log: hclog.NewNullLogger(), drain: kernel.DefaultDrainTimeout}
 	for _, f := range opts {
 		f(&o)
 	}
@@ -213,7 +213,7 @@ func NewScheduler(r Registry, opts ...Option) (*Scheduler, error) {
 		}
 		events = rec
 	}
-	s, err := scheduler.New(scheduler.Options{
+	s, err := kernel.New(kernel.Options{
 		Client: r, InstanceID: id.String(), ServerIP: id.IP, Plugins: o.plugins,
 		Logger: o.log.With("instance", id.String()), DrainTimeout: o.drain, Events: events,
 	})
@@ -231,19 +231,19 @@ func (s *Scheduler) InstanceID() string { return s.id }
 // ctx bounds the checks of the job's configuration (plugin calls when
 // WithPlugins serves types out of process).
 func (s *Scheduler) Simple(ctx context.Context, cfg *JobConfig, fn func(ctx context.Context, sc ShardingContext) error) error {
-	return s.s.Add(ctx, scheduler.Job{Config: cfg, Runner: executor.SimpleFunc(fn), ClassName: "ejob.SimpleJob"})
+	return s.s.Add(ctx, kernel.Job{Config: cfg, Runner: executor.SimpleFunc(fn), ClassName: "ejob.SimpleJob"})
 }
 
 // Dataflow adds a DATAFLOW job to s; ctx as for Simple.
 func Dataflow[T any](ctx context.Context, s *Scheduler, cfg *JobConfig, job DataflowJob[T]) error {
-	return s.s.Add(ctx, scheduler.Job{Config: cfg, ClassName: "ejob.DataflowJob",
+	return s.s.Add(ctx, kernel.Job{Config: cfg, ClassName: "ejob.DataflowJob",
 		NewRunner: func(f executor.Facade) executor.ItemRunner { return executor.NewDataflow(job, f) }})
 }
 
 // Typed adds a job of a type served by the plugins (SCRIPT, HTTP, ...); ctx
 // bounds the validation of its props by the job type.
 func (s *Scheduler) Typed(ctx context.Context, cfg *JobConfig, jobType string) error {
-	return s.s.Add(ctx, scheduler.Job{Config: cfg, Type: jobType})
+	return s.s.Add(ctx, kernel.Job{Config: cfg, Type: jobType})
 }
 
 // Start registers the jobs and starts firing them; it returns once every

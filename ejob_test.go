@@ -3,6 +3,7 @@ package ejob_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -201,5 +202,62 @@ func TestInvalidConfigIsRejectedNamingTheField(t *testing.T) {
 	cfg.JobShardingStrategyType = "NOPE"
 	if err := s.Simple(ctxOf(t), cfg, func(context.Context, ejob.ShardingContext) error { return nil }); err == nil {
 		t.Fatal("accepted an unknown strategy")
+	}
+}
+
+// TestFencingTokenPerItemRun: each run of an item hands the job a fencing
+// token above the last run's of that item; a job without
+// monitorExecution gets 0 (no fence).
+func TestFencingTokenPerItemRun(t *testing.T) {
+	s := newScheduler(t)
+	var mu sync.Mutex
+	tokens := map[string]map[int][]int64{}
+	record := func(job string) func(context.Context, ejob.ShardingContext) error {
+		return func(_ context.Context, sc ejob.ShardingContext) error {
+			mu.Lock()
+			defer mu.Unlock()
+			if tokens[job] == nil {
+				tokens[job] = map[int][]int64{}
+			}
+			tokens[job][sc.ShardingItem] = append(tokens[job][sc.ShardingItem], sc.FencingToken)
+			return nil
+		}
+	}
+	runs := func(job string, item int) []int64 {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(tokens[job][item])
+	}
+	fenced := ejob.NewJobConfig("fenced", 2)
+	fenced.Cron = "* * * * * ?"
+	unfenced := ejob.NewJobConfig("unfenced", 1)
+	unfenced.Cron = "* * * * * ?"
+	unfenced.MonitorExecution = false
+	for _, cfg := range []*ejob.JobConfig{fenced, unfenced} {
+		if err := s.Simple(ctxOf(t), cfg, record(cfg.JobName)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Eventually(t, 20*time.Second, "three runs of each item", func() bool {
+		return len(runs("fenced", 0)) >= 3 && len(runs("fenced", 1)) >= 3 && len(runs("unfenced", 0)) >= 3
+	})
+	if err := s.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for item := range 2 {
+		toks := runs("fenced", item)
+		for k, tok := range toks {
+			if tok <= 0 || (k > 0 && tok <= toks[k-1]) {
+				t.Fatalf("item %d: tokens %v, want each above the last", item, toks)
+			}
+		}
+	}
+	for _, tok := range runs("unfenced", 0) {
+		if tok != 0 {
+			t.Fatalf("a job without monitorExecution got fencing token %d, want 0", tok)
+		}
 	}
 }

@@ -2,17 +2,21 @@
 # k8s.sh: a real Kubernetes control plane for tests and demos, without containers.
 #
 #   k8s.sh build                     build and cache the binaries (skipped when cached)
-#   k8s.sh start DIR [--nodes N] [--cpu C] [--memory M]
+#   k8s.sh start DIR [--nodes N] [--cpu C] [--memory M] [--kwok-nodes K]
 #                                    etcd, kube-apiserver, kube-controller-manager,
-#                                    kube-scheduler and N test nodes (default 1, each with
-#                                    C CPUs (default 1) and M of memory (default 1Gi));
+#                                    kube-scheduler, N test nodes (default 1, each with
+#                                    C CPUs (default 1) and M of memory (default 1Gi)) and
+#                                    K kwok nodes kwok-1..K of the same size (default 0);
 #                                    writes DIR/kubeconfig and waits until all nodes are Ready
 #   k8s.sh stop DIR                  stop everything DIR's start started (TERM, then KILL)
 #   k8s.sh node DIR NAME [--cpu C] [--memory M]
 #                                    one more test node NAME (its pid in DIR/agent-NAME.pid)
+#   k8s.sh kwok-node DIR NAME [--cpu C] [--memory M]
+#                                    one more kwok node NAME (starts kwok when none runs)
 #   k8s.sh kill-node DIR NAME        SIGKILL node NAME's agent and the processes it runs
 #                                    (a node's death)
-#   k8s.sh bin                       print the directory of the cached binaries
+#   k8s.sh bin                       print the directory of the cached control plane binaries
+#   k8s.sh kwok-bin                  print the directory of the cached kwok and its stages
 #
 # The control plane is built from the Go module proxy at pinned versions
 # (k8s.io/kubernetes v1.37.2 with its staging modules at v0.37.2, etcd v3.6.16)
@@ -27,16 +31,22 @@
 # launcher's module into DIR): it registers a Node, renews its Lease and runs
 # each bound pod's commands as host processes. The controller manager uses
 # --node-monitor-grace-period=${K8S_NODE_GRACE:-10s}, so a dead node is noticed
-# in seconds. EJOB_OWNER_PID (see owner.sh) stops the servers when that
+# in seconds. Kwok nodes (kwok v0.8.0, built and cached by version in
+# ${EJOB_CACHE:-$HOME/.cache/ejob}/kwok-v0.8.0) are fake: kwok marks their pods
+# Running and a Job's pods Succeeded at once and runs nothing (the scheduler
+# places pods on them as on any node, so tests keep them in clusters of their
+# own). EJOB_OWNER_PID (see owner.sh) stops the servers when that
 # process ends. K8S_WAIT_SECONDS (default 90) bounds every wait.
 set -euo pipefail
 
 K8S_VERSION=1.37.2
 STAGING_VERSION=0.37.2
 ETCD_VERSION=3.6.16
+KWOK_VERSION=0.8.0
 WAIT_SECONDS=${K8S_WAIT_SECONDS:-90}
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${EJOB_CACHE:-$HOME/.cache/ejob}/k8s-v$K8S_VERSION
+KWOK_CACHE=${EJOB_CACHE:-$HOME/.cache/ejob}/kwok-v$KWOK_VERSION
 BINARIES="etcd kube-apiserver kube-controller-manager kube-scheduler kubectl"
 
 die() { echo "k8s.sh: $*" >&2; exit 1; }
@@ -52,6 +62,47 @@ cached() {
 }
 
 build() {
+	build_control_plane
+	build_kwok
+}
+
+# build_kwok: kwok and the stages it plays (its "fast" node and pod stages,
+# taken from its module), cached by version in a directory of their own.
+build_kwok() {
+	if [ -x "$KWOK_CACHE/kwok" ] && [ -s "$KWOK_CACHE/stages.yaml" ]; then return 0; fi
+	command -v go >/dev/null || die "go is not on PATH"
+	local tmp start out
+	tmp=$(mktemp -d "${TMPDIR:-/tmp}/ejob-kwok-build.XXXXXX")
+	out="$KWOK_CACHE.partial.$$"
+	start=$SECONDS
+	rm -rf "$out"
+	mkdir -p "$out"
+	[ ! -x "$KWOK_CACHE/kwok" ] || cp "$KWOK_CACHE/kwok" "$out/kwok"
+	if ! (
+		export GOMODCACHE="$tmp/mod" GOCACHE="$tmp/cache" GOFLAGS=-mod=mod GOWORK=off CGO_ENABLED=0 GOBIN="$out"
+		if [ ! -x "$out/kwok" ]; then
+			echo "k8s.sh: building kwok v$KWOK_VERSION into $KWOK_CACHE (about a minute on 2 idle cores)" >&2
+			go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@v$KWOK_VERSION"
+		fi
+		dir=$(go mod download -json "sigs.k8s.io/kwok@v$KWOK_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')
+		[ -d "$dir/kustomize/stage" ] || { echo "no stages in the kwok module ($dir)" >&2; exit 1; }
+		for f in node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat-with-lease.yaml \
+			pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml pod/fast/pod-delete.yaml; do
+			cat "$dir/kustomize/stage/$f"
+			echo ---
+		done >"$out/stages.yaml"
+	); then
+		chmod -R u+w "$tmp" 2>/dev/null
+		rm -rf "$tmp" "$out"
+		die "building kwok failed"
+	fi
+	chmod -R u+w "$tmp" 2>/dev/null
+	rm -rf "$tmp" "$KWOK_CACHE"
+	mv "$out" "$KWOK_CACHE"
+	echo "k8s.sh: kwok ready in $((SECONDS - start)) s: $KWOK_CACHE" >&2
+}
+
+build_control_plane() {
 	if cached; then return 0; fi
 	command -v go >/dev/null || die "go is not on PATH"
 	local tmp start out
@@ -216,21 +267,52 @@ start_node() { # start_node NAME CPU MEMORY
 		-cpu "$2" -memory "$3" -dir "$DIR/nodes/$name"
 }
 
+# start_kwok: kwok for DIR's cluster, managing the nodes annotated
+# kwok.x-k8s.io/node=fake (started once; kwok_node starts it when needed).
+start_kwok() {
+	alive "$DIR" kwok && return 0
+	spawn kwok "$DIR" "$KWOK_CACHE/kwok" --kubeconfig "$DIR/kubeconfig" --config "$KWOK_CACHE/stages.yaml" \
+		--manage-all-nodes=false --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake \
+		--node-lease-duration-seconds 40 --cidr 10.0.1.0/24 --node-ip 127.0.0.1
+}
+
+# kwok_node NAME CPU MEMORY: a fake node of kwok (labelled ejob.io/kwok-node=true):
+# its pods become Running and, for a Job's, Succeeded at once, and run nothing.
+kwok_node() {
+	build_kwok
+	start_kwok
+	kubectl_ apply -f - >/dev/null <<-EOF
+	apiVersion: v1
+	kind: Node
+	metadata:
+	  name: $1
+	  annotations: {kwok.x-k8s.io/node: fake}
+	  labels: {kubernetes.io/hostname: $1, kubernetes.io/os: linux, ejob.io/kwok-node: "true"}
+	status:
+	  capacity: {cpu: "$2", memory: "$3", pods: "1000"}
+	  allocatable: {cpu: "$2", memory: "$3", pods: "1000"}
+	EOF
+	wait_for "$DIR" kwok "node $1 Ready" node_ready "$1"
+}
+
 start() {
-	local nodes=1 cpu=1 memory=1Gi i token etcd_port peer_port api_port
+	local nodes=1 cpu=1 memory=1Gi kwok_nodes=0 i token etcd_port peer_port api_port
 	while [ $# -gt 0 ]; do
 		case "$1" in
 		--nodes) nodes=${2:?--nodes needs a number}; shift 2 ;;
 		--cpu) cpu=${2:?--cpu needs a quantity}; shift 2 ;;
 		--memory) memory=${2:?--memory needs a quantity}; shift 2 ;;
-		*) die "start: unknown argument $1 (--nodes N, --cpu C, --memory M)" ;;
+		--kwok-nodes) kwok_nodes=${2:?--kwok-nodes needs a number}; shift 2 ;;
+		*) die "start: unknown argument $1 (--nodes N, --cpu C, --memory M, --kwok-nodes K)" ;;
 		esac
 	done
 	case "$nodes" in '' | *[!0-9]*) die "start: --nodes $nodes is not a number" ;; esac
+	case "$kwok_nodes" in '' | *[!0-9]*) die "start: --kwok-nodes $kwok_nodes is not a number" ;; esac
 	for i in etcd kube-apiserver kube-controller-manager kube-scheduler; do
 		alive "$DIR" "$i" && die "a cluster already runs in $DIR (k8s.sh stop $DIR first)"
 	done
-	build
+	build_control_plane
+	[ "$kwok_nodes" -eq 0 ] || build_kwok
 	command -v openssl >/dev/null || die "openssl is needed for the API server's certificates"
 	mkdir -p "$DIR"
 	rm -rf "$DIR/etcd" "$DIR/nodes" "$DIR/pki" "$DIR"/*.log
@@ -290,7 +372,8 @@ start() {
 	for i in $(seq 1 "$nodes"); do
 		wait_for "$DIR" "agent-node-$i" "node node-$i Ready" node_ready "node-$i" || { stop_all; exit 1; }
 	done
-	echo "k8s.sh: cluster up: $nodes node(s) of $cpu CPU and $memory; KUBECONFIG=$DIR/kubeconfig" >&2
+	for i in $(seq 1 "$kwok_nodes"); do kwok_node "kwok-$i" "$cpu" "$memory" || { stop_all; exit 1; }; done
+	echo "k8s.sh: cluster up: $nodes node(s) and $kwok_nodes kwok node(s) of $cpu CPU and $memory; KUBECONFIG=$DIR/kubeconfig" >&2
 }
 
 stop_all() {
@@ -299,12 +382,16 @@ stop_all() {
 		[ -e "$f" ] || continue
 		halt "$DIR" "$(basename "$f" .pid)"
 	done
-	for f in kube-scheduler kube-controller-manager kube-apiserver etcd; do halt "$DIR" "$f"; done
+	for f in kwok kube-scheduler kube-controller-manager kube-apiserver etcd; do halt "$DIR" "$f"; done
 }
 
 case "${1:-}" in
 build) build ;;
 bin) cached || die "not built yet: run k8s.sh build"; echo "$CACHE" ;;
+kwok-bin)
+	[ -x "$KWOK_CACHE/kwok" ] && [ -s "$KWOK_CACHE/stages.yaml" ] || die "kwok not built yet: run k8s.sh build"
+	echo "$KWOK_CACHE"
+	;;
 start)
 	DIR=${2:?usage: k8s.sh start DIR [--nodes N] [--cpu C] [--memory M]}
 	shift 2
@@ -314,21 +401,26 @@ stop)
 	DIR=${2:?usage: k8s.sh stop DIR}
 	stop_all
 	;;
-node)
-	DIR=${2:?usage: k8s.sh node DIR NAME [--cpu C] [--memory M]}
-	name=${3:?usage: k8s.sh node DIR NAME [--cpu C] [--memory M]}
+node | kwok-node)
+	cmd=$1
+	DIR=${2:?usage: k8s.sh $cmd DIR NAME [--cpu C] [--memory M]}
+	name=${3:?usage: k8s.sh $cmd DIR NAME [--cpu C] [--memory M]}
 	shift 3
 	cpu=1 memory=1Gi
 	while [ $# -gt 0 ]; do
 		case "$1" in
 		--cpu) cpu=${2:?--cpu needs a quantity}; shift 2 ;;
 		--memory) memory=${2:?--memory needs a quantity}; shift 2 ;;
-		*) die "node: unknown argument $1 (--cpu C, --memory M)" ;;
+		*) die "$cmd: unknown argument $1 (--cpu C, --memory M)" ;;
 		esac
 	done
 	[ -s "$DIR/kubeconfig" ] || die "no cluster in $DIR"
-	start_node "$name" "$cpu" "$memory"
-	wait_for "$DIR" "agent-$name" "node $name Ready" node_ready "$name"
+	if [ "$cmd" = node ]; then
+		start_node "$name" "$cpu" "$memory"
+		wait_for "$DIR" "agent-$name" "node $name Ready" node_ready "$name"
+	else
+		kwok_node "$name" "$cpu" "$memory"
+	fi
 	;;
 kill-node)
 	DIR=${2:?usage: k8s.sh kill-node DIR NAME}
@@ -336,5 +428,5 @@ kill-node)
 	alive "$DIR" "agent-$name" || die "no node $name runs in $DIR"
 	halt "$DIR" "agent-$name" kill
 	;;
-*) die "usage: k8s.sh build|bin|start DIR [--nodes N] [--cpu C] [--memory M]|stop DIR|node DIR NAME|kill-node DIR NAME" ;;
+*) die "usage: k8s.sh build|bin|kwok-bin|start DIR [--nodes N] [--cpu C] [--memory M] [--kwok-nodes K]|stop DIR|node DIR NAME|kwok-node DIR NAME|kill-node DIR NAME" ;;
 esac

@@ -339,3 +339,24 @@ func TestJobTypeConstructorsRejectNilFuncs(t *testing.T) {
 		})
 	}
 }
+
+// TestFencingTokenReachesTheJobType: a SimpleJobType served through the
+// real gRPC transport receives the item's fencing token.
+func TestFencingTokenReachesTheJobType(t *testing.T) {
+	t.Parallel()
+	got := make(chan int64, 2)
+	simple := sdk.SimpleJobType(func(_ context.Context, sc spi.ShardingContext, _ map[string]string) error {
+		got <- sc.FencingToken
+		return nil
+	})
+	p := sdktest.Connect(t, sdk.Plugins{JobTypes: map[string]spi.JobExecutor{"FENCED": simple}})
+	for _, tok := range []int64{1<<40 + 9, 0} {
+		req := spi.ExecuteRequest{Context: spi.ShardingContext{JobName: "j", ShardingTotalCount: 1, FencingToken: tok}}
+		if _, err := p.JobExecutor("FENCED").Execute(t.Context(), req); err != nil {
+			t.Fatal(err)
+		}
+		if g := <-got; g != tok {
+			t.Errorf("the job type got fencing token %d, want %d", g, tok)
+		}
+	}
+}

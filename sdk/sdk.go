@@ -34,7 +34,8 @@ func Logger() hclog.Logger { return transport.Logger() }
 // ShardingContextJSON returns the JSON upstream ElasticJob's Gson produces
 // for c, byte for byte (field order jobName, taskId, shardingTotalCount,
 // jobParameter, shardingItem, shardingParameter; shardingParameter omitted
-// when nil; HTML-safe escaping). SCRIPT jobs receive it as their last
-// argument and HTTP jobs as a header, so a type that hands the context to
-// programs written for upstream should use it.
+// when nil; HTML-safe escaping), plus fencingToken last when c has one
+// (c.FencingToken, see spi.ShardingContext). SCRIPT jobs receive it as
+// their last argument and HTTP jobs as a header, so a type that hands the
+// context to programs written for upstream should use it.
 func ShardingContextJSON(c spi.ShardingContext) []byte { return gson.ShardingContext(c) }

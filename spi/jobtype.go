@@ -3,7 +3,8 @@ package spi
 import "context"
 
 // ShardingContext is what one item of one execution receives. Its JSON form
-// (package spi/gson) is byte-identical to upstream's Gson output.
+// (package spi/gson) is byte-identical to upstream's Gson output when it
+// carries no fencing token.
 type ShardingContext struct {
 	JobName            string
 	TaskID             string
@@ -13,6 +14,16 @@ type ShardingContext struct {
 	// ShardingParameter is the item's parameter from
 	// shardingItemParameters, or nil when none is configured.
 	ShardingParameter *string
+	// FencingToken is this run of the item's fencing token: a number
+	// higher than that of every earlier run of the same item, on any
+	// instance (failover and misfire runs included). A store the item
+	// writes to keeps the highest token it has seen per item and rejects
+	// a write that carries a lower one, so a stale run (one whose instance
+	// was paused or partitioned while another took the item over) cannot
+	// overwrite a newer run's result. 0 means no fence: the job runs
+	// without monitorExecution (no running node), or the caller does not
+	// know one (an ElasticJob-Cloud launch). See docs/guarantees.md.
+	FencingToken int64
 }
 
 // ExecuteRequest runs one item of one execution.

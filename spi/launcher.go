@@ -44,11 +44,20 @@ type LaunchJob struct {
 	Props                  map[string]string
 }
 
+// LaunchNodePlaceholder stands, in the values of a LaunchItem's Env, for
+// the node the item runs on: the scheduler issues an item's task id
+// before the cluster places it, so the task id in its environment names
+// this placeholder where upstream's names the slave, and the launcher
+// replaces it with the node's name (the ItemStatus.Node it reports) in
+// the process that runs the item.
+const LaunchNodePlaceholder = "{{ejob.node}}"
+
 // LaunchItem is one sharding item of a fire.
 type LaunchItem struct {
 	Item int
 	// Env is the item's environment (its sharding context, see the cloud
-	// documentation), set verbatim in the process that runs it.
+	// documentation), set verbatim in the process that runs it, except
+	// that every LaunchNodePlaceholder becomes the item's node.
 	Env map[string]string
 }
 
@@ -114,6 +123,13 @@ type ItemStatus struct {
 	ExitCode int
 	// Started and Finished are zero until known.
 	Started, Finished time.Time
+	// Idle: a DAEMON item that runs but is between two fires (upstream's
+	// BEGIN and COMPLETE messages); false while a fire runs, and for a
+	// TRANSIENT item. Fires counts the DAEMON item's completed fires.
+	// Both are what the item reported to the launcher (see the cloud
+	// documentation); a launcher that cannot learn them leaves them zero.
+	Idle  bool
+	Fires int
 }
 
 // LaunchListRequest asks what the launcher holds.
@@ -161,7 +177,8 @@ type LaunchValidateRequest struct {
 //
 // Contract: Launch returns once the fire is accepted (not when its items
 // run); a second Launch of a FireID the launcher holds changes nothing and
-// returns nil. Each item runs with Env set and the app's resources plus
+// returns nil. Each item runs with Env set (LaunchNodePlaceholder replaced
+// by its node) and the app's resources plus
 // the job's per item requested; an item that waits for room is
 // ItemReady with the reason. An item is reported Failed or Lost only when
 // the launcher will not run it again in that fire; the scheduler re-runs

@@ -33,6 +33,11 @@ type ExecutionEvent struct {
 	// characters, Cut counting the bytes before them; QueryOutput returns
 	// it whole.
 	Output Output
+	// FencingToken is the run's fencing token for the item
+	// (ShardingContext.FencingToken), on the start and the completion; 0
+	// when the run has none. A sink stores it apart from upstream's
+	// columns.
+	FencingToken int64
 }
 
 // OutputExcerptChars bounds the output excerpt of a QueryExecutions row,

@@ -28,7 +28,7 @@ func newScheduler(tb testing.TB) gocron.Scheduler {
 	return s
 }
 
-// BenchmarkEverySecond100Jobs is core/scheduler's benchmark of the same
+// BenchmarkEverySecond100Jobs is core/kernel's benchmark of the same
 // name with gocron: 100 jobs on a cron firing every second, each a no-op
 // recording its delay from the whole second; over a 20 s window after a
 // 3 s warm-up.
@@ -90,7 +90,7 @@ func BenchmarkEverySecond100Jobs(b *testing.B) {
 }
 
 // BenchmarkIdleJobs: 10,000 jobs that next fire on 1 January (idle), as
-// core/scheduler's BenchmarkIdleJobs: heap in use and goroutine stacks
+// core/kernel's BenchmarkIdleJobs: heap in use and goroutine stacks
 // after GC (differences from before), goroutines, the time to add and
 // start them, and the CPU the process spends over 20 s of idleness.
 func BenchmarkIdleJobs(b *testing.B) {

@@ -11,8 +11,8 @@ import (
 // writes it and what docs/configuration.md says about it. JobKeys lists
 // them all, and everything that handles job keys is driven by that list:
 // New, Unmarshal, Marshal, Validate, the job section of the host's
-// configuration file (host/config) and the job-key table of
-// docs/configuration.md (generated, and checked by a test of host/config).
+// configuration file (host/hostconfig) and the job-key table of
+// docs/configuration.md (generated, and checked by a test of host/hostconfig).
 //
 // Adding a key is adding its field to JobConfiguration and its entry to
 // JobKeys (a Key* constant is optional).

@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/ejob-io/ejob/core/config"
+	"github.com/ejob-io/ejob/core/executor"
 	"github.com/ejob-io/ejob/core/reg"
 	"github.com/ejob-io/ejob/core/reg/recipe"
 )
@@ -41,6 +42,9 @@ type attempt struct {
 	sess  *reg.Session   // the session it begins in
 	lease *lease         // the lease its execution runs under
 	items []int          // ascending; never modified
+	// czxids are the Czxids of the running nodes its begin created, in
+	// the order of items (the fencing tokens; nil: none created).
+	czxids []int64
 	// deadline is a pending attempt's: its running nodes are deleted
 	// unless RegisterBegin adopts it by then (attempts.expire).
 	deadline time.Time
@@ -136,7 +140,8 @@ func (a *attempt) begin(ctx context.Context, cfg *config.JobConfiguration) error
 	// instance, one of another instance, a changed or gone instance node),
 	// the path below reads what it needs and reports the failure exactly.
 	if fence, ok := a.fence(); ok {
-		if _, err := a.t.s.c.Multi(ctx, append([]reg.Op{fence}, ops...)...); err == nil {
+		if res, err := a.t.s.c.Multi(ctx, append([]reg.Op{fence}, ops...)...); err == nil {
+			a.noteCreated(res)
 			a.t.run(a)
 			return nil
 		}
@@ -151,7 +156,8 @@ func (a *attempt) begin(ctx context.Context, cfg *config.JobConfiguration) error
 	if err != nil {
 		return fmt.Errorf("register begin: %w (%w)", ErrSessionLost, err)
 	}
-	if _, err := recipe.FencedMulti(ctx, s.c, fence, ops...); err != nil {
+	res, err := recipe.FencedMulti(ctx, s.c, fence, ops...)
+	if err != nil {
 		var me *reg.MultiError
 		switch {
 		case errors.Is(err, recipe.ErrFenced):
@@ -161,8 +167,34 @@ func (a *attempt) begin(ctx context.Context, cfg *config.JobConfiguration) error
 		}
 		return wrap("register begin", err)
 	}
+	a.noteCreated(res)
 	a.t.run(a)
 	return nil
+}
+
+// noteCreated keeps the Czxids of the running nodes the attempt's begin
+// created: res are the results of its transaction, whose last ops create
+// the running nodes of a.items in that order (ops).
+func (a *attempt) noteCreated(res []reg.OpResult) {
+	if len(res) < len(a.items) {
+		return
+	}
+	a.czxids = make([]int64, len(a.items))
+	for k, r := range res[len(res)-len(a.items):] {
+		a.czxids[k] = r.Czxid
+	}
+}
+
+// putFencingTokens puts each item's fencing token into sc (shared by its
+// copies): the Czxid of the running node the attempt created for it, no
+// request of its own; none without monitorExecution (no running node).
+func (a *attempt) putFencingTokens(sc executor.ShardingContexts) {
+	if sc.FencingTokens == nil || len(a.czxids) != len(a.items) {
+		return
+	}
+	for k, i := range a.items {
+		sc.FencingTokens[i] = a.czxids[k]
+	}
 }
 
 // run makes a the running execution's attempt.
@@ -363,28 +395,28 @@ func (t *attempts) expire() {
 	}
 }
 
-// adopt reports whether RegisterBegin of items under l, the live lease
-// it would use, finds the pending attempt of those items under that
-// lease; the attempt is then the running execution's. A pending attempt
+// adopt returns the pending attempt when RegisterBegin of items under l,
+// the live lease it would use, finds it of those items under that lease
+// (nil otherwise); the attempt is then the running execution's. A pending attempt
 // of other items, or of a lease that ended, is undone first (the caller
 // then begins an attempt of its own).
-func (t *attempts) adopt(ctx context.Context, l *lease, items []int) bool {
+func (t *attempts) adopt(ctx context.Context, l *lease, items []int) *attempt {
 	t.mu.Lock()
 	a := t.pending
 	if a == nil {
 		t.mu.Unlock()
-		return false
+		return nil
 	}
 	if l != nil && l == a.lease && slices.Equal(a.items, items) {
 		t.timer.Stop()
 		t.pending = nil
 		t.cur = a
 		t.mu.Unlock()
-		return true
+		return a
 	}
 	t.mu.Unlock()
 	t.drop(ctx, a)
-	return false
+	return nil
 }
 
 // confirm reports whether the attempt pending is one of items under l,

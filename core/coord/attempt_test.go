@@ -145,8 +145,11 @@ func TestAttemptBegunAheadIsAdoptedOrUndone(t *testing.T) {
 	if !a.t.pendingFor([]int{0, 1}) || !a.t.confirm(a.lease, []int{0, 1}) || a.t.confirm(a.lease, []int{0}) {
 		t.Fatal("the kept attempt is not the one pending")
 	}
-	if !a.t.adopt(ctx, a.lease, []int{0, 1}) {
+	if a.t.adopt(ctx, a.lease, []int{0, 1}) != at {
 		t.Fatal("the RegisterBegin of its items did not adopt the attempt")
+	}
+	if len(at.czxids) != 2 || at.czxids[0] == 0 || at.czxids[0] != at.czxids[1] {
+		t.Fatalf("czxids of the kept attempt = %v, want the transaction's zxid for both items", at.czxids)
 	}
 	if a.t.finish() != at || a.running(t, 0) != a.paths.id {
 		t.Fatal("the adopted attempt is not the running execution's")
@@ -159,7 +162,7 @@ func TestAttemptBegunAheadIsAdoptedOrUndone(t *testing.T) {
 	if kept, _, err := a.start(2, 3).beginChecked(ctx, cfg, fence, settled); err != nil || !kept {
 		t.Fatalf("beginChecked = %v, %v; want kept", kept, err)
 	}
-	if a.t.adopt(ctx, a.lease, []int{2}) {
+	if a.t.adopt(ctx, a.lease, []int{2}) != nil {
 		t.Fatal("the RegisterBegin of other items adopted the attempt")
 	}
 	if a.running(t, 2) != "" || a.running(t, 3) != "" || a.t.running.Load() || a.t.pendingFor([]int{2, 3}) {

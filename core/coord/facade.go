@@ -300,6 +300,7 @@ func (j *Job) contexts(ctx context.Context, cache *reg.CacheView, items []int) (
 		JobParameter:           cfg.JobParameter,
 		Items:                  append([]int{}, items...),
 		ShardingItemParameters: map[int]string{},
+		FencingTokens:          map[int]int64{},
 	}
 	for _, i := range items {
 		if p, ok := params[i]; ok {
@@ -334,7 +335,8 @@ func (j *Job) MisfireIfRunning(ctx context.Context, items []int) (bool, error) {
 // instance is replaced.
 func (j *Job) RegisterBegin(ctx context.Context, sc executor.ShardingContexts) error {
 	_, l, _ := j.sessionLease()
-	if j.att.adopt(ctx, l, sc.Items) {
+	if a := j.att.adopt(ctx, l, sc.Items); a != nil {
+		a.putFencingTokens(sc)
 		return nil // created with the trigger's resharding check
 	}
 	cfg, err := j.config(ctx)
@@ -350,6 +352,9 @@ func (j *Job) RegisterBegin(ctx context.Context, sc executor.ShardingContexts) e
 	err = a.begin(ctx, cfg)
 	if errors.Is(err, ErrItemRunning) {
 		j.restoreJoined(ctx, sc)
+	}
+	if err == nil {
+		a.putFencingTokens(sc)
 	}
 	return err
 }

@@ -7,7 +7,7 @@ import (
 )
 
 // A scheduler that drops an OnTrigger arriving while the job is still
-// executing (core/scheduler's own starts it right after the execution: its
+// executing (core/kernel's own starts it right after the execution: its
 // TestClaimDuringAnExecutionRunsRightAfterIt), and a failover enquiry at
 // the end of an execution (executor step 8) that claims an item and
 // triggers from inside that very execution: the claimed item still runs

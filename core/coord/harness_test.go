@@ -33,7 +33,9 @@ const (
 func avg(string) (spi.ShardingStrategy, error) { return shardingbuiltin.NewAverageAllocation(), nil }
 
 // cluster is several simulated instances of one job on one registry, with
-// the invariant checker: no item is ever executed by two live owners.
+// the invariant checker: no item is ever executed by two live owners, and
+// each run of an item (monitorExecution on) carries a fencing token higher
+// than every earlier run's of that item, on any instance.
 type cluster struct {
 	t       *testing.T
 	connect func(t *testing.T) reg.Client
@@ -41,6 +43,7 @@ type cluster struct {
 
 	mu      sync.Mutex
 	owners  map[int]claim
+	tokens  map[int][]int64 // each item's runs' fencing tokens, in begin order
 	members []*instance
 	barrier int
 }
@@ -76,7 +79,7 @@ type instance struct {
 	runMu   sync.Mutex // one trigger at a time per instance (Facade contract)
 
 	// dropBusy models a scheduler that drops an OnTrigger arriving while
-	// a run of this instance is in progress (core/scheduler keeps it: see
+	// a run of this instance is in progress (core/kernel keeps it: see
 	// trigger.TriggerSoon); the pump must then ask again.
 	dropBusy atomic.Bool
 	inRun    atomic.Bool
@@ -99,7 +102,7 @@ func newEmbeddedCluster(t *testing.T) *cluster {
 }
 
 func newCluster(t *testing.T, connect func(t *testing.T) reg.Client) *cluster {
-	cl := &cluster{t: t, connect: connect, owners: map[int]claim{}}
+	cl := &cluster{t: t, connect: connect, owners: map[int]claim{}, tokens: map[int][]int64{}}
 	cl.admin = connect(t)
 	return cl
 }
@@ -234,6 +237,35 @@ func (cl *cluster) acquire(items []int, id string, ctx context.Context, sess *re
 	}
 }
 
+// fence checks the fencing token each item of a run that just began
+// received: with monitorExecution, above every earlier run's of the item
+// (the Czxid of the running node the begin created); without, 0.
+func (cl *cluster) fence(sc executor.ShardingContexts, id string, monitor bool) {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	for _, i := range sc.Items {
+		tok := sc.ShardingContext(i).FencingToken
+		switch runs := cl.tokens[i]; {
+		case !monitor && tok != 0:
+			cl.t.Errorf("item %d run by %s without monitorExecution has fencing token %d, want 0", i, id, tok)
+		case monitor && tok <= 0:
+			cl.t.Errorf("INVARIANT: item %d run by %s has no fencing token (%d)", i, id, tok)
+		case monitor && len(runs) > 0 && tok <= runs[len(runs)-1]:
+			cl.t.Errorf("INVARIANT: item %d run by %s has fencing token %d, not above the last run's %d", i, id, tok, runs[len(runs)-1])
+		}
+		if monitor {
+			cl.tokens[i] = append(cl.tokens[i], tok)
+		}
+	}
+}
+
+// fencingTokens returns the fencing tokens of item's runs so far.
+func (cl *cluster) fencingTokens(item int) []int64 {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	return slices.Clone(cl.tokens[item])
+}
+
 func (cl *cluster) release(items []int, id string) {
 	cl.mu.Lock()
 	defer cl.mu.Unlock()
@@ -316,6 +348,11 @@ func (in *instance) execute(ctx context.Context, sc executor.ShardingContexts) e
 	if err := f.RegisterBegin(ctx, sc); err != nil {
 		return err
 	}
+	cfg, err := f.Config(ctx)
+	if err != nil {
+		return err
+	}
+	in.cl.fence(sc, in.id, cfg.MonitorExecution)
 	sctx := ctx
 	sess, _ := ctx.Value(sessKey{}).(*reg.Session)
 	in.cl.acquire(sc.Items, in.id, sctx, sess)

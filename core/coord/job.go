@@ -122,11 +122,7 @@ type Job struct {
 	life lifecycle
 }
 
-var (
-	_ executor.Facade               = (*Job)(nil)
-	_ executor.FailoverFireRecorder = (*Job)(nil)
-	_ executor.CatchUpJoiner        = (*Job)(nil)
-)
+var _ executor.Facade = (*Job)(nil)
 
 // New checks opts and returns a Job; Start starts it.
 func New(opts Options) (*Job, error) {

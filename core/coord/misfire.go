@@ -40,7 +40,7 @@ func (j *Job) ExecuteMisfired(ctx context.Context, items []int) (bool, error) {
 	return len(mis) > 0, err
 }
 
-// JoinCatchUp implements executor.CatchUpJoiner: the catch-up run that an
+// JoinCatchUp implements executor.Facade: the catch-up run that an
 // execution's misfire loop is about to start also runs this instance's own
 // items, besides sc's, whose misfire flag waits: set, and the item neither
 // running, disabled nor claimed for failover (those are served where they
@@ -132,7 +132,7 @@ func (j *Job) ClearMisfire(ctx context.Context, items []int) error {
 // when the busy thread frees.
 func (j *Job) SetMisfire(ctx context.Context) error { return j.SetMisfireExcept(ctx, nil) }
 
-// SetMisfireExcept implements executor.FailoverFireRecorder: a fire of the
+// SetMisfireExcept implements executor.Facade: a fire of the
 // schedule whose execution runs the failover items except instead of this
 // instance's items flags those as SetMisfire does (upstream loses that
 // fire for them); the pump runs them once the execution ends

@@ -14,8 +14,8 @@ import (
 	"github.com/ejob-io/ejob/core/config"
 	"github.com/ejob-io/ejob/core/coord"
 	"github.com/ejob-io/ejob/core/executor"
+	"github.com/ejob-io/ejob/core/kernel"
 	"github.com/ejob-io/ejob/core/reg"
-	"github.com/ejob-io/ejob/core/scheduler"
 	"github.com/ejob-io/ejob/core/trigger"
 	"github.com/ejob-io/ejob/internal/testkit"
 	"github.com/ejob-io/ejob/plugins/builtin"
@@ -84,11 +84,11 @@ func missedFireScenario(cron string, first, second time.Time) func(*testing.T, *
 // event loop has handled the events of the startup (its own registration
 // flags resharding: a resharding still pending after a first run would
 // rightly hold a catch-up back, upstream semantics).
-func startOnClock(t *testing.T, cl *cluster, cfg *config.JobConfiguration, clk *manualClock, events executor.Events, runner executor.ItemRunner) *scheduler.Scheduler {
+func startOnClock(t *testing.T, cl *cluster, cfg *config.JobConfiguration, clk *manualClock, events executor.Events, runner executor.ItemRunner) *kernel.Kernel {
 	t.Helper()
 	var seen sync.Map // paths the job's event loop handled
 	set := builtin.New(builtin.Options{Logger: hclog.NewNullLogger()})
-	s, err := scheduler.New(scheduler.Options{
+	s, err := kernel.New(kernel.Options{
 		Client: cl.connect(t), InstanceID: "192.168.1.1@-@100", ServerIP: "192.168.1.1",
 		Plugins: set,
 		Logger:  testLogger(t, "scheduler"), Events: events, Clock: clk, DrainTimeout: time.Second,
@@ -97,7 +97,7 @@ func startOnClock(t *testing.T, cl *cluster, cfg *config.JobConfiguration, clk *
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Add(ctxT(t), scheduler.Job{Config: cfg, Runner: runner}); err != nil {
+	if err := s.Add(ctxT(t), kernel.Job{Config: cfg, Runner: runner}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -478,15 +478,17 @@ func scenarioScheduleFireTakenByClaimKeepsOwnItems(t *testing.T, cl *cluster) {
 	})
 }
 
-// oneFire is the executor.MissedFires of one fire during which the trigger
-// loop skips none: a fire of the job's schedule, or (schedule false) one
-// asked for with TriggerSoon or TriggerNow (core/scheduler's adapter of
-// trigger.Fire reports trigger.Fire.Manual the same way).
+// oneFire is an executor.Fire, due now, during which the trigger loop
+// skips none: a fire of the job's schedule, or (schedule false) one asked
+// for with TriggerSoon or TriggerNow (trigger.Fire.Manual).
 type oneFire struct{ schedule bool }
 
-func (oneFire) OnSkip(func()) (stop func()) { return func() {} }
-func (oneFire) TakeMissed(bool) int         { return 0 }
-func (f oneFire) ScheduleFire() bool        { return f.schedule }
+func (oneFire) Scheduled() time.Time                { return time.Now() }
+func (f oneFire) Manual() bool                      { return !f.schedule }
+func (oneFire) Ahead() bool                         { return false }
+func (oneFire) AwaitScheduled(context.Context) bool { return true }
+func (oneFire) OnSkip(func()) (stop func())         { return func() {} }
+func (oneFire) TakeMissed(bool) int                 { return 0 }
 
 // twoSharded starts a (the leader) and b with failover on, and lets them
 // shard 4 items: b runs [0, 1], a [2, 3].

@@ -34,7 +34,7 @@ type Options struct {
 	// catch-up of a missed fire, trigger node), or right after an
 	// execution in progress: a claim made by the failover enquiry at the
 	// end of an execution comes while it still runs, and its item runs
-	// right after it only if the request is kept (core/scheduler keeps it;
+	// right after it only if the request is kept (core/kernel keeps it;
 	// a scheduler that drops it delays claimed items to the pump, which
 	// asks again a failover tick later). Called from the job's
 	// queue or from inside an execution: must not block.

@@ -126,12 +126,13 @@ func (a *attempt) beginChecked(ctx context.Context, cfg *config.JobConfiguration
 	// running nodes can be seen.
 	t.running.Store(true)
 	sent := time.Now()
-	f, merr := a.statAndBegin(ctx, a.ops(cfg, fence))
+	f, res, merr := a.statAndBegin(ctx, a.ops(cfg, fence))
 	rtt = time.Since(sent)
 	settled := f.err == nil && f.exists && f.st.NumChildren == 0 && settledAt(f.st.Pzxid)
 	var me *reg.MultiError
 	switch {
 	case merr == nil && settled:
+		a.noteCreated(res)
 		t.hold(a)
 		return true, rtt, nil
 	case merr == nil || !errors.As(merr, &me):
@@ -159,7 +160,7 @@ type flagsStat struct {
 // transaction ops together (beginChecked): the stat from a goroutine of
 // its own, so that both round trips overlap; on an in-process registry
 // (reg.IsInProcess) the stat, then the transaction, from this goroutine.
-func (a *attempt) statAndBegin(ctx context.Context, ops []reg.Op) (flagsStat, error) {
+func (a *attempt) statAndBegin(ctx context.Context, ops []reg.Op) (flagsStat, []reg.OpResult, error) {
 	c := a.t.s.c
 	stat := func() flagsStat {
 		st, exists, err := c.Exists(ctx, a.t.paths.flags())
@@ -167,13 +168,13 @@ func (a *attempt) statAndBegin(ctx context.Context, ops []reg.Op) (flagsStat, er
 	}
 	if a.t.inProcess {
 		f := stat()
-		_, err := c.Multi(ctx, ops...)
-		return f, err
+		res, err := c.Multi(ctx, ops...)
+		return f, res, err
 	}
 	flags := make(chan flagsStat, 1)
 	go func() { flags <- stat() }()
-	_, err := c.Multi(ctx, ops...)
-	return <-flags, err
+	res, err := c.Multi(ctx, ops...)
+	return <-flags, res, err
 }
 
 // steadyItemsInCache returns this instance's items for a steady trigger

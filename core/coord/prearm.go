@@ -74,7 +74,7 @@ const preArmSamples = 8
 // microseconds, but jobs firing at one time in one process run their
 // registry work one after the other: without a lead, 100 jobs firing each
 // second wait up to 1.5 ms for the begins before theirs and start later
-// than gocron's (BenchmarkEverySecond100Jobs in core/scheduler: fire-to-run
+// than gocron's (BenchmarkEverySecond100Jobs in core/kernel: fire-to-run
 // p50 1.3-1.6 ms against gocron's 1.1-1.3; 0.45-1.04 ms with the lead, for
 // a wake-up and a cache round more per fire: docs/benchmarks.md).
 type armLead struct {
@@ -143,7 +143,7 @@ func (j *Job) armLead() *armLead {
 	return j.arm.Load()
 }
 
-// PreArm implements executor.PreArmer: pipelinedContexts ahead of the
+// PreArm implements executor.Facade: pipelinedContexts ahead of the
 // fire, when the trigger is steady (see above). ok false: nothing was
 // created, the caller calls ShardingContexts at the scheduled time.
 func (j *Job) PreArm(ctx context.Context) (executor.ShardingContexts, bool, error) {
@@ -169,7 +169,7 @@ func (j *Job) PreArm(ctx context.Context) (executor.ShardingContexts, bool, erro
 	return sc, ok, err
 }
 
-// ConfirmArmed implements executor.PreArmer: at the scheduled time, the
+// ConfirmArmed implements executor.Facade: at the scheduled time, the
 // running nodes PreArm created are still recorded under the live lease,
 // and the tree cache shows nothing a trigger at this time would decide
 // differently on (see above).
@@ -209,7 +209,7 @@ func (j *Job) ConfirmArmed(ctx context.Context, sc executor.ShardingContexts) bo
 	return true
 }
 
-// Disarm implements executor.PreArmer: the running nodes PreArm created
+// Disarm implements executor.Facade: the running nodes PreArm created
 // are deleted unless RegisterBegin adopted them (attempts.drop).
 func (j *Job) Disarm(ctx context.Context) {
 	if j.att.drop(ctx, nil) {

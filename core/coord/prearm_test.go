@@ -2,6 +2,7 @@ package coord_test
 
 import (
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -40,6 +41,14 @@ func TestPreArmThenBegin(t *testing.T) {
 	}
 	if calls := ownRequests(log.take()); len(calls) != 0 {
 		t.Fatalf("RegisterBegin made requests: %v", calls)
+	}
+	// Each item's fencing token is its running node's Czxid, taken from
+	// the pre-arm's transaction: no request of its own.
+	for _, i := range sc.Items {
+		st, _ := cl.stat(jp("sharding", strconv.Itoa(i), "running"))
+		if tok := sc.ShardingContext(i).FencingToken; tok == 0 || tok != st.Czxid {
+			t.Errorf("item %d: fencing token %d, running node's Czxid %d", i, tok, st.Czxid)
+		}
 	}
 	if err := f.RegisterCompleted(ctx, sc, nil); err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -78,6 +79,11 @@ func TestZooKeeper(t *testing.T) {
 		}
 	})
 
+	// A run cut off by its lost session is failed over; each run of an
+	// item carries a fencing token above every earlier run's, on any
+	// instance: b's cut-off run, the failover run that replaces it (on a,
+	// or on b re-registered), and the runs after the resharding (the
+	// harness checks every begin: cluster.fence).
 	t.Run("FailoverOnLostSession", func(t *testing.T) {
 		cl := newZKCluster(t)
 		a := cl.start("192.168.1.1", 100, failoverConfig(4))
@@ -86,6 +92,15 @@ func TestZooKeeper(t *testing.T) {
 		runAll(t, a, b)
 		release, done := startHeldRun(t, cl, b, []int{0, 1})
 		defer release()
+		stale := map[int]int64{}
+		for _, i := range []int{0, 1} {
+			toks := cl.fencingTokens(i)
+			st, _ := cl.stat(jp("sharding", strconv.Itoa(i), "running"))
+			if len(toks) < 2 || toks[len(toks)-1] != st.Czxid {
+				t.Fatalf("item %d: tokens %v; b's running node's Czxid %d", i, toks, st.Czxid)
+			}
+			stale[i] = st.Czxid
+		}
 		a.autorun(t)
 		b.autorun(t)
 		if err := b.c.(reg.Expirer).Expire(context.Background()); err != nil {
@@ -104,6 +119,18 @@ func TestZooKeeper(t *testing.T) {
 		cl.waitNecessary()
 		runAll(t, a, b)
 		expectAssign(t, cl, 4, map[string][]int{b.id: {0, 1}, a.id: {2, 3}})
+		for _, i := range []int{0, 1} {
+			toks := cl.fencingTokens(i)
+			if k := slices.Index(toks, stale[i]); k < 0 || len(toks) < k+3 {
+				t.Errorf("item %d: tokens %v; want b's cut-off run's %d followed by the failover run's and a later run's", i, toks, stale[i])
+			}
+			for k := 1; k < len(toks); k++ {
+				if toks[k] <= toks[k-1] {
+					t.Errorf("item %d: tokens %v not strictly increasing", i, toks)
+				}
+			}
+			t.Logf("item %d: fencing tokens %v (b's cut-off run %d)", i, toks, stale[i])
+		}
 	})
 
 	// Failover latency is a setting: with sessionTimeoutMilliseconds = S,

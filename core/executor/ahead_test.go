@@ -3,19 +3,19 @@ package executor_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/ejob-io/ejob/core/executor"
 )
 
-// armingFacade is a fakeFacade that can pre-arm (executor.PreArmer).
+// armingFacade is a fakeFacade that can pre-arm (Facade.PreArm).
 type armingFacade struct {
 	*fakeFacade
 	armed     bool // PreArm's ok
 	confirmed bool // ConfirmArmed's answer
 }
-
-var _ executor.PreArmer = (*armingFacade)(nil)
 
 func (f *armingFacade) PreArm(ctx context.Context) (executor.ShardingContexts, bool, error) {
 	f.j.add("PreArm")
@@ -28,10 +28,6 @@ func (f *armingFacade) PreArm(ctx context.Context) (executor.ShardingContexts, b
 func (f *armingFacade) ConfirmArmed(ctx context.Context, sc executor.ShardingContexts) bool {
 	f.j.add("ConfirmArmed %v", sc.Items)
 	return f.confirmed
-}
-
-func (f *armingFacade) Disarm(ctx context.Context) {
-	f.j.add("Disarm (ctx alive: %v)", ctx.Err() == nil)
 }
 
 // aheadMissed is a fire dispatched ahead: AwaitScheduled answers went
@@ -68,6 +64,7 @@ func TestAheadFire(t *testing.T) {
 		name                          string
 		ahead, armed, went, confirmed bool
 		cancel                        bool
+		paused                        bool // the registry connection, at the scheduled time
 		want                          []string
 	}{
 		{name: "armed", ahead: true, armed: true, went: true, confirmed: true,
@@ -75,6 +72,8 @@ func TestAheadFire(t *testing.T) {
 		{name: "abandoned", ahead: true, armed: true,
 			want: []string{"Config", "PreArm", "AwaitScheduled", "Disarm (ctx alive: true)"}},
 		{name: "abandoned by ctx", ahead: true, armed: true, cancel: true,
+			want: []string{"Config", "PreArm", "AwaitScheduled", "Disarm (ctx alive: true)"}},
+		{name: "registry suspended at the time", ahead: true, armed: true, went: true, confirmed: true, paused: true,
 			want: []string{"Config", "PreArm", "AwaitScheduled", "Disarm (ctx alive: true)"}},
 		{name: "no longer holds", ahead: true, armed: true, went: true,
 			want: append([]string{"Config", "PreArm", "AwaitScheduled", "ConfirmArmed [0 1]", "Disarm (ctx alive: true)", "ShardingContexts"}, tail...)},
@@ -89,6 +88,9 @@ func TestAheadFire(t *testing.T) {
 			h := newHarness([]int{0, 1}, "", "SINGLE_THREAD")
 			h.opts.Listeners = []executor.Listener{listener{j: h.j, name: "L"}}
 			h.opts.Facade = &armingFacade{fakeFacade: h.f, armed: tc.armed, confirmed: tc.confirmed}
+			h.f.paused.Store(tc.paused)
+			var fired []string
+			h.opts.OnFired = func(time.Duration) { fired = append(fired, "fired") }
 			e, err := executor.New("job", h.opts)
 			if err != nil {
 				t.Fatal(err)
@@ -103,13 +105,17 @@ func TestAheadFire(t *testing.T) {
 				t.Fatal(err)
 			}
 			check(t, h.j.get(), tc.want)
+			// A fire starts (OnFired) when it goes on at its time.
+			if starts := slices.Contains(tc.want, "MisfireIfRunning [0 1]"); starts != (len(fired) == 1) || len(fired) > 1 {
+				t.Errorf("OnFired called %d times; want %d", len(fired), map[bool]int{true: 1}[starts])
+			}
 		})
 	}
 }
 
-// A Facade that cannot pre-arm still waits for the scheduled time of a
-// fire dispatched ahead before ShardingContexts.
-func TestAheadFireWithoutPreArmer(t *testing.T) {
+// A Facade that cannot pre-arm this fire still waits for the scheduled
+// time of a fire dispatched ahead before ShardingContexts.
+func TestAheadFireNotArmed(t *testing.T) {
 	for _, went := range []bool{true, false} {
 		t.Run(fmt.Sprint("went=", went), func(t *testing.T) {
 			h := newHarness([]int{0}, "", "")
@@ -121,7 +127,7 @@ func TestAheadFireWithoutPreArmer(t *testing.T) {
 			if err := e.Execute(t.Context(), executor.NormalTrigger, m); err != nil {
 				t.Fatal(err)
 			}
-			want := []string{"Config", "AwaitScheduled"}
+			want := []string{"Config", "PreArm", "AwaitScheduled"}
 			if went {
 				want = append(want, "ShardingContexts", staging, "MisfireIfRunning [0]", "RegisterBegin [0]", running,
 					"item 0", "RegisterCompleted failed=[]", done, "ExecuteMisfired")

@@ -32,6 +32,16 @@ func (nopFacade) ClearMisfire(context.Context, []int) error            { return 
 func (nopFacade) SetMisfire(context.Context) error                     { return nil }
 func (nopFacade) NeedSharding(context.Context) (bool, error)           { return false, nil }
 func (nopFacade) FailoverIfNecessary(context.Context) error            { return nil }
+func (nopFacade) SetMisfireExcept(context.Context, []int) error        { return nil }
+func (nopFacade) JoinCatchUp(_ context.Context, sc executor.ShardingContexts) (executor.ShardingContexts, error) {
+	return sc, nil
+}
+func (nopFacade) PreArm(context.Context) (executor.ShardingContexts, bool, error) {
+	return executor.ShardingContexts{}, false, nil
+}
+func (nopFacade) ConfirmArmed(context.Context, executor.ShardingContexts) bool { return false }
+func (nopFacade) Disarm(context.Context)                                       {}
+func (nopFacade) Paused() (bool, <-chan struct{})                              { return false, nil }
 
 // BenchmarkTrigger measures the pipeline's own cost per trigger with a
 // no-op facade and no-op items: one item (inline) and eight (pooled).

@@ -77,6 +77,8 @@ type ItemEvent struct {
 	// Output is the completed item's output (an OutputRunner's, of its
 	// last try), as the job type returned it: not masked yet.
 	Output spi.Output
+	// FencingToken is the run's fencing token for the item (0: none).
+	FencingToken int64
 }
 
 // Events receives the pipeline's tracing events. The pipeline calls it

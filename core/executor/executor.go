@@ -116,6 +116,14 @@ type Options struct {
 	// OnRetry, if set, is told of each retry of a failed item (metrics);
 	// called from the item's goroutine.
 	OnRetry func(item int)
+	// OnFired, if set, is told that a fire starts, delay after its
+	// scheduled time (metrics): at the start of Execute, or at the
+	// scheduled time for a fire dispatched ahead.
+	OnFired func(delay time.Duration)
+	// OnMisfire, if set, is told of the fires of the schedule the trigger
+	// loop skipped and no trigger took (Misfired), before their flags are
+	// set (metrics).
+	OnMisfire func(skipped int)
 	// Logger defaults to a null logger.
 	Logger hclog.Logger
 	// AvailableCPUs is passed to the pool-size provider; default
@@ -228,41 +236,6 @@ func New(jobName string, opts Options) (*Executor, error) {
 // JobName returns the job's name.
 func (e *Executor) JobName() string { return e.jobName }
 
-// RecordMisfire sets the misfire flags of the local items, for a fire the
-// trigger loop skipped while this job was running and that no execution
-// took (wire it to trigger.Options.OnMisfire for fires with Scheduled > 0;
-// manual triggers dropped while running set no flag, as upstream).
-func (e *Executor) RecordMisfire(ctx context.Context) error {
-	if err := e.opts.Facade.SetMisfire(ctx); err != nil {
-		return fmt.Errorf("executor: job %q: set misfire: %w", e.jobName, err)
-	}
-	return nil
-}
-
-// MissedFires tells an execution about the fires its trigger loop skips
-// while it runs (core/scheduler adapts trigger.Fire to it).
-type MissedFires interface {
-	// OnSkip calls fn on a goroutine of its own when a fire is skipped
-	// (at once if fires were skipped and not taken), never two calls at
-	// once: a fire skipped during a call makes fn run once more. stop ends
-	// this and waits for a running call; it may be called more than once.
-	OnSkip(fn func()) (stop func())
-	// TakeMissed returns how many fires were skipped since the last call
-	// and forgets them (the execution serves them). With final set, the
-	// loop skips no fire afterwards: one that comes due before the
-	// execution returns starts right after it.
-	TakeMissed(final bool) int
-}
-
-// ScheduleFire is implemented by the MissedFires of a fire that knows
-// where it comes from (the scheduler's adapter of trigger.Fire).
-type ScheduleFire interface {
-	// ScheduleFire reports whether the fire is one of the job's schedule,
-	// not a trigger asked for by hand or by the coordination layer
-	// (TriggerNow, TriggerSoon: a failover claim, a catch-up).
-	ScheduleFire() bool
-}
-
 // run is the state of one trigger.
 type run struct {
 	*Executor
@@ -280,16 +253,19 @@ type run struct {
 }
 
 // Execute runs one trigger of the job (upstream's
-// ElasticJobExecutor.execute). src is the source of the first run
-// (NormalTrigger from the scheduler). missed, when not nil, reports the
-// fires the trigger loop skips while this trigger runs: each sets the
+// ElasticJobExecutor.execute) for fire, the trigger loop's (nil: due now,
+// no loop). src is the source of the first run (NormalTrigger from the
+// kernel). The fires the loop skips while this trigger runs each set the
 // misfire flags of the local items at once (upstream's
 // JobTriggerListener.triggerMisfired; the flags outlive this instance), and
 // the misfire loop after the run serves them with one catch-up run of the
-// items right away, in this trigger (see catchUp). It returns nil when the
+// items right away, in this trigger (misfire.go). It returns nil when the
 // trigger completed, an error wrapping ErrPropagated when the error handler
 // stopped it, or a wrapped Facade error.
-func (e *Executor) Execute(ctx context.Context, src Source, missed MissedFires) error {
+func (e *Executor) Execute(ctx context.Context, src Source, fire Fire) error {
+	if fire == nil || !fire.Ahead() {
+		e.fired(fire) // else at the scheduled time (contextsAt)
+	}
 	f := e.opts.Facade
 	cfg, err := f.Config(ctx)
 	if err != nil {
@@ -301,7 +277,7 @@ func (e *Executor) Execute(ctx context.Context, src Source, missed MissedFires) 
 	// Fires skipped from now on set the flags of the items this instance
 	// owns when they come (a pending resharding may move items while the
 	// trigger waits for it).
-	r.recordSkips(ctx, missed)
+	r.recordSkips(ctx, fire)
 	defer r.stopRecording()
 
 	if cfg.MaxTimeDiffSeconds >= 0 {
@@ -311,7 +287,7 @@ func (e *Executor) Execute(ctx context.Context, src Source, missed MissedFires) 
 			}
 		}
 	}
-	sc, abandoned, err := r.contextsAt(ctx, missed) // ahead.go
+	sc, abandoned, err := r.contextsAt(ctx, fire) // ahead.go
 	if err != nil {
 		return fmt.Errorf("executor: job %q: sharding contexts: %w", e.jobName, err)
 	}
@@ -320,7 +296,7 @@ func (e *Executor) Execute(ctx context.Context, src Source, missed MissedFires) 
 	}
 	if sc.Failover && src == NormalTrigger {
 		src = Failover
-		r.keepOwnItemsFire(ctx, sc, missed)
+		r.keepOwnItemsFire(ctx, sc, fire)
 	}
 	e.status(ctx, e.events.TaskStaging, sc, src, TaskStaging, e.beginMsg)
 	running, err := f.MisfireIfRunning(ctx, sc.Items)
@@ -341,7 +317,7 @@ func (e *Executor) Execute(ctx context.Context, src Source, missed MissedFires) 
 	if err != nil {
 		return err
 	}
-	if err := r.catchUp(ctx, sc, missed, unrecorded); err != nil {
+	if err := r.catchUp(ctx, sc, fire, unrecorded); err != nil {
 		return err
 	}
 	if cfg.Failover {
@@ -350,121 +326,6 @@ func (e *Executor) Execute(ctx context.Context, src Source, missed MissedFires) 
 		}
 	}
 	return r.callListeners(ctx, sc, false)
-}
-
-// recordSkips sets the misfire flags each time the trigger loop skips a
-// fire (on a goroutine the loop starts then: none while no fire is
-// skipped), until stopRecording. One recording at a time; its state is
-// the run's (no closure and flag allocated per execution).
-func (r *run) recordSkips(ctx context.Context, missed MissedFires) {
-	r.skips.unrecorded.Store(false)
-	if missed == nil {
-		return
-	}
-	r.skips.end = missed.OnSkip(func() {
-		if ctx.Err() == nil && missed.TakeMissed(false) > 0 && !r.recordMisfire(ctx) {
-			r.skips.unrecorded.Store(true)
-		}
-	})
-}
-
-// stopRecording ends recordSkips' recording and waits for a recording in
-// progress, so no flag is written after the misfire loop has looked at
-// them; it reports whether a skipped fire could not be recorded (the loop
-// records it), and may be called again (it then does nothing more).
-func (r *run) stopRecording() (unrecorded bool) {
-	if end := r.skips.end; end != nil {
-		r.skips.end = nil
-		end()
-	}
-	return r.skips.unrecorded.Load()
-}
-
-// keepOwnItemsFire: a fire of the job's schedule whose ShardingContexts
-// returned failover items runs only those (upstream's order), so it is
-// lost for this instance's own items. With misfire on it is kept for them
-// as a fire skipped while the job runs is (FailoverFireRecorder): their
-// flags make them run right after this execution. Without them the fire
-// of an item whose owner holds a claim runs nothing of it until the
-// owner's next fire, which a resharding can hold back.
-func (r *run) keepOwnItemsFire(ctx context.Context, sc ShardingContexts, missed MissedFires) {
-	sf, ok := missed.(ScheduleFire)
-	rec, can := r.opts.Facade.(FailoverFireRecorder)
-	if !ok || !can || !r.cfg.Misfire || !sf.ScheduleFire() {
-		return
-	}
-	if err := rec.SetMisfireExcept(ctx, sc.Items); err != nil && ctx.Err() == nil {
-		r.log.Warn("cannot keep the fire for this instance's items while it runs failover items", "failover_items", sc.Items, "error", err)
-	}
-}
-
-// onceRecording is once while skipped fires are recorded (recordSkips).
-func (r *run) onceRecording(ctx context.Context, sc ShardingContexts, src Source, missed MissedFires) (unrecorded bool, err error) {
-	r.recordSkips(ctx, missed)
-	err = r.once(ctx, sc, src)
-	return r.stopRecording(), err
-}
-
-// recordMisfire sets the local items' misfire flags for skipped fires; it
-// reports whether it did.
-func (r *run) recordMisfire(ctx context.Context) bool {
-	if err := r.RecordMisfire(ctx); err != nil {
-		if ctx.Err() == nil {
-			r.log.Warn("cannot record a fire skipped while the job ran", "error", err)
-		}
-		return false
-	}
-	return true
-}
-
-// catchUp is the misfire loop (the while loop of upstream's
-// ElasticJobExecutor.execute): while misfire is on, no resharding is
-// pending and one of the items has a misfire flag, the flags are cleared
-// and the items run again with source Misfire, so fires missed while they
-// ran collapse into one catch-up run right after. Each catch-up run also
-// takes the instance's own items whose flags wait outside the execution's
-// items (CatchUpJoiner), which would otherwise wait until a chain of
-// catch-up runs ends. Fires the trigger loop skipped and that were not yet
-// recorded (one that came as a run ended, or whose recording failed) set
-// the flags before each check. Once the loop ends, the trigger loop is told
-// to skip no more fires of this trigger (a fire due before it returns
-// starts right after), so no fire is left waiting for the next one; with
-// misfire off the fires it skips stay misfires (recorded, never re-run).
-func (r *run) catchUp(ctx context.Context, sc ShardingContexts, missed MissedFires, unrecorded bool) error {
-	f := r.opts.Facade
-	final := false
-	for {
-		if missed != nil && (missed.TakeMissed(false) > 0 || unrecorded) {
-			r.recordMisfire(ctx)
-		}
-		again, err := f.ExecuteMisfired(ctx, sc.Items)
-		if err != nil {
-			return fmt.Errorf("executor: job %q: execute misfired: %w", r.jobName, err)
-		}
-		if !again && missed != nil && r.cfg.Misfire && !final {
-			final = true
-			if missed.TakeMissed(true) > 0 {
-				r.recordMisfire(ctx)
-				if again, err = f.ExecuteMisfired(ctx, sc.Items); err != nil {
-					return fmt.Errorf("executor: job %q: execute misfired: %w", r.jobName, err)
-				}
-			}
-		}
-		if !again {
-			return nil
-		}
-		if j, ok := f.(CatchUpJoiner); ok {
-			if sc, err = j.JoinCatchUp(ctx, sc); err != nil {
-				return fmt.Errorf("executor: job %q: join catch-up: %w", r.jobName, err)
-			}
-		}
-		if err := f.ClearMisfire(ctx, sc.Items); err != nil {
-			return fmt.Errorf("executor: job %q: clear misfire: %w", r.jobName, err)
-		}
-		if unrecorded, err = r.onceRecording(ctx, sc, Misfire, missed); err != nil {
-			return err
-		}
-	}
 }
 
 // normType is spi.NormalizeType with a default for empty names. ejob
@@ -816,7 +677,7 @@ func (r *run) startEvent(sc ShardingContexts, src Source, item int) ItemEvent {
 	}
 	return ItemEvent{
 		ID: NewEventID(), JobName: r.jobName, TaskID: sc.TaskID, InstanceID: r.opts.InstanceID,
-		Source: src, Item: item, Start: time.Now(),
+		Source: src, Item: item, Start: time.Now(), FencingToken: sc.FencingTokens[item],
 	}
 }
 

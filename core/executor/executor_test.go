@@ -17,6 +17,7 @@ import (
 
 	"github.com/ejob-io/ejob/core/config"
 	"github.com/ejob-io/ejob/core/executor"
+	"github.com/ejob-io/ejob/core/trigger"
 	errorhandlerbuiltin "github.com/ejob-io/ejob/plugins/errorhandler/builtin"
 	threadpoolbuiltin "github.com/ejob-io/ejob/plugins/threadpool/builtin"
 	"github.com/ejob-io/ejob/spi"
@@ -54,13 +55,12 @@ type fakeFacade struct {
 	setMisfire   atomic.Int32
 	offMisfire   bool // ExecuteMisfired answers false (misfire off)
 	onContexts   func()
-	completeErr  error // RegisterCompleted's answer
+	completeErr  error        // RegisterCompleted's answer
+	begins       atomic.Int64 // RegisterBegin calls, for the fencing tokens
+	paused       atomic.Bool
 }
 
-var (
-	_ executor.Facade               = (*fakeFacade)(nil)
-	_ executor.FailoverFireRecorder = (*fakeFacade)(nil)
-)
+var _ executor.Facade = (*fakeFacade)(nil)
 
 func (f *fakeFacade) Config(ctx context.Context) (*config.JobConfiguration, error) {
 	f.j.add("Config")
@@ -85,8 +85,16 @@ func (f *fakeFacade) MisfireIfRunning(ctx context.Context, items []int) (bool, e
 	return f.runningGuard, nil
 }
 
+// RegisterBegin gives each item of the n-th begin the fencing token
+// 1000*n + item, as coord's begin fills them into the shared map.
 func (f *fakeFacade) RegisterBegin(ctx context.Context, sc executor.ShardingContexts) error {
 	f.j.add("RegisterBegin %v", sc.Items)
+	n := f.begins.Add(1)
+	for _, i := range sc.Items {
+		if sc.FencingTokens != nil {
+			sc.FencingTokens[i] = 1000*n + int64(i)
+		}
+	}
 	return nil
 }
 
@@ -133,6 +141,34 @@ func (f *fakeFacade) SetMisfire(ctx context.Context) error {
 	f.setMisfire.Add(1)
 	f.misfires.Store(1)
 	return nil
+}
+
+// JoinCatchUp adds no item: the instance has none outside sc.
+func (f *fakeFacade) JoinCatchUp(ctx context.Context, sc executor.ShardingContexts) (executor.ShardingContexts, error) {
+	return sc, nil
+}
+
+// PreArm cannot arm (armingFacade can).
+func (f *fakeFacade) PreArm(ctx context.Context) (executor.ShardingContexts, bool, error) {
+	f.j.add("PreArm")
+	return executor.ShardingContexts{}, false, nil
+}
+
+func (f *fakeFacade) ConfirmArmed(ctx context.Context, sc executor.ShardingContexts) bool {
+	f.j.add("ConfirmArmed %v", sc.Items)
+	return false
+}
+
+func (f *fakeFacade) Disarm(ctx context.Context) {
+	f.j.add("Disarm (ctx alive: %v)", ctx.Err() == nil)
+}
+
+// Paused answers paused (the registry connection suspended).
+func (f *fakeFacade) Paused() (bool, <-chan struct{}) {
+	if f.paused.Load() {
+		return true, nil
+	}
+	return false, nil
 }
 
 // recEvents journals status events (and item events when items is set).
@@ -357,7 +393,7 @@ func TestMisfireLoop(t *testing.T) {
 	})
 }
 
-// fakeMissed is a trigger loop's view for one execution: skip models a
+// fakeMissed is an executor.Fire of the schedule, due now: skip models a
 // fire skipped while the execution runs.
 type fakeMissed struct {
 	mu     sync.Mutex
@@ -368,6 +404,13 @@ type fakeMissed struct {
 }
 
 func newFakeMissed() *fakeMissed { return &fakeMissed{} }
+
+var _ executor.Fire = (*fakeMissed)(nil)
+
+func (m *fakeMissed) Scheduled() time.Time                { return time.Now() }
+func (m *fakeMissed) Manual() bool                        { return false }
+func (m *fakeMissed) Ahead() bool                         { return false }
+func (m *fakeMissed) AwaitScheduled(context.Context) bool { return true }
 
 func (m *fakeMissed) OnSkip(fn func()) func() {
 	m.mu.Lock()
@@ -837,14 +880,24 @@ func TestReloadOnlyWhenTypeChanges(t *testing.T) {
 	}
 }
 
-func TestRecordMisfire(t *testing.T) {
+// Misfired, the trigger loop's report of the fires no trigger took, sets
+// the items' misfire flags for skipped fires of the schedule and tells
+// OnMisfire how many; manual triggers dropped while the job ran set none.
+func TestMisfired(t *testing.T) {
 	h := newHarness([]int{0}, "", "")
+	var told []int
+	h.opts.OnMisfire = func(skipped int) { told = append(told, skipped) }
 	e, err := executor.New("job", h.opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.RecordMisfire(t.Context()); err != nil || h.f.setMisfire.Load() != 1 {
-		t.Fatalf("RecordMisfire = %v, calls %d", err, h.f.setMisfire.Load())
+	e.Misfired(t.Context(), trigger.Misfire{Manual: 2})
+	if n := h.f.setMisfire.Load(); n != 0 || len(told) != 0 {
+		t.Fatalf("dropped manual triggers: %d SetMisfire calls, OnMisfire told %v; want none", n, told)
+	}
+	e.Misfired(t.Context(), trigger.Misfire{Scheduled: 3, Manual: 1})
+	if n := h.f.setMisfire.Load(); n != 1 || !slices.Equal(told, []int{3}) {
+		t.Fatalf("3 skipped fires: %d SetMisfire calls, OnMisfire told %v; want 1 and [3]", n, told)
 	}
 }
 
@@ -921,29 +974,29 @@ func TestCutOffExecutionTraced(t *testing.T) {
 	}
 }
 
-// scheduleFire is fakeMissed for a fire whose origin is known
-// (executor.ScheduleFire).
+// scheduleFire is fakeMissed for a fire of the schedule or (schedule
+// false) one asked for (Fire.Manual).
 type scheduleFire struct {
 	*fakeMissed
 	schedule bool
 }
 
-func (f scheduleFire) ScheduleFire() bool { return f.schedule }
+func (f scheduleFire) Manual() bool { return !f.schedule }
 
 // A fire of the schedule whose ShardingContexts returns failover items
 // keeps the fire for the instance's other items (SetMisfireExcept with the
 // failover items, before they run); a trigger asked for (TriggerSoon,
-// TriggerNow), a fire of unknown origin, or misfire off does not.
+// TriggerNow), one no trigger loop dispatched, or misfire off does not.
 func TestScheduleFireRunningFailoverItemsKeepsOwnItems(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		missed  executor.MissedFires
+		fire    executor.Fire
 		misfire bool
 		keeps   bool
 	}{
 		{"schedule fire", scheduleFire{newFakeMissed(), true}, true, true},
 		{"asked for", scheduleFire{newFakeMissed(), false}, true, false},
-		{"origin unknown", newFakeMissed(), true, false},
+		{"no trigger loop", nil, true, false},
 		{"misfire off", scheduleFire{newFakeMissed(), true}, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -954,7 +1007,7 @@ func TestScheduleFireRunningFailoverItemsKeepsOwnItems(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := e.Execute(context.Background(), executor.NormalTrigger, tc.missed); err != nil {
+			if err := e.Execute(context.Background(), executor.NormalTrigger, tc.fire); err != nil {
 				t.Fatal(err)
 			}
 			got := h.j.get()
@@ -966,5 +1019,56 @@ func TestScheduleFireRunningFailoverItemsKeepsOwnItems(t *testing.T) {
 				t.Errorf("the other items were flagged after the failover items were checked: %v", got)
 			}
 		})
+	}
+}
+
+// tokenEvents records the fencing token of each item event.
+type tokenEvents struct {
+	executor.NopEvents
+	mu   sync.Mutex
+	seen []string
+}
+
+func (e *tokenEvents) ItemStarted(_ context.Context, ev executor.ItemEvent) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.seen = append(e.seen, fmt.Sprintf("start %d token %d", ev.Item, ev.FencingToken))
+}
+
+func (e *tokenEvents) ItemCompleted(_ context.Context, ev executor.ItemEvent) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.seen = append(e.seen, fmt.Sprintf("complete %d token %d", ev.Item, ev.FencingToken))
+}
+
+// TestFencingTokenReachesItemsAndEvents: the tokens RegisterBegin puts
+// into the sharding contexts reach each item's ShardingContext and its
+// start and completion events; a misfire re-run gets its own begin's.
+func TestFencingTokenReachesItemsAndEvents(t *testing.T) {
+	h := newHarness([]int{0, 1}, "", "CPU")
+	h.f.sc.FencingTokens = map[int]int64{}
+	h.f.misfires.Store(1)
+	ev := &tokenEvents{}
+	h.opts.Events = ev
+	var mu sync.Mutex
+	var ran []string
+	h.opts.Runner = executor.SimpleFunc(func(ctx context.Context, sc spi.ShardingContext) error {
+		mu.Lock()
+		defer mu.Unlock()
+		ran = append(ran, fmt.Sprintf("item %d token %d", sc.ShardingItem, sc.FencingToken))
+		return nil
+	})
+	if err := h.execute(t); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(ran)
+	if want := []string{"item 0 token 1000", "item 0 token 2000", "item 1 token 1001", "item 1 token 2001"}; !slices.Equal(ran, want) {
+		t.Errorf("items ran with %v, want %v", ran, want)
+	}
+	slices.Sort(ev.seen)
+	want := []string{"complete 0 token 1000", "complete 0 token 2000", "complete 1 token 1001", "complete 1 token 2001",
+		"start 0 token 1000", "start 0 token 2000", "start 1 token 1001", "start 1 token 2001"}
+	if !slices.Equal(ev.seen, want) {
+		t.Errorf("events %v, want %v", ev.seen, want)
 	}
 }

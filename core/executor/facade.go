@@ -56,8 +56,27 @@ type Facade interface {
 	// JobTriggerListener.triggerMisfired). The pipeline may call it while
 	// the trigger's items run, concurrently with RegisterCompleted.
 	SetMisfire(ctx context.Context) error
+	// SetMisfireExcept sets the misfire flags of the local sharding items
+	// other than except, as SetMisfire does for a skipped fire. The
+	// pipeline calls it for a fire of the job's schedule whose
+	// ShardingContexts gave failover items (except) instead of the
+	// instance's own (ShardingContexts returns only those while the
+	// instance holds some, as upstream, which loses the fire for the own
+	// items): they run right after the execution (docs/guarantees.md, "A
+	// fire that finds its item running").
+	SetMisfireExcept(ctx context.Context, except []int) error
 	// ClearMisfire deletes the misfire flags of items.
 	ClearMisfire(ctx context.Context, items []int) error
+	// JoinCatchUp returns sc with this instance's own items whose misfire
+	// flag waits (set, the item not running, disabled or claimed for
+	// failover) added, or sc itself when there are none: the catch-up run
+	// serves both at once. The misfire loop asks it before each catch-up
+	// run: it serves only the execution's items (failover items, or some
+	// of the instance's only), and the coordination's pump serves the
+	// others only once the instance is idle, so a chain of catch-up runs
+	// (a long item missing a fire in every run) would hold them back for
+	// as long as it lasts.
+	JoinCatchUp(ctx context.Context, sc ShardingContexts) (ShardingContexts, error)
 	// NeedSharding reports whether resharding is pending (the flag node
 	// leader/sharding/necessary exists); a streaming DATAFLOW loop stops
 	// when it does.
@@ -66,33 +85,30 @@ type Facade interface {
 	// idle (the enquiry after a run, upstream's
 	// FailoverService.failoverIfNecessary).
 	FailoverIfNecessary(ctx context.Context) error
-}
 
-// FailoverFireRecorder is implemented by a Facade that keeps a fire of the
-// job's schedule for this instance's own items when ShardingContexts gave
-// that fire's execution failover items instead (it returns only those
-// while the instance holds some, as upstream, which loses the fire for the
-// own items).
-type FailoverFireRecorder interface {
-	// SetMisfireExcept sets the misfire flags of the local sharding items
-	// other than except (the failover items the fire runs instead), as
-	// SetMisfire does for a skipped fire: they run right after the
-	// execution (docs/guarantees.md, "A fire that finds its item
-	// running").
-	SetMisfireExcept(ctx context.Context, except []int) error
-}
-
-// CatchUpJoiner is implemented by a Facade whose instance may have flagged
-// items of its own that the execution's items do not include (an execution
-// of failover items, or of some of its items only). The misfire loop
-// serves only the execution's items, and the pump serves the others only
-// once the instance is idle, so a chain of catch-up runs (a long item
-// missing a fire in every run) would hold them back for as long as it
-// lasts. Before each catch-up run the loop asks JoinCatchUp.
-type CatchUpJoiner interface {
-	// JoinCatchUp returns sc with this instance's own items whose misfire
-	// flag waits (set, the item not running, disabled or claimed for
-	// failover) added, or sc itself when there are none: the catch-up run
-	// serves both at once.
-	JoinCatchUp(ctx context.Context, sc ShardingContexts) (ShardingContexts, error)
+	// PreArm is ShardingContexts done before the scheduled time of a fire
+	// dispatched ahead (Fire.Ahead), so that the items start at the
+	// scheduled time instead of a registry round trip after it, when it
+	// can be done without deciding anything that must be decided at the
+	// scheduled time: ok is false (and nothing is left to undo) otherwise,
+	// and the pipeline calls ShardingContexts at the scheduled time as for
+	// any fire. With ok, the items' running nodes exist; RegisterBegin
+	// adopts them. An error is one of an undo that left running nodes
+	// behind (to recovery).
+	PreArm(ctx context.Context) (sc ShardingContexts, ok bool, err error)
+	// ConfirmArmed, at the scheduled time, reports whether what PreArm
+	// did still holds (the same live session, no resharding flag, the
+	// server available, the items still this instance's and neither
+	// disabled nor failed over, as the tree cache now shows). When it
+	// does not, the pipeline calls Disarm and then ShardingContexts.
+	ConfirmArmed(ctx context.Context, sc ShardingContexts) bool
+	// Disarm deletes the running nodes PreArm created, if RegisterBegin
+	// has not adopted them (what it cannot delete is left to the recovery
+	// of this instance's running nodes).
+	Disarm(ctx context.Context)
+	// Paused reports whether the registry connection is suspended or its
+	// session lost (and a channel closed when that ends). A fire
+	// dispatched ahead that reaches its scheduled time while it is ends
+	// there, as a fire dispatched then is skipped by the kernel.
+	Paused() (bool, <-chan struct{})
 }

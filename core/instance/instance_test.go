@@ -198,9 +198,22 @@ func TestShardingContexts(t *testing.T) {
 	if c1 := sc.ShardingContext(1); c1.ShardingParameter != nil {
 		t.Errorf("item without a parameter got %q", *c1.ShardingParameter)
 	}
+	if c0.FencingToken != 0 {
+		t.Errorf("token before the begin = %d, want 0 (no fence)", c0.FencingToken)
+	}
+	// The begin fills the tokens into the map every copy shares.
+	cp := *sc
+	cp.FencingTokens[1] = 42
+	if c1 := sc.ShardingContext(1); c1.FencingToken != 42 {
+		t.Errorf("ShardingContext(1).FencingToken = %d, want 42", c1.FencingToken)
+	}
 	cl := sc.Clone()
 	cl.ShardingItemParameters[1] = "x"
+	cl.FencingTokens[0] = 9
 	if _, ok := sc.Parameter(1); ok {
 		t.Error("Clone shares its map")
+	}
+	if sc.ShardingContext(0).FencingToken != 0 || cl.ShardingContext(1).FencingToken != 42 {
+		t.Error("Clone shares its token map, or drops its tokens")
 	}
 }

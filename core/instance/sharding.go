@@ -25,6 +25,13 @@ type ShardingContexts struct {
 	// a crashed one (ejob's tracing records their runs with source
 	// FAILOVER). Not part of upstream's ShardingContexts.
 	Failover bool
+	// FencingTokens holds each item's fencing token for this run (see
+	// spi.ShardingContext.FencingToken): the Czxid of the running node the
+	// run's begin created. The begin (RegisterBegin, or the trigger that
+	// created the running nodes ahead) fills it in; copies of the
+	// contexts share it. An item without one (no monitorExecution) is
+	// absent, token 0. Not part of upstream's ShardingContexts.
+	FencingTokens map[int]int64
 }
 
 // NewShardingContexts builds the contexts of one execution: the task id
@@ -38,6 +45,7 @@ func NewShardingContexts(jobName string, shardingTotalCount int, jobParameter st
 		JobParameter:           jobParameter,
 		Items:                  append([]int(nil), items...),
 		ShardingItemParameters: map[int]string{},
+		FencingTokens:          map[int]int64{},
 	}
 	for _, it := range items {
 		if p, ok := params[it]; ok {
@@ -62,6 +70,7 @@ func (s *ShardingContexts) ShardingContext(item int) spi.ShardingContext {
 		ShardingTotalCount: s.ShardingTotalCount,
 		JobParameter:       s.JobParameter,
 		ShardingItem:       item,
+		FencingToken:       s.FencingTokens[item],
 	}
 	if p, ok := s.ShardingItemParameters[item]; ok {
 		sc.ShardingParameter = &p
@@ -74,5 +83,6 @@ func (s *ShardingContexts) Clone() *ShardingContexts {
 	out := *s
 	out.Items = append([]int(nil), s.Items...)
 	out.ShardingItemParameters = maps.Clone(s.ShardingItemParameters)
+	out.FencingTokens = maps.Clone(s.FencingTokens)
 	return &out
 }

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/ejob-io/ejob/internal/testkit"
 )
 
 // mapReader is a Reader of fixed nodes whose MultiRead waits for gate and
@@ -58,9 +60,7 @@ func TestBatchReader(t *testing.T) {
 		_, err := b.Read(ctx, GetOp("/n0"))
 		first <- err
 	}()
-	for m.calls.Load() == 0 {
-		time.Sleep(time.Millisecond) // until the first batch is in flight
-	}
+	testkit.Eventually(t, 10*time.Second, "the first batch in flight", func() bool { return m.calls.Load() > 0 })
 	const n = 100
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
@@ -78,9 +78,7 @@ func TestBatchReader(t *testing.T) {
 			}
 		}()
 	}
-	for b.q.queued() < n {
-		time.Sleep(time.Millisecond) // until every call waits behind the first batch
-	}
+	testkit.Eventually(t, 10*time.Second, "every call queued behind the first batch", func() bool { return b.q.queued() >= n })
 	close(m.gate)
 	wg.Wait()
 	if err := <-first; err != nil {

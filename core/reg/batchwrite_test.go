@@ -12,6 +12,7 @@ import (
 
 	"github.com/ejob-io/ejob/core/reg"
 	"github.com/ejob-io/ejob/core/reg/embedded"
+	"github.com/ejob-io/ejob/internal/testkit"
 )
 
 // gatedWriter is a real registry client whose first Multi waits for gate,
@@ -39,9 +40,7 @@ func batchWriterRun(t *testing.T, c reg.Client, n int, ops func(i int) []reg.Op)
 	b := reg.NewBatchWriter(g)
 	first := make(chan error, 1)
 	go func() { first <- b.Multi(ctx, reg.CreateOp("/first", nil, reg.Persistent)) }()
-	for g.calls.Load() == 0 {
-		time.Sleep(time.Millisecond) // until the first batch is in flight
-	}
+	testkit.Eventually(t, 10*time.Second, "the first batch in flight", func() bool { return g.calls.Load() > 0 })
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {
@@ -51,9 +50,9 @@ func batchWriterRun(t *testing.T, c reg.Client, n int, ops func(i int) []reg.Op)
 			errs[i] = b.Multi(ctx, ops(i)...)
 		}()
 	}
-	for reg.BatchWriterQueued(b) < n {
-		time.Sleep(time.Millisecond) // until every call waits behind the first batch
-	}
+	testkit.Eventually(t, 10*time.Second, "every call queued behind the first batch", func() bool {
+		return reg.BatchWriterQueued(b) >= n
+	})
 	close(g.gate)
 	wg.Wait()
 	if err := <-first; err != nil {

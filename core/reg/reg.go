@@ -293,6 +293,10 @@ func DeleteOp(path string, version int32) Op { return Op{Kind: OpDelete, Path: p
 type OpResult struct {
 	Path string // created path (create)
 	Stat Stat   // new stat (set)
+	// Czxid is the created node's Czxid (create): the transaction's zxid,
+	// higher than that of every transaction the registry applied before
+	// it, so a node deleted and created again has a higher one.
+	Czxid int64
 }
 
 // WatchEventType is the kind of a one-shot watch notification.

@@ -17,7 +17,7 @@ import (
 const maxRoundOps = 8192
 
 // snode is a cached node: kept small (10,000 idle jobs of ~13 nodes fit
-// in 100 MiB: IdleJobs in core/scheduler), no map per node.
+// in 100 MiB: IdleJobs in core/kernel), no map per node.
 type snode struct {
 	data []byte
 	stat nstat

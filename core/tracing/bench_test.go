@@ -15,8 +15,8 @@ import (
 
 	"github.com/ejob-io/ejob/core/config"
 	"github.com/ejob-io/ejob/core/executor"
+	"github.com/ejob-io/ejob/core/kernel"
 	"github.com/ejob-io/ejob/core/reg/embedded"
-	"github.com/ejob-io/ejob/core/scheduler"
 	"github.com/ejob-io/ejob/core/tracing"
 	"github.com/ejob-io/ejob/internal/dbtest"
 	"github.com/ejob-io/ejob/internal/testkit"
@@ -139,7 +139,7 @@ func jitter(b *testing.B, events executor.Events, fires int) []float64 {
 	)
 	cfg := config.New("jitter", 3)
 	cfg.Cron = "* * * * * ?"
-	job := scheduler.Job{Config: cfg, Runner: executor.SimpleFunc(func(context.Context, spi.ShardingContext) error {
+	job := kernel.Job{Config: cfg, Runner: executor.SimpleFunc(func(context.Context, spi.ShardingContext) error {
 		mu.Lock()
 		starts = append(starts, time.Now())
 		mu.Unlock()
@@ -150,7 +150,7 @@ func jitter(b *testing.B, events executor.Events, fires int) []float64 {
 		b.Fatal(err)
 	}
 	defer c.Close()
-	s, err := scheduler.New(scheduler.Options{Client: c, InstanceID: "10.0.0.1@-@1", ServerIP: "10.0.0.1",
+	s, err := kernel.New(kernel.Options{Client: c, InstanceID: "10.0.0.1@-@1", ServerIP: "10.0.0.1",
 		Plugins: builtin.New(builtin.Options{Logger: hclog.NewNullLogger()}), Logger: hclog.NewNullLogger(), Events: events})
 	if err != nil {
 		b.Fatal(err)

@@ -203,7 +203,7 @@ func (r *Recorder) item(ev executor.ItemEvent) {
 	r.push(event{exec: &spi.ExecutionEvent{
 		ID: id, Hostname: r.opts.Hostname, IP: ipOf(ev.InstanceID), TaskID: ev.TaskID, JobName: ev.JobName,
 		Source: ev.Source.String(), ShardingItem: ev.Item, StartTime: ev.Start, CompleteTime: ev.Complete,
-		Success: ev.Success, FailureCause: ev.FailureCause, Output: ev.Output,
+		Success: ev.Success, FailureCause: ev.FailureCause, Output: ev.Output, FencingToken: ev.FencingToken,
 	}})
 }
 

@@ -55,7 +55,7 @@ func itemEvents(job string, n int) []executor.ItemEvent {
 	var out []executor.ItemEvent
 	for i := range n {
 		ev := executor.ItemEvent{ID: executor.NewEventID(), JobName: job, TaskID: job + "@-@0@-@READY@-@" + instanceID,
-			InstanceID: instanceID, Item: i % 3, Start: time.Now()}
+			InstanceID: instanceID, Item: i % 3, Start: time.Now(), FencingToken: int64(1000 + i)}
 		out = append(out, ev)
 	}
 	return out
@@ -96,7 +96,7 @@ func TestEventsStoredInBatches(t *testing.T) {
 	}
 	p, err := sink.QueryExecutions(context.Background(), spi.ExecutionQuery{Config: cfg, Limit: 1})
 	if err != nil || len(p.Executions) != 1 || p.Executions[0].Hostname != "box" || p.Executions[0].IP != "10.1.2.3" ||
-		p.Executions[0].Source != "NORMAL_TRIGGER" {
+		p.Executions[0].Source != "NORMAL_TRIGGER" || p.Executions[0].FencingToken < 1000 {
 		t.Errorf("row = %+v, %v", p, err)
 	}
 	sp, err := sink.QueryStatuses(context.Background(), spi.StatusQuery{Config: cfg, JobName: "j"})

@@ -38,8 +38,8 @@ type LeadFunc func() time.Duration
 //     Resume treats it as any fire that came due while paused), and a
 //     schedule fire that comes due before the abandoned execution returns
 //     starts right after it instead of being skipped.
-func (s *Scheduler) AddAhead(id string, sched Schedule, fn Func, lead LeadFunc) {
-	s.enqueue(command{op: opAdd, id: id, sched: sched, fn: fn, lead: lead})
+func (s *Loop) AddAhead(id string, sched Schedule, fn Func, misfired MisfireFunc, lead LeadFunc) {
+	s.enqueue(command{op: opAdd, id: id, sched: sched, fn: fn, mf: misfired, lead: lead})
 }
 
 // Ahead reports whether the loop dispatched this fire ahead of its
@@ -60,7 +60,7 @@ func (f Fire) AwaitScheduled(ctx context.Context) bool {
 		return true
 	}
 	a := e.ahead
-	if d := f.Scheduled.Sub(a.clock.Now()); d > 0 {
+	if d := f.scheduled.Sub(a.clock.Now()); d > 0 {
 		t := e.job.awaitTimer(a.clock, d)
 		select {
 		case <-ctx.Done():
@@ -145,7 +145,7 @@ func roundLead(d time.Duration) time.Duration {
 // its requests during it) rather than the one before. Not within the
 // longest lead of the fire: a job that was running when its lead started
 // fires at its scheduled time, as without a lead (fireAhead).
-func (s *Scheduler) replanLead(j *job, now time.Time) {
+func (s *Loop) replanLead(j *job, now time.Time) {
 	if j.leadFn == nil || j.index < 0 || !now.Before(j.next.Add(-MaxLead)) {
 		return
 	}
@@ -158,7 +158,7 @@ func (s *Scheduler) replanLead(j *job, now time.Time) {
 // running job's fire is dispatched at its scheduled time (lead 0), so that
 // the misfire is decided then, as without a lead: a run that ends before
 // it leaves the fire to start normally.
-func (s *Scheduler) fireAhead(ctx context.Context, j *job, now time.Time) {
+func (s *Loop) fireAhead(ctx context.Context, j *job, now time.Time) {
 	if j.running {
 		j.lead = 0
 		heap.Fix(&s.heap, j.index)
@@ -167,7 +167,7 @@ func (s *Scheduler) fireAhead(ctx context.Context, j *job, now time.Time) {
 	at := j.next
 	j.next = nextOf(j.sched, at)
 	s.reposition(j)
-	s.spawn(ctx, j, &execution{fn: j.fn, fire: Fire{Scheduled: at, Actual: now},
+	s.spawn(ctx, j, &execution{fn: j.fn, fire: Fire{scheduled: at, actual: now},
 		ahead: &ahead{clock: s.clock, abandoned: make(chan struct{})}})
 }
 
@@ -175,7 +175,7 @@ func (s *Scheduler) fireAhead(ctx context.Context, j *job, now time.Time) {
 // that has not reached its scheduled time; a schedule fire that comes due
 // before it returns is deferred to its end (not skipped). It returns the
 // abandoned fire's scheduled time, zero when nothing was abandoned.
-func (s *Scheduler) abandonAhead(j *job) time.Time {
+func (s *Loop) abandonAhead(j *job) time.Time {
 	if j == nil || j.exec == nil || j.exec.ahead == nil {
 		return time.Time{}
 	}
@@ -188,5 +188,5 @@ func (s *Scheduler) abandonAhead(j *job) time.Time {
 	e.ahead.state = aheadAbandoned
 	close(e.ahead.abandoned)
 	e.final = true
-	return e.fire.Scheduled
+	return e.fire.scheduled
 }

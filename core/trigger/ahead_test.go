@@ -44,7 +44,7 @@ func (r *aheadRecorder) fn(ctx context.Context, f trigger.Fire) {
 	}
 }
 
-func (r *aheadRecorder) onMisfire(ctx context.Context, id string, m trigger.Misfire) {
+func (r *aheadRecorder) misfired(ctx context.Context, m trigger.Misfire) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.misfires = append(r.misfires, m)
@@ -69,10 +69,10 @@ func TestAheadFireStartsAtItsScheduledTime(t *testing.T) {
 		{40 * ms, trigger.MaxLead}, {time.Second, trigger.MaxLead}, {0, 0}} {
 		synctest.Test(t, func(t *testing.T) {
 			r := &aheadRecorder{}
-			s := trigger.New(trigger.Options{OnMisfire: r.onMisfire})
+			s := trigger.New(trigger.Options{})
 			start(t, s)
 			t0 := time.Now()
-			s.AddAhead("j", every{t0, time.Second}, r.fn, lead(tc.lead))
+			s.AddAhead("j", every{t0, time.Second}, r.fn, r.misfired, lead(tc.lead))
 			time.Sleep(3500 * time.Millisecond)
 			synctest.Wait()
 			runs, ms := r.snapshot()
@@ -81,9 +81,9 @@ func TestAheadFireStartsAtItsScheduledTime(t *testing.T) {
 			}
 			for k, run := range runs {
 				at := t0.Add(time.Duration(k+1) * time.Second)
-				if !run.fire.Scheduled.Equal(at) || !run.went || !run.resumed.Equal(at) {
+				if !run.fire.Scheduled().Equal(at) || !run.went || !run.resumed.Equal(at) {
 					t.Errorf("lead %v, run %d: scheduled %v, went %v, resumed %v; want %v, true, %v",
-						tc.lead, k, run.fire.Scheduled.Sub(t0), run.went, run.resumed.Sub(t0), at.Sub(t0), at.Sub(t0))
+						tc.lead, k, run.fire.Scheduled().Sub(t0), run.went, run.resumed.Sub(t0), at.Sub(t0), at.Sub(t0))
 				}
 				if got := at.Sub(run.dispatched); got != tc.want || run.fire.Ahead() != (tc.want > 0) {
 					t.Errorf("lead %v, run %d: dispatched %v ahead (Ahead %v), want %v", tc.lead, k, got, run.fire.Ahead(), tc.want)
@@ -111,25 +111,25 @@ func TestAheadMisfireDecidedAtTheScheduledTime(t *testing.T) {
 			}
 			return 0
 		}}
-		s := trigger.New(trigger.Options{OnMisfire: r.onMisfire})
+		s := trigger.New(trigger.Options{})
 		start(t, s)
 		t0 := time.Now()
-		s.AddAhead("j", every{t0, time.Second}, r.fn, lead(50*time.Millisecond))
+		s.AddAhead("j", every{t0, time.Second}, r.fn, r.misfired, lead(50*time.Millisecond))
 		time.Sleep(4500 * time.Millisecond)
 		synctest.Wait()
 		runs, ms := r.snapshot()
 		if len(runs) != 3 {
 			t.Fatalf("%d runs, want 3 (at 1s, 2s, 4s)", len(runs))
 		}
-		if r1 := runs[1]; !r1.fire.Scheduled.Equal(t0.Add(2*time.Second)) || r1.fire.Ahead() || !r1.dispatched.Equal(t0.Add(2*time.Second)) {
+		if r1 := runs[1]; !r1.fire.Scheduled().Equal(t0.Add(2*time.Second)) || r1.fire.Ahead() || !r1.dispatched.Equal(t0.Add(2*time.Second)) {
 			t.Errorf("run at 2s: scheduled %v, ahead %v, dispatched %v; want 2s, not ahead, at 2s",
-				r1.fire.Scheduled.Sub(t0), r1.fire.Ahead(), r1.dispatched.Sub(t0))
+				r1.fire.Scheduled().Sub(t0), r1.fire.Ahead(), r1.dispatched.Sub(t0))
 		}
 		if len(ms) != 1 || ms[0].Scheduled != 1 || !ms[0].First.Equal(t0.Add(3*time.Second)) {
 			t.Errorf("misfires %+v, want the fire at 3s only", ms)
 		}
-		if r2 := runs[2]; !r2.fire.Scheduled.Equal(t0.Add(4*time.Second)) || !r2.fire.Ahead() || !r2.resumed.Equal(t0.Add(4*time.Second)) {
-			t.Errorf("run at 4s: scheduled %v, ahead %v, resumed %v", r2.fire.Scheduled.Sub(t0), r2.fire.Ahead(), r2.resumed.Sub(t0))
+		if r2 := runs[2]; !r2.fire.Scheduled().Equal(t0.Add(4*time.Second)) || !r2.fire.Ahead() || !r2.resumed.Equal(t0.Add(4*time.Second)) {
+			t.Errorf("run at 4s: scheduled %v, ahead %v, resumed %v", r2.fire.Scheduled().Sub(t0), r2.fire.Ahead(), r2.resumed.Sub(t0))
 		}
 	})
 }
@@ -162,7 +162,7 @@ func TestAheadAbandoned(t *testing.T) {
 			if len(ms) != 1 || !ms[0].First.Equal(t0.Add(time.Second)) {
 				t.Errorf("misfires %+v, want one from 1s (the abandoned fire)", ms)
 			}
-			if len(runs) != 2 || !runs[1].went || !runs[1].fire.Scheduled.Equal(t0.Add(3*time.Second)) {
+			if len(runs) != 2 || !runs[1].went || !runs[1].fire.Scheduled().Equal(t0.Add(3*time.Second)) {
 				t.Errorf("runs after resume %+v, want the fire at 3s", runs[1:])
 			}
 		})
@@ -196,7 +196,7 @@ func TestAheadAbandoned(t *testing.T) {
 			if len(ms) != 0 {
 				t.Errorf("misfires %+v, want none", ms)
 			}
-			if len(runs) != 2 || runs[0].went || !runs[1].went || !runs[1].fire.Scheduled.Equal(t0.Add(time.Second)) ||
+			if len(runs) != 2 || runs[0].went || !runs[1].went || !runs[1].fire.Scheduled().Equal(t0.Add(time.Second)) ||
 				!runs[1].resumed.Equal(t0.Add(time.Second-20*time.Millisecond+100*time.Millisecond)) {
 				t.Fatalf("runs %+v, want the abandoned one, then the fire at 1s when it returned", runs)
 			}
@@ -205,12 +205,12 @@ func TestAheadAbandoned(t *testing.T) {
 	t.Run("ctx", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			r := &aheadRecorder{}
-			s := trigger.New(trigger.Options{OnMisfire: r.onMisfire})
+			s := trigger.New(trigger.Options{})
 			ctx, cancel := context.WithCancel(t.Context())
 			done := make(chan error)
 			go func() { done <- s.Run(ctx) }()
 			t0 := time.Now()
-			s.AddAhead("j", every{t0, time.Second}, r.fn, lead(40*time.Millisecond))
+			s.AddAhead("j", every{t0, time.Second}, r.fn, r.misfired, lead(40*time.Millisecond))
 			time.Sleep(time.Second - 20*time.Millisecond)
 			cancel()
 			<-done
@@ -226,10 +226,10 @@ func TestAheadAbandoned(t *testing.T) {
 func TestAheadNotForManualFires(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := &aheadRecorder{}
-		s := trigger.New(trigger.Options{OnMisfire: r.onMisfire})
+		s := trigger.New(trigger.Options{})
 		start(t, s)
 		t0 := time.Now()
-		s.AddAhead("j", every{t0, time.Hour}, r.fn, lead(trigger.MaxLead))
+		s.AddAhead("j", every{t0, time.Hour}, r.fn, r.misfired, lead(trigger.MaxLead))
 		s.TriggerNow("j")
 		synctest.Wait()
 		time.Sleep(time.Second)
@@ -240,7 +240,7 @@ func TestAheadNotForManualFires(t *testing.T) {
 			t.Fatalf("%d runs, want 2", len(runs))
 		}
 		for _, run := range runs {
-			if run.fire.Ahead() || !run.fire.Manual || !run.went || !run.resumed.Equal(run.dispatched) {
+			if run.fire.Ahead() || !run.fire.Manual() || !run.went || !run.resumed.Equal(run.dispatched) {
 				t.Errorf("manual run %+v: want not ahead, going at once", run)
 			}
 		}
@@ -250,12 +250,12 @@ func TestAheadNotForManualFires(t *testing.T) {
 // withinLead starts a scheduler with a job firing every second from now
 // (t0) with a 40 ms lead, and returns 20 ms before its first fire: its
 // execution has been dispatched and waits for the scheduled time.
-func withinLead(t *testing.T, r *aheadRecorder) (*trigger.Scheduler, time.Time) {
+func withinLead(t *testing.T, r *aheadRecorder) (*trigger.Loop, time.Time) {
 	t.Helper()
-	s := trigger.New(trigger.Options{OnMisfire: r.onMisfire})
+	s := trigger.New(trigger.Options{})
 	start(t, s)
 	t0 := time.Now()
-	s.AddAhead("j", every{t0, time.Second}, r.fn, lead(40*time.Millisecond))
+	s.AddAhead("j", every{t0, time.Second}, r.fn, r.misfired, lead(40*time.Millisecond))
 	time.Sleep(time.Second - 20*time.Millisecond)
 	return s, t0
 }
@@ -269,17 +269,17 @@ func TestAheadLeadReadAfterTheExecution(t *testing.T) {
 			l.Store(int64(30 * time.Millisecond))
 			return 0
 		}}
-		s := trigger.New(trigger.Options{OnMisfire: r.onMisfire})
+		s := trigger.New(trigger.Options{})
 		start(t, s)
 		t0 := time.Now()
-		s.AddAhead("j", every{t0, time.Second}, r.fn, func() time.Duration { return time.Duration(l.Load()) })
+		s.AddAhead("j", every{t0, time.Second}, r.fn, r.misfired, func() time.Duration { return time.Duration(l.Load()) })
 		time.Sleep(2500 * time.Millisecond)
 		synctest.Wait()
 		runs, _ := r.snapshot()
 		if len(runs) != 2 || runs[0].fire.Ahead() {
 			t.Fatalf("runs %+v, want 2, the first not ahead", runs)
 		}
-		if got := runs[1].fire.Scheduled.Sub(runs[1].dispatched); got != 32*time.Millisecond || !runs[1].resumed.Equal(t0.Add(2*time.Second)) {
+		if got := runs[1].fire.Scheduled().Sub(runs[1].dispatched); got != 32*time.Millisecond || !runs[1].resumed.Equal(t0.Add(2*time.Second)) {
 			t.Fatalf("second fire dispatched %v ahead, resumed at %v; want 32ms (30 rounded up), 2s", got, runs[1].resumed.Sub(t0))
 		}
 	})

@@ -35,7 +35,7 @@ func BenchmarkIdleJobs(b *testing.B) {
 		go func() { errc <- s.Run(ctx) }()
 		b.StartTimer()
 		for _, id := range ids {
-			s.Add(id, every{far, time.Hour}, noop)
+			s.Add(id, every{far, time.Hour}, noop, nil)
 		}
 		if _, err := s.Snapshot(ctx); err != nil {
 			b.Fatal(err)
@@ -74,7 +74,7 @@ func BenchmarkFireJitter(b *testing.B) {
 	for i := range njobs {
 		o := origin.Add(time.Duration(i) * 250 * time.Microsecond)
 		s.Add(fmt.Sprint(i), every{o, 5 * time.Millisecond}, func(ctx context.Context, f trigger.Fire) {
-			d := time.Since(f.Scheduled)
+			d := time.Since(f.Scheduled())
 			mu.Lock()
 			defer mu.Unlock()
 			if len(lat) < want {
@@ -83,7 +83,7 @@ func BenchmarkFireJitter(b *testing.B) {
 					close(done)
 				}
 			}
-		})
+		}, nil)
 	}
 	b.ResetTimer()
 	<-done

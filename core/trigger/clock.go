@@ -2,7 +2,7 @@ package trigger
 
 import "time"
 
-// Clock is the scheduler's source of time. The zero Options use the real
+// Clock is the loop's source of time. The zero Options use the real
 // clock; tests may inject their own or run the real one inside a
 // testing/synctest bubble.
 type Clock interface {
@@ -10,7 +10,7 @@ type Clock interface {
 	NewTimer(d time.Duration) Timer
 }
 
-// Timer is the part of *time.Timer the scheduler uses. Reset and Stop must
+// Timer is the part of *time.Timer the loop uses. Reset and Stop must
 // have Go 1.23+ time.Timer semantics: no stale value is received after
 // either returns.
 type Timer interface {

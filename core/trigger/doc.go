@@ -6,17 +6,18 @@
 // Executions run on worker goroutines the loop reuses: an execution goes
 // to an idle worker, or to a new one when none is idle (executions never
 // wait for one another), and a worker exits once idle for
-// Options.WorkerIdle (within twice that), so an idle scheduler keeps none.
+// Options.WorkerIdle (within twice that), so an idle loop keeps none.
 //
 // A job runs at most one execution at a time. A fire that comes due while
 // the job's previous execution is still going is not queued: the execution
-// is told at once (Fire.OnSkip, or Fire.Skipped's channel) and may take it to
-// serve it itself before it returns (Fire.TakeMissed: ElasticJob's misfire loop
-// re-runs the items right after the execution); what it does not take is
-// reported to the misfire callback once it ends, which is what Quartz does with
-// ElasticJob's settings (one worker thread per job, misfireThreshold 1 ms,
-// misfire policy "do nothing", JobTriggerListener; upstream's
-// JobScheduleController and its misfire handling).
+// takes it (Fire.TakeMissed, woken by Fire.OnSkip) to serve it itself before
+// it returns (ElasticJob's misfire loop re-runs the items right after the
+// execution); what it does not take is reported to the job's MisfireFunc
+// once it ends, which is what Quartz does with ElasticJob's settings (one
+// worker thread per job, misfireThreshold 1 ms, misfire policy "do
+// nothing", JobTriggerListener; upstream's JobScheduleController and its
+// misfire handling). misfire.go holds this part, and names the packages
+// that handle a misfire after it.
 //
 // A job added with AddAhead may have its schedule fires dispatched a short
 // lead ahead of their time (ahead.go): its execution does its preparation

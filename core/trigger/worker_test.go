@@ -2,6 +2,7 @@ package trigger_test
 
 import (
 	"context"
+	"regexp"
 	"runtime"
 	"strings"
 	"sync"
@@ -17,6 +18,37 @@ func goid() string {
 	b := make([]byte, 64)
 	return strings.Fields(string(b[:runtime.Stack(b, false)]))[1]
 }
+
+// bubbleGoroutines counts the goroutines of the calling goroutine's
+// synctest bubble, from the header lines of every goroutine's stack
+// ("goroutine 7 [select, synctest bubble 3]:"). runtime.NumGoroutine is
+// no count for a test: it counts the whole process, the runtime's
+// finalizer and cleanup goroutines included while they run a finalizer
+// or a cleanup, which they do after a GC at a moment no bubble controls.
+func bubbleGoroutines(t *testing.T) int {
+	t.Helper()
+	b := make([]byte, 256)
+	self := bubbleOf.FindSubmatch(b[:runtime.Stack(b, false)])
+	if self == nil {
+		t.Fatalf("not in a synctest bubble: %q", b)
+	}
+	for b = make([]byte, 1<<16); ; b = make([]byte, 2*len(b)) {
+		if n := runtime.Stack(b, true); n < len(b) {
+			b = b[:n]
+			break
+		}
+	}
+	count := 0
+	for _, m := range bubbleOf.FindAllSubmatch(b, -1) {
+		if string(m[1]) == string(self[1]) {
+			count++
+		}
+	}
+	return count
+}
+
+// bubbleOf matches a goroutine's header line and captures its bubble's id.
+var bubbleOf = regexp.MustCompile(`(?m)^goroutine \d+ \[[^\n]*, synctest bubble (\d+)\b`)
 
 // The executions of different jobs run at the same time, each on its own
 // goroutine: three jobs triggered together all start before any returns,
@@ -51,7 +83,7 @@ func TestWorkersRunJobsConcurrently(t *testing.T) {
 						timedOut = append(timedOut, id)
 						mu.Unlock()
 					}
-				})
+				}, nil)
 				s.TriggerNow(id)
 			}
 			time.Sleep(time.Second)
@@ -75,14 +107,14 @@ func TestWorkerIsReusedThenExitsWhenIdle(t *testing.T) {
 		s := trigger.New(trigger.Options{WorkerIdle: idle})
 		start(t, s)
 		ids := make(chan string, 10)
-		s.Add("job", nil, func(context.Context, trigger.Fire) { ids <- goid() })
+		s.Add("job", nil, func(context.Context, trigger.Fire) { ids <- goid() }, nil)
 		synctest.Wait()
-		base := runtime.NumGoroutine()
+		base := bubbleGoroutines(t)
 
 		s.TriggerNow("job")
 		synctest.Wait()
 		first := <-ids
-		if d := runtime.NumGoroutine() - base; d != 1 {
+		if d := bubbleGoroutines(t) - base; d != 1 {
 			t.Fatalf("%d goroutines more after one execution, want 1 (its idle worker)", d)
 		}
 		time.Sleep(idle * 3 / 2) // the worker's timer fires once meanwhile
@@ -93,7 +125,7 @@ func TestWorkerIsReusedThenExitsWhenIdle(t *testing.T) {
 		}
 		time.Sleep(2*idle + time.Second)
 		synctest.Wait()
-		if d := runtime.NumGoroutine() - base; d != 0 {
+		if d := bubbleGoroutines(t) - base; d != 0 {
 			t.Fatalf("%d goroutines more %v after the last execution, want 0", d, 2*idle+time.Second)
 		}
 		s.TriggerNow("job")
@@ -118,7 +150,7 @@ func TestWorkerSurvivesAPanic(t *testing.T) {
 			if calls == 1 {
 				panic("boom")
 			}
-		})
+		}, nil)
 		s.TriggerNow("job")
 		synctest.Wait()
 		<-s.Idle()
@@ -140,18 +172,18 @@ func TestWorkerSurvivesAPanic(t *testing.T) {
 // The idle workers exit when Run returns, without waiting for WorkerIdle.
 func TestWorkersExitWithRun(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		base := runtime.NumGoroutine()
+		base := bubbleGoroutines(t)
 		s := trigger.New(trigger.Options{WorkerIdle: time.Hour})
 		ctx, cancel := context.WithCancel(t.Context())
 		errc := make(chan error, 1)
 		go func() { errc <- s.Run(ctx) }()
 		for _, id := range []string{"a", "b"} {
-			s.Add(id, nil, func(context.Context, trigger.Fire) {})
+			s.Add(id, nil, func(context.Context, trigger.Fire) {}, nil)
 			s.TriggerNow(id)
 		}
 		synctest.Wait()
 		<-s.Idle()
-		if d := runtime.NumGoroutine() - base; d < 2 {
+		if d := bubbleGoroutines(t) - base; d < 2 {
 			t.Fatalf("%d goroutines more after two executions, want the loop and a worker at least", d)
 		}
 		cancel()
@@ -159,7 +191,7 @@ func TestWorkersExitWithRun(t *testing.T) {
 			t.Fatal(err)
 		}
 		synctest.Wait() // no time passes: only what exits at once
-		if d := runtime.NumGoroutine() - base; d != 0 {
+		if d := bubbleGoroutines(t) - base; d != 0 {
 			t.Errorf("%d goroutines left after Run returned, want 0", d)
 		}
 	})

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ejob-io/ejob/host/plugins"
+	"github.com/ejob-io/ejob/host/pluginhost"
 	"github.com/ejob-io/ejob/spi"
 	"github.com/ejob-io/ejob/spi/spitest"
 )
@@ -41,7 +41,7 @@ Exits 1 when a check failed or a file is not a usable plugin.`,
 		Example: `  ejob plugins check ./bin`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cat, err := plugins.Open(cmd.Context(), plugins.Config{Dir: args[0], LockFile: lockFile, Logger: e.log, SkipsReported: true})
+			cat, err := pluginhost.Open(cmd.Context(), pluginhost.Config{Dir: args[0], LockFile: lockFile, Logger: e.log, SkipsReported: true})
 			if err != nil {
 				return err
 			}
@@ -55,7 +55,7 @@ Exits 1 when a check failed or a file is not a usable plugin.`,
 
 // checkCatalog runs the suites against every type of every binary of cat
 // and writes the report to w.
-func checkCatalog(ctx context.Context, cat *plugins.Catalog, w io.Writer) error {
+func checkCatalog(ctx context.Context, cat *pluginhost.Catalog, w io.Writer) error {
 	var passed, failed, skipped, types int
 	for _, b := range cat.Binaries() {
 		fmt.Fprintf(w, "%s (version %s)\n", b.Path, b.Info.PluginVersion)
@@ -100,7 +100,7 @@ func checkCatalog(ctx context.Context, cat *plugins.Catalog, w io.Writer) error 
 
 // checkType runs the suite of k's kind against the type, with the options
 // that need no knowledge of it (see newPluginsCheckCmd).
-func checkType(ctx context.Context, cat *plugins.Catalog, k spi.TypeKey) ([]spitest.Result, error) {
+func checkType(ctx context.Context, cat *pluginhost.Catalog, k spi.TypeKey) ([]spitest.Result, error) {
 	none := spi.ValidatePropsRequest{JobName: "ejob_plugins_check"}
 	switch k.Kind {
 	case spi.KindSharding:
@@ -153,7 +153,7 @@ func checkType(ctx context.Context, cat *plugins.Catalog, k spi.TypeKey) ([]spit
 	return []spitest.Result{{Name: "suite", Err: spitest.Skip("no conformance suite for kind " + string(k.Kind))}}, nil
 }
 
-func runSuite[T any](ctx context.Context, cat *plugins.Catalog, typeName string, checks []spitest.Check[T]) ([]spitest.Result, error) {
+func runSuite[T any](ctx context.Context, cat *pluginhost.Catalog, typeName string, checks []spitest.Check[T]) ([]spitest.Result, error) {
 	impl, err := spi.Resolve[T](cat, typeName)
 	if err != nil {
 		return nil, err

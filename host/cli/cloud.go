@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -15,7 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ejob-io/ejob/host/cloud"
-	hostconfig "github.com/ejob-io/ejob/host/config"
+	"github.com/ejob-io/ejob/host/hostconfig"
 	"github.com/ejob-io/ejob/host/httpapi"
 )
 
@@ -26,7 +27,7 @@ const DefaultCloudURL = "http://127.0.0.1:8899"
 func newCloudCmd(e *env) *cobra.Command {
 	var file string
 	cmd := &cobra.Command{
-		Use:   "cloud -c FILE | cloud app|job|tasks ...",
+		Use:   "cloud -c FILE | cloud app|job|tasks|stats|operate ...",
 		Short: "Run the ElasticJob-Cloud scheduler, or operate its apps, jobs and tasks over its REST API",
 		Long: `With -c FILE, runs the cloud scheduler until SIGTERM or SIGINT: apps and jobs
 registered over its REST API (upstream ElasticJob-Cloud's paths), its state in
@@ -35,7 +36,7 @@ named by ejob.cloud.launcher.type. Several schedulers may run on one
 namespace: one leads, the others take over within a session timeout. See
 docs/cloud.md.
 
-The app, job and tasks subcommands call a scheduler's REST API: --url (or
+The app, job, tasks, stats and operate subcommands call a scheduler's REST API: --url (or
 EJOB_CLOUD_URL; default ` + DefaultCloudURL + `), --user (default admin) and the
 password from EJOB_CLOUD_PASSWORD or --password-file.`,
 		Example: `  ejob cloud -c cloud.yaml
@@ -45,7 +46,7 @@ password from EJOB_CLOUD_PASSWORD or --password-file.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if file == "" {
-				return usagef(cmd, "-c FILE is required to run the scheduler (or give a subcommand: app, job, tasks)")
+				return usagef(cmd, "-c FILE is required to run the scheduler (or give a subcommand: app, job, tasks, stats, operate)")
 			}
 			f, err := hostconfig.LoadCloud(file, nil)
 			if err != nil {
@@ -61,7 +62,7 @@ password from EJOB_CLOUD_PASSWORD or --password-file.`,
 	cmd.Flags().StringVarP(&file, "config", "c", "", "the scheduler's config file (YAML)")
 	c := &cloudClient{e: e}
 	c.register(cmd)
-	cmd.AddCommand(c.appCmd(), c.jobCmd(), c.tasksCmd())
+	cmd.AddCommand(c.appCmd(), c.jobCmd(), c.tasksCmd(), c.statsCmd(), c.operateCmd())
 	return cmd
 }
 
@@ -255,5 +256,32 @@ func (c *cloudClient) tasksCmd() *cobra.Command {
 		{"running", "Items launched and not ended", 0, fixed(http.MethodGet, "/api/job/tasks/running")},
 		{"ready", "Jobs with rounds waiting to launch", 0, fixed(http.MethodGet, "/api/job/tasks/ready")},
 		{"failover", "Items queued to run again", 0, fixed(http.MethodGet, "/api/job/tasks/failover")},
+	})
+}
+
+func (c *cloudClient) statsCmd() *cobra.Command {
+	return c.group("stats", "Show the statistics: task results, running items and jobs, registered jobs, execution types", []sub{
+		{"results PERIOD", "Task results of online, lastWeek, lastHour or lastMinute", 1, func(_ *cobra.Command, args []string) (string, string, []byte, error) {
+			return http.MethodGet, "/api/job/statistics/tasks/results/" + url.PathEscape(args[0]), nil, nil
+		}},
+		{"minutes", "Task results of each minute of the last 24 hours", 0, fixed(http.MethodGet, "/api/job/statistics/tasks/results?since=last24hours")},
+		{"running-tasks", "Running items, each minute of the last week", 0, fixed(http.MethodGet, "/api/job/statistics/tasks/running?since=lastWeek")},
+		{"running-jobs", "Jobs with a running item, each minute of the last week", 0, fixed(http.MethodGet, "/api/job/statistics/jobs/running?since=lastWeek")},
+		{"registered", "Registered jobs, each day", 0, fixed(http.MethodGet, "/api/job/statistics/jobs/register")},
+		{"types", "TRANSIENT and DAEMON jobs registered", 0, fixed(http.MethodGet, "/api/job/statistics/jobs/executionType")},
+	})
+}
+
+func (c *cloudClient) operateCmd() *cobra.Command {
+	return c.group("operate", "Reconcile the running items with the launcher; show where an app's items run", []sub{
+		{"reconcile explicit|implicit", "Compare the running items (explicit) or all the launcher holds (implicit)", 1, func(_ *cobra.Command, args []string) (string, string, []byte, error) {
+			if args[0] != "explicit" && args[0] != "implicit" {
+				return "", "", nil, fmt.Errorf("reconcile %q: want explicit or implicit", args[0])
+			}
+			return http.MethodPost, "/api/operate/reconcile/" + args[0], nil, nil
+		}},
+		{"sandbox APP", "Where the app's running items run (node, pod)", 1, func(_ *cobra.Command, args []string) (string, string, []byte, error) {
+			return http.MethodGet, "/api/operate/sandbox?appName=" + url.QueryEscape(args[0]), nil, nil
+		}},
 	})
 }

@@ -17,8 +17,8 @@ import (
 	"github.com/ejob-io/ejob/core/reg/zookeeper"
 	"github.com/ejob-io/ejob/core/tracing"
 	"github.com/ejob-io/ejob/core/tracing/httptrace"
-	hostconfig "github.com/ejob-io/ejob/host/config"
 	"github.com/ejob-io/ejob/host/daemon"
+	"github.com/ejob-io/ejob/host/hostconfig"
 	"github.com/ejob-io/ejob/spi"
 )
 
@@ -357,8 +357,12 @@ func printRun(e *env, x spi.ExecutionEvent) {
 	if !x.CompleteTime.IsZero() {
 		dur = x.CompleteTime.Sub(x.StartTime).Round(time.Millisecond).String()
 	}
-	fmt.Fprintf(e.stdout, "%s  %s item %d  %s  %s  %s  %s  id %s\n", x.StartTime.Format("2006-01-02 15:04:05.000"), x.JobName,
-		x.ShardingItem, x.IP, x.Source, result(x), dur, x.ID)
+	token := ""
+	if x.FencingToken != 0 {
+		token = fmt.Sprintf("  fencing token %d", x.FencingToken)
+	}
+	fmt.Fprintf(e.stdout, "%s  %s item %d  %s  %s  %s  %s  id %s%s\n", x.StartTime.Format("2006-01-02 15:04:05.000"), x.JobName,
+		x.ShardingItem, x.IP, x.Source, result(x), dur, x.ID, token)
 	indent := func(s string) string { return "    " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n    ") }
 	if x.FailureCause != "" {
 		fmt.Fprintf(e.stdout, "  failure:\n%s\n", indent(x.FailureCause))
@@ -442,6 +446,9 @@ func executionsJSON(xs []spi.ExecutionEvent) []map[string]any {
 		})
 		if !x.Output.IsZero() {
 			out[len(out)-1]["output"], out[len(out)-1]["outputCut"] = x.Output.Text, x.Output.Cut
+		}
+		if x.FencingToken != 0 {
+			out[len(out)-1]["fencingToken"] = x.FencingToken
 		}
 	}
 	return out

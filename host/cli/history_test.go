@@ -38,6 +38,9 @@ func historyFile(t *testing.T) (cfgPath string, dbCfg map[string]string, t0 time
 	add := func(job string, i int, ip string) {
 		e := spi.ExecutionEvent{ID: fmt.Sprintf("%s-%02d", job, i), Hostname: "h", IP: ip, TaskID: job + "@-@0,1,2@-@READY@-@" + ip + "@-@9",
 			JobName: job, Source: "NORMAL_TRIGGER", ShardingItem: i % 3, StartTime: t0.Add(time.Duration(i) * time.Minute)}
+		if job == "billing" && i == 4 {
+			e.FencingToken = 4294967397
+		}
 		req.Executions = append(req.Executions, e)
 		if i == 11 && job == "billing" {
 			return // still running
@@ -221,12 +224,16 @@ func TestHistoryOutput(t *testing.T) {
 			t.Errorf("--output lacks %q:\n%s", want, out)
 		}
 	}
+	if strings.Contains(out, "fencing token") {
+		t.Errorf("--output shows a fencing token for runs without one:\n%s", out)
+	}
 	code, out, _ = run(t, "history", "-c", cfg, "--id", "billing-04")
-	if code != 0 || !strings.Contains(out, "id billing-04") || !strings.Contains(out, "out| step 1 of billing 4") || strings.Contains(out, "billing-08") {
+	if code != 0 || !strings.Contains(out, "id billing-04  fencing token 4294967397\n") || !strings.Contains(out, "out| step 1 of billing 4") || strings.Contains(out, "billing-08") {
 		t.Errorf("--id billing-04: exit %d\n%s", code, out)
 	}
 	code, out, _ = run(t, "history", "-c", cfg, "--id", "billing-04", "--json")
-	if code != 0 || !strings.Contains(out, `"output": "out| step 1 of billing 4\nerr| disk full\n"`) || !strings.Contains(out, `"outputCut": 10`) {
+	if code != 0 || !strings.Contains(out, `"output": "out| step 1 of billing 4\nerr| disk full\n"`) || !strings.Contains(out, `"outputCut": 10`) ||
+		!strings.Contains(out, `"fencingToken": 4294967397`) {
 		t.Errorf("--id --json: exit %d\n%s", code, out)
 	}
 	if code, _, errs := run(t, "history", "-c", cfg, "--id", "nope"); code != 3 || !strings.Contains(errs, `"nope"`) {

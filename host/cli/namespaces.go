@@ -13,7 +13,7 @@ import (
 	"github.com/ejob-io/ejob/core/reg/zookeeper"
 	"github.com/ejob-io/ejob/host/httpapi"
 	"github.com/ejob-io/ejob/host/namespaces"
-	"github.com/ejob-io/ejob/host/plugins"
+	"github.com/ejob-io/ejob/host/pluginhost"
 	"github.com/ejob-io/ejob/spi"
 )
 
@@ -41,7 +41,7 @@ type nsSwitcher struct {
 
 	mu  sync.Mutex // one switch at a time
 	cur reg.Client // nil: own
-	cat *plugins.Catalog
+	cat *pluginhost.Catalog
 	rdb spi.Tracer
 }
 
@@ -130,7 +130,7 @@ func (s *nsSwitcher) check(ctx context.Context, d namespaces.DataSource) (map[st
 		if err != nil {
 			return nil, err
 		}
-		cat, err := plugins.Open(ctx, plugins.Config{Builtin: b, Logger: s.log})
+		cat, err := pluginhost.Open(ctx, pluginhost.Config{Builtin: b, Logger: s.log})
 		if err != nil {
 			return nil, fmt.Errorf("data source %s: %w", d.Name, err)
 		}

@@ -17,8 +17,8 @@ import (
 	"github.com/ejob-io/ejob/core/reg"
 	"github.com/ejob-io/ejob/core/reg/httpreg"
 	"github.com/ejob-io/ejob/core/reg/zookeeper"
-	hostconfig "github.com/ejob-io/ejob/host/config"
 	"github.com/ejob-io/ejob/host/control"
+	"github.com/ejob-io/ejob/host/hostconfig"
 	"github.com/ejob-io/ejob/spi"
 )
 

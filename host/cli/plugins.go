@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ejob-io/ejob/host/plugins"
+	"github.com/ejob-io/ejob/host/pluginhost"
 	"github.com/ejob-io/ejob/plugins/builtin"
 	"github.com/ejob-io/ejob/spi"
 )
@@ -32,23 +32,23 @@ func (f *catalogFlags) register(cmd *cobra.Command, overridesFile bool) {
 	cmd.Flags().StringVar(&f.lockFile, "lock-file", "", lockUsage)
 }
 
-func (f *catalogFlags) config(e *env) (plugins.Config, error) {
+func (f *catalogFlags) config(e *env) (pluginhost.Config, error) {
 	b, err := builtinSource()
 	if err != nil {
-		return plugins.Config{}, err
+		return pluginhost.Config{}, err
 	}
-	return plugins.Config{Dir: f.dir, LockFile: f.lockFile, Builtin: b, Logger: e.log}, nil
+	return pluginhost.Config{Dir: f.dir, LockFile: f.lockFile, Builtin: b, Logger: e.log}, nil
 }
 
 // builtinSource describes the built-in plugin server: this very binary under
 // the hidden builtin-plugins subcommand.
-func builtinSource() (*plugins.Builtin, error) {
+func builtinSource() (*pluginhost.Builtin, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("locate the ejob binary to serve built-in plugins: %w", err)
 	}
 	set := builtin.New(builtin.Options{})
-	return &plugins.Builtin{Path: self, Args: []string{builtinPluginsCmd}, Version: builtin.Version, Types: set.Types()}, nil
+	return &pluginhost.Builtin{Path: self, Args: []string{builtinPluginsCmd}, Version: builtin.Version, Types: set.Types()}, nil
 }
 
 func newPluginsCmd(e *env) *cobra.Command {
@@ -77,7 +77,7 @@ func newPluginsListCmd(e *env) *cobra.Command {
 				return err
 			}
 			cfg.SkipsReported = true // printed below
-			cat, err := plugins.Open(cmd.Context(), cfg)
+			cat, err := pluginhost.Open(cmd.Context(), cfg)
 			if err != nil {
 				return err
 			}
@@ -126,7 +126,7 @@ checksum it lists; re-run this command after installing or upgrading a plugin.`,
 			}
 			target := f.lockFile
 			if target == "" {
-				target = filepath.Join(f.dir, plugins.LockFileName)
+				target = filepath.Join(f.dir, pluginhost.LockFileName)
 			}
 			cfg, err := f.config(e)
 			if err != nil {
@@ -135,12 +135,12 @@ checksum it lists; re-run this command after installing or upgrading a plugin.`,
 			cfg.SkipsReported = true // printed below
 			cfg.Builtin = nil
 			cfg.IgnoreLock = true
-			cat, err := plugins.Open(cmd.Context(), cfg)
+			cat, err := pluginhost.Open(cmd.Context(), cfg)
 			if err != nil {
 				return err
 			}
 			defer cat.Close()
-			lock := plugins.Lock{}
+			lock := pluginhost.Lock{}
 			for _, b := range cat.Binaries() {
 				lock[filepath.Base(b.Path)] = b.SHA256
 			}

@@ -15,12 +15,12 @@ import (
 
 	"github.com/ejob-io/ejob/core/reg"
 	"github.com/ejob-io/ejob/core/tracing"
-	hostconfig "github.com/ejob-io/ejob/host/config"
 	"github.com/ejob-io/ejob/host/daemon"
+	"github.com/ejob-io/ejob/host/hostconfig"
 	"github.com/ejob-io/ejob/host/httpapi"
 	"github.com/ejob-io/ejob/host/metrics"
 	"github.com/ejob-io/ejob/host/namespaces"
-	"github.com/ejob-io/ejob/host/plugins"
+	"github.com/ejob-io/ejob/host/pluginhost"
 )
 
 // DefaultListen is `ejob serve`'s address without ejob.http.listen or
@@ -84,7 +84,7 @@ file wherever a request says.`,
 					if err != nil {
 						return err
 					}
-					var cat *plugins.Catalog
+					var cat *pluginhost.Catalog
 					file, cat, tr, err = daemon.LoadTracing(cmd.Context(), daemon.Options{ConfigFile: f.file,
 						PluginsDir: cf.dir, LockFile: cf.lockFile, Builtin: b, Logger: e.log, LogLevelFixed: true})
 					if err != nil {

@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ejob-io/ejob/core/sharding"
-	"github.com/ejob-io/ejob/host/plugins"
+	"github.com/ejob-io/ejob/host/pluginhost"
 	"github.com/ejob-io/ejob/spi"
 )
 
@@ -61,7 +61,7 @@ that gets no items maps to [].`,
 			if err != nil {
 				return err
 			}
-			cat, err := plugins.Open(cmd.Context(), cfg)
+			cat, err := pluginhost.Open(cmd.Context(), cfg)
 			if err != nil {
 				return err
 			}

@@ -62,10 +62,14 @@ func (s *Scheduler) Routes(srv *httpapi.Server, mux *httpapi.Mux) {
 	mux.HandleFunc("GET /api/job/events/executions", a.executions)
 	mux.HandleFunc("GET /api/job/events/statusTraces", a.statusTraces)
 	mux.HandleFunc("GET /api/job/statistics/jobs/executionType", a.executionTypes)
-	for _, p := range []string{"tasks/results", "tasks/running", "jobs/running", "jobs/register"} {
-		mux.HandleFunc("GET /api/job/statistics/"+p, func(w http.ResponseWriter, r *http.Request) { noStatisticsTables(w, r) })
-	}
+	mux.HandleFunc("GET /api/job/statistics/tasks/results", a.taskResultsSince)
 	mux.HandleFunc("GET /api/job/statistics/tasks/results/{period}", a.taskResults)
+	mux.HandleFunc("GET /api/job/statistics/tasks/running", func(w http.ResponseWriter, r *http.Request) { a.runningStatistics(w, r, spi.TaskRunningStatistics) })
+	mux.HandleFunc("GET /api/job/statistics/jobs/running", func(w http.ResponseWriter, r *http.Request) { a.runningStatistics(w, r, spi.JobRunningStatistics) })
+	mux.HandleFunc("GET /api/job/statistics/jobs/register", a.registerStatistics)
+	mux.HandleFunc("POST /api/operate/reconcile/explicit", func(w http.ResponseWriter, r *http.Request) { a.reconcile(w, r, false) })
+	mux.HandleFunc("POST /api/operate/reconcile/implicit", func(w http.ResponseWriter, r *http.Request) { a.reconcile(w, r, true) })
+	mux.HandleFunc("GET /api/operate/sandbox", a.sandbox)
 }
 
 func (a api) ctx(r *http.Request) (context.Context, context.CancelFunc) {
@@ -87,16 +91,23 @@ func (a api) answer(w http.ResponseWriter, r *http.Request, op, name string, mod
 		httpapi.OK(w, model)
 		return
 	}
-	status := http.StatusInternalServerError
-	switch {
-	case errors.Is(err, ErrInvalid):
-		status = http.StatusBadRequest
-	case errors.Is(err, ErrNotFound):
-		status = http.StatusNotFound
-	case errors.Is(err, ErrConflict):
-		status = http.StatusConflict
+	httpapi.Fail(w, statusOf(err), err.Error())
+}
+
+// statusOf is the errorCode of err: its sentinel's, else 500.
+func statusOf(err error) int {
+	for _, m := range []struct {
+		err    error
+		status int
+	}{
+		{ErrInvalid, http.StatusBadRequest}, {ErrNotFound, http.StatusNotFound}, {ErrConflict, http.StatusConflict},
+		{ErrNoStatistics, http.StatusNotImplemented}, {ErrStandby, http.StatusServiceUnavailable}, {ErrTooSoon, http.StatusTooManyRequests},
+	} {
+		if errors.Is(err, m.err) {
+			return m.status
+		}
 	}
-	httpapi.Fail(w, status, err.Error())
+	return http.StatusInternalServerError
 }
 
 func (a api) registerApp(w http.ResponseWriter, r *http.Request) { a.putApp(w, r, true) }
@@ -168,7 +179,7 @@ func (a api) setAppDisabled(w http.ResponseWriter, r *http.Request, disable bool
 		err = fmt.Errorf("%w: no app '%s'", ErrNotFound, name)
 	}
 	if err == nil {
-		err = a.s.st.setFlag(ctx, pathDisableApp+"/"+name, disable)
+		err = a.s.st.setFlag(ctx, pathDisableApp+"/"+name, disable, a.s.queueSize)
 	}
 	a.answer(w, r, op, name, true, err)
 }
@@ -296,7 +307,7 @@ func (a api) setJobDisabled(w http.ResponseWriter, r *http.Request, disable bool
 		err = fmt.Errorf("%w: no job '%s'", ErrNotFound, name)
 	}
 	if err == nil {
-		err = a.s.st.setFlag(ctx, pathDisableJob+"/"+name, disable)
+		err = a.s.st.setFlag(ctx, pathDisableJob+"/"+name, disable, a.s.queueSize)
 	}
 	a.answer(w, r, op, name, true, err)
 }
@@ -325,8 +336,9 @@ type MetaInfo struct {
 }
 
 // RunningTask is one entry of GET /api/job/tasks/running. State, Reason
-// and StartTime are the launcher's view, known on the leader only (empty
-// elsewhere); StartTime is when the item's process started (nil before).
+// and StartTime are the launcher's view (the leader's latest pass; a
+// standby asks the launcher); StartTime is when the item's process
+// started (nil before). Idle is a DAEMON item between two fires.
 type RunningTask struct {
 	ID        string     `json:"id"`
 	MetaInfo  MetaInfo   `json:"metaInfo"`
@@ -354,16 +366,17 @@ func (a api) runningTasks(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := a.ctx(r)
 	defer cancel()
 	running, err := a.s.st.Running(ctx)
-	a.s.mu.Lock()
-	reasons := a.s.reasons
-	a.s.mu.Unlock()
+	reasons, lerr := a.s.itemStatuses(ctx)
+	if err == nil {
+		err = lerr
+	}
 	out := []RunningTask{}
 	for _, job := range slices.Sorted(maps.Keys(running)) {
 		for _, item := range slices.Sorted(maps.Keys(running[job])) {
 			tid := running[job][item]
 			t := RunningTask{ID: tid.String(), MetaInfo: MetaInfo{JobName: job, ShardingItems: []int{item}}, Type: tid.Type, SlaveID: tid.Slave}
-			if st, ok := reasons[tid.String()]; ok {
-				t.State, t.Reason = string(st.State), st.Reason
+			if st, ok := reasons[fireItem{job, tid.Fire, item}]; ok {
+				t.State, t.Reason, t.Idle = string(st.State), st.Reason, st.Idle
 				if !st.Started.IsZero() {
 					t.StartTime = &st.Started
 				}
@@ -412,26 +425,6 @@ func (a api) executionTypes(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	a.answer(w, r, "", "", map[string]int{"transientJobCount": t, "daemonJobCount": d}, err)
-}
-
-// taskResults is GET /api/job/statistics/tasks/results/{period}: the
-// items that succeeded and failed since this instance leads, for
-// "online". The other periods need the statistics tables upstream keeps in
-// its RDB, which ejob cloud does not keep: they are refused, not answered
-// with made-up zeros.
-func (a api) taskResults(w http.ResponseWriter, r *http.Request) {
-	if r.PathValue("period") != "online" {
-		noStatisticsTables(w, r)
-		return
-	}
-	httpapi.OK(w, map[string]any{"successCount": a.s.succeeded.Load(), "failedCount": a.s.failed.Load(), "statisticInterval": "online"})
-}
-
-// noStatisticsTables refuses a statistics path that upstream answers from
-// its statistics tables (501 Not Implemented, in the envelope).
-func noStatisticsTables(w http.ResponseWriter, r *http.Request) {
-	httpapi.Fail(w, http.StatusNotImplemented, fmt.Sprintf("%s: ejob cloud keeps no statistics tables; "+
-		"GET /api/job/statistics/tasks/results/online and /api/job/statistics/jobs/executionType are served", r.URL.Path))
 }
 
 // MaxPerPage bounds per_page of the event queries.

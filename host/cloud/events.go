@@ -15,6 +15,9 @@ import (
 // tracer did not take is written again with the next pass's.
 type events struct {
 	pending spi.TraceWriteRequest
+	// originals are the original task ids of the FAILOVER items this
+	// leader launched, by job, fire and item, for their status events.
+	originals map[fireItem]string
 }
 
 // eventID is the id an item run's start and completion share: derived
@@ -29,7 +32,11 @@ func randomID() string { return newFireID()[1:] + strconv.FormatInt(time.Now().U
 
 // status records a status event of tid.
 func (ev *events) status(tid TaskID, state, message string) {
-	ev.pending.Statuses = append(ev.pending.Statuses, spi.StatusEvent{ID: randomID(), JobName: tid.Job, TaskID: tid.String(),
+	orig := ev.originals[fireItem{tid.Job, tid.Fire, tid.Item}]
+	if state == "TASK_FINISHED" || state == "TASK_FAILED" || state == "TASK_LOST" {
+		delete(ev.originals, fireItem{tid.Job, tid.Fire, tid.Item})
+	}
+	ev.pending.Statuses = append(ev.pending.Statuses, spi.StatusEvent{ID: randomID(), JobName: tid.Job, TaskID: tid.String(), OriginalTaskID: orig,
 		SlaveID: tid.Slave, ExecutionType: tid.Type, ShardingItems: "[" + strconv.Itoa(tid.Item) + "]", State: state,
 		Message: message, CreationTime: time.Now()})
 }

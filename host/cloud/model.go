@@ -16,10 +16,17 @@ import (
 
 // ErrInvalid marks a refused app or job body; ErrNotFound an app or job
 // that is not there; ErrConflict one that is there already (or disabled).
+// ErrNoStatistics marks a statistics path that needs the statistics
+// tables when the scheduler keeps none; ErrStandby an answer only the
+// leader has; ErrTooSoon a reconciliation asked for within
+// ReconcileGuard of the last one.
 var (
-	ErrInvalid  = errors.New("invalid")
-	ErrNotFound = errors.New("not found")
-	ErrConflict = errors.New("conflict")
+	ErrInvalid      = errors.New("invalid")
+	ErrNotFound     = errors.New("not found")
+	ErrConflict     = errors.New("conflict")
+	ErrNoStatistics = errors.New("no statistics tables")
+	ErrStandby      = errors.New("standby")
+	ErrTooSoon      = errors.New("too soon")
 )
 
 // App is an ElasticJob-Cloud app (upstream's CloudAppConfigurationPOJO),

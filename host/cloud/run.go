@@ -12,12 +12,12 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/ejob-io/ejob/core/reg/zookeeper"
-	hostconfig "github.com/ejob-io/ejob/host/config"
 	"github.com/ejob-io/ejob/host/console"
 	"github.com/ejob-io/ejob/host/daemon"
+	"github.com/ejob-io/ejob/host/hostconfig"
 	"github.com/ejob-io/ejob/host/httpapi"
 	"github.com/ejob-io/ejob/host/metrics"
-	"github.com/ejob-io/ejob/host/plugins"
+	"github.com/ejob-io/ejob/host/pluginhost"
 	"github.com/ejob-io/ejob/spi"
 )
 
@@ -28,7 +28,7 @@ var ErrNoLauncher = errors.New("no such launcher")
 type RunOptions struct {
 	File *hostconfig.CloudFile
 	// Builtin serves the built-in plugin types (nil: none).
-	Builtin *plugins.Builtin
+	Builtin *pluginhost.Builtin
 	Logger  hclog.Logger
 	// Ready, when set, receives the REST API's address once it listens.
 	Ready func(addr string)
@@ -41,7 +41,7 @@ func Run(ctx context.Context, o RunOptions) error {
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
-	cat, err := plugins.Open(ctx, plugins.Config{Dir: f.PluginsDir, LockFile: f.LockFile, Builtin: o.Builtin, Logger: log})
+	cat, err := pluginhost.Open(ctx, pluginhost.Config{Dir: f.PluginsDir, LockFile: f.LockFile, Builtin: o.Builtin, Logger: log})
 	if err != nil {
 		return fmt.Errorf("%s: plugins: %w", f.Name, err)
 	}

@@ -25,7 +25,8 @@ import (
 // ready and failover items through the launcher and follows them to
 // their end. Every instance serves the REST API (see Routes); the state
 // it changes lives in ZooKeeper, so the leader acts on writes made
-// through any instance.
+// through any instance. The leader also counts the finished items and,
+// with a tracer that keeps them, writes the statistics tables.
 type Scheduler struct {
 	st        store
 	c         reg.Client
@@ -42,13 +43,14 @@ type Scheduler struct {
 	wake    chan struct{}
 	leading atomic.Bool
 
-	// Counts of finished items since this instance leads (upstream's
-	// in-memory statistics).
-	succeeded, failed atomic.Int64
+	// stats counts the finished items while this instance leads
+	// (upstream's in-memory statistics).
+	stats *statistics
+	guard reconcileGuard
 
 	// mu guards reasons, written by the leader's pass.
 	mu      sync.Mutex
-	reasons map[string]spi.ItemStatus // task id -> launcher status
+	reasons map[fireItem]spi.ItemStatus
 }
 
 // Options configure a Scheduler.
@@ -81,7 +83,7 @@ func New(o Options) *Scheduler {
 	}
 	return &Scheduler{st: store{c: o.Client}, c: o.Client, el: recipe.NewElection(o.Client, pathElection, pathLeader, o.ID),
 		launcher: o.Launcher, lcfg: o.LauncherConfig, tracer: o.Tracer, tcfg: o.TracerConfig, queueSize: o.JobStateQueueSize, poll: o.PollInterval,
-		log: o.Logger, id: o.ID, wake: make(chan struct{}, 1), reasons: map[string]spi.ItemStatus{}}
+		log: o.Logger, id: o.ID, wake: make(chan struct{}, 1), reasons: map[fireItem]spi.ItemStatus{}, stats: newStatistics()}
 }
 
 // Leading reports whether this instance leads now.
@@ -143,10 +145,16 @@ func (s *Scheduler) lead(ctx context.Context) {
 		case <-ctx.Done():
 		}
 	}()
+	s.stats.reset()
 	s.leading.Store(true)
 	defer s.leading.Store(false)
 	s.log.Info("leading the cloud scheduler", "instance", s.id)
-	l := &leaderState{next: map[string]time.Time{}, configs: map[string]string{}, seen: map[string]spi.ItemState{}}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	wg.Go(func() { s.statisticsLoop(ctx) })
+	l := &leaderState{next: map[string]time.Time{}, configs: map[string]string{}, seen: map[string]spi.ItemState{},
+		fires: map[fireItem]int{}, busy: map[fireItem]bool{}, ev: events{originals: map[fireItem]string{}}}
 	for ctx.Err() == nil {
 		if err := s.pass(ctx, l); err != nil {
 			if errors.Is(err, recipe.ErrFenced) || errors.Is(err, recipe.ErrNotLeader) {
@@ -177,7 +185,11 @@ type leaderState struct {
 	// seen is each running item's state at the last pass (by eventID),
 	// to record its start once.
 	seen map[string]spi.ItemState
-	ev   events
+	// fires and busy are each running DAEMON item's completed fires and
+	// whether a fire ran at the last pass.
+	fires map[fireItem]int
+	busy  map[fireItem]bool
+	ev    events
 }
 
 // view is one pass's read of the state.
@@ -248,6 +260,19 @@ func (s *Scheduler) fenced(ctx context.Context, ops ...reg.Op) error {
 
 type fireKey struct{ job, fire string }
 
+// byFire indexes the launcher's items by fire and item.
+func byFire(items []spi.ItemStatus) map[fireKey]map[int]spi.ItemStatus {
+	out := map[fireKey]map[int]spi.ItemStatus{}
+	for _, it := range items {
+		k := fireKey{it.JobName, it.FireID}
+		if out[k] == nil {
+			out[k] = map[int]spi.ItemStatus{}
+		}
+		out[k][it.Item] = it
+	}
+	return out
+}
+
 // pass is one round of the leader's work.
 func (s *Scheduler) pass(ctx context.Context, l *leaderState) error {
 	defer s.flush(ctx, &l.ev)
@@ -262,17 +287,11 @@ func (s *Scheduler) pass(ctx context.Context, l *leaderState) error {
 	if err != nil {
 		return err
 	}
-	launched := map[fireKey]map[int]spi.ItemStatus{}
-	for _, it := range list.Items {
-		k := fireKey{it.JobName, it.FireID}
-		if launched[k] == nil {
-			launched[k] = map[int]spi.ItemStatus{}
-		}
-		launched[k][it.Item] = it
-	}
-	reasons := map[string]spi.ItemStatus{}
+	launched := byFire(list.Items)
+	reasons := map[fireItem]spi.ItemStatus{}
 	seen := map[string]spi.ItemState{}
-	defer func() { l.seen = seen }()
+	fires, busy := map[fireItem]int{}, map[fireItem]bool{}
+	defer func() { l.seen, l.fires, l.busy = seen, fires, busy }()
 
 	changed := map[string]bool{}
 	for name, j := range v.jobs {
@@ -335,11 +354,16 @@ func (s *Scheduler) pass(ctx context.Context, l *leaderState) error {
 				st = spi.ItemStatus{JobName: name, FireID: tid.Fire, Item: item, State: spi.ItemLost, Reason: "not held by the launcher"}
 			}
 			node := pathRunning + "/" + name + "/" + itemNode(name, item)
+			// Once the cluster has placed the item, its task id names the
+			// node (as the item's own sharding context does).
+			placed := st.Node != "" && st.Node != tid.Slave
+			if placed {
+				tid.Slave = st.Node
+			}
 			switch st.State {
 			case spi.ItemReady, spi.ItemRunning:
 				key := eventID(tid)
-				if st.Node != "" && st.Node != tid.Slave {
-					tid.Slave = st.Node
+				if placed {
 					if err := s.fenced(ctx, reg.SetOp(node, []byte(tid.String()), reg.AnyVersion)); err != nil {
 						return err
 					}
@@ -349,17 +373,30 @@ func (s *Scheduler) pass(ctx context.Context, l *leaderState) error {
 					l.ev.started(tid, st)
 				}
 				seen[key] = st.State
-				reasons[tid.String()] = st
+				fi := fireItem{name, tid.Fire, item}
+				reasons[fi] = st
+				if j.JobExecutionType == Daemon && st.State == spi.ItemRunning {
+					s.followFires(l, fi, tid, st, fires, busy)
+				}
 			case spi.ItemSucceeded:
 				if err := s.fenced(ctx, reg.DeleteOp(node, reg.AnyVersion)); err != nil {
 					return err
 				}
-				s.succeeded.Add(1)
+				s.stats.count(true)
 				l.ev.finished(tid, st, l.seen[eventID(tid)] == spi.ItemRunning)
 				s.log.Info("item succeeded", "job", name, "item", item, "task", tid.String())
 			case spi.ItemFailed, spi.ItemLost:
 				ops := []reg.Op{reg.DeleteOp(node, reg.AnyVersion)}
-				if j.Failover || j.JobExecutionType == Daemon {
+				fo := j.Failover || j.JobExecutionType == Daemon
+				if fo {
+					if err := s.st.room(ctx, pathFailover, name, s.queueSize); errors.Is(err, ErrConflict) {
+						s.log.Warn("item not queued for failover", "job", name, "item", item, "error", err)
+						fo = false
+					} else if err != nil {
+						return err
+					}
+				}
+				if fo {
 					if _, err := s.st.c.Create(ctx, pathFailover+"/"+name, nil, reg.Persistent, reg.WithParents()); err != nil && !errors.Is(err, reg.ErrNodeExists) {
 						return fmt.Errorf("create %s/%s: %w", pathFailover, name, err)
 					}
@@ -372,10 +409,10 @@ func (s *Scheduler) pass(ctx context.Context, l *leaderState) error {
 				if err := s.fenced(ctx, ops...); err != nil && !errors.Is(err, reg.ErrNodeExists) {
 					return err
 				}
-				s.failed.Add(1)
+				s.stats.count(false)
 				l.ev.finished(tid, st, l.seen[eventID(tid)] == spi.ItemRunning)
 				s.log.Warn("item ended without success", "job", name, "item", item, "task", tid.String(), "state", st.State,
-					"reason", st.Reason, "exitCode", st.ExitCode, "failover", j.Failover || j.JobExecutionType == Daemon)
+					"reason", st.Reason, "exitCode", st.ExitCode, "failover", fo)
 			}
 			if st.State.Final() {
 				delete(items, item)
@@ -436,7 +473,7 @@ func (s *Scheduler) pass(ctx context.Context, l *leaderState) error {
 		if len(todo) == 0 {
 			continue
 		}
-		if err := s.start(ctx, l, v, j, a, "FAILOVER", todo, ops); err != nil {
+		if err := s.start(ctx, l, v, j, a, "FAILOVER", todo, ops, items); err != nil {
 			return err
 		}
 		_ = s.c.Delete(ctx, pathFailover+"/"+name, reg.AnyVersion)
@@ -488,16 +525,38 @@ func (s *Scheduler) pass(ctx context.Context, l *leaderState) error {
 		if err != nil {
 			return err
 		}
-		if err := s.start(ctx, l, v, j, a, "READY", items, ops); err != nil {
+		if err := s.start(ctx, l, v, j, a, "READY", items, ops, nil); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// followFires records a running DAEMON item's fires (upstream's BEGIN and
+// COMPLETE updates): a status event when a fire starts and when one ends,
+// and each completed fire counted as a success. The fires an item
+// completed before this leader first saw it are not counted again.
+func (s *Scheduler) followFires(l *leaderState, fi fireItem, tid TaskID, st spi.ItemStatus, fires map[fireItem]int, busy map[fireItem]bool) {
+	fires[fi], busy[fi] = st.Fires, !st.Idle
+	prev, known := l.fires[fi]
+	if !known {
+		return
+	}
+	if !st.Idle && !l.busy[fi] {
+		l.ev.status(tid, "TASK_RUNNING", "BEGIN")
+	}
+	for range st.Fires - prev {
+		s.stats.count(true)
+	}
+	if st.Fires > prev || st.Idle && l.busy[fi] {
+		l.ev.status(tid, "TASK_RUNNING", "COMPLETE")
+	}
+}
+
 // start records the items of a new fire as running (with extra ops, in
-// one fenced transaction), then launches it.
-func (s *Scheduler) start(ctx context.Context, l *leaderState, v view, j Job, a App, typ string, items []int, extra []reg.Op) error {
+// one fenced transaction), then launches it. originals are the task ids
+// a FAILOVER fire's items run again.
+func (s *Scheduler) start(ctx context.Context, l *leaderState, v view, j Job, a App, typ string, items []int, extra []reg.Op, originals map[int]TaskID) error {
 	fire := newFireID()
 	if _, err := s.st.c.Create(ctx, pathRunning+"/"+j.JobName, nil, reg.Persistent, reg.WithParents()); err != nil && !errors.Is(err, reg.ErrNodeExists) {
 		return fmt.Errorf("create %s/%s: %w", pathRunning, j.JobName, err)
@@ -516,6 +575,9 @@ func (s *Scheduler) start(ctx context.Context, l *leaderState, v view, j Job, a 
 	for _, item := range items {
 		tid := TaskID{Job: j.JobName, Item: item, Type: typ, Slave: unassignedSlave, Fire: fire}
 		v.running[j.JobName][item] = tid
+		if orig, ok := originals[item]; ok {
+			l.ev.originals[fireItem{j.JobName, fire, item}] = orig.String()
+		}
 		l.ev.status(tid, "TASK_STAGING", "")
 	}
 	return s.launch(ctx, j, a, fire, typ, items)
@@ -537,7 +599,9 @@ func (s *Scheduler) launch(ctx context.Context, j Job, a App, fire, typ string, 
 			CPUCount: j.CPUCount, MemoryMB: j.MemoryMB, JobParameter: j.JobParameter, ShardingItemParameters: params, Props: j.Props},
 		Labels: map[string]string{"ejob.io/app": a.AppName, "ejob.io/job": j.JobName, "ejob.io/fire": fire}}
 	for _, item := range items {
-		tid := TaskID{Job: j.JobName, Item: item, Type: typ, Slave: unassignedSlave, Fire: fire}
+		// The item's own task id names the node it runs on, filled in by
+		// the launcher once the cluster has placed it.
+		tid := TaskID{Job: j.JobName, Item: item, Type: typ, Slave: spi.LaunchNodePlaceholder, Fire: fire}
 		req.Items = append(req.Items, spi.LaunchItem{Item: item, Env: ItemEnv(j, params, item, tid)})
 	}
 	if _, err := s.launcher.Launch(ctx, req); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -191,12 +192,8 @@ func (s store) AddRound(ctx context.Context, job string, misfire bool, queueSize
 		data, st, err := s.c.Get(ctx, path)
 		switch {
 		case errors.Is(err, reg.ErrNoNode):
-			names, err := children(ctx, s.c, pathReady)
-			if err != nil {
+			if err := s.room(ctx, pathReady, job, queueSize); err != nil {
 				return err
-			}
-			if len(names) >= queueSize {
-				return fmt.Errorf("%w: the ready queue holds %d jobs (ejob.cloud.jobStateQueueSize)", ErrConflict, len(names))
 			}
 			err = s.create(ctx, path, []byte("1"))
 			if errors.Is(err, reg.ErrNodeExists) {
@@ -330,12 +327,29 @@ func (s store) byJob(ctx context.Context, base string) (map[string]map[int]TaskI
 // errNodeExists is the registry's "node exists", for callers of create.
 var errNodeExists = reg.ErrNodeExists
 
-// setFlag creates (on) or deletes (off) a disable node holding its name.
-func (s store) setFlag(ctx context.Context, path string, on bool) error {
+// room refuses adding name under base when base holds queueSize nodes
+// and name is not among them (ejob.cloud.jobStateQueueSize).
+func (s store) room(ctx context.Context, base, name string, queueSize int) error {
+	names, err := children(ctx, s.c, base)
+	if err != nil {
+		return err
+	}
+	if len(names) >= queueSize && !slices.Contains(names, name) {
+		return fmt.Errorf("%w: %s holds %d jobs, the bound ejob.cloud.jobStateQueueSize", ErrConflict, base, len(names))
+	}
+	return nil
+}
+
+// setFlag creates (on) or deletes (off) a disable node holding its name;
+// the disable nodes are bounded by queueSize.
+func (s store) setFlag(ctx context.Context, path string, on bool, queueSize int) error {
 	if !on {
 		return s.remove(ctx, path)
 	}
 	name := path[strings.LastIndex(path, "/")+1:]
+	if err := s.room(ctx, path[:strings.LastIndex(path, "/")], name, queueSize); err != nil {
+		return err
+	}
 	if err := s.create(ctx, path, []byte(name)); err != nil && !errors.Is(err, reg.ErrNodeExists) {
 		return err
 	}

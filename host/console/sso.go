@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"time"
 
-	hostconfig "github.com/ejob-io/ejob/host/config"
+	"github.com/ejob-io/ejob/host/hostconfig"
 	"github.com/ejob-io/ejob/host/httpapi"
 	"github.com/ejob-io/ejob/host/sso"
 	"github.com/hashicorp/go-hclog"

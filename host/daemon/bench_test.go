@@ -29,7 +29,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/ejob-io/ejob/host/plugins"
+	"github.com/ejob-io/ejob/host/pluginhost"
 	"github.com/ejob-io/ejob/internal/proctree"
 	"github.com/ejob-io/ejob/internal/testkit"
 	"github.com/ejob-io/ejob/plugins/builtin"
@@ -429,7 +429,7 @@ func childPIDs(b *testing.B, pid int) []int {
 }
 
 // BenchmarkBuiltinPluginExecute measures the real out-of-process job-type
-// path the host uses: the plugin catalog (host/plugins) calling
+// path the host uses: the plugin catalog (host/pluginhost) calling
 // Execute on the built-in plugin process (`ejob __builtin-plugins`, go-plugin
 // gRPC over a Unix socket with AutoMTLS). Each op runs one item through
 // the plugin and the same work directly in this process, interleaved; the
@@ -443,8 +443,8 @@ func childPIDs(b *testing.B, pid int) []int {
 func BenchmarkBuiltinPluginExecute(b *testing.B) {
 	bin := benchEjob(b)
 	set := builtin.New(builtin.Options{})
-	cat, err := plugins.Open(context.Background(), plugins.Config{
-		Builtin: &plugins.Builtin{Path: bin, Args: []string{builtinPluginsArg}, Version: builtin.Version, Types: set.Types()},
+	cat, err := pluginhost.Open(context.Background(), pluginhost.Config{
+		Builtin: &pluginhost.Builtin{Path: bin, Args: []string{builtinPluginsArg}, Version: builtin.Version, Types: set.Types()},
 		Logger:  hclog.New(&hclog.LoggerOptions{Name: "bench", Level: hclog.Error, Output: os.Stderr}),
 	})
 	if err != nil {

@@ -14,20 +14,20 @@ import (
 
 	"github.com/ejob-io/ejob/core/executor"
 	"github.com/ejob-io/ejob/core/instance"
+	"github.com/ejob-io/ejob/core/kernel"
 	"github.com/ejob-io/ejob/core/reg"
 	"github.com/ejob-io/ejob/core/reg/embedded"
 	"github.com/ejob-io/ejob/core/reg/httpreg"
 	"github.com/ejob-io/ejob/core/reg/zookeeper"
-	"github.com/ejob-io/ejob/core/scheduler"
 	"github.com/ejob-io/ejob/core/tracing"
 	"github.com/ejob-io/ejob/core/tracing/httptrace"
-	hostconfig "github.com/ejob-io/ejob/host/config"
 	"github.com/ejob-io/ejob/host/console"
 	"github.com/ejob-io/ejob/host/control"
 	"github.com/ejob-io/ejob/host/dump"
+	"github.com/ejob-io/ejob/host/hostconfig"
 	"github.com/ejob-io/ejob/host/httpapi"
 	"github.com/ejob-io/ejob/host/metrics"
-	"github.com/ejob-io/ejob/host/plugins"
+	"github.com/ejob-io/ejob/host/pluginhost"
 	"github.com/ejob-io/ejob/spi"
 )
 
@@ -50,7 +50,7 @@ type Options struct {
 	// Logger's level: the file's ejob.logLevel then does not change it.
 	LogLevelFixed bool
 	// Builtin serves the built-in types (the ejob binary itself).
-	Builtin *plugins.Builtin
+	Builtin *pluginhost.Builtin
 	// Logger is the host logger.
 	Logger hclog.Logger
 	// Getenv resolves ${VAR} in the file and the EJOB_* settings; nil:
@@ -70,7 +70,7 @@ type Options struct {
 // so that no setting is parsed and then ignored.
 type plan struct {
 	// catalog opens the plugin catalog (directory, lock file, stop grace).
-	catalog plugins.Config
+	catalog pluginhost.Config
 	// drain is the scheduler's drain timeout.
 	drain time.Duration
 	// level is the host logger's level; hclog.NoLevel keeps it.
@@ -97,7 +97,7 @@ type plan struct {
 
 func newPlan(h hostconfig.HostSettings, opts Options) plan {
 	p := plan{
-		catalog: plugins.Config{Dir: h.PluginsDir, LockFile: h.LockFile, StopGrace: h.PluginStopGrace,
+		catalog: pluginhost.Config{Dir: h.PluginsDir, LockFile: h.LockFile, StopGrace: h.PluginStopGrace,
 			Builtin: opts.Builtin, Logger: opts.Logger},
 		drain:     h.DrainTimeout,
 		level:     hclog.NoLevel,
@@ -143,8 +143,8 @@ func (opts Options) getenv(k string) string {
 // The catalog is opened with the file's plugins directory (or the
 // override) and returned open; the caller closes it. The file's log level
 // is applied to opts.Logger first, unless opts.LogLevelFixed.
-func Load(ctx context.Context, opts Options) (*hostconfig.File, *plugins.Catalog, error) {
-	file, cat, _, err := load(ctx, opts, nil, &scheduler.ValidatedProps{})
+func Load(ctx context.Context, opts Options) (*hostconfig.File, *pluginhost.Catalog, error) {
+	file, cat, _, err := load(ctx, opts, nil, &kernel.ValidatedProps{})
 	return file, cat, err
 }
 
@@ -159,7 +159,7 @@ type Tracing struct {
 // LoadTracing is Load, and the sink of the file's elasticjob.tracing
 // resolved in the catalog: nil when the file has no such section. The
 // catalog is returned open; the caller closes it.
-func LoadTracing(ctx context.Context, opts Options) (*hostconfig.File, *plugins.Catalog, *Tracing, error) {
+func LoadTracing(ctx context.Context, opts Options) (*hostconfig.File, *pluginhost.Catalog, *Tracing, error) {
 	file, cat, err := Load(ctx, opts)
 	if err != nil {
 		return nil, nil, nil, err
@@ -178,7 +178,7 @@ func LoadTracing(ctx context.Context, opts Options) (*hostconfig.File, *plugins.
 // load is Load; the catalog reports to obs when it is not nil. The props
 // the plugins accept are remembered in validated (each distinct type and
 // props is checked once).
-func load(ctx context.Context, opts Options, obs plugins.Observer, validated *scheduler.ValidatedProps) (*hostconfig.File, *plugins.Catalog, plan, error) {
+func load(ctx context.Context, opts Options, obs pluginhost.Observer, validated *kernel.ValidatedProps) (*hostconfig.File, *pluginhost.Catalog, plan, error) {
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
 	}
@@ -192,7 +192,7 @@ func load(ctx context.Context, opts Options, obs plugins.Observer, validated *sc
 	}
 	p := newPlan(opened.Host(), opts)
 	p.catalog.Observer = obs
-	var cat *plugins.Catalog
+	var cat *pluginhost.Catalog
 	var lo hostconfig.LoadOptions
 	if opened.HostOK() {
 		if p.level != hclog.NoLevel {
@@ -200,7 +200,7 @@ func load(ctx context.Context, opts Options, obs plugins.Observer, validated *sc
 			// host's level at launch.
 			opts.Logger.SetLevel(p.level)
 		}
-		cat, err = plugins.Open(ctx, p.catalog)
+		cat, err = pluginhost.Open(ctx, p.catalog)
 		switch {
 		case err != nil && ctx.Err() != nil:
 			return nil, nil, plan{}, err
@@ -229,7 +229,7 @@ func load(ctx context.Context, opts Options, obs plugins.Observer, validated *sc
 
 // catalogChecks are the checks of a file's types and props against the
 // open catalog cat.
-func catalogChecks(ctx context.Context, cat *plugins.Catalog, validated *scheduler.ValidatedProps) hostconfig.LoadOptions {
+func catalogChecks(ctx context.Context, cat *pluginhost.Catalog, validated *kernel.ValidatedProps) hostconfig.LoadOptions {
 	return hostconfig.LoadOptions{
 		KnownType: func(k spi.Kind, name string) bool { _, err := cat.Provider(k, name); return err == nil },
 		Types:     cat.Types,
@@ -250,7 +250,7 @@ func catalogChecks(ctx context.Context, cat *plugins.Catalog, validated *schedul
 
 // validateProps asks the job type or error handler typ whether props suit
 // it, so that a bad prop is reported with its file and line.
-func validateProps(ctx context.Context, cat *plugins.Catalog, kind spi.Kind, typ, job string, props map[string]string) error {
+func validateProps(ctx context.Context, cat *pluginhost.Catalog, kind spi.Kind, typ, job string, props map[string]string) error {
 	req := spi.ValidatePropsRequest{JobName: job, Props: props}
 	switch kind {
 	case spi.KindJobType:
@@ -300,7 +300,7 @@ func Run(ctx context.Context, opts Options) error {
 	// The collectors cost little: the kernel and the catalog report to
 	// them whether or not ejob.http serves them.
 	mx := metrics.New()
-	validated := &scheduler.ValidatedProps{}
+	validated := &kernel.ValidatedProps{}
 	file, cat, p, err := load(ctx, opts, mx.Jobs(), validated)
 	if err != nil {
 		return err
@@ -351,7 +351,7 @@ func Run(ctx context.Context, opts Options) error {
 		// while its items finish, and no second host starts meanwhile.
 		defer ctlDone()
 	}
-	s, err := scheduler.New(scheduler.Options{
+	s, err := kernel.New(kernel.Options{
 		Client: client, InstanceID: id.String(), ServerIP: id.IP,
 		Plugins: cat, Logger: log, DrainTimeout: p.drain,
 		Events: executor.MultiEvents{tr.events, mx.Jobs()}, Observer: mx.Jobs(),
@@ -361,7 +361,7 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	for _, j := range file.Jobs {
-		if err := s.Add(ctx, scheduler.Job{Config: j.Config, Type: j.Type}); err != nil {
+		if err := s.Add(ctx, kernel.Job{Config: j.Config, Type: j.Type}); err != nil {
 			return fmt.Errorf("%s:%d: %w", file.Name, j.Line, err)
 		}
 	}
@@ -417,7 +417,7 @@ func Run(ctx context.Context, opts Options) error {
 			<-done
 			return fmt.Errorf("registry: %w", ferr)
 		}
-		var se *scheduler.StartError
+		var se *kernel.StartError
 		if !errors.As(err, &se) || se.All() {
 			// A host without a job is not a healthy host: stop, and say
 			// why, so that a supervisor sees the failure.
@@ -514,7 +514,7 @@ type failer interface {
 // elasticjob.dump.address) and serves it until ctx ends; the returned
 // channel closes when it has stopped. As upstream, a port that cannot be
 // opened is logged and the host runs on without it.
-func serveDump(ctx context.Context, addr string, port int, c reg.Client, s *scheduler.Scheduler, log hclog.Logger) <-chan struct{} {
+func serveDump(ctx context.Context, addr string, port int, c reg.Client, s *kernel.Kernel, log hclog.Logger) <-chan struct{} {
 	done := make(chan struct{})
 	srv, err := dump.Listen(addr, port, dump.Options{Client: c, Logger: log.Named("dump"),
 		Caches: func(job string) (dump.Cache, bool) {
@@ -555,7 +555,7 @@ type tracingRun struct {
 // A standalone host without one records into memory (tracing.Memory: the
 // last runs of each item, with their output), so that its console and CLI
 // still show recent runs.
-func startTracing(ctx context.Context, file *hostconfig.File, cat *plugins.Catalog, log hclog.Logger) (*tracingRun, error) {
+func startTracing(ctx context.Context, file *hostconfig.File, cat *pluginhost.Catalog, log hclog.Logger) (*tracingRun, error) {
 	t := file.Tracing
 	if t == nil {
 		if file.Registry != nil {
@@ -612,7 +612,7 @@ const purgeCheck = time.Hour
 // purgeDaily deletes what is older than retention, once a day, while this
 // host leads job (the first of its jobs by name), until ctx ends. The
 // first check is at once.
-func (t *tracingRun) purgeDaily(ctx context.Context, s *scheduler.Scheduler, job string, retention time.Duration) {
+func (t *tracingRun) purgeDaily(ctx context.Context, s *kernel.Kernel, job string, retention time.Duration) {
 	tick := time.NewTicker(purgeCheck)
 	defer tick.Stop()
 	var last time.Time

@@ -10,7 +10,7 @@ import (
 
 	"github.com/ejob-io/ejob/core/config"
 	"github.com/ejob-io/ejob/core/reg"
-	hostconfig "github.com/ejob-io/ejob/host/config"
+	"github.com/ejob-io/ejob/host/hostconfig"
 )
 
 // ErrJavaPeers is wrapped by the error Run returns under ejob.javaPeers:

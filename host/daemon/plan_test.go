@@ -9,13 +9,13 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/ejob-io/ejob/core/reg/embedded"
-	hostconfig "github.com/ejob-io/ejob/host/config"
+	"github.com/ejob-io/ejob/host/hostconfig"
 	"github.com/ejob-io/ejob/host/metrics"
 )
 
 // TestEveryHostSettingIsConsumed fails when a field of the host settings
 // (the file's ejob: section) is parsed but changes nothing the host does:
-// each field, set alone, must change the host's plan. host/config's
+// each field, set alone, must change the host's plan. host/hostconfig's
 // TestEveryHostSettingIsParsed checks the other half (each field is read
 // from the file).
 func TestEveryHostSettingIsConsumed(t *testing.T) {

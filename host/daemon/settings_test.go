@@ -14,7 +14,7 @@ import (
 	"github.com/ejob-io/ejob/internal/testkit"
 )
 
-// hostTestPlugins builds host/plugins' test plugin (job type HOSTTEST_JOB)
+// hostTestPlugins builds host/pluginhost' test plugin (job type HOSTTEST_JOB)
 // into a new plugins directory and returns the directory.
 func hostTestPlugins(t *testing.T) string {
 	t.Helper()
@@ -22,7 +22,7 @@ func hostTestPlugins(t *testing.T) string {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := proctest.GoBuild(filepath.Join(dir, "ejob-hosttest"), "github.com/ejob-io/ejob/host/plugins/testdata/ejob-hosttest", false); err != nil {
+	if err := proctest.GoBuild(filepath.Join(dir, "ejob-hosttest"), "github.com/ejob-io/ejob/host/pluginhost/testdata/ejob-hosttest", false); err != nil {
 		t.Fatal(err)
 	}
 	return dir

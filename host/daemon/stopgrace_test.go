@@ -14,7 +14,7 @@ import (
 )
 
 // ejob.pluginStopGrace reaches the plugin catalog: a job-type plugin that
-// ignores cancellation (host/plugins' test plugin, job name "ignore") is
+// ignores cancellation (host/pluginhost' test plugin, job name "ignore") is
 // given up on after the configured 300 ms, not the default 10 s.
 func TestPluginStopGraceFromConfig(t *testing.T) {
 	dir := t.TempDir()

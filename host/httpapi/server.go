@@ -21,7 +21,7 @@ import (
 
 	"github.com/ejob-io/ejob/core/lifecycle"
 	"github.com/ejob-io/ejob/core/reg"
-	hostconfig "github.com/ejob-io/ejob/host/config"
+	"github.com/ejob-io/ejob/host/hostconfig"
 	"github.com/ejob-io/ejob/host/namespaces"
 	"github.com/ejob-io/ejob/spi"
 )

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 
-	hostconfig "github.com/ejob-io/ejob/host/config"
+	"github.com/ejob-io/ejob/host/hostconfig"
 )
 
 // certificate serves the certificate of ejob.http.tls and reads its files

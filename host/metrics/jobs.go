@@ -7,8 +7,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ejob-io/ejob/core/executor"
-	"github.com/ejob-io/ejob/core/scheduler"
-	"github.com/ejob-io/ejob/host/plugins"
+	"github.com/ejob-io/ejob/core/kernel"
+	"github.com/ejob-io/ejob/host/pluginhost"
 )
 
 // jobMetrics are the per-job and per-plugin collectors.
@@ -55,35 +55,35 @@ type Jobs struct {
 }
 
 var (
-	_ scheduler.Observer = (*Jobs)(nil)
-	_ executor.Events    = (*Jobs)(nil)
-	_ plugins.Observer   = (*Jobs)(nil)
+	_ kernel.Observer     = (*Jobs)(nil)
+	_ executor.Events     = (*Jobs)(nil)
+	_ pluginhost.Observer = (*Jobs)(nil)
 )
 
 // Jobs returns the observers that count into m.
 func (m *Metrics) Jobs() *Jobs { return m.jobs }
 
-// Fired implements scheduler.Observer.
+// Fired implements kernel.Observer.
 func (j *Jobs) Fired(job string, delay time.Duration) {
 	j.m.fires.WithLabelValues(job).Inc()
 	j.m.fireDelay.WithLabelValues(job).Observe(delay.Seconds())
 }
 
-// ItemRetried implements scheduler.Observer.
+// ItemRetried implements kernel.Observer.
 func (j *Jobs) ItemRetried(job string, _ int) { j.m.retries.WithLabelValues(job).Inc() }
 
-// Misfired implements scheduler.Observer.
+// Misfired implements kernel.Observer.
 func (j *Jobs) Misfired(job string, skipped int) {
 	j.m.misfires.WithLabelValues(job).Add(float64(skipped))
 }
 
-// FailedOver implements scheduler.Observer.
+// FailedOver implements kernel.Observer.
 func (j *Jobs) FailedOver(job string, _ int) { j.m.failovers.WithLabelValues(job).Inc() }
 
-// Resharded implements scheduler.Observer.
+// Resharded implements kernel.Observer.
 func (j *Jobs) Resharded(job string) { j.m.reshardings.WithLabelValues(job).Inc() }
 
-// Late implements scheduler.Observer.
+// Late implements kernel.Observer.
 func (j *Jobs) Late(job string, _ time.Duration) { j.m.late.WithLabelValues(job).Inc() }
 
 // ItemCompleted implements executor.Events.
@@ -96,8 +96,8 @@ func (j *Jobs) ItemCompleted(_ context.Context, ev executor.ItemEvent) {
 	j.m.itemDuration.WithLabelValues(ev.JobName).Observe(ev.Complete.Sub(ev.Start).Seconds())
 }
 
-// Restarted implements plugins.Observer.
+// Restarted implements pluginhost.Observer.
 func (j *Jobs) Restarted(plugin string) { j.m.pluginRestarts.WithLabelValues(plugin).Inc() }
 
-// CallFailed implements plugins.Observer.
+// CallFailed implements pluginhost.Observer.
 func (j *Jobs) CallFailed(plugin string) { j.m.pluginCallErrors.WithLabelValues(plugin).Inc() }

@@ -13,8 +13,8 @@ import (
 
 	"github.com/ejob-io/ejob/core/config"
 	"github.com/ejob-io/ejob/core/executor"
+	"github.com/ejob-io/ejob/core/kernel"
 	"github.com/ejob-io/ejob/core/reg/embedded"
-	"github.com/ejob-io/ejob/core/scheduler"
 	"github.com/ejob-io/ejob/host/metrics"
 	"github.com/ejob-io/ejob/internal/testkit"
 	"github.com/ejob-io/ejob/plugins/builtin"
@@ -37,13 +37,13 @@ func start(t *testing.T, srv *embedded.Server, id string, cfg *config.JobConfigu
 		t.Fatal(err)
 	}
 	mx := metrics.New()
-	s, err := scheduler.New(scheduler.Options{Client: c, InstanceID: id, ServerIP: strings.Split(id, "@")[0],
+	s, err := kernel.New(kernel.Options{Client: c, InstanceID: id, ServerIP: strings.Split(id, "@")[0],
 		Plugins: builtin.New(builtin.Options{Logger: hclog.NewNullLogger()}), Logger: hclog.NewNullLogger(),
 		DrainTimeout: time.Second, Events: mx.Jobs(), Observer: mx.Jobs()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Add(context.Background(), scheduler.Job{Config: cfg.Clone(), Runner: run}); err != nil {
+	if err := s.Add(context.Background(), kernel.Job{Config: cfg.Clone(), Runner: run}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -31,7 +31,7 @@ import (
 	"golang.org/x/oauth2"
 	"golang.org/x/time/rate"
 
-	hostconfig "github.com/ejob-io/ejob/host/config"
+	"github.com/ejob-io/ejob/host/hostconfig"
 )
 
 // Limits of the flows in progress.

@@ -19,7 +19,7 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 
-	hostconfig "github.com/ejob-io/ejob/host/config"
+	"github.com/ejob-io/ejob/host/hostconfig"
 	"github.com/ejob-io/ejob/host/sso"
 	"github.com/ejob-io/ejob/internal/oidctest"
 )

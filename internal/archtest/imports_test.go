@@ -110,6 +110,12 @@ func rules() []rule {
 			}
 			return ""
 		},
+		func(p pkg, imp string) string { // the ZooKeeper adapter's bottom floor: standard library and the reg contract only
+			if rel(p.ImportPath) != "core/reg/zookeeper/internal/zkwire" || isStdlib(imp) || imp == module+"/core/reg" {
+				return ""
+			}
+			return "core/reg/zookeeper/internal/zkwire (framing, jute records, codes) imports the standard library and core/reg only, never the connection or the features above it"
+		},
 		func(p pkg, imp string) string { // sdk: never core or host
 			if under(rel(p.ImportPath), "sdk") && strings.HasPrefix(imp, module) && (under(rel(imp), "core") || under(rel(imp), "host")) {
 				return "sdk never imports core or host"
@@ -143,7 +149,7 @@ func rules() []rule {
 		func(p pkg, imp string) string { // the cloud scheduler reaches a cluster through the launcher kind only
 			r := rel(p.ImportPath)
 			if under(r, "host/cloud") && strings.HasPrefix(imp, module) && (under(rel(imp), "internal/transport") || under(rel(imp), "plugins")) {
-				return "host/cloud sees launchers as spi.Launcher (through host/plugins), never a transport or a plugin library"
+				return "host/cloud sees launchers as spi.Launcher (through host/pluginhost), never a transport or a plugin library"
 			}
 			return ""
 		},
@@ -202,6 +208,9 @@ func TestRulesCatchViolations(t *testing.T) {
 		{pkg{ImportPath: module + "/plugins/errorhandler/alert", Name: "alert"}, module + "/sdk"},
 		{pkg{ImportPath: module + "/host/cloud", Name: "cloud"}, "k8s.io/client-go/kubernetes"},
 		{pkg{ImportPath: module + "/host/cloud", Name: "cloud"}, module + "/internal/transport"},
+		{pkg{ImportPath: module + "/core/reg/zookeeper/internal/zkwire", Name: "zkwire"}, module + "/core/reg/zookeeper"},
+		{pkg{ImportPath: module + "/core/reg/zookeeper/internal/zkwire", Name: "zkwire"}, module + "/core/reg/zookeeper/internal/sasl"},
+		{pkg{ImportPath: module + "/core/reg/zookeeper/internal/zkwire", Name: "zkwire"}, "github.com/go-zookeeper/zk"},
 	}
 	for _, b := range bad {
 		fired := false
@@ -223,6 +232,8 @@ func TestRulesCatchViolations(t *testing.T) {
 		{pkg{ImportPath: module + "/sdk", Name: "sdk"}, module + "/internal/transport"},
 		{pkg{ImportPath: module + "/host", Name: "host"}, module + "/core/reg"},
 		{pkg{ImportPath: module + "/plugins/errorhandler/email", Name: "email"}, module + "/plugins/errorhandler/alert"},
+		{pkg{ImportPath: module + "/core/reg/zookeeper/internal/zkwire", Name: "zkwire"}, module + "/core/reg"},
+		{pkg{ImportPath: module + "/core/reg/zookeeper", Name: "zookeeper"}, module + "/core/reg/zookeeper/internal/zkwire"},
 	}
 	for _, g := range good {
 		for _, r := range rules() {

@@ -7,6 +7,11 @@
 // the same items and an item outlives the launcher that started it, as a
 // pod outlives its scheduler.
 //
+// A DAEMON item gets EJOB_FIRE_LOG, a file of its directory where it
+// appends a line BEGIN when a fire starts and COMPLETE when it ends; the
+// launcher reports it idle between the two (spi.ItemStatus.Idle) and
+// counts its COMPLETE lines (Fires).
+//
 // An item whose wrapper process dies without recording an exit status
 // (killed with SIGKILL, as when a node dies) is reported lost. It is a test
 // component, not a product: the scheduler's end-to-end tests run on it.

@@ -28,6 +28,10 @@ const RunItemArg = "run-item"
 // item's wrapper detached from the plugin (see Spawn).
 const SpawnArg = "spawn"
 
+// localNode is the node every item of this launcher runs on: its
+// ItemStatus.Node and what spi.LaunchNodePlaceholder becomes.
+const localNode = "local"
+
 // itemSpec is an item's spec file.
 type itemSpec struct {
 	Seq      int64             `json:"seq"`
@@ -42,7 +46,13 @@ type itemSpec struct {
 	MemoryMB float64           `json:"memoryMB"`
 	Env      map[string]string `json:"env"`
 	CacheDir string            `json:"cacheDir"`
+	Daemon   bool              `json:"daemon"`
 }
+
+// fireLog is the file of an item's directory a DAEMON item reports its
+// fires in (EJOB_FIRE_LOG): a line BEGIN when a fire starts, COMPLETE
+// when it ends.
+const fireLog = "fires.log"
 
 // settings are the parsed Config.
 type settings struct {
@@ -120,7 +130,7 @@ func (l Launcher) Launch(ctx context.Context, req spi.LaunchRequest) (spi.Launch
 			spec := itemSpec{Seq: time.Now().UnixNano(), JobName: req.Job.Name, FireID: req.FireID, Item: it.Item,
 				AppName: req.App.Name, AppURL: req.App.AppURL, Script: req.App.BootstrapScript, Cache: req.App.AppCacheEnable,
 				CPU: req.Job.CPUCount + req.App.CPUCount, MemoryMB: req.Job.MemoryMB + req.App.MemoryMB, Env: it.Env,
-				CacheDir: filepath.Join(s.dir, "apps", req.App.Name)}
+				CacheDir: filepath.Join(s.dir, "apps", req.App.Name), Daemon: req.Job.ExecutionType == "DAEMON"}
 			idir := filepath.Join(tmp, strconv.Itoa(it.Item))
 			if err := os.MkdirAll(idir, 0o755); err != nil {
 				return err
@@ -153,6 +163,9 @@ type item struct {
 	started, finished time.Time
 	exit              *int
 	reason            string
+	// idle and fires are what a DAEMON item reported in its fire log.
+	idle  bool
+	fires int
 }
 
 func (it item) alive() bool {
@@ -205,6 +218,18 @@ func readItems(s settings, job string) ([]item, error) {
 			}
 			if fi, err := os.Stat(filepath.Join(it.dir, "exit")); err == nil {
 				it.finished = fi.ModTime()
+			}
+		}
+		if it.spec.Daemon {
+			it.idle = true
+			if b, err := os.ReadFile(filepath.Join(it.dir, fireLog)); err == nil {
+				lines := strings.Fields(string(b))
+				for _, l := range lines {
+					if l == "COMPLETE" {
+						it.fires++
+					}
+				}
+				it.idle = len(lines) == 0 || lines[len(lines)-1] != "BEGIN"
 			}
 		}
 		out = append(out, it)
@@ -340,8 +365,11 @@ func (l Launcher) List(ctx context.Context, req spi.LaunchListRequest) (spi.Laun
 	out := spi.LaunchList{}
 	for _, it := range items {
 		st := spi.ItemStatus{JobName: it.spec.JobName, FireID: it.spec.FireID, Item: it.spec.Item, State: it.state(),
-			Node: "local", Name: it.spec.FireID + "-" + strconv.Itoa(it.spec.Item), ExitCode: -1,
-			Started: it.started, Finished: it.finished}
+			Node: localNode, Name: it.spec.FireID + "-" + strconv.Itoa(it.spec.Item), ExitCode: -1,
+			Started: it.started, Finished: it.finished, Fires: it.fires}
+		if st.State == spi.ItemRunning {
+			st.Idle = it.idle
+		}
 		switch st.State {
 		case spi.ItemReady:
 			st.Node = ""

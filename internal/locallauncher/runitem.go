@@ -17,6 +17,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/ejob-io/ejob/spi"
 )
 
 // RunItem is the wrapper of one item (the plugin binary run with
@@ -54,7 +56,10 @@ func RunItem(ctx context.Context, dir string) int {
 	cmd.Stdout, cmd.Stderr = out, out
 	env := os.Environ()
 	for k, v := range spec.Env {
-		env = append(env, k+"="+v)
+		env = append(env, k+"="+strings.ReplaceAll(v, spi.LaunchNodePlaceholder, localNode))
+	}
+	if spec.Daemon {
+		env = append(env, "EJOB_FIRE_LOG="+filepath.Join(dir, fireLog))
 	}
 	cmd.Env = env
 	err = cmd.Run()

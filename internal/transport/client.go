@@ -233,6 +233,17 @@ func (t tracerClient) Distinct(ctx context.Context, q spi.DistinctQuery) (spi.Di
 	return unary(ctx, client(t), "distinct traces", pb.PluginClient.DistinctTraces, distinctQueryToProto(t.typeName, q), distinctValuesFromProto)
 }
 
+var _ spi.StatisticsStore = tracerClient{}
+
+func (t tracerClient) AddStatistics(ctx context.Context, req spi.StatisticsAddRequest) (spi.StatisticsAddResponse, error) {
+	_, err := unary(ctx, client(t), "add statistics", pb.PluginClient.AddStatistics, statisticsAddRequestToProto(t.typeName, req), ignore)
+	return spi.StatisticsAddResponse{}, err
+}
+
+func (t tracerClient) QueryStatistics(ctx context.Context, q spi.StatisticsQuery) (spi.StatisticsPage, error) {
+	return unary(ctx, client(t), "query statistics", pb.PluginClient.QueryStatistics, statisticsQueryToProto(t.typeName, q), statisticsPageFromProto)
+}
+
 type launcherClient client
 
 var _ spi.Launcher = launcherClient{}

@@ -125,6 +125,7 @@ func shardingContextToProto(c spi.ShardingContext) *pb.ShardingContext {
 		JobParameter:       c.JobParameter,
 		ShardingItem:       int64(c.ShardingItem),
 		ShardingParameter:  c.ShardingParameter,
+		FencingToken:       c.FencingToken,
 	}
 }
 
@@ -135,6 +136,7 @@ func shardingContextFromProto(m *pb.ShardingContext) spi.ShardingContext {
 		ShardingTotalCount: int(m.GetShardingTotalCount()),
 		JobParameter:       m.GetJobParameter(),
 		ShardingItem:       int(m.GetShardingItem()),
+		FencingToken:       m.GetFencingToken(),
 	}
 	if m != nil && m.ShardingParameter != nil {
 		p := *m.ShardingParameter
@@ -314,7 +316,7 @@ func executionEventToProto(e spi.ExecutionEvent) *pb.ExecutionEvent {
 		Id: e.ID, Hostname: e.Hostname, Ip: e.IP, TaskId: e.TaskID, JobName: e.JobName, Source: e.Source,
 		ShardingItem: int64(e.ShardingItem), StartTimeUnixNanos: timeToProto(e.StartTime),
 		CompleteTimeUnixNanos: timeToProto(e.CompleteTime), Success: e.Success, FailureCause: e.FailureCause,
-		Output: outputToProto(e.Output),
+		Output: outputToProto(e.Output), FencingToken: e.FencingToken,
 	}
 }
 
@@ -323,7 +325,7 @@ func executionEventFromProto(m *pb.ExecutionEvent) spi.ExecutionEvent {
 		ID: m.GetId(), Hostname: m.GetHostname(), IP: m.GetIp(), TaskID: m.GetTaskId(), JobName: m.GetJobName(),
 		Source: m.GetSource(), ShardingItem: int(m.GetShardingItem()), StartTime: timeFromProto(m.GetStartTimeUnixNanos()),
 		CompleteTime: timeFromProto(m.GetCompleteTimeUnixNanos()), Success: m.GetSuccess(), FailureCause: m.GetFailureCause(),
-		Output: outputFromProto(m.GetOutput()),
+		Output: outputFromProto(m.GetOutput()), FencingToken: m.GetFencingToken(),
 	}
 }
 

@@ -82,7 +82,8 @@ func launchListToProto(l spi.LaunchList) *pb.LaunchList {
 	for i, s := range l.Items {
 		items[i] = &pb.ItemStatus{JobName: s.JobName, FireId: s.FireID, Item: int64(s.Item), State: string(s.State),
 			Reason: s.Reason, Node: s.Node, Name: s.Name, ExitCode: int64(s.ExitCode),
-			StartedUnixNanos: timeToProto(s.Started), FinishedUnixNanos: timeToProto(s.Finished)}
+			StartedUnixNanos: timeToProto(s.Started), FinishedUnixNanos: timeToProto(s.Finished),
+			Idle: s.Idle, Fires: int64(s.Fires)}
 	}
 	return &pb.LaunchList{Items: items}
 }
@@ -93,7 +94,7 @@ func launchListFromProto(m *pb.LaunchList) spi.LaunchList {
 		items[i] = spi.ItemStatus{JobName: s.GetJobName(), FireID: s.GetFireId(), Item: int(s.GetItem()),
 			State: spi.ItemState(s.GetState()), Reason: s.GetReason(), Node: s.GetNode(), Name: s.GetName(),
 			ExitCode: int(s.GetExitCode()), Started: timeFromProto(s.GetStartedUnixNanos()),
-			Finished: timeFromProto(s.GetFinishedUnixNanos())}
+			Finished: timeFromProto(s.GetFinishedUnixNanos()), Idle: s.GetIdle(), Fires: int(s.GetFires())}
 	}
 	return spi.LaunchList{Items: items}
 }
@@ -112,4 +113,47 @@ func launchStopResponseToProto(r spi.LaunchStopResponse) *pb.LaunchStopResponse 
 
 func launchStopResponseFromProto(m *pb.LaunchStopResponse) spi.LaunchStopResponse {
 	return spi.LaunchStopResponse{Stopped: int(m.GetStopped())}
+}
+
+func statisticsRowsToProto(rows []spi.StatisticsRow) []*pb.StatisticsRow {
+	out := make([]*pb.StatisticsRow, len(rows))
+	for i, r := range rows {
+		out[i] = &pb.StatisticsRow{Id: r.ID, SuccessCount: int64(r.SuccessCount), FailedCount: int64(r.FailedCount), Count: int64(r.Count),
+			StatisticsUnixNanos: timeToProto(r.StatisticsTime), CreationUnixNanos: timeToProto(r.CreationTime)}
+	}
+	return out
+}
+
+func statisticsRowsFromProto(rows []*pb.StatisticsRow) []spi.StatisticsRow {
+	out := make([]spi.StatisticsRow, len(rows))
+	for i, r := range rows {
+		out[i] = spi.StatisticsRow{ID: r.GetId(), SuccessCount: int(r.GetSuccessCount()), FailedCount: int(r.GetFailedCount()), Count: int(r.GetCount()),
+			StatisticsTime: timeFromProto(r.GetStatisticsUnixNanos()), CreationTime: timeFromProto(r.GetCreationUnixNanos())}
+	}
+	return out
+}
+
+func statisticsAddRequestToProto(typeName string, r spi.StatisticsAddRequest) *pb.StatisticsAddRequest {
+	return &pb.StatisticsAddRequest{Type: typeName, Config: r.Config, Table: string(r.Table), Rows: statisticsRowsToProto(r.Rows)}
+}
+
+func statisticsAddRequestFromProto(m *pb.StatisticsAddRequest) spi.StatisticsAddRequest {
+	return spi.StatisticsAddRequest{Config: propsFromProto(m.GetConfig()), Table: spi.StatisticsTable(m.GetTable()), Rows: statisticsRowsFromProto(m.GetRows())}
+}
+
+func statisticsQueryToProto(typeName string, q spi.StatisticsQuery) *pb.StatisticsQuery {
+	return &pb.StatisticsQuery{Type: typeName, Config: q.Config, Table: string(q.Table), FromUnixNanos: timeToProto(q.From), Latest: q.Latest, Limit: int64(q.Limit)}
+}
+
+func statisticsQueryFromProto(m *pb.StatisticsQuery) spi.StatisticsQuery {
+	return spi.StatisticsQuery{Config: propsFromProto(m.GetConfig()), Table: spi.StatisticsTable(m.GetTable()), From: timeFromProto(m.GetFromUnixNanos()),
+		Latest: m.GetLatest(), Limit: int(m.GetLimit())}
+}
+
+func statisticsPageToProto(p spi.StatisticsPage) *pb.StatisticsPage {
+	return &pb.StatisticsPage{Rows: statisticsRowsToProto(p.Rows), More: p.More}
+}
+
+func statisticsPageFromProto(m *pb.StatisticsPage) spi.StatisticsPage {
+	return spi.StatisticsPage{Rows: statisticsRowsFromProto(m.GetRows()), More: m.GetMore()}
 }

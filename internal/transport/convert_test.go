@@ -111,7 +111,7 @@ func TestConvertRoundTrip(t *testing.T) {
 			},
 		},
 		"execute request nil parameter": {
-			in: spi.ExecuteRequest{Context: spi.ShardingContext{JobName: "j", TaskID: "t", ShardingTotalCount: 3, JobParameter: "p", ShardingItem: 2}},
+			in: spi.ExecuteRequest{Context: spi.ShardingContext{JobName: "j", TaskID: "t", ShardingTotalCount: 3, JobParameter: "p", ShardingItem: 2, FencingToken: 1<<40 + 5}},
 			trip: func(t *testing.T, v any) any {
 				return executeRequestFromProto(wire(t, executeRequestToProto("SCRIPT", v.(spi.ExecuteRequest))))
 			},
@@ -201,7 +201,7 @@ func TestConvertRoundTrip(t *testing.T) {
 				Config: map[string]string{"driver": "sqlite", "url": "/tmp/x.db"},
 				Executions: []spi.ExecutionEvent{
 					{ID: "e1", Hostname: "h", IP: "10.0.0.1", TaskID: "j@-@0,1@-@READY@-@10.0.0.1@-@7", JobName: "j",
-						Source: "MISFIRE", ShardingItem: 1, StartTime: tracingT0()},
+						Source: "MISFIRE", ShardingItem: 1, StartTime: tracingT0(), FencingToken: 1<<40 + 3},
 					{ID: "e1", Hostname: "h", IP: "10.0.0.1", TaskID: "t", JobName: "j", Source: "NORMAL_TRIGGER",
 						ShardingItem: 1 << 33, StartTime: tracingT0(), CompleteTime: tracingT0().Add(time.Second), FailureCause: "boom",
 						Output: spi.Output{Text: "out| a\nerr| b ü\n", Cut: 1 << 33}},

@@ -122,7 +122,7 @@ func TestRoundTrips(t *testing.T) {
 		for name, param := range map[string]*string{"nil": nil, "empty": &empty, "set": &a} {
 			sc := spi.ShardingContext{
 				JobName: "check", TaskID: "check@-@0@-@READY@-@1.2.3.4@-@9", ShardingTotalCount: 3,
-				JobParameter: "k=v&x='y' <z>", ShardingItem: 2, ShardingParameter: param,
+				JobParameter: "k=v&x='y' <z>", ShardingItem: 2, ShardingParameter: param, FencingToken: 1<<33 + 7,
 			}
 			_, err := c.JobExecutor("TEST_JOB").Execute(ctx, spi.ExecuteRequest{
 				Context: sc, Props: map[string]string{"want": string(gson.ShardingContext(sc))},

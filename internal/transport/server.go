@@ -227,6 +227,38 @@ func (s *server) DistinctTraces(ctx context.Context, req *pb.DistinctQuery) (*pb
 	return handle(ctx, s, req.GetType(), spi.Tracer.Distinct, distinctQueryFromProto(req), distinctValuesToProto)
 }
 
+// statisticsStore is the tracer's spi.StatisticsStore, or an error
+// wrapping spi.ErrUnsupported when the tracer keeps no statistics.
+func statisticsStore(t spi.Tracer) (spi.StatisticsStore, error) {
+	st, ok := t.(spi.StatisticsStore)
+	if !ok {
+		return nil, fmt.Errorf("%w: the tracer (%T) keeps no statistics tables", spi.ErrUnsupported, t)
+	}
+	return st, nil
+}
+
+func (s *server) AddStatistics(ctx context.Context, req *pb.StatisticsAddRequest) (*pb.StatisticsAddResponse, error) {
+	add := func(t spi.Tracer, ctx context.Context, r spi.StatisticsAddRequest) (spi.StatisticsAddResponse, error) {
+		st, err := statisticsStore(t)
+		if err != nil {
+			return spi.StatisticsAddResponse{}, err
+		}
+		return st.AddStatistics(ctx, r)
+	}
+	return handle(ctx, s, req.GetType(), add, statisticsAddRequestFromProto(req), func(spi.StatisticsAddResponse) *pb.StatisticsAddResponse { return &pb.StatisticsAddResponse{} })
+}
+
+func (s *server) QueryStatistics(ctx context.Context, req *pb.StatisticsQuery) (*pb.StatisticsPage, error) {
+	query := func(t spi.Tracer, ctx context.Context, q spi.StatisticsQuery) (spi.StatisticsPage, error) {
+		st, err := statisticsStore(t)
+		if err != nil {
+			return spi.StatisticsPage{}, err
+		}
+		return st.QueryStatistics(ctx, q)
+	}
+	return handle(ctx, s, req.GetType(), query, statisticsQueryFromProto(req), statisticsPageToProto)
+}
+
 func (s *server) ValidateLauncher(ctx context.Context, req *pb.LaunchValidateRequest) (*pb.LaunchValidateResponse, error) {
 	return handle(ctx, s, req.GetType(), noResponse(spi.Launcher.Validate), launchValidateRequestFromProto(req), empty[pb.LaunchValidateResponse])
 }

@@ -35,7 +35,7 @@ import (
 //  4. if the grace passes first, cancels the RPC and returns an error
 //     wrapping ErrStopTimeout and the caller's ctx error: the plugin may
 //     still be running the item, and only killing its process makes sure it
-//     stops (host/plugins does).
+//     stops (host/pluginhost does).
 //
 // Every plugin of this protocol version serves Cancel; a plugin built
 // before it existed (protocol version 1) is refused at the handshake (see

@@ -12,6 +12,8 @@ import (
 // compact, fields in the order jobName, taskId, shardingTotalCount,
 // jobParameter, shardingItem, shardingParameter, with shardingParameter
 // omitted when nil, and strings escaped HTML-safe as Gson does by default.
+// ejob adds fencingToken last when the context has one (not 0); without
+// one the JSON is upstream's byte for byte.
 func ShardingContext(c spi.ShardingContext) []byte {
 	b := make([]byte, 0, 128+len(c.JobName)+len(c.TaskID)+len(c.JobParameter))
 	b = append(b, `{"jobName":`...)
@@ -27,6 +29,10 @@ func ShardingContext(c spi.ShardingContext) []byte {
 	if c.ShardingParameter != nil {
 		b = append(b, `,"shardingParameter":`...)
 		b = appendString(b, *c.ShardingParameter)
+	}
+	if c.FencingToken != 0 {
+		b = append(b, `,"fencingToken":`...)
+		b = strconv.AppendInt(b, c.FencingToken, 10)
 	}
 	return append(b, '}')
 }

@@ -52,6 +52,14 @@ func TestShardingContext(t *testing.T) {
 			in:   spi.ShardingContext{JobName: "a\xffb"},
 			want: `{"jobName":"a` + "\uFFFD" + `b","taskId":"","shardingTotalCount":0,"jobParameter":"","shardingItem":0}`,
 		},
+		"fencing token last, after the parameter": {
+			in:   spi.ShardingContext{JobName: "j", ShardingTotalCount: 2, ShardingItem: 1, ShardingParameter: ptr("B"), FencingToken: 4294967397},
+			want: `{"jobName":"j","taskId":"","shardingTotalCount":2,"jobParameter":"","shardingItem":1,"shardingParameter":"B","fencingToken":4294967397}`,
+		},
+		"fencing token without a parameter": {
+			in:   spi.ShardingContext{JobName: "j", ShardingTotalCount: 1, FencingToken: 7},
+			want: `{"jobName":"j","taskId":"","shardingTotalCount":1,"jobParameter":"","shardingItem":0,"fencingToken":7}`,
+		},
 		"negative and large numbers": {
 			in:   spi.ShardingContext{ShardingTotalCount: 2147483647, ShardingItem: -1},
 			want: `{"jobName":"","taskId":"","shardingTotalCount":2147483647,"jobParameter":"","shardingItem":-1}`,

@@ -13,11 +13,12 @@ import (
 )
 
 // LauncherCheckScript is the bootstrap script the launcher suite's app
-// runs: it sleeps SPITEST_SLEEP seconds (0 when unset), then exits with
-// SPITEST_EXIT (0 when unset). The suite sets both per item through
-// spi.LaunchItem.Env, so an item's outcome shows that its environment
-// reached it.
-const LauncherCheckScript = `sleep "${SPITEST_SLEEP:-0}"; exit "${SPITEST_EXIT:-0}"`
+// runs: it exits with 9 when SPITEST_NODE still holds
+// spi.LaunchNodePlaceholder, else sleeps SPITEST_SLEEP seconds (0 when
+// unset), then exits with SPITEST_EXIT (0 when unset). The suite sets them
+// per item through spi.LaunchItem.Env, so an item's outcome shows that its
+// environment reached it.
+const LauncherCheckScript = `case "${SPITEST_NODE:-}" in *ejob.node*) exit 9 ;; esac; sleep "${SPITEST_SLEEP:-0}"; exit "${SPITEST_EXIT:-0}"`
 
 // LauncherOptions tells the launcher suite how to reach a cluster.
 type LauncherOptions struct {
@@ -110,7 +111,8 @@ func allFinal(n int) func([]spi.ItemStatus) bool {
 // contract:
 //
 //   - runs_items_with_env: a fire of two items, item 1 told by its
-//     environment to exit 3, ends with item 0 succeeded and item 1 failed
+//     environment to exit 3, ends with item 0 succeeded (its environment's
+//     spi.LaunchNodePlaceholder replaced by its node) and item 1 failed
 //     with exit code 3, each listed once under its job and fire;
 //   - launch_is_idempotent: a second Launch of the same fire adds nothing;
 //   - stop_fire: a fire whose item sleeps is running, then Stop ends it:
@@ -122,7 +124,8 @@ func LauncherChecks(opts LauncherOptions) []Check[spi.Launcher] {
 	return []Check[spi.Launcher]{
 		{Name: "runs_items_with_env", Run: func(ctx context.Context, l spi.Launcher) error {
 			cfg, job, fire := opts.Config(), suiteName("spitest"), suiteName("f")
-			if _, err := l.Launch(ctx, opts.launch(job, fire, cfg, nil, map[string]string{"SPITEST_EXIT": "3"})); err != nil {
+			item0 := map[string]string{"SPITEST_NODE": "on " + spi.LaunchNodePlaceholder}
+			if _, err := l.Launch(ctx, opts.launch(job, fire, cfg, item0, map[string]string{"SPITEST_EXIT": "3"})); err != nil {
 				return fmt.Errorf("Launch: %w", err)
 			}
 			defer l.Stop(context.WithoutCancel(ctx), spi.LaunchStopRequest{Config: cfg, JobName: job}) //nolint:errcheck // cleanup
@@ -133,7 +136,7 @@ func LauncherChecks(opts LauncherOptions) []Check[spi.Launcher] {
 			for _, s := range items {
 				switch {
 				case s.Item == 0 && s.State != spi.ItemSucceeded:
-					return fmt.Errorf("item 0: %+v, want succeeded", s)
+					return fmt.Errorf("item 0: %+v, want succeeded (exit code 9: its environment still holds %s)", s, spi.LaunchNodePlaceholder)
 				case s.Item == 1 && (s.State != spi.ItemFailed || s.ExitCode != 3):
 					return fmt.Errorf("item 1 (SPITEST_EXIT=3): %+v, want failed with exit code 3", s)
 				case s.Item != 0 && s.Item != 1:

@@ -76,6 +76,9 @@ func executionIDs(ctx context.Context, tr spi.Tracer, q spi.ExecutionQuery) ([]s
 //     row an excerpt of its last spi.OutputExcerptChars characters with
 //     Cut counting the rest, the ID filter selects one execution, and an
 //     execution without output is not Found;
+//   - fencing_token: each execution's row carries the fencing token its
+//     start and completion carried (also when the completion is written
+//     first, or the batch twice), 0 for one without;
 //   - purge: Purge deletes what started (was created) before its time,
 //     the executions' outputs with them;
 //   - invalid_config: Validate rejects each of opts.InvalidConfig with an
@@ -305,6 +308,31 @@ func TracerChecks(opts TracerOptions) []Check[spi.Tracer] {
 			p, err = tr.QueryExecutions(ctx, spi.ExecutionQuery{Config: cfg, ID: "conf-quiet"})
 			if err != nil || len(p.Executions) != 1 || !p.Executions[0].Output.IsZero() {
 				return fmt.Errorf("QueryExecutions(conf-quiet) = %+v, %v; want one row without output", p.Executions, err)
+			}
+			return nil
+		}},
+		{Name: "fencing_token", Run: func(ctx context.Context, tr spi.Tracer) error {
+			cfg := opts.Config()
+			fenced, late, none := suiteExec("conf-f1", "fjob", 0, t0), suiteExec("conf-f2", "fjob", 1, t0), suiteExec("conf-f3", "fjob", 2, t0)
+			fenced.FencingToken, late.FencingToken = 1<<40+7, 9
+			req := spi.TraceWriteRequest{Config: cfg, Executions: []spi.ExecutionEvent{fenced, suiteDone(late, ""), none, suiteDone(fenced, ""), late}}
+			for range 2 {
+				if _, err := tr.Write(ctx, req); err != nil {
+					return fmt.Errorf("Write: %w", err)
+				}
+			}
+			p, err := tr.QueryExecutions(ctx, spi.ExecutionQuery{Config: cfg, JobName: "fjob"})
+			if err != nil {
+				return fmt.Errorf("QueryExecutions: %w", err)
+			}
+			want := map[string]int64{"conf-f1": 1<<40 + 7, "conf-f2": 9, "conf-f3": 0}
+			if len(p.Executions) != len(want) {
+				return fmt.Errorf("QueryExecutions: %d rows, want %d: %+v", len(p.Executions), len(want), p.Executions)
+			}
+			for _, e := range p.Executions {
+				if e.FencingToken != want[e.ID] {
+					return fmt.Errorf("execution %s: fencing token %d, want %d", e.ID, e.FencingToken, want[e.ID])
+				}
 			}
 			return nil
 		}},

@@ -22,7 +22,8 @@ func TestCronTransientRunsItemsWithContextAndDisableStops(t *testing.T) {
 	})
 	for item, param := range []string{"a", "b", "c"} {
 		r := e.runs(item)[0]
-		if !strings.HasPrefix(r[0], "cronjob@-@"+string(rune('0'+item))+"@-@READY@-@") || r[1] != param {
+		// The LOCAL launcher runs every item on its node "local".
+		if !strings.HasPrefix(r[0], "cronjob@-@"+string(rune('0'+item))+"@-@READY@-@local@-@") || r[1] != param {
 			t.Errorf("item %d: task id %q, parameter %q", item, r[0], r[1])
 		}
 		var sc map[string]any
@@ -81,6 +82,12 @@ func TestAppAndJobSurviveRestartAndTrigger(t *testing.T) {
 	}
 	cli("job", "trigger", "onejob")
 	e.eventually(20*time.Second, "both items ran once", func() bool { return len(e.runs(0)) == 1 && len(e.runs(1)) == 1 })
+	if out := cli("stats", "types"); !strings.Contains(out, `"transientJobCount": 1`) {
+		t.Fatalf("ejob cloud stats types:\n%s", out)
+	}
+	if out := cli("operate", "sandbox", "app"); !strings.HasPrefix(strings.TrimSpace(out), "[") {
+		t.Fatalf("ejob cloud operate sandbox app:\n%s", out)
+	}
 	e.eventually(10*time.Second, "nothing running", func() bool { return len(c.running()) == 0 })
 	if len(e.runs(0)) != 1 {
 		t.Fatalf("item 0 ran %d times for one trigger", len(e.runs(0)))

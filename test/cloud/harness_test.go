@@ -29,6 +29,12 @@ printf '%s\t%s\t%s\n' "$EJOB_TASK_ID" "$EJOB_SHARDING_PARAMETER" "$EJOB_SHARDING
 case "$EJOB_SHARDING_PARAMETER" in
   sleep*) exec sleep "${EJOB_SHARDING_PARAMETER#sleep}" ;;
   fail) exit 3 ;;
+  daemonfire)
+    # One DAEMON fire: BEGIN, wait for the test's go file, COMPLETE.
+    echo BEGIN >> "$EJOB_FIRE_LOG"
+    while [ ! -e "$out/go-$EJOB_SHARDING_ITEM" ]; do sleep 0.1; done
+    echo COMPLETE >> "$EJOB_FIRE_LOG"
+    exec sleep 600 ;;
 esac
 `
 
@@ -43,13 +49,17 @@ type env struct {
 	cpu string
 	// tracing records the event trace into an SQLite file of dir.
 	tracing bool
+	// queueSize is ejob.cloud.jobStateQueueSize when not 0.
+	queueSize int
+	// poll is ejob.cloud.pollInterval (default 200ms).
+	poll string
 }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	dir := t.TempDir()
 	e := &env{t: t, dir: dir, ns: "cloud-" + strings.ToLower(rand.Text()[:10]),
-		launcherDir: filepath.Join(dir, "launcher"), out: filepath.Join(dir, "out"), cpu: "4"}
+		launcherDir: filepath.Join(dir, "launcher"), out: filepath.Join(dir, "out"), cpu: "4", poll: "200ms"}
 	for _, d := range []string{e.launcherDir, e.out, filepath.Join(dir, "app")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
@@ -91,8 +101,11 @@ ejob:
     users: [{name: admin, passwordHash: %q, role: admin}, {name: guest, passwordHash: %q, role: guest}]
   cloud:
     launcher: {type: LOCAL, props: {dir: %s, cpu: '%s', memory: '4096'}}
-    pollInterval: 200ms
-`, zk.Addr(), e.ns, pluginsDir, port, adminHash, adminHash, e.launcherDir, e.cpu)
+    pollInterval: %s
+`, zk.Addr(), e.ns, pluginsDir, port, adminHash, adminHash, e.launcherDir, e.cpu, e.poll)
+	if e.queueSize > 0 {
+		text += fmt.Sprintf("    jobStateQueueSize: %d\n", e.queueSize)
+	}
 	if e.tracing {
 		text = strings.Replace(text, "ejob:\n", fmt.Sprintf("  tracing: {type: RDB, dataSource: {url: 'jdbc:sqlite:%s'}}\nejob:\n", filepath.Join(e.dir, "trace.db")), 1)
 	}
@@ -239,6 +252,7 @@ type runningTask struct {
 	} `json:"metaInfo"`
 	Type      string     `json:"type"`
 	SlaveID   string     `json:"slaveId"`
+	Idle      bool       `json:"idle"`
 	State     string     `json:"state"`
 	StartTime *time.Time `json:"startTime"`
 }

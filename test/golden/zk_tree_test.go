@@ -19,11 +19,11 @@ import (
 
 	"github.com/ejob-io/ejob/core/config"
 	"github.com/ejob-io/ejob/core/executor"
+	"github.com/ejob-io/ejob/core/kernel"
 	"github.com/ejob-io/ejob/core/lifecycle"
 	"github.com/ejob-io/ejob/core/reg"
 	"github.com/ejob-io/ejob/core/reg/zktest"
 	"github.com/ejob-io/ejob/core/reg/zookeeper"
-	"github.com/ejob-io/ejob/core/scheduler"
 	"github.com/ejob-io/ejob/internal/testkit"
 	"github.com/ejob-io/ejob/plugins/builtin"
 	"github.com/ejob-io/ejob/spi"
@@ -478,14 +478,14 @@ func TestZooKeeperTreeMatchesElasticJob(t *testing.T) {
 	ctl := &control{}
 	start := func(id string) *node {
 		c := connect()
-		s, err := scheduler.New(scheduler.Options{
+		s, err := kernel.New(kernel.Options{
 			Client: c, InstanceID: id, ServerIP: "192.0.2.2", Plugins: plugins,
 			Logger: logger.Named(id), DrainTimeout: 2 * time.Second,
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Add(context.Background(), scheduler.Job{Config: cfg.Clone(), Runner: ctl.runner(id), ClassName: "peer.PeerMain$JavaSimpleJob"}); err != nil {
+		if err := s.Add(context.Background(), kernel.Job{Config: cfg.Clone(), Runner: ctl.runner(id), ClassName: "peer.PeerMain$JavaSimpleJob"}); err != nil {
 			t.Fatal(err)
 		}
 		rctx, cancel := context.WithCancel(context.Background())

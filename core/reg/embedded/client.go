@@ -338,8 +338,10 @@ func (c *Client) Multi(ctx context.Context, ops ...reg.Op) ([]reg.OpResult, erro
 			err = checkNode(c.lookup(op.Path), op.Version)
 		case reg.OpCreate:
 			var p string
-			p, err = t.create(c.abs(op.Path), op.Data, op.Mode, c.sess.id)
-			res[i].Path = c.rel(p)
+			if p, err = t.create(c.abs(op.Path), op.Data, op.Mode, c.sess.id); err == nil {
+				res[i].Path = c.rel(p)
+				res[i].Czxid = t.zxid
+			}
 		case reg.OpSet:
 			res[i].Stat, err = t.set(c.abs(op.Path), op.Data, op.Version)
 		case reg.OpDelete:

@@ -189,3 +189,39 @@ func TestSharedCacheAppliesKnownEvents(t *testing.T) {
 		t.Errorf("cached children of /j: %v, want [a]", kids)
 	}
 }
+
+// TestZxidsIncreaseAcrossServers: a server started after another (a
+// standalone host restarted) gives zxids above every one the earlier
+// server gave, so fencing tokens keep increasing across the restart.
+func TestZxidsIncreaseAcrossServers(t *testing.T) {
+	ctx := context.Background()
+	create := func(srv *embedded.Server, n int) (first, last int64) {
+		c, err := srv.Connect("ns")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		for i := range n {
+			res, err := c.Multi(ctx, reg.CreateOp(fmt.Sprintf("/n%d", i), nil, reg.Persistent))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if i == 0 {
+				first = res[0].Czxid
+			}
+			last = res[0].Czxid
+		}
+		return first, last
+	}
+	_, before := create(embedded.NewServer(), 1000)
+	after, _ := create(embedded.NewServer(), 1)
+	if after <= before {
+		t.Fatalf("the later server's first zxid %d is not above the earlier server's last %d", after, before)
+	}
+	// The clock sets where a server's zxids start.
+	at := time.UnixMicro(5_000_000)
+	first, _ := create(embedded.NewServer(embedded.WithClock(func() time.Time { return at })), 1)
+	if first <= 5_000_000 || first > 5_000_010 {
+		t.Fatalf("first zxid of a server started at %v = %d, want just above 5000000", at, first)
+	}
+}

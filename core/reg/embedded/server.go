@@ -45,7 +45,12 @@ func WithClock(now func() time.Time) ServerOption { return func(s *Server) { s.n
 // suspended session lives until Expire or Resume.
 func WithSessionTimeout(d time.Duration) ServerOption { return func(s *Server) { s.timeout = d } }
 
-// NewServer returns an empty tree (only "/").
+// NewServer returns an empty tree (only "/"). Its zxids count on from the
+// clock's time in microseconds at the start, so those of a server started
+// later (a standalone host restarted) are higher than every zxid an
+// earlier one gave, as long as that one applied under a million
+// transactions a second on average: the fencing tokens made of them keep
+// increasing across a restart.
 func NewServer(opts ...ServerOption) *Server {
 	s := &Server{
 		sessions: make(map[int64]*session),
@@ -58,6 +63,7 @@ func NewServer(opts ...ServerOption) *Server {
 		o(s)
 	}
 	s.root = &node{}
+	s.zxid = max(s.now().UnixMicro(), 0)
 	return s
 }
 

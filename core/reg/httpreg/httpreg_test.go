@@ -91,6 +91,9 @@ func TestCallsReachTheRegistry(t *testing.T) {
 	if err != nil || len(out) != 4 || out[1].Path != "/job/a" || out[2].Stat.Version != 2 {
 		t.Fatalf("Multi = %+v, %v", out, err)
 	}
+	if _, st, err := direct.Get(ctx, "/job/a"); err != nil || out[1].Czxid == 0 || out[1].Czxid != st.Czxid {
+		t.Fatalf("Multi's create reports Czxid %x; the registry has %+v, %v", out[1].Czxid, st, err)
+	}
 	if _, ok, _ := direct.Exists(ctx, seq); ok {
 		t.Error("the transaction's delete was not applied")
 	}

@@ -67,6 +67,7 @@ func Run(t *testing.T, h Harness) {
 		"MultiSuccess":          s.testMultiSuccess,
 		"MultiAtomic":           s.testMultiAtomic,
 		"MultiContainer":        s.testMultiContainer,
+		"MultiCreateZxid":       s.testMultiCreateZxid,
 		"MultiRead":             s.testMultiRead,
 		"MultiReadLarge":        s.testMultiReadLarge,
 		"MultiReadReconnect":    s.testMultiReadReconnect,
@@ -655,6 +656,61 @@ func (s *suite) testMultiSuccess(t *testing.T) {
 	_, stM, _ := c.Get(ctx, "/m")
 	if stNew.Czxid != stM.Mzxid {
 		t.Fatalf("multi ops have different zxids: %x %x", stNew.Czxid, stM.Mzxid)
+	}
+}
+
+// testMultiCreateZxid: each create of a transaction reports the created
+// node's Czxid, as a Get of it shows it: the transaction's zxid, so a
+// node deleted and created again reports a higher one (what a fencing
+// token is made of).
+func (s *suite) testMultiCreateZxid(t *testing.T) {
+	ctx := ctxFor(t)
+	c := s.client(t, namespace(t))
+	str(t)(c.Create(ctx, "/f", nil, reg.Persistent))
+	res, err := c.Multi(ctx,
+		reg.CheckOp("/f", 0),
+		reg.CreateOp("/f/eph", []byte("run"), reg.Ephemeral),
+		reg.CreateOp("/f/p", nil, reg.Persistent),
+		reg.CreateOp("/f/seq-", []byte("s"), reg.PersistentSequential),
+		reg.CreateOp("/f/box", nil, reg.Container),
+		reg.SetOp("/f", []byte("x"), 0),
+	)
+	noErr(t, err)
+	if len(res) != 6 {
+		t.Fatalf("results %+v", res)
+	}
+	zxid := res[5].Stat.Mzxid
+	for i := 1; i <= 4; i++ {
+		_, st, err := c.Get(ctx, res[i].Path)
+		noErr(t, err)
+		if res[i].Czxid == 0 || res[i].Czxid != zxid || res[i].Czxid != st.Czxid {
+			t.Errorf("op %d (%s): Czxid %x, Get shows %x, the transaction's zxid %x", i, res[i].Path, res[i].Czxid, st.Czxid, zxid)
+		}
+	}
+	if res[0].Czxid != 0 || res[5].Czxid != 0 {
+		t.Errorf("a check or a set reports a Czxid: %+v", res)
+	}
+	// Deleted and created again, in a transaction of its own, then in one
+	// with other ops, after a write elsewhere: each time a higher Czxid.
+	last := res[1].Czxid
+	for round := range 3 {
+		noErr(t, c.Delete(ctx, "/f/eph", reg.AnyVersion))
+		_, err := c.Set(ctx, "/f", nil, reg.AnyVersion)
+		noErr(t, err)
+		ops := []reg.Op{reg.CreateOp("/f/eph", nil, reg.Ephemeral)}
+		at := 0
+		if round > 0 {
+			ops = []reg.Op{reg.CheckOp("/f", reg.AnyVersion), ops[0], reg.SetOp("/f/p", nil, reg.AnyVersion)}
+			at = 1
+		}
+		res, err := c.Multi(ctx, ops...)
+		noErr(t, err)
+		_, st, err := c.Get(ctx, "/f/eph")
+		noErr(t, err)
+		if got := res[at].Czxid; got <= last || got != st.Czxid {
+			t.Fatalf("round %d: re-created node's Czxid %x (Get shows %x), the last %x", round, got, st.Czxid, last)
+		}
+		last = res[at].Czxid
 	}
 }
 

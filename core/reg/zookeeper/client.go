@@ -47,10 +47,13 @@ type Client struct {
 
 	cur atomic.Pointer[reg.Session] // the current session, for heard (lock-free)
 
-	wire        atomic.Pointer[sniffConn] // the newest connection, for multiRead
-	xid         atomic.Int64              // counts ejob's own requests (multiRead)
-	noMultiRead atomic.Bool               // the server answered multiRead with UNIMPLEMENTED
-	rec         *recursive                // recursive watches (recursive.go)
+	wire           atomic.Pointer[sniffConn] // the newest connection, for multiRead
+	xid            atomic.Int64              // counts ejob's own requests (multiRead)
+	noMultiRead    atomic.Bool               // the server answered multiRead with UNIMPLEMENTED
+	rec            *recursive                // recursive watches (recursive.go)
+	libw           *libWatches               // go-zookeeper's one-shot watches (library.go)
+	deviations     atomic.Int64              // go-zookeeper behaving otherwise than library.go says
+	setWatchesSent atomic.Int64              // go-zookeeper's setWatches frames written
 
 	mu        sync.Mutex
 	sess      *reg.Session  // nil until the first session
@@ -100,7 +103,8 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 	if cfg.Namespace != "" {
 		c.ns = "/" + cfg.Namespace
 	}
-	c.rec = newRecursive(c.ns)
+	c.libw = newLibWatches()
+	c.rec = newRecursive(c.ns, c.libw)
 	if cfg.Digest != "" || cfg.SASL.ACL {
 		c.acl = zk.AuthACL(zk.PermAll) // Curator's CREATOR_ALL_ACL
 	}
@@ -253,7 +257,7 @@ func (c *Client) zkDialer(network, address string, timeout time.Duration) (net.C
 	c.conns[raw] = struct{}{}
 	c.mu.Unlock()
 	c.att.begin(address, phaseHandshake)
-	sc := newSniffConn(raw, address)
+	sc := newSniffConn(raw, address, c.libw)
 	sc.att, sc.handshakeFor = c.att, ms(c.cfg.ConnectionTimeoutMilliseconds)
 	sc.handshakeBy = time.Now().Add(sc.handshakeFor)
 	sc.notPlain = func() bool { return c.speaksTLS(address) }
@@ -261,6 +265,8 @@ func (c *Client) zkDialer(network, address string, timeout time.Duration) (net.C
 	sc.report, sc.closeHook, sc.heard = c.setCreds, c.forget, c.heard
 	sc.needAuthFrame = c.cfg.Digest != ""
 	sc.rec = c.rec
+	sc.deviation = c.libDeviation
+	sc.wroteSetWatches = func() { c.setWatchesSent.Add(1) }
 	if c.sasl != nil {
 		sc.auth = func(conn net.Conn) error { return c.authenticate(conn, address) }
 		sc.authTimeout = ms(c.cfg.ConnectionTimeoutMilliseconds)
@@ -352,6 +358,13 @@ func (c *Client) heard(id int64) {
 	if s := c.cur.Load(); s != nil && s.ID() == id {
 		s.Touch(time.Now())
 	}
+}
+
+// libDeviation logs go-zookeeper behaving otherwise than library.go
+// describes (a version other than the one it describes).
+func (c *Client) libDeviation(what string) {
+	c.deviations.Add(1)
+	c.log.Warn("zookeeper: go-zookeeper deviates from what the adapter relies on", "what", what)
 }
 
 func (c *Client) forget(conn net.Conn) {

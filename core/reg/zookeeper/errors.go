@@ -10,6 +10,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/ejob-io/ejob/core/reg"
+	"github.com/ejob-io/ejob/core/reg/zookeeper/internal/zkwire"
 )
 
 // mapErr is the one place go-zookeeper errors become reg sentinels. The
@@ -45,7 +46,7 @@ func mapErr(err error) error {
 	case errors.Is(err, zk.ErrInvalidPath), errors.Is(err, zk.ErrInvalidFlags),
 		errors.Is(err, zk.ErrInvalidACL), errors.Is(err, zk.ErrBadArguments):
 		sentinel = reg.ErrInvalidArgument
-	case strings.HasSuffix(err.Error(), fmt.Sprintf("unknown error: %d", codeSessionClosedRequireSASLAuth)):
+	case strings.HasSuffix(err.Error(), fmt.Sprintf("unknown error: %d", zkwire.CodeSessionClosedRequireSASLAuth)):
 		// go-zookeeper does not know ZooKeeper 3.6's code (nor wraps it).
 		return fmt.Errorf("%w (%w: the server requires SASL authentication and closed the session: configure regCenter.sasl)", reg.ErrNoAuth, err)
 	default:

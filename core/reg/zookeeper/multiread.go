@@ -2,15 +2,14 @@ package zookeeper
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/go-zookeeper/zk"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/ejob-io/ejob/core/reg"
+	"github.com/ejob-io/ejob/core/reg/zookeeper/internal/zkwire"
 )
 
 // ZooKeeper 3.6's multiRead (zookeeper.jute): RequestHeader{xid,
@@ -23,16 +22,6 @@ import (
 // -1}. go-zookeeper v1.0.4 has no API for it, so ejob writes it on
 // go-zookeeper's connection itself (sniffConn) with xids of its own.
 const (
-	opGetData     = 4
-	opGetChildren = 8
-	opMultiRead   = 22
-	opSetAuth     = 100
-	opError       = -1
-
-	codeUnimplemented = -6
-	codeNoNode        = -101
-	codeNoAuth        = -102
-
 	// ejob's xids: negative, so none of go-zookeeper's (1 and up), and
 	// far below the ones ZooKeeper reserves (-1 watch events, -2 pings,
 	// -4 auth, -8 set watches) and the SASL exchange's -16.
@@ -56,123 +45,17 @@ var errUnimplemented = fmt.Errorf("zookeeper: the server answered UNIMPLEMENTED 
 
 func isOwnXid(xid int32) bool { return xid <= ownXidTop && xid > ownXidTop-ownXids }
 
-// maybeReady opens the connection to ejob's requests once it carries an
-// authenticated session.
-func (s *sniffConn) maybeReady() {
-	select {
-	case <-s.ready:
-		return
-	default:
-	}
-	s.mu.Lock()
-	ok := s.sessionUp && s.saslDone
-	s.mu.Unlock()
-	if !ok {
-		return
-	}
-	if s.needAuthFrame {
-		s.wmu.Lock()
-		ok = s.authWritten
-		s.wmu.Unlock()
-		if !ok {
-			return
-		}
-	}
-	s.readyOnce.Do(func() { close(s.ready) })
-}
+// ownXid is the xid of ejob's next request of its own (see isOwnXid).
+func (c *Client) ownXid() int32 { return int32(ownXidTop - c.xid.Add(1)%ownXids) }
 
-// shut fails every request in flight: the connection is gone.
-func (s *sniffConn) shut() {
-	s.doneOnce.Do(func() { close(s.done) })
-}
-
-// waiter is one of ejob's requests in flight.
-type waiter struct {
-	ch chan []byte
-	// onReply, when set, runs on the connection's reader when the reply
-	// is read, before any later frame is: in order with the watch
-	// notifications around it.
-	onReply func(frame []byte)
-}
-
-// deliver hands a reply to its waiter (none: the caller gave up).
-func (s *sniffConn) deliver(xid int32, frame []byte) {
-	s.waitMu.Lock()
-	w, ok := s.waiters[xid]
-	delete(s.waiters, xid)
-	s.waitMu.Unlock()
-	if ok {
-		if w.onReply != nil {
-			w.onReply(frame)
-		}
-		w.ch <- frame
-	}
-}
-
-// roundTrip sends one request of ejob's (body after the xid) and returns
-// the reply frame. It waits at most wait for the connection to be ready.
-// A connection that fails or closes first is zk.ErrConnectionClosed.
-func (s *sniffConn) roundTrip(xid int32, body []byte, wait time.Duration, closing <-chan struct{}) ([]byte, error) {
-	return s.roundTripHooks(xid, body, wait, closing, nil, nil)
-}
-
-// roundTripHooks is roundTrip with hooks: onWrite runs just before the
-// request is written, under the connection's write lock (no other frame
-// goes out between them); onReply as waiter.onReply.
-func (s *sniffConn) roundTripHooks(xid int32, body []byte, wait time.Duration, closing <-chan struct{}, onWrite func(), onReply func([]byte)) ([]byte, error) {
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-s.ready:
-	case <-s.done:
+// ownRequest sends body (a request after its xid) on the current
+// connection with an xid of ejob's and returns the reply frame.
+func (c *Client) ownRequest(body []byte) ([]byte, error) {
+	sc := c.wire.Load()
+	if sc == nil {
 		return nil, zk.ErrConnectionClosed
-	case <-closing:
-		return nil, zk.ErrClosing
-	case <-t.C:
-		return nil, fmt.Errorf("connection not ready within %v: %w", wait, zk.ErrConnectionClosed)
 	}
-	ch := make(chan []byte, 1)
-	s.waitMu.Lock()
-	s.waiters[xid] = waiter{ch: ch, onReply: onReply}
-	s.waitMu.Unlock()
-	defer func() {
-		s.waitMu.Lock()
-		delete(s.waiters, xid)
-		s.waitMu.Unlock()
-	}()
-	frame := binary.BigEndian.AppendUint32(make([]byte, 0, 8+len(body)), uint32(4+len(body)))
-	frame = binary.BigEndian.AppendUint32(frame, uint32(xid))
-	frame = append(frame, body...)
-	// No write deadline of its own: it would race go-zookeeper's. A write
-	// that blocks (the server stopped reading) ends when go-zookeeper's
-	// read deadline closes the connection.
-	s.wmu.Lock()
-	if onWrite != nil {
-		onWrite()
-	}
-	_, err := s.Conn.Write(frame)
-	s.wmu.Unlock()
-	if err != nil {
-		s.shut()
-		_ = s.Conn.Close()
-		return nil, fmt.Errorf("%w: %w", zk.ErrConnectionClosed, err)
-	}
-	select {
-	case f := <-ch:
-		return f, nil
-	case <-s.done:
-		// A reply read before the connection failed still counts: a server
-		// without multiRead answers UNIMPLEMENTED and then closes the
-		// connection (its UnimplementedRequestProcessor).
-		select {
-		case f := <-ch:
-			return f, nil
-		default:
-		}
-		return nil, zk.ErrConnectionClosed
-	case <-closing:
-		return nil, zk.ErrClosing
-	}
+	return sc.roundTrip(c.ownXid(), body, ms(c.cfg.ConnectionTimeoutMilliseconds), c.closing)
 }
 
 // MultiRead implements reg.MultiReader with ZooKeeper's multiRead, or with
@@ -217,19 +100,19 @@ func (c *Client) MultiRead(ctx context.Context, ops ...reg.ReadOp) ([]reg.ReadRe
 
 // multiRead sends ops as one multiRead request on the current connection.
 func (c *Client) multiRead(ops []reg.ReadOp) ([]reg.ReadResult, error) {
-	w := juteW{}
-	w.int32(opMultiRead)
+	w := zkwire.W{}
+	w.Int32(zkwire.OpMultiRead)
 	for _, op := range ops {
-		t := int32(opGetData)
+		t := int32(zkwire.OpGetData)
 		if op.Kind == reg.ReadChildren {
-			t = opGetChildren
+			t = zkwire.OpGetChildren
 		}
-		w.multiHeader(t, false, -1)
-		w.string(c.abs(op.Path))
-		w.bool(false) // watch
+		w.MultiHeader(t, false, -1)
+		w.String(c.abs(op.Path))
+		w.Bool(false) // watch
 	}
-	w.multiHeader(-1, true, -1)
-	f, err := c.ownRequest(w.b)
+	w.MultiHeader(-1, true, -1)
+	f, err := c.ownRequest(w.B)
 	if err != nil {
 		return nil, err
 	}
@@ -240,76 +123,45 @@ func (c *Client) multiRead(ops []reg.ReadOp) ([]reg.ReadResult, error) {
 // turns it into a reg sentinel).
 func codeErr(code int32) error {
 	switch code {
-	case codeNoNode:
+	case zkwire.CodeNoNode:
 		return zk.ErrNoNode
-	case codeNoAuth:
+	case zkwire.CodeNoAuth:
 		return zk.ErrNoAuth
-	case codeUnimplemented:
+	case zkwire.CodeUnimplemented:
 		return errUnimplemented
-	case -4: // connectionLoss
+	case zkwire.CodeConnectionLoss:
 		return zk.ErrConnectionClosed
-	case -112: // sessionExpired
+	case zkwire.CodeSessionExpired:
 		return zk.ErrSessionExpired
-	case -118: // sessionMoved
+	case zkwire.CodeSessionMoved:
 		return zk.ErrSessionMoved
 	}
 	return fmt.Errorf("zookeeper error code %d", code)
 }
 
-// walkMulti reads a multi or multiRead reply frame (xid first) of n ops:
-// a non-zero error code in its reply header is returned as code; else fn
-// gets each result's index, header type and error code, and reads the
-// result's record from j (setting j.err for one it cannot read). err is
-// a malformed frame's.
-func walkMulti(f []byte, n int, fn func(j *jute, i int, typ, code int32)) (code int32, err error) {
-	j := &jute{b: f}
-	j.int32() // xid
-	j.int64() // zxid
-	if code := j.int32(); j.err == nil && code != 0 {
-		return code, nil
-	}
-	count := 0
-	for {
-		typ, done, code := j.int32(), j.bool(), j.int32()
-		if j.err != nil || done {
-			break
-		}
-		if count >= n {
-			j.err = fmt.Errorf("more than %d results", n)
-			break
-		}
-		fn(j, count, typ, code)
-		count++
-	}
-	if j.err == nil && count != n {
-		j.err = fmt.Errorf("%d results for %d ops", count, n)
-	}
-	return 0, j.err
-}
-
 // decodeMultiRead decodes a multiRead reply frame (xid first) for ops.
 func decodeMultiRead(f []byte, ops []reg.ReadOp) ([]reg.ReadResult, error) {
 	out := make([]reg.ReadResult, len(ops))
-	code, err := walkMulti(f, len(ops), func(j *jute, i int, typ, code int32) {
+	code, err := zkwire.WalkMulti(f, len(ops), func(j *zkwire.R, i int, typ, code int32) {
 		op := ops[i]
 		r := &out[i]
 		switch {
-		case typ == opError:
-			code = j.int32()
+		case typ == zkwire.OpError:
+			code = j.Int32()
 			r.Err = &reg.OpError{Op: op.Kind.String(), Path: op.Path, Err: mapErr(codeErr(code))}
-		case typ == opGetData && op.Kind == reg.ReadGet:
-			r.Data = j.buffer()
-			r.Stat = j.stat()
-		case typ == opGetChildren && op.Kind == reg.ReadChildren:
-			n := j.int32()
-			if n >= 0 && j.need(int(n)*4) {
+		case typ == zkwire.OpGetData && op.Kind == reg.ReadGet:
+			r.Data = j.Buffer()
+			r.Stat = j.Stat()
+		case typ == zkwire.OpGetChildren && op.Kind == reg.ReadChildren:
+			n := j.Int32()
+			if n >= 0 && j.Need(int(n)*4) {
 				r.Children = make([]string, n)
 				for k := range r.Children {
-					r.Children[k] = string(j.buffer())
+					r.Children[k] = string(j.Buffer())
 				}
 			}
 		default:
-			j.err = fmt.Errorf("result %d of type %d (error code %d) for a %s", i, typ, code, op.Kind)
+			j.Err = fmt.Errorf("result %d of type %d (error code %d) for a %s", i, typ, code, op.Kind)
 		}
 	})
 	if code != 0 {

@@ -6,6 +6,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/ejob-io/ejob/core/reg"
+	"github.com/ejob-io/ejob/core/reg/zookeeper/internal/zkwire"
 )
 
 // ZooKeeper's multi (zookeeper.jute): RequestHeader{xid, type=multi} and a
@@ -18,23 +19,18 @@ import (
 // Create2Response{path, stat} (createContainer), SetDataResponse{stat}, no
 // record (delete, check) or ErrorResponse{err} (type error: every op of a
 // failed transaction, 0 for the ops before the failing one); then
-// MultiHeader{-1, true, -1}. go-zookeeper v1.0.4 sends every create of a
-// multi as a plain create and cannot decode a createContainer's result, so
-// a transaction that creates a container is written on go-zookeeper's
-// connection by ejob itself (sniffConn), as multiRead is.
-const (
-	opCreate          = 1
-	opDelete          = 2
-	opSetData         = 5
-	opCheck           = 13
-	opMulti           = 14
-	opCreateContainer = 19
-)
+// MultiHeader{-1, true, -1}. ZooKeeper 3.8 answers a create2 in a multi
+// with a CreateResponse (no stat), so the created node's Czxid is taken
+// from the ReplyHeader: the zxid of the transaction, which creates every
+// node of it. go-zookeeper v1.0.4 reports neither that zxid nor a
+// createContainer's result, so a transaction that creates a node is
+// written on go-zookeeper's connection by ejob itself (sniffConn), as
+// multiRead is.
 
-// hasContainer reports whether ops create a container node.
-func hasContainer(ops []reg.Op) bool {
+// hasCreate reports whether ops create a node.
+func hasCreate(ops []reg.Op) bool {
 	for _, op := range ops {
-		if op.Kind == reg.OpCreate && op.Mode == reg.Container {
+		if op.Kind == reg.OpCreate {
 			return true
 		}
 	}
@@ -46,43 +42,43 @@ func hasContainer(ops []reg.Op) bool {
 // per-op results, and the error of the first failing op (nil when the
 // transaction was applied).
 func (c *Client) multiTxn(ops []reg.Op) ([]zk.MultiResponse, error) {
-	w := juteW{}
-	w.int32(opMulti)
+	w := zkwire.W{}
+	w.Int32(zkwire.OpMulti)
 	for _, op := range ops {
 		full := c.abs(op.Path)
 		switch op.Kind {
 		case reg.OpCreate:
-			t := int32(opCreate)
+			t := int32(zkwire.OpCreate)
 			if op.Mode == reg.Container {
-				t = opCreateContainer
+				t = zkwire.OpCreateContainer
 			}
-			w.multiHeader(t, false, -1)
-			w.string(full)
-			w.buffer(nonNull(op.Data))
-			w.int32(int32(len(c.acl)))
+			w.MultiHeader(t, false, -1)
+			w.String(full)
+			w.Buffer(nonNull(op.Data))
+			w.Int32(int32(len(c.acl)))
 			for _, a := range c.acl {
-				w.int32(a.Perms)
-				w.string(a.Scheme)
-				w.string(a.ID)
+				w.Int32(a.Perms)
+				w.String(a.Scheme)
+				w.String(a.ID)
 			}
-			w.int32(createFlags(op.Mode))
+			w.Int32(createFlags(op.Mode))
 		case reg.OpDelete:
-			w.multiHeader(opDelete, false, -1)
-			w.string(full)
-			w.int32(op.Version)
+			w.MultiHeader(zkwire.OpDelete, false, -1)
+			w.String(full)
+			w.Int32(op.Version)
 		case reg.OpSet:
-			w.multiHeader(opSetData, false, -1)
-			w.string(full)
-			w.buffer(nonNull(op.Data))
-			w.int32(op.Version)
+			w.MultiHeader(zkwire.OpSetData, false, -1)
+			w.String(full)
+			w.Buffer(nonNull(op.Data))
+			w.Int32(op.Version)
 		case reg.OpCheck:
-			w.multiHeader(opCheck, false, -1)
-			w.string(full)
-			w.int32(op.Version)
+			w.MultiHeader(zkwire.OpCheck, false, -1)
+			w.String(full)
+			w.Int32(op.Version)
 		}
 	}
-	w.multiHeader(-1, true, -1)
-	f, err := c.ownRequest(w.b)
+	w.MultiHeader(-1, true, -1)
+	f, err := c.ownRequest(w.B)
 	if err != nil {
 		return nil, err
 	}
@@ -113,31 +109,37 @@ func txnCodeErr(code int32) error {
 	return codeErr(code)
 }
 
-// decodeMultiTxn decodes a multi reply frame (xid first) for ops.
+// decodeMultiTxn decodes a multi reply frame (xid first) for ops. The
+// result of a create carries the transaction's zxid as its Stat's Czxid.
 func decodeMultiTxn(f []byte, ops []reg.Op) ([]zk.MultiResponse, error) {
 	out := make([]zk.MultiResponse, len(ops))
+	hdr := &zkwire.R{B: f}
+	hdr.Int32() // xid
+	zxid := hdr.Int64()
 	var first error
-	code, err := walkMulti(f, len(ops), func(j *jute, i int, typ, code int32) {
+	code, err := zkwire.WalkMulti(f, len(ops), func(j *zkwire.R, i int, typ, code int32) {
 		r := &out[i]
 		switch typ {
-		case opError:
-			r.Error = txnCodeErr(j.int32())
+		case zkwire.OpError:
+			r.Error = txnCodeErr(j.Int32())
 			if first == nil {
 				first = r.Error
 			}
-		case opCreate:
-			r.String = string(j.buffer())
-		case opCreateContainer, 15: // 15: create2
-			r.String = string(j.buffer())
-			j.stat()
-		case opSetData:
-			st := j.stat()
+		case zkwire.OpCreate:
+			r.String = string(j.Buffer())
+			r.Stat = &zk.Stat{Czxid: zxid}
+		case zkwire.OpCreateContainer, 15: // 15: create2
+			r.String = string(j.Buffer())
+			j.Stat()
+			r.Stat = &zk.Stat{Czxid: zxid}
+		case zkwire.OpSetData:
+			st := j.Stat()
 			r.Stat = &zk.Stat{Czxid: st.Czxid, Mzxid: st.Mzxid, Ctime: st.Ctime, Mtime: st.Mtime,
 				Version: st.Version, Cversion: st.Cversion, Aversion: st.Aversion, EphemeralOwner: st.EphemeralOwner,
 				DataLength: st.DataLength, NumChildren: st.NumChildren, Pzxid: st.Pzxid}
-		case opDelete, opCheck:
+		case zkwire.OpDelete, zkwire.OpCheck:
 		default:
-			j.err = fmt.Errorf("result %d of type %d (error code %d) for a %s", i, typ, code, ops[i].Kind)
+			j.Err = fmt.Errorf("result %d of type %d (error code %d) for a %s", i, typ, code, ops[i].Kind)
 		}
 	})
 	if code != 0 {

@@ -328,13 +328,14 @@ func (c *Client) Multi(ctx context.Context, ops ...reg.Op) ([]reg.OpResult, erro
 		rs  []zk.MultiResponse
 		err error
 	}
-	// go-zookeeper v1.0.4 cannot create a container in a transaction
-	// (multitxn.go): those are written by ejob itself.
-	container := hasContainer(ops)
+	// go-zookeeper v1.0.4 reports no zxid for a create in a transaction
+	// and cannot create a container there (multitxn.go): a transaction
+	// that creates a node is written by ejob itself.
+	own := hasCreate(ops)
 	r, err := call(ctx, c, "multi", "/", false, func() (multiRes, error) {
 		var rs []zk.MultiResponse
 		var err error
-		if container {
+		if own {
 			rs, err = c.multiTxn(ops)
 		} else {
 			rs, err = c.conn.Multi(reqs...)
@@ -362,6 +363,9 @@ func (c *Client) Multi(ctx context.Context, ops ...reg.Op) ([]reg.OpResult, erro
 		}
 		if ops[i].Kind == reg.OpCreate {
 			out[i].Path = c.rel(res.String)
+		}
+		if ops[i].Kind == reg.OpCreate && res.Stat != nil {
+			out[i].Czxid = res.Stat.Czxid
 		}
 		if ops[i].Kind == reg.OpSet {
 			out[i].Stat = toStat(res.Stat)

@@ -2,7 +2,6 @@ package zookeeper
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"slices"
 	"sync"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/ejob-io/ejob/core/reg"
 	"github.com/ejob-io/ejob/core/reg/internal/notify"
+	"github.com/ejob-io/ejob/core/reg/zookeeper/internal/zkwire"
 )
 
 // Recursive watches (reg.RecursiveWatcher) on ZooKeeper 3.6+'s addWatch.
@@ -29,27 +29,17 @@ import (
 //     armed on this connection (never a child event: recursive watches have
 //     none), and
 //   - passed on to go-zookeeper when go-zookeeper holds a one-shot watch it
-//     would fire (the same rule as its notifyWatches: a create fires exist
-//     watches; a data change exist and data watches; a delete all three; a
-//     child change child watches), and whenever no recursive watch took it
-//     (the server sent it for some watch; if not ours, go-zookeeper's: so a
-//     client without recursive watches passes everything on).
+//     would fire (by the table of its watches the connection keeps,
+//     libWatches in library.go, which then disarms what it fires), and
+//     whenever no recursive watch took it (the server sent it for some
+//     watch; if not ours, go-zookeeper's: so a client without recursive
+//     watches passes everything on).
 //     go-zookeeper hands every notification it reads to its event callback
 //     and to a small channel that drops events when full; a flood of
 //     recursive notifications has no business there. State events do not
 //     depend on it (onEvent reads them from the callback, which sees every
 //     one), but it would cost a callback and a channel send per notification
 //     for nothing.
-//
-// go-zookeeper's one-shot watches are followed on the wire, not at the API:
-// a watching read (getData, exists, getChildren2 with watch=true) written by
-// go-zookeeper is remembered by xid, and its reply (read in order with the
-// notifications, before any later frame) arms the watch as go-zookeeper's
-// own reply callback does (getData OK: data; exists OK: data, NONODE:
-// exist; getChildren2 OK: child). A notification passed on disarms what it
-// fires. A new session clears them all (go-zookeeper drops its watches when
-// its session expires). go-zookeeper's setWatches on a reconnection needs
-// nothing: its watches stay armed on both sides.
 //
 // A standard and a recursive watch on the SAME path of one connection do not
 // mix on ZooKeeper before 3.9 (ZOOKEEPER-4466: the server keeps one mode per
@@ -71,36 +61,6 @@ import (
 // addWatch for the same path, and may serve a one-shot watch as above):
 // until the connection ends, its notifications go to go-zookeeper, which
 // has no watch for them (a cost, not an error).
-const (
-	opExists       = 3
-	opGetChildren2 = 12
-	opSetWatches   = 101
-	opAddWatch     = 106
-
-	addWatchPersistentRecursive = 1
-
-	notificationXid = -1
-
-	evNodeCreated         = 1
-	evNodeDeleted         = 2
-	evNodeDataChanged     = 3
-	evNodeChildrenChanged = 4
-)
-
-// stdBits are the kinds of go-zookeeper's one-shot watches on a path.
-type stdBits uint8
-
-const (
-	stdData stdBits = 1 << iota
-	stdExist
-	stdChild
-)
-
-// stdReq is a watching read of go-zookeeper's in flight.
-type stdReq struct {
-	path string
-	op   int32
-}
 
 // rwatch is one WatchRecursive call.
 type rwatch struct {
@@ -118,28 +78,27 @@ type rdelivery struct {
 	ev reg.WatchEvent
 }
 
-// recursive is a client's recursive watches and its record of
-// go-zookeeper's one-shot watches.
+// recursive is a client's recursive watches.
 type recursive struct {
 	ns string
 	q  *notify.Queue[rdelivery]
 
-	mu      sync.Mutex
-	live    []*rwatch            // not ended
-	table   map[string][]*rwatch // live watches by server path (routing)
-	std     map[string]stdBits   // go-zookeeper's armed one-shot watches by server path
-	stdSess int64                // the session std belongs to
+	lib *libWatches // go-zookeeper's one-shot watches
+
+	mu    sync.Mutex
+	live  []*rwatch            // not ended
+	table map[string][]*rwatch // live watches by server path (routing)
 
 	wg         sync.WaitGroup // re-arming goroutines
 	noAddWatch atomic.Bool    // the server answered UNIMPLEMENTED
 }
 
-func newRecursive(ns string) *recursive {
+func newRecursive(ns string, lib *libWatches) *recursive {
 	return &recursive{
 		ns:    ns,
+		lib:   lib,
 		q:     notify.NewQueue(func(d rdelivery) { d.w.fn(d.ev) }),
 		table: make(map[string][]*rwatch),
-		std:   make(map[string]stdBits),
 	}
 }
 
@@ -178,9 +137,6 @@ func (c *Client) WatchRecursive(ctx context.Context, path string, fn func(reg.Wa
 	if err != nil {
 		r.remove(w)
 		if errors.Is(err, reg.ErrUnimplemented) && r.noAddWatch.CompareAndSwap(false, true) {
-			// No recursive watch will ever take a notification: the
-			// record of one-shot watches is of no use any more.
-			clear(r.std)
 			c.log.Info("the ZooKeeper server has no recursive watches (3.6+): callers fall back to one-shot watches", "error", err)
 		}
 		return err
@@ -192,16 +148,16 @@ func (c *Client) WatchRecursive(ctx context.Context, path string, fn func(reg.Wa
 // addWatch sends addWatch for w on sc and waits for the reply; the reply
 // arms w (on the reader, see arm).
 func (c *Client) addWatch(sc *sniffConn, w *rwatch) error {
-	body := juteW{}
-	body.int32(opAddWatch)
-	body.string(w.full)
-	body.int32(addWatchPersistentRecursive)
-	f, err := sc.roundTripHooks(c.ownXid(), body.b, ms(c.cfg.ConnectionTimeoutMilliseconds), c.closing,
+	body := zkwire.W{}
+	body.Int32(zkwire.OpAddWatch)
+	body.String(w.full)
+	body.Int32(zkwire.AddWatchPersistentRecursive)
+	f, err := sc.roundTripHooks(c.ownXid(), body.B, ms(c.cfg.ConnectionTimeoutMilliseconds), c.closing,
 		// Under sc.wmu: the one-shot reads written after it leave the
 		// path to the recursive watch (see outgoing).
 		func() { sc.noteAddWatch(w.full, true) },
 		func(f []byte) {
-			ok := replyCode(f) == 0
+			ok := zkwire.ReplyCode(f) == 0
 			sc.noteAddWatch(w.full, ok) // a refusal armed nothing
 			if ok {
 				c.rec.arm(sc, w)
@@ -210,18 +166,10 @@ func (c *Client) addWatch(sc *sniffConn, w *rwatch) error {
 	if err != nil {
 		return err
 	}
-	if code := replyCode(f); code != 0 {
+	if code := zkwire.ReplyCode(f); code != 0 {
 		return codeErr(code)
 	}
 	return nil
-}
-
-// replyCode is a reply frame's error code (ReplyHeader{xid, zxid, err}).
-func replyCode(f []byte) int32 {
-	if len(f) < 16 {
-		return -4 // connectionLoss: a truncated frame
-	}
-	return int32(binary.BigEndian.Uint32(f[12:]))
 }
 
 // arm records that w is armed on sc (from the addWatch reply, on sc's
@@ -301,7 +249,7 @@ func (c *Client) rearm(sc *sniffConn) {
 			// on the new connection itself.
 			if w.conn != nil && w.conn != sc {
 				todo = append(todo, w)
-				conflict = conflict || r.std[w.full]&(stdData|stdExist) != 0
+				conflict = conflict || r.lib.has(w.full, stdData|stdExist)
 			}
 		}
 		r.mu.Unlock()
@@ -311,9 +259,9 @@ func (c *Client) rearm(sc *sniffConn) {
 			// the comment at the top).
 			t := time.NewTimer(ms(c.cfg.ConnectionTimeoutMilliseconds))
 			select {
-			case <-sc.setWatches:
+			case <-sc.setWatches.C():
 			case <-t.C:
-			case <-sc.done:
+			case <-sc.done.C():
 			case <-c.closing:
 			}
 			t.Stop()
@@ -337,160 +285,23 @@ func isConnErr(err error) bool {
 	return errors.Is(mapErr(err), reg.ErrConnectionLoss)
 }
 
-// session notes a connect response: a new session (or an expired one)
-// clears the record of go-zookeeper's one-shot watches, as go-zookeeper
-// does.
-func (r *recursive) session(cr sessionCreds) {
-	id := cr.id
-	if cr.timeoutMs <= 0 {
-		id = 0
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if id != r.stdSess || id == 0 {
-		clear(r.std)
-		r.stdSess = id
-	}
-}
-
-// outgoing looks at a frame go-zookeeper is about to write (under wmu):
-// it remembers watching reads, and drops the watch flag of a getData or
-// exists on a path this connection has a recursive watch on.
-func (s *sniffConn) outgoing(p []byte) {
-	if len(p) < 12 {
-		return
-	}
-	xid := int32(binary.BigEndian.Uint32(p[4:]))
-	op := int32(binary.BigEndian.Uint32(p[8:]))
-	switch op {
-	case opSetWatches:
-		s.swOnce.Do(func() { close(s.setWatches) })
-		return
-	case opGetData, opExists, opGetChildren2, opGetChildren:
-	default:
-		return
-	}
-	// Request body: ustring path, bool watch.
-	if len(p) < 16 {
-		return
-	}
-	n := int(int32(binary.BigEndian.Uint32(p[12:])))
-	if n < 0 || len(p) < 16+n+1 {
-		return
-	}
-	watch := 16 + n
-	if p[watch] == 0 || s.rec.noAddWatch.Load() {
-		return
-	}
-	path := string(p[16:watch])
-	s.stdMu.Lock()
-	s.stdReqs[xid] = stdReq{path: path, op: op}
-	if (op == opGetData || op == opExists) && s.recWritten[path] {
-		p[watch] = 0
-	}
-	s.stdMu.Unlock()
-}
-
-// noteAddWatch records that an addWatch for path was written on s (ok),
-// or refused.
-func (s *sniffConn) noteAddWatch(path string, ok bool) {
-	s.stdMu.Lock()
-	defer s.stdMu.Unlock()
-	if ok {
-		s.recWritten[path] = true
-	} else {
-		delete(s.recWritten, path)
-	}
-}
-
-// incoming looks at a frame for go-zookeeper (on the reader) and reports
-// whether go-zookeeper gets it: the reply to a watching read arms
-// go-zookeeper's watch in std; a notification is routed (see the top).
-func (s *sniffConn) incoming(f []byte) bool {
-	if len(f) < 16 {
-		return true
-	}
-	xid := int32(binary.BigEndian.Uint32(f))
-	if xid != notificationXid {
-		if xid > 0 {
-			s.stdMu.Lock()
-			req, ok := s.stdReqs[xid]
-			delete(s.stdReqs, xid)
-			s.stdMu.Unlock()
-			if ok {
-				s.rec.stdReply(req, replyCode(f))
-			}
-		}
-		return true
-	}
-	// WatcherEvent: int type, int state, ustring path.
-	j := &jute{b: f[16:]}
-	typ := j.int32()
-	j.int32()
-	path := string(j.buffer())
-	if j.err != nil {
-		return true
-	}
-	return s.rec.notification(s, typ, path)
-}
-
-// stdReply arms go-zookeeper's watch as its reply callback does.
-func (r *recursive) stdReply(req stdReq, code int32) {
-	var b stdBits
-	switch {
-	case req.op == opGetData && code == 0:
-		b = stdData
-	case req.op == opExists && code == 0:
-		b = stdData
-	case req.op == opExists && code == codeNoNode:
-		b = stdExist
-	case (req.op == opGetChildren2 || req.op == opGetChildren) && code == 0:
-		b = stdChild
-	default:
-		return
-	}
-	r.mu.Lock()
-	if !r.noAddWatch.Load() {
-		r.std[req.path] |= b
-	}
-	r.mu.Unlock()
-}
-
 // notification routes a watch notification read on sc and reports whether
 // go-zookeeper gets it.
 func (r *recursive) notification(sc *sniffConn, typ int32, path string) bool {
-	var fires stdBits
-	switch typ {
-	case evNodeCreated:
-		fires = stdExist
-	case evNodeDataChanged:
-		fires = stdExist | stdData
-	case evNodeDeleted:
-		fires = stdExist | stdData | stdChild
-	case evNodeChildrenChanged:
-		fires = stdChild
-	default:
+	if _, node := fires(typ); !node {
 		return true // not a node event: go-zookeeper's business
 	}
+	armed := r.lib.armed(typ, path)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	b := r.std[path]
-	armed := b&fires != 0
-	if armed {
-		if b &^= fires; b == 0 {
-			delete(r.std, path)
-		} else {
-			r.std[path] = b
-		}
-	}
-	if typ == evNodeChildrenChanged || len(r.table) == 0 {
+	if typ == zkwire.EventNodeChildrenChanged || len(r.table) == 0 {
 		return true
 	}
 	var et reg.WatchEventType
 	switch typ {
-	case evNodeCreated:
+	case zkwire.EventNodeCreated:
 		et = reg.EventNodeCreated
-	case evNodeDeleted:
+	case zkwire.EventNodeDeleted:
 		et = reg.EventNodeDeleted
 	default:
 		et = reg.EventNodeDataChanged
@@ -513,6 +324,6 @@ func (r *recursive) notification(sc *sniffConn, typ int32, path string) bool {
 		}
 	}
 	// What no recursive watch took, the server sent for a one-shot watch:
-	// go-zookeeper's, whether std knows it or not.
+	// go-zookeeper's, whether the table knows it or not.
 	return armed || !routed
 }

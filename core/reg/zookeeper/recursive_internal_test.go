@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ejob-io/ejob/core/reg"
+	"github.com/ejob-io/ejob/core/reg/zookeeper/internal/zkwire"
 )
 
 // The routing rule of notifications (recursive.go): to the recursive
@@ -16,7 +17,7 @@ import (
 // watches fires (which the notification then disarms) or no recursive
 // watch took it.
 func TestNotificationRouting(t *testing.T) {
-	r := newRecursive("/ns")
+	r := newRecursive("/ns", newLibWatches())
 	var mu sync.Mutex
 	var got []reg.WatchEvent
 	w := &rwatch{full: "/ns/a", rel: "/a", fn: func(ev reg.WatchEvent) {
@@ -24,11 +25,11 @@ func TestNotificationRouting(t *testing.T) {
 		got = append(got, ev)
 		mu.Unlock()
 	}}
-	sc, other := newSniffConn(nil, ""), newSniffConn(nil, "")
+	sc, other := newSniffConn(nil, "", r.lib), newSniffConn(nil, "", r.lib)
 	sc.rec, other.rec = r, r
 
 	// Before any recursive watch, everything goes to go-zookeeper.
-	if !r.notification(sc, evNodeDataChanged, "/ns/x") {
+	if !sc.incoming(notificationFrame(zkwire.EventNodeDataChanged, "/ns/x")) {
 		t.Fatal("notification withheld from go-zookeeper before any recursive watch")
 	}
 	r.mu.Lock()
@@ -38,10 +39,10 @@ func TestNotificationRouting(t *testing.T) {
 	r.arm(sc, w)
 
 	// go-zookeeper's watches, armed by their replies as it arms them.
-	r.stdReply(stdReq{"/ns/a/b", opGetData}, 0)
-	r.stdReply(stdReq{"/ns/a/c", opExists}, codeNoNode)
-	r.stdReply(stdReq{"/ns/a", opGetChildren2}, 0)
-	r.stdReply(stdReq{"/ns/a/d", opGetData}, codeNoNode) // no watch
+	r.lib.replied(stdReq{"/ns/a/b", zkwire.OpGetData}, 0)
+	r.lib.replied(stdReq{"/ns/a/c", zkwire.OpExists}, zkwire.CodeNoNode)
+	r.lib.replied(stdReq{"/ns/a", zkwire.OpGetChildren2}, 0)
+	r.lib.replied(stdReq{"/ns/a/d", zkwire.OpGetData}, zkwire.CodeNoNode) // no watch
 
 	cases := []struct {
 		conn    *sniffConn
@@ -49,19 +50,19 @@ func TestNotificationRouting(t *testing.T) {
 		path    string
 		forward bool
 	}{
-		{sc, evNodeCreated, "/ns/a/b", false},      // a data watch does not fire on create
-		{sc, evNodeDataChanged, "/ns/a/b", true},   // it fires on a data change ...
-		{sc, evNodeDataChanged, "/ns/a/b", false},  // ... once
-		{sc, evNodeDataChanged, "/ns/a/c", true},   // an exist watch fires on a data change too
-		{sc, evNodeChildrenChanged, "/ns/a", true}, // the child watch, not for the recursive watch
-		{sc, evNodeDeleted, "/ns/a/d", false},      // the failed read armed nothing
-		{sc, evNodeCreated, "/ns/ab/x", true},      // a sibling sharing the prefix
-		{other, evNodeCreated, "/ns/a/y", true},    // not armed on that connection
-		{sc, evNodeDeleted, "/ns/a", false},        // the watched node itself
-		{sc, -1, "", true},                         // not a node event
+		{sc, zkwire.EventNodeCreated, "/ns/a/b", false},      // a data watch does not fire on create
+		{sc, zkwire.EventNodeDataChanged, "/ns/a/b", true},   // it fires on a data change ...
+		{sc, zkwire.EventNodeDataChanged, "/ns/a/b", false},  // ... once
+		{sc, zkwire.EventNodeDataChanged, "/ns/a/c", true},   // an exist watch fires on a data change too
+		{sc, zkwire.EventNodeChildrenChanged, "/ns/a", true}, // the child watch, not for the recursive watch
+		{sc, zkwire.EventNodeDeleted, "/ns/a/d", false},      // the failed read armed nothing
+		{sc, zkwire.EventNodeCreated, "/ns/ab/x", true},      // a sibling sharing the prefix
+		{other, zkwire.EventNodeCreated, "/ns/a/y", true},    // not armed on that connection
+		{sc, zkwire.EventNodeDeleted, "/ns/a", false},        // the watched node itself
+		{sc, -1, "", true}, // not a node event
 	}
 	for i, tc := range cases {
-		if f := r.notification(tc.conn, tc.typ, tc.path); f != tc.forward {
+		if f := tc.conn.incoming(notificationFrame(tc.typ, tc.path)); f != tc.forward {
 			t.Errorf("case %d (%d %s): forwarded %v, want %v", i, tc.typ, tc.path, f, tc.forward)
 		}
 	}
@@ -84,10 +85,10 @@ func TestNotificationRouting(t *testing.T) {
 	mu.Unlock()
 
 	// A new session clears go-zookeeper's watches (it drops them itself).
-	r.session(sessionCreds{id: 7, timeoutMs: 1000})
-	r.stdReply(stdReq{"/ns/a/z", opGetData}, 0)
-	r.session(sessionCreds{id: 8, timeoutMs: 1000})
-	if r.notification(sc, evNodeDataChanged, "/ns/a/z") {
+	r.lib.session(7)
+	r.lib.replied(stdReq{"/ns/a/z", zkwire.OpGetData}, 0)
+	r.lib.session(8)
+	if r.notification(sc, zkwire.EventNodeDataChanged, "/ns/a/z") {
 		t.Fatal("a watch of the old session was served")
 	}
 	r.q.Wait()
@@ -97,13 +98,25 @@ func TestNotificationRouting(t *testing.T) {
 func getDataFrame(xid int32, path string, watch bool) []byte {
 	b := binary.BigEndian.AppendUint32(nil, 0) // length, unused here
 	b = binary.BigEndian.AppendUint32(b, uint32(xid))
-	b = binary.BigEndian.AppendUint32(b, opGetData)
+	b = binary.BigEndian.AppendUint32(b, zkwire.OpGetData)
 	b = binary.BigEndian.AppendUint32(b, uint32(len(path)))
 	b = append(b, path...)
 	if watch {
 		return append(b, 1)
 	}
 	return append(b, 0)
+}
+
+// notificationFrame is a watch notification as the server sends it (no
+// length).
+func notificationFrame(typ int32, path string) []byte {
+	b := binary.BigEndian.AppendUint32(nil, ^uint32(0)) // xid -1
+	b = binary.BigEndian.AppendUint64(b, ^uint64(0))    // zxid -1
+	b = binary.BigEndian.AppendUint32(b, 0)
+	b = binary.BigEndian.AppendUint32(b, uint32(typ))
+	b = binary.BigEndian.AppendUint32(b, 3) // SyncConnected
+	b = binary.BigEndian.AppendUint32(b, uint32(len(path)))
+	return append(b, path...)
 }
 
 func replyFrame(xid, code int32) []byte {
@@ -117,8 +130,8 @@ func replyFrame(xid, code int32) []byte {
 // still arms go-zookeeper's watch in the record; elsewhere the request is
 // left alone.
 func TestOneShotOnRecursivePathIsNotSentToTheServer(t *testing.T) {
-	r := newRecursive("")
-	sc := newSniffConn(nil, "")
+	r := newRecursive("", newLibWatches())
+	sc := newSniffConn(nil, "", r.lib)
 	sc.rec = r
 	sc.noteAddWatch("/a", true)
 	same, below := getDataFrame(5, "/a", true), getDataFrame(6, "/a/b", true)
@@ -132,7 +145,7 @@ func TestOneShotOnRecursivePathIsNotSentToTheServer(t *testing.T) {
 			t.Fatal("a reply was withheld from go-zookeeper")
 		}
 	}
-	if r.std["/a"] != stdData || r.std["/a/b"] != stdData {
-		t.Fatalf("record of one-shot watches: %v", r.std)
+	if std := r.lib.snapshot(); std["/a"] != stdData || std["/a/b"] != stdData {
+		t.Fatalf("record of one-shot watches: %v", std)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 
 	"github.com/ejob-io/ejob/core/reg/zookeeper/internal/sasl"
+	"github.com/ejob-io/ejob/core/reg/zookeeper/internal/zkwire"
 )
 
 // ZooKeeper sends SASL tokens as ordinary requests: RequestHeader{xid,
@@ -17,19 +18,12 @@ import (
 // sends them: on each new connection, between the connect response and
 // go-zookeeper's first request.
 const (
-	opSASL = 102
 	// saslXid is the xid of SASL requests: negative, so it is none of
 	// go-zookeeper's (1 and up) and none of the ones ZooKeeper reserves
 	// (-1 watch events, -2 pings, -4 auth, -8 set watches).
 	saslXid int32 = -16
 	// saslMaxRounds bounds one exchange (DIGEST-MD5 takes 2, GSSAPI 3).
 	saslMaxRounds = 8
-)
-
-// ZooKeeper's error codes in the answer to a refused SASL token.
-const (
-	codeAuthFailed                   = -115
-	codeSessionClosedRequireSASLAuth = -124
 )
 
 // ErrAuthFailed is in the chain of every final SASL failure (an
@@ -61,9 +55,9 @@ func (e *AuthError) Unwrap() []error { return []error{ErrAuthFailed, e.Err} }
 // serverAnswer explains a ZooKeeper error code answering a SASL token.
 func serverAnswer(code int32) error {
 	switch code {
-	case codeSessionClosedRequireSASLAuth:
+	case zkwire.CodeSessionClosedRequireSASLAuth:
 		return errors.New("the server answered SESSIONCLOSEDREQUIRESASLAUTH (-124): it refused the credentials and closed the session")
-	case codeAuthFailed:
+	case zkwire.CodeAuthFailed:
 		return errors.New("the server answered AUTHFAILED (-115): it refused the credentials")
 	}
 	return fmt.Errorf("the server answered error code %d", code)
@@ -168,14 +162,14 @@ func (a *saslAuth) mechErr(err error, authErr func(int32, error) error) error {
 // server's error code.
 func saslRoundTrip(conn net.Conn, tok []byte) ([]byte, int32, error) {
 	xid := saslXid
-	req := juteW{}
-	req.int32(xid)
-	req.int32(opSASL)
-	req.buffer(tok)
-	if err := writeFrame(conn, req.b); err != nil {
+	req := zkwire.W{}
+	req.Int32(xid)
+	req.Int32(zkwire.OpSASL)
+	req.Buffer(tok)
+	if err := zkwire.WriteFrame(conn, req.B); err != nil {
 		return nil, 0, fmt.Errorf("send token: %w", err)
 	}
-	f, err := readFrame(conn)
+	f, err := zkwire.ReadFrame(conn)
 	if err != nil {
 		return nil, 0, fmt.Errorf("read answer: %w", err)
 	}

@@ -639,8 +639,11 @@ type ShardingContext struct {
 	// Absent when no sharding parameter is configured (nil in Go), which is
 	// distinct from an empty parameter.
 	ShardingParameter *string `protobuf:"bytes,6,opt,name=sharding_parameter,json=shardingParameter,proto3,oneof" json:"sharding_parameter,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// The run's fencing token for this item (spi.ShardingContext.FencingToken);
+	// 0 when there is none.
+	FencingToken  int64 `protobuf:"varint,7,opt,name=fencing_token,json=fencingToken,proto3" json:"fencing_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ShardingContext) Reset() {
@@ -713,6 +716,13 @@ func (x *ShardingContext) GetShardingParameter() string {
 		return *x.ShardingParameter
 	}
 	return ""
+}
+
+func (x *ShardingContext) GetFencingToken() int64 {
+	if x != nil {
+		return x.FencingToken
+	}
+	return 0
 }
 
 type ExecuteRequest struct {
@@ -1548,7 +1558,9 @@ type ExecutionEvent struct {
 	Success               bool                   `protobuf:"varint,10,opt,name=success,proto3" json:"success,omitempty"`
 	FailureCause          string                 `protobuf:"bytes,11,opt,name=failure_cause,json=failureCause,proto3" json:"failure_cause,omitempty"`
 	// The output on a completion; an excerpt in an ExecutionPage.
-	Output        *Output `protobuf:"bytes,12,opt,name=output,proto3" json:"output,omitempty"`
+	Output *Output `protobuf:"bytes,12,opt,name=output,proto3" json:"output,omitempty"`
+	// The run's fencing token for the item; 0 when it has none.
+	FencingToken  int64 `protobuf:"varint,13,opt,name=fencing_token,json=fencingToken,proto3" json:"fencing_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1665,6 +1677,13 @@ func (x *ExecutionEvent) GetOutput() *Output {
 		return x.Output
 	}
 	return nil
+}
+
+func (x *ExecutionEvent) GetFencingToken() int64 {
+	if x != nil {
+		return x.FencingToken
+	}
+	return 0
 }
 
 type StatusEvent struct {
@@ -2810,6 +2829,330 @@ func (x *DistinctValues) GetMore() bool {
 	return false
 }
 
+type StatisticsRow struct {
+	state               protoimpl.MessageState `protogen:"open.v1"`
+	Id                  int64                  `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	SuccessCount        int64                  `protobuf:"varint,2,opt,name=success_count,json=successCount,proto3" json:"success_count,omitempty"`
+	FailedCount         int64                  `protobuf:"varint,3,opt,name=failed_count,json=failedCount,proto3" json:"failed_count,omitempty"`
+	Count               int64                  `protobuf:"varint,4,opt,name=count,proto3" json:"count,omitempty"`
+	StatisticsUnixNanos int64                  `protobuf:"varint,5,opt,name=statistics_unix_nanos,json=statisticsUnixNanos,proto3" json:"statistics_unix_nanos,omitempty"`
+	CreationUnixNanos   int64                  `protobuf:"varint,6,opt,name=creation_unix_nanos,json=creationUnixNanos,proto3" json:"creation_unix_nanos,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
+}
+
+func (x *StatisticsRow) Reset() {
+	*x = StatisticsRow{}
+	mi := &file_plugin_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StatisticsRow) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StatisticsRow) ProtoMessage() {}
+
+func (x *StatisticsRow) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StatisticsRow.ProtoReflect.Descriptor instead.
+func (*StatisticsRow) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *StatisticsRow) GetId() int64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *StatisticsRow) GetSuccessCount() int64 {
+	if x != nil {
+		return x.SuccessCount
+	}
+	return 0
+}
+
+func (x *StatisticsRow) GetFailedCount() int64 {
+	if x != nil {
+		return x.FailedCount
+	}
+	return 0
+}
+
+func (x *StatisticsRow) GetCount() int64 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *StatisticsRow) GetStatisticsUnixNanos() int64 {
+	if x != nil {
+		return x.StatisticsUnixNanos
+	}
+	return 0
+}
+
+func (x *StatisticsRow) GetCreationUnixNanos() int64 {
+	if x != nil {
+		return x.CreationUnixNanos
+	}
+	return 0
+}
+
+type StatisticsAddRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Type          string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	Config        map[string]string      `protobuf:"bytes,2,rep,name=config,proto3" json:"config,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Table         string                 `protobuf:"bytes,3,opt,name=table,proto3" json:"table,omitempty"`
+	Rows          []*StatisticsRow       `protobuf:"bytes,4,rep,name=rows,proto3" json:"rows,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StatisticsAddRequest) Reset() {
+	*x = StatisticsAddRequest{}
+	mi := &file_plugin_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StatisticsAddRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StatisticsAddRequest) ProtoMessage() {}
+
+func (x *StatisticsAddRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StatisticsAddRequest.ProtoReflect.Descriptor instead.
+func (*StatisticsAddRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *StatisticsAddRequest) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *StatisticsAddRequest) GetConfig() map[string]string {
+	if x != nil {
+		return x.Config
+	}
+	return nil
+}
+
+func (x *StatisticsAddRequest) GetTable() string {
+	if x != nil {
+		return x.Table
+	}
+	return ""
+}
+
+func (x *StatisticsAddRequest) GetRows() []*StatisticsRow {
+	if x != nil {
+		return x.Rows
+	}
+	return nil
+}
+
+type StatisticsAddResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StatisticsAddResponse) Reset() {
+	*x = StatisticsAddResponse{}
+	mi := &file_plugin_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StatisticsAddResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StatisticsAddResponse) ProtoMessage() {}
+
+func (x *StatisticsAddResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StatisticsAddResponse.ProtoReflect.Descriptor instead.
+func (*StatisticsAddResponse) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{46}
+}
+
+type StatisticsQuery struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Type          string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	Config        map[string]string      `protobuf:"bytes,2,rep,name=config,proto3" json:"config,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Table         string                 `protobuf:"bytes,3,opt,name=table,proto3" json:"table,omitempty"`
+	FromUnixNanos int64                  `protobuf:"varint,4,opt,name=from_unix_nanos,json=fromUnixNanos,proto3" json:"from_unix_nanos,omitempty"`
+	Latest        bool                   `protobuf:"varint,5,opt,name=latest,proto3" json:"latest,omitempty"`
+	Limit         int64                  `protobuf:"varint,6,opt,name=limit,proto3" json:"limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StatisticsQuery) Reset() {
+	*x = StatisticsQuery{}
+	mi := &file_plugin_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StatisticsQuery) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StatisticsQuery) ProtoMessage() {}
+
+func (x *StatisticsQuery) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StatisticsQuery.ProtoReflect.Descriptor instead.
+func (*StatisticsQuery) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *StatisticsQuery) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *StatisticsQuery) GetConfig() map[string]string {
+	if x != nil {
+		return x.Config
+	}
+	return nil
+}
+
+func (x *StatisticsQuery) GetTable() string {
+	if x != nil {
+		return x.Table
+	}
+	return ""
+}
+
+func (x *StatisticsQuery) GetFromUnixNanos() int64 {
+	if x != nil {
+		return x.FromUnixNanos
+	}
+	return 0
+}
+
+func (x *StatisticsQuery) GetLatest() bool {
+	if x != nil {
+		return x.Latest
+	}
+	return false
+}
+
+func (x *StatisticsQuery) GetLimit() int64 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+type StatisticsPage struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Rows          []*StatisticsRow       `protobuf:"bytes,1,rep,name=rows,proto3" json:"rows,omitempty"`
+	More          bool                   `protobuf:"varint,2,opt,name=more,proto3" json:"more,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StatisticsPage) Reset() {
+	*x = StatisticsPage{}
+	mi := &file_plugin_proto_msgTypes[48]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StatisticsPage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StatisticsPage) ProtoMessage() {}
+
+func (x *StatisticsPage) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[48]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StatisticsPage.ProtoReflect.Descriptor instead.
+func (*StatisticsPage) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{48}
+}
+
+func (x *StatisticsPage) GetRows() []*StatisticsRow {
+	if x != nil {
+		return x.Rows
+	}
+	return nil
+}
+
+func (x *StatisticsPage) GetMore() bool {
+	if x != nil {
+		return x.More
+	}
+	return false
+}
+
 type LaunchValidateRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Type          string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
@@ -2820,7 +3163,7 @@ type LaunchValidateRequest struct {
 
 func (x *LaunchValidateRequest) Reset() {
 	*x = LaunchValidateRequest{}
-	mi := &file_plugin_proto_msgTypes[44]
+	mi := &file_plugin_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2832,7 +3175,7 @@ func (x *LaunchValidateRequest) String() string {
 func (*LaunchValidateRequest) ProtoMessage() {}
 
 func (x *LaunchValidateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[44]
+	mi := &file_plugin_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2845,7 +3188,7 @@ func (x *LaunchValidateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaunchValidateRequest.ProtoReflect.Descriptor instead.
 func (*LaunchValidateRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{44}
+	return file_plugin_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *LaunchValidateRequest) GetType() string {
@@ -2870,7 +3213,7 @@ type LaunchValidateResponse struct {
 
 func (x *LaunchValidateResponse) Reset() {
 	*x = LaunchValidateResponse{}
-	mi := &file_plugin_proto_msgTypes[45]
+	mi := &file_plugin_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2882,7 +3225,7 @@ func (x *LaunchValidateResponse) String() string {
 func (*LaunchValidateResponse) ProtoMessage() {}
 
 func (x *LaunchValidateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[45]
+	mi := &file_plugin_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2895,7 +3238,7 @@ func (x *LaunchValidateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaunchValidateResponse.ProtoReflect.Descriptor instead.
 func (*LaunchValidateResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{45}
+	return file_plugin_proto_rawDescGZIP(), []int{50}
 }
 
 type LaunchApp struct {
@@ -2913,7 +3256,7 @@ type LaunchApp struct {
 
 func (x *LaunchApp) Reset() {
 	*x = LaunchApp{}
-	mi := &file_plugin_proto_msgTypes[46]
+	mi := &file_plugin_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2925,7 +3268,7 @@ func (x *LaunchApp) String() string {
 func (*LaunchApp) ProtoMessage() {}
 
 func (x *LaunchApp) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[46]
+	mi := &file_plugin_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2938,7 +3281,7 @@ func (x *LaunchApp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaunchApp.ProtoReflect.Descriptor instead.
 func (*LaunchApp) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{46}
+	return file_plugin_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *LaunchApp) GetName() string {
@@ -3007,7 +3350,7 @@ type LaunchJob struct {
 
 func (x *LaunchJob) Reset() {
 	*x = LaunchJob{}
-	mi := &file_plugin_proto_msgTypes[47]
+	mi := &file_plugin_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3019,7 +3362,7 @@ func (x *LaunchJob) String() string {
 func (*LaunchJob) ProtoMessage() {}
 
 func (x *LaunchJob) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[47]
+	mi := &file_plugin_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3032,7 +3375,7 @@ func (x *LaunchJob) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaunchJob.ProtoReflect.Descriptor instead.
 func (*LaunchJob) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{47}
+	return file_plugin_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *LaunchJob) GetName() string {
@@ -3108,7 +3451,7 @@ type LaunchItem struct {
 
 func (x *LaunchItem) Reset() {
 	*x = LaunchItem{}
-	mi := &file_plugin_proto_msgTypes[48]
+	mi := &file_plugin_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3120,7 +3463,7 @@ func (x *LaunchItem) String() string {
 func (*LaunchItem) ProtoMessage() {}
 
 func (x *LaunchItem) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[48]
+	mi := &file_plugin_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3133,7 +3476,7 @@ func (x *LaunchItem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaunchItem.ProtoReflect.Descriptor instead.
 func (*LaunchItem) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{48}
+	return file_plugin_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *LaunchItem) GetItem() int64 {
@@ -3166,7 +3509,7 @@ type LaunchRequest struct {
 
 func (x *LaunchRequest) Reset() {
 	*x = LaunchRequest{}
-	mi := &file_plugin_proto_msgTypes[49]
+	mi := &file_plugin_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3178,7 +3521,7 @@ func (x *LaunchRequest) String() string {
 func (*LaunchRequest) ProtoMessage() {}
 
 func (x *LaunchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[49]
+	mi := &file_plugin_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3191,7 +3534,7 @@ func (x *LaunchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaunchRequest.ProtoReflect.Descriptor instead.
 func (*LaunchRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{49}
+	return file_plugin_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *LaunchRequest) GetType() string {
@@ -3258,7 +3601,7 @@ type LaunchResponse struct {
 
 func (x *LaunchResponse) Reset() {
 	*x = LaunchResponse{}
-	mi := &file_plugin_proto_msgTypes[50]
+	mi := &file_plugin_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3270,7 +3613,7 @@ func (x *LaunchResponse) String() string {
 func (*LaunchResponse) ProtoMessage() {}
 
 func (x *LaunchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[50]
+	mi := &file_plugin_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3283,7 +3626,7 @@ func (x *LaunchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaunchResponse.ProtoReflect.Descriptor instead.
 func (*LaunchResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{50}
+	return file_plugin_proto_rawDescGZIP(), []int{55}
 }
 
 type LaunchListRequest struct {
@@ -3297,7 +3640,7 @@ type LaunchListRequest struct {
 
 func (x *LaunchListRequest) Reset() {
 	*x = LaunchListRequest{}
-	mi := &file_plugin_proto_msgTypes[51]
+	mi := &file_plugin_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3309,7 +3652,7 @@ func (x *LaunchListRequest) String() string {
 func (*LaunchListRequest) ProtoMessage() {}
 
 func (x *LaunchListRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[51]
+	mi := &file_plugin_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3322,7 +3665,7 @@ func (x *LaunchListRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaunchListRequest.ProtoReflect.Descriptor instead.
 func (*LaunchListRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{51}
+	return file_plugin_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *LaunchListRequest) GetType() string {
@@ -3358,13 +3701,15 @@ type ItemStatus struct {
 	ExitCode          int64                  `protobuf:"varint,8,opt,name=exit_code,json=exitCode,proto3" json:"exit_code,omitempty"`
 	StartedUnixNanos  int64                  `protobuf:"varint,9,opt,name=started_unix_nanos,json=startedUnixNanos,proto3" json:"started_unix_nanos,omitempty"`
 	FinishedUnixNanos int64                  `protobuf:"varint,10,opt,name=finished_unix_nanos,json=finishedUnixNanos,proto3" json:"finished_unix_nanos,omitempty"`
+	Idle              bool                   `protobuf:"varint,11,opt,name=idle,proto3" json:"idle,omitempty"`
+	Fires             int64                  `protobuf:"varint,12,opt,name=fires,proto3" json:"fires,omitempty"`
 	unknownFields     protoimpl.UnknownFields
 	sizeCache         protoimpl.SizeCache
 }
 
 func (x *ItemStatus) Reset() {
 	*x = ItemStatus{}
-	mi := &file_plugin_proto_msgTypes[52]
+	mi := &file_plugin_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3376,7 +3721,7 @@ func (x *ItemStatus) String() string {
 func (*ItemStatus) ProtoMessage() {}
 
 func (x *ItemStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[52]
+	mi := &file_plugin_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3389,7 +3734,7 @@ func (x *ItemStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ItemStatus.ProtoReflect.Descriptor instead.
 func (*ItemStatus) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{52}
+	return file_plugin_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *ItemStatus) GetJobName() string {
@@ -3462,6 +3807,20 @@ func (x *ItemStatus) GetFinishedUnixNanos() int64 {
 	return 0
 }
 
+func (x *ItemStatus) GetIdle() bool {
+	if x != nil {
+		return x.Idle
+	}
+	return false
+}
+
+func (x *ItemStatus) GetFires() int64 {
+	if x != nil {
+		return x.Fires
+	}
+	return 0
+}
+
 type LaunchList struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Items         []*ItemStatus          `protobuf:"bytes,1,rep,name=items,proto3" json:"items,omitempty"`
@@ -3471,7 +3830,7 @@ type LaunchList struct {
 
 func (x *LaunchList) Reset() {
 	*x = LaunchList{}
-	mi := &file_plugin_proto_msgTypes[53]
+	mi := &file_plugin_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3483,7 +3842,7 @@ func (x *LaunchList) String() string {
 func (*LaunchList) ProtoMessage() {}
 
 func (x *LaunchList) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[53]
+	mi := &file_plugin_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3496,7 +3855,7 @@ func (x *LaunchList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaunchList.ProtoReflect.Descriptor instead.
 func (*LaunchList) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{53}
+	return file_plugin_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *LaunchList) GetItems() []*ItemStatus {
@@ -3518,7 +3877,7 @@ type LaunchStopRequest struct {
 
 func (x *LaunchStopRequest) Reset() {
 	*x = LaunchStopRequest{}
-	mi := &file_plugin_proto_msgTypes[54]
+	mi := &file_plugin_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3530,7 +3889,7 @@ func (x *LaunchStopRequest) String() string {
 func (*LaunchStopRequest) ProtoMessage() {}
 
 func (x *LaunchStopRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[54]
+	mi := &file_plugin_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3543,7 +3902,7 @@ func (x *LaunchStopRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaunchStopRequest.ProtoReflect.Descriptor instead.
 func (*LaunchStopRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{54}
+	return file_plugin_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *LaunchStopRequest) GetType() string {
@@ -3583,7 +3942,7 @@ type LaunchStopResponse struct {
 
 func (x *LaunchStopResponse) Reset() {
 	*x = LaunchStopResponse{}
-	mi := &file_plugin_proto_msgTypes[55]
+	mi := &file_plugin_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3595,7 +3954,7 @@ func (x *LaunchStopResponse) String() string {
 func (*LaunchStopResponse) ProtoMessage() {}
 
 func (x *LaunchStopResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[55]
+	mi := &file_plugin_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3608,7 +3967,7 @@ func (x *LaunchStopResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaunchStopResponse.ProtoReflect.Descriptor instead.
 func (*LaunchStopResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{55}
+	return file_plugin_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *LaunchStopResponse) GetStopped() int64 {
@@ -3671,14 +4030,15 @@ const file_plugin_proto_rawDesc = "" +
 	"PropsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x17\n" +
-	"\x15ValidatePropsResponse\"\x8c\x02\n" +
+	"\x15ValidatePropsResponse\"\xb1\x02\n" +
 	"\x0fShardingContext\x12\x19\n" +
 	"\bjob_name\x18\x01 \x01(\tR\ajobName\x12\x17\n" +
 	"\atask_id\x18\x02 \x01(\tR\x06taskId\x120\n" +
 	"\x14sharding_total_count\x18\x03 \x01(\x03R\x12shardingTotalCount\x12#\n" +
 	"\rjob_parameter\x18\x04 \x01(\tR\fjobParameter\x12#\n" +
 	"\rsharding_item\x18\x05 \x01(\x03R\fshardingItem\x122\n" +
-	"\x12sharding_parameter\x18\x06 \x01(\tH\x00R\x11shardingParameter\x88\x01\x01B\x15\n" +
+	"\x12sharding_parameter\x18\x06 \x01(\tH\x00R\x11shardingParameter\x88\x01\x01\x12#\n" +
+	"\rfencing_token\x18\a \x01(\x03R\ffencingTokenB\x15\n" +
 	"\x13_sharding_parameter\"\xd5\x02\n" +
 	"\x0eExecuteRequest\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x129\n" +
@@ -3744,7 +4104,7 @@ const file_plugin_proto_rawDesc = "" +
 	"PropsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x12\n" +
-	"\x10ListenerResponse\"\x98\x03\n" +
+	"\x10ListenerResponse\"\xbd\x03\n" +
 	"\x0eExecutionEvent\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1a\n" +
 	"\bhostname\x18\x02 \x01(\tR\bhostname\x12\x0e\n" +
@@ -3758,7 +4118,8 @@ const file_plugin_proto_rawDesc = "" +
 	"\asuccess\x18\n" +
 	" \x01(\bR\asuccess\x12#\n" +
 	"\rfailure_cause\x18\v \x01(\tR\ffailureCause\x12.\n" +
-	"\x06output\x18\f \x01(\v2\x16.ejob.plugin.v1.OutputR\x06output\"\xcd\x02\n" +
+	"\x06output\x18\f \x01(\v2\x16.ejob.plugin.v1.OutputR\x06output\x12#\n" +
+	"\rfencing_token\x18\r \x01(\x03R\ffencingToken\"\xcd\x02\n" +
 	"\vStatusEvent\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n" +
 	"\bjob_name\x18\x02 \x01(\tR\ajobName\x12(\n" +
@@ -3875,6 +4236,35 @@ const file_plugin_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"<\n" +
 	"\x0eDistinctValues\x12\x16\n" +
 	"\x06values\x18\x01 \x03(\tR\x06values\x12\x12\n" +
+	"\x04more\x18\x02 \x01(\bR\x04more\"\xe1\x01\n" +
+	"\rStatisticsRow\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x03R\x02id\x12#\n" +
+	"\rsuccess_count\x18\x02 \x01(\x03R\fsuccessCount\x12!\n" +
+	"\ffailed_count\x18\x03 \x01(\x03R\vfailedCount\x12\x14\n" +
+	"\x05count\x18\x04 \x01(\x03R\x05count\x122\n" +
+	"\x15statistics_unix_nanos\x18\x05 \x01(\x03R\x13statisticsUnixNanos\x12.\n" +
+	"\x13creation_unix_nanos\x18\x06 \x01(\x03R\x11creationUnixNanos\"\xf8\x01\n" +
+	"\x14StatisticsAddRequest\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\x12H\n" +
+	"\x06config\x18\x02 \x03(\v20.ejob.plugin.v1.StatisticsAddRequest.ConfigEntryR\x06config\x12\x14\n" +
+	"\x05table\x18\x03 \x01(\tR\x05table\x121\n" +
+	"\x04rows\x18\x04 \x03(\v2\x1d.ejob.plugin.v1.StatisticsRowR\x04rows\x1a9\n" +
+	"\vConfigEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x17\n" +
+	"\x15StatisticsAddResponse\"\x91\x02\n" +
+	"\x0fStatisticsQuery\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\x12C\n" +
+	"\x06config\x18\x02 \x03(\v2+.ejob.plugin.v1.StatisticsQuery.ConfigEntryR\x06config\x12\x14\n" +
+	"\x05table\x18\x03 \x01(\tR\x05table\x12&\n" +
+	"\x0ffrom_unix_nanos\x18\x04 \x01(\x03R\rfromUnixNanos\x12\x16\n" +
+	"\x06latest\x18\x05 \x01(\bR\x06latest\x12\x14\n" +
+	"\x05limit\x18\x06 \x01(\x03R\x05limit\x1a9\n" +
+	"\vConfigEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"W\n" +
+	"\x0eStatisticsPage\x121\n" +
+	"\x04rows\x18\x01 \x03(\v2\x1d.ejob.plugin.v1.StatisticsRowR\x04rows\x12\x12\n" +
 	"\x04more\x18\x02 \x01(\bR\x04more\"\xb1\x01\n" +
 	"\x15LaunchValidateRequest\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12I\n" +
@@ -3937,7 +4327,7 @@ const file_plugin_proto_rawDesc = "" +
 	"\bjob_name\x18\x03 \x01(\tR\ajobName\x1a9\n" +
 	"\vConfigEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xa5\x02\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xcf\x02\n" +
 	"\n" +
 	"ItemStatus\x12\x19\n" +
 	"\bjob_name\x18\x01 \x01(\tR\ajobName\x12\x17\n" +
@@ -3950,7 +4340,9 @@ const file_plugin_proto_rawDesc = "" +
 	"\texit_code\x18\b \x01(\x03R\bexitCode\x12,\n" +
 	"\x12started_unix_nanos\x18\t \x01(\x03R\x10startedUnixNanos\x12.\n" +
 	"\x13finished_unix_nanos\x18\n" +
-	" \x01(\x03R\x11finishedUnixNanos\">\n" +
+	" \x01(\x03R\x11finishedUnixNanos\x12\x12\n" +
+	"\x04idle\x18\v \x01(\bR\x04idle\x12\x14\n" +
+	"\x05fires\x18\f \x01(\x03R\x05fires\">\n" +
 	"\n" +
 	"LaunchList\x120\n" +
 	"\x05items\x18\x01 \x03(\v2\x1a.ejob.plugin.v1.ItemStatusR\x05items\"\xdd\x01\n" +
@@ -3963,7 +4355,7 @@ const file_plugin_proto_rawDesc = "" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\".\n" +
 	"\x12LaunchStopResponse\x12\x18\n" +
-	"\astopped\x18\x01 \x01(\x03R\astopped2\xe8\x0f\n" +
+	"\astopped\x18\x01 \x01(\x03R\astopped2\x9a\x11\n" +
 	"\x06Plugin\x12A\n" +
 	"\x04Info\x12\x1b.ejob.plugin.v1.InfoRequest\x1a\x1c.ejob.plugin.v1.InfoResponse\x12M\n" +
 	"\bSharding\x12\x1f.ejob.plugin.v1.ShardingRequest\x1a .ejob.plugin.v1.ShardingResponse\x12V\n" +
@@ -3983,7 +4375,9 @@ const file_plugin_proto_rawDesc = "" +
 	"\x0fQueryExecutions\x12\x1e.ejob.plugin.v1.ExecutionQuery\x1a\x1d.ejob.plugin.v1.ExecutionPage\x12H\n" +
 	"\rQueryStatuses\x12\x1b.ejob.plugin.v1.StatusQuery\x1a\x1a.ejob.plugin.v1.StatusPage\x12T\n" +
 	"\vPurgeTraces\x12!.ejob.plugin.v1.TracePurgeRequest\x1a\".ejob.plugin.v1.TracePurgeResponse\x12O\n" +
-	"\x0eDistinctTraces\x12\x1d.ejob.plugin.v1.DistinctQuery\x1a\x1e.ejob.plugin.v1.DistinctValues\x12H\n" +
+	"\x0eDistinctTraces\x12\x1d.ejob.plugin.v1.DistinctQuery\x1a\x1e.ejob.plugin.v1.DistinctValues\x12\\\n" +
+	"\rAddStatistics\x12$.ejob.plugin.v1.StatisticsAddRequest\x1a%.ejob.plugin.v1.StatisticsAddResponse\x12R\n" +
+	"\x0fQueryStatistics\x12\x1f.ejob.plugin.v1.StatisticsQuery\x1a\x1e.ejob.plugin.v1.StatisticsPage\x12H\n" +
 	"\vQueryOutput\x12\x1b.ejob.plugin.v1.OutputQuery\x1a\x1c.ejob.plugin.v1.OutputResult\x12M\n" +
 	"\n" +
 	"PeekOutput\x12!.ejob.plugin.v1.PeekOutputRequest\x1a\x1c.ejob.plugin.v1.OutputResult\x12a\n" +
@@ -4004,7 +4398,7 @@ func file_plugin_proto_rawDescGZIP() []byte {
 	return file_plugin_proto_rawDescData
 }
 
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 77)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 84)
 var file_plugin_proto_goTypes = []any{
 	(*InfoRequest)(nil),             // 0: ejob.plugin.v1.InfoRequest
 	(*TypeKey)(nil),                 // 1: ejob.plugin.v1.TypeKey
@@ -4050,132 +4444,147 @@ var file_plugin_proto_goTypes = []any{
 	(*PeekOutputRequest)(nil),       // 41: ejob.plugin.v1.PeekOutputRequest
 	(*DistinctQuery)(nil),           // 42: ejob.plugin.v1.DistinctQuery
 	(*DistinctValues)(nil),          // 43: ejob.plugin.v1.DistinctValues
-	(*LaunchValidateRequest)(nil),   // 44: ejob.plugin.v1.LaunchValidateRequest
-	(*LaunchValidateResponse)(nil),  // 45: ejob.plugin.v1.LaunchValidateResponse
-	(*LaunchApp)(nil),               // 46: ejob.plugin.v1.LaunchApp
-	(*LaunchJob)(nil),               // 47: ejob.plugin.v1.LaunchJob
-	(*LaunchItem)(nil),              // 48: ejob.plugin.v1.LaunchItem
-	(*LaunchRequest)(nil),           // 49: ejob.plugin.v1.LaunchRequest
-	(*LaunchResponse)(nil),          // 50: ejob.plugin.v1.LaunchResponse
-	(*LaunchListRequest)(nil),       // 51: ejob.plugin.v1.LaunchListRequest
-	(*ItemStatus)(nil),              // 52: ejob.plugin.v1.ItemStatus
-	(*LaunchList)(nil),              // 53: ejob.plugin.v1.LaunchList
-	(*LaunchStopRequest)(nil),       // 54: ejob.plugin.v1.LaunchStopRequest
-	(*LaunchStopResponse)(nil),      // 55: ejob.plugin.v1.LaunchStopResponse
-	nil,                             // 56: ejob.plugin.v1.HandleErrorRequest.PropsEntry
-	nil,                             // 57: ejob.plugin.v1.ValidatePropsRequest.PropsEntry
-	nil,                             // 58: ejob.plugin.v1.ExecuteRequest.PropsEntry
-	nil,                             // 59: ejob.plugin.v1.ListenerDescribeRequest.PropsEntry
-	nil,                             // 60: ejob.plugin.v1.ShardingContexts.ShardingItemParametersEntry
-	nil,                             // 61: ejob.plugin.v1.ListenerRequest.PropsEntry
-	nil,                             // 62: ejob.plugin.v1.TraceValidateRequest.ConfigEntry
-	nil,                             // 63: ejob.plugin.v1.TraceWriteRequest.ConfigEntry
-	nil,                             // 64: ejob.plugin.v1.ExecutionQuery.ConfigEntry
-	nil,                             // 65: ejob.plugin.v1.StatusQuery.ConfigEntry
-	nil,                             // 66: ejob.plugin.v1.TracePurgeRequest.ConfigEntry
-	nil,                             // 67: ejob.plugin.v1.OutputQuery.ConfigEntry
-	nil,                             // 68: ejob.plugin.v1.DistinctQuery.ConfigEntry
-	nil,                             // 69: ejob.plugin.v1.LaunchValidateRequest.ConfigEntry
-	nil,                             // 70: ejob.plugin.v1.LaunchJob.ShardingItemParametersEntry
-	nil,                             // 71: ejob.plugin.v1.LaunchJob.PropsEntry
-	nil,                             // 72: ejob.plugin.v1.LaunchItem.EnvEntry
-	nil,                             // 73: ejob.plugin.v1.LaunchRequest.ConfigEntry
-	nil,                             // 74: ejob.plugin.v1.LaunchRequest.LabelsEntry
-	nil,                             // 75: ejob.plugin.v1.LaunchListRequest.ConfigEntry
-	nil,                             // 76: ejob.plugin.v1.LaunchStopRequest.ConfigEntry
+	(*StatisticsRow)(nil),           // 44: ejob.plugin.v1.StatisticsRow
+	(*StatisticsAddRequest)(nil),    // 45: ejob.plugin.v1.StatisticsAddRequest
+	(*StatisticsAddResponse)(nil),   // 46: ejob.plugin.v1.StatisticsAddResponse
+	(*StatisticsQuery)(nil),         // 47: ejob.plugin.v1.StatisticsQuery
+	(*StatisticsPage)(nil),          // 48: ejob.plugin.v1.StatisticsPage
+	(*LaunchValidateRequest)(nil),   // 49: ejob.plugin.v1.LaunchValidateRequest
+	(*LaunchValidateResponse)(nil),  // 50: ejob.plugin.v1.LaunchValidateResponse
+	(*LaunchApp)(nil),               // 51: ejob.plugin.v1.LaunchApp
+	(*LaunchJob)(nil),               // 52: ejob.plugin.v1.LaunchJob
+	(*LaunchItem)(nil),              // 53: ejob.plugin.v1.LaunchItem
+	(*LaunchRequest)(nil),           // 54: ejob.plugin.v1.LaunchRequest
+	(*LaunchResponse)(nil),          // 55: ejob.plugin.v1.LaunchResponse
+	(*LaunchListRequest)(nil),       // 56: ejob.plugin.v1.LaunchListRequest
+	(*ItemStatus)(nil),              // 57: ejob.plugin.v1.ItemStatus
+	(*LaunchList)(nil),              // 58: ejob.plugin.v1.LaunchList
+	(*LaunchStopRequest)(nil),       // 59: ejob.plugin.v1.LaunchStopRequest
+	(*LaunchStopResponse)(nil),      // 60: ejob.plugin.v1.LaunchStopResponse
+	nil,                             // 61: ejob.plugin.v1.HandleErrorRequest.PropsEntry
+	nil,                             // 62: ejob.plugin.v1.ValidatePropsRequest.PropsEntry
+	nil,                             // 63: ejob.plugin.v1.ExecuteRequest.PropsEntry
+	nil,                             // 64: ejob.plugin.v1.ListenerDescribeRequest.PropsEntry
+	nil,                             // 65: ejob.plugin.v1.ShardingContexts.ShardingItemParametersEntry
+	nil,                             // 66: ejob.plugin.v1.ListenerRequest.PropsEntry
+	nil,                             // 67: ejob.plugin.v1.TraceValidateRequest.ConfigEntry
+	nil,                             // 68: ejob.plugin.v1.TraceWriteRequest.ConfigEntry
+	nil,                             // 69: ejob.plugin.v1.ExecutionQuery.ConfigEntry
+	nil,                             // 70: ejob.plugin.v1.StatusQuery.ConfigEntry
+	nil,                             // 71: ejob.plugin.v1.TracePurgeRequest.ConfigEntry
+	nil,                             // 72: ejob.plugin.v1.OutputQuery.ConfigEntry
+	nil,                             // 73: ejob.plugin.v1.DistinctQuery.ConfigEntry
+	nil,                             // 74: ejob.plugin.v1.StatisticsAddRequest.ConfigEntry
+	nil,                             // 75: ejob.plugin.v1.StatisticsQuery.ConfigEntry
+	nil,                             // 76: ejob.plugin.v1.LaunchValidateRequest.ConfigEntry
+	nil,                             // 77: ejob.plugin.v1.LaunchJob.ShardingItemParametersEntry
+	nil,                             // 78: ejob.plugin.v1.LaunchJob.PropsEntry
+	nil,                             // 79: ejob.plugin.v1.LaunchItem.EnvEntry
+	nil,                             // 80: ejob.plugin.v1.LaunchRequest.ConfigEntry
+	nil,                             // 81: ejob.plugin.v1.LaunchRequest.LabelsEntry
+	nil,                             // 82: ejob.plugin.v1.LaunchListRequest.ConfigEntry
+	nil,                             // 83: ejob.plugin.v1.LaunchStopRequest.ConfigEntry
 }
 var file_plugin_proto_depIdxs = []int32{
 	1,  // 0: ejob.plugin.v1.InfoResponse.types:type_name -> ejob.plugin.v1.TypeKey
 	4,  // 1: ejob.plugin.v1.ShardingResponse.assignments:type_name -> ejob.plugin.v1.Assignment
-	56, // 2: ejob.plugin.v1.HandleErrorRequest.props:type_name -> ejob.plugin.v1.HandleErrorRequest.PropsEntry
+	61, // 2: ejob.plugin.v1.HandleErrorRequest.props:type_name -> ejob.plugin.v1.HandleErrorRequest.PropsEntry
 	6,  // 3: ejob.plugin.v1.HandleErrorRequest.error:type_name -> ejob.plugin.v1.JobError
-	57, // 4: ejob.plugin.v1.ValidatePropsRequest.props:type_name -> ejob.plugin.v1.ValidatePropsRequest.PropsEntry
+	62, // 4: ejob.plugin.v1.ValidatePropsRequest.props:type_name -> ejob.plugin.v1.ValidatePropsRequest.PropsEntry
 	11, // 5: ejob.plugin.v1.ExecuteRequest.context:type_name -> ejob.plugin.v1.ShardingContext
-	58, // 6: ejob.plugin.v1.ExecuteRequest.props:type_name -> ejob.plugin.v1.ExecuteRequest.PropsEntry
+	63, // 6: ejob.plugin.v1.ExecuteRequest.props:type_name -> ejob.plugin.v1.ExecuteRequest.PropsEntry
 	38, // 7: ejob.plugin.v1.ExecuteResponse.output:type_name -> ejob.plugin.v1.Output
 	16, // 8: ejob.plugin.v1.RenewLeaseRequest.renewals:type_name -> ejob.plugin.v1.LeaseRenewal
-	59, // 9: ejob.plugin.v1.ListenerDescribeRequest.props:type_name -> ejob.plugin.v1.ListenerDescribeRequest.PropsEntry
-	60, // 10: ejob.plugin.v1.ShardingContexts.sharding_item_parameters:type_name -> ejob.plugin.v1.ShardingContexts.ShardingItemParametersEntry
-	61, // 11: ejob.plugin.v1.ListenerRequest.props:type_name -> ejob.plugin.v1.ListenerRequest.PropsEntry
+	64, // 9: ejob.plugin.v1.ListenerDescribeRequest.props:type_name -> ejob.plugin.v1.ListenerDescribeRequest.PropsEntry
+	65, // 10: ejob.plugin.v1.ShardingContexts.sharding_item_parameters:type_name -> ejob.plugin.v1.ShardingContexts.ShardingItemParametersEntry
+	66, // 11: ejob.plugin.v1.ListenerRequest.props:type_name -> ejob.plugin.v1.ListenerRequest.PropsEntry
 	23, // 12: ejob.plugin.v1.ListenerRequest.contexts:type_name -> ejob.plugin.v1.ShardingContexts
 	38, // 13: ejob.plugin.v1.ExecutionEvent.output:type_name -> ejob.plugin.v1.Output
-	62, // 14: ejob.plugin.v1.TraceValidateRequest.config:type_name -> ejob.plugin.v1.TraceValidateRequest.ConfigEntry
-	63, // 15: ejob.plugin.v1.TraceWriteRequest.config:type_name -> ejob.plugin.v1.TraceWriteRequest.ConfigEntry
+	67, // 14: ejob.plugin.v1.TraceValidateRequest.config:type_name -> ejob.plugin.v1.TraceValidateRequest.ConfigEntry
+	68, // 15: ejob.plugin.v1.TraceWriteRequest.config:type_name -> ejob.plugin.v1.TraceWriteRequest.ConfigEntry
 	26, // 16: ejob.plugin.v1.TraceWriteRequest.executions:type_name -> ejob.plugin.v1.ExecutionEvent
 	27, // 17: ejob.plugin.v1.TraceWriteRequest.statuses:type_name -> ejob.plugin.v1.StatusEvent
-	64, // 18: ejob.plugin.v1.ExecutionQuery.config:type_name -> ejob.plugin.v1.ExecutionQuery.ConfigEntry
+	69, // 18: ejob.plugin.v1.ExecutionQuery.config:type_name -> ejob.plugin.v1.ExecutionQuery.ConfigEntry
 	26, // 19: ejob.plugin.v1.ExecutionPage.executions:type_name -> ejob.plugin.v1.ExecutionEvent
-	65, // 20: ejob.plugin.v1.StatusQuery.config:type_name -> ejob.plugin.v1.StatusQuery.ConfigEntry
+	70, // 20: ejob.plugin.v1.StatusQuery.config:type_name -> ejob.plugin.v1.StatusQuery.ConfigEntry
 	27, // 21: ejob.plugin.v1.StatusPage.statuses:type_name -> ejob.plugin.v1.StatusEvent
-	66, // 22: ejob.plugin.v1.TracePurgeRequest.config:type_name -> ejob.plugin.v1.TracePurgeRequest.ConfigEntry
-	67, // 23: ejob.plugin.v1.OutputQuery.config:type_name -> ejob.plugin.v1.OutputQuery.ConfigEntry
+	71, // 22: ejob.plugin.v1.TracePurgeRequest.config:type_name -> ejob.plugin.v1.TracePurgeRequest.ConfigEntry
+	72, // 23: ejob.plugin.v1.OutputQuery.config:type_name -> ejob.plugin.v1.OutputQuery.ConfigEntry
 	38, // 24: ejob.plugin.v1.OutputResult.output:type_name -> ejob.plugin.v1.Output
-	68, // 25: ejob.plugin.v1.DistinctQuery.config:type_name -> ejob.plugin.v1.DistinctQuery.ConfigEntry
-	69, // 26: ejob.plugin.v1.LaunchValidateRequest.config:type_name -> ejob.plugin.v1.LaunchValidateRequest.ConfigEntry
-	70, // 27: ejob.plugin.v1.LaunchJob.sharding_item_parameters:type_name -> ejob.plugin.v1.LaunchJob.ShardingItemParametersEntry
-	71, // 28: ejob.plugin.v1.LaunchJob.props:type_name -> ejob.plugin.v1.LaunchJob.PropsEntry
-	72, // 29: ejob.plugin.v1.LaunchItem.env:type_name -> ejob.plugin.v1.LaunchItem.EnvEntry
-	73, // 30: ejob.plugin.v1.LaunchRequest.config:type_name -> ejob.plugin.v1.LaunchRequest.ConfigEntry
-	46, // 31: ejob.plugin.v1.LaunchRequest.app:type_name -> ejob.plugin.v1.LaunchApp
-	47, // 32: ejob.plugin.v1.LaunchRequest.job:type_name -> ejob.plugin.v1.LaunchJob
-	48, // 33: ejob.plugin.v1.LaunchRequest.items:type_name -> ejob.plugin.v1.LaunchItem
-	74, // 34: ejob.plugin.v1.LaunchRequest.labels:type_name -> ejob.plugin.v1.LaunchRequest.LabelsEntry
-	75, // 35: ejob.plugin.v1.LaunchListRequest.config:type_name -> ejob.plugin.v1.LaunchListRequest.ConfigEntry
-	52, // 36: ejob.plugin.v1.LaunchList.items:type_name -> ejob.plugin.v1.ItemStatus
-	76, // 37: ejob.plugin.v1.LaunchStopRequest.config:type_name -> ejob.plugin.v1.LaunchStopRequest.ConfigEntry
-	0,  // 38: ejob.plugin.v1.Plugin.Info:input_type -> ejob.plugin.v1.InfoRequest
-	3,  // 39: ejob.plugin.v1.Plugin.Sharding:input_type -> ejob.plugin.v1.ShardingRequest
-	7,  // 40: ejob.plugin.v1.Plugin.HandleError:input_type -> ejob.plugin.v1.HandleErrorRequest
-	9,  // 41: ejob.plugin.v1.Plugin.ValidateErrorHandler:input_type -> ejob.plugin.v1.ValidatePropsRequest
-	12, // 42: ejob.plugin.v1.Plugin.Execute:input_type -> ejob.plugin.v1.ExecuteRequest
-	14, // 43: ejob.plugin.v1.Plugin.Cancel:input_type -> ejob.plugin.v1.CancelRequest
-	17, // 44: ejob.plugin.v1.Plugin.RenewLease:input_type -> ejob.plugin.v1.RenewLeaseRequest
-	9,  // 45: ejob.plugin.v1.Plugin.ValidateJobType:input_type -> ejob.plugin.v1.ValidatePropsRequest
-	19, // 46: ejob.plugin.v1.Plugin.PoolSize:input_type -> ejob.plugin.v1.PoolSizeRequest
-	21, // 47: ejob.plugin.v1.Plugin.DescribeJobListener:input_type -> ejob.plugin.v1.ListenerDescribeRequest
-	24, // 48: ejob.plugin.v1.Plugin.BeforeJobExecuted:input_type -> ejob.plugin.v1.ListenerRequest
-	24, // 49: ejob.plugin.v1.Plugin.AfterJobExecuted:input_type -> ejob.plugin.v1.ListenerRequest
-	28, // 50: ejob.plugin.v1.Plugin.ValidateTracing:input_type -> ejob.plugin.v1.TraceValidateRequest
-	30, // 51: ejob.plugin.v1.Plugin.WriteTraces:input_type -> ejob.plugin.v1.TraceWriteRequest
-	32, // 52: ejob.plugin.v1.Plugin.QueryExecutions:input_type -> ejob.plugin.v1.ExecutionQuery
-	34, // 53: ejob.plugin.v1.Plugin.QueryStatuses:input_type -> ejob.plugin.v1.StatusQuery
-	36, // 54: ejob.plugin.v1.Plugin.PurgeTraces:input_type -> ejob.plugin.v1.TracePurgeRequest
-	42, // 55: ejob.plugin.v1.Plugin.DistinctTraces:input_type -> ejob.plugin.v1.DistinctQuery
-	39, // 56: ejob.plugin.v1.Plugin.QueryOutput:input_type -> ejob.plugin.v1.OutputQuery
-	41, // 57: ejob.plugin.v1.Plugin.PeekOutput:input_type -> ejob.plugin.v1.PeekOutputRequest
-	44, // 58: ejob.plugin.v1.Plugin.ValidateLauncher:input_type -> ejob.plugin.v1.LaunchValidateRequest
-	49, // 59: ejob.plugin.v1.Plugin.Launch:input_type -> ejob.plugin.v1.LaunchRequest
-	51, // 60: ejob.plugin.v1.Plugin.ListLaunched:input_type -> ejob.plugin.v1.LaunchListRequest
-	54, // 61: ejob.plugin.v1.Plugin.StopLaunched:input_type -> ejob.plugin.v1.LaunchStopRequest
-	2,  // 62: ejob.plugin.v1.Plugin.Info:output_type -> ejob.plugin.v1.InfoResponse
-	5,  // 63: ejob.plugin.v1.Plugin.Sharding:output_type -> ejob.plugin.v1.ShardingResponse
-	8,  // 64: ejob.plugin.v1.Plugin.HandleError:output_type -> ejob.plugin.v1.HandleErrorResponse
-	10, // 65: ejob.plugin.v1.Plugin.ValidateErrorHandler:output_type -> ejob.plugin.v1.ValidatePropsResponse
-	13, // 66: ejob.plugin.v1.Plugin.Execute:output_type -> ejob.plugin.v1.ExecuteResponse
-	15, // 67: ejob.plugin.v1.Plugin.Cancel:output_type -> ejob.plugin.v1.CancelResponse
-	18, // 68: ejob.plugin.v1.Plugin.RenewLease:output_type -> ejob.plugin.v1.RenewLeaseResponse
-	10, // 69: ejob.plugin.v1.Plugin.ValidateJobType:output_type -> ejob.plugin.v1.ValidatePropsResponse
-	20, // 70: ejob.plugin.v1.Plugin.PoolSize:output_type -> ejob.plugin.v1.PoolSizeResponse
-	22, // 71: ejob.plugin.v1.Plugin.DescribeJobListener:output_type -> ejob.plugin.v1.ListenerDescription
-	25, // 72: ejob.plugin.v1.Plugin.BeforeJobExecuted:output_type -> ejob.plugin.v1.ListenerResponse
-	25, // 73: ejob.plugin.v1.Plugin.AfterJobExecuted:output_type -> ejob.plugin.v1.ListenerResponse
-	29, // 74: ejob.plugin.v1.Plugin.ValidateTracing:output_type -> ejob.plugin.v1.TraceValidateResponse
-	31, // 75: ejob.plugin.v1.Plugin.WriteTraces:output_type -> ejob.plugin.v1.TraceWriteResponse
-	33, // 76: ejob.plugin.v1.Plugin.QueryExecutions:output_type -> ejob.plugin.v1.ExecutionPage
-	35, // 77: ejob.plugin.v1.Plugin.QueryStatuses:output_type -> ejob.plugin.v1.StatusPage
-	37, // 78: ejob.plugin.v1.Plugin.PurgeTraces:output_type -> ejob.plugin.v1.TracePurgeResponse
-	43, // 79: ejob.plugin.v1.Plugin.DistinctTraces:output_type -> ejob.plugin.v1.DistinctValues
-	40, // 80: ejob.plugin.v1.Plugin.QueryOutput:output_type -> ejob.plugin.v1.OutputResult
-	40, // 81: ejob.plugin.v1.Plugin.PeekOutput:output_type -> ejob.plugin.v1.OutputResult
-	45, // 82: ejob.plugin.v1.Plugin.ValidateLauncher:output_type -> ejob.plugin.v1.LaunchValidateResponse
-	50, // 83: ejob.plugin.v1.Plugin.Launch:output_type -> ejob.plugin.v1.LaunchResponse
-	53, // 84: ejob.plugin.v1.Plugin.ListLaunched:output_type -> ejob.plugin.v1.LaunchList
-	55, // 85: ejob.plugin.v1.Plugin.StopLaunched:output_type -> ejob.plugin.v1.LaunchStopResponse
-	62, // [62:86] is the sub-list for method output_type
-	38, // [38:62] is the sub-list for method input_type
-	38, // [38:38] is the sub-list for extension type_name
-	38, // [38:38] is the sub-list for extension extendee
-	0,  // [0:38] is the sub-list for field type_name
+	73, // 25: ejob.plugin.v1.DistinctQuery.config:type_name -> ejob.plugin.v1.DistinctQuery.ConfigEntry
+	74, // 26: ejob.plugin.v1.StatisticsAddRequest.config:type_name -> ejob.plugin.v1.StatisticsAddRequest.ConfigEntry
+	44, // 27: ejob.plugin.v1.StatisticsAddRequest.rows:type_name -> ejob.plugin.v1.StatisticsRow
+	75, // 28: ejob.plugin.v1.StatisticsQuery.config:type_name -> ejob.plugin.v1.StatisticsQuery.ConfigEntry
+	44, // 29: ejob.plugin.v1.StatisticsPage.rows:type_name -> ejob.plugin.v1.StatisticsRow
+	76, // 30: ejob.plugin.v1.LaunchValidateRequest.config:type_name -> ejob.plugin.v1.LaunchValidateRequest.ConfigEntry
+	77, // 31: ejob.plugin.v1.LaunchJob.sharding_item_parameters:type_name -> ejob.plugin.v1.LaunchJob.ShardingItemParametersEntry
+	78, // 32: ejob.plugin.v1.LaunchJob.props:type_name -> ejob.plugin.v1.LaunchJob.PropsEntry
+	79, // 33: ejob.plugin.v1.LaunchItem.env:type_name -> ejob.plugin.v1.LaunchItem.EnvEntry
+	80, // 34: ejob.plugin.v1.LaunchRequest.config:type_name -> ejob.plugin.v1.LaunchRequest.ConfigEntry
+	51, // 35: ejob.plugin.v1.LaunchRequest.app:type_name -> ejob.plugin.v1.LaunchApp
+	52, // 36: ejob.plugin.v1.LaunchRequest.job:type_name -> ejob.plugin.v1.LaunchJob
+	53, // 37: ejob.plugin.v1.LaunchRequest.items:type_name -> ejob.plugin.v1.LaunchItem
+	81, // 38: ejob.plugin.v1.LaunchRequest.labels:type_name -> ejob.plugin.v1.LaunchRequest.LabelsEntry
+	82, // 39: ejob.plugin.v1.LaunchListRequest.config:type_name -> ejob.plugin.v1.LaunchListRequest.ConfigEntry
+	57, // 40: ejob.plugin.v1.LaunchList.items:type_name -> ejob.plugin.v1.ItemStatus
+	83, // 41: ejob.plugin.v1.LaunchStopRequest.config:type_name -> ejob.plugin.v1.LaunchStopRequest.ConfigEntry
+	0,  // 42: ejob.plugin.v1.Plugin.Info:input_type -> ejob.plugin.v1.InfoRequest
+	3,  // 43: ejob.plugin.v1.Plugin.Sharding:input_type -> ejob.plugin.v1.ShardingRequest
+	7,  // 44: ejob.plugin.v1.Plugin.HandleError:input_type -> ejob.plugin.v1.HandleErrorRequest
+	9,  // 45: ejob.plugin.v1.Plugin.ValidateErrorHandler:input_type -> ejob.plugin.v1.ValidatePropsRequest
+	12, // 46: ejob.plugin.v1.Plugin.Execute:input_type -> ejob.plugin.v1.ExecuteRequest
+	14, // 47: ejob.plugin.v1.Plugin.Cancel:input_type -> ejob.plugin.v1.CancelRequest
+	17, // 48: ejob.plugin.v1.Plugin.RenewLease:input_type -> ejob.plugin.v1.RenewLeaseRequest
+	9,  // 49: ejob.plugin.v1.Plugin.ValidateJobType:input_type -> ejob.plugin.v1.ValidatePropsRequest
+	19, // 50: ejob.plugin.v1.Plugin.PoolSize:input_type -> ejob.plugin.v1.PoolSizeRequest
+	21, // 51: ejob.plugin.v1.Plugin.DescribeJobListener:input_type -> ejob.plugin.v1.ListenerDescribeRequest
+	24, // 52: ejob.plugin.v1.Plugin.BeforeJobExecuted:input_type -> ejob.plugin.v1.ListenerRequest
+	24, // 53: ejob.plugin.v1.Plugin.AfterJobExecuted:input_type -> ejob.plugin.v1.ListenerRequest
+	28, // 54: ejob.plugin.v1.Plugin.ValidateTracing:input_type -> ejob.plugin.v1.TraceValidateRequest
+	30, // 55: ejob.plugin.v1.Plugin.WriteTraces:input_type -> ejob.plugin.v1.TraceWriteRequest
+	32, // 56: ejob.plugin.v1.Plugin.QueryExecutions:input_type -> ejob.plugin.v1.ExecutionQuery
+	34, // 57: ejob.plugin.v1.Plugin.QueryStatuses:input_type -> ejob.plugin.v1.StatusQuery
+	36, // 58: ejob.plugin.v1.Plugin.PurgeTraces:input_type -> ejob.plugin.v1.TracePurgeRequest
+	42, // 59: ejob.plugin.v1.Plugin.DistinctTraces:input_type -> ejob.plugin.v1.DistinctQuery
+	45, // 60: ejob.plugin.v1.Plugin.AddStatistics:input_type -> ejob.plugin.v1.StatisticsAddRequest
+	47, // 61: ejob.plugin.v1.Plugin.QueryStatistics:input_type -> ejob.plugin.v1.StatisticsQuery
+	39, // 62: ejob.plugin.v1.Plugin.QueryOutput:input_type -> ejob.plugin.v1.OutputQuery
+	41, // 63: ejob.plugin.v1.Plugin.PeekOutput:input_type -> ejob.plugin.v1.PeekOutputRequest
+	49, // 64: ejob.plugin.v1.Plugin.ValidateLauncher:input_type -> ejob.plugin.v1.LaunchValidateRequest
+	54, // 65: ejob.plugin.v1.Plugin.Launch:input_type -> ejob.plugin.v1.LaunchRequest
+	56, // 66: ejob.plugin.v1.Plugin.ListLaunched:input_type -> ejob.plugin.v1.LaunchListRequest
+	59, // 67: ejob.plugin.v1.Plugin.StopLaunched:input_type -> ejob.plugin.v1.LaunchStopRequest
+	2,  // 68: ejob.plugin.v1.Plugin.Info:output_type -> ejob.plugin.v1.InfoResponse
+	5,  // 69: ejob.plugin.v1.Plugin.Sharding:output_type -> ejob.plugin.v1.ShardingResponse
+	8,  // 70: ejob.plugin.v1.Plugin.HandleError:output_type -> ejob.plugin.v1.HandleErrorResponse
+	10, // 71: ejob.plugin.v1.Plugin.ValidateErrorHandler:output_type -> ejob.plugin.v1.ValidatePropsResponse
+	13, // 72: ejob.plugin.v1.Plugin.Execute:output_type -> ejob.plugin.v1.ExecuteResponse
+	15, // 73: ejob.plugin.v1.Plugin.Cancel:output_type -> ejob.plugin.v1.CancelResponse
+	18, // 74: ejob.plugin.v1.Plugin.RenewLease:output_type -> ejob.plugin.v1.RenewLeaseResponse
+	10, // 75: ejob.plugin.v1.Plugin.ValidateJobType:output_type -> ejob.plugin.v1.ValidatePropsResponse
+	20, // 76: ejob.plugin.v1.Plugin.PoolSize:output_type -> ejob.plugin.v1.PoolSizeResponse
+	22, // 77: ejob.plugin.v1.Plugin.DescribeJobListener:output_type -> ejob.plugin.v1.ListenerDescription
+	25, // 78: ejob.plugin.v1.Plugin.BeforeJobExecuted:output_type -> ejob.plugin.v1.ListenerResponse
+	25, // 79: ejob.plugin.v1.Plugin.AfterJobExecuted:output_type -> ejob.plugin.v1.ListenerResponse
+	29, // 80: ejob.plugin.v1.Plugin.ValidateTracing:output_type -> ejob.plugin.v1.TraceValidateResponse
+	31, // 81: ejob.plugin.v1.Plugin.WriteTraces:output_type -> ejob.plugin.v1.TraceWriteResponse
+	33, // 82: ejob.plugin.v1.Plugin.QueryExecutions:output_type -> ejob.plugin.v1.ExecutionPage
+	35, // 83: ejob.plugin.v1.Plugin.QueryStatuses:output_type -> ejob.plugin.v1.StatusPage
+	37, // 84: ejob.plugin.v1.Plugin.PurgeTraces:output_type -> ejob.plugin.v1.TracePurgeResponse
+	43, // 85: ejob.plugin.v1.Plugin.DistinctTraces:output_type -> ejob.plugin.v1.DistinctValues
+	46, // 86: ejob.plugin.v1.Plugin.AddStatistics:output_type -> ejob.plugin.v1.StatisticsAddResponse
+	48, // 87: ejob.plugin.v1.Plugin.QueryStatistics:output_type -> ejob.plugin.v1.StatisticsPage
+	40, // 88: ejob.plugin.v1.Plugin.QueryOutput:output_type -> ejob.plugin.v1.OutputResult
+	40, // 89: ejob.plugin.v1.Plugin.PeekOutput:output_type -> ejob.plugin.v1.OutputResult
+	50, // 90: ejob.plugin.v1.Plugin.ValidateLauncher:output_type -> ejob.plugin.v1.LaunchValidateResponse
+	55, // 91: ejob.plugin.v1.Plugin.Launch:output_type -> ejob.plugin.v1.LaunchResponse
+	58, // 92: ejob.plugin.v1.Plugin.ListLaunched:output_type -> ejob.plugin.v1.LaunchList
+	60, // 93: ejob.plugin.v1.Plugin.StopLaunched:output_type -> ejob.plugin.v1.LaunchStopResponse
+	68, // [68:94] is the sub-list for method output_type
+	42, // [42:68] is the sub-list for method input_type
+	42, // [42:42] is the sub-list for extension type_name
+	42, // [42:42] is the sub-list for extension extendee
+	0,  // [0:42] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -4191,7 +4600,7 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   77,
+			NumMessages:   84,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -40,6 +40,8 @@ const (
 	Plugin_QueryStatuses_FullMethodName        = "/ejob.plugin.v1.Plugin/QueryStatuses"
 	Plugin_PurgeTraces_FullMethodName          = "/ejob.plugin.v1.Plugin/PurgeTraces"
 	Plugin_DistinctTraces_FullMethodName       = "/ejob.plugin.v1.Plugin/DistinctTraces"
+	Plugin_AddStatistics_FullMethodName        = "/ejob.plugin.v1.Plugin/AddStatistics"
+	Plugin_QueryStatistics_FullMethodName      = "/ejob.plugin.v1.Plugin/QueryStatistics"
 	Plugin_QueryOutput_FullMethodName          = "/ejob.plugin.v1.Plugin/QueryOutput"
 	Plugin_PeekOutput_FullMethodName           = "/ejob.plugin.v1.Plugin/PeekOutput"
 	Plugin_ValidateLauncher_FullMethodName     = "/ejob.plugin.v1.Plugin/ValidateLauncher"
@@ -87,6 +89,11 @@ type PluginClient interface {
 	// DistinctTraces lists the distinct values of one field of the stored
 	// events by prefix (the console's filter completion), bounded by limit.
 	DistinctTraces(ctx context.Context, in *DistinctQuery, opts ...grpc.CallOption) (*DistinctValues, error)
+	// AddStatistics and QueryStatistics keep the cloud scheduler's
+	// statistics tables (spi.StatisticsStore); a tracer without them
+	// answers Unimplemented.
+	AddStatistics(ctx context.Context, in *StatisticsAddRequest, opts ...grpc.CallOption) (*StatisticsAddResponse, error)
+	QueryStatistics(ctx context.Context, in *StatisticsQuery, opts ...grpc.CallOption) (*StatisticsPage, error)
 	// QueryOutput returns one item execution's stored output.
 	QueryOutput(ctx context.Context, in *OutputQuery, opts ...grpc.CallOption) (*OutputResult, error)
 	// PeekOutput returns the output so far of the running Execute whose
@@ -288,6 +295,26 @@ func (c *pluginClient) DistinctTraces(ctx context.Context, in *DistinctQuery, op
 	return out, nil
 }
 
+func (c *pluginClient) AddStatistics(ctx context.Context, in *StatisticsAddRequest, opts ...grpc.CallOption) (*StatisticsAddResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(StatisticsAddResponse)
+	err := c.cc.Invoke(ctx, Plugin_AddStatistics_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *pluginClient) QueryStatistics(ctx context.Context, in *StatisticsQuery, opts ...grpc.CallOption) (*StatisticsPage, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(StatisticsPage)
+	err := c.cc.Invoke(ctx, Plugin_QueryStatistics_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *pluginClient) QueryOutput(ctx context.Context, in *OutputQuery, opts ...grpc.CallOption) (*OutputResult, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(OutputResult)
@@ -387,6 +414,11 @@ type PluginServer interface {
 	// DistinctTraces lists the distinct values of one field of the stored
 	// events by prefix (the console's filter completion), bounded by limit.
 	DistinctTraces(context.Context, *DistinctQuery) (*DistinctValues, error)
+	// AddStatistics and QueryStatistics keep the cloud scheduler's
+	// statistics tables (spi.StatisticsStore); a tracer without them
+	// answers Unimplemented.
+	AddStatistics(context.Context, *StatisticsAddRequest) (*StatisticsAddResponse, error)
+	QueryStatistics(context.Context, *StatisticsQuery) (*StatisticsPage, error)
 	// QueryOutput returns one item execution's stored output.
 	QueryOutput(context.Context, *OutputQuery) (*OutputResult, error)
 	// PeekOutput returns the output so far of the running Execute whose
@@ -461,6 +493,12 @@ func (UnimplementedPluginServer) PurgeTraces(context.Context, *TracePurgeRequest
 }
 func (UnimplementedPluginServer) DistinctTraces(context.Context, *DistinctQuery) (*DistinctValues, error) {
 	return nil, status.Error(codes.Unimplemented, "method DistinctTraces not implemented")
+}
+func (UnimplementedPluginServer) AddStatistics(context.Context, *StatisticsAddRequest) (*StatisticsAddResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method AddStatistics not implemented")
+}
+func (UnimplementedPluginServer) QueryStatistics(context.Context, *StatisticsQuery) (*StatisticsPage, error) {
+	return nil, status.Error(codes.Unimplemented, "method QueryStatistics not implemented")
 }
 func (UnimplementedPluginServer) QueryOutput(context.Context, *OutputQuery) (*OutputResult, error) {
 	return nil, status.Error(codes.Unimplemented, "method QueryOutput not implemented")
@@ -825,6 +863,42 @@ func _Plugin_DistinctTraces_Handler(srv interface{}, ctx context.Context, dec fu
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Plugin_AddStatistics_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(StatisticsAddRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).AddStatistics(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_AddStatistics_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).AddStatistics(ctx, req.(*StatisticsAddRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Plugin_QueryStatistics_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(StatisticsQuery)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).QueryStatistics(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_QueryStatistics_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).QueryStatistics(ctx, req.(*StatisticsQuery))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _Plugin_QueryOutput_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(OutputQuery)
 	if err := dec(in); err != nil {
@@ -1011,6 +1085,14 @@ var Plugin_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "DistinctTraces",
 			Handler:    _Plugin_DistinctTraces_Handler,
+		},
+		{
+			MethodName: "AddStatistics",
+			Handler:    _Plugin_AddStatistics_Handler,
+		},
+		{
+			MethodName: "QueryStatistics",
+			Handler:    _Plugin_QueryStatistics_Handler,
 		},
 		{
 			MethodName: "QueryOutput",

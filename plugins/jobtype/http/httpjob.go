@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,6 +23,11 @@ import (
 // TypeName is the job type this package implements. Lookups are
 // case-insensitive (spi.NormalizeType); this is the canonical spelling.
 const TypeName = "HTTP"
+
+// HeaderFencingToken is the request header carrying the item's fencing
+// token (spi.ShardingContext.FencingToken), in decimal; absent when the
+// run has none (0).
+const HeaderFencingToken = "X-Ejob-Fencing-Token"
 
 // HeaderShardingContext is the request header carrying the item's
 // ShardingContext JSON. It is sent with exactly this spelling.
@@ -147,6 +153,9 @@ func (e *Executor) Execute(ctx context.Context, req spi.ExecuteRequest) (spi.Exe
 	// Set directly, not with Header.Set, to keep upstream's spelling on
 	// the wire (Set would send "Shardingcontext").
 	hreq.Header[HeaderShardingContext] = []string{string(gson.ShardingContext(sc))}
+	if sc.FencingToken != 0 {
+		hreq.Header.Set(HeaderFencingToken, strconv.FormatInt(sc.FencingToken, 10))
+	}
 	switch {
 	case p.ContentType != "":
 		hreq.Header.Set("Content-Type", p.ContentType)

@@ -499,3 +499,43 @@ func TestConformanceOverGRPC(t *testing.T) {
 	p := sdktest.Connect(t, sdk.Plugins{JobTypes: map[string]spi.JobExecutor{httpjob.TypeName: httpjob.New(&recLogger{})}})
 	spitest.TestJobExecutor(t, p.JobExecutor("http"), conformance(t))
 }
+
+// TestFencingTokenHeader: the item's fencing token travels in
+// X-Ejob-Fencing-Token and in the shardingContext JSON; a run without one
+// sends neither.
+func TestFencingTokenHeader(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var got []http.Header
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.Header.Clone())
+		mu.Unlock()
+	}))
+	defer srv.Close()
+	p := map[string]string{httpjob.PropURI: srv.URL, httpjob.PropMethod: "POST"}
+	fenced := testContext
+	fenced.FencingToken = 4294967397
+	for _, sc := range []spi.ShardingContext{fenced, testContext} {
+		if err := execute(t.Context(), httpjob.New(&recLogger{}), sc, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 2 {
+		t.Fatalf("%d requests, want 2", len(got))
+	}
+	if v := got[0].Values(httpjob.HeaderFencingToken); len(v) != 1 || v[0] != "4294967397" {
+		t.Errorf("%s = %q, want [4294967397]", httpjob.HeaderFencingToken, v)
+	}
+	if sc := got[0].Get(httpjob.HeaderShardingContext); !strings.HasSuffix(sc, `,"fencingToken":4294967397}`) {
+		t.Errorf("shardingContext = %s, want the token last", sc)
+	}
+	if v, ok := got[1][httpjob.HeaderFencingToken]; ok {
+		t.Errorf("a run without a token sent %s: %q", httpjob.HeaderFencingToken, v)
+	}
+	if sc := got[1].Get(httpjob.HeaderShardingContext); sc != testContextJSON {
+		t.Errorf("shardingContext without a token = %s, want upstream's %s", sc, testContextJSON)
+	}
+}

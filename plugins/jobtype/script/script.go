@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"time"
 
@@ -152,7 +153,7 @@ func (e *Executor) Execute(ctx context.Context, req spi.ExecuteRequest) (spi.Exe
 	stderr := newLineLogger(logger.Warn, sc.JobName, sc.ShardingItem, "stderr", true, out, spi.StderrPrefix)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin = nil // the null device: the script reads EOF, as upstream closes stdin at once
-	cmd.Env = scriptEnv(os.Environ())
+	cmd.Env = append(scriptEnv(os.Environ()), EnvFencingToken+"="+strconv.FormatInt(sc.FencingToken, 10))
 	cmd.Stdout = stdout
 	cmd.Stderr = stderr
 	cmd.WaitDelay = grace
@@ -227,10 +228,15 @@ func stopGroup(pgid int, grace time.Duration, waited <-chan error) {
 	}
 }
 
+// EnvFencingToken is the environment variable that carries the item's
+// fencing token (spi.ShardingContext.FencingToken; "0": no fence).
+const EnvFencingToken = "EJOB_FENCING_TOKEN"
+
 // scriptEnv is the plugin process's environment without the variables the
 // ejob host's go-plugin handshake sets for the plugin itself (its magic
 // cookie, protocol versions, AutoMTLS client certificate, port range and
-// socket directory): they are the plugin's, not the script's.
+// socket directory): they are the plugin's, not the script's. An
+// EJOB_FENCING_TOKEN of the host's is dropped too: the item's own is set.
 func scriptEnv(env []string) []string {
 	out := make([]string, 0, len(env))
 	for _, kv := range env {
@@ -238,7 +244,7 @@ func scriptEnv(env []string) []string {
 		switch name {
 		case "EJOB_PLUGIN_MAGIC_COOKIE", "PLUGIN_PROTOCOL_VERSIONS", "PLUGIN_CLIENT_CERT",
 			"PLUGIN_MIN_PORT", "PLUGIN_MAX_PORT", "PLUGIN_UNIX_SOCKET_DIR", "PLUGIN_UNIX_SOCKET_GROUP",
-			"PLUGIN_MULTIPLEX_GRPC":
+			"PLUGIN_MULTIPLEX_GRPC", EnvFencingToken:
 			continue
 		}
 		out = append(out, kv)

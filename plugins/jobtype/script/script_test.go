@@ -53,6 +53,11 @@ func TestArgvReachesProgram(t *testing.T) {
 				ShardingTotalCount: 3, JobParameter: "k=v&x='y' <z>", ShardingItem: 1},
 			want: []string{"plain", `{"jobName":"myJob","taskId":"myJob@-@1@-@READY@-@192.168.1.10@-@12345","shardingTotalCount":3,"jobParameter":"k\u003dv\u0026x\u003d\u0027y\u0027 \u003cz\u003e","shardingItem":1}`},
 		},
+		"fencing token last in the JSON": {
+			args: "plain",
+			sc:   spi.ShardingContext{JobName: "j", ShardingTotalCount: 2, ShardingItem: 1, FencingToken: 4294967397},
+			want: []string{"plain", `{"jobName":"j","taskId":"","shardingTotalCount":2,"jobParameter":"","shardingItem":1,"fencingToken":4294967397}`},
+		},
 		"spaces quotes equals non-ascii": {
 			args: `"a b" 'say "hi"' "it's" k=v 作业 'é ü' "" --opt="v w"`,
 			sc:   spi.ShardingContext{JobName: "j", ShardingTotalCount: 1, JobParameter: "p q \"r\" 's' 作业", ShardingParameter: ptr("x=y z")},
@@ -397,5 +402,30 @@ func TestHandshakeEnvNotPassedOn(t *testing.T) {
 	}
 	if !strings.Contains(env, "EJOB_SCRIPT_ENV_KEPT=kept") {
 		t.Errorf("script environment lost an ordinary variable:\n%s", env)
+	}
+}
+
+// TestFencingTokenInEnvironment: the script finds the item's fencing token
+// in EJOB_FENCING_TOKEN ("0" when the run has none), never one inherited
+// from the host's environment.
+func TestFencingTokenInEnvironment(t *testing.T) {
+	t.Setenv(script.EnvFencingToken, "999")
+	dir := t.TempDir()
+	out := filepath.Join(dir, "token")
+	sh := filepath.Join(dir, "token.sh")
+	if err := os.WriteFile(sh, []byte("#!/bin/sh\nenv | grep '^EJOB_FENCING_TOKEN=' > "+out+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for tok, want := range map[int64]string{4294967397: "EJOB_FENCING_TOKEN=4294967397\n", 0: "EJOB_FENCING_TOKEN=0\n"} {
+		if err := run(t, script.New(&recLogger{}), sh, spi.ShardingContext{JobName: "fenced", FencingToken: tok}); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(b) != want {
+			t.Errorf("token %d: the script's environment has %q, want %q", tok, b, want)
+		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -223,7 +224,9 @@ func (s *cloudScheduler) eventually(within time.Duration, what string, cond func
 // items registered through the REST API; a trigger runs each item once on
 // a test node with its own sharding context; a node killed in the middle
 // of a second fire has its item re-run on another node by the scheduler's
-// failover, and only that item; deregistering the job while a third fire
+// failover, and only that item; each node fetches the app once
+// (appCacheEnable); the running tasks and the items' task ids name the
+// nodes; deregistering the job while a third fire
 // runs leaves no Job and no pod behind.
 func TestCloudSchedulerOnKubernetes(t *testing.T) {
 	if cluster.Skip != "" {
@@ -238,11 +241,13 @@ func TestCloudSchedulerOnKubernetes(t *testing.T) {
 		})
 	}
 	out := t.TempDir()
+	var gets atomic.Int32
 	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/app.sh" {
 			http.NotFound(w, r)
 			return
 		}
+		gets.Add(1)
 		_, _ = fmt.Fprintf(w, cloudAppScript, out)
 	}))
 	t.Cleanup(app.Close)
@@ -291,9 +296,8 @@ func TestCloudSchedulerOnKubernetes(t *testing.T) {
 	fire1 := cloudRuns(t, out, 0)[0].fire()
 	for item := range 3 {
 		r := cloudRuns(t, out, item)[0]
-		// The scheduler issues the task id before Kubernetes places the
-		// pod, so its slave part is unassigned-slave.
-		want := fmt.Sprintf("e2e@-@%d@-@READY@-@unassigned-slave@-@%s", item, fire1)
+		// The task id's slave part is the node the pod runs on.
+		want := fmt.Sprintf("e2e@-@%d@-@READY@-@%s@-@%s", item, r.node, fire1)
 		if r.ctx.JobName != "e2e" || r.ctx.ShardingItem != item || r.ctx.ShardingTotalCount != 3 || r.ctx.TaskID != want {
 			t.Errorf("item %d ran with %+v; want job e2e, item %d of 3, task id %s", item, r.ctx, item, want)
 		}
@@ -312,6 +316,29 @@ func TestCloudSchedulerOnKubernetes(t *testing.T) {
 	s.eventually(180*time.Second, "fire 2 running on 3 nodes", func() bool {
 		for item := range 3 {
 			if len(cloudRuns(t, out, item)) != 2 {
+				return false
+			}
+		}
+		return true
+	})
+	// The running tasks name the nodes the items run on, in their task
+	// ids and slave ids, as the items' own contexts do.
+	s.eventually(60*time.Second, "the running tasks to name their nodes", func() bool {
+		var running []struct {
+			ID      string `json:"id"`
+			SlaveID string `json:"slaveId"`
+		}
+		_ = json.Unmarshal(s.must("GET", "/api/job/tasks/running", ""), &running)
+		if len(running) != 3 {
+			return false
+		}
+		for _, rt := range running {
+			found := false
+			for item := range 3 {
+				r := cloudRuns(t, out, item)[1]
+				found = found || (rt.ID == r.ctx.TaskID && rt.SlaveID == r.node)
+			}
+			if !found {
 				return false
 			}
 		}
@@ -336,6 +363,17 @@ func TestCloudSchedulerOnKubernetes(t *testing.T) {
 		t.Errorf("failover run of item %d: node %s, context %+v; want another node than %s", victim, r.node, r.ctx, dead)
 	}
 	s.eventually(180*time.Second, "fire 2 and its failover finished", idle)
+	// appCacheEnable (the default): each node fetched the app once, for
+	// its first item; later runs there took it from the node's cache.
+	nodes := map[string]bool{}
+	for item := range 3 {
+		for _, r := range cloudRuns(t, out, item) {
+			nodes[r.node] = true
+		}
+	}
+	if n := gets.Load(); int(n) != len(nodes) {
+		t.Errorf("the app was fetched %d times for runs on %d nodes, want once per node", n, len(nodes))
+	}
 	for item := range 3 {
 		rs := cloudRuns(t, out, item)
 		if item != victim && len(rs) != 2 {

@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"path"
 	"regexp"
 	"slices"
 	"strconv"
@@ -56,13 +57,19 @@ const (
 	// podIndexLabel the StatefulSet controller's ordinal.
 	indexAnnotation = "batch.kubernetes.io/job-completion-index"
 	podIndexLabel   = "apps.kubernetes.io/pod-index"
-	// appMount is where an appURL app is fetched to inside the pod.
-	appMount = "/ejob/app"
+	// appMount is where an appURL app is fetched to inside the pod,
+	// cacheMount where the fetch container sees the node's cache of it.
+	appMount   = "/ejob/app"
+	cacheMount = "/ejob/cache"
 )
 
 // DefaultHelperImage runs the fetch of an appURL app and, for such apps,
 // the bootstrap script itself; it needs sh and wget or curl.
 const DefaultHelperImage = "busybox:1.37"
+
+// DefaultAppCacheDir is the directory on each node under which apps with
+// CacheEnable keep what their appURL fetched (a hostPath volume).
+const DefaultAppCacheDir = "/var/cache/ejob/apps"
 
 // Errors callers branch on.
 var (
@@ -84,6 +91,9 @@ type Config struct {
 	// HelperImage is the image of the fetch init container and of appURL
 	// apps' main container (DefaultHelperImage when empty).
 	HelperImage string
+	// AppCacheDir is the node directory of the app cache
+	// (DefaultAppCacheDir when empty); an absolute path.
+	AppCacheDir string
 	Logger      hclog.Logger
 }
 
@@ -92,6 +102,7 @@ type Launcher struct {
 	client      clientset.Interface
 	namespace   string
 	helperImage string
+	cacheDir    string
 	log         hclog.Logger
 }
 
@@ -121,21 +132,31 @@ func New(cfg Config) (*Launcher, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes: client: %w", err)
 	}
-	return NewWithClient(client, namespace, cfg.HelperImage, cfg.Logger), nil
+	cfg.Namespace = namespace
+	return NewWithClient(client, cfg)
 }
 
-// NewWithClient is New with a client already made.
-func NewWithClient(client clientset.Interface, namespace, helperImage string, log hclog.Logger) *Launcher {
-	if namespace == "" {
-		namespace = corev1.NamespaceDefault
+// NewWithClient is New with a client already made (cfg's Kubeconfig and
+// Context are not used).
+func NewWithClient(client clientset.Interface, cfg Config) (*Launcher, error) {
+	l := &Launcher{client: client, namespace: cfg.Namespace, helperImage: cfg.HelperImage, cacheDir: cfg.AppCacheDir, log: cfg.Logger}
+	if l.namespace == "" {
+		l.namespace = corev1.NamespaceDefault
 	}
-	if helperImage == "" {
-		helperImage = DefaultHelperImage
+	if l.helperImage == "" {
+		l.helperImage = DefaultHelperImage
 	}
-	if log == nil {
-		log = hclog.NewNullLogger()
+	if l.cacheDir == "" {
+		l.cacheDir = DefaultAppCacheDir
 	}
-	return &Launcher{client: client, namespace: namespace, helperImage: helperImage, log: log}
+	if !path.IsAbs(l.cacheDir) || path.Clean(l.cacheDir) == "/" {
+		return nil, fmt.Errorf("kubernetes: app cache directory %q must be an absolute path below /", cfg.AppCacheDir)
+	}
+	l.cacheDir = path.Clean(l.cacheDir)
+	if l.log == nil {
+		l.log = hclog.NewNullLogger()
+	}
+	return l, nil
 }
 
 // App is where a job's code comes from and how it starts.
@@ -150,6 +171,12 @@ type App struct {
 	// BootstrapScript is the shell command that runs an item; the item's
 	// ShardingContext JSON is appended as its last argument.
 	BootstrapScript string
+	// CacheEnable keeps what AppURL fetched on each node, in the
+	// launcher's AppCacheDir keyed by the app's name and a hash of its
+	// AppURL, and copies it from there in later runs on that node instead
+	// of fetching it again; false fetches it for every pod. For an Image
+	// app it is the pull policy: IfNotPresent, or Always when false.
+	CacheEnable bool
 	// CPUCount and MemoryMB are the app's own share, added to each item's.
 	CPUCount float64
 	MemoryMB float64
@@ -344,10 +371,11 @@ func (l *Launcher) podTemplate(f Fire, items []int, name string, restart corev1.
 			corev1.EnvVar{Name: "EJOB_SHARDING_ITEM_" + x, Value: strconv.Itoa(item)},
 			corev1.EnvVar{Name: "EJOB_ITEM_ENV_" + x, Value: strings.Join(names, " ")})
 		for _, k := range names {
-			v := escapeRefs(own[k])
+			v := own[k]
 			if _, given := f.ItemEnv[item][k]; !given && k == "EJOB_SHARDING_CONTEXT" {
-				v = contextTemplate(f, item)
+				v = defaultContext(f, item)
 			}
+			v = strings.ReplaceAll(escapeRefs(v), spi.LaunchNodePlaceholder, "$(EJOB_NODE_NAME)")
 			env = append(env, corev1.EnvVar{Name: "EJOB_ITEM_" + x + "_" + k, Value: v})
 		}
 	}
@@ -362,6 +390,13 @@ func (l *Launcher) podTemplate(f Fire, items []int, name string, restart corev1.
 		Name: "item", Image: f.App.Image, Command: []string{"sh", "-c", runScript, "ejob-item"}, Env: env,
 		Resources: corev1.ResourceRequirements{Requests: res, Limits: res},
 	}
+	if f.App.Image != "" {
+		// An image app's cache is the node's image cache.
+		main.ImagePullPolicy = corev1.PullAlways
+		if f.App.CacheEnable {
+			main.ImagePullPolicy = corev1.PullIfNotPresent
+		}
+	}
 	pod := corev1.PodSpec{
 		RestartPolicy:                 restart,
 		Containers:                    []corev1.Container{main},
@@ -373,13 +408,20 @@ func (l *Launcher) podTemplate(f Fire, items []int, name string, restart corev1.
 	if f.App.Image == "" {
 		vol := corev1.VolumeMount{Name: "app", MountPath: appMount}
 		pod.Volumes = []corev1.Volume{{Name: "app", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
-		pod.InitContainers = []corev1.Container{{
+		fetch := corev1.Container{
 			Name: "fetch", Image: l.helperImage, Command: []string{"sh", "-c", fetchScript, "ejob-fetch"},
 			Env: []corev1.EnvVar{
 				{Name: "EJOB_APP_URL", Value: escapeRefs(f.App.AppURL)}, {Name: "EJOB_APP_DIR", Value: appMount},
 			},
 			VolumeMounts: []corev1.VolumeMount{vol},
-		}}
+		}
+		if f.App.CacheEnable {
+			pod.Volumes = append(pod.Volumes, corev1.Volume{Name: "app-cache", VolumeSource: corev1.VolumeSource{
+				HostPath: &corev1.HostPathVolumeSource{Path: l.appCachePath(f.App), Type: ptr.To(corev1.HostPathDirectoryOrCreate)}}})
+			fetch.Env = append(fetch.Env, corev1.EnvVar{Name: "EJOB_APP_CACHE", Value: cacheMount})
+			fetch.VolumeMounts = append(fetch.VolumeMounts, corev1.VolumeMount{Name: "app-cache", MountPath: cacheMount})
+		}
+		pod.InitContainers = []corev1.Container{fetch}
 		main.Image = l.helperImage
 		main.WorkingDir = appMount
 		main.VolumeMounts = []corev1.VolumeMount{vol}
@@ -403,21 +445,30 @@ func lostTolerations(after time.Duration) []corev1.Toleration {
 	return out
 }
 
-// nodePlaceholder stands for the node name in a task id until the pod's
-// environment resolves it.
-const nodePlaceholder = "\x00node\x00"
+// appCachePath is the node directory that caches app's fetch: named by
+// the app (made safe for a path) and a hash of its AppURL, so a changed
+// AppURL is fetched afresh.
+func (l *Launcher) appCachePath(app App) string {
+	sum := sha256.Sum256([]byte(app.AppURL))
+	name := labelValue(app.Name)
+	if name == "" {
+		name = "app"
+	}
+	return path.Join(l.cacheDir, name+"-"+hex.EncodeToString(sum[:])[:16])
+}
 
-// contextTemplate is the ShardingContext JSON of item, as an environment
-// value: the task id is upstream Cloud's {job}@-@{item}@-@{READY|FAILOVER}@-@{node}@-@{fire},
-// the node filled in by $(EJOB_NODE_NAME) when the pod starts.
-func contextTemplate(f Fire, item int) string {
+// defaultContext is the ShardingContext JSON of item when the fire's
+// ItemEnv gives none: the task id is upstream Cloud's
+// {job}@-@{item}@-@{READY|FAILOVER}@-@{node}@-@{fire}, the node filled in
+// when the pod starts.
+func defaultContext(f Fire, item int) string {
 	kind := "READY"
 	if f.Failover {
 		kind = "FAILOVER"
 	}
 	sc := spi.ShardingContext{
 		JobName:            f.JobName,
-		TaskID:             fmt.Sprintf("%s@-@%d@-@%s@-@%s@-@%s", f.JobName, item, kind, nodePlaceholder, f.FireID),
+		TaskID:             fmt.Sprintf("%s@-@%d@-@%s@-@%s@-@%s", f.JobName, item, kind, spi.LaunchNodePlaceholder, f.FireID),
 		ShardingTotalCount: f.ShardingTotalCount,
 		JobParameter:       f.JobParameter,
 		ShardingItem:       item,
@@ -425,8 +476,7 @@ func contextTemplate(f Fire, item int) string {
 	if p, ok := f.ShardingItemParameters[item]; ok {
 		sc.ShardingParameter = &p
 	}
-	js := escapeRefs(string(gson.ShardingContext(sc)))
-	return strings.Replace(js, string(gson.String(nodePlaceholder)[1:len(gson.String(nodePlaceholder))-1]), "$(EJOB_NODE_NAME)", 1)
+	return string(gson.ShardingContext(sc))
 }
 
 // escapeRefs keeps the kubelet from expanding $(VAR) in s.
@@ -447,10 +497,17 @@ exec sh -c "$EJOB_BOOTSTRAP_SCRIPT \"\$@\"" ejob-app "$EJOB_SHARDING_CONTEXT"
 
 // fetchScript is the fetch init container's command: it downloads
 // EJOB_APP_URL into EJOB_APP_DIR and unpacks an archive or makes a single
-// file executable.
+// file executable. With EJOB_APP_CACHE (the node's cache directory of the
+// app) it copies the app from the cache when a complete copy is there;
+// otherwise, after the fetch, the one pod that creates the cache's app
+// directory (mkdir is atomic) fills it and marks it complete. A cache that
+// could not be filled is never marked complete: the pods on that node keep
+// fetching, and the item runs either way.
 const fetchScript = `set -e
 mkdir -p "$EJOB_APP_DIR"
 cd "$EJOB_APP_DIR"
+c=${EJOB_APP_CACHE:-}
+if [ -n "$c" ] && [ -f "$c/complete" ]; then cp -R "$c/app/." .; exit 0; fi
 f=${EJOB_APP_URL%%\?*}
 f=${f##*/}
 [ -n "$f" ] || f=app
@@ -461,4 +518,5 @@ case "$f" in
 *.zip) unzip -q "$f" ;;
 *) chmod +x "$f" ;;
 esac
+if [ -n "$c" ] && mkdir "$c/app" 2>/dev/null; then cp -R ./. "$c/app/" && touch "$c/complete" || true; fi
 `

@@ -15,9 +15,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/ejob-io/ejob/spi"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -49,15 +51,23 @@ func appTarGz(t testing.TB, script string) []byte {
 
 // serveApp serves body at /app.tar.gz and returns its URL.
 func serveApp(t testing.TB, body []byte) string {
+	url, _ := serveCountedApp(t, body)
+	return url
+}
+
+// serveCountedApp is serveApp that also counts the GETs of the app.
+func serveCountedApp(t testing.TB, body []byte) (string, *atomic.Int32) {
+	var gets atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/app.tar.gz" {
 			http.NotFound(w, r)
 			return
 		}
+		gets.Add(1)
 		_, _ = w.Write(body)
 	}))
 	t.Cleanup(srv.Close)
-	return srv.URL + "/app.tar.gz"
+	return srv.URL + "/app.tar.gz", &gets
 }
 
 // recordScript is an app that records, in the directory given as its
@@ -139,7 +149,7 @@ func TestItemsRunWithTheirShardingContext(t *testing.T) {
 	f := testFire(t, serveApp(t, appTarGz(t, recordScript)), out, 0, 3)
 	f.JobParameter = `p$(HOME)"<x`
 	f.ShardingItemParameters = map[int]string{0: "zero", 2: "two"}
-	f.ItemEnv = map[int]map[string]string{1: {"CUSTOM": "a $(HOME) b\nline 2"}}
+	f.ItemEnv = map[int]map[string]string{1: {"CUSTOM": "a $(HOME) b\nline 2 on " + spi.LaunchNodePlaceholder}}
 	f.Labels = map[string]string{"team": "t1", LabelJob: "overridden"}
 	first, err := l.Launch(context.Background(), f)
 	if err != nil {
@@ -181,7 +191,7 @@ func TestItemsRunWithTheirShardingContext(t *testing.T) {
 		if err := json.Unmarshal([]byte(r.ctx), &m); err != nil {
 			t.Errorf("item %d context is not JSON: %v", r.item, err)
 		}
-		if want := map[int]string{1: "a $(HOME) b\nline 2"}[r.item]; r.custom != want {
+		if want := map[int]string{1: "a $(HOME) b\nline 2 on node-1"}[r.item]; r.custom != want {
 			t.Errorf("item %d: CUSTOM=%q, want %q", r.item, r.custom, want)
 		}
 		if r.leak != "0" {
@@ -506,5 +516,66 @@ func TestDaemonReshardedFrom2To3(t *testing.T) {
 	}
 	if _, err := l.DaemonStatus(ctx, f.JobName); !errors.Is(err, ErrNotFound) {
 		t.Errorf("DaemonStatus after stop: %v, want ErrNotFound", err)
+	}
+}
+
+// TestAppCacheKeepsTheFetch: with CacheEnable, the second fire of a job
+// runs its items from the node's cache of the app, without fetching it
+// again (the HTTP server counts the GETs); without it every pod fetches.
+func TestAppCacheKeepsTheFetch(t *testing.T) {
+	l := newLauncher(t)
+	for _, cache := range []bool{true, false} {
+		t.Run(fmt.Sprintf("cache=%v", cache), func(t *testing.T) {
+			url, gets := serveCountedApp(t, appTarGz(t, recordScript))
+			out := t.TempDir()
+			fire := func() {
+				t.Helper()
+				f := testFire(t, url, out, 0, 2)
+				f.App.CacheEnable = cache
+				if _, err := l.Launch(context.Background(), f); err != nil {
+					t.Fatal(err)
+				}
+				stopAtEnd(t, l, f)
+				for _, it := range awaitDone(t, l, f, 60*time.Second, nil).Items {
+					if it.State != Succeeded {
+						t.Fatalf("item %d: %s (%s)", it.Item, it.State, it.Reason)
+					}
+				}
+			}
+			fire()
+			first := gets.Load()
+			if first < 1 || first > 2 {
+				t.Fatalf("first fire of 2 items: %d GETs of the app, want 1 or 2", first)
+			}
+			fire()
+			if rs := runs(t, out); len(rs) != 4 {
+				t.Fatalf("%d runs after two fires of 2 items, want 4: %+v", len(rs), rs)
+			}
+			switch second := gets.Load() - first; {
+			case cache && second != 0:
+				t.Errorf("second fire with the app cache fetched the app %d time(s), want none", second)
+			case !cache && second != 2:
+				t.Errorf("second fire without the app cache fetched the app %d time(s), want 2 (once per pod)", second)
+			}
+		})
+	}
+}
+
+// TestAppCachePath: the cache of an app is named by the app and its
+// AppURL, so a changed AppURL is fetched afresh.
+func TestAppCachePath(t *testing.T) {
+	l, err := NewWithClient(nil, Config{AppCacheDir: "/c/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := l.appCachePath(App{Name: "my app", AppURL: "http://h/a.tgz"})
+	b := l.appCachePath(App{Name: "my app", AppURL: "http://h/b.tgz"})
+	if a == b || !strings.HasPrefix(a, "/c/my_app-") || !strings.HasPrefix(b, "/c/my_app-") {
+		t.Errorf("cache paths %q and %q: want two paths under /c/ named by the app", a, b)
+	}
+	for _, bad := range []string{"relative", "/"} {
+		if _, err := NewWithClient(nil, Config{AppCacheDir: bad}); err == nil {
+			t.Errorf("AppCacheDir %q accepted", bad)
+		}
 	}
 }

@@ -2,16 +2,13 @@ package kubernetes
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/ejob-io/ejob/plugins/launcher/kubernetes/internal/testcluster"
 	"github.com/hashicorp/go-hclog"
 	clientset "k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 )
 
 // cluster is the control plane scripts/k8s.sh starts for this package's
@@ -22,37 +19,10 @@ var cluster struct {
 }
 
 func TestMain(m *testing.M) {
-	os.Exit(runTests(m))
-}
-
-func runTests(m *testing.M) int {
-	root, err := filepath.Abs("../../..")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	c, stop, err := testcluster.Start(root, []string{"K8S_NODE_GRACE=8s"}, "--nodes", "1", "--cpu", "1", "--memory", "2Gi")
-	defer stop()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	cluster.Cluster = c
-	if c.Skip != "" {
-		fmt.Fprintln(os.Stderr, "kubernetes launcher tests skipped: "+c.Skip)
-		return m.Run()
-	}
-	rc, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	rc.QPS, rc.Burst = 100, 200
-	if cluster.client, err = clientset.NewForConfig(rc); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return m.Run()
+	os.Exit(testcluster.Main(m, "../../..", "kubernetes launcher tests", []string{"K8S_NODE_GRACE=8s"},
+		[]string{"--nodes", "1", "--cpu", "1", "--memory", "2Gi"}, 100, func(c *testcluster.Cluster, client clientset.Interface) {
+			cluster.Cluster, cluster.client = c, client
+		}))
 }
 
 // newLauncher is a Launcher on the test cluster, or skips the test.
@@ -61,9 +31,13 @@ func newLauncher(t testing.TB) *Launcher {
 	if cluster.Skip != "" {
 		t.Skip(cluster.Skip)
 	}
-	return NewWithClient(cluster.client, "default", "", hclog.New(&hclog.LoggerOptions{
+	l, err := NewWithClient(cluster.client, Config{Namespace: "default", Logger: hclog.New(&hclog.LoggerOptions{
 		Name: t.Name(), Level: hclog.Info, Output: os.Stderr,
-	}))
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
 }
 
 // k8s runs scripts/k8s.sh with args against the test cluster.

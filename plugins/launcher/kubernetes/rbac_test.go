@@ -47,7 +47,10 @@ func TestRBACManifestSuffices(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := NewWithClient(client, "ejob-jobs", "", hclog.New(&hclog.LoggerOptions{Name: t.Name(), Output: os.Stderr}))
+	l, err := NewWithClient(client, Config{Namespace: "ejob-jobs", Logger: hclog.New(&hclog.LoggerOptions{Name: t.Name(), Output: os.Stderr})})
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx := context.Background()
 
 	// Pods need the namespace's default service account, which the

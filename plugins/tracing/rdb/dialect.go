@@ -47,6 +47,8 @@ type dialect struct {
 	timeArg func(time.Time) any
 	// outputDDL creates outputTable and outputIndex, in that order.
 	outputDDL [2]string
+	// fenceDDL creates fenceTable and fenceIndex, in that order.
+	fenceDDL [2]string
 	// outputTail and outputBytes are SQL expressions of the last
 	// spi.OutputExcerptChars characters of o.output and of its length in
 	// bytes.
@@ -145,6 +147,24 @@ func outputDDL(textType, suffix string) [2]string {
 	}
 }
 
+// The table of ejob's own that holds each execution's fencing token
+// (spi.ExecutionEvent.FencingToken), keyed by the execution's id, with the
+// start time for the purge. An execution without a token has no row.
+const (
+	fenceTable = "EJOB_JOB_EXECUTION_FENCE"
+	fenceIndex = "EJOB_JOB_EXECUTION_FENCE_START"
+)
+
+// fenceDDL renders the fencing-token table with suffix after its
+// definition.
+func fenceDDL(suffix string) [2]string {
+	return [2]string{
+		"CREATE TABLE " + fenceTable + " (id VARCHAR(40) NOT NULL, job_name VARCHAR(100) NOT NULL, " +
+			"start_time TIMESTAMP NULL, fencing_token BIGINT NOT NULL, PRIMARY KEY (id))" + suffix,
+		"CREATE INDEX " + fenceIndex + " ON " + fenceTable + " (start_time)",
+	}
+}
+
 // mysqlDDL is MySQL.properties' DDL, its line continuations joined with
 // single spaces.
 func mysqlDDL() [3]string {
@@ -226,6 +246,7 @@ func dialectOf(drv string) dialect {
 			},
 			timeArg:    func(t time.Time) any { return wall(t) },
 			outputDDL:  outputDDL("TEXT", ""),
+			fenceDDL:   fenceDDL(""),
 			outputTail: fmt.Sprintf("right(o.output, %d)", spi.OutputExcerptChars), outputBytes: "octet_length(o.output)",
 		}
 	case DriverMySQL:
@@ -249,6 +270,7 @@ func dialectOf(drv string) dialect {
 			timeArg: func(t time.Time) any { return wall(t) },
 			// MEDIUMTEXT: TEXT holds 65535 bytes, one less than the cap.
 			outputDDL:  outputDDL("MEDIUMTEXT", " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4"),
+			fenceDDL:   fenceDDL(" ENGINE=InnoDB"),
 			outputTail: fmt.Sprintf("RIGHT(o.output, %d)", spi.OutputExcerptChars), outputBytes: "LENGTH(o.output)",
 		}
 	}
@@ -274,6 +296,7 @@ func dialectOf(drv string) dialect {
 		},
 		timeArg:    func(t time.Time) any { return wall(t).Format(sqliteTimeLayout) },
 		outputDDL:  outputDDL("TEXT", ""),
+		fenceDDL:   fenceDDL(""),
 		outputTail: fmt.Sprintf("substr(o.output, -%d)", spi.OutputExcerptChars), outputBytes: "length(CAST(o.output AS BLOB))",
 	}
 }

@@ -75,6 +75,9 @@ type store struct {
 	// execOrder and statusOrder break ties of equal time in each table
 	// (by MySQL's auto_id where the table has it), or are "".
 	execOrder, statusOrder string
+	// statsReady: the statistics tables exist (made on first use, so a
+	// store only the Lite hosts write to has none).
+	statsReady bool
 }
 
 func configKey(cfg map[string]string) string {
@@ -201,6 +204,12 @@ func (s *store) initOnce(ctx context.Context) error {
 		return err
 	}
 	if _, err := create(s.d.indexExists, outputIndex, s.d.outputDDL[1]); err != nil {
+		return err
+	}
+	if _, err := create(s.d.tableExists, fenceTable, s.d.fenceDDL[0]); err != nil {
+		return err
+	}
+	if _, err := create(s.d.indexExists, fenceIndex, s.d.fenceDDL[1]); err != nil {
 		return err
 	}
 	statusCols, err := s.columns(ctx, statusTable)
@@ -350,6 +359,11 @@ func (b *batch) write(ctx context.Context, req spi.TraceWriteRequest) error {
 				return err
 			}
 		}
+		if err := b.fence(ctx, e); err != nil {
+			if err := b.reject("fencing token of execution "+e.ID, err); err != nil {
+				return err
+			}
+		}
 	}
 	for _, e := range req.Statuses {
 		if err := b.status(ctx, e); err != nil {
@@ -418,6 +432,22 @@ func (b *batch) output(ctx context.Context, e spi.ExecutionEvent) error {
 	o := spi.TailOutput(e.Output.Text, spi.MaxOutputBytes)
 	o.Cut += e.Output.Cut
 	_, err := b.exec(ctx, insertOutput, e.ID, e.JobName, b.s.d.timeArg(e.StartTime), o.Cut, o.Text)
+	if err != nil && b.s.d.duplicate(err) {
+		return nil
+	}
+	return err
+}
+
+const insertFence = "INSERT INTO " + fenceTable + " (id, job_name, start_time, fencing_token) VALUES (?, ?, ?, ?)"
+
+// fence stores a start's fencing token, once (a retried batch's duplicate
+// is not an error). Only the start writes it: its completion carries the
+// same token.
+func (b *batch) fence(ctx context.Context, e spi.ExecutionEvent) error {
+	if !e.CompleteTime.IsZero() || e.FencingToken == 0 {
+		return nil
+	}
+	_, err := b.exec(ctx, insertFence, e.ID, e.JobName, b.s.d.timeArg(e.StartTime), e.FencingToken)
 	if err != nil && b.s.d.duplicate(err) {
 		return nil
 	}
@@ -543,7 +573,8 @@ func (t *Tracer) QueryExecutions(ctx context.Context, q spi.ExecutionQuery) (spi
 		return spi.ExecutionPage{}, err
 	}
 	sqlText := "SELECT e.id, e.job_name, e.task_id, e.hostname, e.ip, e.sharding_item, e.execution_source, e.failure_cause, e.is_success, e.start_time, e.complete_time, " +
-		"o.cut, " + s.d.outputTail + ", " + s.d.outputBytes + " FROM " + executionTable + " e LEFT JOIN " + outputTable + " o ON o.id = e.id" +
+		"o.cut, " + s.d.outputTail + ", " + s.d.outputBytes + ", f.fencing_token FROM " + executionTable + " e LEFT JOIN " + outputTable + " o ON o.id = e.id" +
+		" LEFT JOIN " + fenceTable + " f ON f.id = e.id" +
 		w.String() + order("e.start_time", qualified("e", s.execOrder)) + fmt.Sprintf(" LIMIT %d OFFSET %d", limit+1, offset)
 	rows, err := s.db.QueryContext(ctx, s.d.bind(sqlText), w.args...)
 	if err != nil {
@@ -557,15 +588,17 @@ func (t *Tracer) QueryExecutions(ctx context.Context, q spi.ExecutionQuery) (spi
 			cause, tail     sql.NullString
 			start, complete sql.NullTime
 			cut, size       sql.NullInt64
+			token           sql.NullInt64
 		)
 		if err := rows.Scan(&e.ID, &e.JobName, &e.TaskID, &e.Hostname, &e.IP, &e.ShardingItem, &e.Source, &cause, &e.Success, &start, &complete,
-			&cut, &tail, &size); err != nil {
+			&cut, &tail, &size, &token); err != nil {
 			return spi.ExecutionPage{}, fmt.Errorf("%s: read executions: %w", s.desc, err)
 		}
 		e.ID, e.JobName, e.TaskID = trimPad(e.ID), trimPad(e.JobName), trimPad(e.TaskID)
 		e.Hostname, e.IP, e.Source = trimPad(e.Hostname), trimPad(e.IP), trimPad(e.Source)
 		e.FailureCause = cause.String
 		e.StartTime, e.CompleteTime = unwall(start.Time), unwall(complete.Time)
+		e.FencingToken = token.Int64
 		if cut.Valid {
 			e.Output = spi.Output{Text: tail.String, Cut: cut.Int64 + max(0, size.Int64-int64(len(tail.String)))}
 		}
@@ -676,10 +709,13 @@ func (t *Tracer) Purge(ctx context.Context, req spi.TracePurgeRequest) (spi.Trac
 	for _, p := range []struct {
 		table, col string
 		n          *int64
-	}{{outputTable, "start_time", &resp.Outputs}, {executionTable, "start_time", &resp.Executions}, {statusTable, "creation_time", &resp.Statuses}} {
+	}{{outputTable, "start_time", &resp.Outputs}, {fenceTable, "start_time", nil}, {executionTable, "start_time", &resp.Executions}, {statusTable, "creation_time", &resp.Statuses}} {
 		res, err := s.db.ExecContext(ctx, s.d.bind("DELETE FROM "+p.table+" WHERE "+p.col+" < ?"), s.d.timeArg(req.Before))
 		if err != nil {
 			return resp, fmt.Errorf("%s: purge %s: %w", s.desc, p.table, err)
+		}
+		if p.n == nil {
+			continue
 		}
 		if *p.n, err = res.RowsAffected(); err != nil {
 			return resp, fmt.Errorf("%s: purge %s: %w", s.desc, p.table, err)

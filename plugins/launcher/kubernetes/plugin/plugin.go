@@ -1,6 +1,7 @@
 // Package plugin serves the Kubernetes launcher as an spi.Launcher: each
 // call's Config names the cluster (kubeconfig, context, namespace, and
-// helperImage for the fetch of appURL apps), a TRANSIENT fire becomes an
+// helperImage for the fetch of appURL apps, appCacheDir for the nodes'
+// cache of apps with appCacheEnable), a TRANSIENT fire becomes an
 // Indexed Job, a DAEMON job a StatefulSet.
 //
 // The launcher does not retry items itself (the scheduler fails them over
@@ -15,6 +16,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/ejob-io/ejob/spi"
@@ -26,29 +29,39 @@ import (
 // TypeName is the launcher's ejob.cloud.launcher.type.
 const TypeName = "KUBERNETES"
 
-// The Config keys the launcher reads.
+// The Config keys the launcher reads; any other is refused.
 const (
 	KeyKubeconfig  = "kubeconfig"
 	KeyContext     = "context"
 	KeyNamespace   = "namespace"
 	KeyHelperImage = "helperImage"
+	KeyAppCacheDir = "appCacheDir"
 )
+
+func keys() []string {
+	return []string{KeyKubeconfig, KeyContext, KeyNamespace, KeyHelperImage, KeyAppCacheDir}
+}
 
 // Launcher is the spi.Launcher of Kubernetes. It keeps one client per
 // distinct Config.
 type Launcher struct {
 	log     hclog.Logger
 	mu      sync.Mutex
-	clients map[[4]string]*kubernetes.Launcher
+	clients map[[5]string]*kubernetes.Launcher
 }
 
 // New returns the launcher, logging to log.
 func New(log hclog.Logger) *Launcher {
-	return &Launcher{log: log, clients: map[[4]string]*kubernetes.Launcher{}}
+	return &Launcher{log: log, clients: map[[5]string]*kubernetes.Launcher{}}
 }
 
 func (a *Launcher) client(cfg map[string]string) (*kubernetes.Launcher, error) {
-	key := [4]string{cfg[KeyKubeconfig], cfg[KeyContext], cfg[KeyNamespace], cfg[KeyHelperImage]}
+	for k := range cfg {
+		if !slices.Contains(keys(), k) {
+			return nil, fmt.Errorf("%w: unknown setting %q (the Kubernetes launcher reads %s)", spi.ErrInvalidConfig, k, strings.Join(keys(), ", "))
+		}
+	}
+	key := [5]string{cfg[KeyKubeconfig], cfg[KeyContext], cfg[KeyNamespace], cfg[KeyHelperImage], cfg[KeyAppCacheDir]}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if l, ok := a.clients[key]; ok {
@@ -60,7 +73,7 @@ func (a *Launcher) client(cfg map[string]string) (*kubernetes.Launcher, error) {
 		}
 	}
 	l, err := kubernetes.New(kubernetes.Config{
-		Kubeconfig: key[0], Context: key[1], Namespace: key[2], HelperImage: key[3], Logger: a.log,
+		Kubeconfig: key[0], Context: key[1], Namespace: key[2], HelperImage: key[3], AppCacheDir: key[4], Logger: a.log,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", spi.ErrInvalidConfig, err)
@@ -91,7 +104,7 @@ func (a *Launcher) Launch(ctx context.Context, req spi.LaunchRequest) (spi.Launc
 	f := kubernetes.Fire{
 		App: kubernetes.App{
 			Name: req.App.Name, Image: req.App.Image, AppURL: req.App.AppURL, BootstrapScript: req.App.BootstrapScript,
-			CPUCount: req.App.CPUCount, MemoryMB: req.App.MemoryMB,
+			CacheEnable: req.App.AppCacheEnable, CPUCount: req.App.CPUCount, MemoryMB: req.App.MemoryMB,
 		},
 		JobName: req.Job.Name, FireID: req.FireID, ShardingTotalCount: req.Job.ShardingTotalCount,
 		JobParameter: req.Job.JobParameter, ShardingItemParameters: req.Job.ShardingItemParameters,

@@ -58,6 +58,8 @@ func options(t *testing.T) spitest.LauncherOptions {
 		InvalidConfig: map[string]map[string]string{
 			"missing kubeconfig": {plugin.KeyKubeconfig: filepath.Join(dir, "none")},
 			"unknown context":    {plugin.KeyKubeconfig: cluster.Kubeconfig, plugin.KeyContext: "no-such-context"},
+			"unknown setting":    {plugin.KeyKubeconfig: cluster.Kubeconfig, "helperImages": "busybox"},
+			"relative cache dir": {plugin.KeyKubeconfig: cluster.Kubeconfig, plugin.KeyAppCacheDir: "cache"},
 		},
 	}
 }

@@ -9,9 +9,11 @@
 //
 // Images are not pulled and not used: a container must have a command, and
 // it runs on the host. Each pod gets a directory of its own; an emptyDir
-// volume is a subdirectory of it, and a container's workingDir and every
-// environment value that starts with a volume mount's path are rewritten
-// to that subdirectory, so pods share files through $VAR/... paths.
+// volume is a subdirectory of it, a hostPath volume its path under the
+// node's filesystem, -dir's host/ subdirectory (kept across pods, apart
+// from other nodes'); a container's workingDir and every environment value
+// that starts with a volume mount's path are rewritten to the volume's
+// directory, so pods share files through $VAR/... paths.
 //
 // Killing the agent with SIGKILL (together with its session, see
 // scripts/k8s.sh kill-node) is a node's death: the Lease stops being

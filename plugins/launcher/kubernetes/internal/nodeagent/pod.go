@@ -153,9 +153,30 @@ func (r *podRun) awaitDeletion(ctx context.Context) {
 	}
 }
 
-// prepare makes the pod's directory and one subdirectory per volume.
+// prepare makes the pod's directory and its volumes' directories: one
+// subdirectory per emptyDir, and for a hostPath its path in the node's
+// filesystem (created for DirectoryOrCreate, required for Directory).
 func (r *podRun) prepare() error {
 	for _, v := range r.pod.Spec.Volumes {
+		switch {
+		case v.EmptyDir != nil:
+		case v.HostPath != nil:
+			t := corev1.HostPathDirectoryOrCreate
+			if v.HostPath.Type != nil && *v.HostPath.Type != "" {
+				t = *v.HostPath.Type
+			}
+			switch t {
+			case corev1.HostPathDirectoryOrCreate:
+			case corev1.HostPathDirectory:
+				if fi, err := os.Stat(r.volumeDir(v.Name)); err != nil || !fi.IsDir() {
+					return fmt.Errorf("volume %s: hostPath %s is not a directory", v.Name, v.HostPath.Path)
+				}
+			default:
+				return fmt.Errorf("volume %s: hostPath type %s is not supported by this node", v.Name, t)
+			}
+		default:
+			return fmt.Errorf("volume %s: only emptyDir and hostPath volumes are supported by this node", v.Name)
+		}
 		if err := os.MkdirAll(r.volumeDir(v.Name), 0o755); err != nil {
 			return err
 		}
@@ -163,7 +184,18 @@ func (r *podRun) prepare() error {
 	return os.MkdirAll(r.dir, 0o755)
 }
 
-func (r *podRun) volumeDir(name string) string { return filepath.Join(r.dir, "volumes", name) }
+// volumeDir is where volume name's files are: a hostPath is its path
+// under the node's filesystem (the agent's directory's host/, so that
+// nodes on one machine keep apart what they keep across pods), any other
+// volume a directory of the pod's own.
+func (r *podRun) volumeDir(name string) string {
+	for _, v := range r.pod.Spec.Volumes {
+		if v.Name == name && v.HostPath != nil {
+			return filepath.Join(r.a.cfg.dir, "host", filepath.Clean("/"+v.HostPath.Path))
+		}
+	}
+	return filepath.Join(r.dir, "volumes", name)
+}
 
 // finish reports the pod's end: Succeeded when every container exited 0,
 // Failed otherwise (failure, when set, says why).

@@ -1,0 +1,54 @@
+package trigger
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Fire is one execution handed to a job's function. It satisfies
+// core/executor's Fire: the execution pipeline reads it directly.
+type Fire struct {
+	scheduled, actual time.Time
+	manual            bool
+
+	exec *execution
+}
+
+// Scheduled is the fire time the schedule asked for; for a TriggerNow or
+// a TriggerSoon it is the time of the request.
+func (f Fire) Scheduled() time.Time { return f.scheduled }
+
+// Actual is when the loop dispatched the fire: before Scheduled for a fire
+// dispatched ahead (Ahead).
+func (f Fire) Actual() time.Time { return f.actual }
+
+// Manual reports whether the fire is a TriggerNow or a TriggerSoon rather
+// than one of the job's schedule.
+func (f Fire) Manual() bool { return f.manual }
+
+// execution is one execution of a job: what it runs, and what the loop
+// shares with it while it runs. One allocation per fire.
+type execution struct {
+	job *job
+	ctx context.Context // the job's (job.ctx)
+	fn  Func            // the job's function, called with fire; nil for a misfire report
+	// fire is what fn receives (its exec is this execution).
+	fire Fire
+	// misfire is what a misfire report (fn nil) hands to the job's
+	// MisfireFunc.
+	misfire Misfire
+	// ahead is set for a fire dispatched ahead of its time (ahead.go).
+	ahead *ahead
+
+	mu     sync.Mutex
+	missed Misfire // skipped schedule fires not yet taken (misfire.go)
+	final  bool    // TakeMissed(true) was called: fires are deferred, not skipped
+	// onSkip is OnSkip's fn; skipRunning is true while a goroutine calls
+	// it (skipDone is closed when that goroutine returns), skipAgain when
+	// a fire was skipped meanwhile.
+	onSkip      func()
+	skipRunning bool
+	skipAgain   bool
+	skipDone    chan struct{}
+}

@@ -1,8 +1,0 @@
-//go:build !unix
-
-package plugins
-
-import "os"
-
-// fileOwner is unknown without Unix file ownership.
-func fileOwner(os.FileInfo) (int, bool) { return 0, false }
