@@ -68,14 +68,14 @@ type fault struct {
 	affected   map[int]bool // host pids that may lose their session
 	note       string
 	zkDown     bool // a full ZooKeeper outage
-	// What coverage excuses (see excuse): the hosts the fault kept from
-	// serving their items (every host when global), from began (at, or
-	// the fault's first kill) - 1 s until recovered + eventMargin. recovered is when they serve them again or
-	// the cluster has handed them to others: the later of the sessions
-	// the fault cost expiring (the crash events flag resharding) and the
-	// hosts being back (restarted or thawed hosts registered, connections
-	// back).
-	hosts     []string
+	// What coverage excuses (see excuse): the incarnations of hosts (pids)
+	// the fault kept from serving their items (every live one when
+	// global), from began (at, or the fault's first kill) until each is
+	// back (see back). recovered bounds that for every host the fault hit
+	// (the end of the run waits for it): the later of the sessions the
+	// fault cost expiring (the crash events flag resharding) and the hosts
+	// being back (restarted or thawed hosts registered, connections back).
+	pids      []int
 	global    bool
 	began     time.Time
 	recovered time.Time
@@ -102,12 +102,16 @@ type suite struct {
 	ns       string
 	dir      string
 	runsPath string
-	runLog   *runLog
-	timeline *timeline
-	hosts    []*host
-	faults   []*fault
-	began    time.Time
+	// fencePath is the fenced store the recorders write their side
+	// effects to (test/fence).
+	fencePath string
+	runLog    *runLog
+	timeline  *timeline
+	hosts     []*host
+	faults    []*fault
+	began     time.Time
 
+	upgrade     bool          // a rolling upgrade (TestRollingUpgrade), not faults
 	rejoinAfter time.Duration // faults' end to every host firing again
 	cleanAfter  time.Duration // then to a tree without dead instances' nodes
 }
@@ -138,6 +142,7 @@ func newSuite(t *testing.T, ensemble bool, seed int64, nHosts int) *suite {
 	}
 	s.ns = fmt.Sprintf("chaos-%s-%d", notNameChars.ReplaceAllString(t.Name(), "_"), time.Now().UnixNano())
 	s.runsPath = filepath.Join(dir, "runs.txt")
+	s.fencePath = filepath.Join(dir, "fence.db")
 	s.runLog = newRunLog(s.runsPath)
 	t.Cleanup(s.cleanup)
 	for i := 1; i <= nHosts; i++ {
@@ -184,7 +189,7 @@ func (s *suite) config(serverLists string) string {
         script.command.line: %[4]s
 ejob:
   drainTimeout: 2s
-`, serverLists, s.ns, sessionTimeout.Milliseconds(), recorderBin+" "+s.runsPath,
+`, serverLists, s.ns, sessionTimeout.Milliseconds(), recorderBin+" -fence "+s.fencePath+" "+s.runsPath,
 		jobFO, jobFOCron, jobFOParams, jobNoFO, items, jobNoFOCron, jobNoFOParams)
 }
 
@@ -302,7 +307,7 @@ func (s *suite) record(f *fault) {
 // faultKill: kill -9 of a random host, restarted after hold.
 func (s *suite) faultKill() {
 	h := s.pick()
-	f := &fault{kind: "kill", target: h.name, at: time.Now(), hosts: []string{h.name}}
+	f := &fault{kind: "kill", target: h.name, at: time.Now(), pids: []int{h.pid()}}
 	h.kill9()
 	sleep(s.between(500*time.Millisecond, 3*time.Second))
 	s.restart(h)
@@ -332,7 +337,7 @@ func (s *suite) faultKillLeader() {
 	if h == nil {
 		h, note = s.pick(), "no leader found; random host"
 	}
-	f := &fault{kind: "kill-leader", target: h.name, at: time.Now(), note: note, hosts: []string{h.name}}
+	f := &fault{kind: "kill-leader", target: h.name, at: time.Now(), note: note, pids: []int{h.pid()}}
 	h.kill9()
 	sleep(s.between(500*time.Millisecond, 3*time.Second))
 	s.restart(h)
@@ -358,7 +363,7 @@ func (s *suite) faultKillLeaderResharding() {
 			break
 		}
 	}
-	f := &fault{kind: "kill-leader-during-resharding", target: lh.name, at: time.Now(), hosts: []string{lh.name, other.name}}
+	f := &fault{kind: "kill-leader-during-resharding", target: lh.name, at: time.Now(), pids: []int{lh.pid(), other.pid()}}
 	otherAt := f.at
 	other.kill9()
 	if err := other.start(); err != nil {
@@ -418,7 +423,7 @@ func (s *suite) faultKillDuringFailover() {
 		s.faultKill()
 		return
 	}
-	f := &fault{kind: "kill-during-failover", target: x.name, at: time.Now(), hosts: []string{x.name}}
+	f := &fault{kind: "kill-during-failover", target: x.name, at: time.Now(), pids: []int{x.pid()}}
 	x.kill9()
 	lastKill := f.at
 	var y *host
@@ -435,8 +440,8 @@ func (s *suite) faultKillDuringFailover() {
 	})
 	if y != nil {
 		lastKill = time.Now()
+		f.pids = append(f.pids, y.pid())
 		y.kill9()
-		f.hosts = append(f.hosts, y.name)
 		f.note = fmt.Sprintf("item %d taken over by %s after %v, killed too", r.item, y.name, time.Since(f.at).Round(time.Millisecond))
 		f.target += "+" + y.name
 	} else {
@@ -460,7 +465,7 @@ func (s *suite) faultPause() {
 	if h == nil {
 		h = s.pick()
 	}
-	f := &fault{kind: "sigstop", target: h.name, at: time.Now(), affected: map[int]bool{h.pid(): true}, hosts: []string{h.name}}
+	f := &fault{kind: "sigstop", target: h.name, at: time.Now(), affected: map[int]bool{h.pid(): true}, pids: []int{h.pid()}}
 	h.freeze()
 	sleep(sessionTimeout + s.between(time.Second, 3*time.Second))
 	f.told = time.Now()
@@ -479,7 +484,7 @@ func (s *suite) faultPauseHost() {
 	if h == nil {
 		h = s.pick()
 	}
-	f := &fault{kind: "sigstop-host-only", target: h.name, at: time.Now(), affected: map[int]bool{h.pid(): true}, hosts: []string{h.name}}
+	f := &fault{kind: "sigstop-host-only", target: h.name, at: time.Now(), affected: map[int]bool{h.pid(): true}, pids: []int{h.pid()}}
 	_ = syscall.Kill(h.pid(), syscall.SIGSTOP)
 	h.stopped = []int{h.pid()}
 	sleep(sessionTimeout + s.between(time.Second, 3*time.Second))
@@ -502,7 +507,7 @@ func (s *suite) faultPartition(mode proxyMode, long bool) {
 	if long {
 		hold = sessionTimeout + s.between(time.Second, 3*time.Second)
 	}
-	f := &fault{kind: "partition-" + mode.String(), target: h.name, at: time.Now(), affected: map[int]bool{h.pid(): true}, hosts: []string{h.name}}
+	f := &fault{kind: "partition-" + mode.String(), target: h.name, at: time.Now(), affected: map[int]bool{h.pid(): true}, pids: []int{h.pid()}}
 	if !long {
 		f.kind += "-short"
 	}
@@ -523,7 +528,7 @@ func (s *suite) faultPartition(mode proxyMode, long bool) {
 // (kill -9, start after more than a session timeout), zk-member-loss (one
 // ensemble member killed, started again after a while).
 func (s *suite) faultZK(kind string) {
-	f := &fault{kind: kind, target: "zk", at: time.Now(), affected: s.allPIDs(), zkDown: true, global: true}
+	f := &fault{kind: kind, target: "zk", at: time.Now(), affected: s.allPIDs(), zkDown: true, global: true, pids: keys(s.livePIDs())}
 	var err error
 	switch kind {
 	case "zk-restart":
