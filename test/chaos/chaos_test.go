@@ -704,19 +704,26 @@ func runSuite(t *testing.T, ensemble bool, seed int64, nHosts int, duration time
 			sleep(s.between(2*time.Second, 12*time.Second))
 		}
 	}
-	faultsEnd := time.Now()
 	s.logf("faults over; checking recovery")
-	v := &violations{}
+	s.finish(&violations{}, checkFrom, time.Now(), nil)
+}
+
+// finish checks the recovery after the faults' end, observes a steady span
+// after the last fault's excuse window (see excuse), leaves the last
+// triggers' runs time to be recorded, checks the runs from checkFrom (and
+// with more, when given) and prints the summary.
+func (s *suite) finish(v *violations, checkFrom, faultsEnd time.Time, more func(runs []*run, from, to time.Time)) {
 	s.checkRecovery(v, faultsEnd)
-	// Observe a steady span after the last fault's excuse window (see
-	// excuse), then leave the last triggers' runs time to be recorded.
 	sleep(time.Until(s.lastExcuseEnd().Add(steady + period(jobFO))))
 	recordsEnd := time.Now()
 	runs := s.runs()
 	checkTo := recordsEnd.Add(-period(jobFO) - time.Second)
 	st := s.checkRuns(v, runs, checkFrom, checkTo, recordsEnd)
+	if more != nil {
+		more(runs, checkFrom, checkTo)
+	}
 	s.summary(v, st, runs)
-	v.report(t)
+	v.report(s.t)
 }
 
 // everyHostFired: every live host has started an item of both jobs since.

@@ -48,16 +48,7 @@ func TestRollingUpgrade(t *testing.T) {
 			sleep(s.between(2*time.Second, 4*time.Second))
 		}
 	}
-	faultsEnd := time.Now()
-	s.checkRecovery(v, faultsEnd)
-	sleep(time.Until(s.lastExcuseEnd().Add(steady + period(jobFO))))
-	recordsEnd := time.Now()
-	runs := s.runs()
-	checkTo := recordsEnd.Add(-period(jobFO) - time.Second)
-	st := s.checkRuns(v, runs, checkFrom, checkTo, recordsEnd)
-	s.checkOnce(v, runs, checkFrom, checkTo)
-	s.summary(v, st, runs)
-	v.report(t)
+	s.finish(v, checkFrom, time.Now(), func(runs []*run, from, to time.Time) { s.checkOnce(v, runs, from, to) })
 }
 
 // replace stops h gracefully and starts it again running bin, records the
