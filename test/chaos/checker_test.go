@@ -52,11 +52,12 @@ func TestProxyReconnected(t *testing.T) {
 		answered, ended []time.Time
 		want            string
 	}{
-		"connection kept":                {[]time.Time{at(-5000)}, nil, "kept"},
-		"connection closed before":       {[]time.Time{at(-5000)}, []time.Time{at(-100)}, "kept"},
-		"dropped, answered after":        {[]time.Time{at(-5000), at(2500)}, []time.Time{at(100)}, "2.5s"},
-		"dropped, no answer yet":         {[]time.Time{at(-5000)}, []time.Time{at(100)}, "none"},
-		"dropped twice, first answer on": {[]time.Time{at(800), at(2500)}, []time.Time{at(100), at(900)}, "800ms"},
+		"connection kept":             {[]time.Time{at(-5000)}, nil, "kept"},
+		"connection closed before":    {[]time.Time{at(-5000)}, []time.Time{at(-100)}, "kept"},
+		"dropped, answered after":     {[]time.Time{at(-5000), at(2500)}, []time.Time{at(100)}, "2.5s"},
+		"dropped, no answer yet":      {[]time.Time{at(-5000)}, []time.Time{at(100)}, "none"},
+		"answered on another member":  {[]time.Time{at(-5000), at(800)}, []time.Time{at(100)}, "800ms"},
+		"answered, then closed again": {[]time.Time{at(800), at(2500)}, []time.Time{at(100), at(900)}, "2.5s"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			p := &proxy{answered: c.answered, ended: c.ended}

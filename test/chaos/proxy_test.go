@@ -192,8 +192,9 @@ func (p *proxy) note(list *[]time.Time) {
 
 // reconnected tells how the host's connections went through a fault from
 // began to healed: dropped when one of them closed in that span, and then
-// at is the server's first answer on a connection after that close (ok
-// false if none yet).
+// at is the server's first answer after that close on a connection that
+// was not closed again by healed (a connection to an ensemble member
+// killed a moment later does not count; ok false if none yet).
 func (p *proxy) reconnected(began, healed time.Time) (at time.Time, dropped, ok bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -208,7 +209,17 @@ func (p *proxy) reconnected(began, healed time.Time) (at time.Time, dropped, ok 
 		return time.Time{}, false, true
 	}
 	for _, a := range p.answered {
-		if a.After(cut) {
+		if !a.After(cut) {
+			continue
+		}
+		again := false
+		for _, e := range p.ended {
+			if e.After(a) && !e.After(healed) {
+				again = true
+				break
+			}
+		}
+		if !again {
 			return a, true, true
 		}
 	}
