@@ -551,7 +551,7 @@ func (s *suite) checkCoverage(v *violations, st *stats, runs []*run, from, to, r
 				if len(startedBetween(jr.byItem[i], f, deadline.Add(time.Nanosecond))) == 0 {
 					v.add("coverage", "%s fire %s item %d: no run started in [fire, %s] (due: %s by %s; instances %s); %s",
 						job, f.Format("15:04:05"), i, deadline.Format("15:04:05.000"), d.rule,
-						d.by.Format("15:04:05.000"), s.pidNames(d.pids), s.lastRunBefore(runs, job, i, f))
+						d.by.Format("15:04:05.000"), s.pidNames(d.pids), s.lastRunBefore(runs, job, i, f)+"; "+s.firstRunAfter(jr, i, f))
 				}
 			}
 			if all {
@@ -572,6 +572,16 @@ func (s *suite) lastRunBefore(runs []*run, job string, item int, f time.Time) st
 		return "no earlier run"
 	}
 	return "previous run " + s.describe(last)
+}
+
+// firstRunAfter names the first run of item i that started at or after f,
+// and how long after f: a late start and a missing run read differently.
+func (s *suite) firstRunAfter(jr jobRuns, i int, f time.Time) string {
+	next := startedBetween(jr.byItem[i], f, f.Add(maxRun))
+	if len(next) == 0 {
+		return "no later run"
+	}
+	return fmt.Sprintf("next run %s, %v after the fire", s.describe(next[0]), next[0].start.Sub(f).Round(time.Millisecond))
 }
 
 func (s *suite) describe(r *run) string {
