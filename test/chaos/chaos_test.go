@@ -69,14 +69,13 @@ type fault struct {
 	note       string
 	zkDown     bool // a full ZooKeeper outage
 	// What coverage excuses (see excuse): the incarnations of hosts (pids)
-	// the fault kept from serving their items (every live one when
-	// global), from began (at, or the fault's first kill) until each is
+	// the fault kept from serving their items (every live one for a
+	// ZooKeeper fault), from began (at, or the fault's first kill) until each is
 	// back (see back). recovered bounds that for every host the fault hit
 	// (the end of the run waits for it): the later of the sessions the
 	// fault cost expiring (the crash events flag resharding) and the hosts
 	// being back (restarted or thawed hosts registered, connections back).
 	pids      []int
-	global    bool
 	began     time.Time
 	recovered time.Time
 }
@@ -528,7 +527,7 @@ func (s *suite) faultPartition(mode proxyMode, long bool) {
 // (kill -9, start after more than a session timeout), zk-member-loss (one
 // ensemble member killed, started again after a while).
 func (s *suite) faultZK(kind string) {
-	f := &fault{kind: kind, target: "zk", at: time.Now(), affected: s.allPIDs(), zkDown: true, global: true, pids: keys(s.livePIDs())}
+	f := &fault{kind: kind, target: "zk", at: time.Now(), affected: s.allPIDs(), zkDown: true, pids: keys(s.livePIDs())}
 	var err error
 	switch kind {
 	case "zk-restart":

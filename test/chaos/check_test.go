@@ -443,16 +443,16 @@ func (s *suite) backTimes() hostBack {
 // back is when the host incarnation pid is back from fault x for job
 // (docs/chaos.md, coverage), from what the observer saw of its instance
 // node and its proxy of its connections. With its session kept, once it
-// talks to ZooKeeper again: if its connection survived the fault, at
-// healed (its requests waited for the server), or at once for
+// talks to ZooKeeper again: if none of its connections closed during the
+// fault, at healed (its requests waited for the server), or at once for
 // zk-member-loss (its member kept serving); else at the server's first
-// answer on a new connection after the old one closed (at most healed +
-// R). With
-// its session lost (its node deleted after the fault began and by healed
-// + S + T + R: killed, or expired on the server), once the server has
-// deleted the node (the crash event flags the resharding, which the
-// pending-resharding rule judges from then on) and, if the incarnation
-// lives on, it has registered again (its node created by its new session).
+// answer on a connection still open at healed (proxy.reconnected), at most
+// healed + R. With its session lost (its node deleted after the fault
+// began and by healed + S + T + R: killed, or expired on the server), once
+// the server has deleted the node (the crash event flags the resharding,
+// which the pending-resharding rule judges from then on) and, if the
+// incarnation lives on, it has registered again (its node created by its
+// new session).
 func (s *suite) back(x *fault, job string, pid int) time.Time {
 	lives := s.timeline.instanceLives(job, []int{pid})
 	lostBy := x.healed.Add(sessionTimeout + tick + rejoin)
