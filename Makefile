@@ -9,7 +9,7 @@ PLUGINBIN := $(BIN)/plugins
 BUILTIN_MAINS := $(shell $(GO) list -f '{{if eq .Name "main"}}{{.Dir}}{{end}}' ./plugins/... 2>/dev/null)
 EXAMPLE_MAINS := $(shell $(GO) list -f '{{if eq .Name "main"}}{{.Dir}}{{end}}' ./examples/... 2>/dev/null | grep '/ejob-[^/]*$$')
 
-.PHONY: test-cloud bench-cloud launcher-kubernetes chaos-short all build test lint vet fmt-check imports bench proto demo demo-plugins demo-cluster demo-cloud clean chaos
+.PHONY: test-cloud bench-cloud launcher-kubernetes chaos-short upgrade all build test lint vet fmt-check imports bench proto demo demo-plugins demo-cluster demo-cloud clean chaos
 
 all: build
 
@@ -113,6 +113,17 @@ TOPOLOGY ?= both
 chaos:
 	$(GO) test ./test/chaos -run TestChaos -count=1 -v -timeout 3h -chaos.run \
 	  -chaos.seed=$(SEED) -chaos.duration=$(DURATION) -chaos.topology=$(TOPOLOGY)
+	$(MAKE) upgrade SEED=$(SEED)
+
+# The rolling upgrade (docs/chaos.md): a running 3-host cluster's hosts
+# replaced one by one with ejob built from UPGRADE_FROM, then with this
+# tree's again, while the jobs fire. UPGRADE_FROM is the newest commit that
+# changed how ejob writes the registry's nodes (core/node's paths and
+# values); about 2 min with a warm build cache, so not part of `make test`.
+UPGRADE_FROM ?= e7d7e4b
+upgrade:
+	$(GO) test ./test/chaos -run TestRollingUpgrade -count=1 -v -timeout 20m -chaos.run \
+	  -chaos.seed=$(SEED) -chaos.upgrade-from=$(UPGRADE_FROM)
 
 # The short form of the chaos suite (standalone ZooKeeper, each fault once,
 # about 90 s); `make test` runs it with CHAOS_SEED. SEED=0 (the default here)

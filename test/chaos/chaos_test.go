@@ -68,15 +68,14 @@ type fault struct {
 	affected   map[int]bool // host pids that may lose their session
 	note       string
 	zkDown     bool // a full ZooKeeper outage
-	// What coverage excuses (see excuse): the hosts the fault kept from
-	// serving their items (every host when global), from began (at, or
-	// the fault's first kill) - 1 s until recovered + eventMargin. recovered is when they serve them again or
-	// the cluster has handed them to others: the later of the sessions
-	// the fault cost expiring (the crash events flag resharding) and the
-	// hosts being back (restarted or thawed hosts registered, connections
-	// back).
-	hosts     []string
-	global    bool
+	// What coverage excuses (see excuse): the incarnations of hosts (pids)
+	// the fault kept from serving their items (every live one for a
+	// ZooKeeper fault), from began (at, or the fault's first kill) until each is
+	// back (see back). recovered bounds that for every host the fault hit
+	// (the end of the run waits for it): the later of the sessions the
+	// fault cost expiring (the crash events flag resharding) and the hosts
+	// being back (restarted or thawed hosts registered, connections back).
+	pids      []int
 	began     time.Time
 	recovered time.Time
 }
@@ -102,12 +101,16 @@ type suite struct {
 	ns       string
 	dir      string
 	runsPath string
-	runLog   *runLog
-	timeline *timeline
-	hosts    []*host
-	faults   []*fault
-	began    time.Time
+	// fencePath is the fenced store the recorders write their side
+	// effects to (test/fence).
+	fencePath string
+	runLog    *runLog
+	timeline  *timeline
+	hosts     []*host
+	faults    []*fault
+	began     time.Time
 
+	upgrade     bool          // a rolling upgrade (TestRollingUpgrade), not faults
 	rejoinAfter time.Duration // faults' end to every host firing again
 	cleanAfter  time.Duration // then to a tree without dead instances' nodes
 }
@@ -138,6 +141,7 @@ func newSuite(t *testing.T, ensemble bool, seed int64, nHosts int) *suite {
 	}
 	s.ns = fmt.Sprintf("chaos-%s-%d", notNameChars.ReplaceAllString(t.Name(), "_"), time.Now().UnixNano())
 	s.runsPath = filepath.Join(dir, "runs.txt")
+	s.fencePath = filepath.Join(dir, "fence.db")
 	s.runLog = newRunLog(s.runsPath)
 	t.Cleanup(s.cleanup)
 	for i := 1; i <= nHosts; i++ {
@@ -184,7 +188,7 @@ func (s *suite) config(serverLists string) string {
         script.command.line: %[4]s
 ejob:
   drainTimeout: 2s
-`, serverLists, s.ns, sessionTimeout.Milliseconds(), recorderBin+" "+s.runsPath,
+`, serverLists, s.ns, sessionTimeout.Milliseconds(), recorderBin+" -fence "+s.fencePath+" "+s.runsPath,
 		jobFO, jobFOCron, jobFOParams, jobNoFO, items, jobNoFOCron, jobNoFOParams)
 }
 
@@ -302,7 +306,7 @@ func (s *suite) record(f *fault) {
 // faultKill: kill -9 of a random host, restarted after hold.
 func (s *suite) faultKill() {
 	h := s.pick()
-	f := &fault{kind: "kill", target: h.name, at: time.Now(), hosts: []string{h.name}}
+	f := &fault{kind: "kill", target: h.name, at: time.Now(), pids: []int{h.pid()}}
 	h.kill9()
 	sleep(s.between(500*time.Millisecond, 3*time.Second))
 	s.restart(h)
@@ -332,7 +336,7 @@ func (s *suite) faultKillLeader() {
 	if h == nil {
 		h, note = s.pick(), "no leader found; random host"
 	}
-	f := &fault{kind: "kill-leader", target: h.name, at: time.Now(), note: note, hosts: []string{h.name}}
+	f := &fault{kind: "kill-leader", target: h.name, at: time.Now(), note: note, pids: []int{h.pid()}}
 	h.kill9()
 	sleep(s.between(500*time.Millisecond, 3*time.Second))
 	s.restart(h)
@@ -358,7 +362,7 @@ func (s *suite) faultKillLeaderResharding() {
 			break
 		}
 	}
-	f := &fault{kind: "kill-leader-during-resharding", target: lh.name, at: time.Now(), hosts: []string{lh.name, other.name}}
+	f := &fault{kind: "kill-leader-during-resharding", target: lh.name, at: time.Now(), pids: []int{lh.pid(), other.pid()}}
 	otherAt := f.at
 	other.kill9()
 	if err := other.start(); err != nil {
@@ -418,7 +422,7 @@ func (s *suite) faultKillDuringFailover() {
 		s.faultKill()
 		return
 	}
-	f := &fault{kind: "kill-during-failover", target: x.name, at: time.Now(), hosts: []string{x.name}}
+	f := &fault{kind: "kill-during-failover", target: x.name, at: time.Now(), pids: []int{x.pid()}}
 	x.kill9()
 	lastKill := f.at
 	var y *host
@@ -435,8 +439,8 @@ func (s *suite) faultKillDuringFailover() {
 	})
 	if y != nil {
 		lastKill = time.Now()
+		f.pids = append(f.pids, y.pid())
 		y.kill9()
-		f.hosts = append(f.hosts, y.name)
 		f.note = fmt.Sprintf("item %d taken over by %s after %v, killed too", r.item, y.name, time.Since(f.at).Round(time.Millisecond))
 		f.target += "+" + y.name
 	} else {
@@ -460,7 +464,7 @@ func (s *suite) faultPause() {
 	if h == nil {
 		h = s.pick()
 	}
-	f := &fault{kind: "sigstop", target: h.name, at: time.Now(), affected: map[int]bool{h.pid(): true}, hosts: []string{h.name}}
+	f := &fault{kind: "sigstop", target: h.name, at: time.Now(), affected: map[int]bool{h.pid(): true}, pids: []int{h.pid()}}
 	h.freeze()
 	sleep(sessionTimeout + s.between(time.Second, 3*time.Second))
 	f.told = time.Now()
@@ -479,7 +483,7 @@ func (s *suite) faultPauseHost() {
 	if h == nil {
 		h = s.pick()
 	}
-	f := &fault{kind: "sigstop-host-only", target: h.name, at: time.Now(), affected: map[int]bool{h.pid(): true}, hosts: []string{h.name}}
+	f := &fault{kind: "sigstop-host-only", target: h.name, at: time.Now(), affected: map[int]bool{h.pid(): true}, pids: []int{h.pid()}}
 	_ = syscall.Kill(h.pid(), syscall.SIGSTOP)
 	h.stopped = []int{h.pid()}
 	sleep(sessionTimeout + s.between(time.Second, 3*time.Second))
@@ -502,7 +506,7 @@ func (s *suite) faultPartition(mode proxyMode, long bool) {
 	if long {
 		hold = sessionTimeout + s.between(time.Second, 3*time.Second)
 	}
-	f := &fault{kind: "partition-" + mode.String(), target: h.name, at: time.Now(), affected: map[int]bool{h.pid(): true}, hosts: []string{h.name}}
+	f := &fault{kind: "partition-" + mode.String(), target: h.name, at: time.Now(), affected: map[int]bool{h.pid(): true}, pids: []int{h.pid()}}
 	if !long {
 		f.kind += "-short"
 	}
@@ -523,7 +527,7 @@ func (s *suite) faultPartition(mode proxyMode, long bool) {
 // (kill -9, start after more than a session timeout), zk-member-loss (one
 // ensemble member killed, started again after a while).
 func (s *suite) faultZK(kind string) {
-	f := &fault{kind: kind, target: "zk", at: time.Now(), affected: s.allPIDs(), zkDown: true, global: true}
+	f := &fault{kind: kind, target: "zk", at: time.Now(), affected: s.allPIDs(), zkDown: true, pids: keys(s.livePIDs())}
 	var err error
 	switch kind {
 	case "zk-restart":
@@ -699,19 +703,26 @@ func runSuite(t *testing.T, ensemble bool, seed int64, nHosts int, duration time
 			sleep(s.between(2*time.Second, 12*time.Second))
 		}
 	}
-	faultsEnd := time.Now()
 	s.logf("faults over; checking recovery")
-	v := &violations{}
+	s.finish(&violations{}, checkFrom, time.Now(), nil)
+}
+
+// finish checks the recovery after the faults' end, observes a steady span
+// after the last fault's excuse window (see excuse), leaves the last
+// triggers' runs time to be recorded, checks the runs from checkFrom (and
+// with more, when given) and prints the summary.
+func (s *suite) finish(v *violations, checkFrom, faultsEnd time.Time, more func(runs []*run, from, to time.Time)) {
 	s.checkRecovery(v, faultsEnd)
-	// Observe a steady span after the last fault's excuse window (see
-	// excuse), then leave the last triggers' runs time to be recorded.
 	sleep(time.Until(s.lastExcuseEnd().Add(steady + period(jobFO))))
 	recordsEnd := time.Now()
 	runs := s.runs()
 	checkTo := recordsEnd.Add(-period(jobFO) - time.Second)
 	st := s.checkRuns(v, runs, checkFrom, checkTo, recordsEnd)
+	if more != nil {
+		more(runs, checkFrom, checkTo)
+	}
 	s.summary(v, st, runs)
-	v.report(t)
+	v.report(s.t)
 }
 
 // everyHostFired: every live host has started an item of both jobs since.

@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -9,11 +10,13 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ejob-io/ejob/test/fence"
 )
 
 // The invariants, in the order the summary lists them (docs/chaos.md
 // defines each precisely).
-var invariants = []string{"exclusion", "coverage", "failover", "rejoin", "stale-nodes"}
+var invariants = []string{"exclusion", "coverage", "failover", "rejoin", "stale-nodes", "fence", "upgrade", "once"}
 
 type violations struct{ by map[string][]string }
 
@@ -58,10 +61,11 @@ type stats struct {
 	// excusedBy counts the excused pairs by fault kind; beyond the pairs
 	// whose due time is past the records' end.
 	fires, checked, itemFires, itemChecked, beyond map[string]int
-	excusedBy                                      map[string]int
-	latencies                                      []time.Duration // failover: cut-off to the item's next start elsewhere
+	excusedBy                                      map[string]map[string]int // job -> fault kind -> excused pairs
+	latencies                                      []time.Duration           // failover: cut-off to the item's next start elsewhere
 	windowed                                       []string
 	maxWindow                                      time.Duration
+	fence                                          fence.Tally // the side effects in the fenced store
 }
 
 // checkRecovery: after the faults, every host rejoins and fires again
@@ -130,11 +134,37 @@ func maxTime(a, b time.Time) time.Time {
 // checkRuns checks exclusion, coverage and failover on the records.
 func (s *suite) checkRuns(v *violations, runs []*run, from, to, recordsEnd time.Time) *stats {
 	st := &stats{fires: map[string]int{}, checked: map[string]int{}, itemFires: map[string]int{},
-		itemChecked: map[string]int{}, excusedBy: map[string]int{}, beyond: map[string]int{}}
+		itemChecked: map[string]int{}, excusedBy: map[string]map[string]int{jobFO: {}, jobNoFO: {}}, beyond: map[string]int{}}
 	s.checkCoverage(v, st, runs, from, to, recordsEnd)
 	s.checkFailover(v, st, runs, to)
 	s.checkExclusion(v, st, runs)
+	s.checkFence(v, st)
 	return st
+}
+
+// fence: the recorders' side effects in the fenced store (test/fence). A
+// stale write (from a run of an item that a later-started run had already
+// written for) must be rejected, and a write no later run preceded must be
+// accepted; writes without a fencing token are counted apart.
+func (s *suite) checkFence(v *violations, st *stats) {
+	store, err := fence.Open(context.Background(), s.fencePath)
+	if err != nil {
+		v.add("fence", "%v", err)
+		return
+	}
+	defer store.Close()
+	log, err := store.Log(context.Background())
+	if err != nil {
+		v.add("fence", "%v", err)
+		return
+	}
+	st.fence = fence.Count(log)
+	if st.fence.StaleAccepted > 0 {
+		v.add("fence", "%d stale writes accepted", st.fence.StaleAccepted)
+	}
+	if st.fence.FreshRejected > 0 {
+		v.add("fence", "%d writes rejected with no later run before them (tokens out of the runs' order)", st.fence.FreshRejected)
+	}
 }
 
 // Margins of the coverage check (docs/chaos.md, Invariants).
@@ -161,13 +191,13 @@ const (
 
 // due is how one fire of one item must be served: by a run of the item
 // that starts in [fire, max(fire+period, by)]; by is when the service was
-// due at the latest, rule says why, hosts are the hosts that had to serve
-// it (its owners until then, and the host of the run in progress at the
-// fire).
+// due at the latest, rule says why, pids are the host incarnations that
+// had to serve it (its owners until then, the host of the run in progress
+// at the fire, and the host of a run cut off just before it).
 type due struct {
-	by    time.Time
-	rule  string
-	hosts []string
+	by   time.Time
+	rule string
+	pids []int
 }
 
 // jobRuns are one job's runs, indexed for the coverage check (a soak run
@@ -231,7 +261,7 @@ func (s *suite) serveBy(job string, p time.Duration, jr jobRuns, i int, f time.T
 		end := executionEnd(jr.byHost[s.hostOf(busy.hostPID)], busy)
 		d = s.catchUp(job, p, d, end, catchUpMargin, "the catch-up after the run in progress at the fire")
 		d = s.claimsFirst(job, p, jr, busy.hostPID, i, end, d)
-		d.hosts = append(d.hosts, s.hostOf(busy.hostPID))
+		d.pids = append(d.pids, busy.hostPID)
 	case owner != "":
 		// The owner busy with other items (failover items): its own
 		// items' catch-up follows that execution.
@@ -249,18 +279,18 @@ func (s *suite) serveBy(job string, p time.Duration, jr jobRuns, i int, f time.T
 			d = s.claimsFirst(job, p, jr, pid, i, end, d)
 		}
 	}
-	if cut != nil && busy == nil && !slices.Contains(d.hosts, s.hostOf(cut.hostPID)) {
+	if cut != nil && busy == nil && !slices.Contains(d.pids, cut.hostPID) {
 		// The kernel still counted the cut-off run in progress at the
 		// fire (its running node lives until the session it ran in has
 		// ended): the fire is served by that item's failover run (or,
 		// without failover, its next fire), so it depends on the host
 		// that was cut off (its fault excuses it; the failover invariant
 		// checks the re-run).
-		d.hosts = append(d.hosts, s.hostOf(cut.hostPID))
+		d.pids = append(d.pids, cut.hostPID)
 	}
 	for _, id := range s.timeline.ownersIn(job, i, f, d.by) {
-		if h := s.hostOf(pidOf(id)); h != "" && !slices.Contains(d.hosts, h) {
-			d.hosts = append(d.hosts, h)
+		if p := pidOf(id); p > 0 && !slices.Contains(d.pids, p) {
+			d.pids = append(d.pids, p)
 		}
 	}
 	return d
@@ -336,7 +366,7 @@ func (s *suite) catchUp(job string, p time.Duration, d due, end time.Time, margi
 		by = maxTime(next.Add(startMargin), sp.to.Add(reshardMargin))
 		rule += " (held back by a pending resharding)"
 	}
-	return due{by: maxTime(d.by, by), rule: rule, hosts: d.hosts}
+	return due{by: maxTime(d.by, by), rule: rule, pids: d.pids}
 }
 
 // busyUntil: when a host whose runs of the job are hostRuns (in start
@@ -388,30 +418,115 @@ func (s *suite) hostOf(pid int) string {
 	return ""
 }
 
-// excuse returns the fault that kept fire d (of a fire at f) from being
-// served: a full ZooKeeper fault, or one that hit a host that had to serve
-// it, between the fire and its due time.
-func (s *suite) excuse(f time.Time, d due) *fault {
+// hostBack is, per fault, job and host incarnation (pid), when that
+// incarnation serves its items again after the fault, or has left them to
+// the resharding (back); until then the fault excuses the fires it had to
+// serve.
+type hostBack map[*fault]map[string]map[int]time.Time
+
+// backTimes works out back for every fault, job and incarnation the fault
+// hit.
+func (s *suite) backTimes() hostBack {
+	hb := hostBack{}
 	for _, x := range s.faults {
-		if x.began.After(d.by) || x.recovered.Add(eventMargin).Before(f) {
-			continue
-		}
-		if x.global {
-			return x
-		}
-		for _, h := range x.hosts {
-			if slices.Contains(d.hosts, h) {
-				return x
+		hb[x] = map[string]map[int]time.Time{}
+		for _, job := range []string{jobFO, jobNoFO} {
+			hb[x][job] = map[int]time.Time{}
+			for _, pid := range x.pids {
+				hb[x][job][pid] = s.back(x, job, pid)
 			}
 		}
 	}
+	return hb
+}
+
+// back is when the host incarnation pid is back from fault x for job
+// (docs/chaos.md, coverage), from what the observer saw of its instance
+// node and its proxy of its connections. With its session kept, once it
+// talks to ZooKeeper again: if none of its connections closed during the
+// fault, at healed (its requests waited for the server), or at once for
+// zk-member-loss (its member kept serving); else at the server's first
+// answer on a connection still open at healed (proxy.reconnected), at most
+// healed + R. With its session lost (its node deleted after the fault
+// began and by healed + S + T + R: killed, or expired on the server), once
+// the server has deleted the node (the crash event flags the resharding,
+// which the pending-resharding rule judges from then on) and, if the
+// incarnation lives on, it has registered again (its node created by its
+// new session).
+func (s *suite) back(x *fault, job string, pid int) time.Time {
+	lives := s.timeline.instanceLives(job, []int{pid})
+	lostBy := x.healed.Add(sessionTimeout + tick + rejoin)
+	var lost time.Time
+	for _, l := range lives {
+		if !l.to.IsZero() && l.to.After(x.began) && !l.to.After(lostBy) {
+			lost = maxTime(lost, l.to)
+		}
+	}
+	if lost.IsZero() {
+		if h := s.hostByPID(pid); h != nil {
+			at, dropped, ok := h.proxy.reconnected(x.began, x.healed)
+			switch {
+			case ok && !dropped && x.kind == "zk-member-loss":
+				return x.began // its member kept serving
+			case ok && !dropped:
+				return x.healed // its requests waited for the server
+			case ok && at.Before(x.healed.Add(rejoin)):
+				return at
+			}
+		}
+		return x.healed.Add(rejoin)
+	}
+	at := maxTime(lost, x.healed)
+	for _, l := range lives {
+		if l.from.After(at) {
+			return l.from
+		}
+		if l.to.IsZero() || l.to.After(at) {
+			return at
+		}
+	}
+	return at // the incarnation is gone (killed): its items are the resharding's
+}
+
+// excuse returns the fault that kept fire f of item i (due d) from being
+// served: one that hit an incarnation that had to serve it (every live
+// one, for a full ZooKeeper fault) from its beginning until that
+// incarnation was back, at some moment between the fire and its due time.
+// A fault that began after the fire does not excuse it when a run of the
+// item had started before the fault began.
+func (s *suite) excuse(job string, jr jobRuns, hb hostBack, i int, f time.Time, d due) *fault {
+	for _, x := range s.faults {
+		if x.began.After(d.by) {
+			continue
+		}
+		for _, pid := range d.pids {
+			b, ok := hb[x][job][pid]
+			if !ok || b.Add(eventMargin).Before(f) {
+				continue
+			}
+			if x.began.After(f) && len(startedBetween(jr.byItem[i], f, x.began)) > 0 {
+				continue
+			}
+			return x
+		}
+	}
 	return nil
+}
+
+// pidNames names host incarnations: h1(pid).
+func (s *suite) pidNames(pids []int) string {
+	var out []string
+	for _, p := range pids {
+		out = append(out, fmt.Sprintf("%s(%d)", s.hostOf(p), p))
+	}
+	return strings.Join(out, " ")
 }
 
 // coverage: every fire of every item is served (see due), unless a fault
 // excuses it (see excuse). Fires whose due time is after the records' end
 // are not judged.
 func (s *suite) checkCoverage(v *violations, st *stats, runs []*run, from, to, recordsEnd time.Time) {
+	hb := s.backTimes()
 	for _, job := range []string{jobFO, jobNoFO} {
 		p := period(job)
 		jr := s.indexRuns(job, runs)
@@ -427,16 +542,16 @@ func (s *suite) checkCoverage(v *violations, st *stats, runs []*run, from, to, r
 					continue
 				}
 				st.itemFires[job]++
-				if x := s.excuse(f, d); x != nil {
-					st.excusedBy[x.kind]++
+				if x := s.excuse(job, jr, hb, i, f, d); x != nil {
+					st.excusedBy[job][x.kind]++
 					all = false
 					continue
 				}
 				st.itemChecked[job]++
 				if len(startedBetween(jr.byItem[i], f, deadline.Add(time.Nanosecond))) == 0 {
-					v.add("coverage", "%s fire %s item %d: no run started in [fire, %s] (due: %s by %s; hosts %v); %s",
+					v.add("coverage", "%s fire %s item %d: no run started in [fire, %s] (due: %s by %s; instances %s); %s",
 						job, f.Format("15:04:05"), i, deadline.Format("15:04:05.000"), d.rule,
-						d.by.Format("15:04:05.000"), d.hosts, s.lastRunBefore(runs, job, i, f))
+						d.by.Format("15:04:05.000"), s.pidNames(d.pids), s.lastRunBefore(runs, job, i, f)+"; "+s.firstRunAfter(jr, i, f))
 				}
 			}
 			if all {
@@ -457,6 +572,16 @@ func (s *suite) lastRunBefore(runs []*run, job string, item int, f time.Time) st
 		return "no earlier run"
 	}
 	return "previous run " + s.describe(last)
+}
+
+// firstRunAfter names the first run of item i that started at or after f,
+// and how long after f: a late start and a missing run read differently.
+func (s *suite) firstRunAfter(jr jobRuns, i int, f time.Time) string {
+	next := startedBetween(jr.byItem[i], f, f.Add(maxRun))
+	if len(next) == 0 {
+		return "no later run"
+	}
+	return fmt.Sprintf("next run %s, %v after the fire", s.describe(next[0]), next[0].start.Sub(f).Round(time.Millisecond))
 }
 
 func (s *suite) describe(r *run) string {
@@ -636,16 +761,19 @@ func (s *suite) summary(v *violations, st *stats, runs []*run) {
 	for _, k := range kinds {
 		fmt.Fprintf(&b, "  %-32s %d\n", k, byKind[k])
 	}
-	fmt.Fprintf(&b, "coverage: fires checked / in the checked span (every item checked); fire-items checked / judged:\n")
+	fmt.Fprintf(&b, "coverage: fires whose every item was judged / fires in the checked span; fire-items judged / due in the span (the rest excused):\n")
 	for _, j := range []string{jobFO, jobNoFO} {
 		fmt.Fprintf(&b, "  %-32s %d / %d fires; %d / %d fire-items (%s)\n", j, st.checked[j], st.fires[j],
 			st.itemChecked[j], st.itemFires[j], percent(st.itemChecked[j], st.itemFires[j]))
 	}
-	var excused []string
-	for _, k := range slices.Sorted(maps.Keys(st.excusedBy)) {
-		excused = append(excused, fmt.Sprintf("%s %d", k, st.excusedBy[k]))
+	fmt.Fprintf(&b, "fire-items excused by fault kind (share of the job's fire-items):\n")
+	for _, j := range []string{jobFO, jobNoFO} {
+		var excused []string
+		for _, k := range slices.Sorted(maps.Keys(st.excusedBy[j])) {
+			excused = append(excused, fmt.Sprintf("%s %d (%s)", k, st.excusedBy[j][k], percent(st.excusedBy[j][k], st.itemFires[j])))
+		}
+		fmt.Fprintf(&b, "  %-32s %s\n", j, strings.Join(excused, ", "))
 	}
-	fmt.Fprintf(&b, "  fire-items excused by fault kind: %s\n", strings.Join(excused, ", "))
 	fmt.Fprintf(&b, "item executions (started / ended / cancelled / no end line):\n")
 	for _, j := range []string{jobFO, jobNoFO} {
 		var n, e, c, k int
@@ -667,6 +795,9 @@ func (s *suite) summary(v *violations, st *stats, runs []*run) {
 	}
 	fmt.Fprintf(&b, "violations:\n")
 	for _, inv := range invariants {
+		if (inv == "upgrade" || inv == "once") && !s.upgrade {
+			continue // checked by the rolling upgrade only
+		}
 		fmt.Fprintf(&b, "  %-32s %d\n", inv, len(v.by[inv]))
 	}
 	var maxLat time.Duration
@@ -674,15 +805,22 @@ func (s *suite) summary(v *violations, st *stats, runs []*run) {
 		maxLat = max(maxLat, l)
 	}
 	fmt.Fprintf(&b, "failover re-runs: %d, max latency %v (cut-off to the item's start elsewhere)\n", len(st.latencies), maxLat.Round(time.Millisecond))
+	fmt.Fprintf(&b, "fenced store: %d writes, %d without a fencing token; stale writes rejected %d, accepted %d; fresh writes rejected %d\n",
+		st.fence.Writes, st.fence.Unfenced, st.fence.StaleRejected, st.fence.StaleAccepted, st.fence.FreshRejected)
 	fmt.Fprintf(&b, "overlaps inside the window: %d, longest %v\n", len(st.windowed), st.maxWindow.Round(time.Millisecond))
 	for _, w := range st.windowed {
 		fmt.Fprintf(&b, "  %s\n", w)
 	}
 	fmt.Fprintf(&b, "recovery: every host fired again %v after the faults; tree clean %v later\n",
 		s.rejoinAfter.Round(time.Millisecond), s.cleanAfter.Round(time.Millisecond))
-	fmt.Fprintf(&b, "fault log:\n")
+	fmt.Fprintf(&b, "fault log (back: when each incarnation the fault hit was back for %s, after healed):\n", jobNoFO)
+	hb := s.backTimes()
 	for _, f := range s.faults {
-		fmt.Fprintf(&b, "  %s\n", f)
+		var back []string
+		for _, pid := range f.pids {
+			back = append(back, fmt.Sprintf("%s %+v", s.pidNames([]int{pid}), hb[f][jobNoFO][pid].Sub(f.healed).Round(time.Millisecond)))
+		}
+		fmt.Fprintf(&b, "  %s; back: %s\n", f, strings.Join(back, ", "))
 	}
 	s.t.Log(b.String())
 }

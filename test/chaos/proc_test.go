@@ -24,6 +24,9 @@ type host struct {
 	cfg   string // its config file: serverLists point at its proxy
 	proxy *proxy
 	dir   string
+	// bin is the ejob binary its next start runs (empty: the one built
+	// from this tree).
+	bin string
 
 	gen    int       // incarnations so far
 	cmd    *exec.Cmd // the current process (nil before the first start)
@@ -62,7 +65,11 @@ func (h *host) start() error {
 		return err
 	}
 	defer f.Close()
-	cmd := exec.Command(ejobBin, "run", "-c", h.cfg)
+	bin := ejobBin
+	if h.bin != "" {
+		bin = h.bin
+	}
+	cmd := exec.Command(bin, "run", "-c", h.cfg)
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.Dir = h.dir
 	if err := cmd.Start(); err != nil {
@@ -86,6 +93,22 @@ func (h *host) kill9() {
 	}
 	_ = h.cmd.Process.Kill()
 	<-h.exited
+}
+
+// stop ends the host gracefully (SIGTERM: it stops firing, drains its
+// items for drainTimeout and leaves the registry) and waits until it has
+// exited, at most timeout.
+func (h *host) stop(timeout time.Duration) error {
+	if !h.alive() {
+		return nil
+	}
+	_ = h.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-h.exited:
+		return nil
+	case <-time.After(timeout):
+		return fmt.Errorf("%s (pid %d) still running %v after SIGTERM", h.name, h.pid(), timeout)
+	}
 }
 
 // freeze stops the host and all its descendants (plugin process, running

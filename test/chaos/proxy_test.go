@@ -35,6 +35,11 @@ type proxy struct {
 	conns map[net.Conn]struct{}
 	done  bool
 	wg    sync.WaitGroup
+	// answered are the times a connection first carried bytes from
+	// ZooKeeper to the host (the host is talking to the server again),
+	// ended the times a host's connection through the proxy closed; both
+	// in time order.
+	answered, ended []time.Time
 }
 
 // newProxy listens on a free loopback port for each backend.
@@ -124,6 +129,7 @@ func (p *proxy) accept(ln net.Listener, backend string) {
 func (p *proxy) serve(c net.Conn, backend string) {
 	defer p.wg.Done()
 	defer p.untrack(c)
+	defer p.note(&p.ended)
 	if !p.waitPass() {
 		return
 	}
@@ -138,8 +144,8 @@ func (p *proxy) serve(c net.Conn, backend string) {
 	defer p.untrack(b)
 	var wg sync.WaitGroup
 	wg.Add(2)
-	go func() { defer wg.Done(); p.copy(b, c); _ = b.Close(); _ = c.Close() }()
-	go func() { defer wg.Done(); p.copy(c, b); _ = b.Close(); _ = c.Close() }()
+	go func() { defer wg.Done(); p.copy(b, c, nil); _ = b.Close(); _ = c.Close() }()
+	go func() { defer wg.Done(); p.copy(c, b, func() { p.note(&p.answered) }); _ = b.Close(); _ = c.Close() }()
 	wg.Wait()
 }
 
@@ -153,7 +159,9 @@ func (p *proxy) waitPass() bool {
 	return p.mode == modePass && !p.done
 }
 
-func (p *proxy) copy(dst, src net.Conn) {
+// copy forwards src to dst; first (if not nil) runs after the first bytes
+// are written.
+func (p *proxy) copy(dst, src net.Conn, first func()) {
 	buf := make([]byte, 32*1024)
 	for {
 		n, err := src.Read(buf)
@@ -164,11 +172,58 @@ func (p *proxy) copy(dst, src net.Conn) {
 			if _, werr := dst.Write(buf[:n]); werr != nil {
 				return
 			}
+			if first != nil {
+				first()
+				first = nil
+			}
 		}
 		if err != nil {
 			return // io.EOF or a closed connection
 		}
 	}
+}
+
+func (p *proxy) note(list *[]time.Time) {
+	now := time.Now()
+	p.mu.Lock()
+	*list = append(*list, now)
+	p.mu.Unlock()
+}
+
+// reconnected tells how the host's connections went through a fault from
+// began to healed: dropped when one of them closed in that span, and then
+// at is the server's first answer after that close on a connection that
+// was not closed again by healed (a connection to an ensemble member
+// killed a moment later does not count; ok false if none yet).
+func (p *proxy) reconnected(began, healed time.Time) (at time.Time, dropped, ok bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var cut time.Time
+	for _, e := range p.ended {
+		if !e.Before(began) && !e.After(healed) {
+			cut = e
+			break
+		}
+	}
+	if cut.IsZero() {
+		return time.Time{}, false, true
+	}
+	for _, a := range p.answered {
+		if !a.After(cut) {
+			continue
+		}
+		again := false
+		for _, e := range p.ended {
+			if e.After(a) && !e.After(healed) {
+				again = true
+				break
+			}
+		}
+		if !again {
+			return a, true, true
+		}
+	}
+	return time.Time{}, true, false
 }
 
 // close stops the listeners and every connection and waits for the

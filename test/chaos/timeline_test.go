@@ -27,6 +27,10 @@ type timeline struct {
 	claims    map[string]map[int][]claim       // job -> item -> failover claims, in time order
 	necessary map[string][]span                // job -> pending resharding spans
 	open      map[string]time.Time             // job -> start of a span not yet closed
+	// instances are the lives of each instance node (instances/{id}): from
+	// its creation to its deletion seen (a zero to: still there). A new
+	// session of an instance re-creates the node, so a life per session.
+	instances map[string]map[string][]span // job -> instance id -> lives, in time order
 }
 
 type ownerChange struct {
@@ -48,7 +52,7 @@ type span struct{ from, to time.Time }
 // cleanup.
 func (s *suite) watchTimeline() {
 	tl := &timeline{owners: map[string]map[int][]ownerChange{}, claims: map[string]map[int][]claim{},
-		necessary: map[string][]span{}, open: map[string]time.Time{}}
+		necessary: map[string][]span{}, open: map[string]time.Time{}, instances: map[string]map[string][]span{}}
 	s.timeline = tl
 	ctx, cancel := context.WithCancel(context.Background())
 	cfg := zookeeper.DefaultConfig(s.zk.Addr(), s.ns)
@@ -133,6 +137,28 @@ func (tl *timeline) add(ev reg.TreeEvent, now time.Time) {
 			list = append(list, claim{instance: string(ev.Data), from: from})
 		}
 		tl.claims[job][i] = list
+	case len(parts) == 3 && parts[1] == "instances":
+		if tl.instances[job] == nil {
+			tl.instances[job] = map[string][]span{}
+		}
+		lives := tl.instances[job][parts[2]]
+		n := len(lives)
+		switch ev.Type {
+		case reg.NodeAdded:
+			from := ev.Stat.CreateTime()
+			if ev.Stat.Ctime == 0 || from.After(now) {
+				from = now
+			}
+			if n > 0 && lives[n-1].to.IsZero() {
+				lives[n-1].to = from // its deletion was not seen (a re-read after an outage)
+			}
+			lives = append(lives, span{from: from})
+		case reg.NodeDeleted:
+			if n > 0 && lives[n-1].to.IsZero() {
+				lives[n-1].to = now
+			}
+		}
+		tl.instances[job][parts[2]] = lives
 	case strings.Join(parts[1:], "/") == "leader/sharding/necessary":
 		switch ev.Type {
 		case reg.NodeAdded:
@@ -148,6 +174,21 @@ func (tl *timeline) add(ev reg.TreeEvent, now time.Time) {
 			}
 		}
 	}
+}
+
+// instanceLives are the lives of the instance nodes of job whose
+// instance id ends in one of pids.
+func (tl *timeline) instanceLives(job string, pids []int) []span {
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	var out []span
+	for id, lives := range tl.instances[job] {
+		if slices.Contains(pids, pidOf(id)) {
+			out = append(out, lives...)
+		}
+	}
+	slices.SortFunc(out, func(a, b span) int { return a.from.Compare(b.from) })
+	return out
 }
 
 // ownerAt is the instance item i of job was assigned to at t ("" when

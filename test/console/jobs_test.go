@@ -144,6 +144,15 @@ func TestJobsPageOperations(t *testing.T) {
 		t.Fatalf("ticker fired %d more items after it was disabled", n-n0)
 	}
 	tab.Eventually(15*time.Second, "the row to show Disabled and Enable", rowHas("ticker", ".badge-disabled")+` && document.querySelector('button[data-op="enable"][data-job="ticker"]') !== null && document.querySelector('button[data-op="disable"][data-job="ticker"]') === null`)
+	// The buttons keep their places whatever the state (a click aimed at
+	// Disable while the 5 s refresh re-renders a row that went from ready
+	// to running would otherwise land on the button that took its place):
+	// every row has the same four slots, and a slot with no action keeps
+	// an inert stand-in.
+	tab.Eventually(10*time.Second, "every row's actions in four fixed slots", `[...document.querySelectorAll('#jobs-table .row-actions')].every(c => c.children.length === 4) &&
+		(() => { const b = document.querySelector('button[data-op="enable"][data-job="ticker"]'); const c = b.closest('.row-actions');
+			return c.children[0].classList.contains('slot-empty') && c.children[0].getAttribute('data-op') === null && c.children[1] === b &&
+				b.getBoundingClientRect().left === document.querySelector('button[data-op="disable"][data-job="witness"]').getBoundingClientRect().left })()`)
 
 	// Enable: it fires again.
 	act(tab, "enable", "ticker")

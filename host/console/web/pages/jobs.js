@@ -45,6 +45,21 @@ export function actionsFor(job) {
   return ACTIONS.filter((a) => a.when(job));
 }
 
+// The row's buttons sit in fixed slots, so that a state change while the
+// user aims (a job going from ready to running and back every few seconds)
+// moves none of them: a slot with no action that applies keeps its place
+// with an invisible, inert stand-in.
+const SLOTS = [['trigger'], ['disable', 'enable'], ['shutdown', 'remove'], ['edit']];
+
+function actionButtons(job) {
+  const ops = new Map(actionsFor(job).map((a) => [a.op, a]));
+  return SLOTS.map((slot) => {
+    const a = slot.map((op) => ops.get(op)).find(Boolean);
+    if (!a) return el('button', { type: 'button', class: 'small slot-empty', disabled: true, tabindex: '-1', 'aria-hidden': 'true' }, t('jobs.' + slot[0]));
+    return el('button', { type: 'button', class: 'small' + (a.danger ? ' danger' : ''), 'data-op': a.op, 'data-job': job.jobName }, t('jobs.' + a.op));
+  });
+}
+
 async function runAction(op, job) {
   const confirmKey = { trigger: 'jobs.confirmTrigger', disable: 'jobs.confirmDisable', enable: 'jobs.confirmEnable',
     shutdown: 'jobs.confirmShutdown', remove: 'jobs.confirmRemove' }[op];
@@ -108,8 +123,7 @@ function columns(admin, traceRef) {
     const narrow = window.matchMedia('(max-width: 760px)').matches;
     cols.push({ title: t('jobs.colActions'), field: 'jobName', headerSort: false, minWidth: narrow ? 110 : 310, responsive: 0,
       cssClass: 'actions-cell',
-      formatter: (c) => el('div', { class: 'row-actions' }, ...actionsFor(c.getData()).map((a) =>
-        el('button', { type: 'button', class: 'small' + (a.danger ? ' danger' : ''), 'data-op': a.op, 'data-job': c.getData().jobName }, t('jobs.' + a.op)))) });
+      formatter: (c) => el('div', { class: 'row-actions' }, ...actionButtons(c.getData())) });
   }
   return cols;
 }
