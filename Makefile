@@ -9,7 +9,7 @@ PLUGINBIN := $(BIN)/plugins
 BUILTIN_MAINS := $(shell $(GO) list -f '{{if eq .Name "main"}}{{.Dir}}{{end}}' ./plugins/... 2>/dev/null)
 EXAMPLE_MAINS := $(shell $(GO) list -f '{{if eq .Name "main"}}{{.Dir}}{{end}}' ./examples/... 2>/dev/null | grep '/ejob-[^/]*$$')
 
-.PHONY: test-cloud launcher-kubernetes chaos-short all build test lint vet fmt-check imports bench proto demo demo-plugins demo-cluster demo-cloud clean chaos
+.PHONY: bench-cluster test-cloud launcher-kubernetes chaos-short all build test lint vet fmt-check imports bench proto demo demo-plugins demo-cluster demo-cloud clean chaos
 
 all: build
 
@@ -63,6 +63,20 @@ launcher-kubernetes:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 30m ./...
 	cd bench/gocron && $(GO) test -run '^$$' -bench . -benchtime 1x -count=1 -timeout 10m .
+
+# The many-host benchmark (bench/cluster): HOSTS real `ejob run` processes on
+# a 3-member ensemble from scripts/zk.sh, JOBS idle jobs a host (each job
+# group on REPLICAS hosts), then FIRE_JOBS jobs of FIRE_ITEMS items every
+# second on every host and one host killed. It prints its figures; it takes
+# minutes, so it is not part of bench. BENCH_CLUSTER_FLAGS adds flags.
+HOSTS      ?= 3
+JOBS       ?= 500
+REPLICAS   ?= 2
+FIRE_JOBS  ?= 50
+FIRE_ITEMS ?= 4
+bench-cluster:
+	$(GO) run ./bench/cluster -hosts $(HOSTS) -jobs $(JOBS) -replicas $(REPLICAS) \
+	  -fire-jobs $(FIRE_JOBS) -fire-items $(FIRE_ITEMS) $(BENCH_CLUSTER_FLAGS)
 
 # Regenerates the committed gRPC stubs (needs Debian's protobuf-compiler).
 proto:
