@@ -548,8 +548,7 @@ func (e *ensemble) summary() string {
 		c, _ := strconv.ParseInt(m["zk_num_alive_connections"], 10, 64)
 		watches, conns = watches+w, conns+c
 		if m["zk_server_state"] == "leader" {
-			leader = fmt.Sprintf("%s znodes, %s bytes of data tree, the largest request %s bytes",
-				m["zk_znode_count"], m["zk_approximate_data_size"], m["zk_max_client_request_size"])
+			leader = fmt.Sprintf("%s znodes, %s bytes of data tree", m["zk_znode_count"], m["zk_approximate_data_size"])
 		}
 	}
 	return fmt.Sprintf("%s; %d watches and %d client connections on the members", leader, watches, conns)
