@@ -50,6 +50,7 @@ type options struct {
 	hosts, jobs, replicas       int
 	fireJobs, fireItems         int
 	fireWindow, idleWindow      time.Duration
+	settle                      time.Duration
 	tick, session               time.Duration
 	ejob, zkScript, dir         string
 	keep, skipIdle, skipFire    bool
@@ -65,6 +66,7 @@ func main() {
 	flag.IntVar(&o.fireItems, "fire-items", 4, "sharding items of each firing job")
 	flag.DurationVar(&o.fireWindow, "fire-window", 15*time.Second, "how long the firing jobs are measured")
 	flag.DurationVar(&o.idleWindow, "idle-window", 20*time.Second, "how long steady idle traffic is counted")
+	flag.DurationVar(&o.settle, "settle", 15*time.Second, "the wait after every host started before a window is counted")
 	flag.DurationVar(&o.tick, "tick", 500*time.Millisecond, "the ensemble's tickTime")
 	flag.DurationVar(&o.session, "session", 2*time.Second, "the hosts' sessionTimeoutMilliseconds")
 	flag.StringVar(&o.ejob, "ejob", "", "the ejob binary (default: built from this module into -dir)")
@@ -183,7 +185,7 @@ func idleScenario(ctx context.Context, o options, ens *ensemble) (float64, error
 		return 0, err
 	}
 	startCPU := ens.cpu() - cpu0
-	settle(ctx, 5*time.Second)
+	settle(ctx, o.settle) // the start-up's tail and the pages' release
 	p0, t0, c0 := ens.packets(), time.Now(), ens.cpu()
 	settle(ctx, o.idleWindow)
 	p1, t1, c1 := ens.packets(), time.Now(), ens.cpu()
@@ -223,7 +225,7 @@ func fireScenario(ctx context.Context, o options, ens *ensemble, pingRate float6
 	if err := startAll(ctx, o, hosts); err != nil {
 		return err
 	}
-	settle(ctx, 5*time.Second) // the first shardings
+	settle(ctx, o.settle) // the first shardings, the pages' release
 	p0, c0, t0 := ens.packets(), ens.cpu(), time.Now()
 	settle(ctx, o.fireWindow)
 	p1, c1, t1 := ens.packets(), ens.cpu(), time.Now()
