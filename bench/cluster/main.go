@@ -159,6 +159,10 @@ func run(ctx context.Context, o options) error {
 	return nil
 }
 
+// idleSlice is the length of the slices of the idle window whose packet
+// rates are printed.
+const idleSlice = 10 * time.Second
+
 // idleScenario runs the idle hosts and returns the ensemble's packet rate
 // per host while they are idle (their sessions' pings).
 func idleScenario(ctx context.Context, o options, ens *ensemble) (float64, error) {
@@ -187,8 +191,18 @@ func idleScenario(ctx context.Context, o options, ens *ensemble) (float64, error
 	startCPU := ens.cpu() - cpu0
 	settle(ctx, o.settle) // the start-up's tail and the pages' release
 	p0, t0, c0 := ens.packets(), time.Now(), ens.cpu()
-	settle(ctx, o.idleWindow)
+	// The rate in slices of the window: a start-up's tail still draining
+	// shows as a falling rate, steady traffic as a flat one.
+	var slices []string
+	for prev, left := p0, o.idleWindow; left > 0 && ctx.Err() == nil; left -= idleSlice {
+		d := min(idleSlice, left)
+		settle(ctx, d)
+		p := ens.packets()
+		slices = append(slices, fmt.Sprintf("%.1f", float64(p-prev)/d.Seconds()))
+		prev = p
+	}
 	p1, t1, c1 := ens.packets(), time.Now(), ens.cpu()
+	fmt.Printf("registry packets a second, by %v of the window: %s\n", idleSlice, strings.Join(slices, " "))
 	secs := t1.Sub(t0).Seconds()
 	rate := float64(p1-p0) / secs
 	fmt.Printf("steady registry traffic over %.0f s: %d packets (%.1f a second, %.2f a second a host, %.6f a second a job instance; the sessions' pings included)\n",

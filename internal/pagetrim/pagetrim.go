@@ -4,11 +4,11 @@
 // A Go program runs every linked package's init at start, and the kernel
 // maps a file page together with its neighbours (fault-around, 64 KiB),
 // so a process of the ejob binary has most of its code and read-only data
-// resident after start-up (20-25 MiB of its RSS), though an idle host
+// resident after start-up (21-25 MiB of its RSS), though an idle host
 // runs a small part of it. ReleaseExecutable drops the process's mappings
 // of those pages: they stay in the page cache, shared with every other
 // process of the binary, and the ones the process uses again come back on
-// the next access (a minor fault, about a microsecond for 64 KiB).
+// the next access (a minor fault, from the page cache).
 package pagetrim
 
 import "errors"

@@ -55,13 +55,13 @@ func TestReleaseErrors(t *testing.T) {
 }
 
 // blob is 256 KiB in the test binary's read-only data that only the
-// helper process reads, before the release.
+// child process reads, before the release.
 //
 //go:embed testdata/blob.txt
 var blob string
 
 // TestReleaseExecutable releases the pages of a real process of this
-// test binary (TestHelperProcess): blob, resident after the helper read
+// test binary (TestChildProcess): blob, resident after the child read
 // it, is no longer mapped after the release (but for the 64 KiB at each
 // end, which the kernel may map again with a neighbouring page the
 // process touches), and the process still runs code afterwards.
@@ -70,8 +70,8 @@ func TestReleaseExecutable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(exe, "-test.run=^TestHelperProcess$")
-	cmd.Env = append(os.Environ(), "PAGETRIM_HELPER=1")
+	cmd := exec.Command(exe, "-test.run=^TestChildProcess$")
+	cmd.Env = append(os.Environ(), "PAGETRIM_CHILD=1")
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -90,13 +90,13 @@ func TestReleaseExecutable(t *testing.T) {
 		t.Helper()
 		l, err := out.ReadString('\n')
 		if err != nil {
-			t.Fatalf("helper: %v (said %q)", err, l)
+			t.Fatalf("child: %v (said %q)", err, l)
 		}
 		return strings.TrimSpace(l)
 	}
 	var addr uintptr
 	if _, err := fmt.Sscanf(line(), "ready %x", &addr); err != nil {
-		t.Fatalf("helper's first line: %v", err)
+		t.Fatalf("child's first line: %v", err)
 	}
 	const edge = 64 << 10
 	lo, hi := addr+edge, addr+uintptr(len(blob))-edge
@@ -107,7 +107,7 @@ func TestReleaseExecutable(t *testing.T) {
 		t.Fatal(err)
 	}
 	if l := line(); l != "released" {
-		t.Fatalf("helper said %q, want released", l)
+		t.Fatalf("child said %q, want released", l)
 	}
 	if n, all := present(t, cmd.Process.Pid, lo, hi); n != 0 {
 		t.Errorf("after the release %d of blob's %d inner pages are still mapped", n, all)
@@ -116,15 +116,15 @@ func TestReleaseExecutable(t *testing.T) {
 		t.Fatal(err)
 	}
 	if l := line(); l != "ran 777" {
-		t.Errorf("helper said %q after the release, want ran 777", l)
+		t.Errorf("child said %q after the release, want ran 777", l)
 	}
 }
 
-// TestHelperProcess is the process TestReleaseExecutable measures: it
+// TestChildProcess is the process TestReleaseExecutable measures: it
 // reads blob, says "ready" and blob's address, releases on a line from
 // stdin, says "released", and runs some code on the next line.
-func TestHelperProcess(t *testing.T) {
-	if os.Getenv("PAGETRIM_HELPER") != "1" {
+func TestChildProcess(t *testing.T) {
+	if os.Getenv("PAGETRIM_CHILD") != "1" {
 		t.Skip("run by TestReleaseExecutable")
 	}
 	if strings.Count(blob, "\n") == 0 {
