@@ -9,9 +9,10 @@
 // hosts (the group's own host and the next ones), so a host holds
 // M × replicas jobs. It prints the time from starting every host to the
 // last "host started" line (every job registered), each host's settled
-// RSS (host and plugin process), the steady registry traffic per idle job
-// (ZooKeeper's own counters, 4lw mntr, summed over the members) and the
-// ensemble's RSS and CPU.
+// RSS (host and plugin process), the registry traffic of the idle jobs
+// (ZooKeeper's own counters, 4lw mntr, summed over the members; in 10 s
+// slices, as the jobs' minute ticks come in waves) and the ensemble's RSS
+// and CPU.
 //
 // Firing scenario: -fire-jobs jobs of -fire-items items on every host,
 // cron every second, a SCRIPT that appends the host, its start time and
@@ -37,13 +38,15 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/ejob-io/ejob/internal/proctree"
+	"github.com/ejob-io/ejob/internal/testkit"
 )
 
 type options struct {
@@ -205,8 +208,8 @@ func idleScenario(ctx context.Context, o options, ens *ensemble) (float64, error
 	fmt.Printf("registry packets a second, by %v of the window: %s\n", idleSlice, strings.Join(slices, " "))
 	secs := t1.Sub(t0).Seconds()
 	rate := float64(p1-p0) / secs
-	fmt.Printf("steady registry traffic over %.0f s: %d packets (%.1f a second, %.2f a second a host, %.6f a second a job instance; the sessions' pings included)\n",
-		secs, p1-p0, rate, rate/float64(o.hosts), rate/float64(o.hosts*o.jobs*o.replicas))
+	fmt.Printf("registry traffic over %.0f s: %d packets (%.1f a second, %.2f a second a host, %.2f a minute a job; the sessions' pings included)\n",
+		secs, p1-p0, rate, rate/float64(o.hosts), 60*rate/float64(o.hosts*o.jobs))
 	printHosts(hosts)
 	fmt.Printf("ZooKeeper: RSS %s; CPU %.2f s while the hosts started, %.1f %% of a core while idle\n",
 		ens.rss(), startCPU.Seconds(), 100*(c1-c0).Seconds()/secs)
@@ -589,61 +592,22 @@ func (e *ensemble) rss() string {
 	return fmt.Sprintf("%.0f MiB (%s)", float64(sum)/1024, strings.Join(parts, " + "))
 }
 
+// statusKB is a field of /proc/PID/status in kB, 0 when unreadable.
 func statusKB(pid int, field string) int64 {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		return 0
-	}
-	for line := range strings.Lines(string(b)) {
-		if v, ok := strings.CutPrefix(line, field+":"); ok {
-			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return n
-		}
-	}
-	return 0
+	kb, _ := testkit.ProcStatusKB(pid, field)
+	return kb
 }
 
-var statFields = regexp.MustCompile(`\) \S+ (.*)`)
-
-// procCPU is a process's user + system CPU (clock ticks of 10 ms).
 func procCPU(pid int) time.Duration {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0
-	}
-	m := statFields.FindSubmatch(b)
-	if m == nil {
-		return 0
-	}
-	f := strings.Fields(string(m[1]))
-	if len(f) < 13 {
-		return 0
-	}
-	u, _ := strconv.ParseInt(f[10], 10, 64)
-	s, _ := strconv.ParseInt(f[11], 10, 64)
-	return time.Duration(u+s) * 10 * time.Millisecond
+	t, _ := testkit.ProcCPU(pid)
+	return t
 }
 
 // children lists the processes whose parent is pid.
 func children(pid int) []int {
 	var out []int
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		m := statFields.FindSubmatch(b)
-		if m == nil {
-			continue
-		}
-		if f := strings.Fields(string(m[1])); len(f) > 0 && f[0] == strconv.Itoa(pid) {
-			out = append(out, p)
-		}
+	for _, p := range proctree.Children(pid) {
+		out = append(out, p.PID)
 	}
 	return out
 }
