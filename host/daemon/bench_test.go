@@ -299,10 +299,11 @@ func waitFirstLine(b *testing.B, path string, timeout time.Duration, h *benchHos
 // BenchmarkHostRSS starts one standalone host with N SCRIPT jobs (1 item,
 // cron 0 0 0 1 1 ? 2099, so none fires; or one firing every second for
 // 20 s), waits for "host started", for both processes to release the
-// binary's start-up pages and for the resident sizes to settle, then reports VmRSS from /proc in MiB: the
-// host process (host-MiB, plus its peak VmHWM as host-peak-MiB), the
-// built-in plugin process `ejob __builtin-plugins` (plugin-MiB; all the
-// host's children, in fact: there is one) and their sum (total-MiB),
+// binary's start-up pages and for the resident sizes to settle, then
+// reports VmRSS from /proc in MiB: the host process (host-MiB, plus its
+// peak VmHWM as host-peak-MiB), the built-in plugin process `ejob
+// __builtin-plugins` (plugin-MiB; all the host's children, in fact: there
+// is one) and their sum (total-MiB),
 // then the parts (memParts: anonymous, file-backed, the binary's pages
 // both map, PSS). started-s is process start to "host started".
 // Upstream ElasticJob-Lite takes about 90–106 MB per JVM for one job.
