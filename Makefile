@@ -9,7 +9,7 @@ PLUGINBIN := $(BIN)/plugins
 BUILTIN_MAINS := $(shell $(GO) list -f '{{if eq .Name "main"}}{{.Dir}}{{end}}' ./plugins/... 2>/dev/null)
 EXAMPLE_MAINS := $(shell $(GO) list -f '{{if eq .Name "main"}}{{.Dir}}{{end}}' ./examples/... 2>/dev/null | grep '/ejob-[^/]*$$')
 
-.PHONY: test-cloud bench-cloud launcher-kubernetes chaos-short upgrade all build test lint vet fmt-check imports bench proto demo demo-plugins demo-cluster demo-cloud clean chaos
+.PHONY: bench-cluster test-cloud bench-cloud launcher-kubernetes chaos-short upgrade all build test lint vet fmt-check imports bench proto demo demo-plugins demo-cluster demo-cloud clean chaos
 
 all: build
 
@@ -72,6 +72,20 @@ bench:
 # time, so that the two clusters do not share the cores.
 bench-cloud:
 	cd plugins/launcher/kubernetes && $(GO) test -p 1 -run '^$$' -bench . -benchtime 3x -count=1 -timeout 30m . ./kwoktest
+
+# The many-host benchmark (bench/cluster): HOSTS real `ejob run` processes on
+# a 3-member ensemble from scripts/zk.sh, JOBS idle jobs a host (each job
+# group on REPLICAS hosts), then FIRE_JOBS jobs of FIRE_ITEMS items every
+# second on every host and one host killed. It prints its figures; it takes
+# minutes, so it is not part of bench. BENCH_CLUSTER_FLAGS adds flags.
+HOSTS      ?= 3
+JOBS       ?= 500
+REPLICAS   ?= 2
+FIRE_JOBS  ?= 50
+FIRE_ITEMS ?= 4
+bench-cluster:
+	$(GO) run ./bench/cluster -hosts $(HOSTS) -jobs $(JOBS) -replicas $(REPLICAS) \
+	  -fire-jobs $(FIRE_JOBS) -fire-items $(FIRE_ITEMS) $(BENCH_CLUSTER_FLAGS)
 
 # Regenerates the committed gRPC stubs (needs Debian's protobuf-compiler).
 proto:

@@ -30,8 +30,8 @@ func Marshal(cfg *JobConfiguration) ([]byte, error) {
 		key   string
 		value *snakeyaml.Node
 	}
-	var entries []entry
 	keys := jobKeys()
+	entries := make([]entry, 0, len(keys)+len(cfg.wire.unknown))
 	for i := range keys {
 		k := &keys[i]
 		name := k.Name
@@ -47,9 +47,13 @@ func Marshal(cfg *JobConfiguration) ([]byte, error) {
 	}
 	// SnakeYAML sorts JavaBean properties by name (String.compareTo).
 	slices.SortStableFunc(entries, func(a, b entry) int { return javaCompare(a.key, b.key) })
-	root := snakeyaml.Mapping()
-	for _, e := range entries {
-		root.Content = append(root.Content, snakeyaml.String(e.key), e.value)
+	// The key nodes in one allocation, the mapping's content in another:
+	// a host marshals every job's config at start.
+	keyNodes := make([]snakeyaml.Node, len(entries))
+	root := snakeyaml.Mapping(make([]*snakeyaml.Node, 0, 2*len(entries))...)
+	for i, e := range entries {
+		keyNodes[i] = snakeyaml.StringValue(e.key)
+		root.Content = append(root.Content, &keyNodes[i], e.value)
 	}
 	out, err := snakeyaml.Dump(root)
 	if err != nil {

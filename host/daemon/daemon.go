@@ -28,6 +28,7 @@ import (
 	"github.com/ejob-io/ejob/host/httpapi"
 	"github.com/ejob-io/ejob/host/metrics"
 	"github.com/ejob-io/ejob/host/pluginhost"
+	"github.com/ejob-io/ejob/internal/pagetrim"
 	"github.com/ejob-io/ejob/spi"
 )
 
@@ -447,8 +448,16 @@ func Run(ctx context.Context, opts Options) error {
 		// once the startup's tail (the jobs' queued tree events, the last
 		// startup goroutines) has run, hand it back: some 10-30 ms of CPU
 		// each, twice per start.
+		//
+		// The same goes for the binary's pages that start-up touched
+		// (every package's init, the config's parsing): the process
+		// drops its mappings of them, once the tail has run, and maps
+		// again what it runs from then on (pagetrim).
 		debug.FreeOSMemory()
-		again := time.AfterFunc(startupTail, debug.FreeOSMemory)
+		again := time.AfterFunc(startupTail, func() {
+			debug.FreeOSMemory()
+			releaseStartupPages(log)
+		})
 		defer again.Stop()
 	}
 	err = <-done
@@ -698,4 +707,19 @@ func registryName(f *hostconfig.File) string {
 		return "embedded"
 	}
 	return f.Registry.ServerLists + "/" + f.Registry.Namespace
+}
+
+// releaseStartupPages drops the process's mappings of the binary's
+// start-up pages (pagetrim.ReleaseExecutable) and logs the resident size
+// before and after.
+func releaseStartupPages(log hclog.Logger) {
+	before := pagetrim.ResidentKiB()
+	_, err := pagetrim.ReleaseExecutable()
+	switch {
+	case errors.Is(err, pagetrim.ErrUnsupported):
+	case err != nil:
+		log.Warn("the binary's start-up pages stay mapped", "error", err)
+	default:
+		log.Info("released the binary's start-up pages", "rss_before_kib", before, "rss_after_kib", pagetrim.ResidentKiB())
+	}
 }

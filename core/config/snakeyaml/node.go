@@ -78,10 +78,17 @@ func (n *Node) tag() string {
 // style); a value with a line break asks for literal style; anything else
 // asks for plain style, and the emitter quotes it when it must.
 func String(s string) *Node {
+	n := StringValue(s)
+	return &n
+}
+
+// StringValue is String's node as a value, for callers that allocate many
+// nodes together.
+func StringValue(s string) Node {
 	if !utf8.ValidString(s) || !IsPrintable(s) {
-		return &Node{Kind: ScalarNode, Tag: TagBinary, Value: base64.StdEncoding.EncodeToString([]byte(s)), Style: StyleLiteral}
+		return Node{Kind: ScalarNode, Tag: TagBinary, Value: base64.StdEncoding.EncodeToString([]byte(s)), Style: StyleLiteral}
 	}
-	n := &Node{Kind: ScalarNode, Tag: TagStr, Value: s}
+	n := Node{Kind: ScalarNode, Tag: TagStr, Value: s}
 	if strings.ContainsAny(s, "\n\u0085\u2028\u2029") { // Java's MULTILINE_PATTERN
 		n.Style = StyleLiteral
 	}
