@@ -27,6 +27,18 @@ type sessionCreds struct {
 	timeoutMs int32
 }
 
+const (
+	// ejob's xids (Client.ownXid): negative, so none of go-zookeeper's (1
+	// and up), and far below the ones ZooKeeper reserves (-1 watch events,
+	// -2 pings, -4 auth, -8 set watches) and the SASL exchange's -16.
+	ownXidTop = -1 << 20
+	ownXids   = 1 << 30
+)
+
+// isOwnXid reports whether a reply is to one of ejob's requests, which
+// the connection keeps from go-zookeeper.
+func isOwnXid(xid int32) bool { return xid <= ownXidTop && xid > ownXidTop-ownXids }
+
 // sniffConn is go-zookeeper's connection, with ejob's own traffic mixed
 // in. It parses the first frame the server sends (the connect response)
 // into sessionCreds. With auth set, it reads the whole connect response
@@ -75,13 +87,15 @@ type sniffConn struct {
 	// its setAuth (the digest) on this connection, so the server checks
 	// them with the credentials go-zookeeper's requests have.
 	needAuthFrame bool
-	// lib follows go-zookeeper's one-shot watches (library.go); rec, when
-	// set, routes watch notifications to recursive watches (recursive.go).
+	// lib follows go-zookeeper's one-shot watches (library.go); route,
+	// when set, hears each watch notification before go-zookeeper and
+	// reports whether go-zookeeper gets it (recursive watches,
+	// recursive.go).
 	// deviation, when set, hears of go-zookeeper behaving otherwise than
 	// library.go describes; wroteSetWatches, when set, hears of each
 	// setWatches frame written.
 	lib             *libWatches
-	rec             *recursive
+	route           func(sc *sniffConn, typ int32, path string) bool
 	deviation       func(what string)
 	wroteSetWatches func()
 
@@ -711,7 +725,7 @@ func (s *sniffConn) incoming(f []byte) bool {
 	if j.Err != nil {
 		return true
 	}
-	if s.rec != nil && !s.rec.notification(s, typ, path) {
+	if s.route != nil && !s.route(s, typ, path) {
 		return false
 	}
 	s.lib.fire(typ, path)

@@ -12,8 +12,11 @@
 // Floors, bottom up: internal/zkwire is the protocol (framing, jute
 // records, codes) and imports nothing of the adapter; conn.go is the
 // connection go-zookeeper reads and writes (sniffConn), which carries
-// ejob's own requests and follows go-zookeeper's watches; multitxn.go,
-// multiread.go, recursive.go and sasl.go are the features on it. Every
+// ejob's own requests and follows go-zookeeper's watches, with
+// library.go (its watch table) and peer.go (the handshake's checks);
+// multitxn.go, multiread.go, recursive.go and sasl.go are the features on
+// it, reaching it through its methods and the hooks it calls
+// (TestConnectionFloor keeps the connection's files from naming them). Every
 // reliance on go-zookeeper's internals is listed once, in library.go, with
 // the upstream issue it works around and the test that pins it.
 //
