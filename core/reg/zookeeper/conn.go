@@ -174,16 +174,6 @@ func openLocked(ch chan struct{}) bool {
 	}
 }
 
-// isOpen reports whether ch is closed.
-func isOpen(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
-}
-
 func (s *sniffConn) Read(p []byte) (int, error) {
 	if s.auth != nil && !s.rd.authed {
 		s.rd.authed = true

@@ -54,8 +54,10 @@ func TestReaderDoesNotWaitForBlockedWriter(t *testing.T) {
 	if cr, ok := parseConnectResponse(got[4:]); !ok || cr.id != 7 {
 		t.Fatalf("connect response %x handed over as %+v", got, cr)
 	}
-	if isOpen(sc.ready) {
+	select {
+	case <-sc.ready:
 		t.Fatal("the connection opened to ejob's requests before go-zookeeper's setAuth was written")
+	default:
 	}
 
 	// The server reads again: the blocked write goes through.
