@@ -67,3 +67,54 @@ func TestReaderDoesNotWaitForBlockedWriter(t *testing.T) {
 	}
 	_ = sc.Close()
 }
+
+// A connection that renews a session go-zookeeper holds watches for is
+// held, and checks go-zookeeper's first setWatches against the watch table,
+// reporting a difference; one that is not held (no watches to re-set) does
+// not check.
+func TestSetWatchesCheckedWhenHeld(t *testing.T) {
+	for _, held := range []bool{false, true} {
+		client, server := net.Pipe()
+		go func() { _, _ = io.Copy(io.Discard, server) }()
+		lib := newLibWatches()
+		lib.session(7)
+		if held {
+			lib.replied(stdReq{path: "/a", op: zkwire.OpGetData}, 0)
+		}
+		sc := newSniffConn(client, "test", lib)
+		sc.report = func(sessionCreds) {}
+		sc.closeHook = func(net.Conn) {}
+		resp := zkwire.W{}
+		resp.Int32(0)
+		resp.Int32(4000)
+		resp.Int64(7) // the session of the table
+		resp.Buffer(make([]byte, 16))
+		sc.connectResponse(resp.B)
+		sc.st.writes = 1 // past the connect request
+		var deviated []string
+		sc.deviation = func(what string) { deviated = append(deviated, what) }
+
+		// setWatches{relativeZxid, dataWatches [/b], existWatches [], childWatches []}
+		w := zkwire.W{}
+		w.Int32(-8)
+		w.Int32(zkwire.OpSetWatches)
+		w.Int64(0)
+		w.Int32(1)
+		w.String("/b")
+		w.Int32(0)
+		w.Int32(0)
+		if _, err := sc.Write(zkwire.WithLength(w.B)); err != nil {
+			t.Fatal(err)
+		}
+		if want := map[bool]int{false: 0, true: 1}[held]; len(deviated) != want {
+			t.Errorf("held %v: deviations %q, want %d", held, deviated, want)
+		}
+		select {
+		case <-sc.setWatches:
+		default:
+			t.Errorf("held %v: setWatches written but its gate is shut", held)
+		}
+		_ = sc.Close()
+		_ = server.Close()
+	}
+}
