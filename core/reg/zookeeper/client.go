@@ -264,7 +264,7 @@ func (c *Client) zkDialer(network, address string, timeout time.Duration) (net.C
 	sc.isHTTP = func() bool { return probeHTTP(c.closeCtx, c.dial, address, probeTimeout) }
 	sc.report, sc.closeHook, sc.heard = c.setCreds, c.forget, c.heard
 	sc.needAuthFrame = c.cfg.Digest != ""
-	sc.rec = c.rec
+	sc.route = c.rec.notification
 	sc.deviation = c.libDeviation
 	sc.wroteSetWatches = func() { c.setWatchesSent.Add(1) }
 	if c.sasl != nil {

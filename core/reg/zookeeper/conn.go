@@ -27,6 +27,18 @@ type sessionCreds struct {
 	timeoutMs int32
 }
 
+const (
+	// ejob's xids (Client.ownXid): negative, so none of go-zookeeper's (1
+	// and up), and far below the ones ZooKeeper reserves (-1 watch events,
+	// -2 pings, -4 auth, -8 set watches) and the SASL exchange's -16.
+	ownXidTop = -1 << 20
+	ownXids   = 1 << 30
+)
+
+// isOwnXid reports whether a reply is to one of ejob's requests, which
+// the connection keeps from go-zookeeper.
+func isOwnXid(xid int32) bool { return xid <= ownXidTop && xid > ownXidTop-ownXids }
+
 // sniffConn is go-zookeeper's connection, with ejob's own traffic mixed
 // in. It parses the first frame the server sends (the connect response)
 // into sessionCreds. With auth set, it reads the whole connect response
@@ -42,6 +54,11 @@ type sessionCreds struct {
 // (library.go) and route notifications to recursive watches
 // (recursive.go). Every reliance on go-zookeeper's internals is named in
 // library.go.
+//
+// Its state has three owners (see the package doc for why not one
+// goroutine): the fields above rd are set before go-zookeeper's first call
+// and only read after; rd is the reading goroutine's alone; st is shared,
+// under mu. wmu orders frames on the wire and guards nothing.
 type sniffConn struct {
 	net.Conn
 	addr      string
@@ -70,87 +87,123 @@ type sniffConn struct {
 	// its setAuth (the digest) on this connection, so the server checks
 	// them with the credentials go-zookeeper's requests have.
 	needAuthFrame bool
+	// lib follows go-zookeeper's one-shot watches (library.go); route,
+	// when set, hears each watch notification before go-zookeeper and
+	// reports whether go-zookeeper gets it (recursive watches,
+	// recursive.go).
+	// deviation, when set, hears of go-zookeeper behaving otherwise than
+	// library.go describes; wroteSetWatches, when set, hears of each
+	// setWatches frame written.
+	lib             *libWatches
+	route           func(sc *sniffConn, typ int32, path string) bool
+	deviation       func(what string)
+	wroteSetWatches func()
 
-	mu      sync.Mutex
-	authed  bool   // auth ran (only go-zookeeper's reader reads)
+	// rd is the reader's: only the goroutine in Read touches it.
+	rd readerState
+
+	// wmu is the wire: held across the write of one frame, so frames go
+	// out whole and in the order their hooks saw them. It guards no state.
+	wmu sync.Mutex
+
+	// mu guards st, the state the reader, the writers and the deadline
+	// setters share. Lock order: wmu, then mu; mu is a leaf (nothing is
+	// called, locked, read or written on the socket while it is held).
+	mu sync.Mutex
+	st connState
+
+	// ready opens when ejob's requests may be sent, done when the
+	// connection failed or closed, setWatches once go-zookeeper wrote its
+	// setWatches. Each is closed once, under mu (openLocked).
+	ready, done, setWatches chan struct{}
+}
+
+// readerState is what only the reading goroutine (go-zookeeper's, in Read)
+// touches: no lock.
+type readerState struct {
+	authed  bool   // auth ran
 	framed  bool   // the connect response was read
 	pending []byte // bytes of the current frame go-zookeeper has not read yet
 	br      *bufio.Reader
-	readDL  time.Time // go-zookeeper's read deadline, restored after auth
+	sessID  int64 // from a valid connect response; 0 before or when expired
+	// hold: go-zookeeper's frames wait for its setWatches (the lastZxid
+	// race, library.go).
+	hold bool
+}
+
+// connState is a connection's shared state, guarded by sniffConn.mu.
+type connState struct {
+	// go-zookeeper's deadlines: readDL is restored after the handshake
+	// and SASL, readFor is how far go-zookeeper sets it ahead (for
+	// extendReadDeadline); writeDL bounds the connect request.
+	readDL  time.Time
 	readFor time.Duration
 	writeDL time.Time
-	sessID  atomic.Int64 // from a valid connect response; 0 before or when expired
 
-	wmu         sync.Mutex // one frame at a time on the wire
-	writes      int        // go-zookeeper's writes so far (guarded by wmu)
-	authWritten bool       // guarded by wmu
-	sessionUp   bool       // guarded by mu
-	saslDone    bool       // guarded by mu
+	writes      int  // go-zookeeper's writes so far
+	authWritten bool // go-zookeeper wrote its setAuth
+	sessionUp   bool // a connect response established or renewed a session
+	saslDone    bool // auth ran (or there is none)
+	held        bool // the connection was held (rd.hold), for the writer
 
-	ready *latch // ejob's requests may be sent
-	done  *latch // the connection failed or closed
-
-	// The connection's tables, guarded by tabMu: waiters are ejob's
-	// requests in flight, by xid; stdReqs go-zookeeper's watching reads in
-	// flight, by xid; recWritten the paths ejob's addWatch was written for.
-	// lib follows go-zookeeper's one-shot watches (library.go); rec, when
-	// set, routes watch notifications to recursive watches (recursive.go);
-	// setWatches opens once go-zookeeper wrote its setWatches.
-	tabMu      sync.Mutex
+	// waiters are ejob's requests in flight, by xid; stdReqs
+	// go-zookeeper's watching reads in flight, by xid; recWritten the paths
+	// ejob's addWatch was written for.
 	waiters    map[int32]waiter
 	stdReqs    map[int32]stdReq
 	recWritten map[string]bool
-	lib        *libWatches
-	rec        *recursive
-	setWatches *latch
-	// hold: go-zookeeper's frames wait for its setWatches (the lastZxid
-	// race, library.go); only its reader reads it. held tells the writer
-	// the connection was held. deviation, when set, hears of go-zookeeper
-	// behaving otherwise than library.go describes;
-	// wroteSetWatches, when set, hears of each setWatches frame written.
-	hold            bool
-	held            atomic.Bool
-	deviation       func(what string)
-	wroteSetWatches func()
 }
 
 func newSniffConn(conn net.Conn, addr string, lib *libWatches) *sniffConn {
 	return &sniffConn{
-		Conn: conn, addr: addr, ready: newLatch(), done: newLatch(), waiters: map[int32]waiter{},
-		lib: lib, stdReqs: map[int32]stdReq{}, recWritten: map[string]bool{}, setWatches: newLatch(),
+		Conn: conn, addr: addr, lib: lib,
+		ready: make(chan struct{}), done: make(chan struct{}), setWatches: make(chan struct{}),
+		st: connState{waiters: map[int32]waiter{}, stdReqs: map[int32]stdReq{}, recWritten: map[string]bool{}},
+	}
+}
+
+// openLocked closes ch unless it is closed and reports whether this call
+// did. Caller holds s.mu.
+func openLocked(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return false
+	default:
+		close(ch)
+		return true
 	}
 }
 
 func (s *sniffConn) Read(p []byte) (int, error) {
-	if s.auth != nil && !s.authed {
-		s.authed = true
+	if s.auth != nil && !s.rd.authed {
+		s.rd.authed = true
 		if err := s.authenticate(); err != nil {
 			s.shut()
 			return 0, err
 		}
 	}
-	for len(s.pending) == 0 {
-		if s.br == nil {
-			s.br = bufio.NewReaderSize(s.Conn, 64<<10)
+	for len(s.rd.pending) == 0 {
+		if s.rd.br == nil {
+			s.rd.br = bufio.NewReaderSize(s.Conn, 64<<10)
 		}
-		if !s.framed {
-			f, err := s.handshake(s.br)
+		if !s.rd.framed {
+			f, err := s.handshake(s.rd.br)
 			if err != nil {
 				s.shut()
 				return 0, err
 			}
-			s.framed = true
+			s.rd.framed = true
 			s.connectResponse(f)
 			s.attemptDone(nil)
-			s.pending = zkwire.WithLength(f)
+			s.rd.pending = zkwire.WithLength(f)
 			break
 		}
-		f, err := zkwire.ReadFrameMax(s.br, zkwire.MaxFrame)
+		f, err := zkwire.ReadFrameMax(s.rd.br, zkwire.MaxFrame)
 		if err != nil {
 			s.shut()
 			return 0, err
 		}
-		if id := s.sessID.Load(); id != 0 && s.heard != nil {
+		if id := s.rd.sessID; id != 0 && s.heard != nil {
 			s.heard(id)
 		}
 		if xid := zkwire.Xid(f); isOwnXid(xid) {
@@ -160,20 +213,20 @@ func (s *sniffConn) Read(p []byte) (int, error) {
 		}
 		// Before incoming: the watch table must match go-zookeeper's
 		// until its setWatches is written.
-		if s.hold && zxidHold(f) {
+		if s.rd.hold && zxidHold(f) {
 			if err := s.awaitSetWatches(); err != nil {
 				return 0, err
 			}
-			s.hold = false
+			s.rd.hold = false
 		}
 		if !s.incoming(f) {
 			s.extendReadDeadline() // a notification only ejob wanted
 			continue
 		}
-		s.pending = zkwire.WithLength(f)
+		s.rd.pending = zkwire.WithLength(f)
 	}
-	n := copy(p, s.pending)
-	s.pending = s.pending[n:]
+	n := copy(p, s.rd.pending)
+	s.rd.pending = s.rd.pending[n:]
 	return n, nil
 }
 
@@ -182,8 +235,8 @@ func (s *sniffConn) Read(p []byte) (int, error) {
 // replies never times out go-zookeeper's read.
 func (s *sniffConn) extendReadDeadline() {
 	s.mu.Lock()
-	d := s.readFor
-	zero := s.readDL.IsZero()
+	d := s.st.readFor
+	zero := s.st.readDL.IsZero()
 	s.mu.Unlock()
 	if !zero && d > 0 {
 		_ = s.Conn.SetReadDeadline(time.Now().Add(d))
@@ -197,16 +250,16 @@ func (s *sniffConn) authenticate() error {
 	if err != nil {
 		return err
 	}
-	s.framed = true
+	s.rd.framed = true
 	s.connectResponse(f)
-	if s.sessID.Load() != 0 {
+	if s.rd.sessID != 0 {
 		if s.att != nil {
 			s.att.begin(s.addr, phaseSASL)
 		}
 		_ = s.Conn.SetDeadline(time.Now().Add(s.authTimeout))
 		err := s.auth(s.Conn)
 		s.mu.Lock()
-		rd, wd := s.readDL, s.writeDL
+		rd, wd := s.st.readDL, s.st.writeDL
 		s.mu.Unlock()
 		_ = s.Conn.SetReadDeadline(rd)
 		_ = s.Conn.SetWriteDeadline(wd)
@@ -217,10 +270,10 @@ func (s *sniffConn) authenticate() error {
 	}
 	s.attemptDone(nil)
 	s.mu.Lock()
-	s.saslDone = true
+	s.st.saslDone = true
+	s.readyLocked()
 	s.mu.Unlock()
-	s.maybeReady()
-	s.pending = zkwire.WithLength(f)
+	s.rd.pending = zkwire.WithLength(f)
 	return nil
 }
 
@@ -230,7 +283,7 @@ func (s *sniffConn) authenticate() error {
 // word and speaks TLS is named as such.
 func (s *sniffConn) handshake(r io.Reader) ([]byte, error) {
 	s.mu.Lock()
-	rd := s.readDL
+	rd := s.st.readDL
 	s.mu.Unlock()
 	_ = s.Conn.SetReadDeadline(earliest(rd, s.handshakeBy))
 	var httpPeer atomic.Bool
@@ -298,9 +351,9 @@ func earliest(dl, bound time.Time) time.Time {
 // deadlines, which authenticate replaces for the exchange.
 func (s *sniffConn) SetDeadline(t time.Time) error {
 	s.mu.Lock()
-	s.readDL, s.writeDL = t, t
+	s.st.readDL, s.st.writeDL = t, t
 	if !t.IsZero() {
-		s.readFor = time.Until(t)
+		s.st.readFor = time.Until(t)
 	}
 	s.mu.Unlock()
 	return s.Conn.SetDeadline(t)
@@ -308,9 +361,9 @@ func (s *sniffConn) SetDeadline(t time.Time) error {
 
 func (s *sniffConn) SetReadDeadline(t time.Time) error {
 	s.mu.Lock()
-	s.readDL = t
+	s.st.readDL = t
 	if !t.IsZero() {
-		s.readFor = time.Until(t)
+		s.st.readFor = time.Until(t)
 	}
 	s.mu.Unlock()
 	return s.Conn.SetReadDeadline(t)
@@ -318,7 +371,7 @@ func (s *sniffConn) SetReadDeadline(t time.Time) error {
 
 func (s *sniffConn) SetWriteDeadline(t time.Time) error {
 	s.mu.Lock()
-	s.writeDL = t
+	s.st.writeDL = t
 	s.mu.Unlock()
 	return s.Conn.SetWriteDeadline(t)
 }
@@ -331,24 +384,22 @@ func (s *sniffConn) SetWriteDeadline(t time.Time) error {
 // connection, and go-zookeeper reconnects as after any other drop.
 func (s *sniffConn) Write(p []byte) (int, error) {
 	s.wmu.Lock()
-	s.writes++
+	s.mu.Lock()
+	s.st.writes++
+	first := s.st.writes == 1
+	wd := s.st.writeDL
+	s.mu.Unlock()
 	// The first write is the connect request, which has no request header.
-	setAuth := s.writes > 1 && len(p) >= 12 && int32(binary.BigEndian.Uint32(p[8:])) == zkwire.OpSetAuth
-	if s.writes > 1 {
+	setAuth := !first && len(p) >= 12 && int32(binary.BigEndian.Uint32(p[8:])) == zkwire.OpSetAuth
+	if !first {
 		s.outgoing(p)
 	}
-	if s.writes == 1 && !s.handshakeBy.IsZero() {
-		s.mu.Lock()
-		wd := s.writeDL
-		s.mu.Unlock()
+	if first && !s.handshakeBy.IsZero() {
 		_ = s.Conn.SetWriteDeadline(earliest(wd, s.handshakeBy))
 	}
 	n, err := s.Conn.Write(p)
-	if s.writes == 1 && err != nil {
+	if first && err != nil {
 		s.attemptDone(&HandshakeError{Server: s.addr, Err: fmt.Errorf("send the connect request: %w", err)})
-	}
-	if setAuth && err == nil {
-		s.authWritten = true
 	}
 	s.wmu.Unlock()
 	if err != nil {
@@ -357,9 +408,15 @@ func (s *sniffConn) Write(p []byte) (int, error) {
 			_ = s.Conn.Close()
 			return len(p), nil
 		}
+		return n, err
 	}
-	s.maybeReady()
-	return n, err
+	if setAuth {
+		s.mu.Lock()
+		s.st.authWritten = true
+		s.readyLocked()
+		s.mu.Unlock()
+	}
+	return n, nil
 }
 
 func (s *sniffConn) Close() error {
@@ -374,7 +431,7 @@ func (s *sniffConn) Close() error {
 // deviates from what library.go relies on, and its reader goes on.
 func (s *sniffConn) awaitSetWatches() error {
 	s.mu.Lock()
-	dl := s.readDL
+	dl := s.st.readDL
 	s.mu.Unlock()
 	var expired <-chan time.Time
 	if !dl.IsZero() {
@@ -383,8 +440,8 @@ func (s *sniffConn) awaitSetWatches() error {
 		expired = t.C
 	}
 	select {
-	case <-s.setWatches.C():
-	case <-s.done.C():
+	case <-s.setWatches:
+	case <-s.done:
 		return fmt.Errorf("read from %s: %w", s.addr, net.ErrClosed)
 	case <-expired:
 		s.deviate("go-zookeeper holds watches but wrote no setWatches by its read deadline")
@@ -400,7 +457,10 @@ func (s *sniffConn) setWatchesWritten(p []byte) {
 	if s.wroteSetWatches != nil {
 		s.wroteSetWatches()
 	}
-	if !s.setWatches.open() || !s.held.Load() {
+	s.mu.Lock()
+	first, held := openLocked(s.setWatches), s.st.held
+	s.mu.Unlock()
+	if !first || !held {
 		return
 	}
 	got, ok := setWatchesPaths(p)
@@ -431,7 +491,7 @@ func (s *sniffConn) deviate(what string) {
 	}
 }
 
-// connectResponse parses the connect response frame.
+// connectResponse parses the connect response frame (on the reader).
 func (s *sniffConn) connectResponse(f []byte) {
 	cr, ok := parseConnectResponse(f)
 	if !ok {
@@ -445,20 +505,22 @@ func (s *sniffConn) connectResponse(f []byte) {
 	}
 	s.lib.session(id)
 	// go-zookeeper re-sets the watches of a session it holds (library.go).
-	s.hold = id != 0 && s.lib.any()
-	s.held.Store(s.hold)
+	s.rd.hold = id != 0 && s.lib.any()
+	s.mu.Lock()
+	s.st.held = s.rd.hold
+	s.mu.Unlock()
 	if cr.id != 0 && cr.timeoutMs > 0 {
-		s.sessID.Store(cr.id)
+		s.rd.sessID = cr.id
 		if s.heard != nil {
 			s.heard(cr.id)
 		}
 		s.mu.Lock()
-		s.sessionUp = true
+		s.st.sessionUp = true
 		if s.auth == nil {
-			s.saslDone = true
+			s.st.saslDone = true
 		}
+		s.readyLocked()
 		s.mu.Unlock()
-		s.maybeReady()
 	}
 }
 
@@ -468,32 +530,20 @@ func parseConnectResponse(b []byte) (sessionCreds, bool) {
 	return sessionCreds{id: r.SessionID, passwd: r.Passwd, timeoutMs: r.TimeoutMs}, ok
 }
 
-// maybeReady opens the connection to ejob's requests once it carries an
-// authenticated session.
-func (s *sniffConn) maybeReady() {
-	if s.ready.isOpen() {
-		return
+// readyLocked opens the connection to ejob's requests once it carries an
+// authenticated session (and, with a digest, go-zookeeper wrote its
+// setAuth). Caller holds s.mu.
+func (s *sniffConn) readyLocked() {
+	if s.st.sessionUp && s.st.saslDone && (s.st.authWritten || !s.needAuthFrame) {
+		openLocked(s.ready)
 	}
-	s.mu.Lock()
-	ok := s.sessionUp && s.saslDone
-	s.mu.Unlock()
-	if !ok {
-		return
-	}
-	if s.needAuthFrame {
-		s.wmu.Lock()
-		ok = s.authWritten
-		s.wmu.Unlock()
-		if !ok {
-			return
-		}
-	}
-	s.ready.open()
 }
 
 // shut fails every request in flight: the connection is gone.
 func (s *sniffConn) shut() {
-	s.done.open()
+	s.mu.Lock()
+	openLocked(s.done)
+	s.mu.Unlock()
 }
 
 // waiter is one of ejob's requests in flight.
@@ -507,10 +557,10 @@ type waiter struct {
 
 // deliver hands a reply to its waiter (none: the caller gave up).
 func (s *sniffConn) deliver(xid int32, frame []byte) {
-	s.tabMu.Lock()
-	w, ok := s.waiters[xid]
-	delete(s.waiters, xid)
-	s.tabMu.Unlock()
+	s.mu.Lock()
+	w, ok := s.st.waiters[xid]
+	delete(s.st.waiters, xid)
+	s.mu.Unlock()
 	if ok {
 		if w.onReply != nil {
 			w.onReply(frame)
@@ -533,8 +583,8 @@ func (s *sniffConn) roundTripHooks(xid int32, body []byte, wait time.Duration, c
 	t := time.NewTimer(wait)
 	defer t.Stop()
 	select {
-	case <-s.ready.C():
-	case <-s.done.C():
+	case <-s.ready:
+	case <-s.done:
 		return nil, zk.ErrConnectionClosed
 	case <-closing:
 		return nil, zk.ErrClosing
@@ -542,13 +592,13 @@ func (s *sniffConn) roundTripHooks(xid int32, body []byte, wait time.Duration, c
 		return nil, fmt.Errorf("connection not ready within %v: %w", wait, zk.ErrConnectionClosed)
 	}
 	ch := make(chan []byte, 1)
-	s.tabMu.Lock()
-	s.waiters[xid] = waiter{ch: ch, onReply: onReply}
-	s.tabMu.Unlock()
+	s.mu.Lock()
+	s.st.waiters[xid] = waiter{ch: ch, onReply: onReply}
+	s.mu.Unlock()
 	defer func() {
-		s.tabMu.Lock()
-		delete(s.waiters, xid)
-		s.tabMu.Unlock()
+		s.mu.Lock()
+		delete(s.st.waiters, xid)
+		s.mu.Unlock()
 	}()
 	frame := binary.BigEndian.AppendUint32(make([]byte, 0, 8+len(body)), uint32(4+len(body)))
 	frame = binary.BigEndian.AppendUint32(frame, uint32(xid))
@@ -570,7 +620,7 @@ func (s *sniffConn) roundTripHooks(xid int32, body []byte, wait time.Duration, c
 	select {
 	case f := <-ch:
 		return f, nil
-	case <-s.done.C():
+	case <-s.done:
 		// A reply read before the connection failed still counts: a server
 		// without multiRead answers UNIMPLEMENTED and then closes the
 		// connection (its UnimplementedRequestProcessor).
@@ -616,23 +666,23 @@ func (s *sniffConn) outgoing(p []byte) {
 		return
 	}
 	path := string(p[16:watch])
-	s.tabMu.Lock()
-	s.stdReqs[xid] = stdReq{path: path, op: op}
-	if (op == zkwire.OpGetData || op == zkwire.OpExists) && s.recWritten[path] {
+	s.mu.Lock()
+	s.st.stdReqs[xid] = stdReq{path: path, op: op}
+	if (op == zkwire.OpGetData || op == zkwire.OpExists) && s.st.recWritten[path] {
 		p[watch] = 0
 	}
-	s.tabMu.Unlock()
+	s.mu.Unlock()
 }
 
 // noteAddWatch records that an addWatch for path was written on s (ok),
 // or refused.
 func (s *sniffConn) noteAddWatch(path string, ok bool) {
-	s.tabMu.Lock()
-	defer s.tabMu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if ok {
-		s.recWritten[path] = true
+		s.st.recWritten[path] = true
 	} else {
-		delete(s.recWritten, path)
+		delete(s.st.recWritten, path)
 	}
 }
 
@@ -647,10 +697,10 @@ func (s *sniffConn) incoming(f []byte) bool {
 	xid := int32(binary.BigEndian.Uint32(f))
 	if xid != zkwire.XidNotification {
 		if xid > 0 {
-			s.tabMu.Lock()
-			req, ok := s.stdReqs[xid]
-			delete(s.stdReqs, xid)
-			s.tabMu.Unlock()
+			s.mu.Lock()
+			req, ok := s.st.stdReqs[xid]
+			delete(s.st.stdReqs, xid)
+			s.mu.Unlock()
 			if ok {
 				s.lib.replied(req, zkwire.ReplyCode(f))
 			}
@@ -665,7 +715,7 @@ func (s *sniffConn) incoming(f []byte) bool {
 	if j.Err != nil {
 		return true
 	}
-	if s.rec != nil && !s.rec.notification(s, typ, path) {
+	if s.route != nil && !s.route(s, typ, path) {
 		return false
 	}
 	s.lib.fire(typ, path)
@@ -727,34 +777,5 @@ func closeSessionAs(ctx context.Context, dial func(ctx context.Context, network,
 		if len(f) >= 4 && zkwire.Xid(f) == 1 {
 			return nil
 		}
-	}
-}
-
-// latch is a one-way gate: closed once, waited on by any number.
-type latch struct {
-	once sync.Once
-	ch   chan struct{}
-}
-
-func newLatch() *latch { return &latch{ch: make(chan struct{})} }
-
-// open opens l and reports whether this call did.
-func (l *latch) open() (first bool) {
-	l.once.Do(func() {
-		first = true
-		close(l.ch)
-	})
-	return first
-}
-
-// C is closed once l is open.
-func (l *latch) C() <-chan struct{} { return l.ch }
-
-func (l *latch) isOpen() bool {
-	select {
-	case <-l.ch:
-		return true
-	default:
-		return false
 	}
 }

@@ -43,13 +43,13 @@ func TestHeldConnectionWithoutSetWatches(t *testing.T) {
 	for _, fail := range []bool{false, true} {
 		client, server := net.Pipe()
 		sc := newSniffConn(client, "test", newLibWatches())
-		sc.framed, sc.hold = true, true
+		sc.rd.framed, sc.rd.hold = true, true
 		var deviated []string
 		sc.deviation = func(what string) { deviated = append(deviated, what) }
 		if fail {
 			sc.shut()
 		} else {
-			sc.readDL = time.Now().Add(50 * time.Millisecond) // go-zookeeper's, not the pipe's
+			sc.st.readDL = time.Now().Add(50 * time.Millisecond) // go-zookeeper's, not the pipe's
 		}
 		reply := binary.BigEndian.AppendUint32(nil, 5)
 		reply = binary.BigEndian.AppendUint64(reply, 9)

@@ -26,6 +26,14 @@ import (
 //     callback hears a new session state synchronously on the loop
 //     goroutine right after it read the connect response (Client.onEvent).
 //     TestSASLDigestMD5, TestSuite's session tests.
+//   - Its reads. One goroutine reads at a time (the loop goroutine the
+//     connect response, then recvLoop), a whole frame before it asks for
+//     the next; recvLoop sets a read deadline of its receive timeout before
+//     each frame and clears it after, and a read that times out is how it
+//     notices a server gone silent. The connection intercepts on that
+//     goroutine (sniffConn.rd needs no lock), honours the deadline on the
+//     socket itself, and moves it on for each reply of ejob's it keeps
+//     (extendReadDeadline). TestHeldConnectionWithoutSetWatches.
 //   - Its reconnect pause: it sleeps a second whenever the HostProvider
 //     reports it has tried every server (hostProvider).
 //   - A failed setAuth write (go-zookeeper/zk#163). After a reconnect,

@@ -22,12 +22,6 @@ import (
 // -1}. go-zookeeper v1.0.4 has no API for it, so ejob writes it on
 // go-zookeeper's connection itself (sniffConn) with xids of its own.
 const (
-	// ejob's xids: negative, so none of go-zookeeper's (1 and up), and
-	// far below the ones ZooKeeper reserves (-1 watch events, -2 pings,
-	// -4 auth, -8 set watches) and the SASL exchange's -16.
-	ownXidTop = -1 << 20
-	ownXids   = 1 << 30
-
 	// multiReadOps is how many ops one multiRead request carries, and
 	// multiReadInFlight how many requests one MultiRead has in flight. A
 	// request costs the server about a plain read plus ~2 µs per op
@@ -42,8 +36,6 @@ const (
 // connection, so the first request against it costs one reconnection (the
 // session survives it).
 var errUnimplemented = fmt.Errorf("zookeeper: the server answered UNIMPLEMENTED (multiRead and addWatch need ZooKeeper 3.6+): %w", reg.ErrUnimplemented)
-
-func isOwnXid(xid int32) bool { return xid <= ownXidTop && xid > ownXidTop-ownXids }
 
 // ownXid is the xid of ejob's next request of its own (see isOwnXid).
 func (c *Client) ownXid() int32 { return int32(ownXidTop - c.xid.Add(1)%ownXids) }

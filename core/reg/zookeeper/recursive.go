@@ -259,9 +259,9 @@ func (c *Client) rearm(sc *sniffConn) {
 			// the comment at the top).
 			t := time.NewTimer(ms(c.cfg.ConnectionTimeoutMilliseconds))
 			select {
-			case <-sc.setWatches.C():
+			case <-sc.setWatches:
 			case <-t.C:
-			case <-sc.done.C():
+			case <-sc.done:
 			case <-c.closing:
 			}
 			t.Stop()

@@ -26,7 +26,7 @@ func TestNotificationRouting(t *testing.T) {
 		mu.Unlock()
 	}}
 	sc, other := newSniffConn(nil, "", r.lib), newSniffConn(nil, "", r.lib)
-	sc.rec, other.rec = r, r
+	sc.route, other.route = r.notification, r.notification
 
 	// Before any recursive watch, everything goes to go-zookeeper.
 	if !sc.incoming(notificationFrame(zkwire.EventNodeDataChanged, "/ns/x")) {
@@ -132,7 +132,7 @@ func replyFrame(xid, code int32) []byte {
 func TestOneShotOnRecursivePathIsNotSentToTheServer(t *testing.T) {
 	r := newRecursive("", newLibWatches())
 	sc := newSniffConn(nil, "", r.lib)
-	sc.rec = r
+	sc.route = r.notification
 	sc.noteAddWatch("/a", true)
 	same, below := getDataFrame(5, "/a", true), getDataFrame(6, "/a/b", true)
 	sc.outgoing(same)
