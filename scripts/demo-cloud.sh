@@ -92,6 +92,15 @@ call() {
 	curl -s -X "$method" "$api$path" -H "Access-Token: ${token:-}" -H 'Content-Type: application/json' ${body:+-d "$body"} | sed 's/^/   /'
 	echo
 }
+# placed waits (up to 10 s) until the scheduler has seen every running
+# item on its node: its next poll of the launcher after the pods start.
+placed() {
+	for _ in $(seq 50); do
+		curl -s "$api/api/job/tasks/running" -H "Access-Token: $token" |
+			jq -e '(.model | length > 0) and all(.model[]; .slaveId != "unassigned-slave" and .state == "running")' >/dev/null && return
+		sleep 0.2
+	done
+}
 echo "== logging in"
 echo "\$ TOKEN=\$(curl -s -X POST $api/api/login -d '{\"username\":\"admin\",\"password\":\"...\"}' | jq -r .model.accessToken)"
 token=$(curl -s -X POST "$api/api/login" -H 'Content-Type: application/json' \
@@ -107,6 +116,7 @@ echo "== what the items report"
 sed 's/^/   /' "$dir/runs.txt"
 echo "== which pod runs which item"
 $kubectl get pods -l ejob.io/job=demo -o wide | sed 's/^/   /'
+placed
 call GET /api/job/tasks/running
 
 victim=$(sed -n 's/.* ran on \(node-[0-9]*\),.*/\1/p' "$dir/runs.txt" | head -1)
@@ -134,6 +144,7 @@ for _ in $(seq 900); do
 done
 grep -q '@-@FAILOVER@-@' "$dir/runs.txt" || { echo "demo: no failover within 3 minutes; scheduler log:" >&2; tail -40 "$dir/cloud.log" >&2; exit 1; }
 echo "== the failover task runs (type FAILOVER)"
+placed
 call GET /api/job/tasks/running
 echo "== what the items report now"
 sed 's/^/   /' "$dir/runs.txt"

@@ -72,8 +72,8 @@ func Handler(srv *httpapi.Server) (http.Handler, error) {
 }
 
 // CloudHandler is httpapi.Options.Console on `ejob cloud`: the same shell
-// and login with the cloud scheduler's pages (apps, cloud jobs, tasks)
-// instead of a namespace's.
+// and login with the cloud scheduler's pages (apps, cloud jobs, tasks,
+// statistics) instead of a namespace's.
 func CloudHandler(srv *httpapi.Server) (http.Handler, error) {
 	c, err := New(srv)
 	if err != nil {

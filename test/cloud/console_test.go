@@ -145,3 +145,58 @@ func TestConsoleTasksWaitingForRoom(t *testing.T) {
 		  return rows.length === 2 && rows.some((r) => r.includes('running')) &&
 		    rows.some((r) => r.includes('ready') && r.includes('Insufficient resources: needs cpu 0.6')); })()`)
 }
+
+// TestConsoleStatistics: with elasticjob.tracing the statistics page
+// shows the task results of a fire (one item succeeded, one failed) in
+// its cards and, once the leader has written the minute rows, in its
+// charts, and the registered jobs by execution type; without tracing it
+// shows the leader's own counts and, in place of each chart, why the
+// statistics tables are missing.
+func TestConsoleStatistics(t *testing.T) {
+	b := browsertest.Start(t)
+	t.Run("tracing", func(t *testing.T) {
+		e := newEnv(t)
+		e.tracing = true
+		s, c := e.boot()
+		c.must("POST", "/api/job/register", e.jobBody("counted", "app", "TRANSIENT", "", 2, "0=sleep1,1=fail", false, false))
+		c.must("POST", "/api/job/register", e.jobBody("forever", "app", "DAEMON", "0/30 * * * * ?", 1, "0=sleep600", false, false))
+		c.must("POST", "/api/job/trigger", "counted")
+		tab := consoleLogin(t, b, s.base, "guest", "/statistics")
+		tab.Eventually(30*time.Second, "today's results counting both items",
+			`(() => { const c = document.querySelector('#stats-online'); return !!c && +c.dataset.success >= 1 && +c.dataset.failed >= 1; })()`)
+		tab.Eventually(15*time.Second, "the jobs by execution type",
+			`document.querySelector('#stats-jobs .num')?.textContent === '2' && document.querySelector('#stats-transient .num').textContent === '1' && document.querySelector('#stats-daemon .num').textContent === '1'`)
+		// At the start of the next minute the leader writes the minute rows:
+		// the results chart sums them, the running chart has points.
+		tab.Eventually(90*time.Second, "the results chart counting both items",
+			`(() => { const c = document.querySelector('#stats-results-chart'); if (!c || !c.dataset.sums) return false;
+			  const s = JSON.parse(c.dataset.sums); return s.successCount >= 1 && s.failedCount >= 1 && !!c.querySelector('canvas'); })()`)
+		// The registered jobs' row is a day's: it is written when the day
+		// ends, so the chart says it has no row yet.
+		tab.Eventually(30*time.Second, "the running tasks chart, and no registered jobs' row yet",
+			`+(document.querySelector('#stats-running-tasks-chart')?.dataset.points || 0) > 0 &&
+			 document.querySelector('#stats-register')?.textContent.includes('No row yet')`)
+		if n := browsertest.Eval[int](tab, `document.querySelectorAll('#cloud-statistics .missing').length`); n != 0 {
+			t.Errorf("with tracing the statistics page says %d parts are missing: %s", n, tab.Text("#cloud-statistics"))
+		}
+		tab.Screenshot("cloud-statistics")
+	})
+	t.Run("without tracing", func(t *testing.T) {
+		e := newEnv(t)
+		s, c := e.boot()
+		c.must("POST", "/api/job/register", e.jobBody("counted", "app", "TRANSIENT", "", 1, "0=fail", false, false))
+		c.must("POST", "/api/job/trigger", "counted")
+		tab := consoleLogin(t, b, s.base, "guest", "/statistics")
+		tab.Eventually(30*time.Second, "the leader's own count of the failed item",
+			`(() => { const c = document.querySelector('#stats-online'); return !!c && +c.dataset.failed >= 1; })()`)
+		tab.Eventually(15*time.Second, "each chart saying why it is missing",
+			`['#stats-results', '#stats-running-tasks', '#stats-running-jobs', '#stats-register'].every((id) =>
+			  document.querySelector(id + ' .missing')?.textContent.includes('elasticjob.tracing') && !document.querySelector(id + ' canvas'))`)
+		if got := tab.Text("#stats-last-hour"); !strings.Contains(got, "elasticjob.tracing") {
+			t.Errorf("last hour's card without tracing = %q, want the reason naming elasticjob.tracing", got)
+		}
+		if got := tab.Text("#stats-transient"); !strings.Contains(got, "1") {
+			t.Errorf("TRANSIENT jobs card = %q, want 1", got)
+		}
+	})
+}

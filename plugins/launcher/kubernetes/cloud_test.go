@@ -397,3 +397,66 @@ func TestCloudSchedulerOnKubernetes(t *testing.T) {
 		return jobs == 0 && pods == 0
 	})
 }
+
+// TestCloudDaemonFiresOnKubernetes: a DAEMON job's item on a test node,
+// through `ejob cloud` and the launcher plugin, shows in the running tasks
+// as idle until its fire begins, not idle while it runs and idle again
+// after it, and the completed fire counts as a success in today's task
+// results.
+func TestCloudDaemonFiresOnKubernetes(t *testing.T) {
+	if cluster.Skip != "" {
+		t.Skip(cluster.Skip)
+	}
+	out := t.TempDir()
+	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, fireScript)
+	}))
+	t.Cleanup(app.Close)
+	s := startCloudScheduler(t)
+	s.must("POST", "/api/app", fmt.Sprintf(`{"appName":"daemon-app","appURL":%q,"bootstrapScript":%q,"cpuCount":0.1,"memoryMB":16}`, app.URL+"/app.sh", "sh app.sh "+out))
+	s.must("POST", "/api/job/register", `{"jobName":"fires","appName":"daemon-app","jobExecutionType":"DAEMON",
+"cron":"0 0 3 * * ?","shardingTotalCount":1,"cpuCount":0.2,"memoryMB":32}`)
+	t.Cleanup(func() {
+		bg := metav1.DeletePropagationBackground
+		_ = cluster.client.AppsV1().StatefulSets("default").DeleteCollection(context.Background(), metav1.DeleteOptions{PropagationPolicy: &bg},
+			metav1.ListOptions{LabelSelector: LabelJob + "=fires"})
+	})
+	idle := func(want bool) func() bool {
+		return func() bool {
+			var running []struct {
+				Idle    bool   `json:"idle"`
+				SlaveID string `json:"slaveId"`
+				State   string `json:"state"`
+			}
+			_ = json.Unmarshal(s.must("GET", "/api/job/tasks/running", ""), &running)
+			return len(running) == 1 && running[0].State == "running" && running[0].Idle == want
+		}
+	}
+	successes := func() int {
+		var r struct {
+			SuccessCount int `json:"successCount"`
+		}
+		_ = json.Unmarshal(s.must("GET", "/api/job/statistics/tasks/results/online", ""), &r)
+		return r.SuccessCount
+	}
+	step := func(file string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(out, file), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.eventually(120*time.Second, "the item running and idle before its first fire", idle(true))
+	step("begin-0")
+	s.eventually(30*time.Second, "the item not idle while its fire runs", idle(false))
+	if n := successes(); n != 0 {
+		t.Errorf("%d successes counted before the fire completed, want 0", n)
+	}
+	step("end-0")
+	s.eventually(30*time.Second, "the item idle again after its fire", idle(true))
+	s.eventually(30*time.Second, "the completed fire counted as a success", func() bool { return successes() == 1 })
+	s.must("DELETE", "/api/job/fires/deregister", "")
+	s.eventually(120*time.Second, "no pod of the deregistered job", func() bool {
+		ps, err := cluster.client.CoreV1().Pods("default").List(context.Background(), metav1.ListOptions{LabelSelector: LabelJob + "=fires"})
+		return err == nil && len(ps.Items) == 0
+	})
+}

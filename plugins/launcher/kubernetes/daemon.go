@@ -88,6 +88,7 @@ func (l *Launcher) DaemonStatus(ctx context.Context, jobName string) (FireStatus
 	}
 	st := FireStatus{Name: name}
 	st.Items = daemonItems(set, pods.Items, nodes)
+	l.fillFires(ctx, name, st.Items, pods.Items)
 	return st, nil
 }
 

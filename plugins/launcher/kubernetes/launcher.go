@@ -104,6 +104,7 @@ type Launcher struct {
 	helperImage string
 	cacheDir    string
 	log         hclog.Logger
+	fires       fireReports
 }
 
 // New connects to the cluster of cfg.
@@ -427,7 +428,26 @@ func (l *Launcher) podTemplate(f Fire, items []int, name string, restart corev1.
 		main.VolumeMounts = []corev1.VolumeMount{vol}
 		pod.Containers[0] = main
 	}
+	if restart == corev1.RestartPolicyAlways {
+		addFiresContainer(&pod, l.helperImage)
+	}
 	return corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: lbl, Annotations: ann}, Spec: pod}
+}
+
+// addFiresContainer gives a DAEMON pod its fire log (EJOB_FIRE_LOG in the
+// item container, on an emptyDir volume) and the fires container that
+// reports it.
+func addFiresContainer(pod *corev1.PodSpec, image string) {
+	mount := corev1.VolumeMount{Name: firesVolume, MountPath: firesMount}
+	env := corev1.EnvVar{Name: "EJOB_FIRE_LOG", Value: fireLogPath}
+	pod.Volumes = append(pod.Volumes, corev1.Volume{Name: firesVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+	item := &pod.Containers[0]
+	item.Env = append(item.Env, env)
+	item.VolumeMounts = append(item.VolumeMounts, mount)
+	pod.Containers = append(pod.Containers, corev1.Container{
+		Name: firesContainer, Image: image, Command: []string{"sh", "-c", firesScript, "ejob-fires"},
+		Env: []corev1.EnvVar{env}, VolumeMounts: []corev1.VolumeMount{mount},
+	})
 }
 
 // lostTolerations keep a pod on a node that is not ready or unreachable

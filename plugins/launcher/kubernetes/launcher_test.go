@@ -458,14 +458,9 @@ func await(t *testing.T, within time.Duration, what string, cond func() bool) {
 	}
 }
 
-// TestDaemonReshardedFrom2To3: a DAEMON job runs as a StatefulSet, one
-// long-running process per item; launched again with 3 items instead of
-// 2, every item runs with the new count and no process of the old count
-// is left; stopping the job ends them all.
-func TestDaemonReshardedFrom2To3(t *testing.T) {
-	l := newLauncher(t)
-	out := t.TempDir()
-	f := testFire(t, serveApp(t, appTarGz(t, recordScript)), out, 600, 2)
+// launchDaemon launches f as a DAEMON job, stopped when the test ends.
+func launchDaemon(t *testing.T, l *Launcher, f Fire) {
+	t.Helper()
 	ctx := context.Background()
 	t.Cleanup(func() {
 		if err := l.StopJob(ctx, f.JobName); err != nil {
@@ -475,6 +470,18 @@ func TestDaemonReshardedFrom2To3(t *testing.T) {
 	if _, err := l.LaunchDaemon(ctx, f); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestDaemonReshardedFrom2To3: a DAEMON job runs as a StatefulSet, one
+// long-running process per item; launched again with 3 items instead of
+// 2, every item runs with the new count and no process of the old count
+// is left; stopping the job ends them all.
+func TestDaemonReshardedFrom2To3(t *testing.T) {
+	l := newLauncher(t)
+	out := t.TempDir()
+	f := testFire(t, serveApp(t, appTarGz(t, recordScript)), out, 600, 2)
+	ctx := context.Background()
+	launchDaemon(t, l, f)
 	exactly := func(count int) func() bool {
 		return func() bool {
 			live := liveRuns(t, out)
@@ -577,5 +584,61 @@ func TestAppCachePath(t *testing.T) {
 		if _, err := NewWithClient(nil, Config{AppCacheDir: bad}); err == nil {
 			t.Errorf("AppCacheDir %q accepted", bad)
 		}
+	}
+}
+
+// fireScript is a DAEMON item whose fires the test paces (its first
+// argument is the directory $out): fire n begins when $out/begin-n exists
+// and completes when $out/end-n exists, each
+// reported in EJOB_FIRE_LOG (BEGIN, COMPLETE) as upstream's executor
+// reports its fires.
+const fireScript = `#!/bin/sh
+out=$1
+n=0
+while :; do
+	while [ ! -e "$out/begin-$n" ]; do sleep 0.1; done
+	echo BEGIN >>"$EJOB_FIRE_LOG"
+	while [ ! -e "$out/end-$n" ]; do sleep 0.1; done
+	echo COMPLETE >>"$EJOB_FIRE_LOG"
+	n=$((n+1))
+done
+`
+
+// TestDaemonReportsFires: a DAEMON item is idle with no fire until its
+// first fire begins, busy while it runs, and idle with one completed
+// fire after it, then two; DaemonStatus and ListItems both report it.
+func TestDaemonReportsFires(t *testing.T) {
+	l := newLauncher(t)
+	out := t.TempDir()
+	f := testFire(t, serveApp(t, appTarGz(t, fireScript)), out, 0, 1)
+	ctx := context.Background()
+	launchDaemon(t, l, f)
+	var last ItemStatus
+	reports := func(idle bool, fires int) func() bool {
+		return func() bool {
+			st, err := l.DaemonStatus(ctx, f.JobName)
+			if err != nil || len(st.Items) != 1 {
+				return false
+			}
+			last = st.Items[0]
+			return last.State == Running && last.Idle == idle && last.Fires == fires
+		}
+	}
+	step := func(file string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(out, file), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for n := 0; n < 2; n++ {
+		await(t, 60*time.Second, fmt.Sprintf("the item idle after %d fires", n), reports(true, n))
+		step(fmt.Sprintf("begin-%d", n))
+		await(t, 30*time.Second, fmt.Sprintf("the item busy in fire %d", n), reports(false, n))
+		step(fmt.Sprintf("end-%d", n))
+	}
+	await(t, 30*time.Second, "the item idle after 2 fires", reports(true, 2))
+	items, err := l.ListItems(ctx, f.JobName)
+	if err != nil || len(items) != 1 || !items[0].Idle || items[0].Fires != 2 {
+		t.Errorf("ListItems = %+v, %v; want the item idle after 2 fires", items, err)
 	}
 }

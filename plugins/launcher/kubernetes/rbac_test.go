@@ -17,7 +17,8 @@ import (
 // TestRBACManifestSuffices applies examples/cloud/rbac.yaml and runs the
 // launcher as its service account (the admin impersonating it, so every
 // call is authorized by that account's roles only): a TRANSIENT fire and
-// a DAEMON job run in the manifest's namespace, are listed and stopped.
+// a DAEMON job run in the manifest's namespace, are listed (a DAEMON
+// item's fires read from its pod's log) and stopped.
 // A verb the launcher uses and the manifest lacks fails this test.
 func TestRBACManifestSuffices(t *testing.T) {
 	if cluster.Skip != "" {
@@ -88,9 +89,21 @@ func TestRBACManifestSuffices(t *testing.T) {
 	if _, err := l.LaunchDaemon(ctx, d); err != nil {
 		t.Fatalf("reshard daemon: %v", err)
 	}
-	if _, err := l.ListItems(ctx, d.JobName); err != nil {
-		t.Fatalf("list daemon items: %v", err)
-	}
+	// A DAEMON item's fires are read from its pod's log (pods/log): an
+	// item that reports no fire is idle only when that read works.
+	await(t, 90*time.Second, "both daemon items running and reported idle", func() bool {
+		items, err := l.ListItems(ctx, d.JobName)
+		if err != nil {
+			t.Fatalf("list daemon items: %v", err)
+		}
+		idle := 0
+		for _, it := range items {
+			if it.State == Running && it.Idle {
+				idle++
+			}
+		}
+		return idle == 2
+	})
 	if err := l.StopJob(ctx, d.JobName); err != nil {
 		t.Fatalf("stop daemon: %v", err)
 	}

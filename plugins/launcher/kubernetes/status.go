@@ -54,6 +54,11 @@ type ItemStatus struct {
 	Started, Finished time.Time
 	// JobName and FireID say whose item this is.
 	JobName, FireID string
+	// Idle and Fires are a running DAEMON item's report of its fires
+	// (EJOB_FIRE_LOG): idle between two fires, and the fires completed
+	// by its pod.
+	Idle  bool
+	Fires int
 }
 
 // FireStatus is the state of a fire's items, in item order.
@@ -424,11 +429,18 @@ func (l *Launcher) ListItems(ctx context.Context, jobName string) ([]ItemStatus,
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes: list daemon jobs: %w", err)
 	}
+	listed := map[string]bool{}
 	for i := range sets.Items {
 		s := &sets.Items[i]
+		listed[s.Name] = true
 		if jobName == "" || s.Annotations[AnnotationJob] == jobName {
-			out = append(out, daemonItems(s, byFire[s.Name], nodes)...)
+			items := daemonItems(s, byFire[s.Name], nodes)
+			l.fillFires(ctx, s.Name, items, byFire[s.Name])
+			out = append(out, items...)
 		}
+	}
+	if jobName == "" {
+		l.forgetFires(listed)
 	}
 	return out, nil
 }

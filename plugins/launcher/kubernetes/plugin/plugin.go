@@ -150,7 +150,7 @@ func (a *Launcher) List(ctx context.Context, req spi.LaunchListRequest) (spi.Lau
 func itemStatus(it kubernetes.ItemStatus) spi.ItemStatus {
 	s := spi.ItemStatus{
 		JobName: it.JobName, FireID: it.FireID, Item: it.Item, Reason: it.Reason, Node: it.Node, Name: it.Pod,
-		ExitCode: -1, Started: it.Started, Finished: it.Finished,
+		ExitCode: -1, Started: it.Started, Finished: it.Finished, Idle: it.Idle, Fires: it.Fires,
 	}
 	if it.ExitCode != nil {
 		s.ExitCode = int(*it.ExitCode)

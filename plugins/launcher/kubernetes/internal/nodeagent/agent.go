@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
 	"sync"
 	"time"
 
@@ -36,6 +37,10 @@ type agent struct {
 	client kubernetes.Interface
 	log    hclog.Logger
 
+	// logPort is the port of the container log server (the kubelet
+	// endpoint of the Node).
+	logPort int32
+
 	mu   sync.Mutex
 	pods map[types.UID]*podRun // pods started and not yet forgotten
 	wg   sync.WaitGroup
@@ -46,6 +51,16 @@ func newAgent(cfg agentConfig, client kubernetes.Interface, log hclog.Logger) *a
 }
 
 func (a *agent) run(ctx context.Context) error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("log server: %w", err)
+	}
+	a.logPort = int32(ln.Addr().(*net.TCPAddr).Port)
+	go func() {
+		if err := a.serveLogs(ctx, ln); err != nil {
+			a.log.Error("container logs not served", "error", err)
+		}
+	}()
 	if err := a.register(ctx); err != nil {
 		return err
 	}
@@ -124,9 +139,10 @@ func (a *agent) updateNodeStatus(ctx context.Context, node *corev1.Node) error {
 	node.Status.Capacity = rl
 	node.Status.Allocatable = rl
 	node.Status.Phase = corev1.NodeRunning
-	node.Status.Addresses = []corev1.NodeAddress{
-		{Type: corev1.NodeInternalIP, Address: "127.0.0.1"}, {Type: corev1.NodeHostName, Address: a.cfg.name},
-	}
+	// No Hostname address: the API server would prefer it to reach the
+	// log server, and the node's name does not resolve.
+	node.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "127.0.0.1"}}
+	node.Status.DaemonEndpoints.KubeletEndpoint.Port = a.logPort
 	node.Status.NodeInfo = corev1.NodeSystemInfo{
 		OperatingSystem: "linux", Architecture: "amd64", KubeletVersion: "ejob-nodeagent",
 	}

@@ -13,7 +13,9 @@
 // node's filesystem, -dir's host/ subdirectory (kept across pods, apart
 // from other nodes'); a container's workingDir and every environment value
 // that starts with a volume mount's path are rewritten to the volume's
-// directory, so pods share files through $VAR/... paths.
+// directory, so pods share files through $VAR/... paths. Each container's
+// output goes to a file of the pod's directory, served as the kubelet
+// serves it (pods/log, kubectl logs) on the Node's kubelet endpoint.
 //
 // Killing the agent with SIGKILL (together with its session, see
 // scripts/k8s.sh kill-node) is a node's death: the Lease stops being
