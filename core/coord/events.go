@@ -110,7 +110,7 @@ func (j *Job) handleEvent(ctx context.Context, ev reg.TreeEvent, st *loopState) 
 		j.onGuaranteeEvent(rel, ev)
 	case rel == node.ShardingNecessaryNode:
 		if ev.Type == reg.NodeDeleted {
-			logErr("misfire after resharding", j.misfireAfterResharding(ctx))
+			logErr("misfire after resharding", j.mf.afterResharding(ctx))
 		}
 	}
 	return false

@@ -100,7 +100,7 @@ func (j *Job) ShardingContexts(ctx context.Context) (executor.ShardingContexts, 
 			if len(fi) > 0 {
 				// This execution runs failover items only: a pending catch-up
 				// of own items waits for the next one (their flags back).
-				if err := j.handOverCatchUp(ctx, nil); err != nil {
+				if err := j.mf.handOver(ctx, nil); err != nil {
 					return executor.ShardingContexts{}, err
 				}
 				sc, _, err := j.contexts(ctx, cache, fi)
@@ -126,7 +126,7 @@ func (j *Job) ShardingContexts(ctx context.Context) (executor.ShardingContexts, 
 	if err != nil {
 		return executor.ShardingContexts{}, wrap("local items", err)
 	}
-	if err := j.handOverCatchUp(ctx, items); err != nil {
+	if err := j.mf.handOver(ctx, items); err != nil {
 		return executor.ShardingContexts{}, err
 	}
 	// The failover and disabled flags come from the tree cache when there
@@ -167,7 +167,7 @@ func (j *Job) ShardingContexts(ctx context.Context) (executor.ShardingContexts, 
 	// and this trigger is lost for them. Their misfire flags make the
 	// instance running them catch it up right after (its misfire loop),
 	// or the crash handling hand them to failover (queueMisfire).
-	if err := j.setMisfire(ctx, running); err != nil {
+	if err := j.mf.set(ctx, running); err != nil {
 		return executor.ShardingContexts{}, err
 	}
 	j.log.Info("items running elsewhere at this trigger; their misfire flags are set", "items", running)
@@ -323,7 +323,7 @@ func (j *Job) MisfireIfRunning(ctx context.Context, items []int) (bool, error) {
 	if err != nil || len(running) == 0 {
 		return false, err
 	}
-	return true, j.setMisfire(ctx, items)
+	return true, j.mf.set(ctx, items)
 }
 
 // RegisterBegin implements executor.Facade: it adopts the attempt a
@@ -351,7 +351,7 @@ func (j *Job) RegisterBegin(ctx context.Context, sc executor.ShardingContexts) e
 	a.items = sc.Items
 	err = a.begin(ctx, cfg)
 	if errors.Is(err, ErrItemRunning) {
-		j.restoreJoined(ctx, sc)
+		j.mf.restoreJoined(ctx, sc)
 	}
 	if err == nil {
 		a.putFencingTokens(sc)

@@ -88,12 +88,12 @@ type Job struct {
 	arm atomic.Pointer[armLead]
 	// fo is the failover protocol and its state (claims, the pump's last
 	// trigger, the recovery of cut-off running nodes): failover.go,
-	// failoverstate.go. mis is the misfire and catch-up state
-	// (misfirestate.go). Each is made at its first use, by a trigger or
-	// the event loop, whichever comes first, and read by both: atomic
-	// (an idle job carries neither).
-	fo  atomic.Pointer[failover]     // made at first use (failover)
-	mis atomic.Pointer[misfireState] // made at first use (misfire)
+	// failoverstate.go. It is made at its first use, by a trigger or the
+	// event loop, whichever comes first, and read by both: atomic (an
+	// idle job carries none).
+	fo atomic.Pointer[failover] // made at first use (failover)
+	// mf is the misfire protocol and its state (misfire.go).
+	mf misfires
 	// cr reads the tree cache for the trigger (cachereads.go).
 	cr cacheReads
 	// asg is this instance's reading of the assignment and its zxid
@@ -157,6 +157,7 @@ func New(opts Options) (*Job, error) {
 	j.att.inProcess = reg.IsInProcess(opts.Client)
 	j.asg.c, j.asg.paths = opts.Client, &j.paths
 	j.cr = cacheReads{paths: &j.paths, run: &j.att.running}
+	j.mf.s, j.mf.id, j.mf.log, j.mf.cr, j.mf.conf, j.mf.job = j.s, j.id, j.log, j.cr, &j.conf, j
 	j.rg = registration{margin: opts.ExpiryMargin, job: j, cq: newSerialQueue()}
 	j.loop.q = newSerialQueue()
 	j.life = lifecycle{ns: opts.Namespace,
@@ -174,6 +175,7 @@ func New(opts Options) (*Job, error) {
 		j.recon = time.Minute
 	}
 	j.rsh.poll = j.poll
+	j.mf.tick = j.failoverTick()
 	return j, nil
 }
 

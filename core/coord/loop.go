@@ -146,7 +146,7 @@ func (j *Job) pumpFired() {
 }
 
 // pumpDue: pump would act on something now, or clear a misfire sighting.
-func (j *Job) pumpDue() bool { return j.pumpWanted() || j.mis.Load().sighting() }
+func (j *Job) pumpDue() bool { return j.pumpWanted() || j.mf.state().sighting() }
 
 func (j *Job) pumpTick() {
 	j.loop.pumpMu.Lock()

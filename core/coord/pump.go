@@ -42,11 +42,11 @@ func (j *Job) pumpWanted() bool {
 			return true
 		}
 	}
-	if j.mis.Load().deferred() {
+	if j.mf.state().deferred() {
 		return true
 	}
 	// A sighting (misfireState.sighted): the next tick clears it or acts on it.
-	return misfire && (j.mis.Load().sighting() || flags && len(j.cr.misfired(j.cache)) > 0)
+	return misfire && (j.mf.state().sighting() || flags && len(j.cr.misfired(j.cache)) > 0)
 }
 
 // pump runs on the event loop a failoverTick after a tree event or a
@@ -62,7 +62,7 @@ func (j *Job) pumpWanted() bool {
 //     run them (see trigger), or else claims one queued item
 //     (leader/failover/items non-empty);
 //   - otherwise, with misfire on, runs its own items whose missed fire no
-//     execution served (runPendingMisfires).
+//     execution served (misfires.runPending).
 //
 // It reads the tree cache first, so an idle tick costs no registry call.
 func (j *Job) pump(ctx context.Context) error {
@@ -70,7 +70,7 @@ func (j *Job) pump(ctx context.Context) error {
 		return nil
 	}
 	if j.att.running.Load() {
-		j.mis.Load().clearSighting()
+		j.mf.state().clearSighting()
 		return nil
 	}
 	if _, err := j.session(); err != nil {
@@ -102,16 +102,20 @@ func (j *Job) pump(ctx context.Context) error {
 			return j.failover().failoverIfNecessary(ctx)
 		}
 	}
-	if j.mis.Load().deferred() {
+	if j.mf.state().deferred() {
 		// The flag's deletion event may have been missed (coalesced).
 		if _, _, pending := j.cache.Get(j.s.p.ShardingNecessary()); !pending {
-			if err := j.misfireAfterResharding(ctx); err != nil {
+			if err := j.mf.afterResharding(ctx); err != nil {
 				return err
 			}
 		}
 	}
 	if cfg.Misfire {
-		return j.runPendingMisfires(ctx)
+		run, err := j.mf.runPending(ctx, j.cache)
+		if run {
+			j.failover().trigger()
+		}
+		return err
 	}
 	return nil
 }
