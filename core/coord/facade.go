@@ -187,7 +187,7 @@ func (j *Job) triggerItems(ctx context.Context, cache *reg.CacheView, total int,
 	}
 	avail, ok := j.cr.available(cache)
 	if !ok {
-		if avail, err := j.isAvailableServer(ctx, j.ip); err != nil || !avail {
+		if avail, err := j.ldr.isAvailableServer(ctx, j.ip); err != nil || !avail {
 			return nil, err
 		}
 	} else if !avail {

@@ -70,7 +70,8 @@ type Job struct {
 	// job's end (finish), read by every trigger (treeCache) and by the
 	// console's dump (Cache) on their own goroutines: atomic.
 	liveCache atomic.Pointer[reg.CacheView]
-	guar      guaranteeWaiters
+	// guar is the distribute-once protocol (guarantee.go).
+	guar guarantees
 
 	// conf is the job's configuration as this instance knows it
 	// (configstate.go).
@@ -99,9 +100,8 @@ type Job struct {
 	// asg is this instance's reading of the assignment and its zxid
 	// accounting (assignment.go).
 	asg assignment
-	// elect is the job's leader election (leader/election/instance):
-	// campaign, is-leader, resign, and the fence of leader-only writes.
-	elect *recipe.Election
+	// ldr is the job's leader election (election.go).
+	ldr leadership
 	// rsh is the leader's resharding protocol (resharding.go).
 	rsh resharding
 
@@ -119,6 +119,8 @@ type Job struct {
 	// loop is the job's serial queue and its timers (loop.go); life its
 	// start and end (lifecycle.go).
 	loop jobLoop
+	// ev are the data listeners the loop runs (events.go).
+	ev   listeners
 	life lifecycle
 }
 
@@ -162,8 +164,9 @@ func New(opts Options) (*Job, error) {
 	j.loop.q = newSerialQueue()
 	j.life = lifecycle{ns: opts.Namespace,
 		startupDone: make(chan struct{})}
-	j.elect = recipe.NewElection(opts.Client, p.LeaderLatch(), p.LeaderInstance(), opts.InstanceID)
-	j.rsh.s, j.rsh.elect, j.rsh.log, j.rsh.hooks = j.s, j.elect, j.log, j.hooks
+	j.ldr = leadership{s: j.s, e: recipe.NewElection(opts.Client, p.LeaderLatch(), p.LeaderInstance(), opts.InstanceID),
+		ip: opts.ServerIP, log: j.log, conf: &j.conf, shutdown: &j.shutdown, job: j}
+	j.rsh.s, j.rsh.elect, j.rsh.lead, j.rsh.log, j.rsh.hooks = j.s, j.ldr.e, &j.ldr, j.log, j.hooks
 	j.rsh.strat, j.rsh.conf, j.rsh.asg, j.rsh.job = opts.Strategies, &j.conf, &j.asg, j
 	if j.poll <= 0 {
 		j.poll = 100 * time.Millisecond
@@ -175,7 +178,11 @@ func New(opts Options) (*Job, error) {
 		j.recon = time.Minute
 	}
 	j.rsh.poll = j.poll
-	j.mf.tick = j.failoverTick()
+	j.mf.tick, j.ldr.poll = j.failoverTick(), j.poll
+	j.guar = guarantees{s: j.s, log: j.log, poll: j.poll, conf: &j.conf}
+	j.ev = listeners{s: j.s, id: j.id, ip: j.ip, log: j.log, hooks: j.hooks, reconMinute: j.reconMinute,
+		shutdown: &j.shutdown, running: &j.att.running, conf: &j.conf, asg: &j.asg, rsh: &j.rsh, ldr: &j.ldr,
+		guar: &j.guar, mf: &j.mf, rg: &j.rg, job: j}
 	return j, nil
 }
 
@@ -310,8 +317,8 @@ func (j *Job) cleanShutdown() {
 	if sess.Err() != nil {
 		return
 	}
-	if _, err := j.elect.Resign(ctx); err != nil {
-		j.log.Warn("shutdown: delete failed", "path", j.elect.LeaderPath(), "error", err)
+	if _, err := j.ldr.e.Resign(ctx); err != nil {
+		j.log.Warn("shutdown: delete failed", "path", j.ldr.e.LeaderPath(), "error", err)
 	}
 	if _, st, err := j.s.c.Get(ctx, j.s.p.Instance(j.id)); err == nil && st.EphemeralOwner == sess.ID() {
 		if err := j.s.c.Delete(ctx, j.s.p.Instance(j.id), st.Version); err != nil && !errors.Is(err, reg.ErrNoNode) {

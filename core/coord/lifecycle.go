@@ -131,6 +131,7 @@ func (j *Job) Start(ctx context.Context) error {
 		}
 		j.post(func() { j.onTreeEvent(ev) })
 	}, reg.WithTreeLogger(j.log), reg.WithLeaves(j.s.p.IsItemLeaf), reg.WithoutInitialEvents(), reg.WithCounted(j.s.p.IsFlag))
+	j.ldr.cache = j.cache
 	j.liveCache.Store(j.cache)
 	stopAF := context.AfterFunc(ctx, func() { j.finish(true, nil) })
 	err := j.startUp(l.ctx)
@@ -159,7 +160,7 @@ func (j *Job) startUp(ctx context.Context) error {
 	case <-ctx.Done():
 		return context.Cause(ctx)
 	}
-	j.refreshCachedConfig()
+	j.conf.refresh(j.cache)
 	cfg, err := j.config(ctx)
 	if err != nil {
 		return err

@@ -48,7 +48,7 @@ func (j *Job) post(fn func()) {
 // onTreeEvent handles one event of the job's tree (after the initial
 // load), on the queue.
 func (j *Job) onTreeEvent(ev reg.TreeEvent) {
-	shut := j.handleEvent(j.life.ctx, ev, &j.loop.st)
+	shut := j.ev.handle(j.life.ctx, ev, &j.loop.st)
 	if j.onEv != nil {
 		j.onEv(ev.Path)
 	}
@@ -172,7 +172,7 @@ func (j *Job) armReconcile() {
 
 func (j *Job) reconcileTick() {
 	ctx := j.life.ctx
-	if err := j.reconcile(ctx, &j.loop.st, time.Now()); err != nil && ctx.Err() == nil {
+	if err := j.ev.reconcile(ctx, &j.loop.st, time.Now()); err != nil && ctx.Err() == nil {
 		j.log.Warn("reconcile failed", "error", err)
 	}
 	if paused, _ := j.Paused(); !paused {

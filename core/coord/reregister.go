@@ -50,9 +50,9 @@ func (j *Job) reRegister(ctx context.Context) error {
 	}
 	j.rg.registered(sess)
 	if !already {
-		if has, err := j.elect.HasLeader(ctx); err == nil && !has {
-			if ok, err := j.isAvailableServer(ctx, j.ip); err == nil && ok {
-				if err := j.electAndCheck(ctx); err != nil {
+		if has, err := j.ldr.e.HasLeader(ctx); err == nil && !has {
+			if ok, err := j.ldr.isAvailableServer(ctx, j.ip); err == nil && ok {
+				if err := j.ldr.electAndCheck(ctx); err != nil {
 					j.log.Warn("election after new session failed", "error", err)
 				}
 			}

@@ -41,7 +41,7 @@ import (
 //     the stale-node sweep, the flag itself and the items (for a static
 //     sharding and the sweep).
 func (j *Job) registerStartUp(ctx context.Context, enabled bool) (leads bool, items []string, err error) {
-	if _, err := j.electLeader(ctx); err != nil {
+	if _, err := j.ldr.electLeader(ctx); err != nil {
 		return false, nil, wrap("elect leader", err)
 	}
 	status := node.ServerEnabled
@@ -146,12 +146,12 @@ func (j *Job) afterRegistration(ctx context.Context) (bool, []string, error) {
 	}
 	if leader.Err != nil {
 		// No leader now: upstream's wait for one (isLeaderUntilBlock).
-		if err := j.serversChanged(ctx); err != nil {
+		if err := j.rsh.serversChanged(ctx); err != nil {
 			return false, nil, wrap("flag resharding at startup", err)
 		}
 		return j.leadsNow(ctx)
 	}
-	if j.shutdown.Load() || !j.elect.Leads(leader.Data, leader.Stat) {
+	if j.shutdown.Load() || !j.ldr.e.Leads(leader.Data, leader.Stat) {
 		return false, nil, nil
 	}
 	cfg, err := j.config(ctx)
@@ -166,7 +166,7 @@ func (j *Job) afterRegistration(ctx context.Context) (bool, []string, error) {
 		// setReshardingFlag's create, knowing what its reads would find:
 		// this instance leads and the flag is absent (a missing parent
 		// fails it, as a removed job, whose root is gone, does).
-		err := j.elect.Fenced(ctx, func(f recipe.Fence) error {
+		err := j.ldr.e.Fenced(ctx, func(f recipe.Fence) error {
 			_, err := recipe.FencedMulti(ctx, j.s.c, f, reg.CreateOp(j.s.p.ShardingNecessary(), nil, reg.Persistent))
 			return err
 		})
@@ -178,7 +178,7 @@ func (j *Job) afterRegistration(ctx context.Context) (bool, []string, error) {
 			// Leadership lost meanwhile, or leader/sharding missing:
 			// upstream's steps.
 			j.log.Debug("flagging resharding at startup failed; trying upstream's steps", "error", err)
-			if err := j.serversChanged(ctx); err != nil {
+			if err := j.rsh.serversChanged(ctx); err != nil {
 				return false, nil, wrap("flag resharding at startup", err)
 			}
 			return j.leadsNow(ctx)
