@@ -4,14 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"strconv"
 	"time"
 
 	"github.com/ejob-io/ejob/core/config"
 	"github.com/ejob-io/ejob/core/executor"
 	"github.com/ejob-io/ejob/core/instance"
-	"github.com/ejob-io/ejob/core/node"
 	"github.com/ejob-io/ejob/core/reg"
 )
 
@@ -80,7 +77,7 @@ func (j *Job) ShardingContexts(ctx context.Context) (executor.ShardingContexts, 
 		return executor.ShardingContexts{}, err
 	}
 	j.att.drop(ctx, nil) // of an execution that did not begin
-	if _, err := j.recoverIfIdle(ctx); err != nil {
+	if _, err := j.fo.Load().recoverIfIdle(ctx); err != nil {
 		j.log.Warn("recover running items of a cut-off execution failed", "error", err)
 	}
 	cache := j.treeCache()
@@ -93,7 +90,7 @@ func (j *Job) ShardingContexts(ctx context.Context) (executor.ShardingContexts, 
 	)
 	for {
 		if cfg.Failover {
-			fi, err := j.localFailoverItems(ctx)
+			fi, err := j.failover().localFailoverItems(ctx, j.cache)
 			if err != nil {
 				return executor.ShardingContexts{}, wrap("failover items", err)
 			}
@@ -221,49 +218,6 @@ func (j *Job) runningItems(ctx context.Context, cache *reg.CacheView, items []in
 	return j.s.itemsWith(ctx, items, "running")
 }
 
-// localFailoverItems: items whose failover node names this instance. Only
-// candidates are read from the registry: the items whose failover node
-// names this instance in the tree cache, plus the claims this process made
-// (the cache may not show a claim made a moment ago). Reading every item's
-// failover node at every trigger cost a 1,000-item job 1,000 reads per
-// instance and fire (10 instances: ~12 s on ZooKeeper, 2 cores).
-func (j *Job) localFailoverItems(ctx context.Context) ([]int, error) {
-	if j.shutdown.Load() {
-		return nil, nil
-	}
-	if j.cache == nil {
-		return j.failover().itemsWithValue(ctx, "failover", j.id)
-	}
-	cand := map[int]bool{}
-	names, _ := j.cache.Children(j.s.p.Sharding())
-	for _, n := range names {
-		if v, _, ok := j.cache.Get(j.s.p.Full(node.ShardingNode + "/" + n + "/" + node.ItemFailover)); ok && string(v) == j.id {
-			if i, err := strconv.Atoi(n); err == nil {
-				cand[i] = true
-			}
-		}
-	}
-	j.failover().addClaims(cand)
-	items := make([]int, 0, len(cand))
-	for i := range cand {
-		items = append(items, i)
-	}
-	slices.Sort(items)
-	var out []int
-	for _, i := range items {
-		v, ok, err := j.s.get(ctx, j.s.p.Failover(i))
-		if err != nil {
-			return nil, err
-		}
-		if ok && v == j.id {
-			out = append(out, i)
-		} else {
-			j.foState().forgetClaims(i)
-		}
-	}
-	return out, nil
-}
-
 // errClaimedWhileWaiting: an execution waiting for the leader's resharding
 // stops waiting because this instance claimed failover items meanwhile.
 var errClaimedWhileWaiting = errors.New("coord: failover items claimed while waiting for resharding")
@@ -375,7 +329,7 @@ func (j *Job) RegisterCompleted(ctx context.Context, sc executor.ShardingContext
 	if cause, cut := a.cutOff(j.s.c.Session()); cut {
 		j.setNeedRecover()
 		if _, err := j.session(); err == nil {
-			flagged, rerr := j.recoverOwnRunning(ctx, sc.Items)
+			flagged, rerr := j.failover().recoverOwnRunning(ctx, sc.Items)
 			if rerr != nil {
 				j.log.Warn("recover cut-off items failed; retrying when idle", "items", sc.Items, "error", rerr)
 			}

@@ -48,8 +48,6 @@ type Job struct {
 	// s is the registry client and the job's paths (s.c, s.p), which the
 	// job's parts use too.
 	s           store
-	local       *config.JobConfiguration // until setUpConfig is done (nil after)
-	class       string
 	id          string
 	ip          string
 	strat       func(string) (spi.ShardingStrategy, error)
@@ -109,9 +107,8 @@ type Job struct {
 	// Start, read by the scheduler's check at each fire without a lock:
 	// atomic.
 	ready atomic.Bool
-	// fresh: setUpConfig found no job root, so Start registers the job in
-	// one transaction (registerNew); startUp's own. Nil otherwise.
-	fresh *freshStart
+	// su is the startup registration (startup.go).
+	su setUp
 
 	// rg is the registration in the registry's session: session, lease,
 	// pause and the connection handling (registration.go).
@@ -120,7 +117,9 @@ type Job struct {
 	// start and end (lifecycle.go).
 	loop jobLoop
 	// ev are the data listeners the loop runs (events.go).
-	ev   listeners
+	ev listeners
+	// pm is the failover and misfire pump the loop runs (pump.go).
+	pm   pump
 	life lifecycle
 }
 
@@ -146,8 +145,8 @@ func New(opts Options) (*Job, error) {
 	}
 	p := node.New(opts.Config.JobName)
 	j := &Job{
-		s:     store{c: opts.Client, p: p},
-		local: opts.Config, class: opts.JobClassName, id: opts.InstanceID, ip: opts.ServerIP,
+		s:  store{c: opts.Client, p: p},
+		id: opts.InstanceID, ip: opts.ServerIP,
 		strat: opts.Strategies,
 		log:   lazylog.With(log, lazylog.JobInstance, opts.Config.JobName, opts.InstanceID),
 		poll:  opts.PollInterval, recon: opts.ReconcileTick, reconMinute: opts.ReconcileUnit, grace: opts.ShutdownGrace,
@@ -179,6 +178,10 @@ func New(opts Options) (*Job, error) {
 	}
 	j.rsh.poll = j.poll
 	j.mf.tick, j.ldr.poll = j.failoverTick(), j.poll
+	j.su = setUp{s: j.s, class: opts.JobClassName, id: j.id, ip: j.ip, log: j.log, shutdown: &j.shutdown, conf: &j.conf,
+		asg: &j.asg, ldr: &j.ldr, rsh: &j.rsh, rg: &j.rg, local: opts.Config}
+	j.pm = pump{s: j.s, log: j.log, tick: j.failoverTick(), shutdown: &j.shutdown, running: &j.att.running,
+		conf: &j.conf, cr: j.cr, mf: &j.mf, job: j}
 	j.guar = guarantees{s: j.s, log: j.log, poll: j.poll, conf: &j.conf}
 	j.ev = listeners{s: j.s, id: j.id, ip: j.ip, log: j.log, hooks: j.hooks, reconMinute: j.reconMinute,
 		shutdown: &j.shutdown, running: &j.att.running, conf: &j.conf, asg: &j.asg, rsh: &j.rsh, ldr: &j.ldr,

@@ -94,7 +94,7 @@ func (j *Job) Start(ctx context.Context) error {
 			_ = l.ns.Run(nctx)
 		}()
 	}
-	if err := j.setUpConfig(ctx, true); err != nil {
+	if err := j.su.setUpConfig(ctx, l.ns, true); err != nil {
 		close(j.life.startupDone)
 		j.finish(true, err)
 		return err
@@ -113,8 +113,8 @@ func (j *Job) Start(ctx context.Context) error {
 	// A job new to the registry registers in one transaction before its
 	// subtree is loaded (registerNew); if that fails, the usual sequence
 	// runs once the cache is loaded.
-	if j.fresh != nil {
-		if err := j.registerNew(l.ctx); err != nil {
+	if j.su.fresh != nil {
+		if err := j.su.registerNew(l.ctx, l.ns); err != nil {
 			close(l.startupDone)
 			j.finish(true, err)
 			return err
@@ -165,8 +165,8 @@ func (j *Job) startUp(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	fresh := j.fresh
-	j.fresh = nil
+	fresh := j.su.fresh
+	j.su.fresh = nil
 	// The stale-node sweep: on a leader, of a job the registry had.
 	var sweep bool
 	var items []string
@@ -175,7 +175,7 @@ func (j *Job) startUp(ctx context.Context) error {
 		// subtree held nothing else (no offline server, no stale node).
 		j.rg.registered(fresh.sess)
 		j.log.Info("became leader")
-	} else if sweep, items, err = j.registerStartUp(ctx, !cfg.Disabled); err != nil {
+	} else if sweep, items, err = j.su.registerStartUp(ctx, j.life.ns, j.cache, !cfg.Disabled); err != nil {
 		return err
 	}
 	j.loop.st = loopState{curTotal: cfg.ShardingTotalCount, cron: cfg.Cron, tz: cfg.TimeZone, lastReconcile: time.Now()}

@@ -146,17 +146,17 @@ func (j *Job) pumpFired() {
 }
 
 // pumpDue: pump would act on something now, or clear a misfire sighting.
-func (j *Job) pumpDue() bool { return j.pumpWanted() || j.mf.state().sighting() }
+func (j *Job) pumpDue() bool { return j.pm.wanted(j.cache) || j.mf.state().sighting() }
 
 func (j *Job) pumpTick() {
 	j.loop.pumpMu.Lock()
 	j.loop.pumpArmed = false
 	j.loop.pumpMu.Unlock()
 	ctx := j.life.ctx
-	if err := j.pump(ctx); err != nil && ctx.Err() == nil {
+	if err := j.pm.run(ctx, j.cache); err != nil && ctx.Err() == nil {
 		j.log.Warn("failover and misfire pump failed", "error", err)
 	}
-	if j.pumpWanted() {
+	if j.pm.wanted(j.cache) {
 		j.armPump()
 	}
 }
