@@ -54,7 +54,7 @@ type listenersJob interface {
 	stale() *staleSweeper
 }
 
-// handleEvent runs upstream's data listeners (the ListenerManager's) for one
+// handle runs upstream's data listeners (the ListenerManager's) for one
 // event, in their order. It reports whether the instance was shut down from the
 // registry.
 func (l *listeners) handle(ctx context.Context, ev reg.TreeEvent, st *loopState) (shutdown bool) {

@@ -12,7 +12,7 @@ import (
 // without a goroutine of its own: the tree events, re-registrations, the
 // failover pump's ticks and the reconcile ticks are closures run one at a
 // time, in the order they come, on a serial queue, whose goroutine exists
-// only while there is something to run. The handlers (handleEvent, pump,
+// only while there is something to run. The handlers (listeners.handle, pump.run,
 // reconcile, reRegister) never run concurrently, as on today's loop.
 type jobLoop struct {
 	q *serialQueue
@@ -28,7 +28,7 @@ type jobLoop struct {
 
 	// The pump ticks only while there may be something for it to do: a
 	// tick after any tree event or wake-up, and then again for as long as
-	// pumpWanted says so. The ticks run on the namespace's pumpClock; an
+	// pump.wanted says so. The ticks run on the namespace's pumpClock; an
 	// idle job has none armed. armPump may be called from any goroutine.
 	pumpMu    sync.Mutex
 	pumpArmed bool // a tick is armed on the clock, or queued
@@ -65,7 +65,7 @@ func (j *Job) onTreeEvent(ev reg.TreeEvent) {
 // runningNodeEvent handles, on the tree cache's goroutine, an event of a
 // running node (sharding/{item}/running: each trigger creates and deletes
 // its items', this instance's own among them) and reports true; false for
-// any other event, which goes to the job's queue. handleEvent has nothing
+// any other event, which goes to the job's queue. listeners.handle has nothing
 // to do for a running node: such an event matters only to the pump (an
 // execution's end may let a claimed item or a pending misfire run), so it
 // arms the pump as onTreeEvent would, without waking the job's queue. The
@@ -124,7 +124,7 @@ func (j *Job) armPump() {
 
 // pumpFired is the pump's tick, on the namespace's pumpClock. The tick
 // goes to the job's queue (pumpTick) only when the pump has something to
-// do: pumpWanted reads every case pump acts on, and the misfire sighting
+// do: pump.wanted reads every case the pump acts on, and the misfire sighting
 // pump clears. Otherwise pump would do nothing, so the queue is not woken
 // (most ticks: the one after each trigger's running-node events).
 // Anything that gives the pump work after the second check below arms it

@@ -81,7 +81,7 @@ func (p *pump) wanted(cache *reg.CacheView) bool {
 }
 
 // run runs on the event loop a failoverTick after a tree event or a
-// wakePump, and every failoverTick while pumpWanted (better than
+// wakePump, and every failoverTick while wanted (better than
 // upstream, whose claims happen only on a crash event and after an
 // execution, so a queued item can wait for a cron fire or forever). While
 // this instance is idle and registered, it
