@@ -27,8 +27,8 @@
 //
 // Each piece of a job's mutable state has one owner the Job composes: the
 // registration (session, lease, pause, re-registration: registration.go),
-// the event loop (loop.go), the start and end (lifecycle.go), the startup
-// registration, which keeps the local configuration until the registry's
+// the event loop (jobLoop, loop.go), the start and end (lifecycle.go),
+// the startup registration, which keeps the local configuration until the registry's
 // stands in for it (setUp, startup.go), the leader election with the
 // server availability it reads (leadership, election.go, over
 // recipe.Election), the data listeners and the reconcile tick the event
@@ -52,7 +52,7 @@
 // carry one). The owners get what they need passed in (the tree cache, the
 // namespace, a sibling owner) or through small interfaces (attemptJob,
 // reshardJob, failoverJob, misfireJob, leadershipJob, listenersJob,
-// pumpJob, staleJob), never a *Job, so the attempts, the failover protocol
+// pumpJob, loopJob, staleJob), never a *Job, so the attempts, the failover protocol
 // and the sweep are each tested alone on the embedded registry. The Job
 // implements executor.Facade (facade.go, misfire.go, prearm.go,
 // guarantee.go) by delegating to them.

@@ -160,7 +160,6 @@ func New(opts Options) (*Job, error) {
 	j.cr = cacheReads{paths: &j.paths, run: &j.att.running}
 	j.mf.s, j.mf.id, j.mf.log, j.mf.cr, j.mf.conf, j.mf.job = j.s, j.id, j.log, j.cr, &j.conf, j
 	j.rg = registration{margin: opts.ExpiryMargin, job: j, cq: newSerialQueue()}
-	j.loop.q = newSerialQueue()
 	j.life = lifecycle{ns: opts.Namespace,
 		startupDone: make(chan struct{})}
 	j.ldr = leadership{s: j.s, e: recipe.NewElection(opts.Client, p.LeaderLatch(), p.LeaderInstance(), opts.InstanceID),
@@ -183,6 +182,9 @@ func New(opts Options) (*Job, error) {
 	j.pm = pump{s: j.s, log: j.log, tick: j.failoverTick(), shutdown: &j.shutdown, running: &j.att.running,
 		conf: &j.conf, cr: j.cr, mf: &j.mf, job: j}
 	j.guar = guarantees{s: j.s, log: j.log, poll: j.poll, conf: &j.conf}
+	j.loop = jobLoop{q: newSerialQueue(), s: j.s, log: j.log, poll: j.poll, tick: j.failoverTick(), recon: j.recon,
+		hooks: j.hooks, onEv: j.onEv,
+		life: &j.life, ev: &j.ev, pm: &j.pm, rg: &j.rg, job: j}
 	j.ev = listeners{s: j.s, id: j.id, ip: j.ip, log: j.log, hooks: j.hooks, reconMinute: j.reconMinute,
 		shutdown: &j.shutdown, running: &j.att.running, conf: &j.conf, asg: &j.asg, rsh: &j.rsh, ldr: &j.ldr,
 		guar: &j.guar, mf: &j.mf, rg: &j.rg, job: j}

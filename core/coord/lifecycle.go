@@ -126,12 +126,12 @@ func (j *Job) Start(ctx context.Context) error {
 	// until it is done. The view calls fn on the cache's goroutine, one
 	// call at a time.
 	j.cache = l.ns.track(j.s.p.Root(), func(ev reg.TreeEvent) {
-		if ev.Type == reg.TreeInitialized || j.runningNodeEvent(ev) {
+		if ev.Type == reg.TreeInitialized || j.loop.runningNodeEvent(ev) {
 			return
 		}
-		j.post(func() { j.onTreeEvent(ev) })
+		j.loop.post(func() { j.loop.onTreeEvent(ev) })
 	}, reg.WithTreeLogger(j.log), reg.WithLeaves(j.s.p.IsItemLeaf), reg.WithoutInitialEvents(), reg.WithCounted(j.s.p.IsFlag))
-	j.ldr.cache = j.cache
+	j.ldr.cache, j.loop.cache = j.cache, j.cache
 	j.liveCache.Store(j.cache)
 	stopAF := context.AfterFunc(ctx, func() { j.finish(true, nil) })
 	err := j.startUp(l.ctx)
@@ -146,7 +146,7 @@ func (j *Job) Start(ctx context.Context) error {
 	}
 	l.stopAF = stopAF
 	l.up.Store(true)
-	j.armReconcile()
+	j.loop.armReconcile()
 	j.rg.cq.release()
 	j.loop.q.release()
 	close(l.startupDone) // finish may stop the loop from now on
@@ -187,7 +187,7 @@ func (j *Job) startUp(ctx context.Context) error {
 		}
 	}
 	// The pump's first tick covers what startup found.
-	j.armPump()
+	j.loop.armPump()
 	return nil
 }
 
@@ -247,7 +247,7 @@ func (j *Job) finish(asked bool, cause error) {
 		if l.subscribed {
 			l.ns.unsubscribe(j)
 		}
-		j.stopLoop()
+		j.loop.stopLoop()
 		j.rg.stop()
 		if l.subscribed {
 			// The cache stays readable while the last execution ends.

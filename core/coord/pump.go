@@ -16,7 +16,10 @@ func (j *Job) failoverTick() time.Duration { return j.poll * 5 }
 // wakePump asks the job's queue to run the pump a failoverTick from now,
 // for a change of state the tree cache does not show (needRecover,
 // misfireState's deferral). Tree events wake it by themselves.
-func (j *Job) wakePump() { j.armPump() }
+func (j *Job) wakePump() { j.loop.armPump() }
+
+// askReRegister implements registrant (jobLoop.askReRegister).
+func (j *Job) askReRegister() { j.loop.askReRegister() }
 
 // setNeedRecover notes that running nodes of a cut-off execution may
 // remain, for the pump to clear.
