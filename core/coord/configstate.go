@@ -152,3 +152,27 @@ func (c *configState) itemParameters(text string) (map[int]string, error) {
 	c.params.Store(&parsedParams{text: text, params: params})
 	return params, nil
 }
+
+// refresh sets the configuration from the config node the tree cache
+// shows (nil: none loaded yet).
+func (c *configState) refresh(cache *reg.CacheView) {
+	if cache == nil {
+		return
+	}
+	// The cache's own bytes (Peek), never modified: what configState.parse keeps
+	// of them is then shared with the cache, not a second copy.
+	data, _, ok := cache.Peek(c.s.p.Config())
+	if !ok {
+		return
+	}
+	if p := c.parsed.Load(); p != nil && bytes.Equal(p.data, data) {
+		// Parsed already (setUpConfig keeps what it wrote): keep the
+		// cache's bytes instead of that copy.
+		c.parsed.CompareAndSwap(p, &parsedConfig{data: data, cfg: p.cfg})
+		c.cur.Store(p.cfg)
+		return
+	}
+	if cfg, err := c.parse(data); err == nil {
+		c.cur.Store(cfg)
+	}
+}

@@ -27,26 +27,35 @@
 //
 // Each piece of a job's mutable state has one owner the Job composes: the
 // registration (session, lease, pause, re-registration: registration.go),
-// the event loop (loop.go), the start and end (lifecycle.go), the election
-// (recipe.Election), the job's paths with the hot ones of its triggers
+// the event loop (jobLoop, loop.go), the start and end (lifecycle.go),
+// the startup registration, which keeps the local configuration until the registry's
+// stands in for it (setUp, startup.go), the leader election with the
+// server availability it reads (leadership, election.go, over
+// recipe.Election), the data listeners and the reconcile tick the event
+// loop runs (listeners, events.go), the failover and misfire pump it runs
+// (pump, pump.go), the job's paths with the hot ones of its triggers
 // (jobPaths, hotpaths.go), the configuration as this instance knows it
-// (configState, configstate.go), the assignment (assignment, assignment.go:
-// whether a resharding is pending, this instance's items from the tree
-// cache or the server, and the zxid accounting that tells which membership
-// changes an assignment already covers), the leader's resharding
-// (resharding, resharding.go), the trigger's attempts (attempts,
-// attempt.go), the failover protocol (failover, failover.go) with its state
-// (failoverState: the claims this process made, when a claim last asked for
-// a run, whether cut-off running nodes remain to be recovered), the misfire
-// and catch-up state (misfireState, misfirestate.go) and the stale-node
-// sweep (staleSweeper, stateless: made for each sweep, so an idle job does
-// not carry one). The owners get what they need passed in or through small
-// interfaces (attemptJob, reshardJob, failoverJob, staleJob), so the
-// attempts, the failover protocol and the sweep are each tested alone on
-// the embedded registry. The pump (pump.go) runs on the
-// job's queue and drives failover, recovery and the catch-up of missed
-// fires (misfire.go); the Job implements executor.Facade (facade.go,
-// misfire.go, prearm.go) by composing them.
+// (configState, configstate.go), the assignment (assignment,
+// assignment.go: whether a resharding is pending, this instance's items
+// from the tree cache or the server, and the zxid accounting that tells
+// which membership changes an assignment already covers), the leader's
+// resharding (resharding, resharding.go), the trigger's attempts
+// (attempts, attempt.go), the failover protocol (failover, failover.go,
+// and recovery.go for this instance's own nodes) with its state
+// (failoverState: the claims this process made, when a claim last asked
+// for a run, whether cut-off running nodes remain to be recovered), the
+// misfire protocol (misfires, misfire.go: the flags, the catch-up runs it
+// joins and hands over, the pump's service of flags no execution serves)
+// with its state (misfireState, misfirestate.go), the distribute-once
+// guarantee (guarantees, guarantee.go) and the stale-node sweep
+// (staleSweeper, stateless: made for each sweep, so an idle job does not
+// carry one). The owners get what they need passed in (the tree cache, the
+// namespace, a sibling owner) or through small interfaces (attemptJob,
+// reshardJob, failoverJob, misfireJob, leadershipJob, listenersJob,
+// pumpJob, loopJob, staleJob), never a *Job, so the attempts, the failover protocol
+// and the sweep are each tested alone on the embedded registry. The Job
+// implements executor.Facade (facade.go, misfire.go, prearm.go,
+// guarantee.go) by delegating to them.
 //
 // Every fire makes one attempt (attempt.go): the tree cache it was
 // decided on, the session and lease it begins under, its items and their

@@ -3,21 +3,69 @@ package coord
 import (
 	"context"
 	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/ejob-io/ejob/core/node"
 	"github.com/ejob-io/ejob/core/reg"
+	"github.com/ejob-io/ejob/core/reg/recipe"
 )
+
+// leadership is the job's leader election on this instance (upstream's
+// LeaderService over leader/election/instance: campaign, is-leader,
+// resign, and the fence of leader-only writes through e) and the reads of
+// the servers' availability it stands on (ServerService). It keeps no
+// state of its own: the leader node is the registry's.
+type leadership struct {
+	s        store
+	e        *recipe.Election
+	ip       string
+	log      hclog.Logger
+	poll     time.Duration
+	conf     *configState
+	shutdown *atomic.Bool // the job's (Job.shutdown)
+	// cache is the job's tree cache, set by Start before the first
+	// campaign (nil before: every campaign then expects a leader node).
+	cache *reg.CacheView
+	job   leadershipJob
+}
+
+// leadershipJob is what the election needs of the rest of the job: the
+// resharding the winner flags when the assignment names gone instances.
+type leadershipJob interface {
+	// availableInstances lists the instances of enabled servers.
+	availableInstances(ctx context.Context) ([]string, error)
+	// serversChanged flags a resharding, on the leader.
+	serversChanged(ctx context.Context) error
+}
+
+// IsLeader reports whether this instance is the job's leader now (the
+// leader node holds its id and belongs to its current session).
+func (j *Job) IsLeader(ctx context.Context) (bool, error) { return j.ldr.isLeader(ctx) }
+
+// isLeader implements staleJob (leadership.isLeader).
+func (j *Job) isLeader(ctx context.Context) (bool, error) { return j.ldr.isLeader(ctx) }
+
+// serversChanged implements leadershipJob (resharding.serversChanged).
+func (j *Job) serversChanged(ctx context.Context) error { return j.rsh.serversChanged(ctx) }
+
+// isEnableServer implements failoverJob (leadership.isEnableServer).
+func (j *Job) isEnableServer(ctx context.Context, ip string) (bool, error) {
+	return j.ldr.isEnableServer(ctx, ip)
+}
 
 // electLeader is upstream's LeaderService.electLeader: the recipe's campaign
 // for leader/election/instance under leader/election/latch. When the tree
 // cache shows no leader node, the campaign expects none (CampaignVacant:
 // the leader node's create and the latch's release in one transaction;
 // the steps are upstream's if there is one after all).
-func (j *Job) electLeader(ctx context.Context) (bool, error) {
-	campaign := j.elect.Campaign
-	if cv := j.cache; cv != nil {
-		if _, _, ok := cv.Peek(j.s.p.LeaderInstance()); !ok {
-			campaign = j.elect.CampaignVacant
+func (l *leadership) electLeader(ctx context.Context) (bool, error) {
+	campaign := l.e.Campaign
+	if cv := l.cache; cv != nil {
+		if _, _, ok := cv.Peek(l.s.p.LeaderInstance()); !ok {
+			campaign = l.e.CampaignVacant
 		}
 	}
 	ok, err := campaign(ctx)
@@ -25,67 +73,63 @@ func (j *Job) electLeader(ctx context.Context) (bool, error) {
 		return false, wrap("elect leader", err)
 	}
 	if ok {
-		j.log.Info("became leader")
+		l.log.Info("became leader")
 	}
 	return ok, nil
 }
 
-// IsLeader reports whether this instance is the job's leader now (the
-// leader node holds its id and belongs to its current session).
-func (j *Job) IsLeader(ctx context.Context) (bool, error) { return j.isLeader(ctx) }
-
 // isLeader: not shut down, and the leader node holds our id and belongs to
 // our current session (fresh read).
-func (j *Job) isLeader(ctx context.Context) (bool, error) {
-	if j.shutdown.Load() {
+func (l *leadership) isLeader(ctx context.Context) (bool, error) {
+	if l.shutdown.Load() {
 		return false, nil
 	}
-	return j.elect.IsLeader(ctx)
+	return l.e.IsLeader(ctx)
 }
 
 // isLeaderUntilBlock waits while there is no leader but some available
 // server, electing when this server is available
 // (LeaderService.isLeaderUntilBlock).
-func (j *Job) isLeaderUntilBlock(ctx context.Context) (bool, error) {
+func (l *leadership) isLeaderUntilBlock(ctx context.Context) (bool, error) {
 	for {
-		has, err := j.elect.HasLeader(ctx)
+		has, err := l.e.HasLeader(ctx)
 		if err != nil {
 			return false, err
 		}
 		if has {
 			break
 		}
-		avail, err := j.hasAvailableServers(ctx)
+		avail, err := l.hasAvailableServers(ctx)
 		if err != nil {
 			return false, err
 		}
 		if !avail {
 			break
 		}
-		j.log.Debug("leader is electing, waiting")
-		if err := sleep(ctx, j.poll); err != nil {
+		l.log.Debug("leader is electing, waiting")
+		if err := sleep(ctx, l.poll); err != nil {
 			return false, err
 		}
-		if !j.shutdown.Load() {
-			if ok, err := j.isAvailableServer(ctx, j.ip); err != nil {
+		if !l.shutdown.Load() {
+			if ok, err := l.isAvailableServer(ctx, l.ip); err != nil {
 				return false, err
 			} else if ok {
-				if _, err := j.electLeader(ctx); err != nil {
+				if _, err := l.electLeader(ctx); err != nil {
 					return false, err
 				}
 			}
 		}
 	}
-	return j.isLeader(ctx)
+	return l.isLeader(ctx)
 }
 
 // electIfAvailable is the passive election on leader node deletion.
-func (j *Job) electIfAvailable(ctx context.Context) error {
-	ok, err := j.isAvailableServer(ctx, j.ip)
+func (l *leadership) electIfAvailable(ctx context.Context) error {
+	ok, err := l.isAvailableServer(ctx, l.ip)
 	if err != nil || !ok {
 		return err
 	}
-	return j.electAndCheck(ctx)
+	return l.electAndCheck(ctx)
 }
 
 // electAndCheck elects and, when this instance won, flags resharding if
@@ -93,22 +137,22 @@ func (j *Job) electIfAvailable(ctx context.Context) error {
 // does not (ElasticJob issue #2449): a flag lost with the old leader, or not set
 // because the change was seen before the new leader existed, would leave items
 // on dead or disabled instances until reconcile.
-func (j *Job) electAndCheck(ctx context.Context) error {
-	won, err := j.electLeader(ctx)
+func (l *leadership) electAndCheck(ctx context.Context) error {
+	won, err := l.electLeader(ctx)
 	if err != nil || !won {
 		return err
 	}
-	cfg, err := j.config(ctx)
+	cfg, err := l.conf.get(ctx)
 	if err != nil {
 		return err
 	}
-	avail, err := j.availableInstances(ctx)
+	avail, err := l.job.availableInstances(ctx)
 	if err != nil {
 		return err
 	}
 	stale := false
 	for i := 0; i < cfg.ShardingTotalCount && !stale; i++ {
-		v, _, err := j.s.get(ctx, j.s.p.ShardingInstance(i))
+		v, _, err := l.s.get(ctx, l.s.p.ShardingInstance(i))
 		if err != nil {
 			return err
 		}
@@ -117,33 +161,33 @@ func (j *Job) electAndCheck(ctx context.Context) error {
 	if !stale {
 		return nil
 	}
-	return j.serversChanged(ctx)
+	return l.job.serversChanged(ctx)
 }
 
 // onLocalServerEvent: active election when our server is not DISABLED and
 // there is no leader; abdication when it is DISABLED and we lead.
-func (j *Job) onLocalServerEvent(ctx context.Context, ev reg.TreeEvent) error {
+func (l *leadership) onLocalServerEvent(ctx context.Context, ev reg.TreeEvent) error {
 	if string(ev.Data) == node.ServerDisabled {
-		leader, err := j.isLeader(ctx)
+		leader, err := l.isLeader(ctx)
 		if err != nil || !leader {
 			return err
 		}
-		j.log.Info("server disabled; abdicating leadership")
-		_, err = j.elect.Resign(ctx)
+		l.log.Info("server disabled; abdicating leadership")
+		_, err = l.e.Resign(ctx)
 		return err
 	}
-	has, err := j.elect.HasLeader(ctx)
+	has, err := l.e.HasLeader(ctx)
 	if err != nil || has {
 		return err
 	}
-	return j.electAndCheck(ctx)
+	return l.electAndCheck(ctx)
 }
 
 // isEnableServer: servers/{ip} is ENABLED; a missing or empty node is
 // re-read up to 10 times (ServerService.isEnableServer).
-func (j *Job) isEnableServer(ctx context.Context, ip string) (bool, error) {
+func (l *leadership) isEnableServer(ctx context.Context, ip string) (bool, error) {
 	for try := 0; ; try++ {
-		v, ok, err := j.s.get(ctx, j.s.p.Server(ip))
+		v, ok, err := l.s.get(ctx, l.s.p.Server(ip))
 		if err != nil {
 			return false, err
 		}
@@ -153,7 +197,7 @@ func (j *Job) isEnableServer(ctx context.Context, ip string) (bool, error) {
 		if try >= 9 {
 			return false, nil
 		}
-		if err := sleep(ctx, j.poll); err != nil {
+		if err := sleep(ctx, l.poll); err != nil {
 			return false, err
 		}
 	}
@@ -162,12 +206,12 @@ func (j *Job) isEnableServer(ctx context.Context, ip string) (bool, error) {
 // isAvailableServer: enabled, and some instance lives on ip. Upstream uses
 // a string prefix test ("10.0.0.1" matches "10.0.0.12@-@7"); ejob compares
 // the IP part exactly.
-func (j *Job) isAvailableServer(ctx context.Context, ip string) (bool, error) {
-	ok, err := j.isEnableServer(ctx, ip)
+func (l *leadership) isAvailableServer(ctx context.Context, ip string) (bool, error) {
+	ok, err := l.isEnableServer(ctx, ip)
 	if err != nil || !ok {
 		return false, err
 	}
-	ids, err := j.s.children(ctx, j.s.p.Instances())
+	ids, err := l.s.children(ctx, l.s.p.Instances())
 	if err != nil {
 		return false, err
 	}
@@ -179,13 +223,13 @@ func (j *Job) isAvailableServer(ctx context.Context, ip string) (bool, error) {
 	return false, nil
 }
 
-func (j *Job) hasAvailableServers(ctx context.Context) (bool, error) {
-	ips, err := j.s.children(ctx, j.s.p.Servers())
+func (l *leadership) hasAvailableServers(ctx context.Context) (bool, error) {
+	ips, err := l.s.children(ctx, l.s.p.Servers())
 	if err != nil {
 		return false, err
 	}
 	for _, ip := range ips {
-		ok, err := j.isAvailableServer(ctx, ip)
+		ok, err := l.isAvailableServer(ctx, ip)
 		if err != nil || ok {
 			return ok, err
 		}

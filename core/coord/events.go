@@ -1,13 +1,14 @@
 package coord
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"net/netip"
-
 	"strings"
+	"sync/atomic"
 	"time"
+
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/ejob-io/ejob/core/node"
 	"github.com/ejob-io/ejob/core/reg"
@@ -20,61 +21,72 @@ type loopState struct {
 	lastReconcile time.Time
 }
 
-func (j *Job) refreshCachedConfig() {
-	if j.cache == nil {
-		return
-	}
-	// The cache's own bytes (Peek), never modified: what configState.parse keeps
-	// of them is then shared with the cache, not a second copy.
-	data, _, ok := j.cache.Peek(j.s.p.Config())
-	if !ok {
-		return
-	}
-	if p := j.conf.parsed.Load(); p != nil && bytes.Equal(p.data, data) {
-		// Parsed already (setUpConfig keeps what it wrote): keep the
-		// cache's bytes instead of that copy.
-		j.conf.parsed.CompareAndSwap(p, &parsedConfig{data: data, cfg: p.cfg})
-		j.conf.cur.Store(p.cfg)
-		return
-	}
-	if c, err := j.conf.parse(data); err == nil {
-		j.conf.cur.Store(c)
-	}
+// listeners are upstream's data listeners (the ListenerManager's) and its
+// reconcile service on this instance: handle runs them for one event of
+// the job's tree, reconcile for one tick, both on the job's queue. They
+// keep no state but the queue's loopState, passed in; the owners they act
+// on are passed in, and what they need of the rest of the job comes
+// through listenersJob.
+type listeners struct {
+	s           store
+	id, ip      string
+	log         hclog.Logger
+	hooks       Hooks
+	reconMinute time.Duration
+	shutdown    *atomic.Bool // the job's (Job.shutdown)
+	running     *runFlag     // the attempts' run flag
+	conf        *configState
+	asg         *assignment
+	rsh         *resharding
+	ldr         *leadership
+	guar        *guarantees
+	mf          *misfires
+	rg          *registration
+	job         listenersJob
 }
 
-// handleEvent runs upstream's data listeners (the ListenerManager's) for one
+// listenersJob is what the listeners need of the rest of the job: the
+// owners made at their first use.
+type listenersJob interface {
+	// failover is the failover protocol, made now if need be.
+	failover() *failover
+	// stale is the sweeper of nodes gone instances left.
+	stale() *staleSweeper
+}
+
+// handle runs upstream's data listeners (the ListenerManager's) for one
 // event, in their order. It reports whether the instance was shut down from the
 // registry.
-func (j *Job) handleEvent(ctx context.Context, ev reg.TreeEvent, st *loopState) (shutdown bool) {
-	if j.shutdown.Load() || ev.Type == reg.TreeInitialized {
+func (l *listeners) handle(ctx context.Context, ev reg.TreeEvent, st *loopState) (shutdown bool) {
+	if l.shutdown.Load() || ev.Type == reg.TreeInitialized {
 		return false
 	}
-	rel, ok := j.s.p.Rel(ev.Path)
+	rel, ok := l.s.p.Rel(ev.Path)
 	if !ok {
 		return false
 	}
 	logErr := func(what string, err error) {
 		if err != nil && ctx.Err() == nil {
-			j.log.Warn(what+" failed", "path", ev.Path, "event", ev.Type, "error", err)
+			l.log.Warn(what+" failed", "path", ev.Path, "event", ev.Type, "error", err)
 		}
 	}
 	switch {
 	case rel == node.ConfigNode:
-		logErr("config change", j.onConfigEvent(ctx, ev, st))
+		logErr("config change", l.onConfigEvent(ctx, ev, st))
 	case rel == node.LeaderInstanceNode:
 		if ev.Type == reg.NodeDeleted {
-			logErr("election", j.electIfAvailable(ctx))
+			logErr("election", l.ldr.electIfAvailable(ctx))
 		}
 	case strings.HasPrefix(rel, node.ServersNode+"/"):
 		ip := strings.TrimPrefix(rel, node.ServersNode+"/")
 		if !isIPv4(ip) {
 			return false
 		}
-		if ip == j.ip {
-			logErr("election", j.onLocalServerEvent(ctx, ev))
+		if ip == l.ip {
+			logErr("election", l.ldr.onLocalServerEvent(ctx, ev))
 		}
-		if !j.asg.accounted(ev) {
-			logErr("resharding flag", j.serversChanged(ctx))
+		if !l.asg.accounted(ev) {
+			logErr("resharding flag", l.rsh.serversChanged(ctx))
 		}
 	case strings.HasPrefix(rel, node.InstancesNode+"/"):
 		id := strings.TrimPrefix(rel, node.InstancesNode+"/")
@@ -85,32 +97,32 @@ func (j *Job) handleEvent(ctx context.Context, ev reg.TreeEvent, st *loopState) 
 		// items of the dead instance with a pending misfire (no running
 		// node, so resharding does not wait for them) are queued for
 		// failover before a resharding can give them to a live owner.
-		if ev.Type == reg.NodeDeleted && id != j.id {
-			logErr("crash failover", j.failover().onInstanceCrashed(ctx, id))
+		if ev.Type == reg.NodeDeleted && id != l.id {
+			logErr("crash failover", l.job.failover().onInstanceCrashed(ctx, id))
 		}
-		if !j.asg.accounted(ev) {
-			logErr("resharding flag", j.serversChanged(ctx))
+		if !l.asg.accounted(ev) {
+			logErr("resharding flag", l.rsh.serversChanged(ctx))
 		}
-		if ev.Type == reg.NodeDeleted && id != j.id {
-			logErr("stale node sweep", j.stale().sweepIfLeader(ctx))
+		if ev.Type == reg.NodeDeleted && id != l.id {
+			logErr("stale node sweep", l.job.stale().sweepIfLeader(ctx))
 		}
 		// (With failover off it does nothing: the job makes no failover
 		// state for it.)
-		if cfg := j.conf.cur.Load(); ev.Type == reg.NodeAdded && id == j.id && (cfg == nil || cfg.Failover) {
-			logErr("legacy crashed items", j.failover().onOwnInstanceAdded(ctx))
+		if cfg := l.conf.cur.Load(); ev.Type == reg.NodeAdded && id == l.id && (cfg == nil || cfg.Failover) {
+			logErr("legacy crashed items", l.job.failover().onOwnInstanceAdded(ctx))
 		}
-		if ev.Type == reg.NodeDeleted && id == j.id {
-			return j.isShutdownByConsole(ctx, ev)
+		if ev.Type == reg.NodeDeleted && id == l.id {
+			return l.isShutdownByConsole(ctx, ev)
 		}
-	case rel == node.TriggerNode+"/"+j.id:
+	case rel == node.TriggerNode+"/"+l.id:
 		if ev.Type == reg.NodeAdded {
-			logErr("trigger", j.onTriggerNode(ctx))
+			logErr("trigger", l.onTriggerNode(ctx))
 		}
 	case rel == node.GuaranteeStartedNode || rel == node.GuaranteeCompletedNode:
-		j.onGuaranteeEvent(rel, ev)
+		l.guar.onEvent(rel, ev)
 	case rel == node.ShardingNecessaryNode:
 		if ev.Type == reg.NodeDeleted {
-			logErr("misfire after resharding", j.misfireAfterResharding(ctx))
+			logErr("misfire after resharding", l.mf.afterResharding(ctx))
 		}
 	}
 	return false
@@ -123,144 +135,129 @@ func isIPv4(s string) bool {
 
 // onConfigEvent: ShardingTotalCountChanged, FailoverSettingsChanged,
 // MonitorExecutionSettingsChanged and CronSettingChanged listeners.
-func (j *Job) onConfigEvent(ctx context.Context, ev reg.TreeEvent, st *loopState) error {
+func (l *listeners) onConfigEvent(ctx context.Context, ev reg.TreeEvent, st *loopState) error {
 	if ev.Type == reg.NodeDeleted {
 		return nil
 	}
-	cfg, err := j.conf.parse(ev.Data)
+	cfg, err := l.conf.parse(ev.Data)
 	if errors.Is(err, ErrConfigInvalid) {
 		return nil // logged once by configState.parse; the job waits for a valid one
 	}
 	if err != nil {
 		return err
 	}
-	j.conf.cur.Store(cfg)
+	l.conf.cur.Store(cfg)
 	var errs []error
 	if st.curTotal != 0 && cfg.ShardingTotalCount != st.curTotal {
-		j.log.Info("shardingTotalCount changed", "from", st.curTotal, "to", cfg.ShardingTotalCount)
-		errs = append(errs, j.rsh.setReshardingFlag(ctx))
+		l.log.Info("shardingTotalCount changed", "from", st.curTotal, "to", cfg.ShardingTotalCount)
+		errs = append(errs, l.rsh.setReshardingFlag(ctx))
 	}
 	st.curTotal = cfg.ShardingTotalCount
 	if ev.Type == reg.NodeUpdated && !cfg.Failover {
-		errs = append(errs, j.removeFailoverInfo(ctx))
+		errs = append(errs, l.removeFailoverInfo(ctx))
 	}
 	if ev.Type == reg.NodeUpdated && !cfg.MonitorExecution {
 		for i := 0; i < cfg.ShardingTotalCount; i++ {
-			errs = append(errs, reg.DeleteRecursive(ctx, j.s.c, j.s.p.Running(i)))
+			errs = append(errs, reg.DeleteRecursive(ctx, l.s.c, l.s.p.Running(i)))
 		}
 	}
 	if ev.Type == reg.NodeUpdated && (cfg.Cron != st.cron || cfg.TimeZone != st.tz) {
 		st.cron, st.tz = cfg.Cron, cfg.TimeZone
-		j.log.Info("cron changed; rescheduling", "cron", cfg.Cron, "timeZone", cfg.TimeZone)
-		j.hooks.Reschedule(cfg.Cron, cfg.TimeZone)
+		l.log.Info("cron changed; rescheduling", "cron", cfg.Cron, "timeZone", cfg.TimeZone)
+		l.hooks.Reschedule(cfg.Cron, cfg.TimeZone)
 	}
 	return errors.Join(errs...)
 }
 
 // removeFailoverInfo deletes sharding/*/failover (failover turned off).
-func (j *Job) removeFailoverInfo(ctx context.Context) error {
-	names, err := j.s.children(ctx, j.s.p.Sharding())
+func (l *listeners) removeFailoverInfo(ctx context.Context) error {
+	names, err := l.s.children(ctx, l.s.p.Sharding())
 	if err != nil {
 		return err
 	}
 	for _, n := range names {
-		if err := reg.DeleteRecursive(ctx, j.s.c, j.s.p.Full(node.ShardingNode+"/"+n+"/"+node.ItemFailover)); err != nil {
+		if err := reg.DeleteRecursive(ctx, l.s.c, l.s.p.Full(node.ShardingNode+"/"+n+"/"+node.ItemFailover)); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// serversChanged is ListenServersChangedJobListener's action.
-func (j *Job) serversChanged(ctx context.Context) error {
-	cfg, err := j.config(ctx)
-	if err != nil {
-		return err
-	}
-	if cfg.StaticSharding {
-		names, err := j.s.children(ctx, j.s.p.Sharding())
-		if err != nil || len(names) > 0 {
-			return err
-		}
-	}
-	return j.rsh.setReshardingFlag(ctx)
-}
-
 // isShutdownByConsole: our own instance node was deleted, not by a session
 // loss (paused, or a node of an old session) and not re-created since.
-func (j *Job) isShutdownByConsole(ctx context.Context, ev reg.TreeEvent) bool {
-	if paused, _ := j.Paused(); paused {
+func (l *listeners) isShutdownByConsole(ctx context.Context, ev reg.TreeEvent) bool {
+	if paused, _ := l.rg.isPaused(); paused {
 		return false
 	}
-	sess := j.rg.registeredSession()
+	sess := l.rg.registeredSession()
 	if sess == nil || ev.Stat.EphemeralOwner != sess.ID() || sess.Err() != nil {
 		return false
 	}
-	ok, err := j.s.exists(ctx, j.s.p.Instance(j.id))
+	ok, err := l.s.exists(ctx, l.s.p.Instance(l.id))
 	if err != nil || ok {
 		return false
 	}
-	j.shutdown.Store(true)
-	if _, err := j.elect.Resign(ctx); err != nil {
-		j.log.Warn("shutdown: remove leader node failed", "error", err)
+	l.shutdown.Store(true)
+	if _, err := l.ldr.e.Resign(ctx); err != nil {
+		l.log.Warn("shutdown: remove leader node failed", "error", err)
 	}
 	return true
 }
 
 // onTriggerNode: delete trigger/{me}; run once unless running
 // (TriggerListenerManager).
-func (j *Job) onTriggerNode(ctx context.Context) error {
-	if err := j.s.c.Delete(ctx, j.s.p.TriggerInstance(j.id), reg.AnyVersion); err != nil && !errors.Is(err, reg.ErrNoNode) {
+func (l *listeners) onTriggerNode(ctx context.Context) error {
+	if err := l.s.c.Delete(ctx, l.s.p.TriggerInstance(l.id), reg.AnyVersion); err != nil && !errors.Is(err, reg.ErrNoNode) {
 		return err
 	}
-	if j.shutdown.Load() || j.att.running.Load() {
-		j.log.Info("trigger dropped: job is running")
+	if l.shutdown.Load() || l.running.Load() {
+		l.log.Info("trigger dropped: job is running")
 		return nil
 	}
-	j.log.Info("triggered from the registry")
-	j.hooks.Trigger()
+	l.log.Info("triggered from the registry")
+	l.hooks.Trigger()
 	return nil
 }
 
 // reconcile is ReconcileService's tick.
-func (j *Job) reconcile(ctx context.Context, st *loopState, now time.Time) error {
-	cfg, err := j.config(ctx)
+func (l *listeners) reconcile(ctx context.Context, st *loopState, now time.Time) error {
+	cfg, err := l.conf.get(ctx)
 	if err != nil {
 		return err
 	}
 	iv := cfg.ReconcileIntervalMinutes
-	if iv <= 0 || now.Sub(st.lastReconcile) < time.Duration(iv)*j.reconUnit() {
+	if iv <= 0 || now.Sub(st.lastReconcile) < time.Duration(iv)*l.reconUnit() {
 		return nil
 	}
 	st.lastReconcile = now
-	if ok, err := j.s.exists(ctx, j.s.p.ShardingNecessary()); err != nil || ok {
+	if ok, err := l.s.exists(ctx, l.s.p.ShardingNecessary()); err != nil || ok {
 		return err
 	}
-	offline, err := j.hasShardingInfoInOfflineServers(ctx, cfg.ShardingTotalCount)
+	offline, err := l.hasShardingInfoInOfflineServers(ctx, cfg.ShardingTotalCount)
 	if err != nil || !offline {
 		return err
 	}
 	if cfg.StaticSharding {
-		names, err := j.s.children(ctx, j.s.p.Sharding())
+		names, err := l.s.children(ctx, l.s.p.Sharding())
 		if err != nil || len(names) > 0 {
 			return err
 		}
 	}
-	j.log.Warn("job status node has inconsistent value, start reconciling")
-	return j.rsh.setReshardingFlag(ctx)
+	l.log.Warn("job status node has inconsistent value, start reconciling")
+	return l.rsh.setReshardingFlag(ctx)
 }
 
-func (j *Job) reconUnit() time.Duration {
-	if j.reconMinute > 0 {
-		return j.reconMinute
+func (l *listeners) reconUnit() time.Duration {
+	if l.reconMinute > 0 {
+		return l.reconMinute
 	}
 	return time.Minute
 }
 
 // hasShardingInfoInOfflineServers: some item's instance value is not an
 // instance child (a missing value counts).
-func (j *Job) hasShardingInfoInOfflineServers(ctx context.Context, total int) (bool, error) {
-	ids, err := j.s.children(ctx, j.s.p.Instances())
+func (l *listeners) hasShardingInfoInOfflineServers(ctx context.Context, total int) (bool, error) {
+	ids, err := l.s.children(ctx, l.s.p.Instances())
 	if err != nil {
 		return false, err
 	}
@@ -269,7 +266,7 @@ func (j *Job) hasShardingInfoInOfflineServers(ctx context.Context, total int) (b
 		online[id] = true
 	}
 	for i := 0; i < total; i++ {
-		v, _, err := j.s.get(ctx, j.s.p.ShardingInstance(i))
+		v, _, err := l.s.get(ctx, l.s.p.ShardingInstance(i))
 		if err != nil {
 			return false, err
 		}

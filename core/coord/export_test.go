@@ -27,8 +27,8 @@ func PreArmLeadOf(rtts ...time.Duration) time.Duration {
 func SetPaused(j *Job, p bool) { j.setPaused(p) }
 
 // SetCatchUp records items as cleared for a catch-up run, as
-// runPendingMisfires does (tests).
-func SetCatchUp(j *Job, items []int) { j.misfire().setCatchUp(items) }
+// misfires.runPending does (tests).
+func SetCatchUp(j *Job, items []int) { j.mf.made().setCatchUp(items) }
 
 // UndoBegin undoes a begin of items as a trigger whose running-node
 // transaction was not kept does (tests).

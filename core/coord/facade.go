@@ -4,14 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"strconv"
 	"time"
 
 	"github.com/ejob-io/ejob/core/config"
 	"github.com/ejob-io/ejob/core/executor"
 	"github.com/ejob-io/ejob/core/instance"
-	"github.com/ejob-io/ejob/core/node"
 	"github.com/ejob-io/ejob/core/reg"
 )
 
@@ -80,7 +77,7 @@ func (j *Job) ShardingContexts(ctx context.Context) (executor.ShardingContexts, 
 		return executor.ShardingContexts{}, err
 	}
 	j.att.drop(ctx, nil) // of an execution that did not begin
-	if _, err := j.recoverIfIdle(ctx); err != nil {
+	if _, err := j.fo.Load().recoverIfIdle(ctx); err != nil {
 		j.log.Warn("recover running items of a cut-off execution failed", "error", err)
 	}
 	cache := j.treeCache()
@@ -93,14 +90,14 @@ func (j *Job) ShardingContexts(ctx context.Context) (executor.ShardingContexts, 
 	)
 	for {
 		if cfg.Failover {
-			fi, err := j.localFailoverItems(ctx)
+			fi, err := j.failover().localFailoverItems(ctx, j.cache)
 			if err != nil {
 				return executor.ShardingContexts{}, wrap("failover items", err)
 			}
 			if len(fi) > 0 {
 				// This execution runs failover items only: a pending catch-up
 				// of own items waits for the next one (their flags back).
-				if err := j.handOverCatchUp(ctx, nil); err != nil {
+				if err := j.mf.handOver(ctx, nil); err != nil {
 					return executor.ShardingContexts{}, err
 				}
 				sc, _, err := j.contexts(ctx, cache, fi)
@@ -126,7 +123,7 @@ func (j *Job) ShardingContexts(ctx context.Context) (executor.ShardingContexts, 
 	if err != nil {
 		return executor.ShardingContexts{}, wrap("local items", err)
 	}
-	if err := j.handOverCatchUp(ctx, items); err != nil {
+	if err := j.mf.handOver(ctx, items); err != nil {
 		return executor.ShardingContexts{}, err
 	}
 	// The failover and disabled flags come from the tree cache when there
@@ -167,7 +164,7 @@ func (j *Job) ShardingContexts(ctx context.Context) (executor.ShardingContexts, 
 	// and this trigger is lost for them. Their misfire flags make the
 	// instance running them catch it up right after (its misfire loop),
 	// or the crash handling hand them to failover (queueMisfire).
-	if err := j.setMisfire(ctx, running); err != nil {
+	if err := j.mf.set(ctx, running); err != nil {
 		return executor.ShardingContexts{}, err
 	}
 	j.log.Info("items running elsewhere at this trigger; their misfire flags are set", "items", running)
@@ -187,7 +184,7 @@ func (j *Job) triggerItems(ctx context.Context, cache *reg.CacheView, total int,
 	}
 	avail, ok := j.cr.available(cache)
 	if !ok {
-		if avail, err := j.isAvailableServer(ctx, j.ip); err != nil || !avail {
+		if avail, err := j.ldr.isAvailableServer(ctx, j.ip); err != nil || !avail {
 			return nil, err
 		}
 	} else if !avail {
@@ -219,49 +216,6 @@ func (j *Job) runningItems(ctx context.Context, cache *reg.CacheView, items []in
 		items = j.cr.running(cache, items)
 	}
 	return j.s.itemsWith(ctx, items, "running")
-}
-
-// localFailoverItems: items whose failover node names this instance. Only
-// candidates are read from the registry: the items whose failover node
-// names this instance in the tree cache, plus the claims this process made
-// (the cache may not show a claim made a moment ago). Reading every item's
-// failover node at every trigger cost a 1,000-item job 1,000 reads per
-// instance and fire (10 instances: ~12 s on ZooKeeper, 2 cores).
-func (j *Job) localFailoverItems(ctx context.Context) ([]int, error) {
-	if j.shutdown.Load() {
-		return nil, nil
-	}
-	if j.cache == nil {
-		return j.failover().itemsWithValue(ctx, "failover", j.id)
-	}
-	cand := map[int]bool{}
-	names, _ := j.cache.Children(j.s.p.Sharding())
-	for _, n := range names {
-		if v, _, ok := j.cache.Get(j.s.p.Full(node.ShardingNode + "/" + n + "/" + node.ItemFailover)); ok && string(v) == j.id {
-			if i, err := strconv.Atoi(n); err == nil {
-				cand[i] = true
-			}
-		}
-	}
-	j.failover().addClaims(cand)
-	items := make([]int, 0, len(cand))
-	for i := range cand {
-		items = append(items, i)
-	}
-	slices.Sort(items)
-	var out []int
-	for _, i := range items {
-		v, ok, err := j.s.get(ctx, j.s.p.Failover(i))
-		if err != nil {
-			return nil, err
-		}
-		if ok && v == j.id {
-			out = append(out, i)
-		} else {
-			j.foState().forgetClaims(i)
-		}
-	}
-	return out, nil
 }
 
 // errClaimedWhileWaiting: an execution waiting for the leader's resharding
@@ -323,7 +277,7 @@ func (j *Job) MisfireIfRunning(ctx context.Context, items []int) (bool, error) {
 	if err != nil || len(running) == 0 {
 		return false, err
 	}
-	return true, j.setMisfire(ctx, items)
+	return true, j.mf.set(ctx, items)
 }
 
 // RegisterBegin implements executor.Facade: it adopts the attempt a
@@ -351,7 +305,7 @@ func (j *Job) RegisterBegin(ctx context.Context, sc executor.ShardingContexts) e
 	a.items = sc.Items
 	err = a.begin(ctx, cfg)
 	if errors.Is(err, ErrItemRunning) {
-		j.restoreJoined(ctx, sc)
+		j.mf.restoreJoined(ctx, sc)
 	}
 	if err == nil {
 		a.putFencingTokens(sc)
@@ -375,7 +329,7 @@ func (j *Job) RegisterCompleted(ctx context.Context, sc executor.ShardingContext
 	if cause, cut := a.cutOff(j.s.c.Session()); cut {
 		j.setNeedRecover()
 		if _, err := j.session(); err == nil {
-			flagged, rerr := j.recoverOwnRunning(ctx, sc.Items)
+			flagged, rerr := j.failover().recoverOwnRunning(ctx, sc.Items)
 			if rerr != nil {
 				j.log.Warn("recover cut-off items failed; retrying when idle", "items", sc.Items, "error", rerr)
 			}

@@ -11,7 +11,7 @@ import (
 // owner: the items this process claimed, when a claim last asked the
 // scheduler to run, and whether running nodes of a cut-off execution
 // remain. The protocol that reads and writes the registry (failover.go,
-// pump.go, reregister.go) keeps no state of its own. The zero value is
+// recovery.go, pump.go) keeps no state of its own. The zero value is
 // ready to use; the reads (recovering, claimed, claimedBesides,
 // hasClaims) and forgetClaims also work on nil, the state of a job that
 // has made no failover yet (Job.foState).

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/ejob-io/ejob/core/executor"
 	"github.com/ejob-io/ejob/core/node"
 	"github.com/ejob-io/ejob/core/reg"
@@ -81,11 +83,25 @@ func (g *guaranteeWaiters) deleted(root string) {
 	}
 }
 
-// onGuaranteeEvent is GuaranteeListenerManager: a deleted started or
+// guarantees is the job's distribute-once protocol on this instance
+// (upstream's GuaranteeService with its listener): the registrations under
+// guarantee/started and guarantee/completed, the latch the last instance
+// runs its hook under, and the local waiters of a round. Its only state is
+// the waiters.
+type guarantees struct {
+	s    store
+	log  hclog.Logger
+	poll time.Duration
+	conf *configState
+	// waiters are woken by the job's queue (onEvent).
+	waiters guaranteeWaiters
+}
+
+// onEvent is GuaranteeListenerManager: a deleted started or
 // completed root wakes the local waiters.
-func (j *Job) onGuaranteeEvent(rel string, ev reg.TreeEvent) {
+func (g *guarantees) onEvent(rel string, ev reg.TreeEvent) {
 	if ev.Type == reg.NodeDeleted && (rel == node.GuaranteeStartedNode || rel == node.GuaranteeCompletedNode) {
-		j.guar.deleted(rel)
+		g.waiters.deleted(rel)
 	}
 }
 
@@ -106,22 +122,22 @@ var _ executor.DistributeOnce = (*Job)(nil)
 // the tree cache's deletion event, and re-reads that registration after
 // each wake-up, so a stale wake-up does not end its wait early.
 func (j *Job) AtLastStarted(ctx context.Context, sc executor.ShardingContexts, timeout time.Duration, hook func(context.Context) error) error {
-	return j.distributeOnce(ctx, phaseStarted, sc.Items, timeout, hook)
+	return j.guar.distributeOnce(ctx, phaseStarted, sc.Items, timeout, hook)
 }
 
 // AtLastCompleted is AtLastStarted for the after-listeners, with
 // guarantee/completed and guarantee/completed-latch; a round is complete
 // with at least shardingTotalCount children.
 func (j *Job) AtLastCompleted(ctx context.Context, sc executor.ShardingContexts, timeout time.Duration, hook func(context.Context) error) error {
-	return j.distributeOnce(ctx, phaseCompleted, sc.Items, timeout, hook)
+	return j.guar.distributeOnce(ctx, phaseCompleted, sc.Items, timeout, hook)
 }
 
-func (j *Job) distributeOnce(ctx context.Context, ph guaranteePhase, items []int, timeout time.Duration, hook func(context.Context) error) error {
+func (g *guarantees) distributeOnce(ctx context.Context, ph guaranteePhase, items []int, timeout time.Duration, hook func(context.Context) error) error {
 	if len(items) == 0 {
 		return nil
 	}
-	wake := j.guar.wait(ph.root)
-	if err := j.registerGuarantee(ctx, ph, items); err != nil {
+	wake := g.waiters.wait(ph.root)
+	if err := g.registerGuarantee(ctx, ph, items); err != nil {
 		return err
 	}
 	var expired <-chan time.Time
@@ -132,35 +148,35 @@ func (j *Job) distributeOnce(ctx context.Context, ph guaranteePhase, items []int
 	}
 	recheck := time.NewTicker(guaranteeRecheck)
 	defer recheck.Stop()
-	own := j.s.p.Full(ph.root + "/" + strconv.Itoa(items[0]))
+	own := g.s.p.Full(ph.root + "/" + strconv.Itoa(items[0]))
 	for {
 		// Done when our registration is gone: the last instance (or one
 		// that timed out) removed the root. The watch on our own node
 		// catches a root created and removed before the tree cache saw it.
-		_, mine, gone, err := j.s.c.ExistsW(ctx, own)
+		_, mine, gone, err := g.s.c.ExistsW(ctx, own)
 		if err != nil {
 			return wrap("check "+own, err)
 		}
 		if !mine {
 			return nil
 		}
-		all, err := j.isAllGuaranteed(ctx, ph)
+		all, err := g.isAllGuaranteed(ctx, ph)
 		if err != nil {
 			return err
 		}
 		if all {
-			return j.executeInLeader(ctx, ph, hook)
+			return g.executeInLeader(ctx, ph, hook)
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-expired:
-			if err := reg.DeleteRecursive(context.WithoutCancel(ctx), j.s.c, j.s.p.Full(ph.root)); err != nil {
-				j.log.Warn("clear guarantee root after timeout failed", "path", ph.root, "error", err)
+			if err := reg.DeleteRecursive(context.WithoutCancel(ctx), g.s.c, g.s.p.Full(ph.root)); err != nil {
+				g.log.Warn("clear guarantee root after timeout failed", "path", ph.root, "error", err)
 			}
 			return &TimeoutError{Timeout: timeout}
 		case <-wake:
-			wake = j.guar.wait(ph.root)
+			wake = g.waiters.wait(ph.root)
 		case <-gone:
 		case <-recheck.C:
 		}
@@ -169,9 +185,9 @@ func (j *Job) distributeOnce(ctx context.Context, ph guaranteePhase, items []int
 
 // registerGuarantee is registerStart/registerComplete: create
 // {root}/{item} for each item.
-func (j *Job) registerGuarantee(ctx context.Context, ph guaranteePhase, items []int) error {
+func (g *guarantees) registerGuarantee(ctx context.Context, ph guaranteePhase, items []int) error {
 	for _, i := range items {
-		if err := j.s.createIfNeeded(ctx, j.s.p.Full(ph.root+"/"+strconv.Itoa(i))); err != nil {
+		if err := g.s.createIfNeeded(ctx, g.s.p.Full(ph.root+"/"+strconv.Itoa(i))); err != nil {
 			return wrap("register "+ph.root, err)
 		}
 	}
@@ -179,9 +195,9 @@ func (j *Job) registerGuarantee(ctx context.Context, ph guaranteePhase, items []
 }
 
 // isRegistered is isRegisterStartSuccess/isRegisterCompleteSuccess.
-func (j *Job) isRegistered(ctx context.Context, ph guaranteePhase, items []int) (bool, error) {
+func (g *guarantees) isRegistered(ctx context.Context, ph guaranteePhase, items []int) (bool, error) {
 	for _, i := range items {
-		ok, err := j.s.exists(ctx, j.s.p.Full(ph.root+"/"+strconv.Itoa(i)))
+		ok, err := g.s.exists(ctx, g.s.p.Full(ph.root+"/"+strconv.Itoa(i)))
 		if err != nil || !ok {
 			return false, err
 		}
@@ -192,16 +208,16 @@ func (j *Job) isRegistered(ctx context.Context, ph guaranteePhase, items []int) 
 // isAllGuaranteed is isAllStarted/isAllCompleted: the root exists and its
 // child count completes the round for the config's shardingTotalCount
 // (read from the registry directly, as upstream).
-func (j *Job) isAllGuaranteed(ctx context.Context, ph guaranteePhase) (bool, error) {
-	ok, err := j.s.exists(ctx, j.s.p.Full(ph.root))
+func (g *guarantees) isAllGuaranteed(ctx context.Context, ph guaranteePhase) (bool, error) {
+	ok, err := g.s.exists(ctx, g.s.p.Full(ph.root))
 	if err != nil || !ok {
 		return false, err
 	}
-	names, err := j.s.children(ctx, j.s.p.Full(ph.root))
+	names, err := g.s.children(ctx, g.s.p.Full(ph.root))
 	if err != nil {
 		return false, err
 	}
-	cfg, err := j.conf.load(ctx)
+	cfg, err := g.conf.load(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -210,23 +226,23 @@ func (j *Job) isAllGuaranteed(ctx context.Context, ph guaranteePhase) (bool, err
 
 // executeInLeader is executeInLeaderForLastStarted/Completed: under the
 // Curator latch, re-check and run hook; always delete the root afterwards.
-func (j *Job) executeInLeader(ctx context.Context, ph guaranteePhase, hook func(context.Context) error) (err error) {
-	latch := recipe.NewLatch(j.s.c, j.s.p.Full(ph.latch), "")
+func (g *guarantees) executeInLeader(ctx context.Context, ph guaranteePhase, hook func(context.Context) error) (err error) {
+	latch := recipe.NewLatch(g.s.c, g.s.p.Full(ph.latch), "")
 	if err := latch.Acquire(ctx); err != nil {
 		return wrap("acquire "+ph.latch, err)
 	}
 	defer func() {
 		// Cleanup runs even when ctx ended, bounded on its own.
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), j.poll*50)
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), g.poll*50)
 		defer cancel()
-		if derr := reg.DeleteRecursive(cctx, j.s.c, j.s.p.Full(ph.root)); derr != nil && !errors.Is(derr, reg.ErrNoNode) {
+		if derr := reg.DeleteRecursive(cctx, g.s.c, g.s.p.Full(ph.root)); derr != nil && !errors.Is(derr, reg.ErrNoNode) {
 			err = errors.Join(err, wrap("clear "+ph.root, derr))
 		}
 		if rerr := latch.Release(cctx); rerr != nil {
-			j.log.Warn("release guarantee latch failed", "path", ph.latch, "error", rerr)
+			g.log.Warn("release guarantee latch failed", "path", ph.latch, "error", rerr)
 		}
 	}()
-	all, err := j.isAllGuaranteed(ctx, ph)
+	all, err := g.isAllGuaranteed(ctx, ph)
 	if err != nil || !all {
 		return err
 	}
@@ -234,6 +250,6 @@ func (j *Job) executeInLeader(ctx context.Context, ph guaranteePhase, hook func(
 }
 
 // clearGuarantee is clearAllStartedInfo/clearAllCompletedInfo.
-func (j *Job) clearGuarantee(ctx context.Context, ph guaranteePhase) error {
-	return reg.DeleteRecursive(ctx, j.s.c, j.s.p.Full(ph.root))
+func (g *guarantees) clearGuarantee(ctx context.Context, ph guaranteePhase) error {
+	return reg.DeleteRecursive(ctx, g.s.c, g.s.p.Full(ph.root))
 }

@@ -48,8 +48,6 @@ type Job struct {
 	// s is the registry client and the job's paths (s.c, s.p), which the
 	// job's parts use too.
 	s           store
-	local       *config.JobConfiguration // until setUpConfig is done (nil after)
-	class       string
 	id          string
 	ip          string
 	strat       func(string) (spi.ShardingStrategy, error)
@@ -70,7 +68,8 @@ type Job struct {
 	// job's end (finish), read by every trigger (treeCache) and by the
 	// console's dump (Cache) on their own goroutines: atomic.
 	liveCache atomic.Pointer[reg.CacheView]
-	guar      guaranteeWaiters
+	// guar is the distribute-once protocol (guarantee.go).
+	guar guarantees
 
 	// conf is the job's configuration as this instance knows it
 	// (configstate.go).
@@ -88,20 +87,19 @@ type Job struct {
 	arm atomic.Pointer[armLead]
 	// fo is the failover protocol and its state (claims, the pump's last
 	// trigger, the recovery of cut-off running nodes): failover.go,
-	// failoverstate.go. mis is the misfire and catch-up state
-	// (misfirestate.go). Each is made at its first use, by a trigger or
-	// the event loop, whichever comes first, and read by both: atomic
-	// (an idle job carries neither).
-	fo  atomic.Pointer[failover]     // made at first use (failover)
-	mis atomic.Pointer[misfireState] // made at first use (misfire)
+	// failoverstate.go. It is made at its first use, by a trigger or the
+	// event loop, whichever comes first, and read by both: atomic (an
+	// idle job carries none).
+	fo atomic.Pointer[failover] // made at first use (failover)
+	// mf is the misfire protocol and its state (misfire.go).
+	mf misfires
 	// cr reads the tree cache for the trigger (cachereads.go).
 	cr cacheReads
 	// asg is this instance's reading of the assignment and its zxid
 	// accounting (assignment.go).
 	asg assignment
-	// elect is the job's leader election (leader/election/instance):
-	// campaign, is-leader, resign, and the fence of leader-only writes.
-	elect *recipe.Election
+	// ldr is the job's leader election (election.go).
+	ldr leadership
 	// rsh is the leader's resharding protocol (resharding.go).
 	rsh resharding
 
@@ -109,9 +107,8 @@ type Job struct {
 	// Start, read by the scheduler's check at each fire without a lock:
 	// atomic.
 	ready atomic.Bool
-	// fresh: setUpConfig found no job root, so Start registers the job in
-	// one transaction (registerNew); startUp's own. Nil otherwise.
-	fresh *freshStart
+	// su is the startup registration (startup.go).
+	su setUp
 
 	// rg is the registration in the registry's session: session, lease,
 	// pause and the connection handling (registration.go).
@@ -119,6 +116,10 @@ type Job struct {
 	// loop is the job's serial queue and its timers (loop.go); life its
 	// start and end (lifecycle.go).
 	loop jobLoop
+	// ev are the data listeners the loop runs (events.go).
+	ev listeners
+	// pm is the failover and misfire pump the loop runs (pump.go).
+	pm   pump
 	life lifecycle
 }
 
@@ -144,8 +145,8 @@ func New(opts Options) (*Job, error) {
 	}
 	p := node.New(opts.Config.JobName)
 	j := &Job{
-		s:     store{c: opts.Client, p: p},
-		local: opts.Config, class: opts.JobClassName, id: opts.InstanceID, ip: opts.ServerIP,
+		s:  store{c: opts.Client, p: p},
+		id: opts.InstanceID, ip: opts.ServerIP,
 		strat: opts.Strategies,
 		log:   lazylog.With(log, lazylog.JobInstance, opts.Config.JobName, opts.InstanceID),
 		poll:  opts.PollInterval, recon: opts.ReconcileTick, reconMinute: opts.ReconcileUnit, grace: opts.ShutdownGrace,
@@ -157,12 +158,13 @@ func New(opts Options) (*Job, error) {
 	j.att.inProcess = reg.IsInProcess(opts.Client)
 	j.asg.c, j.asg.paths = opts.Client, &j.paths
 	j.cr = cacheReads{paths: &j.paths, run: &j.att.running}
+	j.mf.s, j.mf.id, j.mf.log, j.mf.cr, j.mf.conf, j.mf.job = j.s, j.id, j.log, j.cr, &j.conf, j
 	j.rg = registration{margin: opts.ExpiryMargin, job: j, cq: newSerialQueue()}
-	j.loop.q = newSerialQueue()
 	j.life = lifecycle{ns: opts.Namespace,
 		startupDone: make(chan struct{})}
-	j.elect = recipe.NewElection(opts.Client, p.LeaderLatch(), p.LeaderInstance(), opts.InstanceID)
-	j.rsh.s, j.rsh.elect, j.rsh.log, j.rsh.hooks = j.s, j.elect, j.log, j.hooks
+	j.ldr = leadership{s: j.s, e: recipe.NewElection(opts.Client, p.LeaderLatch(), p.LeaderInstance(), opts.InstanceID),
+		ip: opts.ServerIP, log: j.log, conf: &j.conf, shutdown: &j.shutdown, job: j}
+	j.rsh.s, j.rsh.elect, j.rsh.lead, j.rsh.log, j.rsh.hooks = j.s, j.ldr.e, &j.ldr, j.log, j.hooks
 	j.rsh.strat, j.rsh.conf, j.rsh.asg, j.rsh.job = opts.Strategies, &j.conf, &j.asg, j
 	if j.poll <= 0 {
 		j.poll = 100 * time.Millisecond
@@ -174,6 +176,18 @@ func New(opts Options) (*Job, error) {
 		j.recon = time.Minute
 	}
 	j.rsh.poll = j.poll
+	j.mf.tick, j.ldr.poll = j.failoverTick(), j.poll
+	j.su = setUp{s: j.s, class: opts.JobClassName, id: j.id, ip: j.ip, log: j.log, shutdown: &j.shutdown, conf: &j.conf,
+		asg: &j.asg, ldr: &j.ldr, rsh: &j.rsh, rg: &j.rg, local: opts.Config}
+	j.pm = pump{s: j.s, log: j.log, tick: j.failoverTick(), shutdown: &j.shutdown, running: &j.att.running,
+		conf: &j.conf, cr: j.cr, mf: &j.mf, job: j}
+	j.guar = guarantees{s: j.s, log: j.log, poll: j.poll, conf: &j.conf}
+	j.loop = jobLoop{q: newSerialQueue(), s: j.s, log: j.log, poll: j.poll, tick: j.failoverTick(), recon: j.recon,
+		hooks: j.hooks, onEv: j.onEv,
+		life: &j.life, ev: &j.ev, pm: &j.pm, rg: &j.rg, job: j}
+	j.ev = listeners{s: j.s, id: j.id, ip: j.ip, log: j.log, hooks: j.hooks, reconMinute: j.reconMinute,
+		shutdown: &j.shutdown, running: &j.att.running, conf: &j.conf, asg: &j.asg, rsh: &j.rsh, ldr: &j.ldr,
+		guar: &j.guar, mf: &j.mf, rg: &j.rg, job: j}
 	return j, nil
 }
 
@@ -308,8 +322,8 @@ func (j *Job) cleanShutdown() {
 	if sess.Err() != nil {
 		return
 	}
-	if _, err := j.elect.Resign(ctx); err != nil {
-		j.log.Warn("shutdown: delete failed", "path", j.elect.LeaderPath(), "error", err)
+	if _, err := j.ldr.e.Resign(ctx); err != nil {
+		j.log.Warn("shutdown: delete failed", "path", j.ldr.e.LeaderPath(), "error", err)
 	}
 	if _, st, err := j.s.c.Get(ctx, j.s.p.Instance(j.id)); err == nil && st.EphemeralOwner == sess.ID() {
 		if err := j.s.c.Delete(ctx, j.s.p.Instance(j.id), st.Version); err != nil && !errors.Is(err, reg.ErrNoNode) {

@@ -94,7 +94,7 @@ func (j *Job) Start(ctx context.Context) error {
 			_ = l.ns.Run(nctx)
 		}()
 	}
-	if err := j.setUpConfig(ctx, true); err != nil {
+	if err := j.su.setUpConfig(ctx, l.ns, true); err != nil {
 		close(j.life.startupDone)
 		j.finish(true, err)
 		return err
@@ -113,8 +113,8 @@ func (j *Job) Start(ctx context.Context) error {
 	// A job new to the registry registers in one transaction before its
 	// subtree is loaded (registerNew); if that fails, the usual sequence
 	// runs once the cache is loaded.
-	if j.fresh != nil {
-		if err := j.registerNew(l.ctx); err != nil {
+	if j.su.fresh != nil {
+		if err := j.su.registerNew(l.ctx, l.ns); err != nil {
 			close(l.startupDone)
 			j.finish(true, err)
 			return err
@@ -126,11 +126,12 @@ func (j *Job) Start(ctx context.Context) error {
 	// until it is done. The view calls fn on the cache's goroutine, one
 	// call at a time.
 	j.cache = l.ns.track(j.s.p.Root(), func(ev reg.TreeEvent) {
-		if ev.Type == reg.TreeInitialized || j.runningNodeEvent(ev) {
+		if ev.Type == reg.TreeInitialized || j.loop.runningNodeEvent(ev) {
 			return
 		}
-		j.post(func() { j.onTreeEvent(ev) })
+		j.loop.post(func() { j.loop.onTreeEvent(ev) })
 	}, reg.WithTreeLogger(j.log), reg.WithLeaves(j.s.p.IsItemLeaf), reg.WithoutInitialEvents(), reg.WithCounted(j.s.p.IsFlag))
+	j.ldr.cache, j.loop.cache = j.cache, j.cache
 	j.liveCache.Store(j.cache)
 	stopAF := context.AfterFunc(ctx, func() { j.finish(true, nil) })
 	err := j.startUp(l.ctx)
@@ -145,7 +146,7 @@ func (j *Job) Start(ctx context.Context) error {
 	}
 	l.stopAF = stopAF
 	l.up.Store(true)
-	j.armReconcile()
+	j.loop.armReconcile()
 	j.rg.cq.release()
 	j.loop.q.release()
 	close(l.startupDone) // finish may stop the loop from now on
@@ -159,13 +160,13 @@ func (j *Job) startUp(ctx context.Context) error {
 	case <-ctx.Done():
 		return context.Cause(ctx)
 	}
-	j.refreshCachedConfig()
+	j.conf.refresh(j.cache)
 	cfg, err := j.config(ctx)
 	if err != nil {
 		return err
 	}
-	fresh := j.fresh
-	j.fresh = nil
+	fresh := j.su.fresh
+	j.su.fresh = nil
 	// The stale-node sweep: on a leader, of a job the registry had.
 	var sweep bool
 	var items []string
@@ -174,7 +175,7 @@ func (j *Job) startUp(ctx context.Context) error {
 		// subtree held nothing else (no offline server, no stale node).
 		j.rg.registered(fresh.sess)
 		j.log.Info("became leader")
-	} else if sweep, items, err = j.registerStartUp(ctx, !cfg.Disabled); err != nil {
+	} else if sweep, items, err = j.su.registerStartUp(ctx, j.life.ns, j.cache, !cfg.Disabled); err != nil {
 		return err
 	}
 	j.loop.st = loopState{curTotal: cfg.ShardingTotalCount, cron: cfg.Cron, tz: cfg.TimeZone, lastReconcile: time.Now()}
@@ -186,7 +187,7 @@ func (j *Job) startUp(ctx context.Context) error {
 		}
 	}
 	// The pump's first tick covers what startup found.
-	j.armPump()
+	j.loop.armPump()
 	return nil
 }
 
@@ -246,7 +247,7 @@ func (j *Job) finish(asked bool, cause error) {
 		if l.subscribed {
 			l.ns.unsubscribe(j)
 		}
-		j.stopLoop()
+		j.loop.stopLoop()
 		j.rg.stop()
 		if l.subscribed {
 			// The cache stays readable while the last execution ends.

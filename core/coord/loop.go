@@ -1,9 +1,12 @@
 package coord
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/ejob-io/ejob/core/reg"
 )
@@ -12,14 +15,15 @@ import (
 // without a goroutine of its own: the tree events, re-registrations, the
 // failover pump's ticks and the reconcile ticks are closures run one at a
 // time, in the order they come, on a serial queue, whose goroutine exists
-// only while there is something to run. The handlers (handleEvent, pump,
-// reconcile, reRegister) never run concurrently, as on today's loop.
+// only while there is something to run. The handlers (listeners.handle,
+// pump.run, listeners.reconcile, reRegister) never run concurrently, as on
+// today's loop. What it needs of the rest of the job is loopJob.
 type jobLoop struct {
 	q *serialQueue
 	// Owned by q's closures (after Start released q):
 	st     loopState
 	halted bool        // the console shut the instance down: handle nothing more
-	recon  *time.Timer // the reconcile tick
+	reconT *time.Timer // the reconcile tick
 	retry  *time.Timer // the re-registration retry
 
 	// reRegPending: a re-registration is queued and has not started (asks
@@ -28,17 +32,43 @@ type jobLoop struct {
 
 	// The pump ticks only while there may be something for it to do: a
 	// tick after any tree event or wake-up, and then again for as long as
-	// pumpWanted says so. The ticks run on the namespace's pumpClock; an
+	// pump.wanted says so. The ticks run on the namespace's pumpClock; an
 	// idle job has none armed. armPump may be called from any goroutine.
 	pumpMu    sync.Mutex
 	pumpArmed bool // a tick is armed on the clock, or queued
 	pumpOff   bool // the job has stopped
+
+	// What the loop runs and reads, set by New (cache by Start, before
+	// the loop runs anything).
+	s     store
+	log   hclog.Logger
+	poll  time.Duration // Options.PollInterval (the re-registration retry is 5 of them)
+	tick  time.Duration // the pump's period (Job.failoverTick)
+	recon time.Duration // the reconcile tick (Options.ReconcileTick)
+	hooks Hooks
+	onEv  func(string) // Options.OnEvent (nil: none)
+	life  *lifecycle   // the job's context, its start and its namespace
+	cache *reg.CacheView
+	ev    *listeners
+	pm    *pump
+	rg    *registration
+	job   loopJob
+}
+
+// loopJob is what the event loop needs of the rest of the job.
+type loopJob interface {
+	// finish ends the job (lifecycle.go).
+	finish(asked bool, cause error)
+	// reRegister re-creates what a lost session took (reregister.go).
+	reRegister(ctx context.Context) error
+	// stale is the sweeper of nodes gone instances left.
+	stale() *staleSweeper
 }
 
 // post queues fn on the job's queue; it runs unless the job stops first.
-func (j *Job) post(fn func()) {
-	j.loop.q.post(func() {
-		if j.loop.halted || j.life.ctx.Err() != nil {
+func (l *jobLoop) post(fn func()) {
+	l.q.post(func() {
+		if l.halted || l.life.ctx.Err() != nil {
 			return
 		}
 		fn()
@@ -47,25 +77,25 @@ func (j *Job) post(fn func()) {
 
 // onTreeEvent handles one event of the job's tree (after the initial
 // load), on the queue.
-func (j *Job) onTreeEvent(ev reg.TreeEvent) {
-	shut := j.handleEvent(j.life.ctx, ev, &j.loop.st)
-	if j.onEv != nil {
-		j.onEv(ev.Path)
+func (l *jobLoop) onTreeEvent(ev reg.TreeEvent) {
+	shut := l.ev.handle(l.life.ctx, ev, &l.st)
+	if l.onEv != nil {
+		l.onEv(ev.Path)
 	}
 	if shut {
-		j.log.Info("instance shut down from the registry")
-		j.loop.halted = true
-		j.hooks.Shutdown()
-		go j.finish(false, nil)
+		l.log.Info("instance shut down from the registry")
+		l.halted = true
+		l.hooks.Shutdown()
+		go l.job.finish(false, nil)
 		return
 	}
-	j.armPump()
+	l.armPump()
 }
 
 // runningNodeEvent handles, on the tree cache's goroutine, an event of a
 // running node (sharding/{item}/running: each trigger creates and deletes
 // its items', this instance's own among them) and reports true; false for
-// any other event, which goes to the job's queue. handleEvent has nothing
+// any other event, which goes to the job's queue. listeners.handle has nothing
 // to do for a running node: such an event matters only to the pump (an
 // execution's end may let a claimed item or a pending misfire run), so it
 // arms the pump as onTreeEvent would, without waking the job's queue. The
@@ -74,126 +104,124 @@ func (j *Job) onTreeEvent(ev reg.TreeEvent) {
 // tick with nothing to do costs no queue wake-up. Until the startup is
 // done (the queue holds events until then), every event goes through the
 // queue.
-func (j *Job) runningNodeEvent(ev reg.TreeEvent) bool {
-	if !j.life.up.Load() || !j.s.p.IsRunning(ev.Path) {
+func (l *jobLoop) runningNodeEvent(ev reg.TreeEvent) bool {
+	if !l.life.up.Load() || !l.s.p.IsRunning(ev.Path) {
 		return false
 	}
-	j.armPump()
-	if j.onEv != nil {
-		j.onEv(ev.Path)
+	l.armPump()
+	if l.onEv != nil {
+		l.onEv(ev.Path)
 	}
 	return true
 }
 
 // askReRegister queues a re-registration unless one is queued already.
-func (j *Job) askReRegister() {
-	if j.loop.reRegPending.CompareAndSwap(false, true) {
-		j.post(j.reRegisterTick)
+func (l *jobLoop) askReRegister() {
+	if l.reRegPending.CompareAndSwap(false, true) {
+		l.post(l.reRegisterTick)
 	}
 }
 
-func (j *Job) reRegisterTick() {
-	j.loop.reRegPending.Store(false)
-	ctx := j.life.ctx
-	if err := j.reRegister(ctx); err != nil {
+func (l *jobLoop) reRegisterTick() {
+	l.reRegPending.Store(false)
+	ctx := l.life.ctx
+	if err := l.job.reRegister(ctx); err != nil {
 		if ctx.Err() != nil {
 			return
 		}
-		j.log.Warn("re-registration failed; retrying", "error", err)
-		if j.loop.retry == nil {
-			j.loop.retry = time.AfterFunc(j.poll*5, j.askReRegister)
+		l.log.Warn("re-registration failed; retrying", "error", err)
+		if l.retry == nil {
+			l.retry = time.AfterFunc(l.poll*5, l.askReRegister)
 		} else {
-			j.loop.retry.Reset(j.poll * 5)
+			l.retry.Reset(l.poll * 5)
 		}
 	}
-	j.armPump()
+	l.armPump()
 }
 
 // armPump arms the pump's tick a failoverTick from now unless one is
 // armed (or queued).
-func (j *Job) armPump() {
-	l := &j.loop
+func (l *jobLoop) armPump() {
 	l.pumpMu.Lock()
 	defer l.pumpMu.Unlock()
 	if l.pumpArmed || l.pumpOff {
 		return
 	}
 	l.pumpArmed = true
-	j.life.ns.pumps.after(j, j.failoverTick())
+	l.life.ns.pumps.after(l, l.tick)
 }
 
 // pumpFired is the pump's tick, on the namespace's pumpClock. The tick
 // goes to the job's queue (pumpTick) only when the pump has something to
-// do: pumpWanted reads every case pump acts on, and the misfire sighting
+// do: pump.wanted reads every case the pump acts on, and the misfire sighting
 // pump clears. Otherwise pump would do nothing, so the queue is not woken
 // (most ticks: the one after each trigger's running-node events).
 // Anything that gives the pump work after the second check below arms it
 // anew (a tree event, or wakePump after the state change it reports);
 // what came before is seen by that check. A stopped job's tick posts
 // nothing (its queue is closed).
-func (j *Job) pumpFired() {
-	if j.pumpDue() {
-		j.post(j.pumpTick)
+func (l *jobLoop) pumpFired() {
+	if l.pumpDue() {
+		l.post(l.pumpTick)
 		return
 	}
-	l := &j.loop
 	l.pumpMu.Lock()
 	l.pumpArmed = false
 	l.pumpMu.Unlock()
-	if j.pumpDue() {
-		j.armPump()
+	if l.pumpDue() {
+		l.armPump()
 	}
 }
 
 // pumpDue: pump would act on something now, or clear a misfire sighting.
-func (j *Job) pumpDue() bool { return j.pumpWanted() || j.mis.Load().sighting() }
+func (l *jobLoop) pumpDue() bool { return l.pm.wanted(l.cache) || l.pm.mf.state().sighting() }
 
-func (j *Job) pumpTick() {
-	j.loop.pumpMu.Lock()
-	j.loop.pumpArmed = false
-	j.loop.pumpMu.Unlock()
-	ctx := j.life.ctx
-	if err := j.pump(ctx); err != nil && ctx.Err() == nil {
-		j.log.Warn("failover and misfire pump failed", "error", err)
+func (l *jobLoop) pumpTick() {
+	l.pumpMu.Lock()
+	l.pumpArmed = false
+	l.pumpMu.Unlock()
+	ctx := l.life.ctx
+	if err := l.pm.run(ctx, l.cache); err != nil && ctx.Err() == nil {
+		l.log.Warn("failover and misfire pump failed", "error", err)
 	}
-	if j.pumpWanted() {
-		j.armPump()
+	if l.pm.wanted(l.cache) {
+		l.armPump()
 	}
 }
 
 // armReconcile arms the next reconcile tick.
-func (j *Job) armReconcile() {
-	if j.loop.recon == nil {
-		j.loop.recon = time.AfterFunc(j.recon, func() { j.post(j.reconcileTick) })
+func (l *jobLoop) armReconcile() {
+	if l.reconT == nil {
+		l.reconT = time.AfterFunc(l.recon, func() { l.post(l.reconcileTick) })
 	} else {
-		j.loop.recon.Reset(j.recon)
+		l.reconT.Reset(l.recon)
 	}
 }
 
-func (j *Job) reconcileTick() {
-	ctx := j.life.ctx
-	if err := j.reconcile(ctx, &j.loop.st, time.Now()); err != nil && ctx.Err() == nil {
-		j.log.Warn("reconcile failed", "error", err)
+func (l *jobLoop) reconcileTick() {
+	ctx := l.life.ctx
+	if err := l.ev.reconcile(ctx, &l.st, time.Now()); err != nil && ctx.Err() == nil {
+		l.log.Warn("reconcile failed", "error", err)
 	}
-	if paused, _ := j.Paused(); !paused {
-		if err := j.stale().sweepIfLeader(ctx); err != nil && ctx.Err() == nil {
-			j.log.Warn("stale node sweep failed", "error", err)
+	if paused, _ := l.rg.isPaused(); !paused {
+		if err := l.job.stale().sweepIfLeader(ctx); err != nil && ctx.Err() == nil {
+			l.log.Warn("stale node sweep failed", "error", err)
 		}
 	}
-	j.armReconcile()
+	l.armReconcile()
 }
 
 // stopLoop drops what is queued, waits for the closure running now, and
 // stops the timers.
-func (j *Job) stopLoop() {
-	j.loop.q.close()
-	j.loop.pumpMu.Lock()
-	j.loop.pumpOff = true // an armed tick finds the queue closed
-	j.loop.pumpMu.Unlock()
-	if ns := j.life.ns; ns != nil { // nil: stopped before Start
-		ns.pumps.cancel(j)
+func (l *jobLoop) stopLoop() {
+	l.q.close()
+	l.pumpMu.Lock()
+	l.pumpOff = true // an armed tick finds the queue closed
+	l.pumpMu.Unlock()
+	if ns := l.life.ns; ns != nil { // nil: stopped before Start
+		ns.pumps.cancel(l)
 	}
-	for _, t := range []*time.Timer{j.loop.recon, j.loop.retry} {
+	for _, t := range []*time.Timer{l.reconT, l.retry} {
 		if t != nil {
 			t.Stop()
 		}

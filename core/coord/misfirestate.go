@@ -11,10 +11,10 @@ import (
 // owner: the flags this process set, the items a fire missed while a
 // resharding was pending, the pump's sighting of pending flags and the
 // items of a catch-up run. The protocol that reads and writes the registry
-// (misfire.go, pump.go, trigger.go) keeps no state of its own. The zero
-// value is ready to use; a job makes its own when it first records
-// something (Job.misfire), so that an idle job carries none. The methods
-// that only read or clear work on nil (Job.mis.Load() before that).
+// (misfires, misfire.go) keeps no state of its own. The zero value is
+// ready to use; the protocol makes its own when it first records
+// something (misfires.made), so that an idle job carries none. The methods
+// that only read or clear work on nil (misfires.state before that).
 type misfireState struct {
 	// seen is when the pump first saw own items with a pending misfire
 	// while idle (UnixNano; 0: none seen).
@@ -26,27 +26,18 @@ type misfireState struct {
 	// gives it are flagged once it commits (SetMisfire).
 	before []int
 	// set are the items whose misfire flag this process set and has not
-	// seen cleared (see misfireCandidates).
+	// seen cleared (see misfires.candidates).
 	set map[int]bool
 
 	// joined are the own items JoinCatchUp added to a catch-up run, and
-	// that run's task id (see restoreJoined).
+	// that run's task id (see misfires.restoreJoined).
 	joined       []int
 	joinedTaskID string
 
-	// catchUp are the items whose flags runPendingMisfires cleared for the
-	// run it triggered (see handOverCatchUp).
+	// catchUp are the items whose flags misfires.runPending cleared for the
+	// run it triggered (see misfires.handOver).
 	catchUpMu sync.Mutex
 	catchUp   []int
-}
-
-// misfire returns the job's misfire state, made now if need be.
-func (j *Job) misfire() *misfireState {
-	if m := j.mis.Load(); m != nil {
-		return m
-	}
-	j.mis.CompareAndSwap(nil, &misfireState{})
-	return j.mis.Load()
 }
 
 // deferToResharding notes that a fire was missed while a resharding was
@@ -100,7 +91,7 @@ func (m *misfireState) restoreBefore(before []int) {
 }
 
 // note records items whose misfire flag this process set, which the tree
-// cache may not show yet (misfireCandidates).
+// cache may not show yet (misfires.candidates).
 func (m *misfireState) note(items []int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

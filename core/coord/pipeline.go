@@ -109,7 +109,7 @@ func (j *Job) pipelinedContexts(ctx context.Context, cfg *config.JobConfiguratio
 	if !kept {
 		return none, false, err
 	}
-	return sc, true, j.handOverCatchUp(ctx, sc.Items)
+	return sc, true, j.mf.handOver(ctx, sc.Items)
 }
 
 // beginChecked sends the attempt's running-node transaction, fenced by
@@ -203,7 +203,7 @@ func (j *Job) steadyItemsInCache(cfg *config.JobConfiguration, cache *reg.CacheV
 	if !ok || len(items) == 0 {
 		return nil, 0, false
 	}
-	if len(j.mis.Load().catchUpMoved(items)) > 0 {
+	if len(j.mf.state().catchUpMoved(items)) > 0 {
 		return nil, 0, false
 	}
 	if cfg.Failover && len(j.cr.itemsWith(cache, items, "failover")) > 0 {

@@ -154,7 +154,7 @@ func (j *Job) PreArm(ctx context.Context) (executor.ShardingContexts, bool, erro
 	if paused, _ := j.Paused(); paused || j.ConfigError() != nil {
 		return none, false, nil
 	}
-	catchingUp := j.mis.Load().catchingUp()
+	catchingUp := j.mf.state().catchingUp()
 	cfg, err := j.config(ctx)
 	if err != nil || catchingUp || j.foState().recovering() {
 		j.arm.Load().reset()

@@ -2,7 +2,12 @@ package coord
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/ejob-io/ejob/core/reg"
 )
 
 // failoverTick is the period of pump.
@@ -11,7 +16,10 @@ func (j *Job) failoverTick() time.Duration { return j.poll * 5 }
 // wakePump asks the job's queue to run the pump a failoverTick from now,
 // for a change of state the tree cache does not show (needRecover,
 // misfireState's deferral). Tree events wake it by themselves.
-func (j *Job) wakePump() { j.armPump() }
+func (j *Job) wakePump() { j.loop.armPump() }
+
+// askReRegister implements registrant (jobLoop.askReRegister).
+func (j *Job) askReRegister() { j.loop.askReRegister() }
 
 // setNeedRecover notes that running nodes of a cut-off execution may
 // remain, for the pump to clear.
@@ -20,37 +28,63 @@ func (j *Job) setNeedRecover() {
 	j.wakePump()
 }
 
-// pumpWanted reports whether the pump may still have something to do, so
+// pump is the job's failover and misfire pump (see run): what it acts on
+// is read from the tree cache, passed in, and from the owners it drives.
+// It keeps no state of its own.
+type pump struct {
+	s        store
+	log      hclog.Logger
+	tick     time.Duration // Job.failoverTick
+	shutdown *atomic.Bool  // the job's (Job.shutdown)
+	running  *runFlag      // the attempts' run flag
+	conf     *configState
+	cr       cacheReads
+	mf       *misfires
+	job      pumpJob
+}
+
+// pumpJob is what the pump needs of the rest of the job.
+type pumpJob interface {
+	// failover is the failover protocol, made now if need be; foState
+	// its state, nil while the job has made none.
+	failover() *failover
+	foState() *failoverState
+	// session is the session the instance is registered under, or an
+	// error while paused or not registered.
+	session() (*reg.Session, error)
+}
+
+// wanted reports whether the pump may still have something to do, so
 // its timer must keep running: each case pump acts on, read from local
 // state and the tree cache. It errs on the side of ticking (a paused or
 // running instance whose case holds keeps ticking, as the pump then only
 // waits). When it reports false, only a tree event or wakePump ticks the
 // pump again.
-func (j *Job) pumpWanted() bool {
-	if j.cache == nil || j.shutdown.Load() {
+func (p *pump) wanted(cache *reg.CacheView) bool {
+	if cache == nil || p.shutdown.Load() {
 		return false
 	}
-	cfg := j.conf.cur.Load()
+	cfg := p.conf.cur.Load()
 	failover, misfire := cfg == nil || cfg.Failover, cfg == nil || cfg.Misfire
 	// The cache counts the job's flags (node.Job.IsFlag): with none, the
 	// cases read from the cache cannot hold, and the pump's tick after
 	// every trigger looks nothing up.
-	n, counted := j.cache.Counted()
+	n, counted := cache.Counted()
 	flags := !counted || n > 0
 	if failover {
-		if j.foState().recovering() || flags && (j.cr.claimed(j.cache) || j.cr.failoverQueued(j.cache)) {
+		if p.job.foState().recovering() || flags && (p.cr.claimed(cache) || p.cr.failoverQueued(cache)) {
 			return true
 		}
 	}
-	if j.mis.Load().deferred() {
+	if p.mf.state().deferred() {
 		return true
 	}
 	// A sighting (misfireState.sighted): the next tick clears it or acts on it.
-	return misfire && (j.mis.Load().sighting() || flags && len(j.cr.misfired(j.cache)) > 0)
+	return misfire && (p.mf.state().sighting() || flags && len(p.cr.misfired(cache)) > 0)
 }
 
-// pump runs on the event loop a failoverTick after a tree event or a
-// wakePump, and every failoverTick while pumpWanted (better than
+// run runs on the event loop a failoverTick after a tree event or a
+// wakePump, and every failoverTick while wanted (better than
 // upstream, whose claims happen only on a crash event and after an
 // execution, so a queued item can wait for a cron fire or forever). While
 // this instance is idle and registered, it
@@ -62,56 +96,60 @@ func (j *Job) pumpWanted() bool {
 //     run them (see trigger), or else claims one queued item
 //     (leader/failover/items non-empty);
 //   - otherwise, with misfire on, runs its own items whose missed fire no
-//     execution served (runPendingMisfires).
+//     execution served (misfires.runPending).
 //
 // It reads the tree cache first, so an idle tick costs no registry call.
-func (j *Job) pump(ctx context.Context) error {
-	if j.cache == nil || j.shutdown.Load() {
+func (p *pump) run(ctx context.Context, cache *reg.CacheView) error {
+	if cache == nil || p.shutdown.Load() {
 		return nil
 	}
-	if j.att.running.Load() {
-		j.mis.Load().clearSighting()
+	if p.running.Load() {
+		p.mf.state().clearSighting()
 		return nil
 	}
-	if _, err := j.session(); err != nil {
+	if _, err := p.job.session(); err != nil {
 		return nil // paused or not registered: reRegister resumes first
 	}
-	cfg, err := j.config(ctx)
+	cfg, err := p.conf.get(ctx)
 	if err != nil {
 		return err
 	}
 	if cfg.Failover {
-		if j.foState().recovering() {
-			if _, err := j.recoverIfIdle(ctx); err != nil {
+		if p.job.foState().recovering() {
+			if _, err := p.job.failover().recoverIfIdle(ctx); err != nil {
 				return err
 			}
 		}
-		if j.cr.claimed(j.cache) {
-			if j.failover().sinceTrigger(time.Now()) < j.failoverTick() {
+		if p.cr.claimed(cache) {
+			if p.job.failover().sinceTrigger(time.Now()) < p.tick {
 				return nil
 			}
-			fi, err := j.localFailoverItems(ctx)
-			if err != nil || len(fi) == 0 || j.att.running.Load() {
+			fi, err := p.job.failover().localFailoverItems(ctx, cache)
+			if err != nil || len(fi) == 0 || p.running.Load() {
 				return err
 			}
-			j.log.Info("claimed failover items have not run yet; triggering again", "items", fi)
-			j.failover().trigger()
+			p.log.Info("claimed failover items have not run yet; triggering again", "items", fi)
+			p.job.failover().trigger()
 			return nil
 		}
-		if names, _ := j.cache.Children(j.s.p.FailoverItems()); len(names) > 0 {
-			return j.failover().failoverIfNecessary(ctx)
+		if names, _ := cache.Children(p.s.p.FailoverItems()); len(names) > 0 {
+			return p.job.failover().failoverIfNecessary(ctx)
 		}
 	}
-	if j.mis.Load().deferred() {
+	if p.mf.state().deferred() {
 		// The flag's deletion event may have been missed (coalesced).
-		if _, _, pending := j.cache.Get(j.s.p.ShardingNecessary()); !pending {
-			if err := j.misfireAfterResharding(ctx); err != nil {
+		if _, _, pending := cache.Get(p.s.p.ShardingNecessary()); !pending {
+			if err := p.mf.afterResharding(ctx); err != nil {
 				return err
 			}
 		}
 	}
 	if cfg.Misfire {
-		return j.runPendingMisfires(ctx)
+		run, err := p.mf.runPending(ctx, cache)
+		if run {
+			p.job.failover().trigger()
+		}
+		return err
 	}
 	return nil
 }

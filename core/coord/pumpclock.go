@@ -38,17 +38,17 @@ type pumpClock struct {
 // pumpEntry is one job's armed tick.
 type pumpEntry struct {
 	at time.Time
-	j  *Job
+	l  *jobLoop
 }
 
-// after arms j's tick d from now: pumpFired runs then, on the clock's
+// after arms the tick of the job's loop l d from now: pumpFired runs then, on the clock's
 // goroutine. The caller arms at most one tick per job at a time
 // (armPump's pumpArmed).
-func (c *pumpClock) after(j *Job, d time.Duration) {
+func (c *pumpClock) after(l *jobLoop, d time.Duration) {
 	at := time.Now().Add(d)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	heap.Push(&c.due, pumpEntry{at: at, j: j})
+	heap.Push(&c.due, pumpEntry{at: at, l: l})
 	c.armLocked()
 }
 
@@ -78,14 +78,14 @@ func (c *pumpClock) fire() {
 	c.at = time.Time{}
 	c.firing++
 	c.started++
-	var ready []*Job
+	var ready []*jobLoop
 	for len(c.due) > 0 && !c.due[0].at.After(now) {
-		ready = append(ready, heap.Pop(&c.due).(pumpEntry).j)
+		ready = append(ready, heap.Pop(&c.due).(pumpEntry).l)
 	}
 	c.armLocked()
 	c.mu.Unlock()
-	for _, j := range ready {
-		j.pumpFired()
+	for _, l := range ready {
+		l.pumpFired()
 	}
 	c.mu.Lock()
 	c.firing--
@@ -95,17 +95,17 @@ func (c *pumpClock) fire() {
 	c.mu.Unlock()
 }
 
-// cancel drops j's armed tick (a stopped job's) and, once no tick is
+// cancel drops l's armed tick (a stopped job's) and, once no tick is
 // armed, stops the timer and waits for a fire already started to end:
 // after the last job's cancel, no goroutine of the clock runs, and none
-// starts until a job arms a tick again. The caller holds none of j's
+// starts until a job arms a tick again. The caller holds none of l's
 // locks (fire takes them through pumpFired).
-func (c *pumpClock) cancel(j *Job) {
+func (c *pumpClock) cancel(l *jobLoop) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	kept := c.due[:0]
 	for _, e := range c.due {
-		if e.j != j {
+		if e.l != l {
 			kept = append(kept, e)
 		}
 	}

@@ -12,12 +12,12 @@ import (
 // stopped a moment before it fell due).
 func TestPumpClockCancelDropsStoppedJobsTicks(t *testing.T) {
 	var c pumpClock
-	a, b := &Job{}, &Job{}
+	a, b := &jobLoop{}, &jobLoop{}
 	c.after(a, time.Hour)
 	c.after(b, 2*time.Hour)
 	c.after(a, 3*time.Hour)
 	c.cancel(a)
-	if len(c.due) != 1 || c.due[0].j != b {
+	if len(c.due) != 1 || c.due[0].l != b {
 		t.Fatalf("after cancel(a): %d ticks armed, want b's only", len(c.due))
 	}
 	if c.at.IsZero() {
@@ -30,7 +30,7 @@ func TestPumpClockCancelDropsStoppedJobsTicks(t *testing.T) {
 	if !c.at.IsZero() || c.timer.Stop() {
 		t.Fatal("timer still armed with no tick")
 	}
-	if c.due[:1][0].j != nil {
+	if c.due[:1][0].l != nil {
 		t.Fatal("the heap keeps a stopped job's reference")
 	}
 }
@@ -43,7 +43,7 @@ func TestPumpClockCancelWaitsForAStartedFire(t *testing.T) {
 	c.firing = 1 // a fire between taking its ticks and running them
 	c.mu.Unlock()
 	done := make(chan struct{})
-	go func() { c.cancel(&Job{}); close(done) }()
+	go func() { c.cancel(&jobLoop{}); close(done) }()
 	select {
 	case <-done:
 		t.Fatal("cancel returned while a fire runs")

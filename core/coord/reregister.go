@@ -44,15 +44,15 @@ func (j *Job) reRegister(ctx context.Context) error {
 		}
 	}
 	j.setNeedRecover()
-	flagged, err := j.recoverIfIdle(ctx)
+	flagged, err := j.failover().recoverIfIdle(ctx)
 	if err != nil {
 		j.log.Warn("recover running items after the session interruption failed", "error", err)
 	}
 	j.rg.registered(sess)
 	if !already {
-		if has, err := j.elect.HasLeader(ctx); err == nil && !has {
-			if ok, err := j.isAvailableServer(ctx, j.ip); err == nil && ok {
-				if err := j.electAndCheck(ctx); err != nil {
+		if has, err := j.ldr.e.HasLeader(ctx); err == nil && !has {
+			if ok, err := j.ldr.isAvailableServer(ctx, j.ip); err == nil && ok {
+				if err := j.ldr.electAndCheck(ctx); err != nil {
 					j.log.Warn("election after new session failed", "error", err)
 				}
 			}
@@ -68,68 +68,4 @@ func (j *Job) reRegister(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-// recoverIfIdle clears this instance's leftover running nodes when
-// needRecover is set and no execution runs here; it reports whether items
-// were queued for failover.
-func (j *Job) recoverIfIdle(ctx context.Context) (bool, error) {
-	if !j.foState().recovering() || j.att.running.Load() {
-		return false, nil
-	}
-	flagged, err := j.recoverOwnRunning(ctx, nil)
-	if err == nil {
-		j.failover().needRecover.Store(false)
-	}
-	return flagged, err
-}
-
-// recoverOwnRunning handles running nodes that name this instance (of the
-// given items, or of all when items is nil): they belong to executions cut
-// off by a session loss or a presumed one. Upstream deletes them on
-// reconnect (losing the interrupted work); ejob queues them for failover
-// when failover is on (unless another instance already did, or the item is
-// still claimed by this instance's failover node, which re-runs it at its
-// next fire), and deletes them, so they never block resharding. It reports
-// whether items were queued; the caller runs failoverIfNecessary once
-// executions may start.
-func (j *Job) recoverOwnRunning(ctx context.Context, items []int) (bool, error) {
-	cfg, err := j.config(ctx)
-	if err != nil {
-		return false, err
-	}
-	if items == nil {
-		names, err := j.s.children(ctx, j.s.p.Sharding())
-		if err != nil {
-			return false, err
-		}
-		items = itemNumbers(names)
-	}
-	flagged := false
-	for _, i := range items {
-		v, ok, err := j.s.get(ctx, j.s.p.Running(i))
-		if err != nil {
-			return flagged, err
-		}
-		if !ok || v != j.id {
-			continue
-		}
-		if cfg.Failover {
-			fo, _, err := j.s.get(ctx, j.s.p.Failover(i))
-			if err != nil {
-				return flagged, err
-			}
-			if fo != j.id {
-				j.log.Info("item was running when the session was interrupted; queuing it for failover", "item", i)
-				if err := j.failover().setCrashedFailoverFlag(ctx, i, j.id); err != nil {
-					return flagged, err
-				}
-				flagged = true
-			}
-		}
-		if _, err := j.s.deleteIfValue(ctx, j.s.p.Running(i), j.id); err != nil {
-			return flagged, err
-		}
-	}
-	return flagged, nil
 }

@@ -27,6 +27,7 @@ import (
 type resharding struct {
 	s     store
 	elect *recipe.Election
+	lead  *leadership // the leader check (isLeaderUntilBlock)
 	log   hclog.Logger
 	hooks Hooks
 	strat func(string) (spi.ShardingStrategy, error)
@@ -46,9 +47,6 @@ type resharding struct {
 
 // reshardJob is what the resharding needs of the rest of the job.
 type reshardJob interface {
-	// isLeaderUntilBlock is the leader check that waits for an election
-	// in progress (election.go).
-	isLeaderUntilBlock(ctx context.Context) (bool, error)
 	// availableInstances lists the instances of enabled servers.
 	availableInstances(ctx context.Context) ([]string, error)
 	// foState is the failover state (nil while the job has none).
@@ -61,7 +59,7 @@ type reshardJob interface {
 // The create is fenced on this session's leader node (better than
 // upstream): a deposed leader cannot raise the flag.
 func (r *resharding) setReshardingFlag(ctx context.Context) error {
-	leader, err := r.job.isLeaderUntilBlock(ctx)
+	leader, err := r.lead.isLeaderUntilBlock(ctx)
 	if err != nil || !leader {
 		return err
 	}
@@ -128,7 +126,7 @@ func (r *resharding) reshardIfNecessary(ctx context.Context) error {
 	if err != nil || !need || len(instances) == 0 {
 		return err
 	}
-	leader, err := r.job.isLeaderUntilBlock(ctx)
+	leader, err := r.lead.isLeaderUntilBlock(ctx)
 	if err != nil {
 		return err
 	}
@@ -232,7 +230,7 @@ func (r *resharding) reshardAgainIfChanged(ctx context.Context, cfg *config.JobC
 // waitShardingCompleted is the non-leader's busy wait.
 func (r *resharding) waitShardingCompleted(ctx context.Context) error {
 	for {
-		leader, err := r.job.isLeaderUntilBlock(ctx)
+		leader, err := r.lead.isLeaderUntilBlock(ctx)
 		if err != nil || leader {
 			return err
 		}
@@ -372,4 +370,19 @@ func (r *resharding) subtreeDeletes(ctx context.Context, path string) ([]reg.Op,
 		ops = append(ops, sub...)
 	}
 	return append(ops, reg.DeleteOp(path, reg.AnyVersion)), nil
+}
+
+// serversChanged is ListenServersChangedJobListener's action.
+func (r *resharding) serversChanged(ctx context.Context) error {
+	cfg, err := r.conf.get(ctx)
+	if err != nil {
+		return err
+	}
+	if cfg.StaticSharding {
+		names, err := r.s.children(ctx, r.s.p.Sharding())
+		if err != nil || len(names) > 0 {
+			return err
+		}
+	}
+	return r.setReshardingFlag(ctx)
 }

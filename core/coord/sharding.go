@@ -49,7 +49,7 @@ func (j *Job) availableInstances(ctx context.Context) ([]string, error) {
 	for i, ip := range servers {
 		if found[i] && status[i] != "" {
 			enabled[ip] = status[i] == node.ServerEnabled
-		} else if enabled[ip], err = j.isEnableServer(ctx, ip); err != nil {
+		} else if enabled[ip], err = j.ldr.isEnableServer(ctx, ip); err != nil {
 			return nil, err
 		}
 	}
@@ -69,7 +69,7 @@ func (j *Job) localShardingItems(ctx context.Context) ([]int, error) {
 	if j.shutdown.Load() {
 		return nil, nil
 	}
-	if ok, err := j.isAvailableServer(ctx, j.ip); err != nil || !ok {
+	if ok, err := j.ldr.isAvailableServer(ctx, j.ip); err != nil || !ok {
 		return nil, err
 	}
 	cfg, err := j.config(ctx)

@@ -4,12 +4,40 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"sync/atomic"
+
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/ejob-io/ejob/core/config"
 	"github.com/ejob-io/ejob/core/node"
 	"github.com/ejob-io/ejob/core/reg"
 	"github.com/ejob-io/ejob/core/reg/recipe"
 )
+
+// setUp is the job's startup registration on this instance (upstream's
+// SetUpFacade): the config's overwrite rule, the registration of a job new
+// to the registry in one transaction, and of a job it has in the steps
+// below. It keeps the local configuration until the registry's stands in
+// for it, and the fresh registration until Start takes it. The namespace
+// (for its batched reads and writes) and the tree cache are passed in.
+type setUp struct {
+	s        store
+	class    string
+	id, ip   string
+	log      hclog.Logger
+	shutdown *atomic.Bool // the job's (Job.shutdown)
+	conf     *configState
+	asg      *assignment
+	ldr      *leadership
+	rsh      *resharding
+	rg       *registration
+	// local is the configuration given to New, until setUpConfig is done
+	// (nil after).
+	local *config.JobConfiguration
+	// fresh: setUpConfig found no job root, so Start registers the job in
+	// one transaction (registerNew); Start's own. Nil otherwise.
+	fresh *freshStart
+}
 
 // registerStartUp is SetUpFacade.registerStartUpInfo after the listeners
 // are on, for a job whose root exists (a restart, or another instance
@@ -40,41 +68,41 @@ import (
 //     offline-server sweep, the leader node for the resharding flag and
 //     the stale-node sweep, the flag itself and the items (for a static
 //     sharding and the sweep).
-func (j *Job) registerStartUp(ctx context.Context, enabled bool) (leads bool, items []string, err error) {
-	if _, err := j.electLeader(ctx); err != nil {
+func (u *setUp) registerStartUp(ctx context.Context, ns *Namespace, cache *reg.CacheView, enabled bool) (leads bool, items []string, err error) {
+	if _, err := u.ldr.electLeader(ctx); err != nil {
 		return false, nil, wrap("elect leader", err)
 	}
 	status := node.ServerEnabled
 	if !enabled {
 		status = node.ServerDisabled
 	}
-	sess := j.s.c.Session()
-	if err := j.registerNodes(ctx, status); err != nil {
+	sess := u.s.c.Session()
+	if err := u.registerNodes(ctx, ns, cache, status); err != nil {
 		return false, nil, err
 	}
-	j.rg.registered(sess)
-	return j.afterRegistration(ctx)
+	u.rg.registered(sess)
+	return u.afterRegistration(ctx, ns)
 }
 
 // registerNodes writes servers/{ip} (status) and the ephemeral
 // instances/{id}: in one transaction when the tree cache shows both
 // parents and no instance node of this id, else (or if that fails) as
 // upstream, step by step.
-func (j *Job) registerNodes(ctx context.Context, status string) error {
-	if ops := j.registrationOps(status); ops != nil {
-		err := j.life.ns.writes.Multi(ctx, ops...)
+func (u *setUp) registerNodes(ctx context.Context, ns *Namespace, cache *reg.CacheView, status string) error {
+	if ops := u.registrationOps(cache, status); ops != nil {
+		err := ns.writes.Multi(ctx, ops...)
 		if err == nil {
 			return nil
 		}
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
 		}
-		j.log.Debug("registering server and instance in one transaction failed; registering step by step", "error", err)
+		u.log.Debug("registering server and instance in one transaction failed; registering step by step", "error", err)
 	}
-	if _, err := reg.Persist(ctx, j.s.c, j.s.p.Server(j.ip), []byte(status)); err != nil {
+	if _, err := reg.Persist(ctx, u.s.c, u.s.p.Server(u.ip), []byte(status)); err != nil {
 		return wrap("register server", err)
 	}
-	if err := j.s.persistEphemeral(ctx, j.s.p.Instance(j.id), node.InstanceValue(j.id, j.ip)); err != nil {
+	if err := u.s.persistEphemeral(ctx, u.s.p.Instance(u.id), node.InstanceValue(u.id, u.ip)); err != nil {
 		return wrap("register instance", err)
 	}
 	return nil
@@ -84,16 +112,16 @@ func (j *Job) registerNodes(ctx context.Context, status string) error {
 // shows the nodes, or nil when it needs upstream's steps: a parent
 // missing, or an instance node of this id (an earlier session's, which
 // persistEphemeral replaces, or this one's, which it keeps).
-func (j *Job) registrationOps(status string) []reg.Op {
-	cv := j.cache
-	if _, _, ok := cv.Peek(j.s.p.Instance(j.id)); ok {
+func (u *setUp) registrationOps(cache *reg.CacheView, status string) []reg.Op {
+	cv := cache
+	if _, _, ok := cv.Peek(u.s.p.Instance(u.id)); ok {
 		return nil
 	}
-	if _, _, ok := cv.Peek(j.s.p.Instances()); !ok {
+	if _, _, ok := cv.Peek(u.s.p.Instances()); !ok {
 		return nil
 	}
 	ops := make([]reg.Op, 0, 2)
-	switch cur, _, ok := cv.Peek(j.s.p.Server(j.ip)); {
+	switch cur, _, ok := cv.Peek(u.s.p.Server(u.ip)); {
 	case ok && string(cur) == status && status == node.ServerEnabled:
 		// Already so: a Set would change nothing but the version. The
 		// transaction checks it still exists (the cache may lag behind
@@ -101,16 +129,16 @@ func (j *Job) registrationOps(status string) []reg.Op {
 		// write it). (A DISABLED server is written again: its event makes
 		// a leader this election gave us abdicate, as upstream's listener
 		// does.)
-		ops = append(ops, reg.CheckOp(j.s.p.Server(j.ip), reg.AnyVersion))
+		ops = append(ops, reg.CheckOp(u.s.p.Server(u.ip), reg.AnyVersion))
 	case ok:
-		ops = append(ops, reg.SetOp(j.s.p.Server(j.ip), []byte(status), reg.AnyVersion))
+		ops = append(ops, reg.SetOp(u.s.p.Server(u.ip), []byte(status), reg.AnyVersion))
 	default:
-		if _, _, ok := cv.Peek(j.s.p.Servers()); !ok {
+		if _, _, ok := cv.Peek(u.s.p.Servers()); !ok {
 			return nil
 		}
-		ops = append(ops, reg.CreateOp(j.s.p.Server(j.ip), []byte(status), reg.Persistent))
+		ops = append(ops, reg.CreateOp(u.s.p.Server(u.ip), []byte(status), reg.Persistent))
 	}
-	return append(ops, reg.CreateOp(j.s.p.Instance(j.id), node.InstanceValue(j.id, j.ip), reg.Ephemeral))
+	return append(ops, reg.CreateOp(u.s.p.Instance(u.id), node.InstanceValue(u.id, u.ip), reg.Ephemeral))
 }
 
 // afterRegistration is the rest of registerStartUp once this instance is
@@ -120,14 +148,14 @@ func (j *Job) registrationOps(status string) []reg.Op {
 // leader that is this very instance flags it now, so that a fire right
 // after startup already gets its items (the flag is set on the leader
 // only, as upstream). It returns what registerStartUp does.
-func (j *Job) afterRegistration(ctx context.Context) (bool, []string, error) {
-	rs, err := j.life.ns.reads.Read(ctx,
-		reg.ChildrenOp(j.s.p.Instances()),
-		reg.ChildrenOp(j.s.p.Servers()),
-		reg.GetOp(j.s.p.LeaderInstance()),
-		reg.GetOp(j.s.p.ShardingNecessary()),
-		reg.GetOp(j.s.p.Instance(j.id)),
-		reg.ChildrenOp(j.s.p.Sharding()),
+func (u *setUp) afterRegistration(ctx context.Context, ns *Namespace) (bool, []string, error) {
+	rs, err := ns.reads.Read(ctx,
+		reg.ChildrenOp(u.s.p.Instances()),
+		reg.ChildrenOp(u.s.p.Servers()),
+		reg.GetOp(u.s.p.LeaderInstance()),
+		reg.GetOp(u.s.p.ShardingNecessary()),
+		reg.GetOp(u.s.p.Instance(u.id)),
+		reg.ChildrenOp(u.s.p.Sharding()),
 	)
 	if err == nil {
 		for _, r := range rs {
@@ -141,20 +169,20 @@ func (j *Job) afterRegistration(ctx context.Context) (bool, []string, error) {
 		return false, nil, wrap("read registration", err)
 	}
 	instances, servers, leader, flag, own, items := rs[0], rs[1], rs[2], rs[3], rs[4], rs[5]
-	if err := j.removeOfflineServers(ctx, instances.Children, servers.Children); err != nil {
-		j.log.Warn("remove offline servers failed", "error", err)
+	if err := u.removeOfflineServers(ctx, instances.Children, servers.Children); err != nil {
+		u.log.Warn("remove offline servers failed", "error", err)
 	}
 	if leader.Err != nil {
 		// No leader now: upstream's wait for one (isLeaderUntilBlock).
-		if err := j.serversChanged(ctx); err != nil {
+		if err := u.rsh.serversChanged(ctx); err != nil {
 			return false, nil, wrap("flag resharding at startup", err)
 		}
-		return j.leadsNow(ctx)
+		return u.leadsNow(ctx)
 	}
-	if j.shutdown.Load() || !j.elect.Leads(leader.Data, leader.Stat) {
+	if u.shutdown.Load() || !u.ldr.e.Leads(leader.Data, leader.Stat) {
 		return false, nil, nil
 	}
-	cfg, err := j.config(ctx)
+	cfg, err := u.conf.get(ctx)
 	if err != nil {
 		return false, nil, err
 	}
@@ -166,8 +194,8 @@ func (j *Job) afterRegistration(ctx context.Context) (bool, []string, error) {
 		// setReshardingFlag's create, knowing what its reads would find:
 		// this instance leads and the flag is absent (a missing parent
 		// fails it, as a removed job, whose root is gone, does).
-		err := j.elect.Fenced(ctx, func(f recipe.Fence) error {
-			_, err := recipe.FencedMulti(ctx, j.s.c, f, reg.CreateOp(j.s.p.ShardingNecessary(), nil, reg.Persistent))
+		err := u.ldr.e.Fenced(ctx, func(f recipe.Fence) error {
+			_, err := recipe.FencedMulti(ctx, u.s.c, f, reg.CreateOp(u.s.p.ShardingNecessary(), nil, reg.Persistent))
 			return err
 		})
 		switch {
@@ -177,31 +205,31 @@ func (j *Job) afterRegistration(ctx context.Context) (bool, []string, error) {
 		default:
 			// Leadership lost meanwhile, or leader/sharding missing:
 			// upstream's steps.
-			j.log.Debug("flagging resharding at startup failed; trying upstream's steps", "error", err)
-			if err := j.serversChanged(ctx); err != nil {
+			u.log.Debug("flagging resharding at startup failed; trying upstream's steps", "error", err)
+			if err := u.rsh.serversChanged(ctx); err != nil {
 				return false, nil, wrap("flag resharding at startup", err)
 			}
-			return j.leadsNow(ctx)
+			return u.leadsNow(ctx)
 		}
 	}
 	// Flagged (found or set) after this instance registered: the next
 	// resharding reads the membership with it. So the membership changes
 	// up to its registration (its instance node's Mzxid) need not flag
 	// again when their events come (assignment.accounted).
-	if own.Err == nil && own.Stat.EphemeralOwner == j.s.c.Session().ID() {
-		j.asg.account(own.Stat.Mzxid + 1)
+	if own.Err == nil && own.Stat.EphemeralOwner == u.s.c.Session().ID() {
+		u.asg.account(own.Stat.Mzxid + 1)
 	}
 	return true, items.Children, nil
 }
 
 // leadsNow is afterRegistration's end after upstream's steps: whether this
 // instance leads (fresh) and, if so, the children of sharding/.
-func (j *Job) leadsNow(ctx context.Context) (bool, []string, error) {
-	ok, err := j.isLeader(ctx)
+func (u *setUp) leadsNow(ctx context.Context) (bool, []string, error) {
+	ok, err := u.ldr.isLeader(ctx)
 	if err != nil || !ok {
 		return false, nil, err
 	}
-	items, err := j.s.children(ctx, j.s.p.Sharding())
+	items, err := u.s.children(ctx, u.s.p.Sharding())
 	return err == nil, items, err
 }
 
@@ -209,11 +237,11 @@ func (j *Job) leadsNow(ctx context.Context) (bool, []string, error) {
 // (ConfigurationService.setUpJobConfiguration). When the job root is absent, the
 // job enabled and allowNew set, it writes nothing: Start then writes the config
 // with the rest of the registration (registerNew).
-func (j *Job) setUpConfig(ctx context.Context, allowNew bool) error {
+func (u *setUp) setUpConfig(ctx context.Context, ns *Namespace, allowNew bool) error {
 	var st config.RegistryState
 	// Both nodes read fresh, in one MultiRead with the other jobs starting
 	// now (Namespace.reads).
-	rs, err := j.life.ns.reads.Read(ctx, reg.GetOp(j.s.p.Root()), reg.GetOp(j.s.p.Config()))
+	rs, err := ns.reads.Read(ctx, reg.GetOp(u.s.p.Root()), reg.GetOp(u.s.p.Config()))
 	if err != nil {
 		return wrap("read job root and config", err)
 	}
@@ -224,49 +252,49 @@ func (j *Job) setUpConfig(ctx context.Context, allowNew bool) error {
 	}
 	st.RootExists, st.Root = rs[0].Err == nil, rs[0].Data
 	st.ConfigExists, st.Config = rs[1].Err == nil, rs[1].Data
-	res, err := config.SetUp(j.class, j.local, st)
+	res, err := config.SetUp(u.class, u.local, st)
 	if errors.Is(err, config.ErrRegistryConfig) {
 		// The registry's config is refused: the job registers and waits,
 		// without firing, for a valid one (its tree cache follows the
 		// node). The local configuration, validated, stands in for what
 		// sizes the job's own work meanwhile (its cron, its count).
 		if _, derr := config.Decode(st.Config); derr != nil {
-			j.conf.invalid(st.Config, derr)
+			u.conf.invalid(st.Config, derr)
 		}
-		j.fresh = nil
-		j.conf.cur.Store(j.local)
-		j.local = nil
+		u.fresh = nil
+		u.conf.cur.Store(u.local)
+		u.local = nil
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	j.fresh = nil
+	u.fresh = nil
 	// The node's bytes and what they parse to: the registry's, or what
 	// this process writes (SetUp's Config reads as its ConfigData parses),
-	// so that refreshCachedConfig does not parse them again.
+	// so that configState.refresh does not parse them again.
 	cfg, data := res.Config, st.Config
 	if res.Write {
 		data = res.ConfigData
 	}
-	j.conf.parsed.Store(&parsedConfig{data: data, cfg: cfg})
+	u.conf.parsed.Store(&parsedConfig{data: data, cfg: cfg})
 	if allowNew && res.Write && !st.RootExists && !res.Config.Disabled {
-		j.fresh = &freshStart{config: res.ConfigData}
-		j.conf.cur.Store(cfg)
+		u.fresh = &freshStart{config: res.ConfigData}
+		u.conf.cur.Store(cfg)
 		return nil
 	}
 	if res.Write {
-		if _, err := reg.Persist(ctx, j.s.c, j.s.p.Config(), res.ConfigData); err != nil {
+		if _, err := reg.Persist(ctx, u.s.c, u.s.p.Config(), res.ConfigData); err != nil {
 			return wrap("write job config", err)
 		}
-		if _, err := reg.Persist(ctx, j.s.c, j.s.p.Root(), []byte(j.class)); err != nil {
+		if _, err := reg.Persist(ctx, u.s.c, u.s.p.Root(), []byte(u.class)); err != nil {
 			return wrap("write job root", err)
 		}
 	}
-	j.conf.cur.Store(cfg)
+	u.conf.cur.Store(cfg)
 	// The local config served only this: from now on the registry's is
-	// the job's (a copy is in the tree cache and in j.conf).
-	j.local = nil
+	// the job's (a copy is in the tree cache and in conf).
+	u.local = nil
 	return nil
 }
 
@@ -294,42 +322,42 @@ type freshStart struct {
 // instance registered the job first; a connection loss that leaves the
 // outcome unknown) falls back to the usual sequence, config first, which
 // handles either outcome (a leader node of this session is ours).
-func (j *Job) registerNew(ctx context.Context) error {
-	f := j.fresh
-	sess := j.s.c.Session()
-	leader := j.s.p.LeaderInstance()
+func (u *setUp) registerNew(ctx context.Context, ns *Namespace) error {
+	f := u.fresh
+	sess := u.s.c.Session()
+	leader := u.s.p.LeaderInstance()
 	ops := []reg.Op{
-		reg.CreateOp(j.s.p.Root(), []byte(j.class), reg.Persistent),
-		reg.CreateOp(j.s.p.Config(), f.config, reg.Persistent),
+		reg.CreateOp(u.s.p.Root(), []byte(u.class), reg.Persistent),
+		reg.CreateOp(u.s.p.Config(), f.config, reg.Persistent),
 		reg.CreateOp(reg.Parent(reg.Parent(leader)), nil, reg.Container),
 		reg.CreateOp(reg.Parent(leader), nil, reg.Container),
-		reg.CreateOp(leader, []byte(j.id), reg.Ephemeral),
-		reg.CreateOp(j.s.p.Servers(), nil, reg.Persistent),
-		reg.CreateOp(j.s.p.Server(j.ip), []byte(node.ServerEnabled), reg.Persistent),
-		reg.CreateOp(j.s.p.Instances(), nil, reg.Persistent),
-		reg.CreateOp(j.s.p.Instance(j.id), node.InstanceValue(j.id, j.ip), reg.Ephemeral),
-		reg.CreateOp(reg.Parent(j.s.p.ShardingNecessary()), nil, reg.Persistent),
-		reg.CreateOp(j.s.p.ShardingNecessary(), nil, reg.Persistent),
+		reg.CreateOp(leader, []byte(u.id), reg.Ephemeral),
+		reg.CreateOp(u.s.p.Servers(), nil, reg.Persistent),
+		reg.CreateOp(u.s.p.Server(u.ip), []byte(node.ServerEnabled), reg.Persistent),
+		reg.CreateOp(u.s.p.Instances(), nil, reg.Persistent),
+		reg.CreateOp(u.s.p.Instance(u.id), node.InstanceValue(u.id, u.ip), reg.Ephemeral),
+		reg.CreateOp(reg.Parent(u.s.p.ShardingNecessary()), nil, reg.Persistent),
+		reg.CreateOp(u.s.p.ShardingNecessary(), nil, reg.Persistent),
 	}
 	// With the other new jobs' transactions (Namespace.writes): all of
 	// them commit, or each is sent again alone.
-	if err := j.life.ns.writes.Multi(ctx, ops...); err != nil {
+	if err := ns.writes.Multi(ctx, ops...); err != nil {
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
 		}
-		j.log.Debug("registering the new job in one transaction failed; registering step by step", "error", err)
-		j.fresh = nil
-		return j.setUpConfig(ctx, false)
+		u.log.Debug("registering the new job in one transaction failed; registering step by step", "error", err)
+		u.fresh = nil
+		return u.setUpConfig(ctx, ns, false)
 	}
 	f.sess = sess
-	j.local = nil // kept until now for the step-by-step fallback
+	u.local = nil // kept until now for the step-by-step fallback
 	return nil
 }
 
 // removeOfflineServers deletes servers/{ip} with a non-blank value whose IP
 // is the prefix of no instance id (3.0.5's ServerService.removeOfflineServers),
 // given the instance ids and server IPs listed (instances first, as upstream).
-func (j *Job) removeOfflineServers(ctx context.Context, ids, ips []string) error {
+func (u *setUp) removeOfflineServers(ctx context.Context, ids, ips []string) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -341,7 +369,7 @@ func (j *Job) removeOfflineServers(ctx context.Context, ids, ips []string) error
 		if online[ip] {
 			continue
 		}
-		data, st, err := j.s.c.Get(ctx, j.s.p.Server(ip))
+		data, st, err := u.s.c.Get(ctx, u.s.p.Server(ip))
 		if errors.Is(err, reg.ErrNoNode) {
 			continue
 		}
@@ -351,11 +379,11 @@ func (j *Job) removeOfflineServers(ctx context.Context, ids, ips []string) error
 		if len(bytes.TrimSpace(data)) == 0 {
 			continue
 		}
-		if err := j.s.c.Delete(ctx, j.s.p.Server(ip), st.Version); err != nil &&
+		if err := u.s.c.Delete(ctx, u.s.p.Server(ip), st.Version); err != nil &&
 			!errors.Is(err, reg.ErrNoNode) && !errors.Is(err, reg.ErrBadVersion) && !errors.Is(err, reg.ErrNotEmpty) {
 			return err
 		}
-		j.log.Info("removed offline server", "server", ip)
+		u.log.Info("removed offline server", "server", ip)
 	}
 	return nil
 }

@@ -34,18 +34,3 @@ func (j *Job) treeCache() *reg.CacheView {
 		return nil
 	}
 }
-
-// misfireCandidates are the items among items that may have a misfire
-// flag: the tree cache shows one, or this process set one. With no
-// candidate, ExecuteMisfired answers without a request. It is used for
-// this instance's own items only (cacheReads.own): their flags are set by this
-// process (a fire skipped while they ran). The flags of a failover run's
-// items are set by their owner, whose fire found them running here
-// (ShardingContexts), possibly a moment before the run ends: those are
-// read from the server, so that the run catches the fire up at once.
-// A flag on an own item that another instance set a moment ago (its
-// assignment was stale) is served by the pump (runPendingMisfires), as a
-// flag that arrives just after a fresh read would be.
-func (j *Job) misfireCandidates(cache *reg.CacheView, items []int) []int {
-	return j.mis.Load().withSet(j.cr.itemsWith(cache, items, "misfire"), items)
-}
