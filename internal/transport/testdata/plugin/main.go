@@ -14,8 +14,11 @@
 //	            <context.Cause(ctx)>" to props["returned"] and returns
 //	            ctx.Err()
 //	leased      (Execute) touches props["started"], waits for ctx, writes
-//	            "<unix nanos> <context.Cause(ctx)>" to props["cancelled"]
-//	            at once and returns ctx.Err()
+//	            "<unix nanos> <context.Cause(ctx)>\tstall=<nanos>" to
+//	            props["cancelled"] at once and returns ctx.Err(); stall is
+//	            the longest this process went without running a goroutine
+//	            that ticks every millisecond meanwhile (the machine's
+//	            starvation of the plugin)
 //	ignore      (Execute) touches props["started"] and ignores ctx: it
 //	            returns only when the process ends
 //	daemon      (Execute) starts `sleep 300` in a session of its own
@@ -37,6 +40,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ejob-io/ejob/internal/testkit"
 	"github.com/ejob-io/ejob/sdk"
 	"github.com/ejob-io/ejob/spi"
 )
@@ -136,9 +140,10 @@ func (job) Execute(ctx context.Context, req spi.ExecuteRequest) (spi.ExecuteResp
 		_ = os.WriteFile(req.Props["returned"], []byte(line), 0o600)
 		return spi.ExecuteResponse{}, fmt.Errorf("slowstop stopped: %w", ctx.Err())
 	case "leased":
+		stall := testkit.StallProbe(ctx)
 		touch(req.Props["started"])
 		<-ctx.Done()
-		line := fmt.Sprintf("%d %v", time.Now().UnixNano(), context.Cause(ctx))
+		line := fmt.Sprintf("%d %v\tstall=%d", time.Now().UnixNano(), context.Cause(ctx), stall().Nanoseconds())
 		_ = os.WriteFile(req.Props["cancelled"], []byte(line), 0o600)
 		return spi.ExecuteResponse{}, ctx.Err()
 	case "ignore":
