@@ -9,7 +9,7 @@ PLUGINBIN := $(BIN)/plugins
 BUILTIN_MAINS := $(shell $(GO) list -f '{{if eq .Name "main"}}{{.Dir}}{{end}}' ./plugins/... 2>/dev/null)
 EXAMPLE_MAINS := $(shell $(GO) list -f '{{if eq .Name "main"}}{{.Dir}}{{end}}' ./examples/... 2>/dev/null | grep '/ejob-[^/]*$$')
 
-.PHONY: bench-cluster test-cloud bench-cloud launcher-kubernetes chaos-short upgrade all build test lint vet fmt-check imports bench proto demo demo-plugins demo-cluster demo-cloud clean chaos
+.PHONY: bench-gocron bench-cluster test-cloud bench-cloud launcher-kubernetes chaos-short upgrade all build test lint vet fmt-check imports bench proto demo demo-plugins demo-cluster demo-cloud clean chaos
 
 all: build
 
@@ -65,6 +65,13 @@ launcher-kubernetes:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 30m ./...
 	cd bench/gocron && $(GO) test -run '^$$' -bench . -benchtime 1x -count=1 -timeout 10m .
+
+# 10,000 idle jobs, ejob (the library on its embedded registry) beside
+# gocron v2, a process each, in PAIRS alternated pairs: registration time,
+# heap and RSS side by side and their median ratios (part of bench too).
+PAIRS ?= 5
+bench-gocron:
+	cd bench/gocron && EJOB_BENCH_PAIRS=$(PAIRS) $(GO) test -run '^$$' -bench IdleJobsSameRun -benchtime 1x -count=1 -timeout 10m -v .
 
 # The Kubernetes launcher's benchmarks on the test control plane (cached
 # binaries needed, as for test-cloud): fire to process on a test node, a

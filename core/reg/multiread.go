@@ -68,6 +68,16 @@ type MultiReader interface {
 	MultiRead(ctx context.Context, ops ...ReadOp) ([]ReadResult, error)
 }
 
+// MultiReadAppender is a MultiReader that appends its results to the
+// caller's slice, so that a caller reading in rounds (SharedCache) reuses
+// one array instead of allocating one per call. An in-process registry
+// implements it; its results are those MultiRead would return.
+type MultiReadAppender interface {
+	// MultiReadAppend is MultiRead with the results appended to dst, one
+	// per op, in order. On an error dst is returned unchanged.
+	MultiReadAppend(ctx context.Context, dst []ReadResult, ops ...ReadOp) ([]ReadResult, error)
+}
+
 // ReadParallelism bounds how many plain reads ReadMany and the
 // implementations' fallbacks have in flight at once.
 const ReadParallelism = 32
@@ -80,6 +90,19 @@ func ReadMany(ctx context.Context, r Reader, ops ...ReadOp) ([]ReadResult, error
 		return m.MultiRead(ctx, ops...)
 	}
 	return ReadEach(ctx, r, ops...)
+}
+
+// ReadManyAppend is ReadMany with the results appended to dst: through r's
+// MultiReadAppend when it has one, without allocating when dst has room.
+func ReadManyAppend(ctx context.Context, r Reader, dst []ReadResult, ops ...ReadOp) ([]ReadResult, error) {
+	if m, ok := r.(MultiReadAppender); ok {
+		return m.MultiReadAppend(ctx, dst, ops...)
+	}
+	res, err := ReadMany(ctx, r, ops...)
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, res...), nil
 }
 
 // ReadEach runs ops as plain reads of r, ReadParallelism at a time: the

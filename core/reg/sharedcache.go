@@ -118,6 +118,7 @@ type SharedCache struct {
 	// buffers.
 	work  []*CacheView
 	ops   []ReadOp
+	res   []ReadResult // the round's results (MultiReadAppend fills it)
 	reads []read
 	views []*CacheView
 	paths []string // one view's dirty paths, sorted

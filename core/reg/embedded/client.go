@@ -507,16 +507,27 @@ func (c *Client) Close() error {
 // MultiRead implements reg.MultiReader: every op under one lock, so the
 // results are one consistent view (ZooKeeper promises less).
 func (c *Client) MultiRead(ctx context.Context, ops ...reg.ReadOp) ([]reg.ReadResult, error) {
+	return c.MultiReadAppend(ctx, nil, ops...)
+}
+
+var _ reg.MultiReadAppender = (*Client)(nil)
+
+// MultiReadAppend implements reg.MultiReadAppender: MultiRead's results
+// appended to dst.
+func (c *Client) MultiReadAppend(ctx context.Context, dst []reg.ReadResult, ops ...reg.ReadOp) ([]reg.ReadResult, error) {
 	for _, op := range ops {
 		if err := reg.ValidateReadOp(op); err != nil {
-			return nil, err
+			return dst, err
 		}
 	}
 	if err := c.begin(ctx, "multiread", "/", false); err != nil {
-		return nil, err
+		return dst, err
 	}
 	defer c.srv.mu.Unlock()
-	out := make([]reg.ReadResult, len(ops))
+	base := len(dst)
+	dst = slices.Grow(dst, len(ops))[:base+len(ops)]
+	out := dst[base:]
+	clear(out)
 	for i, op := range ops {
 		n := c.lookup(op.Path)
 		if n == nil {
@@ -530,5 +541,5 @@ func (c *Client) MultiRead(ctx context.Context, ops ...reg.ReadOp) ([]reg.ReadRe
 			out[i].Children = n.childNames()
 		}
 	}
-	return out, nil
+	return dst, nil
 }

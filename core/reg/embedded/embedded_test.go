@@ -2,6 +2,7 @@ package embedded_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -223,5 +224,101 @@ func TestZxidsIncreaseAcrossServers(t *testing.T) {
 	first, _ := create(embedded.NewServer(embedded.WithClock(func() time.Time { return at })), 1)
 	if first <= 5_000_000 || first > 5_000_010 {
 		t.Fatalf("first zxid of a server started at %v = %d, want just above 5000000", at, first)
+	}
+}
+
+// TestManyChildren: a node with thousands of children (a namespace's
+// jobs, which the server holds in sorted chunks past a few hundred) lists
+// them sorted, finds each, counts them in its stat and cversion, and is
+// deletable once they are gone, whatever the order of the creates and
+// deletes.
+func TestManyChildren(t *testing.T) {
+	c, err := embedded.NewServer().Connect("many")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	if _, err := c.Create(ctx, "/p", nil, reg.Persistent); err != nil {
+		t.Fatal(err)
+	}
+	const n = 3000
+	names := make([]string, n)
+	for i := range n {
+		names[i] = fmt.Sprintf("k-%d", (i*7919)%n) // every name once, out of order
+	}
+	want := map[string]bool{}
+	check := func(step string) {
+		t.Helper()
+		kids, err := c.Children(ctx, "/p")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sorted := slices.Sorted(func(yield func(string) bool) {
+			for k := range want {
+				if !yield(k) {
+					return
+				}
+			}
+		})
+		if !slices.Equal(kids, sorted) {
+			t.Fatalf("%s: %d children listed, want %d (sorted, equal)", step, len(kids), len(sorted))
+		}
+		if _, st, err := c.Get(ctx, "/p"); err != nil || int(st.NumChildren) != len(want) {
+			t.Fatalf("%s: stat %+v, %v; want %d children", step, st, err, len(want))
+		}
+	}
+	for i, name := range names {
+		if _, err := c.Create(ctx, "/p/"+name, []byte(name), reg.Persistent); err != nil {
+			t.Fatal(err)
+		}
+		want[name] = true
+		if i%500 == 0 {
+			check(fmt.Sprintf("after %d creates", i+1))
+		}
+	}
+	check("created")
+	if _, err := c.Create(ctx, "/p/"+names[17], nil, reg.Persistent); !errors.Is(err, reg.ErrNodeExists) {
+		t.Fatalf("create of an existing child: %v, want ErrNodeExists", err)
+	}
+	for _, name := range names {
+		if data, _, err := c.Get(ctx, "/p/"+name); err != nil || string(data) != name {
+			t.Fatalf("get %s = %q, %v", name, data, err)
+		}
+	}
+	// Delete every other one from the end, then the rest from the start.
+	for i := len(names) - 1; i >= 0; i -= 2 {
+		if err := c.Delete(ctx, "/p/"+names[i], reg.AnyVersion); err != nil {
+			t.Fatal(err)
+		}
+		delete(want, names[i])
+	}
+	check("half deleted")
+	if err := c.Delete(ctx, "/p", reg.AnyVersion); !errors.Is(err, reg.ErrNotEmpty) {
+		t.Fatalf("delete of /p with children: %v, want ErrNotEmpty", err)
+	}
+	for i := 0; i < len(names); i++ {
+		if !want[names[i]] {
+			continue
+		}
+		if err := c.Delete(ctx, "/p/"+names[i], reg.AnyVersion); err != nil {
+			t.Fatal(err)
+		}
+		delete(want, names[i])
+	}
+	check("all deleted")
+	if _, st, err := c.Get(ctx, "/p"); err != nil || st.Cversion != 2*n {
+		t.Fatalf("stat of /p after %d creates and deletes: %+v, %v; want cversion %d", n, st, err, 2*n)
+	}
+	if _, err := c.Create(ctx, "/p/again", nil, reg.Persistent); err != nil {
+		t.Fatal(err)
+	}
+	want["again"] = true
+	check("re-created")
+	if err := c.Delete(ctx, "/p/again", reg.AnyVersion); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Delete(ctx, "/p", reg.AnyVersion); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -160,6 +160,25 @@ func (c *Client) MultiRead(ctx context.Context, ops ...reg.ReadOp) ([]reg.ReadRe
 	return c.inner.MultiRead(ctx, ops...)
 }
 
+// MultiReadAppend implements reg.MultiReadAppender: one read request, as
+// MultiRead (through the wrapped client's MultiReadAppend when it has one).
+func (c *Client) MultiReadAppend(ctx context.Context, dst []reg.ReadResult, ops ...reg.ReadOp) ([]reg.ReadResult, error) {
+	m, ok := c.inner.(reg.MultiReadAppender)
+	if !ok {
+		res, err := c.MultiRead(ctx, ops...)
+		if err != nil {
+			return dst, err
+		}
+		return append(dst, res...), nil
+	}
+	path := ""
+	if len(ops) > 0 {
+		path = ops[0].Path
+	}
+	c.count(Read, "MultiRead", path, len(ops))
+	return m.MultiReadAppend(ctx, dst, ops...)
+}
+
 // Create implements reg.Writer.
 func (c *Client) Create(ctx context.Context, path string, data []byte, mode reg.CreateMode, opts ...reg.CreateOption) (string, error) {
 	c.count(Write, "Create", path, 1)

@@ -124,3 +124,26 @@ func TestWatchRecursiveCountsOnce(t *testing.T) {
 
 // noRecursive hides the wrapped client's WatchRecursive.
 type noRecursive struct{ reg.Client }
+
+// MultiReadAppend is one read request, as MultiRead, with the wrapped
+// client's results appended after what dst holds.
+func TestMultiReadAppendCountsOnce(t *testing.T) {
+	inner, err := embedded.NewServer().Connect("count")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := regcount.New(inner)
+	defer c.Close()
+	ctx := context.Background()
+	if _, err := c.Create(ctx, "/a", []byte("x"), reg.Persistent); err != nil {
+		t.Fatal(err)
+	}
+	before := c.Counts()
+	res, err := c.MultiReadAppend(ctx, make([]reg.ReadResult, 1), reg.GetOp("/a"), reg.ChildrenOp("/missing"))
+	if err != nil || len(res) != 3 || string(res[1].Data) != "x" || res[2].Err == nil {
+		t.Fatalf("MultiReadAppend = %+v, %v", res, err)
+	}
+	if d := c.Counts().Sub(before); d != (regcount.Counts{Reads: 1}) {
+		t.Fatalf("MultiReadAppend counted %+v, want one read", d)
+	}
+}

@@ -818,6 +818,27 @@ func (s *suite) testMultiRead(t *testing.T) {
 	if res[8].Stat.EphemeralOwner == 0 {
 		t.Errorf("ephemeral node's stat has no owner: %+v", res[8].Stat)
 	}
+	// A MultiReadAppender appends the same results after what dst holds,
+	// and leaves dst as it was on an error.
+	if m, ok := c.(reg.MultiReadAppender); ok {
+		head := reg.ReadResult{Data: []byte("kept")}
+		got, err := m.MultiReadAppend(ctx, []reg.ReadResult{head}, ops...)
+		noErr(t, err)
+		if len(got) != 1+len(ops) || string(got[0].Data) != "kept" {
+			t.Fatalf("MultiReadAppend: %d results, first %q; want %d, \"kept\"", len(got), got[0].Data, 1+len(ops))
+		}
+		for i, r := range got[1:] {
+			w := res[i]
+			if string(r.Data) != string(w.Data) || (r.Data == nil) != (w.Data == nil) || r.Stat != w.Stat ||
+				!slices.Equal(r.Children, w.Children) || (r.Err == nil) != (w.Err == nil) {
+				t.Errorf("MultiReadAppend op %d = %q %+v %v %v; MultiRead %q %+v %v %v", i, r.Data, r.Stat, r.Children, r.Err, w.Data, w.Stat, w.Children, w.Err)
+			}
+		}
+		dst := make([]reg.ReadResult, 1, 4)
+		if got, err := m.MultiReadAppend(ctx, dst, reg.GetOp("no-slash")); !errors.Is(err, reg.ErrInvalidArgument) || len(got) != 1 {
+			t.Errorf("MultiReadAppend of an invalid op = %d results, %v; want dst unchanged, ErrInvalidArgument", len(got), err)
+		}
+	}
 	// Nothing to read is no request and no error.
 	if res, err := c.MultiRead(ctx); err != nil || len(res) != 0 {
 		t.Fatalf("empty MultiRead = %v, %v", res, err)
