@@ -51,9 +51,9 @@ type Options struct {
 	// so that a wall-clock jump is noticed. Default 1 minute.
 	MaxSleep time.Duration
 	// WorkerIdle is how long, at least, a goroutine that ran an execution
-	// waits (in real time, not on the Clock) for another before it exits;
-	// at most twice that. Default 2 s: jobs that fire every second reuse
-	// goroutines; a loop whose jobs fire less often keeps none
+	// is kept idle (in real time, not on the Clock) for another before it
+	// exits; at most twice that. Default 2 s: jobs that fire every second
+	// reuse goroutines; a loop whose jobs fire less often keeps none
 	// between fires.
 	WorkerIdle time.Duration
 }
@@ -79,8 +79,8 @@ type Loop struct {
 	workerIdle time.Duration
 
 	// work hands an execution to an idle worker. It is unbuffered: a send
-	// succeeds only when a worker waits (spawn). Run closes it as it
-	// returns.
+	// succeeds only when a worker waits (spawn). A nil execution retires
+	// the worker that takes it (retireIdle). Run closes it as it returns.
 	work chan *execution
 
 	mu   sync.Mutex
@@ -102,6 +102,8 @@ type Loop struct {
 	running int
 	// idle are the channels of Idle calls, closed once no job runs.
 	idle []chan struct{}
+	// pool counts the workers (workers.go).
+	pool pool
 }
 
 type job struct {
@@ -328,18 +330,34 @@ func (s *Loop) Run(ctx context.Context) error {
 
 	timer := s.clock.NewTimer(s.maxSleep)
 	defer timer.Stop()
+	// armed is when timer fires; zero once it has fired (received).
+	armed := s.clock.Now().Add(s.maxSleep)
+	reap := s.pool.start()
+	defer reap.Stop()
 	for {
 		s.apply(ctx)
 		s.releaseIdle()
 		now := s.clock.Now()
 		s.fireDue(ctx, now)
 
-		d := s.maxSleep
+		// The timer is re-armed only when it would fire too late (or
+		// has fired): the loop wakes for every returned execution, and
+		// re-arming a timer for the time it is armed for costs a lock and
+		// heap work of the runtime each time.
+		want := now.Add(s.maxSleep)
 		if len(s.heap) > 0 {
-			d = min(max(s.heap[0].due().Sub(now), 0), s.maxSleep)
+			if due := s.heap[0].due(); due.Before(want) {
+				want = due
+			}
+			if want.Before(now) {
+				want = now
+			}
 		}
-		timer.Stop()
-		timer.Reset(d)
+		if armed.IsZero() || armed.After(want) {
+			timer.Stop()
+			timer.Reset(want.Sub(now))
+			armed = want
+		}
 
 		select {
 		case <-ctx.Done():
@@ -348,7 +366,24 @@ func (s *Loop) Run(ctx context.Context) error {
 		case <-s.wake:
 		case j := <-s.done.c:
 			s.finished(ctx, j)
+			s.drainDone(ctx)
 		case <-timer.C():
+			armed = time.Time{}
+		case <-reap.C:
+			s.retireIdle()
+		}
+	}
+}
+
+// drainDone takes the executions that returned meanwhile, so that a burst
+// of returns costs one turn of the loop rather than one each.
+func (s *Loop) drainDone(ctx context.Context) {
+	for {
+		select {
+		case j := <-s.done.c:
+			s.finished(ctx, j)
+		default:
+			return
 		}
 	}
 }
@@ -609,41 +644,23 @@ func (s *Loop) spawn(ctx context.Context, j *job, e *execution) {
 	select {
 	case s.work <- e:
 	default:
+		s.pool.started(s.workerIdle)
 		go s.worker(e)
 	}
+	s.pool.busy(s.running)
 }
 
-// worker runs e, then the executions spawn hands it, until it has been
-// idle for a whole WorkerIdle period (so between WorkerIdle and twice that
-// after its last execution) or Run has returned. Reusing a goroutine saves
-// an execution the start of one and the growth of its stack (workerStack);
-// it keeps no state between executions. Executions still never wait for
-// one another: spawn starts a worker when none is idle. The idle timer is
-// re-armed once a period, not after each execution.
+// worker runs e, then the executions spawn hands it, until the loop
+// retires it (a nil execution: retireIdle) or Run has returned. Reusing a
+// goroutine saves an execution the start of one and the growth of its
+// stack (workerStack); it keeps no state between executions. Executions
+// still never wait for one another: spawn starts a worker when none is
+// idle. A worker has no timer of its own: one timer of the loop retires
+// the workers that stayed idle (workers.go).
 func (s *Loop) worker(e *execution) {
-	// Real time, not the Clock: how long a goroutine is kept is no fire
-	// time (a test's manual clock sees only the loop's timer).
-	idle := time.NewTimer(s.workerIdle)
-	defer idle.Stop()
-	for {
+	for ok := true; ok && e != nil; e, ok = <-s.work {
 		workerStack{}.prime(0)
 		s.execute(e)
-		ran := true // in the idle timer's current period
-		for e = nil; e == nil; {
-			select {
-			case next, ok := <-s.work:
-				if !ok { // Run has returned
-					return
-				}
-				e = next
-			case <-idle.C:
-				if !ran {
-					return
-				}
-				ran = false
-				idle.Reset(s.workerIdle)
-			}
-		}
 	}
 }
 

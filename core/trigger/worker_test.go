@@ -196,3 +196,62 @@ func TestWorkersExitWithRun(t *testing.T) {
 		}
 	})
 }
+
+// The loop retires as many workers as stayed idle through a WorkerIdle
+// period, not all of them and not the busy ones: after four jobs ran at
+// once, one job that keeps firing keeps one worker and the three others
+// exit; once it stops, that one exits too.
+func TestIdleWorkersRetireAndBusyOnesStay(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const idle = 4 * time.Second
+		s := trigger.New(trigger.Options{WorkerIdle: idle})
+		start(t, s)
+		const n = 4
+		var mu sync.Mutex
+		started, all := 0, make(chan struct{})
+		for i := range n {
+			id := string(rune('a' + i))
+			s.Add(id, nil, func(context.Context, trigger.Fire) {
+				mu.Lock()
+				if started++; started == n {
+					close(all)
+				}
+				mu.Unlock()
+				<-all
+			}, nil)
+		}
+		synctest.Wait()
+		base := bubbleGoroutines(t)
+		for i := range n {
+			s.TriggerNow(string(rune('a' + i)))
+		}
+		synctest.Wait()
+		<-s.Idle()
+		if d := bubbleGoroutines(t) - base; d != n {
+			t.Fatalf("%d goroutines more after %d executions at once, want %d idle workers", d, n, n)
+		}
+		ids := make(chan string, 6)
+		s.Add("e", nil, func(context.Context, trigger.Fire) { ids <- goid() }, nil)
+		var ran []string
+		for range 6 { // 3 periods: job e runs every half period
+			time.Sleep(idle / 2)
+			s.TriggerNow("e")
+			synctest.Wait()
+			<-s.Idle()
+			ran = append(ran, <-ids)
+		}
+		if d := bubbleGoroutines(t) - base; d != 1 {
+			t.Fatalf("%d goroutines more after one job ran every %v for %v, want 1 (its worker)", d, idle/2, 3*idle)
+		}
+		for _, id := range ran[2:] { // from the second period on, the one kept
+			if id != ran[len(ran)-1] {
+				t.Fatalf("job e ran on goroutines %v: its busy worker was retired", ran)
+			}
+		}
+		time.Sleep(2*idle + time.Second)
+		synctest.Wait()
+		if d := bubbleGoroutines(t) - base; d != 0 {
+			t.Fatalf("%d goroutines more %v after the last execution, want 0", d, 2*idle+time.Second)
+		}
+	})
+}
