@@ -83,7 +83,7 @@ func Run(ctx context.Context, o RunOptions) error {
 	_, port, _ := net.SplitHostPort(srv.Addr().String())
 	id := strings.ReplaceAll(host, "/", "_") + ":" + port
 	sched = New(Options{Client: c, Launcher: l, LauncherConfig: lcfg, ID: id, JobStateQueueSize: f.Cloud.JobStateQueueSize,
-		PollInterval: f.Cloud.PollInterval, Tracer: tr, TracerConfig: tcfg, Logger: log.Named("cloud").With("instance", id)})
+		PollInterval: f.Cloud.PollInterval, FailureBackoff: f.Cloud.FailureBackoff, Tracer: tr, TracerConfig: tcfg, Logger: log.Named("cloud").With("instance", id)})
 	if o.Ready != nil {
 		o.Ready(srv.Addr().String())
 	}

@@ -37,8 +37,10 @@ type Scheduler struct {
 	tcfg      map[string]string
 	queueSize int
 	poll      time.Duration
-	log       hclog.Logger
-	id        string
+	// pause is the first failure pause (see failurePause).
+	pause time.Duration
+	log   hclog.Logger
+	id    string
 
 	wake    chan struct{}
 	leading atomic.Bool
@@ -63,6 +65,10 @@ type Options struct {
 	ID                string
 	JobStateQueueSize int
 	PollInterval      time.Duration
+	// FailureBackoff is the pause before a job whose item failed is
+	// launched again (DefaultFailureBackoff when 0); it doubles with each
+	// further failure, up to MaxFailureBackoff.
+	FailureBackoff time.Duration
 	// Tracer records the items' status and execution events with
 	// TracerConfig (nil: none).
 	Tracer       spi.Tracer
@@ -81,8 +87,11 @@ func New(o Options) *Scheduler {
 	if o.JobStateQueueSize <= 0 {
 		o.JobStateQueueSize = 10000
 	}
+	if o.FailureBackoff <= 0 {
+		o.FailureBackoff = DefaultFailureBackoff
+	}
 	return &Scheduler{st: store{c: o.Client}, c: o.Client, el: recipe.NewElection(o.Client, pathElection, pathLeader, o.ID),
-		launcher: o.Launcher, lcfg: o.LauncherConfig, tracer: o.Tracer, tcfg: o.TracerConfig, queueSize: o.JobStateQueueSize, poll: o.PollInterval,
+		launcher: o.Launcher, lcfg: o.LauncherConfig, tracer: o.Tracer, tcfg: o.TracerConfig, queueSize: o.JobStateQueueSize, poll: o.PollInterval, pause: o.FailureBackoff,
 		log: o.Logger, id: o.ID, wake: make(chan struct{}, 1), reasons: map[fireItem]spi.ItemStatus{}, stats: newStatistics()}
 }
 
@@ -154,7 +163,7 @@ func (s *Scheduler) lead(ctx context.Context) {
 	defer cancel()
 	wg.Go(func() { s.statisticsLoop(ctx) })
 	l := &leaderState{next: map[string]time.Time{}, configs: map[string]string{}, seen: map[string]spi.ItemState{},
-		fires: map[fireItem]int{}, busy: map[fireItem]bool{}, ev: events{originals: map[fireItem]string{}}}
+		fires: map[fireItem]fireCount{}, busy: map[fireItem]bool{}, held: map[string]failurePause{}, ev: events{originals: map[fireItem]string{}}}
 	for ctx.Err() == nil {
 		if err := s.pass(ctx, l); err != nil {
 			if errors.Is(err, recipe.ErrFenced) || errors.Is(err, recipe.ErrNotLeader) {
@@ -185,11 +194,41 @@ type leaderState struct {
 	// seen is each running item's state at the last pass (by eventID),
 	// to record its start once.
 	seen map[string]spi.ItemState
-	// fires and busy are each running DAEMON item's completed fires and
+	// fires and busy are each running DAEMON item's counted fires and
 	// whether a fire ran at the last pass.
-	fires map[fireItem]int
+	fires map[fireItem]fireCount
 	busy  map[fireItem]bool
-	ev    events
+	// held are the jobs whose items failed, paused before their next
+	// launch.
+	held map[string]failurePause
+	ev   events
+}
+
+// Failure pauses: a job whose item failed waits DefaultFailureBackoff (or
+// Options.FailureBackoff) before its failover items or its next ready
+// round are launched, twice as long after each further failure, at most
+// MaxFailureBackoff (or the first pause, when that is longer). The first
+// pause is upstream's: its launch loop runs 10 s after the last ended.
+const (
+	DefaultFailureBackoff = 10 * time.Second
+	MaxFailureBackoff     = 5 * time.Minute
+)
+
+// failurePause is a job's run of failed items since its last success and
+// the time before which it is not launched again.
+type failurePause struct {
+	failures int
+	until    time.Time
+	// logged tells that the hold until until was logged.
+	logged bool
+}
+
+// fireCount is what the leader counted of a running DAEMON item's fires:
+// the highest count the launcher reported for the item's process started
+// at started.
+type fireCount struct {
+	high    int
+	started time.Time
 }
 
 // view is one pass's read of the state.
@@ -290,7 +329,7 @@ func (s *Scheduler) pass(ctx context.Context, l *leaderState) error {
 	launched := byFire(list.Items)
 	reasons := map[fireItem]spi.ItemStatus{}
 	seen := map[string]spi.ItemState{}
-	fires, busy := map[fireItem]int{}, map[fireItem]bool{}
+	fires, busy := map[fireItem]fireCount{}, map[fireItem]bool{}
 	defer func() { l.seen, l.fires, l.busy = seen, fires, busy }()
 
 	changed := map[string]bool{}
@@ -298,6 +337,15 @@ func (s *Scheduler) pass(ctx context.Context, l *leaderState) error {
 		y := string(marshalYAML(j))
 		changed[name] = l.configs[name] != "" && l.configs[name] != y
 		l.configs[name] = y
+		if _, _, ok := v.enabled(name); !ok || changed[name] {
+			// A changed or disabled job starts afresh when it runs again.
+			delete(l.held, name)
+		}
+	}
+	for name := range l.held {
+		if _, ok := v.jobs[name]; !ok {
+			delete(l.held, name)
+		}
 	}
 	// Jobs gone, disabled or changed: stop what runs, forget their items.
 	for name := range v.running {
@@ -382,6 +430,7 @@ func (s *Scheduler) pass(ctx context.Context, l *leaderState) error {
 				if err := s.fenced(ctx, reg.DeleteOp(node, reg.AnyVersion)); err != nil {
 					return err
 				}
+				delete(l.held, name)
 				s.stats.count(true)
 				l.ev.finished(tid, st, l.seen[eventID(tid)] == spi.ItemRunning)
 				s.log.Info("item succeeded", "job", name, "item", item, "task", tid.String())
@@ -413,6 +462,9 @@ func (s *Scheduler) pass(ctx context.Context, l *leaderState) error {
 				l.ev.finished(tid, st, l.seen[eventID(tid)] == spi.ItemRunning)
 				s.log.Warn("item ended without success", "job", name, "item", item, "task", tid.String(), "state", st.State,
 					"reason", st.Reason, "exitCode", st.ExitCode, "failover", fo)
+				if st.State == spi.ItemFailed {
+					s.failed(l, name, time.Now())
+				}
 			}
 			if st.State.Final() {
 				delete(items, item)
@@ -459,7 +511,7 @@ func (s *Scheduler) pass(ctx context.Context, l *leaderState) error {
 	// Failover first, then ready rounds.
 	for name, items := range v.failover {
 		j, a, ok := v.enabled(name)
-		if !ok {
+		if !ok || s.holding(l, name, time.Now()) {
 			continue
 		}
 		var todo []int
@@ -513,7 +565,7 @@ func (s *Scheduler) pass(ctx context.Context, l *leaderState) error {
 			continue
 		}
 		daemonIdle := j.JobExecutionType == Daemon
-		if v.ready[name] == 0 && !daemonIdle {
+		if v.ready[name] == 0 && !daemonIdle || s.holding(l, name, now) {
 			continue
 		}
 		j, a, _ := v.enabled(name)
@@ -532,23 +584,78 @@ func (s *Scheduler) pass(ctx context.Context, l *leaderState) error {
 	return nil
 }
 
+// failed records a failed item of job at now: the job's next launch
+// waits (see failurePause).
+func (s *Scheduler) failed(l *leaderState, job string, now time.Time) {
+	p := l.held[job]
+	p.failures++
+	limit := max(MaxFailureBackoff, s.pause)
+	d := s.pause
+	for range p.failures - 1 {
+		if d >= limit/2 {
+			d = limit
+			break
+		}
+		d *= 2
+	}
+	p.until, p.logged = now.Add(min(d, limit)), false
+	l.held[job] = p
+}
+
+// holding tells whether job is paused at now after failed items, and
+// logs the pause once.
+func (s *Scheduler) holding(l *leaderState, job string, now time.Time) bool {
+	p, ok := l.held[job]
+	if !ok || !now.Before(p.until) {
+		return false
+	}
+	if !p.logged {
+		s.log.Warn("the job's items failed: its next launch waits", "job", job, "failures", p.failures,
+			"until", p.until.Format(time.RFC3339), "pause", p.until.Sub(now).Round(time.Millisecond).String())
+		p.logged = true
+		l.held[job] = p
+	}
+	return true
+}
+
 // followFires records a running DAEMON item's fires (upstream's BEGIN and
 // COMPLETE updates): a status event when a fire starts and when one ends,
 // and each completed fire counted as a success. The fires an item
 // completed before this leader first saw it are not counted again.
-func (s *Scheduler) followFires(l *leaderState, fi fireItem, tid TaskID, st spi.ItemStatus, fires map[fireItem]int, busy map[fireItem]bool) {
-	fires[fi], busy[fi] = st.Fires, !st.Idle
+//
+// A launcher's count can go down (a pod recreated with a new fire log, a
+// report read from an older pod): each fire counts once, so a count only
+// counts above the highest one seen for the item's process. A lower count
+// from a process started later than the one counted so far is a new
+// process's count from zero, all of it new fires; a report from a process
+// started earlier than that one is stale and counts nothing.
+func (s *Scheduler) followFires(l *leaderState, fi fireItem, tid TaskID, st spi.ItemStatus, fires map[fireItem]fireCount, busy map[fireItem]bool) {
 	prev, known := l.fires[fi]
 	if !known {
+		fires[fi], busy[fi] = fireCount{high: st.Fires, started: st.Started}, !st.Idle
 		return
 	}
+	if !prev.started.IsZero() && st.Started.Before(prev.started) {
+		// A stale report: it changes nothing.
+		fires[fi], busy[fi] = prev, l.busy[fi]
+		return
+	}
+	busy[fi] = !st.Idle
+	cur, added := prev, 0
+	switch {
+	case st.Fires >= prev.high:
+		added, cur = st.Fires-prev.high, fireCount{high: st.Fires, started: st.Started}
+	case st.Started.After(prev.started):
+		added, cur = st.Fires, fireCount{high: st.Fires, started: st.Started}
+	}
+	fires[fi] = cur
 	if !st.Idle && !l.busy[fi] {
 		l.ev.status(tid, "TASK_RUNNING", "BEGIN")
 	}
-	for range st.Fires - prev {
+	for range added {
 		s.stats.count(true)
 	}
-	if st.Fires > prev || st.Idle && l.busy[fi] {
+	if added > 0 || st.Idle && l.busy[fi] {
 		l.ev.status(tid, "TASK_RUNNING", "COMPLETE")
 	}
 }

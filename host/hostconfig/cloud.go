@@ -53,6 +53,10 @@ type CloudSettings struct {
 	// PollInterval is how often the leader asks the launcher what runs
 	// (default DefaultPollInterval).
 	PollInterval time.Duration
+	// FailureBackoff is the pause before a job whose item failed is
+	// launched again, doubling with each further failure (0: the
+	// scheduler's default).
+	FailureBackoff time.Duration
 }
 
 // KubernetesSettings is ejob.cloud.kubernetes: the cluster connection of
@@ -94,6 +98,7 @@ const (
 	keyContext           = "context"
 	keyJobStateQueueSize = "jobStateQueueSize"
 	keyPollInterval      = "pollInterval"
+	keyFailureBackoff    = "failureBackoff"
 	keyProps             = "props"
 	keyType              = "type"
 )
@@ -102,7 +107,7 @@ func cloudEjobKeys() []string {
 	return []string{keyPluginsDir, keyLockFile, keyLogLevel, keyHTTP, keyCloud}
 }
 func cloudKeys() []string {
-	return []string{keyLauncher, keyKubernetes, keyJobStateQueueSize, keyPollInterval}
+	return []string{keyLauncher, keyKubernetes, keyJobStateQueueSize, keyPollInterval, keyFailureBackoff}
 }
 func launcherKeys() []string   { return []string{keyType, keyProps} }
 func kubernetesKeys() []string { return []string{keyKubeconfig, keyContext, keyNamespace} }
@@ -240,6 +245,15 @@ func (d *decoder) cloud(e entry, c *CloudSettings, baseDir string) {
 				d.report(fe.value.Line, nil, "%s: %s: want 10ms to 1m", fe.path, v)
 			} else {
 				c.PollInterval = v
+			}
+		}
+	}
+	if fe, ok := fs[keyFailureBackoff]; ok {
+		if v, ok := d.duration(fe); ok {
+			if v < 100*time.Millisecond || v > 10*time.Minute {
+				d.report(fe.value.Line, nil, "%s: %s: want 100ms to 10m", fe.path, v)
+			} else {
+				c.FailureBackoff = v
 			}
 		}
 	}

@@ -17,6 +17,7 @@ ejob:
     launcher: {type: KUBERNETES, props: {ttlSecondsAfterFinished: '600'}}
     kubernetes: {kubeconfig: /k/config, context: test, namespace: jobs}
     pollInterval: 500ms
+    failureBackoff: 2s
 `
 	f, err := hostconfig.ParseCloud("c.yaml", []byte(good), nil)
 	if err != nil {
@@ -24,7 +25,8 @@ ejob:
 	}
 	c := f.Cloud
 	if f.Registry.Namespace != "cloud" || f.HTTP.Listen != "127.0.0.1:8899" || c.LauncherType != "KUBERNETES" ||
-		c.JobStateQueueSize != hostconfig.DefaultJobStateQueueSize || c.PollInterval.String() != "500ms" {
+		c.JobStateQueueSize != hostconfig.DefaultJobStateQueueSize || c.PollInterval.String() != "500ms" ||
+		c.FailureBackoff.String() != "2s" {
 		t.Fatalf("parsed %+v %+v", f, c)
 	}
 	lc := c.LauncherConfig()
@@ -44,6 +46,7 @@ ejob:
     launcher: {props: {a: b}}
     jobStateQueueSize: 0
     pollInterval: 1h
+    failureBackoff: 1ms
 `
 	_, err := hostconfig.ParseCloud("c.yaml", []byte(bad), nil)
 	var fe *hostconfig.FileError
@@ -57,6 +60,7 @@ ejob:
 		"c.yaml:7: ejob.cloud.launcher: missing required key type",
 		"c.yaml:8: ejob.cloud.jobStateQueueSize: 0: want at least 1",
 		"c.yaml:9: ejob.cloud.pollInterval: 1h0m0s: want 10ms to 1m",
+		"c.yaml:10: ejob.cloud.failureBackoff: 1ms: want 100ms to 10m",
 	} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("missing %q in:\n%s", want, msg)

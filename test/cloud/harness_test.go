@@ -21,10 +21,12 @@ import (
 )
 
 // appScript is the test app: it records each run of an item (task id,
-// parameter, sharding context) in jobParameter's directory, then sleeps
-// for a parameter "sleepN" or fails for "fail".
+// parameter, sharding context) in jobParameter's directory, and its start
+// time in nanoseconds (times-N), then sleeps for a parameter "sleepN" or
+// fails for "fail".
 const appScript = `#!/bin/sh
 out="$EJOB_JOB_PARAMETER"
+date +%s%N >> "$out/times-$EJOB_SHARDING_ITEM"
 printf '%s\t%s\t%s\n' "$EJOB_TASK_ID" "$EJOB_SHARDING_PARAMETER" "$EJOB_SHARDING_CONTEXT" >> "$out/item-$EJOB_SHARDING_ITEM"
 case "$EJOB_SHARDING_PARAMETER" in
   sleep*) exec sleep "${EJOB_SHARDING_PARAMETER#sleep}" ;;
@@ -53,6 +55,8 @@ type env struct {
 	queueSize int
 	// poll is ejob.cloud.pollInterval (default 200ms).
 	poll string
+	// backoff is ejob.cloud.failureBackoff when not empty.
+	backoff string
 }
 
 func newEnv(t *testing.T) *env {
@@ -105,6 +109,9 @@ ejob:
 `, zk.Addr(), e.ns, pluginsDir, port, adminHash, adminHash, e.launcherDir, e.cpu, e.poll)
 	if e.queueSize > 0 {
 		text += fmt.Sprintf("    jobStateQueueSize: %d\n", e.queueSize)
+	}
+	if e.backoff != "" {
+		text += fmt.Sprintf("    failureBackoff: %s\n", e.backoff)
 	}
 	if e.tracing {
 		text = strings.Replace(text, "ejob:\n", fmt.Sprintf("  tracing: {type: RDB, dataSource: {url: 'jdbc:sqlite:%s'}}\nejob:\n", filepath.Join(e.dir, "trace.db")), 1)
@@ -297,6 +304,21 @@ func (e *env) itemPIDs(job string, item int) []int {
 func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
 
 func mkdir(d string) error { return os.MkdirAll(d, 0o755) }
+
+// starts are the start times the app recorded for item in dir.
+func starts(t *testing.T, dir string, item int) []time.Time {
+	t.Helper()
+	b, _ := os.ReadFile(filepath.Join(dir, "times-"+strconv.Itoa(item)))
+	var out []time.Time
+	for _, l := range strings.Fields(string(b)) {
+		ns, err := strconv.ParseInt(l, 10, 64)
+		if err != nil {
+			t.Fatalf("item %d: start time %q: %v", item, l, err)
+		}
+		out = append(out, time.Unix(0, ns))
+	}
+	return out
+}
 
 // runsIn is runs for an out directory other than the env's.
 func runsIn(dir string, item int) []string {

@@ -1,6 +1,7 @@
 package cloud
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -99,4 +100,46 @@ func TestDaemonLaunchedAndResharded(t *testing.T) {
 		t.Fatalf("item 0 started %d times; want once before and once after the update", len(e.runs(0)))
 	}
 	c.must("DELETE", "/api/job/dmn/deregister", "")
+}
+
+// A job whose items keep failing is not relaunched back to back: its
+// failover items and its next ready rounds wait a pause after each
+// failure (failureBackoff, doubling with each further failure), while the
+// cron's fires add up in ready with misfire.
+func TestFailingJobPausesBeforeItsNextLaunch(t *testing.T) {
+	e := newEnv(t)
+	e.backoff = "1s"
+	_, c := e.boot()
+	mfOut := e.out + "/mf"
+	if err := mkdir(mfOut); err != nil {
+		t.Fatal(err)
+	}
+	c.must("POST", "/api/job/register", e.jobBody("fo", "app", "TRANSIENT", "", 1, "0=fail", true, false))
+	c.must("POST", "/api/job/register", strings.Replace(e.jobBody("mf", "app", "TRANSIENT", "* * * * * ?", 1, "0=fail", false, true),
+		`"jobParameter":"`+e.out+`"`, `"jobParameter":"`+mfOut+`"`, 1))
+	c.must("POST", "/api/job/trigger", "fo")
+	flagged := false
+	e.eventually(40*time.Second, "four runs of each failing job", func() bool {
+		if n, _ := strconv.Atoi(c.ready()["mf"]); n >= 2 {
+			flagged = true
+		}
+		return len(starts(t, e.out, 0)) >= 4 && len(starts(t, mfOut, 0)) >= 4
+	})
+	c.must("POST", "/api/job/mf/disable", "")
+	c.must("POST", "/api/job/fo/disable", "")
+	for job, dir := range map[string]string{"fo": e.out, "mf": mfOut} {
+		ts := starts(t, dir, 0)
+		for k := range 3 {
+			pause := time.Second << k
+			if gap := ts[k+1].Sub(ts[k]); gap < pause {
+				t.Errorf("%s: run %d started %s after run %d, want at least the pause %s after a failure (runs %v)", job, k+2, gap, k+1, pause, ts)
+			}
+		}
+	}
+	if !flagged {
+		t.Error("mf: the cron's fires did not add up in ready while the job waited")
+	}
+	if rs := e.runs(0); !strings.Contains(rs[1][0], "@-@FAILOVER@-@") {
+		t.Errorf("fo: the second run %q is not a FAILOVER run", rs[1][0])
+	}
 }
