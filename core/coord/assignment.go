@@ -18,8 +18,7 @@ import (
 // changes an assignment already accounts for. The resharding itself
 // (sharding.go) is the leader's protocol and keeps no state of its own.
 type assignment struct {
-	c     reg.Client
-	paths *jobPaths
+	*jobBase
 	// verifiedPzxid is the pzxid of leader/sharding at which a fresh read
 	// found the tree cache showing the committed assignment (see cached).
 	// Written by read (a trigger), read by every trigger and pre-arm
@@ -43,7 +42,7 @@ type assignment struct {
 // no resharding ever committed, and the assignment is read from the
 // server).
 func (a *assignment) settled(ctx context.Context) (pending bool, pzxid int64, err error) {
-	st, ok, err := a.c.Exists(ctx, a.paths.flags())
+	st, ok, err := a.s.c.Exists(ctx, a.paths.flags())
 	if err != nil {
 		return false, 0, wrap("read resharding flags", err)
 	}
@@ -119,7 +118,7 @@ func (a *assignment) read(ctx context.Context, cache *reg.CacheView, total int, 
 	agree := cache != nil && pzxid != 0
 	var items []int
 	for i := range total {
-		v, st, err := a.c.Get(ctx, a.paths.item(i, "instance"))
+		v, st, err := a.s.c.Get(ctx, a.paths.item(i, "instance"))
 		if errors.Is(err, reg.ErrNoNode) {
 			agree = false
 			continue
@@ -149,7 +148,7 @@ func (a *assignment) noteCommit(ctx context.Context, result []spi.Assignment) {
 		if len(r.Items) == 0 {
 			continue
 		}
-		st, ok, err := a.c.Exists(ctx, a.paths.p.ShardingInstance(r.Items[0]))
+		st, ok, err := a.s.c.Exists(ctx, a.paths.p.ShardingInstance(r.Items[0]))
 		if err != nil || !ok {
 			return
 		}

@@ -8,8 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/ejob-io/ejob/core/config"
 	"github.com/ejob-io/ejob/core/executor"
 	"github.com/ejob-io/ejob/core/reg"
@@ -67,9 +65,7 @@ const preBeginTimeout = time.Second
 
 // attempts is the job's attempts, their one owner (see attempt).
 type attempts struct {
-	s         store
-	paths     *jobPaths
-	log       hclog.Logger
+	*jobBase
 	inProcess bool // reg.IsInProcess: beginChecked sends its two requests in turn
 	job       attemptJob
 
@@ -281,7 +277,7 @@ func (a *attempt) completeFast(ctx context.Context, items []int, monitor, failov
 	if cache == nil {
 		return false
 	}
-	paths, id := a.t.paths, a.t.paths.id
+	paths, id := &a.t.paths, a.t.paths.id
 	var ops []reg.Op
 	blind := false // a running node deleted at version 0, unseen by the cache
 	for _, i := range items {

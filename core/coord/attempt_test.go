@@ -5,7 +5,6 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/hashicorp/go-hclog"
 
 	"github.com/ejob-io/ejob/core/config"
 	"github.com/ejob-io/ejob/core/node"
@@ -37,7 +36,8 @@ func newAloneAttempts(t *testing.T) *aloneAttempts {
 	t.Helper()
 	c := aloneClient(t)
 	p := node.New("job")
-	a := &aloneAttempts{v: &attemptView{}, c: c, p: p, paths: &jobPaths{p: p, id: "10.0.0.1@-@1", ip: "10.0.0.1"}}
+	b := aloneBase(c, p, "10.0.0.1@-@1", nil)
+	a := &aloneAttempts{v: &attemptView{}, c: c, p: p, paths: &b.paths}
 	ctx := context.Background()
 	for _, path := range []string{p.Instances(), reg.Parent(p.ShardingNecessary()), p.ShardingItem(0), p.ShardingItem(1), p.ShardingItem(2), p.ShardingItem(3)} {
 		if _, err := reg.Persist(ctx, c, path, nil); err != nil {
@@ -47,7 +47,7 @@ func newAloneAttempts(t *testing.T) *aloneAttempts {
 	if _, err := c.Create(ctx, p.Instance(a.paths.id), nil, reg.Ephemeral); err != nil {
 		t.Fatal(err)
 	}
-	a.t = &attempts{s: store{c: c, p: p}, paths: a.paths, log: hclog.NewNullLogger(), inProcess: true, job: a.v}
+	a.t = &attempts{jobBase: b, inProcess: true, job: a.v}
 	a.lease = newLease(c.Session())
 	return a
 }

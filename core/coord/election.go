@@ -4,9 +4,6 @@ import (
 	"context"
 	"slices"
 	"sync/atomic"
-	"time"
-
-	"github.com/hashicorp/go-hclog"
 
 	"github.com/ejob-io/ejob/core/node"
 	"github.com/ejob-io/ejob/core/reg"
@@ -19,11 +16,8 @@ import (
 // the servers' availability it stands on (ServerService). It keeps no
 // state of its own: the leader node is the registry's.
 type leadership struct {
-	s        store
+	*jobBase
 	e        *recipe.Election
-	ip       string
-	log      hclog.Logger
-	poll     time.Duration
 	conf     *configState
 	shutdown *atomic.Bool // the job's (Job.shutdown)
 	// cache is the job's tree cache, set by Start before the first

@@ -8,8 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/ejob-io/ejob/core/node"
 	"github.com/ejob-io/ejob/core/reg"
 )
@@ -28,10 +26,7 @@ type loopState struct {
 // on are passed in, and what they need of the rest of the job comes
 // through listenersJob.
 type listeners struct {
-	s           store
-	id, ip      string
-	log         hclog.Logger
-	hooks       Hooks
+	*jobBase
 	reconMinute time.Duration
 	shutdown    *atomic.Bool // the job's (Job.shutdown)
 	running     *runFlag     // the attempts' run flag

@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/ejob-io/ejob/core/config"
 	"github.com/ejob-io/ejob/core/reg"
 	"github.com/ejob-io/ejob/core/reg/recipe"
@@ -21,14 +19,10 @@ import (
 // is failoverJob.
 type failover struct {
 	failoverState
-	s    *store // the registry client and the job's paths (the job's)
-	id   string // this instance's id
-	log  hclog.Logger
-	poll time.Duration
-	// hooks: FailedOver reports a claimed item, Trigger asks the
-	// scheduler to run.
-	hooks Hooks
-	job   failoverJob
+	// jobBase's hooks: FailedOver reports a claimed item, Trigger asks
+	// the scheduler to run.
+	*jobBase
+	job failoverJob
 }
 
 // failoverJob is what the failover protocol asks of the job (Job

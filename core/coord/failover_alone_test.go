@@ -41,6 +41,15 @@ func aloneClient(t *testing.T) reg.Client {
 	return c
 }
 
+// aloneBase is the jobBase of a job's owner tested alone on client c:
+// job p, instance id on server 10.0.0.1, polls of 10 ms, hooks h.
+func aloneBase(c reg.Client, p node.Job, id string, h Hooks) *jobBase {
+	b := &jobBase{s: store{c: c, p: p}, id: id, ip: "10.0.0.1", log: hclog.NewNullLogger(), poll: 10 * time.Millisecond, hooks: h}
+	b.tick = 5 * b.poll
+	b.paths.p, b.paths.id, b.paths.ip = p, id, b.ip
+	return b
+}
+
 // aloneFailover is a failover protocol on its own registry, with what it
 // reports recorded.
 type aloneFailover struct {
@@ -59,8 +68,7 @@ func newAloneFailover(t *testing.T, id string) *aloneFailover {
 	cfg := config.New("job", 4)
 	cfg.Failover = true
 	a := &aloneFailover{v: &jobView{cfg: cfg, avail: []string{id}}, c: c, p: p}
-	a.f = &failover{s: &store{c: c, p: p}, id: id, log: hclog.NewNullLogger(), poll: 10 * time.Millisecond,
-		hooks: &funcHooks{failedOver: func(i int) { a.claimed = append(a.claimed, i) }, trigger: func() { a.triggers++ }}, job: a.v}
+	a.f = &failover{jobBase: aloneBase(c, p, id, &funcHooks{failedOver: func(i int) { a.claimed = append(a.claimed, i) }, trigger: func() { a.triggers++ }}), job: a.v}
 	return a
 }
 

@@ -14,7 +14,6 @@ import (
 	"github.com/ejob-io/ejob/core/reg"
 	"github.com/ejob-io/ejob/core/reg/recipe"
 	"github.com/ejob-io/ejob/internal/lazylog"
-	"github.com/ejob-io/ejob/spi"
 )
 
 // Sentinel errors callers branch on.
@@ -45,22 +44,12 @@ var (
 // Job is one job's coordination on one instance. It implements
 // executor.Facade.
 type Job struct {
-	// s is the registry client and the job's paths (s.c, s.p), which the
-	// job's parts use too.
-	s           store
-	id          string
-	ip          string
-	strat       func(string) (spi.ShardingStrategy, error)
-	log         hclog.Logger
-	poll        time.Duration
+	// jobBase is what every owner reads: each holds a pointer to it.
+	jobBase
 	recon       time.Duration
 	reconMinute time.Duration
 	grace       time.Duration
-	hooks       Hooks        // the scheduler's (Options.Hooks or the On* functions)
 	onEv        func(string) // Options.OnEvent (nil: none)
-
-	// paths are the job's paths, with the hot ones of its triggers.
-	paths jobPaths
 
 	// cache is the job's view of the shared tree cache, set by Start.
 	cache *reg.CacheView
@@ -145,47 +134,50 @@ func New(opts Options) (*Job, error) {
 	}
 	p := node.New(opts.Config.JobName)
 	j := &Job{
-		s:  store{c: opts.Client, p: p},
-		id: opts.InstanceID, ip: opts.ServerIP,
-		strat: opts.Strategies,
-		log:   lazylog.With(log, lazylog.JobInstance, opts.Config.JobName, opts.InstanceID),
-		poll:  opts.PollInterval, recon: opts.ReconcileTick, reconMinute: opts.ReconcileUnit, grace: opts.ShutdownGrace,
-		hooks: opts.hooks(), onEv: opts.OnEvent,
+		jobBase: jobBase{
+			s:  store{c: opts.Client, p: p},
+			id: opts.InstanceID, ip: opts.ServerIP,
+			log:   lazylog.With(log, lazylog.JobInstance, opts.Config.JobName, opts.InstanceID),
+			poll:  opts.PollInterval,
+			hooks: opts.hooks(),
+		},
+		recon: opts.ReconcileTick, reconMinute: opts.ReconcileUnit, grace: opts.ShutdownGrace,
+		onEv: opts.OnEvent,
 	}
-	j.paths.p, j.paths.id, j.paths.ip = p, opts.InstanceID, opts.ServerIP
-	j.conf.s, j.conf.log = j.s, j.log
-	j.att.s, j.att.paths, j.att.log, j.att.job = j.s, &j.paths, j.log, j
-	j.att.inProcess = reg.IsInProcess(opts.Client)
-	j.asg.c, j.asg.paths = opts.Client, &j.paths
-	j.cr = cacheReads{paths: &j.paths, run: &j.att.running}
-	j.mf.s, j.mf.id, j.mf.log, j.mf.cr, j.mf.conf, j.mf.job = j.s, j.id, j.log, j.cr, &j.conf, j
-	j.rg = registration{margin: opts.ExpiryMargin, job: j, cq: newSerialQueue()}
-	j.life = lifecycle{ns: opts.Namespace,
-		startupDone: make(chan struct{})}
-	j.ldr = leadership{s: j.s, e: recipe.NewElection(opts.Client, p.LeaderLatch(), p.LeaderInstance(), opts.InstanceID),
-		ip: opts.ServerIP, log: j.log, conf: &j.conf, shutdown: &j.shutdown, job: j}
-	j.rsh.s, j.rsh.elect, j.rsh.lead, j.rsh.log, j.rsh.hooks = j.s, j.ldr.e, &j.ldr, j.log, j.hooks
-	j.rsh.strat, j.rsh.conf, j.rsh.asg, j.rsh.job = opts.Strategies, &j.conf, &j.asg, j
-	if j.poll <= 0 {
-		j.poll = 100 * time.Millisecond
+	b := &j.jobBase
+	b.paths.p, b.paths.id, b.paths.ip = p, opts.InstanceID, opts.ServerIP
+	if b.poll <= 0 {
+		b.poll = 100 * time.Millisecond
 	}
+	b.tick = 5 * b.poll
 	if j.grace <= 0 {
 		j.grace = 10 * time.Second
 	}
 	if j.recon <= 0 {
 		j.recon = time.Minute
 	}
-	j.rsh.poll = j.poll
-	j.mf.tick, j.ldr.poll = j.failoverTick(), j.poll
-	j.su = setUp{s: j.s, class: opts.JobClassName, id: j.id, ip: j.ip, log: j.log, shutdown: &j.shutdown, conf: &j.conf,
+	j.conf.jobBase = b
+	j.att.jobBase, j.att.job = b, j
+	j.att.inProcess = reg.IsInProcess(opts.Client)
+	j.asg.jobBase = b
+	j.cr = cacheReads{paths: &b.paths, run: &j.att.running}
+	j.mf.jobBase, j.mf.cr, j.mf.conf, j.mf.job = b, j.cr, &j.conf, j
+	j.rg = registration{jobBase: b, margin: opts.ExpiryMargin, run: &j.att.running, loop: &j.loop, cq: newSerialQueue()}
+	j.life = lifecycle{ns: opts.Namespace,
+		startupDone: make(chan struct{})}
+	j.ldr = leadership{jobBase: b, e: recipe.NewElection(opts.Client, p.LeaderLatch(), p.LeaderInstance(), opts.InstanceID),
+		conf: &j.conf, shutdown: &j.shutdown, job: j}
+	j.rsh.jobBase, j.rsh.elect, j.rsh.lead = b, j.ldr.e, &j.ldr
+	j.rsh.strat, j.rsh.conf, j.rsh.asg, j.rsh.job = opts.Strategies, &j.conf, &j.asg, j
+	j.su = setUp{jobBase: b, class: opts.JobClassName, shutdown: &j.shutdown, conf: &j.conf,
 		asg: &j.asg, ldr: &j.ldr, rsh: &j.rsh, rg: &j.rg, local: opts.Config}
-	j.pm = pump{s: j.s, log: j.log, tick: j.failoverTick(), shutdown: &j.shutdown, running: &j.att.running,
+	j.pm = pump{jobBase: b, shutdown: &j.shutdown, running: &j.att.running,
 		conf: &j.conf, cr: j.cr, mf: &j.mf, job: j}
-	j.guar = guarantees{s: j.s, log: j.log, poll: j.poll, conf: &j.conf}
-	j.loop = jobLoop{q: newSerialQueue(), s: j.s, log: j.log, poll: j.poll, tick: j.failoverTick(), recon: j.recon,
-		hooks: j.hooks, onEv: j.onEv,
+	j.guar = guarantees{jobBase: b, conf: &j.conf}
+	j.loop = jobLoop{q: newSerialQueue(), jobBase: b, recon: j.recon,
+		onEv: j.onEv,
 		life: &j.life, ev: &j.ev, pm: &j.pm, rg: &j.rg, job: j}
-	j.ev = listeners{s: j.s, id: j.id, ip: j.ip, log: j.log, hooks: j.hooks, reconMinute: j.reconMinute,
+	j.ev = listeners{jobBase: b, reconMinute: j.reconMinute,
 		shutdown: &j.shutdown, running: &j.att.running, conf: &j.conf, asg: &j.asg, rsh: &j.rsh, ldr: &j.ldr,
 		guar: &j.guar, mf: &j.mf, rg: &j.rg, job: j}
 	return j, nil
@@ -198,7 +190,7 @@ func (j *Job) failover() *failover {
 	if f := j.fo.Load(); f != nil {
 		return f
 	}
-	j.fo.CompareAndSwap(nil, &failover{s: &j.s, id: j.id, log: j.log, poll: j.poll, hooks: j.hooks, job: j})
+	j.fo.CompareAndSwap(nil, &failover{jobBase: &j.jobBase, job: j})
 	return j.fo.Load()
 }
 
@@ -353,3 +345,17 @@ func (j *Job) config(ctx context.Context) (*config.JobConfiguration, error) { re
 // valid, else why it is not (an error wrapping ErrConfigInvalid and the
 // config package's ErrMalformed or ErrInvalid): the job then does not fire.
 func (j *Job) ConfigError() error { return j.conf.err() }
+
+// jobBase is what every owner of the job reads and nothing writes after
+// New: the registry client and the job's paths, this instance's id and
+// its server's IP, the logger, the periods and the scheduler's hooks. The
+// Job holds the one jobBase; each owner embeds a pointer to it.
+type jobBase struct {
+	s      store    // the registry client and node.Job (s.c, s.p)
+	paths  jobPaths // the paths as this instance uses them, with the hot ones of its triggers (hotpaths.go)
+	id, ip string   // this instance's id and its server's IP
+	log    hclog.Logger
+	poll   time.Duration // Options.PollInterval
+	tick   time.Duration // the failover and misfire pump's period: 5 polls (failoverTick)
+	hooks  Hooks         // the scheduler's (Options.Hooks or the On* functions)
+}

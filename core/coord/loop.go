@@ -6,8 +6,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/ejob-io/ejob/core/reg"
 )
 
@@ -40,19 +38,15 @@ type jobLoop struct {
 
 	// What the loop runs and reads, set by New (cache by Start, before
 	// the loop runs anything).
-	s     store
-	log   hclog.Logger
-	poll  time.Duration // Options.PollInterval (the re-registration retry is 5 of them)
-	tick  time.Duration // the pump's period (Job.failoverTick)
-	recon time.Duration // the reconcile tick (Options.ReconcileTick)
-	hooks Hooks
-	onEv  func(string) // Options.OnEvent (nil: none)
-	life  *lifecycle   // the job's context, its start and its namespace
-	cache *reg.CacheView
-	ev    *listeners
-	pm    *pump
-	rg    *registration
-	job   loopJob
+	*jobBase               // its poll: the re-registration retry is 5 of them
+	recon    time.Duration // the reconcile tick (Options.ReconcileTick)
+	onEv     func(string)  // Options.OnEvent (nil: none)
+	life     *lifecycle    // the job's context, its start and its namespace
+	cache    *reg.CacheView
+	ev       *listeners
+	pm       *pump
+	rg       *registration
+	job      loopJob
 }
 
 // loopJob is what the event loop needs of the rest of the job.

@@ -7,8 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/ejob-io/ejob/core/executor"
 	"github.com/ejob-io/ejob/core/reg"
 )
@@ -20,12 +18,9 @@ import (
 // job carries none. What it needs of the rest of the job comes through
 // misfireJob or as arguments: the tree cache, the failover state.
 type misfires struct {
-	s    store
-	id   string
-	log  hclog.Logger
+	*jobBase
 	cr   cacheReads
 	conf *configState
-	tick time.Duration // the pump's period (Job.failoverTick)
 	job  misfireJob
 
 	// st is made at the first record, by a trigger or the event loop,

@@ -5,13 +5,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/ejob-io/ejob/core/reg"
 )
-
-// failoverTick is the period of pump.
-func (j *Job) failoverTick() time.Duration { return j.poll * 5 }
 
 // wakePump asks the job's queue to run the pump a failoverTick from now,
 // for a change of state the tree cache does not show (needRecover,
@@ -32,11 +27,9 @@ func (j *Job) setNeedRecover() {
 // is read from the tree cache, passed in, and from the owners it drives.
 // It keeps no state of its own.
 type pump struct {
-	s        store
-	log      hclog.Logger
-	tick     time.Duration // Job.failoverTick
-	shutdown *atomic.Bool  // the job's (Job.shutdown)
-	running  *runFlag      // the attempts' run flag
+	*jobBase
+	shutdown *atomic.Bool // the job's (Job.shutdown)
+	running  *runFlag     // the attempts' run flag
 	conf     *configState
 	cr       cacheReads
 	mf       *misfires

@@ -7,9 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"sync/atomic"
-	"time"
-
-	"github.com/hashicorp/go-hclog"
 
 	"github.com/ejob-io/ejob/core/config"
 	"github.com/ejob-io/ejob/core/node"
@@ -25,15 +22,12 @@ import (
 // wait for it. It keeps no state but the last strategy type reported as
 // not served; what a trigger reads of the assignment is the assignment's.
 type resharding struct {
-	s     store
+	*jobBase
 	elect *recipe.Election
 	lead  *leadership // the leader check (isLeaderUntilBlock)
-	log   hclog.Logger
-	hooks Hooks
 	strat func(string) (spi.ShardingStrategy, error)
 	conf  *configState
 	asg   *assignment
-	poll  time.Duration
 	job   reshardJob
 	// beforeCommit, if set (tests), runs between taking the leader fence
 	// and committing a resharding.
