@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ejob-io/ejob/core/config"
@@ -48,17 +49,6 @@ type attempt struct {
 	deadline time.Time
 }
 
-// attemptJob is what attempts need of the rest of the job.
-type attemptJob interface {
-	// treeCache is the job's tree cache once loaded, else nil.
-	treeCache() *reg.CacheView
-	// foState is the failover state (nil while the job has none).
-	foState() *failoverState
-	// leaveToRecovery notes that running nodes of this instance may
-	// remain, for the recovery of its running nodes (needRecover).
-	leaveToRecovery()
-}
-
 // preBeginTimeout bounds how long running nodes sent with a trigger's
 // resharding check wait for RegisterBegin to adopt them.
 const preBeginTimeout = time.Second
@@ -67,7 +57,21 @@ const preBeginTimeout = time.Second
 type attempts struct {
 	*jobBase
 	inProcess bool // reg.IsInProcess: beginChecked sends its two requests in turn
-	job       attemptJob
+	// What a trigger's contexts and begin read: the tree cache and its
+	// reads, the config, the session and lease, the assignment, the
+	// misfire and failover state, the shutdown.
+	tc       *treeCache
+	cr       cacheReads
+	conf     *configState
+	rg       *registration
+	asg      *assignment
+	mf       *misfires
+	fo       *failoverSlot
+	shutdown *atomic.Bool // the job's (lifecycle.shutdown)
+	// arm estimates the lead of a pre-armed fire (prearm.go); made at the
+	// first steady trigger (lead), read by the trigger loop (PreArmLead)
+	// on its own goroutine: atomic.
+	arm atomic.Pointer[armLead]
 
 	// running: an execution is between its begin and its completion (or
 	// an attempt's running nodes exist ahead of RegisterBegin).
@@ -247,7 +251,7 @@ func (a *attempt) complete(ctx context.Context, items []int, cfg *config.JobConf
 		if cfg.Failover {
 			_, err := s.deleteIfValue(ctx, s.p.Failover(i), id)
 			if err == nil {
-				a.t.job.foState().forgetClaims(i)
+				a.t.fo.state().forgetClaims(i)
 			}
 			errs = append(errs, err)
 			_, err = s.deleteIfValue(ctx, s.p.Failovering(i), id)
@@ -273,7 +277,7 @@ func (a *attempt) complete(ctx context.Context, items []int, cfg *config.JobConf
 // stale sweep, crash handling), i.e. after its session ended;
 // RegisterCompleted handles that case before (the attempt was cut off).
 func (a *attempt) completeFast(ctx context.Context, items []int, monitor, failover bool) bool {
-	cache := a.t.job.treeCache()
+	cache := a.t.tc.loaded()
 	if cache == nil {
 		return false
 	}
@@ -303,7 +307,7 @@ func (a *attempt) completeFast(ctx context.Context, items []int, monitor, failov
 		if !failover {
 			continue
 		}
-		if a.t.job.foState().claimed(i) {
+		if a.t.fo.state().claimed(i) {
 			return false // a claim the cache may not show yet
 		}
 		for _, n := range []string{"failover", "failovering"} {
@@ -444,7 +448,7 @@ func (t *attempts) drop(ctx context.Context, a *attempt) bool {
 	t.timer.Stop()
 	if err := a.undo(ctx); err != nil {
 		t.log.Warn("cannot delete the running nodes of a trigger that did not begin; left to recovery", "items", a.items, "error", err)
-		t.job.leaveToRecovery()
+		t.fo.leaveToRecovery()
 	}
 	t.running.Store(false)
 	return true

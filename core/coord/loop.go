@@ -1,7 +1,6 @@
 package coord
 
 import (
-	"context"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,8 +13,8 @@ import (
 // failover pump's ticks and the reconcile ticks are closures run one at a
 // time, in the order they come, on a serial queue, whose goroutine exists
 // only while there is something to run. The handlers (listeners.handle,
-// pump.run, listeners.reconcile, reRegister) never run concurrently, as on
-// today's loop. What it needs of the rest of the job is loopJob.
+// pump.run, listeners.reconcile, registration.reRegister) never run
+// concurrently. The owners it runs are wired in by New.
 type jobLoop struct {
 	q *serialQueue
 	// Owned by q's closures (after Start released q):
@@ -46,17 +45,7 @@ type jobLoop struct {
 	ev       *listeners
 	pm       *pump
 	rg       *registration
-	job      loopJob
-}
-
-// loopJob is what the event loop needs of the rest of the job.
-type loopJob interface {
-	// finish ends the job (lifecycle.go).
-	finish(asked bool, cause error)
-	// reRegister re-creates what a lost session took (reregister.go).
-	reRegister(ctx context.Context) error
-	// stale is the sweeper of nodes gone instances left.
-	stale() *staleSweeper
+	sw       *sweeps
 }
 
 // post queues fn on the job's queue; it runs unless the job stops first.
@@ -80,7 +69,7 @@ func (l *jobLoop) onTreeEvent(ev reg.TreeEvent) {
 		l.log.Info("instance shut down from the registry")
 		l.halted = true
 		l.hooks.Shutdown()
-		go l.job.finish(false, nil)
+		go l.life.finish(false, nil)
 		return
 	}
 	l.armPump()
@@ -119,7 +108,7 @@ func (l *jobLoop) askReRegister() {
 func (l *jobLoop) reRegisterTick() {
 	l.reRegPending.Store(false)
 	ctx := l.life.ctx
-	if err := l.job.reRegister(ctx); err != nil {
+	if err := l.rg.reRegister(ctx); err != nil {
 		if ctx.Err() != nil {
 			return
 		}
@@ -198,7 +187,7 @@ func (l *jobLoop) reconcileTick() {
 		l.log.Warn("reconcile failed", "error", err)
 	}
 	if paused, _ := l.rg.isPaused(); !paused {
-		if err := l.job.stale().sweepIfLeader(ctx); err != nil && ctx.Err() == nil {
+		if err := l.sw.stale().sweepIfLeader(ctx); err != nil && ctx.Err() == nil {
 			l.log.Warn("stale node sweep failed", "error", err)
 		}
 	}

@@ -23,9 +23,14 @@ type registration struct {
 	*jobBase
 	margin time.Duration // see Options.ExpiryMargin
 	// run is the attempts' run flag (for the logs); loop the job's event
-	// loop, which runs the re-registration (askReRegister).
-	run  *runFlag
-	loop *jobLoop
+	// loop, which runs the re-registration (askReRegister, reRegister).
+	// The re-registration elects (ldr) and recovers what a cut-off
+	// execution left (fo).
+	run      *runFlag
+	loop     *jobLoop
+	ldr      *leadership
+	fo       *failoverSlot
+	shutdown *atomic.Bool // the job's (lifecycle.shutdown)
 	// cq runs onConn and the presumed-expiry timer's closure; the fields
 	// below it are owned by its closures.
 	cq         *serialQueue

@@ -21,7 +21,7 @@ import (
 type setUp struct {
 	*jobBase
 	class    string
-	shutdown *atomic.Bool // the job's (Job.shutdown)
+	shutdown *atomic.Bool // the job's (lifecycle.shutdown)
 	conf     *configState
 	asg      *assignment
 	ldr      *leadership
