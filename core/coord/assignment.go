@@ -3,7 +3,9 @@ package coord
 import (
 	"context"
 	"errors"
+	"github.com/ejob-io/ejob/core/node"
 	"math"
+	"slices"
 	"sync/atomic"
 
 	"github.com/ejob-io/ejob/core/reg"
@@ -18,8 +20,12 @@ import (
 // changes an assignment already accounts for. The resharding itself
 // (sharding.go) is the leader's protocol and keeps no state of its own.
 type assignment struct {
-	c     reg.Client
-	paths *jobPaths
+	*jobBase
+	// What the reads of this instance's items stand on: the server's
+	// availability (leadership's reads), the config, the shutdown.
+	ldr      *leadership
+	conf     *configState
+	shutdown *atomic.Bool // the job's (lifecycle.shutdown)
 	// verifiedPzxid is the pzxid of leader/sharding at which a fresh read
 	// found the tree cache showing the committed assignment (see cached).
 	// Written by read (a trigger), read by every trigger and pre-arm
@@ -43,7 +49,7 @@ type assignment struct {
 // no resharding ever committed, and the assignment is read from the
 // server).
 func (a *assignment) settled(ctx context.Context) (pending bool, pzxid int64, err error) {
-	st, ok, err := a.c.Exists(ctx, a.paths.flags())
+	st, ok, err := a.s.c.Exists(ctx, a.paths.flags())
 	if err != nil {
 		return false, 0, wrap("read resharding flags", err)
 	}
@@ -57,7 +63,7 @@ func (a *assignment) settled(ctx context.Context) (pending bool, pzxid int64, er
 // cache, when the cache is known to show the assignment committed last,
 // whose flags' deletion the server reported at zxid pzxid (see
 // settled); ok is false otherwise, and the caller reads the
-// registry (Job.localShardingItems).
+// registry (localItems).
 //
 // Why this is as fresh as a read from the server: a resharding commit, by
 // ejob or by a Java leader, creates every item's instance node in the
@@ -119,7 +125,7 @@ func (a *assignment) read(ctx context.Context, cache *reg.CacheView, total int, 
 	agree := cache != nil && pzxid != 0
 	var items []int
 	for i := range total {
-		v, st, err := a.c.Get(ctx, a.paths.item(i, "instance"))
+		v, st, err := a.s.c.Get(ctx, a.paths.item(i, "instance"))
 		if errors.Is(err, reg.ErrNoNode) {
 			agree = false
 			continue
@@ -149,7 +155,7 @@ func (a *assignment) noteCommit(ctx context.Context, result []spi.Assignment) {
 		if len(r.Items) == 0 {
 			continue
 		}
-		st, ok, err := a.c.Exists(ctx, a.paths.p.ShardingInstance(r.Items[0]))
+		st, ok, err := a.s.c.Exists(ctx, a.paths.p.ShardingInstance(r.Items[0]))
 		if err != nil || !ok {
 			return
 		}
@@ -178,4 +184,124 @@ func (a *assignment) account(z int64) {
 // Deletions carry no zxid of their own and always flag.
 func (a *assignment) accounted(ev reg.TreeEvent) bool {
 	return ev.Type != reg.NodeDeleted && ev.Stat.Mzxid != 0 && ev.Stat.Mzxid < a.accountedZxid.Load()
+}
+
+// triggerItems are this instance's items for a trigger: from the tree
+// cache when shardingIfNecessary found the assignment settled and the
+// cache shows it (assignment.cached, cacheReads.available), else read from the
+// registry as upstream does.
+func (a *assignment) triggerItems(ctx context.Context, cache *reg.CacheView, total int, settled bool, pzxid int64) ([]int, error) {
+	if !settled || cache == nil {
+		return a.localItems(ctx)
+	}
+	if a.shutdown.Load() {
+		return nil, nil
+	}
+	avail, ok := cacheReads{jobBase: a.jobBase}.available(cache)
+	if !ok {
+		if avail, err := a.ldr.isAvailableServer(ctx, a.ip); err != nil || !avail {
+			return nil, err
+		}
+	} else if !avail {
+		return nil, nil
+	}
+	if items, ok := a.cached(cache, total, pzxid); ok && !a.shutdown.Load() {
+		return items, nil
+	}
+	return a.read(ctx, cache, total, pzxid)
+}
+
+// availableInstances lists instance ids (descending) whose server is
+// ENABLED, skipping nodes without data
+// (InstanceService.getAvailableJobInstances). The instance nodes are read
+// together, then the servers of their IPs (getMany): a few round trips instead
+// of two reads per instance. A server node found missing or empty is read again
+// as upstream does (isEnableServer).
+func (a *assignment) availableInstances(ctx context.Context) ([]string, error) {
+	ids, err := a.s.children(ctx, a.s.p.Instances())
+	if err != nil {
+		return nil, err
+	}
+	paths := make([]string, len(ids))
+	for i, id := range ids {
+		paths[i] = a.s.p.Instance(id)
+	}
+	data, ok, err := a.s.getMany(ctx, paths)
+	if err != nil {
+		return nil, err
+	}
+	ips := make([]string, len(ids))
+	var servers []string // distinct IPs, in the order first seen
+	for i, id := range ids {
+		if !ok[i] || data[i] == "" {
+			continue
+		}
+		ips[i] = node.InstanceServerIP(id, []byte(data[i]))
+		if !slices.Contains(servers, ips[i]) {
+			servers = append(servers, ips[i])
+		}
+	}
+	paths = paths[:0]
+	for _, ip := range servers {
+		paths = append(paths, a.s.p.Server(ip))
+	}
+	status, found, err := a.s.getMany(ctx, paths)
+	if err != nil {
+		return nil, err
+	}
+	enabled := make(map[string]bool, len(servers))
+	for i, ip := range servers {
+		if found[i] && status[i] != "" {
+			enabled[ip] = status[i] == node.ServerEnabled
+		} else if enabled[ip], err = a.ldr.isEnableServer(ctx, ip); err != nil {
+			return nil, err
+		}
+	}
+	var out []string
+	for i, id := range ids {
+		if ips[i] != "" && enabled[ips[i]] {
+			out = append(out, id)
+		}
+	}
+	return out, nil
+}
+
+// localItems are the items assigned to this instance, ascending
+// (ShardingService.getLocalShardingItems); none when this server is not
+// available.
+func (a *assignment) localItems(ctx context.Context) ([]int, error) {
+	if a.shutdown.Load() {
+		return nil, nil
+	}
+	if ok, err := a.ldr.isAvailableServer(ctx, a.ip); err != nil || !ok {
+		return nil, err
+	}
+	cfg, err := a.conf.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var items []int
+	for i := 0; i < cfg.ShardingTotalCount; i++ {
+		v, _, err := a.s.get(ctx, a.s.p.ShardingInstance(i))
+		if err != nil {
+			return nil, err
+		}
+		if v == a.id {
+			items = append(items, i)
+		}
+	}
+	return items, nil
+}
+
+func without(items, drop []int) []int {
+	if len(drop) == 0 {
+		return items
+	}
+	out := items[:0:0]
+	for _, i := range items {
+		if !slices.Contains(drop, i) {
+			out = append(out, i)
+		}
+	}
+	return out
 }

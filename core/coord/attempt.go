@@ -6,9 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
-
-	"github.com/hashicorp/go-hclog"
 
 	"github.com/ejob-io/ejob/core/config"
 	"github.com/ejob-io/ejob/core/executor"
@@ -50,28 +49,29 @@ type attempt struct {
 	deadline time.Time
 }
 
-// attemptJob is what attempts need of the rest of the job.
-type attemptJob interface {
-	// treeCache is the job's tree cache once loaded, else nil.
-	treeCache() *reg.CacheView
-	// foState is the failover state (nil while the job has none).
-	foState() *failoverState
-	// leaveToRecovery notes that running nodes of this instance may
-	// remain, for the recovery of its running nodes (needRecover).
-	leaveToRecovery()
-}
-
 // preBeginTimeout bounds how long running nodes sent with a trigger's
 // resharding check wait for RegisterBegin to adopt them.
 const preBeginTimeout = time.Second
 
 // attempts is the job's attempts, their one owner (see attempt).
 type attempts struct {
-	s         store
-	paths     *jobPaths
-	log       hclog.Logger
+	*jobBase
 	inProcess bool // reg.IsInProcess: beginChecked sends its two requests in turn
-	job       attemptJob
+	// What a trigger's contexts and begin read: the tree cache and its
+	// reads, the config, the session and lease, the assignment, the
+	// misfire and failover state, the shutdown.
+	tc       *treeCache
+	cr       cacheReads
+	conf     *configState
+	rg       *registration
+	asg      *assignment
+	mf       *misfires
+	fo       *failoverSlot
+	shutdown *atomic.Bool // the job's (lifecycle.shutdown)
+	// arm estimates the lead of a pre-armed fire (prearm.go); made at the
+	// first steady trigger (lead), read by the trigger loop (PreArmLead)
+	// on its own goroutine: atomic.
+	arm atomic.Pointer[armLead]
 
 	// running: an execution is between its begin and its completion (or
 	// an attempt's running nodes exist ahead of RegisterBegin).
@@ -251,7 +251,7 @@ func (a *attempt) complete(ctx context.Context, items []int, cfg *config.JobConf
 		if cfg.Failover {
 			_, err := s.deleteIfValue(ctx, s.p.Failover(i), id)
 			if err == nil {
-				a.t.job.foState().forgetClaims(i)
+				a.t.fo.state().forgetClaims(i)
 			}
 			errs = append(errs, err)
 			_, err = s.deleteIfValue(ctx, s.p.Failovering(i), id)
@@ -277,11 +277,11 @@ func (a *attempt) complete(ctx context.Context, items []int, cfg *config.JobConf
 // stale sweep, crash handling), i.e. after its session ended;
 // RegisterCompleted handles that case before (the attempt was cut off).
 func (a *attempt) completeFast(ctx context.Context, items []int, monitor, failover bool) bool {
-	cache := a.t.job.treeCache()
+	cache := a.t.tc.loaded()
 	if cache == nil {
 		return false
 	}
-	paths, id := a.t.paths, a.t.paths.id
+	paths, id := &a.t.paths, a.t.paths.id
 	var ops []reg.Op
 	blind := false // a running node deleted at version 0, unseen by the cache
 	for _, i := range items {
@@ -307,7 +307,7 @@ func (a *attempt) completeFast(ctx context.Context, items []int, monitor, failov
 		if !failover {
 			continue
 		}
-		if a.t.job.foState().claimed(i) {
+		if a.t.fo.state().claimed(i) {
 			return false // a claim the cache may not show yet
 		}
 		for _, n := range []string{"failover", "failovering"} {
@@ -448,7 +448,7 @@ func (t *attempts) drop(ctx context.Context, a *attempt) bool {
 	t.timer.Stop()
 	if err := a.undo(ctx); err != nil {
 		t.log.Warn("cannot delete the running nodes of a trigger that did not begin; left to recovery", "items", a.items, "error", err)
-		t.job.leaveToRecovery()
+		t.fo.leaveToRecovery()
 	}
 	t.running.Store(false)
 	return true

@@ -5,28 +5,17 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/ejob-io/ejob/core/config"
 	"github.com/ejob-io/ejob/core/node"
 	"github.com/ejob-io/ejob/core/reg"
 )
 
-// attemptView is the attemptJob of attempts tested alone: no tree cache,
-// no failover state, and the undos left to recovery counted.
-type attemptView struct{ leftToRecovery int }
-
-func (*attemptView) treeCache() *reg.CacheView     { return nil }
-func (*attemptView) foState() *failoverState       { return nil }
-func (v *attemptView) leaveToRecovery()            { v.leftToRecovery++ }
-func (v *attemptView) recoveryCalls() int          { return v.leftToRecovery }
 func aloneAttemptConfig() *config.JobConfiguration { return config.New("job", 4) }
 
 // aloneAttempts is a job's attempts on their own registry, with this
 // instance registered (its instance node is the begin's fence).
 type aloneAttempts struct {
 	t     *attempts
-	v     *attemptView
 	c     reg.Client
 	p     node.Job
 	paths *jobPaths
@@ -37,7 +26,8 @@ func newAloneAttempts(t *testing.T) *aloneAttempts {
 	t.Helper()
 	c := aloneClient(t)
 	p := node.New("job")
-	a := &aloneAttempts{v: &attemptView{}, c: c, p: p, paths: &jobPaths{p: p, id: "10.0.0.1@-@1", ip: "10.0.0.1"}}
+	b := aloneBase(c, p, "10.0.0.1@-@1", nil)
+	a := &aloneAttempts{c: c, p: p, paths: &b.paths}
 	ctx := context.Background()
 	for _, path := range []string{p.Instances(), reg.Parent(p.ShardingNecessary()), p.ShardingItem(0), p.ShardingItem(1), p.ShardingItem(2), p.ShardingItem(3)} {
 		if _, err := reg.Persist(ctx, c, path, nil); err != nil {
@@ -47,7 +37,9 @@ func newAloneAttempts(t *testing.T) *aloneAttempts {
 	if _, err := c.Create(ctx, p.Instance(a.paths.id), nil, reg.Ephemeral); err != nil {
 		t.Fatal(err)
 	}
-	a.t = &attempts{s: store{c: c, p: p}, paths: a.paths, log: hclog.NewNullLogger(), inProcess: true, job: a.v}
+	// No tree cache loaded and no failover state made: what an undo
+	// leaves to recovery shows in the failover slot's state.
+	a.t = &attempts{jobBase: b, inProcess: true, tc: &treeCache{}, fo: &failoverSlot{}}
 	a.lease = newLease(c.Session())
 	return a
 }
@@ -173,7 +165,7 @@ func TestAttemptBegunAheadIsAdoptedOrUndone(t *testing.T) {
 	if kept, _, err := a.start(0).beginChecked(ctx, cfg, fence, unsettled); err != nil || kept {
 		t.Fatalf("unconfirmed beginChecked = %v, %v; want undone", kept, err)
 	}
-	if a.running(t, 0) != "" || a.t.running.Load() || a.v.leftToRecovery != 0 {
+	if a.running(t, 0) != "" || a.t.running.Load() || a.t.fo.state().recovering() {
 		t.Fatal("an unconfirmed attempt was not undone")
 	}
 }

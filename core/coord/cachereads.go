@@ -1,6 +1,7 @@
 package coord
 
 import (
+	"context"
 	"slices"
 	"strconv"
 
@@ -13,8 +14,8 @@ import (
 // state; the callers say why a stale answer is harmless where they use
 // one (trigger.go).
 type cacheReads struct {
-	paths *jobPaths
-	run   *runFlag // the attempts' run flag (running)
+	*jobBase
+	run *runFlag // the attempts' run flag (running)
 }
 
 // available reports whether this server is available (ENABLED, and
@@ -139,4 +140,26 @@ func (r cacheReads) claimed(cache *reg.CacheView) bool {
 		}
 	}
 	return false
+}
+
+// itemsWithCached is itemsWith for the items the tree cache shows with
+// the node: the cache's no is taken as is (the caller says why a stale
+// no is harmless), its yes is confirmed on the server, since it makes the
+// trigger skip or flag an item (the cache may not yet show a deletion,
+// this instance's own included).
+func (r cacheReads) itemsWithCached(ctx context.Context, cache *reg.CacheView, items []int, name string) ([]int, error) {
+	if cache != nil {
+		items = r.itemsWith(cache, items, name)
+	}
+	return r.s.itemsWith(ctx, items, name)
+}
+
+// runningItems are the items among items that run: those cacheReads.running
+// shows running, confirmed on the server (or all read from the registry
+// without a cache).
+func (r cacheReads) runningItems(ctx context.Context, cache *reg.CacheView, items []int) ([]int, error) {
+	if cache != nil {
+		items = r.running(cache, items)
+	}
+	return r.s.itemsWith(ctx, items, "running")
 }

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"sync/atomic"
 
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/ejob-io/ejob/core/config"
 	"github.com/ejob-io/ejob/core/reg"
 )
@@ -21,8 +19,7 @@ import (
 // by every trigger, the pump and the console's calls on their own
 // goroutines: atomic, so that a trigger reads them without a lock.
 type configState struct {
-	s   store
-	log hclog.Logger
+	*jobBase
 
 	cur    atomic.Pointer[config.JobConfiguration] // latest known config
 	parsed atomic.Pointer[parsedConfig]            // last config node parsed (parse)

@@ -4,9 +4,6 @@ import (
 	"context"
 	"slices"
 	"sync/atomic"
-	"time"
-
-	"github.com/hashicorp/go-hclog"
 
 	"github.com/ejob-io/ejob/core/node"
 	"github.com/ejob-io/ejob/core/reg"
@@ -19,42 +16,22 @@ import (
 // the servers' availability it stands on (ServerService). It keeps no
 // state of its own: the leader node is the registry's.
 type leadership struct {
-	s        store
+	*jobBase
 	e        *recipe.Election
-	ip       string
-	log      hclog.Logger
-	poll     time.Duration
 	conf     *configState
-	shutdown *atomic.Bool // the job's (Job.shutdown)
+	shutdown *atomic.Bool // the job's (lifecycle.shutdown)
 	// cache is the job's tree cache, set by Start before the first
 	// campaign (nil before: every campaign then expects a leader node).
 	cache *reg.CacheView
-	job   leadershipJob
-}
-
-// leadershipJob is what the election needs of the rest of the job: the
-// resharding the winner flags when the assignment names gone instances.
-type leadershipJob interface {
-	// availableInstances lists the instances of enabled servers.
-	availableInstances(ctx context.Context) ([]string, error)
-	// serversChanged flags a resharding, on the leader.
-	serversChanged(ctx context.Context) error
+	// asg lists the available instances; rsh flags the resharding the
+	// winner owes when the assignment names one that is not (electAndCheck).
+	asg *assignment
+	rsh *resharding
 }
 
 // IsLeader reports whether this instance is the job's leader now (the
 // leader node holds its id and belongs to its current session).
 func (j *Job) IsLeader(ctx context.Context) (bool, error) { return j.ldr.isLeader(ctx) }
-
-// isLeader implements staleJob (leadership.isLeader).
-func (j *Job) isLeader(ctx context.Context) (bool, error) { return j.ldr.isLeader(ctx) }
-
-// serversChanged implements leadershipJob (resharding.serversChanged).
-func (j *Job) serversChanged(ctx context.Context) error { return j.rsh.serversChanged(ctx) }
-
-// isEnableServer implements failoverJob (leadership.isEnableServer).
-func (j *Job) isEnableServer(ctx context.Context, ip string) (bool, error) {
-	return j.ldr.isEnableServer(ctx, ip)
-}
 
 // electLeader is upstream's LeaderService.electLeader: the recipe's campaign
 // for leader/election/instance under leader/election/latch. When the tree
@@ -146,7 +123,7 @@ func (l *leadership) electAndCheck(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	avail, err := l.job.availableInstances(ctx)
+	avail, err := l.asg.availableInstances(ctx)
 	if err != nil {
 		return err
 	}
@@ -161,7 +138,7 @@ func (l *leadership) electAndCheck(ctx context.Context) error {
 	if !stale {
 		return nil
 	}
-	return l.job.serversChanged(ctx)
+	return l.rsh.serversChanged(ctx)
 }
 
 // onLocalServerEvent: active election when our server is not DISABLED and

@@ -8,8 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/ejob-io/ejob/core/node"
 	"github.com/ejob-io/ejob/core/reg"
 )
@@ -25,15 +23,11 @@ type loopState struct {
 // reconcile service on this instance: handle runs them for one event of
 // the job's tree, reconcile for one tick, both on the job's queue. They
 // keep no state but the queue's loopState, passed in; the owners they act
-// on are passed in, and what they need of the rest of the job comes
-// through listenersJob.
+// on are wired in by New.
 type listeners struct {
-	s           store
-	id, ip      string
-	log         hclog.Logger
-	hooks       Hooks
+	*jobBase
 	reconMinute time.Duration
-	shutdown    *atomic.Bool // the job's (Job.shutdown)
+	shutdown    *atomic.Bool // the job's (lifecycle.shutdown)
 	running     *runFlag     // the attempts' run flag
 	conf        *configState
 	asg         *assignment
@@ -42,16 +36,8 @@ type listeners struct {
 	guar        *guarantees
 	mf          *misfires
 	rg          *registration
-	job         listenersJob
-}
-
-// listenersJob is what the listeners need of the rest of the job: the
-// owners made at their first use.
-type listenersJob interface {
-	// failover is the failover protocol, made now if need be.
-	failover() *failover
-	// stale is the sweeper of nodes gone instances left.
-	stale() *staleSweeper
+	fo          *failoverSlot
+	sw          *sweeps
 }
 
 // handle runs upstream's data listeners (the ListenerManager's) for one
@@ -98,18 +84,18 @@ func (l *listeners) handle(ctx context.Context, ev reg.TreeEvent, st *loopState)
 		// node, so resharding does not wait for them) are queued for
 		// failover before a resharding can give them to a live owner.
 		if ev.Type == reg.NodeDeleted && id != l.id {
-			logErr("crash failover", l.job.failover().onInstanceCrashed(ctx, id))
+			logErr("crash failover", l.fo.get().onInstanceCrashed(ctx, id))
 		}
 		if !l.asg.accounted(ev) {
 			logErr("resharding flag", l.rsh.serversChanged(ctx))
 		}
 		if ev.Type == reg.NodeDeleted && id != l.id {
-			logErr("stale node sweep", l.job.stale().sweepIfLeader(ctx))
+			logErr("stale node sweep", l.sw.stale().sweepIfLeader(ctx))
 		}
 		// (With failover off it does nothing: the job makes no failover
 		// state for it.)
 		if cfg := l.conf.cur.Load(); ev.Type == reg.NodeAdded && id == l.id && (cfg == nil || cfg.Failover) {
-			logErr("legacy crashed items", l.job.failover().onOwnInstanceAdded(ctx))
+			logErr("legacy crashed items", l.fo.get().onOwnInstanceAdded(ctx))
 		}
 		if ev.Type == reg.NodeDeleted && id == l.id {
 			return l.isShutdownByConsole(ctx, ev)

@@ -10,7 +10,7 @@ import (
 func SetBeforeCommit(j *Job, f func()) { j.rsh.beforeCommit = f }
 
 // CleanStale runs the stale-node sweep once (tests).
-func CleanStale(j *Job, ctx context.Context) error { return j.stale().sweep(ctx) }
+func CleanStale(j *Job, ctx context.Context) error { return j.sw.stale().sweep(ctx) }
 
 // PreArmLeadOf is the lead armLead computes from these round trips, in
 // order (tests).
@@ -24,7 +24,7 @@ func PreArmLeadOf(rtts ...time.Duration) time.Duration {
 
 // SetPaused marks the job paused or not, as a suspension of its
 // registry connection does (tests).
-func SetPaused(j *Job, p bool) { j.setPaused(p) }
+func SetPaused(j *Job, p bool) { j.rg.setPaused(p) }
 
 // SetCatchUp records items as cleared for a catch-up run, as
 // misfires.runPending does (tests).

@@ -8,19 +8,8 @@ import (
 
 	"github.com/ejob-io/ejob/core/config"
 	"github.com/ejob-io/ejob/core/executor"
-	"github.com/ejob-io/ejob/core/instance"
 	"github.com/ejob-io/ejob/core/reg"
 )
-
-func (j *Job) checkReady() error {
-	if !j.ready.Load() {
-		return ErrNotReady
-	}
-	if j.shutdown.Load() {
-		return ErrShutdown
-	}
-	return nil
-}
 
 // Config implements executor.Facade: the configuration from the tree
 // cache, else read directly. The result is shared: callers must not
@@ -33,14 +22,14 @@ func (j *Job) Config(ctx context.Context) (*config.JobConfiguration, error) {
 	if err := j.ConfigError(); err != nil {
 		return nil, err
 	}
-	return j.config(ctx) // shared (see configState.parse): callers do not modify it
+	return j.conf.get(ctx) // shared (see configState.parse): callers do not modify it
 }
 
 // CheckEnvironment implements executor.Facade
 // (LiteJobFacade.checkJobExecutionEnvironment): registry time is the mtime of
 // systemTime/current after touching it.
 func (j *Job) CheckEnvironment(ctx context.Context) error {
-	cfg, err := j.config(ctx)
+	cfg, err := j.conf.get(ctx)
 	if err != nil {
 		return err
 	}
@@ -63,7 +52,7 @@ func (j *Job) CheckEnvironment(ctx context.Context) error {
 // ShardingContexts implements executor.Facade
 // (LiteJobFacade.getShardingContexts).
 func (j *Job) ShardingContexts(ctx context.Context) (executor.ShardingContexts, error) {
-	if err := j.checkReady(); err != nil {
+	if err := j.life.checkReady(); err != nil {
 		return executor.ShardingContexts{}, err
 	}
 	if paused, _ := j.Paused(); paused {
@@ -72,16 +61,16 @@ func (j *Job) ShardingContexts(ctx context.Context) (executor.ShardingContexts, 
 	if err := j.ConfigError(); err != nil {
 		return executor.ShardingContexts{}, err
 	}
-	cfg, err := j.config(ctx)
+	cfg, err := j.conf.get(ctx)
 	if err != nil {
 		return executor.ShardingContexts{}, err
 	}
 	j.att.drop(ctx, nil) // of an execution that did not begin
-	if _, err := j.fo.Load().recoverIfIdle(ctx); err != nil {
+	if _, err := j.fo.made.Load().recoverIfIdle(ctx); err != nil {
 		j.log.Warn("recover running items of a cut-off execution failed", "error", err)
 	}
-	cache := j.treeCache()
-	if sc, ok, err := j.pipelinedContexts(ctx, cfg, cache); ok || err != nil {
+	cache := j.tc.loaded()
+	if sc, ok, err := j.att.pipelinedContexts(ctx, cfg, cache); ok || err != nil {
 		return sc, err
 	}
 	var (
@@ -90,7 +79,7 @@ func (j *Job) ShardingContexts(ctx context.Context) (executor.ShardingContexts, 
 	)
 	for {
 		if cfg.Failover {
-			fi, err := j.failover().localFailoverItems(ctx, j.cache)
+			fi, err := j.fo.get().localFailoverItems(ctx, j.tc.view)
 			if err != nil {
 				return executor.ShardingContexts{}, wrap("failover items", err)
 			}
@@ -100,7 +89,7 @@ func (j *Job) ShardingContexts(ctx context.Context) (executor.ShardingContexts, 
 				if err := j.mf.handOver(ctx, nil); err != nil {
 					return executor.ShardingContexts{}, err
 				}
-				sc, _, err := j.contexts(ctx, cache, fi)
+				sc, _, err := j.att.contexts(ctx, cache, fi)
 				sc.Failover = true
 				return sc, err
 			}
@@ -119,7 +108,7 @@ func (j *Job) ShardingContexts(ctx context.Context) (executor.ShardingContexts, 
 		}
 		break
 	}
-	items, err := j.triggerItems(ctx, cache, cfg.ShardingTotalCount, settled, pzxid)
+	items, err := j.asg.triggerItems(ctx, cache, cfg.ShardingTotalCount, settled, pzxid)
 	if err != nil {
 		return executor.ShardingContexts{}, wrap("local items", err)
 	}
@@ -136,21 +125,21 @@ func (j *Job) ShardingContexts(ctx context.Context) (executor.ShardingContexts, 
 	// at once.
 	var takeOff []int
 	if cfg.Failover {
-		if takeOff, err = j.itemsWithCached(ctx, cache, items, "failover"); err != nil {
+		if takeOff, err = j.cr.itemsWithCached(ctx, cache, items, "failover"); err != nil {
 			return executor.ShardingContexts{}, err
 		}
 		items = without(items, takeOff)
 	}
-	disabled, err := j.itemsWithCached(ctx, cache, items, "disabled")
+	disabled, err := j.cr.itemsWithCached(ctx, cache, items, "disabled")
 	if err != nil {
 		return executor.ShardingContexts{}, err
 	}
-	sc, running, err := j.contexts(ctx, cache, without(items, disabled))
+	sc, running, err := j.att.contexts(ctx, cache, without(items, disabled))
 	if err != nil {
 		return sc, err
 	}
 	if len(takeOff) > 0 && cfg.MonitorExecution {
-		r, err := j.runningItems(ctx, cache, takeOff)
+		r, err := j.cr.runningItems(ctx, cache, takeOff)
 		if err != nil {
 			return executor.ShardingContexts{}, err
 		}
@@ -171,109 +160,20 @@ func (j *Job) ShardingContexts(ctx context.Context) (executor.ShardingContexts, 
 	return sc, nil
 }
 
-// triggerItems are this instance's items for a trigger: from the tree
-// cache when shardingIfNecessary found the assignment settled and the
-// cache shows it (assignment.cached, cacheReads.available), else read from the
-// registry as upstream does.
-func (j *Job) triggerItems(ctx context.Context, cache *reg.CacheView, total int, settled bool, pzxid int64) ([]int, error) {
-	if !settled || cache == nil {
-		return j.localShardingItems(ctx)
-	}
-	if j.shutdown.Load() {
-		return nil, nil
-	}
-	avail, ok := j.cr.available(cache)
-	if !ok {
-		if avail, err := j.ldr.isAvailableServer(ctx, j.ip); err != nil || !avail {
-			return nil, err
-		}
-	} else if !avail {
-		return nil, nil
-	}
-	if items, ok := j.asg.cached(cache, total, pzxid); ok && !j.shutdown.Load() {
-		return items, nil
-	}
-	return j.asg.read(ctx, cache, total, pzxid)
-}
-
-// itemsWithCached is itemsWith for the items the tree cache shows with
-// the node: the cache's no is taken as is (the caller says why a stale
-// no is harmless), its yes is confirmed on the server, since it makes the
-// trigger skip or flag an item (the cache may not yet show a deletion,
-// this instance's own included).
-func (j *Job) itemsWithCached(ctx context.Context, cache *reg.CacheView, items []int, name string) ([]int, error) {
-	if cache != nil {
-		items = j.cr.itemsWith(cache, items, name)
-	}
-	return j.s.itemsWith(ctx, items, name)
-}
-
-// runningItems are the items among items that run: those cacheReads.running
-// shows running, confirmed on the server (or all read from the registry
-// without a cache).
-func (j *Job) runningItems(ctx context.Context, cache *reg.CacheView, items []int) ([]int, error) {
-	if cache != nil {
-		items = j.cr.running(cache, items)
-	}
-	return j.s.itemsWith(ctx, items, "running")
-}
-
 // errClaimedWhileWaiting: an execution waiting for the leader's resharding
 // stops waiting because this instance claimed failover items meanwhile.
 var errClaimedWhileWaiting = errors.New("coord: failover items claimed while waiting for resharding")
-
-// contexts is ExecutionContextService.getJobShardingContext; it also
-// returns the items it dropped because they run (monitorExecution).
-//
-// The config comes from the tree cache (upstream reads it from the
-// server here): a change of the config made within one watch delivery of
-// the trigger applies from the next one, as one made just after the read
-// would. A change of shardingTotalCount takes effect through a resharding,
-// whose flag shardingIfNecessary reads fresh.
-func (j *Job) contexts(ctx context.Context, cache *reg.CacheView, items []int) (executor.ShardingContexts, []int, error) {
-	cfg, err := j.config(ctx)
-	if err != nil {
-		return executor.ShardingContexts{}, nil, err
-	}
-	var running []int
-	if cfg.MonitorExecution {
-		running, err = j.runningItems(ctx, cache, items)
-		if err != nil {
-			return executor.ShardingContexts{}, nil, err
-		}
-		items = without(items, running)
-	}
-	params, err := j.conf.itemParameters(cfg.ShardingItemParameters)
-	if err != nil {
-		return executor.ShardingContexts{}, nil, err
-	}
-	sc := executor.ShardingContexts{
-		TaskID:                 instance.NewTaskID(cfg.JobName, items, j.id),
-		JobName:                cfg.JobName,
-		ShardingTotalCount:     cfg.ShardingTotalCount,
-		JobParameter:           cfg.JobParameter,
-		Items:                  append([]int{}, items...),
-		ShardingItemParameters: map[int]string{},
-		FencingTokens:          map[int]int64{},
-	}
-	for _, i := range items {
-		if p, ok := params[i]; ok {
-			sc.ShardingItemParameters[i] = p
-		}
-	}
-	return sc, running, nil
-}
 
 // MisfireIfRunning implements executor.Facade.
 func (j *Job) MisfireIfRunning(ctx context.Context, items []int) (bool, error) {
 	if j.att.pendingFor(items) {
 		return false, nil // this execution's running nodes (pipelinedContexts)
 	}
-	cfg, err := j.config(ctx)
+	cfg, err := j.conf.get(ctx)
 	if err != nil || !cfg.MonitorExecution {
 		return false, err
 	}
-	running, err := j.runningItems(ctx, j.treeCache(), items)
+	running, err := j.cr.runningItems(ctx, j.tc.loaded(), items)
 	if err != nil || len(running) == 0 {
 		return false, err
 	}
@@ -288,20 +188,20 @@ func (j *Job) MisfireIfRunning(ctx context.Context, items []int) (bool, error) {
 // already runs elsewhere (ErrItemRunning). A stale running node of this
 // instance is replaced.
 func (j *Job) RegisterBegin(ctx context.Context, sc executor.ShardingContexts) error {
-	_, l, _ := j.sessionLease()
+	_, l, _ := j.rg.sessionLease()
 	if a := j.att.adopt(ctx, l, sc.Items); a != nil {
 		a.putFencingTokens(sc)
 		return nil // created with the trigger's resharding check
 	}
-	cfg, err := j.config(ctx)
+	cfg, err := j.conf.get(ctx)
 	if err != nil {
 		return err
 	}
-	s, l, err := j.sessionLease()
+	s, l, err := j.rg.sessionLease()
 	if err != nil {
 		return err
 	}
-	a := j.att.start(j.treeCache(), s, l)
+	a := j.att.start(j.tc.loaded(), s, l)
 	a.items = sc.Items
 	err = a.begin(ctx, cfg)
 	if errors.Is(err, ErrItemRunning) {
@@ -327,9 +227,10 @@ func (j *Job) RegisterCompleted(ctx context.Context, sc executor.ShardingContext
 	defer j.att.done()
 	a := j.att.finish()
 	if cause, cut := a.cutOff(j.s.c.Session()); cut {
-		j.setNeedRecover()
-		if _, err := j.session(); err == nil {
-			flagged, rerr := j.failover().recoverOwnRunning(ctx, sc.Items)
+		j.fo.leaveToRecovery()
+		j.loop.armPump()
+		if _, _, err := j.rg.sessionLease(); err == nil {
+			flagged, rerr := j.fo.get().recoverOwnRunning(ctx, sc.Items)
 			if rerr != nil {
 				j.log.Warn("recover cut-off items failed; retrying when idle", "items", sc.Items, "error", rerr)
 			}
@@ -344,11 +245,11 @@ func (j *Job) RegisterCompleted(ctx context.Context, sc executor.ShardingContext
 		}
 		return fmt.Errorf("register completed: execution cut off: %w: %w", ErrSessionLost, cause)
 	}
-	cfg, err := j.config(ctx)
+	cfg, err := j.conf.get(ctx)
 	if err != nil {
 		return err
 	}
-	if j.shutdown.Load() && cfg.Failover && cfg.MonitorExecution {
+	if j.life.shutdown.Load() && cfg.Failover && cfg.MonitorExecution {
 		// Cut off by a shutdown: the running nodes stay so that the
 		// survivors fail the items over when the instance node goes.
 		j.log.Info("execution ended during shutdown; leaving its items for failover", "items", sc.Items)
@@ -359,7 +260,7 @@ func (j *Job) RegisterCompleted(ctx context.Context, sc executor.ShardingContext
 
 // LocalItems returns this instance's assigned items (no resharding), for
 // SetMisfire.
-func (j *Job) LocalItems(ctx context.Context) ([]int, error) { return j.localShardingItems(ctx) }
+func (j *Job) LocalItems(ctx context.Context) ([]int, error) { return j.asg.localItems(ctx) }
 
 // NeedSharding implements executor.Facade.
 func (j *Job) NeedSharding(ctx context.Context) (bool, error) {
@@ -368,7 +269,7 @@ func (j *Job) NeedSharding(ctx context.Context) (bool, error) {
 
 // FailoverIfNecessary implements executor.Facade.
 func (j *Job) FailoverIfNecessary(ctx context.Context) error {
-	cfg, err := j.config(ctx)
+	cfg, err := j.conf.get(ctx)
 	if err != nil || !cfg.Failover {
 		return err
 	}
@@ -376,8 +277,8 @@ func (j *Job) FailoverIfNecessary(ctx context.Context) error {
 	// watch delivery) are claimed by the pump, which their tree event
 	// wakes (within a failover tick), as are items queued just after this
 	// enquiry.
-	if cache := j.treeCache(); cache != nil && !j.cr.failoverQueued(cache) {
+	if cache := j.tc.loaded(); cache != nil && !j.cr.failoverQueued(cache) {
 		return nil
 	}
-	return j.failover().failoverIfNecessary(ctx)
+	return j.fo.get().failoverIfNecessary(ctx)
 }

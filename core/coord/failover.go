@@ -5,11 +5,9 @@ import (
 	"errors"
 	"slices"
 	"strconv"
+	"sync/atomic"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-
-	"github.com/ejob-io/ejob/core/config"
 	"github.com/ejob-io/ejob/core/reg"
 	"github.com/ejob-io/ejob/core/reg/recipe"
 )
@@ -17,36 +15,33 @@ import (
 // failover is the failover protocol of one job on one instance (upstream's
 // FailoverService and FailoverListenerManager): the crash listeners, the claim
 // of queued items under the failover latch, and the hand-over of a gone owner's
-// misfires. It owns the failover state (failoverState). What it needs of the job
-// is failoverJob.
+// misfires. It owns the failover state (failoverState); what it reads of the
+// rest of the job are the owners in failoverDeps. The job makes it at its first
+// use (failoverSlot).
 type failover struct {
 	failoverState
-	s    *store // the registry client and the job's paths (the job's)
-	id   string // this instance's id
-	log  hclog.Logger
-	poll time.Duration
-	// hooks: FailedOver reports a claimed item, Trigger asks the
-	// scheduler to run.
-	hooks Hooks
-	job   failoverJob
+	*failoverDeps
 }
 
-// failoverJob is what the failover protocol asks of the job (Job
-// implements it): the config, the servers and instances as resharding
-// sees them, and whether an execution may start here.
-type failoverJob interface {
-	config(ctx context.Context) (*config.JobConfiguration, error)
-	isEnableServer(ctx context.Context, ip string) (bool, error)
-	availableInstances(ctx context.Context) ([]string, error)
-	Paused() (bool, <-chan struct{})
-	IsRunning() bool
-	ShuttingDown() bool
+// failoverDeps are the owners the failover protocol reads: the config,
+// the servers and instances as resharding sees them (assignment,
+// leadership), and whether an execution may start here (the pause, the
+// run flag, the shutdown). jobBase's hooks: FailedOver reports a claimed
+// item, Trigger asks the scheduler to run.
+type failoverDeps struct {
+	*jobBase
+	conf     *configState
+	ldr      *leadership
+	asg      *assignment
+	rg       *registration
+	run      *runFlag     // the attempts' run flag
+	shutdown *atomic.Bool // the job's (lifecycle.shutdown)
 }
 
 // onInstanceCrashed is JobCrashedJobListener: instance x's
 // node was deleted.
 func (f *failover) onInstanceCrashed(ctx context.Context, x string) error {
-	cfg, err := f.job.config(ctx)
+	cfg, err := f.conf.get(ctx)
 	if err != nil || !cfg.Failover {
 		return err
 	}
@@ -119,7 +114,7 @@ func (f *failover) failOverCrashedRunning(ctx context.Context, x string) error {
 // such an item running set its flag, and x died before its catch-up run.
 // It reports whether an item was queued.
 func (f *failover) queueMisfiresOf(ctx context.Context, x string) (bool, error) {
-	cfg, err := f.job.config(ctx)
+	cfg, err := f.conf.get(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -183,10 +178,10 @@ func (f *failover) queueMisfire(ctx context.Context, i int, x string) (bool, err
 // crashedItems: items assigned to x that x was running; none when x's
 // server is not enabled.
 func (f *failover) crashedItems(ctx context.Context, x string) ([]int, error) {
-	if ok, err := f.job.isEnableServer(ctx, ipPrefix(x)); err != nil || !ok {
+	if ok, err := f.ldr.isEnableServer(ctx, ipPrefix(x)); err != nil || !ok {
 		return nil, err
 	}
-	cfg, err := f.job.config(ctx)
+	cfg, err := f.conf.get(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -317,7 +312,7 @@ func (f *failover) failoverIfNecessary(ctx context.Context) error {
 			f.log.Warn("release failover latch failed", "error", err)
 		}
 	}()
-	if f.job.ShuttingDown() {
+	if f.shutdown.Load() {
 		return nil
 	}
 	if need, err = f.needFailover(ctx); err != nil || !need {
@@ -364,7 +359,7 @@ func (f *failover) failoverIfNecessary(ctx context.Context) error {
 }
 
 func (f *failover) needFailover(ctx context.Context) (bool, error) {
-	if paused, _ := f.job.Paused(); paused || f.job.IsRunning() || f.job.ShuttingDown() {
+	if paused, _ := f.rg.isPaused(); paused || f.run.Load() || f.shutdown.Load() {
 		return false, nil
 	}
 	names, err := f.s.children(ctx, f.s.p.FailoverItems())
@@ -393,11 +388,11 @@ func (f *failover) vanished(ctx context.Context, id string) (bool, error) {
 // this instance is the only available one, items left running or in
 // failover by instances that are gone are queued for failover.
 func (f *failover) onOwnInstanceAdded(ctx context.Context) error {
-	cfg, err := f.job.config(ctx)
-	if err != nil || !cfg.Failover || f.job.ShuttingDown() {
+	cfg, err := f.conf.get(ctx)
+	if err != nil || !cfg.Failover || f.shutdown.Load() {
 		return err
 	}
-	avail, err := f.job.availableInstances(ctx)
+	avail, err := f.asg.availableInstances(ctx)
 	if err != nil || len(avail) != 1 || avail[0] != f.id {
 		return err
 	}

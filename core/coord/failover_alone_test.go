@@ -3,6 +3,7 @@ package coord
 import (
 	"context"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,21 +14,6 @@ import (
 	"github.com/ejob-io/ejob/core/reg"
 	"github.com/ejob-io/ejob/core/reg/embedded"
 )
-
-// jobView is the failoverJob of a failover protocol tested alone: a fixed
-// config and what the job would say about itself.
-type jobView struct {
-	cfg                       *config.JobConfiguration
-	avail                     []string
-	paused, running, shutdown bool
-}
-
-func (v *jobView) config(context.Context) (*config.JobConfiguration, error) { return v.cfg, nil }
-func (v *jobView) isEnableServer(context.Context, string) (bool, error)     { return true, nil }
-func (v *jobView) availableInstances(context.Context) ([]string, error)     { return v.avail, nil }
-func (v *jobView) Paused() (bool, <-chan struct{})                          { return v.paused, nil }
-func (v *jobView) IsRunning() bool                                          { return v.running }
-func (v *jobView) ShuttingDown() bool                                       { return v.shutdown }
 
 // aloneClient is a client of an embedded registry of its own, closed at
 // the end of the test.
@@ -41,11 +27,22 @@ func aloneClient(t *testing.T) reg.Client {
 	return c
 }
 
+// aloneBase is the jobBase of a job's owner tested alone on client c:
+// job p, instance id on server 10.0.0.1, polls of 10 ms, hooks h.
+func aloneBase(c reg.Client, p node.Job, id string, h Hooks) *jobBase {
+	b := &jobBase{s: store{c: c, p: p}, id: id, ip: "10.0.0.1", log: hclog.NewNullLogger(), poll: 10 * time.Millisecond, hooks: h}
+	b.tick = 5 * b.poll
+	b.paths.p, b.paths.id, b.paths.ip = p, id, b.ip
+	return b
+}
+
 // aloneFailover is a failover protocol on its own registry, with what it
-// reports recorded.
+// reports recorded. The owners it reads are real ones: a fixed config,
+// the servers and instances it reads in the registry (servers 10.0.0.1
+// to 10.0.0.3 ENABLED), and the pause, run flag and shutdown the test
+// sets.
 type aloneFailover struct {
 	f        *failover
-	v        *jobView
 	c        reg.Client
 	p        node.Job
 	claimed  []int
@@ -58,10 +55,23 @@ func newAloneFailover(t *testing.T, id string) *aloneFailover {
 	p := node.New("job")
 	cfg := config.New("job", 4)
 	cfg.Failover = true
-	a := &aloneFailover{v: &jobView{cfg: cfg, avail: []string{id}}, c: c, p: p}
-	a.f = &failover{s: &store{c: c, p: p}, id: id, log: hclog.NewNullLogger(), poll: 10 * time.Millisecond,
-		hooks: &funcHooks{failedOver: func(i int) { a.claimed = append(a.claimed, i) }, trigger: func() { a.triggers++ }}, job: a.v}
+	a := &aloneFailover{c: c, p: p}
+	b := aloneBase(c, p, id, &funcHooks{failedOver: func(i int) { a.claimed = append(a.claimed, i) }, trigger: func() { a.triggers++ }})
+	d := &failoverDeps{jobBase: b, conf: &configState{jobBase: b}, rg: &registration{jobBase: b}, run: &runFlag{}, shutdown: &atomic.Bool{}}
+	d.conf.cur.Store(cfg)
+	d.ldr = &leadership{jobBase: b, conf: d.conf, shutdown: d.shutdown}
+	d.asg = &assignment{jobBase: b, ldr: d.ldr, conf: d.conf, shutdown: d.shutdown}
+	a.f = &failover{failoverDeps: d}
+	for _, ip := range []string{"10.0.0.1", "10.0.0.2", "10.0.0.3"} {
+		a.put(t, p.Server(ip), node.ServerEnabled)
+	}
 	return a
+}
+
+// instance puts the instance node of id, on the server of its id's IP.
+func (a *aloneFailover) instance(t *testing.T, id string) {
+	t.Helper()
+	a.put(t, a.p.Instance(id), string(node.InstanceValue(id, ipPrefix(id))))
 }
 
 func (a *aloneFailover) put(t *testing.T, path, v string) {
@@ -94,12 +104,12 @@ func TestFailoverClaimAlone(t *testing.T) {
 	}
 	a.put(t, a.p.FailoverItem(2), "")
 	a.put(t, a.p.FailoverItem(3), "")
-	for _, v := range []*bool{&a.v.paused, &a.v.running, &a.v.shutdown} {
-		*v = true
+	for _, set := range []func(bool){a.f.rg.setPaused, a.f.run.Store, a.f.shutdown.Store} {
+		set(true)
 		if err := a.f.failoverIfNecessary(ctx); err != nil {
 			t.Fatal(err)
 		}
-		*v = false
+		set(false)
 		if a.triggers != 0 || a.f.hasClaims() {
 			t.Fatal("claimed while paused, running or shutting down")
 		}
@@ -139,8 +149,8 @@ func TestFailoverCrashAlone(t *testing.T) {
 	const me, back, gone = "10.0.0.1@-@1", "10.0.0.2@-@2", "10.0.0.3@-@3"
 	a := newAloneFailover(t, me)
 	ctx := context.Background()
-	a.put(t, a.p.Instance(me), "")
-	a.put(t, a.p.Instance(back), "")
+	a.instance(t, me)
+	a.instance(t, back)
 	a.put(t, a.p.ShardingInstance(0), back)
 	a.put(t, a.p.Running(0), back)
 	a.put(t, a.p.ShardingInstance(1), gone)
@@ -153,7 +163,7 @@ func TestFailoverCrashAlone(t *testing.T) {
 	if v, _ := a.get(t, a.p.Running(0)); v != back || a.triggers != 0 {
 		t.Fatal("a live instance's item was failed over")
 	}
-	a.v.running = true // the claim waits for the end of this execution
+	a.f.run.Store(true) // the claim waits for the end of this execution
 	if err := a.f.onInstanceCrashed(ctx, gone); err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +181,7 @@ func TestFailoverCrashAlone(t *testing.T) {
 	if a.triggers != 0 {
 		t.Fatal("claimed during an execution")
 	}
-	a.v.running = false
+	a.f.run.Store(false)
 	if err := a.f.failoverIfNecessary(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -187,18 +197,20 @@ func TestFailoverLegacyAlone(t *testing.T) {
 	const me, ghost = "10.0.0.1@-@1", "10.0.0.9@-@9"
 	a := newAloneFailover(t, me)
 	ctx := context.Background()
-	a.put(t, a.p.Instance(me), "")
+	a.instance(t, me)
+	a.instance(t, "10.0.0.2@-@2")
 	a.put(t, a.p.Running(0), ghost)
 	a.put(t, a.p.Failovering(1), ghost)
 	a.put(t, a.p.Running(3), me)
-	a.v.avail = []string{me, "10.0.0.2@-@2"}
 	if err := a.f.onOwnInstanceAdded(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := a.get(t, a.p.Running(0)); !ok {
 		t.Fatal("acted while another instance is available")
 	}
-	a.v.avail = []string{me}
+	if err := a.c.Delete(ctx, a.p.Instance("10.0.0.2@-@2"), reg.AnyVersion); err != nil {
+		t.Fatal(err)
+	}
 	if err := a.f.onOwnInstanceAdded(ctx); err != nil {
 		t.Fatal(err)
 	}

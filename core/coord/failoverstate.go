@@ -14,7 +14,7 @@ import (
 // recovery.go, pump.go) keeps no state of its own. The zero value is
 // ready to use; the reads (recovering, claimed, claimedBesides,
 // hasClaims) and forgetClaims also work on nil, the state of a job that
-// has made no failover yet (Job.foState).
+// has made no failover yet (failoverSlot.state).
 type failoverState struct {
 	// needRecover: running nodes of an execution cut off by a session loss
 	// (or presumed loss) may remain under this instance's id; they are
@@ -109,3 +109,36 @@ func (f *failoverState) triggered(now time.Time) { f.lastTrig.Store(now.UnixNano
 func (f *failoverState) sinceTrigger(now time.Time) time.Duration {
 	return now.Sub(time.Unix(0, f.lastTrig.Load()))
 }
+
+// failoverSlot holds the job's failover protocol, made at its first use
+// (get) with the owners it reads (failoverDeps): an idle job carries
+// none. A trigger and the event loop make and read it, each on its own
+// goroutine: atomic. The reads that find nothing claimed and nothing to
+// recover on a job without one go through state.
+type failoverSlot struct {
+	failoverDeps
+	made atomic.Pointer[failover]
+}
+
+// get returns the failover protocol, made now if need be.
+func (s *failoverSlot) get() *failover {
+	if f := s.made.Load(); f != nil {
+		return f
+	}
+	s.made.CompareAndSwap(nil, &failover{failoverDeps: &s.failoverDeps})
+	return s.made.Load()
+}
+
+// state returns the failover state, or nil while the job has made none
+// (failoverState's reads work on nil).
+func (s *failoverSlot) state() *failoverState {
+	if f := s.made.Load(); f != nil {
+		return &f.failoverState
+	}
+	return nil
+}
+
+// leaveToRecovery notes that running nodes of this instance may remain,
+// for the recovery of its running nodes (needRecover): the pump clears
+// them once no execution runs here.
+func (s *failoverSlot) leaveToRecovery() { s.get().needRecover.Store(true) }

@@ -8,8 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/ejob-io/ejob/core/executor"
 	"github.com/ejob-io/ejob/core/node"
 	"github.com/ejob-io/ejob/core/reg"
@@ -89,9 +87,7 @@ func (g *guaranteeWaiters) deleted(root string) {
 // runs its hook under, and the local waiters of a round. Its only state is
 // the waiters.
 type guarantees struct {
-	s    store
-	log  hclog.Logger
-	poll time.Duration
+	*jobBase
 	conf *configState
 	// waiters are woken by the job's queue (onEvent).
 	waiters guaranteeWaiters

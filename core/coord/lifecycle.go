@@ -10,10 +10,34 @@ import (
 	"github.com/ejob-io/ejob/core/reg"
 )
 
-// lifecycle is the job's start and end (Start, Stop, Run).
+// lifecycle is the job's start and end (Start, Stop, Run): it starts the
+// owners below in order, registers the instance, and ends them once. It
+// owns the flags that say where the job is in its life.
 type lifecycle struct {
-	ns *Namespace // Options.Namespace, or the job's own
+	*jobBase
+	ns    *Namespace    // Options.Namespace, or the job's own
+	grace time.Duration // Options.ShutdownGrace
+	// The owners it starts and ends, wired in by New.
+	tc   *treeCache
+	su   *setUp
+	conf *configState
+	ldr  *leadership
+	rg   *registration
+	loop *jobLoop
+	att  *attempts // the run a clean shutdown waits for
+	sw   *sweeps
 
+	// shutdown: no execution may start here. Set by the job's end
+	// (finish, cleanShutdown) and the console's shutdown
+	// (listeners.isShutdownByConsole), read by every trigger, the pump
+	// and the event loop, each on its own goroutine: atomic.
+	shutdown atomic.Bool
+	// ready: Start has registered this instance (Job.Ready). Set by
+	// startUp on Start's goroutine, read by the scheduler's check at each
+	// fire without a lock: atomic.
+	ready atomic.Bool
+	// started: Start or Stop was called (they may be called on any
+	// goroutine, and only the first counts): atomic.
 	started atomic.Bool
 	over    bool // everything of the job has ended (see stopped); guarded by mu
 	// ctx is the job's life (Start's ctx, cancelled by finish); set by
@@ -32,24 +56,60 @@ type lifecycle struct {
 	// anything can call finish concurrently with it).
 	subscribed bool
 	stopAF     func() bool // stops the AfterFunc on Start's ctx
-	up         atomic.Bool // Start succeeded
-	finished   sync.Once
+	// up: Start succeeded. Set by Start, read by finish (on whichever
+	// goroutine ends the job) and by the tree cache's goroutine
+	// (jobLoop.runningNodeEvent): atomic.
+	up       atomic.Bool
+	finished sync.Once
 
 	startupDone chan struct{} // closed when Start's work is over (whatever its result)
 	// stopped is closed when everything of the job has ended (over), and
-	// readyCh when the instance is registered (Job.ready): each made when
+	// readyCh when the instance is registered (ready): each made when
 	// first asked for (Done, Run, Ready), so the jobs of a Scheduler, which
 	// stops them with Stop and checks readiness with the flag, carry none.
 	stopped chan struct{}
 	readyCh chan struct{}
 }
 
+// Start registers this instance (upstream's SetUpFacade.registerStartUpInfo) and
+// returns once it is registered (Ready is closed then), or with the error that
+// stopped it (the job has then ended: nothing of it runs). From then on the job
+// follows its tree and the connection without a goroutine of its own while
+// nothing happens, until Stop, the end of ctx, or a shutdown from the console
+// (Options.OnShutdown, then OnStopped(nil)). It may be called once.
+func (j *Job) Start(ctx context.Context) error { return j.life.start(ctx) }
+
+// Stop shuts the job down on this instance and returns once everything of
+// it has ended: the queued work is dropped, the work running now returns
+// (its ctx is cancelled), and on a clean exit the instance node is gone
+// and leadership released (cleanShutdown). Before Start it only makes
+// Start fail; after the job ended by itself it returns at once.
+func (j *Job) Stop() { j.life.stop() }
+
+// Done is closed once everything of the job has ended (after Stop, the
+// end of Start's ctx, a failed Start, or an end reported by OnStopped).
+func (j *Job) Done() <-chan struct{} { return j.life.stoppedCh() }
+
+// Run is Start, then waits until the job has ended (ctx ends, or the
+// console shuts the instance down). It returns Start's error, nil when ctx
+// ended first or once the job had started.
+func (j *Job) Run(ctx context.Context) error {
+	if err := j.Start(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	<-j.life.stoppedCh()
+	return nil
+}
+
 // nsConn implements nsSubscriber: a connection event, handled on the
 // connection queue.
-func (j *Job) nsConn(ce reg.ConnEvent) { j.rg.cq.post(func() { j.rg.onConn(ce) }) }
+func (l *lifecycle) nsConn(ce reg.ConnEvent) { l.rg.cq.post(func() { l.rg.onConn(ce) }) }
 
 // nsEnd implements nsSubscriber: the namespace stopped, so the job ends.
-func (j *Job) nsEnd(err error) { go j.finish(false, err) }
+func (l *lifecycle) nsEnd(err error) { go l.finish(false, err) }
 
 // stoppedCh returns stopped, made now if need be.
 func (l *lifecycle) stoppedCh() <-chan struct{} {
@@ -71,22 +131,54 @@ func (l *lifecycle) ended() bool {
 	return l.over
 }
 
-// Start registers this instance (upstream's SetUpFacade.registerStartUpInfo) and
-// returns once it is registered (Ready is closed then), or with the error that
-// stopped it (the job has then ended: nothing of it runs). From then on the job
-// follows its tree and the connection without a goroutine of its own while
-// nothing happens, until Stop, the end of ctx, or a shutdown from the console
-// (Options.OnShutdown, then OnStopped(nil)). It may be called once.
-func (j *Job) Start(ctx context.Context) error {
-	if !j.life.started.CompareAndSwap(false, true) {
-		if j.life.ended() {
+// readyChan is Job.Ready.
+func (l *lifecycle) readyChan() <-chan struct{} {
+	if l.ready.Load() {
+		return closedChan // the scheduler's check at each fire: no lock
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.readyCh == nil {
+		if l.ready.Load() {
+			return closedChan
+		}
+		l.readyCh = make(chan struct{})
+	}
+	return l.readyCh
+}
+
+// setReady marks the instance registered (Job.Ready).
+func (l *lifecycle) setReady() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.ready.Store(true)
+	if l.readyCh != nil {
+		close(l.readyCh)
+	}
+}
+
+// checkReady is nil once Start has registered the instance and until the
+// job shuts down here, else ErrNotReady or ErrShutdown.
+func (l *lifecycle) checkReady() error {
+	if !l.ready.Load() {
+		return ErrNotReady
+	}
+	if l.shutdown.Load() {
+		return ErrShutdown
+	}
+	return nil
+}
+
+// start is Job.Start.
+func (l *lifecycle) start(ctx context.Context) error {
+	if !l.started.CompareAndSwap(false, true) {
+		if l.ended() {
 			return ErrShutdown
 		}
 		return errors.New("coord: Start called twice")
 	}
-	l := &j.life
 	if l.ns == nil {
-		l.ns = NewNamespace(j.s.c, j.log)
+		l.ns = NewNamespace(l.s.c, l.log)
 		nctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 		l.ownNS, l.nsDone = cancel, make(chan struct{})
 		go func() {
@@ -94,9 +186,9 @@ func (j *Job) Start(ctx context.Context) error {
 			_ = l.ns.Run(nctx)
 		}()
 	}
-	if err := j.su.setUpConfig(ctx, l.ns, true); err != nil {
-		close(j.life.startupDone)
-		j.finish(true, err)
+	if err := l.su.setUpConfig(ctx, l.ns, true); err != nil {
+		close(l.startupDone)
+		l.finish(true, err)
 		return err
 	}
 	lctx, cancel := context.WithCancelCause(ctx)
@@ -108,15 +200,15 @@ func (j *Job) Start(ctx context.Context) error {
 	l.mu.Unlock()
 	// Subscribed before the cache loads: the connection events
 	// from now on are handled once the instance is registered.
-	l.ns.subscribe(j)
+	l.ns.subscribe(l)
 	l.subscribed = true
 	// A job new to the registry registers in one transaction before its
 	// subtree is loaded (registerNew); if that fails, the usual sequence
 	// runs once the cache is loaded.
-	if j.su.fresh != nil {
-		if err := j.su.registerNew(l.ctx, l.ns); err != nil {
+	if l.su.fresh != nil {
+		if err := l.su.registerNew(l.ctx, l.ns); err != nil {
 			close(l.startupDone)
-			j.finish(true, err)
+			l.finish(true, err)
 			return err
 		}
 	}
@@ -125,111 +217,88 @@ func (j *Job) Start(ctx context.Context) error {
 	// TreeInitialized, which needs nothing either). Later events queue
 	// until it is done. The view calls fn on the cache's goroutine, one
 	// call at a time.
-	j.cache = l.ns.track(j.s.p.Root(), func(ev reg.TreeEvent) {
-		if ev.Type == reg.TreeInitialized || j.loop.runningNodeEvent(ev) {
+	l.tc.view = l.ns.track(l.s.p.Root(), func(ev reg.TreeEvent) {
+		if ev.Type == reg.TreeInitialized || l.loop.runningNodeEvent(ev) {
 			return
 		}
-		j.loop.post(func() { j.loop.onTreeEvent(ev) })
-	}, reg.WithTreeLogger(j.log), reg.WithLeaves(j.s.p.IsItemLeaf), reg.WithoutInitialEvents(), reg.WithCounted(j.s.p.IsFlag))
-	j.ldr.cache, j.loop.cache = j.cache, j.cache
-	j.liveCache.Store(j.cache)
-	stopAF := context.AfterFunc(ctx, func() { j.finish(true, nil) })
-	err := j.startUp(l.ctx)
+		l.loop.post(func() { l.loop.onTreeEvent(ev) })
+	}, reg.WithTreeLogger(l.log), reg.WithLeaves(l.s.p.IsItemLeaf), reg.WithoutInitialEvents(), reg.WithCounted(l.s.p.IsFlag))
+	l.ldr.cache, l.loop.cache = l.tc.view, l.tc.view
+	l.tc.live.Store(l.tc.view)
+	stopAF := context.AfterFunc(ctx, func() { l.finish(true, nil) })
+	err := l.startUp(l.ctx)
 	if err == nil && l.ctx.Err() != nil {
 		err = context.Cause(l.ctx)
 	}
 	if err != nil {
 		stopAF()
 		close(l.startupDone)
-		j.finish(true, err)
+		l.finish(true, err)
 		return err
 	}
 	l.stopAF = stopAF
 	l.up.Store(true)
-	j.loop.armReconcile()
-	j.rg.cq.release()
-	j.loop.q.release()
+	l.loop.armReconcile()
+	l.rg.cq.release()
+	l.loop.q.release()
 	close(l.startupDone) // finish may stop the loop from now on
 	return nil
 }
 
 // startUp waits for the cache's initial load, then registers the instance.
-func (j *Job) startUp(ctx context.Context) error {
+func (l *lifecycle) startUp(ctx context.Context) error {
 	select {
-	case <-j.cache.Initialized():
+	case <-l.tc.view.Initialized():
 	case <-ctx.Done():
 		return context.Cause(ctx)
 	}
-	j.conf.refresh(j.cache)
-	cfg, err := j.config(ctx)
+	l.conf.refresh(l.tc.view)
+	cfg, err := l.conf.get(ctx)
 	if err != nil {
 		return err
 	}
-	fresh := j.su.fresh
-	j.su.fresh = nil
+	fresh := l.su.fresh
+	l.su.fresh = nil
 	// The stale-node sweep: on a leader, of a job the registry had.
 	var sweep bool
 	var items []string
 	if fresh != nil && fresh.sess != nil {
 		// registerNew did it all: leader, server, instance, flag; the
 		// subtree held nothing else (no offline server, no stale node).
-		j.rg.registered(fresh.sess)
-		j.log.Info("became leader")
-	} else if sweep, items, err = j.su.registerStartUp(ctx, j.life.ns, j.cache, !cfg.Disabled); err != nil {
+		l.rg.registered(fresh.sess)
+		l.log.Info("became leader")
+	} else if sweep, items, err = l.su.registerStartUp(ctx, l.ns, l.tc.view, !cfg.Disabled); err != nil {
 		return err
 	}
-	j.loop.st = loopState{curTotal: cfg.ShardingTotalCount, cron: cfg.Cron, tz: cfg.TimeZone, lastReconcile: time.Now()}
-	j.setReady()
-	j.log.Info("instance registered", "server", j.ip)
+	l.loop.st = loopState{curTotal: cfg.ShardingTotalCount, cron: cfg.Cron, tz: cfg.TimeZone, lastReconcile: time.Now()}
+	l.setReady()
+	l.log.Info("instance registered", "server", l.ip)
 	if sweep {
-		if err := j.stale().sweepItems(ctx, items); err != nil && ctx.Err() == nil {
-			j.log.Warn("stale node sweep at startup failed", "error", err)
+		if err := l.sw.stale().sweepItems(ctx, items); err != nil && ctx.Err() == nil {
+			l.log.Warn("stale node sweep at startup failed", "error", err)
 		}
 	}
 	// The pump's first tick covers what startup found.
-	j.loop.armPump()
+	l.loop.armPump()
 	return nil
 }
 
-// Stop shuts the job down on this instance and returns once everything of
-// it has ended: the queued work is dropped, the work running now returns
-// (its ctx is cancelled), and on a clean exit the instance node is gone
-// and leadership released (cleanShutdown). Before Start it only makes
-// Start fail; after the job ended by itself it returns at once.
-func (j *Job) Stop() {
-	if j.life.started.CompareAndSwap(false, true) {
-		close(j.life.startupDone)
-		j.finish(true, ErrShutdown)
+// stop is Job.Stop.
+func (l *lifecycle) stop() {
+	if l.started.CompareAndSwap(false, true) {
+		close(l.startupDone)
+		l.finish(true, ErrShutdown)
 		return
 	}
-	j.finish(true, ErrShutdown)
-}
-
-// Done is closed once everything of the job has ended (after Stop, the
-// end of Start's ctx, a failed Start, or an end reported by OnStopped).
-func (j *Job) Done() <-chan struct{} { return j.life.stoppedCh() }
-
-// Run is Start, then waits until the job has ended (ctx ends, or the
-// console shuts the instance down). It returns Start's error, nil when ctx
-// ended first or once the job had started.
-func (j *Job) Run(ctx context.Context) error {
-	if err := j.Start(ctx); err != nil {
-		if ctx.Err() != nil {
-			return nil
-		}
-		return err
-	}
-	<-j.life.stoppedCh()
-	return nil
+	l.finish(true, ErrShutdown)
 }
 
 // finish ends the job once: asked is false for an end neither Stop nor
 // ctx asked for (reported by OnStopped when Start had succeeded).
-func (j *Job) finish(asked bool, cause error) {
-	l := &j.life
+func (l *lifecycle) finish(asked bool, cause error) {
 	l.finished.Do(func() {
-		j.shutdown.Store(true)
-		j.liveCache.Store(nil)
+		l.shutdown.Store(true)
+		l.tc.live.Store(nil)
 		c := cause
 		if c == nil {
 			c = ErrShutdown
@@ -245,23 +314,23 @@ func (j *Job) finish(asked bool, cause error) {
 			l.stopAF()
 		}
 		if l.subscribed {
-			l.ns.unsubscribe(j)
+			l.ns.unsubscribe(l)
 		}
-		j.loop.stopLoop()
-		j.rg.stop()
+		l.loop.stopLoop()
+		l.rg.stop()
 		if l.subscribed {
 			// The cache stays readable while the last execution ends.
-			j.cleanShutdown()
+			l.cleanShutdown()
 		}
-		if j.cache != nil {
-			j.cache.Close()
+		if l.tc.view != nil {
+			l.tc.view.Close()
 		}
 		if l.ownNS != nil {
 			l.ownNS()
 			<-l.nsDone
 		}
 		if !asked && l.up.Load() {
-			j.hooks.Stopped(cause) // an end nobody asked for
+			l.hooks.Stopped(cause) // an end nobody asked for
 		}
 		l.mu.Lock()
 		l.over = true
@@ -270,4 +339,34 @@ func (j *Job) finish(asked bool, cause error) {
 		}
 		l.mu.Unlock()
 	})
+}
+
+// cleanShutdown is the graceful shutdown: leader node and instance node of
+// this session are deleted (upstream's JobShutdownHookPlugin). Best effort with
+// a short deadline.
+func (l *lifecycle) cleanShutdown() {
+	l.shutdown.Store(true)
+	// Wait for the local execution to end first (bounded).
+	grace := time.NewTimer(l.grace)
+	defer grace.Stop()
+	select {
+	case <-l.att.running.Idle():
+	case <-grace.C:
+		l.log.Warn("shutdown: execution still running after the grace period", "grace", l.grace)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	sess := l.s.c.Session()
+	if sess.Err() != nil {
+		return
+	}
+	if _, err := l.ldr.e.Resign(ctx); err != nil {
+		l.log.Warn("shutdown: delete failed", "path", l.ldr.e.LeaderPath(), "error", err)
+	}
+	if _, st, err := l.s.c.Get(ctx, l.s.p.Instance(l.id)); err == nil && st.EphemeralOwner == sess.ID() {
+		if err := l.s.c.Delete(ctx, l.s.p.Instance(l.id), st.Version); err != nil && !errors.Is(err, reg.ErrNoNode) {
+			l.log.Warn("shutdown: delete failed", "path", l.s.p.Instance(l.id), "error", err)
+		}
+	}
+	l.log.Info("job coordination stopped")
 }

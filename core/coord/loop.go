@@ -1,12 +1,9 @@
 package coord
 
 import (
-	"context"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/hashicorp/go-hclog"
 
 	"github.com/ejob-io/ejob/core/reg"
 )
@@ -16,8 +13,8 @@ import (
 // failover pump's ticks and the reconcile ticks are closures run one at a
 // time, in the order they come, on a serial queue, whose goroutine exists
 // only while there is something to run. The handlers (listeners.handle,
-// pump.run, listeners.reconcile, reRegister) never run concurrently, as on
-// today's loop. What it needs of the rest of the job is loopJob.
+// pump.run, listeners.reconcile, registration.reRegister) never run
+// concurrently. The owners it runs are wired in by New.
 type jobLoop struct {
 	q *serialQueue
 	// Owned by q's closures (after Start released q):
@@ -40,29 +37,15 @@ type jobLoop struct {
 
 	// What the loop runs and reads, set by New (cache by Start, before
 	// the loop runs anything).
-	s     store
-	log   hclog.Logger
-	poll  time.Duration // Options.PollInterval (the re-registration retry is 5 of them)
-	tick  time.Duration // the pump's period (Job.failoverTick)
-	recon time.Duration // the reconcile tick (Options.ReconcileTick)
-	hooks Hooks
-	onEv  func(string) // Options.OnEvent (nil: none)
-	life  *lifecycle   // the job's context, its start and its namespace
-	cache *reg.CacheView
-	ev    *listeners
-	pm    *pump
-	rg    *registration
-	job   loopJob
-}
-
-// loopJob is what the event loop needs of the rest of the job.
-type loopJob interface {
-	// finish ends the job (lifecycle.go).
-	finish(asked bool, cause error)
-	// reRegister re-creates what a lost session took (reregister.go).
-	reRegister(ctx context.Context) error
-	// stale is the sweeper of nodes gone instances left.
-	stale() *staleSweeper
+	*jobBase               // its poll: the re-registration retry is 5 of them
+	recon    time.Duration // the reconcile tick (Options.ReconcileTick)
+	onEv     func(string)  // Options.OnEvent (nil: none)
+	life     *lifecycle    // the job's context, its start and its namespace
+	cache    *reg.CacheView
+	ev       *listeners
+	pm       *pump
+	rg       *registration
+	sw       *sweeps
 }
 
 // post queues fn on the job's queue; it runs unless the job stops first.
@@ -86,7 +69,7 @@ func (l *jobLoop) onTreeEvent(ev reg.TreeEvent) {
 		l.log.Info("instance shut down from the registry")
 		l.halted = true
 		l.hooks.Shutdown()
-		go l.job.finish(false, nil)
+		go l.life.finish(false, nil)
 		return
 	}
 	l.armPump()
@@ -125,7 +108,7 @@ func (l *jobLoop) askReRegister() {
 func (l *jobLoop) reRegisterTick() {
 	l.reRegPending.Store(false)
 	ctx := l.life.ctx
-	if err := l.job.reRegister(ctx); err != nil {
+	if err := l.rg.reRegister(ctx); err != nil {
 		if ctx.Err() != nil {
 			return
 		}
@@ -204,7 +187,7 @@ func (l *jobLoop) reconcileTick() {
 		l.log.Warn("reconcile failed", "error", err)
 	}
 	if paused, _ := l.rg.isPaused(); !paused {
-		if err := l.job.stale().sweepIfLeader(ctx); err != nil && ctx.Err() == nil {
+		if err := l.sw.stale().sweepIfLeader(ctx); err != nil && ctx.Err() == nil {
 			l.log.Warn("stale node sweep failed", "error", err)
 		}
 	}

@@ -7,8 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/ejob-io/ejob/core/executor"
 	"github.com/ejob-io/ejob/core/reg"
 )
@@ -17,31 +15,21 @@ import (
 // the registry (misfire/), the catch-up runs it joins and hands over, and
 // the pump's service of flags no execution serves. Its state is one
 // misfireState (misfirestate.go), made at its first use so that an idle
-// job carries none. What it needs of the rest of the job comes through
-// misfireJob or as arguments: the tree cache, the failover state.
+// job carries none. What it reads of the rest of the job are the owners
+// below, and the tree cache and failover state passed in.
 type misfires struct {
-	s    store
-	id   string
-	log  hclog.Logger
+	*jobBase
 	cr   cacheReads
 	conf *configState
-	tick time.Duration // the pump's period (Job.failoverTick)
-	job  misfireJob
+	// asg reads this instance's items; att computes a catch-up's contexts;
+	// loop's pump serves what no execution does (wakePump: armPump).
+	asg  *assignment
+	att  *attempts
+	loop *jobLoop
 
 	// st is made at the first record, by a trigger or the event loop,
 	// whichever comes first, and read by both: atomic.
 	st atomic.Pointer[misfireState]
-}
-
-// misfireJob is what the misfire protocol needs of the rest of the job.
-type misfireJob interface {
-	// localShardingItems are the items assigned to this instance (none
-	// when this server is not available).
-	localShardingItems(ctx context.Context) ([]int, error)
-	// contexts are the sharding contexts of items, without those that run.
-	contexts(ctx context.Context, cache *reg.CacheView, items []int) (executor.ShardingContexts, []int, error)
-	// wakePump asks for a pump tick, for the deferral to a resharding.
-	wakePump()
 }
 
 // state returns the misfire state, or nil while none is made
@@ -114,7 +102,7 @@ func (m *misfires) joinCatchUp(ctx context.Context, cache *reg.CacheView, sc exe
 	if err != nil || !cfg.Misfire {
 		return sc, err
 	}
-	own, err := m.job.localShardingItems(ctx)
+	own, err := m.asg.localItems(ctx)
 	if err != nil {
 		return sc, wrap("join catch-up", err)
 	}
@@ -137,7 +125,7 @@ func (m *misfires) joinCatchUp(ctx context.Context, cache *reg.CacheView, sc exe
 		return sc, nil
 	}
 	items := slices.Sorted(slices.Values(append(slices.Clone(sc.Items), waiting...)))
-	out, running, err := m.job.contexts(ctx, cache, items)
+	out, running, err := m.att.contexts(ctx, cache, items)
 	if err != nil {
 		return sc, wrap("join catch-up", err)
 	}
@@ -188,9 +176,9 @@ func (m *misfires) setExcept(ctx context.Context, except []int) error {
 	}
 	if need {
 		m.made().deferToResharding()
-		m.job.wakePump()
+		m.loop.armPump()
 	}
-	items, err := m.job.localShardingItems(ctx)
+	items, err := m.asg.localItems(ctx)
 	if err != nil {
 		return wrap("set misfire", err)
 	}
@@ -236,7 +224,7 @@ func (m *misfires) afterResharding(ctx context.Context) error {
 		m.made().restoreBefore(before) // pending again: wait for that one
 		return err
 	}
-	items, err := m.job.localShardingItems(ctx)
+	items, err := m.asg.localItems(ctx)
 	if err != nil {
 		return err
 	}
@@ -281,7 +269,7 @@ func (m *misfires) runPending(ctx context.Context, cache *reg.CacheView) (run bo
 		return false, nil
 	}
 	m.state().clearSighting()
-	own, err := m.job.localShardingItems(ctx)
+	own, err := m.asg.localItems(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -322,7 +310,7 @@ func (m *misfires) handOver(ctx context.Context, own []int) error {
 
 // ExecuteMisfired implements executor.Facade.
 func (j *Job) ExecuteMisfired(ctx context.Context, items []int) (bool, error) {
-	return j.mf.executeMisfired(ctx, j.treeCache(), j.cache, j.foState(), items)
+	return j.mf.executeMisfired(ctx, j.tc.loaded(), j.tc.view, j.fo.state(), items)
 }
 
 // JoinCatchUp implements executor.Facade: the catch-up run that an
@@ -342,7 +330,7 @@ func (j *Job) ExecuteMisfired(ctx context.Context, items []int) (bool, error) {
 // transaction). sc is returned unchanged when nothing joins, or when one of sc's
 // items runs elsewhere (RegisterBegin then reports it, as for any run).
 func (j *Job) JoinCatchUp(ctx context.Context, sc executor.ShardingContexts) (executor.ShardingContexts, error) {
-	return j.mf.joinCatchUp(ctx, j.treeCache(), sc)
+	return j.mf.joinCatchUp(ctx, j.tc.loaded(), sc)
 }
 
 // ClearMisfire implements executor.Facade.

@@ -3,6 +3,7 @@ package coord
 import (
 	"context"
 	"errors"
+	"github.com/ejob-io/ejob/core/instance"
 	"slices"
 	"time"
 
@@ -84,32 +85,32 @@ import (
 // cache does not suffice or the stat did not confirm it (the running
 // nodes are then deleted again); the caller takes the sequential path. An
 // error is one of the undo, which left running nodes behind.
-func (j *Job) pipelinedContexts(ctx context.Context, cfg *config.JobConfiguration, cache *reg.CacheView) (executor.ShardingContexts, bool, error) {
+func (t *attempts) pipelinedContexts(ctx context.Context, cfg *config.JobConfiguration, cache *reg.CacheView) (executor.ShardingContexts, bool, error) {
 	var none executor.ShardingContexts
-	items, minCzxid, ok := j.steadyItemsInCache(cfg, cache)
+	items, minCzxid, ok := t.steadyItemsInCache(cfg, cache)
 	if !ok {
 		return none, false, nil
 	}
-	sess, l, err := j.sessionLease()
+	sess, l, err := t.rg.sessionLease()
 	if err != nil {
 		return none, false, nil
 	}
-	a := j.att.start(cache, sess, l)
+	a := t.start(cache, sess, l)
 	fence, ok := a.fence()
 	if !ok {
 		return none, false, nil
 	}
-	sc, running, err := j.contexts(ctx, cache, items)
+	sc, running, err := t.contexts(ctx, cache, items)
 	if err != nil || len(running) > 0 || len(sc.Items) == 0 {
 		return none, false, nil
 	}
 	a.items = slices.Clone(sc.Items)
-	kept, rtt, err := a.beginChecked(ctx, cfg, fence, func(pzxid int64) bool { return j.asg.settledAt(minCzxid, pzxid) })
-	j.armLead().record(rtt) // the lead of a pre-arm (prearm.go)
+	kept, rtt, err := a.beginChecked(ctx, cfg, fence, func(pzxid int64) bool { return t.asg.settledAt(minCzxid, pzxid) })
+	t.lead().record(rtt) // the lead of a pre-arm (prearm.go)
 	if !kept {
 		return none, false, err
 	}
-	return sc, true, j.mf.handOver(ctx, sc.Items)
+	return sc, true, t.mf.handOver(ctx, sc.Items)
 }
 
 // beginChecked sends the attempt's running-node transaction, fenced by
@@ -140,7 +141,7 @@ func (a *attempt) beginChecked(ctx context.Context, cfg *config.JobConfiguration
 		// lost connection is unknown): delete them again.
 		t.log.Debug("resharding pending or assignment unconfirmed at the trigger; running nodes undone", "items", a.items, "error", merr)
 		if err := a.undo(ctx); err != nil {
-			t.job.leaveToRecovery()
+			t.fo.leaveToRecovery()
 			t.running.Store(false)
 			return false, rtt, wrap("undo running nodes", err)
 		}
@@ -184,33 +185,75 @@ func (a *attempt) statAndBegin(ctx context.Context, ops []reg.Op) (flagsStat, []
 // or failover work of this instance, an unavailable server, a catch-up
 // moving away, a failover, disabled or running flag on an item, or no
 // monitorExecution (no transaction to pipeline).
-func (j *Job) steadyItemsInCache(cfg *config.JobConfiguration, cache *reg.CacheView) (items []int, minCzxid int64, ok bool) {
-	if cache == nil || !cfg.MonitorExecution || j.shutdown.Load() || j.foState().recovering() || j.att.running.Load() {
+func (t *attempts) steadyItemsInCache(cfg *config.JobConfiguration, cache *reg.CacheView) (items []int, minCzxid int64, ok bool) {
+	if cache == nil || !cfg.MonitorExecution || t.shutdown.Load() || t.fo.state().recovering() || t.running.Load() {
 		return nil, 0, false
 	}
-	j.paths.warm(cfg.ShardingTotalCount)
+	t.paths.warm(cfg.ShardingTotalCount)
 	flagged := false
-	if found := cache.EachChild(j.paths.flags(), func(string) bool { flagged = true; return false }); !found || flagged {
+	if found := cache.EachChild(t.paths.flags(), func(string) bool { flagged = true; return false }); !found || flagged {
 		return nil, 0, false
 	}
-	if cfg.Failover && (j.foState().hasClaims() || j.cr.claimed(j.cache)) {
+	if cfg.Failover && (t.fo.state().hasClaims() || t.cr.claimed(cache)) {
 		return nil, 0, false
 	}
-	if avail, found := j.cr.available(cache); !found || !avail {
+	if avail, found := t.cr.available(cache); !found || !avail {
 		return nil, 0, false
 	}
-	items, minCzxid, ok = j.asg.inCache(cache, cfg.ShardingTotalCount)
+	items, minCzxid, ok = t.asg.inCache(cache, cfg.ShardingTotalCount)
 	if !ok || len(items) == 0 {
 		return nil, 0, false
 	}
-	if len(j.mf.state().catchUpMoved(items)) > 0 {
+	if len(t.mf.state().catchUpMoved(items)) > 0 {
 		return nil, 0, false
 	}
-	if cfg.Failover && len(j.cr.itemsWith(cache, items, "failover")) > 0 {
+	if cfg.Failover && len(t.cr.itemsWith(cache, items, "failover")) > 0 {
 		return nil, 0, false
 	}
-	if len(j.cr.itemsWith(cache, items, "disabled")) > 0 || len(j.cr.running(cache, items)) > 0 {
+	if len(t.cr.itemsWith(cache, items, "disabled")) > 0 || len(t.cr.running(cache, items)) > 0 {
 		return nil, 0, false
 	}
 	return items, minCzxid, true
+}
+
+// contexts is ExecutionContextService.getJobShardingContext; it also
+// returns the items it dropped because they run (monitorExecution).
+//
+// The config comes from the tree cache (upstream reads it from the
+// server here): a change of the config made within one watch delivery of
+// the trigger applies from the next one, as one made just after the read
+// would. A change of shardingTotalCount takes effect through a resharding,
+// whose flag shardingIfNecessary reads fresh.
+func (t *attempts) contexts(ctx context.Context, cache *reg.CacheView, items []int) (executor.ShardingContexts, []int, error) {
+	cfg, err := t.conf.get(ctx)
+	if err != nil {
+		return executor.ShardingContexts{}, nil, err
+	}
+	var running []int
+	if cfg.MonitorExecution {
+		running, err = t.cr.runningItems(ctx, cache, items)
+		if err != nil {
+			return executor.ShardingContexts{}, nil, err
+		}
+		items = without(items, running)
+	}
+	params, err := t.conf.itemParameters(cfg.ShardingItemParameters)
+	if err != nil {
+		return executor.ShardingContexts{}, nil, err
+	}
+	sc := executor.ShardingContexts{
+		TaskID:                 instance.NewTaskID(cfg.JobName, items, t.id),
+		JobName:                cfg.JobName,
+		ShardingTotalCount:     cfg.ShardingTotalCount,
+		JobParameter:           cfg.JobParameter,
+		Items:                  append([]int{}, items...),
+		ShardingItemParameters: map[int]string{},
+		FencingTokens:          map[int]int64{},
+	}
+	for _, i := range items {
+		if p, ok := params[i]; ok {
+			sc.ShardingItemParameters[i] = p
+		}
+	}
+	return sc, running, nil
 }

@@ -98,7 +98,7 @@ func (a *armLead) record(d time.Duration) {
 
 // reset forgets the samples: the last trigger was not a steady one. The
 // reads (reset, count, get) take a nil armLead as one without samples: a
-// job that never fired has none (see Job.armLead).
+// job that never fired has none (see attempts.lead).
 func (a *armLead) reset() {
 	if a == nil {
 		return
@@ -131,16 +131,16 @@ func (a *armLead) get() time.Duration {
 // pipelined its begin, and whenever the last pre-arm did not apply
 // (monitorExecution off, failover work, a resharding: nothing to do
 // ahead); else from the round trips of the recent begins (armLead).
-func (j *Job) PreArmLead() time.Duration { return j.arm.Load().get() }
+func (j *Job) PreArmLead() time.Duration { return j.att.arm.Load().get() }
 
-// armLead returns the job's armLead, made at its first trigger (an idle
-// job carries none).
-func (j *Job) armLead() *armLead {
-	if a := j.arm.Load(); a != nil {
+// lead returns the job's armLead, made at its first steady trigger (an
+// idle job carries none).
+func (t *attempts) lead() *armLead {
+	if a := t.arm.Load(); a != nil {
 		return a
 	}
-	j.arm.CompareAndSwap(nil, &armLead{})
-	return j.arm.Load()
+	t.arm.CompareAndSwap(nil, &armLead{})
+	return t.arm.Load()
 }
 
 // PreArm implements executor.Facade: pipelinedContexts ahead of the
@@ -148,23 +148,23 @@ func (j *Job) armLead() *armLead {
 // created, the caller calls ShardingContexts at the scheduled time.
 func (j *Job) PreArm(ctx context.Context) (executor.ShardingContexts, bool, error) {
 	var none executor.ShardingContexts
-	if j.checkReady() != nil {
+	if j.life.checkReady() != nil {
 		return none, false, nil
 	}
 	if paused, _ := j.Paused(); paused || j.ConfigError() != nil {
 		return none, false, nil
 	}
 	catchingUp := j.mf.state().catchingUp()
-	cfg, err := j.config(ctx)
-	if err != nil || catchingUp || j.foState().recovering() {
-		j.arm.Load().reset()
+	cfg, err := j.conf.get(ctx)
+	if err != nil || catchingUp || j.fo.state().recovering() {
+		j.att.arm.Load().reset()
 		return none, false, nil
 	}
 	j.att.drop(ctx, nil) // of an execution that did not begin
-	sent := j.arm.Load().count()
-	sc, ok, err := j.pipelinedContexts(ctx, cfg, j.treeCache())
-	if !ok && err == nil && j.arm.Load().count() == sent {
-		j.arm.Load().reset() // not steady: no lead until a trigger pipelines again
+	sent := j.att.arm.Load().count()
+	sc, ok, err := j.att.pipelinedContexts(ctx, cfg, j.tc.loaded())
+	if !ok && err == nil && j.att.arm.Load().count() == sent {
+		j.att.arm.Load().reset() // not steady: no lead until a trigger pipelines again
 	}
 	return sc, ok, err
 }
@@ -174,22 +174,22 @@ func (j *Job) PreArm(ctx context.Context) (executor.ShardingContexts, bool, erro
 // and the tree cache shows nothing a trigger at this time would decide
 // differently on (see above).
 func (j *Job) ConfirmArmed(ctx context.Context, sc executor.ShardingContexts) bool {
-	if j.checkReady() != nil || j.shutdown.Load() {
+	if j.life.checkReady() != nil || j.life.shutdown.Load() {
 		return false
 	}
 	if paused, _ := j.Paused(); paused {
 		return false
 	}
-	_, l, err := j.sessionLease()
+	_, l, err := j.rg.sessionLease()
 	if err != nil || !l.live() {
 		return false
 	}
 	held := j.att.confirm(l, sc.Items)
-	cache := j.treeCache()
+	cache := j.tc.loaded()
 	if !held || cache == nil {
 		return false
 	}
-	cfg, err := j.config(ctx)
+	cfg, err := j.conf.get(ctx)
 	if err != nil || !cfg.MonitorExecution {
 		return false
 	}
@@ -203,7 +203,7 @@ func (j *Job) ConfirmArmed(ctx context.Context, sc executor.ShardingContexts) bo
 	if !j.cr.own(cache, sc.Items) || len(j.cr.itemsWith(cache, sc.Items, "disabled")) > 0 {
 		return false
 	}
-	if cfg.Failover && (j.foState().hasClaims() || j.cr.claimed(j.cache) || len(j.cr.itemsWith(cache, sc.Items, "failover")) > 0) {
+	if cfg.Failover && (j.fo.state().hasClaims() || j.cr.claimed(cache) || len(j.cr.itemsWith(cache, sc.Items, "failover")) > 0) {
 		return false
 	}
 	return true

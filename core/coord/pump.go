@@ -5,53 +5,21 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/ejob-io/ejob/core/reg"
 )
-
-// failoverTick is the period of pump.
-func (j *Job) failoverTick() time.Duration { return j.poll * 5 }
-
-// wakePump asks the job's queue to run the pump a failoverTick from now,
-// for a change of state the tree cache does not show (needRecover,
-// misfireState's deferral). Tree events wake it by themselves.
-func (j *Job) wakePump() { j.loop.armPump() }
-
-// askReRegister implements registrant (jobLoop.askReRegister).
-func (j *Job) askReRegister() { j.loop.askReRegister() }
-
-// setNeedRecover notes that running nodes of a cut-off execution may
-// remain, for the pump to clear.
-func (j *Job) setNeedRecover() {
-	j.failover().needRecover.Store(true)
-	j.wakePump()
-}
 
 // pump is the job's failover and misfire pump (see run): what it acts on
 // is read from the tree cache, passed in, and from the owners it drives.
 // It keeps no state of its own.
 type pump struct {
-	s        store
-	log      hclog.Logger
-	tick     time.Duration // Job.failoverTick
-	shutdown *atomic.Bool  // the job's (Job.shutdown)
-	running  *runFlag      // the attempts' run flag
+	*jobBase
+	shutdown *atomic.Bool // the job's (lifecycle.shutdown)
+	running  *runFlag     // the attempts' run flag
 	conf     *configState
 	cr       cacheReads
 	mf       *misfires
-	job      pumpJob
-}
-
-// pumpJob is what the pump needs of the rest of the job.
-type pumpJob interface {
-	// failover is the failover protocol, made now if need be; foState
-	// its state, nil while the job has made none.
-	failover() *failover
-	foState() *failoverState
-	// session is the session the instance is registered under, or an
-	// error while paused or not registered.
-	session() (*reg.Session, error)
+	fo       *failoverSlot
+	rg       *registration // the session the instance is registered under
 }
 
 // wanted reports whether the pump may still have something to do, so
@@ -72,7 +40,7 @@ func (p *pump) wanted(cache *reg.CacheView) bool {
 	n, counted := cache.Counted()
 	flags := !counted || n > 0
 	if failover {
-		if p.job.foState().recovering() || flags && (p.cr.claimed(cache) || p.cr.failoverQueued(cache)) {
+		if p.fo.state().recovering() || flags && (p.cr.claimed(cache) || p.cr.failoverQueued(cache)) {
 			return true
 		}
 	}
@@ -107,7 +75,7 @@ func (p *pump) run(ctx context.Context, cache *reg.CacheView) error {
 		p.mf.state().clearSighting()
 		return nil
 	}
-	if _, err := p.job.session(); err != nil {
+	if _, _, err := p.rg.sessionLease(); err != nil {
 		return nil // paused or not registered: reRegister resumes first
 	}
 	cfg, err := p.conf.get(ctx)
@@ -115,25 +83,25 @@ func (p *pump) run(ctx context.Context, cache *reg.CacheView) error {
 		return err
 	}
 	if cfg.Failover {
-		if p.job.foState().recovering() {
-			if _, err := p.job.failover().recoverIfIdle(ctx); err != nil {
+		if p.fo.state().recovering() {
+			if _, err := p.fo.get().recoverIfIdle(ctx); err != nil {
 				return err
 			}
 		}
 		if p.cr.claimed(cache) {
-			if p.job.failover().sinceTrigger(time.Now()) < p.tick {
+			if p.fo.get().sinceTrigger(time.Now()) < p.tick {
 				return nil
 			}
-			fi, err := p.job.failover().localFailoverItems(ctx, cache)
+			fi, err := p.fo.get().localFailoverItems(ctx, cache)
 			if err != nil || len(fi) == 0 || p.running.Load() {
 				return err
 			}
 			p.log.Info("claimed failover items have not run yet; triggering again", "items", fi)
-			p.job.failover().trigger()
+			p.fo.get().trigger()
 			return nil
 		}
 		if names, _ := cache.Children(p.s.p.FailoverItems()); len(names) > 0 {
-			return p.job.failover().failoverIfNecessary(ctx)
+			return p.fo.get().failoverIfNecessary(ctx)
 		}
 	}
 	if p.mf.state().deferred() {
@@ -147,7 +115,7 @@ func (p *pump) run(ctx context.Context, cache *reg.CacheView) error {
 	if cfg.Misfire {
 		run, err := p.mf.runPending(ctx, cache)
 		if run {
-			p.job.failover().trigger()
+			p.fo.get().trigger()
 		}
 		return err
 	}

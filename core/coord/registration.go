@@ -7,22 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/ejob-io/ejob/core/reg"
 )
-
-// registrant is what a registration asks of its job.
-type registrant interface {
-	// regClient is the registry client; logger the job's logger.
-	regClient() reg.Client
-	logger() hclog.Logger
-	// IsRunning reports whether an execution runs here (for the logs).
-	IsRunning() bool
-	// askReRegister asks the job to re-register (it posts to the job's
-	// queue).
-	askReRegister()
-}
 
 // registration is this instance's standing in the registry's session: the
 // session it is registered under, the lease executions start under, the
@@ -34,10 +20,17 @@ type registrant interface {
 // handler waiting on the registry). The re-registration itself, which writes to
 // the registry, runs on the job's queue (askReRegister).
 type registration struct {
+	*jobBase
 	margin time.Duration // see Options.ExpiryMargin
-	// job is the job's side (a *Job): its client and logger (not kept
-	// again here) and what the registration asks of it.
-	job registrant
+	// run is the attempts' run flag (for the logs); loop the job's event
+	// loop, which runs the re-registration (askReRegister, reRegister).
+	// The re-registration elects (ldr) and recovers what a cut-off
+	// execution left (fo).
+	run      *runFlag
+	loop     *jobLoop
+	ldr      *leadership
+	fo       *failoverSlot
+	shutdown *atomic.Bool // the job's (lifecycle.shutdown)
 	// cq runs onConn and the presumed-expiry timer's closure; the fields
 	// below it are owned by its closures.
 	cq         *serialQueue
@@ -96,7 +89,7 @@ func (r *registration) sessionLease() (*reg.Session, *lease, error) {
 	r.mu.Lock()
 	s, l, paused := r.sess, r.lease, r.paused
 	r.mu.Unlock()
-	if s == nil || s.Err() != nil || paused || s != r.job.regClient().Session() || !l.live() || l.sess != s {
+	if s == nil || s.Err() != nil || paused || s != r.s.c.Session() || !l.live() || l.sess != s {
 		return nil, nil, ErrSessionLost
 	}
 	return s, l, nil
@@ -213,10 +206,10 @@ func (r *registration) expiryMargin(sess *reg.Session) time.Duration {
 // ExpiryDeadline less the margin), and asks the job to re-register after a
 // new session or after a presumed expiry the session survived.
 func (r *registration) onConn(ce reg.ConnEvent) {
-	r.job.logger().Debug("connection state", "state", ce.State, "session", ce.Session)
+	r.log.Debug("connection state", "state", ce.State, "session", ce.Session)
 	switch ce.State {
 	case reg.StateSuspended:
-		r.job.logger().Warn("registry connection suspended; pausing executions (running items continue)")
+		r.log.Warn("registry connection suspended; pausing executions (running items continue)")
 		r.setPaused(true)
 		r.disarm()
 		if ce.Session != nil {
@@ -225,7 +218,7 @@ func (r *registration) onConn(ce reg.ConnEvent) {
 		}
 	case reg.StateLost:
 		r.disarm()
-		r.job.logger().Warn("registry session lost; pausing executions and cancelling running items")
+		r.log.Warn("registry session lost; pausing executions and cancelling running items")
 		r.mu.Lock()
 		if r.sess == ce.Session {
 			r.sess = nil
@@ -240,7 +233,7 @@ func (r *registration) onConn(ce reg.ConnEvent) {
 		already, intact := r.standing(ce.Session)
 		if intact && ce.Session.Err() == nil {
 			if paused, _ := r.isPaused(); paused {
-				r.job.logger().Info("registry connection back with the same session; resuming")
+				r.log.Info("registry connection back with the same session; resuming")
 			}
 			r.setPaused(false)
 			return
@@ -252,10 +245,10 @@ func (r *registration) onConn(ce reg.ConnEvent) {
 		// A new session, or the same one after its lease was cut by a
 		// presumed expiry: the job clears what the cut-off execution
 		// left and renews the lease before resuming.
-		r.job.askReRegister()
+		r.loop.askReRegister()
 	case reg.StateNewSession:
 		r.disarm()
-		r.job.askReRegister()
+		r.loop.askReRegister()
 	}
 }
 
@@ -301,10 +294,10 @@ func (r *registration) presumeExpired(sess *reg.Session) {
 	r.mu.Unlock()
 	if cut {
 		dl, _ := sess.ExpiryDeadline()
-		r.job.logger().Warn("registry unreachable for nearly the session timeout: presuming the session expired; cancelling running items and leader duties",
+		r.log.Warn("registry unreachable for nearly the session timeout: presuming the session expired; cancelling running items and leader duties",
 			"session", sess, "last_heard_ago", time.Since(sess.LastHeard()).Round(time.Millisecond),
 			"session_timeout", sess.Timeout(), "server_may_expire_in", time.Until(dl).Round(time.Millisecond),
-			"running", r.job.IsRunning())
+			"running", r.run.Load())
 	}
 }
 

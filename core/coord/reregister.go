@@ -13,58 +13,59 @@ import (
 // no new execution's nodes are taken for stale ones), elects if there is no
 // leader, then resumes. After a presumed expiry that the session survived it
 // only does the clearing and renews the lease.
-func (j *Job) reRegister(ctx context.Context) error {
-	if j.shutdown.Load() {
+func (r *registration) reRegister(ctx context.Context) error {
+	if r.shutdown.Load() {
 		return nil
 	}
-	sess := j.s.c.Session()
+	sess := r.s.c.Session()
 	if sess.Err() != nil {
 		return ErrSessionLost
 	}
-	already, intact := j.rg.standing(sess)
+	already, intact := r.standing(sess)
 	if intact {
-		j.setPaused(false)
+		r.setPaused(false)
 		return nil
 	}
 	if !already {
 		status := node.ServerDisabled
-		if v, ok, err := j.s.get(ctx, j.s.p.Server(j.ip)); err != nil {
+		if v, ok, err := r.s.get(ctx, r.s.p.Server(r.ip)); err != nil {
 			return err
 		} else if ok && v == node.ServerEnabled {
 			status = node.ServerEnabled
 		}
-		if _, err := reg.Persist(ctx, j.s.c, j.s.p.Server(j.ip), []byte(status)); err != nil {
+		if _, err := reg.Persist(ctx, r.s.c, r.s.p.Server(r.ip), []byte(status)); err != nil {
 			return wrap("re-register server", err)
 		}
-		if err := j.s.persistEphemeral(ctx, j.s.p.Instance(j.id), node.InstanceValue(j.id, j.ip)); err != nil {
+		if err := r.s.persistEphemeral(ctx, r.s.p.Instance(r.id), node.InstanceValue(r.id, r.ip)); err != nil {
 			return wrap("re-register instance", err)
 		}
-		if sess != j.s.c.Session() || sess.Err() != nil {
+		if sess != r.s.c.Session() || sess.Err() != nil {
 			return ErrSessionLost
 		}
 	}
-	j.setNeedRecover()
-	flagged, err := j.failover().recoverIfIdle(ctx)
+	r.fo.leaveToRecovery()
+	r.loop.armPump()
+	flagged, err := r.fo.get().recoverIfIdle(ctx)
 	if err != nil {
-		j.log.Warn("recover running items after the session interruption failed", "error", err)
+		r.log.Warn("recover running items after the session interruption failed", "error", err)
 	}
-	j.rg.registered(sess)
+	r.registered(sess)
 	if !already {
-		if has, err := j.ldr.e.HasLeader(ctx); err == nil && !has {
-			if ok, err := j.ldr.isAvailableServer(ctx, j.ip); err == nil && ok {
-				if err := j.ldr.electAndCheck(ctx); err != nil {
-					j.log.Warn("election after new session failed", "error", err)
+		if has, err := r.ldr.e.HasLeader(ctx); err == nil && !has {
+			if ok, err := r.ldr.isAvailableServer(ctx, r.ip); err == nil && ok {
+				if err := r.ldr.electAndCheck(ctx); err != nil {
+					r.log.Warn("election after new session failed", "error", err)
 				}
 			}
 		}
-		j.log.Info("re-registered in a new registry session; resuming", "session", sess)
+		r.log.Info("re-registered in a new registry session; resuming", "session", sess)
 	} else {
-		j.log.Info("registry connection back with the same session after a presumed expiry; resuming", "session", sess)
+		r.log.Info("registry connection back with the same session after a presumed expiry; resuming", "session", sess)
 	}
-	j.setPaused(false)
+	r.setPaused(false)
 	if flagged {
-		if err := j.failover().failoverIfNecessary(ctx); err != nil {
-			j.log.Warn("failover after the session interruption failed", "error", err)
+		if err := r.fo.get().failoverIfNecessary(ctx); err != nil {
+			r.log.Warn("failover after the session interruption failed", "error", err)
 		}
 	}
 	return nil

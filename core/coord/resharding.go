@@ -7,9 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"sync/atomic"
-	"time"
-
-	"github.com/hashicorp/go-hclog"
 
 	"github.com/ejob-io/ejob/core/config"
 	"github.com/ejob-io/ejob/core/node"
@@ -25,16 +22,13 @@ import (
 // wait for it. It keeps no state but the last strategy type reported as
 // not served; what a trigger reads of the assignment is the assignment's.
 type resharding struct {
-	s     store
+	*jobBase
 	elect *recipe.Election
 	lead  *leadership // the leader check (isLeaderUntilBlock)
-	log   hclog.Logger
-	hooks Hooks
 	strat func(string) (spi.ShardingStrategy, error)
 	conf  *configState
 	asg   *assignment
-	poll  time.Duration
-	job   reshardJob
+	fo    *failoverSlot // the failover claims a non-leader's wait gives way to
 	// beforeCommit, if set (tests), runs between taking the leader fence
 	// and committing a resharding.
 	beforeCommit func()
@@ -43,14 +37,6 @@ type resharding struct {
 	// the goroutine of whichever trigger reshards (the trigger loop hands
 	// fires to reused goroutines): atomic.
 	unknownStrategy atomic.Pointer[string]
-}
-
-// reshardJob is what the resharding needs of the rest of the job.
-type reshardJob interface {
-	// availableInstances lists the instances of enabled servers.
-	availableInstances(ctx context.Context) ([]string, error)
-	// foState is the failover state (nil while the job has none).
-	foState() *failoverState
 }
 
 // setReshardingFlag creates leader/sharding/necessary, on the leader only
@@ -118,7 +104,7 @@ func (r *resharding) shardingIfNecessary(ctx context.Context) (settled bool, pzx
 
 // reshardIfNecessary is shardingIfNecessary once a flag was seen.
 func (r *resharding) reshardIfNecessary(ctx context.Context) error {
-	instances, err := r.job.availableInstances(ctx)
+	instances, err := r.asg.availableInstances(ctx)
 	if err != nil {
 		return err
 	}
@@ -148,7 +134,7 @@ func (r *resharding) reshardIfNecessary(ctx context.Context) error {
 	// Membership is read again after the wait (upstream uses the list read
 	// before it): instances that joined or left meanwhile are part of this
 	// assignment.
-	if instances, err = r.job.availableInstances(ctx); err != nil || len(instances) == 0 {
+	if instances, err = r.asg.availableInstances(ctx); err != nil || len(instances) == 0 {
 		return err
 	}
 	cfg, err := r.conf.load(ctx)
@@ -210,7 +196,7 @@ func (r *resharding) commitReshard(ctx context.Context, cfg *config.JobConfigura
 // leader waited for running items kept its items, so they were not run,
 // until the next membership change).
 func (r *resharding) reshardAgainIfChanged(ctx context.Context, cfg *config.JobConfiguration, instances []string) error {
-	now, err := r.job.availableInstances(ctx)
+	now, err := r.asg.availableInstances(ctx)
 	if err != nil {
 		return err
 	}
@@ -234,7 +220,7 @@ func (r *resharding) waitShardingCompleted(ctx context.Context) error {
 		if err != nil || leader {
 			return err
 		}
-		if r.job.foState().hasClaims() {
+		if r.fo.state().hasClaims() {
 			return errClaimedWhileWaiting
 		}
 		need, err := r.s.exists(ctx, r.s.p.ShardingNecessary())

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"sync/atomic"
 
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/ejob-io/ejob/core/config"
 	"github.com/ejob-io/ejob/core/node"
 	"github.com/ejob-io/ejob/core/reg"
@@ -21,11 +19,9 @@ import (
 // for it, and the fresh registration until Start takes it. The namespace
 // (for its batched reads and writes) and the tree cache are passed in.
 type setUp struct {
-	s        store
+	*jobBase
 	class    string
-	id, ip   string
-	log      hclog.Logger
-	shutdown *atomic.Bool // the job's (Job.shutdown)
+	shutdown *atomic.Bool // the job's (lifecycle.shutdown)
 	conf     *configState
 	asg      *assignment
 	ldr      *leadership

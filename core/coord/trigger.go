@@ -1,6 +1,8 @@
 package coord
 
 import (
+	"sync/atomic"
+
 	"github.com/ejob-io/ejob/core/reg"
 )
 
@@ -20,10 +22,20 @@ import (
 // Its existence checks (running, disabled, failover, misfire, necessary)
 // go to the server.
 
-// treeCache returns the job's tree cache once its initial load is done,
+// treeCache is the job's view of the shared tree cache. view is set by
+// Start before anything reads it and stays after the job's end. live is
+// view while the job runs: written by Start and the job's end (finish),
+// read by every trigger (loaded) and by the console's dump (Job.Cache)
+// on their own goroutines: atomic.
+type treeCache struct {
+	view *reg.CacheView
+	live atomic.Pointer[reg.CacheView]
+}
+
+// loaded returns the job's tree cache once its initial load is done,
 // else nil (callers then read the registry).
-func (j *Job) treeCache() *reg.CacheView {
-	c := j.liveCache.Load()
+func (t *treeCache) loaded() *reg.CacheView {
+	c := t.live.Load()
 	if c == nil {
 		return nil
 	}
