@@ -2,6 +2,7 @@ package coord
 
 import (
 	"context"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -189,21 +190,29 @@ func (l *jobLoop) pumpTick() {
 	}
 }
 
-// armReconcile arms the next reconcile tick.
+// armReconcile arms the next reconcile tick. The first comes at a random
+// point between half a tick and a tick and a half after the start, so the
+// ticks of jobs a host starts together spread over the tick instead of
+// coming in one wave.
 func (l *jobLoop) armReconcile() {
 	if l.reconT == nil {
-		l.reconT = time.AfterFunc(l.recon, func() { l.post(l.reconcileTick) })
+		first := l.recon/2 + rand.N(l.recon+1)
+		l.reconT = time.AfterFunc(first, func() { l.post(l.reconcileTick) })
 	} else {
 		l.reconT.Reset(l.recon)
 	}
 }
 
+// reconcileTick is the reconcile tick: ReconcileService's check and the
+// stale-node sweep. Both look at the tree cache first and read the
+// registry only when the cache shows something to act on, so an idle
+// job's tick makes no request.
 func (l *jobLoop) reconcileTick() {
 	ctx := l.life.ctx
-	if err := l.ev.reconcile(ctx, &l.st, time.Now()); err != nil && ctx.Err() == nil {
+	if err := l.ev.reconcile(ctx, &l.st, l.cache, time.Now()); err != nil && ctx.Err() == nil {
 		l.log.Warn("reconcile failed", "error", err)
 	}
-	if paused, _ := l.rg.isPaused(); !paused {
+	if paused, _ := l.rg.isPaused(); !paused && l.job.stale().suspects(l.cache) {
 		if err := l.job.stale().sweepIfLeader(ctx); err != nil && ctx.Err() == nil {
 			l.log.Warn("stale node sweep failed", "error", err)
 		}
