@@ -55,7 +55,7 @@ type options struct {
 	fireWindow, idleWindow      time.Duration
 	settle                      time.Duration
 	tick, session               time.Duration
-	ejob, zkScript, dir         string
+	ejob, zkScript, dir, zkHeap string
 	keep, skipIdle, skipFire    bool
 	readyTimeout, reshardWithin time.Duration
 }
@@ -74,6 +74,7 @@ func main() {
 	flag.DurationVar(&o.session, "session", 2*time.Second, "the hosts' sessionTimeoutMilliseconds")
 	flag.StringVar(&o.ejob, "ejob", "", "the ejob binary (default: built from this module into -dir)")
 	flag.StringVar(&o.zkScript, "zk", "scripts/zk.sh", "scripts/zk.sh")
+	flag.StringVar(&o.zkHeap, "zk-heap", "1g", "each ensemble member's Java heap (-Xmx): 100,000 jobs hold about 1.2 million znodes")
 	flag.StringVar(&o.dir, "dir", "", "working directory (default: a new temporary one)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the working directory")
 	flag.BoolVar(&o.skipIdle, "skip-idle", false, "skip the idle scenario")
@@ -129,6 +130,15 @@ func run(ctx context.Context, o options) error {
 		}
 	}
 	zkDir := filepath.Join(o.dir, "zk")
+	for n := 1; n <= 3; n++ { // zk.sh passes each member's jvm.flags to java after its own -Xmx
+		nd := filepath.Join(zkDir, "node"+strconv.Itoa(n))
+		if err := os.MkdirAll(nd, 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(nd, "jvm.flags"), []byte("-Xmx"+o.zkHeap+"\n"), 0o644); err != nil {
+			return err
+		}
+	}
 	out, err := exec.CommandContext(ctx, "bash", o.zkScript, "ensemble", zkDir,
 		"--tick", strconv.FormatInt(o.tick.Milliseconds(), 10)).Output()
 	if err != nil {
@@ -147,7 +157,7 @@ func run(ctx context.Context, o options) error {
 		}
 		ens.pids = append(ens.pids, pid)
 	}
-	fmt.Printf("ensemble %s (tickTime %v), hosts' session %v, load average %s\n", ens.addr, o.tick, o.session, loadAvg())
+	fmt.Printf("ensemble %s (tickTime %v, heap %s each), hosts' session %v, load average %s\n", ens.addr, o.tick, o.zkHeap, o.session, loadAvg())
 	var pingRate float64 // packets a second the hosts' sessions send while idle
 	if !o.skipIdle {
 		if pingRate, err = idleScenario(ctx, o, ens); err != nil {
@@ -196,7 +206,7 @@ func idleScenario(ctx context.Context, o options, ens *ensemble) (float64, error
 	p0, t0, c0 := ens.packets(), time.Now(), ens.cpu()
 	// The rate in slices of the window: the jobs' minute ticks come in a
 	// wave, the sessions' pings alone between the waves.
-	var rates []string
+	var rates, znodes []string
 	pings := -1.0 // the lowest slice's rate
 	for prev, left := p0, o.idleWindow; left > 0 && ctx.Err() == nil; left -= idleSlice {
 		d := min(idleSlice, left)
@@ -204,6 +214,7 @@ func idleScenario(ctx context.Context, o options, ens *ensemble) (float64, error
 		p := ens.packets()
 		r := float64(p-prev) / d.Seconds()
 		rates = append(rates, fmt.Sprintf("%.1f", r))
+		znodes = append(znodes, ens.znodes())
 		if pings < 0 || r < pings {
 			pings = r
 		}
@@ -211,6 +222,7 @@ func idleScenario(ctx context.Context, o options, ens *ensemble) (float64, error
 	}
 	p1, t1, c1 := ens.packets(), time.Now(), ens.cpu()
 	fmt.Printf("registry packets a second, by %v of the window: %s\n", idleSlice, strings.Join(rates, " "))
+	fmt.Printf("znodes at the end of each slice (the election containers ZooKeeper reaps): %s\n", strings.Join(znodes, " "))
 	secs := t1.Sub(t0).Seconds()
 	rate := float64(p1-p0) / secs
 	fmt.Printf("registry traffic over %.0f s: %d packets (%.1f a second, %.2f a second a host, %.2f a minute a job; the sessions' pings included)\n",
@@ -219,6 +231,7 @@ func idleScenario(ctx context.Context, o options, ens *ensemble) (float64, error
 	fmt.Printf("ZooKeeper: RSS %s; CPU %.2f s while the hosts started, %.1f %% of a core while idle\n",
 		ens.rss(), startCPU.Seconds(), 100*(c1-c0).Seconds()/secs)
 	fmt.Printf("ZooKeeper: %s\n", ens.summary())
+	fmt.Printf("load average %s\n", loadAvg())
 	return max(pings, 0) / float64(o.hosts), nil
 }
 
@@ -279,7 +292,7 @@ func fireScenario(ctx context.Context, o options, ens *ensemble, pingRate float6
 			(packets-pingRate*float64(o.hosts)*secs)/float64(window), p1-p0, pingRate*float64(o.hosts)*secs)
 	}
 	printHosts(hosts)
-	fmt.Printf("ZooKeeper: RSS %s; CPU %.1f %% of a core while firing\n", ens.rss(), 100*(c1-c0).Seconds()/secs)
+	fmt.Printf("ZooKeeper: RSS %s; CPU %.1f %% of a core while firing; %s; load average %s\n", ens.rss(), 100*(c1-c0).Seconds()/secs, ens.summary(), loadAvg())
 
 	// Kill host 0; every item it ran in its last second must start elsewhere.
 	victim := hosts[0]
@@ -318,8 +331,8 @@ func fireScenario(ctx context.Context, o options, ens *ensemble, pingRate float6
 	for _, d := range moved {
 		ds = append(ds, d.Seconds())
 	}
-	fmt.Printf("its items running elsewhere: %d of %d; kill to item start p50 %.2f s, max %.2f s (session %v)\n",
-		len(moved), len(mine), percentile(ds, 50), percentile(ds, 100), o.session)
+	fmt.Printf("its items running elsewhere: %d of %d; kill to item start p50 %.2f s, max %.2f s (session %v); load average %s\n",
+		len(moved), len(mine), percentile(ds, 50), percentile(ds, 100), o.session, loadAvg())
 	return nil
 }
 
@@ -561,21 +574,34 @@ func (e *ensemble) packets() int64 {
 	return n
 }
 
-// summary is the leader's znode count and data size, and the watches and
-// client connections summed over the members.
+// summary is the leader's znode count, data size and largest proposal
+// (a transaction: jute.maxbuffer bounds it), the largest response any
+// member sent a client, and the watches and client connections summed
+// over the members.
 func (e *ensemble) summary() string {
-	var watches, conns int64
+	var watches, conns, resp int64
 	leader := "no leader answered mntr"
 	for _, a := range strings.Split(e.addr, ",") {
 		m := mntr(a)
 		w, _ := strconv.ParseInt(m["zk_watch_count"], 10, 64)
 		c, _ := strconv.ParseInt(m["zk_num_alive_connections"], 10, 64)
-		watches, conns = watches+w, conns+c
+		r, _ := strconv.ParseInt(m["zk_max_client_response_size"], 10, 64)
+		watches, conns, resp = watches+w, conns+c, max(resp, r)
 		if m["zk_server_state"] == "leader" {
-			leader = fmt.Sprintf("%s znodes, %s bytes of data tree", m["zk_znode_count"], m["zk_approximate_data_size"])
+			leader = fmt.Sprintf("%s znodes, %s bytes of data tree, largest proposal %s bytes", m["zk_znode_count"], m["zk_approximate_data_size"], m["zk_max_proposal_size"])
 		}
 	}
-	return fmt.Sprintf("%s; %d watches and %d client connections on the members", leader, watches, conns)
+	return fmt.Sprintf("%s; largest client response %d bytes; %d watches and %d client connections on the members", leader, resp, watches, conns)
+}
+
+// znodes is the leader's znode count ("?" when no leader answers).
+func (e *ensemble) znodes() string {
+	for _, a := range strings.Split(e.addr, ",") {
+		if m := mntr(a); m["zk_server_state"] == "leader" {
+			return m["zk_znode_count"]
+		}
+	}
+	return "?"
 }
 
 func (e *ensemble) cpu() time.Duration {

@@ -205,8 +205,10 @@ func (l *listeners) onTriggerNode(ctx context.Context) error {
 	return nil
 }
 
-// reconcile is ReconcileService's tick.
-func (l *listeners) reconcile(ctx context.Context, st *loopState, now time.Time) error {
+// reconcile is ReconcileService's tick. Its registry reads are made
+// only when the tree cache (nil: none) does not show every item assigned
+// to a live instance (offlineInCache).
+func (l *listeners) reconcile(ctx context.Context, st *loopState, cache *reg.CacheView, now time.Time) error {
 	cfg, err := l.conf.get(ctx)
 	if err != nil {
 		return err
@@ -216,6 +218,9 @@ func (l *listeners) reconcile(ctx context.Context, st *loopState, now time.Time)
 		return nil
 	}
 	st.lastReconcile = now
+	if cache != nil && !l.offlineInCache(cache, cfg.ShardingTotalCount) {
+		return nil
+	}
 	if ok, err := l.s.exists(ctx, l.s.p.ShardingNecessary()); err != nil || ok {
 		return err
 	}
@@ -238,6 +243,23 @@ func (l *listeners) reconUnit() time.Duration {
 		return l.reconMinute
 	}
 	return time.Minute
+}
+
+// offlineInCache is hasShardingInfoInOfflineServers on the tree cache:
+// some item has no instance value, or one the cache shows no instances/
+// node of. An assignment the cache has not shown yet is seen at a later
+// tick.
+func (l *listeners) offlineInCache(cache *reg.CacheView, total int) bool {
+	for i := 0; i < total; i++ {
+		v, _, ok := cache.Peek(l.s.p.ShardingInstance(i))
+		if !ok || len(v) == 0 {
+			return true
+		}
+		if _, _, ok := cache.Peek(l.s.p.Instance(string(v))); !ok {
+			return true
+		}
+	}
+	return false
 }
 
 // hasShardingInfoInOfflineServers: some item's instance value is not an

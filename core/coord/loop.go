@@ -1,6 +1,7 @@
 package coord
 
 import (
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -172,23 +173,33 @@ func (l *jobLoop) pumpTick() {
 	}
 }
 
-// armReconcile arms the next reconcile tick.
+// armReconcile arms the next reconcile tick. The first comes at a random
+// point between half a tick and a tick and a half after the start, so the
+// ticks of jobs a host starts together spread over the tick instead of
+// coming in one wave.
 func (l *jobLoop) armReconcile() {
 	if l.reconT == nil {
-		l.reconT = time.AfterFunc(l.recon, func() { l.post(l.reconcileTick) })
+		first := l.recon/2 + rand.N(l.recon+1)
+		l.reconT = time.AfterFunc(first, func() { l.post(l.reconcileTick) })
 	} else {
 		l.reconT.Reset(l.recon)
 	}
 }
 
+// reconcileTick is the reconcile tick: ReconcileService's check and the
+// stale-node sweep. Both look at the tree cache first and read the
+// registry only when the cache shows something to act on, so an idle
+// job's tick makes no request.
 func (l *jobLoop) reconcileTick() {
 	ctx := l.life.ctx
-	if err := l.ev.reconcile(ctx, &l.st, time.Now()); err != nil && ctx.Err() == nil {
+	if err := l.ev.reconcile(ctx, &l.st, l.cache, time.Now()); err != nil && ctx.Err() == nil {
 		l.log.Warn("reconcile failed", "error", err)
 	}
 	if paused, _ := l.rg.isPaused(); !paused {
-		if err := l.sw.stale().sweepIfLeader(ctx); err != nil && ctx.Err() == nil {
-			l.log.Warn("stale node sweep failed", "error", err)
+		if sw := l.sw.stale(); sw.suspects(l.cache) {
+			if err := sw.sweepIfLeader(ctx); err != nil && ctx.Err() == nil {
+				l.log.Warn("stale node sweep failed", "error", err)
+			}
 		}
 	}
 	l.armReconcile()

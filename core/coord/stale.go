@@ -7,6 +7,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/ejob-io/ejob/core/config"
+	"github.com/ejob-io/ejob/core/node"
 	"github.com/ejob-io/ejob/core/reg"
 )
 
@@ -55,8 +56,9 @@ type staleFailover interface {
 // failover when failover is on (queueMisfire), and is dropped otherwise, as
 // is the flag of an unassigned item. Nodes naming
 // this instance are left to recoverOwnRunning, and empty values (3.0.0-1)
-// are not judged. The leader runs it at startup, on reconcile ticks and
-// after an instance crash.
+// are not judged. The leader runs it at startup, after an instance crash,
+// and on a reconcile tick when the tree cache shows a node it would act on
+// (suspects).
 func (w *staleSweeper) sweep(ctx context.Context) error {
 	names, err := w.s.children(ctx, w.s.p.Sharding())
 	if err != nil {
@@ -180,6 +182,47 @@ func (w *staleSweeper) sweepItems(ctx context.Context, names []string) error {
 		return w.fo.failoverIfNecessary(ctx)
 	}
 	return nil
+}
+
+// suspects reports whether the tree cache shows a node sweep would act
+// on: a running, failover or failovering node naming an instance other
+// than this one that the cache shows no instances/ node of, or a misfire
+// flag of an item whose owner is such an instance or nobody. The reconcile
+// tick sweeps only then, so an idle job's tick reads nothing from the
+// registry. Every node the sweep judges lies in the job's subtree, which
+// the cache mirrors (Java peers' nodes and instances as well as ejob's): a
+// node the cache has not shown yet is seen at a later tick, and an
+// instance whose deletion the cache has not shown yet is swept after that
+// deletion's event (listeners.handle). It is true when there is no cache.
+func (w *staleSweeper) suspects(cache *reg.CacheView) bool {
+	if cache == nil {
+		return true
+	}
+	names, ok := cache.Children(w.s.p.Sharding())
+	if !ok {
+		return false // no sharding/ node: nothing to sweep
+	}
+	gone := func(id string) bool {
+		if id == w.id {
+			return false
+		}
+		_, _, ok := cache.Peek(w.s.p.Instance(id))
+		return !ok
+	}
+	for _, i := range itemNumbers(names) {
+		for _, name := range [...]string{node.ItemFailover, node.ItemFailovering, node.ItemRunning} {
+			if v, _, ok := cache.Peek(w.s.p.ItemNode(i, name)); ok && len(v) > 0 && gone(string(v)) {
+				return true
+			}
+		}
+		if _, _, ok := cache.Peek(w.s.p.Misfire(i)); ok {
+			owner, _, _ := cache.Peek(w.s.p.ShardingInstance(i))
+			if len(owner) == 0 || gone(string(owner)) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // sweepIfLeader runs sweep on the leader only.
