@@ -48,14 +48,16 @@
 // joins and hands over, the pump's service of flags no execution serves)
 // with its state (misfireState, misfirestate.go), the distribute-once
 // guarantee (guarantees, guarantee.go) and the stale-node sweep
-// (staleSweeper, stateless: made for each sweep, so an idle job does not
-// carry one). The owners get what they need passed in (the tree cache, the
-// namespace, a sibling owner) or through small interfaces (attemptJob,
-// reshardJob, failoverJob, misfireJob, leadershipJob, listenersJob,
-// pumpJob, loopJob, staleJob), never a *Job, so the attempts, the failover protocol
-// and the sweep are each tested alone on the embedded registry. The Job
-// implements executor.Facade (facade.go, misfire.go, prearm.go,
-// guarantee.go) by delegating to them.
+// (staleSweeper, stale.go, made for each sweep by sweeps, sweeps.go, so an
+// idle job does not carry one). What no owner writes after New (the
+// client, the paths, the instance id, the logger, the periods, the hooks)
+// is one jobBase each owner points to; the failover protocol is made at
+// its first use by its failoverSlot (failoverstate.go). New wires each
+// owner to the sibling owners it calls, never to the Job, so the attempts,
+// the failover protocol and the sweep are each tested alone on the
+// embedded registry. The Job holds the owners and implements
+// executor.Facade (facade.go, misfire.go, prearm.go, guarantee.go) by
+// delegating to them.
 //
 // Every fire makes one attempt (attempt.go): the tree cache it was
 // decided on, the session and lease it begins under, its items and their

@@ -44,7 +44,7 @@ type Namespace struct {
 	endErr  error
 }
 
-// nsSubscriber is one job's subscription (a *Job): nsConn gets every
+// nsSubscriber is one job's subscription (its lifecycle): nsConn gets every
 // connection event, nsEnd the namespace's end. Both are called with
 // Namespace.mu held and must only post (never block, never call the
 // Namespace). An interface rather than two funcs: a job's subscription

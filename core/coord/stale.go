@@ -22,7 +22,7 @@ type staleSweeper struct {
 	fo  staleFailover
 }
 
-// staleJob is what the sweep asks of the job (Job implements it): the
+// staleJob is what the sweep asks of the job (sweeps implements it): the
 // config and the leadership.
 type staleJob interface {
 	config(ctx context.Context) (*config.JobConfiguration, error)
