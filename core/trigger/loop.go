@@ -340,20 +340,22 @@ func (s *Loop) Run(ctx context.Context) error {
 		now := s.clock.Now()
 		s.fireDue(ctx, now)
 
-		// The timer is re-armed only when it would fire too late (or
-		// has fired): the loop wakes for every returned execution, and
-		// re-arming a timer for the time it is armed for costs a lock and
-		// heap work of the runtime each time.
+		// The timer is re-armed only when its time is not the next
+		// fire's (or it has fired): the loop wakes for every returned
+		// execution, and re-arming a timer for the time it is armed for
+		// costs a lock and heap work of the runtime each time. A timer
+		// armed for the longest sleep is left early: it only bounds it.
 		want := now.Add(s.maxSleep)
+		byFire := false
 		if len(s.heap) > 0 {
 			if due := s.heap[0].due(); due.Before(want) {
-				want = due
+				want, byFire = due, true
 			}
 			if want.Before(now) {
 				want = now
 			}
 		}
-		if armed.IsZero() || armed.After(want) {
+		if armed.IsZero() || armed.After(want) || (byFire && armed.Before(want)) {
 			timer.Stop()
 			timer.Reset(want.Sub(now))
 			armed = want
