@@ -415,9 +415,6 @@ func (l *Launcher) podTemplate(f Fire, items []int, name string, restart corev1.
 				{Name: "EJOB_APP_URL", Value: escapeRefs(f.App.AppURL)}, {Name: "EJOB_APP_DIR", Value: appMount},
 			},
 			VolumeMounts: []corev1.VolumeMount{vol},
-			// The item's resources: an init container's do not add to the
-			// pod's, and the pod's QoS class stays the item's.
-			Resources: main.Resources,
 		}
 		if f.App.CacheEnable {
 			pod.Volumes = append(pod.Volumes, corev1.Volume{Name: "app-cache", VolumeSource: corev1.VolumeSource{
@@ -432,34 +429,17 @@ func (l *Launcher) podTemplate(f Fire, items []int, name string, restart corev1.
 		pod.Containers[0] = main
 	}
 	if restart == corev1.RestartPolicyAlways {
-		addFiresContainer(&pod, l.helperImage, res)
+		addFiresContainer(&pod, l.helperImage)
 	}
 	return corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: lbl, Annotations: ann}, Spec: pod}
 }
 
-// Each DAEMON pod's fires container requests (and is limited to) this
-// much of each resource the item asks for: a shell loop that reads a
-// small file once a second.
-const (
-	firesCPU    = "10m"
-	firesMemory = "16Mi"
-)
-
 // addFiresContainer gives a DAEMON pod its fire log (EJOB_FIRE_LOG in the
 // item container, on an emptyDir volume) and the fires container that
-// reports it. The fires container asks for a small share of each resource
-// the item asks for (itemRes is the item's), requests equal to limits as the
-// item's are, so the pod's QoS class is the one the job's resources make.
-func addFiresContainer(pod *corev1.PodSpec, image string, itemRes corev1.ResourceList) {
+// reports it.
+func addFiresContainer(pod *corev1.PodSpec, image string) {
 	mount := corev1.VolumeMount{Name: firesVolume, MountPath: firesMount}
 	env := corev1.EnvVar{Name: "EJOB_FIRE_LOG", Value: fireLogPath}
-	res := corev1.ResourceList{}
-	if _, ok := itemRes[corev1.ResourceCPU]; ok {
-		res[corev1.ResourceCPU] = resource.MustParse(firesCPU)
-	}
-	if _, ok := itemRes[corev1.ResourceMemory]; ok {
-		res[corev1.ResourceMemory] = resource.MustParse(firesMemory)
-	}
 	pod.Volumes = append(pod.Volumes, corev1.Volume{Name: firesVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
 	item := &pod.Containers[0]
 	item.Env = append(item.Env, env)
@@ -467,7 +447,6 @@ func addFiresContainer(pod *corev1.PodSpec, image string, itemRes corev1.Resourc
 	pod.Containers = append(pod.Containers, corev1.Container{
 		Name: firesContainer, Image: image, Command: []string{"sh", "-c", firesScript, "ejob-fires"},
 		Env: []corev1.EnvVar{env}, VolumeMounts: []corev1.VolumeMount{mount},
-		Resources: corev1.ResourceRequirements{Requests: res, Limits: res},
 	})
 }
 
