@@ -591,11 +591,7 @@ func (s *Scheduler) failed(l *leaderState, job string, now time.Time) {
 	p.failures++
 	limit := max(MaxFailureBackoff, s.pause)
 	d := s.pause
-	for range p.failures - 1 {
-		if d >= limit/2 {
-			d = limit
-			break
-		}
+	for i := 1; i < p.failures && d < limit; i++ {
 		d *= 2
 	}
 	p.until, p.logged = now.Add(min(d, limit)), false

@@ -47,7 +47,7 @@ func TestDaemonFiresCountOnceWhenTheLaunchersCountGoesDown(t *testing.T) {
 }
 
 // A job whose items fail waits before its next launch: the pause doubles
-// with each failure up to the limit, and a success ends it.
+// with each failure up to the limit and holds the job until its end.
 func TestFailurePauseDoublesUpToTheLimit(t *testing.T) {
 	s := New(Options{FailureBackoff: time.Minute})
 	l := &leaderState{held: map[string]failurePause{}}
