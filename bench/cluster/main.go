@@ -76,7 +76,7 @@ func main() {
 	flag.StringVar(&o.zkScript, "zk", "scripts/zk.sh", "scripts/zk.sh")
 	flag.StringVar(&o.zkHeap, "zk-heap", "1g", "each ensemble member's Java heap (-Xmx): 100,000 jobs hold about 1.2 million znodes")
 	flag.StringVar(&o.dir, "dir", "", "working directory (default: a new temporary one)")
-	flag.BoolVar(&o.keep, "keep", false, "keep the working directory")
+	flag.BoolVar(&o.keep, "keep", false, "keep the working directory (it is always kept when the run fails)")
 	flag.BoolVar(&o.skipIdle, "skip-idle", false, "skip the idle scenario")
 	flag.BoolVar(&o.skipFire, "skip-fire", false, "skip the firing scenario")
 	flag.DurationVar(&o.readyTimeout, "ready-timeout", 5*time.Minute, "how long to wait for every host to start")
@@ -111,7 +111,7 @@ func (o options) check() error {
 	return nil
 }
 
-func run(ctx context.Context, o options) error {
+func run(ctx context.Context, o options) (err error) {
 	if o.dir == "" {
 		d, err := os.MkdirTemp("", "ejob-cluster-")
 		if err != nil {
@@ -119,9 +119,14 @@ func run(ctx context.Context, o options) error {
 		}
 		o.dir = d
 	}
-	if !o.keep {
-		defer os.RemoveAll(o.dir)
-	}
+	defer func() {
+		switch {
+		case err != nil:
+			fmt.Fprintf(os.Stderr, "cluster: the hosts' logs and configs are kept in %s\n", o.dir)
+		case !o.keep:
+			_ = os.RemoveAll(o.dir)
+		}
+	}()
 	if o.ejob == "" {
 		o.ejob = filepath.Join(o.dir, "ejob")
 		fmt.Println("building ejob (no -race) ...")
