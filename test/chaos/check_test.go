@@ -800,11 +800,13 @@ func (s *suite) summary(v *violations, st *stats, runs []*run) {
 		}
 		fmt.Fprintf(&b, "  %-32s %d\n", inv, len(v.by[inv]))
 	}
-	var maxLat time.Duration
-	for _, l := range st.latencies {
-		maxLat = max(maxLat, l)
+	lat := slices.Sorted(slices.Values(st.latencies))
+	var p50, p99, maxLat time.Duration
+	if n := len(lat); n > 0 {
+		p50, p99, maxLat = lat[(n-1)/2], lat[(n-1)*99/100], lat[n-1]
 	}
-	fmt.Fprintf(&b, "failover re-runs: %d, max latency %v (cut-off to the item's start elsewhere)\n", len(st.latencies), maxLat.Round(time.Millisecond))
+	fmt.Fprintf(&b, "failover re-runs: %d, latency p50 %v, p99 %v, max %v (cut-off to the item's start elsewhere)\n",
+		len(lat), p50.Round(time.Millisecond), p99.Round(time.Millisecond), maxLat.Round(time.Millisecond))
 	fmt.Fprintf(&b, "fenced store: %d writes, %d without a fencing token; stale writes rejected %d, accepted %d; fresh writes rejected %d\n",
 		st.fence.Writes, st.fence.Unfenced, st.fence.StaleRejected, st.fence.StaleAccepted, st.fence.FreshRejected)
 	fmt.Fprintf(&b, "overlaps inside the window: %d, longest %v\n", len(st.windowed), st.maxWindow.Round(time.Millisecond))
