@@ -27,8 +27,10 @@ type misfires struct {
 	att  *attempts
 	loop *jobLoop
 
-	// st is made at the first record, by a trigger or the event loop,
-	// whichever comes first, and read by both: atomic.
+	// st is made at the first record, by an execution (or the goroutine
+	// that records its skipped fires) or the job's queue (tree events, the
+	// pump), whichever comes first, and read by those and by the pump's
+	// clock (jobLoop.pumpFired) on its timer goroutine: atomic.
 	st atomic.Pointer[misfireState]
 }
 
