@@ -72,7 +72,7 @@ func (m *misfires) executeMisfired(ctx context.Context, cache, tree *reg.CacheVi
 		// trigger starts right after this execution. A catch-up here
 		// would put a cut-off item's re-run behind it, and behind every
 		// catch-up after it (a 3.5 s item fired every 4 s keeps one
-		// going: chaos seed 3 held two claimed items 10.6 s). The flags
+		// going, and the claimed items wait for seconds). The flags
 		// stay; the pump serves them once the claimed items have run.
 		return false, nil
 	}
