@@ -26,8 +26,8 @@ type configState struct {
 	// parsed is the config node parsed last, bad the one refused last
 	// while it is the node's (parse). Written by parse on the start, the
 	// event loop and the fires that read the node fresh (load); bad is
-	// read too by every fire's check and the host's status (ConfigError):
-	// atomic.
+	// read too by every fire's check and the host's metrics and console
+	// (ConfigError): atomic.
 	parsed atomic.Pointer[parsedConfig]
 	bad    atomic.Pointer[badConfig]
 	// params is the shardingItemParameters parsed last (itemParameters),
