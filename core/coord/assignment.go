@@ -3,11 +3,11 @@ package coord
 import (
 	"context"
 	"errors"
-	"github.com/ejob-io/ejob/core/node"
 	"math"
 	"slices"
 	"sync/atomic"
 
+	"github.com/ejob-io/ejob/core/node"
 	"github.com/ejob-io/ejob/core/reg"
 	"github.com/ejob-io/ejob/spi"
 )
@@ -18,7 +18,7 @@ import (
 // tree cache when the cache is known to show the assignment committed
 // last, else from the server, and the zxids that say which membership
 // changes an assignment already accounts for. The resharding itself
-// (sharding.go) is the leader's protocol and keeps no state of its own.
+// (resharding.go) is the leader's protocol and keeps no state of its own.
 type assignment struct {
 	*jobBase
 	// What the reads of this instance's items stand on: the server's

@@ -221,7 +221,7 @@ func (t *attempts) done() { t.running.Store(false) }
 
 // cutOff reports whether a, the attempt of an execution that ended, was
 // cut off: it never began, or its lease ended, or the client's session
-// is no longer the attempt's. cause is why.
+// is not the attempt's. cause is why.
 func (a *attempt) cutOff(sess *reg.Session) (cause error, cut bool) {
 	if a != nil && a.lease.live() && a.lease.sess == sess {
 		return nil, false

@@ -13,18 +13,27 @@ import (
 // configState is the job's configuration as this instance knows it, its
 // one owner: the latest config (from the tree cache's node, or read
 // fresh), the bytes parsed last and what they parse to, the node refused
-// last and why, and the sharding item parameters parsed last. The
-// pointers are written by the event loop (config events), the start
-// (setUpConfig) and a trigger that reads the node fresh (load), and read
-// by every trigger, the pump and the console's calls on their own
-// goroutines: atomic, so that a trigger reads them without a lock.
+// last and why, and the sharding item parameters parsed last. Each
+// pointer is read without a lock, so that a trigger takes none.
 type configState struct {
 	*jobBase
 
-	cur    atomic.Pointer[config.JobConfiguration] // latest known config
-	parsed atomic.Pointer[parsedConfig]            // last config node parsed (parse)
-	bad    atomic.Pointer[badConfig]               // the config node refused last, while it is the node's (parse)
-	params atomic.Pointer[parsedParams]            // last shardingItemParameters parsed (itemParameters)
+	// cur is the latest known config. Written by the start (setUpConfig,
+	// refresh) and the event loop (config events); read by every fire on
+	// its worker goroutine, the job's queue, the pump's clock
+	// (pump.wanted) and the host (Job.Config): atomic.
+	cur atomic.Pointer[config.JobConfiguration]
+	// parsed is the config node parsed last, bad the one refused last
+	// while it is the node's (parse). Written by parse on the start, the
+	// event loop and the fires that read the node fresh (load); bad is
+	// read too by every fire's check and the host's metrics and console
+	// (ConfigError): atomic.
+	parsed atomic.Pointer[parsedConfig]
+	bad    atomic.Pointer[badConfig]
+	// params is the shardingItemParameters parsed last (itemParameters),
+	// written and read by the fires' contexts, each on the worker goroutine
+	// the trigger loop hands it to, which changes from fire to fire: atomic.
+	params atomic.Pointer[parsedParams]
 }
 
 // err is nil while the config node is valid, else why it is not

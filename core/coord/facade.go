@@ -96,8 +96,8 @@ func (j *Job) ShardingContexts(ctx context.Context) (executor.ShardingContexts, 
 		}
 		// A non-leader waits here until the leader reshards, which it does
 		// at its next execution. Items this instance claims for failover
-		// meanwhile run now instead (upstream waits, and a claimed item
-		// waited for a busy leader's next fire: chaos seed 11).
+		// meanwhile run now instead (upstream waits, so a claimed item
+		// waits for a busy leader's next fire).
 		var err error
 		settled, pzxid, err = j.rsh.shardingIfNecessary(ctx)
 		if errors.Is(err, errClaimedWhileWaiting) {

@@ -223,8 +223,8 @@ func (f *failover) setCrashedFailoverFlag(ctx context.Context, i int, x string) 
 // instance claimed the item (the claim sets failovering, deletes the
 // queued item; the claimer's run replaces the running node) would queue
 // it again after the claim, and a second instance would claim and run it
-// once more (chaos seed 3: two claims of one item 13 ms apart, and the
-// second one's run took its instance's next fire). It reports whether
+// once more (two claims of one item milliseconds apart, the second one's
+// run taking its instance's next fire). It reports whether
 // the item is queued (by this call, or already).
 func (f *failover) queueIfNames(ctx context.Context, i int, name, x string) (bool, error) {
 	path := f.s.p.ItemNode(i, name)

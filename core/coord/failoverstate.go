@@ -19,9 +19,16 @@ type failoverState struct {
 	// needRecover: running nodes of an execution cut off by a session loss
 	// (or presumed loss) may remain under this instance's id; they are
 	// cleared (and queued for failover) as soon as no execution runs here.
+	// Set by an execution's end or undo (leaveToRecovery, on its goroutine,
+	// or the timer's that drops an attempt begun ahead) and by the
+	// re-registration, cleared by recoverIfIdle (both on the job's queue);
+	// read by triggers, the pump and the pump's clock (pump.wanted): atomic.
 	needRecover atomic.Bool
 	// lastTrig is when a failover claim last asked the scheduler to run
-	// (UnixNano); the failover pump spaces its re-triggers by it.
+	// (UnixNano); the failover pump spaces its re-triggers by it. Written
+	// by failover.trigger, from a claim in an execution's enquiry (on its
+	// goroutine) or on the job's queue (tree events, pump, re-registration,
+	// stale sweep), read by the pump on the job's queue: atomic.
 	lastTrig atomic.Int64
 	// claims are the items this process claimed for failover and has not
 	// seen completed (see localFailoverItems).
@@ -112,9 +119,10 @@ func (f *failoverState) sinceTrigger(now time.Time) time.Duration {
 
 // failoverSlot holds the job's failover protocol, made at its first use
 // (get) with the owners it reads (failoverDeps): an idle job carries
-// none. A trigger and the event loop make and read it, each on its own
-// goroutine: atomic. The reads that find nothing claimed and nothing to
-// recover on a job without one go through state.
+// none. A trigger and the job's queue make and read it, and the pump's
+// clock reads it (pump.wanted), each on its own goroutine: atomic. The
+// reads that find nothing claimed and nothing to recover on a job without
+// one go through state.
 type failoverSlot struct {
 	failoverDeps
 	made atomic.Pointer[failover]

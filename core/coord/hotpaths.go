@@ -59,9 +59,10 @@ type jobPaths struct {
 	p  node.Job
 	id string // this instance's id
 	ip string // this server's IP
-	// hot is written by the first trigger (warm, on the executor's
-	// goroutine) and read by every trigger, the pump and the event loop:
-	// atomic, so that readers take no lock.
+	// hot is written by a steady trigger (warm: the first, and one that
+	// finds more items) on its worker goroutine, and read by every
+	// trigger, the pump, the pump's clock and the event loop: atomic, so
+	// that readers take no lock.
 	hot atomic.Pointer[hotPaths]
 }
 

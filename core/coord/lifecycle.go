@@ -29,8 +29,9 @@ type lifecycle struct {
 
 	// shutdown: no execution may start here. Set by the job's end
 	// (finish, cleanShutdown) and the console's shutdown
-	// (listeners.isShutdownByConsole), read by every trigger, the pump
-	// and the event loop, each on its own goroutine: atomic.
+	// (listeners.isShutdownByConsole), read by every trigger, the pump,
+	// the pump's clock (pump.wanted), the event loop and the host
+	// (Job.ShuttingDown), each on its own goroutine: atomic.
 	shutdown atomic.Bool
 	// ready: Start has registered this instance (Job.Ready). Set by
 	// startUp on Start's goroutine, read by the scheduler's check at each

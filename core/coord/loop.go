@@ -25,7 +25,9 @@ type jobLoop struct {
 	retry  *time.Timer // the re-registration retry
 
 	// reRegPending: a re-registration is queued and has not started (asks
-	// coalesce, as upstream's reconnect listener).
+	// coalesce, as upstream's reconnect listener). Set by askReRegister on
+	// the connection queue (registration.onConn) or the retry timer's
+	// goroutine, cleared by reRegisterTick on the job's queue: atomic.
 	reRegPending atomic.Bool
 
 	// The pump ticks only while there may be something for it to do: a

@@ -27,8 +27,10 @@ type misfires struct {
 	att  *attempts
 	loop *jobLoop
 
-	// st is made at the first record, by a trigger or the event loop,
-	// whichever comes first, and read by both: atomic.
+	// st is made at the first record, by an execution (or the goroutine
+	// that records its skipped fires) or the job's queue (tree events, the
+	// pump), whichever comes first, and read by those and by the pump's
+	// clock (jobLoop.pumpFired) on its timer goroutine: atomic.
 	st atomic.Pointer[misfireState]
 }
 
@@ -70,7 +72,7 @@ func (m *misfires) executeMisfired(ctx context.Context, cache, tree *reg.CacheVi
 		// trigger starts right after this execution. A catch-up here
 		// would put a cut-off item's re-run behind it, and behind every
 		// catch-up after it (a 3.5 s item fired every 4 s keeps one
-		// going: chaos seed 3 held two claimed items 10.6 s). The flags
+		// going, and the claimed items wait for seconds). The flags
 		// stay; the pump serves them once the claimed items have run.
 		return false, nil
 	}

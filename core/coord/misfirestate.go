@@ -17,7 +17,9 @@ import (
 // that only read or clear work on nil (misfires.state before that).
 type misfireState struct {
 	// seen is when the pump first saw own items with a pending misfire
-	// while idle (UnixNano; 0: none seen).
+	// while idle (UnixNano; 0: none seen). Written by the pump on the
+	// job's queue (pump.run, misfires.runPending), read there and by the
+	// pump's clock (jobLoop.pumpFired) on its timer goroutine: atomic.
 	seen atomic.Int64
 
 	mu sync.Mutex

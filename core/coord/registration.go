@@ -39,7 +39,9 @@ type registration struct {
 	suspended  *reg.Session // the session of the last suspension, while its timer is armed
 
 	// exec is the context sessionContext hands out last, shared by the
-	// executions under the same parent and lease.
+	// executions under the same parent and lease. Read and written by
+	// every fire (Job.SessionContext), each on the worker goroutine the
+	// trigger loop hands it to, which changes from fire to fire: atomic.
 	exec atomic.Pointer[execContext]
 
 	mu       sync.Mutex

@@ -38,14 +38,15 @@ type staleFailover interface {
 	failoverIfNecessary(ctx context.Context) error
 }
 
-// sweep removes the per-item nodes that instances which no longer
-// exist left behind (better than upstream, where such nodes can stop a job
-// forever, #2429): a running node of a dead instance blocks resharding and
-// hides the item from its owner, a failovering node keeps the item out of
-// failover, a failover node takes the item off its owner. Crash handling
-// (JobCrashedJobListener) misses them when the dead instance's server was
-// disabled, when the crash happened while nobody watched (whole-cluster restart
-// with several instances), or when Java instances of 3.0.0/3.0.1 wrote them.
+// sweep removes the per-item nodes that gone instances left behind
+// (better than upstream, where such nodes can stop a job forever,
+// ElasticJob issue #2429): a running node of a dead instance blocks
+// resharding and hides the item from its owner, a failovering node keeps
+// the item out of failover, a failover node takes the item off its owner.
+// Crash handling (JobCrashedJobListener) misses them when the dead
+// instance's server was disabled, when the crash happened while nobody
+// watched (whole-cluster restart with several instances), or when Java
+// instances of 3.0.0/3.0.1 wrote them.
 //
 // A node is stale when the instance it names has no instances/ node after
 // the node was read: running nodes are only created fenced on the creator's
