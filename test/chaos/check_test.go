@@ -62,14 +62,14 @@ type stats struct {
 	// whose due time is past the records' end.
 	fires, checked, itemFires, itemChecked, beyond map[string]int
 	excusedBy                                      map[string]map[string]int // job -> fault kind -> excused pairs
+	latencies                                      []time.Duration           // failover: cut-off to the item's next start elsewhere
+	windowed                                       []string
+	maxWindow                                      time.Duration
+	fence                                          fence.Tally // the side effects in the fenced store
 	// starved counts the pairs excused by starvation (see starved) per
 	// job, starvedLost the most stall time measured over one of them.
 	starved     map[string]int
 	starvedLost map[string]time.Duration
-	latencies   []time.Duration // failover: cut-off to the item's next start elsewhere
-	windowed    []string
-	maxWindow   time.Duration
-	fence       fence.Tally // the side effects in the fenced store
 }
 
 // checkRecovery: after the faults, every host rejoins and fires again
@@ -135,11 +135,15 @@ func maxTime(a, b time.Time) time.Time {
 	return b
 }
 
-// checkRuns checks exclusion, coverage and failover on the records.
-func (s *suite) checkRuns(v *violations, runs []*run, from, to, recordsEnd time.Time) *stats {
-	st := &stats{fires: map[string]int{}, checked: map[string]int{}, itemFires: map[string]int{},
+func newStats() *stats {
+	return &stats{fires: map[string]int{}, checked: map[string]int{}, itemFires: map[string]int{},
 		itemChecked: map[string]int{}, excusedBy: map[string]map[string]int{jobFO: {}, jobNoFO: {}}, beyond: map[string]int{},
 		starved: map[string]int{}, starvedLost: map[string]time.Duration{}}
+}
+
+// checkRuns checks exclusion, coverage and failover on the records.
+func (s *suite) checkRuns(v *violations, runs []*run, from, to, recordsEnd time.Time) *stats {
+	st := newStats()
 	s.checkCoverage(v, st, runs, from, to, recordsEnd)
 	s.checkFailover(v, st, runs, to)
 	s.checkExclusion(v, st, runs)
