@@ -618,7 +618,7 @@ func (s *suite) starved(jr jobRuns, i int, f, deadline, from time.Time) (time.Du
 	}
 	start := next[0].start
 	lost := s.stalls.lost(from, start)
-	return lost, lost > 0 && start.Sub(deadline) <= lost
+	return lost, start.Sub(deadline) <= lost
 }
 
 func (s *suite) lastRunBefore(runs []*run, job string, item int, f time.Time) string {
