@@ -70,6 +70,7 @@ type stats struct {
 	// job, starvedLost the most stall time measured over one of them.
 	starved     map[string]int
 	starvedLost map[string]time.Duration
+	starvedList []string // each one, with its lateness and the stall
 }
 
 // checkRecovery: after the faults, every host rejoins and fires again
@@ -588,6 +589,9 @@ func (s *suite) checkCoverage(v *violations, st *stats, runs []*run, from, to, r
 				if ok {
 					st.starved[job]++
 					st.starvedLost[job] = max(st.starvedLost[job], lost)
+					st.starvedList = append(st.starvedList, fmt.Sprintf("%s fire %s item %d: due %s by %s, %s; stalls measured from %s: %v",
+						job, f.Format("15:04:05"), i, d.rule, deadline.Format("15:04:05.000"), s.firstRunAfter(jr, i, f),
+						from.Format("15:04:05.000"), lost.Round(time.Millisecond)))
 					all = false
 					continue
 				}
@@ -838,6 +842,13 @@ func (s *suite) summary(v *violations, st *stats, runs []*run) {
 	for _, j := range []string{jobFO, jobNoFO} {
 		fmt.Fprintf(&b, "  %-32s %d (%s), longest stall %v\n", j, st.starved[j], percent(st.starved[j], st.itemFires[j]),
 			st.starvedLost[j].Round(time.Millisecond))
+	}
+	for k, line := range st.starvedList {
+		if k == 25 {
+			fmt.Fprintf(&b, "  ... and %d more\n", len(st.starvedList)-k)
+			break
+		}
+		fmt.Fprintf(&b, "  %s\n", line)
 	}
 	fmt.Fprintf(&b, "stalls measured:\n")
 	for _, line := range s.stalls.report() {
