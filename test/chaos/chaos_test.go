@@ -107,14 +107,14 @@ type suite struct {
 	fencePath string
 	runLog    *runLog
 	timeline  *timeline
+	hosts     []*host
+	faults    []*fault
+	began     time.Time
 	// stalls are the starvation the probes measured (stall_test.go): the
 	// side probe's process writes its stalls to stallsPath.
 	stalls     *stallLog
 	stallsPath string
 	sideProbe  *exec.Cmd
-	hosts      []*host
-	faults     []*fault
-	began      time.Time
 
 	upgrade     bool          // a rolling upgrade (TestRollingUpgrade), not faults
 	rejoinAfter time.Duration // faults' end to every host firing again
