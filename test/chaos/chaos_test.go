@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -109,6 +110,11 @@ type suite struct {
 	hosts     []*host
 	faults    []*fault
 	began     time.Time
+	// stalls are the starvation the probes measured (stall_test.go): the
+	// side probe's process writes its stalls to stallsPath.
+	stalls     *stallLog
+	stallsPath string
+	sideProbe  *exec.Cmd
 
 	upgrade     bool          // a rolling upgrade (TestRollingUpgrade), not faults
 	rejoinAfter time.Duration // faults' end to every host firing again
@@ -144,6 +150,7 @@ func newSuite(t *testing.T, ensemble bool, seed int64, nHosts int) *suite {
 	s.fencePath = filepath.Join(dir, "fence.db")
 	s.runLog = newRunLog(s.runsPath)
 	t.Cleanup(s.cleanup)
+	s.startProbes()
 	for i := 1; i <= nHosts; i++ {
 		p, err := newProxy(strings.Split(s.zk.Addr(), ","))
 		if err != nil {
@@ -716,6 +723,7 @@ func (s *suite) finish(v *violations, checkFrom, faultsEnd time.Time, more func(
 	sleep(time.Until(s.lastExcuseEnd().Add(steady + period(jobFO))))
 	recordsEnd := time.Now()
 	runs := s.runs()
+	s.readSideProbe()
 	checkTo := recordsEnd.Add(-period(jobFO) - time.Second)
 	st := s.checkRuns(v, runs, checkFrom, checkTo, recordsEnd)
 	if more != nil {

@@ -66,6 +66,11 @@ type stats struct {
 	windowed                                       []string
 	maxWindow                                      time.Duration
 	fence                                          fence.Tally // the side effects in the fenced store
+	// starved counts the pairs excused by starvation (see starved) per
+	// job, starvedLost the most stall time measured over one of them.
+	starved     map[string]int
+	starvedLost map[string]time.Duration
+	starvedList []string // each one, with its lateness and the stall
 }
 
 // checkRecovery: after the faults, every host rejoins and fires again
@@ -131,10 +136,15 @@ func maxTime(a, b time.Time) time.Time {
 	return b
 }
 
+func newStats() *stats {
+	return &stats{fires: map[string]int{}, checked: map[string]int{}, itemFires: map[string]int{},
+		itemChecked: map[string]int{}, excusedBy: map[string]map[string]int{jobFO: {}, jobNoFO: {}}, beyond: map[string]int{},
+		starved: map[string]int{}, starvedLost: map[string]time.Duration{}}
+}
+
 // checkRuns checks exclusion, coverage and failover on the records.
 func (s *suite) checkRuns(v *violations, runs []*run, from, to, recordsEnd time.Time) *stats {
-	st := &stats{fires: map[string]int{}, checked: map[string]int{}, itemFires: map[string]int{},
-		itemChecked: map[string]int{}, excusedBy: map[string]map[string]int{jobFO: {}, jobNoFO: {}}, beyond: map[string]int{}}
+	st := newStats()
 	s.checkCoverage(v, st, runs, from, to, recordsEnd)
 	s.checkFailover(v, st, runs, to)
 	s.checkExclusion(v, st, runs)
@@ -191,13 +201,33 @@ const (
 
 // due is how one fire of one item must be served: by a run of the item
 // that starts in [fire, max(fire+period, by)]; by is when the service was
-// due at the latest, rule says why, pids are the host incarnations that
+// due at the latest, from the moment its margin counts from (the fire, or
+// the event seen that the rule waits for: a resharding's commit, an
+// execution's end), rule says why, pids are the host incarnations that
 // had to serve it (its owners until then, the host of the run in progress
 // at the fire, and the host of a run cut off just before it).
 type due struct {
-	by   time.Time
-	rule string
-	pids []int
+	by, from time.Time
+	rule     string
+	pids     []int
+}
+
+// deadline is the latest start that serves fire f of a job of period p,
+// max(f + p, d.by), and the moment its margin counts from.
+func (d due) deadline(f time.Time, p time.Duration) (by, from time.Time) {
+	if d.by.After(f.Add(p)) {
+		return d.by, d.from
+	}
+	return f.Add(p), f
+}
+
+// later is d due by at the latest, by's margin counting from from.
+func (d due) later(by, from time.Time, rule string) due {
+	if by.After(d.by) {
+		d.by, d.from = by, from
+	}
+	d.rule = rule
+	return d
 }
 
 // jobRuns are one job's runs, indexed for the coverage check (a soak run
@@ -233,13 +263,13 @@ func startedBetween(list []*run, from, to time.Time) []*run {
 
 // serveBy works out the due of fire f of item i of job (period p).
 func (s *suite) serveBy(job string, p time.Duration, jr jobRuns, i int, f time.Time) due {
-	d := due{by: f.Add(startMargin), rule: "its run"}
+	d := due{by: f.Add(startMargin), from: f, rule: "its run"}
 	if sp, ok := s.timeline.pending(job, f.Add(-200*time.Millisecond), f.Add(eventMargin)); ok {
 		// The fire's executions wait for the resharding (which waits for
 		// running items) before they run anything; a host busy at the fire
 		// flagged the items it owned then, and a new owner's pump runs
 		// those it got.
-		d.by, d.rule = maxTime(d.by, sp.to.Add(pumpMargin)), "its run after the pending resharding"
+		d = d.later(sp.to.Add(pumpMargin), sp.to, "its run after the pending resharding")
 	}
 	var busy *run // a run of the item in progress at the fire
 	var cut *run  // a run of the item cut off shortly before the fire
@@ -360,13 +390,16 @@ func (s *suite) claimsFirst(job string, p time.Duration, jr jobRuns, pid, i int,
 // loop waits for it: the next fire after it runs the items, on their new
 // owners).
 func (s *suite) catchUp(job string, p time.Duration, d due, end time.Time, margin time.Duration, rule string) due {
-	by := end.Add(margin)
+	by, from := end.Add(margin), end
 	if sp, ok := s.timeline.pending(job, end.Add(-200*time.Millisecond), end.Add(eventMargin)); ok {
 		next := end.Truncate(p).Add(p)
-		by = maxTime(next.Add(startMargin), sp.to.Add(reshardMargin))
+		by, from = next.Add(startMargin), next
+		if c := sp.to.Add(reshardMargin); c.After(by) {
+			by, from = c, sp.to
+		}
 		rule += " (held back by a pending resharding)"
 	}
-	return due{by: maxTime(d.by, by), rule: rule, pids: d.pids}
+	return d.later(by, from, rule)
 }
 
 // busyUntil: when a host whose runs of the job are hostRuns (in start
@@ -523,8 +556,9 @@ func (s *suite) pidNames(pids []int) string {
 }
 
 // coverage: every fire of every item is served (see due), unless a fault
-// excuses it (see excuse). Fires whose due time is after the records' end
-// are not judged.
+// excuses it (see excuse), or it was served late by as much as the
+// machine starved (see starved). Fires whose due time is after the
+// records' end are not judged.
 func (s *suite) checkCoverage(v *violations, st *stats, runs []*run, from, to, recordsEnd time.Time) {
 	hb := s.backTimes()
 	for _, job := range []string{jobFO, jobNoFO} {
@@ -535,7 +569,7 @@ func (s *suite) checkCoverage(v *violations, st *stats, runs []*run, from, to, r
 			all := true
 			for i := 0; i < items; i++ {
 				d := s.serveBy(job, p, jr, i, f)
-				deadline := maxTime(f.Add(p), d.by)
+				deadline, from := d.deadline(f, p)
 				if deadline.After(recordsEnd) {
 					st.beyond[job]++
 					all = false
@@ -547,18 +581,48 @@ func (s *suite) checkCoverage(v *violations, st *stats, runs []*run, from, to, r
 					all = false
 					continue
 				}
-				st.itemChecked[job]++
-				if len(startedBetween(jr.byItem[i], f, deadline.Add(time.Nanosecond))) == 0 {
-					v.add("coverage", "%s fire %s item %d: no run started in [fire, %s] (due: %s by %s; instances %s); %s",
-						job, f.Format("15:04:05"), i, deadline.Format("15:04:05.000"), d.rule,
-						d.by.Format("15:04:05.000"), s.pidNames(d.pids), s.lastRunBefore(runs, job, i, f)+"; "+s.firstRunAfter(jr, i, f))
+				if len(startedBetween(jr.byItem[i], f, deadline.Add(time.Nanosecond))) > 0 {
+					st.itemChecked[job]++
+					continue
 				}
+				lost, ok := s.starved(jr, i, f, deadline, from)
+				if ok {
+					st.starved[job]++
+					st.starvedLost[job] = max(st.starvedLost[job], lost)
+					st.starvedList = append(st.starvedList, fmt.Sprintf("%s fire %s item %d: due %s by %s, %s; stalls measured from %s: %v",
+						job, f.Format("15:04:05"), i, d.rule, deadline.Format("15:04:05.000"), s.firstRunAfter(jr, i, f),
+						from.Format("15:04:05.000"), lost.Round(time.Millisecond)))
+					all = false
+					continue
+				}
+				st.itemChecked[job]++
+				v.add("coverage", "%s fire %s item %d: no run started in [fire, %s] (due: %s by %s; instances %s); %s; stalls measured from %s to that run: %v",
+					job, f.Format("15:04:05"), i, deadline.Format("15:04:05.000"), d.rule,
+					d.by.Format("15:04:05.000"), s.pidNames(d.pids), s.lastRunBefore(runs, job, i, f)+"; "+s.firstRunAfter(jr, i, f),
+					from.Format("15:04:05.000"), lost.Round(time.Millisecond))
 			}
 			if all {
 				st.checked[job]++
 			}
 		}
 	}
+}
+
+// starved: fire f of item i, not served by its deadline (due.deadline),
+// is excused as starved when the first run of i after f started at s with
+// s - deadline at most the stall a probe measured in [from, s], from being
+// the moment the deadline's margin counts from: the machine, not the
+// scheduler, kept the run from starting in time. It returns the stall
+// measured. A stall before from is not counted: it delayed the event the
+// rule waits for, which the deadline follows already.
+func (s *suite) starved(jr jobRuns, i int, f, deadline, from time.Time) (time.Duration, bool) {
+	next := startedBetween(jr.byItem[i], f, f.Add(maxRun))
+	if len(next) == 0 {
+		return 0, false
+	}
+	start := next[0].start
+	lost := s.stalls.lost(from, start)
+	return lost, start.Sub(deadline) <= lost
 }
 
 func (s *suite) lastRunBefore(runs []*run, job string, item int, f time.Time) string {
@@ -773,6 +837,22 @@ func (s *suite) summary(v *violations, st *stats, runs []*run) {
 			excused = append(excused, fmt.Sprintf("%s %d (%s)", k, st.excusedBy[j][k], percent(st.excusedBy[j][k], st.itemFires[j])))
 		}
 		fmt.Fprintf(&b, "  %-32s %s\n", j, strings.Join(excused, ", "))
+	}
+	fmt.Fprintf(&b, "fire-items excused by starvation (started late by no more than the stall a probe measured meanwhile):\n")
+	for _, j := range []string{jobFO, jobNoFO} {
+		fmt.Fprintf(&b, "  %-32s %d (%s), longest stall %v\n", j, st.starved[j], percent(st.starved[j], st.itemFires[j]),
+			st.starvedLost[j].Round(time.Millisecond))
+	}
+	for k, line := range st.starvedList {
+		if k == 25 {
+			fmt.Fprintf(&b, "  ... and %d more\n", len(st.starvedList)-k)
+			break
+		}
+		fmt.Fprintf(&b, "  %s\n", line)
+	}
+	fmt.Fprintf(&b, "stalls measured:\n")
+	for _, line := range s.stalls.report() {
+		fmt.Fprintf(&b, "  %s\n", line)
 	}
 	fmt.Fprintf(&b, "item executions (started / ended / cancelled / no end line):\n")
 	for _, j := range []string{jobFO, jobNoFO} {

@@ -2,8 +2,11 @@ package chaos
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
+
+	"github.com/ejob-io/ejob/internal/testkit"
 )
 
 // The checker's own rules on made-up records: these run in `go test ./...`
@@ -71,6 +74,78 @@ func TestProxyReconnected(t *testing.T) {
 			}
 			if got != c.want {
 				t.Fatalf("reconnected: %s, want %s", got, c.want)
+			}
+		})
+	}
+}
+
+// A fire-item served late is excused as starved only by as much stall as
+// a probe measured from the moment its margin counts from (the fire, or a
+// pending resharding's commit) to the late start; otherwise it is a
+// coverage violation.
+func TestCheckCoverageExcusesOnlyMeasuredStarvation(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	from, to := t0, t0.Add(20*time.Second)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	// Every fire of every item of both jobs runs 10 ms after it, except
+	// chaosNoFailover item 1, fired at 5 s and 6 s: one run 1.3 s after the
+	// first fire (300 ms past its due, serving the second too); and
+	// chaosFailover item 2, fired at 8 s while a resharding is pending
+	// until 11 s: one run at 13.4 s (400 ms past its due, commit + 2 s,
+	// serving the fire at 12 s too).
+	runsOf := func() []*run {
+		var runs []*run
+		for _, job := range []string{jobFO, jobNoFO} {
+			p := period(job)
+			for f := from.Truncate(p); f.Before(to.Add(5 * time.Second)); f = f.Add(p) {
+				for i := 0; i < items; i++ {
+					if job == jobNoFO && i == 1 && (f.Equal(at(5000)) || f.Equal(at(6000))) ||
+						job == jobFO && i == 2 && (f.Equal(at(8000)) || f.Equal(at(12000))) {
+						continue
+					}
+					start := f.Add(10 * time.Millisecond)
+					runs = append(runs, &run{job: job, item: i, start: start, end: start.Add(300 * time.Millisecond), kind: 'E'})
+				}
+			}
+		}
+		runs = append(runs,
+			&run{job: jobNoFO, item: 1, start: at(6300), end: at(6600), kind: 'E'},
+			&run{job: jobFO, item: 2, start: at(13400), end: at(13900), kind: 'E'})
+		slices.SortStableFunc(runs, func(a, b *run) int { return a.start.Compare(b.start) }) // as runLog.read
+		return runs
+	}
+	stall := func(fromMS, toMS int) []testkit.Stall { return []testkit.Stall{{From: at(fromMS), To: at(toMS)}} }
+	for name, c := range map[string]struct {
+		stalls     []testkit.Stall
+		starved    map[string]int
+		violations int
+	}{
+		"no stall: both late starts are violations":              {nil, nil, 2},
+		"a stall covering the late start after the fire":         {stall(5200, 5600), map[string]int{jobNoFO: 1}, 1},
+		"a stall shorter than the lateness":                      {stall(5200, 5400), nil, 2},
+		"a stall before the fire":                                {stall(4000, 4900), nil, 2},
+		"a stall after the commit covers the start after it":     {stall(11500, 12000), map[string]int{jobFO: 1}, 1},
+		"a stall before the commit is the commit's, not counted": {stall(8500, 10500), nil, 2},
+		"stalls covering both": {append(stall(5100, 5500), stall(12000, 12500)...),
+			map[string]int{jobNoFO: 1, jobFO: 1}, 0},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := &suite{stalls: &stallLog{}, timeline: &timeline{necessary: map[string][]span{jobFO: {{from: at(7900), to: at(11000)}}}}}
+			s.stalls.set(probeSide, c.stalls)
+			s.stalls.set(probeSuite, nil)
+			v := &violations{}
+			st := newStats()
+			s.checkCoverage(v, st, runsOf(), from, to, to.Add(10*time.Second))
+			if got := len(v.by["coverage"]); got != c.violations {
+				t.Errorf("%d coverage violations, want %d: %v", got, c.violations, v.by["coverage"])
+			}
+			for _, job := range []string{jobFO, jobNoFO} {
+				if st.starved[job] != c.starved[job] {
+					t.Errorf("%s: %d fire-items excused by starvation, want %d", job, st.starved[job], c.starved[job])
+				}
+				if want := st.itemFires[job] - st.starved[job]; st.itemChecked[job] != want {
+					t.Errorf("%s: %d fire-items judged, want %d (every one due but those excused)", job, st.itemChecked[job], want)
+				}
 			}
 		})
 	}

@@ -20,6 +20,13 @@
 // (test/fence), right after its start line and right before its end or
 // cancel line, keyed by the fencing token in EJOB_FENCING_TOKEN. A run
 // without the variable writes unfenced.
+//
+// `recorder -stalls OUT [-stall-threshold D]` is the chaos suite's stall
+// probe instead, a process beside the hosts: until it is killed it ticks
+// every millisecond and appends each stall longer than D (default 50 ms)
+// to OUT as "FROM TO" in Unix nanoseconds (testkit.WriteStalls), the
+// evidence of how long the machine kept a process of the hosts' kind from
+// running.
 package main
 
 import (
@@ -34,6 +41,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ejob-io/ejob/internal/testkit"
 	"github.com/ejob-io/ejob/test/fence"
 )
 
@@ -41,7 +49,16 @@ const heartbeat = 100 * time.Millisecond
 
 func main() {
 	fencePath := flag.String("fence", "", "the fenced store (SQLite file) the run writes its side effects to")
+	stallsPath := flag.String("stalls", "", "run as a stall probe until killed, appending each stall to this file")
+	stallThreshold := flag.Duration("stall-threshold", 50*time.Millisecond, "with -stalls: the shortest stall recorded")
 	flag.Parse()
+	if *stallsPath != "" {
+		if err := probe(*stallsPath, *stallThreshold); err != nil {
+			fmt.Fprintln(os.Stderr, "recorder:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if flag.NArg() != 2 {
 		fmt.Fprintln(os.Stderr, "usage: recorder [-fence DB] OUT SHARDING_CONTEXT_JSON")
 		os.Exit(2)
@@ -111,6 +128,19 @@ func main() {
 			os.Exit(143)
 		}
 	}
+}
+
+// probe records the stalls of this process in the file at path until
+// SIGTERM or SIGINT.
+func probe(path string, threshold time.Duration) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	return testkit.WriteStalls(ctx, f, threshold)
 }
 
 // fencingToken is the run's fencing token, from EJOB_FENCING_TOKEN (ok
