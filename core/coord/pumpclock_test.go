@@ -2,6 +2,7 @@ package coord
 
 import (
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -36,24 +37,30 @@ func TestPumpClockCancelDropsStoppedJobsTicks(t *testing.T) {
 }
 
 // TestPumpClockCancelWaitsForAStartedFire: cancel returns only once a
-// fire that took its ticks has ended.
+// fire that took its ticks has ended. In a synctest bubble, so cancel is
+// seen waiting once the bubble is idle rather than given a window.
 func TestPumpClockCancelWaitsForAStartedFire(t *testing.T) {
-	var c pumpClock
-	c.mu.Lock()
-	c.firing = 1 // a fire between taking its ticks and running them
-	c.mu.Unlock()
-	done := make(chan struct{})
-	go func() { c.cancel(&jobLoop{}); close(done) }()
-	select {
-	case <-done:
-		t.Fatal("cancel returned while a fire runs")
-	case <-time.After(20 * time.Millisecond):
-	}
-	c.mu.Lock()
-	c.firing--
-	if c.ended != nil {
-		c.ended.Broadcast()
-	}
-	c.mu.Unlock()
-	<-done
+	synctest.Test(t, func(t *testing.T) {
+		var c pumpClock
+		c.mu.Lock()
+		c.firing = 1 // a fire between taking its ticks and running them
+		c.mu.Unlock()
+		done := make(chan struct{})
+		go func() { c.cancel(&jobLoop{}); close(done) }()
+		synctest.Wait()
+		select {
+		case <-done:
+			t.Fatal("cancel returned while a fire runs")
+		default:
+		}
+		c.mu.Lock()
+		c.firing--
+		c.ended.Broadcast() // cancel waits on it
+		c.mu.Unlock()
+		select {
+		case <-done:
+		case <-time.After(time.Minute): // fake time
+			t.Fatal("cancel did not return after the fire ended")
+		}
+	})
 }

@@ -278,10 +278,16 @@ func TestAbdicationWaitsForFencedCommit(t *testing.T) {
 	cl, a, b := leaderAndOther(t)
 	coord.SetBeforeCommit(a.job, func() {
 		cl.persist(jp("servers", a.ip), "DISABLED")
-		// a's event loop sees the event and would abdicate now; b would
-		// elect at once. Give them time to (wrongly) do so.
-		time.Sleep(20 * fastPoll)
-		if v, _ := cl.get(jp("leader", "election", "instance")); v != a.id {
+		// a's event loop sees the event and abdicates: its Resign waits
+		// for this commit, or (wrongly) deletes the leader node at once.
+		resigning := func() bool {
+			return len(testkit.Goroutines([]string{"recipe.(*Election).Resign(", "sync.(*RWMutex).Lock("}, nil)) > 0
+		}
+		leader := func() string { v, _ := cl.get(jp("leader", "election", "instance")); return v }
+		if !testkit.Poll(waitFor, func() bool { return resigning() || leader() != a.id }) {
+			t.Errorf("a never abdicated after its server was disabled")
+		}
+		if v := leader(); v != a.id {
 			t.Errorf("leader node changed to %q while a's resharding was between fence and commit", v)
 		}
 	})

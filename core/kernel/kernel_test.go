@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -479,65 +480,92 @@ func TestIdleJobsKeepNoGoroutine(t *testing.T) {
 
 // The drain waits for the last of several jobs' executions, on the
 // trigger loop's Idle channel: a job's execution that ends does not end
-// the drain while another still runs, and neither is cancelled.
+// the drain while another still runs, and neither is cancelled. In a
+// synctest bubble, so the first execution ends once the drain waits for
+// both, and a drain that wrongly ended with it has cancelled the last one
+// once the bubble is idle again.
 func TestShutdownDrainsUntilTheLastExecutionEnds(t *testing.T) {
-	srv := embedded.NewServer()
-	client, err := srv.Connect("sched-test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	s, err := kernel.New(kernel.Options{Client: client, InstanceID: "127.0.0.1@-@9", ServerIP: "127.0.0.1", Plugins: plugins(), DrainTimeout: time.Minute,
-		Logger: hclog.New(&hclog.LoggerOptions{Name: "drain", Level: hclog.Warn})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	names := []string{"first", "last"}
-	started := map[string]chan struct{}{}
-	release := map[string]chan struct{}{}
-	cancelled := make(chan string, len(names))
-	for _, n := range names {
-		started[n], release[n] = make(chan struct{}), make(chan struct{})
-		var once sync.Once
-		hold := executor.SimpleFunc(func(ctx context.Context, sc spi.ShardingContext) error {
-			once.Do(func() { close(started[n]) })
-			select {
-			case <-ctx.Done():
-				cancelled <- n
-				return ctx.Err()
-			case <-release[n]:
-				return nil
+	synctest.Test(t, func(t *testing.T) {
+		const drainTimeout = time.Minute
+		// Fake time: it bounds every wait below.
+		ctx, cancelAll := context.WithTimeout(t.Context(), 10*time.Minute)
+		defer cancelAll()
+		srv := embedded.NewServer()
+		client, err := srv.Connect("sched-test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer client.Close()
+		s, err := kernel.New(kernel.Options{Client: client, InstanceID: "127.0.0.1@-@9", ServerIP: "127.0.0.1", Plugins: plugins(), DrainTimeout: drainTimeout,
+			Logger: hclog.New(&hclog.LoggerOptions{Name: "drain", Level: hclog.Warn})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		names := []string{"first", "last"}
+		started := map[string]chan struct{}{}
+		release := map[string]chan struct{}{}
+		cancelled := make(chan string, len(names))
+		for _, n := range names {
+			started[n], release[n] = make(chan struct{}), make(chan struct{})
+			var once sync.Once
+			hold := executor.SimpleFunc(func(ctx context.Context, sc spi.ShardingContext) error {
+				once.Do(func() { close(started[n]) })
+				select {
+				case <-ctx.Done():
+					cancelled <- n
+					return ctx.Err()
+				case <-release[n]:
+					return nil
+				}
+			})
+			if err := s.Add(ctx, kernel.Job{Config: config.New(n, 1), Runner: hold}); err != nil {
+				t.Fatal(err)
 			}
-		})
-		if err := s.Add(context.Background(), kernel.Job{Config: config.New(n, 1), Runner: hold}); err != nil {
+		}
+		runCtx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		done := make(chan error, 1)
+		go func() { done <- s.Run(runCtx) }()
+		if err := s.Ready(ctx); err != nil {
 			t.Fatal(err)
 		}
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx) }()
-	if err := s.Ready(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	for _, n := range names {
-		if err := s.Trigger(n); err != nil {
-			t.Fatal(err)
+		for _, n := range names {
+			if err := s.Trigger(n); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-started[n]:
+			case <-ctx.Done():
+				t.Fatalf("%s's execution never started", n)
+			}
 		}
-		<-started[n]
-	}
-	cancel()
-	close(release["first"])
-	// Room for a drain that wrongly ended with the first execution to
-	// cancel the last one (the failure this test catches; no timing is
-	// asserted).
-	time.Sleep(200 * time.Millisecond)
-	close(release["last"])
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case n := <-cancelled:
-		t.Fatalf("the drain cancelled %s's execution before it ended", n)
-	default:
-	}
+		cancel()
+		synctest.Wait() // the drain waits, both executions running
+		close(release["first"])
+		// Fake time: room for a drain that would notice the first return
+		// late (a poll), well within the drain timeout.
+		time.Sleep(drainTimeout / 2)
+		synctest.Wait()
+		select {
+		case n := <-cancelled:
+			t.Fatalf("the drain cancelled %s's execution before it ended", n)
+		case err := <-done:
+			t.Fatalf("Run returned (%v) while the last execution ran", err)
+		default:
+		}
+		close(release["last"])
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-ctx.Done():
+			t.Fatal("Run did not return after the last execution ended")
+		}
+		select {
+		case n := <-cancelled:
+			t.Fatalf("the drain cancelled %s's execution before it ended", n)
+		default:
+		}
+	})
 }

@@ -117,7 +117,7 @@ func TestWorkerIsReusedThenExitsWhenIdle(t *testing.T) {
 		if d := bubbleGoroutines(t) - base; d != 1 {
 			t.Fatalf("%d goroutines more after one execution, want 1 (its idle worker)", d)
 		}
-		time.Sleep(idle * 3 / 2) // the worker's timer fires once meanwhile
+		time.Sleep(idle * 3 / 2) // one reap period ends meanwhile, the one the worker ran in
 		s.TriggerNow("job")
 		synctest.Wait()
 		if second := <-ids; second != first {

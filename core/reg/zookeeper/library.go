@@ -71,7 +71,12 @@ import (
 //     write happens after them. Only the setAuth replies (zxid 0, which
 //     resendZkAuth waits for before sendLoop starts) and pings pass meanwhile.
 //     A connection whose session go-zookeeper holds no watch for is not held:
-//     sendSetWatches reads no zxid then. TestReconnectWithWatchesAndQueuedRequests.
+//     sendSetWatches reads no zxid then, unless the reply to a watching read
+//     written on the new connection reaches recvLoop, and arms a watch, before
+//     sendSetWatches locks the watch table: a window of a few statements of
+//     the loop goroutine (between starting recvLoop and that lock) that no
+//     hook reaches, where the race stays open.
+//     TestReconnectWithWatchesAndQueuedRequests.
 //   - A request whose write fails gets the socket's error itself, not
 //     ErrConnectionClosed (sendData), and ZooKeeper 3.6's code -124 is
 //     unknown to it (an "unknown error" it does not wrap): mapErr.
