@@ -480,9 +480,15 @@ func (s *Scheduler) pass(ctx context.Context, l *leaderState) error {
 	s.mu.Unlock()
 
 	// Fires the launcher runs that no running item names: left over by a
-	// leader that died, or of a stopped job.
+	// leader that died, or of a stopped job. A job gone takes its
+	// finished fires with it too: nothing of it stays on the cluster.
+	gone := map[string]bool{}
 	for k, items := range launched {
 		if referenced[k] {
+			continue
+		}
+		if _, ok := v.jobs[k.job]; !ok {
+			gone[k.job] = true
 			continue
 		}
 		for _, it := range items {
@@ -493,6 +499,12 @@ func (s *Scheduler) pass(ctx context.Context, l *leaderState) error {
 				}
 				break
 			}
+		}
+	}
+	for job := range gone {
+		s.log.Info("removing the fires of a job gone", "job", job)
+		if _, err := s.launcher.Stop(ctx, spi.LaunchStopRequest{Config: s.lcfg, JobName: job}); err != nil {
+			return fmt.Errorf("launcher stop %s: %w", job, err)
 		}
 	}
 	// Fires recorded but unknown to the launcher: launch them again
