@@ -347,11 +347,7 @@ func TestCloudSchedulerOnKubernetes(t *testing.T) {
 	}
 	// Three nodes of 1 CPU and items of 0.6 CPU: one item per node.
 	for _, n := range []string{"cloud-a", "cloud-b"} {
-		k8s(t, "node", cluster.Dir, n, "--cpu", "1", "--memory", "1Gi")
-		t.Cleanup(func() {
-			_ = cluster.Run(nil, "kill-node", cluster.Dir, n)
-			_ = cluster.client.CoreV1().Nodes().Delete(context.Background(), n, metav1.DeleteOptions{})
-		})
+		addNode(t, n, "1")
 	}
 	out := t.TempDir()
 	var gets atomic.Int32
@@ -369,25 +365,7 @@ func TestCloudSchedulerOnKubernetes(t *testing.T) {
 	s.must("POST", "/api/app", fmt.Sprintf(`{"appName":"e2e-app","appURL":%q,"bootstrapScript":"sh app.sh","cpuCount":0.1,"memoryMB":16}`, app.URL+"/app.sh"))
 	s.must("POST", "/api/job/register", `{"jobName":"e2e","appName":"e2e-app","jobExecutionType":"TRANSIENT",
 "shardingTotalCount":3,"cpuCount":0.5,"memoryMB":32,"failover":true,"misfire":false}`)
-	ctx := context.Background()
-	objects := func() (jobs, pods int) {
-		sel := metav1.ListOptions{LabelSelector: LabelJob + "=e2e"}
-		js, err := cluster.client.BatchV1().Jobs("default").List(ctx, sel)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ps, err := cluster.client.CoreV1().Pods("default").List(ctx, sel)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return len(js.Items), len(ps.Items)
-	}
-	t.Cleanup(func() {
-		// Whatever happened, nothing of the job stays on the cluster.
-		bg := metav1.DeletePropagationBackground
-		_ = cluster.client.BatchV1().Jobs("default").DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &bg},
-			metav1.ListOptions{LabelSelector: LabelJob + "=e2e"})
-	})
+	removeAtEnd(t, "e2e")
 	idle := func() bool {
 		var running []json.RawMessage
 		_ = json.Unmarshal(s.must("GET", "/api/job/tasks/running", ""), &running)
@@ -501,12 +479,12 @@ func TestCloudSchedulerOnKubernetes(t *testing.T) {
 	}
 	s.must("POST", "/api/job/trigger", "e2e")
 	s.eventually(180*time.Second, "fire 3 running", func() bool {
-		_, pods := objects()
+		_, pods, _ := objectsOf(t, "e2e")
 		return pods > 0 && len(cloudRuns(t, out, 0))+len(cloudRuns(t, out, 1))+len(cloudRuns(t, out, 2)) > 7
 	})
 	s.must("DELETE", "/api/job/e2e/deregister", "")
 	s.eventually(120*time.Second, "no Job and no pod of the deregistered job", func() bool {
-		jobs, pods := objects()
+		jobs, pods, _ := objectsOf(t, "e2e")
 		return jobs == 0 && pods == 0
 	})
 }
@@ -529,11 +507,7 @@ func TestCloudDaemonFiresOnKubernetes(t *testing.T) {
 	s.must("POST", "/api/app", fmt.Sprintf(`{"appName":"daemon-app","appURL":%q,"bootstrapScript":%q,"cpuCount":0.1,"memoryMB":16}`, app.URL+"/app.sh", "sh app.sh "+out))
 	s.must("POST", "/api/job/register", `{"jobName":"fires","appName":"daemon-app","jobExecutionType":"DAEMON",
 "cron":"0 0 3 * * ?","shardingTotalCount":1,"cpuCount":0.2,"memoryMB":32}`)
-	t.Cleanup(func() {
-		bg := metav1.DeletePropagationBackground
-		_ = cluster.client.AppsV1().StatefulSets("default").DeleteCollection(context.Background(), metav1.DeleteOptions{PropagationPolicy: &bg},
-			metav1.ListOptions{LabelSelector: LabelJob + "=fires"})
-	})
+	removeAtEnd(t, "fires")
 	idle := func(want bool) func() bool {
 		return func() bool {
 			var running []struct {
@@ -571,6 +545,17 @@ func TestCloudDaemonFiresOnKubernetes(t *testing.T) {
 	s.eventually(120*time.Second, "no pod of the deregistered job", func() bool {
 		ps, err := cluster.client.CoreV1().Pods("default").List(context.Background(), metav1.ListOptions{LabelSelector: LabelJob + "=fires"})
 		return err == nil && len(ps.Items) == 0
+	})
+}
+
+// addNode adds a test node of cpu CPUs and 1Gi to the cluster, killed and
+// removed when the test ends.
+func addNode(t *testing.T, name, cpu string) {
+	t.Helper()
+	k8s(t, "node", cluster.Dir, name, "--cpu", cpu, "--memory", "1Gi")
+	t.Cleanup(func() {
+		_ = cluster.Run(nil, "kill-node", cluster.Dir, name)
+		_ = cluster.client.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{})
 	})
 }
 
@@ -735,13 +720,9 @@ func TestCloudMisfireOnKubernetes(t *testing.T) {
 	if cluster.Skip != "" {
 		t.Skip(cluster.Skip)
 	}
-	k8s(t, "node", cluster.Dir, "misfire-a", "--cpu", "2", "--memory", "1Gi")
-	t.Cleanup(func() {
-		_ = cluster.Run(nil, "kill-node", cluster.Dir, "misfire-a")
-		_ = cluster.client.CoreV1().Nodes().Delete(context.Background(), "misfire-a", metav1.DeleteOptions{})
-	})
-	// want is the rounds each job runs: the cron's first fire and what
-	// its two later fires flag.
+	addNode(t, "misfire-a", "2")
+	// Each job's rounds: the cron's first fire and the rounds its two
+	// later fires flag; readyWasMax is the most rounds ready showed.
 	jobs := map[string]struct {
 		misfire     bool
 		flagged     int
@@ -838,11 +819,7 @@ func TestCloudStandbyTakesOverOnKubernetes(t *testing.T) {
 	if cluster.Skip != "" {
 		t.Skip(cluster.Skip)
 	}
-	k8s(t, "node", cluster.Dir, "takeover-a", "--cpu", "1", "--memory", "1Gi")
-	t.Cleanup(func() {
-		_ = cluster.Run(nil, "kill-node", cluster.Dir, "takeover-a")
-		_ = cluster.client.CoreV1().Nodes().Delete(context.Background(), "takeover-a", metav1.DeleteOptions{})
-	})
+	addNode(t, "takeover-a", "1")
 	out := t.TempDir()
 	writeSleep(t, out, 25)
 	url := serveApps(t, map[string]string{"held": out})
