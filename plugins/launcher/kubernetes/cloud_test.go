@@ -125,8 +125,8 @@ func cronAt(times ...time.Time) string {
 	return fmt.Sprintf("%s %d %d %d %d ?", strings.Join(secs, ","), t0.Minute(), t0.Hour(), t0.Day(), int(t0.Month()))
 }
 
-// firstFire is a whole second at least after from now, such that span
-// more seconds stay in its minute.
+// firstFire is the first whole second that is at least after from now
+// and has span more seconds left in its minute.
 func firstFire(after, span time.Duration) time.Time {
 	t0 := time.Now().Add(after).Truncate(time.Second).Add(time.Second)
 	if t0.Second()+int(span/time.Second) > 59 {
