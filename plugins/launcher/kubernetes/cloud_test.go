@@ -715,7 +715,7 @@ func checkRounds(t *testing.T, job, out string, n, want int) [][]cloudSpan {
 // (ready shows 1), with misfire true once per fire (ready shows 2).
 // Each item runs once per round, in the round's own fire, never two runs
 // of an item at once nor two rounds of a job; deregistering the jobs
-// leaves no Job and no pod of them.
+// leaves no Job, pod or StatefulSet of them.
 func TestCloudMisfireOnKubernetes(t *testing.T) {
 	if cluster.Skip != "" {
 		t.Skip(cluster.Skip)
@@ -798,9 +798,9 @@ func TestCloudMisfireOnKubernetes(t *testing.T) {
 	for name := range jobs {
 		s.must("DELETE", "/api/job/"+name+"/deregister", "")
 	}
-	s.eventually(120*time.Second, "no Job and no pod of the deregistered jobs", func() bool {
+	s.eventually(120*time.Second, "no Job, pod or StatefulSet of the deregistered jobs", func() bool {
 		for name := range jobs {
-			if js, ps, _ := objectsOf(t, name); js+ps > 0 {
+			if js, ps, sets := objectsOf(t, name); js+ps+sets > 0 {
 				return false
 			}
 		}
@@ -840,7 +840,7 @@ func TestCloudStandbyTakesOverOnKubernetes(t *testing.T) {
 	}
 	// The cron fires once, well after the takeover; the first fire is a
 	// trigger.
-	cronFire := firstFire(60*time.Second, 0)
+	cronFire := firstFire(40*time.Second, 0)
 	leader.must("POST", "/api/app", fmt.Sprintf(`{"appName":"held","appURL":%q,"bootstrapScript":"sh held.sh","cpuCount":0.1,"memoryMB":16}`, url+"/held.sh"))
 	leader.must("POST", "/api/job/register", fmt.Sprintf(`{"jobName":"held","appName":"held","jobExecutionType":"TRANSIENT","cron":%q,
 "shardingTotalCount":2,"cpuCount":0.2,"memoryMB":32,"failover":true,"misfire":false}`, cronAt(cronFire)))
