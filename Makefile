@@ -48,7 +48,7 @@ test: lint build
 # The Kubernetes launcher's module (its own go.mod) against a real control
 # plane that scripts/k8s.sh starts (docs/cloud.md, "Test cluster"): items
 # run on test node agents, and kwoktest's lifecycle tests on kwok nodes; about
-# 3 minutes on 2 cores. Its tests skip with a message when the binaries (or
+# 8 minutes on 2 cores. Its tests skip with a message when the binaries (or
 # kwok) are not cached and EJOB_K8S_BUILD is unset; with EJOB_K8S_BUILD=1 the
 # first run builds them (minutes) before the tests start, so the build is not
 # inside their timeout.

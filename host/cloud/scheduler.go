@@ -67,7 +67,7 @@ type Options struct {
 	PollInterval      time.Duration
 	// FailureBackoff is the pause before a job whose item failed is
 	// launched again (DefaultFailureBackoff when 0); it doubles with each
-	// further failure, up to MaxFailureBackoff.
+	// further fire that has a failed item, up to MaxFailureBackoff.
 	FailureBackoff time.Duration
 	// Tracer records the items' status and execution events with
 	// TracerConfig (nil: none).
@@ -206,7 +206,8 @@ type leaderState struct {
 
 // Failure pauses: a job whose item failed waits DefaultFailureBackoff (or
 // Options.FailureBackoff) before its failover items or its next ready
-// round are launched, twice as long after each further failure, at most
+// round are launched, twice as long after each further fire that has a
+// failed item (the items of one fire that fail count once), at most
 // MaxFailureBackoff (or the first pause, when that is longer). The first
 // pause is upstream's: its launch loop runs 10 s after the last ended.
 const (
@@ -214,11 +215,13 @@ const (
 	MaxFailureBackoff     = 5 * time.Minute
 )
 
-// failurePause is a job's run of failed items since its last success and
-// the time before which it is not launched again.
+// failurePause is a job's run of fires with failed items since its last
+// success and the time before which it is not launched again.
 type failurePause struct {
 	failures int
-	until    time.Time
+	// fire is the fire of the last failure counted.
+	fire  string
+	until time.Time
 	// logged tells that the hold until until was logged.
 	logged bool
 }
@@ -463,7 +466,7 @@ func (s *Scheduler) pass(ctx context.Context, l *leaderState) error {
 				s.log.Warn("item ended without success", "job", name, "item", item, "task", tid.String(), "state", st.State,
 					"reason", st.Reason, "exitCode", st.ExitCode, "failover", fo)
 				if st.State == spi.ItemFailed {
-					s.failed(l, name, time.Now())
+					s.failed(l, name, tid.Fire, time.Now())
 				}
 			}
 			if st.State.Final() {
@@ -480,9 +483,15 @@ func (s *Scheduler) pass(ctx context.Context, l *leaderState) error {
 	s.mu.Unlock()
 
 	// Fires the launcher runs that no running item names: left over by a
-	// leader that died, or of a stopped job.
+	// leader that died, or of a stopped job. A job gone takes its
+	// finished fires with it too: nothing of it stays on the cluster.
+	gone := map[string]bool{}
 	for k, items := range launched {
 		if referenced[k] {
+			continue
+		}
+		if _, ok := v.jobs[k.job]; !ok {
+			gone[k.job] = true
 			continue
 		}
 		for _, it := range items {
@@ -493,6 +502,12 @@ func (s *Scheduler) pass(ctx context.Context, l *leaderState) error {
 				}
 				break
 			}
+		}
+	}
+	for job := range gone {
+		s.log.Info("removing the fires of a job gone", "job", job)
+		if _, err := s.launcher.Stop(ctx, spi.LaunchStopRequest{Config: s.lcfg, JobName: job}); err != nil {
+			return fmt.Errorf("launcher stop %s: %w", job, err)
 		}
 	}
 	// Fires recorded but unknown to the launcher: launch them again
@@ -584,11 +599,16 @@ func (s *Scheduler) pass(ctx context.Context, l *leaderState) error {
 	return nil
 }
 
-// failed records a failed item of job at now: the job's next launch
-// waits (see failurePause).
-func (s *Scheduler) failed(l *leaderState, job string, now time.Time) {
+// failed records a failed item of job's fire at now: the job's next
+// launch waits (see failurePause). Another failed item of the fire last
+// counted changes nothing.
+func (s *Scheduler) failed(l *leaderState, job, fire string, now time.Time) {
 	p := l.held[job]
+	if p.failures > 0 && p.fire == fire {
+		return
+	}
 	p.failures++
+	p.fire = fire
 	limit := max(MaxFailureBackoff, s.pause)
 	d := s.pause
 	for i := 1; i < p.failures && d < limit; i++ {

@@ -1,6 +1,7 @@
 package cloud
 
 import (
+	"strconv"
 	"testing"
 	"time"
 
@@ -47,15 +48,19 @@ func TestDaemonFiresCountOnceWhenTheLaunchersCountGoesDown(t *testing.T) {
 }
 
 // A job whose items fail waits before its next launch: the pause doubles
-// with each failure up to the limit and holds the job until its end.
+// with each fire that has a failed item up to the limit, the fire's other
+// failed items changing nothing, and holds the job until its end.
 func TestFailurePauseDoublesUpToTheLimit(t *testing.T) {
 	s := New(Options{FailureBackoff: time.Minute})
 	l := &leaderState{held: map[string]failurePause{}}
 	now := time.Now()
 	for i, want := range []time.Duration{time.Minute, 2 * time.Minute, 4 * time.Minute, MaxFailureBackoff, MaxFailureBackoff} {
-		s.failed(l, "j", now)
+		fire := "f" + strconv.Itoa(i)
+		s.failed(l, "j", fire, now)
+		// The fire's second failed item, a little later.
+		s.failed(l, "j", fire, now.Add(time.Second))
 		if got := l.held["j"].until.Sub(now); got != want {
-			t.Fatalf("failure %d: pause %s, want %s", i+1, got, want)
+			t.Fatalf("fire %d with 2 failed items: pause %s, want %s", i+1, got, want)
 		}
 		if !s.holding(l, "j", now.Add(want-time.Millisecond)) || s.holding(l, "j", now.Add(want)) {
 			t.Fatalf("failure %d: held wrongly around the end of its pause %s", i+1, want)

@@ -54,8 +54,8 @@ type CloudSettings struct {
 	// (default DefaultPollInterval).
 	PollInterval time.Duration
 	// FailureBackoff is the pause before a job whose item failed is
-	// launched again, doubling with each further failure (0: the
-	// scheduler's default).
+	// launched again, doubling with each further fire that has a failed
+	// item (0: the scheduler's default).
 	FailureBackoff time.Duration
 }
 

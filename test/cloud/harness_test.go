@@ -22,8 +22,9 @@ import (
 
 // appScript is the test app: it records each run of an item (task id,
 // parameter, sharding context) in jobParameter's directory, and its start
-// time in nanoseconds (times-N), then sleeps for a parameter "sleepN" or
-// fails for "fail".
+// time in nanoseconds (times-N), then sleeps for a parameter "sleepN",
+// fails for "fail", or for "outcomesXYZ…" succeeds or fails as the
+// letter of its run (S or F: X the first run of the item, Y the second).
 const appScript = `#!/bin/sh
 out="$EJOB_JOB_PARAMETER"
 date +%s%N >> "$out/times-$EJOB_SHARDING_ITEM"
@@ -31,6 +32,9 @@ printf '%s\t%s\t%s\n' "$EJOB_TASK_ID" "$EJOB_SHARDING_PARAMETER" "$EJOB_SHARDING
 case "$EJOB_SHARDING_PARAMETER" in
   sleep*) exec sleep "${EJOB_SHARDING_PARAMETER#sleep}" ;;
   fail) exit 3 ;;
+  outcomes*)
+    n=$(wc -l < "$out/times-$EJOB_SHARDING_ITEM")
+    case "$(printf '%s' "${EJOB_SHARDING_PARAMETER#outcomes}" | cut -c"$n")" in S) exit 0 ;; *) exit 3 ;; esac ;;
   daemonfire)
     # One DAEMON fire: BEGIN, wait for the test's go file, COMPLETE.
     echo BEGIN >> "$EJOB_FIRE_LOG"

@@ -1,6 +1,7 @@
 package cloud
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 	"testing"
@@ -141,5 +142,41 @@ func TestFailingJobPausesBeforeItsNextLaunch(t *testing.T) {
 	}
 	if rs := e.runs(0); !strings.Contains(rs[1][0], "@-@FAILOVER@-@") {
 		t.Errorf("fo: the second run %q is not a FAILOVER run", rs[1][0])
+	}
+}
+
+// A success ends a failing job's pause: after three failures in a row
+// (pauses of 1, 2 and 4 s) its failover run succeeds; the next fire's
+// failure pauses the job 1 s again before its failover run, not the 8 s
+// a fourth failure in a row would.
+func TestSuccessEndsTheFailurePause(t *testing.T) {
+	e := newEnv(t)
+	e.backoff = "1s"
+	_, c := e.boot()
+	c.must("POST", "/api/job/register", e.jobBody("fs", "app", "TRANSIENT", "", 1, "0=outcomesFFFSFS", true, false))
+	idle := func() bool {
+		var failover []json.RawMessage
+		if err := json.Unmarshal(c.must("GET", "/api/job/tasks/failover", ""), &failover); err != nil {
+			t.Fatal(err)
+		}
+		return len(c.running()) == 0 && len(failover) == 0
+	}
+	c.must("POST", "/api/job/trigger", "fs")
+	e.eventually(40*time.Second, "three failures and a success", func() bool {
+		return len(starts(t, e.out, 0)) == 4 && idle()
+	})
+	c.must("POST", "/api/job/trigger", "fs")
+	e.eventually(40*time.Second, "a failure and its failover run's success", func() bool {
+		return len(starts(t, e.out, 0)) == 6 && idle()
+	})
+	c.must("POST", "/api/job/fs/disable", "")
+	ts := starts(t, e.out, 0)
+	if gap := ts[5].Sub(ts[4]); gap < time.Second {
+		t.Errorf("the failover run started %s after the failed run, want at least the pause 1s", gap)
+	} else if gap >= 8*time.Second {
+		t.Errorf("the failover run started %s after the failed run: the pause counted the failures before the success", gap)
+	}
+	if rs := e.runs(0); len(rs) != 6 || strings.Contains(rs[4][0], "@-@FAILOVER@-@") || !strings.Contains(rs[5][0], "@-@FAILOVER@-@") {
+		t.Errorf("runs %v: want the fifth a READY run and the sixth its FAILOVER run", rs)
 	}
 }
