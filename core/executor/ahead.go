@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"github.com/ejob-io/ejob/internal/hoptrace"
 )
 
 // contextsAt returns the trigger's ShardingContexts, at the fire's
@@ -18,14 +19,19 @@ import (
 func (r *run) contextsAt(ctx context.Context, fire Fire) (sc ShardingContexts, abandoned bool, err error) {
 	f := r.opts.Facade
 	if fire == nil || !fire.Ahead() {
+		hoptrace.Mark("not-ahead")
 		sc, err = f.ShardingContexts(ctx)
+		hoptrace.Mark("contexts")
 		return sc, false, err
 	}
+	hoptrace.Mark("ahead")
 	sc, armed, err := f.PreArm(ctx)
+	hoptrace.Mark("prearmed")
 	if err != nil {
 		return sc, false, err
 	}
 	went := fire.AwaitScheduled(ctx)
+	hoptrace.Mark("awoke")
 	if went {
 		if paused, _ := f.Paused(); paused {
 			r.log.Warn("fire skipped: the registry connection is suspended or its session was lost", "scheduled", fire.Scheduled())
@@ -35,6 +41,7 @@ func (r *run) contextsAt(ctx context.Context, fire Fire) (sc ShardingContexts, a
 		}
 	}
 	if armed && went && f.ConfirmArmed(ctx, sc) {
+		hoptrace.Mark("confirmed")
 		return sc, false, nil
 	}
 	if armed {

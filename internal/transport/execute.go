@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ejob-io/ejob/internal/hoptrace"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -87,6 +88,7 @@ func (c *Conn) startExecution(ctx context.Context, typeName string, req spi.Exec
 	var rpcCtx context.Context
 	rpcCtx, x.cancelRPC = context.WithCancel(context.WithoutCancel(ctx))
 	go func() {
+		hoptrace.Mark("rpc-send")
 		resp, err := c.client.Execute(rpcCtx, x.req)
 		x.results <- executeResult{resp, err}
 	}()

@@ -3,6 +3,7 @@ package transport
 import (
 	"context"
 	"fmt"
+	"github.com/ejob-io/ejob/internal/hoptrace"
 	"runtime/debug"
 	"time"
 
@@ -114,6 +115,7 @@ func (s *server) ValidateErrorHandler(ctx context.Context, req *pb.ValidateProps
 // and keeps the RPC open until it returns; the caller's deadline and the
 // execution lease travel in the request (see stop.go and lease.go).
 func (s *server) Execute(ctx context.Context, req *pb.ExecuteRequest) (*pb.ExecuteResponse, error) {
+	hoptrace.Mark("rpc-recv")
 	if id := req.GetExecutionId(); id != "" {
 		var x execution
 		ctx, x.cancel = context.WithCancelCause(ctx)
@@ -138,6 +140,7 @@ func (s *server) Execute(ctx context.Context, req *pb.ExecuteRequest) (*pb.Execu
 	if err != nil {
 		return nil, toStatus(err)
 	}
+	hoptrace.Mark("resolved")
 	resp, err := impl.Execute(ctx, executeRequestFromProto(req))
 	if err != nil {
 		return nil, withOutput(toStatus(err), resp.Output)
