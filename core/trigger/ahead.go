@@ -61,13 +61,18 @@ func (f Fire) AwaitScheduled(ctx context.Context) bool {
 	}
 	a := e.ahead
 	if d := f.scheduled.Sub(a.clock.Now()); d > 0 {
-		t := e.job.awaitTimer(a.clock, d)
-		select {
-		case <-ctx.Done():
-		case <-a.abandoned:
-		case <-t.C():
+		_, precise := a.clock.(PreciseClock)
+		if !precise || !awaitPrecise(ctx, d, a.abandoned) {
+			if d = f.scheduled.Sub(a.clock.Now()); d > 0 {
+				t := e.job.awaitTimer(a.clock, d)
+				select {
+				case <-ctx.Done():
+				case <-a.abandoned:
+				case <-t.C():
+				}
+				t.Stop()
+			}
 		}
-		t.Stop()
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
