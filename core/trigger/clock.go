@@ -42,10 +42,11 @@ func (r realTimer) Reset(d time.Duration) bool { return r.t.Reset(d) }
 // process on Linux wakes for a timer in whole milliseconds (its poller's
 // epoll_wait takes a timeout in ms, and a wait under 1 ms sleeps a whole
 // one), so with RealClock such a fire goes on up to 1 ms after its time,
-// half of it on average. On Linux, Fire.AwaitScheduled waits on a timerfd
-// through the runtime's poller instead of a runtime timer; elsewhere, and
-// should the timerfd fail, as RealClock does. Outside a testing/synctest
-// bubble only: the bubble's time does not move a timerfd.
+// half of it on average. On Linux the loop's alarm (alarm.go, one timerfd
+// the runtime's poller watches) wakes such fires; elsewhere, and should
+// the timerfd fail, they wait as with RealClock. Outside a
+// testing/synctest bubble only: the bubble's time does not move a
+// timerfd.
 type PreciseClock struct{ RealClock }
 
 var _ Clock = PreciseClock{}
