@@ -2,7 +2,6 @@ package executor
 
 import (
 	"context"
-	"github.com/ejob-io/ejob/internal/hoptrace"
 )
 
 // contextsAt returns the trigger's ShardingContexts, at the fire's
@@ -19,19 +18,14 @@ import (
 func (r *run) contextsAt(ctx context.Context, fire Fire) (sc ShardingContexts, abandoned bool, err error) {
 	f := r.opts.Facade
 	if fire == nil || !fire.Ahead() {
-		hoptrace.Mark("not-ahead")
 		sc, err = f.ShardingContexts(ctx)
-		hoptrace.Mark("contexts")
 		return sc, false, err
 	}
-	hoptrace.Mark("ahead")
 	sc, armed, err := f.PreArm(ctx)
-	hoptrace.Mark("prearmed")
 	if err != nil {
 		return sc, false, err
 	}
 	went := fire.AwaitScheduled(ctx)
-	hoptrace.Mark("awoke")
 	if went {
 		if paused, _ := f.Paused(); paused {
 			r.log.Warn("fire skipped: the registry connection is suspended or its session was lost", "scheduled", fire.Scheduled())
@@ -41,7 +35,6 @@ func (r *run) contextsAt(ctx context.Context, fire Fire) (sc ShardingContexts, a
 		}
 	}
 	if armed && went && f.ConfirmArmed(ctx, sc) {
-		hoptrace.Mark("confirmed")
 		return sc, false, nil
 	}
 	if armed {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/ejob-io/ejob/internal/hoptrace"
 	"maps"
 	"runtime"
 	"runtime/debug"
@@ -578,7 +577,6 @@ func (r *run) once(ctx context.Context, sc ShardingContexts, src Source) error {
 	if err := f.RegisterBegin(ctx, sc); err != nil {
 		return fmt.Errorf("executor: job %q: register begin: %w", r.jobName, err)
 	}
-	hoptrace.Mark("begun")
 	r.status(ctx, r.events.TaskRunning, sc, src, TaskRunning, "")
 
 	failures, perr := r.items(ctx, sc, src)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/ejob-io/ejob/internal/hoptrace"
 	"maps"
 	"strings"
 	"time"
@@ -109,7 +108,6 @@ func (t Typed) RunItemOutput(ctx context.Context, sc spi.ShardingContext) (spi.O
 		ctx, stop = t.stopOnResharding(ctx)
 		defer stop()
 	}
-	hoptrace.Mark("typed")
 	resp, err := t.Executor.Execute(ctx, spi.ExecuteRequest{Context: sc, Props: props})
 	if err != nil {
 		if errors.Is(context.Cause(ctx), ErrResharding) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/ejob-io/ejob/internal/hoptrace"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -88,7 +87,6 @@ func (c *Conn) startExecution(ctx context.Context, typeName string, req spi.Exec
 	var rpcCtx context.Context
 	rpcCtx, x.cancelRPC = context.WithCancel(context.WithoutCancel(ctx))
 	go func() {
-		hoptrace.Mark("rpc-send")
 		resp, err := c.client.Execute(rpcCtx, x.req)
 		x.results <- executeResult{resp, err}
 	}()

@@ -3,7 +3,6 @@ package transport
 import (
 	"context"
 	"fmt"
-	"github.com/ejob-io/ejob/internal/hoptrace"
 	"runtime/debug"
 	"time"
 
@@ -115,7 +114,6 @@ func (s *server) ValidateErrorHandler(ctx context.Context, req *pb.ValidateProps
 // and keeps the RPC open until it returns; the caller's deadline and the
 // execution lease travel in the request (see stop.go and lease.go).
 func (s *server) Execute(ctx context.Context, req *pb.ExecuteRequest) (*pb.ExecuteResponse, error) {
-	hoptrace.Mark("rpc-recv")
 	if id := req.GetExecutionId(); id != "" {
 		var x execution
 		ctx, x.cancel = context.WithCancelCause(ctx)
@@ -140,7 +138,6 @@ func (s *server) Execute(ctx context.Context, req *pb.ExecuteRequest) (*pb.Execu
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	hoptrace.Mark("resolved")
 	resp, err := impl.Execute(ctx, executeRequestFromProto(req))
 	if err != nil {
 		return nil, withOutput(toStatus(err), resp.Output)

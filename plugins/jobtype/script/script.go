@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/ejob-io/ejob/internal/hoptrace"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -159,11 +158,9 @@ func (e *Executor) Execute(ctx context.Context, req spi.ExecuteRequest) (spi.Exe
 	cmd.Stderr = stderr
 	cmd.WaitDelay = grace
 	newProcessGroup(cmd)
-	hoptrace.Mark("exec")
 	if err := cmd.Start(); err != nil {
 		return spi.ExecuteResponse{}, fmt.Errorf("%s: Execute script failure: %w", where, err)
 	}
-	hoptrace.Mark("exec-started")
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
 
