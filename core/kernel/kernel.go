@@ -73,7 +73,7 @@ type Options struct {
 	// none. Item runs, failures and durations come through Events.
 	Observer Observer
 	// Clock is the trigger loop's clock, also the watchdog's (default
-	// trigger.RealClock). Tests use one whose timers never fire to model a
+	// trigger.PreciseClock). Tests use one whose timers never fire to model a
 	// trigger loop that stopped firing.
 	Clock trigger.Clock
 	// Validated remembers the props the plugins accepted: Add asks a job
@@ -249,7 +249,7 @@ func New(opts Options) (*Kernel, error) {
 		opts.WatchdogInterval = DefaultWatchdogInterval
 	}
 	if opts.Clock == nil {
-		opts.Clock = trigger.RealClock{}
+		opts.Clock = trigger.PreciseClock{}
 	}
 	if opts.Observer == nil {
 		opts.Observer = NopObserver{}

@@ -61,13 +61,21 @@ func (f Fire) AwaitScheduled(ctx context.Context) bool {
 	}
 	a := e.ahead
 	if d := f.scheduled.Sub(a.clock.Now()); d > 0 {
+		// The alarm wakes the fire at its time; the runtime timer, when
+		// there is none, or should the wall clock have been set back.
+		rang, forget := a.alarm.wait(f.scheduled)
+		if rang != nil {
+			d += alarmBackstop
+		}
 		t := e.job.awaitTimer(a.clock, d)
 		select {
 		case <-ctx.Done():
 		case <-a.abandoned:
+		case <-rang:
 		case <-t.C():
 		}
 		t.Stop()
+		forget()
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -93,9 +101,15 @@ func (j *job) awaitTimer(c Clock, d time.Duration) Timer {
 	return j.await
 }
 
+// alarmBackstop is how long after its scheduled time a fire the alarm
+// waits for goes on by its runtime timer should the alarm not ring (the
+// wall clock set back meanwhile).
+const alarmBackstop = 2 * time.Millisecond
+
 // ahead is the state of a fire dispatched ahead of its scheduled time.
 type ahead struct {
 	clock     Clock
+	alarm     *alarm        // the loop's (nil: none)
 	state     aheadState    // guarded by the execution's mu
 	abandoned chan struct{} // closed when state becomes aheadAbandoned
 }
@@ -168,7 +182,7 @@ func (s *Loop) fireAhead(ctx context.Context, j *job, now time.Time) {
 	j.next = nextOf(j.sched, at)
 	s.reposition(j)
 	s.spawn(ctx, j, &execution{fn: j.fn, fire: Fire{scheduled: at, actual: now},
-		ahead: &ahead{clock: s.clock, abandoned: make(chan struct{})}})
+		ahead: &ahead{clock: s.clock, alarm: s.alarmOnce(), abandoned: make(chan struct{})}})
 }
 
 // abandonAhead abandons j's execution when it is a fire dispatched ahead
@@ -189,4 +203,16 @@ func (s *Loop) abandonAhead(j *job) time.Time {
 	close(e.ahead.abandoned)
 	e.final = true
 	return e.fire.scheduled
+}
+
+// alarmOnce returns the loop's alarm, made at its first call when the
+// clock is a PreciseClock (nil otherwise, or when the system has none).
+func (s *Loop) alarmOnce() *alarm {
+	if !s.alarmMade {
+		s.alarmMade = true
+		if _, ok := s.clock.(PreciseClock); ok {
+			s.alarm = newAlarm()
+		}
+	}
+	return s.alarm
 }

@@ -35,3 +35,18 @@ type realTimer struct{ t *time.Timer }
 func (r realTimer) C() <-chan time.Time        { return r.t.C }
 func (r realTimer) Stop() bool                 { return r.t.Stop() }
 func (r realTimer) Reset(d time.Duration) bool { return r.t.Reset(d) }
+
+// PreciseClock is RealClock whose fires dispatched ahead (AddAhead) go on
+// at their scheduled time within the kernel's timer slack (tens of
+// microseconds) rather than the runtime's timer resolution: an idle Go
+// process on Linux wakes for a timer in whole milliseconds (its poller's
+// epoll_wait takes a timeout in ms, and a wait under 1 ms sleeps a whole
+// one), so with RealClock such a fire goes on up to 1 ms after its time,
+// half of it on average. On Linux the loop's alarm (alarm.go, one timerfd
+// the runtime's poller watches) wakes such fires; elsewhere, and should
+// the timerfd fail, they wait as with RealClock. Outside a
+// testing/synctest bubble only: the bubble's time does not move a
+// timerfd.
+type PreciseClock struct{ RealClock }
+
+var _ Clock = PreciseClock{}

@@ -104,6 +104,10 @@ type Loop struct {
 	idle []chan struct{}
 	// pool counts the workers (workers.go).
 	pool pool
+	// alarm wakes the fires dispatched ahead (PreciseClock), made at the
+	// first (alarmOnce); Run closes it as it returns.
+	alarm     *alarm
+	alarmMade bool
 }
 
 type job struct {
@@ -327,6 +331,7 @@ func (s *Loop) Run(ctx context.Context) error {
 	// The idle workers exit as Run returns: spawn runs on the loop, so
 	// nothing sends on work after it.
 	defer close(s.work)
+	defer func() { s.alarm.close() }()
 
 	timer := s.clock.NewTimer(s.maxSleep)
 	defer timer.Stop()

@@ -46,10 +46,18 @@ var (
 	benchBinErr  error
 )
 
+// benchBinEnv names a prebuilt ejob binary for the host benchmarks to run
+// instead of their own build (to compare two builds, alternated).
+const benchBinEnv = "EJOB_BENCH_BIN"
+
 // benchEjob builds the ejob binary once, without -race, next to TestMain's
-// race build (so TestMain's cleanup removes it).
+// race build (so TestMain's cleanup removes it), or returns $EJOB_BENCH_BIN
+// when set.
 func benchEjob(b *testing.B) string {
 	b.Helper()
+	if p := os.Getenv(benchBinEnv); p != "" {
+		return p
+	}
 	benchBinOnce.Do(func() {
 		benchBinPath = filepath.Join(filepath.Dir(ejobBin), "ejob-bench")
 		out, err := exec.Command("go", "build", "-o", benchBinPath, "github.com/ejob-io/ejob/cmd/ejob").CombinedOutput()

@@ -1,0 +1,139 @@
+package trigger
+
+import (
+	"sync"
+	"time"
+)
+
+// An alarm wakes the fires a loop dispatched ahead at their scheduled time
+// (PreciseClock): one timer of the kernel's, armed for the earliest time
+// waited for, whose expiry the runtime's poller sees as it sees a socket's
+// data, so the process wakes when the kernel's timer fires (within its
+// slack, tens of microseconds) and not in the runtime timers' whole
+// milliseconds. Fires due at one time share one wake-up and one channel.
+// The loop makes it at its first fire dispatched ahead and closes it when
+// Run returns; a nil alarm (no PreciseClock, or no such timer on this
+// system) has the runtime timer alone wake the fires.
+type alarm struct {
+	k alarmTimer
+
+	mu      sync.Mutex
+	waits   map[int64]*alarmWait // by the Unix time in ns waited for
+	armed   int64                // what k is armed for; 0: nothing
+	running bool                 // run's goroutine
+	closed  bool
+}
+
+// alarmTimer is the kernel's timer an alarm waits on.
+type alarmTimer interface {
+	// arm sets the timer to expire at the Unix time at (in ns), or at
+	// once if that has passed.
+	arm(at int64) error
+	// wait returns when the timer expires, or with an error once the
+	// timer is closed.
+	wait() error
+	close()
+}
+
+// alarmWait is the executions waiting for one time.
+type alarmWait struct {
+	c chan struct{} // closed at the time
+	n int           // waiters that have not given up
+}
+
+func newAlarmOn(k alarmTimer) *alarm {
+	return &alarm{k: k, waits: map[int64]*alarmWait{}}
+}
+
+// wait returns a channel that is closed at at, and the func the waiter
+// calls once it no longer waits (it may be called more than once). A nil
+// channel means the alarm cannot wake it: the caller's runtime timer
+// must.
+func (a *alarm) wait(at time.Time) (<-chan struct{}, func()) {
+	if a == nil {
+		return nil, func() {}
+	}
+	ns := at.UnixNano()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed {
+		return nil, func() {}
+	}
+	w := a.waits[ns]
+	if w == nil {
+		if a.armed == 0 || ns < a.armed {
+			if a.k.arm(ns) != nil {
+				return nil, func() {}
+			}
+			a.armed = ns
+		}
+		w = &alarmWait{c: make(chan struct{})}
+		a.waits[ns] = w
+		if !a.running {
+			a.running = true
+			go a.run()
+		}
+	}
+	w.n++
+	var once sync.Once
+	return w.c, func() { once.Do(func() { a.forget(ns, w) }) }
+}
+
+// forget drops a waiter of the time ns; with no waiter left, the time's
+// wake-up is not needed (run finds nothing to wake, if it comes).
+func (a *alarm) forget(ns int64, w *alarmWait) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if w.n--; w.n == 0 && a.waits[ns] == w {
+		delete(a.waits, ns)
+	}
+}
+
+// run wakes the waiters each time the timer expires, while any wait.
+func (a *alarm) run() {
+	for {
+		err := a.k.wait()
+		if !a.ring(err != nil) {
+			return
+		}
+	}
+}
+
+// ring closes the channels of the times that have come and arms the timer
+// for the next; it reports whether run should wait again. stop (the timer
+// is closed or failed) ends run: the waiters left are woken by their
+// runtime timers.
+func (a *alarm) ring(stop bool) bool {
+	now := time.Now().UnixNano()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.armed = 0
+	var next int64
+	for ns, w := range a.waits {
+		if ns <= now {
+			close(w.c)
+			delete(a.waits, ns)
+		} else if next == 0 || ns < next {
+			next = ns
+		}
+	}
+	if next != 0 && !stop && !a.closed && a.k.arm(next) == nil {
+		a.armed = next
+		return true
+	}
+	a.running = false
+	return false
+}
+
+// close stops the alarm (Run returns).
+func (a *alarm) close() {
+	if a == nil {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.closed {
+		a.closed = true
+		a.k.close()
+	}
+}

@@ -1,0 +1,6 @@
+//go:build !linux
+
+package trigger
+
+// newAlarm returns nil: PreciseClock waits as RealClock off Linux.
+func newAlarm() *alarm { return nil }
