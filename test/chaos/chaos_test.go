@@ -724,6 +724,7 @@ func (s *suite) finish(v *violations, checkFrom, faultsEnd time.Time, more func(
 	recordsEnd := time.Now()
 	runs := s.runs()
 	s.readSideProbe()
+	s.stalls.explainRegistry(s.faults)
 	checkTo := recordsEnd.Add(-period(jobFO) - time.Second)
 	st := s.checkRuns(v, runs, checkFrom, checkTo, recordsEnd)
 	if more != nil {

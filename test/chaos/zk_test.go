@@ -22,6 +22,17 @@ import (
 func (s *suite) observe(timeout time.Duration, fn func(ctx context.Context, c reg.Client) error) error {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
+	c, err := s.probeConnect(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return fn(ctx, c)
+}
+
+// probeConnect opens a ZooKeeper connection to the suite's namespace
+// that goes through no proxy (the observer's, the registry probe's).
+func (s *suite) probeConnect(ctx context.Context) (reg.Client, error) {
 	cfg := zookeeper.DefaultConfig(s.zk.Addr(), s.ns)
 	cfg.SessionTimeoutMilliseconds = 4000
 	cfg.ConnectionTimeoutMilliseconds = 2000
@@ -29,10 +40,9 @@ func (s *suite) observe(timeout time.Duration, fn func(ctx context.Context, c re
 	cfg.MaxSleepTimeMilliseconds = 300
 	c, err := zookeeper.Connect(ctx, cfg)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer c.Close()
-	return fn(ctx, c)
+	return c, nil
 }
 
 // leader returns the instance id in {job}/leader/election/instance ("" if none).
