@@ -106,12 +106,26 @@ func (l *Latch) createNode(ctx context.Context) (string, *reg.Session, error) {
 	for try := 0; ; try++ {
 		p, err := l.c.Create(ctx, base, l.id, reg.EphemeralSequential, reg.WithParentContainers())
 		if err == nil {
+			if now := l.c.Session(); now != sess {
+				// The create went out in a later session than the one it
+				// was made in (a client sends the requests queued while
+				// disconnected on its next connection, a new session's
+				// too): the node may be that session's, which outlives
+				// everything this Acquire knows of. Left there it would
+				// hold the latch for every participant until that session
+				// ends.
+				l.deleteNode(ctx, p)
+				return "", nil, fmt.Errorf("latch %s: create node: the session changed during the create (%v, now %v): %w",
+					l.path, sess, now, reg.ErrSessionLost)
+			}
 			return p, sess, nil
 		}
 		if !errors.Is(err, reg.ErrConnectionLoss) || try >= 3 {
-			if ctx.Err() != nil || errors.Is(err, reg.ErrConnectionLoss) {
-				// The create may still be applied after we gave up on it.
-				l.deleteProtected(ctx, prefix)
+			if ctx.Err() != nil || errors.Is(err, reg.ErrConnectionLoss) || errors.Is(err, reg.ErrSessionLost) {
+				// The create may still be applied after we gave up on
+				// it, in this session or, queued while disconnected, in
+				// the next one.
+				l.reapAbandoned(ctx, prefix)
 			}
 			return "", nil, fmt.Errorf("latch %s: create node: %w", l.path, err)
 		}
@@ -127,18 +141,74 @@ func (l *Latch) createNode(ctx context.Context) (string, *reg.Session, error) {
 	}
 }
 
+// Reaping an abandoned create (reapAbandoned): the first look comes
+// after reapGrace (the abandoned request is queued by then: a client
+// queues a request when it is made, and sends its queue in order), and
+// failed looks are retried every reapGrace until one listing succeeds,
+// for at most reapFor.
+const (
+	reapGrace = time.Second
+	reapFor   = time.Minute
+)
+
+// reapAbandoned removes, in the background, the node that a create of
+// prefix this latch gave up on may still make: a request a client queued
+// while disconnected goes out on its next connection, in a new session if
+// the old one expired, so the node can appear after the create returned
+// an error, in a session that lives on and that nothing here would end.
+// A listing that succeeds after the grace sees it (the requests go out in
+// order); the reaper stops once it has deleted the node, or after two
+// listings without it a grace apart (one listing could run in the same
+// instant as the abandoned request's goroutine when the process resumes
+// from a stop), or when the client is closed.
+func (l *Latch) reapAbandoned(ctx context.Context, prefix string) {
+	ctx = context.WithoutCancel(ctx)
+	go func() {
+		deadline := time.Now().Add(reapFor)
+		for clean := 0; clean < 2 && time.Now().Before(deadline); {
+			time.Sleep(reapGrace)
+			found, err := l.deleteProtected(ctx, prefix)
+			switch {
+			case found && err == nil, errors.Is(err, reg.ErrClosed):
+				return
+			case err == nil, errors.Is(err, reg.ErrNoNode):
+				clean++
+			}
+		}
+	}()
+}
+
 // deleteProtected removes any node of ours (by its protected prefix) left
 // by an abandoned create, with a short context detached from cancellation.
-func (l *Latch) deleteProtected(ctx context.Context, prefix string) {
+// It reports whether it found one, and the listing's error or the first
+// failed delete's.
+func (l *Latch) deleteProtected(ctx context.Context, prefix string) (found bool, err error) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	names, err := l.c.Children(cctx, l.path)
 	if err != nil {
-		return
+		return false, err
 	}
 	for _, n := range names {
 		if strings.HasPrefix(n, prefix) {
-			_ = l.c.Delete(cctx, reg.Join(l.path, n), reg.AnyVersion)
+			found = true
+			if err := l.c.Delete(cctx, reg.Join(l.path, n), reg.AnyVersion); err != nil && !errors.Is(err, reg.ErrNoNode) {
+				return found, err
+			}
+		}
+	}
+	return found, nil
+}
+
+// deleteNode deletes node, ours, with a short context detached from
+// cancellation; it falls back to reaping its prefix when the delete fails.
+func (l *Latch) deleteNode(ctx context.Context, node string) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := l.c.Delete(cctx, node, reg.AnyVersion); err != nil && !errors.Is(err, reg.ErrNoNode) {
+		name := reg.Base(node)
+		if i := strings.LastIndex(name, lockName); i > 0 {
+			l.reapAbandoned(ctx, name[:i])
 		}
 	}
 }
