@@ -171,13 +171,17 @@ func (m *misfires) clear(ctx context.Context, items []int) error {
 func (m *misfires) setExcept(ctx context.Context, except []int) error {
 	// The pending resharding is looked at first, and the deferral
 	// registered before the items are read: a commit in between then gives
-	// either the items after it, or all of them once it is seen.
+	// either the items after it, or all of them once it is seen. Each
+	// missed fire owes nothing only to its own items and except: the
+	// failover items one fire runs instead serve that fire, not a later
+	// one missed during the same pending resharding.
 	need, err := m.needSharding(ctx)
 	if err != nil {
 		return wrap("set misfire", err)
 	}
+	var fire deferredFire
 	if need {
-		m.made().deferToResharding()
+		fire = m.made().deferToResharding()
 		m.loop.armPump()
 	}
 	items, err := m.asg.localItems(ctx)
@@ -185,8 +189,7 @@ func (m *misfires) setExcept(ctx context.Context, except []int) error {
 		return wrap("set misfire", err)
 	}
 	if need {
-		m.made().addBefore(items)
-		m.made().addBefore(except)
+		m.made().addBefore(fire, append(slices.Clone(items), except...))
 	}
 	if items = without(items, except); len(except) > 0 && len(items) > 0 {
 		m.log.Info("a fire of the schedule runs failover items instead of this instance's items; they run right after it",
@@ -215,22 +218,23 @@ func (m *misfires) claimsBesides(cache *reg.CacheView, fo *failoverState, items 
 }
 
 // afterResharding flags the items gained by the resharding that was
-// pending when a fire was missed (see Job.SetMisfire), once it is not
-// pending any more.
+// pending when fires were missed (see Job.SetMisfire), once it is not
+// pending any more: the items it gave this instance that some missed fire
+// owes a run (misfireState.takeBefore).
 func (m *misfires) afterResharding(ctx context.Context) error {
-	before := m.state().takeBefore()
-	if before == nil {
+	exempt := m.state().takeBefore()
+	if exempt == nil {
 		return nil
 	}
 	if need, err := m.needSharding(ctx); err != nil || need {
-		m.made().restoreBefore(before) // pending again: wait for that one
+		m.made().restoreBefore(exempt) // pending again: wait for that one
 		return err
 	}
 	items, err := m.asg.localItems(ctx)
 	if err != nil {
 		return err
 	}
-	gained := without(items, before)
+	gained := without(items, exempt)
 	if len(gained) == 0 {
 		return nil
 	}
@@ -352,7 +356,9 @@ func (j *Job) SetMisfire(ctx context.Context) error { return j.SetMisfireExcept(
 // fire for them); the pump runs them once the execution ends
 // (misfires.runPending). The items in except are not flagged, nor, with a
 // resharding pending, taken for gained when it gives them to this
-// instance: the run starting now serves the fire for them.
+// instance: the run starting now serves the fire for them. That fire only:
+// another fire missed while the same resharding is pending (one skipped
+// while they run) flags them once it gives them to this instance.
 func (j *Job) SetMisfireExcept(ctx context.Context, except []int) error {
 	return j.mf.setExcept(ctx, except)
 }

@@ -23,10 +23,15 @@ type misfireState struct {
 	seen atomic.Int64
 
 	mu sync.Mutex
-	// before: a fire was missed while a resharding was pending; these were
-	// this instance's items then (nil: none). The items the resharding
-	// gives it are flagged once it commits (SetMisfire).
-	before []int
+	// before: the fires missed while a resharding was pending (nil: none),
+	// one entry each: the items that fire owes nothing once it commits
+	// (the instance's items then, flagged at once, and the failover items
+	// run instead of them). The items the resharding gives the instance
+	// are flagged once it commits, except those every fire owes nothing
+	// (SetMisfire, takeBefore). deferrals counts the deferrals taken, so
+	// that a fire's items go to its own deferral only.
+	before    [][]int
+	deferrals uint64
 	// set are the items whose misfire flag this process set and has not
 	// seen cleared (see misfires.candidates).
 	set map[int]bool
@@ -42,23 +47,29 @@ type misfireState struct {
 	catchUp   []int
 }
 
-// deferToResharding notes that a fire was missed while a resharding was
-// pending (its items follow with addBefore).
-func (m *misfireState) deferToResharding() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.before == nil {
-		m.before = []int{}
-	}
+// deferredFire is one fire's entry in a deferral (deferToResharding).
+type deferredFire struct {
+	deferral uint64
+	i        int
 }
 
-// addBefore adds the items owned when the fire was missed, unless the
-// deferral was taken meanwhile.
-func (m *misfireState) addBefore(items []int) {
+// deferToResharding notes that a fire was missed while a resharding was
+// pending; the items it owes nothing follow with addBefore. Until they do,
+// the fire owes every item the resharding gives the instance.
+func (m *misfireState) deferToResharding() deferredFire {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.before != nil {
-		m.before = append(m.before, items...)
+	m.before = append(m.before, []int{})
+	return deferredFire{deferral: m.deferrals, i: len(m.before) - 1}
+}
+
+// addBefore adds items to those the fire f owes nothing, unless its
+// deferral was taken meanwhile.
+func (m *misfireState) addBefore(f deferredFire, items []int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.before != nil && f.deferral == m.deferrals && f.i < len(m.before) {
+		m.before[f.i] = append(m.before[f.i], items...)
 	}
 }
 
@@ -72,24 +83,34 @@ func (m *misfireState) deferred() bool {
 	return m.before != nil
 }
 
-// takeBefore returns the deferral (nil: none) and clears it.
+// takeBefore returns the items every deferred fire owes nothing (nil: no
+// deferral; empty: the fires owe every item the resharding gives), sorted,
+// and clears the deferral.
 func (m *misfireState) takeBefore() []int {
 	if m == nil {
 		return nil
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	before := m.before
+	if m.before == nil {
+		return nil
+	}
+	exempt := append([]int{}, m.before[0]...)
+	for _, items := range m.before[1:] {
+		exempt = slices.DeleteFunc(exempt, func(i int) bool { return !slices.Contains(items, i) })
+	}
 	m.before = nil
-	return before
+	m.deferrals++
+	slices.Sort(exempt)
+	return slices.Compact(exempt)
 }
 
-// restoreBefore puts back a deferral takeBefore returned, ahead of any
-// made since.
+// restoreBefore puts back what takeBefore returned, as one fire of the
+// deferral made since, if any.
 func (m *misfireState) restoreBefore(before []int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.before = append(before, m.before...)
+	m.before = append(m.before, slices.Clone(before))
 }
 
 // note records items whose misfire flag this process set, which the tree

@@ -7,35 +7,59 @@ import (
 )
 
 // A fire missed while a resharding is pending is deferred until it
-// commits: the deferral is made before the items are known, the items are
-// added only while it holds, taking it clears it, and putting it back keeps
-// what was deferred meanwhile after it.
+// commits: the deferral is made before the fire's items are known, they
+// are added only while it holds, and taking it clears it. Each fire owes
+// nothing only to its own items: what the deferral exempts is what every
+// fire owes nothing (a failover item one fire ran instead of the own items
+// is owed by a later fire). Putting a deferral back keeps the fires
+// deferred meanwhile.
 func TestMisfireStateDeferral(t *testing.T) {
 	var m misfireState
-	m.addBefore([]int{1})
 	if m.deferred() || m.takeBefore() != nil {
-		t.Fatal("items added without a deferral were kept")
+		t.Fatal("a new state has a deferral")
 	}
-	m.deferToResharding()
+	f := m.deferToResharding()
 	if !m.deferred() {
 		t.Fatal("no deferral")
 	}
 	if b := m.takeBefore(); b == nil || len(b) != 0 {
-		t.Fatalf("deferral %v, want empty non-nil", b)
+		t.Fatalf("exempt %v, want empty non-nil", b)
 	}
-	m.deferToResharding()
-	m.addBefore([]int{1, 2})
-	m.deferToResharding() // a second missed fire keeps the first's items
-	m.addBefore([]int{3})
-	before := m.takeBefore()
-	if !slices.Equal(before, []int{1, 2, 3}) || m.deferred() {
-		t.Fatalf("took %v (deferred after: %v), want [1 2 3] and none left", before, m.deferred())
+	m.addBefore(f, []int{1}) // its deferral was taken
+	if m.deferred() || m.takeBefore() != nil {
+		t.Fatal("items added to a deferral taken were kept")
 	}
+	f = m.deferToResharding()
+	m.addBefore(f, []int{2, 1})
+	if got := m.takeBefore(); !slices.Equal(got, []int{1, 2}) {
+		t.Fatalf("one fire exempts %v, want [1 2]", got)
+	}
+	first := m.deferToResharding()
+	m.addBefore(first, []int{1, 2}) // owned 1, ran failover item 2 instead
+	second := m.deferToResharding()
+	m.addBefore(second, []int{1}) // owned 1, skipped while item 2 ran
+	exempt := m.takeBefore()
+	if !slices.Equal(exempt, []int{1}) || m.deferred() {
+		t.Fatalf("two fires exempt %v (deferred after: %v), want [1] and none left", exempt, m.deferred())
+	}
+	// A fire whose items are not added yet exempts nothing.
 	m.deferToResharding()
-	m.addBefore([]int{4})
-	m.restoreBefore(before)
-	if got := m.takeBefore(); !slices.Equal(got, []int{1, 2, 3, 4}) {
-		t.Fatalf("restored %v, want [1 2 3 4]", got)
+	f = m.deferToResharding()
+	m.addBefore(f, []int{1})
+	if got := m.takeBefore(); len(got) != 0 {
+		t.Fatalf("exempt %v with a fire's items unknown, want none", got)
+	}
+	f = m.deferToResharding()
+	m.addBefore(f, []int{1, 4})
+	m.restoreBefore(exempt)
+	if got := m.takeBefore(); !slices.Equal(got, []int{1}) {
+		t.Fatalf("restored %v, want [1]", got)
+	}
+	m.restoreBefore([]int{3})
+	f = m.deferToResharding() // made after the restore: its own entry
+	m.addBefore(f, []int{3, 5})
+	if got := m.takeBefore(); !slices.Equal(got, []int{3}) {
+		t.Fatalf("restored then deferred %v, want [3]", got)
 	}
 }
 
