@@ -50,8 +50,18 @@ func (j *Job) CheckEnvironment(ctx context.Context) error {
 }
 
 // ShardingContexts implements executor.Facade
-// (LiteJobFacade.getShardingContexts).
+// (LiteJobFacade.getShardingContexts). A trigger it refuses because the
+// registry connection failed (paused, session or connection lost) is
+// owed a catch-up run, as a fire SkipPaused skips.
 func (j *Job) ShardingContexts(ctx context.Context) (executor.ShardingContexts, error) {
+	sc, err := j.shardingContexts(ctx)
+	if err != nil {
+		j.missedOn(err)
+	}
+	return sc, err
+}
+
+func (j *Job) shardingContexts(ctx context.Context) (executor.ShardingContexts, error) {
 	if err := j.life.checkReady(); err != nil {
 		return executor.ShardingContexts{}, err
 	}
@@ -186,8 +196,17 @@ func (j *Job) MisfireIfRunning(ctx context.Context, items []int) (bool, error) {
 // fenced on this instance's node in its current session). It writes
 // nothing when the session is gone (ErrSessionLost) or when an item
 // already runs elsewhere (ErrItemRunning). A stale running node of this
-// instance is replaced.
+// instance is replaced. A run it refuses because the registry connection
+// failed is owed a catch-up run, as a fire SkipPaused skips.
 func (j *Job) RegisterBegin(ctx context.Context, sc executor.ShardingContexts) error {
+	err := j.registerBegin(ctx, sc)
+	if err != nil {
+		j.missedOn(err)
+	}
+	return err
+}
+
+func (j *Job) registerBegin(ctx context.Context, sc executor.ShardingContexts) error {
 	_, l, _ := j.rg.sessionLease()
 	if a := j.att.adopt(ctx, l, sc.Items); a != nil {
 		a.putFencingTokens(sc)

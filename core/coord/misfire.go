@@ -352,7 +352,13 @@ func (j *Job) SetMisfire(ctx context.Context) error { return j.SetMisfireExcept(
 // fire for them); the pump runs them once the execution ends
 // (misfires.runPending). The items in except are not flagged, nor, with a
 // resharding pending, taken for gained when it gives them to this
-// instance: the run starting now serves the fire for them.
+// instance: the run starting now serves the fire for them. A flag it
+// cannot set because the registry connection failed is owed a catch-up
+// run instead, as a fire SkipPaused skips.
 func (j *Job) SetMisfireExcept(ctx context.Context, except []int) error {
-	return j.mf.setExcept(ctx, except)
+	err := j.mf.setExcept(ctx, except)
+	if err != nil {
+		j.missedOn(err)
+	}
+	return err
 }
