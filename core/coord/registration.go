@@ -136,7 +136,7 @@ func (r *registration) catchUp() {
 	if r.shutdown.Load() {
 		return
 	}
-	r.log.Info("registry reachable again: one run catches up the fires skipped while it was not")
+	r.log.Info("one run catches up the fires the registry connection kept from running")
 	r.hooks.CatchUp()
 }
 

@@ -66,10 +66,10 @@ type stats struct {
 	// ZooKeeper fault would excuse that are judged by the catch-up after
 	// it (see throughOutage).
 	throughOutage map[string]map[string]int
-	latencies                                      []time.Duration           // failover: cut-off to the item's next start elsewhere
-	windowed                                       []string
-	maxWindow                                      time.Duration
-	fence                                          fence.Tally // the side effects in the fenced store
+	latencies     []time.Duration // failover: cut-off to the item's next start elsewhere
+	windowed      []string
+	maxWindow     time.Duration
+	fence         fence.Tally // the side effects in the fenced store
 	// starved counts the pairs excused by starvation (see starved) per
 	// job, starvedLost the most stall time measured over one of them.
 	starved     map[string]int
@@ -144,7 +144,7 @@ func newStats() *stats {
 	return &stats{fires: map[string]int{}, checked: map[string]int{}, itemFires: map[string]int{},
 		itemChecked: map[string]int{}, excusedBy: map[string]map[string]int{jobFO: {}, jobNoFO: {}}, beyond: map[string]int{},
 		throughOutage: map[string]map[string]int{jobFO: {}, jobNoFO: {}},
-		starved: map[string]int{}, starvedLost: map[string]time.Duration{}}
+		starved:       map[string]int{}, starvedLost: map[string]time.Duration{}}
 }
 
 // checkRuns checks exclusion, coverage and failover on the records.
