@@ -94,14 +94,27 @@ func (j *Job) shardingContexts(ctx context.Context) (executor.ShardingContexts, 
 				return executor.ShardingContexts{}, wrap("failover items", err)
 			}
 			if len(fi) > 0 {
-				// This execution runs failover items only: a pending catch-up
-				// of own items waits for the next one (their flags back).
-				if err := j.mf.handOver(ctx, nil); err != nil {
+				sc, _, err := j.att.contexts(ctx, cache, fi)
+				if err != nil {
 					return executor.ShardingContexts{}, err
 				}
-				sc, _, err := j.att.contexts(ctx, cache, fi)
-				sc.Failover = true
-				return sc, err
+				if len(sc.Items) > 0 {
+					// This execution runs failover items only: a pending
+					// catch-up of own items waits for the next one (their
+					// flags back).
+					if err := j.mf.handOver(ctx, nil); err != nil {
+						return executor.ShardingContexts{}, err
+					}
+					sc.Failover = true
+					return sc, nil
+				}
+				// Every claimed item runs elsewhere (its owner kept its
+				// session and runs it again): the claims wait for that
+				// run to end, and this trigger runs the instance's own
+				// items, which an empty failover execution would leave
+				// waiting as long as the owner keeps the claimed items
+				// busy.
+				j.log.Debug("claimed failover items run elsewhere; this trigger runs the instance's own items", "claimed", fi)
 			}
 		}
 		// A non-leader waits here until the leader reshards, which it does
