@@ -655,6 +655,15 @@ func (s *suite) livesAt(job string, pid int, t time.Time) bool {
 	return false
 }
 
+// kindShares lists counts by fault kind, each with its share of of.
+func kindShares(counts map[string]int, of int) string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(counts)) {
+		out = append(out, fmt.Sprintf("%s %d (%s)", k, counts[k], percent(counts[k], of)))
+	}
+	return strings.Join(out, ", ")
+}
+
 // pidNames names host incarnations: h1(pid).
 func (s *suite) pidNames(pids []int) string {
 	var out []string
@@ -946,19 +955,11 @@ func (s *suite) summary(v *violations, st *stats, runs []*run) {
 	}
 	fmt.Fprintf(&b, "fire-items excused by fault kind (share of the job's fire-items):\n")
 	for _, j := range []string{jobFO, jobNoFO} {
-		var excused []string
-		for _, k := range slices.Sorted(maps.Keys(st.excusedBy[j])) {
-			excused = append(excused, fmt.Sprintf("%s %d (%s)", k, st.excusedBy[j][k], percent(st.excusedBy[j][k], st.itemFires[j])))
-		}
-		fmt.Fprintf(&b, "  %-32s %s\n", j, strings.Join(excused, ", "))
+		fmt.Fprintf(&b, "  %-32s %s\n", j, kindShares(st.excusedBy[j], st.itemFires[j]))
 	}
 	fmt.Fprintf(&b, "fire-items judged through a full ZooKeeper fault (due after the catch-up once the hosts are back), by fault kind:\n")
 	for _, j := range []string{jobFO, jobNoFO} {
-		var through []string
-		for _, k := range slices.Sorted(maps.Keys(st.throughOutage[j])) {
-			through = append(through, fmt.Sprintf("%s %d (%s)", k, st.throughOutage[j][k], percent(st.throughOutage[j][k], st.itemFires[j])))
-		}
-		fmt.Fprintf(&b, "  %-32s %s\n", j, strings.Join(through, ", "))
+		fmt.Fprintf(&b, "  %-32s %s\n", j, kindShares(st.throughOutage[j], st.itemFires[j]))
 	}
 	fmt.Fprintf(&b, "fire-items excused by starvation (started late by no more than the stall a probe measured meanwhile):\n")
 	for _, j := range []string{jobFO, jobNoFO} {
