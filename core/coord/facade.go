@@ -50,8 +50,18 @@ func (j *Job) CheckEnvironment(ctx context.Context) error {
 }
 
 // ShardingContexts implements executor.Facade
-// (LiteJobFacade.getShardingContexts).
+// (LiteJobFacade.getShardingContexts). A trigger it refuses because the
+// registry connection failed (paused, session or connection lost) is
+// owed a catch-up run, as a fire SkipPaused skips.
 func (j *Job) ShardingContexts(ctx context.Context) (executor.ShardingContexts, error) {
+	sc, err := j.shardingContexts(ctx)
+	if err != nil {
+		j.missedOn(err)
+	}
+	return sc, err
+}
+
+func (j *Job) shardingContexts(ctx context.Context) (executor.ShardingContexts, error) {
 	if err := j.life.checkReady(); err != nil {
 		return executor.ShardingContexts{}, err
 	}
@@ -84,14 +94,27 @@ func (j *Job) ShardingContexts(ctx context.Context) (executor.ShardingContexts, 
 				return executor.ShardingContexts{}, wrap("failover items", err)
 			}
 			if len(fi) > 0 {
-				// This execution runs failover items only: a pending catch-up
-				// of own items waits for the next one (their flags back).
-				if err := j.mf.handOver(ctx, nil); err != nil {
+				sc, _, err := j.att.contexts(ctx, cache, fi)
+				if err != nil {
 					return executor.ShardingContexts{}, err
 				}
-				sc, _, err := j.att.contexts(ctx, cache, fi)
-				sc.Failover = true
-				return sc, err
+				if len(sc.Items) > 0 {
+					// This execution runs failover items only: a pending
+					// catch-up of own items waits for the next one (their
+					// flags back).
+					if err := j.mf.handOver(ctx, nil); err != nil {
+						return executor.ShardingContexts{}, err
+					}
+					sc.Failover = true
+					return sc, nil
+				}
+				// Every claimed item runs elsewhere (its owner kept its
+				// session and runs it again): the claims wait for that
+				// run to end, and this trigger runs the instance's own
+				// items, which an empty failover execution would leave
+				// waiting as long as the owner keeps the claimed items
+				// busy.
+				j.log.Debug("claimed failover items run elsewhere; this trigger runs the instance's own items", "claimed", fi)
 			}
 		}
 		// A non-leader waits here until the leader reshards, which it does
@@ -186,8 +209,17 @@ func (j *Job) MisfireIfRunning(ctx context.Context, items []int) (bool, error) {
 // fenced on this instance's node in its current session). It writes
 // nothing when the session is gone (ErrSessionLost) or when an item
 // already runs elsewhere (ErrItemRunning). A stale running node of this
-// instance is replaced.
+// instance is replaced. A run it refuses because the registry connection
+// failed is owed a catch-up run, as a fire SkipPaused skips.
 func (j *Job) RegisterBegin(ctx context.Context, sc executor.ShardingContexts) error {
+	err := j.registerBegin(ctx, sc)
+	if err != nil {
+		j.missedOn(err)
+	}
+	return err
+}
+
+func (j *Job) registerBegin(ctx context.Context, sc executor.ShardingContexts) error {
 	_, l, _ := j.rg.sessionLease()
 	if a := j.att.adopt(ctx, l, sc.Items); a != nil {
 		a.putFencingTokens(sc)

@@ -171,6 +171,41 @@ func (j *Job) Ready() <-chan struct{} { return j.life.readyChan() }
 // ends (it is already closed when not paused).
 func (j *Job) Paused() (bool, <-chan struct{}) { return j.rg.isPaused() }
 
+// SkipPaused reports whether a fire due now must be skipped because
+// executions are paused (see Paused). With misfire on, every fire it skips
+// once the instance has registered is owed one catch-up run: when the
+// pause ends (the connection back with the same session, or the instance
+// registered again in a new session), the scheduler's CatchUp hook is
+// called once for all of them. A job shutting down owes nothing. It costs
+// no allocation and no registry request, however many fires it skips.
+func (j *Job) SkipPaused() bool {
+	return j.rg.skipPaused(j.owesCatchUp())
+}
+
+// owesCatchUp reports whether a fire this instance could not run because
+// of the registry connection is owed a catch-up run: the job is registered
+// here, not shutting down, and its misfire is on.
+func (j *Job) owesCatchUp() bool {
+	if !j.life.ready.Load() || j.life.shutdown.Load() {
+		return false
+	}
+	cfg := j.conf.cur.Load()
+	return cfg != nil && cfg.Misfire
+}
+
+// missedOn records, when err says the registry connection failed under a
+// trigger before its items began (the pause, the session lost, the
+// connection lost), that its fire is owed a catch-up run (registration.owe).
+func (j *Job) missedOn(err error) {
+	if err == nil || !(errors.Is(err, ErrPaused) || errors.Is(err, ErrSessionLost) ||
+		errors.Is(err, reg.ErrConnectionLoss) || errors.Is(err, reg.ErrSessionLost)) {
+		return
+	}
+	if j.owesCatchUp() {
+		j.rg.owe()
+	}
+}
+
 // SessionContext returns a context cancelled when the session this instance
 // is registered under is lost, or presumed expired by the client's clock
 // while the connection is down (cause ErrSessionPresumedLost; see

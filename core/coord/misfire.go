@@ -358,7 +358,13 @@ func (j *Job) SetMisfire(ctx context.Context) error { return j.SetMisfireExcept(
 // resharding pending, taken for gained when it gives them to this
 // instance: the run starting now serves the fire for them. That fire only:
 // another fire missed while the same resharding is pending (one skipped
-// while they run) flags them once it gives them to this instance.
+// while they run) flags them once it gives them to this instance. A flag
+// it cannot set because the registry connection failed is owed a catch-up
+// run instead, as a fire SkipPaused skips.
 func (j *Job) SetMisfireExcept(ctx context.Context, except []int) error {
-	return j.mf.setExcept(ctx, except)
+	err := j.mf.setExcept(ctx, except)
+	if err != nil {
+		j.missedOn(err)
+	}
+	return err
 }

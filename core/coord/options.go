@@ -39,6 +39,15 @@ type Options struct {
 	// asks again a failover tick later). Called from the job's
 	// queue or from inside an execution: must not block.
 	OnTrigger func()
+	// OnCatchUp asks the scheduler for the one run that catches up the
+	// fires skipped while executions were paused (SkipPaused), when the
+	// pause ends: now when the job is idle, else right after the execution
+	// in progress, as OnTrigger. The run is a trigger like any other (its
+	// sharding contexts, failover claims first, running nodes); its fire
+	// stands for the schedule's skipped fires, not a manual one. Called
+	// from the job's queue, its connection queue or an execution: must not
+	// block. Unset: OnTrigger.
+	OnCatchUp func()
 	// OnReschedule reports a changed cron or time zone in the config node.
 	OnReschedule func(cron, timeZone string)
 	// OnShutdown reports that the console shut this instance down (its
@@ -96,11 +105,12 @@ type Options struct {
 }
 
 // Hooks are the job's calls to its scheduler, as Options' On* functions
-// describe them: Trigger is OnTrigger, Reschedule OnReschedule, Shutdown
-// OnShutdown, Stopped OnStopped, FailedOver OnFailover, Resharded
-// OnResharded.
+// describe them: Trigger is OnTrigger, CatchUp OnCatchUp, Reschedule
+// OnReschedule, Shutdown OnShutdown, Stopped OnStopped, FailedOver
+// OnFailover, Resharded OnResharded.
 type Hooks interface {
 	Trigger()
+	CatchUp()
 	Reschedule(cron, timeZone string)
 	Shutdown()
 	Stopped(err error)
@@ -111,16 +121,24 @@ type Hooks interface {
 // funcHooks are Options' On* functions as Hooks (an unset one does
 // nothing).
 type funcHooks struct {
-	trigger, shutdown, resharded func()
-	reschedule                   func(cron, timeZone string)
-	stopped                      func(error)
-	failedOver                   func(int)
+	trigger, catchUp, shutdown, resharded func()
+	reschedule                            func(cron, timeZone string)
+	stopped                               func(error)
+	failedOver                            func(int)
 }
 
 func (h *funcHooks) Trigger() {
 	if h.trigger != nil {
 		h.trigger()
 	}
+}
+
+func (h *funcHooks) CatchUp() {
+	if h.catchUp == nil {
+		h.Trigger()
+		return
+	}
+	h.catchUp()
 }
 
 func (h *funcHooks) Reschedule(cron, timeZone string) {
@@ -158,6 +176,6 @@ func (o *Options) hooks() Hooks {
 	if o.Hooks != nil {
 		return o.Hooks
 	}
-	return &funcHooks{trigger: o.OnTrigger, shutdown: o.OnShutdown, resharded: o.OnResharded,
+	return &funcHooks{trigger: o.OnTrigger, catchUp: o.OnCatchUp, shutdown: o.OnShutdown, resharded: o.OnResharded,
 		reschedule: o.OnReschedule, stopped: o.OnStopped, failedOver: o.OnFailover}
 }

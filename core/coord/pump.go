@@ -88,7 +88,10 @@ func (p *pump) run(ctx context.Context, cache *reg.CacheView) error {
 				return err
 			}
 		}
-		if p.cr.claimed(cache) {
+		switch claimed, busy, err := p.claimsBusy(ctx, cache); {
+		case err != nil:
+			return err
+		case claimed && !busy:
 			if p.fo.get().sinceTrigger(time.Now()) < p.tick {
 				return nil
 			}
@@ -99,9 +102,15 @@ func (p *pump) run(ctx context.Context, cache *reg.CacheView) error {
 			p.log.Info("claimed failover items have not run yet; triggering again", "items", fi)
 			p.fo.get().trigger()
 			return nil
-		}
-		if names, _ := cache.Children(p.s.p.FailoverItems()); len(names) > 0 {
-			return p.fo.get().failoverIfNecessary(ctx)
+		case claimed:
+			// Every claimed item runs elsewhere: a trigger would run the
+			// own items only (ShardingContexts), so the claims wait for the
+			// end of that run (its running node's deletion ticks the pump)
+			// and the own items' missed fires are served below.
+		default:
+			if names, _ := cache.Children(p.s.p.FailoverItems()); len(names) > 0 {
+				return p.fo.get().failoverIfNecessary(ctx)
+			}
 		}
 	}
 	if p.mf.state().deferred() {
@@ -120,4 +129,22 @@ func (p *pump) run(ctx context.Context, cache *reg.CacheView) error {
 		return err
 	}
 	return nil
+}
+
+// claimsBusy reports whether this instance holds failover claims (the tree
+// cache shows one) and, if so, whether every item it claimed runs on
+// another instance (the cache shows its running node naming another).
+func (p *pump) claimsBusy(ctx context.Context, cache *reg.CacheView) (claimed, busy bool, err error) {
+	if !p.cr.claimed(cache) {
+		return false, false, nil
+	}
+	fi, err := p.fo.get().localFailoverItems(ctx, cache)
+	if err != nil || len(fi) == 0 {
+		return true, false, err
+	}
+	running, err := p.cr.runningItems(ctx, cache, fi)
+	if err != nil {
+		return true, false, err
+	}
+	return true, len(running) == len(fi), nil
 }

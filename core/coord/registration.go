@@ -44,11 +44,15 @@ type registration struct {
 	// trigger loop hands it to, which changes from fire to fire: atomic.
 	exec atomic.Pointer[execContext]
 
-	mu       sync.Mutex
-	sess     *reg.Session  // session the instance is registered under (nil while paused after loss)
-	lease    *lease        // lifetime of executions under sess (see lease.go)
-	paused   bool          // connection suspended or session lost, not yet re-registered
-	resumeCh chan struct{} // closed when paused goes false; nil (not paused) until first paused
+	mu    sync.Mutex
+	sess  *reg.Session // session the instance is registered under (nil while paused after loss)
+	lease *lease       // lifetime of executions under sess (see lease.go)
+	// paused: connection suspended or session lost, not yet re-registered.
+	// owed: a fire was skipped while paused (misfire on): one catch-up run
+	// is asked for when the pause ends (setPaused). Next to each other, the
+	// two bools cost an idle job nothing (the padding before resumeCh).
+	paused, owed bool
+	resumeCh     chan struct{} // closed when paused goes false; nil (not paused) until first paused
 }
 
 // isPaused reports whether executions must not start now, and a channel
@@ -71,18 +75,69 @@ var closedChan = func() chan struct{} {
 	return c
 }()
 
+// setPaused pauses or resumes executions. The end of a pause asks for the
+// catch-up run it owes, if any (catchUp).
 func (r *registration) setPaused(p bool) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if p == r.paused {
+		r.mu.Unlock()
 		return
 	}
 	r.paused = p
+	owed := false
 	if p {
 		r.resumeCh = make(chan struct{})
-	} else if r.resumeCh != nil {
-		close(r.resumeCh)
+	} else {
+		if r.resumeCh != nil {
+			close(r.resumeCh)
+		}
+		owed, r.owed = r.owed, false
 	}
+	r.mu.Unlock()
+	if owed {
+		r.catchUp()
+	}
+}
+
+// skipPaused reports whether executions are paused, so that a fire due
+// now is skipped; with owe set, a fire it skips is owed the catch-up run
+// the end of the pause asks for (any number of them, one run).
+func (r *registration) skipPaused(owe bool) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.paused {
+		return false
+	}
+	if owe {
+		r.owed = true
+	}
+	return true
+}
+
+// owe records a fire that could not begin because the registry connection
+// failed under it: the end of the pause runs it, or, when executions are
+// not paused (the pause ended meanwhile, or the client has not reported
+// the failure yet), it is asked for now: the run then begins, or meets the
+// pause and is owed again.
+func (r *registration) owe() {
+	r.mu.Lock()
+	if r.paused {
+		r.owed = true
+		r.mu.Unlock()
+		return
+	}
+	r.mu.Unlock()
+	r.catchUp()
+}
+
+// catchUp asks the scheduler for the catch-up run of the fires skipped
+// while paused, unless the job is shutting down.
+func (r *registration) catchUp() {
+	if r.shutdown.Load() {
+		return
+	}
+	r.log.Info("one run catches up the fires the registry connection kept from running")
+	r.hooks.CatchUp()
 }
 
 // sessionLease returns the live session this instance is registered under

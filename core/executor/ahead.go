@@ -9,9 +9,11 @@ import (
 // (Fire.Ahead), it does the registry part ahead (Facade.PreArm), then
 // waits for the scheduled time; no item starts, and no event or listener
 // sees the trigger, before it. When the fire is abandoned while it waits,
-// or the registry connection is suspended when the time comes
-// (Facade.Paused), the running nodes created ahead are deleted (Disarm)
-// before the trigger returns, with abandoned set. When the pre-arm did not
+// the running nodes created ahead are deleted (Disarm) before the trigger
+// returns, with abandoned set. When the registry connection is suspended
+// at the scheduled time (Facade.Paused), they are deleted and
+// ShardingContexts answers (it refuses a paused trigger, and the Facade
+// owes the fire a catch-up run). When the pre-arm did not
 // hold at the scheduled time, they are deleted and ShardingContexts runs as
 // for a fire dispatched then. Options.OnFired is told of a fire dispatched
 // ahead when it starts, at the scheduled time.
@@ -26,15 +28,13 @@ func (r *run) contextsAt(ctx context.Context, fire Fire) (sc ShardingContexts, a
 		return sc, false, err
 	}
 	went := fire.AwaitScheduled(ctx)
+	paused := false
 	if went {
-		if paused, _ := f.Paused(); paused {
-			r.log.Warn("fire skipped: the registry connection is suspended or its session was lost", "scheduled", fire.Scheduled())
-			went = false
-		} else {
+		if paused, _ = f.Paused(); !paused {
 			r.fired(fire)
 		}
 	}
-	if armed && went && f.ConfirmArmed(ctx, sc) {
+	if armed && went && !paused && f.ConfirmArmed(ctx, sc) {
 		return sc, false, nil
 	}
 	if armed {

@@ -2,6 +2,7 @@ package executor_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -74,7 +75,7 @@ func TestAheadFire(t *testing.T) {
 		{name: "abandoned by ctx", ahead: true, armed: true, cancel: true,
 			want: []string{"Config", "PreArm", "AwaitScheduled", "Disarm (ctx alive: true)"}},
 		{name: "registry suspended at the time", ahead: true, armed: true, went: true, confirmed: true, paused: true,
-			want: []string{"Config", "PreArm", "AwaitScheduled", "Disarm (ctx alive: true)"}},
+			want: []string{"Config", "PreArm", "AwaitScheduled", "Disarm (ctx alive: true)", "ShardingContexts"}},
 		{name: "no longer holds", ahead: true, armed: true, went: true,
 			want: append([]string{"Config", "PreArm", "AwaitScheduled", "ConfirmArmed [0 1]", "Disarm (ctx alive: true)", "ShardingContexts"}, tail...)},
 		{name: "not armed", ahead: true, went: true,
@@ -101,8 +102,8 @@ func TestAheadFire(t *testing.T) {
 			if tc.cancel {
 				m.cancel = cancel
 			}
-			if err := e.Execute(ctx, executor.NormalTrigger, m); err != nil {
-				t.Fatal(err)
+			if err := e.Execute(ctx, executor.NormalTrigger, m); (err != nil) != tc.paused || tc.paused && !errors.Is(err, errFakePaused) {
+				t.Fatalf("Execute = %v; want the paused refusal: %v", err, tc.paused)
 			}
 			check(t, h.j.get(), tc.want)
 			// A fire starts (OnFired) when it goes on at its time.

@@ -255,11 +255,14 @@ type run struct {
 // Execute runs one trigger of the job (upstream's
 // ElasticJobExecutor.execute) for fire, the trigger loop's (nil: due now,
 // no loop). src is the source of the first run (NormalTrigger from the
-// kernel). The fires the loop skips while this trigger runs each set the
-// misfire flags of the local items at once (upstream's
-// JobTriggerListener.triggerMisfired; the flags outlive this instance), and
-// the misfire loop after the run serves them with one catch-up run of the
-// items right away, in this trigger (misfire.go). It returns nil when the
+// kernel; Misfire for its run that catches up the fires skipped while the
+// job was paused); a run of failover items is Failover whatever src says,
+// and keeps the fire for the own items unless fire is manual. The fires
+// the loop skips while this trigger runs each set the misfire flags of the
+// local items at once (upstream's JobTriggerListener.triggerMisfired; the
+// flags outlive this instance), and the misfire loop after the run serves
+// them with one catch-up run of the items right away, in this trigger
+// (misfire.go). It returns nil when the
 // trigger completed, an error wrapping ErrPropagated when the error handler
 // stopped it, or a wrapped Facade error.
 func (e *Executor) Execute(ctx context.Context, src Source, fire Fire) error {
@@ -294,7 +297,7 @@ func (e *Executor) Execute(ctx context.Context, src Source, fire Fire) error {
 	if abandoned {
 		return nil
 	}
-	if sc.Failover && src == NormalTrigger {
+	if sc.Failover && src != Failover {
 		src = Failover
 		r.keepOwnItemsFire(ctx, sc, fire)
 	}

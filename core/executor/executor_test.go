@@ -62,6 +62,9 @@ type fakeFacade struct {
 
 var _ executor.Facade = (*fakeFacade)(nil)
 
+// errFakePaused is fakeFacade's refusal of a trigger while paused.
+var errFakePaused = errors.New("fake: paused")
+
 func (f *fakeFacade) Config(ctx context.Context) (*config.JobConfiguration, error) {
 	f.j.add("Config")
 	return f.cfg, nil
@@ -76,6 +79,9 @@ func (f *fakeFacade) ShardingContexts(ctx context.Context) (executor.ShardingCon
 	f.j.add("ShardingContexts")
 	if f.onContexts != nil {
 		f.onContexts()
+	}
+	if f.paused.Load() {
+		return executor.ShardingContexts{}, errFakePaused // as coord's, which owes the fire a catch-up
 	}
 	return f.sc, nil
 }

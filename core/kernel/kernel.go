@@ -197,6 +197,11 @@ type wiredJob struct {
 	// outcome is how the job's start ended (pending until it has), and
 	// err why it failed; under the kernel's mu (see settle).
 	outcome startOutcome
+	// catchUp is set by CatchUp until a fire takes it (fire): that fire
+	// is the catch-up run of the fires skipped while the job was paused.
+	// After outcome, it fits in the padding before err: an idle job pays
+	// nothing for it.
+	catchUp atomic.Bool
 	err     error
 	// leased is the last session context with the execution lease added
 	// (leasedContext).
@@ -322,6 +327,14 @@ func (wj *wiredJob) misfired(skipped int) { wj.obs.Misfired(wj.name, skipped) }
 // that comes while the job runs starts right after it, as Quartz's
 // one-shot triggerJob does upstream.
 func (wj *wiredJob) Trigger() { wj.s.trig.TriggerSoon(wj.name) }
+
+// CatchUp: the pause of the job's registry connection ended, and fires
+// were skipped meanwhile (misfire on): one run catches them up, now when
+// the job is idle, else right after the execution in progress.
+func (wj *wiredJob) CatchUp() {
+	wj.catchUp.Store(true)
+	wj.s.trig.TriggerSoon(wj.name)
+}
 
 func (wj *wiredJob) Reschedule(expr, tz string) { wj.s.reschedule(wj, expr, tz) }
 
@@ -460,8 +473,8 @@ func (wj *wiredJob) fire(ctx context.Context, f trigger.Fire) {
 		wj.log.Warn("fire skipped: the job is not registered yet", "scheduled", f.Scheduled())
 		return
 	}
-	if paused, _ := wj.coord.Paused(); paused {
-		wj.log.Warn("fire skipped: the registry connection is suspended or its session was lost", "scheduled", f.Scheduled())
+	if wj.coord.SkipPaused() {
+		wj.log.Warn("fire skipped: the registry connection is suspended or its session was lost (with misfire on, one run catches the skipped fires up once it is back)", "scheduled", f.Scheduled())
 		return
 	}
 	if err := wj.coord.ConfigError(); err != nil {
@@ -474,10 +487,30 @@ func (wj *wiredJob) fire(ctx context.Context, f trigger.Fire) {
 	// Out-of-process job types stop at the lease's deadline unless the
 	// host renews it, even while the host itself is paused.
 	ectx = wj.leasedContext(ectx)
-	if err := wj.exec.Execute(ectx, executor.NormalTrigger, f); err != nil {
+	src, fire := executor.NormalTrigger, executor.Fire(f)
+	if wj.catchUp.CompareAndSwap(true, false) && f.Manual() {
+		// The catch-up run (CatchUp's TriggerSoon, or a trigger it
+		// collapsed into): it stands for fires of the schedule, so a
+		// failover claim that runs first leaves the own items flagged to
+		// run right after it (executor keepOwnItemsFire). A fire of the
+		// schedule that takes the flag serves the skipped fires itself.
+		src, fire = executor.Misfire, catchUpFire{f}
+	}
+	switch err := wj.exec.Execute(ectx, src, fire); {
+	case err == nil:
+	case errors.Is(err, coord.ErrPaused):
+		wj.log.Warn("fire skipped: the registry connection is suspended or its session was lost (with misfire on, one run catches the skipped fires up once it is back)", "scheduled", f.Scheduled())
+	default:
 		wj.log.Error("execution failed", "scheduled", f.Scheduled(), "error", err)
 	}
 }
+
+// catchUpFire is the trigger loop's fire of a catch-up run: not a manual
+// fire, since it stands for the fires of the schedule skipped while the
+// job was paused.
+type catchUpFire struct{ trigger.Fire }
+
+func (catchUpFire) Manual() bool { return false }
 
 // Trigger runs a job once now on this instance (a running execution makes
 // it a misfire, as upstream).

@@ -150,3 +150,86 @@ func TestCheckCoverageExcusesOnlyMeasuredStarvation(t *testing.T) {
 		})
 	}
 }
+
+// A full ZooKeeper fault excuses nothing on its own: the fires due while no
+// server answered are due after the catch-up run each instance makes once
+// it is back (misfire on), so a missing catch-up is a coverage violation.
+// One host (its session kept: back at the fault's end, 5.5 s) owns every
+// item; no run starts during the outage (3.5 s to 5.5 s). chaosFailover's
+// fire at 4 s is due by back + 2 s = 7.5 s, and served by a run that
+// starts in [4 s, max(4 s + P, 7.5 s)]: without a catch-up, its next run
+// (of the fire at 8 s, 10 ms after it) is too late. The fault still excuses the fires of an
+// incarnation that is not back alive (killed during the outage), and a
+// resharding pending once the host is back holds the catch-up back to the
+// first fire after its commit.
+func TestCheckCoverageJudgesFullZooKeeperFaultsByTheCatchUp(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	from, to := t0, t0.Add(20*time.Second)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	const pid = 11
+	id := "10.0.0.1@-@11"
+	runsOf := func(catchUpAt int) []*run {
+		var runs []*run
+		for _, job := range []string{jobFO, jobNoFO} {
+			p := period(job)
+			for f := from.Truncate(p); f.Before(to.Add(5 * time.Second)); f = f.Add(p) {
+				if !f.Before(at(3500)) && f.Before(at(5500)) {
+					continue // the outage
+				}
+				for i := 0; i < items; i++ {
+					start := f.Add(10 * time.Millisecond)
+					runs = append(runs, &run{job: job, item: i, instance: id, hostPID: pid, start: start, end: start.Add(300 * time.Millisecond), kind: 'E'})
+				}
+			}
+			for i := 0; catchUpAt > 0 && i < items; i++ {
+				runs = append(runs, &run{job: job, item: i, instance: id, hostPID: pid, start: at(catchUpAt), end: at(catchUpAt + 300), kind: 'E'})
+			}
+		}
+		slices.SortStableFunc(runs, func(a, b *run) int { return a.start.Compare(b.start) })
+		return runs
+	}
+	alive := []span{{from: at(-10000)}}
+	killed := []span{{from: at(-10000), to: at(4500)}}
+	for name, c := range map[string]struct {
+		lives      []span
+		necessary  []span
+		catchUpAt  int // ms; 0: no catch-up run
+		violations int
+		excused    int // chaosFailover fire-items the fault excuses
+		through    int // chaosFailover fire-items judged through it
+	}{
+		"the catch-up right after the outage":        {alive, nil, 6000, 0, 0, 4},
+		"no catch-up: the fire at 4 s is lost":       {alive, nil, 0, 4, 0, 4},
+		"the host killed during the outage":          {killed, nil, 0, 0, 4, 0},
+		"a resharding pending when the host is back": {alive, []span{{from: at(5700), to: at(7000)}}, 0, 0, 0, 4},
+	} {
+		t.Run(name, func(t *testing.T) {
+			tl := &timeline{owners: map[string]map[int][]ownerChange{}, necessary: map[string][]span{jobFO: c.necessary, jobNoFO: c.necessary},
+				instances: map[string]map[string][]span{}}
+			for _, job := range []string{jobFO, jobNoFO} {
+				tl.owners[job] = map[int][]ownerChange{}
+				for i := 0; i < items; i++ {
+					tl.owners[job][i] = []ownerChange{{at: at(-10000), instance: id}}
+				}
+				tl.instances[job] = map[string][]span{id: c.lives}
+			}
+			s := &suite{stalls: &stallLog{}, timeline: tl,
+				hosts:  []*host{{name: "h1", pids: []int{pid}, proxy: &proxy{answered: []time.Time{at(-10000)}}}},
+				faults: []*fault{{kind: "zk-outage-long", target: "zk", at: at(3500), began: at(3500), healed: at(5500), zkDown: true, pids: []int{pid}}}}
+			s.stalls.set(probeSide, nil)
+			s.stalls.set(probeSuite, nil)
+			v := &violations{}
+			st := newStats()
+			s.checkCoverage(v, st, runsOf(c.catchUpAt), from, to, to.Add(10*time.Second))
+			if got := len(v.by["coverage"]); got != c.violations {
+				t.Errorf("%d coverage violations, want %d: %v", got, c.violations, v.by["coverage"])
+			}
+			if got := st.excusedBy[jobFO]["zk-outage-long"]; got != c.excused {
+				t.Errorf("%s: %d fire-items excused, want %d", jobFO, got, c.excused)
+			}
+			if got := st.throughOutage[jobFO]["zk-outage-long"]; got != c.through {
+				t.Errorf("%s: %d fire-items judged through the fault, want %d", jobFO, got, c.through)
+			}
+		})
+	}
+}

@@ -1,0 +1,218 @@
+package kernel_test
+
+import (
+	"context"
+	"net"
+	"os"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/ejob-io/ejob/core/config"
+	"github.com/ejob-io/ejob/core/coord"
+	"github.com/ejob-io/ejob/core/executor"
+	"github.com/ejob-io/ejob/core/kernel"
+	"github.com/ejob-io/ejob/core/reg/zktest"
+	"github.com/ejob-io/ejob/internal/testkit"
+	"github.com/ejob-io/ejob/spi"
+)
+
+// runLog records one instance's triggers (TaskStaging: one per
+// execution, with the source of its first run) and runs (TaskRunning: the
+// items registered running; a trigger's misfire loop adds runs of source
+// MISFIRE for the fires skipped while it ran).
+type runLog struct {
+	executor.NopEvents
+	mu       sync.Mutex
+	triggers []sourcedRun
+	runs     []sourcedRun
+}
+
+type sourcedRun struct {
+	at    time.Time
+	src   executor.Source
+	items []int
+}
+
+func (l *runLog) TaskStaging(_ context.Context, ev executor.StatusEvent) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.triggers = append(l.triggers, sourcedRun{at: time.Now(), src: ev.Source, items: slices.Clone(ev.Items)})
+}
+
+func (l *runLog) TaskRunning(_ context.Context, ev executor.StatusEvent) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.runs = append(l.runs, sourcedRun{at: time.Now(), src: ev.Source, items: slices.Clone(ev.Items)})
+}
+
+// since returns the runs that began at or after t.
+func (l *runLog) since(t time.Time) []sourcedRun {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return startedSince(l.runs, t)
+}
+
+// triggersSince returns the triggers staged at or after t.
+func (l *runLog) triggersSince(t time.Time) []sourcedRun {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return startedSince(l.triggers, t)
+}
+
+func startedSince(list []sourcedRun, t time.Time) []sourcedRun {
+	var out []sourcedRun
+	for _, r := range list {
+		if !r.at.Before(t) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func count(runs []sourcedRun, src executor.Source) int {
+	n := 0
+	for _, r := range runs {
+		if r.src == src {
+			n++
+		}
+	}
+	return n
+}
+
+// catchUpNode starts a scheduler on the real ZooKeeper srv (session
+// timeout session, through ks's dialer when not nil) running job, with its
+// runs recorded in the returned log.
+func catchUpNode(t *testing.T, srv *zktest.Server, ns string, session time.Duration, ks *killSwitch, pid int, job kernel.Job) *runLog {
+	t.Helper()
+	job.Config = job.Config.Clone()
+	var dial func(context.Context, string, string) (net.Conn, error)
+	if ks != nil {
+		dial = ks.dial
+	}
+	c := zkConnect(t, srv, ns, session, dial)
+	ip := "10.0.4.1"
+	id := ip + "@-@" + strconv.Itoa(pid)
+	log := &runLog{}
+	level := hclog.Error
+	if testing.Verbose() {
+		level = hclog.Info
+	}
+	runScheduler(t, kernel.Options{
+		Client: c, InstanceID: id, ServerIP: ip, Plugins: plugins(), Events: log,
+		Logger:       hclog.New(&hclog.LoggerOptions{Name: id, Level: level, Output: os.Stderr}),
+		DrainTimeout: 5 * time.Second,
+		Coord:        coord.Options{ReconcileTick: time.Hour},
+	}, job)
+	if ks != nil {
+		// Cleanups run last-in first-out: the client reconnects before the
+		// scheduler shuts down.
+		t.Cleanup(ks.revive)
+	}
+	return log
+}
+
+// everySecond is a 2-item job firing every second whose items end at once.
+func everySecond(name string, misfire bool) kernel.Job {
+	cfg := config.New(name, 2)
+	cfg.Cron = "* * * * * ?"
+	cfg.Misfire = misfire
+	cfg.MonitorExecution = true
+	return kernel.Job{Config: cfg, Runner: executor.SimpleFunc(func(context.Context, spi.ShardingContext) error { return nil })}
+}
+
+// afterNormalRuns waits until log shows n runs of the schedule that began
+// after t, so that the instance fired again well after the catch-up (a
+// duplicate would have shown by then).
+func afterNormalRuns(t *testing.T, log *runLog, from time.Time, n int) {
+	t.Helper()
+	testkit.Eventually(t, 30*time.Second, strconv.Itoa(n)+" runs of the schedule after the outage", func() bool {
+		return count(log.since(from), executor.NormalTrigger) >= n
+	})
+}
+
+// Fires skipped while the registry is unreachable run once when it
+// answers again (misfire on): the instance's connections to a real
+// ZooKeeper are cut and refused while its job fires every second, for
+// longer than a fire period (several fires skipped) and, first, less than
+// the session timeout (the same session comes back), then longer (the
+// server expires the session; the instance registers again in a new one,
+// and elects itself again), and as long beside another instance (which
+// takes every item over once the session has expired, then shares them
+// again). Each time exactly one catch-up run (source MISFIRE)
+// follows, and no other run of that source. With misfire off the fires
+// stay skipped: no catch-up.
+func TestFiresSkippedWhileRegistryUnreachableRunOnceWhenBack(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real ZooKeeper test skipped in -short mode")
+	}
+	// tickTime 500 ms: sessions of 1 to 10 s.
+	srv := zktest.Start(t, zktest.Options{Tick: 500 * time.Millisecond})
+	for name, c := range map[string]struct {
+		misfire bool
+		session time.Duration
+		outage  time.Duration
+		beside  bool // another instance runs the job meanwhile
+		want    int
+	}{
+		"shorter than the session":                    {true, 8 * time.Second, 2500 * time.Millisecond, false, 1},
+		"longer than the session: a new session":      {true, 2 * time.Second, 4500 * time.Millisecond, false, 1},
+		"longer than the session, beside another":     {true, 2 * time.Second, 4500 * time.Millisecond, true, 1},
+		"misfire off: the skipped fires stay skipped": {false, 8 * time.Second, 2500 * time.Millisecond, false, 0},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ns := "catchup-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+			job := everySecond("catchup", c.misfire)
+			var other *runLog
+			if c.beside {
+				other = catchUpNode(t, srv, ns, c.session, nil, 401, job)
+			}
+			ks := &killSwitch{}
+			log := catchUpNode(t, srv, ns, c.session, ks, 400, job)
+			afterNormalRuns(t, log, time.Time{}, 2)
+			if n := count(log.since(time.Time{}), executor.Misfire); n != 0 {
+				t.Fatalf("%d catch-up runs before any outage", n)
+			}
+			cut := time.Now()
+			ks.kill()
+			time.Sleep(c.outage) // the outage itself, not a synchronisation
+			back := time.Now()
+			ks.revive()
+			if c.want > 0 {
+				testkit.Eventually(t, 30*time.Second, "the catch-up trigger", func() bool {
+					return count(log.triggersSince(back), executor.Misfire) > 0
+				})
+				for _, r := range log.triggersSince(back) {
+					if r.src == executor.Misfire {
+						t.Logf("catch-up trigger of items %v %v after the connection was allowed again", r.items, r.at.Sub(back).Round(time.Millisecond))
+						break
+					}
+				}
+				if !c.beside && count(log.since(back), executor.Misfire) == 0 {
+					// Alone, the instance owns its items throughout. Beside
+					// another, the catch-up runs the items it owns when it
+					// begins: none when the other took them over and has not
+					// yet seen it back (the other's runs served the fires
+					// since its session expired).
+					t.Errorf("the catch-up trigger ran no item")
+				}
+			}
+			afterNormalRuns(t, log, back, 3)
+			if other != nil && len(other.since(cut)) == 0 {
+				t.Errorf("the other instance ran nothing during the outage")
+			}
+			if n := count(log.triggersSince(cut), executor.Misfire); n != c.want {
+				t.Errorf("%d catch-up triggers after the outage, want %d: %+v", n, c.want, log.triggersSince(cut))
+			}
+			for _, r := range log.since(cut.Add(100 * time.Millisecond)) {
+				if r.at.Before(back) {
+					t.Errorf("a run began while the registry was unreachable: %+v", r)
+				}
+			}
+		})
+	}
+}
