@@ -131,6 +131,17 @@ type SharedCache struct {
 	freeOut [][]TreeEvent
 	// known are the views noteEvent applied events to, to deliver.
 	known []*CacheView
+
+	// In place (a StoreWatcher client, see addRecursive): store is the
+	// registry's tree, which views loaded in place read instead of a copy
+	// of their own. inplace is set while the store watch's events flow
+	// (from arm to its first EventPaused); read and cleared under the
+	// registry's lock (notify, Atomically), read by Track.
+	store   Store
+	inplace atomic.Bool
+	// marks are what the inbox's eventLoaded and EventPaused markers
+	// stand for, in their order (guarded by imu).
+	marks []storeMark
 }
 
 // SharedCache states and modes.
@@ -201,6 +212,18 @@ type CacheView struct {
 	initialized bool
 	quietLoad   bool        // WithoutInitialEvents
 	out         []TreeEvent // to deliver after the round
+
+	// inStore: the view was loaded in place and holds no copy: its reads
+	// go to s.store. Set when it is loaded and cleared when a pause gives
+	// it a copy (node), both under the registry's lock; read by every
+	// reader.
+	inStore atomic.Bool
+	// inPlace: Run turns the store watch's events into the view's
+	// (noteInPlace), from its load's marker to a pause's; Run's own.
+	inPlace bool
+	// preload are the load's events (NodeAdded per node) until Run
+	// delivers them (in place).
+	preload []TreeEvent
 }
 
 // Track mirrors the subtree at root (root included; it need not exist).
@@ -291,7 +314,7 @@ func (s *SharedCache) setDone() {
 	defer s.mu.Unlock()
 	s.state = sharedDone
 	s.pending = nil
-	_, _, closed := s.takeInbox()
+	_, _, _, closed := s.takeInbox()
 	for _, v := range closed {
 		s.free(v)
 	}
@@ -305,13 +328,30 @@ const minBackoff, maxBackoff = 50 * time.Millisecond, 2 * time.Second
 // ends. Once armed, the views tracked so far are loaded by Run.
 func (s *SharedCache) arm(ctx context.Context, rw RecursiveWatcher) error {
 	backoff := minBackoff
+	sw, inPlace := rw.(StoreWatcher)
 	for {
 		watch := rw.WatchRecursive
 		if in, ok := rw.(InlineRecursiveWatcher); ok {
 			watch = in.WatchRecursiveInline // notify never blocks nor calls the client
 		}
-		err := watch(ctx, "/", s.notify)
-		if err == nil {
+		var err error
+		if inPlace {
+			// Set first: a pause that comes before WatchStore returns
+			// clears it.
+			s.inplace.Store(true)
+			var st Store
+			if st, err = sw.WatchStore(ctx, s.notify); err == nil {
+				s.mu.Lock()
+				s.store = st
+				s.mu.Unlock()
+				break
+			}
+			s.inplace.Store(false)
+			if errors.Is(err, ErrUnimplemented) {
+				inPlace = false
+				continue
+			}
+		} else if err = watch(ctx, "/", s.notify); err == nil {
 			break
 		}
 		if errors.Is(err, ErrUnimplemented) || errors.Is(err, ErrClosed) || ctx.Err() != nil {
@@ -434,6 +474,9 @@ func (v *CacheView) Peek(path string) ([]byte, Stat, bool) {
 	if tc := v.tc.Load(); tc != nil {
 		return tc.Get(path)
 	}
+	if v.inStore.Load() {
+		return v.readStore(path)
+	}
 	v.s.rmu.RLock()
 	defer v.s.rmu.RUnlock()
 	if v.closed.Load() {
@@ -450,6 +493,17 @@ func (v *CacheView) Peek(path string) ([]byte, Stat, bool) {
 func (v *CacheView) Children(path string) ([]string, bool) {
 	if tc := v.tc.Load(); tc != nil {
 		return tc.Children(path)
+	}
+	if v.inStore.Load() {
+		out := make([]string, 0)
+		found := v.eachStoreChild(path, func(name string) bool {
+			out = append(out, name)
+			return true
+		})
+		if !found {
+			return nil, false
+		}
+		return out, true
 	}
 	v.s.rmu.RLock()
 	defer v.s.rmu.RUnlock()
@@ -469,7 +523,8 @@ func (v *CacheView) Children(path string) ([]string, bool) {
 
 // EachChild calls f with the cached child names of path, sorted, until f
 // returns false: Children without the copy. found is false when path is
-// not cached. f runs under the cache's read lock and must not call it.
+// not cached. f runs under the cache's read lock (or the registry's, for a
+// view loaded in place) and must call neither the cache nor the registry.
 func (v *CacheView) EachChild(path string, f func(name string) bool) (found bool) {
 	if tc := v.tc.Load(); tc != nil {
 		names, ok := tc.Children(path)
@@ -479,6 +534,9 @@ func (v *CacheView) EachChild(path string, f func(name string) bool) (found bool
 			}
 		}
 		return ok
+	}
+	if v.inStore.Load() {
+		return v.eachStoreChild(path, f)
 	}
 	v.s.rmu.RLock()
 	defer v.s.rmu.RUnlock()

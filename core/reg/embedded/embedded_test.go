@@ -322,3 +322,95 @@ func TestManyChildren(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestSharedCacheReadsInPlace: over the embedded registry (a
+// reg.StoreWatcher) a SharedCache loads a subtree and answers its reads
+// from the registry's own tree: no read request for the load, and the
+// view shows what the registry has. A suspension gives the view a copy of
+// its subtree as it was, and the resync after Resume reports what changed
+// meanwhile from that copy (it reads then, as on any registry).
+func TestSharedCacheReadsInPlace(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv := embedded.NewServer()
+	w, err := srv.Connect("inplace")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	c, err := srv.Connect("inplace")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []string{"/j", "/j/a", "/j/a/x", "/j/b"} {
+		_, err := w.Create(ctx, p, []byte(p), reg.Persistent)
+		must(err)
+	}
+	rc := regcount.New(c)
+	sc := reg.NewSharedCache(rc)
+	var mu sync.Mutex
+	var evs []string
+	done := make(chan error, 1)
+	go func() { done <- sc.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	before := rc.Counts()
+	v := sc.Track("/j", func(ev reg.TreeEvent) {
+		mu.Lock()
+		defer mu.Unlock()
+		evs = append(evs, fmt.Sprintf("%v %s", ev.Type, ev.Path))
+	})
+	<-v.Initialized()
+	if d := rc.Counts().Sub(before); d.Reads != 0 {
+		t.Errorf("the load read %d times; want none (the cache reads the registry's tree)", d.Reads)
+	}
+	events := func(want []string) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			mu.Lock()
+			got := slices.Clone(evs)
+			mu.Unlock()
+			if len(got) >= len(want) || time.Now().After(deadline) {
+				if !slices.Equal(got, want) {
+					t.Fatalf("events %q, want %q", got, want)
+				}
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	events([]string{"added /j", "added /j/a", "added /j/a/x", "added /j/b", "initialized "})
+	_, err = w.Set(ctx, "/j/b", []byte("2"), reg.AnyVersion)
+	must(err)
+	if data, st, ok := v.Get("/j/b"); !ok || string(data) != "2" || st.Version != 1 {
+		t.Errorf("cached /j/b: %q version %d %v; want \"2\" version 1", data, st.Version, ok)
+	}
+	if kids, ok := v.Children("/j"); !ok || !slices.Equal(kids, []string{"a", "b"}) {
+		t.Errorf("cached children of /j: %v %v, want [a b]", kids, ok)
+	}
+
+	c.Suspend()
+	must(w.Delete(ctx, "/j/a/x", reg.AnyVersion))
+	_, err = w.Create(ctx, "/j/c", nil, reg.Persistent)
+	must(err)
+	if _, _, ok := v.Get("/j/a/x"); !ok {
+		t.Error("while suspended the view no longer shows /j/a/x: it reads the registry, not its copy")
+	}
+	atResume := rc.Counts()
+	c.Resume()
+	events([]string{"added /j", "added /j/a", "added /j/a/x", "added /j/b", "initialized ",
+		"updated /j/b", "deleted /j/a/x", "added /j/c"})
+	if d := rc.Counts().Sub(atResume); d.Reads == 0 {
+		t.Error("the resync read nothing: the view did not follow its copy")
+	}
+	if kids, ok := v.Children("/j"); !ok || !slices.Equal(kids, []string{"a", "b", "c"}) {
+		t.Errorf("cached children of /j after the resync: %v %v, want [a b c]", kids, ok)
+	}
+}
