@@ -18,7 +18,8 @@ type lifecycle struct {
 	ns    *Namespace    // Options.Namespace, or the job's own
 	grace time.Duration // Options.ShutdownGrace
 	// The owners it starts and ends, wired in by New.
-	tc   *treeCache
+	tc *treeCache
+	// su is the startup registration, Start's own (nil once it is over).
 	su   *setUp
 	conf *configState
 	ldr  *leadership
@@ -178,6 +179,7 @@ func (l *lifecycle) start(ctx context.Context) error {
 		}
 		return errors.New("coord: Start called twice")
 	}
+	defer func() { l.su = nil }() // what it kept is the registry's now
 	if l.ns == nil {
 		l.ns = NewNamespace(l.s.c, l.log)
 		nctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
