@@ -21,8 +21,10 @@ type jobLoop struct {
 	// Owned by q's closures (after Start released q):
 	st     loopState
 	halted bool        // the console shut the instance down: handle nothing more
-	reconT *time.Timer // the reconcile tick
 	retry  *time.Timer // the re-registration retry
+	// reconArmed: the first reconcile tick was armed (by Start, before
+	// the queue runs anything; later ones by the tick itself).
+	reconArmed bool
 
 	// reRegPending: a re-registration is queued and has not started (asks
 	// coalesce, as upstream's reconnect listener). Set by askReRegister on
@@ -34,9 +36,15 @@ type jobLoop struct {
 	// tick after any tree event or wake-up, and then again for as long as
 	// pump.wanted says so. The ticks run on the namespace's pumpClock; an
 	// idle job has none armed. armPump may be called from any goroutine.
+	// The reconcile ticks run on the same clock (armReconcile): an idle
+	// job holds an entry of its heap rather than a runtime timer.
 	pumpMu    sync.Mutex
 	pumpArmed bool // a tick is armed on the clock, or queued
-	pumpOff   bool // the job has stopped
+	pumpOff   bool // the job has stopped: no tick is armed any more
+	// clockAt is where the job's pump and reconcile ticks are in the
+	// clock's heap (index + 1; 0: not there), for cancel; guarded by the
+	// clock's mu.
+	clockAt [2]int
 
 	// What the loop runs and reads, set by New (cache by Start, before
 	// the loop runs anything).
@@ -180,13 +188,21 @@ func (l *jobLoop) pumpTick() {
 // ticks of jobs a host starts together spread over the tick instead of
 // coming in one wave.
 func (l *jobLoop) armReconcile() {
-	if l.reconT == nil {
-		first := l.recon/2 + rand.N(l.recon+1)
-		l.reconT = time.AfterFunc(first, func() { l.post(l.reconcileTick) })
-	} else {
-		l.reconT.Reset(l.recon)
+	d := l.recon
+	if !l.reconArmed {
+		l.reconArmed = true
+		d = l.recon/2 + rand.N(l.recon+1)
+	}
+	l.pumpMu.Lock()
+	defer l.pumpMu.Unlock()
+	if !l.pumpOff {
+		l.life.ns.pumps.afterReconcile(l, d)
 	}
 }
+
+// reconcileFired is the reconcile tick's time, on the namespace's
+// pumpClock: the tick runs on the job's queue.
+func (l *jobLoop) reconcileFired() { l.post(l.reconcileTick) }
 
 // reconcileTick is the reconcile tick: ReconcileService's check and the
 // stale-node sweep. Both look at the tree cache first and read the
@@ -217,9 +233,7 @@ func (l *jobLoop) stopLoop() {
 	if ns := l.life.ns; ns != nil { // nil: stopped before Start
 		ns.pumps.cancel(l)
 	}
-	for _, t := range []*time.Timer{l.reconT, l.retry} {
-		if t != nil {
-			t.Stop()
-		}
+	if l.retry != nil {
+		l.retry.Stop()
 	}
 }

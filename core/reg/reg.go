@@ -393,6 +393,11 @@ type StoreReader interface {
 	// false; found is false when path does not exist. f runs under the
 	// registry's lock: it must not call the registry or its Store.
 	EachChild(path string, f func(name string) bool) (found bool)
+	// Walk calls f with the node at path and each node below it, parents
+	// first and children in order, not below a node leaf reports true for;
+	// nothing when path does not exist. f runs under the registry's lock
+	// (as EachChild's).
+	Walk(path string, leaf func(path string) bool, f func(path string, data []byte, st Stat))
 }
 
 // Store is the tree of an in-process registry as a SharedCache reads it

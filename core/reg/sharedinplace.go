@@ -29,7 +29,7 @@ type storeMark struct {
 func (s *SharedCache) loadInPlace(v *CacheView, r StoreReader) {
 	var count int64
 	events := v.fn != nil && !v.quietLoad
-	v.walkStore(r, v.root, func(path string, data []byte, st Stat) {
+	r.Walk(v.root, v.leaf, func(path string, data []byte, st Stat) {
 		if v.counted != nil && v.counted(path) {
 			count++
 		}
@@ -39,28 +39,6 @@ func (s *SharedCache) loadInPlace(v *CacheView, r StoreReader) {
 	})
 	v.count.Store(count)
 	v.inStore.Store(true)
-}
-
-// walkStore calls f for each node of v's subtree at path that r holds,
-// parents first, children in order, as the view shows them (none below a
-// leaf).
-func (v *CacheView) walkStore(r StoreReader, path string, f func(path string, data []byte, st Stat)) {
-	data, st, ok := r.ReadNode(path)
-	if !ok {
-		return
-	}
-	f(path, data, st)
-	if v.leaf(path) {
-		return
-	}
-	var names []string
-	r.EachChild(path, func(name string) bool {
-		names = append(names, name)
-		return true
-	})
-	for _, name := range names {
-		v.walkStore(r, childPath(path, name), f)
-	}
 }
 
 // loadedInPlace delivers v's load (Run's goroutine, at its marker): the
@@ -123,7 +101,7 @@ func (v *CacheView) copyStore(r StoreReader, count *int64) *snode {
 	var root *snode
 	var branch []*snode // the nodes from root to the last one copied
 	var paths []string  // their paths
-	v.walkStore(r, v.root, func(path string, data []byte, st Stat) {
+	r.Walk(v.root, v.leaf, func(path string, data []byte, st Stat) {
 		n := &snode{data: data, stat: packStat(st)}
 		if v.counted != nil && v.counted(path) {
 			*count++
@@ -136,7 +114,7 @@ func (v *CacheView) copyStore(r StoreReader, count *int64) *snode {
 			root = n
 		} else {
 			p := branch[len(branch)-1]
-			p.kids = append(p.kids, skid{name: unique.Make(Base(path)), n: n}) // in order: walkStore's
+			p.kids = append(p.kids, skid{name: unique.Make(Base(path)), n: n}) // in order: Walk's
 		}
 		branch, paths = append(branch, n), append(paths, path)
 	})

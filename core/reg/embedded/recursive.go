@@ -215,8 +215,36 @@ func (s heldStore) EachChild(path string, f func(string) bool) bool {
 	if n == nil {
 		return false
 	}
-	n.eachKid(f)
+	n.eachKid(func(name string, _ *node) bool { return f(name) })
 	return true
+}
+
+func (s treeStore) Walk(path string, leaf func(string) bool, f func(string, []byte, reg.Stat)) {
+	s.c.srv.mu.Lock()
+	defer s.c.srv.mu.Unlock()
+	heldStore(s).Walk(path, leaf, f)
+}
+
+func (s heldStore) Walk(path string, leaf func(string) bool, f func(string, []byte, reg.Stat)) {
+	if n := s.c.lookup(path); n != nil {
+		walkNode(path, n, leaf, f)
+	}
+}
+
+// walkNode is Walk from n, the node at path.
+func walkNode(path string, n *node, leaf func(string) bool, f func(string, []byte, reg.Stat)) {
+	f(path, n.dataOf(), n.statCopy())
+	if leaf(path) {
+		return
+	}
+	n.eachKid(func(name string, c *node) bool {
+		cp := "/" + name
+		if path != "/" {
+			cp = path + cp
+		}
+		walkNode(cp, c, leaf, f)
+		return true
+	})
 }
 
 // fireRecursive queues a change of path for the recursive watches on path

@@ -213,13 +213,13 @@ func (n *node) childNames() []string {
 	return names
 }
 
-// eachKid calls f with the children's names, sorted, until it returns
+// eachKid calls f with the children, sorted by name, until it returns
 // false.
-func (n *node) eachKid(f func(string) bool) {
+func (n *node) eachKid(f func(name string, c *node) bool) {
 	if n.big != nil {
 		for _, ch := range n.big.chunks {
 			for _, k := range ch {
-				if !f(k.name.Value()) {
+				if !f(k.name.Value(), k.n) {
 					return
 				}
 			}
@@ -227,7 +227,7 @@ func (n *node) eachKid(f func(string) bool) {
 		return
 	}
 	for _, k := range n.kids {
-		if !f(k.name.Value()) {
+		if !f(k.name.Value(), k.n) {
 			return
 		}
 	}
