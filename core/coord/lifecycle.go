@@ -225,7 +225,7 @@ func (l *lifecycle) start(ctx context.Context) error {
 			return
 		}
 		l.loop.post(func() { l.loop.onTreeEvent(ev) })
-	}, reg.WithTreeLogger(l.log), reg.WithLeaves(l.s.p.IsItemLeaf), reg.WithoutInitialEvents(), reg.WithCounted(l.s.p.IsFlag))
+	}, reg.WithTreeLogger(l.log), reg.WithLeaves(l.isItemLeaf), reg.WithoutInitialEvents(), reg.WithCounted(l.isFlag))
 	l.ldr.cache, l.loop.cache = l.tc.view, l.tc.view
 	l.tc.live.Store(l.tc.view)
 	stopAF := context.AfterFunc(ctx, func() { l.finish(true, nil) })
@@ -247,6 +247,13 @@ func (l *lifecycle) start(ctx context.Context) error {
 	close(l.startupDone) // finish may stop the loop from now on
 	return nil
 }
+
+// isItemLeaf and isFlag are the job's node.Job.IsItemLeaf and IsFlag as
+// the tree cache keeps them: a method value of l's (a pointer) rather than
+// of node.Job's (a value), whose copy of the paths each view kept.
+func (l *lifecycle) isItemLeaf(path string) bool { return l.s.p.IsItemLeaf(path) }
+
+func (l *lifecycle) isFlag(path string) bool { return l.s.p.IsFlag(path) }
 
 // startUp waits for the cache's initial load, then registers the instance.
 func (l *lifecycle) startUp(ctx context.Context) error {

@@ -187,7 +187,11 @@ type CacheView struct {
 	fn     func(TreeEvent)
 	opts   []TreeCacheOption
 	leaf   func(path string) bool
-	initCh chan struct{}
+	// initCh is Initialized's channel, made when asked for before the
+	// load is complete and dropped once closed (initDone then: closed
+	// channels are all alike); guarded by s.imu.
+	initCh   chan struct{}
+	initDone atomic.Bool
 	// counted is WithCounted's func (nil: none), count the number of
 	// cached nodes it reports true for (recursive mode; written under
 	// s.rmu).
@@ -245,7 +249,7 @@ func (s *SharedCache) Track(root string, fn func(TreeEvent), opts ...TreeCacheOp
 	for _, f := range opts {
 		f(&o)
 	}
-	v := &CacheView{s: s, root: root, fn: fn, opts: opts, leaf: o.leaf, counted: o.counted, quietLoad: o.quietLoad, initCh: make(chan struct{})}
+	v := &CacheView{s: s, root: root, fn: fn, opts: opts, leaf: o.leaf, counted: o.counted, quietLoad: o.quietLoad}
 	if err := ValidatePath(root, false); err != nil {
 		s.log.Error("shared cache: not tracked", "root", root, "error", err)
 		v.closed.Store(true)
@@ -444,7 +448,7 @@ func (s *SharedCache) startFallback(v *CacheView) {
 // deliverFallback passes ev to v's fn (on its TreeCache's goroutine).
 func (v *CacheView) deliverFallback(ev TreeEvent) {
 	if ev.Type == TreeInitialized {
-		close(v.initCh)
+		v.setInitialized()
 	}
 	if v.fn != nil {
 		v.fn(ev)
@@ -556,7 +560,40 @@ func (v *CacheView) EachChild(path string, f func(name string) bool) (found bool
 }
 
 // Initialized is closed once the initial load is complete.
-func (v *CacheView) Initialized() <-chan struct{} { return v.initCh }
+func (v *CacheView) Initialized() <-chan struct{} {
+	if v.initDone.Load() {
+		return closedChan
+	}
+	v.s.imu.Lock()
+	defer v.s.imu.Unlock()
+	if v.initDone.Load() {
+		return closedChan
+	}
+	if v.initCh == nil {
+		v.initCh = make(chan struct{})
+	}
+	return v.initCh
+}
+
+// setInitialized marks the initial load complete (Initialized).
+func (v *CacheView) setInitialized() {
+	v.s.imu.Lock()
+	defer v.s.imu.Unlock()
+	v.initDone.Store(true)
+	if v.initCh != nil {
+		close(v.initCh)
+		v.initCh = nil
+	}
+}
+
+// closedChan is closed before any use and never written to, so it is not
+// mutable state: every loaded view's Initialized (a channel each was
+// 96 bytes of an idle job).
+var closedChan = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
 
 // Counted returns how many of the view's cached nodes WithCounted's func
 // reports true for, as of the view's last change (a lookup of those nodes
@@ -566,9 +603,7 @@ func (v *CacheView) Counted() (n int, ok bool) {
 	if v.counted == nil || v.tc.Load() != nil || v.closed.Load() {
 		return 0, false
 	}
-	select {
-	case <-v.initCh:
-	default:
+	if !v.initDone.Load() {
 		return 0, false
 	}
 	return int(v.count.Load()), true

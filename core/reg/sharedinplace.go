@@ -54,7 +54,7 @@ func (s *SharedCache) loadedInPlace(v *CacheView) {
 		v.out = append(v.out, pre...)
 		v.out = append(v.out, TreeEvent{Type: TreeInitialized})
 	}
-	close(v.initCh)
+	v.setInitialized()
 	s.addKnown(v)
 }
 

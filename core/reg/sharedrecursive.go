@@ -534,7 +534,7 @@ func (s *SharedCache) round(ctx context.Context) error {
 				})
 			}
 			v.out = append(v.out, TreeEvent{Type: TreeInitialized})
-			close(v.initCh)
+			v.setInitialized()
 		}
 		v.deliver()
 	}
