@@ -86,6 +86,16 @@ var (
 // same rounds (a level per round, a Get and a Children per node); its
 // fn gets nothing until the load is complete, then a NodeAdded per node and
 // TreeInitialized, then every change, as a TreeCache's reader does.
+//
+// # In place
+//
+// On a client that is a StoreWatcher (the embedded registry) the cache
+// keeps no copy while the store watch's events flow: a subtree is loaded
+// and registered in one step under the registry's lock, its reads go to
+// the registry's tree, and its events are the watch's, each of which
+// carries its node. The first EventPaused (the connection suspended, the
+// session ended) gives every such subtree a copy of itself as it is then,
+// and from then on the cache works as above (see addRecursive).
 type SharedCache struct {
 	c   Client
 	log hclog.Logger
