@@ -192,11 +192,11 @@ func NewSharedCache(c Client, opts ...SharedCacheOption) *SharedCache {
 
 // CacheView is one subtree tracked by a SharedCache (see Track).
 type CacheView struct {
-	s      *SharedCache
-	root   string
-	fn     func(TreeEvent)
-	opts   []TreeCacheOption
-	leaf   func(path string) bool
+	s    *SharedCache
+	root string
+	fn   func(TreeEvent)
+	opts []TreeCacheOption
+	leaf func(path string) bool
 	// initCh is Initialized's channel, made when asked for before the
 	// load is complete and dropped once closed (initDone then: closed
 	// channels are all alike); guarded by s.imu.
