@@ -68,11 +68,13 @@ func (m *Marshaller) Marshal(cfg *JobConfiguration) ([]byte, error) {
 		keyNodes[i] = snakeyaml.StringValue(e.key)
 		root.Content = append(root.Content, &keyNodes[i], e.value)
 	}
-	dump := snakeyaml.Dump
+	var out []byte
+	var err error
 	if m != nil {
-		dump = m.memo.Dump
+		out, err = m.memo.Dump(root, "jobName")
+	} else {
+		out, err = snakeyaml.Dump(root)
 	}
-	out, err := dump(root)
 	if err != nil {
 		return nil, fmt.Errorf("marshal job configuration %q: %w", cfg.JobName, err)
 	}

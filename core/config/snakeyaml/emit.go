@@ -20,10 +20,10 @@ const (
 
 // Dump writes root as SnakeYAML's Yaml.dump / dumpAsMap does with default
 // DumperOptions: one implicit document, block style, no document markers.
-func Dump(root *Node) ([]byte, error) { return dump(root, nil) }
+func Dump(root *Node) ([]byte, error) { return dump(root, nil, "") }
 
-func dump(root *Node, memo *Memo) ([]byte, error) {
-	e := &emitter{indent: noIndent, whitespace: true, indention: true, memo: memo}
+func dump(root *Node, memo *Memo, unique string) ([]byte, error) {
+	e := &emitter{indent: noIndent, whitespace: true, indention: true, memo: memo, unique: unique}
 	if err := e.node(root, nodeCtx{root: true}); err != nil {
 		return nil, err
 	}
@@ -49,7 +49,8 @@ type emitter struct {
 
 	units []uint16 // processScalar's, reused
 
-	memo *Memo // the root mapping's entries written before (nil: none)
+	memo   *Memo  // the root mapping's entries written before (nil: none)
+	unique string // the root mapping's key the memo is not asked for
 }
 
 func (e *emitter) increaseIndent(flow, indentless bool) {
@@ -147,7 +148,7 @@ func (e *emitter) node(n *Node, ctx nodeCtx) error {
 		for i := 0; i < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
 			var mk memoKey
-			memoized := e.memo != nil && ctx.root && memoable(k) && memoable(v)
+			memoized := e.memo != nil && ctx.root && memoable(k) && memoable(v) && k.Value != e.unique
 			if memoized {
 				mk = memoKey{start: e.state(), key: scalarOf(k), value: scalarOf(v)}
 				if w, ok := e.memo.get(mk); ok {

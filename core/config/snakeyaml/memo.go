@@ -19,8 +19,10 @@ type Memo struct {
 const maxMemo = 4096
 
 // Dump is the package's Dump, with the root mapping's scalar entries
-// written as m remembers them, and remembered the first time.
-func (m *Memo) Dump(root *Node) ([]byte, error) { return dump(root, m) }
+// written as m remembers them, and remembered the first time; except the
+// entry whose key is unique, whose value differs in every document (a
+// job's name), which is never asked for again.
+func (m *Memo) Dump(root *Node, unique string) ([]byte, error) { return dump(root, m, unique) }
 
 // emitState is where an entry of the root mapping starts or ends: the
 // rest of the emitter's state is the same at every entry (indent 0, the
