@@ -71,7 +71,7 @@ func (m *Marshaller) Marshal(cfg *JobConfiguration) ([]byte, error) {
 	var out []byte
 	var err error
 	if m != nil {
-		out, err = m.memo.Dump(root, "jobName")
+		out, err = m.memo.Dump(root, KeyJobName)
 	} else {
 		out, err = snakeyaml.Dump(root)
 	}
