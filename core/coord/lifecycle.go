@@ -41,7 +41,10 @@ type lifecycle struct {
 	// started: Start or Stop was called (they may be called on any
 	// goroutine, and only the first counts): atomic.
 	started atomic.Bool
-	over    bool // everything of the job has ended (see stopped); guarded by mu
+	// up: Start succeeded. Set by Start, read by finish (on whichever
+	// goroutine ends the job) and by the tree cache's goroutine
+	// (jobLoop.runningNodeEvent): atomic.
+	up atomic.Bool
 	// ctx is the job's life (Start's ctx, cancelled by finish); set by
 	// Start before anything runs under it.
 	ctx context.Context
@@ -50,19 +53,15 @@ type lifecycle struct {
 	mu     sync.Mutex
 	cancel context.CancelCauseFunc
 	ending error // the cause finish cancelled with (nil: not ending)
-	// ownNS: the job made ns (no Options.Namespace) and runs it until
-	// nsDone.
-	ownNS  context.CancelFunc
-	nsDone chan struct{}
+	// ownNS: the job made ns (no Options.Namespace) and runs it (nil
+	// otherwise).
+	ownNS    *ownNamespace
+	stopAF   func() bool // stops the AfterFunc on Start's ctx
+	finished sync.Once
+	over     bool // everything of the job has ended (see stopped); guarded by mu
 	// subscribed: the job is subscribed to ns (set by Start before
 	// anything can call finish concurrently with it).
 	subscribed bool
-	stopAF     func() bool // stops the AfterFunc on Start's ctx
-	// up: Start succeeded. Set by Start, read by finish (on whichever
-	// goroutine ends the job) and by the tree cache's goroutine
-	// (jobLoop.runningNodeEvent): atomic.
-	up       atomic.Bool
-	finished sync.Once
 
 	startupDone chan struct{} // closed when Start's work is over (whatever its result)
 	// stopped is closed when everything of the job has ended (over), and
@@ -71,6 +70,13 @@ type lifecycle struct {
 	// stops them with Stop and checks readiness with the flag, carry none.
 	stopped chan struct{}
 	readyCh chan struct{}
+}
+
+// ownNamespace is the Namespace a job given none runs: stop ends its Run,
+// done is closed once it has returned.
+type ownNamespace struct {
+	stop context.CancelFunc
+	done chan struct{}
 }
 
 // Start registers this instance (upstream's SetUpFacade.registerStartUpInfo) and
@@ -183,9 +189,9 @@ func (l *lifecycle) start(ctx context.Context) error {
 	if l.ns == nil {
 		l.ns = NewNamespace(l.s.c, l.log)
 		nctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		l.ownNS, l.nsDone = cancel, make(chan struct{})
+		l.ownNS = &ownNamespace{stop: cancel, done: make(chan struct{})}
 		go func() {
-			defer close(l.nsDone)
+			defer close(l.ownNS.done)
 			_ = l.ns.Run(nctx)
 		}()
 	}
@@ -336,8 +342,8 @@ func (l *lifecycle) finish(asked bool, cause error) {
 			l.tc.view.Close()
 		}
 		if l.ownNS != nil {
-			l.ownNS()
-			<-l.nsDone
+			l.ownNS.stop()
+			<-l.ownNS.done
 		}
 		if !asked && l.up.Load() {
 			l.hooks.Stopped(cause) // an end nobody asked for

@@ -19,12 +19,17 @@ import (
 type jobLoop struct {
 	q *serialQueue
 	// Owned by q's closures (after Start released q):
-	st     loopState
-	halted bool        // the console shut the instance down: handle nothing more
-	retry  *time.Timer // the re-registration retry
+	st    loopState
+	retry *time.Timer // the re-registration retry
+	// halted: the console shut the instance down: handle nothing more.
 	// reconArmed: the first reconcile tick was armed (by Start, before
 	// the queue runs anything; later ones by the tick itself).
-	reconArmed bool
+	halted, reconArmed bool
+	// pumpArmed: a pump tick is armed on the clock, or queued; pumpOff:
+	// the job has stopped: no tick is armed any more. Guarded by pumpMu
+	// (see below; here, beside the other flags, the Job fits its size
+	// class: TestJobSizeClass).
+	pumpArmed, pumpOff bool
 
 	// reRegPending: a re-registration is queued and has not started (asks
 	// coalesce, as upstream's reconnect listener). Set by askReRegister on
@@ -38,13 +43,11 @@ type jobLoop struct {
 	// idle job has none armed. armPump may be called from any goroutine.
 	// The reconcile ticks run on the same clock (armReconcile): an idle
 	// job holds an entry of its heap rather than a runtime timer.
-	pumpMu    sync.Mutex
-	pumpArmed bool // a tick is armed on the clock, or queued
-	pumpOff   bool // the job has stopped: no tick is armed any more
+	pumpMu sync.Mutex
 	// clockAt is where the job's pump and reconcile ticks are in the
 	// clock's heap (index + 1; 0: not there), for cancel; guarded by the
 	// clock's mu.
-	clockAt [2]int
+	clockAt [2]int32
 
 	// What the loop runs and reads, set by New (cache by Start, before
 	// the loop runs anything).
@@ -142,7 +145,7 @@ func (l *jobLoop) armPump() {
 		return
 	}
 	l.pumpArmed = true
-	l.life.ns.pumps.after(l, l.tick)
+	l.life.ns.pumps.after(l, l.tick())
 }
 
 // pumpFired is the pump's tick, on the namespace's pumpClock. The tick

@@ -89,7 +89,7 @@ func (p *pump) run(ctx context.Context, cache *reg.CacheView) error {
 			}
 		}
 		if p.cr.claimed(cache) {
-			if p.fo.get().sinceTrigger(time.Now()) < p.tick {
+			if p.fo.get().sinceTrigger(time.Now()) < p.tick() {
 				return nil
 			}
 			fi, err := p.fo.get().localFailoverItems(ctx, cache)

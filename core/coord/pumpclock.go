@@ -123,7 +123,7 @@ func (c *pumpClock) cancel(l *jobLoop) {
 	for k := range l.clockAt {
 		// Read after the other's removal, which may have moved it.
 		if i := l.clockAt[k]; i > 0 {
-			heap.Remove(&c.due, i-1) // in O(log n): 10,000 jobs stop in turn
+			heap.Remove(&c.due, int(i-1)) // in O(log n): 10,000 jobs stop in turn
 		}
 	}
 	if len(c.due) > 0 {
@@ -178,5 +178,5 @@ func (e pumpEntry) place(i int) {
 	if e.recon {
 		k = 1
 	}
-	e.l.clockAt[k] = i + 1
+	e.l.clockAt[k] = int32(i + 1)
 }
