@@ -232,7 +232,7 @@ func (l *lifecycle) start(ctx context.Context) error {
 		}
 		l.loop.post(func() { l.loop.onTreeEvent(ev) })
 	}, reg.WithTreeLogger(l.log), reg.WithLeaves(l.isItemLeaf), reg.WithoutInitialEvents(), reg.WithCounted(l.isFlag))
-	l.ldr.cache, l.loop.cache = l.tc.view, l.tc.view
+	l.ldr.cache = l.tc.view
 	l.tc.live.Store(l.tc.view)
 	stopAF := context.AfterFunc(ctx, func() { l.finish(true, nil) })
 	err := l.startUp(l.ctx)

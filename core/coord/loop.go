@@ -49,13 +49,11 @@ type jobLoop struct {
 	// clock's mu.
 	clockAt [2]int32
 
-	// What the loop runs and reads, set by New (cache by Start, before
-	// the loop runs anything).
+	// What the loop runs and reads, set by New.
 	*jobBase               // its poll: the re-registration retry is 5 of them
 	recon    time.Duration // the reconcile tick (Options.ReconcileTick)
 	onEv     func(string)  // Options.OnEvent (nil: none)
-	life     *lifecycle    // the job's context, its start and its namespace
-	cache    *reg.CacheView
+	life     *lifecycle    // the job's context, its start, its namespace and its tree cache (tc.view)
 	ev       *listeners
 	pm       *pump
 	rg       *registration
@@ -171,17 +169,17 @@ func (l *jobLoop) pumpFired() {
 }
 
 // pumpDue: pump would act on something now, or clear a misfire sighting.
-func (l *jobLoop) pumpDue() bool { return l.pm.wanted(l.cache) || l.pm.mf.state().sighting() }
+func (l *jobLoop) pumpDue() bool { return l.pm.wanted(l.life.tc.view) || l.pm.mf.state().sighting() }
 
 func (l *jobLoop) pumpTick() {
 	l.pumpMu.Lock()
 	l.pumpArmed = false
 	l.pumpMu.Unlock()
 	ctx := l.life.ctx
-	if err := l.pm.run(ctx, l.cache); err != nil && ctx.Err() == nil {
+	if err := l.pm.run(ctx, l.life.tc.view); err != nil && ctx.Err() == nil {
 		l.log.Warn("failover and misfire pump failed", "error", err)
 	}
-	if l.pm.wanted(l.cache) {
+	if l.pm.wanted(l.life.tc.view) {
 		l.armPump()
 	}
 }
@@ -213,11 +211,11 @@ func (l *jobLoop) reconcileFired() { l.post(l.reconcileTick) }
 // job's tick makes no request.
 func (l *jobLoop) reconcileTick() {
 	ctx := l.life.ctx
-	if err := l.ev.reconcile(ctx, &l.st, l.cache, time.Now()); err != nil && ctx.Err() == nil {
+	if err := l.ev.reconcile(ctx, &l.st, l.life.tc.view, time.Now()); err != nil && ctx.Err() == nil {
 		l.log.Warn("reconcile failed", "error", err)
 	}
 	if paused, _ := l.rg.isPaused(); !paused {
-		if sw := l.sw.stale(); sw.suspects(l.cache) {
+		if sw := l.sw.stale(); sw.suspects(l.life.tc.view) {
 			if err := sw.sweepIfLeader(ctx); err != nil && ctx.Err() == nil {
 				l.log.Warn("stale node sweep failed", "error", err)
 			}
