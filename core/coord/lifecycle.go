@@ -55,8 +55,10 @@ type lifecycle struct {
 	ending error // the cause finish cancelled with (nil: not ending)
 	// ownNS: the job made ns (no Options.Namespace) and runs it (nil
 	// otherwise).
-	ownNS    *ownNamespace
-	stopAF   func() bool // stops the AfterFunc on Start's ctx
+	ownNS *ownNamespace
+	// end makes the end of Start's ctx finish the job (the namespace's
+	// ctxEnds); set by Start once it succeeded.
+	end      *ctxEnd
 	finished sync.Once
 	over     bool // everything of the job has ended (see stopped); guarded by mu
 	// subscribed: the job is subscribed to ns (set by Start before
@@ -234,18 +236,18 @@ func (l *lifecycle) start(ctx context.Context) error {
 	}, reg.WithTreeLogger(l.log), reg.WithLeaves(l.isItemLeaf), reg.WithoutInitialEvents(), reg.WithCounted(l.isFlag))
 	l.ldr.cache = l.tc.view
 	l.tc.live.Store(l.tc.view)
-	stopAF := context.AfterFunc(ctx, func() { l.finish(true, nil) })
+	end := l.ns.ends.add(ctx, l)
 	err := l.startUp(l.ctx)
 	if err == nil && l.ctx.Err() != nil {
 		err = context.Cause(l.ctx)
 	}
 	if err != nil {
-		stopAF()
+		l.ns.ends.remove(end, l)
 		close(l.startupDone)
 		l.finish(true, err)
 		return err
 	}
-	l.stopAF = stopAF
+	l.end = end
 	l.up.Store(true)
 	l.loop.armReconcile()
 	l.rg.cq.release()
@@ -326,8 +328,8 @@ func (l *lifecycle) finish(asked bool, cause error) {
 		}
 		l.mu.Unlock()
 		<-l.startupDone
-		if l.stopAF != nil {
-			l.stopAF()
+		if l.end != nil {
+			l.ns.ends.remove(l.end, l)
 		}
 		if l.subscribed {
 			l.ns.unsubscribe(l)

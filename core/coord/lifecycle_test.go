@@ -202,3 +202,56 @@ func TestOnStoppedReportsEndsNotAskedFor(t *testing.T) {
 		}
 	})
 }
+
+// TestJobsSharingACtxEndWithIt: jobs of one Namespace started under one
+// ctx (as a Scheduler starts them) all end when it ends, one stopped
+// before included; a job started under another ctx keeps running.
+func TestJobsSharingACtxEndWithIt(t *testing.T) {
+	srv := embedded.NewServer()
+	c, err := srv.Connect("ns")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	ns := coord.NewNamespace(c, hclog.NewNullLogger())
+	nctx, stopNS := context.WithCancel(context.Background())
+	nsDone := make(chan error, 1)
+	go func() { nsDone <- ns.Run(nctx) }()
+	defer func() {
+		stopNS()
+		if err := <-nsDone; err != nil {
+			t.Errorf("Namespace.Run = %v", err)
+		}
+	}()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	jobs := make([]*coord.Job, 5)
+	for i := range jobs {
+		jobs[i] = newJob(t, c, ns, "shared-"+strconv.Itoa(i), nil)
+		if err := jobs[i].Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other := newJob(t, c, ns, "other", nil)
+	if err := other.Start(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	defer other.Stop()
+	jobs[0].Stop()
+	cancel()
+	for i, j := range jobs {
+		select {
+		case <-j.Done():
+		case <-time.After(waitFor):
+			t.Fatalf("job %d did not end with its ctx", i)
+		}
+	}
+	select {
+	case <-other.Done():
+		t.Error("the job started under another ctx ended with theirs")
+	default:
+	}
+	if other.ShuttingDown() {
+		t.Error("the job started under another ctx is shutting down")
+	}
+}

@@ -41,6 +41,8 @@ type Namespace struct {
 	// key and value they share once (most of a config's: jobs differ
 	// mostly by name).
 	marshal config.Marshaller
+	// ends finishes the jobs when the ctx of their Start ends.
+	ends ctxEnds
 
 	mu      sync.Mutex
 	last    reg.ConnEvent // the current state, as WatchConnection's first event (State 0: none yet)
