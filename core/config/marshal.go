@@ -22,7 +22,20 @@ import (
 // SnakeYAML's emitter.
 //
 // Marshal does not validate; call Validate first when the config is local.
-func Marshal(cfg *JobConfiguration) ([]byte, error) {
+func Marshal(cfg *JobConfiguration) ([]byte, error) { return (*Marshaller)(nil).Marshal(cfg) }
+
+// Marshaller marshals the configurations of many jobs, writing each key
+// and value they share once (snakeyaml.Memo): a host marshals every new
+// job's config at start, and jobs differ mostly by name. It is safe for
+// concurrent use; the zero value is ready, and a nil one marshals as
+// Marshal does.
+type Marshaller struct {
+	memo snakeyaml.Memo
+}
+
+// Marshal is the package's Marshal, with m's memo (none when m is nil):
+// the same bytes.
+func (m *Marshaller) Marshal(cfg *JobConfiguration) ([]byte, error) {
 	if cfg == nil {
 		return nil, fmt.Errorf("marshal job configuration: nil configuration")
 	}
@@ -55,7 +68,13 @@ func Marshal(cfg *JobConfiguration) ([]byte, error) {
 		keyNodes[i] = snakeyaml.StringValue(e.key)
 		root.Content = append(root.Content, &keyNodes[i], e.value)
 	}
-	out, err := snakeyaml.Dump(root)
+	var out []byte
+	var err error
+	if m != nil {
+		out, err = m.memo.Dump(root, KeyJobName)
+	} else {
+		out, err = snakeyaml.Dump(root)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("marshal job configuration %q: %w", cfg.JobName, err)
 	}

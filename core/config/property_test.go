@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/ejob-io/ejob/core/config/snakeyaml"
@@ -235,3 +236,45 @@ func TestJavaCompareASCII(t *testing.T) {
 }
 
 func sign(n int) int { return min(max(n, -1), 1) }
+
+// A Marshaller writes every configuration as Marshal does, on generated
+// configurations whose values come from a small pool (so that its memo
+// is asked for the same key and value after entries that leave the output
+// in different places: a folded string, a literal block, a quoted one),
+// one Marshaller for all of them, from several goroutines.
+func TestPropertyMarshallerWritesAsMarshal(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(7, 8))
+	pool := make([]string, 24)
+	for i := range pool {
+		pool[i] = randString(r)
+	}
+	var cfgs []*JobConfiguration
+	for range 3000 {
+		c := randConfig(r, true)
+		pick := func() string { return pool[r.IntN(len(pool))] }
+		c.JobName, c.Cron, c.TimeZone, c.JobParameter = pick(), pick(), pick(), pick()
+		c.ShardingItemParameters, c.Description, c.Label = pick(), pick(), pick()
+		c.JobShardingStrategyType, c.JobErrorHandlerType = pick(), pick()
+		c.ShardingTotalCount, c.MaxTimeDiffSeconds = r.IntN(3), r.IntN(3)-1
+		cfgs = append(cfgs, c)
+	}
+	var m Marshaller
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := g; i < len(cfgs); i += 4 {
+				want, werr := Marshal(cfgs[i])
+				got, gerr := m.Marshal(cfgs[i])
+				if !bytes.Equal(got, want) || (werr == nil) != (gerr == nil) {
+					t.Errorf("#%d: the Marshaller writes\n%q (%v)\nMarshal\n%q (%v)", i, got, gerr, want, werr)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if m.memo.Len() == 0 {
+		t.Fatal("the memo remembered nothing: the test compares nothing it wrote from memory")
+	}
+}

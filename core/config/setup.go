@@ -43,6 +43,11 @@ type SetUpResult struct {
 //
 // It does not validate local; do that first.
 func SetUp(jobClassName string, local *JobConfiguration, reg RegistryState) (SetUpResult, error) {
+	return (*Marshaller)(nil).SetUp(jobClassName, local, reg)
+}
+
+// SetUp is the package's SetUp, marshalling with m.
+func (m *Marshaller) SetUp(jobClassName string, local *JobConfiguration, reg RegistryState) (SetUpResult, error) {
 	if local == nil {
 		return SetUpResult{}, fmt.Errorf("set up job configuration: nil local configuration")
 	}
@@ -53,7 +58,7 @@ func SetUp(jobClassName string, local *JobConfiguration, reg RegistryState) (Set
 		}
 	}
 	if !reg.ConfigExists || local.Overwrite {
-		data, err := Marshal(local)
+		data, err := m.Marshal(local)
 		if err != nil {
 			return SetUpResult{}, fmt.Errorf("set up job configuration %q: %w", local.JobName, err)
 		}

@@ -100,7 +100,7 @@ func (a *assignment) inCache(cache *reg.CacheView, total int) (items []int, minC
 			return nil, 0, false
 		}
 		minCzxid = min(minCzxid, st.Czxid)
-		if string(v) == a.paths.id {
+		if string(v) == a.id {
 			items = append(items, i)
 		}
 	}
@@ -133,7 +133,7 @@ func (a *assignment) read(ctx context.Context, cache *reg.CacheView, total int, 
 		if err != nil {
 			return nil, err
 		}
-		if string(v) == a.paths.id {
+		if string(v) == a.id {
 			items = append(items, i)
 		}
 		if agree {
@@ -155,7 +155,7 @@ func (a *assignment) noteCommit(ctx context.Context, result []spi.Assignment) {
 		if len(r.Items) == 0 {
 			continue
 		}
-		st, ok, err := a.s.c.Exists(ctx, a.paths.p.ShardingInstance(r.Items[0]))
+		st, ok, err := a.s.c.Exists(ctx, a.s.p.ShardingInstance(r.Items[0]))
 		if err != nil || !ok {
 			return
 		}

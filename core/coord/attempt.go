@@ -148,11 +148,11 @@ func (a *attempt) begin(ctx context.Context, cfg *config.JobConfiguration) error
 	}
 	s := a.t.s
 	for _, i := range a.items {
-		if _, err := s.deleteIfValue(ctx, s.p.Running(i), a.t.paths.id); err != nil {
+		if _, err := s.deleteIfValue(ctx, s.p.Running(i), a.t.id); err != nil {
 			return err
 		}
 	}
-	fence, err := recipe.NewFence(ctx, s.c, s.p.Instance(a.t.paths.id))
+	fence, err := recipe.NewFence(ctx, s.c, s.p.Instance(a.t.id))
 	if err != nil {
 		return fmt.Errorf("register begin: %w (%w)", ErrSessionLost, err)
 	}
@@ -241,7 +241,7 @@ func (a *attempt) complete(ctx context.Context, items []int, cfg *config.JobConf
 		return nil
 	}
 	s := a.t.s
-	id := a.t.paths.id
+	id := a.t.id
 	var errs []error
 	for _, i := range items {
 		if cfg.MonitorExecution {
@@ -281,7 +281,7 @@ func (a *attempt) completeFast(ctx context.Context, items []int, monitor, failov
 	if cache == nil {
 		return false
 	}
-	paths, id := &a.t.paths, a.t.paths.id
+	paths, id := &a.t.paths, a.t.id
 	var ops []reg.Op
 	blind := false // a running node deleted at version 0, unseen by the cache
 	for _, i := range items {
@@ -355,7 +355,7 @@ func (a *attempt) completeFast(ctx context.Context, items []int, monitor, failov
 func (a *attempt) undo(ctx context.Context) error {
 	s := a.t.s
 	for _, i := range a.items {
-		if _, err := s.deleteIfValue(ctx, a.t.paths.item(i, "running"), a.t.paths.id); err != nil {
+		if _, err := s.deleteIfValue(ctx, a.t.paths.item(i, "running"), a.t.id); err != nil {
 			return err
 		}
 	}

@@ -34,7 +34,7 @@ func newAloneAttempts(t *testing.T) *aloneAttempts {
 			t.Fatal(err)
 		}
 	}
-	if _, err := c.Create(ctx, p.Instance(a.paths.id), nil, reg.Ephemeral); err != nil {
+	if _, err := c.Create(ctx, p.Instance(a.paths.b.id), nil, reg.Ephemeral); err != nil {
 		t.Fatal(err)
 	}
 	// No tree cache loaded and no failover state made: what an undo
@@ -73,7 +73,7 @@ func TestAttemptBeginThenComplete(t *testing.T) {
 	if err := a.start(0, 2).begin(ctx, cfg); err != nil {
 		t.Fatal(err)
 	}
-	if a.running(t, 0) != a.paths.id || a.running(t, 2) != a.paths.id || a.running(t, 1) != "" {
+	if a.running(t, 0) != a.paths.b.id || a.running(t, 2) != a.paths.b.id || a.running(t, 1) != "" {
 		t.Fatalf("running nodes after begin: %q %q %q", a.running(t, 0), a.running(t, 1), a.running(t, 2))
 	}
 	if !a.t.running.Load() {
@@ -126,7 +126,7 @@ func TestAttemptBegunAheadIsAdoptedOrUndone(t *testing.T) {
 	a := newAloneAttempts(t)
 	ctx := context.Background()
 	cfg := aloneAttemptConfig()
-	fence := reg.CheckOp(a.p.Instance(a.paths.id), 0)
+	fence := reg.CheckOp(a.p.Instance(a.paths.b.id), 0)
 	settled := func(int64) bool { return true }
 
 	at := a.start(0, 1)
@@ -143,7 +143,7 @@ func TestAttemptBegunAheadIsAdoptedOrUndone(t *testing.T) {
 	if len(at.czxids) != 2 || at.czxids[0] == 0 || at.czxids[0] != at.czxids[1] {
 		t.Fatalf("czxids of the kept attempt = %v, want the transaction's zxid for both items", at.czxids)
 	}
-	if a.t.finish() != at || a.running(t, 0) != a.paths.id {
+	if a.t.finish() != at || a.running(t, 0) != a.paths.b.id {
 		t.Fatal("the adopted attempt is not the running execution's")
 	}
 	a.t.done()

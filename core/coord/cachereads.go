@@ -39,7 +39,7 @@ func (r cacheReads) available(cache *reg.CacheView) (available, ok bool) {
 	}
 	on := false
 	cache.EachChild(r.paths.instances(), func(id string) bool {
-		on = ipPrefix(id) == r.paths.ip
+		on = ipPrefix(id) == r.ip
 		return !on
 	})
 	return on, true
@@ -71,7 +71,7 @@ func (r cacheReads) running(cache *reg.CacheView, items []int) []int {
 	var out []int
 	for _, i := range items {
 		v, _, ok := cache.Peek(r.paths.item(i, "running"))
-		if ok && (string(v) != r.paths.id || r.run.Load()) {
+		if ok && (string(v) != r.id || r.run.Load()) {
 			out = append(out, i)
 		}
 	}
@@ -82,7 +82,7 @@ func (r cacheReads) running(cache *reg.CacheView, items []int) []int {
 // assigned to this instance.
 func (r cacheReads) own(cache *reg.CacheView, items []int) bool {
 	for _, i := range items {
-		if v, _, ok := cache.Peek(r.paths.item(i, "instance")); !ok || string(v) != r.paths.id {
+		if v, _, ok := cache.Peek(r.paths.item(i, "instance")); !ok || string(v) != r.id {
 			return false
 		}
 	}
@@ -92,7 +92,7 @@ func (r cacheReads) own(cache *reg.CacheView, items []int) bool {
 // failoverQueued reports whether the tree cache shows queued
 // failover items (leader/failover/items has children).
 func (r cacheReads) failoverQueued(cache *reg.CacheView) bool {
-	names, _ := cache.Children(r.paths.p.FailoverItems())
+	names, _ := cache.Children(r.s.p.FailoverItems())
 	return len(names) > 0
 }
 
@@ -107,7 +107,7 @@ func (r cacheReads) misfired(cache *reg.CacheView) []int {
 		if _, _, mis := cache.Peek(r.paths.item(i, node.ItemMisfire)); !mis {
 			continue // the usual answer, so asked first
 		}
-		if v, _, ok := cache.Peek(r.paths.item(i, node.ItemInstance)); !ok || string(v) != r.paths.id {
+		if v, _, ok := cache.Peek(r.paths.item(i, node.ItemInstance)); !ok || string(v) != r.id {
 			continue
 		}
 		if _, _, run := cache.Peek(r.paths.item(i, node.ItemRunning)); !run {
@@ -135,7 +135,7 @@ func (r cacheReads) items(cache *reg.CacheView, dst []int) []int {
 func (r cacheReads) claimed(cache *reg.CacheView) bool {
 	var buf [8]int
 	for _, i := range r.items(cache, buf[:0]) {
-		if v, _, ok := cache.Peek(r.paths.item(i, node.ItemFailover)); ok && string(v) == r.paths.id {
+		if v, _, ok := cache.Peek(r.paths.item(i, node.ItemFailover)); ok && string(v) == r.id {
 			return true
 		}
 	}

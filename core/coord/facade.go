@@ -148,12 +148,12 @@ func (j *Job) shardingContexts(ctx context.Context) (executor.ShardingContexts, 
 	// at once.
 	var takeOff []int
 	if cfg.Failover {
-		if takeOff, err = j.cr.itemsWithCached(ctx, cache, items, "failover"); err != nil {
+		if takeOff, err = j.att.cr.itemsWithCached(ctx, cache, items, "failover"); err != nil {
 			return executor.ShardingContexts{}, err
 		}
 		items = without(items, takeOff)
 	}
-	disabled, err := j.cr.itemsWithCached(ctx, cache, items, "disabled")
+	disabled, err := j.att.cr.itemsWithCached(ctx, cache, items, "disabled")
 	if err != nil {
 		return executor.ShardingContexts{}, err
 	}
@@ -162,7 +162,7 @@ func (j *Job) shardingContexts(ctx context.Context) (executor.ShardingContexts, 
 		return sc, err
 	}
 	if len(takeOff) > 0 && cfg.MonitorExecution {
-		r, err := j.cr.runningItems(ctx, cache, takeOff)
+		r, err := j.att.cr.runningItems(ctx, cache, takeOff)
 		if err != nil {
 			return executor.ShardingContexts{}, err
 		}
@@ -196,7 +196,7 @@ func (j *Job) MisfireIfRunning(ctx context.Context, items []int) (bool, error) {
 	if err != nil || !cfg.MonitorExecution {
 		return false, err
 	}
-	running, err := j.cr.runningItems(ctx, j.tc.loaded(), items)
+	running, err := j.att.cr.runningItems(ctx, j.tc.loaded(), items)
 	if err != nil || len(running) == 0 {
 		return false, err
 	}
@@ -309,7 +309,7 @@ func (j *Job) FailoverIfNecessary(ctx context.Context) error {
 	// watch delivery) are claimed by the pump, which their tree event
 	// wakes (within a failover tick), as are items queued just after this
 	// enquiry.
-	if cache := j.tc.loaded(); cache != nil && !j.cr.failoverQueued(cache) {
+	if cache := j.tc.loaded(); cache != nil && !j.att.cr.failoverQueued(cache) {
 		return nil
 	}
 	return j.fo.get().failoverIfNecessary(ctx)

@@ -31,8 +31,7 @@ func aloneClient(t *testing.T) reg.Client {
 // job p, instance id on server 10.0.0.1, polls of 10 ms, hooks h.
 func aloneBase(c reg.Client, p node.Job, id string, h Hooks) *jobBase {
 	b := &jobBase{s: store{c: c, p: p}, id: id, ip: "10.0.0.1", log: hclog.NewNullLogger(), poll: 10 * time.Millisecond, hooks: h}
-	b.tick = 5 * b.poll
-	b.paths.p, b.paths.id, b.paths.ip = p, id, b.ip
+	b.paths.b = b
 	return b
 }
 

@@ -56,9 +56,9 @@ type hotPaths struct {
 // the hotPaths of its triggers once the first trigger built them. The
 // zero hot pointer answers from node.Job.
 type jobPaths struct {
-	p  node.Job
-	id string // this instance's id
-	ip string // this server's IP
+	// b is the jobBase that holds them: node.Job (b.s.p), this instance's
+	// id and its server's IP.
+	b *jobBase
 	// hot is written by a steady trigger (warm: the first, and one that
 	// finds more items) on its worker goroutine, and read by every
 	// trigger, the pump, the pump's clock and the event loop: atomic, so
@@ -74,16 +74,16 @@ func (jp *jobPaths) warm(total int) {
 		return
 	}
 	h := &hotPaths{
-		flags:     reg.Parent(jp.p.ShardingNecessary()),
-		sharding:  jp.p.Sharding(),
-		instances: jp.p.Instances(),
-		instance:  jp.p.Instance(jp.id),
-		server:    jp.p.Server(jp.ip),
-		id:        []byte(jp.id),
+		flags:     reg.Parent(jp.b.s.p.ShardingNecessary()),
+		sharding:  jp.b.s.p.Sharding(),
+		instances: jp.b.s.p.Instances(),
+		instance:  jp.b.s.p.Instance(jp.b.id),
+		server:    jp.b.s.p.Server(jp.b.ip),
+		id:        []byte(jp.b.id),
 		items:     make([][hotItemNodes]string, n),
 	}
 	for i := range h.items {
-		base := jp.p.ShardingItem(i) + "/"
+		base := jp.b.s.p.ShardingItem(i) + "/"
 		for k := range hotItemNodes {
 			h.items[i][k] = base + hotItemName(k)
 		}
@@ -98,7 +98,7 @@ func (jp *jobPaths) item(i int, name string) string {
 			return h.items[i][k]
 		}
 	}
-	return jp.p.ItemNode(i, name)
+	return jp.b.s.p.ItemNode(i, name)
 }
 
 // flags is leader/sharding, the parent of the resharding flags.
@@ -106,7 +106,7 @@ func (jp *jobPaths) flags() string {
 	if h := jp.hot.Load(); h != nil {
 		return h.flags
 	}
-	return reg.Parent(jp.p.ShardingNecessary())
+	return reg.Parent(jp.b.s.p.ShardingNecessary())
 }
 
 // sharding is sharding, the parent of the items.
@@ -114,7 +114,7 @@ func (jp *jobPaths) sharding() string {
 	if h := jp.hot.Load(); h != nil {
 		return h.sharding
 	}
-	return jp.p.Sharding()
+	return jp.b.s.p.Sharding()
 }
 
 // instances is instances.
@@ -122,7 +122,7 @@ func (jp *jobPaths) instances() string {
 	if h := jp.hot.Load(); h != nil {
 		return h.instances
 	}
-	return jp.p.Instances()
+	return jp.b.s.p.Instances()
 }
 
 // instance is this instance's node.
@@ -130,7 +130,7 @@ func (jp *jobPaths) instance() string {
 	if h := jp.hot.Load(); h != nil {
 		return h.instance
 	}
-	return jp.p.Instance(jp.id)
+	return jp.b.s.p.Instance(jp.b.id)
 }
 
 // server is this server's node.
@@ -138,7 +138,7 @@ func (jp *jobPaths) server() string {
 	if h := jp.hot.Load(); h != nil {
 		return h.server
 	}
-	return jp.p.Server(jp.ip)
+	return jp.b.s.p.Server(jp.b.ip)
 }
 
 // idData is this instance's id as a running node's data (shared: no
@@ -147,5 +147,5 @@ func (jp *jobPaths) idData() []byte {
 	if h := jp.hot.Load(); h != nil {
 		return h.id
 	}
-	return []byte(jp.id)
+	return []byte(jp.b.id)
 }

@@ -18,7 +18,8 @@ type lifecycle struct {
 	ns    *Namespace    // Options.Namespace, or the job's own
 	grace time.Duration // Options.ShutdownGrace
 	// The owners it starts and ends, wired in by New.
-	tc   *treeCache
+	tc *treeCache
+	// su is the startup registration, Start's own (nil once it is over).
 	su   *setUp
 	conf *configState
 	ldr  *leadership
@@ -40,7 +41,10 @@ type lifecycle struct {
 	// started: Start or Stop was called (they may be called on any
 	// goroutine, and only the first counts): atomic.
 	started atomic.Bool
-	over    bool // everything of the job has ended (see stopped); guarded by mu
+	// up: Start succeeded. Set by Start, read by finish (on whichever
+	// goroutine ends the job) and by the tree cache's goroutine
+	// (jobLoop.runningNodeEvent): atomic.
+	up atomic.Bool
 	// ctx is the job's life (Start's ctx, cancelled by finish); set by
 	// Start before anything runs under it.
 	ctx context.Context
@@ -49,19 +53,17 @@ type lifecycle struct {
 	mu     sync.Mutex
 	cancel context.CancelCauseFunc
 	ending error // the cause finish cancelled with (nil: not ending)
-	// ownNS: the job made ns (no Options.Namespace) and runs it until
-	// nsDone.
-	ownNS  context.CancelFunc
-	nsDone chan struct{}
+	// ownNS: the job made ns (no Options.Namespace) and runs it (nil
+	// otherwise).
+	ownNS *ownNamespace
+	// end makes the end of Start's ctx finish the job (the namespace's
+	// ctxEnds); set by Start once it succeeded.
+	end      *ctxEnd
+	finished sync.Once
+	over     bool // everything of the job has ended (see stopped); guarded by mu
 	// subscribed: the job is subscribed to ns (set by Start before
 	// anything can call finish concurrently with it).
 	subscribed bool
-	stopAF     func() bool // stops the AfterFunc on Start's ctx
-	// up: Start succeeded. Set by Start, read by finish (on whichever
-	// goroutine ends the job) and by the tree cache's goroutine
-	// (jobLoop.runningNodeEvent): atomic.
-	up       atomic.Bool
-	finished sync.Once
 
 	startupDone chan struct{} // closed when Start's work is over (whatever its result)
 	// stopped is closed when everything of the job has ended (over), and
@@ -70,6 +72,13 @@ type lifecycle struct {
 	// stops them with Stop and checks readiness with the flag, carry none.
 	stopped chan struct{}
 	readyCh chan struct{}
+}
+
+// ownNamespace is the Namespace a job given none runs: stop ends its Run,
+// done is closed once it has returned.
+type ownNamespace struct {
+	stop context.CancelFunc
+	done chan struct{}
 }
 
 // Start registers this instance (upstream's SetUpFacade.registerStartUpInfo) and
@@ -178,12 +187,13 @@ func (l *lifecycle) start(ctx context.Context) error {
 		}
 		return errors.New("coord: Start called twice")
 	}
+	defer func() { l.su = nil }() // what it kept is the registry's now
 	if l.ns == nil {
 		l.ns = NewNamespace(l.s.c, l.log)
 		nctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		l.ownNS, l.nsDone = cancel, make(chan struct{})
+		l.ownNS = &ownNamespace{stop: cancel, done: make(chan struct{})}
 		go func() {
-			defer close(l.nsDone)
+			defer close(l.ownNS.done)
 			_ = l.ns.Run(nctx)
 		}()
 	}
@@ -223,21 +233,21 @@ func (l *lifecycle) start(ctx context.Context) error {
 			return
 		}
 		l.loop.post(func() { l.loop.onTreeEvent(ev) })
-	}, reg.WithTreeLogger(l.log), reg.WithLeaves(l.s.p.IsItemLeaf), reg.WithoutInitialEvents(), reg.WithCounted(l.s.p.IsFlag))
-	l.ldr.cache, l.loop.cache = l.tc.view, l.tc.view
+	}, reg.WithTreeLogger(l.log), reg.WithLeaves(l.isItemLeaf), reg.WithoutInitialEvents(), reg.WithCounted(l.isFlag))
+	l.ldr.cache = l.tc.view
 	l.tc.live.Store(l.tc.view)
-	stopAF := context.AfterFunc(ctx, func() { l.finish(true, nil) })
+	end := l.ns.ends.add(ctx, l)
 	err := l.startUp(l.ctx)
 	if err == nil && l.ctx.Err() != nil {
 		err = context.Cause(l.ctx)
 	}
 	if err != nil {
-		stopAF()
+		l.ns.ends.remove(end, l)
 		close(l.startupDone)
 		l.finish(true, err)
 		return err
 	}
-	l.stopAF = stopAF
+	l.end = end
 	l.up.Store(true)
 	l.loop.armReconcile()
 	l.rg.cq.release()
@@ -245,6 +255,13 @@ func (l *lifecycle) start(ctx context.Context) error {
 	close(l.startupDone) // finish may stop the loop from now on
 	return nil
 }
+
+// isItemLeaf and isFlag are the job's node.Job.IsItemLeaf and IsFlag as
+// the tree cache keeps them: a method value of l's (a pointer) rather than
+// of node.Job's (a value), whose copy of the paths each view kept.
+func (l *lifecycle) isItemLeaf(path string) bool { return l.s.p.IsItemLeaf(path) }
+
+func (l *lifecycle) isFlag(path string) bool { return l.s.p.IsFlag(path) }
 
 // startUp waits for the cache's initial load, then registers the instance.
 func (l *lifecycle) startUp(ctx context.Context) error {
@@ -311,8 +328,8 @@ func (l *lifecycle) finish(asked bool, cause error) {
 		}
 		l.mu.Unlock()
 		<-l.startupDone
-		if l.stopAF != nil {
-			l.stopAF()
+		if l.end != nil {
+			l.ns.ends.remove(l.end, l)
 		}
 		if l.subscribed {
 			l.ns.unsubscribe(l)
@@ -327,8 +344,8 @@ func (l *lifecycle) finish(asked bool, cause error) {
 			l.tc.view.Close()
 		}
 		if l.ownNS != nil {
-			l.ownNS()
-			<-l.nsDone
+			l.ownNS.stop()
+			<-l.ownNS.done
 		}
 		if !asked && l.up.Load() {
 			l.hooks.Stopped(cause) // an end nobody asked for

@@ -43,13 +43,11 @@ func coordGoroutines() []string {
 		[]string{"ejob/core/coord.(*Namespace).Run", "ejob/core/coord_test."})
 }
 
-// TestIdleJobsHaveNoGoroutine: jobs that share a Namespace and have
-// nothing to do run no goroutine of package coord once registered
-// (whatever the shared cache needs is per namespace, or core/reg's); Stop
-// then ends each one cleanly.
-func TestIdleJobsHaveNoGoroutine(t *testing.T) {
-	srv := embedded.NewServer()
-	c, err := srv.Connect("ns")
+// sharedNamespace connects to a new embedded server and runs a Namespace
+// on the client until the test ends.
+func sharedNamespace(t *testing.T) (reg.Client, *coord.Namespace) {
+	t.Helper()
+	c, err := embedded.NewServer().Connect("ns")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,12 +56,21 @@ func TestIdleJobsHaveNoGoroutine(t *testing.T) {
 	nctx, stopNS := context.WithCancel(context.Background())
 	nsDone := make(chan error, 1)
 	go func() { nsDone <- ns.Run(nctx) }()
-	defer func() {
+	t.Cleanup(func() {
 		stopNS()
 		if err := <-nsDone; err != nil {
 			t.Errorf("Namespace.Run = %v", err)
 		}
-	}()
+	})
+	return c, ns
+}
+
+// TestIdleJobsHaveNoGoroutine: jobs that share a Namespace and have
+// nothing to do run no goroutine of package coord once registered
+// (whatever the shared cache needs is per namespace, or core/reg's); Stop
+// then ends each one cleanly.
+func TestIdleJobsHaveNoGoroutine(t *testing.T) {
+	c, ns := sharedNamespace(t)
 
 	const n = 20
 	jobs := make([]*coord.Job, n)
@@ -201,4 +208,42 @@ func TestOnStoppedReportsEndsNotAskedFor(t *testing.T) {
 			t.Error("Done not closed after a failed Start")
 		}
 	})
+}
+
+// TestJobsSharingACtxEndWithIt: jobs of one Namespace started under one
+// ctx (as a Scheduler starts them) all end when it ends, one stopped
+// before included; a job started under another ctx keeps running.
+func TestJobsSharingACtxEndWithIt(t *testing.T) {
+	c, ns := sharedNamespace(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	jobs := make([]*coord.Job, 5)
+	for i := range jobs {
+		jobs[i] = newJob(t, c, ns, "shared-"+strconv.Itoa(i), nil)
+		if err := jobs[i].Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other := newJob(t, c, ns, "other", nil)
+	if err := other.Start(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	defer other.Stop()
+	jobs[0].Stop()
+	cancel()
+	for i, j := range jobs {
+		select {
+		case <-j.Done():
+		case <-time.After(waitFor):
+			t.Fatalf("job %d did not end with its ctx", i)
+		}
+	}
+	select {
+	case <-other.Done():
+		t.Error("the job started under another ctx ended with theirs")
+	default:
+	}
+	if other.ShuttingDown() {
+		t.Error("the job started under another ctx is shutting down")
+	}
 }

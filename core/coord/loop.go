@@ -19,10 +19,17 @@ import (
 type jobLoop struct {
 	q *serialQueue
 	// Owned by q's closures (after Start released q):
-	st     loopState
-	halted bool        // the console shut the instance down: handle nothing more
-	reconT *time.Timer // the reconcile tick
-	retry  *time.Timer // the re-registration retry
+	st    loopState
+	retry *time.Timer // the re-registration retry
+	// halted: the console shut the instance down: handle nothing more.
+	// reconArmed: the first reconcile tick was armed (by Start, before
+	// the queue runs anything; later ones by the tick itself).
+	halted, reconArmed bool
+	// pumpArmed: a pump tick is armed on the clock, or queued; pumpOff:
+	// the job has stopped: no tick is armed any more. Guarded by pumpMu
+	// (see below; here, beside the other flags, the Job fits its size
+	// class: TestJobSizeClass).
+	pumpArmed, pumpOff bool
 
 	// reRegPending: a re-registration is queued and has not started (asks
 	// coalesce, as upstream's reconnect listener). Set by askReRegister on
@@ -34,17 +41,19 @@ type jobLoop struct {
 	// tick after any tree event or wake-up, and then again for as long as
 	// pump.wanted says so. The ticks run on the namespace's pumpClock; an
 	// idle job has none armed. armPump may be called from any goroutine.
-	pumpMu    sync.Mutex
-	pumpArmed bool // a tick is armed on the clock, or queued
-	pumpOff   bool // the job has stopped
+	// The reconcile ticks run on the same clock (armReconcile): an idle
+	// job holds an entry of its heap rather than a runtime timer.
+	pumpMu sync.Mutex
+	// clockAt is where the job's pump and reconcile ticks are in the
+	// clock's heap (index + 1; 0: not there), for cancel; guarded by the
+	// clock's mu.
+	clockAt [2]int32
 
-	// What the loop runs and reads, set by New (cache by Start, before
-	// the loop runs anything).
+	// What the loop runs and reads, set by New.
 	*jobBase               // its poll: the re-registration retry is 5 of them
 	recon    time.Duration // the reconcile tick (Options.ReconcileTick)
 	onEv     func(string)  // Options.OnEvent (nil: none)
-	life     *lifecycle    // the job's context, its start and its namespace
-	cache    *reg.CacheView
+	life     *lifecycle    // the job's context, its start, its namespace and its tree cache (tc.view)
 	ev       *listeners
 	pm       *pump
 	rg       *registration
@@ -134,7 +143,7 @@ func (l *jobLoop) armPump() {
 		return
 	}
 	l.pumpArmed = true
-	l.life.ns.pumps.after(l, l.tick)
+	l.life.ns.pumps.after(l, l.tick())
 }
 
 // pumpFired is the pump's tick, on the namespace's pumpClock. The tick
@@ -160,17 +169,17 @@ func (l *jobLoop) pumpFired() {
 }
 
 // pumpDue: pump would act on something now, or clear a misfire sighting.
-func (l *jobLoop) pumpDue() bool { return l.pm.wanted(l.cache) || l.pm.mf.state().sighting() }
+func (l *jobLoop) pumpDue() bool { return l.pm.wanted(l.life.tc.view) || l.pm.mf.state().sighting() }
 
 func (l *jobLoop) pumpTick() {
 	l.pumpMu.Lock()
 	l.pumpArmed = false
 	l.pumpMu.Unlock()
 	ctx := l.life.ctx
-	if err := l.pm.run(ctx, l.cache); err != nil && ctx.Err() == nil {
+	if err := l.pm.run(ctx, l.life.tc.view); err != nil && ctx.Err() == nil {
 		l.log.Warn("failover and misfire pump failed", "error", err)
 	}
-	if l.pm.wanted(l.cache) {
+	if l.pm.wanted(l.life.tc.view) {
 		l.armPump()
 	}
 }
@@ -180,13 +189,21 @@ func (l *jobLoop) pumpTick() {
 // ticks of jobs a host starts together spread over the tick instead of
 // coming in one wave.
 func (l *jobLoop) armReconcile() {
-	if l.reconT == nil {
-		first := l.recon/2 + rand.N(l.recon+1)
-		l.reconT = time.AfterFunc(first, func() { l.post(l.reconcileTick) })
-	} else {
-		l.reconT.Reset(l.recon)
+	d := l.recon
+	if !l.reconArmed {
+		l.reconArmed = true
+		d = l.recon/2 + rand.N(l.recon+1)
+	}
+	l.pumpMu.Lock()
+	defer l.pumpMu.Unlock()
+	if !l.pumpOff {
+		l.life.ns.pumps.afterReconcile(l, d)
 	}
 }
+
+// reconcileFired is the reconcile tick's time, on the namespace's
+// pumpClock: the tick runs on the job's queue.
+func (l *jobLoop) reconcileFired() { l.post(l.reconcileTick) }
 
 // reconcileTick is the reconcile tick: ReconcileService's check and the
 // stale-node sweep. Both look at the tree cache first and read the
@@ -194,11 +211,11 @@ func (l *jobLoop) armReconcile() {
 // job's tick makes no request.
 func (l *jobLoop) reconcileTick() {
 	ctx := l.life.ctx
-	if err := l.ev.reconcile(ctx, &l.st, l.cache, time.Now()); err != nil && ctx.Err() == nil {
+	if err := l.ev.reconcile(ctx, &l.st, l.life.tc.view, time.Now()); err != nil && ctx.Err() == nil {
 		l.log.Warn("reconcile failed", "error", err)
 	}
 	if paused, _ := l.rg.isPaused(); !paused {
-		if sw := l.sw.stale(); sw.suspects(l.cache) {
+		if sw := l.sw.stale(); sw.suspects(l.life.tc.view) {
 			if err := sw.sweepIfLeader(ctx); err != nil && ctx.Err() == nil {
 				l.log.Warn("stale node sweep failed", "error", err)
 			}
@@ -217,9 +234,7 @@ func (l *jobLoop) stopLoop() {
 	if ns := l.life.ns; ns != nil { // nil: stopped before Start
 		ns.pumps.cancel(l)
 	}
-	for _, t := range []*time.Timer{l.reconT, l.retry} {
-		if t != nil {
-			t.Stop()
-		}
+	if l.retry != nil {
+		l.retry.Stop()
 	}
 }

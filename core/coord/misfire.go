@@ -271,7 +271,7 @@ func (m *misfires) runPending(ctx context.Context, cache *reg.CacheView) (run bo
 		m.state().clearSighting()
 		return false, nil
 	}
-	if !m.made().sighted(time.Now(), m.tick) || m.cr.run.Load() {
+	if !m.made().sighted(time.Now(), m.tick()) || m.cr.run.Load() {
 		return false, nil
 	}
 	m.state().clearSighting()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/ejob-io/ejob/core/config"
 	"github.com/ejob-io/ejob/core/reg"
 )
 
@@ -33,8 +34,15 @@ type Namespace struct {
 	// job's, registerNew; a restarted one's server and instance nodes,
 	// registerNodes) into a few Multis.
 	writes *reg.BatchWriter
-	// pumps runs the jobs' failover and misfire pump ticks.
+	// pumps runs the jobs' failover and misfire pump ticks and their
+	// reconcile ticks.
 	pumps pumpClock
+	// marshal writes the configs of the jobs new to the registry, each
+	// key and value they share once (most of a config's: jobs differ
+	// mostly by name).
+	marshal config.Marshaller
+	// ends finishes the jobs when the ctx of their Start ends.
+	ends ctxEnds
 
 	mu      sync.Mutex
 	last    reg.ConnEvent // the current state, as WatchConnection's first event (State 0: none yet)

@@ -197,13 +197,13 @@ func (j *Job) ConfirmArmed(ctx context.Context, sc executor.ShardingContexts) bo
 	if found := cache.EachChild(j.paths.flags(), func(string) bool { flagged = true; return false }); !found || flagged {
 		return false
 	}
-	if avail, found := j.cr.available(cache); !found || !avail {
+	if avail, found := j.att.cr.available(cache); !found || !avail {
 		return false
 	}
-	if !j.cr.own(cache, sc.Items) || len(j.cr.itemsWith(cache, sc.Items, "disabled")) > 0 {
+	if !j.att.cr.own(cache, sc.Items) || len(j.att.cr.itemsWith(cache, sc.Items, "disabled")) > 0 {
 		return false
 	}
-	if cfg.Failover && (j.fo.state().hasClaims() || j.cr.claimed(cache) || len(j.cr.itemsWith(cache, sc.Items, "failover")) > 0) {
+	if cfg.Failover && (j.fo.state().hasClaims() || j.att.cr.claimed(cache) || len(j.att.cr.itemsWith(cache, sc.Items, "failover")) > 0) {
 		return false
 	}
 	return true

@@ -92,7 +92,7 @@ func (p *pump) run(ctx context.Context, cache *reg.CacheView) error {
 		case err != nil:
 			return err
 		case claimed && !busy:
-			if p.fo.get().sinceTrigger(time.Now()) < p.tick {
+			if p.fo.get().sinceTrigger(time.Now()) < p.tick() {
 				return nil
 			}
 			fi, err := p.fo.get().localFailoverItems(ctx, cache)

@@ -14,14 +14,15 @@ import (
 // machine anyway.
 const pumpSlack = 2 * time.Millisecond
 
-// pumpClock runs the pump ticks of the jobs of one Namespace from one
-// runtime timer. Every trigger's running-node events arm its
+// pumpClock runs the pump ticks and the reconcile ticks of the jobs of
+// one Namespace from one runtime timer. Every trigger's running-node events arm its
 // job's pump a failoverTick later (runningNodeEvent); with a timer per
 // job, 100 jobs firing each second cost 100 timer goroutines a second,
 // each for a check (pumpFired) that nearly always finds nothing to do.
 // Jobs fire together, so their ticks fall due together: one wake-up runs
 // every tick due by then (and those due within pumpSlack). A job with no
-// tick armed has no entry here.
+// tick armed has no entry here. Each running job has its reconcile tick
+// here (one a ReconcileTick), rather than a runtime timer of its own.
 type pumpClock struct {
 	mu    sync.Mutex
 	due   pumpHeap
@@ -35,20 +36,32 @@ type pumpClock struct {
 	ended   *sync.Cond
 }
 
-// pumpEntry is one job's armed tick.
+// pumpEntry is one job's armed tick: of its pump, or of its reconcile
+// check (recon).
 type pumpEntry struct {
-	at time.Time
-	l  *jobLoop
+	at    time.Time
+	l     *jobLoop
+	recon bool
 }
 
 // after arms the tick of the job's loop l d from now: pumpFired runs then, on the clock's
 // goroutine. The caller arms at most one tick per job at a time
 // (armPump's pumpArmed).
 func (c *pumpClock) after(l *jobLoop, d time.Duration) {
-	at := time.Now().Add(d)
+	c.push(pumpEntry{at: time.Now().Add(d), l: l})
+}
+
+// afterReconcile arms the reconcile tick of the job's loop l d from now:
+// reconcileFired runs then, on the clock's goroutine. The caller arms at
+// most one per job at a time (the tick arms the next).
+func (c *pumpClock) afterReconcile(l *jobLoop, d time.Duration) {
+	c.push(pumpEntry{at: time.Now().Add(d), l: l, recon: true})
+}
+
+func (c *pumpClock) push(e pumpEntry) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	heap.Push(&c.due, pumpEntry{at: at, l: l})
+	heap.Push(&c.due, e)
 	c.armLocked()
 }
 
@@ -78,14 +91,18 @@ func (c *pumpClock) fire() {
 	c.at = time.Time{}
 	c.firing++
 	c.started++
-	var ready []*jobLoop
+	var ready []pumpEntry
 	for len(c.due) > 0 && !c.due[0].at.After(now) {
-		ready = append(ready, heap.Pop(&c.due).(pumpEntry).l)
+		ready = append(ready, heap.Pop(&c.due).(pumpEntry))
 	}
 	c.armLocked()
 	c.mu.Unlock()
-	for _, l := range ready {
-		l.pumpFired()
+	for _, e := range ready {
+		if e.recon {
+			e.l.reconcileFired()
+		} else {
+			e.l.pumpFired()
+		}
 	}
 	c.mu.Lock()
 	c.firing--
@@ -95,7 +112,7 @@ func (c *pumpClock) fire() {
 	c.mu.Unlock()
 }
 
-// cancel drops l's armed tick (a stopped job's) and, once no tick is
+// cancel drops l's armed ticks (a stopped job's) and, once no tick is
 // armed, stops the timer and waits for a fire already started to end:
 // after the last job's cancel, no goroutine of the clock runs, and none
 // starts until a job arms a tick again. The caller holds none of l's
@@ -103,15 +120,12 @@ func (c *pumpClock) fire() {
 func (c *pumpClock) cancel(l *jobLoop) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	kept := c.due[:0]
-	for _, e := range c.due {
-		if e.l != l {
-			kept = append(kept, e)
+	for k := range l.clockAt {
+		// Read after the other's removal, which may have moved it.
+		if i := l.clockAt[k]; i > 0 {
+			heap.Remove(&c.due, int(i-1)) // in O(log n): 10,000 jobs stop in turn
 		}
 	}
-	clear(c.due[len(kept):]) // drop the job's reference
-	c.due = kept
-	heap.Init(&c.due)
 	if len(c.due) > 0 {
 		return
 	}
@@ -133,17 +147,36 @@ func (c *pumpClock) cancel(l *jobLoop) {
 	}
 }
 
-// pumpHeap is a min-heap of ticks by due time (container/heap).
+// pumpHeap is a min-heap of ticks by due time (container/heap). Each
+// entry's job knows where its entries are (jobLoop.clockAt).
 type pumpHeap []pumpEntry
 
 func (h pumpHeap) Len() int           { return len(h) }
 func (h pumpHeap) Less(a, b int) bool { return h[a].at.Before(h[b].at) }
-func (h pumpHeap) Swap(a, b int)      { h[a], h[b] = h[b], h[a] }
-func (h *pumpHeap) Push(x any)        { *h = append(*h, x.(pumpEntry)) }
+func (h pumpHeap) Swap(a, b int) {
+	h[a], h[b] = h[b], h[a]
+	h[a].place(a)
+	h[b].place(b)
+}
+func (h *pumpHeap) Push(x any) {
+	e := x.(pumpEntry)
+	e.place(len(*h))
+	*h = append(*h, e)
+}
 func (h *pumpHeap) Pop() any {
 	old := *h
 	e := old[len(old)-1]
+	e.place(-1)
 	old[len(old)-1] = pumpEntry{} // drop the job's reference
 	*h = old[:len(old)-1]
 	return e
+}
+
+// place records e at index i of the heap (-1: out of it) in its job.
+func (e pumpEntry) place(i int) {
+	k := 0
+	if e.recon {
+		k = 1
+	}
+	e.l.clockAt[k] = int32(i + 1)
 }

@@ -6,8 +6,9 @@ import (
 	"time"
 )
 
-// TestPumpClockCancelDropsStoppedJobsTicks: a stopped job's armed tick
-// leaves the namespace's clock at once, and with no tick left the timer
+// TestPumpClockCancelDropsStoppedJobsTicks: a stopped job's armed ticks
+// (its pump's and its reconcile check's) leave the namespace's clock at
+// once, and with no tick left the timer
 // is stopped, so no fire of the clock runs after the last job stopped
 // (TestIdleJobsHaveNoGoroutine caught one that did: the tick of a job
 // stopped a moment before it fell due).
@@ -16,7 +17,7 @@ func TestPumpClockCancelDropsStoppedJobsTicks(t *testing.T) {
 	a, b := &jobLoop{}, &jobLoop{}
 	c.after(a, time.Hour)
 	c.after(b, 2*time.Hour)
-	c.after(a, 3*time.Hour)
+	c.afterReconcile(a, 3*time.Hour)
 	c.cancel(a)
 	if len(c.due) != 1 || c.due[0].l != b {
 		t.Fatalf("after cancel(a): %d ticks armed, want b's only", len(c.due))

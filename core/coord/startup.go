@@ -248,7 +248,7 @@ func (u *setUp) setUpConfig(ctx context.Context, ns *Namespace, allowNew bool) e
 	}
 	st.RootExists, st.Root = rs[0].Err == nil, rs[0].Data
 	st.ConfigExists, st.Config = rs[1].Err == nil, rs[1].Data
-	res, err := config.SetUp(u.class, u.local, st)
+	res, err := ns.marshal.SetUp(u.class, u.local, st)
 	if errors.Is(err, config.ErrRegistryConfig) {
 		// The registry's config is refused: the job registers and waits,
 		// without firing, for a valid one (its tree cache follows the

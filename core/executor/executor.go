@@ -146,7 +146,8 @@ type Executor struct {
 	// quiet: events is NopEvents, so item events are not built (a random
 	// id, two clock reads and an allocation per item for nobody).
 	quiet bool
-	// beginMsg is the TASK_STAGING message, "Job '<job>' execute begin.".
+	// beginMsg is the TASK_STAGING message, "Job '<job>' execute begin.",
+	// made at the first Execute (an idle job has none); Execute's own.
 	beginMsg string
 
 	mu          sync.Mutex // guards the reloadable state below
@@ -228,7 +229,6 @@ func New(jobName string, opts Options) (*Executor, error) {
 		log:       lazylog.With(opts.Logger, lazylog.JobInstanceID, jobName, opts.InstanceID),
 		events:    opts.Events,
 		quiet:     quiet,
-		beginMsg:  fmt.Sprintf("Job '%s' execute begin.", jobName),
 		listeners: sortListeners(nil, opts.Listeners),
 	}, nil
 }
@@ -300,6 +300,9 @@ func (e *Executor) Execute(ctx context.Context, src Source, fire Fire) error {
 	if sc.Failover && src != Failover {
 		src = Failover
 		r.keepOwnItemsFire(ctx, sc, fire)
+	}
+	if e.beginMsg == "" {
+		e.beginMsg = "Job '" + e.jobName + "' execute begin."
 	}
 	e.status(ctx, e.events.TaskStaging, sc, src, TaskStaging, e.beginMsg)
 	running, err := f.MisfireIfRunning(ctx, sc.Items)

@@ -181,7 +181,7 @@ func (s *Kernel) wireLocked(job Job, r resolvedJob) error {
 		l.Guarantee = cj
 		wj.described[spi.NormalizeType(cfg.JobListenerTypes[i])] = l
 	}
-	ex, err := executor.New(name, executor.Options{
+	eo := executor.Options{
 		InstanceID:     s.opts.InstanceID,
 		Facade:         cj,
 		Runner:         runner,
@@ -190,12 +190,15 @@ func (s *Kernel) wireLocked(job Job, r resolvedJob) error {
 		Listeners:      job.Listeners,
 		TypedListeners: wj.typedListener,
 		Events:         s.opts.Events,
-		OnRetry:        wj.itemRetried,
-		OnFired:        wj.fired,
-		OnMisfire:      wj.misfired,
 		Logger:         s.execLog,
 		AvailableCPUs:  s.opts.AvailableCPUs,
-	})
+	}
+	if _, nop := s.opts.Observer.(NopObserver); !nop {
+		// The observer's hooks: three closures a job, made only for an
+		// observer that is told something.
+		eo.OnRetry, eo.OnFired, eo.OnMisfire = wj.itemRetried, wj.fired, wj.misfired
+	}
+	ex, err := executor.New(name, eo)
 	if err != nil {
 		return err
 	}

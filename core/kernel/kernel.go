@@ -275,10 +275,11 @@ func New(opts Options) (*Kernel, error) {
 }
 
 // Validate checks a job's configuration with every type resolved through
-// Plugins and the cron expression parsed. Errors name the field.
+// Plugins and the cron expression parsed (once for the jobs that share it:
+// the schedule Add uses). Errors name the field.
 func (s *Kernel) Validate(cfg *config.JobConfiguration) error {
 	return cfg.Validate(config.ValidateOptions{
-		CheckCron: CheckCron,
+		CheckCron: s.checkCron,
 		KnownType: s.knownType,
 		KnownListener: func(name string) bool {
 			_, err := s.opts.Plugins.Lookup(spi.KindJobListener, name)
@@ -291,6 +292,12 @@ func (s *Kernel) Validate(cfg *config.JobConfiguration) error {
 // descriptor; see cron.ParseSchedule) in its time zone.
 func CheckCron(expr, tz string) error {
 	_, err := schedule(expr, tz)
+	return err
+}
+
+// checkCron is CheckCron through the kernel's parsed schedules.
+func (s *Kernel) checkCron(expr, tz string) error {
+	_, err := s.scheds.get(expr, tz)
 	return err
 }
 

@@ -4,7 +4,8 @@
 // through the optional RecursiveWatcher), the registry session and its
 // connection states, sentinel errors, and the pieces built on top of any
 // Client: a CuratorCache-like TreeCache, a SharedCache that mirrors many
-// subtrees (job roots) with one recursive watch and one goroutine, and
+// subtrees (job roots) with one recursive watch and one goroutine (and
+// reads an in-process registry's tree in place: StoreWatcher), and
 // recursive helpers.
 //
 // The kernel programs against this package only; core/reg/zookeeper (real

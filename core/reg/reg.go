@@ -316,6 +316,11 @@ const (
 	// armed again; Path is the watched path. The caller re-reads what it
 	// follows.
 	EventResync
+	// EventPaused: a store watch (StoreWatcher) is told of no change from
+	// now on until its EventResync (the connection is down, or the session
+	// ends); Store reads the tree as it is at that moment, during the call
+	// only. Only WatchStore's fn gets it.
+	EventPaused
 )
 
 func (t WatchEventType) String() string {
@@ -332,6 +337,8 @@ func (t WatchEventType) String() string {
 		return "not-watching"
 	case EventResync:
 		return "resync"
+	case EventPaused:
+		return "paused"
 	}
 	return fmt.Sprintf("WatchEventType(%d)", int(t))
 }
@@ -350,6 +357,9 @@ type WatchEvent struct {
 	Known bool
 	Data  []byte
 	Stat  Stat
+	// Store reads the tree, during an EventPaused call only (nil
+	// otherwise).
+	Store StoreReader
 }
 
 // RecursiveWatcher is implemented by clients that can follow a whole subtree
@@ -370,6 +380,46 @@ type RecursiveWatcher interface {
 	// the server does not support it (before 3.6); callers fall back to one-shot
 	// watches.
 	WatchRecursive(ctx context.Context, path string, fn func(WatchEvent)) error
+}
+
+// StoreReader reads an in-process registry's tree where it is held, with
+// no request: what a tree cache would read from its own copy.
+type StoreReader interface {
+	// ReadNode returns the data and stat of path (namespace-relative) as
+	// the registry holds them. The data is the registry's own, never
+	// modified (see Reader).
+	ReadNode(path string) (data []byte, st Stat, ok bool)
+	// EachChild calls f with path's child names, sorted, until f returns
+	// false; found is false when path does not exist. f runs under the
+	// registry's lock: it must not call the registry or its Store.
+	EachChild(path string, f func(name string) bool) (found bool)
+	// Walk calls f with the node at path and each node below it, parents
+	// first and children in order, not below a node leaf reports true for;
+	// nothing when path does not exist. f runs under the registry's lock
+	// (as EachChild's).
+	Walk(path string, leaf func(path string) bool, f func(path string, data []byte, st Stat))
+}
+
+// Store is the tree of an in-process registry as a SharedCache reads it
+// in place of a copy of its own (StoreWatcher).
+type Store interface {
+	StoreReader
+	// Atomically runs f with every change held off: no transaction commits
+	// and no watch's fn runs meanwhile. r reads as the Store does, without
+	// taking the lock; f must not call the registry or the Store.
+	Atomically(f func(r StoreReader))
+}
+
+// StoreWatcher is implemented by in-process clients whose tree a cache can
+// read where it is held (the embedded registry): the cache then keeps no
+// copy of what it tracks while the connection stays up.
+type StoreWatcher interface {
+	InlineRecursiveWatcher
+	// WatchStore is WatchRecursiveInline on "/", and returns the tree. fn
+	// is in addition called with EventPaused, on the goroutine that
+	// suspends the connection or ends the session, before the first change
+	// it is not told of; EventResync follows once it is told again.
+	WatchStore(ctx context.Context, fn func(WatchEvent)) (Store, error)
 }
 
 // InlineRecursiveWatcher is implemented by in-process clients (the embedded

@@ -86,6 +86,16 @@ var (
 // same rounds (a level per round, a Get and a Children per node); its
 // fn gets nothing until the load is complete, then a NodeAdded per node and
 // TreeInitialized, then every change, as a TreeCache's reader does.
+//
+// # In place
+//
+// On a client that is a StoreWatcher (the embedded registry) the cache
+// keeps no copy while the store watch's events flow: a subtree is loaded
+// and registered in one step under the registry's lock, its reads go to
+// the registry's tree, and its events are the watch's, each of which
+// carries its node. The first EventPaused (the connection suspended, the
+// session ended) gives every such subtree a copy of itself as it is then,
+// and from then on the cache works as above (see addRecursive).
 type SharedCache struct {
 	c   Client
 	log hclog.Logger
@@ -131,6 +141,17 @@ type SharedCache struct {
 	freeOut [][]TreeEvent
 	// known are the views noteEvent applied events to, to deliver.
 	known []*CacheView
+
+	// In place (a StoreWatcher client, see addRecursive): store is the
+	// registry's tree, which views loaded in place read instead of a copy
+	// of their own. inplace is set while the store watch's events flow
+	// (from arm to its first EventPaused); read and cleared under the
+	// registry's lock (notify, Atomically), read by Track.
+	store   Store
+	inplace atomic.Bool
+	// marks are what the inbox's eventLoaded and EventPaused markers
+	// stand for, in their order (guarded by imu).
+	marks []storeMark
 }
 
 // SharedCache states and modes.
@@ -171,12 +192,16 @@ func NewSharedCache(c Client, opts ...SharedCacheOption) *SharedCache {
 
 // CacheView is one subtree tracked by a SharedCache (see Track).
 type CacheView struct {
-	s      *SharedCache
-	root   string
-	fn     func(TreeEvent)
-	opts   []TreeCacheOption
-	leaf   func(path string) bool
-	initCh chan struct{}
+	s    *SharedCache
+	root string
+	fn   func(TreeEvent)
+	opts []TreeCacheOption
+	leaf func(path string) bool
+	// initCh is Initialized's channel, made when asked for before the
+	// load is complete and dropped once closed (initDone then: closed
+	// channels are all alike); guarded by s.imu.
+	initCh   chan struct{}
+	initDone atomic.Bool
 	// counted is WithCounted's func (nil: none), count the number of
 	// cached nodes it reports true for (recursive mode; written under
 	// s.rmu).
@@ -201,6 +226,18 @@ type CacheView struct {
 	initialized bool
 	quietLoad   bool        // WithoutInitialEvents
 	out         []TreeEvent // to deliver after the round
+
+	// inStore: the view was loaded in place and holds no copy: its reads
+	// go to s.store. Set when it is loaded and cleared when a pause gives
+	// it a copy (node), both under the registry's lock; read by every
+	// reader.
+	inStore atomic.Bool
+	// inPlace: Run turns the store watch's events into the view's
+	// (noteInPlace), from its load's marker to a pause's; Run's own.
+	inPlace bool
+	// preload are the load's events (NodeAdded per node) until Run
+	// delivers them (in place).
+	preload []TreeEvent
 }
 
 // Track mirrors the subtree at root (root included; it need not exist).
@@ -222,7 +259,7 @@ func (s *SharedCache) Track(root string, fn func(TreeEvent), opts ...TreeCacheOp
 	for _, f := range opts {
 		f(&o)
 	}
-	v := &CacheView{s: s, root: root, fn: fn, opts: opts, leaf: o.leaf, counted: o.counted, quietLoad: o.quietLoad, initCh: make(chan struct{})}
+	v := &CacheView{s: s, root: root, fn: fn, opts: opts, leaf: o.leaf, counted: o.counted, quietLoad: o.quietLoad}
 	if err := ValidatePath(root, false); err != nil {
 		s.log.Error("shared cache: not tracked", "root", root, "error", err)
 		v.closed.Store(true)
@@ -291,7 +328,7 @@ func (s *SharedCache) setDone() {
 	defer s.mu.Unlock()
 	s.state = sharedDone
 	s.pending = nil
-	_, _, closed := s.takeInbox()
+	_, _, _, closed := s.takeInbox()
 	for _, v := range closed {
 		s.free(v)
 	}
@@ -305,13 +342,30 @@ const minBackoff, maxBackoff = 50 * time.Millisecond, 2 * time.Second
 // ends. Once armed, the views tracked so far are loaded by Run.
 func (s *SharedCache) arm(ctx context.Context, rw RecursiveWatcher) error {
 	backoff := minBackoff
+	sw, inPlace := rw.(StoreWatcher)
 	for {
 		watch := rw.WatchRecursive
 		if in, ok := rw.(InlineRecursiveWatcher); ok {
 			watch = in.WatchRecursiveInline // notify never blocks nor calls the client
 		}
-		err := watch(ctx, "/", s.notify)
-		if err == nil {
+		var err error
+		if inPlace {
+			// Set first: a pause that comes before WatchStore returns
+			// clears it.
+			s.inplace.Store(true)
+			var st Store
+			if st, err = sw.WatchStore(ctx, s.notify); err == nil {
+				s.mu.Lock()
+				s.store = st
+				s.mu.Unlock()
+				break
+			}
+			s.inplace.Store(false)
+			if errors.Is(err, ErrUnimplemented) {
+				inPlace = false
+				continue
+			}
+		} else if err = watch(ctx, "/", s.notify); err == nil {
 			break
 		}
 		if errors.Is(err, ErrUnimplemented) || errors.Is(err, ErrClosed) || ctx.Err() != nil {
@@ -404,7 +458,7 @@ func (s *SharedCache) startFallback(v *CacheView) {
 // deliverFallback passes ev to v's fn (on its TreeCache's goroutine).
 func (v *CacheView) deliverFallback(ev TreeEvent) {
 	if ev.Type == TreeInitialized {
-		close(v.initCh)
+		v.setInitialized()
 	}
 	if v.fn != nil {
 		v.fn(ev)
@@ -434,6 +488,9 @@ func (v *CacheView) Peek(path string) ([]byte, Stat, bool) {
 	if tc := v.tc.Load(); tc != nil {
 		return tc.Get(path)
 	}
+	if v.inStore.Load() {
+		return v.readStore(path)
+	}
 	v.s.rmu.RLock()
 	defer v.s.rmu.RUnlock()
 	if v.closed.Load() {
@@ -450,6 +507,17 @@ func (v *CacheView) Peek(path string) ([]byte, Stat, bool) {
 func (v *CacheView) Children(path string) ([]string, bool) {
 	if tc := v.tc.Load(); tc != nil {
 		return tc.Children(path)
+	}
+	if v.inStore.Load() {
+		out := make([]string, 0)
+		found := v.eachStoreChild(path, func(name string) bool {
+			out = append(out, name)
+			return true
+		})
+		if !found {
+			return nil, false
+		}
+		return out, true
 	}
 	v.s.rmu.RLock()
 	defer v.s.rmu.RUnlock()
@@ -469,7 +537,8 @@ func (v *CacheView) Children(path string) ([]string, bool) {
 
 // EachChild calls f with the cached child names of path, sorted, until f
 // returns false: Children without the copy. found is false when path is
-// not cached. f runs under the cache's read lock and must not call it.
+// not cached. f runs under the cache's read lock (or the registry's, for a
+// view loaded in place) and must call neither the cache nor the registry.
 func (v *CacheView) EachChild(path string, f func(name string) bool) (found bool) {
 	if tc := v.tc.Load(); tc != nil {
 		names, ok := tc.Children(path)
@@ -479,6 +548,9 @@ func (v *CacheView) EachChild(path string, f func(name string) bool) (found bool
 			}
 		}
 		return ok
+	}
+	if v.inStore.Load() {
+		return v.eachStoreChild(path, f)
 	}
 	v.s.rmu.RLock()
 	defer v.s.rmu.RUnlock()
@@ -498,7 +570,40 @@ func (v *CacheView) EachChild(path string, f func(name string) bool) (found bool
 }
 
 // Initialized is closed once the initial load is complete.
-func (v *CacheView) Initialized() <-chan struct{} { return v.initCh }
+func (v *CacheView) Initialized() <-chan struct{} {
+	if v.initDone.Load() {
+		return closedChan
+	}
+	v.s.imu.Lock()
+	defer v.s.imu.Unlock()
+	if v.initDone.Load() {
+		return closedChan
+	}
+	if v.initCh == nil {
+		v.initCh = make(chan struct{})
+	}
+	return v.initCh
+}
+
+// setInitialized marks the initial load complete (Initialized).
+func (v *CacheView) setInitialized() {
+	v.s.imu.Lock()
+	defer v.s.imu.Unlock()
+	v.initDone.Store(true)
+	if v.initCh != nil {
+		close(v.initCh)
+		v.initCh = nil
+	}
+}
+
+// closedChan is closed before any use and never written to, so it is not
+// mutable state: every loaded view's Initialized (a channel each was
+// 96 bytes of an idle job).
+var closedChan = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
 
 // Counted returns how many of the view's cached nodes WithCounted's func
 // reports true for, as of the view's last change (a lookup of those nodes
@@ -508,9 +613,7 @@ func (v *CacheView) Counted() (n int, ok bool) {
 	if v.counted == nil || v.tc.Load() != nil || v.closed.Load() {
 		return 0, false
 	}
-	select {
-	case <-v.initCh:
-	default:
+	if !v.initDone.Load() {
 		return 0, false
 	}
 	return int(v.count.Load()), true

@@ -66,8 +66,40 @@ const (
 // addRecursive registers v for the watch callback and hands it to Run to
 // load. Called with s.mu held. The registration comes first: every change
 // notified from then on is queued, and the load's reads come after it.
+//
+// On a StoreWatcher client whose store watch has not paused, v is loaded
+// in place instead: registered and read in one step under the registry's
+// lock (Store.Atomically), so that every change notified from then on is
+// newer than what the load saw. It holds no copy: its reads go to the
+// store, and Run turns the store watch's events into v's (noteInPlace).
+// The first pause (a suspended connection, a session's end) gives every
+// such view a copy of its subtree as it is then (pause), and from then on
+// the cache follows it as on any registry (a resync reports the
+// differences from that copy).
 func (s *SharedCache) addRecursive(v *CacheView) {
 	v.opts = nil // only a fallback TreeCache needs them
+	if s.store != nil && s.inplace.Load() {
+		loaded := false
+		s.store.Atomically(func(r StoreReader) {
+			if !s.inplace.Load() {
+				return // paused meanwhile
+			}
+			loaded = true
+			s.tmu.Lock()
+			s.roots[v.root] = append(s.roots[v.root], v)
+			s.depth.Add(v.root)
+			s.tmu.Unlock()
+			s.loadInPlace(v, r)
+			s.imu.Lock()
+			s.inbox = append(s.inbox, WatchEvent{Type: eventLoaded, Path: v.root})
+			s.marks = append(s.marks, storeMark{v: v})
+			s.imu.Unlock()
+		})
+		if loaded {
+			s.poke()
+			return
+		}
+	}
 	s.tmu.Lock()
 	s.roots[v.root] = append(s.roots[v.root], v)
 	s.depth.Add(v.root)
@@ -89,9 +121,15 @@ func (s *SharedCache) poke() {
 // goroutine): it queues the notification unless no view holds its path.
 func (s *SharedCache) notify(ev WatchEvent) {
 	switch ev.Type {
+	case EventPaused:
+		s.pause(ev.Store)
+		return
 	case EventNodeCreated, EventNodeDeleted, EventNodeDataChanged:
 		s.tmu.RLock()
 		tracked := s.tracked(ev.Path)
+		if tracked && ev.Type != EventNodeDataChanged && s.inplace.Load() {
+			s.countInPlace(&ev)
+		}
 		s.tmu.RUnlock()
 		if !tracked {
 			return
@@ -140,12 +178,18 @@ func (s *SharedCache) viewsOf(path string, f func(*CacheView)) {
 func (s *SharedCache) runRecursive(ctx context.Context) error {
 	backoff := minBackoff
 	for {
-		evs, added, closed := s.takeInbox()
+		evs, marks, added, closed := s.takeInbox()
 		for _, v := range closed {
 			s.free(v)
 		}
 		for _, ev := range evs {
 			switch ev.Type {
+			case eventLoaded:
+				s.loadedInPlace(marks[0].v)
+				marks = marks[1:]
+			case EventPaused:
+				paused(marks[0].copied)
+				marks = marks[1:]
 			case EventNotWatching:
 				if ctx.Err() != nil || ev.Err == nil {
 					return nil
@@ -162,7 +206,13 @@ func (s *SharedCache) runRecursive(ctx context.Context) error {
 				s.tmu.RUnlock()
 			default:
 				s.tmu.RLock()
-				s.viewsOf(ev.Path, func(v *CacheView) { s.noteEvent(v, &ev) })
+				s.viewsOf(ev.Path, func(v *CacheView) {
+					if v.inPlace {
+						s.noteInPlace(v, &ev)
+					} else {
+						s.noteEvent(v, &ev)
+					}
+				})
 				s.tmu.RUnlock()
 			}
 		}
@@ -202,17 +252,17 @@ func (s *SharedCache) runRecursive(ctx context.Context) error {
 	}
 }
 
-func (s *SharedCache) takeInbox() (evs []WatchEvent, added, closed []*CacheView) {
+func (s *SharedCache) takeInbox() (evs []WatchEvent, marks []storeMark, added, closed []*CacheView) {
 	s.imu.Lock()
 	defer s.imu.Unlock()
-	added, closed = s.added, s.closed
-	s.added, s.closed = nil, nil
+	added, closed, marks = s.added, s.closed, s.marks
+	s.added, s.closed, s.marks = nil, nil, nil
 	if len(s.inbox) == 0 {
-		return nil, added, closed // the empty inbox keeps its array
+		return nil, marks, added, closed // the empty inbox keeps its array
 	}
 	evs = s.inbox
 	s.inbox, s.spare = s.spare, nil
-	return evs, added, closed
+	return evs, marks, added, closed
 }
 
 // maxSpareResults bounds the results array the cache keeps while it is
@@ -343,8 +393,8 @@ func (s *SharedCache) noteChange(v *CacheView, path string) {
 // resync marks v dirty in full: its root and every cached node, to be read
 // and listed again.
 func (s *SharedCache) resync(v *CacheView) {
-	if v.closed.Load() {
-		return
+	if v.closed.Load() || v.inPlace {
+		return // in place: the store is current, and its events are delivered
 	}
 	s.mark(v, v.root, dirtyList)
 	if v.node != nil {
@@ -484,7 +534,7 @@ func (s *SharedCache) round(ctx context.Context) error {
 				})
 			}
 			v.out = append(v.out, TreeEvent{Type: TreeInitialized})
-			close(v.initCh)
+			v.setInitialized()
 		}
 		v.deliver()
 	}

@@ -20,8 +20,10 @@ const (
 
 // Dump writes root as SnakeYAML's Yaml.dump / dumpAsMap does with default
 // DumperOptions: one implicit document, block style, no document markers.
-func Dump(root *Node) ([]byte, error) {
-	e := &emitter{indent: noIndent, whitespace: true, indention: true}
+func Dump(root *Node) ([]byte, error) { return dump(root, nil, "") }
+
+func dump(root *Node, memo *Memo, unique string) ([]byte, error) {
+	e := &emitter{indent: noIndent, whitespace: true, indention: true, memo: memo, unique: unique}
 	if err := e.node(root, nodeCtx{root: true}); err != nil {
 		return nil, err
 	}
@@ -46,6 +48,9 @@ type emitter struct {
 	simpleKey bool // simple key context of the node being written
 
 	units []uint16 // processScalar's, reused
+
+	memo   *Memo  // the root mapping's entries written before (nil: none)
+	unique string // the root mapping's key the memo is not asked for
 }
 
 func (e *emitter) increaseIndent(flow, indentless bool) {
@@ -142,6 +147,17 @@ func (e *emitter) node(n *Node, ctx nodeCtx) error {
 		e.increaseIndent(false, false)
 		for i := 0; i < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
+			var mk memoKey
+			memoized := e.memo != nil && ctx.root && memoable(k) && memoable(v) && k.Value != e.unique
+			if memoized {
+				mk = memoKey{start: e.state(), key: scalarOf(k), value: scalarOf(v)}
+				if w, ok := e.memo.get(mk); ok {
+					e.buf.WriteString(w.out)
+					e.column, e.whitespace, e.indention = w.end.column, w.end.whitespace, w.end.indention
+					continue
+				}
+			}
+			mark := e.buf.Len()
 			e.writeIndent()
 			if checkSimpleKey(k) {
 				if err := e.node(k, nodeCtx{mapping: true, simpleKey: true}); err != nil {
@@ -158,6 +174,9 @@ func (e *emitter) node(n *Node, ctx nodeCtx) error {
 			}
 			if err := e.node(v, nodeCtx{mapping: true}); err != nil {
 				return err
+			}
+			if memoized {
+				e.memo.put(mk, memoWritten{out: strings.Clone(e.buf.String()[mark:]), end: e.state()})
 			}
 		}
 		e.popIndent()

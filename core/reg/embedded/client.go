@@ -432,6 +432,9 @@ func (c *Client) Suspend() {
 	if c.closed || c.suspended {
 		return
 	}
+	for _, w := range c.rwatches {
+		c.pauseStore(w)
+	}
 	c.suspended = true
 	c.suspSeq++
 	seq := c.suspSeq

@@ -98,6 +98,61 @@ func TestSharedData(t *testing.T) {
 	}
 }
 
+// twoClients connects a writer and a reader of ns on a new server, closed
+// when the test ends.
+func twoClients(t *testing.T, ns string) (w, c *embedded.Client) {
+	t.Helper()
+	srv := embedded.NewServer()
+	for _, p := range []**embedded.Client{&w, &c} {
+		cl, err := srv.Connect(ns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cl.Close() })
+		*p = cl
+	}
+	return w, c
+}
+
+// eventLog records a view's events, from its cache's goroutine.
+type eventLog struct {
+	mu  sync.Mutex
+	evs []string
+}
+
+func (l *eventLog) add(ev string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.evs = append(l.evs, ev)
+}
+
+// wait waits (5 s at most) until the log holds as many events as want,
+// and fails the test unless they are want.
+func (l *eventLog) wait(t *testing.T, want []string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		l.mu.Lock()
+		got := slices.Clone(l.evs)
+		l.mu.Unlock()
+		if len(got) >= len(want) || time.Now().After(deadline) {
+			if !slices.Equal(got, want) {
+				t.Fatalf("events %q, want %q", got, want)
+			}
+			return
+		}
+		time.Sleep(time.Millisecond) // polling an observable log, with a deadline
+	}
+}
+
+// must fails the test on err.
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestSharedCacheAppliesKnownEvents: over the embedded registry, whose
 // recursive watch events carry their nodes (reg.WatchEvent.Known), a
 // SharedCache follows the creates, changes and deletes below a loaded
@@ -107,38 +162,18 @@ func TestSharedData(t *testing.T) {
 func TestSharedCacheAppliesKnownEvents(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	srv := embedded.NewServer()
-	w, err := srv.Connect("known")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	c, err := srv.Connect("known")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	_, err = w.Create(ctx, "/j", nil, reg.Persistent)
-	must(err)
+	w, c := twoClients(t, "known")
+	_, err := w.Create(ctx, "/j", nil, reg.Persistent)
+	must(t, err)
 	_, err = w.Create(ctx, "/j/a", []byte("1"), reg.Persistent)
-	must(err)
+	must(t, err)
 	rc := regcount.New(c)
 	sc := reg.NewSharedCache(rc)
-	var mu sync.Mutex
-	var evs []string
+	var log eventLog
 	v := sc.Track("/j", func(ev reg.TreeEvent) {
-		if ev.Type == reg.TreeInitialized {
-			return
+		if ev.Type != reg.TreeInitialized {
+			log.add(fmt.Sprintf("%v %s %q", ev.Type, ev.Path, ev.Data))
 		}
-		mu.Lock()
-		defer mu.Unlock()
-		evs = append(evs, fmt.Sprintf("%v %s %q", ev.Type, ev.Path, ev.Data))
 	}, reg.WithoutInitialEvents())
 	done := make(chan error, 1)
 	go func() { done <- sc.Run(ctx) }()
@@ -147,42 +182,29 @@ func TestSharedCacheAppliesKnownEvents(t *testing.T) {
 	before := rc.Counts()
 
 	_, err = w.Create(ctx, "/j/b", []byte("x"), reg.Persistent)
-	must(err)
+	must(t, err)
 	_, err = w.Set(ctx, "/j/a", []byte("2"), reg.AnyVersion)
-	must(err)
+	must(t, err)
 	_, err = w.Multi(ctx, reg.CreateOp("/j/c", nil, reg.Ephemeral), reg.DeleteOp("/j/b", reg.AnyVersion))
-	must(err)
+	must(t, err)
 	_, err = w.Create(ctx, "/j/c/d", []byte("y"), reg.Persistent)
 	if err == nil {
 		t.Fatal("an ephemeral node took a child")
 	}
-	must(w.Delete(ctx, "/j/c", reg.AnyVersion))
-	want := []string{
+	must(t, w.Delete(ctx, "/j/c", reg.AnyVersion))
+	log.wait(t, []string{
 		`added /j/b "x"`,
 		`updated /j/a "2"`,
 		`added /j/c ""`,
 		`deleted /j/b "x"`,
 		`deleted /j/c ""`,
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		mu.Lock()
-		got := slices.Clone(evs)
-		mu.Unlock()
-		if len(got) >= len(want) || time.Now().After(deadline) {
-			if !slices.Equal(got, want) {
-				t.Fatalf("events %q, want %q", got, want)
-			}
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+	})
 	if d := rc.Counts().Sub(before); d.Reads != 0 {
 		t.Errorf("the cache read %d times to follow the changes; want none (the events carry the nodes)", d.Reads)
 	}
 	data, st, ok := v.Get("/j/a")
 	_, wst, err := w.Get(ctx, "/j/a")
-	must(err)
+	must(t, err)
 	if !ok || string(data) != "2" || st != wst {
 		t.Errorf("cached /j/a: %q %+v %v; the registry has \"2\" %+v", data, st, ok, wst)
 	}
@@ -320,5 +342,60 @@ func TestManyChildren(t *testing.T) {
 	}
 	if err := c.Delete(ctx, "/p", reg.AnyVersion); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSharedCacheReadsInPlace: over the embedded registry (a
+// reg.StoreWatcher) a SharedCache loads a subtree and answers its reads
+// from the registry's own tree: no read request for the load, and the
+// view shows what the registry has. A suspension gives the view a copy of
+// its subtree as it was, and the resync after Resume reports what changed
+// meanwhile from that copy (it reads then, as on any registry).
+func TestSharedCacheReadsInPlace(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w, c := twoClients(t, "inplace")
+	for _, p := range []string{"/j", "/j/a", "/j/a/x", "/j/b"} {
+		_, err := w.Create(ctx, p, []byte(p), reg.Persistent)
+		must(t, err)
+	}
+	rc := regcount.New(c)
+	sc := reg.NewSharedCache(rc)
+	var log eventLog
+	done := make(chan error, 1)
+	go func() { done <- sc.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	before := rc.Counts()
+	v := sc.Track("/j", func(ev reg.TreeEvent) { log.add(fmt.Sprintf("%v %s", ev.Type, ev.Path)) })
+	<-v.Initialized()
+	if d := rc.Counts().Sub(before); d.Reads != 0 {
+		t.Errorf("the load read %d times; want none (the cache reads the registry's tree)", d.Reads)
+	}
+	log.wait(t, []string{"added /j", "added /j/a", "added /j/a/x", "added /j/b", "initialized "})
+	_, err := w.Set(ctx, "/j/b", []byte("2"), reg.AnyVersion)
+	must(t, err)
+	if data, st, ok := v.Get("/j/b"); !ok || string(data) != "2" || st.Version != 1 {
+		t.Errorf("cached /j/b: %q version %d %v; want \"2\" version 1", data, st.Version, ok)
+	}
+	if kids, ok := v.Children("/j"); !ok || !slices.Equal(kids, []string{"a", "b"}) {
+		t.Errorf("cached children of /j: %v %v, want [a b]", kids, ok)
+	}
+
+	c.Suspend()
+	must(t, w.Delete(ctx, "/j/a/x", reg.AnyVersion))
+	_, err = w.Create(ctx, "/j/c", nil, reg.Persistent)
+	must(t, err)
+	if _, _, ok := v.Get("/j/a/x"); !ok {
+		t.Error("while suspended the view no longer shows /j/a/x: it reads the registry, not its copy")
+	}
+	atResume := rc.Counts()
+	c.Resume()
+	log.wait(t, []string{"added /j", "added /j/a", "added /j/a/x", "added /j/b", "initialized ",
+		"updated /j/b", "deleted /j/a/x", "added /j/c"})
+	if d := rc.Counts().Sub(atResume); d.Reads == 0 {
+		t.Error("the resync read nothing: the view did not follow its copy")
+	}
+	if kids, ok := v.Children("/j"); !ok || !slices.Equal(kids, []string{"a", "b", "c"}) {
+		t.Errorf("cached children of /j after the resync: %v %v, want [a b c]", kids, ok)
 	}
 }

@@ -36,6 +36,7 @@ type rwatch struct {
 	path   string // full server path
 	fn     func(reg.WatchEvent)
 	inline bool // fn is called under srv.mu (WatchRecursiveInline)
+	store  bool // fn is told EventPaused (WatchStore)
 	// Guarded by srv.mu.
 	sess  *session // the session it is armed in; nil while disarmed
 	ended bool     // EventNotWatching queued: nothing more for fn
@@ -47,28 +48,38 @@ type rdelivery struct {
 	ev reg.WatchEvent
 }
 
-var _ reg.InlineRecursiveWatcher = (*Client)(nil)
+var _ reg.StoreWatcher = (*Client)(nil)
 
 // WatchRecursive implements reg.RecursiveWatcher. The watch is armed when it
 // returns: every change committed afterwards reaches fn. It fails with
 // ErrConnectionLoss while the client is suspended and ErrClosed once closed.
 func (c *Client) WatchRecursive(ctx context.Context, path string, fn func(reg.WatchEvent)) error {
-	return c.watchRecursive(ctx, path, fn, false)
+	return c.watchRecursive(ctx, path, fn, false, false)
 }
 
 // WatchRecursiveInline implements reg.InlineRecursiveWatcher: as
 // WatchRecursive, with fn called under the server's lock by the call that
 // caused each event.
 func (c *Client) WatchRecursiveInline(ctx context.Context, path string, fn func(reg.WatchEvent)) error {
-	return c.watchRecursive(ctx, path, fn, true)
+	return c.watchRecursive(ctx, path, fn, true, false)
 }
 
-func (c *Client) watchRecursive(ctx context.Context, path string, fn func(reg.WatchEvent), inline bool) error {
+// WatchStore implements reg.StoreWatcher: WatchRecursiveInline on "/",
+// with fn told EventPaused when Suspend or the session's end stops its
+// events (Close does not: the watch ends then).
+func (c *Client) WatchStore(ctx context.Context, fn func(reg.WatchEvent)) (reg.Store, error) {
+	if err := c.watchRecursive(ctx, "/", fn, true, true); err != nil {
+		return nil, err
+	}
+	return treeStore{c}, nil
+}
+
+func (c *Client) watchRecursive(ctx context.Context, path string, fn func(reg.WatchEvent), inline, store bool) error {
 	if err := c.begin(ctx, "watchrecursive", path, false); err != nil {
 		return err
 	}
 	defer c.srv.mu.Unlock()
-	w := &rwatch{c: c, path: c.abs(path), fn: fn, inline: inline}
+	w := &rwatch{c: c, path: c.abs(path), fn: fn, inline: inline, store: store}
 	c.rwatches = append(c.rwatches, w)
 	c.srv.armRecursive(w, c.sess)
 	// The func runs on a goroutine of its own once ctx ends, and waits for
@@ -140,14 +151,100 @@ func (s *Server) disarmRecursive(w *rwatch) {
 	}
 }
 
-// disarmSession removes the recursive watches armed in sess (it ends).
-// Caller holds mu.
+// disarmSession removes the recursive watches armed in sess (it ends),
+// telling a store watch that its events stop (a suspended client's was
+// told at Suspend). Caller holds mu.
 func (s *Server) disarmSession(sess *session) {
-	for _, w := range sess.client.rwatches {
+	c := sess.client
+	for _, w := range c.rwatches {
 		if w.sess == sess {
+			if !c.suspended {
+				c.pauseStore(w)
+			}
 			s.disarmRecursive(w)
 		}
 	}
+}
+
+// pauseStore tells w, if it is a store watch, that no change reaches it
+// from now on until its EventResync. Caller holds srv.mu.
+func (c *Client) pauseStore(w *rwatch) {
+	if w.store && !w.ended && w.sess != nil {
+		w.fn(reg.WatchEvent{Type: reg.EventPaused, Path: c.rel(w.path), Store: heldStore{c}})
+	}
+}
+
+// treeStore is a Client's tree as reg.Store: reads under srv.mu, of the
+// client's namespace, that are no requests (they do not fail while the
+// client is suspended or closed: a cache's copy would not either).
+type treeStore struct{ c *Client }
+
+var _ reg.Store = treeStore{}
+
+func (s treeStore) ReadNode(path string) ([]byte, reg.Stat, bool) {
+	s.c.srv.mu.Lock()
+	defer s.c.srv.mu.Unlock()
+	return heldStore(s).ReadNode(path)
+}
+
+func (s treeStore) EachChild(path string, f func(string) bool) bool {
+	s.c.srv.mu.Lock()
+	defer s.c.srv.mu.Unlock()
+	return heldStore(s).EachChild(path, f)
+}
+
+func (s treeStore) Atomically(f func(reg.StoreReader)) {
+	s.c.srv.mu.Lock()
+	defer s.c.srv.mu.Unlock()
+	f(heldStore(s))
+}
+
+// heldStore reads as treeStore does, for a caller that holds srv.mu.
+type heldStore struct{ c *Client }
+
+func (s heldStore) ReadNode(path string) ([]byte, reg.Stat, bool) {
+	n := s.c.lookup(path)
+	if n == nil {
+		return nil, reg.Stat{}, false
+	}
+	return n.dataOf(), n.statCopy(), true
+}
+
+func (s heldStore) EachChild(path string, f func(string) bool) bool {
+	n := s.c.lookup(path)
+	if n == nil {
+		return false
+	}
+	n.eachKid(func(name string, _ *node) bool { return f(name) })
+	return true
+}
+
+func (s treeStore) Walk(path string, leaf func(string) bool, f func(string, []byte, reg.Stat)) {
+	s.c.srv.mu.Lock()
+	defer s.c.srv.mu.Unlock()
+	heldStore(s).Walk(path, leaf, f)
+}
+
+func (s heldStore) Walk(path string, leaf func(string) bool, f func(string, []byte, reg.Stat)) {
+	if n := s.c.lookup(path); n != nil {
+		walkNode(path, n, leaf, f)
+	}
+}
+
+// walkNode is Walk from n, the node at path.
+func walkNode(path string, n *node, leaf func(string) bool, f func(string, []byte, reg.Stat)) {
+	f(path, n.dataOf(), n.statCopy())
+	if leaf(path) {
+		return
+	}
+	n.eachKid(func(name string, c *node) bool {
+		cp := "/" + name
+		if path != "/" {
+			cp = path + cp
+		}
+		walkNode(cp, c, leaf, f)
+		return true
+	})
 }
 
 // fireRecursive queues a change of path for the recursive watches on path

@@ -213,6 +213,26 @@ func (n *node) childNames() []string {
 	return names
 }
 
+// eachKid calls f with the children, sorted by name, until it returns
+// false.
+func (n *node) eachKid(f func(name string, c *node) bool) {
+	if n.big != nil {
+		for _, ch := range n.big.chunks {
+			for _, k := range ch {
+				if !f(k.name.Value(), k.n) {
+					return
+				}
+			}
+		}
+		return
+	}
+	for _, k := range n.kids {
+		if !f(k.name.Value(), k.n) {
+			return
+		}
+	}
+}
+
 // Bounds of a node's children array: past maxKids a node holds them in
 // chunks (bigKids) of at most maxChunk. An insert into a sorted array
 // moves what follows it: registering 10,000 jobs under one namespace root

@@ -93,9 +93,9 @@ type Client struct {
 }
 
 var (
-	_ reg.Client                 = (*Client)(nil)
-	_ reg.RecursiveWatcher       = (*Client)(nil)
-	_ reg.InlineRecursiveWatcher = (*Client)(nil)
+	_ reg.Client           = (*Client)(nil)
+	_ reg.RecursiveWatcher = (*Client)(nil)
+	_ reg.StoreWatcher     = (*Client)(nil)
 )
 
 // New wraps c.
@@ -246,6 +246,19 @@ func (c *Client) WatchRecursiveInline(ctx context.Context, path string, fn func(
 	}
 	c.count(Watch, "WatchRecursive", path, 1)
 	return in.WatchRecursiveInline(ctx, path, fn)
+}
+
+// WatchStore implements reg.StoreWatcher: one Watch request (the Store's
+// reads are none: a cache's reads of its copy). It fails with
+// ErrUnimplemented, making no request, when the wrapped client has no
+// store watches.
+func (c *Client) WatchStore(ctx context.Context, fn func(reg.WatchEvent)) (reg.Store, error) {
+	sw, ok := c.inner.(reg.StoreWatcher)
+	if !ok {
+		return nil, &reg.OpError{Op: "watchstore", Path: "/", Err: reg.ErrUnimplemented}
+	}
+	c.count(Watch, "WatchRecursive", "/", 1)
+	return sw.WatchStore(ctx, fn)
 }
 
 // Session implements reg.Client (not a request).
