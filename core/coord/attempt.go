@@ -68,6 +68,9 @@ type attempts struct {
 	mf       *misfires
 	fo       *failoverSlot
 	shutdown *atomic.Bool // the job's (lifecycle.shutdown)
+	// loop is the job's event loop, whose pump recovers the running nodes
+	// an undo left (leaveToRecovery); nil in tests of the attempts alone.
+	loop *jobLoop
 	// arm estimates the lead of a pre-armed fire (prearm.go); made at the
 	// first steady trigger (lead), read by the trigger loop (PreArmLead)
 	// on its own goroutine: atomic.
@@ -448,8 +451,19 @@ func (t *attempts) drop(ctx context.Context, a *attempt) bool {
 	t.timer.Stop()
 	if err := a.undo(ctx); err != nil {
 		t.log.Warn("cannot delete the running nodes of a trigger that did not begin; left to recovery", "items", a.items, "error", err)
-		t.fo.leaveToRecovery()
+		t.leaveToRecovery()
 	}
 	t.running.Store(false)
 	return true
+}
+
+// leaveToRecovery leaves running nodes an undo could not delete to the
+// recovery of this instance's running nodes, and wakes the pump, which
+// runs it: on a steady trigger the events of their creation arm no tick
+// (jobLoop.runningNodeEvent).
+func (t *attempts) leaveToRecovery() {
+	t.fo.leaveToRecovery()
+	if t.loop != nil {
+		t.loop.armPump()
+	}
 }

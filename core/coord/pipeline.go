@@ -141,7 +141,7 @@ func (a *attempt) beginChecked(ctx context.Context, cfg *config.JobConfiguration
 		// lost connection is unknown): delete them again.
 		t.log.Debug("resharding pending or assignment unconfirmed at the trigger; running nodes undone", "items", a.items, "error", merr)
 		if err := a.undo(ctx); err != nil {
-			t.fo.leaveToRecovery()
+			t.leaveToRecovery()
 			t.running.Store(false)
 			return false, rtt, wrap("undo running nodes", err)
 		}
