@@ -21,8 +21,11 @@ func TestSteadyTriggerArmsNoPumpTick(t *testing.T) {
 		t.Fatal(err)
 	}
 	running := jp("sharding", "0", "running")
+	// quiet waits until the event loop has handled every event so far
+	// (whose ticks then run) and the pump has no tick armed.
 	quiet := func() {
 		t.Helper()
+		cl.sync()
 		deadline := time.Now().Add(waitFor)
 		for coord.PumpArmed(in.job) {
 			if time.Now().After(deadline) {
