@@ -285,7 +285,12 @@ func (a *attempt) completeFast(ctx context.Context, items []int, monitor, failov
 		return false
 	}
 	paths, id := &a.t.paths, a.t.paths.id
-	var ops []reg.Op
+	// Room for the fence and each item's deletions: one allocation.
+	perItem := 1
+	if failover {
+		perItem = 3
+	}
+	ops := make([]reg.Op, 1, 1+perItem*len(items))
 	blind := false // a running node deleted at version 0, unseen by the cache
 	for _, i := range items {
 		if monitor {
@@ -323,7 +328,7 @@ func (a *attempt) completeFast(ctx context.Context, items []int, monitor, failov
 			}
 		}
 	}
-	if len(ops) == 0 {
+	if len(ops) == 1 {
 		return true
 	}
 	if blind {
@@ -340,7 +345,9 @@ func (a *attempt) completeFast(ctx context.Context, items []int, monitor, failov
 		if !ok {
 			return false
 		}
-		ops = append([]reg.Op{fence}, ops...)
+		ops[0] = fence
+	} else {
+		ops = ops[1:]
 	}
 	_, err := a.t.s.c.Multi(ctx, ops...)
 	return err == nil
