@@ -45,7 +45,7 @@ func (s *Loop) AddAhead(id string, sched Schedule, fn Func, misfired MisfireFunc
 // Ahead reports whether the loop dispatched this fire ahead of its
 // scheduled time (AddAhead); the execution must then call AwaitScheduled
 // before it does anything that must not happen before Scheduled.
-func (f Fire) Ahead() bool { return f.exec != nil && f.exec.ahead != nil }
+func (f Fire) Ahead() bool { return f.exec != nil && f.exec.ahead.abandoned != nil }
 
 // AwaitScheduled waits until the fire's scheduled time when the fire was
 // dispatched ahead of it, and reports whether the execution may go on:
@@ -56,14 +56,14 @@ func (f Fire) Ahead() bool { return f.exec != nil && f.exec.ahead != nil }
 // The execution calls it before it returns, from one goroutine at a time.
 func (f Fire) AwaitScheduled(ctx context.Context) bool {
 	e := f.exec
-	if e == nil || e.ahead == nil {
+	if e == nil || e.ahead.abandoned == nil {
 		return true
 	}
-	a := e.ahead
-	if d := f.scheduled.Sub(a.clock.Now()); d > 0 {
+	a := &e.ahead
+	if d := e.at.scheduled.Sub(a.clock.Now()); d > 0 {
 		// The alarm wakes the fire at its time; the runtime timer, when
 		// there is none, or should the wall clock have been set back.
-		rang, forget := a.alarm.wait(f.scheduled)
+		rang, ticket := a.alarm.wait(e.at.scheduled)
 		if rang != nil {
 			d += alarmBackstop
 		}
@@ -75,7 +75,7 @@ func (f Fire) AwaitScheduled(ctx context.Context) bool {
 		case <-t.C():
 		}
 		t.Stop()
-		forget()
+		ticket.forget()
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -106,7 +106,8 @@ func (j *job) awaitTimer(c Clock, d time.Duration) Timer {
 // wall clock set back meanwhile).
 const alarmBackstop = 2 * time.Millisecond
 
-// ahead is the state of a fire dispatched ahead of its scheduled time.
+// ahead is the state of a fire dispatched ahead of its scheduled time,
+// part of its execution (the zero value, abandoned nil, for any other).
 type ahead struct {
 	clock     Clock
 	alarm     *alarm        // the loop's (nil: none)
@@ -181,8 +182,8 @@ func (s *Loop) fireAhead(ctx context.Context, j *job, now time.Time) {
 	at := j.next
 	j.next = nextOf(j.sched, at)
 	s.reposition(j)
-	s.spawn(ctx, j, &execution{fn: j.fn, fire: Fire{scheduled: at, actual: now},
-		ahead: &ahead{clock: s.clock, alarm: s.alarmOnce(), abandoned: make(chan struct{})}})
+	s.spawn(ctx, j, &execution{fn: j.fn, at: fireAt{scheduled: at, actual: now},
+		ahead: ahead{clock: s.clock, alarm: s.alarmOnce(), abandoned: make(chan struct{})}})
 }
 
 // abandonAhead abandons j's execution when it is a fire dispatched ahead
@@ -190,7 +191,7 @@ func (s *Loop) fireAhead(ctx context.Context, j *job, now time.Time) {
 // before it returns is deferred to its end (not skipped). It returns the
 // abandoned fire's scheduled time, zero when nothing was abandoned.
 func (s *Loop) abandonAhead(j *job) time.Time {
-	if j == nil || j.exec == nil || j.exec.ahead == nil {
+	if j == nil || j.exec == nil || j.exec.ahead.abandoned == nil {
 		return time.Time{}
 	}
 	e := j.exec
@@ -202,7 +203,7 @@ func (s *Loop) abandonAhead(j *job) time.Time {
 	e.ahead.state = aheadAbandoned
 	close(e.ahead.abandoned)
 	e.final = true
-	return e.fire.scheduled
+	return e.at.scheduled
 }
 
 // alarmOnce returns the loop's alarm, made at its first call when the

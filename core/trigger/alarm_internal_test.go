@@ -39,12 +39,12 @@ func TestAlarmRings(t *testing.T) {
 	if c1 == nil || c2 == nil || c1b != c1 || gone == nil {
 		t.Fatalf("channels %v %v %v %v: want one per time", c1, c2, c1b, gone)
 	}
-	forgetGone()
+	forgetGone.forget()
 	rung(t, c1, at1)
 	rung(t, c2, at2)
-	forget1()
-	forget1b()
-	forget2()
+	forget1.forget()
+	forget1b.forget()
+	forget2.forget()
 	select {
 	case <-gone:
 		t.Fatal("a wait given up was rung")
@@ -55,11 +55,11 @@ func TestAlarmRings(t *testing.T) {
 	at3 := time.Now().Add(10 * time.Millisecond)
 	c3, forget3 := a.wait(at3)
 	rung(t, c3, at3)
-	forget3()
+	forget3.forget()
 
 	a.close()
 	if c, forget := a.wait(time.Now().Add(time.Millisecond)); c != nil {
-		forget()
+		forget.forget()
 		t.Fatal("a closed alarm took a wait")
 	}
 }

@@ -573,7 +573,7 @@ func (s *Loop) triggerNow(ctx context.Context, j *job, at, now time.Time) {
 	case j.running:
 		j.miss().misfire.Manual++
 	default:
-		s.start(ctx, j, Fire{scheduled: at, actual: now, manual: true})
+		s.start(ctx, j, fireAt{scheduled: at, actual: now, manual: true})
 	}
 }
 
@@ -629,12 +629,12 @@ func (s *Loop) fireDue(ctx context.Context, now time.Time) {
 			}
 			continue
 		}
-		s.start(ctx, j, Fire{scheduled: at, actual: now})
+		s.start(ctx, j, fireAt{scheduled: at, actual: now})
 	}
 }
 
-func (s *Loop) start(ctx context.Context, j *job, fire Fire) {
-	s.spawn(ctx, j, &execution{fn: j.fn, fire: fire})
+func (s *Loop) start(ctx context.Context, j *job, fire fireAt) {
+	s.spawn(ctx, j, &execution{fn: j.fn, at: fire})
 }
 
 // spawn starts e as j's execution. Executions of a job share one ctx (the
@@ -644,7 +644,6 @@ func (s *Loop) spawn(ctx context.Context, j *job, e *execution) {
 		j.ctx, j.cancel = context.WithCancel(ctx)
 	}
 	e.job, e.ctx = j, j.ctx
-	e.fire.exec = e
 	j.running = true
 	j.exec = e
 	s.running++
@@ -683,7 +682,7 @@ func (s *Loop) execute(e *execution) {
 		s.done.c <- j
 	}()
 	if e.fn != nil {
-		e.fn(e.ctx, e.fire)
+		e.fn(e.ctx, Fire{e})
 		return
 	}
 	j.misfired(e.ctx, e.misfire)
@@ -719,7 +718,7 @@ func (s *Loop) finished(ctx context.Context, j *job) {
 		j.manualPending = j.manualPending || !soon.IsZero()
 	} else if !deferred.IsZero() || !soon.IsZero() {
 		// Misfires pending, if any, are reported when this fire returns.
-		fire := Fire{scheduled: deferred, actual: s.clock.Now()}
+		fire := fireAt{scheduled: deferred, actual: s.clock.Now()}
 		if deferred.IsZero() {
 			fire.scheduled, fire.manual = soon, true
 		}
