@@ -126,13 +126,21 @@ const (
 // due is when the loop dispatches j's next fire: next, less the lead.
 func (j *job) due() time.Time { return j.next.Add(-j.lead) }
 
+// setLead sets j's lead and dueNs, due as Unix nanoseconds, which the heap
+// compares (two int64s rather than two time.Time sums a comparison).
+func (j *job) setLead(lead time.Duration) {
+	j.lead = lead
+	j.dueNs = j.due().UnixNano()
+}
+
 // planLead sets the lead of j's next fire from its LeadFunc, rounded up
 // (roundLead).
 func (j *job) planLead() {
-	j.lead = 0
+	var lead time.Duration
 	if j.leadFn != nil {
-		j.lead = roundLead(j.leadFn())
+		lead = roundLead(j.leadFn())
 	}
+	j.setLead(lead)
 }
 
 // leadStep is the smallest lead roundLead gives.
@@ -175,7 +183,7 @@ func (s *Loop) replanLead(j *job, now time.Time) {
 // it leaves the fire to start normally.
 func (s *Loop) fireAhead(ctx context.Context, j *job, now time.Time) {
 	if j.running {
-		j.lead = 0
+		j.setLead(0)
 		heap.Fix(&s.heap, j.index)
 		return
 	}

@@ -124,6 +124,10 @@ type job struct {
 	// dispatched (0: at next); see ahead.go.
 	leadFn LeadFunc
 	lead   time.Duration
+	// dueNs is due() in Unix nanoseconds, what the heap orders by; set
+	// with lead (setLead), which every change of next in the heap goes
+	// through (reposition).
+	dueNs int64
 
 	paused        bool
 	manualPending bool // TriggerNow while paused
