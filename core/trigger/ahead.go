@@ -61,21 +61,25 @@ func (f Fire) AwaitScheduled(ctx context.Context) bool {
 	}
 	a := &e.ahead
 	if d := e.at.scheduled.Sub(a.clock.Now()); d > 0 {
-		// The alarm wakes the fire at its time; the runtime timer, when
-		// there is none, or should the wall clock have been set back.
-		rang, ticket := a.alarm.wait(e.at.scheduled)
-		if rang != nil {
-			d += alarmBackstop
+		// The alarm wakes the fire at its time (or, should the wall clock
+		// have been set back, its backstop just after); the job's runtime
+		// timer when there is no alarm.
+		if rang, ticket := a.alarm.wait(e.at.scheduled); rang != nil {
+			select {
+			case <-ctx.Done():
+			case <-a.abandoned:
+			case <-rang:
+			}
+			ticket.forget()
+		} else {
+			t := e.job.awaitTimer(a.clock, d)
+			select {
+			case <-ctx.Done():
+			case <-a.abandoned:
+			case <-t.C():
+			}
+			t.Stop()
 		}
-		t := e.job.awaitTimer(a.clock, d)
-		select {
-		case <-ctx.Done():
-		case <-a.abandoned:
-		case <-rang:
-		case <-t.C():
-		}
-		t.Stop()
-		ticket.forget()
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -102,8 +106,8 @@ func (j *job) awaitTimer(c Clock, d time.Duration) Timer {
 }
 
 // alarmBackstop is how long after its scheduled time a fire the alarm
-// waits for goes on by its runtime timer should the alarm not ring (the
-// wall clock set back meanwhile).
+// waits for goes on by the runtime timer of its wait time should the
+// timerfd not ring (the wall clock set back meanwhile, the timerfd failed).
 const alarmBackstop = 2 * time.Millisecond
 
 // ahead is the state of a fire dispatched ahead of its scheduled time,

@@ -10,7 +10,10 @@ import (
 // waited for, whose expiry the runtime's poller sees as it sees a socket's
 // data, so the process wakes when the kernel's timer fires (within its
 // slack, tens of microseconds) and not in the runtime timers' whole
-// milliseconds. Fires due at one time share one wake-up and one channel.
+// milliseconds. Fires due at one time share one wake-up and one channel,
+// and one runtime timer, the backstop, that closes the channel
+// alarmBackstop after the time should the kernel's timer not ring (the
+// wall clock set back, the timerfd failed): no timer per waiting fire.
 // The loop makes it at its first fire dispatched ahead and closes it when
 // Run returns; a nil alarm (no PreciseClock, or no such timer on this
 // system) has the runtime timer alone wake the fires.
@@ -37,8 +40,10 @@ type alarmTimer interface {
 
 // alarmWait is the executions waiting for one time.
 type alarmWait struct {
-	c chan struct{} // closed at the time
+	c chan struct{} // closed at the time (by ring, or late by backstop)
 	n int           // waiters that have not given up
+	// backstop closes c alarmBackstop after the time unless ring did.
+	backstop *time.Timer
 }
 
 func newAlarmOn(k alarmTimer) *alarm {
@@ -69,6 +74,7 @@ func (a *alarm) wait(at time.Time) (<-chan struct{}, alarmTicket) {
 			a.armed = ns
 		}
 		w = &alarmWait{c: make(chan struct{})}
+		w.backstop = time.AfterFunc(time.Until(at)+alarmBackstop, func() { a.ringLate(ns, w) })
 		a.waits[ns] = w
 		if !a.running {
 			a.running = true
@@ -100,6 +106,17 @@ func (a *alarm) forget(ns int64, w *alarmWait) {
 	defer a.mu.Unlock()
 	if w.n--; w.n == 0 && a.waits[ns] == w {
 		delete(a.waits, ns)
+		w.backstop.Stop()
+	}
+}
+
+// ringLate is w's backstop: it closes w's channel unless ring did.
+func (a *alarm) ringLate(ns int64, w *alarmWait) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.waits[ns] == w {
+		delete(a.waits, ns)
+		close(w.c)
 	}
 }
 
@@ -116,7 +133,7 @@ func (a *alarm) run() {
 // ring closes the channels of the times that have come and arms the timer
 // for the next; it reports whether run should wait again. stop (the timer
 // is closed or failed) ends run: the waiters left are woken by their
-// runtime timers.
+// backstops.
 func (a *alarm) ring(stop bool) bool {
 	now := time.Now().UnixNano()
 	a.mu.Lock()
@@ -127,6 +144,7 @@ func (a *alarm) ring(stop bool) bool {
 		if ns <= now {
 			close(w.c)
 			delete(a.waits, ns)
+			w.backstop.Stop()
 		} else if next == 0 || ns < next {
 			next = ns
 		}

@@ -3,6 +3,7 @@
 package trigger
 
 import (
+	"errors"
 	"testing"
 	"time"
 )
@@ -61,5 +62,45 @@ func TestAlarmRings(t *testing.T) {
 	if c, forget := a.wait(time.Now().Add(time.Millisecond)); c != nil {
 		forget.forget()
 		t.Fatal("a closed alarm took a wait")
+	}
+}
+
+// silentTimer is a kernel timer that never expires (as a timerfd armed
+// for a wall-clock time the clock was set back from): wait blocks until
+// close.
+type silentTimer struct{ closed chan struct{} }
+
+func (silentTimer) arm(int64) error { return nil }
+
+func (t silentTimer) wait() error {
+	<-t.closed
+	return errors.New("closed")
+}
+
+func (t silentTimer) close() { close(t.closed) }
+
+// A wait whose kernel timer does not ring is woken by the backstop of its
+// time, alarmBackstop after it and not before; a wait given up is not.
+func TestAlarmBackstop(t *testing.T) {
+	a := newAlarmOn(silentTimer{closed: make(chan struct{})})
+	defer a.close()
+	at := time.Now().Add(10 * time.Millisecond)
+	c, ticket := a.wait(at)
+	gone, goneTicket := a.wait(at.Add(time.Millisecond))
+	goneTicket.forget()
+	select {
+	case <-c:
+		if late := time.Since(at); late < alarmBackstop {
+			t.Fatalf("the backstop rang %v after the time, want at least %v", late, alarmBackstop)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the backstop never rang")
+	}
+	ticket.forget()
+	time.Sleep(2 * alarmBackstop) // the given-up wait's backstop would have rung by now
+	select {
+	case <-gone:
+		t.Fatal("the backstop of a wait given up rang")
+	default:
 	}
 }

@@ -143,9 +143,10 @@ type job struct {
 	// (miss): an idle job carries none (nil reads as none).
 	missed  *missed
 	waiters []chan struct{} // closed when no execution runs
-	// await is the timer of AwaitScheduled, made at the job's first fire
-	// dispatched ahead and reused (a job's executions never overlap):
-	// 100 jobs firing each second made 100 timers a second.
+	// await is the timer of AwaitScheduled when the loop has no alarm
+	// (with one, the alarm's backstop serves every fire of a time), made
+	// at the job's first fire dispatched ahead and reused (a job's
+	// executions never overlap).
 	await Timer
 }
 
