@@ -68,6 +68,9 @@ type attempts struct {
 	mf       *misfires
 	fo       *failoverSlot
 	shutdown *atomic.Bool // the job's (lifecycle.shutdown)
+	// loop is the job's event loop, whose pump recovers the running nodes
+	// an undo left (leaveToRecovery); nil in tests of the attempts alone.
+	loop *jobLoop
 	// arm estimates the lead of a pre-armed fire (prearm.go); made at the
 	// first steady trigger (lead), read by the trigger loop (PreArmLead)
 	// on its own goroutine: atomic.
@@ -282,7 +285,12 @@ func (a *attempt) completeFast(ctx context.Context, items []int, monitor, failov
 		return false
 	}
 	paths, id := &a.t.paths, a.t.id
-	var ops []reg.Op
+	// Room for the fence and each item's deletions: one allocation.
+	perItem := 1
+	if failover {
+		perItem = 3
+	}
+	ops := make([]reg.Op, 1, 1+perItem*len(items))
 	blind := false // a running node deleted at version 0, unseen by the cache
 	for _, i := range items {
 		if monitor {
@@ -320,7 +328,7 @@ func (a *attempt) completeFast(ctx context.Context, items []int, monitor, failov
 			}
 		}
 	}
-	if len(ops) == 0 {
+	if len(ops) == 1 {
 		return true
 	}
 	if blind {
@@ -337,7 +345,9 @@ func (a *attempt) completeFast(ctx context.Context, items []int, monitor, failov
 		if !ok {
 			return false
 		}
-		ops = append([]reg.Op{fence}, ops...)
+		ops[0] = fence
+	} else {
+		ops = ops[1:]
 	}
 	_, err := a.t.s.c.Multi(ctx, ops...)
 	return err == nil
@@ -448,8 +458,19 @@ func (t *attempts) drop(ctx context.Context, a *attempt) bool {
 	t.timer.Stop()
 	if err := a.undo(ctx); err != nil {
 		t.log.Warn("cannot delete the running nodes of a trigger that did not begin; left to recovery", "items", a.items, "error", err)
-		t.fo.leaveToRecovery()
+		t.leaveToRecovery()
 	}
 	t.running.Store(false)
 	return true
+}
+
+// leaveToRecovery leaves running nodes an undo could not delete to the
+// recovery of this instance's running nodes, and wakes the pump, which
+// runs it: on a steady trigger the events of their creation arm no tick
+// (jobLoop.runningNodeEvent).
+func (t *attempts) leaveToRecovery() {
+	t.fo.leaveToRecovery()
+	if t.loop != nil {
+		t.loop.armPump()
+	}
 }

@@ -37,3 +37,11 @@ func UndoBegin(j *Job, ctx context.Context, items []int) error {
 	a.items = items
 	return a.undo(ctx)
 }
+
+// PumpArmed reports whether the job's pump has a tick armed or queued
+// (tests).
+func PumpArmed(j *Job) bool {
+	j.loop.pumpMu.Lock()
+	defer j.loop.pumpMu.Unlock()
+	return j.loop.pumpArmed
+}

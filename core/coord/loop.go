@@ -93,17 +93,21 @@ func (l *jobLoop) onTreeEvent(ev reg.TreeEvent) {
 // any other event, which goes to the job's queue. listeners.handle has nothing
 // to do for a running node: such an event matters only to the pump (an
 // execution's end may let a claimed item or a pending misfire run), so it
-// arms the pump as onTreeEvent would, without waking the job's queue. The
-// pump ticks a failoverTick after every such event, as after any other,
-// and decides then whether it has work (pumpFired), not at the event; a
-// tick with nothing to do costs no queue wake-up. Until the startup is
-// done (the queue holds events until then), every event goes through the
-// queue.
+// arms the pump as onTreeEvent would, without waking the job's queue, but
+// only when the pump has something to do (pumpDue, read on the cache that
+// holds the event): a steady trigger's running nodes then arm nothing, and
+// 100 jobs firing each second do not wake the process a failoverTick after
+// each fire for ticks that all find nothing. What gives the pump work later
+// arms it itself (a tree event, wakePump after the state change it
+// reports), as pumpFired says. Until the startup is done (the queue holds
+// events until then), every event goes through the queue.
 func (l *jobLoop) runningNodeEvent(ev reg.TreeEvent) bool {
 	if !l.life.up.Load() || !l.s.p.IsRunning(ev.Path) {
 		return false
 	}
-	l.armPump()
+	if l.pumpDue() {
+		l.armPump()
+	}
 	if l.onEv != nil {
 		l.onEv(ev.Path)
 	}
@@ -150,7 +154,7 @@ func (l *jobLoop) armPump() {
 // goes to the job's queue (pumpTick) only when the pump has something to
 // do: pump.wanted reads every case the pump acts on, and the misfire sighting
 // pump clears. Otherwise pump would do nothing, so the queue is not woken
-// (most ticks: the one after each trigger's running-node events).
+// (a tick after a tree event that gave the pump nothing to do).
 // Anything that gives the pump work after the second check below arms it
 // anew (a tree event, or wakePump after the state change it reports);
 // what came before is seen by that check. A stopped job's tick posts

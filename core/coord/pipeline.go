@@ -130,24 +130,32 @@ func (a *attempt) beginChecked(ctx context.Context, cfg *config.JobConfiguration
 	f, res, merr := a.statAndBegin(ctx, a.ops(cfg, fence))
 	rtt = time.Since(sent)
 	settled := f.err == nil && f.exists && f.st.NumChildren == 0 && settledAt(f.st.Pzxid)
-	var me *reg.MultiError
 	switch {
 	case merr == nil && settled:
 		a.noteCreated(res)
 		t.hold(a)
 		return true, rtt, nil
-	case merr == nil || !errors.As(merr, &me):
+	case merr == nil || !isMultiError(merr):
 		// Created, or maybe (the outcome of a transaction cut off by a
 		// lost connection is unknown): delete them again.
 		t.log.Debug("resharding pending or assignment unconfirmed at the trigger; running nodes undone", "items", a.items, "error", merr)
 		if err := a.undo(ctx); err != nil {
-			t.fo.leaveToRecovery()
+			t.leaveToRecovery()
 			t.running.Store(false)
 			return false, rtt, wrap("undo running nodes", err)
 		}
 	}
 	t.running.Store(false)
 	return false, rtt, nil
+}
+
+// isMultiError reports whether err is a transaction's failure on one of
+// its ops (the transaction was applied by none), as opposed to one whose
+// outcome is unknown. Its target is its own: errors.As moves it to the
+// heap, which the caller's successful trigger would pay for.
+func isMultiError(err error) bool {
+	var me *reg.MultiError
+	return errors.As(err, &me)
 }
 
 // flagsStat is the answer to the stat of leader/sharding.
@@ -163,19 +171,22 @@ type flagsStat struct {
 // (reg.IsInProcess) the stat, then the transaction, from this goroutine.
 func (a *attempt) statAndBegin(ctx context.Context, ops []reg.Op) (flagsStat, []reg.OpResult, error) {
 	c := a.t.s.c
-	stat := func() flagsStat {
-		st, exists, err := c.Exists(ctx, a.t.paths.flags())
-		return flagsStat{st, exists, err}
-	}
 	if a.t.inProcess {
-		f := stat()
+		f := a.statFlags(ctx)
 		res, err := c.Multi(ctx, ops...)
 		return f, res, err
 	}
 	flags := make(chan flagsStat, 1)
-	go func() { flags <- stat() }()
+	go func() { flags <- a.statFlags(ctx) }()
 	res, err := c.Multi(ctx, ops...)
 	return <-flags, res, err
+}
+
+// statFlags is the stat of leader/sharding (a method, not a closure the
+// in-process path would allocate for nothing).
+func (a *attempt) statFlags(ctx context.Context) flagsStat {
+	st, exists, err := a.t.s.c.Exists(ctx, a.t.paths.flags())
+	return flagsStat{st, exists, err}
 }
 
 // steadyItemsInCache returns this instance's items for a steady trigger

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ejob-io/ejob/core/executor"
@@ -80,8 +81,10 @@ const preArmSamples = 8
 type armLead struct {
 	mu      sync.Mutex
 	samples [preArmSamples]time.Duration
-	n       int           // samples recorded (the ring holds the last preArmSamples)
-	lead    time.Duration // under mu
+	n       int // samples recorded (the ring holds the last preArmSamples)
+	// lead is written under mu and read without it: the trigger loop
+	// asks for it each time it plans a fire of the job.
+	lead atomic.Int64 // a time.Duration
 }
 
 // record adds a round trip and recomputes the lead: twice the slowest of
@@ -93,7 +96,7 @@ func (a *armLead) record(d time.Duration) {
 	defer a.mu.Unlock()
 	a.samples[a.n%preArmSamples] = d
 	a.n++
-	a.lead = min(2*slices.Max(a.samples[:min(a.n, preArmSamples)])+time.Millisecond, maxPreArmLead)
+	a.lead.Store(int64(min(2*slices.Max(a.samples[:min(a.n, preArmSamples)])+time.Millisecond, maxPreArmLead)))
 }
 
 // reset forgets the samples: the last trigger was not a steady one. The
@@ -105,7 +108,8 @@ func (a *armLead) reset() {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.n, a.lead = 0, 0
+	a.n = 0
+	a.lead.Store(0)
 }
 
 func (a *armLead) count() int {
@@ -121,9 +125,7 @@ func (a *armLead) get() time.Duration {
 	if a == nil {
 		return 0
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.lead
+	return time.Duration(a.lead.Load())
 }
 
 // PreArmLead is how far ahead of a scheduled fire the trigger loop should

@@ -15,14 +15,15 @@ import (
 const pumpSlack = 2 * time.Millisecond
 
 // pumpClock runs the pump ticks and the reconcile ticks of the jobs of
-// one Namespace from one runtime timer. Every trigger's running-node events arm its
-// job's pump a failoverTick later (runningNodeEvent); with a timer per
-// job, 100 jobs firing each second cost 100 timer goroutines a second,
-// each for a check (pumpFired) that nearly always finds nothing to do.
-// Jobs fire together, so their ticks fall due together: one wake-up runs
-// every tick due by then (and those due within pumpSlack). A job with no
-// tick armed has no entry here. Each running job has its reconcile tick
-// here (one a ReconcileTick), rather than a runtime timer of its own.
+// one Namespace from one runtime timer. A job's tree events arm its pump a
+// failoverTick later (a running node's only when the pump has something to
+// do: runningNodeEvent); with a timer per job, 100 jobs whose pumps tick
+// together cost 100 timer goroutines, each for a check (pumpFired) that
+// mostly finds nothing to do. Ticks armed together fall due together: one
+// wake-up runs every tick due by then (and those due within pumpSlack). A
+// job with no tick armed has no entry here. Each running job has its
+// reconcile tick here (one a ReconcileTick), rather than a runtime timer of
+// its own.
 type pumpClock struct {
 	mu    sync.Mutex
 	due   pumpHeap

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -167,6 +168,28 @@ type Executor struct {
 	liveMu sync.Mutex
 	// live is the output so far of each item an OutputRunner runs now.
 	live map[int]*spi.LiveOutput
+
+	// cfgCtx is the last trigger's ctx with its config (withJobConfig),
+	// reused while the trigger's ctx and config are the same ones: the
+	// kernel hands each trigger of a lease the same ctx. Execute's own.
+	cfgCtx struct {
+		parent, ctx context.Context
+		cfg         *config.JobConfiguration
+	}
+}
+
+// configContext is withJobConfig(ctx, cfg), the last one's when the same.
+// Only a ctx that is a pointer is compared (an interface holding a value
+// of a type that is not comparable would panic).
+func (e *Executor) configContext(ctx context.Context, cfg *config.JobConfiguration) context.Context {
+	if reflect.TypeOf(ctx).Kind() != reflect.Pointer {
+		return withJobConfig(ctx, cfg)
+	}
+	c := &e.cfgCtx
+	if c.parent != ctx || c.cfg != cfg {
+		c.parent, c.cfg, c.ctx = ctx, cfg, withJobConfig(ctx, cfg)
+	}
+	return c.ctx
 }
 
 // LiveOutput returns the output so far of item while this host runs it
@@ -276,7 +299,7 @@ func (e *Executor) Execute(ctx context.Context, src Source, fire Fire) error {
 	}
 	handler, poolSize, listeners := e.reload(ctx, cfg)
 	r := &run{Executor: e, cfg: cfg, handler: handler, poolSize: poolSize, listeners: listeners, timeout: e.timeout(cfg), retry: e.retryPolicy(cfg)}
-	ctx = withJobConfig(ctx, cfg)
+	ctx = e.configContext(ctx, cfg)
 	// Fires skipped from now on set the flags of the items this instance
 	// owns when they come (a pending resharding may move items while the
 	// trigger waits for it).

@@ -1078,3 +1078,37 @@ func TestFencingTokenReachesItemsAndEvents(t *testing.T) {
 		t.Errorf("events %v, want %v", ev.seen, want)
 	}
 }
+
+// TestJobConfigFollowsEachTrigger: the items of each trigger see that
+// trigger's config (JobConfig), also when the triggers share one ctx
+// (the kernel hands a lease's triggers the same ctx) and when a ctx is a
+// value rather than a pointer.
+func TestJobConfigFollowsEachTrigger(t *testing.T) {
+	h := newHarness([]int{0}, "", "")
+	var got []string
+	h.opts.Runner = executor.SimpleFunc(func(ctx context.Context, sc spi.ShardingContext) error {
+		got = append(got, executor.JobConfig(ctx).JobParameter)
+		return nil
+	})
+	ex, err := executor.New("job", h.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	for _, c := range []context.Context{ctx, ctx, ctx, context.Background(), context.Background()} {
+		cfg := h.f.cfg.Clone()
+		cfg.JobParameter = fmt.Sprint("p", len(got))
+		h.f.cfg = cfg
+		if err := ex.Execute(c, executor.NormalTrigger, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.f.cfg.JobParameter = "changed in place" // a new config is a new pointer; the same one is reused
+	if err := ex.Execute(ctx, executor.NormalTrigger, nil); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"p0", "p1", "p2", "p3", "p4", "changed in place"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("items saw %q, want %q", got, want)
+	}
+}

@@ -48,35 +48,53 @@ func Base(path string) string {
 // (unless sequential, whose prefix may end with "/"), and no control or NUL
 // characters. Errors wrap ErrInvalidArgument.
 func ValidatePath(path string, sequential bool) error {
-	bad := func(why string) error {
-		return fmt.Errorf("path %q: %s: %w", path, why, ErrInvalidArgument)
-	}
 	if path == "" || path[0] != '/' {
-		return bad("must start with /")
+		return badPath(path, "must start with /")
 	}
 	if path == "/" {
 		return nil
 	}
-	body := path[1:]
-	if strings.HasSuffix(body, "/") {
+	end := len(path) // the elements are path[1:end]
+	if path[end-1] == '/' {
 		if !sequential {
-			return bad("trailing /")
+			return badPath(path, "trailing /")
 		}
-		body = strings.TrimSuffix(body, "/")
+		end--
 	}
-	for el := range strings.SplitSeq(body, "/") {
-		switch el {
+	// One pass over the bytes (every registry request checks its paths):
+	// the elements, and ASCII control characters; the rest of a path
+	// with a byte past ASCII is checked rune by rune.
+	from := 1
+	for i := 1; i <= end; i++ {
+		if i < end && path[i] != '/' {
+			continue
+		}
+		switch path[from:i] {
 		case "":
-			return bad("empty element")
+			return badPath(path, "empty element")
 		case ".", "..":
-			return bad("relative element")
+			return badPath(path, "relative element")
 		}
+		from = i + 1
 	}
-	for _, r := range path {
-		switch {
-		case r == 0, r < 0x20, r >= 0x7f && r <= 0x9f, r >= 0xf000 && r <= 0xf8ff, r >= 0xfff0 && r < 0xffff:
-			return bad("invalid character")
+	for i := 0; i < len(path); i++ {
+		switch b := path[i]; {
+		case b < 0x20, b == 0x7f:
+			return badPath(path, "invalid character")
+		case b >= 0x80:
+			for _, r := range path[i:] {
+				switch {
+				case r < 0x20, r >= 0x7f && r <= 0x9f, r >= 0xf000 && r <= 0xf8ff, r >= 0xfff0 && r < 0xffff:
+					return badPath(path, "invalid character")
+				}
+			}
+			return nil
 		}
 	}
 	return nil
+}
+
+// badPath is ValidatePath's error.
+func badPath(path, why string) error {
+	return fmt.Errorf("path %q: %s: %w", path, why, ErrInvalidArgument)
 }

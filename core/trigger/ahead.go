@@ -45,7 +45,7 @@ func (s *Loop) AddAhead(id string, sched Schedule, fn Func, misfired MisfireFunc
 // Ahead reports whether the loop dispatched this fire ahead of its
 // scheduled time (AddAhead); the execution must then call AwaitScheduled
 // before it does anything that must not happen before Scheduled.
-func (f Fire) Ahead() bool { return f.exec != nil && f.exec.ahead != nil }
+func (f Fire) Ahead() bool { return f.exec != nil && f.exec.ahead.abandoned != nil }
 
 // AwaitScheduled waits until the fire's scheduled time when the fire was
 // dispatched ahead of it, and reports whether the execution may go on:
@@ -56,26 +56,30 @@ func (f Fire) Ahead() bool { return f.exec != nil && f.exec.ahead != nil }
 // The execution calls it before it returns, from one goroutine at a time.
 func (f Fire) AwaitScheduled(ctx context.Context) bool {
 	e := f.exec
-	if e == nil || e.ahead == nil {
+	if e == nil || e.ahead.abandoned == nil {
 		return true
 	}
-	a := e.ahead
-	if d := f.scheduled.Sub(a.clock.Now()); d > 0 {
-		// The alarm wakes the fire at its time; the runtime timer, when
-		// there is none, or should the wall clock have been set back.
-		rang, forget := a.alarm.wait(f.scheduled)
-		if rang != nil {
-			d += alarmBackstop
+	a := &e.ahead
+	if d := e.at.scheduled.Sub(a.clock.Now()); d > 0 {
+		// The alarm wakes the fire at its time (or, should the wall clock
+		// have been set back, its backstop just after); the job's runtime
+		// timer when there is no alarm.
+		if rang, ticket := a.alarm.wait(e.at.scheduled); rang != nil {
+			select {
+			case <-ctx.Done():
+			case <-a.abandoned:
+			case <-rang:
+			}
+			ticket.forget()
+		} else {
+			t := e.job.awaitTimer(a.clock, d)
+			select {
+			case <-ctx.Done():
+			case <-a.abandoned:
+			case <-t.C():
+			}
+			t.Stop()
 		}
-		t := e.job.awaitTimer(a.clock, d)
-		select {
-		case <-ctx.Done():
-		case <-a.abandoned:
-		case <-rang:
-		case <-t.C():
-		}
-		t.Stop()
-		forget()
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -102,11 +106,12 @@ func (j *job) awaitTimer(c Clock, d time.Duration) Timer {
 }
 
 // alarmBackstop is how long after its scheduled time a fire the alarm
-// waits for goes on by its runtime timer should the alarm not ring (the
-// wall clock set back meanwhile).
+// waits for goes on by the runtime timer of its wait time should the
+// timerfd not ring (the wall clock set back meanwhile, the timerfd failed).
 const alarmBackstop = 2 * time.Millisecond
 
-// ahead is the state of a fire dispatched ahead of its scheduled time.
+// ahead is the state of a fire dispatched ahead of its scheduled time,
+// part of its execution (the zero value, abandoned nil, for any other).
 type ahead struct {
 	clock     Clock
 	alarm     *alarm        // the loop's (nil: none)
@@ -125,13 +130,21 @@ const (
 // due is when the loop dispatches j's next fire: next, less the lead.
 func (j *job) due() time.Time { return j.next.Add(-j.lead) }
 
+// setLead sets j's lead and dueNs, due as Unix nanoseconds, which the heap
+// compares (two int64s rather than two time.Time sums a comparison).
+func (j *job) setLead(lead time.Duration) {
+	j.lead = lead
+	j.dueNs = j.due().UnixNano()
+}
+
 // planLead sets the lead of j's next fire from its LeadFunc, rounded up
 // (roundLead).
 func (j *job) planLead() {
-	j.lead = 0
+	var lead time.Duration
 	if j.leadFn != nil {
-		j.lead = roundLead(j.leadFn())
+		lead = roundLead(j.leadFn())
 	}
+	j.setLead(lead)
 }
 
 // leadStep is the smallest lead roundLead gives.
@@ -174,15 +187,15 @@ func (s *Loop) replanLead(j *job, now time.Time) {
 // it leaves the fire to start normally.
 func (s *Loop) fireAhead(ctx context.Context, j *job, now time.Time) {
 	if j.running {
-		j.lead = 0
+		j.setLead(0)
 		heap.Fix(&s.heap, j.index)
 		return
 	}
 	at := j.next
 	j.next = nextOf(j.sched, at)
 	s.reposition(j)
-	s.spawn(ctx, j, &execution{fn: j.fn, fire: Fire{scheduled: at, actual: now},
-		ahead: &ahead{clock: s.clock, alarm: s.alarmOnce(), abandoned: make(chan struct{})}})
+	s.spawn(ctx, j, &execution{fn: j.fn, at: fireAt{scheduled: at, actual: now},
+		ahead: ahead{clock: s.clock, alarm: s.alarmOnce(), abandoned: make(chan struct{})}})
 }
 
 // abandonAhead abandons j's execution when it is a fire dispatched ahead
@@ -190,7 +203,7 @@ func (s *Loop) fireAhead(ctx context.Context, j *job, now time.Time) {
 // before it returns is deferred to its end (not skipped). It returns the
 // abandoned fire's scheduled time, zero when nothing was abandoned.
 func (s *Loop) abandonAhead(j *job) time.Time {
-	if j == nil || j.exec == nil || j.exec.ahead == nil {
+	if j == nil || j.exec == nil || j.exec.ahead.abandoned == nil {
 		return time.Time{}
 	}
 	e := j.exec
@@ -202,7 +215,7 @@ func (s *Loop) abandonAhead(j *job) time.Time {
 	e.ahead.state = aheadAbandoned
 	close(e.ahead.abandoned)
 	e.final = true
-	return e.fire.scheduled
+	return e.at.scheduled
 }
 
 // alarmOnce returns the loop's alarm, made at its first call when the

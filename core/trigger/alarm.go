@@ -10,7 +10,10 @@ import (
 // waited for, whose expiry the runtime's poller sees as it sees a socket's
 // data, so the process wakes when the kernel's timer fires (within its
 // slack, tens of microseconds) and not in the runtime timers' whole
-// milliseconds. Fires due at one time share one wake-up and one channel.
+// milliseconds. Fires due at one time share one wake-up and one channel,
+// and one runtime timer, the backstop, that closes the channel
+// alarmBackstop after the time should the kernel's timer not ring (the
+// wall clock set back, the timerfd failed): no timer per waiting fire.
 // The loop makes it at its first fire dispatched ahead and closes it when
 // Run returns; a nil alarm (no PreciseClock, or no such timer on this
 // system) has the runtime timer alone wake the fires.
@@ -37,37 +40,41 @@ type alarmTimer interface {
 
 // alarmWait is the executions waiting for one time.
 type alarmWait struct {
-	c chan struct{} // closed at the time
+	c chan struct{} // closed at the time (by ring, or late by backstop)
 	n int           // waiters that have not given up
+	// backstop closes c alarmBackstop after the time unless ring did.
+	backstop *time.Timer
 }
 
 func newAlarmOn(k alarmTimer) *alarm {
 	return &alarm{k: k, waits: map[int64]*alarmWait{}}
 }
 
-// wait returns a channel that is closed at at, and the func the waiter
-// calls once it no longer waits (it may be called more than once). A nil
-// channel means the alarm cannot wake it: the caller's runtime timer
-// must.
-func (a *alarm) wait(at time.Time) (<-chan struct{}, func()) {
+// wait returns a channel that is closed at at, and the ticket whose
+// forget the waiter calls, once, when it no longer waits. A nil channel
+// means the alarm cannot wake it: the caller's runtime timer must. The
+// ticket is a value, not a func, which would cost two allocations per
+// waiter (200 a second for 100 jobs firing each second).
+func (a *alarm) wait(at time.Time) (<-chan struct{}, alarmTicket) {
 	if a == nil {
-		return nil, func() {}
+		return nil, alarmTicket{}
 	}
 	ns := at.UnixNano()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.closed {
-		return nil, func() {}
+		return nil, alarmTicket{}
 	}
 	w := a.waits[ns]
 	if w == nil {
 		if a.armed == 0 || ns < a.armed {
 			if a.k.arm(ns) != nil {
-				return nil, func() {}
+				return nil, alarmTicket{}
 			}
 			a.armed = ns
 		}
 		w = &alarmWait{c: make(chan struct{})}
+		w.backstop = time.AfterFunc(time.Until(at)+alarmBackstop, func() { a.ringLate(ns, w) })
 		a.waits[ns] = w
 		if !a.running {
 			a.running = true
@@ -75,8 +82,21 @@ func (a *alarm) wait(at time.Time) (<-chan struct{}, func()) {
 		}
 	}
 	w.n++
-	var once sync.Once
-	return w.c, func() { once.Do(func() { a.forget(ns, w) }) }
+	return w.c, alarmTicket{a: a, ns: ns, w: w}
+}
+
+// alarmTicket is one waiter of an alarm's time (wait).
+type alarmTicket struct {
+	a  *alarm // nil: the waiter waits for no alarm
+	ns int64
+	w  *alarmWait
+}
+
+// forget drops the waiter; call it once.
+func (t alarmTicket) forget() {
+	if t.a != nil {
+		t.a.forget(t.ns, t.w)
+	}
 }
 
 // forget drops a waiter of the time ns; with no waiter left, the time's
@@ -86,6 +106,17 @@ func (a *alarm) forget(ns int64, w *alarmWait) {
 	defer a.mu.Unlock()
 	if w.n--; w.n == 0 && a.waits[ns] == w {
 		delete(a.waits, ns)
+		w.backstop.Stop()
+	}
+}
+
+// ringLate is w's backstop: it closes w's channel unless ring did.
+func (a *alarm) ringLate(ns int64, w *alarmWait) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.waits[ns] == w {
+		delete(a.waits, ns)
+		close(w.c)
 	}
 }
 
@@ -102,7 +133,7 @@ func (a *alarm) run() {
 // ring closes the channels of the times that have come and arms the timer
 // for the next; it reports whether run should wait again. stop (the timer
 // is closed or failed) ends run: the waiters left are woken by their
-// runtime timers.
+// backstops.
 func (a *alarm) ring(stop bool) bool {
 	now := time.Now().UnixNano()
 	a.mu.Lock()
@@ -113,6 +144,7 @@ func (a *alarm) ring(stop bool) bool {
 		if ns <= now {
 			close(w.c)
 			delete(a.waits, ns)
+			w.backstop.Stop()
 		} else if next == 0 || ns < next {
 			next = ns
 		}

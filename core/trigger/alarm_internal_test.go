@@ -3,6 +3,7 @@
 package trigger
 
 import (
+	"errors"
 	"testing"
 	"time"
 )
@@ -39,12 +40,12 @@ func TestAlarmRings(t *testing.T) {
 	if c1 == nil || c2 == nil || c1b != c1 || gone == nil {
 		t.Fatalf("channels %v %v %v %v: want one per time", c1, c2, c1b, gone)
 	}
-	forgetGone()
+	forgetGone.forget()
 	rung(t, c1, at1)
 	rung(t, c2, at2)
-	forget1()
-	forget1b()
-	forget2()
+	forget1.forget()
+	forget1b.forget()
+	forget2.forget()
 	select {
 	case <-gone:
 		t.Fatal("a wait given up was rung")
@@ -55,11 +56,51 @@ func TestAlarmRings(t *testing.T) {
 	at3 := time.Now().Add(10 * time.Millisecond)
 	c3, forget3 := a.wait(at3)
 	rung(t, c3, at3)
-	forget3()
+	forget3.forget()
 
 	a.close()
 	if c, forget := a.wait(time.Now().Add(time.Millisecond)); c != nil {
-		forget()
+		forget.forget()
 		t.Fatal("a closed alarm took a wait")
+	}
+}
+
+// silentTimer is a kernel timer that never expires (as a timerfd armed
+// for a wall-clock time the clock was set back from): wait blocks until
+// close.
+type silentTimer struct{ closed chan struct{} }
+
+func (silentTimer) arm(int64) error { return nil }
+
+func (t silentTimer) wait() error {
+	<-t.closed
+	return errors.New("closed")
+}
+
+func (t silentTimer) close() { close(t.closed) }
+
+// A wait whose kernel timer does not ring is woken by the backstop of its
+// time, alarmBackstop after it and not before; a wait given up is not.
+func TestAlarmBackstop(t *testing.T) {
+	a := newAlarmOn(silentTimer{closed: make(chan struct{})})
+	defer a.close()
+	at := time.Now().Add(10 * time.Millisecond)
+	c, ticket := a.wait(at)
+	gone, goneTicket := a.wait(at.Add(time.Millisecond))
+	goneTicket.forget()
+	select {
+	case <-c:
+		if late := time.Since(at); late < alarmBackstop {
+			t.Fatalf("the backstop rang %v after the time, want at least %v", late, alarmBackstop)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the backstop never rang")
+	}
+	ticket.forget()
+	time.Sleep(2 * alarmBackstop) // the given-up wait's backstop would have rung by now
+	select {
+	case <-gone:
+		t.Fatal("the backstop of a wait given up rang")
+	default:
 	}
 }

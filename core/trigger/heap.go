@@ -8,11 +8,11 @@ type jobHeap []*job
 func (h jobHeap) Len() int { return len(h) }
 
 func (h jobHeap) Less(i, j int) bool {
-	di, dj := h[i].due(), h[j].due()
-	if di.Equal(dj) {
+	di, dj := h[i].dueNs, h[j].dueNs
+	if di == dj {
 		return h[i].seq < h[j].seq
 	}
-	return di.Before(dj)
+	return di < dj
 }
 
 func (h jobHeap) Swap(i, j int) {

@@ -124,6 +124,10 @@ type job struct {
 	// dispatched (0: at next); see ahead.go.
 	leadFn LeadFunc
 	lead   time.Duration
+	// dueNs is due() in Unix nanoseconds, what the heap orders by; set
+	// with lead (setLead), which every change of next in the heap goes
+	// through (reposition).
+	dueNs int64
 
 	paused        bool
 	manualPending bool // TriggerNow while paused
@@ -139,9 +143,10 @@ type job struct {
 	// (miss): an idle job carries none (nil reads as none).
 	missed  *missed
 	waiters []chan struct{} // closed when no execution runs
-	// await is the timer of AwaitScheduled, made at the job's first fire
-	// dispatched ahead and reused (a job's executions never overlap):
-	// 100 jobs firing each second made 100 timers a second.
+	// await is the timer of AwaitScheduled when the loop has no alarm
+	// (with one, the alarm's backstop serves every fire of a time), made
+	// at the job's first fire dispatched ahead and reused (a job's
+	// executions never overlap).
 	await Timer
 }
 
@@ -573,7 +578,7 @@ func (s *Loop) triggerNow(ctx context.Context, j *job, at, now time.Time) {
 	case j.running:
 		j.miss().misfire.Manual++
 	default:
-		s.start(ctx, j, Fire{scheduled: at, actual: now, manual: true})
+		s.start(ctx, j, fireAt{scheduled: at, actual: now, manual: true})
 	}
 }
 
@@ -629,12 +634,12 @@ func (s *Loop) fireDue(ctx context.Context, now time.Time) {
 			}
 			continue
 		}
-		s.start(ctx, j, Fire{scheduled: at, actual: now})
+		s.start(ctx, j, fireAt{scheduled: at, actual: now})
 	}
 }
 
-func (s *Loop) start(ctx context.Context, j *job, fire Fire) {
-	s.spawn(ctx, j, &execution{fn: j.fn, fire: fire})
+func (s *Loop) start(ctx context.Context, j *job, fire fireAt) {
+	s.spawn(ctx, j, &execution{fn: j.fn, at: fire})
 }
 
 // spawn starts e as j's execution. Executions of a job share one ctx (the
@@ -644,7 +649,6 @@ func (s *Loop) spawn(ctx context.Context, j *job, e *execution) {
 		j.ctx, j.cancel = context.WithCancel(ctx)
 	}
 	e.job, e.ctx = j, j.ctx
-	e.fire.exec = e
 	j.running = true
 	j.exec = e
 	s.running++
@@ -683,7 +687,7 @@ func (s *Loop) execute(e *execution) {
 		s.done.c <- j
 	}()
 	if e.fn != nil {
-		e.fn(e.ctx, e.fire)
+		e.fn(e.ctx, Fire{e})
 		return
 	}
 	j.misfired(e.ctx, e.misfire)
@@ -719,7 +723,7 @@ func (s *Loop) finished(ctx context.Context, j *job) {
 		j.manualPending = j.manualPending || !soon.IsZero()
 	} else if !deferred.IsZero() || !soon.IsZero() {
 		// Misfires pending, if any, are reported when this fire returns.
-		fire := Fire{scheduled: deferred, actual: s.clock.Now()}
+		fire := fireAt{scheduled: deferred, actual: s.clock.Now()}
 		if deferred.IsZero() {
 			fire.scheduled, fire.manual = soon, true
 		}

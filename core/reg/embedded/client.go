@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/ejob-io/ejob/core/reg"
@@ -21,7 +22,12 @@ type Client struct {
 	hub *notify.Hub[reg.ConnEvent]
 
 	// Guarded by srv.mu.
-	sess      *session
+	sess *session
+	// rs is sess.rs, written with sess (under srv.mu) and read by Session
+	// without the lock: every trigger asks for the session several times,
+	// and a lock of the server shared by every client of the process,
+	// taken for a pointer, contended with the executions of other jobs.
+	rs        atomic.Pointer[reg.Session]
 	suspended bool
 	suspSeq   int // counts Suspends, so a stale expiry timer does nothing
 	closed    bool
@@ -55,7 +61,7 @@ func (s *Server) Connect(namespace string) (*Client, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c.sess = s.newSession(c)
+	c.setSession(s.newSession(c))
 	if c.ns != "" {
 		if err := c.mkdirsLocked(c.ns, reg.Persistent); err != nil {
 			return nil, fmt.Errorf("embedded: create namespace %q: %w", c.ns, err)
@@ -370,10 +376,12 @@ func validateOp(op reg.Op) error {
 }
 
 // Session implements reg.Client.
-func (c *Client) Session() *reg.Session {
-	c.srv.mu.Lock()
-	defer c.srv.mu.Unlock()
-	return c.sess.rs
+func (c *Client) Session() *reg.Session { return c.rs.Load() }
+
+// setSession makes sess the client's session. Caller holds srv.mu.
+func (c *Client) setSession(sess *session) {
+	c.sess = sess
+	c.rs.Store(sess.rs)
 }
 
 // WatchConnection implements reg.Client.
@@ -419,7 +427,7 @@ func (c *Client) expireLocked(sess *session) {
 }
 
 func (c *Client) newSessionLocked() {
-	c.sess = c.srv.newSession(c)
+	c.setSession(c.srv.newSession(c))
 	c.hub.Publish(reg.ConnEvent{State: reg.StateNewSession, Session: c.sess.rs})
 	c.resyncRecursive()
 }
