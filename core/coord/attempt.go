@@ -68,9 +68,6 @@ type attempts struct {
 	mf       *misfires
 	fo       *failoverSlot
 	shutdown *atomic.Bool // the job's (lifecycle.shutdown)
-	// loop is the job's event loop, whose pump recovers the running nodes
-	// an undo left (leaveToRecovery); nil in tests of the attempts alone.
-	loop *jobLoop
 	// arm estimates the lead of a pre-armed fire (prearm.go); made at the
 	// first steady trigger (lead), read by the trigger loop (PreArmLead)
 	// on its own goroutine: atomic.
@@ -470,7 +467,10 @@ func (t *attempts) drop(ctx context.Context, a *attempt) bool {
 // (jobLoop.runningNodeEvent).
 func (t *attempts) leaveToRecovery() {
 	t.fo.leaveToRecovery()
-	if t.loop != nil {
-		t.loop.armPump()
+	// The job's event loop, whose pump recovers them: the misfires' (no
+	// field of its own here, which would take the Job out of its size
+	// class); nil in tests of the attempts alone.
+	if t.mf != nil && t.mf.loop != nil {
+		t.mf.loop.armPump()
 	}
 }

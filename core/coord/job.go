@@ -139,7 +139,7 @@ func New(opts Options) (*Job, error) {
 	// of its users holds.
 	cr := cacheReads{jobBase: b, run: running}
 	j.att = attempts{jobBase: b, inProcess: reg.IsInProcess(opts.Client), tc: &j.tc, cr: cr, conf: &j.conf,
-		rg: &j.rg, asg: &j.asg, mf: &j.mf, fo: &j.fo, shutdown: shutdown, loop: &j.loop}
+		rg: &j.rg, asg: &j.asg, mf: &j.mf, fo: &j.fo, shutdown: shutdown}
 	j.asg = assignment{jobBase: b, ldr: &j.ldr, conf: &j.conf, shutdown: shutdown}
 	j.ldr = leadership{jobBase: b, e: recipe.NewElection(opts.Client, p.LeaderLatch(), p.LeaderInstance(), opts.InstanceID),
 		conf: &j.conf, shutdown: shutdown, asg: &j.asg, rsh: &j.rsh}
