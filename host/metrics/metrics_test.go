@@ -95,8 +95,12 @@ func TestScrapeAfterFailureAndFailover(t *testing.T) {
 	if err := killA(); err != nil {
 		t.Fatal(err)
 	}
-	testkit.Eventually(t, 30*time.Second, "B's failover in its scrape", func() bool {
-		return strings.Contains(scrape(t, b.mx), `ejob_job_failovers_total{job="m"} `)
+	// The failover counts when B claims the item, its run when it ends
+	// (after A's running node is gone): wait for both.
+	testkit.Eventually(t, 30*time.Second, "B's failover and its run in its scrape", func() bool {
+		bm := scrape(t, b.mx)
+		return strings.Contains(bm, `ejob_job_failovers_total{job="m"} `) &&
+			strings.Contains(bm, `ejob_job_items_total{job="m",result="success"} `)
 	})
 	am, bm := scrape(t, a.mx), scrape(t, b.mx)
 	for _, want := range []string{
