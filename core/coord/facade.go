@@ -56,7 +56,7 @@ func (j *Job) CheckEnvironment(ctx context.Context) error {
 func (j *Job) ShardingContexts(ctx context.Context) (executor.ShardingContexts, error) {
 	sc, err := j.shardingContexts(ctx)
 	if err != nil {
-		j.missedOn(err)
+		j.missedOn(ctx, err)
 	}
 	return sc, err
 }
@@ -214,7 +214,7 @@ func (j *Job) MisfireIfRunning(ctx context.Context, items []int) (bool, error) {
 func (j *Job) RegisterBegin(ctx context.Context, sc executor.ShardingContexts) error {
 	err := j.registerBegin(ctx, sc)
 	if err != nil {
-		j.missedOn(err)
+		j.missedOn(ctx, err)
 	}
 	return err
 }

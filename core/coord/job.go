@@ -197,14 +197,23 @@ func (j *Job) owesCatchUp() bool {
 // missedOn records, when err says the registry connection failed under a
 // trigger before its items began (the pause, the session lost, the
 // connection lost), that its fire is owed a catch-up run (registration.owe).
-func (j *Job) missedOn(err error) {
-	if err == nil || !(errors.Is(err, ErrPaused) || errors.Is(err, ErrSessionLost) ||
-		errors.Is(err, reg.ErrConnectionLoss) || errors.Is(err, reg.ErrSessionLost)) {
+// A request that failed because ctx ended counts when ctx ended for that
+// reason: the session context's cause (ErrSessionLost, or
+// ErrSessionPresumedLost while the connection is down).
+func (j *Job) missedOn(ctx context.Context, err error) {
+	if err == nil || !registryFailed(err) && !registryFailed(context.Cause(ctx)) {
 		return
 	}
 	if j.owesCatchUp() {
 		j.rg.owe()
 	}
+}
+
+// registryFailed reports whether err says the registry connection failed:
+// executions paused, the session or the connection lost.
+func registryFailed(err error) bool {
+	return err != nil && (errors.Is(err, ErrPaused) || errors.Is(err, ErrSessionLost) ||
+		errors.Is(err, reg.ErrConnectionLoss) || errors.Is(err, reg.ErrSessionLost))
 }
 
 // SessionContext returns a context cancelled when the session this instance

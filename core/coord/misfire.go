@@ -364,7 +364,7 @@ func (j *Job) SetMisfire(ctx context.Context) error { return j.SetMisfireExcept(
 func (j *Job) SetMisfireExcept(ctx context.Context, except []int) error {
 	err := j.mf.setExcept(ctx, except)
 	if err != nil {
-		j.missedOn(err)
+		j.missedOn(ctx, err)
 	}
 	return err
 }

@@ -51,8 +51,12 @@ func (r *run) recordSkips(ctx context.Context, fire Fire) {
 	if fire == nil {
 		return
 	}
+	// A fire skipped once ctx has ended is still handed to the Facade: it
+	// fails at once, and the Facade owes the fire a catch-up run when ctx
+	// ended because the registry connection failed (the session lost, or
+	// presumed lost, under a trigger held up by its registry requests).
 	r.skips.end = fire.OnSkip(func() {
-		if ctx.Err() == nil && fire.TakeMissed(false) > 0 && !r.recordMisfire(ctx) {
+		if fire.TakeMissed(false) > 0 && !r.recordMisfire(ctx) {
 			r.skips.unrecorded.Store(true)
 		}
 	})

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -116,13 +117,39 @@ func catchUpNode(t *testing.T, srv *zktest.Server, ns string, session time.Durat
 	return log
 }
 
-// everySecond is a 2-item job firing every second whose items end at once.
-func everySecond(name string, misfire bool) kernel.Job {
+// everySecond is a 2-item job firing every second whose items end at once
+// (item 0 waits for h's release while h holds).
+func everySecond(name string, misfire bool, h *hold) kernel.Job {
 	cfg := config.New(name, 2)
 	cfg.Cron = "* * * * * ?"
 	cfg.Misfire = misfire
 	cfg.MonitorExecution = true
-	return kernel.Job{Config: cfg, Runner: executor.SimpleFunc(func(context.Context, spi.ShardingContext) error { return nil })}
+	return kernel.Job{Config: cfg, Runner: executor.SimpleFunc(func(ctx context.Context, sc spi.ShardingContext) error {
+		if sc.ShardingItem == 0 {
+			h.wait()
+		}
+		return nil
+	})}
+}
+
+// hold keeps a run's item 0 running until released.
+type hold struct {
+	on      atomic.Bool
+	held    chan struct{} // signalled when an item waits
+	release chan struct{} // closed to let it end
+}
+
+func newHold() *hold { return &hold{held: make(chan struct{}, 1), release: make(chan struct{})} }
+
+func (h *hold) wait() {
+	if h == nil || !h.on.Load() {
+		return
+	}
+	select {
+	case h.held <- struct{}{}:
+	default:
+	}
+	<-h.release
 }
 
 // afterNormalRuns waits until log shows n runs of the schedule that began
@@ -141,7 +168,10 @@ func afterNormalRuns(t *testing.T, log *runLog, from time.Time, n int) {
 // longer than a fire period (several fires skipped) and, first, less than
 // the session timeout (the same session comes back), then longer (the
 // server expires the session; the instance registers again in a new one,
-// and elects itself again), and as long beside another instance (which
+// and elects itself again), again with the connections cut while a run is
+// ending (its completion's registry requests wait through the outage, so
+// the trigger that fires skip is still in progress when the session
+// expires), and as long beside another instance (which
 // takes every item over once the session has expired, then shares them
 // again). Each time exactly one catch-up run (source MISFIRE)
 // follows, and no other run of that source. With misfire off the fires
@@ -157,16 +187,19 @@ func TestFiresSkippedWhileRegistryUnreachableRunOnceWhenBack(t *testing.T) {
 		session time.Duration
 		outage  time.Duration
 		beside  bool // another instance runs the job meanwhile
+		ending  bool // the connections are cut while a run ends
 		want    int
 	}{
-		"shorter than the session":                    {true, 8 * time.Second, 2500 * time.Millisecond, false, 1},
-		"longer than the session: a new session":      {true, 2 * time.Second, 4500 * time.Millisecond, false, 1},
-		"longer than the session, beside another":     {true, 2 * time.Second, 4500 * time.Millisecond, true, 1},
-		"misfire off: the skipped fires stay skipped": {false, 8 * time.Second, 2500 * time.Millisecond, false, 0},
+		"shorter than the session":                    {true, 8 * time.Second, 2500 * time.Millisecond, false, false, 1},
+		"longer than the session: a new session":      {true, 2 * time.Second, 4500 * time.Millisecond, false, false, 1},
+		"longer than the session, cut as a run ends":  {true, 2 * time.Second, 4500 * time.Millisecond, false, true, 1},
+		"longer than the session, beside another":     {true, 2 * time.Second, 4500 * time.Millisecond, true, false, 1},
+		"misfire off: the skipped fires stay skipped": {false, 8 * time.Second, 2500 * time.Millisecond, false, false, 0},
 	} {
 		t.Run(name, func(t *testing.T) {
 			ns := "catchup-" + strconv.FormatInt(time.Now().UnixNano(), 36)
-			job := everySecond("catchup", c.misfire)
+			h := newHold()
+			job := everySecond("catchup", c.misfire, h)
 			var other *runLog
 			if c.beside {
 				other = catchUpNode(t, srv, ns, c.session, nil, 401, job)
@@ -177,8 +210,19 @@ func TestFiresSkippedWhileRegistryUnreachableRunOnceWhenBack(t *testing.T) {
 			if n := count(log.since(time.Time{}), executor.Misfire); n != 0 {
 				t.Fatalf("%d catch-up runs before any outage", n)
 			}
+			if c.ending {
+				h.on.Store(true)
+				select {
+				case <-h.held:
+				case <-time.After(10 * time.Second):
+					t.Fatal("no run held")
+				}
+			}
 			cut := time.Now()
 			ks.kill()
+			if c.ending {
+				close(h.release) // the run ends; its completion waits for the registry
+			}
 			time.Sleep(c.outage) // the outage itself, not a synchronisation
 			back := time.Now()
 			ks.revive()
