@@ -333,6 +333,19 @@ func (s *suite) serveBy(job string, p time.Duration, jr jobRuns, i int, f time.T
 		if p := pidOf(id); p > 0 && !slices.Contains(d.pids, p) {
 			d.pids = append(d.pids, p)
 		}
+		// An owner whose instance node goes leaves the item to the
+		// resharding its crash flags, and only the job's leader flags it
+		// (as upstream): the leaders from then to the due time had to serve
+		// the fire too. A leader killed before it flagged leaves the flag
+		// to the next one, elected once the killed one's session has
+		// expired.
+		if gone, ok := s.timeline.goneBy(job, id, d.by); ok {
+			for _, l := range s.timeline.leadersIn(job, gone, d.by) {
+				if p := pidOf(l); p > 0 && !slices.Contains(d.pids, p) {
+					d.pids = append(d.pids, p)
+				}
+			}
+		}
 	}
 	return d
 }

@@ -233,3 +233,81 @@ func TestCheckCoverageJudgesFullZooKeeperFaultsByTheCatchUp(t *testing.T) {
 		})
 	}
 }
+
+// Only a job's leader flags the resharding an instance's crash calls for
+// (as upstream), so a fault that hits the leader before it flagged excuses
+// the fires of the crashed owner's items until that leader is back: the
+// next leader, elected once the killed one's session expired, flags it.
+// A chaos run (seed 35) killed host A, the owner of every item and the
+// leader; B was elected when A's node went (6 s) and was killed 10 ms
+// later, before it flagged; C, elected when B's node went (8.4 s),
+// flagged and committed (9 s). The fires at 7 s and 8 s are excused by
+// the kill of B; with B unharmed, a flag that late loses them.
+func TestCheckCoverageExcusesFiresWhileTheLeaderThatFlagsIsDown(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	from, to := t0, t0.Add(20*time.Second)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	idA, idB, idC := "10.0.0.1@-@11", "10.0.0.2@-@12", "10.0.0.3@-@13"
+	var runs []*run
+	for _, job := range []string{jobFO, jobNoFO} {
+		p := period(job)
+		for f := from.Truncate(p); f.Before(to.Add(5 * time.Second)); f = f.Add(p) {
+			id, pid, start := idA, 11, f.Add(10*time.Millisecond)
+			switch {
+			case !f.Before(at(4000)) && f.Before(at(9000)):
+				continue // A killed; no resharding until 9 s
+			case !f.Before(at(9000)):
+				id, pid = idC, 13
+				if f.Equal(at(9000)) {
+					start = at(9150) // after the commit
+				}
+			}
+			for i := 0; i < items; i++ {
+				runs = append(runs, &run{job: job, item: i, instance: id, hostPID: pid, start: start, end: start.Add(300 * time.Millisecond), kind: 'E'})
+			}
+		}
+	}
+	slices.SortStableFunc(runs, func(a, b *run) int { return a.start.Compare(b.start) })
+	killA := &fault{kind: "kill", target: "h1", at: at(4000), began: at(4000), healed: at(4800), pids: []int{11}}
+	killB := &fault{kind: "kill-leader", target: "h2", at: at(6110), began: at(6110), healed: at(8800), pids: []int{12}}
+	for name, c := range map[string]struct {
+		faults     []*fault
+		violations int
+		excused    int // chaosNoFailover fire-items the leader's kill excuses
+	}{
+		"the leader killed before it flagged":            {[]*fault{killA, killB}, 0, 2 * items},
+		"the leader unharmed: a flag that late loses two": {[]*fault{killA}, 2 * items, 0},
+	} {
+		t.Run(name, func(t *testing.T) {
+			tl := &timeline{owners: map[string]map[int][]ownerChange{}, instances: map[string]map[string][]span{},
+				necessary: map[string][]span{}, leaders: map[string][]ownerChange{}}
+			for _, job := range []string{jobFO, jobNoFO} {
+				tl.owners[job] = map[int][]ownerChange{}
+				for i := 0; i < items; i++ {
+					tl.owners[job][i] = []ownerChange{{at: at(-10000), instance: idA}, {at: at(9000), instance: idC}}
+				}
+				tl.instances[job] = map[string][]span{
+					idA: {{from: at(-10000), to: at(6000)}},
+					idB: {{from: at(-10000), to: at(8400)}},
+					idC: {{from: at(-10000)}},
+				}
+				tl.leaders[job] = []ownerChange{{at: at(-10000), instance: idA}, {at: at(6000)},
+					{at: at(6100), instance: idB}, {at: at(8400)}, {at: at(8430), instance: idC}}
+				tl.necessary[job] = []span{{from: at(8430), to: at(9000)}}
+			}
+			s := &suite{stalls: &stallLog{}, timeline: tl, faults: c.faults, hosts: []*host{
+				{name: "h1", pids: []int{11}}, {name: "h2", pids: []int{12}}, {name: "h3", pids: []int{13}}}}
+			s.stalls.set(probeSide, nil)
+			s.stalls.set(probeSuite, nil)
+			v := &violations{}
+			st := newStats()
+			s.checkCoverage(v, st, runs, from, to, to.Add(10*time.Second))
+			if got := len(v.by["coverage"]); got != c.violations {
+				t.Errorf("%d coverage violations, want %d: %v", got, c.violations, v.by["coverage"])
+			}
+			if got := st.excusedBy[jobNoFO]["kill-leader"]; got != c.excused {
+				t.Errorf("%s: %d fire-items excused by kill-leader, want %d", jobNoFO, got, c.excused)
+			}
+		})
+	}
+}

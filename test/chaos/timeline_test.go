@@ -15,7 +15,8 @@ import (
 // timeline is what the suite's observer saw of each job's tree, as it
 // happened: who owned each item (sharding/{i}/instance), who had claimed
 // it for failover (sharding/{i}/failover) and when resharding was pending
-// (leader/sharding/necessary). The coverage check reads it to know which
+// (leader/sharding/necessary), and which instance led the job
+// (leader/election/instance). The coverage check reads it to know which
 // host had to serve a fire, which executions ran failover claims, and
 // when a pending resharding held executions back. It follows the tree through a tree cache on its own
 // connection, straight to ZooKeeper (no proxy): only full ZooKeeper faults
@@ -31,6 +32,9 @@ type timeline struct {
 	// its creation to its deletion seen (a zero to: still there). A new
 	// session of an instance re-creates the node, so a life per session.
 	instances map[string]map[string][]span // job -> instance id -> lives, in time order
+	// leaders are the changes of each job's leader node: its value, or ""
+	// once it is deleted.
+	leaders map[string][]ownerChange // job -> changes, in time order
 }
 
 type ownerChange struct {
@@ -52,7 +56,8 @@ type span struct{ from, to time.Time }
 // cleanup.
 func (s *suite) watchTimeline() {
 	tl := &timeline{owners: map[string]map[int][]ownerChange{}, claims: map[string]map[int][]claim{},
-		necessary: map[string][]span{}, open: map[string]time.Time{}, instances: map[string]map[string][]span{}}
+		necessary: map[string][]span{}, open: map[string]time.Time{}, instances: map[string]map[string][]span{},
+		leaders: map[string][]ownerChange{}}
 	s.timeline = tl
 	ctx, cancel := context.WithCancel(context.Background())
 	cfg := zookeeper.DefaultConfig(s.zk.Addr(), s.ns)
@@ -159,6 +164,17 @@ func (tl *timeline) add(ev reg.TreeEvent, now time.Time) {
 			}
 		}
 		tl.instances[job][parts[2]] = lives
+	case strings.Join(parts[1:], "/") == "leader/election/instance":
+		if tl.leaders == nil {
+			tl.leaders = map[string][]ownerChange{}
+		}
+		c := ownerChange{at: now, instance: string(ev.Data)}
+		if ev.Type == reg.NodeDeleted {
+			c.instance = ""
+		} else if at := ev.Stat.ModTime(); ev.Stat.Mtime != 0 && !at.After(now) {
+			c.at = at
+		}
+		tl.leaders[job] = append(tl.leaders[job], c)
 	case strings.Join(parts[1:], "/") == "leader/sharding/necessary":
 		switch ev.Type {
 		case reg.NodeAdded:
@@ -229,6 +245,44 @@ func (tl *timeline) ownersIn(job string, i int, from, to time.Time) []string {
 		if c.at.After(from) && !c.at.After(to) && !slices.Contains(out, c.instance) {
 			out = append(out, c.instance)
 		}
+	}
+	return out
+}
+
+// goneBy reports when the instance node of id (job) was deleted, if its
+// last life begun by to ended by then.
+func (tl *timeline) goneBy(job, id string, to time.Time) (time.Time, bool) {
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	var last span
+	for _, l := range tl.instances[job][id] {
+		if !l.from.After(to) {
+			last = l
+		}
+	}
+	if last.from.IsZero() || last.to.IsZero() || last.to.After(to) {
+		return time.Time{}, false
+	}
+	return last.to, true
+}
+
+// leadersIn are the instances that led job at some moment of [from, to].
+func (tl *timeline) leadersIn(job string, from, to time.Time) []string {
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	var out []string
+	cur := ""
+	for _, c := range tl.leaders[job] {
+		if c.at.After(to) {
+			break
+		}
+		if c.at.After(from) && cur != "" && !slices.Contains(out, cur) {
+			out = append(out, cur)
+		}
+		cur = c.instance
+	}
+	if cur != "" && !slices.Contains(out, cur) {
+		out = append(out, cur)
 	}
 	return out
 }
