@@ -275,7 +275,7 @@ func TestCheckCoverageExcusesFiresWhileTheLeaderThatFlagsIsDown(t *testing.T) {
 		violations int
 		excused    int // chaosNoFailover fire-items the leader's kill excuses
 	}{
-		"the leader killed before it flagged":            {[]*fault{killA, killB}, 0, 2 * items},
+		"the leader killed before it flagged":             {[]*fault{killA, killB}, 0, 2 * items},
 		"the leader unharmed: a flag that late loses two": {[]*fault{killA}, 2 * items, 0},
 	} {
 		t.Run(name, func(t *testing.T) {
