@@ -172,6 +172,64 @@ func scenarioJoinedCatchUpKeepsFlagsWhenItDoesNotBegin(t *testing.T, cl *cluster
 	}
 }
 
+// A catch-up run that joined an own item that turns out to run elsewhere
+// (the cache showed it idle) cannot begin; the execution's own items, whose
+// flags the loop had cleared, then run alone, and the joined item keeps its
+// flag. Without that the run's item lost its catch-up: in a standalone chaos
+// run with seed 40401 a catch-up of item 0 joined item 3, which was running
+// on another instance, and the fire of item 0 never ran. Here b runs a's
+// item 2 for failover; its run flags item 2 (a's fire) and b's own item 0,
+// and item 0 starts on a just as the loop clears the flags of the catch-up
+// run of items 0 and 2.
+func scenarioJoinedItemRunningElsewhereCatchesUp(t *testing.T, cl *cluster) {
+	a, b := claimedByB(t, cl)
+	var (
+		mu    sync.Mutex
+		errs  []error
+		runs2 int
+	)
+	persist := func(path, value string) {
+		if _, err := reg.Persist(context.Background(), cl.admin, path, []byte(value)); err != nil {
+			mu.Lock()
+			errs = append(errs, err)
+			mu.Unlock()
+		}
+	}
+	f := &ownerStartsInGap{Job: b.job, start: func() { persist(jp("sharding", "0", "running"), a.id) }}
+	exec := itemExecutor(t, b.id, f, func(item int) {
+		mu.Lock()
+		first := item == 2 && runs2 == 0
+		if item == 2 {
+			runs2++
+		}
+		mu.Unlock()
+		if first {
+			persist(jp("sharding", "2", "misfire"), "") // a's fire
+			persist(jp("sharding", "0", "misfire"), "") // b's own fire, skipped
+		}
+	})
+	if err := exec.Execute(ctxT(t), executor.NormalTrigger, oneFire{}); err != nil {
+		t.Fatalf("b's execution: %v; want item 2's catch-up to run without the joined item", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if !f.joined {
+		t.Fatal("the catch-up run did not join item 0; the test shows nothing")
+	}
+	if runs2 != 2 {
+		t.Errorf("item 2 ran %d times; want 2 (its run and the catch-up of a's fire, without the joined item)", runs2)
+	}
+	if _, ok := cl.get(jp("sharding", "2", "misfire")); ok {
+		t.Error("the misfire flag of item 2 is left after its catch-up")
+	}
+	if _, ok := cl.get(jp("sharding", "0", "misfire")); !ok {
+		t.Error("the flag of item 0, joined to a catch-up run that did not begin, is lost")
+	}
+}
+
 // ownerStartsInGap is b's Facade where the owner of the failover item
 // starts it (start) just after the misfire loop cleared the flags of a
 // catch-up run that joined own items.

@@ -41,6 +41,7 @@ func scenarios() map[string]func(*testing.T, *cluster) {
 		"ClaimedItemRunsBeforeCatchUp":           scenarioClaimedItemRunsBeforeCatchUp,
 		"OwnCatchUpJoinsFailoverChain":           scenarioOwnCatchUpJoinsFailoverChain,
 		"JoinedCatchUpKeepsFlagsWhenNoBegin":     scenarioJoinedCatchUpKeepsFlagsWhenItDoesNotBegin,
+		"JoinedItemRunningElsewhereCatchesUp":    scenarioJoinedItemRunningElsewhereCatchesUp,
 		"FailoverRunThroughFireGainsItem":        scenarioFailoverRunThroughFireGainsItem,
 	}
 }

@@ -604,7 +604,7 @@ func (r *run) once(ctx context.Context, sc ShardingContexts, src Source) error {
 		return nil
 	}
 	if err := f.RegisterBegin(ctx, sc); err != nil {
-		return fmt.Errorf("executor: job %q: register begin: %w", r.jobName, err)
+		return fmt.Errorf("executor: job %q: register begin: %w", r.jobName, notBegun{err})
 	}
 	r.status(ctx, r.events.TaskRunning, sc, src, TaskRunning, "")
 
@@ -630,6 +630,14 @@ func (r *run) once(ctx context.Context, sc ShardingContexts, src Source) error {
 	}
 	return perr
 }
+
+// notBegun wraps the Facade's refusal of a run (RegisterBegin): nothing of
+// the run started, so the misfire loop may run its items again without the
+// items it joined.
+type notBegun struct{ err error }
+
+func (e notBegun) Error() string { return e.err.Error() }
+func (e notBegun) Unwrap() error { return e.err }
 
 // items runs every item: one inline, several on at most poolSize
 // goroutines in Items order. It returns the failure text per failed item

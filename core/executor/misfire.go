@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/ejob-io/ejob/core/trigger"
@@ -146,13 +147,25 @@ func (r *run) catchUp(ctx context.Context, sc ShardingContexts, fire Fire, unrec
 		if !again {
 			return nil
 		}
-		if sc, err = f.JoinCatchUp(ctx, sc); err != nil {
+		base := sc
+		if sc, err = f.JoinCatchUp(ctx, base); err != nil {
 			return fmt.Errorf("executor: job %q: join catch-up: %w", r.jobName, err)
 		}
 		if err := f.ClearMisfire(ctx, sc.Items); err != nil {
 			return fmt.Errorf("executor: job %q: clear misfire: %w", r.jobName, err)
 		}
-		if unrecorded, err = r.onceRecording(ctx, sc, Misfire, fire); err != nil {
+		unrecorded, err = r.onceRecording(ctx, sc, Misfire, fire)
+		if err != nil && len(sc.Items) > len(base.Items) && errors.As(err, new(notBegun)) {
+			// A joined item runs elsewhere (the cache showed it idle):
+			// the Facade flags the joined items again, and the
+			// execution's own items, whose flags were just cleared, run
+			// alone rather than wait for a fire that may not come.
+			r.log.Info("a catch-up run with joined items did not begin; running the execution's items alone",
+				"items", base.Items, "with_joined", sc.Items, "error", err)
+			sc = base
+			unrecorded, err = r.onceRecording(ctx, sc, Misfire, fire)
+		}
+		if err != nil {
 			return err
 		}
 	}
