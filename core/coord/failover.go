@@ -143,36 +143,78 @@ func (f *failover) queueMisfiresOf(ctx context.Context, x string) (bool, error) 
 // flag goes (the queued run serves it); when it runs or is claimed, the
 // flag stays for that execution's misfire loop. It reports whether the item
 // was queued.
+//
+// The checks and the transaction run under the failover latch, fenced on
+// it, as a claim does (failoverIfNecessary): a crash handler that read the
+// item neither running nor claimed while another survivor had it queued
+// from the crash's running node, and sent the transaction after that
+// survivor's claim had taken the queued item, queued it a second time, and
+// a second instance claimed it to wait for the first one's run.
 func (f *failover) queueMisfire(ctx context.Context, i int, x string) (bool, error) {
-	for _, n := range []string{"running", "failover"} {
-		if ok, err := f.s.exists(ctx, f.s.p.ItemNode(i, n)); err != nil || ok {
-			return false, err
-		}
-	}
-	if ok, err := f.s.exists(ctx, f.s.p.Misfire(i)); err != nil || !ok {
+	if ok, err := f.misfireToQueue(ctx, i); err != nil || !ok {
 		return false, err
 	}
 	if err := f.s.createIfNeeded(ctx, f.s.p.FailoverItems()); err != nil {
 		return false, err
 	}
-	_, err := f.s.c.Multi(ctx,
-		reg.CreateOp(f.s.p.FailoverItem(i), nil, reg.Persistent),
-		reg.DeleteOp(f.s.p.Misfire(i), reg.AnyVersion))
-	var me *reg.MultiError
-	switch {
-	case err == nil:
-		f.log.Info("owner of an item with a missed fire is gone; queuing the item for failover", "item", i, "owner", x)
-		return true, nil
-	case errors.As(err, &me) && me.Index == 0 && errors.Is(err, reg.ErrNodeExists):
-		// Already queued: that run serves the missed fire too.
-		if err := f.s.c.Delete(ctx, f.s.p.Misfire(i), reg.AnyVersion); err != nil && !errors.Is(err, reg.ErrNoNode) {
-			return false, wrap("clear misfire", err)
+	queued := false
+	err := f.underLatch(ctx, func(ctx context.Context, latch *recipe.Latch) error {
+		if ok, err := f.misfireToQueue(ctx, i); err != nil || !ok {
+			return err
 		}
-		return false, nil
-	case errors.As(err, &me) && me.Index == 1 && errors.Is(err, reg.ErrNoNode):
-		return false, nil // another instance handed it over first
+		fence, err := latch.Fence(ctx)
+		if err != nil {
+			return err
+		}
+		_, err = recipe.FencedMulti(ctx, f.s.c, fence,
+			reg.CreateOp(f.s.p.FailoverItem(i), nil, reg.Persistent),
+			reg.DeleteOp(f.s.p.Misfire(i), reg.AnyVersion))
+		var me *reg.MultiError
+		switch {
+		case err == nil:
+			f.log.Info("owner of an item with a missed fire is gone; queuing the item for failover", "item", i, "owner", x)
+			queued = true
+			return nil
+		case errors.As(err, &me) && me.Index == 1 && errors.Is(err, reg.ErrNodeExists):
+			// Already queued: that run serves the missed fire too.
+			if err := f.s.c.Delete(ctx, f.s.p.Misfire(i), reg.AnyVersion); err != nil && !errors.Is(err, reg.ErrNoNode) {
+				return wrap("clear misfire", err)
+			}
+			return nil
+		case errors.As(err, &me) && me.Index == 2 && errors.Is(err, reg.ErrNoNode):
+			return nil // another instance handed it over first
+		}
+		return wrap("queue misfired item", err)
+	})
+	return queued, err
+}
+
+// misfireToQueue reports whether item i has a misfire flag and neither
+// runs nor is claimed for failover (queueMisfire).
+func (f *failover) misfireToQueue(ctx context.Context, i int) (bool, error) {
+	for _, n := range []string{"running", "failover"} {
+		if ok, err := f.s.exists(ctx, f.s.p.ItemNode(i, n)); err != nil || ok {
+			return false, err
+		}
 	}
-	return false, wrap("queue misfired item", err)
+	return f.s.exists(ctx, f.s.p.Misfire(i))
+}
+
+// underLatch runs fn holding the failover latch leader/failover/latch (the
+// Curator latch upstream's failover claims hold), then releases it.
+func (f *failover) underLatch(ctx context.Context, fn func(ctx context.Context, latch *recipe.Latch) error) error {
+	latch := recipe.NewLatch(f.s.c, f.s.p.FailoverLatch(), "")
+	if err := latch.Acquire(ctx); err != nil {
+		return wrap("acquire failover latch", err)
+	}
+	defer func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.poll*50)
+		defer cancel()
+		if err := latch.Release(rctx); err != nil {
+			f.log.Warn("release failover latch failed", "error", err)
+		}
+	}()
+	return fn(ctx, latch)
 }
 
 // crashedItems: items assigned to x that x was running; none when x's
@@ -301,21 +343,15 @@ func (f *failover) failoverIfNecessary(ctx context.Context) error {
 	if err != nil || !need {
 		return err
 	}
-	latch := recipe.NewLatch(f.s.c, f.s.p.FailoverLatch(), "")
-	if err := latch.Acquire(ctx); err != nil {
-		return wrap("acquire failover latch", err)
-	}
-	defer func() {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.poll*50)
-		defer cancel()
-		if err := latch.Release(rctx); err != nil {
-			f.log.Warn("release failover latch failed", "error", err)
-		}
-	}()
+	return f.underLatch(ctx, f.claimOne)
+}
+
+// claimOne is failoverIfNecessary's claim, holding the latch.
+func (f *failover) claimOne(ctx context.Context, latch *recipe.Latch) error {
 	if f.shutdown.Load() {
 		return nil
 	}
-	if need, err = f.needFailover(ctx); err != nil || !need {
+	if need, err := f.needFailover(ctx); err != nil || !need {
 		return err
 	}
 	names, err := f.s.children(ctx, f.s.p.FailoverItems())

@@ -333,21 +333,8 @@ func scenarioCrashDuringFailoverItemClaimedOnce(t *testing.T, cl *cluster) {
 		defer close(released)
 		waitUntil("a to run the item", func() bool { return int64(countRuns(a, k)) > ran.Load() })
 	}}
-	start := func(ip string, pid int, log *callLog) *instance {
-		log.on.Store(true)
-		in := cl.startAsync(ip, pid, failoverConfig(4), regcount.New(cl.connect(t), regcount.WithObserver(log.observe)))
-		testkit.Eventually(t, waitFor, in.id+" ready", func() bool {
-			select {
-			case <-in.job.Ready():
-				return true
-			default:
-				return false
-			}
-		})
-		return in
-	}
-	a = start("192.168.1.1", 100, logA) // the leader
-	b := start("192.168.1.2", 200, logB)
+	a = startObserved(t, cl, "192.168.1.1", 100, logA) // the leader
+	b := startObserved(t, cl, "192.168.1.2", 200, logB)
 	x := cl.start("192.168.1.3", 300, failoverConfig(4))
 	cl.waitNecessary()
 	runAll(t, a, b, x)
@@ -372,5 +359,81 @@ func scenarioCrashDuringFailoverItemClaimedOnce(t *testing.T, cl *cluster) {
 	}
 	if _, ok := cl.get(jp("leader", "failover", "items", strconv.Itoa(k))); ok {
 		t.Error("the item was queued again after a claimed and ran it")
+	}
+}
+
+// startObserved starts an instance of failoverConfig(4) whose registry
+// requests log observes, and waits until it is ready.
+func startObserved(t *testing.T, cl *cluster, ip string, pid int, log *callLog) *instance {
+	t.Helper()
+	log.on.Store(true)
+	in := cl.startAsync(ip, pid, failoverConfig(4), regcount.New(cl.connect(t), regcount.WithObserver(log.observe)))
+	testkit.Eventually(t, waitFor, in.id+" ready", func() bool {
+		select {
+		case <-in.job.Ready():
+			return true
+		default:
+			return false
+		}
+	})
+	return in
+}
+
+// A survivor hands the misfire flag of a dead owner's item to failover
+// only while the item is neither running nor claimed; one that read it so
+// while another survivor had it queued from the crash's running node, and
+// sent its transaction after that survivor's claim had taken the queued
+// item, queued it a second time: a second instance claimed it and waited
+// for the first one's run, and the item's next fire ran late (a standalone
+// chaos run with seed 40401: item 3 queued twice 1 ms apart, its fire
+// 1.9 s late). Here b dies with its item 0 flagged and queued (as by
+// another survivor's handling of its running node); a's crash handling
+// reads item 0 neither running nor claimed, and the other survivor claims
+// it before a's transaction. The item stays claimed once, and its flag
+// stays for the claimer's misfire loop.
+func scenarioMisfireOfClaimedItemQueuedOnce(t *testing.T, cl *cluster) {
+	var (
+		armed, hooked atomic.Bool
+		other         = "192.168.1.9@-@900" // the survivor that claims
+		misfire       = jp("sharding", "0", "misfire")
+		queued        = jp("leader", "failover", "items", "0")
+	)
+	log := &callLog{before: func(c regcount.Call) {
+		if c.Method != "Exists" || c.Path != misfire || !armed.CompareAndSwap(true, false) {
+			return
+		}
+		ctx := context.Background()
+		if _, err := cl.admin.Create(ctx, jp("instances", other),
+			[]byte("jobInstanceId: "+other+"\nserverIp: 192.168.1.9\n"), reg.Ephemeral); err != nil {
+			t.Error(err)
+		}
+		if _, err := cl.admin.Multi(ctx,
+			reg.CreateOp(jp("sharding", "0", "failover"), []byte(other), reg.Persistent),
+			reg.CreateOp(jp("sharding", "0", "failovering"), []byte(other), reg.Persistent),
+			reg.DeleteOp(queued, reg.AnyVersion)); err != nil {
+			t.Error(err)
+		}
+		hooked.Store(true)
+	}}
+	a := startObserved(t, cl, "192.168.1.1", 100, log)
+	b := cl.start("192.168.1.2", 200, failoverConfig(4))
+	cl.waitNecessary()
+	runAll(t, a, b)
+	expectAssign(t, cl, 4, map[string][]int{b.id: {0, 1}, a.id: {2, 3}})
+	cl.persist(misfire, "")
+	cl.persist(queued, "")
+	cl.sync()
+	armed.Store(true)
+	b.stop()
+	testkit.Eventually(t, waitFor, "a's crash handling to read item 0's flag", hooked.Load)
+	cl.sync() // a's event loop has handled the crash
+	if _, ok := cl.get(queued); ok {
+		t.Error("item 0 was queued again after another survivor had claimed it")
+	}
+	if v, _ := cl.get(jp("sharding", "0", "failover")); v != other {
+		t.Errorf("item 0 is claimed by %q; want the survivor that claimed it first", v)
+	}
+	if _, ok := cl.get(misfire); !ok {
+		t.Error("item 0's misfire flag went; the claimer's misfire loop serves it")
 	}
 }

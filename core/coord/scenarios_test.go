@@ -38,6 +38,7 @@ func scenarios() map[string]func(*testing.T, *cluster) {
 		"RestartDisabledAbdicates":               scenarioRestartDisabledAbdicates,
 		"ScheduleFireTakenByClaimKeepsOwnItems":  scenarioScheduleFireTakenByClaimKeepsOwnItems,
 		"CrashDuringFailoverItemClaimedOnce":     scenarioCrashDuringFailoverItemClaimedOnce,
+		"MisfireOfClaimedItemQueuedOnce":         scenarioMisfireOfClaimedItemQueuedOnce,
 		"ClaimedItemRunsBeforeCatchUp":           scenarioClaimedItemRunsBeforeCatchUp,
 		"OwnCatchUpJoinsFailoverChain":           scenarioOwnCatchUpJoinsFailoverChain,
 		"JoinedCatchUpKeepsFlagsWhenNoBegin":     scenarioJoinedCatchUpKeepsFlagsWhenItDoesNotBegin,
