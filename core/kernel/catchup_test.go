@@ -174,8 +174,11 @@ func afterNormalRuns(t *testing.T, log *runLog, from time.Time, n int) {
 // expires), and as long beside another instance (which
 // takes every item over once the session has expired, then shares them
 // again). Each time exactly one catch-up run (source MISFIRE)
-// follows, and no other run of that source. With misfire off the fires
-// stay skipped: no catch-up.
+// follows, and no other run of that source, also when the pause ends just
+// before a fire of the schedule, which then starts first and is the
+// catch-up run (its source was NORMAL_TRIGGER, and no MISFIRE run followed:
+// the flaky "shorter than the session" case, 1 run in 20 under load). With
+// misfire off the fires stay skipped: no catch-up.
 func TestFiresSkippedWhileRegistryUnreachableRunOnceWhenBack(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real ZooKeeper test skipped in -short mode")
@@ -186,15 +189,17 @@ func TestFiresSkippedWhileRegistryUnreachableRunOnceWhenBack(t *testing.T) {
 		misfire bool
 		session time.Duration
 		outage  time.Duration
-		beside  bool // another instance runs the job meanwhile
-		ending  bool // the connections are cut while a run ends
+		beside  bool          // another instance runs the job meanwhile
+		ending  bool          // the connections are cut while a run ends
+		phase   time.Duration // if set, the cut is this far into a second
 		want    int
 	}{
-		"shorter than the session":                    {true, 8 * time.Second, 2500 * time.Millisecond, false, false, 1},
-		"longer than the session: a new session":      {true, 2 * time.Second, 4500 * time.Millisecond, false, false, 1},
-		"longer than the session, cut as a run ends":  {true, 2 * time.Second, 4500 * time.Millisecond, false, true, 1},
-		"longer than the session, beside another":     {true, 2 * time.Second, 4500 * time.Millisecond, true, false, 1},
-		"misfire off: the skipped fires stay skipped": {false, 8 * time.Second, 2500 * time.Millisecond, false, false, 0},
+		"shorter than the session":                    {true, 8 * time.Second, 2500 * time.Millisecond, false, false, 0, 1},
+		"shorter than the session, back as a fire":    {true, 8 * time.Second, 2500 * time.Millisecond, false, false, 990 * time.Millisecond, 1},
+		"longer than the session: a new session":      {true, 2 * time.Second, 4500 * time.Millisecond, false, false, 0, 1},
+		"longer than the session, cut as a run ends":  {true, 2 * time.Second, 4500 * time.Millisecond, false, true, 0, 1},
+		"longer than the session, beside another":     {true, 2 * time.Second, 4500 * time.Millisecond, true, false, 0, 1},
+		"misfire off: the skipped fires stay skipped": {false, 8 * time.Second, 2500 * time.Millisecond, false, false, 0, 0},
 	} {
 		t.Run(name, func(t *testing.T) {
 			ns := "catchup-" + strconv.FormatInt(time.Now().UnixNano(), 36)
@@ -217,6 +222,11 @@ func TestFiresSkippedWhileRegistryUnreachableRunOnceWhenBack(t *testing.T) {
 				case <-time.After(10 * time.Second):
 					t.Fatal("no run held")
 				}
+			}
+			if c.phase > 0 {
+				// Cut at c.phase into a second: the outage and the
+				// client's reconnection then end just before a fire.
+				time.Sleep((c.phase - time.Duration(time.Now().Nanosecond()) + time.Second) % time.Second)
 			}
 			cut := time.Now()
 			ks.kill()

@@ -495,13 +495,18 @@ func (wj *wiredJob) fire(ctx context.Context, f trigger.Fire) {
 	// host renews it, even while the host itself is paused.
 	ectx = wj.leasedContext(ectx)
 	src, fire := executor.NormalTrigger, executor.Fire(f)
-	if wj.catchUp.CompareAndSwap(true, false) && f.Manual() {
-		// The catch-up run (CatchUp's TriggerSoon, or a trigger it
-		// collapsed into): it stands for fires of the schedule, so a
-		// failover claim that runs first leaves the own items flagged to
-		// run right after it (executor keepOwnItemsFire). A fire of the
-		// schedule that takes the flag serves the skipped fires itself.
-		src, fire = executor.Misfire, catchUpFire{f}
+	if wj.catchUp.CompareAndSwap(true, false) {
+		// The catch-up run is the first fire after CatchUp: its
+		// TriggerSoon (or a trigger that collapsed into it), or a fire of
+		// the schedule that came due as the pause ended and started
+		// first. Its source is MISFIRE either way. It stands for fires of
+		// the schedule, so a failover claim that runs first leaves the
+		// own items flagged to run right after it (executor
+		// keepOwnItemsFire).
+		src = executor.Misfire
+		if f.Manual() {
+			fire = catchUpFire{f}
+		}
 	}
 	switch err := wj.exec.Execute(ectx, src, fire); {
 	case err == nil:
