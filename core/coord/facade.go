@@ -86,6 +86,7 @@ func (j *Job) shardingContexts(ctx context.Context) (executor.ShardingContexts, 
 	var (
 		settled bool
 		pzxid   int64
+		busy    bool // every claimed item ran elsewhere
 	)
 	for {
 		if cfg.Failover {
@@ -115,6 +116,7 @@ func (j *Job) shardingContexts(ctx context.Context) (executor.ShardingContexts, 
 				// waiting as long as the owner keeps the claimed items
 				// busy.
 				j.log.Debug("claimed failover items run elsewhere; this trigger runs the instance's own items", "claimed", fi)
+				busy = true
 			}
 		}
 		// A non-leader waits here until the leader reshards, which it does
@@ -128,6 +130,15 @@ func (j *Job) shardingContexts(ctx context.Context) (executor.ShardingContexts, 
 		}
 		if err != nil {
 			return executor.ShardingContexts{}, err
+		}
+		if busy && !settled {
+			// A resharding was pending and this trigger waited for it.
+			// The leader commits only once nothing runs, so the runs that
+			// kept the claimed items busy have ended: the claims are looked
+			// at again, or they would wait for the own items' runs and
+			// every catch-up after them.
+			busy, cache = false, j.tc.loaded()
+			continue
 		}
 		break
 	}

@@ -295,6 +295,56 @@ func scenarioClaimWhileWaitingForReshardingRuns(t *testing.T, cl *cluster) {
 	}
 }
 
+// An execution that finds every item its instance claimed still running
+// elsewhere runs the instance's own items; when it then waits for a
+// pending resharding, the leader commits only once nothing runs, so the
+// claimed item's run there has ended by then: the execution runs the
+// claimed item, not its own items (chaos seed 40401: a claimed item waited
+// behind the own items' runs and their catch-ups for 3.8 s, and its fire
+// ran 1.9 s late). Here b holds a claim of a's item 2 while a, the leader,
+// still runs it, and a resharding is pending; b's execution waits for it,
+// a's run ends, and a reshards at its next execution.
+func scenarioBusyClaimRunsAfterReshardingWait(t *testing.T, cl *cluster) {
+	a, b := twoSharded(t, cl)
+	releaseA, doneA := startHeldRun(t, cl, a, []int{2, 3})
+	cl.persist(jp("sharding", "2", "failover"), b.id)
+	cl.persist(jp("sharding", "2", "failovering"), b.id)
+	cl.persist(jp("leader", "sharding", "necessary"), "") // pending until a's next execution
+	cl.sync()
+	type result struct {
+		items []int
+		err   error
+	}
+	res := make(chan result, 1)
+	go func() {
+		items, err := b.run(ctxT(t)) // item 2 runs on a: waits for the resharding
+		res <- result{items, err}
+	}()
+	testkit.Eventually(t, waitFor, "b's execution waiting for the resharding", func() bool {
+		return b.inRun.Load()
+	})
+	releaseA()
+	if err := <-doneA; err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-res:
+		t.Fatalf("b's execution ran %v, %v before the resharding; the test shows nothing", r.items, r.err)
+	default:
+	}
+	if _, err := a.run(ctxT(t)); err != nil { // the leader reshards
+		t.Fatal(err)
+	}
+	select {
+	case r := <-res:
+		if r.err != nil || !equalInts(r.items, []int{2}) {
+			t.Fatalf("b's execution ran %v, %v; want the claimed item [2], whose run on a had ended", r.items, r.err)
+		}
+	case <-time.After(waitFor):
+		t.Fatal("b's execution still waits after the resharding")
+	}
+}
+
 // A fire of the schedule that finds its instance holding a failover claim
 // runs the claimed item only (upstream's order: failover items first), and
 // the instance's other items keep that fire: they run right after that

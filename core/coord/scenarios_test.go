@@ -34,6 +34,7 @@ func scenarios() map[string]func(*testing.T, *cluster) {
 		"PendingMisfireRunAtOnceAndHandedOver":   scenarioPendingMisfireRunAtOnceAndHandedOver,
 		"MissedFireDuringReshardingFlagsGained":  scenarioMissedFireDuringReshardingFlagsGainedItems,
 		"ClaimWhileWaitingForReshardingRuns":     scenarioClaimWhileWaitingForReshardingRuns,
+		"BusyClaimRunsAfterReshardingWait":       scenarioBusyClaimRunsAfterReshardingWait,
 		"RestartRegisters":                       scenarioRestartRegisters,
 		"RestartDisabledAbdicates":               scenarioRestartDisabledAbdicates,
 		"ScheduleFireTakenByClaimKeepsOwnItems":  scenarioScheduleFireTakenByClaimKeepsOwnItems,
