@@ -186,8 +186,9 @@ func afterNormalRuns(t *testing.T, log *runLog, from time.Time, n int) {
 // the trigger that fires skip is still in progress when the session
 // expires), and as long beside another instance (which
 // takes every item over once the session has expired, then shares them
-// again). Each time exactly one catch-up run (source MISFIRE)
-// follows, and no other run of that source, also when the pause ends just
+// again). Each time the skipped fires are caught up once (catchUps: one
+// trigger of source MISFIRE, or the MISFIRE run of a trigger held up
+// through the outage), also when the pause ends just
 // before a fire of the schedule, which then starts first and is the
 // catch-up run (its source was NORMAL_TRIGGER, and no MISFIRE run
 // followed), and when the connections are cut as the trigger loop has
