@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/ejob-io/ejob/core/coord"
@@ -139,31 +140,17 @@ func countOf(s []int, v int) int {
 // had cleared them, and they did not run.
 func scenarioJoinedCatchUpKeepsFlagsWhenItDoesNotBegin(t *testing.T, cl *cluster) {
 	a, b := claimedByB(t, cl)
-	var (
-		mu   sync.Mutex
-		errs []error
-	)
-	persist := func(path, value string) {
-		if _, err := reg.Persist(context.Background(), cl.admin, path, []byte(value)); err != nil {
-			mu.Lock()
-			errs = append(errs, err)
-			mu.Unlock()
-		}
-	}
-	f := &ownerStartsInGap{Job: b.job, start: func() { persist(jp("sharding", "2", "running"), a.id) }}
+	p := &persister{cl: cl}
+	f := &ownerStartsInGap{Job: b.job, start: func() { p.persist(jp("sharding", "2", "running"), a.id) }}
 	exec := itemExecutor(t, b.id, f, func(int) {
-		persist(jp("sharding", "2", "misfire"), "") // a's fire
-		persist(jp("sharding", "0", "misfire"), "") // b's own fire, skipped
+		p.persist(jp("sharding", "2", "misfire"), "") // a's fire
+		p.persist(jp("sharding", "0", "misfire"), "") // b's own fire, skipped
 	})
 	err := exec.Execute(ctxT(t), executor.NormalTrigger, oneFire{})
 	if !errors.Is(err, coord.ErrItemRunning) {
 		t.Fatalf("the catch-up run began (%v); want it to meet a's run of item 2", err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(errs) > 0 {
-		t.Fatal(errs)
-	}
+	p.check(t)
 	if !f.joined {
 		t.Fatal("the catch-up run did not join item 0; the test shows nothing")
 	}
@@ -183,50 +170,56 @@ func scenarioJoinedCatchUpKeepsFlagsWhenItDoesNotBegin(t *testing.T, cl *cluster
 // run of items 0 and 2.
 func scenarioJoinedItemRunningElsewhereCatchesUp(t *testing.T, cl *cluster) {
 	a, b := claimedByB(t, cl)
-	var (
-		mu    sync.Mutex
-		errs  []error
-		runs2 int
-	)
-	persist := func(path, value string) {
-		if _, err := reg.Persist(context.Background(), cl.admin, path, []byte(value)); err != nil {
-			mu.Lock()
-			errs = append(errs, err)
-			mu.Unlock()
-		}
-	}
-	f := &ownerStartsInGap{Job: b.job, start: func() { persist(jp("sharding", "0", "running"), a.id) }}
+	var runs2 atomic.Int32
+	p := &persister{cl: cl}
+	f := &ownerStartsInGap{Job: b.job, start: func() { p.persist(jp("sharding", "0", "running"), a.id) }}
 	exec := itemExecutor(t, b.id, f, func(item int) {
-		mu.Lock()
-		first := item == 2 && runs2 == 0
-		if item == 2 {
-			runs2++
-		}
-		mu.Unlock()
-		if first {
-			persist(jp("sharding", "2", "misfire"), "") // a's fire
-			persist(jp("sharding", "0", "misfire"), "") // b's own fire, skipped
+		if item == 2 && runs2.Add(1) == 1 {
+			p.persist(jp("sharding", "2", "misfire"), "") // a's fire
+			p.persist(jp("sharding", "0", "misfire"), "") // b's own fire, skipped
 		}
 	})
 	if err := exec.Execute(ctxT(t), executor.NormalTrigger, oneFire{}); err != nil {
 		t.Fatalf("b's execution: %v; want item 2's catch-up to run without the joined item", err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(errs) > 0 {
-		t.Fatal(errs)
-	}
+	p.check(t)
 	if !f.joined {
 		t.Fatal("the catch-up run did not join item 0; the test shows nothing")
 	}
-	if runs2 != 2 {
-		t.Errorf("item 2 ran %d times; want 2 (its run and the catch-up of a's fire, without the joined item)", runs2)
+	if n := runs2.Load(); n != 2 {
+		t.Errorf("item 2 ran %d times; want 2 (its run and the catch-up of a's fire, without the joined item)", n)
 	}
 	if _, ok := cl.get(jp("sharding", "2", "misfire")); ok {
 		t.Error("the misfire flag of item 2 is left after its catch-up")
 	}
 	if _, ok := cl.get(jp("sharding", "0", "misfire")); !ok {
 		t.Error("the flag of item 0, joined to a catch-up run that did not begin, is lost")
+	}
+}
+
+// persister persists nodes with the cluster's admin client, from any
+// goroutine, and keeps the errors for check.
+type persister struct {
+	cl   *cluster
+	mu   sync.Mutex
+	errs []error
+}
+
+func (p *persister) persist(path, value string) {
+	if _, err := reg.Persist(context.Background(), p.cl.admin, path, []byte(value)); err != nil {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.errs = append(p.errs, err)
+	}
+}
+
+// check fails t with the errors of persist so far.
+func (p *persister) check(t *testing.T) {
+	t.Helper()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.errs) > 0 {
+		t.Fatal(p.errs)
 	}
 }
 

@@ -272,16 +272,9 @@ func scenarioClaimWhileWaitingForReshardingRuns(t *testing.T, cl *cluster) {
 	}()
 	cl.persist(jp("leader", "sharding", "necessary"), "") // pending until a's next execution
 	cl.sync()
-	type result struct {
-		items []int
-		err   error
-	}
-	res := make(chan result, 1)
-	go func() {
-		items, err := b.run(ctxT(t)) // waits for the resharding
-		res <- result{items, err}
-	}()
-	cl.persist(jp("leader", "failover", "items", "1"), "") // an item queued for failover
+	res := runAsync(t, b) // waits for the resharding
+	// An item queued for failover, which b claims meanwhile.
+	cl.persist(jp("leader", "failover", "items", "1"), "")
 	select {
 	case r := <-res:
 		if r.err != nil || !equalInts(r.items, []int{1}) {
@@ -311,15 +304,7 @@ func scenarioBusyClaimRunsAfterReshardingWait(t *testing.T, cl *cluster) {
 	cl.persist(jp("sharding", "2", "failovering"), b.id)
 	cl.persist(jp("leader", "sharding", "necessary"), "") // pending until a's next execution
 	cl.sync()
-	type result struct {
-		items []int
-		err   error
-	}
-	res := make(chan result, 1)
-	go func() {
-		items, err := b.run(ctxT(t)) // item 2 runs on a: waits for the resharding
-		res <- result{items, err}
-	}()
+	res := runAsync(t, b) // item 2 runs on a: waits for the resharding
 	testkit.Eventually(t, waitFor, "b's execution waiting for the resharding", func() bool {
 		return b.inRun.Load()
 	})
@@ -343,6 +328,23 @@ func scenarioBusyClaimRunsAfterReshardingWait(t *testing.T, cl *cluster) {
 	case <-time.After(waitFor):
 		t.Fatal("b's execution still waits after the resharding")
 	}
+}
+
+// runResult is what an execution of runAsync ran.
+type runResult struct {
+	items []int
+	err   error
+}
+
+// runAsync runs one execution of in on a goroutine; its result comes on
+// the channel.
+func runAsync(t *testing.T, in *instance) <-chan runResult {
+	res := make(chan runResult, 1)
+	go func() {
+		items, err := in.run(ctxT(t))
+		res <- runResult{items, err}
+	}()
+	return res
 }
 
 // A fire of the schedule that finds its instance holding a failover claim
