@@ -320,6 +320,16 @@ func (s *suite) serveBy(job string, p time.Duration, jr jobRuns, i int, f time.T
 			d = s.claimsFirst(job, p, jr, pid, i, end, d)
 		}
 	}
+	if busy != nil || ok {
+		// While the catch-up waited for that execution, a resharding can
+		// give the item to an instance that then runs items it had claimed
+		// for failover first (a fire of the schedule finding claims runs
+		// them only): the item's flag is served after that execution.
+		if end, pid, found := s.failoverExecution(job, jr, i, f, d.by); found {
+			d = s.catchUp(job, p, d, end, pumpMargin, d.rule+", then after the failover execution of an owner")
+			d = s.claimsFirst(job, p, jr, pid, i, end, d)
+		}
+	}
 	if cut != nil && busy == nil && !slices.Contains(d.pids, cut.hostPID) {
 		// The kernel still counted the cut-off run in progress at the
 		// fire (its running node lives until the session it ran in has

@@ -311,3 +311,83 @@ func TestCheckCoverageExcusesFiresWhileTheLeaderThatFlagsIsDown(t *testing.T) {
 		})
 	}
 }
+
+// The catch-up of a fire whose owner was busy at it also waits for the
+// failover execution of the instance a resharding gives the item to
+// meanwhile: a fire of the schedule that finds claims runs the claimed
+// items only, and the item's flag is served right after that execution. A
+// chaos run (short form, seed 102) had h3 busy at a fire of item 1; the
+// resharding gave item 1 to h2, whose execution of its claimed item 3 took
+// 3.5 s, and the judge, holding the fire to h3's catch-up alone, called it
+// lost. Here A runs item 0 across the fire at 8 s, the resharding at 10.1 s
+// gives item 1 to B, B runs its claimed item 3 from 10.15 s to 13.5 s and
+// item 1 right after; with B's item 1 run only at its next fire (16 s),
+// the fires at 8 s and 12 s are lost.
+func TestCheckCoverageWaitsForTheNewOwnersFailoverExecution(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	from, to := t0, t0.Add(20*time.Second)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	idA, idB := "10.0.0.1@-@11", "10.0.0.2@-@12"
+	for name, c := range map[string]struct {
+		item1At    int // B's run of item 1 after its failover execution
+		violations int
+	}{
+		"right after the failover execution": {13550, 0},
+		"only at its next fire":              {16010, 2},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var runs []*run
+			add := func(job string, i int, id string, pid, start, end int) {
+				runs = append(runs, &run{job: job, item: i, instance: id, hostPID: pid, start: at(start), end: at(end), kind: 'E'})
+			}
+			for _, job := range []string{jobFO, jobNoFO} {
+				p := int(period(job) / time.Millisecond)
+				for f := 0; f < 25000; f += p {
+					for i := 0; i < items; i++ {
+						switch {
+						case job == jobNoFO:
+						case f == 8000:
+							continue // the exceptions below
+						case f == 12000 && i != 0 && i != 2:
+							continue
+						case f >= 16000 && i == 1:
+							add(job, i, idB, 12, f+10, f+310)
+							continue
+						}
+						add(job, i, idA, 11, f+10, f+310)
+					}
+				}
+			}
+			add(jobFO, 0, idA, 11, 7950, 9300)   // across the fire at 8 s
+			add(jobFO, 0, idA, 11, 9350, 9650)   // its catch-up
+			add(jobFO, 2, idA, 11, 9350, 9650)   // the fire's, after the execution
+			add(jobFO, 3, idB, 12, 10150, 13500) // B's claimed item
+			add(jobFO, 3, idA, 11, 13560, 13860) // its catch-up on its owner
+			if c.item1At < 16000 {
+				add(jobFO, 1, idB, 12, c.item1At, c.item1At+300)
+			}
+			slices.SortStableFunc(runs, func(a, b *run) int { return a.start.Compare(b.start) })
+			tl := &timeline{owners: map[string]map[int][]ownerChange{}, claims: map[string]map[int][]claim{},
+				instances: map[string]map[string][]span{}, necessary: map[string][]span{}, leaders: map[string][]ownerChange{}}
+			for _, job := range []string{jobFO, jobNoFO} {
+				tl.owners[job] = map[int][]ownerChange{}
+				for i := 0; i < items; i++ {
+					tl.owners[job][i] = []ownerChange{{at: at(-10000), instance: idA}}
+				}
+				tl.instances[job] = map[string][]span{idA: {{from: at(-10000)}}, idB: {{from: at(-10000)}}}
+				tl.leaders[job] = []ownerChange{{at: at(-10000), instance: idA}}
+			}
+			tl.owners[jobFO][1] = append(tl.owners[jobFO][1], ownerChange{at: at(10100), instance: idB})
+			tl.necessary[jobFO] = []span{{from: at(10000), to: at(10100)}}
+			tl.claims[jobFO] = map[int][]claim{3: {{instance: idB, from: at(10050), to: at(13500)}}}
+			s := &suite{stalls: &stallLog{}, timeline: tl, hosts: []*host{{name: "h1", pids: []int{11}}, {name: "h2", pids: []int{12}}}}
+			s.stalls.set(probeSide, nil)
+			s.stalls.set(probeSuite, nil)
+			v := &violations{}
+			s.checkCoverage(v, newStats(), runs, from, to, to.Add(10*time.Second))
+			if got := len(v.by["coverage"]); got != c.violations {
+				t.Errorf("%d coverage violations, want %d: %v", got, c.violations, v.by["coverage"])
+			}
+		})
+	}
+}
