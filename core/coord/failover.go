@@ -145,11 +145,12 @@ func (f *failover) queueMisfiresOf(ctx context.Context, x string) (bool, error) 
 // was queued.
 //
 // The checks and the transaction run under the failover latch, fenced on
-// it, as a claim does (failoverIfNecessary): a crash handler that read the
-// item neither running nor claimed while another survivor had it queued
-// from the crash's running node, and sent the transaction after that
-// survivor's claim had taken the queued item, queued it a second time, and
-// a second instance claimed it to wait for the first one's run.
+// it, as a claim does (failoverIfNecessary). Otherwise a crash handler
+// could read the item neither running nor claimed while another survivor
+// has it queued from the crash's running node, send the transaction after
+// that survivor's claim has taken the queued item, and so queue it a
+// second time: a second instance would claim it and wait for the first
+// one's run.
 func (f *failover) queueMisfire(ctx context.Context, i int, x string) (bool, error) {
 	if ok, err := f.misfireToQueue(ctx, i); err != nil || !ok {
 		return false, err
