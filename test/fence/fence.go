@@ -70,7 +70,7 @@ type Write struct {
 	// accepted and logged with no token.
 	Fenced bool
 	// Run names the run (the recorder's pid); RunStart is when it started
-	// (the recorder's start line), which orders the runs of an item
+	// (the recorder process's creation), which orders the runs of an item
 	// independently of their tokens.
 	Run      string
 	RunStart time.Time

@@ -19,7 +19,9 @@
 // With -fence, the run also makes two side effects in the fenced store DB
 // (test/fence), right after its start line and right before its end or
 // cancel line, keyed by the fencing token in EJOB_FENCING_TOKEN. A run
-// without the variable writes unfenced.
+// without the variable writes unfenced. The writes carry the run's start
+// as the process's creation (processStart), which a freeze right after
+// ejob started the recorder does not move.
 //
 // `recorder -stalls OUT [-stall-threshold D]` is the chaos suite's stall
 // probe instead, a process beside the hosts: until it is killed it ticks
@@ -87,6 +89,9 @@ func main() {
 	}
 	r := &rec{f: f, pid: os.Getpid()}
 	start := r.write("S", raw)
+	if created, err := processStart(r.pid, time.Now()); err == nil && created.Before(start) {
+		start = created // the run's start for the fenced store
+	}
 	var effect func()
 	if *fencePath != "" {
 		store, err := fence.Open(context.Background(), *fencePath)
