@@ -741,6 +741,15 @@ func (s *suite) checkCoverage(v *violations, st *stats, runs []*run, from, to, r
 					all = false
 					continue
 				}
+				if y, lost := s.starvedInto(job, p, jr, hb, i, f, recordsEnd, d, deadline, from); y != nil {
+					st.starved[job]++
+					st.starvedLost[job] = max(st.starvedLost[job], lost)
+					st.starvedList = append(st.starvedList, fmt.Sprintf("%s fire %s item %d: due %s by %s, starved into %s %s at %s; stalls measured from %s: %v",
+						job, f.Format("15:04:05"), i, d.rule, deadline.Format("15:04:05.000"), y.kind, y.target,
+						y.began.Format("15:04:05.000"), from.Format("15:04:05.000"), lost.Round(time.Millisecond)))
+					all = false
+					continue
+				}
 				st.itemChecked[job]++
 				v.add("coverage", "%s fire %s item %d: no run started in [fire, %s] (due: %s by %s; instances %s); %s; stalls measured from %s to that run: %v",
 					job, f.Format("15:04:05"), i, deadline.Format("15:04:05.000"), d.rule,
@@ -769,6 +778,30 @@ func (s *suite) starved(jr jobRuns, i int, f, deadline, from time.Time) (time.Du
 	start := next[0].start
 	lost := s.stalls.lost(from, start)
 	return lost, start.Sub(deadline) <= lost
+}
+
+// starvedInto: fire f of item i (due d), not served by its deadline, with
+// a probe's stalls measured from from: the machine held the run back by as
+// much as it stalled, so it could start as late as deadline + that stall
+// (the stalls in that extension counted too). A fault that hits an
+// incarnation that had to serve the fire before that later deadline, and
+// before any run of i started, excuses the fire as a fault within its due
+// time does (judgeThrough); starvedInto returns that fault (nil when none)
+// and the stall measured.
+func (s *suite) starvedInto(job string, p time.Duration, jr jobRuns, hb hostBack, i int, f, recordsEnd time.Time, d due, deadline, from time.Time) (*fault, time.Duration) {
+	lost := s.stalls.lost(from, deadline)
+	for range 8 {
+		more := s.stalls.lost(from, deadline.Add(lost))
+		if more == lost {
+			break
+		}
+		lost = more
+	}
+	if lost == 0 {
+		return nil, 0
+	}
+	_, y := s.judgeThrough(job, p, jr, hb, i, f, recordsEnd, d.later(deadline.Add(lost), from, d.rule+", held back by starvation"))
+	return y, lost
 }
 
 func (s *suite) lastRunBefore(runs []*run, job string, item int, f time.Time) string {
