@@ -1017,7 +1017,7 @@ func (s *suite) summary(v *violations, st *stats, runs []*run) {
 	for _, j := range []string{jobFO, jobNoFO} {
 		fmt.Fprintf(&b, "  %-32s %s\n", j, kindShares(st.throughOutage[j], st.itemFires[j]))
 	}
-	fmt.Fprintf(&b, "fire-items excused by starvation (started late by no more than the stall a probe measured meanwhile):\n")
+	fmt.Fprintf(&b, "fire-items excused by starvation (started late by no more than the stall a probe measured meanwhile, or held back by it into a fault that hit the owner):\n")
 	for _, j := range []string{jobFO, jobNoFO} {
 		fmt.Fprintf(&b, "  %-32s %d (%s), longest stall %v\n", j, st.starved[j], percent(st.starved[j], st.itemFires[j]),
 			st.starvedLost[j].Round(time.Millisecond))
