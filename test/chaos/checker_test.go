@@ -279,22 +279,15 @@ func TestCheckCoverageExcusesFiresWhileTheLeaderThatFlagsIsDown(t *testing.T) {
 		"the leader unharmed: a flag that late loses two": {[]*fault{killA}, 2 * items, 0},
 	} {
 		t.Run(name, func(t *testing.T) {
-			tl := &timeline{owners: map[string]map[int][]ownerChange{}, instances: map[string]map[string][]span{},
-				necessary: map[string][]span{}, leaders: map[string][]ownerChange{}}
-			for _, job := range []string{jobFO, jobNoFO} {
-				tl.owners[job] = map[int][]ownerChange{}
-				for i := 0; i < items; i++ {
-					tl.owners[job][i] = []ownerChange{{at: at(-10000), instance: idA}, {at: at(9000), instance: idC}}
-				}
-				tl.instances[job] = map[string][]span{
+			tl := sameForBothJobs([]ownerChange{{at: at(-10000), instance: idA}, {at: at(9000), instance: idC}},
+				map[string][]span{
 					idA: {{from: at(-10000), to: at(6000)}},
 					idB: {{from: at(-10000), to: at(8400)}},
 					idC: {{from: at(-10000)}},
-				}
-				tl.leaders[job] = []ownerChange{{at: at(-10000), instance: idA}, {at: at(6000)},
-					{at: at(6100), instance: idB}, {at: at(8400)}, {at: at(8430), instance: idC}}
-				tl.necessary[job] = []span{{from: at(8430), to: at(9000)}}
-			}
+				},
+				[]ownerChange{{at: at(-10000), instance: idA}, {at: at(6000)},
+					{at: at(6100), instance: idB}, {at: at(8400)}, {at: at(8430), instance: idC}},
+				[]span{{from: at(8430), to: at(9000)}})
 			s := &suite{stalls: &stallLog{}, timeline: tl, faults: c.faults, hosts: []*host{
 				{name: "h1", pids: []int{11}}, {name: "h2", pids: []int{12}}, {name: "h3", pids: []int{13}}}}
 			s.stalls.set(probeSide, nil)
@@ -437,16 +430,9 @@ func TestCheckCoverageExcusesAFireStarvedIntoAFault(t *testing.T) {
 		"a stall before the fire":                     {stall(6900, 7990), 1},
 	} {
 		t.Run(name, func(t *testing.T) {
-			tl := &timeline{owners: map[string]map[int][]ownerChange{}, instances: map[string]map[string][]span{},
-				necessary: map[string][]span{}, leaders: map[string][]ownerChange{}}
-			for _, job := range []string{jobFO, jobNoFO} {
-				tl.owners[job] = map[int][]ownerChange{}
-				for i := 0; i < items; i++ {
-					tl.owners[job][i] = []ownerChange{{at: at(-10000), instance: idA}}
-				}
-				tl.instances[job] = map[string][]span{idA: {{from: at(-10000), to: at(11500)}, {from: at(12700)}}}
-				tl.leaders[job] = []ownerChange{{at: at(-10000), instance: idA}}
-			}
+			tl := sameForBothJobs([]ownerChange{{at: at(-10000), instance: idA}},
+				map[string][]span{idA: {{from: at(-10000), to: at(11500)}, {from: at(12700)}}},
+				[]ownerChange{{at: at(-10000), instance: idA}}, nil)
 			s := &suite{stalls: &stallLog{}, timeline: tl, faults: []*fault{freeze}, hosts: []*host{{name: "h1", pids: []int{11}}}}
 			s.stalls.set(probeSide, c.stalls)
 			s.stalls.set(probeSuite, nil)
@@ -461,4 +447,22 @@ func TestCheckCoverageExcusesAFireStarvedIntoAFault(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sameForBothJobs is the timeline of a cluster in which both jobs see the
+// same things: every item's owners, the instances' lives, the leaders and
+// the pending reshardings.
+func sameForBothJobs(owners []ownerChange, instances map[string][]span, leaders []ownerChange, necessary []span) *timeline {
+	tl := &timeline{owners: map[string]map[int][]ownerChange{}, instances: map[string]map[string][]span{},
+		necessary: map[string][]span{}, leaders: map[string][]ownerChange{}}
+	for _, job := range []string{jobFO, jobNoFO} {
+		tl.owners[job] = map[int][]ownerChange{}
+		for i := 0; i < items; i++ {
+			tl.owners[job][i] = owners
+		}
+		tl.instances[job] = instances
+		tl.leaders[job] = leaders
+		tl.necessary[job] = necessary
+	}
+	return tl
 }
