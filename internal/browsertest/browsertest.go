@@ -18,6 +18,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -56,14 +57,33 @@ func Path() (string, error) {
 	return testkit.RunScript(script, "install")
 }
 
-// Start starts a headless chromium that the test's cleanup stops.
+// Start starts a headless chromium that the test's cleanup stops. A
+// browser that exits before it listens for DevTools is started once more;
+// the test log keeps how the first one ended and what it printed.
 func Start(t testing.TB) *Browser {
 	t.Helper()
 	path, err := Path()
 	if err != nil {
 		t.Fatalf("browsertest: no chromium: %v", err)
 	}
+	b, err := start(t, path)
+	if err != nil {
+		t.Logf("browsertest: %v; starting it once more", err)
+		b, err = start(t, path)
+	}
+	if err != nil {
+		t.Fatalf("browsertest: %v", err)
+	}
+	t.Cleanup(b.cancel)
+	return b
+}
+
+// start starts the browser at path with a fresh profile. Its error says
+// how the process ended (exit status or signal) as well as chromedp's,
+// which has only the output.
+func start(t testing.TB, path string) (*Browser, error) {
 	dir := t.TempDir()
+	var cmd *exec.Cmd
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(path),
 		chromedp.NoSandbox,
@@ -77,6 +97,12 @@ func Start(t testing.TB) *Browser {
 		chromedp.UserDataDir(dir),
 		chromedp.Env("HOME="+dir, "TZ=UTC"),
 		chromedp.WindowSize(1280, 860),
+		chromedp.ModifyCmdFunc(func(c *exec.Cmd) {
+			// What chromedp sets without this option: the browser dies
+			// with the test binary.
+			c.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+			cmd = c
+		}),
 	)
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelCtx := chromedp.NewContext(alloc)
@@ -84,11 +110,16 @@ func Start(t testing.TB) *Browser {
 	// The first Do starts the browser; its context must live as long as
 	// the browser (a timeout here would close it).
 	if err := chromedp.Do(ctx); err != nil {
+		// The allocator's cancel returns once it has waited for the
+		// process, so its state is set.
 		b.cancel()
-		t.Fatalf("browsertest: start %s: %v", path, err)
+		ended := "not started"
+		if cmd != nil && cmd.ProcessState != nil {
+			ended = cmd.ProcessState.String()
+		}
+		return nil, fmt.Errorf("start %s (%s): %w", path, ended, err)
 	}
-	t.Cleanup(b.cancel)
-	return b
+	return b, nil
 }
 
 // Tab is one page of the browser in its own browser context.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/ejob-io/ejob/core/instance"
 	"github.com/ejob-io/ejob/internal/proctree"
+	"github.com/ejob-io/ejob/internal/testkit"
 )
 
 // pollInterval is how often the tests look at observable state (the
@@ -307,10 +308,7 @@ func (r itemRun) String() string {
 // records reads the record file: every run, in start order.
 func (c *cluster) records() []itemRun {
 	c.t.Helper()
-	data, err := os.ReadFile(c.runs)
-	if os.IsNotExist(err) {
-		return nil
-	}
+	data, err := testkit.ReadLines(c.runs)
 	if err != nil {
 		c.t.Fatal(err)
 	}
