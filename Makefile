@@ -83,16 +83,17 @@ bench-cloud:
 # The many-host benchmark (bench/cluster): HOSTS real `ejob run` processes on
 # a 3-member ensemble from scripts/zk.sh, JOBS idle jobs a host (each job
 # group on REPLICAS hosts), then FIRE_JOBS jobs of FIRE_ITEMS items every
-# second on every host and one host killed. It prints its figures; it takes
+# second on every host (FIRE_TYPE SCRIPT or HTTP) and one host killed. It prints its figures; it takes
 # minutes, so it is not part of bench. BENCH_CLUSTER_FLAGS adds flags.
 HOSTS      ?= 3
 JOBS       ?= 500
 REPLICAS   ?= 2
 FIRE_JOBS  ?= 50
 FIRE_ITEMS ?= 4
+FIRE_TYPE  ?= SCRIPT
 bench-cluster:
 	$(GO) run ./bench/cluster -hosts $(HOSTS) -jobs $(JOBS) -replicas $(REPLICAS) \
-	  -fire-jobs $(FIRE_JOBS) -fire-items $(FIRE_ITEMS) $(BENCH_CLUSTER_FLAGS)
+	  -fire-jobs $(FIRE_JOBS) -fire-items $(FIRE_ITEMS) -fire-type $(FIRE_TYPE) $(BENCH_CLUSTER_FLAGS)
 
 # Regenerates the committed gRPC stubs (needs Debian's protobuf-compiler).
 proto:

@@ -15,13 +15,17 @@
 // and CPU.
 //
 // Firing scenario: -fire-jobs jobs of -fire-items items on every host,
-// cron every second, a SCRIPT that appends the host, its start time and
-// its sharding context to a file. It prints the start delay after each
-// second's fire (p50, p99, max, beside the time `sh -c date` itself
-// takes), the registry requests per item-run (ZooKeeper's packet count
-// over the window, less the idle sessions' own rate), then kills one host
-// (SIGKILL to its process group) and prints how long until every item it
-// ran has started on another host.
+// cron every second. With -fire-type SCRIPT each item runs a script that
+// appends the host, its start time and its sharding context to a file;
+// with -fire-type HTTP each item is a GET to a server in this process,
+// which notes when the request arrived and the item's sharding context
+// (its shardingContext header; the host is the one whose pid ends the
+// context's taskId, since every host's job runs the registry's one config). It prints the start delay after each
+// second's fire (p50, p99, max; for SCRIPT beside the time `sh -c date`
+// itself takes), the registry requests per item-run (ZooKeeper's packet
+// count over the window, less the idle sessions' own rate), then kills one
+// host (SIGKILL to its process group) and prints how long until every item
+// it ran has started on another host.
 package main
 
 import (
@@ -34,6 +38,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -52,6 +57,7 @@ import (
 type options struct {
 	hosts, jobs, replicas       int
 	fireJobs, fireItems         int
+	fireType                    string
 	fireWindow, idleWindow      time.Duration
 	settle                      time.Duration
 	tick, session               time.Duration
@@ -67,6 +73,7 @@ func main() {
 	flag.IntVar(&o.replicas, "replicas", 2, "hosts that configure each idle job group")
 	flag.IntVar(&o.fireJobs, "fire-jobs", 50, "jobs firing every second, on every host")
 	flag.IntVar(&o.fireItems, "fire-items", 4, "sharding items of each firing job")
+	flag.StringVar(&o.fireType, "fire-type", "SCRIPT", "the firing jobs' type: SCRIPT (a fork and exec an item) or HTTP (a GET an item to this process)")
 	flag.DurationVar(&o.fireWindow, "fire-window", 15*time.Second, "how long the firing jobs are measured")
 	flag.DurationVar(&o.idleWindow, "idle-window", 20*time.Second, "how long steady idle traffic is counted")
 	flag.DurationVar(&o.settle, "settle", 15*time.Second, "the wait after every host started before a window is counted")
@@ -105,6 +112,8 @@ func (o options) check() error {
 		return fmt.Errorf("-replicas %d: between 1 and -hosts (%d)", o.replicas, o.hosts)
 	case o.fireItems < 1:
 		return fmt.Errorf("-fire-items %d: at least 1", o.fireItems)
+	case o.fireType != "SCRIPT" && o.fireType != "HTTP":
+		return fmt.Errorf("-fire-type %q: SCRIPT or HTTP", o.fireType)
 	case o.session < time.Second:
 		return fmt.Errorf("-session %v: at least 1s", o.session)
 	}
@@ -241,41 +250,47 @@ func idleScenario(ctx context.Context, o options, ens *ensemble) (float64, error
 }
 
 func fireScenario(ctx context.Context, o options, ens *ensemble, pingRate float64) error {
-	fmt.Printf("\n== firing: %d hosts, %d jobs × %d items every second on each (%d item-runs a second)\n",
-		o.hosts, o.fireJobs, o.fireItems, o.fireJobs*o.fireItems)
-	script := filepath.Join(o.dir, "record.sh")
-	// One line per item-run: the host, when the script started (ns) and
-	// its sharding context (the JSON ejob appends as the last argument).
-	if err := os.WriteFile(script, []byte("#!/bin/sh\nprintf '%s %s %s\\n' \"$EJOB_BENCH_HOST\" \"$(date +%s%N)\" \"$1\" >>\"$EJOB_BENCH_OUT\"\n"), 0o755); err != nil {
-		return err
+	fmt.Printf("\n== firing: %d hosts, %d %s jobs × %d items every second on each (%d item-runs a second)\n",
+		o.hosts, o.fireJobs, o.fireType, o.fireItems, o.fireJobs*o.fireItems)
+	var rec fireRecorder
+	if o.fireType == "HTTP" {
+		hr, err := newHTTPRecorder()
+		if err != nil {
+			return err
+		}
+		defer hr.close()
+		rec = hr
+	} else {
+		sr, err := newScriptRecorder(o.dir)
+		if err != nil {
+			return err
+		}
+		rec = sr
 	}
 	hosts := make([]*host, o.hosts)
 	for i := range hosts {
 		cfg := hostConfig(ens.addr, "fire", o.session, func(w io.Writer) {
 			for j := range o.fireJobs {
-				fmt.Fprintf(w, "    fire-%d:\n      elasticJobType: SCRIPT\n      cron: \"* * * * * ?\"\n      shardingTotalCount: %d\n      props:\n        script.command.line: %s\n", j, o.fireItems, script)
+				fmt.Fprintf(w, "    fire-%d:\n      elasticJobType: %s\n      cron: \"* * * * * ?\"\n      shardingTotalCount: %d\n      props:\n%s",
+					j, o.fireType, o.fireItems, rec.props(i))
 			}
 		})
 		h := &host{name: "fire-" + strconv.Itoa(i), dir: filepath.Join(o.dir, "fire-"+strconv.Itoa(i)), config: cfg}
-		h.out = filepath.Join(h.dir, "runs.txt")
-		h.env = []string{"EJOB_BENCH_HOST=" + strconv.Itoa(i), "EJOB_BENCH_OUT=" + h.out}
+		h.env = rec.env(i, h.dir)
 		hosts[i] = h
 	}
 	defer stopAll(hosts)
 	if err := startAll(ctx, o, hosts); err != nil {
 		return err
 	}
+	rec.bind(hosts)
 	settle(ctx, o.settle) // the first shardings, the pages' release
 	p0, c0, t0 := ens.packets(), ens.cpu(), time.Now()
 	settle(ctx, o.fireWindow)
 	p1, c1, t1 := ens.packets(), ens.cpu(), time.Now()
-	var runs []itemRun
-	for _, h := range hosts {
-		rs, err := readRuns(h.out)
-		if err != nil {
-			return err
-		}
-		runs = append(runs, rs...)
+	runs, err := rec.runs(-1)
+	if err != nil {
+		return err
 	}
 	var delays []float64
 	window := 0
@@ -289,8 +304,12 @@ func fireScenario(ctx context.Context, o options, ens *ensemble, pingRate float6
 	secs := t1.Sub(t0).Seconds()
 	expected := int(secs) * o.fireJobs * o.fireItems
 	fmt.Printf("item-runs in %.1f s: %d (%d expected)\n", secs, window, expected)
-	fmt.Printf("start delay after the fire, ms (the script's clock, from its second): p50 %.2f, p99 %.2f, max %.2f; `sh -c date` alone: %s\n",
-		percentile(delays, 50), percentile(delays, 99), percentile(delays, 100), shFloor())
+	floor := ""
+	if o.fireType == "SCRIPT" {
+		floor = "; `sh -c date` alone: " + shFloor()
+	}
+	fmt.Printf("start delay after the fire, ms (%s, from its second): p50 %.2f, p99 %.2f, max %.2f%s\n",
+		rec.clock(), percentile(delays, 50), percentile(delays, 99), percentile(delays, 100), floor)
 	packets := float64(p1 - p0)
 	if window > 0 {
 		fmt.Printf("registry requests per item-run: %.2f (%d packets, less %.0f of idle sessions' pings)\n",
@@ -303,7 +322,7 @@ func fireScenario(ctx context.Context, o options, ens *ensemble, pingRate float6
 	victim := hosts[0]
 	mine := map[string]bool{}
 	for _, r := range runs {
-		if r.host == "0" && r.at.After(t1.Add(-2*time.Second)) {
+		if r.host == 0 && r.at.After(t1.Add(-2*time.Second)) {
 			mine[r.item] = true
 		}
 	}
@@ -318,16 +337,14 @@ func fireScenario(ctx context.Context, o options, ens *ensemble, pingRate float6
 	deadline := killed.Add(o.reshardWithin)
 	for len(moved) < len(mine) && time.Now().Before(deadline) && ctx.Err() == nil {
 		settle(ctx, 100*time.Millisecond)
-		for _, h := range hosts[1:] {
-			rs, err := readRuns(h.out)
-			if err != nil {
-				return err
-			}
-			for _, r := range rs {
-				if mine[r.item] && r.at.After(killed) {
-					if _, ok := moved[r.item]; !ok {
-						moved[r.item] = r.at.Sub(killed)
-					}
+		rs, err := rec.runs(-1)
+		if err != nil {
+			return err
+		}
+		for _, r := range rs {
+			if r.host != 0 && mine[r.item] && r.at.After(killed) {
+				if _, ok := moved[r.item]; !ok {
+					moved[r.item] = r.at.Sub(killed)
 				}
 			}
 		}
@@ -340,6 +357,142 @@ func fireScenario(ctx context.Context, o options, ens *ensemble, pingRate float6
 		len(moved), len(mine), percentile(ds, 50), percentile(ds, 100), o.session, loadAvg())
 	return nil
 }
+
+// fireRecorder notes the firing jobs' item-runs: it gives each host's jobs
+// their props and the host its environment, and returns the runs noted.
+type fireRecorder interface {
+	// props is the props of host i's firing jobs, YAML indented for a
+	// job's props (the registry keeps the first host's config).
+	props(i int) string
+	// env is the environment host i (working directory dir) runs with
+	// besides the bench's own.
+	env(i int, dir string) []string
+	// bind tells it the hosts' processes, once they are started.
+	bind(hosts []*host)
+	// runs returns every item-run noted so far (all hosts' when i < 0).
+	runs(i int) ([]itemRun, error)
+	// clock says whose clock an item-run's start is.
+	clock() string
+}
+
+// scriptRecorder: each item runs record.sh, which appends a line to its
+// host's runs.txt.
+type scriptRecorder struct {
+	script string
+	outs   map[int]string
+}
+
+func newScriptRecorder(dir string) (*scriptRecorder, error) {
+	script := filepath.Join(dir, "record.sh")
+	// One line per item-run: the host, when the script started (ns) and
+	// its sharding context (the JSON ejob appends as the last argument).
+	if err := os.WriteFile(script, []byte("#!/bin/sh\nprintf '%s %s %s\\n' \"$EJOB_BENCH_HOST\" \"$(date +%s%N)\" \"$1\" >>\"$EJOB_BENCH_OUT\"\n"), 0o755); err != nil {
+		return nil, err
+	}
+	return &scriptRecorder{script: script, outs: map[int]string{}}, nil
+}
+
+func (r *scriptRecorder) props(int) string {
+	return "        script.command.line: " + r.script + "\n"
+}
+
+func (r *scriptRecorder) env(i int, dir string) []string {
+	r.outs[i] = filepath.Join(dir, "runs.txt")
+	return []string{"EJOB_BENCH_HOST=" + strconv.Itoa(i), "EJOB_BENCH_OUT=" + r.outs[i]}
+}
+
+func (r *scriptRecorder) bind([]*host) {}
+
+func (r *scriptRecorder) runs(i int) ([]itemRun, error) {
+	var out []itemRun
+	for h, path := range r.outs {
+		if i >= 0 && h != i {
+			continue
+		}
+		rs, err := readRuns(h, path)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rs...)
+	}
+	return out, nil
+}
+
+func (r *scriptRecorder) clock() string { return "the script's clock" }
+
+// httpRecorder: each item is a GET to /run on a server in this process,
+// which notes when the request arrived and the pid in its taskId.
+type httpRecorder struct {
+	ln  net.Listener
+	srv *http.Server
+
+	mu     sync.Mutex
+	seen   []itemRun // host: the pid until runs resolves it
+	hostOf map[int]int
+	bad    int // requests whose sharding context did not parse
+}
+
+func newHTTPRecorder() (*httpRecorder, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("http recorder: %w", err)
+	}
+	r := &httpRecorder{ln: ln}
+	r.srv = &http.Server{Handler: http.HandlerFunc(r.serve), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = r.srv.Serve(ln) }()
+	return r, nil
+}
+
+func (r *httpRecorder) serve(w http.ResponseWriter, req *http.Request) {
+	at := time.Now()
+	item, pid, ok := itemOf(req.Header.Get("shardingContext"))
+	r.mu.Lock()
+	if !ok {
+		r.bad++
+	} else {
+		r.seen = append(r.seen, itemRun{host: pid, item: item, at: at})
+	}
+	r.mu.Unlock()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (r *httpRecorder) props(i int) string {
+	return fmt.Sprintf("        http.uri: \"http://%s/run\"\n        http.method: GET\n", r.ln.Addr())
+}
+
+func (r *httpRecorder) bind(hosts []*host) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.hostOf = map[int]int{}
+	for i, h := range hosts {
+		r.hostOf[h.cmd.Process.Pid] = i
+	}
+}
+
+func (r *httpRecorder) env(int, string) []string { return nil }
+
+func (r *httpRecorder) runs(i int) ([]itemRun, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.bad > 0 {
+		return nil, fmt.Errorf("http recorder: %d requests without a host or a sharding context", r.bad)
+	}
+	var out []itemRun
+	for _, run := range r.seen {
+		h, ok := r.hostOf[run.host]
+		if !ok {
+			return nil, fmt.Errorf("http recorder: a request of %s from pid %d, no host's", run.item, run.host)
+		}
+		if run.host = h; i < 0 || h == i {
+			out = append(out, run)
+		}
+	}
+	return out, nil
+}
+
+func (r *httpRecorder) clock() string { return "the request's arrival at this process" }
+
+func (r *httpRecorder) close() { _ = r.srv.Close() }
 
 // hostConfig is an ejob.yaml on the ensemble at addr, namespace ns, with
 // the jobs jobs writes (indented under elasticjob.jobs).
@@ -498,16 +651,14 @@ func maxf(a, b float64) float64 {
 }
 
 type itemRun struct {
-	host, item string // item: "job/item"
-	at         time.Time
+	host int
+	item string // "job/item"
+	at   time.Time
 }
 
-// readRuns parses a record.sh output file; a missing file has no runs.
-func readRuns(path string) ([]itemRun, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
+// readRuns parses host's record.sh output file; a missing file has no runs.
+func readRuns(host int, path string) ([]itemRun, error) {
+	b, err := testkit.ReadLines(path) // a line being written is read once complete
 	if err != nil {
 		return nil, err
 	}
@@ -515,22 +666,38 @@ func readRuns(path string) ([]itemRun, error) {
 	for line := range strings.Lines(string(b)) {
 		f := strings.SplitN(strings.TrimSpace(line), " ", 3)
 		if len(f) != 3 {
-			continue // a line being written
+			return nil, fmt.Errorf("%s: bad line %q", path, line)
 		}
 		ns, err := strconv.ParseInt(f[1], 10, 64)
-		if err != nil {
-			continue
+		item, _, ok := itemOf(f[2])
+		if err != nil || !ok {
+			return nil, fmt.Errorf("%s: bad line %q", path, line)
 		}
-		var sc struct {
-			JobName      string `json:"jobName"`
-			ShardingItem int    `json:"shardingItem"`
-		}
-		if err := json.Unmarshal([]byte(f[2]), &sc); err != nil {
-			continue
-		}
-		out = append(out, itemRun{host: f[0], item: sc.JobName + "/" + strconv.Itoa(sc.ShardingItem), at: time.Unix(0, ns)})
+		out = append(out, itemRun{host: host, item: item, at: time.Unix(0, ns)})
 	}
 	return out, nil
+}
+
+// itemOf returns "job/item" of a sharding context's JSON, and the pid
+// that ends its taskId (JOB@-@ITEMS@-@TYPE@-@IP@-@PID: the instance's).
+func itemOf(contextJSON string) (item string, pid int, ok bool) {
+	var sc struct {
+		JobName      string `json:"jobName"`
+		TaskID       string `json:"taskId"`
+		ShardingItem *int   `json:"shardingItem"`
+	}
+	if err := json.Unmarshal([]byte(contextJSON), &sc); err != nil || sc.JobName == "" || sc.ShardingItem == nil {
+		return "", 0, false
+	}
+	at := strings.LastIndex(sc.TaskID, "@-@")
+	if at < 0 {
+		return "", 0, false
+	}
+	pid, err := strconv.Atoi(sc.TaskID[at+len("@-@"):])
+	if err != nil {
+		return "", 0, false
+	}
+	return sc.JobName + "/" + strconv.Itoa(*sc.ShardingItem), pid, true
 }
 
 // ensemble is the 3-member ZooKeeper.
