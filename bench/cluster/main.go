@@ -23,9 +23,9 @@
 // context's taskId, since every host's job runs the registry's one config). It prints the start delay after each
 // second's fire (p50, p99, max; for SCRIPT beside the time `sh -c date`
 // itself takes), the registry requests per item-run (ZooKeeper's packet
-// count over the window, less the idle sessions' own rate), then kills one
-// host (SIGKILL to its process group) and prints how long until every item
-// it ran has started on another host.
+// count over the window, less the idle sessions' own rate), then kills the
+// host that ran the most items (SIGKILL to its process group) and prints
+// how long until every item it ran has started on another host.
 package main
 
 import (
@@ -318,21 +318,32 @@ func fireScenario(ctx context.Context, o options, ens *ensemble, pingRate float6
 	printHosts(hosts)
 	fmt.Printf("ZooKeeper: RSS %s; CPU %.1f %% of a core while firing; %s; load average %s\n", ens.rss(), 100*(c1-c0).Seconds()/secs, ens.summary(), loadAvg())
 
-	// Kill host 0; every item it ran in its last second must start elsewhere.
-	victim := hosts[0]
-	mine := map[string]bool{}
+	// Kill the host that ran the most items in the last 2 s (with more
+	// hosts than items, AVG_ALLOCATION gives every job's items to the same
+	// first hosts); every item it ran then must start elsewhere.
+	ran := map[int]map[string]bool{}
 	for _, r := range runs {
-		if r.host == 0 && r.at.After(t1.Add(-2*time.Second)) {
-			mine[r.item] = true
+		if r.at.After(t1.Add(-2 * time.Second)) {
+			if ran[r.host] == nil {
+				ran[r.host] = map[string]bool{}
+			}
+			ran[r.host][r.item] = true
 		}
 	}
-	if len(mine) == 0 {
-		fmt.Println("host 0 ran no item in its last 2 s: nothing to reshard")
+	v := -1
+	for h, items := range ran {
+		if v < 0 || len(items) > len(ran[v]) {
+			v = h
+		}
+	}
+	if v < 0 {
+		fmt.Println("no host ran an item in the last 2 s: nothing to reshard")
 		return nil
 	}
+	victim, mine := hosts[v], ran[v]
 	killed := time.Now()
 	victim.kill()
-	fmt.Printf("killed host 0 (SIGKILL to its process group), which ran %d items\n", len(mine))
+	fmt.Printf("killed %s (SIGKILL to its process group), which ran %d items\n", victim.name, len(mine))
 	moved := map[string]time.Duration{}
 	deadline := killed.Add(o.reshardWithin)
 	for len(moved) < len(mine) && time.Now().Before(deadline) && ctx.Err() == nil {
@@ -342,7 +353,7 @@ func fireScenario(ctx context.Context, o options, ens *ensemble, pingRate float6
 			return err
 		}
 		for _, r := range rs {
-			if r.host != 0 && mine[r.item] && r.at.After(killed) {
+			if r.host != v && mine[r.item] && r.at.After(killed) {
 				if _, ok := moved[r.item]; !ok {
 					moved[r.item] = r.at.Sub(killed)
 				}
