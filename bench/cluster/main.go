@@ -20,9 +20,9 @@
 // with -fire-type HTTP each item is a GET to a server in this process,
 // which notes when the request arrived and the item's sharding context
 // (its shardingContext header; the host is the one whose pid ends the
-// context's taskId, since every host's job runs the registry's one config). It prints the start delay after each
-// second's fire (p50, p99, max; for SCRIPT beside the time `sh -c date`
-// itself takes), the registry requests per item-run (ZooKeeper's packet
+// context's taskId, since every host's job runs the registry's one
+// config). It prints the start delay after each second's fire (p50, p99,
+// max; for SCRIPT beside the time `sh -c date` itself takes), the registry requests per item-run (ZooKeeper's packet
 // count over the window, less the idle sessions' own rate), then kills the
 // host that ran the most items (SIGKILL to its process group) and prints
 // how long until every item it ran has started on another host.
@@ -518,7 +518,7 @@ func hostConfig(addr, ns string, session time.Duration, jobs func(io.Writer)) []
 
 // host is one `ejob run -c DIR/ejob.yaml` process.
 type host struct {
-	name, dir, out string
+	name, dir string
 	config         []byte
 	env            []string
 
