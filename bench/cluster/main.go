@@ -22,10 +22,11 @@
 // (its shardingContext header; the host is the one whose pid ends the
 // context's taskId, since every host's job runs the registry's one
 // config). It prints the start delay after each second's fire (p50, p99,
-// max; for SCRIPT beside the time `sh -c date` itself takes), the registry requests per item-run (ZooKeeper's packet
-// count over the window, less the idle sessions' own rate), then kills the
-// host that ran the most items (SIGKILL to its process group) and prints
-// how long until every item it ran has started on another host.
+// max; for SCRIPT beside the time `sh -c date` itself takes), the registry
+// requests per item-run (ZooKeeper's packet count over the window, less
+// the idle sessions' own rate), then kills the host that ran the most
+// items (SIGKILL to its process group) and prints how long until every
+// item it ran has started on another host.
 package main
 
 import (
@@ -519,8 +520,8 @@ func hostConfig(addr, ns string, session time.Duration, jobs func(io.Writer)) []
 // host is one `ejob run -c DIR/ejob.yaml` process.
 type host struct {
 	name, dir string
-	config         []byte
-	env            []string
+	config    []byte
+	env       []string
 
 	cmd     *exec.Cmd
 	started chan time.Duration // the "host started" line, from the process's start
