@@ -61,6 +61,17 @@ func (j *Job) ShardingContexts(ctx context.Context) (executor.ShardingContexts, 
 	return sc, err
 }
 
+// flagsReader is how a trigger reads the stat of leader/sharding: through
+// the namespace's BatchReader on a remote registry (see flagsReader). The
+// namespace is set before the instance is ready (checkReady).
+func (j *Job) flagsReader() flagsReader {
+	fr := flagsReader{c: j.s.c}
+	if !j.att.inProcess {
+		fr.reads = j.life.ns.reads
+	}
+	return fr
+}
+
 func (j *Job) shardingContexts(ctx context.Context) (executor.ShardingContexts, error) {
 	if err := j.life.checkReady(); err != nil {
 		return executor.ShardingContexts{}, err
@@ -80,7 +91,8 @@ func (j *Job) shardingContexts(ctx context.Context) (executor.ShardingContexts, 
 		j.log.Warn("recover running items of a cut-off execution failed", "error", err)
 	}
 	cache := j.tc.loaded()
-	if sc, ok, err := j.att.pipelinedContexts(ctx, cfg, cache); ok || err != nil {
+	fr := j.flagsReader()
+	if sc, ok, err := j.att.pipelinedContexts(ctx, cfg, cache, fr); ok || err != nil {
 		return sc, err
 	}
 	var (
@@ -124,7 +136,7 @@ func (j *Job) shardingContexts(ctx context.Context) (executor.ShardingContexts, 
 		// meanwhile run now instead (upstream waits, so a claimed item
 		// waits for a busy leader's next fire).
 		var err error
-		settled, pzxid, err = j.rsh.shardingIfNecessary(ctx)
+		settled, pzxid, err = j.rsh.shardingIfNecessary(ctx, fr)
 		if errors.Is(err, errClaimedWhileWaiting) {
 			continue
 		}

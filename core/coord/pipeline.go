@@ -85,7 +85,7 @@ import (
 // cache does not suffice or the stat did not confirm it (the running
 // nodes are then deleted again); the caller takes the sequential path. An
 // error is one of the undo, which left running nodes behind.
-func (t *attempts) pipelinedContexts(ctx context.Context, cfg *config.JobConfiguration, cache *reg.CacheView) (executor.ShardingContexts, bool, error) {
+func (t *attempts) pipelinedContexts(ctx context.Context, cfg *config.JobConfiguration, cache *reg.CacheView, fr flagsReader) (executor.ShardingContexts, bool, error) {
 	var none executor.ShardingContexts
 	items, minCzxid, ok := t.steadyItemsInCache(cfg, cache)
 	if !ok {
@@ -96,6 +96,7 @@ func (t *attempts) pipelinedContexts(ctx context.Context, cfg *config.JobConfigu
 		return none, false, nil
 	}
 	a := t.start(cache, sess, l)
+	a.flags = fr
 	fence, ok := a.fence()
 	if !ok {
 		return none, false, nil
@@ -165,10 +166,11 @@ type flagsStat struct {
 	err    error
 }
 
-// statAndBegin sends the stat of leader/sharding and the running-node
-// transaction ops together (beginChecked): the stat from a goroutine of
-// its own, so that both round trips overlap; on an in-process registry
-// (reg.IsInProcess) the stat, then the transaction, from this goroutine.
+// statAndBegin sends the stat of leader/sharding (with a.flags) and the
+// running-node transaction ops together (beginChecked): the stat from a
+// goroutine of its own, so that both round trips overlap; on an in-process
+// registry (reg.IsInProcess) the stat, then the transaction, from this
+// goroutine.
 func (a *attempt) statAndBegin(ctx context.Context, ops []reg.Op) (flagsStat, []reg.OpResult, error) {
 	c := a.t.s.c
 	if a.t.inProcess {
@@ -185,7 +187,7 @@ func (a *attempt) statAndBegin(ctx context.Context, ops []reg.Op) (flagsStat, []
 // statFlags is the stat of leader/sharding (a method, not a closure the
 // in-process path would allocate for nothing).
 func (a *attempt) statFlags(ctx context.Context) flagsStat {
-	st, exists, err := a.t.s.c.Exists(ctx, a.t.paths.flags())
+	st, exists, err := a.flags.stat(ctx, a.t.paths.flags())
 	return flagsStat{st, exists, err}
 }
 

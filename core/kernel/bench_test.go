@@ -443,7 +443,8 @@ func pathShape(p string) string {
 
 // BenchmarkRequestsPerTrigger counts registry requests for one steady-state
 // trigger (sharding done, nothing pending) of a 3-item job with failover
-// and monitorExecution on, on 1 and on 3 instances. One op is one trigger
+// and monitorExecution on, on 1, 3 and 10 instances (10: more instances than
+// items, so seven hold none and only follow the others' writes). One op is one trigger
 // of every instance; the counts include every instance's reactions to the
 // others' writes (tree-cache re-reads and watch re-arms) until the counts
 // settle, divided by the number of instances. Upstream ElasticJob makes
@@ -451,7 +452,7 @@ func pathShape(p string) string {
 // of one trigger by method and path.
 func BenchmarkRequestsPerTrigger(b *testing.B) {
 	for _, bk := range backends {
-		for _, ninst := range []int{1, 3} {
+		for _, ninst := range []int{1, 3, 10} {
 			b.Run(fmt.Sprintf("%s/instances=%d", bk.name, ninst), func(b *testing.B) {
 				benchRequestsPerTrigger(b, bk.mk(b), ninst)
 			})

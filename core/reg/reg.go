@@ -422,14 +422,18 @@ type StoreWatcher interface {
 	WatchStore(ctx context.Context, fn func(WatchEvent)) (Store, error)
 }
 
-// InlineRecursiveWatcher is implemented by in-process clients (the embedded
-// registry) that can call a recursive watch's fn on the goroutine of the
-// write that caused each event, while that write is still serialised with
-// the others, instead of on a delivery goroutine: a burst of writes then
-// costs no goroutine start and no hand-over per event. The order and the
-// events are WatchRecursive's. fn must in addition never block and take no
-// lock that anything holds while it calls the client (SharedCache's queue
-// of notifications qualifies).
+// InlineRecursiveWatcher is implemented by clients that can call a
+// recursive watch's fn where each event arises instead of on a delivery
+// goroutine: the embedded registry on the goroutine of the write that
+// caused it, while that write is still serialised with the others (a
+// burst of writes then costs no goroutine start and no hand-over per
+// event), ZooKeeper's on the connection's reader as the notification is
+// read. The order and the events are WatchRecursive's, and in addition fn
+// has been called with every event the registry sent before a reply by
+// the time the call waiting for that reply returns (SharedCache relies on
+// it to apply a deletion without reading it back). fn must never block and
+// take no lock that anything holds while it calls the client
+// (SharedCache's queue of notifications qualifies).
 type InlineRecursiveWatcher interface {
 	RecursiveWatcher
 	// WatchRecursiveInline is WatchRecursive with fn called inline.

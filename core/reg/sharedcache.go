@@ -77,6 +77,18 @@ var (
 // (its cached subtree first), then the new one NodeAdded. WithLeaves paths
 // are never listed, and notifications below them are ignored.
 //
+// A deletion is not read back when the watch is inline (the ZooKeeper
+// client's and the embedded registry's are) and it came after every reply
+// of the last round: the notifications the server sent before a reply are
+// in the queue by the time the read waiting for it returns, so such a
+// deletion is newer than everything the cache has read, and it removes the
+// node (its cached subtree first) at once. One that came before the last
+// round's replies may be older than what they showed (the node deleted and
+// re-created before the read) and is read back, as is any deletion while a
+// subtree has other paths waiting to be read (its events keep their
+// order). A job's running node is created and deleted at every run; each
+// host following the job reads it once, at its creation.
+//
 // EventResync (the connection was lost, or a new session began: changes
 // may have been missed) marks every tracked subtree dirty in full: each
 // cached node is read and listed again, and the differences are reported
@@ -115,8 +127,17 @@ type SharedCache struct {
 	depth Depths                  // of the roots
 	rmu   sync.RWMutex
 
-	imu   sync.Mutex // guards the inbox
+	imu   sync.Mutex // guards the inbox and readMark
 	inbox []WatchEvent
+	// readMark is how many of the inbox's events had come when the last
+	// round's reads returned; the events from readMark on came after
+	// every reply of that round (ordered: see noteEvent).
+	readMark int
+	// ordered: the watch is inline (InlineRecursiveWatcher), so that an
+	// event the server sent before a reply is in the inbox by the time
+	// the read waiting for that reply returns. Set by arm before Run
+	// reads it.
+	ordered bool
 	// spare is the array of the last inbox applied, emptied, for the next
 	// events (none when it grew past maxSpareInbox).
 	spare  []WatchEvent
@@ -328,7 +349,7 @@ func (s *SharedCache) setDone() {
 	defer s.mu.Unlock()
 	s.state = sharedDone
 	s.pending = nil
-	_, _, _, closed := s.takeInbox()
+	_, _, _, _, closed := s.takeInbox()
 	for _, v := range closed {
 		s.free(v)
 	}
@@ -345,9 +366,11 @@ func (s *SharedCache) arm(ctx context.Context, rw RecursiveWatcher) error {
 	sw, inPlace := rw.(StoreWatcher)
 	for {
 		watch := rw.WatchRecursive
-		if in, ok := rw.(InlineRecursiveWatcher); ok {
+		in, inline := rw.(InlineRecursiveWatcher)
+		if inline {
 			watch = in.WatchRecursiveInline // notify never blocks nor calls the client
 		}
+		s.ordered = inline
 		var err error
 		if inPlace {
 			// Set first: a pause that comes before WatchStore returns

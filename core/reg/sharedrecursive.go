@@ -178,11 +178,11 @@ func (s *SharedCache) viewsOf(path string, f func(*CacheView)) {
 func (s *SharedCache) runRecursive(ctx context.Context) error {
 	backoff := minBackoff
 	for {
-		evs, marks, added, closed := s.takeInbox()
+		evs, readMark, marks, added, closed := s.takeInbox()
 		for _, v := range closed {
 			s.free(v)
 		}
-		for _, ev := range evs {
+		for i, ev := range evs {
 			switch ev.Type {
 			case eventLoaded:
 				s.loadedInPlace(marks[0].v)
@@ -206,11 +206,12 @@ func (s *SharedCache) runRecursive(ctx context.Context) error {
 				s.tmu.RUnlock()
 			default:
 				s.tmu.RLock()
+				afterReads := s.ordered && i >= readMark
 				s.viewsOf(ev.Path, func(v *CacheView) {
 					if v.inPlace {
 						s.noteInPlace(v, &ev)
 					} else {
-						s.noteEvent(v, &ev)
+						s.noteEvent(v, &ev, afterReads)
 					}
 				})
 				s.tmu.RUnlock()
@@ -252,17 +253,21 @@ func (s *SharedCache) runRecursive(ctx context.Context) error {
 	}
 }
 
-func (s *SharedCache) takeInbox() (evs []WatchEvent, marks []storeMark, added, closed []*CacheView) {
+// takeInbox takes the events queued since the last call, with readMark:
+// the events before it came before the last round's replies (0 when no
+// round ran since the last call), those from it on after them.
+func (s *SharedCache) takeInbox() (evs []WatchEvent, readMark int, marks []storeMark, added, closed []*CacheView) {
 	s.imu.Lock()
 	defer s.imu.Unlock()
 	added, closed, marks = s.added, s.closed, s.marks
 	s.added, s.closed, s.marks = nil, nil, nil
+	readMark, s.readMark = s.readMark, 0
 	if len(s.inbox) == 0 {
-		return nil, marks, added, closed // the empty inbox keeps its array
+		return nil, 0, marks, added, closed // the empty inbox keeps its array
 	}
 	evs = s.inbox
 	s.inbox, s.spare = s.spare, nil
-	return evs, marks, added, closed
+	return evs, readMark, marks, added, closed
 }
 
 // maxSpareResults bounds the results array the cache keeps while it is
@@ -303,18 +308,80 @@ func (s *SharedCache) free(v *CacheView) {
 // trigger's running-node create and delete cost no read back (on the
 // embedded registry, with 100 jobs firing each second, the reads were
 // about a tenth of the bytes a trigger allocated).
-func (s *SharedCache) noteEvent(v *CacheView, ev *WatchEvent) {
-	if !ev.Known || v.dirty != nil || !v.initialized || ev.Path == v.root || v.closed.Load() {
+//
+// A deletion notified after the last round's replies (afterReads, see
+// applyDeleted) is applied at once too, without a read: on ZooKeeper every
+// host that follows a job read each running node's deletion back, which
+// was a third of the registry's requests per item-run with 10 hosts.
+func (s *SharedCache) noteEvent(v *CacheView, ev *WatchEvent, afterReads bool) {
+	if !ev.Known {
+		if ev.Type == EventNodeDeleted && afterReads && v.initialized && ev.Path != v.root &&
+			!v.closed.Load() && s.applyDeleted(v, ev.Path) {
+			s.noteKnown(v)
+			return
+		}
+		s.noteChange(v, ev.Path)
+		return
+	}
+	if v.dirty != nil || !v.initialized || ev.Path == v.root || v.closed.Load() {
 		s.noteChange(v, ev.Path)
 		return
 	}
 	s.rmu.Lock()
 	s.applyKnown(v, ev)
 	s.rmu.Unlock()
+	s.noteKnown(v)
+}
+
+// noteKnown queues v's events, if any, for deliverKnown.
+func (s *SharedCache) noteKnown(v *CacheView) {
 	if len(v.out) > 0 && !v.known {
 		v.known = true
 		s.known = append(s.known, v)
 	}
+}
+
+// applyDeleted applies the deletion of path, notified after every reply of
+// the last round, to v without reading it back: it drops the cached node
+// and its subtree, and the paths at and below it waiting to be read. It
+// reports false, and does nothing, when v has other paths waiting to be
+// read: the deletion then waits for their reads (noteChange), so that v's
+// events keep their order.
+//
+// Why no read is needed: the server sends a connection the notification
+// of a change before any reply that reflects it, and a reply that does
+// not reflect it before the notification (ZooKeeper applies a write while
+// no read is in progress, and queues its notifications then). With an
+// inline watch the notifications sent before a reply are in the inbox
+// when the read waiting for it returns, so an event from readMark on came
+// after every reply applied so far: every read v's copy stands on saw the
+// node before its deletion, and that node is what the cache holds at path
+// (a re-creation in between would have been notified, and read, before
+// this event). A re-creation after it is notified after it, and read. An
+// event before readMark may reflect a state the round's reads have
+// already passed (the node deleted and re-created before the read): it is
+// read back, as without an inline watch.
+func (s *SharedCache) applyDeleted(v *CacheView, path string) bool {
+	for p := range v.dirty {
+		if p != path && !isBelow(p, path) {
+			return false
+		}
+	}
+	s.dropDirty(v)
+	if n := v.lookup(path); n != nil {
+		s.rmu.Lock()
+		v.remove(path, n)
+		s.rmu.Unlock()
+	}
+	return true
+}
+
+// isBelow reports whether p is a descendant of path.
+func isBelow(p, path string) bool {
+	if path == "/" {
+		return p != "/"
+	}
+	return len(p) > len(path) && p[len(path)] == '/' && strings.HasPrefix(p, path)
 }
 
 // applyKnown applies ev, which carries its node, to v's copy of the tree,
@@ -506,6 +573,9 @@ func (s *SharedCache) round(ctx context.Context) error {
 		return nil
 	}
 	res, err := ReadManyAppend(ctx, s.c, res, ops...)
+	s.imu.Lock()
+	s.readMark = len(s.inbox) // the events after the round's replies come after it
+	s.imu.Unlock()
 	if err != nil {
 		// What this round was to read is read again, in full.
 		for _, v := range views {

@@ -209,7 +209,7 @@ func (s *suite) testRecursiveKnown(t *testing.T) {
 	noErr(t, o.Delete(ctx, "/k", reg.AnyVersion))
 	s.waitFor(t, r, "deleted /k", isEv(reg.EventNodeDeleted, "/k"))
 	evs := r.fullEvents()
-	if _, inProcess := c.(reg.InlineRecursiveWatcher); !inProcess && !evs[0].Known {
+	if !reg.IsInProcess(c) && !evs[0].Known {
 		return // the registry's events carry no node (ZooKeeper's)
 	}
 	type want struct {
@@ -511,26 +511,38 @@ func (s *suite) testRecursiveFlood(t *testing.T) {
 	s.waitAfter(t, r, i, "a change after the flood", isEv(reg.EventNodeDataChanged, "/f"))
 }
 
-// testInlineBeforeReturn: an inline watch's fn has the events of a write
-// (by the watching client or another of the same registry) when the write
-// returns, in the order of the writes.
+// testInlineBeforeReturn: when a call of the watching client returns, its
+// inline watch's fn has had the events of every write the registry
+// applied before answering it, in order: the client's own writes, and
+// another client's writes applied before a read (plain or MultiRead) or a
+// write of the watching client.
 func (s *suite) testInlineBeforeReturn(t *testing.T) {
 	ctx, c, o, r := s.watching(t, "/i")
 	str(t)(c.Create(ctx, "/i", nil, reg.Persistent))
-	if got := r.events(); len(got) != 1 {
-		t.Fatalf("events when the create returned:%s\nwant the create", fmtEvents(got))
+	want := []reg.WatchEvent{{Type: reg.EventNodeCreated, Path: "/i"}}
+	if got := r.events(); !sameEvents(got, want) {
+		t.Fatalf("events when the create returned:%s\nwant:%s", fmtEvents(got), fmtEvents(want))
 	}
 	_, err := o.Multi(ctx, reg.CreateOp("/i/x", nil, reg.Persistent), reg.SetOp("/i", []byte("v"), reg.AnyVersion))
 	noErr(t, err)
-	noErr(t, c.Delete(ctx, "/i/x", reg.AnyVersion))
-	want := []reg.WatchEvent{
-		{Type: reg.EventNodeCreated, Path: "/i"},
-		{Type: reg.EventNodeCreated, Path: "/i/x"},
-		{Type: reg.EventNodeDataChanged, Path: "/i"},
-		{Type: reg.EventNodeDeleted, Path: "/i/x"},
-	}
+	_, _, err = c.Get(ctx, "/i")
+	noErr(t, err)
+	want = append(want, reg.WatchEvent{Type: reg.EventNodeCreated, Path: "/i/x"}, reg.WatchEvent{Type: reg.EventNodeDataChanged, Path: "/i"})
 	if got := r.events(); !sameEvents(got, want) {
-		t.Fatalf("events when the writes returned:%s\nwant:%s", fmtEvents(got), fmtEvents(want))
+		t.Fatalf("events when a read after another client's writes returned:%s\nwant:%s", fmtEvents(got), fmtEvents(want))
+	}
+	stat(t)(o.Set(ctx, "/i/x", []byte("w"), reg.AnyVersion))
+	_, err = reg.ReadMany(ctx, c, reg.GetOp("/i"), reg.ChildrenOp("/i"))
+	noErr(t, err)
+	want = append(want, reg.WatchEvent{Type: reg.EventNodeDataChanged, Path: "/i/x"})
+	if got := r.events(); !sameEvents(got, want) {
+		t.Fatalf("events when a MultiRead after another client's write returned:%s\nwant:%s", fmtEvents(got), fmtEvents(want))
+	}
+	noErr(t, o.Delete(ctx, "/i/x", reg.AnyVersion))
+	str(t)(c.Create(ctx, "/i/y", nil, reg.Persistent))
+	want = append(want, reg.WatchEvent{Type: reg.EventNodeDeleted, Path: "/i/x"}, reg.WatchEvent{Type: reg.EventNodeCreated, Path: "/i/y"})
+	if got := r.events(); !sameEvents(got, want) {
+		t.Fatalf("events when a write after another client's write returned:%s\nwant:%s", fmtEvents(got), fmtEvents(want))
 	}
 }
 

@@ -54,6 +54,10 @@ func (s *suite) treeTests() map[string]func(t *testing.T) {
 		tests["ChurnReconnects"] = s.testSharedChurnReconnects
 		tests["Counted"] = s.testSharedCounted
 	}
+	if s.tree == kindShared {
+		tests["DeletionNotReadBack"] = s.testSharedDeletionNotReadBack
+		tests["DeletionBeforeReadReply"] = s.testSharedDeletionBeforeReadReply
+	}
 	return tests
 }
 

@@ -67,6 +67,10 @@ type rwatch struct {
 	full string // server path
 	rel  string // namespace-relative, for events
 	fn   func(reg.WatchEvent)
+	// inline: fn is called where its event arises (the connection's
+	// reader, arm's and end's callers) with recursive.mu held, instead of
+	// from the queue (WatchRecursiveInline).
+	inline bool
 	// Guarded by recursive.mu.
 	conn  *sniffConn // the connection it is armed on; nil: not yet armed
 	ended bool       // EventNotWatching queued, or never armed
@@ -102,13 +106,28 @@ func newRecursive(ns string, lib *libWatches) *recursive {
 	}
 }
 
-var _ reg.RecursiveWatcher = (*Client)(nil)
+var _ reg.InlineRecursiveWatcher = (*Client)(nil)
 
 // WatchRecursive implements reg.RecursiveWatcher with addWatch (mode
 // PERSISTENT_RECURSIVE). A server before 3.6 answers UNIMPLEMENTED and
 // drops the connection (once: later calls fail at once, and the session
 // survives): ErrUnimplemented.
 func (c *Client) WatchRecursive(ctx context.Context, path string, fn func(reg.WatchEvent)) error {
+	return c.watchRecursive(ctx, path, fn, false)
+}
+
+// WatchRecursiveInline implements reg.InlineRecursiveWatcher: fn is called
+// on the connection's reader as each notification is read, so before the
+// reader hands on any reply read after it (a read's caller returns only
+// after fn has seen every change the server notified before answering),
+// and EventResync and EventNotWatching where they arise. fn runs with the
+// client's lock of recursive watches held: it must not block nor call the
+// client.
+func (c *Client) WatchRecursiveInline(ctx context.Context, path string, fn func(reg.WatchEvent)) error {
+	return c.watchRecursive(ctx, path, fn, true)
+}
+
+func (c *Client) watchRecursive(ctx context.Context, path string, fn func(reg.WatchEvent), inline bool) error {
 	const op = "watchrecursive"
 	if err := reg.ValidatePath(path, false); err != nil {
 		return invalid(op, path, err)
@@ -117,7 +136,7 @@ func (c *Client) WatchRecursive(ctx context.Context, path string, fn func(reg.Wa
 		return &reg.OpError{Op: op, Path: path, Err: errUnimplemented}
 	}
 	r := c.rec
-	w := &rwatch{full: c.abs(path), rel: path, fn: fn}
+	w := &rwatch{full: c.abs(path), rel: path, fn: fn, inline: inline}
 	r.mu.Lock()
 	r.live = append(r.live, w)
 	r.table[w.full] = append(r.table[w.full], w)
@@ -184,7 +203,7 @@ func (r *recursive) arm(sc *sniffConn, w *rwatch) {
 	again := w.conn != nil
 	w.conn = sc
 	if again {
-		r.q.Push(rdelivery{w, reg.WatchEvent{Type: reg.EventResync, Path: w.rel}})
+		r.deliver(w, reg.WatchEvent{Type: reg.EventResync, Path: w.rel})
 	}
 }
 
@@ -196,7 +215,17 @@ func (r *recursive) end(w *rwatch, cause error) {
 		return
 	}
 	r.remove(w)
-	r.q.Push(rdelivery{w, reg.WatchEvent{Type: reg.EventNotWatching, Path: w.rel, Err: cause}})
+	r.deliver(w, reg.WatchEvent{Type: reg.EventNotWatching, Path: w.rel, Err: cause})
+}
+
+// deliver passes ev to w's fn: at once when w is inline, else through the
+// queue. Caller holds mu.
+func (r *recursive) deliver(w *rwatch, ev reg.WatchEvent) {
+	if w.inline {
+		w.fn(ev)
+		return
+	}
+	r.q.Push(rdelivery{w, ev})
 }
 
 // remove forgets w without an event. Caller holds mu.
@@ -316,7 +345,7 @@ func (r *recursive) notification(sc *sniffConn, typ int32, path string) bool {
 			if rel == "" {
 				rel = relPath(r.ns, path)
 			}
-			r.q.Push(rdelivery{w, reg.WatchEvent{Type: et, Path: rel}})
+			r.deliver(w, reg.WatchEvent{Type: et, Path: rel})
 			routed = true
 		}
 		if p == "/" {
