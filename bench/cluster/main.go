@@ -287,8 +287,10 @@ func fireScenario(ctx context.Context, o options, ens *ensemble, pingRate float6
 	rec.bind(hosts)
 	settle(ctx, o.settle) // the first shardings, the pages' release
 	p0, c0, t0 := ens.packets(), ens.cpu(), time.Now()
+	h0, k0 := hostsCPU(hosts)
 	settle(ctx, o.fireWindow)
 	p1, c1, t1 := ens.packets(), ens.cpu(), time.Now()
+	h1, k1 := hostsCPU(hosts)
 	runs, err := rec.runs(-1)
 	if err != nil {
 		return err
@@ -317,6 +319,11 @@ func fireScenario(ctx context.Context, o options, ens *ensemble, pingRate float6
 			(packets-pingRate*float64(o.hosts)*secs)/float64(window), p1-p0, pingRate*float64(o.hosts)*secs)
 	}
 	printHosts(hosts)
+	if window > 0 {
+		hc, kc, zc := (h1 - h0).Seconds(), (k1 - k0).Seconds(), (c1 - c0).Seconds()
+		fmt.Printf("CPU while firing, %% of a core: hosts %.1f, their plugin processes %.1f, ZooKeeper %.1f; per item-run %.0f µs (hosts %.0f, plugins %.0f, ZooKeeper %.0f)\n",
+			100*hc/secs, 100*kc/secs, 100*zc/secs, 1e6*(hc+kc+zc)/float64(window), 1e6*hc/float64(window), 1e6*kc/float64(window), 1e6*zc/float64(window))
+	}
 	fmt.Printf("ZooKeeper: RSS %s; CPU %.1f %% of a core while firing; %s; load average %s\n", ens.rss(), 100*(c1-c0).Seconds()/secs, ens.summary(), loadAvg())
 
 	// Kill the host that ran the most items in the last 2 s (with more
@@ -653,6 +660,18 @@ func printHosts(hosts []*host) {
 		fmt.Fprintf(&sb, " %s %.1f (%.1f + %.1f)", h.name, t, float64(hk)/1024, float64(ck)/1024)
 	}
 	fmt.Printf("host RSS, MiB (host + plugin process), largest %.1f:%s\n", max, sb.String())
+}
+
+// hostsCPU is the CPU time the hosts' processes and their children (the
+// plugin processes) have used so far.
+func hostsCPU(hosts []*host) (own, plugins time.Duration) {
+	for _, h := range hosts {
+		own += procCPU(h.cmd.Process.Pid)
+		for _, c := range children(h.cmd.Process.Pid) {
+			plugins += procCPU(c)
+		}
+	}
+	return own, plugins
 }
 
 func maxf(a, b float64) float64 {

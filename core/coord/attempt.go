@@ -40,7 +40,7 @@ type attempt struct {
 	cache *reg.CacheView // the tree cache it was decided on (nil: none)
 	sess  *reg.Session   // the session it begins in
 	lease *lease         // the lease its execution runs under
-	flags flagsReader    // how beginChecked reads the stat of leader/sharding
+	batched batched      // how beginChecked sends the stat and its transaction
 	items []int          // ascending; never modified
 	// czxids are the Czxids of the running nodes its begin created, in
 	// the order of items (the fencing tokens; nil: none created).
@@ -91,7 +91,7 @@ type attempts struct {
 // reads the stat of leader/sharding with an Exists unless the caller sets
 // its flags.
 func (t *attempts) start(cache *reg.CacheView, sess *reg.Session, l *lease) *attempt {
-	return &attempt{t: t, cache: cache, sess: sess, lease: l, flags: flagsReader{c: t.s.c}}
+	return &attempt{t: t, cache: cache, sess: sess, lease: l, batched: batched{c: t.s.c}}
 }
 
 // fence is the check of this instance's node at the version the tree

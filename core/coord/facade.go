@@ -61,15 +61,15 @@ func (j *Job) ShardingContexts(ctx context.Context) (executor.ShardingContexts, 
 	return sc, err
 }
 
-// flagsReader is how a trigger reads the stat of leader/sharding: through
-// the namespace's BatchReader on a remote registry (see flagsReader). The
-// namespace is set before the instance is ready (checkReady).
-func (j *Job) flagsReader() flagsReader {
-	fr := flagsReader{c: j.s.c}
+// batched is how a trigger sends its stat and running-node transaction:
+// batched with the host's other jobs' on a remote registry (see batched).
+// The namespace is set before the instance is ready (checkReady).
+func (j *Job) batched() batched {
+	bt := batched{c: j.s.c}
 	if !j.att.inProcess {
-		fr.reads = j.life.ns.reads
+		bt.reads, bt.writes = j.life.ns.reads, j.life.ns.writes
 	}
-	return fr
+	return bt
 }
 
 func (j *Job) shardingContexts(ctx context.Context) (executor.ShardingContexts, error) {
@@ -91,8 +91,8 @@ func (j *Job) shardingContexts(ctx context.Context) (executor.ShardingContexts, 
 		j.log.Warn("recover running items of a cut-off execution failed", "error", err)
 	}
 	cache := j.tc.loaded()
-	fr := j.flagsReader()
-	if sc, ok, err := j.att.pipelinedContexts(ctx, cfg, cache, fr); ok || err != nil {
+	bt := j.batched()
+	if sc, ok, err := j.att.pipelinedContexts(ctx, cfg, cache, bt); ok || err != nil {
 		return sc, err
 	}
 	var (
@@ -136,7 +136,7 @@ func (j *Job) shardingContexts(ctx context.Context) (executor.ShardingContexts, 
 		// meanwhile run now instead (upstream waits, so a claimed item
 		// waits for a busy leader's next fire).
 		var err error
-		settled, pzxid, err = j.rsh.shardingIfNecessary(ctx, fr)
+		settled, pzxid, err = j.rsh.shardingIfNecessary(ctx, bt)
 		if errors.Is(err, errClaimedWhileWaiting) {
 			continue
 		}

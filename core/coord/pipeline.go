@@ -37,7 +37,12 @@ import (
 //   - Never two instances running one item at once: the transaction is
 //     the same one, fenced on this instance's node in its current session
 //     (the fence from the cache, checked by the server), and creating a
-//     node fails on another instance's node.
+//     node fails on another instance's node. On a remote registry it may
+//     reach the server in one Multi with other jobs' transactions
+//     (batched): it still commits all its ops or none; when that Multi
+//     fails on an op, nothing was applied and each transaction is sent
+//     again alone; when its outcome is unknown (the connection lost) it
+//     is not sent again, and is undone as a lone transaction would be.
 //   - The server answers one session's requests in the order it received
 //     them, and go-zookeeper writes the requests of one connection in the
 //     order they were queued (one send loop over one channel), but this
@@ -85,7 +90,7 @@ import (
 // cache does not suffice or the stat did not confirm it (the running
 // nodes are then deleted again); the caller takes the sequential path. An
 // error is one of the undo, which left running nodes behind.
-func (t *attempts) pipelinedContexts(ctx context.Context, cfg *config.JobConfiguration, cache *reg.CacheView, fr flagsReader) (executor.ShardingContexts, bool, error) {
+func (t *attempts) pipelinedContexts(ctx context.Context, cfg *config.JobConfiguration, cache *reg.CacheView, bt batched) (executor.ShardingContexts, bool, error) {
 	var none executor.ShardingContexts
 	items, minCzxid, ok := t.steadyItemsInCache(cfg, cache)
 	if !ok {
@@ -96,7 +101,7 @@ func (t *attempts) pipelinedContexts(ctx context.Context, cfg *config.JobConfigu
 		return none, false, nil
 	}
 	a := t.start(cache, sess, l)
-	a.flags = fr
+	a.batched = bt
 	fence, ok := a.fence()
 	if !ok {
 		return none, false, nil
@@ -166,28 +171,27 @@ type flagsStat struct {
 	err    error
 }
 
-// statAndBegin sends the stat of leader/sharding (with a.flags) and the
-// running-node transaction ops together (beginChecked): the stat from a
-// goroutine of its own, so that both round trips overlap; on an in-process
-// registry (reg.IsInProcess) the stat, then the transaction, from this
-// goroutine.
+// statAndBegin sends the stat of leader/sharding and the running-node
+// transaction ops together (beginChecked), both batched with the host's
+// other jobs' (a.batched): the stat from a goroutine of its own, so that
+// both round trips overlap; on an in-process registry (reg.IsInProcess)
+// the stat, then the transaction, from this goroutine.
 func (a *attempt) statAndBegin(ctx context.Context, ops []reg.Op) (flagsStat, []reg.OpResult, error) {
-	c := a.t.s.c
 	if a.t.inProcess {
 		f := a.statFlags(ctx)
-		res, err := c.Multi(ctx, ops...)
+		res, err := a.t.s.c.Multi(ctx, ops...)
 		return f, res, err
 	}
 	flags := make(chan flagsStat, 1)
 	go func() { flags <- a.statFlags(ctx) }()
-	res, err := c.Multi(ctx, ops...)
+	res, err := a.batched.multi(ctx, ops)
 	return <-flags, res, err
 }
 
 // statFlags is the stat of leader/sharding (a method, not a closure the
 // in-process path would allocate for nothing).
 func (a *attempt) statFlags(ctx context.Context) flagsStat {
-	st, exists, err := a.flags.stat(ctx, a.t.paths.flags())
+	st, exists, err := a.batched.stat(ctx, a.t.paths.flags())
 	return flagsStat{st, exists, err}
 }
 

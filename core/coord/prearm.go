@@ -164,7 +164,7 @@ func (j *Job) PreArm(ctx context.Context) (executor.ShardingContexts, bool, erro
 	}
 	j.att.drop(ctx, nil) // of an execution that did not begin
 	sent := j.att.arm.Load().count()
-	sc, ok, err := j.att.pipelinedContexts(ctx, cfg, j.tc.loaded(), j.flagsReader())
+	sc, ok, err := j.att.pipelinedContexts(ctx, cfg, j.tc.loaded(), j.batched())
 	if !ok && err == nil && j.att.arm.Load().count() == sent {
 		j.att.arm.Load().reset() // not steady: no lead until a trigger pipelines again
 	}

@@ -90,12 +90,12 @@ func (r *resharding) hasRunningItems(ctx context.Context) (bool, error) {
 // of the flags in one transaction fenced on its leader node; others wait until
 // it is done.
 //
-// It first reads the stat of leader/sharding with fr (assignment.settled): when
+// It first reads the stat of leader/sharding with bt (assignment.settled): when
 // neither flag exists, nothing is pending and it returns settled with the
 // zxid of the flags' last change, for the caller's cached read of the
 // assignment (assignment.cached). Otherwise it reads as upstream does.
-func (r *resharding) shardingIfNecessary(ctx context.Context, fr flagsReader) (settled bool, pzxid int64, err error) {
-	pending, pzxid, err := r.asg.settled(ctx, fr)
+func (r *resharding) shardingIfNecessary(ctx context.Context, bt batched) (settled bool, pzxid int64, err error) {
+	pending, pzxid, err := r.asg.settled(ctx, bt)
 	if err != nil || !pending {
 		return err == nil, pzxid, err
 	}

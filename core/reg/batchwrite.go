@@ -2,6 +2,8 @@ package reg
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"sync"
 )
 
@@ -31,7 +33,12 @@ type BatchWriter struct {
 }
 
 type writeCall struct {
-	ops  []Op
+	ops []Op
+	// once: a MultiResults call, never sent again after an unknown
+	// outcome, and dropped unsent once ctx has ended.
+	once bool
+	ctx  context.Context
+	res  []OpResult // its ops' results, on success
 	err  error
 	done chan struct{}
 }
@@ -59,10 +66,42 @@ func (b *BatchWriter) Multi(ctx context.Context, ops ...Op) error {
 	}
 }
 
+// MultiResults is Multi for a call that needs its ops' results and must
+// not be applied twice (a trigger's running-node transaction, whose nodes
+// a second application would find as another's): it returns its own ops'
+// results, in order. When the batch's Multi fails on an op (a *MultiError:
+// nothing was applied) the call is sent again alone, as Multi's are; when
+// the outcome is unknown (the connection lost) the call gets that error
+// and is not sent again. It returns only once the outcome is known or
+// unknown for good, ctx or not, so that whatever the caller sends next
+// (the deletion of what may have been created) goes after it; a call not
+// yet sent when ctx ends is dropped, with ctx's error, and applies
+// nothing.
+func (b *BatchWriter) MultiResults(ctx context.Context, ops ...Op) ([]OpResult, error) {
+	if len(ops) == 0 {
+		return nil, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	c := &writeCall{ops: ops, once: true, ctx: ctx, done: make(chan struct{})}
+	b.q.add(c, b.sendBatch)
+	<-c.done
+	return c.res, c.err
+}
+
 // sendBatch sends a batch of calls in Multis of at most BatchMaxOps ops,
 // at once. It runs to its end even when its callers gave up (the client's
 // own timeouts and retries bound it).
 func (b *BatchWriter) sendBatch(batch []*writeCall) {
+	batch = slices.DeleteFunc(batch, func(c *writeCall) bool {
+		if c.once && c.ctx.Err() != nil {
+			c.err = c.ctx.Err()
+			close(c.done)
+			return true
+		}
+		return false
+	})
 	var wg sync.WaitGroup
 	for len(batch) > 0 {
 		n, ops := 1, len(batch[0].ops)
@@ -82,27 +121,40 @@ func (b *BatchWriter) sendBatch(batch []*writeCall) {
 }
 
 // send commits calls in one Multi of n ops; if that fails and it held
-// more than one call, each is sent again alone.
+// more than one call, each is sent again alone (a MultiResults call only
+// when nothing was applied).
 func (b *BatchWriter) send(calls []*writeCall, n int) {
 	ops := make([]Op, 0, n)
 	for _, c := range calls {
 		ops = append(ops, c.ops...)
 	}
-	_, err := b.w.Multi(context.Background(), ops...)
+	res, err := b.w.Multi(context.Background(), ops...)
 	if err != nil && len(calls) > 1 {
+		var me *MultiError
+		unapplied := errors.As(err, &me)
 		var wg sync.WaitGroup
 		for _, c := range calls {
+			if c.once && !unapplied {
+				c.err = err
+				close(c.done)
+				continue
+			}
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, c.err = b.w.Multi(context.Background(), c.ops...)
+				c.res, c.err = b.w.Multi(context.Background(), c.ops...)
 				close(c.done)
 			}()
 		}
 		wg.Wait()
 		return
 	}
+	off := 0
 	for _, c := range calls {
+		if err == nil && len(res) >= off+len(c.ops) {
+			c.res = res[off : off+len(c.ops) : off+len(c.ops)]
+		}
+		off += len(c.ops)
 		c.err = err
 		close(c.done)
 	}

@@ -156,3 +156,147 @@ func connectEmbedded(t *testing.T) reg.Client {
 	t.Cleanup(func() { _ = c.Close() })
 	return c
 }
+
+// lossyWriter is a real registry client whose first Multi waits for gate
+// and whose second (the first batch of queued calls) is applied and then
+// reported lost, as a connection lost before the reply would be.
+type lossyWriter struct {
+	reg.Client
+	gate  chan struct{}
+	calls atomic.Int32
+}
+
+func (g *lossyWriter) Multi(ctx context.Context, ops ...reg.Op) ([]reg.OpResult, error) {
+	switch g.calls.Add(1) {
+	case 1:
+		<-g.gate
+	case 2:
+		if _, err := g.Client.Multi(ctx, ops...); err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("multi: %w", reg.ErrConnectionLoss)
+	}
+	return g.Client.Multi(ctx, ops...)
+}
+
+// TestBatchWriterResults: MultiResults calls batched together each get
+// their own ops' results; after an unknown outcome (a connection lost with
+// the batch applied) a MultiResults call gets the error and is not sent
+// again, while a Multi call of the same batch is; a call whose ctx ended
+// before its batch went out is not sent.
+func TestBatchWriterResults(t *testing.T) {
+	t.Parallel()
+	run := func(t *testing.T, w interface {
+		reg.Writer
+		open()
+		multis() int
+	}, calls func(b *reg.BatchWriter) []func()) int {
+		b := reg.NewBatchWriter(w)
+		first := make(chan error, 1)
+		go func() { first <- b.Multi(context.Background(), reg.CreateOp("/first", nil, reg.Persistent)) }()
+		testkit.Eventually(t, 10*time.Second, "the first batch in flight", func() bool { return w.multis() > 0 })
+		fs := calls(b)
+		var wg sync.WaitGroup
+		for _, f := range fs {
+			wg.Add(1)
+			go func() { defer wg.Done(); f() }()
+		}
+		testkit.Eventually(t, 10*time.Second, "every call queued behind the first batch", func() bool {
+			return reg.BatchWriterQueued(b) >= len(fs)
+		})
+		w.open()
+		wg.Wait()
+		if err := <-first; err != nil {
+			t.Fatal(err)
+		}
+		return w.multis()
+	}
+	t.Run("own results", func(t *testing.T) {
+		t.Parallel()
+		c := connectEmbedded(t)
+		w := &gatedWriter{Client: c, gate: make(chan struct{})}
+		const n = 10
+		res := make([][]reg.OpResult, n)
+		errs := make([]error, n)
+		multis := run(t, gated{w}, func(b *reg.BatchWriter) []func() {
+			var fs []func()
+			for i := range n {
+				fs = append(fs, func() {
+					p := "/r" + strconv.Itoa(i)
+					res[i], errs[i] = b.MultiResults(context.Background(),
+						reg.CreateOp(p, nil, reg.Persistent), reg.CreateOp(p+"/x", nil, reg.Ephemeral))
+				})
+			}
+			return fs
+		})
+		if multis != 2 {
+			t.Errorf("%d Multis for 1 + %d calls, want 2", multis, n)
+		}
+		for i := range n {
+			p := "/r" + strconv.Itoa(i)
+			if errs[i] != nil || len(res[i]) != 2 || res[i][0].Path != p || res[i][1].Path != p+"/x" || res[i][1].Czxid == 0 {
+				t.Errorf("call %d: %+v, %v; want the results of %s and %s/x", i, res[i], errs[i], p, p)
+			}
+		}
+	})
+	t.Run("unknown outcome", func(t *testing.T) {
+		t.Parallel()
+		c := connectEmbedded(t)
+		w := &lossyWriter{Client: c, gate: make(chan struct{})}
+		var onceErr, plainErr error
+		multis := run(t, lossy{w}, func(b *reg.BatchWriter) []func() {
+			return []func(){
+				func() { _, onceErr = b.MultiResults(context.Background(), reg.CreateOp("/once", nil, reg.Persistent)) },
+				func() { plainErr = b.Multi(context.Background(), reg.SetOp("/first", []byte("again"), reg.AnyVersion)) },
+			}
+		})
+		if !errors.Is(onceErr, reg.ErrConnectionLoss) {
+			t.Errorf("MultiResults after an unknown outcome: %v, want ErrConnectionLoss", onceErr)
+		}
+		if plainErr != nil {
+			t.Errorf("Multi after an unknown outcome: %v, want it sent again and applied", plainErr)
+		}
+		if multis != 3 {
+			t.Errorf("%d Multis, want 3 (the first, the lost batch, the Multi call again alone)", multis)
+		}
+		if _, ok, err := c.Exists(context.Background(), "/once"); err != nil || !ok {
+			t.Errorf("/once exists = %v, %v: the lost batch was applied once", ok, err)
+		}
+	})
+	t.Run("ctx ended before sent", func(t *testing.T) {
+		t.Parallel()
+		c := connectEmbedded(t)
+		w := &gatedWriter{Client: c, gate: make(chan struct{})}
+		ctx, cancel := context.WithCancel(context.Background())
+		var err error
+		run(t, cancelling{gated{w}, cancel}, func(b *reg.BatchWriter) []func() {
+			return []func(){func() { _, err = b.MultiResults(ctx, reg.CreateOp("/late", nil, reg.Persistent)) }}
+		})
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("MultiResults with its ctx ended before sending: %v, want context.Canceled", err)
+		}
+		if _, ok, _ := c.Exists(context.Background(), "/late"); ok {
+			t.Error("a call whose ctx ended before its batch went out was applied")
+		}
+	})
+}
+
+// gated and lossy give the writers the controls TestBatchWriterResults
+// drives.
+type gated struct{ *gatedWriter }
+
+func (g gated) open()       { close(g.gate) }
+func (g gated) multis() int { return int(g.calls.Load()) }
+
+// cancelling ends the queued call's ctx before it opens the gate.
+type cancelling struct {
+	gated
+	cancel func()
+}
+
+func (g cancelling) open() { g.cancel(); g.gated.open() }
+
+type lossy struct{ *lossyWriter }
+
+func (g lossy) open()       { close(g.gate) }
+func (g lossy) multis() int { return int(g.calls.Load()) }
