@@ -36,12 +36,12 @@ import (
 // runs (cur, from RegisterBegin to RegisterCompleted), and the run flag
 // that says an execution is between the two.
 type attempt struct {
-	t     *attempts
-	cache *reg.CacheView // the tree cache it was decided on (nil: none)
-	sess  *reg.Session   // the session it begins in
-	lease *lease         // the lease its execution runs under
-	batched batched      // how beginChecked sends the stat and its transaction
-	items []int          // ascending; never modified
+	t       *attempts
+	cache   *reg.CacheView // the tree cache it was decided on (nil: none)
+	sess    *reg.Session   // the session it begins in
+	lease   *lease         // the lease its execution runs under
+	batched batched        // how beginChecked sends the stat and its transaction
+	items   []int          // ascending; never modified
 	// czxids are the Czxids of the running nodes its begin created, in
 	// the order of items (the fencing tokens; nil: none created).
 	czxids []int64
