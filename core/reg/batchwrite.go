@@ -18,11 +18,14 @@ const BatchMaxOps = 1000
 // spends 10-25% less CPU on them). A call made while no batch is in flight goes
 // out at once, alone; calls made while one is in flight wait for it to end and
 // then go out together, in Multis of at most BatchMaxOps ops. A Multi commits
-// all its calls' ops or none: when one carrying several calls fails, each of
-// them is sent again alone, so that a call fails only for its own ops.
+// all its calls' ops or none: when one carrying several calls fails on an op,
+// the call of that op fails and the others are sent again together, so that
+// a call fails only for its own ops; when its outcome is unknown, each call is
+// sent again alone.
 //
 // So a call's ops may be sent twice when the first outcome is unknown (a
-// connection loss): use it only for ops that fail rather than apply twice
+// connection loss; MultiResults calls are not): use Multi only for ops that
+// fail rather than apply twice
 // (creates of fixed paths, sets and deletes of a given version, checks),
 // or whose second application changes nothing but a version (a set of
 // the same value). Safe for
@@ -120,42 +123,70 @@ func (b *BatchWriter) sendBatch(batch []*writeCall) {
 	wg.Wait()
 }
 
-// send commits calls in one Multi of n ops; if that fails and it held
-// more than one call, each is sent again alone (a MultiResults call only
-// when nothing was applied).
+// send commits calls in one Multi of n ops. When the Multi fails on an op
+// (a *MultiError: nothing was applied), the call that op belongs to fails
+// with it (its index made the call's own) and the others are sent again
+// together, until they commit or each has failed: a job whose transaction
+// conflicts costs the others one more round trip, not one each. When the
+// outcome is unknown (the connection lost), each call is sent again alone,
+// but a MultiResults call, which gets the error.
 func (b *BatchWriter) send(calls []*writeCall, n int) {
 	ops := make([]Op, 0, n)
-	for _, c := range calls {
-		ops = append(ops, c.ops...)
-	}
-	res, err := b.w.Multi(context.Background(), ops...)
-	if err != nil && len(calls) > 1 {
-		var me *MultiError
-		unapplied := errors.As(err, &me)
-		var wg sync.WaitGroup
+	for len(calls) > 0 {
+		ops = ops[:0]
 		for _, c := range calls {
-			if c.once && !unapplied {
+			ops = append(ops, c.ops...)
+		}
+		res, err := b.w.Multi(context.Background(), ops...)
+		if err == nil || len(calls) == 1 {
+			off := 0
+			for _, c := range calls {
+				if err == nil && len(res) >= off+len(c.ops) {
+					c.res = res[off : off+len(c.ops) : off+len(c.ops)]
+				}
+				off += len(c.ops)
 				c.err = err
 				close(c.done)
-				continue
 			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				c.res, c.err = b.w.Multi(context.Background(), c.ops...)
-				close(c.done)
-			}()
+			return
 		}
-		wg.Wait()
-		return
-	}
-	off := 0
-	for _, c := range calls {
-		if err == nil && len(res) >= off+len(c.ops) {
-			c.res = res[off : off+len(c.ops) : off+len(c.ops)]
+		var me *MultiError
+		if !errors.As(err, &me) {
+			b.sendAlone(calls, err)
+			return
 		}
-		off += len(c.ops)
-		c.err = err
+		k, off := 0, 0
+		for k < len(calls) && off+len(calls[k].ops) <= me.Index {
+			off += len(calls[k].ops)
+			k++
+		}
+		if k == len(calls) || me.Index < 0 {
+			b.sendAlone(calls, nil) // the client named no op of the batch
+			return
+		}
+		c := calls[k]
+		c.err = &OpError{Op: "multi", Path: me.Op.Path, Err: &MultiError{Index: me.Index - off, Op: me.Op, Err: me.Err}}
 		close(c.done)
+		calls = slices.Delete(calls, k, k+1)
 	}
+}
+
+// sendAlone sends each call again alone after its batch failed with err,
+// but a MultiResults call when err says the outcome is unknown (non-nil).
+func (b *BatchWriter) sendAlone(calls []*writeCall, err error) {
+	var wg sync.WaitGroup
+	for _, c := range calls {
+		if c.once && err != nil {
+			c.err = err
+			close(c.done)
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.res, c.err = b.w.Multi(context.Background(), c.ops...)
+			close(c.done)
+		}()
+	}
+	wg.Wait()
 }

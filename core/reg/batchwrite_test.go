@@ -62,8 +62,9 @@ func batchWriterRun(t *testing.T, c reg.Client, n int, ops func(i int) []reg.Op)
 }
 
 // TestBatchWriter: the calls made while a batch is in flight commit
-// together; a call whose ops fail fails alone, the others of its batch
-// commit; a batch larger than BatchMaxOps goes out in several Multis.
+// together; a call whose ops fail fails alone, with its own op's index,
+// and the others of its batch commit in one more Multi; a batch larger
+// than BatchMaxOps goes out in several Multis.
 func TestBatchWriter(t *testing.T) {
 	t.Parallel()
 	t.Run("together", func(t *testing.T) {
@@ -106,8 +107,9 @@ func TestBatchWriter(t *testing.T) {
 		})
 		for i, err := range errs {
 			if i == bad {
-				if !errors.Is(err, reg.ErrNodeExists) {
-					t.Errorf("call %d: %v, want ErrNodeExists", i, err)
+				var me *reg.MultiError
+				if !errors.Is(err, reg.ErrNodeExists) || !errors.As(err, &me) || me.Index != 1 || me.Op.Path != "/taken" {
+					t.Errorf("call %d: %v, want ErrNodeExists at its op 1 (/taken)", i, err)
 				}
 				continue
 			}
@@ -115,8 +117,8 @@ func TestBatchWriter(t *testing.T) {
 				t.Errorf("call %d: %v", i, err)
 			}
 		}
-		if multis != 2+n {
-			t.Errorf("%d Multis, want %d (the first, the failed batch, each call again alone)", multis, 2+n)
+		if multis != 3 {
+			t.Errorf("%d Multis, want 3 (the first, the failed batch, the others again together)", multis)
 		}
 		for i := range n {
 			_, ok, err := c.Exists(context.Background(), "/j"+strconv.Itoa(i))
