@@ -77,7 +77,7 @@ func main() {
 	flag.StringVar(&o.fireType, "fire-type", "SCRIPT", "the firing jobs' type: SCRIPT (a fork and exec an item) or HTTP (a GET an item to this process)")
 	flag.DurationVar(&o.fireWindow, "fire-window", 15*time.Second, "how long the firing jobs are measured")
 	flag.DurationVar(&o.idleWindow, "idle-window", 20*time.Second, "how long steady idle traffic is counted")
-	flag.DurationVar(&o.settle, "settle", 15*time.Second, "the wait after every host started before a window is counted")
+	flag.DurationVar(&o.settle, "settle", 30*time.Second, "the wait after every host started before a window is counted (hosts joining one after another reshard every job each time, and the catch-ups of the fires those reshardings missed go on for about 15 s after the last with 10 hosts × 100 jobs)")
 	flag.DurationVar(&o.tick, "tick", 500*time.Millisecond, "the ensemble's tickTime")
 	flag.DurationVar(&o.session, "session", 2*time.Second, "the hosts' sessionTimeoutMilliseconds")
 	flag.StringVar(&o.ejob, "ejob", "", "the ejob binary (default: built from this module into -dir)")
