@@ -61,6 +61,18 @@ func remote(t *testing.T, c reg.Client) *remoteEvents {
 	return &remoteEvents{Client: c, in: in}
 }
 
+// trackJob mirrors /job on a SharedCache of c of its own, loaded, until
+// t ends, recording the view's events.
+func trackJob(t *testing.T, c reg.Client) (*recorder, *reg.CacheView) {
+	rec := &recorder{}
+	sc := reg.NewSharedCache(c)
+	v := sc.Track("/job", rec.record)
+	t.Cleanup(v.Close)
+	runShared(t, sc)
+	<-v.Initialized()
+	return rec, v
+}
+
 // eventsOf returns the events of path after the initial load, as
 // "type path=data".
 func eventsOf(rec *recorder, path string) []string {
@@ -86,12 +98,7 @@ func (s *suite) testSharedDeletionNotReadBack(t *testing.T) {
 	jobTree(t, w, "/job")
 	calls := &callLog{}
 	c := remote(t, calls.wrap(s.client(t, ns)))
-	rec := &recorder{}
-	sc := reg.NewSharedCache(c)
-	v := sc.Track("/job", rec.record)
-	t.Cleanup(v.Close)
-	runShared(t, sc)
-	<-v.Initialized()
+	rec, v := trackJob(t, c)
 	const running = "/job/sharding/0/running"
 	str(t)(w.Create(ctx, running, nil, reg.Ephemeral))
 	s.eventually(t, "the running node", func() bool { _, _, ok := v.Get(running); return ok })
@@ -125,12 +132,7 @@ func (s *suite) testSharedDeletionBeforeReadReply(t *testing.T) {
 	jobTree(t, w, "/job")
 	const p = "/job/sharding/0/instance"
 	c := remote(t, s.client(t, ns))
-	rec := &recorder{}
-	sc := reg.NewSharedCache(c)
-	v := sc.Track("/job", rec.record)
-	t.Cleanup(v.Close)
-	runShared(t, sc)
-	<-v.Initialized()
+	rec, v := trackJob(t, c)
 	var once sync.Once
 	c.setBeforeRead(func(ops []reg.ReadOp) {
 		if !slices.ContainsFunc(ops, func(op reg.ReadOp) bool { return op.Path == p }) {
