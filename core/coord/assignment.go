@@ -46,9 +46,9 @@ type assignment struct {
 // (reads, writes): the jobs of a host fire together (every job whose cron
 // names the same second), and their stats then go out in a few multiReads
 // and their transactions in a few Multis instead of a request each (with
-// 100 jobs of 4 items on 10 hosts, the stats were half the registry's
-// requests per item-run, and ZooKeeper commits the transactions one after
-// another, which held the items back). A batched read is as fresh as a
+// 100 jobs of 4 items on 10 hosts, a stat per trigger would be half the
+// registry's requests per item-run, and ZooKeeper commits transactions one
+// after another, so each one more holds the items back). A batched read is as fresh as a
 // plain one, sent after the call began; a batched transaction is sent once
 // (BatchWriter.MultiResults), its results are its own, and it fails for
 // its own ops only. On an in-process registry (reads and writes nil) a

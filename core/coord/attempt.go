@@ -88,8 +88,8 @@ type attempts struct {
 
 // start returns an attempt of sess and l decided on cache, for items set
 // later (the contexts are computed once the fence is known to hold). It
-// reads the stat of leader/sharding with an Exists unless the caller sets
-// its flags.
+// sends its stat and transaction as plain requests unless the caller sets
+// its batched.
 func (t *attempts) start(cache *reg.CacheView, sess *reg.Session, l *lease) *attempt {
 	return &attempt{t: t, cache: cache, sess: sess, lease: l, batched: batched{c: t.s.c}}
 }

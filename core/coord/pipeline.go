@@ -40,9 +40,10 @@ import (
 //     node fails on another instance's node. On a remote registry it may
 //     reach the server in one Multi with other jobs' transactions
 //     (batched): it still commits all its ops or none; when that Multi
-//     fails on an op, nothing was applied and each transaction is sent
-//     again alone; when its outcome is unknown (the connection lost) it
-//     is not sent again, and is undone as a lone transaction would be.
+//     fails on an op, nothing was applied, the transaction of that op
+//     fails and the others are sent again; when its outcome is unknown
+//     (the connection lost) it is not sent again, and is undone as a lone
+//     transaction would be.
 //   - The server answers one session's requests in the order it received
 //     them, and go-zookeeper writes the requests of one connection in the
 //     order they were queued (one send loop over one channel), but this

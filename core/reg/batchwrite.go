@@ -73,7 +73,8 @@ func (b *BatchWriter) Multi(ctx context.Context, ops ...Op) error {
 // not be applied twice (a trigger's running-node transaction, whose nodes
 // a second application would find as another's): it returns its own ops'
 // results, in order. When the batch's Multi fails on an op (a *MultiError:
-// nothing was applied) the call is sent again alone, as Multi's are; when
+// nothing was applied) the call fails if the op is its own and is sent
+// again with the others otherwise, as Multi's are; when
 // the outcome is unknown (the connection lost) the call gets that error
 // and is not sent again. It returns only once the outcome is known or
 // unknown for good, ctx or not, so that whatever the caller sends next

@@ -311,8 +311,9 @@ func (s *SharedCache) free(v *CacheView) {
 //
 // A deletion notified after the last round's replies (afterReads, see
 // applyDeleted) is applied at once too, without a read: on ZooKeeper every
-// host that follows a job read each running node's deletion back, which
-// was a third of the registry's requests per item-run with 10 hosts.
+// host that follows a job would otherwise read each running node's
+// deletion back (with 10 hosts, a third of the registry's requests per
+// item-run).
 func (s *SharedCache) noteEvent(v *CacheView, ev *WatchEvent, afterReads bool) {
 	if !ev.Known {
 		if ev.Type == EventNodeDeleted && afterReads && v.initialized && ev.Path != v.root &&
