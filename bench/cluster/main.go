@@ -320,7 +320,7 @@ func fireScenario(ctx context.Context, o options, ens *ensemble, pingRate float6
 	}
 	printHosts(hosts)
 	if window > 0 {
-		hc, kc, zc := (h1 - h0).Seconds(), (k1 - k0).Seconds(), (c1 - c0).Seconds()
+		hc, kc, zc := (h1 - h0).Seconds(), pluginCPU(k0, k1).Seconds(), (c1 - c0).Seconds()
 		fmt.Printf("CPU while firing, %% of a core: hosts %.1f, their plugin processes %.1f, ZooKeeper %.1f; per item-run %.0f µs (hosts %.0f, plugins %.0f, ZooKeeper %.0f)\n",
 			100*hc/secs, 100*kc/secs, 100*zc/secs, 1e6*(hc+kc+zc)/float64(window), 1e6*hc/float64(window), 1e6*kc/float64(window), 1e6*zc/float64(window))
 	}
@@ -662,16 +662,28 @@ func printHosts(hosts []*host) {
 	fmt.Printf("host RSS, MiB (host + plugin process), largest %.1f:%s\n", max, sb.String())
 }
 
-// hostsCPU is the CPU time the hosts' processes and their children (the
-// plugin processes) have used so far.
-func hostsCPU(hosts []*host) (own, plugins time.Duration) {
+// hostsCPU is the CPU time the hosts' processes have used so far, and
+// each of their children's (the plugin processes), by pid.
+func hostsCPU(hosts []*host) (own time.Duration, plugins map[int]time.Duration) {
+	plugins = map[int]time.Duration{}
 	for _, h := range hosts {
 		own += procCPU(h.cmd.Process.Pid)
 		for _, c := range children(h.cmd.Process.Pid) {
-			plugins += procCPU(c)
+			plugins[c] = procCPU(c)
 		}
 	}
 	return own, plugins
+}
+
+// pluginCPU is the plugin processes' CPU time between two hostsCPU
+// samples: a process started in between counts in full, one that ended
+// is not counted (its last time is gone with it).
+func pluginCPU(before, after map[int]time.Duration) time.Duration {
+	var t time.Duration
+	for pid, c := range after {
+		t += c - before[pid]
+	}
+	return t
 }
 
 func maxf(a, b float64) float64 {
