@@ -127,6 +127,34 @@ func TestBatchWriter(t *testing.T) {
 			}
 		}
 	})
+	t.Run("two fail", func(t *testing.T) {
+		t.Parallel()
+		c := connectEmbedded(t)
+		if _, err := c.Create(context.Background(), "/taken", nil, reg.Persistent); err != nil {
+			t.Fatal(err)
+		}
+		const n = 12
+		bad := map[int]bool{3: true, 9: true}
+		errs, multis := batchWriterRun(t, c, n, func(i int) []reg.Op {
+			ops := []reg.Op{reg.CreateOp("/j"+strconv.Itoa(i), nil, reg.Persistent)}
+			if bad[i] {
+				ops = append(ops, reg.CreateOp("/taken", nil, reg.Persistent))
+			}
+			return ops
+		})
+		for i, err := range errs {
+			var me *reg.MultiError
+			switch {
+			case bad[i] && (!errors.As(err, &me) || me.Index != 1):
+				t.Errorf("call %d: %v, want its op 1 failed", i, err)
+			case !bad[i] && err != nil:
+				t.Errorf("call %d: %v", i, err)
+			}
+		}
+		if multis != 4 {
+			t.Errorf("%d Multis, want 4 (the first, then one more for each failing call, the last committing the rest)", multis)
+		}
+	})
 	t.Run("split", func(t *testing.T) {
 		t.Parallel()
 		c := connectEmbedded(t)
