@@ -138,6 +138,17 @@ type SharedCache struct {
 	// the read waiting for that reply returns. Set by arm before Run
 	// reads it.
 	ordered bool
+	// Per-root watches (see arm): perRoot and watchRoot are set by arm
+	// before Run's loop reads them; watches (by root) and armedOnce are
+	// Run's own; the arming queue, its workers' count and their results
+	// are guarded by imu.
+	perRoot   bool
+	watchRoot func(ctx context.Context, path string, fn func(WatchEvent)) error
+	watches   map[string]*rootWatch
+	armedOnce bool // a root's watch was armed: the server has recursive watches
+	armQueue  []*rootWatch
+	arming    int // workers arming the queue's watches
+	armed     []armResult
 	// spare is the array of the last inbox applied, emptied, for the next
 	// events (none when it grew past maxSpareInbox).
 	spare  []WatchEvent
@@ -203,6 +214,7 @@ func NewSharedCache(c Client, opts ...SharedCacheOption) *SharedCache {
 		log:     hclog.NewNullLogger(),
 		started: make(map[*CacheView]struct{}),
 		roots:   make(map[string][]*CacheView),
+		watches: make(map[string]*rootWatch),
 		wake:    make(chan struct{}, 1),
 	}
 	for _, o := range opts {
@@ -241,6 +253,7 @@ type CacheView struct {
 	// written by Run only.
 	node *snode
 	// Run's own.
+	watch       *rootWatch // per-root watches: the root's (see arm)
 	dirty       map[string]uint8 // path → dirty flags
 	queued      bool             // in s.work
 	known       bool             // in s.known
@@ -321,6 +334,11 @@ func (s *SharedCache) Run(ctx context.Context) error {
 		switch {
 		case err == nil:
 			err = s.runRecursive(ctx)
+			if errors.Is(err, errNoRecursive) {
+				s.log.Info("no recursive watches on this server: a tree cache per subtree")
+				s.toFallback()
+				return s.runFallback(ctx)
+			}
 			s.setDone()
 			return err
 		case errors.Is(err, ErrUnimplemented):
@@ -358,9 +376,11 @@ func (s *SharedCache) setDone() {
 // Back-off bounds after a failed request (TreeCache, SharedCache).
 const minBackoff, maxBackoff = 50 * time.Millisecond, 2 * time.Second
 
-// arm arms the recursive watch on "/", retrying with back-off until it is
-// armed, the server answers ErrUnimplemented, the client closes or ctx
-// ends. Once armed, the views tracked so far are loaded by Run.
+// arm sets up the recursive mode. On a StoreWatcher it arms the store
+// watch, retrying with back-off until it is armed, the client answers
+// ErrUnimplemented, closes or ctx ends. On another RecursiveWatcher it
+// sends nothing: each tracked root gets a watch of its own as Run takes it
+// (watchFor), before its load. The views tracked so far go to Run.
 func (s *SharedCache) arm(ctx context.Context, rw RecursiveWatcher) error {
 	backoff := minBackoff
 	sw, inPlace := rw.(StoreWatcher)
@@ -388,7 +408,10 @@ func (s *SharedCache) arm(ctx context.Context, rw RecursiveWatcher) error {
 				inPlace = false
 				continue
 			}
-		} else if err = watch(ctx, "/", s.notify); err == nil {
+		} else {
+			// The subtrees' own watches, armed as they are tracked
+			// (watchFor): nothing to send yet.
+			s.perRoot, s.watchRoot = true, watch
 			break
 		}
 		if errors.Is(err, ErrUnimplemented) || errors.Is(err, ErrClosed) || ctx.Err() != nil {

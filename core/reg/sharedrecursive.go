@@ -182,6 +182,11 @@ func (s *SharedCache) runRecursive(ctx context.Context) error {
 		for _, v := range closed {
 			s.free(v)
 		}
+		for _, r := range s.takeArmed() {
+			if err := s.armedRoot(ctx, r); err != nil {
+				return err
+			}
+		}
 		for i, ev := range evs {
 			switch ev.Type {
 			case eventLoaded:
@@ -196,11 +201,18 @@ func (s *SharedCache) runRecursive(ctx context.Context) error {
 				}
 				return fmt.Errorf("shared cache: recursive watch ended: %w", ev.Err)
 			case EventResync:
-				s.log.Debug("shared cache: resync")
+				s.log.Debug("shared cache: resync", "root", ev.Path)
 				s.tmu.RLock()
-				for _, vs := range s.roots {
-					for _, v := range vs {
+				if s.perRoot {
+					// The watch of one root: its views.
+					for _, v := range s.roots[ev.Path] {
 						s.resync(v)
+					}
+				} else {
+					for _, vs := range s.roots {
+						for _, v := range vs {
+							s.resync(v)
+						}
 					}
 				}
 				s.tmu.RUnlock()
@@ -220,7 +232,7 @@ func (s *SharedCache) runRecursive(ctx context.Context) error {
 		s.recycleInbox(evs)
 		s.deliverKnown()
 		for _, v := range added {
-			if !v.closed.Load() {
+			if !v.closed.Load() && (!s.perRoot || s.watchFor(ctx, v)) {
 				s.mark(v, v.root, dirtyList)
 			}
 		}
@@ -293,6 +305,9 @@ func (s *SharedCache) recycleInbox(evs []WatchEvent) {
 
 // free drops a closed view's nodes.
 func (s *SharedCache) free(v *CacheView) {
+	if v.watch != nil {
+		s.unwatch(v)
+	}
 	s.rmu.Lock()
 	v.node = nil
 	v.count.Store(0)

@@ -15,13 +15,15 @@ import (
 // node, as a remote registry's (ZooKeeper's) do, and which has no store to
 // be read in place: a SharedCache over it reads back what it is notified
 // of, on any registry. Before each MultiRead it calls beforeRead with the
-// ops when set.
+// ops when set. It records the paths watched and the events delivered.
 type remoteEvents struct {
 	reg.Client
 	in reg.InlineRecursiveWatcher
 
 	mu         sync.Mutex
 	beforeRead func(ops []reg.ReadOp)
+	watched    []string         // each WatchRecursive call's path
+	delivered  []reg.WatchEvent // every event passed to a watch's fn
 }
 
 func (c *remoteEvents) WatchRecursive(ctx context.Context, path string, fn func(reg.WatchEvent)) error {
@@ -29,9 +31,23 @@ func (c *remoteEvents) WatchRecursive(ctx context.Context, path string, fn func(
 }
 
 func (c *remoteEvents) WatchRecursiveInline(ctx context.Context, path string, fn func(reg.WatchEvent)) error {
+	c.mu.Lock()
+	c.watched = append(c.watched, path)
+	c.mu.Unlock()
 	return c.in.WatchRecursiveInline(ctx, path, func(ev reg.WatchEvent) {
-		fn(reg.WatchEvent{Type: ev.Type, Path: ev.Path, Err: ev.Err})
+		ev = reg.WatchEvent{Type: ev.Type, Path: ev.Path, Err: ev.Err}
+		c.mu.Lock()
+		c.delivered = append(c.delivered, ev)
+		c.mu.Unlock()
+		fn(ev)
 	})
+}
+
+// record returns the paths watched and the events delivered so far.
+func (c *remoteEvents) record() (watched []string, delivered []reg.WatchEvent) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.watched), slices.Clone(c.delivered)
 }
 
 func (c *remoteEvents) MultiRead(ctx context.Context, ops ...reg.ReadOp) ([]reg.ReadResult, error) {

@@ -57,6 +57,8 @@ func (s *suite) treeTests() map[string]func(t *testing.T) {
 	if s.tree == kindShared {
 		tests["DeletionNotReadBack"] = s.testSharedDeletionNotReadBack
 		tests["DeletionBeforeReadReply"] = s.testSharedDeletionBeforeReadReply
+		tests["WatchesOwnRoots"] = s.testSharedWatchesOwnRoots
+		tests["RewatchAfterClose"] = s.testSharedRewatchAfterClose
 	}
 	return tests
 }

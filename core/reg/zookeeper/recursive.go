@@ -90,7 +90,7 @@ type recursive struct {
 	lib *libWatches // go-zookeeper's one-shot watches
 
 	mu    sync.Mutex
-	live  []*rwatch            // not ended
+	live  map[*rwatch]struct{} // not ended (a SharedCache holds one a job)
 	table map[string][]*rwatch // live watches by server path (routing)
 
 	wg         sync.WaitGroup // re-arming goroutines
@@ -102,6 +102,7 @@ func newRecursive(ns string, lib *libWatches) *recursive {
 		ns:    ns,
 		lib:   lib,
 		q:     notify.NewQueue(func(d rdelivery) { d.w.fn(d.ev) }),
+		live:  make(map[*rwatch]struct{}),
 		table: make(map[string][]*rwatch),
 	}
 }
@@ -138,7 +139,7 @@ func (c *Client) watchRecursive(ctx context.Context, path string, fn func(reg.Wa
 	r := c.rec
 	w := &rwatch{full: c.abs(path), rel: path, fn: fn, inline: inline}
 	r.mu.Lock()
-	r.live = append(r.live, w)
+	r.live[w] = struct{}{}
 	r.table[w.full] = append(r.table[w.full], w)
 	r.mu.Unlock()
 	_, err := call(ctx, c, op, path, true, func() (struct{}, error) {
@@ -234,7 +235,7 @@ func (r *recursive) remove(w *rwatch) {
 	if w.stop != nil {
 		w.stop()
 	}
-	r.live = slices.DeleteFunc(r.live, func(x *rwatch) bool { return x == w })
+	delete(r.live, w)
 	ws := slices.DeleteFunc(r.table[w.full], func(x *rwatch) bool { return x == w })
 	if len(ws) == 0 {
 		delete(r.table, w.full)
@@ -247,7 +248,10 @@ func (r *recursive) remove(w *rwatch) {
 // their last call (Close).
 func (r *recursive) closeAll() {
 	r.mu.Lock()
-	live := slices.Clone(r.live)
+	live := make([]*rwatch, 0, len(r.live))
+	for w := range r.live {
+		live = append(live, w)
+	}
 	r.mu.Unlock()
 	for _, w := range live {
 		r.end(w, reg.ErrClosed)
@@ -273,7 +277,7 @@ func (c *Client) rearm(sc *sniffConn) {
 		r.mu.Lock()
 		var todo []*rwatch
 		conflict := false
-		for _, w := range r.live {
+		for w := range r.live {
 			// One never armed is still WatchRecursive's, which retries
 			// on the new connection itself.
 			if w.conn != nil && w.conn != sc {
@@ -295,18 +299,55 @@ func (c *Client) rearm(sc *sniffConn) {
 			}
 			t.Stop()
 		}
-		for _, w := range todo {
-			err := c.addWatch(sc, w)
-			switch {
-			case err == nil:
-			case isConnErr(err) || c.isClosing():
-				return // the next connection arms it
-			default:
-				c.log.Warn("zookeeper: recursive watch refused on reconnection; it ends", "path", w.rel, "error", err)
-				r.end(w, mapErr(err))
-			}
-		}
+		c.rearmAll(sc, todo)
 	}()
+}
+
+// rearmParallel is how many addWatch requests a re-arming keeps in flight:
+// a host's SharedCache holds a watch a job, and one request after another
+// would take a round trip each (seconds for 10,000 jobs) before the last
+// job heard of its changes again.
+const rearmParallel = 32
+
+// rearmAll arms todo on sc, rearmParallel at a time. A connection failure
+// leaves the rest to the next reconnection; a refusal ends the watch.
+func (c *Client) rearmAll(sc *sniffConn, todo []*rwatch) {
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		next int
+		lost bool
+	)
+	take := func() *rwatch {
+		mu.Lock()
+		defer mu.Unlock()
+		if lost || next == len(todo) {
+			return nil
+		}
+		next++
+		return todo[next-1]
+	}
+	for range min(rearmParallel, len(todo)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for w := take(); w != nil; w = take() {
+				err := c.addWatch(sc, w)
+				switch {
+				case err == nil:
+				case isConnErr(err) || c.isClosing():
+					mu.Lock()
+					lost = true // the next connection arms the rest
+					mu.Unlock()
+					return
+				default:
+					c.log.Warn("zookeeper: recursive watch refused on reconnection; it ends", "path", w.rel, "error", err)
+					c.rec.end(w, mapErr(err))
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // isConnErr: err says the connection failed, not the server.

@@ -33,7 +33,7 @@ func TestNotificationRouting(t *testing.T) {
 		t.Fatal("notification withheld from go-zookeeper before any recursive watch")
 	}
 	r.mu.Lock()
-	r.live = append(r.live, w)
+	r.live[w] = struct{}{}
 	r.table[w.full] = append(r.table[w.full], w)
 	r.mu.Unlock()
 	r.arm(sc, w)
