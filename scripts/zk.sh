@@ -80,12 +80,14 @@ launch() {
 	# setsid: the server survives the caller's process group (go test kills its own).
 	local -a extra=()
 	if [ -f "$nd/jvm.flags" ]; then mapfile -t extra <"$nd/jvm.flags"; fi
+	# NODEDIR/jvm.flags come last: they override the defaults before them
+	# (a benchmark's heap and container check interval, SASL settings).
 	setsid java -Xmx128m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xshare:auto \
-		"${extra[@]}" \
 		-Dzookeeper.admin.enableServer=false \
 		-Dznode.container.checkIntervalMs=500 \
 		-Dzookeeper.jmx.log4j.disable=true \
 		-Dorg.slf4j.simpleLogger.defaultLogLevel=${ZK_LOG_LEVEL:-warn} \
+		"${extra[@]}" \
 		-cp "$ZK_JAR:$SLF4J_JAR" "$main" "$nd/zoo.cfg" \
 		>"$nd/zk.log" 2>&1 </dev/null &
 	echo $! >"$nd/pid"

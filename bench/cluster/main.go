@@ -22,7 +22,8 @@
 // (its shardingContext header; the host is the one whose pid ends the
 // context's taskId, since every host's job runs the registry's one
 // config). It prints the start delay after each second's fire (p50, p99,
-// max; for SCRIPT beside the time `sh -c date` itself takes), the registry
+// max; for SCRIPT beside the time `sh -c date` itself takes, alone and
+// as many at once as fire each second), the registry
 // requests per item-run (ZooKeeper's packet count over the window, less
 // the idle sessions' own rate), then kills the host that ran the most
 // items (SIGKILL to its process group) and prints how long until every
@@ -145,12 +146,21 @@ func run(ctx context.Context, o options) (err error) {
 		}
 	}
 	zkDir := filepath.Join(o.dir, "zk")
-	for n := 1; n <= 3; n++ { // zk.sh passes each member's jvm.flags to java after its own -Xmx
+	// zk.sh passes each member's jvm.flags to java after its own
+	// defaults: the heap; G1 instead of the tests' serial collector,
+	// whose full collections of a heap holding a million znodes stopped
+	// a member for 2-2.5 s, past the hosts' 2 s sessions (every host on
+	// it reconnected and read its 10,000 jobs again, which made more
+	// garbage); and ZooKeeper's own container check interval (a minute)
+	// instead of the tests' 500 ms, which at 100,000 jobs has the leader
+	// scan 200,000 election containers twice a second.
+	flags := "-Xmx" + o.zkHeap + "\n-Dznode.container.checkIntervalMs=60000\n"
+	for n := 1; n <= 3; n++ {
 		nd := filepath.Join(zkDir, "node"+strconv.Itoa(n))
 		if err := os.MkdirAll(nd, 0o755); err != nil {
 			return err
 		}
-		if err := os.WriteFile(filepath.Join(nd, "jvm.flags"), []byte("-Xmx"+o.zkHeap+"\n"), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(nd, "jvm.flags"), []byte(flags), 0o644); err != nil {
 			return err
 		}
 	}
@@ -217,6 +227,7 @@ func idleScenario(ctx context.Context, o options, ens *ensemble) (float64, error
 		return 0, err
 	}
 	startCPU := ens.cpu() - cpu0
+	startHosts, startPlugins := hostsCPU(hosts) // from their start
 	settle(ctx, o.settle) // the start-up's tail and the pages' release
 	p0, t0, c0 := ens.packets(), time.Now(), ens.cpu()
 	// The rate in slices of the window: the jobs' minute ticks come in a
@@ -243,6 +254,8 @@ func idleScenario(ctx context.Context, o options, ens *ensemble) (float64, error
 	fmt.Printf("registry traffic over %.0f s: %d packets (%.1f a second, %.2f a second a host, %.2f a minute a job; the sessions' pings included)\n",
 		secs, p1-p0, rate, rate/float64(o.hosts), 60*rate/float64(o.hosts*o.jobs))
 	printHosts(hosts)
+	fmt.Printf("CPU while the hosts started: hosts %.2f s, their plugin processes %.2f s, ZooKeeper %.2f s\n",
+		startHosts.Seconds(), pluginCPU(nil, startPlugins).Seconds(), startCPU.Seconds())
 	fmt.Printf("ZooKeeper: RSS %s; CPU %.2f s while the hosts started, %.1f %% of a core while idle\n",
 		ens.rss(), startCPU.Seconds(), 100*(c1-c0).Seconds()/secs)
 	fmt.Printf("ZooKeeper: %s\n", ens.summary())
@@ -309,7 +322,7 @@ func fireScenario(ctx context.Context, o options, ens *ensemble, pingRate float6
 	fmt.Printf("item-runs in %.1f s: %d (%d expected)\n", secs, window, expected)
 	floor := ""
 	if o.fireType == "SCRIPT" {
-		floor = "; `sh -c date` alone: " + shFloor()
+		floor = "; `sh -c date` alone: " + shFloor() + "; " + shBurstFloor(o.fireJobs*o.fireItems)
 	}
 	fmt.Printf("start delay after the fire, ms (%s, from its second): p50 %.2f, p99 %.2f, max %.2f%s\n",
 		rec.clock(), percentile(delays, 50), percentile(delays, 99), percentile(delays, 100), floor)
@@ -870,6 +883,42 @@ func shFloor() string {
 		ds = append(ds, float64(time.Since(t).Microseconds())/1000)
 	}
 	return fmt.Sprintf("p50 %.2f ms, p99 %.2f ms", percentile(ds, 50), percentile(ds, 99))
+}
+
+// shBurstFloor starts n `sh -c 'date +%s%N'` at once, as every host's
+// firing jobs start their items at one fire, 10 times, and returns the
+// p50, p99 and max from the start to each date's time: the floor of the
+// start delay when the machine forks the whole second's scripts at once.
+func shBurstFloor(n int) string {
+	var ds []float64
+	for range 10 {
+		time.Sleep(200 * time.Millisecond) // idle between bursts, as between fires
+		times := make([]time.Time, n)
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		start := time.Now()
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				out, err := exec.Command("/bin/sh", "-c", "date +%s%N").Output()
+				if err == nil {
+					var ns int64
+					ns, err = strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
+					times[i] = time.Unix(0, ns)
+				}
+				errs[i] = err
+			}()
+		}
+		wg.Wait()
+		for i, t := range times {
+			if errs[i] != nil {
+				return "burst not measured: " + errs[i].Error()
+			}
+			ds = append(ds, float64(t.Sub(start).Microseconds())/1000)
+		}
+	}
+	return fmt.Sprintf("%d at once: p50 %.2f ms, p99 %.2f ms, max %.2f ms", n, percentile(ds, 50), percentile(ds, 99), percentile(ds, 100))
 }
 
 func percentile(v []float64, p float64) float64 {

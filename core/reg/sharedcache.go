@@ -26,9 +26,10 @@ var (
 	_ TreeView = (*CacheView)(nil)
 )
 
-// SharedCache mirrors chosen subtrees (job roots) of one client with one
-// recursive watch on the namespace root and one goroutine however many
-// subtrees it tracks. On a client without RecursiveWatcher (or when it
+// SharedCache mirrors chosen subtrees (job roots) of one client with
+// recursive watches (one per tracked root on a remote registry, one store
+// watch on an in-process one) and one goroutine however many subtrees it
+// tracks. On a client without RecursiveWatcher (or when it
 // answers ErrUnimplemented: ZooKeeper before 3.6) each tracked subtree is a
 // TreeCache of its own (a goroutine per subtree then).
 //
@@ -41,14 +42,12 @@ var (
 //
 // # How the recursive mode works
 //
-// Run arms one persistent recursive watch on the namespace root "/" before
-// it loads any subtree. Job roots are the namespace root's children, so as
-// soon as two jobs are tracked the narrowest root over both is "/" anyway;
-// a narrower watch would have to be re-armed (and everything re-read) when
-// a Track widened it. The server then notifies every change in the
-// namespace, other hosts' jobs included: the watch callback drops a
-// notification for a path no subtree holds after a few map lookups (its
-// ancestors), without queueing it, and such paths are never read.
+// Each tracked root gets a persistent recursive watch of its own, armed
+// before the root is read (sharedroots.go: why not one on "/", and what
+// nested roots cost). The server notifies every change below the root;
+// the watch callback drops a notification for a path no subtree holds
+// (below a nested root's watch, or of a root whose last view closed)
+// after a few map lookups (its ancestors), without queueing it.
 //
 // The callback queues the other notifications (an unbounded queue: it never
 // blocks) and Run, the only goroutine, takes them in order and marks paths
@@ -59,8 +58,9 @@ var (
 // meanwhile before the next round.
 //
 // Why this converges to the server's state: a recursive watch notifies
-// every create, data change and delete below "/", in order, from the moment
-// it is armed. A read issued after a notification was received reflects a
+// every create, data change and delete below its root, in order, from the
+// moment it is armed, and every watch of the client notifies in the order
+// of the connection. A read issued after a notification was received reflects a
 // state at least as new as that change, and every notified path of a
 // subtree is read again after its notification; so once no notification
 // arrives, the last read of every notified path shows its current state.
@@ -253,7 +253,7 @@ type CacheView struct {
 	// written by Run only.
 	node *snode
 	// Run's own.
-	watch       *rootWatch // per-root watches: the root's (see arm)
+	watch       *rootWatch       // per-root watches: the root's (see arm)
 	dirty       map[string]uint8 // path → dirty flags
 	queued      bool             // in s.work
 	known       bool             // in s.known
