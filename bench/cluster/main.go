@@ -227,7 +227,8 @@ func idleScenario(ctx context.Context, o options, ens *ensemble) (float64, error
 		return 0, err
 	}
 	startCPU := ens.cpu() - cpu0
-	startHosts, startPlugins := hostsCPU(hosts) // from their start
+	// The hosts' CPU from their start (each started now).
+	startHosts, startPlugins := hostsCPU(hosts)
 	settle(ctx, o.settle) // the start-up's tail and the pages' release
 	p0, t0, c0 := ens.packets(), time.Now(), ens.cpu()
 	// The rate in slices of the window: the jobs' minute ticks come in a
