@@ -147,7 +147,8 @@ type SharedCache struct {
 	watches   map[string]*rootWatch
 	armedOnce bool // a root's watch was armed: the server has recursive watches
 	armQueue  []*rootWatch
-	arming    int // workers arming the queue's watches
+	arming    int  // workers arming the queue's watches
+	probed    bool // a watch was armed: rootArmers may run
 	armed     []armResult
 	// spare is the array of the last inbox applied, emptied, for the next
 	// events (none when it grew past maxSpareInbox).

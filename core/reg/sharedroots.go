@@ -39,7 +39,9 @@ import (
 // is not per root.
 
 // rootArmers is how many arming workers run at once: how many addWatch
-// requests are in flight while jobs start together.
+// requests are in flight while jobs start together. Until a first watch is
+// armed one worker arms alone: a server without recursive watches (before
+// 3.6) drops the connection at each addWatch, so it gets only one.
 const rootArmers = 32
 
 // errNoRecursive: the first root's watch was refused as unimplemented (a
@@ -107,12 +109,19 @@ func (s *SharedCache) unwatch(v *CacheView) {
 func (s *SharedCache) queueArm(w *rootWatch) {
 	s.imu.Lock()
 	s.armQueue = append(s.armQueue, w)
-	start := s.arming < rootArmers
-	if start {
-		s.arming++
-	}
+	s.startArmers()
 	s.imu.Unlock()
-	if start {
+}
+
+// startArmers starts the arming workers the queue may use: one until a
+// watch was armed, then up to rootArmers. Caller holds imu.
+func (s *SharedCache) startArmers() {
+	limit := 1
+	if s.probed {
+		limit = rootArmers
+	}
+	for s.arming < min(limit, len(s.armQueue)) {
+		s.arming++
 		go s.armWorker()
 	}
 }
@@ -142,6 +151,10 @@ func (s *SharedCache) armWorker() {
 		}
 		s.imu.Lock()
 		s.armed = append(s.armed, armResult{w, err})
+		if err == nil && !w.dropped.Load() && !s.probed {
+			s.probed = true
+			s.startArmers()
+		}
 		s.imu.Unlock()
 		s.poke()
 	}

@@ -143,6 +143,11 @@ func (c *Client) watchRecursive(ctx context.Context, path string, fn func(reg.Wa
 	r.table[w.full] = append(r.table[w.full], w)
 	r.mu.Unlock()
 	_, err := call(ctx, c, op, path, true, func() (struct{}, error) {
+		if r.noAddWatch.Load() {
+			// Another call learnt it while this one waited for a
+			// connection: an old server drops the connection on each.
+			return struct{}{}, errUnimplemented
+		}
 		sc := c.wire.Load()
 		if sc == nil {
 			return struct{}{}, zk.ErrConnectionClosed
