@@ -35,8 +35,13 @@ func TestStandbyWritesRunByTheLeader(t *testing.T) {
 		rs := cb.running()
 		return len(e.runs(0)) == 1 && len(rs) == 1 && rs[0].State == "running"
 	})
-	if !strings.Contains(readFile(t, filepath.Join(e.dir, "a.log")), "fire launched") || strings.Contains(readFile(t, filepath.Join(e.dir, "b.log")), "fire launched") {
-		t.Errorf("the fire was not launched by the leader a alone")
+	// The leader logs the launch once the launcher has started the item,
+	// so the item may be seen running before the line is written.
+	e.eventually(10*time.Second, "the leader's log of the launch", func() bool {
+		return strings.Contains(readFile(t, filepath.Join(e.dir, "a.log")), "fire launched")
+	})
+	if strings.Contains(readFile(t, filepath.Join(e.dir, "b.log")), "fire launched") {
+		t.Errorf("the standby b launched the fire too")
 	}
 
 	// The sandbox of the app: where its running item runs, as the launcher
