@@ -57,15 +57,15 @@ import (
 )
 
 type options struct {
-	hosts, jobs, replicas       int
-	fireJobs, fireItems         int
-	fireType                    string
-	fireWindow, idleWindow      time.Duration
-	settle                      time.Duration
-	tick, session               time.Duration
-	ejob, zkScript, dir, zkHeap string
-	keep, skipIdle, skipFire    bool
-	readyTimeout, reshardWithin time.Duration
+	hosts, jobs, replicas                int
+	fireJobs, fireItems                  int
+	fireType                             string
+	fireWindow, idleWindow               time.Duration
+	settle                               time.Duration
+	tick, session                        time.Duration
+	ejob, zkScript, dir, zkHeap, zkFlags string
+	keep, skipIdle, skipFire             bool
+	readyTimeout, reshardWithin          time.Duration
 }
 
 func main() {
@@ -83,6 +83,7 @@ func main() {
 	flag.DurationVar(&o.session, "session", 2*time.Second, "the hosts' sessionTimeoutMilliseconds")
 	flag.StringVar(&o.ejob, "ejob", "", "the ejob binary (default: built from this module into -dir)")
 	flag.StringVar(&o.zkScript, "zk", "scripts/zk.sh", "scripts/zk.sh")
+	flag.StringVar(&o.zkFlags, "zk-flags", "", "more JVM flags for each ensemble member, space-separated, after the others")
 	flag.StringVar(&o.zkHeap, "zk-heap", "1g", "each ensemble member's Java heap (-Xmx): 100,000 jobs hold about 1.2 million znodes")
 	flag.StringVar(&o.dir, "dir", "", "working directory (default: a new temporary one)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the working directory (it is always kept when the run fails)")
@@ -147,14 +148,18 @@ func run(ctx context.Context, o options) (err error) {
 	}
 	zkDir := filepath.Join(o.dir, "zk")
 	// zk.sh passes each member's jvm.flags to java after its own
-	// defaults: the heap; G1 instead of the tests' serial collector,
-	// whose full collections of a heap holding a million znodes stopped
-	// a member for 2-2.5 s, past the hosts' 2 s sessions (every host on
-	// it reconnected and read its 10,000 jobs again, which made more
-	// garbage); and ZooKeeper's own container check interval (a minute)
-	// instead of the tests' 500 ms, which at 100,000 jobs has the leader
-	// scan 200,000 election containers twice a second.
+	// defaults (the tests' serial collector and C1-only JIT): the heap
+	// (-zk-heap: with a million znodes, a 2 GB serial heap's full
+	// collections stop a member for 2-2.5 s, past the hosts' 2 s
+	// sessions, where 3 GB has none; G1 has no such pauses but costs
+	// about half as much CPU again); ZooKeeper's own container check
+	// interval (a minute) instead of the tests' 500 ms, which at 100,000
+	// jobs has the leader scan 200,000 election containers twice a
+	// second; then -zk-flags.
 	flags := "-Xmx" + o.zkHeap + "\n-Dznode.container.checkIntervalMs=60000\n"
+	for _, f := range strings.Fields(o.zkFlags) {
+		flags += f + "\n"
+	}
 	for n := 1; n <= 3; n++ {
 		nd := filepath.Join(zkDir, "node"+strconv.Itoa(n))
 		if err := os.MkdirAll(nd, 0o755); err != nil {
@@ -182,7 +187,7 @@ func run(ctx context.Context, o options) (err error) {
 		}
 		ens.pids = append(ens.pids, pid)
 	}
-	fmt.Printf("ensemble %s (tickTime %v, heap %s each), hosts' session %v, load average %s\n", ens.addr, o.tick, o.zkHeap, o.session, loadAvg())
+	fmt.Printf("ensemble %s (tickTime %v, heap %s each, JVM flags %q), hosts' session %v, load average %s\n", ens.addr, o.tick, o.zkHeap, o.zkFlags, o.session, loadAvg())
 	var pingRate float64 // packets a second the hosts' sessions send while idle
 	if !o.skipIdle {
 		if pingRate, err = idleScenario(ctx, o, ens); err != nil {
