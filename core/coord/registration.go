@@ -52,7 +52,7 @@ type registration struct {
 	// is asked for when the pause ends (setPaused). Next to each other, the
 	// two bools cost an idle job nothing (the padding before resumeCh).
 	paused, owed bool
-	resumeCh     chan struct{} // closed when paused goes false; nil (not paused) until first paused
+	resumeCh     chan struct{} // while paused: closed when paused goes false; nil when not paused
 }
 
 // isPaused reports whether executions must not start now, and a channel
@@ -90,6 +90,7 @@ func (r *registration) setPaused(p bool) {
 	} else {
 		if r.resumeCh != nil {
 			close(r.resumeCh)
+			r.resumeCh = nil // isPaused gives closedChan: a pause's channel is not kept after it
 		}
 		owed, r.owed = r.owed, false
 	}

@@ -554,6 +554,26 @@ func (c *Client) waitConnected(ctx context.Context) error {
 	}
 }
 
+// connectedNow reports whether the client is connected, without waiting:
+// attemptOnce then needs no timeout context. A context derived from the
+// caller's gives that context a map of its children, which keeps its size
+// once they are gone: a job's long-lived context kept ~250 B after its
+// first call.
+func (c *Client) connectedNow() bool {
+	if c.isFailed() {
+		return false
+	}
+	c.mu.Lock()
+	up := c.upCh
+	c.mu.Unlock()
+	select {
+	case <-up:
+		return true
+	default:
+		return false
+	}
+}
+
 // call runs one go-zookeeper operation bounded by ctx: each attempt waits
 // for a connection (up to connectionTimeoutMilliseconds) and retryable
 // failures are retried with Curator's ExponentialBackoffRetry while
@@ -609,17 +629,19 @@ type result[T any] struct {
 // when the server answers or the connection drops) if ctx ends first.
 func attemptOnce[T any](ctx context.Context, c *Client, fn func() (T, error)) (T, error) {
 	var zero T
-	wctx, cancel := context.WithTimeout(ctx, ms(c.cfg.ConnectionTimeoutMilliseconds))
-	err := c.waitConnected(wctx)
-	cancel()
-	switch {
-	case err == nil:
-	case ctx.Err() != nil:
-		return zero, errCtx
-	case errors.Is(err, reg.ErrClosed), errors.Is(err, ErrAuthFailed):
-		return zero, err
-	default:
-		return zero, fmt.Errorf("not connected within %dms: %w", c.cfg.ConnectionTimeoutMilliseconds, zk.ErrConnectionClosed)
+	if !c.connectedNow() {
+		wctx, cancel := context.WithTimeout(ctx, ms(c.cfg.ConnectionTimeoutMilliseconds))
+		err := c.waitConnected(wctx)
+		cancel()
+		switch {
+		case err == nil:
+		case ctx.Err() != nil:
+			return zero, errCtx
+		case errors.Is(err, reg.ErrClosed), errors.Is(err, ErrAuthFailed):
+			return zero, err
+		default:
+			return zero, fmt.Errorf("not connected within %dms: %w", c.cfg.ConnectionTimeoutMilliseconds, zk.ErrConnectionClosed)
+		}
 	}
 	ch := make(chan result[T], 1)
 	go func() {

@@ -1,0 +1,105 @@
+package kernel_test
+
+import (
+	"context"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/ejob-io/ejob/core/reg"
+	"github.com/ejob-io/ejob/core/reg/zktest"
+)
+
+// BenchmarkIdleAfterExpiry: one scheduler on ZooKeeper with 2,000 idle
+// jobs; its session is expired 3 times, and after each, once every job's
+// instance node is back, the live heap is measured again. What the jobs
+// of a lost session held is garbage once they are registered again, so
+// live-B/job grows once (what a job's re-registration leaves: its
+// contexts' child maps, its tree cache's re-read nodes, the goroutine
+// descriptors the runtime keeps of the re-registrations run at once),
+// not with each expiry. EJOB_HEAPDIR=DIR writes the heap profiles
+// (before.heap, after1.heap, ...) to compare with pprof -base.
+func BenchmarkIdleAfterExpiry(b *testing.B) {
+	if testing.Short() {
+		b.Skip("real ZooKeeper benchmarks skipped in -short mode")
+	}
+	const njobs, expiries = 2_000, 3
+	srv := zktest.Start(b, zktest.Options{})
+	var before float64
+	after := make([]float64, expiries)
+	it := 0
+	for b.Loop() {
+		it++
+		ns := "expiry-" + strconv.Itoa(it)
+		c := zkConnect(b, srv, ns, 10*time.Second, nil)
+		runtime.GC()
+		var m0 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		s := newIdleSchedulerAs(b, c, benchLogLevel(), "10.0.2.1@-@1", njobs)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- s.Run(ctx) }()
+		if err := s.Ready(ctx); err != nil {
+			b.Fatal(err)
+		}
+		live := func() float64 {
+			time.Sleep(2 * time.Second) // start-up's timers and caches settle
+			runtime.GC()
+			runtime.GC()
+			var m runtime.MemStats
+			runtime.ReadMemStats(&m)
+			return float64(int64(m.HeapAlloc)-int64(m0.HeapAlloc)) / njobs
+		}
+		before = live()
+		writeHeap(b, "before")
+		for e := range expiries {
+			if err := reg.Client(c).(reg.Expirer).Expire(ctx); err != nil {
+				b.Fatal(err)
+			}
+			waitRegistered(b, c, njobs, "10.0.2.1@-@1")
+			after[e] = live()
+			writeHeap(b, "after"+strconv.Itoa(e+1))
+		}
+		cancel()
+		if err := <-done; err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(before, "live-B/job")
+	for e, v := range after {
+		b.ReportMetric(v, "after-"+strconv.Itoa(e+1)+"-live-B/job")
+	}
+}
+
+// waitRegistered waits until every idle job's instance node of id exists.
+func waitRegistered(b *testing.B, c reg.Client, njobs int, id string) {
+	b.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	ctx := context.Background()
+	for i := 0; i < njobs; {
+		_, ok, err := c.Exists(ctx, "/idle-"+strconv.Itoa(i)+"/instances/"+id)
+		if err == nil && ok {
+			i++
+			continue
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("job idle-%d not registered again: err %v", i, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// writeHeap writes the heap profile NAME.heap to $EJOB_HEAPDIR, if set.
+func writeHeap(b *testing.B, name string) {
+	if d := os.Getenv("EJOB_HEAPDIR"); d != "" {
+		w, err := os.Create(d + "/" + name + ".heap")
+		if err != nil {
+			b.Fatal(err)
+		}
+		_ = pprof.Lookup("heap").WriteTo(w, 0)
+		_ = w.Close()
+	}
+}
