@@ -45,37 +45,3 @@ func PumpArmed(j *Job) bool {
 	defer j.loop.pumpMu.Unlock()
 	return j.loop.pumpArmed
 }
-
-// ReRegisterSlots is how many jobs of a namespace re-register at once
-// (tests).
-const ReRegisterSlots = reRegisterSlots
-
-// FreeReRegisterSlots is how many of ns's re-registration slots are free
-// (tests).
-func FreeReRegisterSlots(ns *Namespace) int {
-	ns.reRegs.mu.Lock()
-	defer ns.reRegs.mu.Unlock()
-	return ns.reRegs.free
-}
-
-// BusyUntilStopped keeps j's queue busy until its Stop has closed the
-// queue, then asks for a re-registration, which the gate admits and
-// queues behind the closure, so that the closed queue drops it (tests).
-func BusyUntilStopped(j *Job) {
-	q := j.loop.q
-	running := make(chan struct{})
-	q.post(func() {
-		close(running)
-		for {
-			q.mu.Lock()
-			closed := q.closed
-			q.mu.Unlock()
-			if closed {
-				return
-			}
-			time.Sleep(time.Millisecond)
-		}
-	})
-	<-running
-	j.loop.askReRegister()
-}

@@ -31,14 +31,11 @@ type jobLoop struct {
 	// class: TestJobSizeClass).
 	pumpArmed, pumpOff bool
 
-	// reReg: a re-registration asked for and not started (asks coalesce,
-	// as upstream's reconnect listener): reRegAsked while the namespace's
-	// gate has not admitted it, reRegPosted once it holds one of the
-	// gate's slots and is queued. Set by askReRegister on the connection
-	// queue (registration.onConn) or the retry timer's goroutine, cleared
-	// on the job's queue when it starts, or by stopLoop (which then frees
-	// the slot of a re-registration the closed queue dropped): atomic.
-	reReg atomic.Int32
+	// reRegPending: a re-registration is queued and has not started (asks
+	// coalesce, as upstream's reconnect listener). Set by askReRegister on
+	// the connection queue (registration.onConn) or the retry timer's
+	// goroutine, cleared by reRegisterTick on the job's queue: atomic.
+	reRegPending atomic.Bool
 
 	// The pump ticks only while there may be something for it to do: a
 	// tick after any tree event or wake-up, and then again for as long as
@@ -117,42 +114,15 @@ func (l *jobLoop) runningNodeEvent(ev reg.TreeEvent) bool {
 	return true
 }
 
-// The states of jobLoop.reReg.
-const (
-	reRegNone   = iota
-	reRegAsked  // waiting for the namespace's gate
-	reRegPosted // holding a slot of the gate, queued
-)
-
-// askReRegister queues a re-registration unless one is asked for already,
-// once the namespace's gate admits it.
+// askReRegister queues a re-registration unless one is queued already.
 func (l *jobLoop) askReRegister() {
-	if l.reReg.CompareAndSwap(reRegNone, reRegAsked) {
-		l.life.ns.reRegs.admit(l.postReRegister)
+	if l.reRegPending.CompareAndSwap(false, true) {
+		l.post(l.reRegisterTick)
 	}
 }
 
-// postReRegister queues the re-registration the gate admitted and reports
-// whether it holds the slot now; the slot is released once the
-// re-registration has run, or by stopLoop when the closed queue dropped it.
-func (l *jobLoop) postReRegister() bool {
-	l.reReg.Store(reRegPosted)
-	if l.q.post(l.reRegisterTick) {
-		return true
-	}
-	// The queue is closed: give the slot back, unless stopLoop did.
-	return !l.reReg.CompareAndSwap(reRegPosted, reRegNone)
-}
-
-// reRegisterTick runs the re-registration the gate admitted, on the job's
-// queue, and frees its slot.
 func (l *jobLoop) reRegisterTick() {
-	if l.reReg.Swap(reRegNone) == reRegPosted {
-		defer l.life.ns.reRegs.release()
-	}
-	if l.halted || l.life.ctx.Err() != nil {
-		return
-	}
+	l.reRegPending.Store(false)
 	ctx := l.life.ctx
 	if err := l.rg.reRegister(ctx); err != nil {
 		if ctx.Err() != nil {
@@ -262,9 +232,6 @@ func (l *jobLoop) reconcileTick() {
 // stops the timers.
 func (l *jobLoop) stopLoop() {
 	l.q.close()
-	if l.reReg.CompareAndSwap(reRegPosted, reRegNone) {
-		l.life.ns.reRegs.release() // dropped by the closed queue
-	}
 	l.pumpMu.Lock()
 	l.pumpOff = true // an armed tick finds the queue closed
 	l.pumpMu.Unlock()

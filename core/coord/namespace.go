@@ -43,9 +43,6 @@ type Namespace struct {
 	marshal config.Marshaller
 	// ends finishes the jobs when the ctx of their Start ends.
 	ends ctxEnds
-	// reRegs admits the jobs' re-registrations after a new session,
-	// reRegisterSlots at a time.
-	reRegs *gate
 
 	mu      sync.Mutex
 	last    reg.ConnEvent // the current state, as WatchConnection's first event (State 0: none yet)
@@ -75,7 +72,6 @@ func NewNamespace(c reg.Client, log hclog.Logger) *Namespace {
 		cache:  reg.NewSharedCache(c, reg.WithSharedLogger(log)),
 		reads:  reg.NewBatchReader(c),
 		writes: reg.NewBatchWriter(c),
-		reRegs: newGate(reRegisterSlots),
 		subs:   map[nsSubscriber]struct{}{},
 	}
 }

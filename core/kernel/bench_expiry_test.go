@@ -20,7 +20,8 @@ import (
 // live-B/job grows once (what a job's re-registration leaves: its
 // contexts' child maps, its tree cache's re-read nodes, the goroutine
 // descriptors the runtime keeps of the re-registrations run at once),
-// not with each expiry. EJOB_HEAPDIR=DIR writes the heap profiles
+// not with each expiry; reregister-s is how long after an expiry every
+// job was registered again (a mean). EJOB_HEAPDIR=DIR writes the heap profiles
 // (before.heap, after1.heap, ...) to compare with pprof -base.
 func BenchmarkIdleAfterExpiry(b *testing.B) {
 	if testing.Short() {
@@ -29,6 +30,7 @@ func BenchmarkIdleAfterExpiry(b *testing.B) {
 	const njobs, expiries = 2_000, 3
 	srv := zktest.Start(b, zktest.Options{})
 	var before float64
+	var back time.Duration // from the expiries to every job registered again, summed
 	after := make([]float64, expiries)
 	it := 0
 	for b.Loop() {
@@ -56,10 +58,12 @@ func BenchmarkIdleAfterExpiry(b *testing.B) {
 		before = live()
 		writeHeap(b, "before")
 		for e := range expiries {
+			t0 := time.Now()
 			if err := reg.Client(c).(reg.Expirer).Expire(ctx); err != nil {
 				b.Fatal(err)
 			}
 			waitRegistered(b, c, njobs, "10.0.2.1@-@1")
+			back += time.Since(t0)
 			after[e] = live()
 			writeHeap(b, "after"+strconv.Itoa(e+1))
 		}
@@ -69,6 +73,7 @@ func BenchmarkIdleAfterExpiry(b *testing.B) {
 		}
 	}
 	b.ReportMetric(before, "live-B/job")
+	b.ReportMetric(back.Seconds()/float64(expiries*it), "reregister-s")
 	for e, v := range after {
 		b.ReportMetric(v, "after-"+strconv.Itoa(e+1)+"-live-B/job")
 	}
