@@ -39,8 +39,18 @@ func (j *Job) IsLeader(ctx context.Context) (bool, error) { return j.ldr.isLeade
 // the leader node's create and the latch's release in one transaction;
 // the steps are upstream's if there is one after all).
 func (l *leadership) electLeader(ctx context.Context) (bool, error) {
+	return l.campaign(ctx, false)
+}
+
+// campaign is electLeader; vacant says a fresh read has just shown no
+// leader node, so that the campaign expects none whatever the tree cache
+// still shows (after a new session it may not yet have seen the old
+// session's leader node go).
+func (l *leadership) campaign(ctx context.Context, vacant bool) (bool, error) {
 	campaign := l.e.Campaign
-	if cv := l.cache; cv != nil {
+	if vacant {
+		campaign = l.e.CampaignVacant
+	} else if cv := l.cache; cv != nil {
 		if _, _, ok := cv.Peek(l.s.p.LeaderInstance()); !ok {
 			campaign = l.e.CampaignVacant
 		}
@@ -100,13 +110,22 @@ func (l *leadership) isLeaderUntilBlock(ctx context.Context) (bool, error) {
 	return l.isLeader(ctx)
 }
 
-// electIfAvailable is the passive election on leader node deletion.
+// electIfAvailable is the passive election on leader node deletion. A
+// leader node found by a fresh read first (the instance's own, after its
+// re-registration elected it; another's, elected meanwhile) ends it
+// without the latch, where upstream takes the latch to find it there: a
+// deletion of that leader later is an event of its own, with an election
+// of its own.
 func (l *leadership) electIfAvailable(ctx context.Context) error {
 	ok, err := l.isAvailableServer(ctx, l.ip)
 	if err != nil || !ok {
 		return err
 	}
-	return l.electAndCheck(ctx)
+	has, err := l.e.HasLeader(ctx)
+	if err != nil || has {
+		return err
+	}
+	return l.electVacantAndCheck(ctx, true)
 }
 
 // electAndCheck elects and, when this instance won, flags resharding if
@@ -115,7 +134,13 @@ func (l *leadership) electIfAvailable(ctx context.Context) error {
 // because the change was seen before the new leader existed, would leave items
 // on dead or disabled instances until reconcile.
 func (l *leadership) electAndCheck(ctx context.Context) error {
-	won, err := l.electLeader(ctx)
+	return l.electVacantAndCheck(ctx, false)
+}
+
+// electVacantAndCheck is electAndCheck after a fresh read showed no
+// leader node (vacant: see campaign).
+func (l *leadership) electVacantAndCheck(ctx context.Context, vacant bool) error {
+	won, err := l.campaign(ctx, vacant)
 	if err != nil || !won {
 		return err
 	}
@@ -157,7 +182,7 @@ func (l *leadership) onLocalServerEvent(ctx context.Context, ev reg.TreeEvent) e
 	if err != nil || has {
 		return err
 	}
-	return l.electAndCheck(ctx)
+	return l.electVacantAndCheck(ctx, true)
 }
 
 // isEnableServer: servers/{ip} is ENABLED; a missing or empty node is

@@ -53,7 +53,7 @@ func (r *registration) reRegister(ctx context.Context) error {
 	if !already {
 		if has, err := r.ldr.e.HasLeader(ctx); err == nil && !has {
 			if ok, err := r.ldr.isAvailableServer(ctx, r.ip); err == nil && ok {
-				if err := r.ldr.electAndCheck(ctx); err != nil {
+				if err := r.ldr.electVacantAndCheck(ctx, true); err != nil {
 					r.log.Warn("election after new session failed", "error", err)
 				}
 			}

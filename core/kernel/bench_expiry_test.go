@@ -5,11 +5,14 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"sort"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/ejob-io/ejob/core/reg"
+	"github.com/ejob-io/ejob/core/reg/regcount"
 	"github.com/ejob-io/ejob/core/reg/zktest"
 )
 
@@ -21,7 +24,8 @@ import (
 // contexts' child maps, its tree cache's re-read nodes, the goroutine
 // descriptors the runtime keeps of the re-registrations run at once),
 // not with each expiry; reregister-s is how long after an expiry every
-// job was registered again (a mean). EJOB_HEAPDIR=DIR writes the heap profiles
+// job was registered again (a mean), with the scheduler's requests
+// meanwhile. EJOB_HEAPDIR=DIR writes the heap profiles
 // (before.heap, after1.heap, ...) to compare with pprof -base.
 func BenchmarkIdleAfterExpiry(b *testing.B) {
 	if testing.Short() {
@@ -31,6 +35,8 @@ func BenchmarkIdleAfterExpiry(b *testing.B) {
 	srv := zktest.Start(b, zktest.Options{})
 	var before float64
 	var back time.Duration // from the expiries to every job registered again, summed
+	var requests int64     // the scheduler's requests meanwhile, summed
+	byPath := map[string]int{}
 	after := make([]float64, expiries)
 	it := 0
 	for b.Loop() {
@@ -40,7 +46,17 @@ func BenchmarkIdleAfterExpiry(b *testing.B) {
 		runtime.GC()
 		var m0 runtime.MemStats
 		runtime.ReadMemStats(&m0)
-		s := newIdleSchedulerAs(b, c, benchLogLevel(), "10.0.2.1@-@1", njobs)
+		var mu sync.Mutex
+		counting := false
+		cc := regcount.New(c, regcount.WithObserver(func(call regcount.Call) {
+			k := call.Method + " " + latchNode.ReplaceAllString(idleJobRoot.ReplaceAllString(call.Path, "/J"), "LATCH")
+			mu.Lock()
+			if counting {
+				byPath[k]++
+			}
+			mu.Unlock()
+		}))
+		s := newIdleSchedulerAs(b, cc, benchLogLevel(), "10.0.2.1@-@1", njobs)
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() { done <- s.Run(ctx) }()
@@ -58,12 +74,19 @@ func BenchmarkIdleAfterExpiry(b *testing.B) {
 		before = live()
 		writeHeap(b, "before")
 		for e := range expiries {
-			t0 := time.Now()
+			mu.Lock()
+			counting = true
+			mu.Unlock()
+			t0, n0 := time.Now(), cc.Counts().Total()
 			if err := reg.Client(c).(reg.Expirer).Expire(ctx); err != nil {
 				b.Fatal(err)
 			}
 			waitRegistered(b, c, njobs, "10.0.2.1@-@1")
 			back += time.Since(t0)
+			requests += cc.Counts().Total() - n0
+			mu.Lock()
+			counting = false
+			mu.Unlock()
 			after[e] = live()
 			writeHeap(b, "after"+strconv.Itoa(e+1))
 		}
@@ -72,8 +95,19 @@ func BenchmarkIdleAfterExpiry(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	if testing.Verbose() {
+		keys := make([]string, 0, len(byPath))
+		for k := range byPath {
+			keys = append(keys, k)
+		}
+		sort.Slice(keys, func(i, j int) bool { return byPath[keys[i]] > byPath[keys[j]] })
+		for _, k := range keys {
+			b.Logf("%7.2f a job  %s", float64(byPath[k])/float64(expiries*it*njobs), k)
+		}
+	}
 	b.ReportMetric(before, "live-B/job")
 	b.ReportMetric(back.Seconds()/float64(expiries*it), "reregister-s")
+	b.ReportMetric(float64(requests)/float64(expiries*it*njobs), "reregister-requests/job")
 	for e, v := range after {
 		b.ReportMetric(v, "after-"+strconv.Itoa(e+1)+"-live-B/job")
 	}
