@@ -182,9 +182,7 @@ func (c *Client) firstSession(ctx context.Context, wait time.Duration) error {
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	servers := c.cfg.ServerLists
-	c.mu.Lock()
-	up := c.upCh
-	c.mu.Unlock()
+	up := c.up()
 	select {
 	case <-up:
 		return nil
@@ -539,9 +537,7 @@ func (c *Client) waitConnected(ctx context.Context) error {
 	if c.isFailed() {
 		return c.failure
 	}
-	c.mu.Lock()
-	up := c.upCh
-	c.mu.Unlock()
+	up := c.up()
 	select {
 	case <-up:
 		return nil
@@ -554,6 +550,13 @@ func (c *Client) waitConnected(ctx context.Context) error {
 	}
 }
 
+// up returns the channel that is closed while the client is connected.
+func (c *Client) up() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.upCh
+}
+
 // connectedNow reports whether the client is connected, without waiting:
 // attemptOnce then needs no timeout context. A context derived from the
 // caller's gives that context a map of its children, which keeps its size
@@ -563,9 +566,7 @@ func (c *Client) connectedNow() bool {
 	if c.isFailed() {
 		return false
 	}
-	c.mu.Lock()
-	up := c.upCh
-	c.mu.Unlock()
+	up := c.up()
 	select {
 	case <-up:
 		return true
