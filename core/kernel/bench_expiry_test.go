@@ -24,8 +24,8 @@ import (
 // contexts' child maps, its tree cache's re-read nodes, the goroutine
 // descriptors the runtime keeps of the re-registrations run at once),
 // not with each expiry; reregister-s is how long after an expiry every
-// job was registered again (a mean), with the scheduler's requests
-// meanwhile. EJOB_HEAPDIR=DIR writes the heap profiles
+// job's instance node was back (a mean), with the scheduler's requests
+// until then. EJOB_HEAPDIR=DIR writes the heap profiles
 // (before.heap, after1.heap, ...) to compare with pprof -base.
 func BenchmarkIdleAfterExpiry(b *testing.B) {
 	if testing.Short() {
