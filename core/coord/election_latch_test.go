@@ -4,8 +4,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
+	"github.com/ejob-io/ejob/core/coord"
 	"github.com/ejob-io/ejob/core/reg"
 	"github.com/ejob-io/ejob/core/reg/embedded"
 	"github.com/ejob-io/ejob/core/reg/regcount"
@@ -34,8 +34,15 @@ func TestPassiveElectionFindsLeaderWithoutLatch(t *testing.T) {
 			latches.Add(1)
 		}
 	}))
-	j := newJob(t, c, nil, "passive", nil)
 	leaderNode := reg.Join("passive", "leader", "election", "instance")
+	var leaderEvents atomic.Int32 // handled by the job, after counting starts
+	j := newJob(t, c, nil, "passive", func(o *coord.Options) {
+		o.OnEvent = func(path string) {
+			if counting.Load() && path == leaderNode {
+				leaderEvents.Add(1)
+			}
+		}
+	})
 	if err := j.Start(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -60,9 +67,13 @@ func TestPassiveElectionFindsLeaderWithoutLatch(t *testing.T) {
 		reg.CreateOp(leaderNode, []byte("10.0.0.2@-@2"), reg.Ephemeral)); err != nil {
 		t.Fatal(err)
 	}
-	// Time for the job to handle both events; a latch taken for them is
-	// taken within this.
-	time.Sleep(500 * time.Millisecond)
+	// OnEvent follows the handling of each event: once both the
+	// deletion's and the creation's are handled, any latch they took was
+	// taken. A cache that folded them into one change would fail here
+	// rather than let the test pass without an election.
+	testkit.Eventually(t, waitFor, "the job handled the deletion and the creation", func() bool {
+		return leaderEvents.Load() == 2
+	})
 	if ok, err := j.IsLeader(ctxT(t)); err != nil || ok {
 		t.Fatalf("IsLeader = %v, %v after another instance's leader node replaced the job's", ok, err)
 	}
