@@ -76,15 +76,17 @@ func (l *leadership) isLeader(ctx context.Context) (bool, error) {
 
 // isLeaderUntilBlock waits while there is no leader but some available
 // server, electing when this server is available
-// (LeaderService.isLeaderUntilBlock).
+// (LeaderService.isLeaderUntilBlock). Where upstream reads whether the
+// leader node exists and then whether it is ours, one read of the node
+// answers both.
 func (l *leadership) isLeaderUntilBlock(ctx context.Context) (bool, error) {
 	for {
-		has, err := l.e.HasLeader(ctx)
+		has, leads, err := l.e.ReadLeader(ctx)
 		if err != nil {
 			return false, err
 		}
 		if has {
-			break
+			return leads && !l.shutdown.Load(), nil
 		}
 		avail, err := l.hasAvailableServers(ctx)
 		if err != nil {
@@ -115,14 +117,15 @@ func (l *leadership) isLeaderUntilBlock(ctx context.Context) (bool, error) {
 // re-registration elected it; another's, elected meanwhile) ends it
 // without the latch, where upstream takes the latch to find it there: a
 // deletion of that leader later is an event of its own, with an election
-// of its own.
+// of its own. That read comes before the check of this server, which
+// only an election needs.
 func (l *leadership) electIfAvailable(ctx context.Context) error {
-	ok, err := l.isAvailableServer(ctx, l.ip)
-	if err != nil || !ok {
-		return err
-	}
 	has, err := l.e.HasLeader(ctx)
 	if err != nil || has {
+		return err
+	}
+	ok, err := l.isAvailableServer(ctx, l.ip)
+	if err != nil || !ok {
 		return err
 	}
 	return l.electVacantAndCheck(ctx, true)

@@ -49,17 +49,24 @@ func (r *resharding) setReshardingFlag(ctx context.Context) error {
 	if err != nil || !leader {
 		return err
 	}
-	if ok, err := r.s.exists(ctx, r.s.p.ShardingNecessary()); err != nil || ok {
-		return err
-	}
-	if ok, err := r.s.exists(ctx, r.s.p.Root()); err != nil || !ok {
+	// The flag, the job's root and the flag's parent, read together
+	// (upstream reads them one after another: the flag, the root, then
+	// the root and the parent again to create the parent if needed).
+	flag := r.s.p.ShardingNecessary()
+	found, err := r.s.existsMany(ctx, []string{flag, r.s.p.Root(), reg.Parent(flag)})
+	if err != nil || found[0] || !found[1] {
 		return err
 	}
 	err = r.elect.Fenced(ctx, func(fence recipe.Fence) error {
-		if err := r.s.createIfNeeded(ctx, reg.Parent(r.s.p.ShardingNecessary())); err != nil {
-			return err
+		if !found[2] {
+			// Under leader, which holds the leader node while this
+			// instance leads: a job deleted meanwhile is not made again.
+			_, err := r.s.c.Create(ctx, reg.Parent(flag), nil, reg.Persistent)
+			if err != nil && !errors.Is(err, reg.ErrNodeExists) {
+				return err
+			}
 		}
-		_, err := recipe.FencedMulti(ctx, r.s.c, fence, reg.CreateOp(r.s.p.ShardingNecessary(), nil, reg.Persistent))
+		_, err := recipe.FencedMulti(ctx, r.s.c, fence, reg.CreateOp(flag, nil, reg.Persistent))
 		return err
 	})
 	if errors.Is(err, recipe.ErrNotLeader) || errors.Is(err, reg.ErrNodeExists) {

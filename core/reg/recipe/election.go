@@ -71,14 +71,8 @@ func (e *Election) CampaignVacant(ctx context.Context) (bool, error) {
 // IsLeader reports whether we lead now, read fresh from the registry: the
 // leader node holds our id and belongs to the client's current session.
 func (e *Election) IsLeader(ctx context.Context) (bool, error) {
-	data, st, err := e.c.Get(ctx, e.leader)
-	if errors.Is(err, reg.ErrNoNode) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("read leader %s: %w", e.leader, err)
-	}
-	return e.Leads(data, st), nil
+	_, leads, err := e.ReadLeader(ctx)
+	return leads, err
 }
 
 // Leads is IsLeader on a leader node already read (data and stat, e.g.
@@ -86,6 +80,19 @@ func (e *Election) IsLeader(ctx context.Context) (bool, error) {
 // session.
 func (e *Election) Leads(data []byte, st reg.Stat) bool {
 	return string(data) == e.id && st.EphemeralOwner == e.c.Session().ID()
+}
+
+// ReadLeader is HasLeader and IsLeader in one fresh read: whether the
+// leader node exists, and whether it is ours (Leads).
+func (e *Election) ReadLeader(ctx context.Context) (exists, leads bool, err error) {
+	data, st, err := e.c.Get(ctx, e.leader)
+	if errors.Is(err, reg.ErrNoNode) {
+		return false, false, nil
+	}
+	if err != nil {
+		return false, false, fmt.Errorf("read leader %s: %w", e.leader, err)
+	}
+	return true, e.Leads(data, st), nil
 }
 
 // HasLeader is ElasticJob's hasLeader: the leader node exists (fresh read).
