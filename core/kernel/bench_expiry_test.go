@@ -114,7 +114,7 @@ func BenchmarkIdleAfterExpiry(b *testing.B) {
 }
 
 // waitRegistered waits until every idle job's instance node of id exists.
-func waitRegistered(b *testing.B, c reg.Client, njobs int, id string) {
+func waitRegistered(b testing.TB, c reg.Client, njobs int, id string) {
 	b.Helper()
 	deadline := time.Now().Add(2 * time.Minute)
 	ctx := context.Background()

@@ -1,11 +1,17 @@
 package kernel_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/ejob-io/ejob/core/config"
+	"github.com/ejob-io/ejob/core/reg"
+	"github.com/ejob-io/ejob/core/reg/regcount"
+	"github.com/ejob-io/ejob/core/reg/zktest"
 	"github.com/ejob-io/ejob/internal/testkit"
 )
 
@@ -71,5 +77,66 @@ func TestRequestsPerTriggerBudget(t *testing.T) {
 	}
 	if worst < requestBudgetPerTrigger {
 		t.Logf("at most %d requests per trigger, under the budget of %d: lower requestBudgetPerTrigger", worst, requestBudgetPerTrigger)
+	}
+}
+
+// reRegisterBudgetPerJob is the most registry requests an idle job's
+// re-registration after a session expiry may make on ZooKeeper, counted
+// until the requests settle: the instance and server nodes written again,
+// the election, the checks of the resharding flag that the events of the
+// job's own nodes (its instance node gone and back, its server node
+// written) make, as upstream's listener does, and the tree cache's few
+// re-reads (about 26 in all). Reading the leader node once for "is there
+// a leader" and "is it this instance", reading the flag, the job's root
+// and the flag's parent together, and reading the leader node before this
+// server on the passive election keep it here; upstream's reads one after
+// another made 32 (42 with the passive election's latch).
+const reRegisterBudgetPerJob = 27
+
+// TestReRegistrationRequestBudget counts (never times) the requests of 50
+// idle jobs' re-registration after their session is expired on a real
+// ZooKeeper, and fails when a job makes more than reRegisterBudgetPerJob,
+// logging them by method and path. On a host with thousands of jobs
+// every one re-registers at once after an outage, and the ensemble
+// serves all their requests.
+func TestReRegistrationRequestBudget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real ZooKeeper test skipped in -short mode")
+	}
+	const njobs, id = 50, "10.0.2.1@-@1"
+	srv := zktest.Start(t, zktest.Options{})
+	c := zkConnect(t, srv, "reregister-budget", 10*time.Second, nil)
+	bd := &breakdown{}
+	cc := regcount.New(c, regcount.WithObserver(func(call regcount.Call) {
+		call.Path = idleJobRoot.ReplaceAllString(call.Path, "/{job}")
+		bd.observe(call)
+	}))
+	s := newIdleSchedulerAs(t, cc, hclog.Off, id, njobs)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	if err := s.Ready(ctx); err != nil {
+		t.Fatal(err)
+	}
+	nodes := []*benchNode{{client: cc}}
+	before := quiesce(t, time.Second, nodes)
+	bd.on.Store(true)
+	if err := reg.Client(c).(reg.Expirer).Expire(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitRegistered(t, c, njobs, id)
+	got := quiesce(t, time.Second, nodes).Sub(before).Total()
+	bd.on.Store(false)
+	perJob := float64(got) / njobs
+	t.Logf("re-registration: %.1f requests a job", perJob)
+	if perJob > reRegisterBudgetPerJob {
+		t.Errorf("re-registration made %.1f requests a job, more than the budget of %d; a job's, by method and path:\n%s",
+			perJob, reRegisterBudgetPerJob, strings.Join(bd.lines(njobs), "\n"))
 	}
 }
