@@ -41,9 +41,9 @@ type listeners struct {
 }
 
 // handle runs upstream's data listeners (the ListenerManager's) for one
-// event, in their order. It reports whether the instance was shut down from the
-// registry.
-func (l *listeners) handle(ctx context.Context, ev reg.TreeEvent, st *loopState) (shutdown bool) {
+// event, the seq-th posted to the job's queue, in their order. It reports
+// whether the instance was shut down from the registry.
+func (l *listeners) handle(ctx context.Context, ev reg.TreeEvent, seq uint32, st *loopState) (shutdown bool) {
 	if l.shutdown.Load() || ev.Type == reg.TreeInitialized {
 		return false
 	}
@@ -72,7 +72,7 @@ func (l *listeners) handle(ctx context.Context, ev reg.TreeEvent, st *loopState)
 			logErr("election", l.ldr.onLocalServerEvent(ctx, ev))
 		}
 		if !l.asg.accounted(ev) {
-			logErr("resharding flag", l.rsh.serversChanged(ctx))
+			logErr("resharding flag", l.rsh.serversChangedSince(ctx, seq))
 		}
 	case strings.HasPrefix(rel, node.InstancesNode+"/"):
 		id := strings.TrimPrefix(rel, node.InstancesNode+"/")
@@ -87,7 +87,7 @@ func (l *listeners) handle(ctx context.Context, ev reg.TreeEvent, st *loopState)
 			logErr("crash failover", l.fo.get().onInstanceCrashed(ctx, id))
 		}
 		if !l.asg.accounted(ev) {
-			logErr("resharding flag", l.rsh.serversChanged(ctx))
+			logErr("resharding flag", l.rsh.serversChangedSince(ctx, seq))
 		}
 		if ev.Type == reg.NodeDeleted && id != l.id {
 			logErr("stale node sweep", l.sw.stale().sweepIfLeader(ctx))

@@ -143,7 +143,7 @@ func New(opts Options) (*Job, error) {
 	j.asg = assignment{jobBase: b, ldr: &j.ldr, conf: &j.conf, shutdown: shutdown}
 	j.ldr = leadership{jobBase: b, e: recipe.NewElection(opts.Client, p.LeaderLatch(), p.LeaderInstance(), opts.InstanceID),
 		conf: &j.conf, shutdown: shutdown, asg: &j.asg, rsh: &j.rsh}
-	j.rsh = resharding{jobBase: b, elect: j.ldr.e, lead: &j.ldr, strat: opts.Strategies, conf: &j.conf, asg: &j.asg, fo: &j.fo}
+	j.rsh = resharding{jobBase: b, lead: &j.ldr, strat: opts.Strategies, conf: &j.conf, asg: &j.asg, fo: &j.fo}
 	j.fo.failoverDeps = failoverDeps{jobBase: b, conf: &j.conf, ldr: &j.ldr, asg: &j.asg, rg: &j.rg, run: running, shutdown: shutdown}
 	j.mf = misfires{jobBase: b, cr: cr, conf: &j.conf, asg: &j.asg, att: &j.att, loop: &j.loop}
 	j.guar = guarantees{jobBase: b, conf: &j.conf}
@@ -273,6 +273,9 @@ type jobBase struct {
 	log    hclog.Logger
 	poll   time.Duration // Options.PollInterval
 	hooks  Hooks         // the scheduler's (Options.Hooks or the On* functions)
+	// marks number the tree events posted to the job's queue, for the
+	// checks of serversChanged (resharding.serversChangedSince).
+	marks eventMarks
 }
 
 // tick is the failover and misfire pump's period (failoverTick): 5 polls.

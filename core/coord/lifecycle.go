@@ -232,7 +232,8 @@ func (l *lifecycle) start(ctx context.Context) error {
 		if ev.Type == reg.TreeInitialized || l.loop.runningNodeEvent(ev) {
 			return
 		}
-		l.loop.post(func() { l.loop.onTreeEvent(ev) })
+		seq := l.marks.posted.Add(1)
+		l.loop.post(func() { l.loop.onTreeEvent(ev, seq) })
 	}, reg.WithTreeLogger(l.log), reg.WithLeaves(l.isItemLeaf), reg.WithoutInitialEvents(), reg.WithCounted(l.isFlag))
 	l.ldr.cache = l.tc.view
 	l.tc.live.Store(l.tc.view)

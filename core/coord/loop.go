@@ -72,8 +72,8 @@ func (l *jobLoop) post(fn func()) {
 
 // onTreeEvent handles one event of the job's tree (after the initial
 // load), on the queue.
-func (l *jobLoop) onTreeEvent(ev reg.TreeEvent) {
-	shut := l.ev.handle(l.life.ctx, ev, &l.st)
+func (l *jobLoop) onTreeEvent(ev reg.TreeEvent, seq uint32) {
+	shut := l.ev.handle(l.life.ctx, ev, seq, &l.st)
 	if l.onEv != nil {
 		l.onEv(ev.Path)
 	}

@@ -23,8 +23,7 @@ import (
 // not served; what a trigger reads of the assignment is the assignment's.
 type resharding struct {
 	*jobBase
-	elect *recipe.Election
-	lead  *leadership // the leader check (isLeaderUntilBlock)
+	lead  *leadership // the leader check (isLeaderUntilBlock) and its election (lead.e)
 	strat func(string) (spi.ShardingStrategy, error)
 	conf  *configState
 	asg   *assignment
@@ -37,6 +36,30 @@ type resharding struct {
 	// the goroutine of whichever trigger reshards (the trigger loop hands
 	// fires to reused goroutines): atomic.
 	unknownStrategy atomic.Pointer[string]
+}
+
+// eventMarks number a job's tree events for serversChangedSince: posted
+// counts those posted to the job's queue, checked is that count as the
+// last check of serversChanged that ended without an error began. The
+// counts wrap; they are compared as serial numbers (a job's queue never
+// holds 2^31 events).
+type eventMarks struct {
+	posted, checked atomic.Uint32
+}
+
+// covered reports whether the seq-th event was posted before the last
+// check that ended began.
+func (m *eventMarks) covered(seq uint32) bool { return int32(seq-m.checked.Load()) <= 0 }
+
+// checkedFrom records a check that began when began events were posted
+// and ended, unless a later-begun one is recorded already.
+func (m *eventMarks) checkedFrom(began uint32) {
+	for {
+		c := m.checked.Load()
+		if int32(began-c) <= 0 || m.checked.CompareAndSwap(c, began) {
+			return
+		}
+	}
 }
 
 // setReshardingFlag creates leader/sharding/necessary, on the leader only
@@ -57,7 +80,7 @@ func (r *resharding) setReshardingFlag(ctx context.Context) error {
 	if err != nil || found[0] || !found[1] {
 		return err
 	}
-	err = r.elect.Fenced(ctx, func(fence recipe.Fence) error {
+	err = r.lead.e.Fenced(ctx, func(fence recipe.Fence) error {
 		if !found[2] {
 			// Under leader, which holds the leader node while this
 			// instance leads: a job deleted meanwhile is not made again.
@@ -160,7 +183,7 @@ func (r *resharding) reshardIfNecessary(ctx context.Context) error {
 // any deletion of it by this instance, see recipe.Election.Fenced). It
 // reports whether the assignment was committed.
 func (r *resharding) commitReshard(ctx context.Context, cfg *config.JobConfiguration, instances []string) (bool, error) {
-	err := r.elect.Fenced(ctx, func(fence recipe.Fence) error {
+	err := r.lead.e.Fenced(ctx, func(fence recipe.Fence) error {
 		r.log.Info("resharding", "shardingTotalCount", cfg.ShardingTotalCount, "instances", instances)
 		if err := r.s.persistEphemeral(ctx, r.s.p.ShardingProcessing(), nil); err != nil {
 			return wrap("write sharding processing flag", err)
@@ -365,8 +388,35 @@ func (r *resharding) subtreeDeletes(ctx context.Context, path string) ([]reg.Op,
 	return append(ops, reg.DeleteOp(path, reg.AnyVersion)), nil
 }
 
+// serversChangedSince is serversChanged for the seq-th tree event posted
+// to the job's queue, a change of the servers or instances: nothing when
+// a check that began once that event was posted has ended, since its
+// fresh reads came after the event's change (the registry shows a
+// client no older state than the events it has delivered). Upstream
+// checks once for each event; the events of one burst (an instance's
+// re-registration: its instance node gone and back, its server node
+// written) are then checked once, as an instance that handled each at
+// once would find them. Nothing is moved: the check that runs runs where
+// it did, with the handlers of its event.
+func (r *resharding) serversChangedSince(ctx context.Context, seq uint32) error {
+	if r.marks.covered(seq) {
+		return nil
+	}
+	return r.serversChanged(ctx)
+}
+
 // serversChanged is ListenServersChangedJobListener's action.
 func (r *resharding) serversChanged(ctx context.Context) error {
+	began := r.marks.posted.Load()
+	if err := r.checkServersChanged(ctx); err != nil {
+		return err
+	}
+	r.marks.checkedFrom(began)
+	return nil
+}
+
+// checkServersChanged is serversChanged's check.
+func (r *resharding) checkServersChanged(ctx context.Context) error {
 	cfg, err := r.conf.get(ctx)
 	if err != nil {
 		return err

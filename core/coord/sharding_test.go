@@ -299,3 +299,31 @@ func TestLeaderWaitsForRunningItemsBeforeResharding(t *testing.T) {
 	}
 	expectAssign(t, cl, 4, map[string][]int{b.id: {0, 1}, a.id: {2, 3}})
 }
+
+// A membership event posted after a check of the resharding flag began
+// is checked again: the check that covers an event (serversChangedSince)
+// must have begun once the event was posted, so a change that follows a
+// resharding (the flag just deleted) raises the flag, however soon after
+// the check of the change before it.
+func TestMembershipEventAfterACheckIsChecked(t *testing.T) {
+	cl := newEmbeddedCluster(t)
+	a := cl.start("192.168.1.1", 100, testConfig(2))
+	cl.waitNecessary()
+	if items, err := a.run(ctxT(t)); err != nil || !equalInts(items, []int{0, 1}) {
+		t.Fatalf("first run = %v, %v", items, err)
+	}
+	flag := jp("leader", "sharding", "necessary")
+	if _, ok := cl.get(flag); ok {
+		t.Fatal("the first run did not reshard")
+	}
+	flagged := func() bool { _, ok := cl.get(flag); return ok }
+	for i, id := range []string{"10.9.9.1@-@1", "10.9.9.2@-@1", "10.9.9.3@-@1"} {
+		cl.persist(jp("instances", id), "jobInstanceId: "+id+"\n")
+		testkit.Eventually(t, waitFor, "the flag raised for instance "+id, flagged)
+		cl.remove(flag) // as a resharding's commit does
+		cl.sync()
+		if i == 2 && flagged() {
+			t.Error("the flag came back with no membership change")
+		}
+	}
+}

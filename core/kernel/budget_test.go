@@ -83,15 +83,16 @@ func TestRequestsPerTriggerBudget(t *testing.T) {
 // reRegisterBudgetPerJob is the most registry requests an idle job's
 // re-registration after a session expiry may make on ZooKeeper, counted
 // until the requests settle: the instance and server nodes written again,
-// the election, the checks of the resharding flag that the events of the
+// the election, the check of the resharding flag for the events of the
 // job's own nodes (its instance node gone and back, its server node
-// written) make, as upstream's listener does, and the tree cache's few
-// re-reads (about 26 in all). Reading the leader node once for "is there
-// a leader" and "is it this instance", reading the flag, the job's root
-// and the flag's parent together, and reading the leader node before this
-// server on the passive election keep it here; upstream's reads one after
-// another made 32 (42 with the passive election's latch).
-const reRegisterBudgetPerJob = 27
+// written) and the tree cache's few re-reads (about 20 in all). Reading
+// the leader node once for "is there a leader" and "is it this instance",
+// reading the flag, the job's root and the flag's parent together,
+// reading the leader node before this server on the passive election, and
+// one check for the events posted before it began keep it here;
+// upstream's reads one after another, a check for each event, make 32 (42
+// with the passive election's latch).
+const reRegisterBudgetPerJob = 21
 
 // TestReRegistrationRequestBudget counts (never times) the requests of 50
 // idle jobs' re-registration after their session is expired on a real
