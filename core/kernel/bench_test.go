@@ -121,6 +121,22 @@ func startNode(tb testing.TB, c reg.Client, ip string, pid int, obs func(regcoun
 	return &benchNode{id: id, client: cc, sched: s, stop: stop}
 }
 
+// runKernel runs s until tb ends, whose cleanup cancels Run, waits for it
+// and reports its error; it returns Run's ctx.
+func runKernel(tb testing.TB, s *kernel.Kernel) context.Context {
+	tb.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	tb.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			tb.Error(err)
+		}
+	})
+	return ctx
+}
+
 // runScheduler starts a scheduler with opts running jobs and waits until
 // every job has registered. The returned stop shuts it down (draining); it
 // is also a cleanup of tb, and may be called twice.

@@ -1,7 +1,6 @@
 package kernel_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -113,15 +112,7 @@ func TestReRegistrationRequestBudget(t *testing.T) {
 		bd.observe(call)
 	}))
 	s := newIdleSchedulerAs(t, cc, hclog.Off, id, njobs)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
+	ctx := runKernel(t, s)
 	if err := s.Ready(ctx); err != nil {
 		t.Fatal(err)
 	}

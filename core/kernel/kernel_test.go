@@ -451,15 +451,7 @@ func TestIdleJobsKeepNoGoroutine(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
+	runKernel(t, s)
 	rctx, rcancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer rcancel()
 	if err := s.Ready(rctx); err != nil {

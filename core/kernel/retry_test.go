@@ -91,15 +91,7 @@ func TestRetryThroughTheScheduler(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
+	ctx := runKernel(t, s)
 	rctx, rcancel := context.WithTimeout(ctx, 20*time.Second)
 	defer rcancel()
 	if err := s.Ready(rctx); err != nil {
