@@ -124,7 +124,7 @@ func (l *jobLoop) askReRegister() {
 func (l *jobLoop) reRegisterTick() {
 	l.reRegPending.Store(false)
 	ctx := l.life.ctx
-	if err := l.rg.reRegister(ctx); err != nil {
+	if err := l.rg.reRegister(ctx, l.life.ns); err != nil {
 		if ctx.Err() != nil {
 			return
 		}

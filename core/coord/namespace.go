@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/ejob-io/ejob/core/config"
+	"github.com/ejob-io/ejob/core/node"
 	"github.com/ejob-io/ejob/core/reg"
 )
 
@@ -43,6 +45,8 @@ type Namespace struct {
 	marshal config.Marshaller
 	// ends finishes the jobs when the ctx of their Start ends.
 	ends ctxEnds
+	// values are the node values the jobs write alike, one slice each.
+	values sharedValues
 
 	mu      sync.Mutex
 	last    reg.ConnEvent // the current state, as WatchConnection's first event (State 0: none yet)
@@ -50,6 +54,50 @@ type Namespace struct {
 	started bool
 	ended   bool
 	endErr  error
+}
+
+// sharedValues hands out the node values that the jobs of a namespace
+// write alike (the instance node's, the leader node's, the server node's,
+// the root's class name), one slice for every job: an embedded registry's
+// node keeps the slice it was written with (reg.Writer: data written is
+// not modified afterwards, and nothing modifies these), and 10,000 jobs
+// kept 10,000 copies of a few values.
+type sharedValues struct {
+	mu sync.Mutex
+	m  map[string][]byte
+	// inst is the last instance value (instance), by id and IP.
+	inst atomic.Pointer[instanceValue]
+}
+
+type instanceValue struct {
+	id, ip string
+	v      []byte
+}
+
+// of returns v's bytes, the same slice for every call with v.
+func (sv *sharedValues) of(v string) []byte {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	b, ok := sv.m[v]
+	if !ok {
+		if sv.m == nil {
+			sv.m = map[string][]byte{}
+		}
+		b = []byte(v)
+		sv.m[v] = b
+	}
+	return b
+}
+
+// instance returns node.InstanceValue(id, ip), the same slice while id and
+// ip are those of the last call (a namespace's jobs share an instance).
+func (sv *sharedValues) instance(id, ip string) []byte {
+	if iv := sv.inst.Load(); iv != nil && iv.id == id && iv.ip == ip {
+		return iv.v
+	}
+	iv := &instanceValue{id: id, ip: ip, v: node.InstanceValue(id, ip)}
+	sv.inst.Store(iv)
+	return iv.v
 }
 
 // nsSubscriber is one job's subscription (its lifecycle): nsConn gets every

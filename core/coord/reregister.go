@@ -13,7 +13,7 @@ import (
 // no new execution's nodes are taken for stale ones), elects if there is no
 // leader, then resumes. After a presumed expiry that the session survived it
 // only does the clearing and renews the lease.
-func (r *registration) reRegister(ctx context.Context) error {
+func (r *registration) reRegister(ctx context.Context, ns *Namespace) error {
 	if r.shutdown.Load() {
 		return nil
 	}
@@ -33,10 +33,10 @@ func (r *registration) reRegister(ctx context.Context) error {
 		} else if ok && v == node.ServerEnabled {
 			status = node.ServerEnabled
 		}
-		if _, err := reg.Persist(ctx, r.s.c, r.s.p.Server(r.ip), []byte(status)); err != nil {
+		if _, err := reg.Persist(ctx, r.s.c, r.s.p.Server(r.ip), ns.values.of(status)); err != nil {
 			return wrap("re-register server", err)
 		}
-		if err := r.s.persistEphemeral(ctx, r.s.p.Instance(r.id), node.InstanceValue(r.id, r.ip)); err != nil {
+		if err := r.s.persistEphemeral(ctx, r.s.p.Instance(r.id), ns.values.instance(r.id, r.ip)); err != nil {
 			return wrap("re-register instance", err)
 		}
 		if sess != r.s.c.Session() || sess.Err() != nil {

@@ -85,7 +85,7 @@ func (u *setUp) registerStartUp(ctx context.Context, ns *Namespace, cache *reg.C
 // parents and no instance node of this id, else (or if that fails) as
 // upstream, step by step.
 func (u *setUp) registerNodes(ctx context.Context, ns *Namespace, cache *reg.CacheView, status string) error {
-	if ops := u.registrationOps(cache, status); ops != nil {
+	if ops := u.registrationOps(ns, cache, status); ops != nil {
 		err := ns.writes.Multi(ctx, ops...)
 		if err == nil {
 			return nil
@@ -95,10 +95,10 @@ func (u *setUp) registerNodes(ctx context.Context, ns *Namespace, cache *reg.Cac
 		}
 		u.log.Debug("registering server and instance in one transaction failed; registering step by step", "error", err)
 	}
-	if _, err := reg.Persist(ctx, u.s.c, u.s.p.Server(u.ip), []byte(status)); err != nil {
+	if _, err := reg.Persist(ctx, u.s.c, u.s.p.Server(u.ip), ns.values.of(status)); err != nil {
 		return wrap("register server", err)
 	}
-	if err := u.s.persistEphemeral(ctx, u.s.p.Instance(u.id), node.InstanceValue(u.id, u.ip)); err != nil {
+	if err := u.s.persistEphemeral(ctx, u.s.p.Instance(u.id), ns.values.instance(u.id, u.ip)); err != nil {
 		return wrap("register instance", err)
 	}
 	return nil
@@ -108,7 +108,7 @@ func (u *setUp) registerNodes(ctx context.Context, ns *Namespace, cache *reg.Cac
 // shows the nodes, or nil when it needs upstream's steps: a parent
 // missing, or an instance node of this id (an earlier session's, which
 // persistEphemeral replaces, or this one's, which it keeps).
-func (u *setUp) registrationOps(cache *reg.CacheView, status string) []reg.Op {
+func (u *setUp) registrationOps(ns *Namespace, cache *reg.CacheView, status string) []reg.Op {
 	cv := cache
 	if _, _, ok := cv.Peek(u.s.p.Instance(u.id)); ok {
 		return nil
@@ -127,14 +127,14 @@ func (u *setUp) registrationOps(cache *reg.CacheView, status string) []reg.Op {
 		// does.)
 		ops = append(ops, reg.CheckOp(u.s.p.Server(u.ip), reg.AnyVersion))
 	case ok:
-		ops = append(ops, reg.SetOp(u.s.p.Server(u.ip), []byte(status), reg.AnyVersion))
+		ops = append(ops, reg.SetOp(u.s.p.Server(u.ip), ns.values.of(status), reg.AnyVersion))
 	default:
 		if _, _, ok := cv.Peek(u.s.p.Servers()); !ok {
 			return nil
 		}
-		ops = append(ops, reg.CreateOp(u.s.p.Server(u.ip), []byte(status), reg.Persistent))
+		ops = append(ops, reg.CreateOp(u.s.p.Server(u.ip), ns.values.of(status), reg.Persistent))
 	}
-	return append(ops, reg.CreateOp(u.s.p.Instance(u.id), node.InstanceValue(u.id, u.ip), reg.Ephemeral))
+	return append(ops, reg.CreateOp(u.s.p.Instance(u.id), ns.values.instance(u.id, u.ip), reg.Ephemeral))
 }
 
 // afterRegistration is the rest of registerStartUp once this instance is
@@ -283,7 +283,7 @@ func (u *setUp) setUpConfig(ctx context.Context, ns *Namespace, allowNew bool) e
 		if _, err := reg.Persist(ctx, u.s.c, u.s.p.Config(), res.ConfigData); err != nil {
 			return wrap("write job config", err)
 		}
-		if _, err := reg.Persist(ctx, u.s.c, u.s.p.Root(), []byte(u.class)); err != nil {
+		if _, err := reg.Persist(ctx, u.s.c, u.s.p.Root(), ns.values.of(u.class)); err != nil {
 			return wrap("write job root", err)
 		}
 	}
@@ -323,15 +323,15 @@ func (u *setUp) registerNew(ctx context.Context, ns *Namespace) error {
 	sess := u.s.c.Session()
 	leader := u.s.p.LeaderInstance()
 	ops := []reg.Op{
-		reg.CreateOp(u.s.p.Root(), []byte(u.class), reg.Persistent),
+		reg.CreateOp(u.s.p.Root(), ns.values.of(u.class), reg.Persistent),
 		reg.CreateOp(u.s.p.Config(), f.config, reg.Persistent),
 		reg.CreateOp(reg.Parent(reg.Parent(leader)), nil, reg.Container),
 		reg.CreateOp(reg.Parent(leader), nil, reg.Container),
-		reg.CreateOp(leader, []byte(u.id), reg.Ephemeral),
+		reg.CreateOp(leader, ns.values.of(u.id), reg.Ephemeral),
 		reg.CreateOp(u.s.p.Servers(), nil, reg.Persistent),
-		reg.CreateOp(u.s.p.Server(u.ip), []byte(node.ServerEnabled), reg.Persistent),
+		reg.CreateOp(u.s.p.Server(u.ip), ns.values.of(node.ServerEnabled), reg.Persistent),
 		reg.CreateOp(u.s.p.Instances(), nil, reg.Persistent),
-		reg.CreateOp(u.s.p.Instance(u.id), node.InstanceValue(u.id, u.ip), reg.Ephemeral),
+		reg.CreateOp(u.s.p.Instance(u.id), ns.values.instance(u.id, u.ip), reg.Ephemeral),
 		reg.CreateOp(reg.Parent(u.s.p.ShardingNecessary()), nil, reg.Persistent),
 		reg.CreateOp(u.s.p.ShardingNecessary(), nil, reg.Persistent),
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -181,13 +182,40 @@ func (s *Kernel) wireLocked(job Job, r resolvedJob) error {
 		l.Guarantee = cj
 		wj.described[spi.NormalizeType(cfg.JobListenerTypes[i])] = l
 	}
+	wj.runner, wj.listeners = runner, slices.Clone(job.Listeners)
+	s.jobs[name] = wj
+	if s.pending++; s.pending == 1 {
+		s.settled = make(chan struct{})
+	}
+	// A steady job's fire is dispatched a lead ahead of its time (the
+	// pre-arm: core/coord prearm.go); the items start at the time.
+	s.trig.AddAhead(name, r.sched, wj.fire, wj.misfiredFires, cj.PreArmLead)
+	if s.runCtx != nil {
+		s.startLocked(wj)
+	}
+	return nil
+}
+
+// executor returns the job's execution pipeline, made at its first use
+// (a fire, a misfire report): an idle job holds none, only what makes it
+// (its runner and listeners), about 450 bytes less a job.
+func (wj *wiredJob) executor() (*executor.Executor, error) {
+	if ex := wj.exec.Load(); ex != nil {
+		return ex, nil
+	}
+	wj.execMu.Lock()
+	defer wj.execMu.Unlock()
+	if ex := wj.exec.Load(); ex != nil {
+		return ex, nil
+	}
+	s := wj.s
 	eo := executor.Options{
 		InstanceID:     s.opts.InstanceID,
-		Facade:         cj,
-		Runner:         runner,
+		Facade:         wj.coord,
+		Runner:         wj.runner,
 		ErrorHandlers:  s.lookups.errorHandler,
 		PoolSizes:      s.lookups.poolSize,
-		Listeners:      job.Listeners,
+		Listeners:      wj.listeners,
 		TypedListeners: wj.typedListener,
 		Events:         s.opts.Events,
 		Logger:         s.execLog,
@@ -198,22 +226,24 @@ func (s *Kernel) wireLocked(job Job, r resolvedJob) error {
 		// observer that is told something.
 		eo.OnRetry, eo.OnFired, eo.OnMisfire = wj.itemRetried, wj.fired, wj.misfired
 	}
-	ex, err := executor.New(name, eo)
+	ex, err := executor.New(wj.name, eo)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	wj.exec = ex
-	s.jobs[name] = wj
-	if s.pending++; s.pending == 1 {
-		s.settled = make(chan struct{})
+	wj.exec.Store(ex)
+	wj.runner, wj.listeners = nil, nil
+	return ex, nil
+}
+
+// misfiredFires is the job's trigger.MisfireFunc: its executor's
+// Misfired.
+func (wj *wiredJob) misfiredFires(ctx context.Context, m trigger.Misfire) {
+	ex, err := wj.executor()
+	if err != nil {
+		wj.log.Error("misfired fires not recorded", "error", err)
+		return
 	}
-	// A steady job's fire is dispatched a lead ahead of its time (the
-	// pre-arm: core/coord prearm.go); the items start at the time.
-	s.trig.AddAhead(name, r.sched, wj.fire, ex.Misfired, cj.PreArmLead)
-	if s.runCtx != nil {
-		s.startLocked(wj)
-	}
-	return nil
+	ex.Misfired(ctx, m)
 }
 
 // typedListener is the job's executor.ListenerLookup: the listeners the

@@ -191,9 +191,15 @@ type wiredJob struct {
 	name  string
 	s     *Kernel // the job's: its hooks call it
 	coord *coord.Job
-	exec  *executor.Executor
-	log   hclog.Logger
-	obs   Observer
+	// exec is the job's execution pipeline, made at its first use
+	// (executor); runner and listeners make it, until then (under
+	// execMu).
+	exec      atomic.Pointer[executor.Executor]
+	execMu    sync.Mutex
+	runner    executor.ItemRunner
+	listeners []executor.Listener
+	log       hclog.Logger
+	obs       Observer
 	// outcome is how the job's start ended (pending until it has), and
 	// err why it failed; under the kernel's mu (see settle).
 	outcome startOutcome
@@ -508,7 +514,12 @@ func (wj *wiredJob) fire(ctx context.Context, f trigger.Fire) {
 			fire = catchUpFire{f}
 		}
 	}
-	switch err := wj.exec.Execute(ectx, src, fire); {
+	ex, err := wj.executor()
+	if err != nil {
+		wj.log.Error("execution failed", "scheduled", f.Scheduled(), "error", err)
+		return
+	}
+	switch err := ex.Execute(ectx, src, fire); {
 	case err == nil:
 	case errors.Is(err, coord.ErrPaused):
 		wj.log.Warn("fire skipped: the registry connection is suspended or its session was lost (with misfire on, one run catches the skipped fires up once it is back)", "scheduled", f.Scheduled())
@@ -586,10 +597,14 @@ func (s *Kernel) LiveOutput(ctx context.Context, job string, item int) (spi.Outp
 	s.mu.Lock()
 	wj, ok := s.jobs[job]
 	s.mu.Unlock()
-	if !ok || wj.exec == nil {
+	if !ok {
 		return spi.Output{}, false, nil
 	}
-	return wj.exec.LiveOutput(ctx, item)
+	ex := wj.exec.Load()
+	if ex == nil { // it has not fired here
+		return spi.Output{}, false, nil
+	}
+	return ex.LiveOutput(ctx, item)
 }
 
 // IsLeader reports whether this instance is the leader of the job (false

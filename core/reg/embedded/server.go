@@ -166,12 +166,17 @@ func findKid(kids []kid, name string) (int, bool) {
 }
 
 // addChild inserts c as the child called name (n has none by that name).
+// The names of a node with few children repeat across the tree ("config",
+// "leader", instance ids): they are interned, and one copy of each lives
+// while a node has it. Those of a node with many (a namespace's job
+// names) are each another, and are copied instead: an interned name costs
+// some 200 bytes of the unique package's map.
 func (n *node) addChild(name string, c *node) {
-	k := kid{name: unique.Make(name), n: c}
 	if n.big != nil {
-		n.big.insert(name, k)
+		n.big.insert(bigKid{name: strings.Clone(name), n: c})
 		return
 	}
+	k := kid{name: unique.Make(name), n: c}
 	i, _ := findKid(n.kids, name)
 	n.kids = slices.Insert(n.kids, i, k)
 	if len(n.kids) > maxKids {
@@ -202,7 +207,7 @@ func (n *node) childNames() []string {
 	if n.big != nil {
 		for _, ch := range n.big.chunks {
 			for _, k := range ch {
-				names = append(names, k.name.Value())
+				names = append(names, k.name)
 			}
 		}
 		return names
@@ -219,7 +224,7 @@ func (n *node) eachKid(f func(name string, c *node) bool) {
 	if n.big != nil {
 		for _, ch := range n.big.chunks {
 			for _, k := range ch {
-				if !f(k.name.Value(), k.n) {
+				if !f(k.name, k.n) {
 					return
 				}
 			}
@@ -246,18 +251,43 @@ const (
 // non-empty and at most maxChunk long, in order, so that an insert or a
 // delete moves at most a chunk.
 type bigKids struct {
-	chunks [][]kid
+	chunks [][]bigKid
 	n      int // children in all
+}
+
+// bigKid is a child of a node with many, with its name not interned (see
+// addChild).
+type bigKid struct {
+	name string
+	n    *node
 }
 
 func newBigKids(kids []kid) *bigKids {
 	b := &bigKids{n: len(kids)}
 	for len(kids) > 0 {
 		k := min(len(kids), maxChunk/2)
-		b.chunks = append(b.chunks, slices.Clone(kids[:k]))
+		ch := make([]bigKid, k)
+		for i, kd := range kids[:k] {
+			ch[i] = bigKid{name: strings.Clone(kd.name.Value()), n: kd.n}
+		}
+		b.chunks = append(b.chunks, ch)
 		kids = kids[k:]
 	}
 	return b
+}
+
+// findBigKid is findKid in a chunk of bigKids.
+func findBigKid(kids []bigKid, name string) (int, bool) {
+	lo, hi := 0, len(kids)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if kids[m].name < name {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo, lo < len(kids) && kids[lo].name == name
 }
 
 // chunk returns the index of the chunk name is in or belongs in: the
@@ -267,7 +297,7 @@ func (b *bigKids) chunk(name string) int {
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
 		ch := b.chunks[m]
-		if ch[len(ch)-1].name.Value() < name {
+		if ch[len(ch)-1].name < name {
 			lo = m + 1
 		} else {
 			hi = m
@@ -278,16 +308,16 @@ func (b *bigKids) chunk(name string) int {
 
 func (b *bigKids) child(name string) *node {
 	ch := b.chunks[b.chunk(name)]
-	if i, ok := findKid(ch, name); ok {
+	if i, ok := findBigKid(ch, name); ok {
 		return ch[i].n
 	}
 	return nil
 }
 
-func (b *bigKids) insert(name string, k kid) {
-	c := b.chunk(name)
+func (b *bigKids) insert(k bigKid) {
+	c := b.chunk(k.name)
 	ch := b.chunks[c]
-	i, _ := findKid(ch, name)
+	i, _ := findBigKid(ch, k.name)
 	ch = slices.Insert(ch, i, k)
 	b.n++
 	if len(ch) <= maxChunk {
@@ -303,7 +333,7 @@ func (b *bigKids) insert(name string, k kid) {
 func (b *bigKids) remove(name string) {
 	c := b.chunk(name)
 	ch := b.chunks[c]
-	i, ok := findKid(ch, name)
+	i, ok := findBigKid(ch, name)
 	if !ok {
 		return
 	}
@@ -525,9 +555,6 @@ func (t *txn) create(path string, data []byte, mode reg.CreateMode, owner int64)
 	if parent.child(name) != nil {
 		return "", reg.ErrNodeExists
 	}
-	// Names repeat across jobs ("config", "leader", instance ids): the
-	// parent holds a handle (addChild), so one copy of each lives while a
-	// node has it.
 	n := &node{data: kept(data)}
 	n.stat = nodeStat{Czxid: t.zxid, Mzxid: t.zxid, Pzxid: t.zxid, Ctime: t.now, Mtime: t.now}
 	switch {
