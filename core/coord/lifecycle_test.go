@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -245,5 +246,36 @@ func TestJobsSharingACtxEndWithIt(t *testing.T) {
 	}
 	if other.ShuttingDown() {
 		t.Error("the job started under another ctx is shutting down")
+	}
+}
+
+// TestJobsShareTheirNodeValues: the jobs of a Namespace write the values
+// they have alike (the instance node's, the leader node's, the server
+// node's, the root's class name) from one slice, which the embedded
+// registry's nodes keep: 10,000 idle jobs do not hold 10,000 copies.
+func TestJobsShareTheirNodeValues(t *testing.T) {
+	c, ns := sharedNamespace(t)
+	const n = 3
+	for i := range n {
+		j := newJob(t, c, ns, "shared-"+strconv.Itoa(i), nil)
+		if err := j.Start(ctxT(t)); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(j.Stop)
+	}
+	for _, rel := range []string{"", "instances/10.0.0.1@-@1", "leader/election/instance", "servers/10.0.0.1"} {
+		var first *byte
+		for i := range n {
+			path := reg.Join("shared-"+strconv.Itoa(i), rel)
+			data, _, err := c.Get(ctxT(t), path)
+			if err != nil || len(data) == 0 {
+				t.Fatalf("%s: %q, %v", path, data, err)
+			}
+			if p := unsafe.SliceData(data); first == nil {
+				first = p
+			} else if p != first {
+				t.Errorf("%s: its value %q is a copy of job 0's", path, data)
+			}
+		}
 	}
 }
