@@ -399,3 +399,81 @@ func TestSharedCacheReadsInPlace(t *testing.T) {
 		t.Errorf("cached children of /j after the resync: %v %v, want [a b c]", kids, ok)
 	}
 }
+
+// TestSessionEndFindsItsEphemerals: a session that ends deletes exactly
+// the ephemeral nodes it owns then, wherever they are in the tree (the
+// server counts them and finds them by a walk): not those a failed
+// transaction created and undid, not one deleted (by another session
+// too), one whose deletion a failed transaction undid, and never another
+// session's.
+func TestSessionEndFindsItsEphemerals(t *testing.T) {
+	srv := embedded.NewServer()
+	ctx := context.Background()
+	connect := func() reg.Client {
+		c, err := srv.Connect("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Close() })
+		return c
+	}
+	a, b := connect(), connect()
+	must := func(_ string, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(a.Create(ctx, "/a/b/deep", nil, reg.Ephemeral, reg.WithParents()))
+	must(a.Create(ctx, "/a/kept", nil, reg.Ephemeral))
+	must(a.Create(ctx, "/a/gone", nil, reg.Ephemeral))
+	must(a.Create(ctx, "/z", nil, reg.Ephemeral))
+	must(b.Create(ctx, "/a/other", nil, reg.Ephemeral))
+	must(b.Create(ctx, "/a/theirs", nil, reg.Ephemeral))
+	// Undone: a's create of /a/undone, a's delete of /z.
+	if _, err := a.Multi(ctx, reg.CreateOp("/a/undone", nil, reg.Ephemeral), reg.DeleteOp("/z", reg.AnyVersion),
+		reg.CheckOp("/nowhere", reg.AnyVersion)); err == nil {
+		t.Fatal("a transaction with a failing check committed")
+	}
+	if err := a.Delete(ctx, "/a/gone", reg.AnyVersion); err != nil {
+		t.Fatal(err)
+	}
+	// b deletes one of a's, a one of b's.
+	if err := b.Delete(ctx, "/a/b/deep", reg.AnyVersion); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Delete(ctx, "/a/theirs", reg.AnyVersion); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	exists := func(p string) bool {
+		t.Helper()
+		_, ok, err := b.Exists(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	for _, p := range []string{"/a/kept", "/z", "/a/undone", "/a/gone", "/a/b/deep", "/a/theirs"} {
+		if exists(p) {
+			t.Errorf("%s exists after its session ended", p)
+		}
+	}
+	for _, p := range []string{"/a/other", "/a/b"} {
+		if !exists(p) {
+			t.Errorf("%s is gone with the other session", p)
+		}
+	}
+	must(b.Create(ctx, "/a/later", nil, reg.Ephemeral))
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c := connect()
+	for _, p := range []string{"/a/other", "/a/later"} {
+		if _, ok, err := c.Exists(ctx, p); err != nil || ok {
+			t.Errorf("%s after its session ended: exists %v, %v", p, ok, err)
+		}
+	}
+}

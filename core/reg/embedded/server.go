@@ -362,9 +362,12 @@ func (n *node) statCopy() reg.Stat {
 func (n *node) isContainer() bool { return n.stat.EphemeralOwner == containerOwner }
 
 type session struct {
-	id         int64
-	client     *Client
-	ephemerals map[string]struct{}
+	id     int64
+	client *Client
+	// ephemerals counts the session's ephemeral nodes. Their paths are
+	// found by the tree's walk when the session ends (endSession): a set
+	// of paths cost some 150 bytes a job (its instance and leader nodes).
+	ephemerals int
 	rs         *reg.Session
 }
 
@@ -441,7 +444,6 @@ type undo struct {
 	parent *node      // create, delete: the parent
 	n      *node      // set, delete: the node
 	name   string     // create, delete: the child's name
-	path   string     // create, delete: its full path (for sess)
 	sess   *session   // create, delete: the ephemeral owner's session, if any
 	// Before the op: the parent's creates and Pzxid (create), its Pzxid
 	// (delete), the node's data and stat (set).
@@ -458,7 +460,7 @@ func (u *undo) revert() {
 		u.parent.removeChild(u.name)
 		u.parent.creates, u.parent.stat.Pzxid = u.creates, u.pzxid
 		if u.sess != nil {
-			delete(u.sess.ephemerals, u.path)
+			u.sess.ephemerals--
 		}
 	case reg.OpSet:
 		u.n.data, u.n.stat, u.n.version = u.data, u.stat, u.version
@@ -466,7 +468,7 @@ func (u *undo) revert() {
 		u.parent.addChild(u.name, u.n)
 		u.parent.stat.Pzxid = u.pzxid
 		if u.sess != nil {
-			u.sess.ephemerals[u.path] = struct{}{}
+			u.sess.ephemerals++
 		}
 	}
 }
@@ -570,9 +572,9 @@ func (t *txn) create(path string, data []byte, mode reg.CreateMode, owner int64)
 	var sess *session
 	if mode.IsEphemeral() {
 		sess = s.sessions[owner]
-		sess.ephemerals[path] = struct{}{}
+		sess.ephemerals++
 	}
-	t.undo = append(t.undo, undo{kind: reg.OpCreate, parent: parent, name: name, path: path, sess: sess, creates: oldC, pzxid: oldP})
+	t.undo = append(t.undo, undo{kind: reg.OpCreate, parent: parent, name: name, sess: sess, creates: oldC, pzxid: oldP})
 	t.events = append(t.events,
 		pendingEvent{watchKey{path, watchExist}, reg.EventNodeCreated},
 		pendingEvent{watchKey{pp, watchChild}, reg.EventNodeChildrenChanged})
@@ -625,10 +627,10 @@ func (t *txn) delete(path string, version int32) error {
 	var sess *session
 	if o := n.stat.EphemeralOwner; o != 0 && o != containerOwner {
 		if sess = s.sessions[o]; sess != nil {
-			delete(sess.ephemerals, path)
+			sess.ephemerals--
 		}
 	}
-	t.undo = append(t.undo, undo{kind: reg.OpDelete, parent: parent, n: n, name: name, path: path, sess: sess, pzxid: oldP})
+	t.undo = append(t.undo, undo{kind: reg.OpDelete, parent: parent, n: n, name: name, sess: sess, pzxid: oldP})
 	t.events = append(t.events,
 		pendingEvent{watchKey{path, watchData}, reg.EventNodeDeleted},
 		pendingEvent{watchKey{path, watchExist}, reg.EventNodeDeleted},
@@ -672,7 +674,7 @@ func (s *Server) addWatch(sess *session, key watchKey) <-chan reg.WatchEvent {
 
 func (s *Server) newSession(c *Client) *session {
 	s.nextSess++
-	sess := &session{id: s.nextSess, client: c, ephemerals: make(map[string]struct{})}
+	sess := &session{id: s.nextSess, client: c}
 	sess.rs = reg.NewSession(sess.id)
 	sess.rs.SetTimeout(s.timeout)
 	s.sessions[sess.id] = sess
@@ -703,12 +705,8 @@ func (s *Server) endSession(sess *session, cause error) {
 			s.watches[key] = kept
 		}
 	}
-	paths := make([]string, 0, len(sess.ephemerals))
-	for p := range sess.ephemerals {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
-	if len(paths) > 0 {
+	if sess.ephemerals > 0 {
+		paths := s.ephemeralsOf(sess.id, sess.ephemerals)
 		t := s.begin()
 		for _, p := range paths {
 			_ = t.delete(p, reg.AnyVersion) // ephemerals have no children
@@ -716,6 +714,31 @@ func (s *Server) endSession(sess *session, cause error) {
 		t.commit()
 	}
 	sess.rs.End(cause)
+}
+
+// ephemeralsOf returns the paths of the n ephemeral nodes that session id
+// owns, sorted: a walk of the tree, which ends once it has found them.
+// Caller holds mu.
+func (s *Server) ephemeralsOf(id int64, n int) []string {
+	paths := make([]string, 0, n)
+	buf := make([]byte, 0, 256)
+	var walk func(nd *node) bool
+	walk = func(nd *node) bool {
+		more := true
+		nd.eachKid(func(name string, c *node) bool {
+			mark := len(buf)
+			buf = append(append(buf, '/'), name...)
+			if c.stat.EphemeralOwner == id {
+				paths = append(paths, string(buf))
+			}
+			more = len(paths) < n && walk(c)
+			buf = buf[:mark]
+			return more
+		})
+		return more
+	}
+	walk(s.root)
+	return paths
 }
 
 // SessionIDs returns the ids of the live sessions (for tests and dumps).
