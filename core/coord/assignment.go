@@ -23,9 +23,6 @@ type assignment struct {
 	*jobBase
 	// What the reads of this instance's items stand on: the server's
 	// availability (leadership's reads), the config, the shutdown.
-	ldr      *leadership
-	conf     *configState
-	shutdown *atomic.Bool // the job's (lifecycle.shutdown)
 	// verifiedPzxid is the pzxid of leader/sharding at which a fresh read
 	// found the tree cache showing the committed assignment (see cached).
 	// Written by read (a trigger), read by every trigger and pre-arm
@@ -240,18 +237,18 @@ func (a *assignment) triggerItems(ctx context.Context, cache *reg.CacheView, tot
 	if !settled || cache == nil {
 		return a.localItems(ctx)
 	}
-	if a.shutdown.Load() {
+	if a.job.life.shutdown.Load() {
 		return nil, nil
 	}
 	avail, ok := cacheReads{jobBase: a.jobBase}.available(cache)
 	if !ok {
-		if avail, err := a.ldr.isAvailableServer(ctx, a.ip); err != nil || !avail {
+		if avail, err := a.job.ldr.isAvailableServer(ctx, a.ip); err != nil || !avail {
 			return nil, err
 		}
 	} else if !avail {
 		return nil, nil
 	}
-	if items, ok := a.cached(cache, total, pzxid); ok && !a.shutdown.Load() {
+	if items, ok := a.cached(cache, total, pzxid); ok && !a.job.life.shutdown.Load() {
 		return items, nil
 	}
 	return a.read(ctx, cache, total, pzxid)
@@ -299,7 +296,7 @@ func (a *assignment) availableInstances(ctx context.Context) ([]string, error) {
 	for i, ip := range servers {
 		if found[i] && status[i] != "" {
 			enabled[ip] = status[i] == node.ServerEnabled
-		} else if enabled[ip], err = a.ldr.isEnableServer(ctx, ip); err != nil {
+		} else if enabled[ip], err = a.job.ldr.isEnableServer(ctx, ip); err != nil {
 			return nil, err
 		}
 	}
@@ -316,13 +313,13 @@ func (a *assignment) availableInstances(ctx context.Context) ([]string, error) {
 // (ShardingService.getLocalShardingItems); none when this server is not
 // available.
 func (a *assignment) localItems(ctx context.Context) ([]int, error) {
-	if a.shutdown.Load() {
+	if a.job.life.shutdown.Load() {
 		return nil, nil
 	}
-	if ok, err := a.ldr.isAvailableServer(ctx, a.ip); err != nil || !ok {
+	if ok, err := a.job.ldr.isAvailableServer(ctx, a.ip); err != nil || !ok {
 		return nil, err
 	}
-	cfg, err := a.conf.get(ctx)
+	cfg, err := a.job.conf.get(ctx)
 	if err != nil {
 		return nil, err
 	}

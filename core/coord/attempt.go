@@ -58,17 +58,11 @@ const preBeginTimeout = time.Second
 type attempts struct {
 	*jobBase
 	inProcess bool // reg.IsInProcess: beginChecked sends its two requests in turn
-	// What a trigger's contexts and begin read: the tree cache and its
-	// reads, the config, the session and lease, the assignment, the
-	// misfire and failover state, the shutdown.
-	tc       *treeCache
-	cr       cacheReads
-	conf     *configState
-	rg       *registration
-	asg      *assignment
-	mf       *misfires
-	fo       *failoverSlot
-	shutdown *atomic.Bool // the job's (lifecycle.shutdown)
+	// What a trigger's contexts and begin read (through job, but for
+	// the tree cache's reads): the tree cache and its reads, the config,
+	// the session and lease, the assignment, the misfire and failover
+	// state, the shutdown.
+	cr cacheReads
 	// arm estimates the lead of a pre-armed fire (prearm.go); made at the
 	// first steady trigger (lead), read by the trigger loop (PreArmLead)
 	// on its own goroutine: atomic.
@@ -254,7 +248,7 @@ func (a *attempt) complete(ctx context.Context, items []int, cfg *config.JobConf
 		if cfg.Failover {
 			_, err := s.deleteIfValue(ctx, s.p.Failover(i), id)
 			if err == nil {
-				a.t.fo.state().forgetClaims(i)
+				a.t.job.fo.state().forgetClaims(i)
 			}
 			errs = append(errs, err)
 			_, err = s.deleteIfValue(ctx, s.p.Failovering(i), id)
@@ -280,7 +274,7 @@ func (a *attempt) complete(ctx context.Context, items []int, cfg *config.JobConf
 // stale sweep, crash handling), i.e. after its session ended;
 // RegisterCompleted handles that case before (the attempt was cut off).
 func (a *attempt) completeFast(ctx context.Context, items []int, monitor, failover bool) bool {
-	cache := a.t.tc.loaded()
+	cache := a.t.job.tc.loaded()
 	if cache == nil {
 		return false
 	}
@@ -315,7 +309,7 @@ func (a *attempt) completeFast(ctx context.Context, items []int, monitor, failov
 		if !failover {
 			continue
 		}
-		if a.t.fo.state().claimed(i) {
+		if a.t.job.fo.state().claimed(i) {
 			return false // a claim the cache may not show yet
 		}
 		for _, n := range []string{"failover", "failovering"} {
@@ -469,11 +463,7 @@ func (t *attempts) drop(ctx context.Context, a *attempt) bool {
 // runs it: on a steady trigger the events of their creation arm no tick
 // (jobLoop.runningNodeEvent).
 func (t *attempts) leaveToRecovery() {
-	t.fo.leaveToRecovery()
-	// The job's event loop, whose pump recovers them: the misfires' (no
-	// field of its own here, which would take the Job out of its size
-	// class); nil in tests of the attempts alone.
-	if t.mf != nil && t.mf.loop != nil {
-		t.mf.loop.armPump()
-	}
+	t.job.fo.leaveToRecovery()
+	// The job's event loop, whose pump recovers them.
+	t.job.loop.armPump()
 }

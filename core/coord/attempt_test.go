@@ -38,8 +38,11 @@ func newAloneAttempts(t *testing.T) *aloneAttempts {
 		t.Fatal(err)
 	}
 	// No tree cache loaded and no failover state made: what an undo
-	// leaves to recovery shows in the failover slot's state.
-	a.t = &attempts{jobBase: b, inProcess: true, tc: &treeCache{}, fo: &failoverSlot{}}
+	// leaves to recovery shows in the failover slot's state. No event
+	// loop runs: nothing arms its pump.
+	b.job = &Job{}
+	b.job.loop.pumpOff = true
+	a.t = &attempts{jobBase: b, inProcess: true}
 	a.lease = newLease(c.Session())
 	return a
 }
@@ -165,7 +168,7 @@ func TestAttemptBegunAheadIsAdoptedOrUndone(t *testing.T) {
 	if kept, _, err := a.start(0).beginChecked(ctx, cfg, fence, unsettled); err != nil || kept {
 		t.Fatalf("unconfirmed beginChecked = %v, %v; want undone", kept, err)
 	}
-	if a.running(t, 0) != "" || a.t.running.Load() || a.t.fo.state().recovering() {
+	if a.running(t, 0) != "" || a.t.running.Load() || a.t.job.fo.state().recovering() {
 		t.Fatal("an unconfirmed attempt was not undone")
 	}
 }

@@ -3,7 +3,6 @@ package coord
 import (
 	"context"
 	"slices"
-	"sync/atomic"
 
 	"github.com/ejob-io/ejob/core/node"
 	"github.com/ejob-io/ejob/core/reg"
@@ -17,16 +16,12 @@ import (
 // state of its own: the leader node is the registry's.
 type leadership struct {
 	*jobBase
-	e        *recipe.Election
-	conf     *configState
-	shutdown *atomic.Bool // the job's (lifecycle.shutdown)
+	e *recipe.Election
 	// cache is the job's tree cache, set by Start before the first
 	// campaign (nil before: every campaign then expects a leader node).
 	cache *reg.CacheView
 	// asg lists the available instances; rsh flags the resharding the
 	// winner owes when the assignment names one that is not (electAndCheck).
-	asg *assignment
-	rsh *resharding
 }
 
 // IsLeader reports whether this instance is the job's leader now (the
@@ -68,7 +63,7 @@ func (l *leadership) campaign(ctx context.Context, vacant bool) (bool, error) {
 // isLeader: not shut down, and the leader node holds our id and belongs to
 // our current session (fresh read).
 func (l *leadership) isLeader(ctx context.Context) (bool, error) {
-	if l.shutdown.Load() {
+	if l.job.life.shutdown.Load() {
 		return false, nil
 	}
 	return l.e.IsLeader(ctx)
@@ -86,7 +81,7 @@ func (l *leadership) isLeaderUntilBlock(ctx context.Context) (bool, error) {
 			return false, err
 		}
 		if has {
-			return leads && !l.shutdown.Load(), nil
+			return leads && !l.job.life.shutdown.Load(), nil
 		}
 		avail, err := l.hasAvailableServers(ctx)
 		if err != nil {
@@ -99,7 +94,7 @@ func (l *leadership) isLeaderUntilBlock(ctx context.Context) (bool, error) {
 		if err := sleep(ctx, l.poll); err != nil {
 			return false, err
 		}
-		if !l.shutdown.Load() {
+		if !l.job.life.shutdown.Load() {
 			if ok, err := l.isAvailableServer(ctx, l.ip); err != nil {
 				return false, err
 			} else if ok {
@@ -147,11 +142,11 @@ func (l *leadership) electVacantAndCheck(ctx context.Context, vacant bool) error
 	if err != nil || !won {
 		return err
 	}
-	cfg, err := l.conf.get(ctx)
+	cfg, err := l.job.conf.get(ctx)
 	if err != nil {
 		return err
 	}
-	avail, err := l.asg.availableInstances(ctx)
+	avail, err := l.job.asg.availableInstances(ctx)
 	if err != nil {
 		return err
 	}
@@ -166,7 +161,7 @@ func (l *leadership) electVacantAndCheck(ctx context.Context, vacant bool) error
 	if !stale {
 		return nil
 	}
-	return l.rsh.serversChanged(ctx)
+	return l.job.rsh.serversChanged(ctx)
 }
 
 // onLocalServerEvent: active election when our server is not DISABLED and

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/netip"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/ejob-io/ejob/core/node"
@@ -27,24 +26,13 @@ type loopState struct {
 type listeners struct {
 	*jobBase
 	reconMinute time.Duration
-	shutdown    *atomic.Bool // the job's (lifecycle.shutdown)
-	running     *runFlag     // the attempts' run flag
-	conf        *configState
-	asg         *assignment
-	rsh         *resharding
-	ldr         *leadership
-	guar        *guarantees
-	mf          *misfires
-	rg          *registration
-	fo          *failoverSlot
-	sw          *sweeps
 }
 
 // handle runs upstream's data listeners (the ListenerManager's) for one
 // event, the seq-th posted to the job's queue, in their order. It reports
 // whether the instance was shut down from the registry.
 func (l *listeners) handle(ctx context.Context, ev reg.TreeEvent, seq uint32, st *loopState) (shutdown bool) {
-	if l.shutdown.Load() || ev.Type == reg.TreeInitialized {
+	if l.job.life.shutdown.Load() || ev.Type == reg.TreeInitialized {
 		return false
 	}
 	rel, ok := l.s.p.Rel(ev.Path)
@@ -61,7 +49,7 @@ func (l *listeners) handle(ctx context.Context, ev reg.TreeEvent, seq uint32, st
 		logErr("config change", l.onConfigEvent(ctx, ev, st))
 	case rel == node.LeaderInstanceNode:
 		if ev.Type == reg.NodeDeleted {
-			logErr("election", l.ldr.electIfAvailable(ctx))
+			logErr("election", l.job.ldr.electIfAvailable(ctx))
 		}
 	case strings.HasPrefix(rel, node.ServersNode+"/"):
 		ip := strings.TrimPrefix(rel, node.ServersNode+"/")
@@ -69,10 +57,10 @@ func (l *listeners) handle(ctx context.Context, ev reg.TreeEvent, seq uint32, st
 			return false
 		}
 		if ip == l.ip {
-			logErr("election", l.ldr.onLocalServerEvent(ctx, ev))
+			logErr("election", l.job.ldr.onLocalServerEvent(ctx, ev))
 		}
-		if !l.asg.accounted(ev) {
-			logErr("resharding flag", l.rsh.serversChangedSince(ctx, seq))
+		if !l.job.asg.accounted(ev) {
+			logErr("resharding flag", l.job.rsh.serversChangedSince(ctx, seq))
 		}
 	case strings.HasPrefix(rel, node.InstancesNode+"/"):
 		id := strings.TrimPrefix(rel, node.InstancesNode+"/")
@@ -84,18 +72,18 @@ func (l *listeners) handle(ctx context.Context, ev reg.TreeEvent, seq uint32, st
 		// node, so resharding does not wait for them) are queued for
 		// failover before a resharding can give them to a live owner.
 		if ev.Type == reg.NodeDeleted && id != l.id {
-			logErr("crash failover", l.fo.get().onInstanceCrashed(ctx, id))
+			logErr("crash failover", l.job.fo.get().onInstanceCrashed(ctx, id))
 		}
-		if !l.asg.accounted(ev) {
-			logErr("resharding flag", l.rsh.serversChangedSince(ctx, seq))
+		if !l.job.asg.accounted(ev) {
+			logErr("resharding flag", l.job.rsh.serversChangedSince(ctx, seq))
 		}
 		if ev.Type == reg.NodeDeleted && id != l.id {
-			logErr("stale node sweep", l.sw.stale().sweepIfLeader(ctx))
+			logErr("stale node sweep", l.job.sw.stale().sweepIfLeader(ctx))
 		}
 		// (With failover off it does nothing: the job makes no failover
 		// state for it.)
-		if cfg := l.conf.cur.Load(); ev.Type == reg.NodeAdded && id == l.id && (cfg == nil || cfg.Failover) {
-			logErr("legacy crashed items", l.fo.get().onOwnInstanceAdded(ctx))
+		if cfg := l.job.conf.cur.Load(); ev.Type == reg.NodeAdded && id == l.id && (cfg == nil || cfg.Failover) {
+			logErr("legacy crashed items", l.job.fo.get().onOwnInstanceAdded(ctx))
 		}
 		if ev.Type == reg.NodeDeleted && id == l.id {
 			return l.isShutdownByConsole(ctx, ev)
@@ -105,10 +93,10 @@ func (l *listeners) handle(ctx context.Context, ev reg.TreeEvent, seq uint32, st
 			logErr("trigger", l.onTriggerNode(ctx))
 		}
 	case rel == node.GuaranteeStartedNode || rel == node.GuaranteeCompletedNode:
-		l.guar.onEvent(rel, ev)
+		l.job.guar.onEvent(rel, ev)
 	case rel == node.ShardingNecessaryNode:
 		if ev.Type == reg.NodeDeleted {
-			logErr("misfire after resharding", l.mf.afterResharding(ctx))
+			logErr("misfire after resharding", l.job.mf.afterResharding(ctx))
 		}
 	}
 	return false
@@ -125,18 +113,18 @@ func (l *listeners) onConfigEvent(ctx context.Context, ev reg.TreeEvent, st *loo
 	if ev.Type == reg.NodeDeleted {
 		return nil
 	}
-	cfg, err := l.conf.parse(ev.Data)
+	cfg, err := l.job.conf.parse(ev.Data)
 	if errors.Is(err, ErrConfigInvalid) {
 		return nil // logged once by configState.parse; the job waits for a valid one
 	}
 	if err != nil {
 		return err
 	}
-	l.conf.cur.Store(cfg)
+	l.job.conf.cur.Store(cfg)
 	var errs []error
 	if st.curTotal != 0 && cfg.ShardingTotalCount != st.curTotal {
 		l.log.Info("shardingTotalCount changed", "from", st.curTotal, "to", cfg.ShardingTotalCount)
-		errs = append(errs, l.rsh.setReshardingFlag(ctx))
+		errs = append(errs, l.job.rsh.setReshardingFlag(ctx))
 	}
 	st.curTotal = cfg.ShardingTotalCount
 	if ev.Type == reg.NodeUpdated && !cfg.Failover {
@@ -172,10 +160,10 @@ func (l *listeners) removeFailoverInfo(ctx context.Context) error {
 // isShutdownByConsole: our own instance node was deleted, not by a session
 // loss (paused, or a node of an old session) and not re-created since.
 func (l *listeners) isShutdownByConsole(ctx context.Context, ev reg.TreeEvent) bool {
-	if paused, _ := l.rg.isPaused(); paused {
+	if paused, _ := l.job.rg.isPaused(); paused {
 		return false
 	}
-	sess := l.rg.registeredSession()
+	sess := l.job.rg.registeredSession()
 	if sess == nil || ev.Stat.EphemeralOwner != sess.ID() || sess.Err() != nil {
 		return false
 	}
@@ -183,8 +171,8 @@ func (l *listeners) isShutdownByConsole(ctx context.Context, ev reg.TreeEvent) b
 	if err != nil || ok {
 		return false
 	}
-	l.shutdown.Store(true)
-	if _, err := l.ldr.e.Resign(ctx); err != nil {
+	l.job.life.shutdown.Store(true)
+	if _, err := l.job.ldr.e.Resign(ctx); err != nil {
 		l.log.Warn("shutdown: remove leader node failed", "error", err)
 	}
 	return true
@@ -196,7 +184,7 @@ func (l *listeners) onTriggerNode(ctx context.Context) error {
 	if err := l.s.c.Delete(ctx, l.s.p.TriggerInstance(l.id), reg.AnyVersion); err != nil && !errors.Is(err, reg.ErrNoNode) {
 		return err
 	}
-	if l.shutdown.Load() || l.running.Load() {
+	if l.job.life.shutdown.Load() || l.job.att.running.Load() {
 		l.log.Info("trigger dropped: job is running")
 		return nil
 	}
@@ -209,7 +197,7 @@ func (l *listeners) onTriggerNode(ctx context.Context) error {
 // only when the tree cache (nil: none) does not show every item assigned
 // to a live instance (offlineInCache).
 func (l *listeners) reconcile(ctx context.Context, st *loopState, cache *reg.CacheView, now time.Time) error {
-	cfg, err := l.conf.get(ctx)
+	cfg, err := l.job.conf.get(ctx)
 	if err != nil {
 		return err
 	}
@@ -235,7 +223,7 @@ func (l *listeners) reconcile(ctx context.Context, st *loopState, cache *reg.Cac
 		}
 	}
 	l.log.Warn("job status node has inconsistent value, start reconciling")
-	return l.rsh.setReshardingFlag(ctx)
+	return l.job.rsh.setReshardingFlag(ctx)
 }
 
 func (l *listeners) reconUnit() time.Duration {

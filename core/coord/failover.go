@@ -5,7 +5,6 @@ import (
 	"errors"
 	"slices"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/ejob-io/ejob/core/reg"
@@ -30,18 +29,12 @@ type failover struct {
 // item, Trigger asks the scheduler to run.
 type failoverDeps struct {
 	*jobBase
-	conf     *configState
-	ldr      *leadership
-	asg      *assignment
-	rg       *registration
-	run      *runFlag     // the attempts' run flag
-	shutdown *atomic.Bool // the job's (lifecycle.shutdown)
 }
 
 // onInstanceCrashed is JobCrashedJobListener: instance x's
 // node was deleted.
 func (f *failover) onInstanceCrashed(ctx context.Context, x string) error {
-	cfg, err := f.conf.get(ctx)
+	cfg, err := f.job.conf.get(ctx)
 	if err != nil || !cfg.Failover {
 		return err
 	}
@@ -114,7 +107,7 @@ func (f *failover) failOverCrashedRunning(ctx context.Context, x string) error {
 // such an item running set its flag, and x died before its catch-up run.
 // It reports whether an item was queued.
 func (f *failover) queueMisfiresOf(ctx context.Context, x string) (bool, error) {
-	cfg, err := f.conf.get(ctx)
+	cfg, err := f.job.conf.get(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -221,10 +214,10 @@ func (f *failover) underLatch(ctx context.Context, fn func(ctx context.Context, 
 // crashedItems: items assigned to x that x was running; none when x's
 // server is not enabled.
 func (f *failover) crashedItems(ctx context.Context, x string) ([]int, error) {
-	if ok, err := f.ldr.isEnableServer(ctx, ipPrefix(x)); err != nil || !ok {
+	if ok, err := f.job.ldr.isEnableServer(ctx, ipPrefix(x)); err != nil || !ok {
 		return nil, err
 	}
-	cfg, err := f.conf.get(ctx)
+	cfg, err := f.job.conf.get(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -349,7 +342,7 @@ func (f *failover) failoverIfNecessary(ctx context.Context) error {
 
 // claimOne is failoverIfNecessary's claim, holding the latch.
 func (f *failover) claimOne(ctx context.Context, latch *recipe.Latch) error {
-	if f.shutdown.Load() {
+	if f.job.life.shutdown.Load() {
 		return nil
 	}
 	if need, err := f.needFailover(ctx); err != nil || !need {
@@ -396,7 +389,7 @@ func (f *failover) claimOne(ctx context.Context, latch *recipe.Latch) error {
 }
 
 func (f *failover) needFailover(ctx context.Context) (bool, error) {
-	if paused, _ := f.rg.isPaused(); paused || f.run.Load() || f.shutdown.Load() {
+	if paused, _ := f.job.rg.isPaused(); paused || f.job.att.running.Load() || f.job.life.shutdown.Load() {
 		return false, nil
 	}
 	names, err := f.s.children(ctx, f.s.p.FailoverItems())
@@ -425,11 +418,11 @@ func (f *failover) vanished(ctx context.Context, id string) (bool, error) {
 // this instance is the only available one, items left running or in
 // failover by instances that are gone are queued for failover.
 func (f *failover) onOwnInstanceAdded(ctx context.Context) error {
-	cfg, err := f.conf.get(ctx)
-	if err != nil || !cfg.Failover || f.shutdown.Load() {
+	cfg, err := f.job.conf.get(ctx)
+	if err != nil || !cfg.Failover || f.job.life.shutdown.Load() {
 		return err
 	}
-	avail, err := f.asg.availableInstances(ctx)
+	avail, err := f.job.asg.availableInstances(ctx)
 	if err != nil || len(avail) != 1 || avail[0] != f.id {
 		return err
 	}

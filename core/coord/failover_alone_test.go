@@ -3,7 +3,6 @@ package coord
 import (
 	"context"
 	"slices"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -56,10 +55,14 @@ func newAloneFailover(t *testing.T, id string) *aloneFailover {
 	cfg.Failover = true
 	a := &aloneFailover{c: c, p: p}
 	b := aloneBase(c, p, id, &funcHooks{failedOver: func(i int) { a.claimed = append(a.claimed, i) }, trigger: func() { a.triggers++ }})
-	d := &failoverDeps{jobBase: b, conf: &configState{jobBase: b}, rg: &registration{jobBase: b}, run: &runFlag{}, shutdown: &atomic.Bool{}}
-	d.conf.cur.Store(cfg)
-	d.ldr = &leadership{jobBase: b, conf: d.conf, shutdown: d.shutdown}
-	d.asg = &assignment{jobBase: b, ldr: d.ldr, conf: d.conf, shutdown: d.shutdown}
+	j := &Job{}
+	b.job = j
+	j.conf = configState{jobBase: b}
+	j.conf.cur.Store(cfg)
+	j.rg = registration{jobBase: b}
+	j.ldr = leadership{jobBase: b}
+	j.asg = assignment{jobBase: b}
+	d := &failoverDeps{jobBase: b}
 	a.f = &failover{failoverDeps: d}
 	for _, ip := range []string{"10.0.0.1", "10.0.0.2", "10.0.0.3"} {
 		a.put(t, p.Server(ip), node.ServerEnabled)
@@ -103,7 +106,7 @@ func TestFailoverClaimAlone(t *testing.T) {
 	}
 	a.put(t, a.p.FailoverItem(2), "")
 	a.put(t, a.p.FailoverItem(3), "")
-	for _, set := range []func(bool){a.f.rg.setPaused, a.f.run.Store, a.f.shutdown.Store} {
+	for _, set := range []func(bool){a.f.job.rg.setPaused, a.f.job.att.running.Store, a.f.job.life.shutdown.Store} {
 		set(true)
 		if err := a.f.failoverIfNecessary(ctx); err != nil {
 			t.Fatal(err)
@@ -162,7 +165,7 @@ func TestFailoverCrashAlone(t *testing.T) {
 	if v, _ := a.get(t, a.p.Running(0)); v != back || a.triggers != 0 {
 		t.Fatal("a live instance's item was failed over")
 	}
-	a.f.run.Store(true) // the claim waits for the end of this execution
+	a.f.job.att.running.Store(true) // the claim waits for the end of this execution
 	if err := a.f.onInstanceCrashed(ctx, gone); err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +183,7 @@ func TestFailoverCrashAlone(t *testing.T) {
 	if a.triggers != 0 {
 		t.Fatal("claimed during an execution")
 	}
-	a.f.run.Store(false)
+	a.f.job.att.running.Store(false)
 	if err := a.f.failoverIfNecessary(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -88,7 +88,6 @@ func (g *guaranteeWaiters) deleted(root string) {
 // the waiters.
 type guarantees struct {
 	*jobBase
-	conf *configState
 	// waiters are woken by the job's queue (onEvent).
 	waiters guaranteeWaiters
 }
@@ -213,7 +212,7 @@ func (g *guarantees) isAllGuaranteed(ctx context.Context, ph guaranteePhase) (bo
 	if err != nil {
 		return false, err
 	}
-	cfg, err := g.conf.load(ctx)
+	cfg, err := g.job.conf.load(ctx)
 	if err != nil {
 		return false, err
 	}

@@ -117,6 +117,7 @@ func New(opts Options) (*Job, error) {
 	}}
 	b := &j.jobBase
 	b.paths.b = b
+	b.job = j
 	if b.poll <= 0 {
 		b.poll = 100 * time.Millisecond
 	}
@@ -127,36 +128,30 @@ func New(opts Options) (*Job, error) {
 	if recon <= 0 {
 		recon = time.Minute
 	}
-	shutdown, running := &j.life.shutdown, &j.att.running
+	running := &j.att.running
 	// The startup registration (startup.go) is the lifecycle's until
 	// Start is over: nothing else uses it, and outside the Job the Job
-	// fits a smaller size class (1,536 bytes rather than 1,792).
+	// fits a smaller size class.
 	su := new(setUp)
-	j.life = lifecycle{jobBase: b, ns: opts.Namespace, grace: grace, startupDone: make(chan struct{}),
-		tc: &j.tc, su: su, conf: &j.conf, ldr: &j.ldr, rg: &j.rg, loop: &j.loop, att: &j.att, sw: &j.sw}
+	j.life = lifecycle{jobBase: b, ns: opts.Namespace, grace: grace, startupDone: make(chan struct{}), su: su}
 	j.conf.jobBase = b
 	// The trigger's reads of the tree cache (cachereads.go): a value each
 	// of its users holds.
 	cr := cacheReads{jobBase: b, run: running}
-	j.att = attempts{jobBase: b, inProcess: reg.IsInProcess(opts.Client), tc: &j.tc, cr: cr, conf: &j.conf,
-		rg: &j.rg, asg: &j.asg, mf: &j.mf, fo: &j.fo, shutdown: shutdown}
-	j.asg = assignment{jobBase: b, ldr: &j.ldr, conf: &j.conf, shutdown: shutdown}
-	j.ldr = leadership{jobBase: b, e: recipe.NewElection(opts.Client, p.LeaderLatch(), p.LeaderInstance(), opts.InstanceID),
-		conf: &j.conf, shutdown: shutdown, asg: &j.asg, rsh: &j.rsh}
-	j.rsh = resharding{jobBase: b, lead: &j.ldr, strat: opts.Strategies, conf: &j.conf, asg: &j.asg, fo: &j.fo}
-	j.fo.failoverDeps = failoverDeps{jobBase: b, conf: &j.conf, ldr: &j.ldr, asg: &j.asg, rg: &j.rg, run: running, shutdown: shutdown}
-	j.mf = misfires{jobBase: b, cr: cr, conf: &j.conf, asg: &j.asg, att: &j.att, loop: &j.loop}
-	j.guar = guarantees{jobBase: b, conf: &j.conf}
-	j.sw = sweeps{jobBase: b, conf: &j.conf, ldr: &j.ldr, fo: &j.fo}
-	*su = setUp{jobBase: b, class: opts.JobClassName, shutdown: shutdown, conf: &j.conf,
+	j.att = attempts{jobBase: b, inProcess: reg.IsInProcess(opts.Client), cr: cr}
+	j.asg = assignment{jobBase: b}
+	j.ldr = leadership{jobBase: b, e: recipe.NewElection(opts.Client, p.LeaderLatch(), p.LeaderInstance(), opts.InstanceID)}
+	j.rsh = resharding{jobBase: b, strat: opts.Strategies}
+	j.fo.failoverDeps = failoverDeps{jobBase: b}
+	j.mf = misfires{jobBase: b, cr: cr}
+	j.guar = guarantees{jobBase: b}
+	j.sw = sweeps{jobBase: b}
+	*su = setUp{jobBase: b, class: opts.JobClassName, shutdown: &j.life.shutdown, conf: &j.conf,
 		asg: &j.asg, ldr: &j.ldr, rsh: &j.rsh, rg: &j.rg, local: opts.Config}
-	j.rg = registration{jobBase: b, margin: opts.ExpiryMargin, run: running, loop: &j.loop, ldr: &j.ldr, fo: &j.fo,
-		shutdown: shutdown, cq: newSerialQueue()}
-	j.loop = jobLoop{q: newSerialQueue(), jobBase: b, recon: recon, onEv: opts.OnEvent,
-		life: &j.life, ev: &j.ev, pm: &j.pm, rg: &j.rg, sw: &j.sw}
-	j.ev = listeners{jobBase: b, reconMinute: opts.ReconcileUnit, shutdown: shutdown, running: running,
-		conf: &j.conf, asg: &j.asg, rsh: &j.rsh, ldr: &j.ldr, guar: &j.guar, mf: &j.mf, rg: &j.rg, fo: &j.fo, sw: &j.sw}
-	j.pm = pump{jobBase: b, shutdown: shutdown, running: running, conf: &j.conf, cr: cr, mf: &j.mf, fo: &j.fo, rg: &j.rg}
+	j.rg = registration{jobBase: b, margin: opts.ExpiryMargin, cq: newSerialQueue()}
+	j.loop = jobLoop{q: newSerialQueue(), jobBase: b, recon: recon, onEv: opts.OnEvent}
+	j.ev = listeners{jobBase: b, reconMinute: opts.ReconcileUnit}
+	j.pm = pump{jobBase: b, cr: cr}
 	return j, nil
 }
 
@@ -276,6 +271,10 @@ type jobBase struct {
 	// marks number the tree events posted to the job's queue, for the
 	// checks of serversChanged (resharding.serversChangedSince).
 	marks eventMarks
+	// job is the Job this is the base of: each owner reaches the others
+	// through it (one pointer a Job rather than one for each owner each
+	// other owner uses: some 500 bytes a job).
+	job *Job
 }
 
 // tick is the failover and misfire pump's period (failoverTick): 5 polls.

@@ -17,16 +17,9 @@ type lifecycle struct {
 	*jobBase
 	ns    *Namespace    // Options.Namespace, or the job's own
 	grace time.Duration // Options.ShutdownGrace
-	// The owners it starts and ends, wired in by New.
-	tc *treeCache
+	// It starts and ends the other owners (through job).
 	// su is the startup registration, Start's own (nil once it is over).
-	su   *setUp
-	conf *configState
-	ldr  *leadership
-	rg   *registration
-	loop *jobLoop
-	att  *attempts // the run a clean shutdown waits for
-	sw   *sweeps
+	su *setUp
 
 	// shutdown: no execution may start here. Set by the job's end
 	// (finish, cleanShutdown) and the console's shutdown
@@ -116,7 +109,7 @@ func (j *Job) Run(ctx context.Context) error {
 
 // nsConn implements nsSubscriber: a connection event, handled on the
 // connection queue.
-func (l *lifecycle) nsConn(ce reg.ConnEvent) { l.rg.cq.post(func() { l.rg.onConn(ce) }) }
+func (l *lifecycle) nsConn(ce reg.ConnEvent) { l.job.rg.cq.post(func() { l.job.rg.onConn(ce) }) }
 
 // nsEnd implements nsSubscriber: the namespace stopped, so the job ends.
 func (l *lifecycle) nsEnd(err error) { go l.finish(false, err) }
@@ -228,15 +221,15 @@ func (l *lifecycle) start(ctx context.Context) error {
 	// TreeInitialized, which needs nothing either). Later events queue
 	// until it is done. The view calls fn on the cache's goroutine, one
 	// call at a time.
-	l.tc.view = l.ns.track(l.s.p.Root(), func(ev reg.TreeEvent) {
-		if ev.Type == reg.TreeInitialized || l.loop.runningNodeEvent(ev) {
+	l.job.tc.view = l.ns.track(l.s.p.Root(), func(ev reg.TreeEvent) {
+		if ev.Type == reg.TreeInitialized || l.job.loop.runningNodeEvent(ev) {
 			return
 		}
 		seq := l.marks.posted.Add(1)
-		l.loop.post(func() { l.loop.onTreeEvent(ev, seq) })
+		l.job.loop.post(func() { l.job.loop.onTreeEvent(ev, seq) })
 	}, reg.WithTreeLogger(l.log), reg.WithLeaves(l.isItemLeaf), reg.WithoutInitialEvents(), reg.WithCounted(l.isFlag))
-	l.ldr.cache = l.tc.view
-	l.tc.live.Store(l.tc.view)
+	l.job.ldr.cache = l.job.tc.view
+	l.job.tc.live.Store(l.job.tc.view)
 	end := l.ns.ends.add(ctx, l)
 	err := l.startUp(l.ctx)
 	if err == nil && l.ctx.Err() != nil {
@@ -250,9 +243,9 @@ func (l *lifecycle) start(ctx context.Context) error {
 	}
 	l.end = end
 	l.up.Store(true)
-	l.loop.armReconcile()
-	l.rg.cq.release()
-	l.loop.q.release()
+	l.job.loop.armReconcile()
+	l.job.rg.cq.release()
+	l.job.loop.q.release()
 	close(l.startupDone) // finish may stop the loop from now on
 	return nil
 }
@@ -267,12 +260,12 @@ func (l *lifecycle) isFlag(path string) bool { return l.s.p.IsFlag(path) }
 // startUp waits for the cache's initial load, then registers the instance.
 func (l *lifecycle) startUp(ctx context.Context) error {
 	select {
-	case <-l.tc.view.Initialized():
+	case <-l.job.tc.view.Initialized():
 	case <-ctx.Done():
 		return context.Cause(ctx)
 	}
-	l.conf.refresh(l.tc.view)
-	cfg, err := l.conf.get(ctx)
+	l.job.conf.refresh(l.job.tc.view)
+	cfg, err := l.job.conf.get(ctx)
 	if err != nil {
 		return err
 	}
@@ -284,21 +277,21 @@ func (l *lifecycle) startUp(ctx context.Context) error {
 	if fresh != nil && fresh.sess != nil {
 		// registerNew did it all: leader, server, instance, flag; the
 		// subtree held nothing else (no offline server, no stale node).
-		l.rg.registered(fresh.sess)
+		l.job.rg.registered(fresh.sess)
 		l.log.Info("became leader")
-	} else if sweep, items, err = l.su.registerStartUp(ctx, l.ns, l.tc.view, !cfg.Disabled); err != nil {
+	} else if sweep, items, err = l.su.registerStartUp(ctx, l.ns, l.job.tc.view, !cfg.Disabled); err != nil {
 		return err
 	}
-	l.loop.st = loopState{curTotal: cfg.ShardingTotalCount, cron: cfg.Cron, tz: cfg.TimeZone, lastReconcile: time.Now()}
+	l.job.loop.st = loopState{curTotal: cfg.ShardingTotalCount, cron: cfg.Cron, tz: cfg.TimeZone, lastReconcile: time.Now()}
 	l.setReady()
 	l.log.Info("instance registered", "server", l.ip)
 	if sweep {
-		if err := l.sw.stale().sweepItems(ctx, items); err != nil && ctx.Err() == nil {
+		if err := l.job.sw.stale().sweepItems(ctx, items); err != nil && ctx.Err() == nil {
 			l.log.Warn("stale node sweep at startup failed", "error", err)
 		}
 	}
 	// The pump's first tick covers what startup found.
-	l.loop.armPump()
+	l.job.loop.armPump()
 	return nil
 }
 
@@ -317,7 +310,7 @@ func (l *lifecycle) stop() {
 func (l *lifecycle) finish(asked bool, cause error) {
 	l.finished.Do(func() {
 		l.shutdown.Store(true)
-		l.tc.live.Store(nil)
+		l.job.tc.live.Store(nil)
 		c := cause
 		if c == nil {
 			c = ErrShutdown
@@ -335,14 +328,14 @@ func (l *lifecycle) finish(asked bool, cause error) {
 		if l.subscribed {
 			l.ns.unsubscribe(l)
 		}
-		l.loop.stopLoop()
-		l.rg.stop()
+		l.job.loop.stopLoop()
+		l.job.rg.stop()
 		if l.subscribed {
 			// The cache stays readable while the last execution ends.
 			l.cleanShutdown()
 		}
-		if l.tc.view != nil {
-			l.tc.view.Close()
+		if l.job.tc.view != nil {
+			l.job.tc.view.Close()
 		}
 		if l.ownNS != nil {
 			l.ownNS.stop()
@@ -369,7 +362,7 @@ func (l *lifecycle) cleanShutdown() {
 	grace := time.NewTimer(l.grace)
 	defer grace.Stop()
 	select {
-	case <-l.att.running.Idle():
+	case <-l.job.att.running.Idle():
 	case <-grace.C:
 		l.log.Warn("shutdown: execution still running after the grace period", "grace", l.grace)
 	}
@@ -379,8 +372,8 @@ func (l *lifecycle) cleanShutdown() {
 	if sess.Err() != nil {
 		return
 	}
-	if _, err := l.ldr.e.Resign(ctx); err != nil {
-		l.log.Warn("shutdown: delete failed", "path", l.ldr.e.LeaderPath(), "error", err)
+	if _, err := l.job.ldr.e.Resign(ctx); err != nil {
+		l.log.Warn("shutdown: delete failed", "path", l.job.ldr.e.LeaderPath(), "error", err)
 	}
 	if _, st, err := l.s.c.Get(ctx, l.s.p.Instance(l.id)); err == nil && st.EphemeralOwner == sess.ID() {
 		if err := l.s.c.Delete(ctx, l.s.p.Instance(l.id), st.Version); err != nil && !errors.Is(err, reg.ErrNoNode) {

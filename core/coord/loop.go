@@ -53,17 +53,12 @@ type jobLoop struct {
 	*jobBase               // its poll: the re-registration retry is 5 of them
 	recon    time.Duration // the reconcile tick (Options.ReconcileTick)
 	onEv     func(string)  // Options.OnEvent (nil: none)
-	life     *lifecycle    // the job's context, its start, its namespace and its tree cache (tc.view)
-	ev       *listeners
-	pm       *pump
-	rg       *registration
-	sw       *sweeps
 }
 
 // post queues fn on the job's queue; it runs unless the job stops first.
 func (l *jobLoop) post(fn func()) {
 	l.q.post(func() {
-		if l.halted || l.life.ctx.Err() != nil {
+		if l.halted || l.job.life.ctx.Err() != nil {
 			return
 		}
 		fn()
@@ -73,7 +68,7 @@ func (l *jobLoop) post(fn func()) {
 // onTreeEvent handles one event of the job's tree (after the initial
 // load), on the queue.
 func (l *jobLoop) onTreeEvent(ev reg.TreeEvent, seq uint32) {
-	shut := l.ev.handle(l.life.ctx, ev, seq, &l.st)
+	shut := l.job.ev.handle(l.job.life.ctx, ev, seq, &l.st)
 	if l.onEv != nil {
 		l.onEv(ev.Path)
 	}
@@ -81,7 +76,7 @@ func (l *jobLoop) onTreeEvent(ev reg.TreeEvent, seq uint32) {
 		l.log.Info("instance shut down from the registry")
 		l.halted = true
 		l.hooks.Shutdown()
-		go l.life.finish(false, nil)
+		go l.job.life.finish(false, nil)
 		return
 	}
 	l.armPump()
@@ -102,7 +97,7 @@ func (l *jobLoop) onTreeEvent(ev reg.TreeEvent, seq uint32) {
 // reports), as pumpFired says. Until the startup is done (the queue holds
 // events until then), every event goes through the queue.
 func (l *jobLoop) runningNodeEvent(ev reg.TreeEvent) bool {
-	if !l.life.up.Load() || !l.s.p.IsRunning(ev.Path) {
+	if !l.job.life.up.Load() || !l.s.p.IsRunning(ev.Path) {
 		return false
 	}
 	if l.pumpDue() {
@@ -123,8 +118,8 @@ func (l *jobLoop) askReRegister() {
 
 func (l *jobLoop) reRegisterTick() {
 	l.reRegPending.Store(false)
-	ctx := l.life.ctx
-	if err := l.rg.reRegister(ctx, l.life.ns); err != nil {
+	ctx := l.job.life.ctx
+	if err := l.job.rg.reRegister(ctx, l.job.life.ns); err != nil {
 		if ctx.Err() != nil {
 			return
 		}
@@ -147,7 +142,7 @@ func (l *jobLoop) armPump() {
 		return
 	}
 	l.pumpArmed = true
-	l.life.ns.pumps.after(l, l.tick())
+	l.job.life.ns.pumps.after(l, l.tick())
 }
 
 // pumpFired is the pump's tick, on the namespace's pumpClock. The tick
@@ -173,17 +168,19 @@ func (l *jobLoop) pumpFired() {
 }
 
 // pumpDue: pump would act on something now, or clear a misfire sighting.
-func (l *jobLoop) pumpDue() bool { return l.pm.wanted(l.life.tc.view) || l.pm.mf.state().sighting() }
+func (l *jobLoop) pumpDue() bool {
+	return l.job.pm.wanted(l.job.tc.view) || l.job.mf.state().sighting()
+}
 
 func (l *jobLoop) pumpTick() {
 	l.pumpMu.Lock()
 	l.pumpArmed = false
 	l.pumpMu.Unlock()
-	ctx := l.life.ctx
-	if err := l.pm.run(ctx, l.life.tc.view); err != nil && ctx.Err() == nil {
+	ctx := l.job.life.ctx
+	if err := l.job.pm.run(ctx, l.job.tc.view); err != nil && ctx.Err() == nil {
 		l.log.Warn("failover and misfire pump failed", "error", err)
 	}
-	if l.pm.wanted(l.life.tc.view) {
+	if l.job.pm.wanted(l.job.tc.view) {
 		l.armPump()
 	}
 }
@@ -201,7 +198,7 @@ func (l *jobLoop) armReconcile() {
 	l.pumpMu.Lock()
 	defer l.pumpMu.Unlock()
 	if !l.pumpOff {
-		l.life.ns.pumps.afterReconcile(l, d)
+		l.job.life.ns.pumps.afterReconcile(l, d)
 	}
 }
 
@@ -214,12 +211,12 @@ func (l *jobLoop) reconcileFired() { l.post(l.reconcileTick) }
 // registry only when the cache shows something to act on, so an idle
 // job's tick makes no request.
 func (l *jobLoop) reconcileTick() {
-	ctx := l.life.ctx
-	if err := l.ev.reconcile(ctx, &l.st, l.life.tc.view, time.Now()); err != nil && ctx.Err() == nil {
+	ctx := l.job.life.ctx
+	if err := l.job.ev.reconcile(ctx, &l.st, l.job.tc.view, time.Now()); err != nil && ctx.Err() == nil {
 		l.log.Warn("reconcile failed", "error", err)
 	}
-	if paused, _ := l.rg.isPaused(); !paused {
-		if sw := l.sw.stale(); sw.suspects(l.life.tc.view) {
+	if paused, _ := l.job.rg.isPaused(); !paused {
+		if sw := l.job.sw.stale(); sw.suspects(l.job.tc.view) {
 			if err := sw.sweepIfLeader(ctx); err != nil && ctx.Err() == nil {
 				l.log.Warn("stale node sweep failed", "error", err)
 			}
@@ -235,7 +232,7 @@ func (l *jobLoop) stopLoop() {
 	l.pumpMu.Lock()
 	l.pumpOff = true // an armed tick finds the queue closed
 	l.pumpMu.Unlock()
-	if ns := l.life.ns; ns != nil { // nil: stopped before Start
+	if ns := l.job.life.ns; ns != nil { // nil: stopped before Start
 		ns.pumps.cancel(l)
 	}
 	if l.retry != nil {

@@ -19,13 +19,9 @@ import (
 // below, and the tree cache and failover state passed in.
 type misfires struct {
 	*jobBase
-	cr   cacheReads
-	conf *configState
+	cr cacheReads
 	// asg reads this instance's items; att computes a catch-up's contexts;
 	// loop's pump serves what no execution does (wakePump: armPump).
-	asg  *assignment
-	att  *attempts
-	loop *jobLoop
 
 	// st is made at the first record, by an execution (or the goroutine
 	// that records its skipped fires) or the job's queue (tree events, the
@@ -55,7 +51,7 @@ func (m *misfires) needSharding(ctx context.Context) (bool, error) {
 // executeMisfired is Job.ExecuteMisfired: cache is the trigger's tree cache
 // (nil: none loaded), tree the job's, fo its failover state.
 func (m *misfires) executeMisfired(ctx context.Context, cache, tree *reg.CacheView, fo *failoverState, items []int) (bool, error) {
-	cfg, err := m.conf.get(ctx)
+	cfg, err := m.job.conf.get(ctx)
 	if err != nil || !cfg.Misfire {
 		return false, err
 	}
@@ -100,11 +96,11 @@ func (m *misfires) candidates(cache *reg.CacheView, items []int) []int {
 
 // joinCatchUp is Job.JoinCatchUp; cache is the trigger's tree cache.
 func (m *misfires) joinCatchUp(ctx context.Context, cache *reg.CacheView, sc executor.ShardingContexts) (executor.ShardingContexts, error) {
-	cfg, err := m.conf.get(ctx)
+	cfg, err := m.job.conf.get(ctx)
 	if err != nil || !cfg.Misfire {
 		return sc, err
 	}
-	own, err := m.asg.localItems(ctx)
+	own, err := m.job.asg.localItems(ctx)
 	if err != nil {
 		return sc, wrap("join catch-up", err)
 	}
@@ -127,7 +123,7 @@ func (m *misfires) joinCatchUp(ctx context.Context, cache *reg.CacheView, sc exe
 		return sc, nil
 	}
 	items := slices.Sorted(slices.Values(append(slices.Clone(sc.Items), waiting...)))
-	out, running, err := m.att.contexts(ctx, cache, items)
+	out, running, err := m.job.att.contexts(ctx, cache, items)
 	if err != nil {
 		return sc, wrap("join catch-up", err)
 	}
@@ -182,9 +178,9 @@ func (m *misfires) setExcept(ctx context.Context, except []int) error {
 	var fire deferredFire
 	if need {
 		fire = m.made().deferToResharding()
-		m.loop.armPump()
+		m.job.loop.armPump()
 	}
-	items, err := m.asg.localItems(ctx)
+	items, err := m.job.asg.localItems(ctx)
 	if err != nil {
 		return wrap("set misfire", err)
 	}
@@ -230,7 +226,7 @@ func (m *misfires) afterResharding(ctx context.Context) error {
 		m.made().restoreBefore(exempt) // pending again: wait for that one
 		return err
 	}
-	items, err := m.asg.localItems(ctx)
+	items, err := m.job.asg.localItems(ctx)
 	if err != nil {
 		return err
 	}
@@ -275,7 +271,7 @@ func (m *misfires) runPending(ctx context.Context, cache *reg.CacheView) (run bo
 		return false, nil
 	}
 	m.state().clearSighting()
-	own, err := m.asg.localItems(ctx)
+	own, err := m.job.asg.localItems(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -304,7 +300,7 @@ func (m *misfires) runPending(ctx context.Context, cache *reg.CacheView) (run bo
 func (m *misfires) handOver(ctx context.Context, own []int) error {
 	items := m.state().takeCatchUp()
 	moved := without(items, own)
-	if cfg := m.conf.cur.Load(); cfg != nil {
+	if cfg := m.job.conf.cur.Load(); cfg != nil {
 		moved = slices.DeleteFunc(moved, func(i int) bool { return i >= cfg.ShardingTotalCount })
 	}
 	if len(moved) == 0 {

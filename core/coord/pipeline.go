@@ -97,7 +97,7 @@ func (t *attempts) pipelinedContexts(ctx context.Context, cfg *config.JobConfigu
 	if !ok {
 		return none, false, nil
 	}
-	sess, l, err := t.rg.sessionLease()
+	sess, l, err := t.job.rg.sessionLease()
 	if err != nil {
 		return none, false, nil
 	}
@@ -112,12 +112,12 @@ func (t *attempts) pipelinedContexts(ctx context.Context, cfg *config.JobConfigu
 		return none, false, nil
 	}
 	a.items = slices.Clone(sc.Items)
-	kept, rtt, err := a.beginChecked(ctx, cfg, fence, func(pzxid int64) bool { return t.asg.settledAt(minCzxid, pzxid) })
+	kept, rtt, err := a.beginChecked(ctx, cfg, fence, func(pzxid int64) bool { return t.job.asg.settledAt(minCzxid, pzxid) })
 	t.lead().record(rtt) // the lead of a pre-arm (prearm.go)
 	if !kept {
 		return none, false, err
 	}
-	return sc, true, t.mf.handOver(ctx, sc.Items)
+	return sc, true, t.job.mf.handOver(ctx, sc.Items)
 }
 
 // beginChecked sends the attempt's running-node transaction, fenced by
@@ -204,7 +204,7 @@ func (a *attempt) statFlags(ctx context.Context) flagsStat {
 // moving away, a failover, disabled or running flag on an item, or no
 // monitorExecution (no transaction to pipeline).
 func (t *attempts) steadyItemsInCache(cfg *config.JobConfiguration, cache *reg.CacheView) (items []int, minCzxid int64, ok bool) {
-	if cache == nil || !cfg.MonitorExecution || t.shutdown.Load() || t.fo.state().recovering() || t.running.Load() {
+	if cache == nil || !cfg.MonitorExecution || t.job.life.shutdown.Load() || t.job.fo.state().recovering() || t.running.Load() {
 		return nil, 0, false
 	}
 	t.paths.warm(cfg.ShardingTotalCount)
@@ -212,17 +212,17 @@ func (t *attempts) steadyItemsInCache(cfg *config.JobConfiguration, cache *reg.C
 	if found := cache.EachChild(t.paths.flags(), func(string) bool { flagged = true; return false }); !found || flagged {
 		return nil, 0, false
 	}
-	if cfg.Failover && (t.fo.state().hasClaims() || t.cr.claimed(cache)) {
+	if cfg.Failover && (t.job.fo.state().hasClaims() || t.cr.claimed(cache)) {
 		return nil, 0, false
 	}
 	if avail, found := t.cr.available(cache); !found || !avail {
 		return nil, 0, false
 	}
-	items, minCzxid, ok = t.asg.inCache(cache, cfg.ShardingTotalCount)
+	items, minCzxid, ok = t.job.asg.inCache(cache, cfg.ShardingTotalCount)
 	if !ok || len(items) == 0 {
 		return nil, 0, false
 	}
-	if len(t.mf.state().catchUpMoved(items)) > 0 {
+	if len(t.job.mf.state().catchUpMoved(items)) > 0 {
 		return nil, 0, false
 	}
 	if cfg.Failover && len(t.cr.itemsWith(cache, items, "failover")) > 0 {
@@ -243,7 +243,7 @@ func (t *attempts) steadyItemsInCache(cfg *config.JobConfiguration, cache *reg.C
 // would. A change of shardingTotalCount takes effect through a resharding,
 // whose flag shardingIfNecessary reads fresh.
 func (t *attempts) contexts(ctx context.Context, cache *reg.CacheView, items []int) (executor.ShardingContexts, []int, error) {
-	cfg, err := t.conf.get(ctx)
+	cfg, err := t.job.conf.get(ctx)
 	if err != nil {
 		return executor.ShardingContexts{}, nil, err
 	}
@@ -255,7 +255,7 @@ func (t *attempts) contexts(ctx context.Context, cache *reg.CacheView, items []i
 		}
 		items = without(items, running)
 	}
-	params, err := t.conf.itemParameters(cfg.ShardingItemParameters)
+	params, err := t.job.conf.itemParameters(cfg.ShardingItemParameters)
 	if err != nil {
 		return executor.ShardingContexts{}, nil, err
 	}

@@ -2,7 +2,6 @@ package coord
 
 import (
 	"context"
-	"sync/atomic"
 	"time"
 
 	"github.com/ejob-io/ejob/core/reg"
@@ -13,13 +12,7 @@ import (
 // It keeps no state of its own.
 type pump struct {
 	*jobBase
-	shutdown *atomic.Bool // the job's (lifecycle.shutdown)
-	running  *runFlag     // the attempts' run flag
-	conf     *configState
-	cr       cacheReads
-	mf       *misfires
-	fo       *failoverSlot
-	rg       *registration // the session the instance is registered under
+	cr cacheReads
 }
 
 // wanted reports whether the pump may still have something to do, so
@@ -29,10 +22,10 @@ type pump struct {
 // waits). When it reports false, only a tree event or wakePump ticks the
 // pump again.
 func (p *pump) wanted(cache *reg.CacheView) bool {
-	if cache == nil || p.shutdown.Load() {
+	if cache == nil || p.job.life.shutdown.Load() {
 		return false
 	}
-	cfg := p.conf.cur.Load()
+	cfg := p.job.conf.cur.Load()
 	failover, misfire := cfg == nil || cfg.Failover, cfg == nil || cfg.Misfire
 	// The cache counts the job's flags (node.Job.IsFlag): with none, the
 	// cases read from the cache cannot hold, and the pump's tick after
@@ -40,15 +33,15 @@ func (p *pump) wanted(cache *reg.CacheView) bool {
 	n, counted := cache.Counted()
 	flags := !counted || n > 0
 	if failover {
-		if p.fo.state().recovering() || flags && (p.cr.claimed(cache) || p.cr.failoverQueued(cache)) {
+		if p.job.fo.state().recovering() || flags && (p.cr.claimed(cache) || p.cr.failoverQueued(cache)) {
 			return true
 		}
 	}
-	if p.mf.state().deferred() {
+	if p.job.mf.state().deferred() {
 		return true
 	}
 	// A sighting (misfireState.sighted): the next tick clears it or acts on it.
-	return misfire && (p.mf.state().sighting() || flags && len(p.cr.misfired(cache)) > 0)
+	return misfire && (p.job.mf.state().sighting() || flags && len(p.cr.misfired(cache)) > 0)
 }
 
 // run runs on the event loop a failoverTick after a tree event or a
@@ -68,23 +61,23 @@ func (p *pump) wanted(cache *reg.CacheView) bool {
 //
 // It reads the tree cache first, so an idle tick costs no registry call.
 func (p *pump) run(ctx context.Context, cache *reg.CacheView) error {
-	if cache == nil || p.shutdown.Load() {
+	if cache == nil || p.job.life.shutdown.Load() {
 		return nil
 	}
-	if p.running.Load() {
-		p.mf.state().clearSighting()
+	if p.job.att.running.Load() {
+		p.job.mf.state().clearSighting()
 		return nil
 	}
-	if _, _, err := p.rg.sessionLease(); err != nil {
+	if _, _, err := p.job.rg.sessionLease(); err != nil {
 		return nil // paused or not registered: reRegister resumes first
 	}
-	cfg, err := p.conf.get(ctx)
+	cfg, err := p.job.conf.get(ctx)
 	if err != nil {
 		return err
 	}
 	if cfg.Failover {
-		if p.fo.state().recovering() {
-			if _, err := p.fo.get().recoverIfIdle(ctx); err != nil {
+		if p.job.fo.state().recovering() {
+			if _, err := p.job.fo.get().recoverIfIdle(ctx); err != nil {
 				return err
 			}
 		}
@@ -92,15 +85,15 @@ func (p *pump) run(ctx context.Context, cache *reg.CacheView) error {
 		case err != nil:
 			return err
 		case claimed && !busy:
-			if p.fo.get().sinceTrigger(time.Now()) < p.tick() {
+			if p.job.fo.get().sinceTrigger(time.Now()) < p.tick() {
 				return nil
 			}
-			fi, err := p.fo.get().localFailoverItems(ctx, cache)
-			if err != nil || len(fi) == 0 || p.running.Load() {
+			fi, err := p.job.fo.get().localFailoverItems(ctx, cache)
+			if err != nil || len(fi) == 0 || p.job.att.running.Load() {
 				return err
 			}
 			p.log.Info("claimed failover items have not run yet; triggering again", "items", fi)
-			p.fo.get().trigger()
+			p.job.fo.get().trigger()
 			return nil
 		case claimed:
 			// Every claimed item runs elsewhere: a trigger would run the
@@ -109,22 +102,22 @@ func (p *pump) run(ctx context.Context, cache *reg.CacheView) error {
 			// and the own items' missed fires are served below.
 		default:
 			if names, _ := cache.Children(p.s.p.FailoverItems()); len(names) > 0 {
-				return p.fo.get().failoverIfNecessary(ctx)
+				return p.job.fo.get().failoverIfNecessary(ctx)
 			}
 		}
 	}
-	if p.mf.state().deferred() {
+	if p.job.mf.state().deferred() {
 		// The flag's deletion event may have been missed (coalesced).
 		if _, _, pending := cache.Get(p.s.p.ShardingNecessary()); !pending {
-			if err := p.mf.afterResharding(ctx); err != nil {
+			if err := p.job.mf.afterResharding(ctx); err != nil {
 				return err
 			}
 		}
 	}
 	if cfg.Misfire {
-		run, err := p.mf.runPending(ctx, cache)
+		run, err := p.job.mf.runPending(ctx, cache)
 		if run {
-			p.fo.get().trigger()
+			p.job.fo.get().trigger()
 		}
 		return err
 	}
@@ -138,7 +131,7 @@ func (p *pump) claimsBusy(ctx context.Context, cache *reg.CacheView) (claimed, b
 	if !p.cr.claimed(cache) {
 		return false, false, nil
 	}
-	fi, err := p.fo.get().localFailoverItems(ctx, cache)
+	fi, err := p.job.fo.get().localFailoverItems(ctx, cache)
 	if err != nil || len(fi) == 0 {
 		return true, false, err
 	}

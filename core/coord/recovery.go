@@ -21,7 +21,7 @@ import (
 // failover node at every trigger cost a 1,000-item job 1,000 reads per
 // instance and fire (10 instances: ~12 s on ZooKeeper, 2 cores).
 func (f *failover) localFailoverItems(ctx context.Context, cache *reg.CacheView) ([]int, error) {
-	if f.shutdown.Load() {
+	if f.job.life.shutdown.Load() {
 		return nil, nil
 	}
 	if cache == nil {
@@ -62,7 +62,7 @@ func (f *failover) localFailoverItems(ctx context.Context, cache *reg.CacheView)
 // were queued for failover.
 // It works on nil (a job without failover state has nothing to recover).
 func (f *failover) recoverIfIdle(ctx context.Context) (bool, error) {
-	if f == nil || !f.recovering() || f.run.Load() {
+	if f == nil || !f.recovering() || f.job.att.running.Load() {
 		return false, nil
 	}
 	flagged, err := f.recoverOwnRunning(ctx, nil)
@@ -82,7 +82,7 @@ func (f *failover) recoverIfIdle(ctx context.Context) (bool, error) {
 // whether items were queued; the caller runs failoverIfNecessary once
 // executions may start.
 func (f *failover) recoverOwnRunning(ctx context.Context, items []int) (bool, error) {
-	cfg, err := f.conf.get(ctx)
+	cfg, err := f.job.conf.get(ctx)
 	if err != nil {
 		return false, err
 	}

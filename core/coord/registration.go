@@ -22,15 +22,10 @@ import (
 type registration struct {
 	*jobBase
 	margin time.Duration // see Options.ExpiryMargin
-	// run is the attempts' run flag (for the logs); loop the job's event
-	// loop, which runs the re-registration (askReRegister, reRegister).
-	// The re-registration elects (ldr) and recovers what a cut-off
-	// execution left (fo).
-	run      *runFlag
-	loop     *jobLoop
-	ldr      *leadership
-	fo       *failoverSlot
-	shutdown *atomic.Bool // the job's (lifecycle.shutdown)
+	// Through job: the attempts' run flag (for the logs), the job's
+	// event loop, which runs the re-registration (askReRegister,
+	// reRegister), the election it makes (ldr) and the recovery of what
+	// a cut-off execution left (fo).
 	// cq runs onConn and the presumed-expiry timer's closure; the fields
 	// below it are owned by its closures.
 	cq         *serialQueue
@@ -134,7 +129,7 @@ func (r *registration) owe() {
 // catchUp asks the scheduler for the catch-up run of the fires skipped
 // while paused, unless the job is shutting down.
 func (r *registration) catchUp() {
-	if r.shutdown.Load() {
+	if r.job.life.shutdown.Load() {
 		return
 	}
 	r.log.Info("one run catches up the fires the registry connection kept from running")
@@ -303,10 +298,10 @@ func (r *registration) onConn(ce reg.ConnEvent) {
 		// A new session, or the same one after its lease was cut by a
 		// presumed expiry: the job clears what the cut-off execution
 		// left and renews the lease before resuming.
-		r.loop.askReRegister()
+		r.job.loop.askReRegister()
 	case reg.StateNewSession:
 		r.disarm()
-		r.loop.askReRegister()
+		r.job.loop.askReRegister()
 	}
 }
 
@@ -355,7 +350,7 @@ func (r *registration) presumeExpired(sess *reg.Session) {
 		r.log.Warn("registry unreachable for nearly the session timeout: presuming the session expired; cancelling running items and leader duties",
 			"session", sess, "last_heard_ago", time.Since(sess.LastHeard()).Round(time.Millisecond),
 			"session_timeout", sess.Timeout(), "server_may_expire_in", time.Until(dl).Round(time.Millisecond),
-			"running", r.run.Load())
+			"running", r.job.att.running.Load())
 	}
 }
 

@@ -14,7 +14,7 @@ import (
 // leader, then resumes. After a presumed expiry that the session survived it
 // only does the clearing and renews the lease.
 func (r *registration) reRegister(ctx context.Context, ns *Namespace) error {
-	if r.shutdown.Load() {
+	if r.job.life.shutdown.Load() {
 		return nil
 	}
 	sess := r.s.c.Session()
@@ -43,17 +43,17 @@ func (r *registration) reRegister(ctx context.Context, ns *Namespace) error {
 			return ErrSessionLost
 		}
 	}
-	r.fo.leaveToRecovery()
-	r.loop.armPump()
-	flagged, err := r.fo.get().recoverIfIdle(ctx)
+	r.job.fo.leaveToRecovery()
+	r.job.loop.armPump()
+	flagged, err := r.job.fo.get().recoverIfIdle(ctx)
 	if err != nil {
 		r.log.Warn("recover running items after the session interruption failed", "error", err)
 	}
 	r.registered(sess)
 	if !already {
-		if has, err := r.ldr.e.HasLeader(ctx); err == nil && !has {
-			if ok, err := r.ldr.isAvailableServer(ctx, r.ip); err == nil && ok {
-				if err := r.ldr.electVacantAndCheck(ctx, true); err != nil {
+		if has, err := r.job.ldr.e.HasLeader(ctx); err == nil && !has {
+			if ok, err := r.job.ldr.isAvailableServer(ctx, r.ip); err == nil && ok {
+				if err := r.job.ldr.electVacantAndCheck(ctx, true); err != nil {
 					r.log.Warn("election after new session failed", "error", err)
 				}
 			}
@@ -64,7 +64,7 @@ func (r *registration) reRegister(ctx context.Context, ns *Namespace) error {
 	}
 	r.setPaused(false)
 	if flagged {
-		if err := r.fo.get().failoverIfNecessary(ctx); err != nil {
+		if err := r.job.fo.get().failoverIfNecessary(ctx); err != nil {
 			r.log.Warn("failover after the session interruption failed", "error", err)
 		}
 	}

@@ -23,11 +23,7 @@ import (
 // not served; what a trigger reads of the assignment is the assignment's.
 type resharding struct {
 	*jobBase
-	lead  *leadership // the leader check (isLeaderUntilBlock) and its election (lead.e)
 	strat func(string) (spi.ShardingStrategy, error)
-	conf  *configState
-	asg   *assignment
-	fo    *failoverSlot // the failover claims a non-leader's wait gives way to
 	// beforeCommit, if set (tests), runs between taking the leader fence
 	// and committing a resharding.
 	beforeCommit func()
@@ -68,7 +64,7 @@ func (m *eventMarks) checkedFrom(began uint32) {
 // The create is fenced on this session's leader node (better than
 // upstream): a deposed leader cannot raise the flag.
 func (r *resharding) setReshardingFlag(ctx context.Context) error {
-	leader, err := r.lead.isLeaderUntilBlock(ctx)
+	leader, err := r.job.ldr.isLeaderUntilBlock(ctx)
 	if err != nil || !leader {
 		return err
 	}
@@ -80,7 +76,7 @@ func (r *resharding) setReshardingFlag(ctx context.Context) error {
 	if err != nil || found[0] || !found[1] {
 		return err
 	}
-	err = r.lead.e.Fenced(ctx, func(fence recipe.Fence) error {
+	err = r.job.ldr.e.Fenced(ctx, func(fence recipe.Fence) error {
 		if !found[2] {
 			// Under leader, which holds the leader node while this
 			// instance leads: a job deleted meanwhile is not made again.
@@ -102,7 +98,7 @@ func (r *resharding) setReshardingFlag(ctx context.Context) error {
 // cached config) has a running node. The N nodes are read from the server
 // together (existsMany), not one Exists after another.
 func (r *resharding) hasRunningItems(ctx context.Context) (bool, error) {
-	cfg, err := r.conf.get(ctx)
+	cfg, err := r.job.conf.get(ctx)
 	if err != nil || !cfg.MonitorExecution {
 		return false, err
 	}
@@ -125,7 +121,7 @@ func (r *resharding) hasRunningItems(ctx context.Context) (bool, error) {
 // zxid of the flags' last change, for the caller's cached read of the
 // assignment (assignment.cached). Otherwise it reads as upstream does.
 func (r *resharding) shardingIfNecessary(ctx context.Context, bt batched) (settled bool, pzxid int64, err error) {
-	pending, pzxid, err := r.asg.settled(ctx, bt)
+	pending, pzxid, err := r.job.asg.settled(ctx, bt)
 	if err != nil || !pending {
 		return err == nil, pzxid, err
 	}
@@ -134,7 +130,7 @@ func (r *resharding) shardingIfNecessary(ctx context.Context, bt batched) (settl
 
 // reshardIfNecessary is shardingIfNecessary once a flag was seen.
 func (r *resharding) reshardIfNecessary(ctx context.Context) error {
-	instances, err := r.asg.availableInstances(ctx)
+	instances, err := r.job.asg.availableInstances(ctx)
 	if err != nil {
 		return err
 	}
@@ -142,7 +138,7 @@ func (r *resharding) reshardIfNecessary(ctx context.Context) error {
 	if err != nil || !need || len(instances) == 0 {
 		return err
 	}
-	leader, err := r.lead.isLeaderUntilBlock(ctx)
+	leader, err := r.job.ldr.isLeaderUntilBlock(ctx)
 	if err != nil {
 		return err
 	}
@@ -164,10 +160,10 @@ func (r *resharding) reshardIfNecessary(ctx context.Context) error {
 	// Membership is read again after the wait (upstream uses the list read
 	// before it): instances that joined or left meanwhile are part of this
 	// assignment.
-	if instances, err = r.asg.availableInstances(ctx); err != nil || len(instances) == 0 {
+	if instances, err = r.job.asg.availableInstances(ctx); err != nil || len(instances) == 0 {
 		return err
 	}
-	cfg, err := r.conf.load(ctx)
+	cfg, err := r.job.conf.load(ctx)
 	if err != nil {
 		return err
 	}
@@ -183,7 +179,7 @@ func (r *resharding) reshardIfNecessary(ctx context.Context) error {
 // any deletion of it by this instance, see recipe.Election.Fenced). It
 // reports whether the assignment was committed.
 func (r *resharding) commitReshard(ctx context.Context, cfg *config.JobConfiguration, instances []string) (bool, error) {
-	err := r.lead.e.Fenced(ctx, func(fence recipe.Fence) error {
+	err := r.job.ldr.e.Fenced(ctx, func(fence recipe.Fence) error {
 		r.log.Info("resharding", "shardingTotalCount", cfg.ShardingTotalCount, "instances", instances)
 		if err := r.s.persistEphemeral(ctx, r.s.p.ShardingProcessing(), nil); err != nil {
 			return wrap("write sharding processing flag", err)
@@ -226,11 +222,11 @@ func (r *resharding) commitReshard(ctx context.Context, cfg *config.JobConfigura
 // leader waited for running items kept its items, so they were not run,
 // until the next membership change).
 func (r *resharding) reshardAgainIfChanged(ctx context.Context, cfg *config.JobConfiguration, instances []string) error {
-	now, err := r.asg.availableInstances(ctx)
+	now, err := r.job.asg.availableInstances(ctx)
 	if err != nil {
 		return err
 	}
-	cur, err := r.conf.load(ctx)
+	cur, err := r.job.conf.load(ctx)
 	if err != nil {
 		return err
 	}
@@ -246,11 +242,11 @@ func (r *resharding) reshardAgainIfChanged(ctx context.Context, cfg *config.JobC
 // waitShardingCompleted is the non-leader's busy wait.
 func (r *resharding) waitShardingCompleted(ctx context.Context) error {
 	for {
-		leader, err := r.lead.isLeaderUntilBlock(ctx)
+		leader, err := r.job.ldr.isLeaderUntilBlock(ctx)
 		if err != nil || leader {
 			return err
 		}
-		if r.fo.state().hasClaims() {
+		if r.job.fo.state().hasClaims() {
 			return errClaimedWhileWaiting
 		}
 		need, err := r.s.exists(ctx, r.s.p.ShardingNecessary())
@@ -344,7 +340,7 @@ func (r *resharding) commitSharding(ctx context.Context, fence recipe.Fence, cfg
 		return err
 	}
 	r.log.Info("resharding committed", "assignments", fmt.Sprint(result))
-	r.asg.noteCommit(ctx, result)
+	r.job.asg.noteCommit(ctx, result)
 	return nil
 }
 
@@ -417,7 +413,7 @@ func (r *resharding) serversChanged(ctx context.Context) error {
 
 // checkServersChanged is serversChanged's check.
 func (r *resharding) checkServersChanged(ctx context.Context) error {
-	cfg, err := r.conf.get(ctx)
+	cfg, err := r.job.conf.get(ctx)
 	if err != nil {
 		return err
 	}

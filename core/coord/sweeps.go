@@ -11,20 +11,17 @@ import (
 // none. It is the sweep's staleJob: the config and the leadership.
 type sweeps struct {
 	*jobBase
-	conf *configState
-	ldr  *leadership
-	fo   *failoverSlot // the hand-over of a gone instance's items
 }
 
 // stale returns a sweep of the nodes gone instances left.
 func (w *sweeps) stale() *staleSweeper {
-	return &staleSweeper{s: w.s, id: w.id, log: w.log, job: w, fo: w.fo.get()}
+	return &staleSweeper{s: w.s, id: w.id, log: w.log, job: w, fo: w.job.fo.get()}
 }
 
 // config implements staleJob (configState.get).
 func (w *sweeps) config(ctx context.Context) (*config.JobConfiguration, error) {
-	return w.conf.get(ctx)
+	return w.job.conf.get(ctx)
 }
 
 // isLeader implements staleJob (leadership.isLeader).
-func (w *sweeps) isLeader(ctx context.Context) (bool, error) { return w.ldr.isLeader(ctx) }
+func (w *sweeps) isLeader(ctx context.Context) (bool, error) { return w.job.ldr.isLeader(ctx) }
