@@ -477,3 +477,72 @@ func TestSessionEndFindsItsEphemerals(t *testing.T) {
 		}
 	}
 }
+
+// TestLookupsAfterChildrenChange: in a node with many children (whose
+// lookups the server remembers), a read finds what the tree holds now:
+// a child deleted is gone, one created again is the new node, a
+// transaction rolled back leaves the old one, one committed the new one,
+// and a delete and a create in one transaction are both seen.
+func TestLookupsAfterChildrenChange(t *testing.T) {
+	c, err := embedded.NewServer().Connect("memo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	const n = 40
+	for i := range n {
+		if _, err := c.Create(ctx, fmt.Sprintf("/p/c-%d", i), []byte(fmt.Sprintf("v1-%d", i)), reg.Persistent, reg.WithParents()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	get := func(i int) string {
+		t.Helper()
+		data, _, err := c.Get(ctx, fmt.Sprintf("/p/c-%d", i))
+		if errors.Is(err, reg.ErrNoNode) {
+			return "none"
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(data)
+	}
+	for i := range n {
+		if got, want := get(i), fmt.Sprintf("v1-%d", i); got != want {
+			t.Fatalf("c-%d = %q, want %q", i, got, want)
+		}
+	}
+	if err := c.Delete(ctx, "/p/c-5", reg.AnyVersion); err != nil {
+		t.Fatal(err)
+	}
+	if got := get(5); got != "none" {
+		t.Fatalf("deleted c-5 read %q", got)
+	}
+	if _, err := c.Create(ctx, "/p/c-5", []byte("v2"), reg.Persistent); err != nil {
+		t.Fatal(err)
+	}
+	if got := get(5); got != "v2" {
+		t.Fatalf("re-created c-5 read %q, want v2", got)
+	}
+	get(7)
+	if _, err := c.Multi(ctx, reg.DeleteOp("/p/c-7", reg.AnyVersion), reg.CreateOp("/p/c-7", []byte("v3"), reg.Persistent),
+		reg.CheckOp("/nowhere", reg.AnyVersion)); err == nil {
+		t.Fatal("a transaction with a failing check committed")
+	}
+	if got := get(7); got != "v1-7" {
+		t.Fatalf("c-7 after a rolled-back replacement read %q, want v1-7", got)
+	}
+	if _, err := c.Multi(ctx, reg.DeleteOp("/p/c-8", reg.AnyVersion), reg.CreateOp("/p/c-8", []byte("v4"), reg.Persistent)); err != nil {
+		t.Fatal(err)
+	}
+	if got := get(8); got != "v4" {
+		t.Fatalf("c-8 after a committed replacement read %q, want v4", got)
+	}
+	get(9)
+	if _, err := c.Multi(ctx, reg.DeleteOp("/p/c-9", reg.AnyVersion), reg.CreateOp("/p/d-9", nil, reg.Persistent)); err != nil {
+		t.Fatal(err)
+	}
+	if got := get(9); got != "none" {
+		t.Fatalf("c-9, deleted as d-9 was created, read %q", got)
+	}
+}

@@ -27,6 +27,7 @@ type Server struct {
 	rwatches map[string][]*rwatch // recursive watches by full path
 	rdepth   reg.Depths           // of rwatches' paths
 	txns     []*txn               // ended transactions, for reuse (begin)
+	memo     *childMemo           // lookups in nodes with many children (made at the first)
 	now      func() time.Time
 	timeout  time.Duration // session timeout; 0: sessions never time out
 }
@@ -404,10 +405,60 @@ func (s *Server) lookupFrom(n *node, path string) *node {
 		if i >= 0 {
 			el, rest = rest[:i], rest[i+1:]
 		}
-		if n = n.child(el); n == nil || i < 0 {
+		if n.numKids() > memoMinKids {
+			n = s.memoChild(n, el)
+		} else {
+			n = n.child(el)
+		}
+		if n == nil || i < 0 {
 			return n
 		}
 	}
+}
+
+// memoMinKids is how many children a node needs for its lookups to go
+// through the memo: a binary search of a few names costs less than its
+// hash.
+const memoMinKids = 16
+
+// childMemo remembers recent lookups in nodes with many children (a
+// namespace's job roots): a trigger's reads of its job's subtree, a dozen
+// a fire, each start with the job's name among its namespace's hundreds
+// or thousands. It is direct-mapped by the child's name. An entry holds
+// while its parent's child set is the one it was made with, which the
+// parent's creates and child count name: a create raises creates, a
+// delete lowers the count, and a rolled-back op restores both as they
+// were (and the child set with them).
+type childMemo [1024]memoEntry
+
+type memoEntry struct {
+	parent, child *node
+	name          string
+	stamp         uint64
+}
+
+// childStamp names n's current set of children (see childMemo).
+func childStamp(n *node) uint64 { return uint64(uint32(n.creates))<<32 | uint64(uint32(n.numKids())) }
+
+// memoChild is parent.child(name) through the memo. Caller holds mu.
+func (s *Server) memoChild(parent *node, name string) *node {
+	if s.memo == nil {
+		s.memo = new(childMemo)
+	}
+	h := uint32(2166136261) // FNV-1a
+	for i := 0; i < len(name); i++ {
+		h = (h ^ uint32(name[i])) * 16777619
+	}
+	e := &s.memo[h%uint32(len(s.memo))]
+	st := childStamp(parent)
+	if e.parent == parent && e.stamp == st && e.name == name {
+		return e.child
+	}
+	c := parent.child(name)
+	if c != nil {
+		*e = memoEntry{parent: parent, child: c, name: name, stamp: st}
+	}
+	return c
 }
 
 func parentOf(path string) string { return reg.Parent(path) }
