@@ -136,7 +136,11 @@ func (c *Client) begin(ctx context.Context, op, path string, sequential bool) er
 		c.srv.mu.Unlock()
 		return &reg.OpError{Op: op, Path: path, Err: err}
 	}
-	c.sess.rs.Touch(time.Now())
+	if c.srv.timeout > 0 {
+		// The last contact matters to a session that can expire
+		// (reg.Session.ExpiryDeadline); a clock read a request otherwise.
+		c.sess.rs.Touch(time.Now())
+	}
 	return nil
 }
 

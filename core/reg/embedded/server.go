@@ -468,7 +468,7 @@ func parentOf(path string) string { return reg.Parent(path) }
 type txn struct {
 	s      *Server
 	zxid   int64
-	now    int64
+	now    int64 // see time; 0 until read
 	undo   []undo
 	events []pendingEvent
 	// changes are the creates, data changes and deletes, in order, for the
@@ -535,8 +535,18 @@ func (s *Server) begin() *txn {
 	} else {
 		t = &txn{s: s}
 	}
-	t.zxid, t.now = s.zxid, s.now().UnixMilli()
+	t.zxid, t.now = s.zxid, 0
 	return t
+}
+
+// time returns the transaction's time (ctime and mtime, Unix
+// milliseconds), read from the clock at its first create or set: a
+// transaction of deletes and checks reads none.
+func (t *txn) time() int64 {
+	if t.now == 0 {
+		t.now = t.s.now().UnixMilli()
+	}
+	return t.now
 }
 
 // end returns t for reuse. Caller holds mu.
@@ -609,7 +619,8 @@ func (t *txn) create(path string, data []byte, mode reg.CreateMode, owner int64)
 		return "", reg.ErrNodeExists
 	}
 	n := &node{data: kept(data)}
-	n.stat = nodeStat{Czxid: t.zxid, Mzxid: t.zxid, Pzxid: t.zxid, Ctime: t.now, Mtime: t.now}
+	now := t.time()
+	n.stat = nodeStat{Czxid: t.zxid, Mzxid: t.zxid, Pzxid: t.zxid, Ctime: now, Mtime: now}
 	switch {
 	case mode == reg.Container:
 		n.stat.EphemeralOwner = containerOwner
@@ -645,7 +656,7 @@ func (t *txn) set(path string, data []byte, version int32) (reg.Stat, error) {
 	n.data = kept(data)
 	n.version++
 	n.stat.Mzxid = t.zxid
-	n.stat.Mtime = t.now
+	n.stat.Mtime = t.time()
 	t.undo = append(t.undo, undo{kind: reg.OpSet, n: n, data: old, stat: oldStat, version: oldV})
 	t.events = append(t.events,
 		pendingEvent{watchKey{path, watchData}, reg.EventNodeDataChanged},
