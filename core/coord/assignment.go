@@ -256,57 +256,147 @@ func (a *assignment) triggerItems(ctx context.Context, cache *reg.CacheView, tot
 
 // availableInstances lists instance ids (descending) whose server is
 // ENABLED, skipping nodes without data
-// (InstanceService.getAvailableJobInstances). The instance nodes are read
-// together, then the servers of their IPs (getMany): a few round trips instead
-// of two reads per instance. A server node found missing or empty is read again
-// as upstream does (isEnableServer).
+// (InstanceService.getAvailableJobInstances), from a fresh read
+// (readMembership).
 func (a *assignment) availableInstances(ctx context.Context) ([]string, error) {
+	m, err := a.readMembership(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	return m.available(ctx, a.job)
+}
+
+// membership is a fresh read of the job's instances and of the servers
+// they are on (readMembership).
+type membership struct {
+	ids []string // the instance ids, descending
+	ips []string // each one's server IP, from its value ("" without data)
+	// servers are the values of the servers read, by IP ("" for a
+	// missing node).
+	servers map[string]string
+}
+
+// readMembership reads the instance ids, then in one read the instance
+// nodes and the servers of the IPs the ids name (an id is "{ip}@-@{pid}")
+// and of extra (if not ""), and the servers of IPs only an instance's
+// value names (an id whose prefix is not its serverIp) in one more: two
+// round trips where upstream makes two reads per instance.
+func (a *assignment) readMembership(ctx context.Context, extra string) (*membership, error) {
 	ids, err := a.s.children(ctx, a.s.p.Instances())
 	if err != nil {
 		return nil, err
 	}
-	paths := make([]string, len(ids))
+	m := &membership{ids: ids, ips: make([]string, len(ids)), servers: make(map[string]string, 2)}
+	paths := make([]string, len(ids), 2*len(ids)+1)
 	for i, id := range ids {
 		paths[i] = a.s.p.Instance(id)
+	}
+	var guessed []string // the IPs of the servers read with the instances
+	for _, ip := range append(ipPrefixes(ids), extra) {
+		if ip != "" && !slices.Contains(guessed, ip) {
+			guessed = append(guessed, ip)
+			paths = append(paths, a.s.p.Server(ip))
+		}
 	}
 	data, ok, err := a.s.getMany(ctx, paths)
 	if err != nil {
 		return nil, err
 	}
-	ips := make([]string, len(ids))
-	var servers []string // distinct IPs, in the order first seen
+	for i, ip := range guessed {
+		m.servers[ip] = data[len(ids)+i]
+		if !ok[len(ids)+i] {
+			m.servers[ip] = ""
+		}
+	}
+	var more []string // IPs the values name, not read yet
 	for i, id := range ids {
 		if !ok[i] || data[i] == "" {
 			continue
 		}
-		ips[i] = node.InstanceServerIP(id, []byte(data[i]))
-		if !slices.Contains(servers, ips[i]) {
-			servers = append(servers, ips[i])
+		ip := node.InstanceServerIP(id, []byte(data[i]))
+		m.ips[i] = ip
+		if _, read := m.servers[ip]; !read && !slices.Contains(more, ip) {
+			more = append(more, ip)
 		}
 	}
-	paths = paths[:0]
-	for _, ip := range servers {
-		paths = append(paths, a.s.p.Server(ip))
-	}
-	status, found, err := a.s.getMany(ctx, paths)
-	if err != nil {
-		return nil, err
-	}
-	enabled := make(map[string]bool, len(servers))
-	for i, ip := range servers {
-		if found[i] && status[i] != "" {
-			enabled[ip] = status[i] == node.ServerEnabled
-		} else if enabled[ip], err = a.job.ldr.isEnableServer(ctx, ip); err != nil {
+	if len(more) > 0 {
+		paths = paths[:0]
+		for _, ip := range more {
+			paths = append(paths, a.s.p.Server(ip))
+		}
+		status, found, err := a.s.getMany(ctx, paths)
+		if err != nil {
 			return nil, err
 		}
+		for i, ip := range more {
+			m.servers[ip] = status[i]
+			if !found[i] {
+				m.servers[ip] = ""
+			}
+		}
 	}
-	var out []string
+	return m, nil
+}
+
+// ipPrefixes returns the IP part of each instance id.
+func ipPrefixes(ids []string) []string {
+	out := make([]string, len(ids))
 	for i, id := range ids {
-		if ips[i] != "" && enabled[ips[i]] {
+		out[i] = ipPrefix(id)
+	}
+	return out
+}
+
+// enabled reports whether the server of ip is ENABLED as m read it; a
+// server found missing or empty (not read, too) is read again as upstream
+// does (isEnableServer), and its answer kept.
+func (m *membership) enabled(ctx context.Context, j *Job, ip string) (bool, error) {
+	if v := m.servers[ip]; v != "" {
+		return v == node.ServerEnabled, nil
+	}
+	ok, err := j.ldr.isEnableServer(ctx, ip)
+	if err != nil {
+		return false, err
+	}
+	if ok {
+		m.servers[ip] = node.ServerEnabled
+	} else {
+		m.servers[ip] = node.ServerDisabled
+	}
+	return ok, nil
+}
+
+// available is availableInstances of m.
+func (m *membership) available(ctx context.Context, j *Job) ([]string, error) {
+	var out []string
+	for i, id := range m.ids {
+		if m.ips[i] == "" {
+			continue
+		}
+		ok, err := m.enabled(ctx, j, m.ips[i])
+		if err != nil {
+			return nil, err
+		}
+		if ok {
 			out = append(out, id)
 		}
 	}
 	return out, nil
+}
+
+// serverAvailable is isAvailableServer(ip) of m: the server ENABLED and
+// some instance id on ip.
+func (m *membership) serverAvailable(ctx context.Context, j *Job, ip string) (bool, error) {
+	ok, err := m.enabled(ctx, j, ip)
+	if err != nil || !ok {
+		return false, err
+	}
+	for _, id := range m.ids {
+		if ipPrefix(id) == ip {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // localItems are the items assigned to this instance, ascending

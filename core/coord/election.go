@@ -113,17 +113,33 @@ func (l *leadership) isLeaderUntilBlock(ctx context.Context) (bool, error) {
 // without the latch, where upstream takes the latch to find it there: a
 // deletion of that leader later is an event of its own, with an election
 // of its own. That read comes before the check of this server, which
-// only an election needs.
+// only an election needs (electAvailable).
 func (l *leadership) electIfAvailable(ctx context.Context) error {
 	has, err := l.e.HasLeader(ctx)
 	if err != nil || has {
 		return err
 	}
-	ok, err := l.isAvailableServer(ctx, l.ip)
-	if err != nil || !ok {
+	return l.electAvailable(ctx)
+}
+
+// electAvailable campaigns, a fresh read having shown no leader node, when
+// this server is available, and then makes electAndCheck's check of the
+// assignment. The instances and servers are read once, before the
+// campaign, for both (upstream reads the server and the instances before
+// it, and the winner reads them again for the check). What changes
+// between that read and the win is an event the job's queue holds until
+// this is over, and then handles as the leader: an instance or server
+// gone flags the resharding the check would have; one that came at worst
+// makes the check flag a resharding it did not need.
+func (l *leadership) electAvailable(ctx context.Context) error {
+	m, err := l.job.asg.readMembership(ctx, l.ip)
+	if err != nil {
 		return err
 	}
-	return l.electVacantAndCheck(ctx, true)
+	if ok, err := m.serverAvailable(ctx, l.job, l.ip); err != nil || !ok {
+		return err
+	}
+	return l.electVacantAndCheckIn(ctx, true, m)
 }
 
 // electAndCheck elects and, when this instance won, flags resharding if
@@ -138,6 +154,13 @@ func (l *leadership) electAndCheck(ctx context.Context) error {
 // electVacantAndCheck is electAndCheck after a fresh read showed no
 // leader node (vacant: see campaign).
 func (l *leadership) electVacantAndCheck(ctx context.Context, vacant bool) error {
+	return l.electVacantAndCheckIn(ctx, vacant, nil)
+}
+
+// electVacantAndCheckIn is electVacantAndCheck with the check made on m,
+// the instances and servers read before the campaign (nil: read after
+// the win).
+func (l *leadership) electVacantAndCheckIn(ctx context.Context, vacant bool, m *membership) error {
 	won, err := l.campaign(ctx, vacant)
 	if err != nil || !won {
 		return err
@@ -146,7 +169,12 @@ func (l *leadership) electVacantAndCheck(ctx context.Context, vacant bool) error
 	if err != nil {
 		return err
 	}
-	avail, err := l.job.asg.availableInstances(ctx)
+	if m == nil {
+		if m, err = l.job.asg.readMembership(ctx, ""); err != nil {
+			return err
+		}
+	}
+	avail, err := m.available(ctx, l.job)
 	if err != nil {
 		return err
 	}

@@ -52,10 +52,8 @@ func (r *registration) reRegister(ctx context.Context, ns *Namespace) error {
 	r.registered(sess)
 	if !already {
 		if has, err := r.job.ldr.e.HasLeader(ctx); err == nil && !has {
-			if ok, err := r.job.ldr.isAvailableServer(ctx, r.ip); err == nil && ok {
-				if err := r.job.ldr.electVacantAndCheck(ctx, true); err != nil {
-					r.log.Warn("election after new session failed", "error", err)
-				}
+			if err := r.job.ldr.electAvailable(ctx); err != nil {
+				r.log.Warn("election after new session failed", "error", err)
 			}
 		}
 		r.log.Info("re-registered in a new registry session; resuming", "session", sess)

@@ -84,14 +84,16 @@ func TestRequestsPerTriggerBudget(t *testing.T) {
 // until the requests settle: the instance and server nodes written again,
 // the election, the check of the resharding flag for the events of the
 // job's own nodes (its instance node gone and back, its server node
-// written) and the tree cache's few re-reads (about 20 in all). Reading
+// written) and the tree cache's few re-reads (about 17 in all). Reading
 // the leader node once for "is there a leader" and "is it this instance",
 // reading the flag, the job's root and the flag's parent together,
-// reading the leader node before this server on the passive election, and
-// one check for the events posted before it began keep it here;
-// upstream's reads one after another, a check for each event, make 32 (42
-// with the passive election's latch).
-const reRegisterBudgetPerJob = 21
+// reading the leader node before this server on the passive election, one
+// check for the events posted before it began, and one read of the
+// instances and their servers (with the instance nodes) for both the
+// election's check of this server and the new leader's check of the
+// assignment keep it here; upstream's reads one after another, a check
+// for each event, make 32 (42 with the passive election's latch).
+const reRegisterBudgetPerJob = 18
 
 // TestReRegistrationRequestBudget counts (never times) the requests of 50
 // idle jobs' re-registration after their session is expired on a real

@@ -237,12 +237,12 @@ func walkNode(path string, n *node, leaf func(string) bool, f func(string, []byt
 	if leaf(path) {
 		return
 	}
+	prefix := path
+	if path == "/" {
+		prefix = ""
+	}
 	n.eachKid(func(name string, c *node) bool {
-		cp := "/" + name
-		if path != "/" {
-			cp = path + cp
-		}
-		walkNode(cp, c, leaf, f)
+		walkNode(prefix+"/"+name, c, leaf, f) // one concatenation a node
 		return true
 	})
 }
