@@ -292,21 +292,23 @@ func (a *assignment) readMembership(ctx context.Context, extra string) (*members
 		paths[i] = a.s.p.Instance(id)
 	}
 	var guessed []string // the IPs of the servers read with the instances
-	for _, ip := range append(ipPrefixes(ids), extra) {
+	guess := func(ip string) {
 		if ip != "" && !slices.Contains(guessed, ip) {
 			guessed = append(guessed, ip)
 			paths = append(paths, a.s.p.Server(ip))
 		}
 	}
+	for _, id := range ids {
+		guess(ipPrefix(id))
+	}
+	guess(extra)
+	// getMany reads a missing node as "".
 	data, ok, err := a.s.getMany(ctx, paths)
 	if err != nil {
 		return nil, err
 	}
 	for i, ip := range guessed {
 		m.servers[ip] = data[len(ids)+i]
-		if !ok[len(ids)+i] {
-			m.servers[ip] = ""
-		}
 	}
 	var more []string // IPs the values name, not read yet
 	for i, id := range ids {
@@ -324,27 +326,15 @@ func (a *assignment) readMembership(ctx context.Context, extra string) (*members
 		for _, ip := range more {
 			paths = append(paths, a.s.p.Server(ip))
 		}
-		status, found, err := a.s.getMany(ctx, paths)
+		status, _, err := a.s.getMany(ctx, paths)
 		if err != nil {
 			return nil, err
 		}
 		for i, ip := range more {
 			m.servers[ip] = status[i]
-			if !found[i] {
-				m.servers[ip] = ""
-			}
 		}
 	}
 	return m, nil
-}
-
-// ipPrefixes returns the IP part of each instance id.
-func ipPrefixes(ids []string) []string {
-	out := make([]string, len(ids))
-	for i, id := range ids {
-		out[i] = ipPrefix(id)
-	}
-	return out
 }
 
 // enabled reports whether the server of ip is ENABLED as m read it; a
