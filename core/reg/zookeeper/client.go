@@ -54,6 +54,7 @@ type Client struct {
 	libw           *libWatches               // go-zookeeper's one-shot watches (library.go)
 	deviations     atomic.Int64              // go-zookeeper behaving otherwise than library.go says
 	setWatchesSent atomic.Int64              // go-zookeeper's setWatches frames written
+	sent           opCounts                  // request frames written, go-zookeeper's and ejob's
 
 	mu        sync.Mutex
 	sess      *reg.Session  // nil until the first session
@@ -62,6 +63,17 @@ type Client struct {
 	creds     sessionCreds  // from the last connect response
 	conns     map[net.Conn]struct{}
 	gate      chan struct{} // non-nil: new connections wait for it to close
+}
+
+// opCounts counts request frames by opcode: ZooKeeper's are below 128,
+// and the last element counts any other.
+type opCounts [129]atomic.Int64
+
+func (o *opCounts) add(op int32) {
+	if op < 0 || op >= 128 {
+		op = 128
+	}
+	o[op].Add(1)
 }
 
 var (
@@ -265,6 +277,7 @@ func (c *Client) zkDialer(network, address string, timeout time.Duration) (net.C
 	sc.route = c.rec.notification
 	sc.deviation = c.libDeviation
 	sc.wroteSetWatches = func() { c.setWatchesSent.Add(1) }
+	sc.sent = &c.sent
 	if c.sasl != nil {
 		sc.auth = func(conn net.Conn) error { return c.authenticate(conn, address) }
 		sc.authTimeout = ms(c.cfg.ConnectionTimeoutMilliseconds)

@@ -98,6 +98,8 @@ type sniffConn struct {
 	route           func(sc *sniffConn, typ int32, path string) bool
 	deviation       func(what string)
 	wroteSetWatches func()
+	// sent, when set, counts each request frame written.
+	sent *opCounts
 
 	// rd is the reader's: only the goroutine in Read touches it.
 	rd readerState
@@ -610,6 +612,9 @@ func (s *sniffConn) roundTripHooks(xid int32, body []byte, wait time.Duration, c
 	if onWrite != nil {
 		onWrite()
 	}
+	if s.sent != nil && len(body) >= 4 {
+		s.sent.add(int32(binary.BigEndian.Uint32(body)))
+	}
 	_, err := s.Conn.Write(frame)
 	s.wmu.Unlock()
 	if err != nil {
@@ -645,6 +650,9 @@ func (s *sniffConn) outgoing(p []byte) {
 	}
 	xid := int32(binary.BigEndian.Uint32(p[4:]))
 	op := int32(binary.BigEndian.Uint32(p[8:]))
+	if s.sent != nil {
+		s.sent.add(op)
+	}
 	switch op {
 	case zkwire.OpSetWatches:
 		s.setWatchesWritten(p)

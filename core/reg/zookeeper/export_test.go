@@ -53,3 +53,12 @@ func (c *Client) WatchTable() map[string]string {
 
 // SetWatchesSent counts the setWatches frames go-zookeeper wrote.
 func (c *Client) SetWatchesSent() int64 { return c.setWatchesSent.Load() }
+
+// RequestsSent counts the request frames of opcode op (zkwire's) the client
+// wrote, go-zookeeper's and its own.
+func (c *Client) RequestsSent(op int32) int64 {
+	if op < 0 || op >= 128 {
+		op = 128
+	}
+	return c.sent[op].Load()
+}

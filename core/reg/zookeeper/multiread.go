@@ -68,7 +68,7 @@ func (c *Client) MultiRead(ctx context.Context, ops ...reg.ReadOp) ([]reg.ReadRe
 		hi := min(lo+multiReadOps, len(ops))
 		g.Go(func() error {
 			res, err := call(gctx, c, "multiread", ops[lo].Path, true, func() ([]reg.ReadResult, error) {
-				return c.multiRead(ops[lo:hi])
+				return c.multiRead(ops[lo:hi], c.abs)
 			})
 			if err != nil {
 				return err
@@ -78,10 +78,7 @@ func (c *Client) MultiRead(ctx context.Context, ops ...reg.ReadOp) ([]reg.ReadRe
 		})
 	}
 	err := g.Wait()
-	if errors.Is(err, errUnimplemented) {
-		if c.noMultiRead.CompareAndSwap(false, true) {
-			c.log.Info("the ZooKeeper server has no multiRead (3.6+): reading nodes one by one", "error", err)
-		}
+	if c.refusedMultiRead(err) {
 		return reg.ReadEach(ctx, c, ops...)
 	}
 	if err != nil {
@@ -90,8 +87,21 @@ func (c *Client) MultiRead(ctx context.Context, ops ...reg.ReadOp) ([]reg.ReadRe
 	return out, nil
 }
 
-// multiRead sends ops as one multiRead request on the current connection.
-func (c *Client) multiRead(ops []reg.ReadOp) ([]reg.ReadResult, error) {
+// refusedMultiRead reports whether err is the server's refusal of
+// multiRead, and then notes (once) that it has none.
+func (c *Client) refusedMultiRead(err error) bool {
+	if !errors.Is(err, errUnimplemented) {
+		return false
+	}
+	if c.noMultiRead.CompareAndSwap(false, true) {
+		c.log.Info("the ZooKeeper server has no multiRead (3.6+): reading nodes one by one", "error", err)
+	}
+	return true
+}
+
+// multiRead sends ops as one multiRead request on the current connection,
+// their paths made server paths by abs.
+func (c *Client) multiRead(ops []reg.ReadOp, abs func(string) string) ([]reg.ReadResult, error) {
 	w := zkwire.W{}
 	w.Int32(zkwire.OpMultiRead)
 	for _, op := range ops {
@@ -100,7 +110,7 @@ func (c *Client) multiRead(ops []reg.ReadOp) ([]reg.ReadResult, error) {
 			t = zkwire.OpGetChildren
 		}
 		w.MultiHeader(t, false, -1)
-		w.String(c.abs(op.Path))
+		w.String(abs(op.Path))
 		w.Bool(false) // watch
 	}
 	w.MultiHeader(-1, true, -1)
