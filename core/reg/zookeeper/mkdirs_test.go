@@ -15,7 +15,7 @@ import (
 // missing ancestors from the first missing down, asking no exists. It pins
 // the cost of re-registering thousands of jobs whose election containers
 // the server reaped: asking exists of every ancestor from the root, one
-// after another as Curator does, made five requests a job more.
+// after another as Curator does, took five requests where one does.
 func TestCreateParentsReadsTheAncestryOnce(t *testing.T) {
 	c := connect(t, testConfig(t, server.Addr(), "mkdirs"))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
